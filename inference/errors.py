@@ -1,0 +1,17 @@
+"""Errors that reach the user as one line: the CLI prints them, the TUI notifies them."""
+
+
+class ScriptoriumError(Exception):
+    """Base of every error whose message is written for the user."""
+
+
+class ModelFileError(ScriptoriumError):
+    """A model or adapter file that llama.cpp must not be handed (missing, not GGUF, wrong kind)."""
+
+
+class ModelLoadError(ScriptoriumError):
+    """llama.cpp refused a file that looked valid."""
+
+
+class GenerationError(ScriptoriumError):
+    """llama.cpp failed while evaluating a batch."""

@@ -1,0 +1,107 @@
+"""Plain events yielded by a generation: a test, the CLI or the TUI consume the same stream."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One of the top candidates at a step, as the model saw it before sampling."""
+
+    id: int
+    text: str
+    p: float
+    """Softmax of llama.cpp's raw logits (no bias, penalty or temperature applied)."""
+    banned: bool
+    """True when the logit bias forbids this token (bias of -100 or less)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KVCacheUsage:
+    """The KV cache of the context, sized as llama.cpp allocates it."""
+
+    tokens: int
+    """Positions holding a token now."""
+    n_ctx: int
+    bytes_allocated: int
+    """What llama.cpp allocated for K and V of every layer."""
+    bytes_used: int
+    """The part of the allocation that holds the current tokens."""
+    bytes_per_token: int
+    """K+V bytes one more token costs across all layers (while the sliding windows are not full)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTrimmed:
+    """The prompt did not fit with max_tokens in n_ctx: its oldest tokens were dropped."""
+
+    dropped_tokens: int
+    kept_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class PrefillProgress:
+    """Emitted after each prefill batch, so a long prompt shows progress."""
+
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class PrefillDone:
+    """The prompt is in the KV cache; decoding starts."""
+
+    prompt_tokens: int
+    reused_tokens: int
+    """Tokens kept from the previous request's cache (common prefix), not computed again."""
+    prefill_tokens: int
+    """Tokens actually evaluated: prompt_tokens - reused_tokens."""
+    prefill_ms: float
+    kv_cache: KVCacheUsage
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEvent:
+    """A sampled token."""
+
+    index: int
+    """0 for the first generated token."""
+    id: int
+    text: str
+    """The characters this token completes; '' while a UTF-8 sequence is still open.
+    Bytes that are not valid UTF-8 appear as \\xNN escapes."""
+    p: float
+    """Probability of this token under the model: softmax of the raw logits."""
+    top: tuple[Candidate, ...]
+    """The top-N candidates by raw probability, most probable first."""
+    elapsed_ms: float
+    """Since the generation started."""
+    kv_tokens: int
+    """Tokens in the KV cache after this step."""
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationDone:
+    """The last event of every generation, including a cancelled one."""
+
+    stop_reason: str
+    """'eos', 'length', 'stop' (a stop string), 'cancelled' or 'context' (n_ctx full)."""
+    prompt_tokens: int
+    completion_tokens: int
+    reused_tokens: int
+    prefill_ms: float
+    ttft_ms: float
+    decode_ms: float
+    """From the first token to the last (completion_tokens - 1 decode steps)."""
+    decode_tokens_per_s: float
+    prefill_tokens_per_s: float
+    kv_cache: KVCacheUsage
+    text: str = ""
+    """The whole completion, stop string excluded."""
+    seed: int | None = None
+    """The seed the sampler actually used (the random one drawn when none was set)."""
+    trimmed_tokens: int = field(default=0)
+
+
+Event = ContextTrimmed | PrefillProgress | PrefillDone | TokenEvent | GenerationDone

