@@ -99,6 +99,9 @@ class GenerationDone:
     kv_cache: KVCacheUsage
     text: str = ""
     """The whole completion, stop string excluded."""
+    tail_text: str = ""
+    """Text released only at the end: held back while it might have begun a stop string,
+    or an unfinished UTF-8 sequence shown as escapes. Append it after the token texts."""
     seed: int | None = None
     """The seed the sampler actually used (the random one drawn when none was set)."""
     trimmed_tokens: int = field(default=0)

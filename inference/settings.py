@@ -20,7 +20,9 @@ BAN = -100.0
 @dataclass(frozen=True, slots=True)
 class SamplerSettings:
     """How the next token is chosen. Applied by llama.cpp's own sampler chain, in the
-    order penalties -> logit bias -> top-k -> top-p -> min-p -> temperature -> draw."""
+    order logit bias -> penalties -> top-k -> top-p -> min-p -> temperature -> draw
+    (llama.cpp's common order). Temperature 0 takes the most probable token after bias
+    and penalties."""
 
     temperature: float = 0.8
     """0 picks the most probable token every time (greedy); higher flattens the distribution."""

@@ -1,0 +1,210 @@
+"""A fast GGUF header reader: metadata scalars and tensor extents, without the vocabulary.
+
+`gguf.GGUFReader` builds a Python object for every element of every array, which takes
+about 8 s on a 262k-token vocabulary (Gemma 3); model discovery reads dozens of files and
+only needs a handful of scalars, so it walks the header with struct and skips arrays.
+String arrays are stepped over (their length is kept); numeric arrays are kept as tuples
+only when short, so per-layer values survive and vocabularies do not.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ModelFileError
+
+GGUF_MAGIC = b"GGUF"
+DEFAULT_ALIGNMENT = 32
+MAX_KEPT_ARRAY = 4096
+"""Numeric arrays up to this many elements are kept; longer ones only have their length."""
+
+# GGUF value types -> struct codes (GGUFValueType in gguf-py).
+_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_STRING, _ARRAY = 8, 9
+
+
+@dataclass(frozen=True, slots=True)
+class TensorExtent:
+    name: str
+    type_code: int
+    n_elements: int
+    n_bytes: int | None
+    """None when the quantization type is unknown to this gguf package."""
+    end: int
+    """Offset in the file just past the tensor's data (None-sized tensors count as 0 bytes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GGUFHeader:
+    path: Path
+    version: int
+    file_size: int
+    metadata: dict[str, Any]
+    """Scalars, strings and short numeric arrays (as tuples), by key."""
+    array_lengths: dict[str, int]
+    """The element count of every array, kept or not."""
+    tensors: tuple[TensorExtent, ...]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.metadata.get(key, default)
+
+    def first_truncated_tensor(self) -> TensorExtent | None:
+        """The first tensor whose data ends past the end of the file (an interrupted download)."""
+        return next((t for t in self.tensors if t.end > self.file_size), None)
+
+
+class _Cursor:
+    """Reads little- or big-endian GGUF fields from a buffer, failing with the offset."""
+
+    def __init__(self, buffer: Any, endian: str) -> None:
+        self.buffer = buffer
+        self.endian = endian
+        self.offset = 0
+
+    def unpack(self, code: str) -> Any:
+        fmt = self.endian + code
+        value = struct.unpack_from(fmt, self.buffer, self.offset)[0]
+        self.offset += struct.calcsize(fmt)
+        return value
+
+    def string(self) -> str:
+        length = self.unpack("Q")
+        end = self.offset + length
+        if end > len(self.buffer):
+            raise struct.error("string runs past the end of the file")
+        text = bytes(self.buffer[self.offset:end]).decode("utf-8", errors="replace")
+        self.offset = end
+        return text
+
+    def skip_strings(self, count: int) -> None:
+        unpack_from, buffer, fmt = struct.unpack_from, self.buffer, self.endian + "Q"
+        offset = self.offset
+        for _ in range(count):
+            offset += 8 + unpack_from(fmt, buffer, offset)[0]
+        if offset > len(buffer):
+            raise struct.error("string array runs past the end of the file")
+        self.offset = offset
+
+    def value(self, value_type: int) -> tuple[Any, int | None]:
+        """(value, array length or None); value is None for an array too long to keep."""
+        if value_type in _SCALARS:
+            return self.unpack(_SCALARS[value_type]), None
+        if value_type == _STRING:
+            return self.string(), None
+        if value_type != _ARRAY:
+            raise ValueError(f"unknown metadata value type {value_type}")
+        element_type = self.unpack("I")
+        count = self.unpack("Q")
+        if element_type == _STRING:
+            self.skip_strings(count)
+            return None, count
+        if element_type not in _SCALARS:
+            raise ValueError(f"unsupported array element type {element_type}")
+        code = _SCALARS[element_type]
+        width = struct.calcsize(code)
+        if count > MAX_KEPT_ARRAY:
+            self.offset += count * width
+            if self.offset > len(self.buffer):
+                raise struct.error("array runs past the end of the file")
+            return None, count
+        fmt = f"{self.endian}{count}{code}"
+        values = struct.unpack_from(fmt, self.buffer, self.offset)
+        self.offset += count * width
+        return tuple(values), count
+
+
+def _tensor_bytes(type_code: int, n_elements: int) -> int | None:
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    try:
+        block_size, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(type_code)]
+    except (ValueError, KeyError):
+        return None
+    return n_elements // block_size * type_size
+
+
+def read_gguf_header(path: str | os.PathLike[str]) -> GGUFHeader:
+    """Parse a GGUF file's header; raises ModelFileError with a one-line reason.
+
+    Reads only the header pages (through mmap), so a multi-gigabyte model costs
+    milliseconds; tensor data is never touched.
+    """
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < 24:
+                raise ModelFileError(f"{path} is not a GGUF file (only {size} bytes)")
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
+                return _parse(path, buffer, size)
+    except OSError as error:
+        raise ModelFileError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _parse(path: Path, buffer: Any, size: int) -> GGUFHeader:
+    if buffer[:4] != GGUF_MAGIC:
+        raise ModelFileError(f"{path} is not a GGUF file (it does not start with 'GGUF')")
+    version = struct.unpack_from("<I", buffer, 4)[0]
+    endian = "<"
+    if version & 0xFFFF == 0:  # a small number read with the wrong byte order
+        endian, version = ">", struct.unpack_from(">I", buffer, 4)[0]
+    if version not in (2, 3):
+        raise ModelFileError(f"{path} uses GGUF version {version}; only versions 2 and 3 are supported")
+    cursor = _Cursor(buffer, endian)
+    cursor.offset = 8
+    metadata: dict[str, Any] = {}
+    array_lengths: dict[str, int] = {}
+    try:
+        tensor_count = cursor.unpack("Q")
+        kv_count = cursor.unpack("Q")
+        for _ in range(kv_count):
+            key = cursor.string()
+            value, length = cursor.value(cursor.unpack("I"))
+            if length is not None:
+                array_lengths[key] = length
+            if value is not None:
+                metadata[key] = value
+        infos = []
+        for _ in range(tensor_count):
+            name = cursor.string()
+            n_dims = cursor.unpack("I")
+            n_elements = 1
+            for _ in range(n_dims):
+                n_elements *= cursor.unpack("Q")
+            infos.append((name, cursor.unpack("I"), n_elements, cursor.unpack("Q")))
+    except (struct.error, ValueError, OverflowError) as error:
+        raise ModelFileError(f"{path} has a truncated or corrupt GGUF header ({error})") from None
+    alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+    if not isinstance(alignment, int) or alignment <= 0:
+        alignment = DEFAULT_ALIGNMENT
+    data_start = -(-cursor.offset // alignment) * alignment
+    tensors = []
+    for name, type_code, n_elements, offset in infos:
+        n_bytes = _tensor_bytes(type_code, n_elements)
+        tensors.append(TensorExtent(name, type_code, n_elements, n_bytes, data_start + offset + (n_bytes or 0)))
+    return GGUFHeader(path, version, size, metadata, array_lengths, tuple(tensors))
+
+
+def quantization_name(header: GGUFHeader) -> str:
+    """'Q4_K_M', 'F16'...: general.file_type, else the type holding most of the weights."""
+    from gguf import GGMLQuantizationType, LlamaFileType
+
+    code = header.get("general.file_type")
+    if isinstance(code, int):
+        try:
+            return LlamaFileType(code).name.removeprefix("MOSTLY_").removeprefix("ALL_")
+        except ValueError:
+            pass
+    totals: dict[str, int] = {}
+    for tensor in header.tensors:
+        try:
+            kind = GGMLQuantizationType(tensor.type_code).name
+        except ValueError:
+            kind = f"type {tensor.type_code}"
+        totals[kind] = totals.get(kind, 0) + tensor.n_elements
+    return max(totals, key=totals.__getitem__) if totals else "unknown"

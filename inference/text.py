@@ -1,0 +1,66 @@
+"""From token bytes to text a reader can trust.
+
+A UTF-8 character can be split over several tokens (byte tokens especially): the
+decoder holds the open sequence until it completes. Bytes that can never be valid
+UTF-8 (the byte-token loop produces them) are shown as \\xNN, not dropped.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+
+class TokenTextDecoder:
+    """Incremental bytes -> str, invalid bytes made visible."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+
+    def feed(self, piece: bytes) -> str:
+        return self._decoder.decode(piece)
+
+    def finish(self) -> str:
+        """Whatever is still open at the end, shown as escapes."""
+        return self._decoder.decode(b"", final=True)
+
+
+def piece_text(piece: bytes) -> str:
+    """A single token's text on its own, as a candidate list shows it."""
+    return piece.decode("utf-8", errors="backslashreplace")
+
+
+class StopStringFilter:
+    """Holds back text that might be the start of a stop string, so a stop string is
+    never streamed to the reader and then taken back."""
+
+    def __init__(self, stops: tuple[str, ...]) -> None:
+        self._stops = stops
+        self._held = ""
+        self.stopped = False
+
+    def feed(self, text: str) -> str:
+        """Text safe to release now; sets `stopped` when a stop string completed."""
+        if not self._stops:
+            return text
+        pending = self._held + text
+        cut = min((i for i in (pending.find(s) for s in self._stops) if i >= 0), default=-1)
+        if cut >= 0:
+            self._held = ""
+            self.stopped = True
+            return pending[:cut]
+        keep = self._longest_stop_prefix_suffix(pending)
+        self._held = pending[len(pending) - keep:] if keep else ""
+        return pending[: len(pending) - keep]
+
+    def finish(self) -> str:
+        held, self._held = self._held, ""
+        return held
+
+    def _longest_stop_prefix_suffix(self, text: str) -> int:
+        best = 0
+        for stop in self._stops:
+            for length in range(min(len(stop) - 1, len(text)), best, -1):
+                if text.endswith(stop[:length]):
+                    best = length
+                    break
+        return best
