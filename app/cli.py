@@ -22,17 +22,24 @@ def _command_module(module_name: str) -> ModuleType:
     return importlib.import_module(f"scriptorium.app.commands.{module_name}")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments get one line, not a usage dump: the user sees what is wrong at once."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(subcommand: str | None) -> argparse.ArgumentParser:
     if subcommand is None:
         module = _command_module(TUI_COMMAND)
-        parser = argparse.ArgumentParser(
+        parser = OneLineParser(
             prog="scriptorium",
             description=module.HELP,
             epilog="subcommands: " + ", ".join(SUBCOMMANDS) + " (scriptorium SUBCOMMAND --help)",
         )
     else:
         module = _command_module(SUBCOMMANDS[subcommand])
-        parser = argparse.ArgumentParser(prog=f"scriptorium {subcommand}", description=module.HELP)
+        parser = OneLineParser(prog=f"scriptorium {subcommand}", description=module.HELP)
     module.add_arguments(parser)
     parser.set_defaults(run=module.run)
     return parser

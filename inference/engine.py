@@ -52,6 +52,8 @@ class LoadOptions:
     """KV-cache type for values; a quantized V cache needs flash attention."""
     swa_full: bool = False
     """Give sliding-window layers a full-size cache (more memory, more prefix reuse)."""
+    flash_attn: bool | None = None
+    """Flash attention on or off; None lets llama.cpp decide for the backend."""
 
     def validated(self) -> "LoadOptions":
         if self.n_ctx < 64:
@@ -171,6 +173,8 @@ class Engine:
         params.type_k = GGML_TYPE_IDS[options.type_k]
         params.type_v = GGML_TYPE_IDS[options.type_v]
         params.swa_full = options.swa_full
+        if options.flash_attn is not None:
+            params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_ENABLED if options.flash_attn else lib.LLAMA_FLASH_ATTN_TYPE_DISABLED
         params.no_perf = False
         mark = native.log_mark()
         h.ctx = lib.llama_init_from_model(h.model, params)

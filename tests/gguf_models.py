@@ -1,0 +1,463 @@
+"""Tiny, real GGUF models for the test suite, written with the `gguf` package.
+
+The vocabulary copies the layout of the author's converted SentencePiece model:
+16,000 pieces (ids 0..15999) then the 256 byte tokens `<0x00>`..`<0xFF>` (ids
+16000..16255). Ids 3 and 4 are "▁" and "\\n" (a piece, so newlines need no bytes),
+ids 5..98 are ASCII "!".."~". Every model is a llama-architecture network (2 layers,
+64-wide, GQA 4 query / 2 KV heads) of about 9 MB that llama.cpp loads in milliseconds.
+
+Model kinds (`write_llama_model(kind=...)`) and what they emit:
+
+- "random": seeded random weights, context-dependent. The next-token distribution
+  is spread (top-1 about 5-10 %, top-10 all above 0.3 %) and favours whole Italian
+  words (`Vocab.word_ids`); byte tokens are unlikely (< 1 % in total) and `</s>`
+  practically never comes (~1e-9), so generation runs to max_tokens.
+- "byte_loop": from any context the 256 byte tokens outrank everything, <0xFF>
+  (id 16255) first, then <0xFE>, <0xFD>...; greedy decoding repeats <0xFF> forever.
+  The best non-byte tokens are always whole Italian words, so with the byte ids
+  banned greedy decoding emits plain Italian words.
+- "markov": next token = `transitions[current]` (else `default_next`, `</s>` unless
+  given) with a logit margin of about 30; attention and FFN write nothing, so the
+  prediction depends only on the last token. Keys: at most n_embd - 1 tokens.
+- "utf8_bytes": a markov model (see UTF8_CHAINS) built for UTF-8 handling:
+    prompt ending in "▁notte": <0xFF> ▁casa then <0xC3> <0xA8> forever
+                               bytes b"\\xff casa" + b"\\xc3\\xa8" * n
+    prompt ending in "▁era":   <0xE2> <0x80> <0x99> then <0xC3> <0xA8> forever ("’èèè")
+    any other last token:      <0xC3> <0xA8> <0xC3> <0xA8> ...  ("èèè")
+- "sentence": a markov model (see SENTENCE_PIECES): from a prompt ending in any
+  token outside the chain it emits ▁La ▁casa ▁era ▁buia . </s> (" La casa era buia.")
+  and stops; a prompt ending inside the chain continues from there ("▁casa" gives
+  ▁era ▁buia . </s>; "." gives </s> at once).
+
+`write_lora_adapter` writes an adapter that, at scale 1, makes LORA_PUSH_PIECE
+("▁gatto") the greedy choice of a "random" base from any context (its logit rises by
+about 15-20); scale 0 leaves the logits bit-identical. `write_bad_files` writes files
+that must fail to load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import gguf
+import numpy as np
+
+N_PIECES = 16_000
+N_VOCAB = 16_256
+FIRST_BYTE_ID = N_PIECES
+UNK_ID, BOS_ID, EOS_ID = 0, 1, 2
+LORA_PUSH_PIECE = "▁gatto"
+
+# Printable ASCII, the SentencePiece space, Italian letters and typography. "\n" is a
+# piece too, so ordinary text (newlines included) never needs byte tokens.
+_CHARS = (
+    ["▁", "\n"]
+    + [chr(c) for c in range(0x21, 0x7F)]
+    + list("àèéìòùÀÈÉÌÒÙ’«»“”‘—…")
+)
+
+_WORDS = """
+il la lo le li gli i un una uno e è di da in con su per tra fra a al alla allo ai agli
+alle del della dello dei degli delle nel nella nello nei negli nelle sul sulla dal dalla
+col che chi cui non ma se o né anche come quando dove perché poi già ancora sempre mai
+più meno molto poco tanto troppo ogni tutto tutti tutta tutte questo questa quello
+quella stesso altro altra altri io tu lui lei noi voi loro mi ti si ci vi ne me te sé
+mio mia tuo tua suo sua nostro vostro essere era erano fu fosse sono sei siamo stato
+stata avere aveva avevano ebbe ha hanno ho fare fece fatto dire disse detto andare andò
+venire venne vedere vide guardare guardò sentire sentì sapere sapeva potere poteva
+volere voleva dovere doveva stare stava parlare parlò pensare pensava tornare tornò
+restare rimase prendere prese mettere mise lasciare lasciò trovare trovò aspettare
+aspettava chiamare casa notte giorno sera mattina tempo anno vita mondo uomo donna
+bambino bambina madre padre figlio figlia fratello sorella amico amica nome voce occhi
+mano mani cuore testa viso porta finestra strada città paese mare cielo sole luna stella
+terra acqua fuoco vento pioggia neve albero fiore campo bosco monte fiume lago libro
+lettera parola storia silenzio sogno luce ombra buio freddo caldo gatto cane cavallo
+uccello pane vino tavola letto stanza muro chiesa piazza treno nave viaggio guerra pace
+paura amore dolore gioia speranza memoria verità buia buio lunga lungo grande piccolo
+piccola vecchio vecchia giovane nuovo nuova bello bella brutto alto alta basso bianco
+bianca nero nera rosso rossa verde azzurro chiaro scuro dolce triste felice solo sola
+ultimo ultima primo prima dopo sopra sotto dentro fuori vicino lontano oggi ieri domani
+adesso allora così qui qua lì là forse proprio niente nulla qualcosa qualcuno nessuno La
+Il Lo Le Gli I Un Una E Di In Con Per Ma Non Che Era Quando Come Dove Poi Anche Io Tu
+Lui Lei Noi Voi Loro Questo Questa Quella Quel Nel Nella Sul Dal Così Allora Forse
+Sempre Ancora Tutto Ogni Casa Notte Giorno Sera
+"""
+
+_SUFFIXES = """
+are ere ire ato ata ati ate ito ita iti uto uta ando endo zione zioni mente
+issimo issima etto etta ino ina ini ine one oni ano ono ava avo avano eva evano
+iva ivano ebbe essi asse assero erò erà eria ezza anza enza ismo ista isti
+"""
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Pieces, scores and token types (gguf.TokenType values) indexed by token id."""
+
+    tokens: tuple[str, ...]
+    scores: tuple[float, ...]
+    types: tuple[int, ...]
+    _index: dict[str, int] = field(repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def id_of(self, piece: str) -> int:
+        """Id of `piece` ("▁casa", "<0xFF>", "</s>"); KeyError if absent."""
+        return self._index[piece]
+
+    @property
+    def word_ids(self) -> tuple[int, ...]:
+        """Ids of the whole-word pieces ("▁il", "▁casa"...), in vocabulary order."""
+        return tuple(self._index["▁" + w] for w in dict.fromkeys(_WORDS.split()))
+
+    @property
+    def byte_ids(self) -> range:
+        return range(FIRST_BYTE_ID, N_VOCAB)
+
+
+def byte_id(value: int) -> int:
+    """Token id of the byte token for `value` (0..255)."""
+    return FIRST_BYTE_ID + value
+
+
+def _fillers() -> Iterable[str]:
+    # Pseudo-Italian syllables, so that text sampled from the random model still
+    # reads as text. Their prefixes are not pieces, so the tokenizer rarely forms them.
+    syllables = [c + v for c in "bcdfglmnprstvz" for v in "aeiou"]
+    for a in syllables:
+        for b in syllables:
+            yield "▁" + a + b
+            yield a + b
+    for a in syllables:
+        for b in syllables:
+            for c in syllables:
+                yield "▁" + a + b + c
+
+
+@lru_cache(maxsize=1)
+def italian_vocab() -> Vocab:
+    """The author's 16,256-token layout; see the module docstring."""
+    T = gguf.TokenType
+    pieces: dict[str, int] = {}  # piece -> token type, insertion order = id
+
+    def add(piece: str, ttype: int = T.NORMAL) -> None:
+        pieces.setdefault(piece, ttype)
+
+    add("<unk>", T.UNKNOWN)
+    add("<s>", T.CONTROL)
+    add("</s>", T.CONTROL)
+    for ch in _CHARS:
+        add(ch)
+    words = ["▁" + w for w in _WORDS.split()]
+    suffixes = _SUFFIXES.split()
+    for piece in words + suffixes:
+        add(piece)
+    # llama.cpp's SPM tokenizer only merges adjacent symbols whose concatenation is a
+    # piece, so every prefix of a word must exist for the whole word to be reachable.
+    for piece in words + suffixes:
+        for end in range(2, len(piece)):
+            add(piece[:end])
+    fillers = _fillers()
+    while len(pieces) < N_PIECES:
+        add(next(fillers))
+    assert len(pieces) == N_PIECES
+
+    tokens = list(pieces)
+    types = [int(t) for t in pieces.values()]
+    # SentencePiece ranks merges by score: longer pieces score higher, so whole
+    # words win over their prefixes; specials stay at 0.
+    scores = [0.0 if t != T.NORMAL else float(len(p)) for p, t in pieces.items()]
+    for b in range(256):
+        tokens.append(f"<0x{b:02X}>")
+        types.append(int(T.BYTE))
+        scores.append(0.0)
+    index = {p: i for i, p in enumerate(tokens)}
+    return Vocab(tuple(tokens), tuple(scores), tuple(types), index)
+
+
+def _chain(*pieces: str) -> dict[int, int]:
+    ids = [italian_vocab().id_of(p) for p in pieces]
+    return dict(zip(ids, ids[1:]))
+
+
+UTF8_CHAINS = (
+    ("▁notte", "<0xFF>", "▁casa", "<0xC3>"),
+    ("▁era", "<0xE2>", "<0x80>", "<0x99>", "<0xC3>"),
+    ("<0xC3>", "<0xA8>", "<0xC3>"),
+)
+UTF8_DEFAULT_PIECE = "<0xC3>"
+SENTENCE_PIECES = ("▁La", "▁casa", "▁era", "▁buia", ".", "</s>")
+
+
+def utf8_transitions() -> tuple[dict[int, int], int]:
+    """(transitions, default_next) of the "utf8_bytes" kind."""
+    table = {k: v for chain in UTF8_CHAINS for k, v in _chain(*chain).items()}
+    return table, italian_vocab().id_of(UTF8_DEFAULT_PIECE)
+
+
+def sentence_transitions() -> tuple[dict[int, int], int]:
+    """(transitions, default_next) of the "sentence" kind."""
+    return _chain(*SENTENCE_PIECES), italian_vocab().id_of(SENTENCE_PIECES[0])
+
+
+# Renders "user: ciao\nassistant:"; used by the sentence_model fixture.
+SIMPLE_CHAT_TEMPLATE = (
+    "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+)
+
+KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence")
+
+# Channel 0 of the residual stream holds a constant in the "random" and "byte_loop"
+# models (nothing writes to it), so output-matrix column 0 acts as a per-token bias
+# and the LoRA adapter can read it to push one token from any context.
+_BIAS_LEVEL = 4.0
+_MARKOV_MARGIN = 30.0
+
+
+@dataclass(frozen=True)
+class _Shape:
+    n_layer: int
+    n_embd: int
+    n_head: int
+    n_head_kv: int
+    n_ff: int
+
+    @property
+    def head_dim(self) -> int:
+        return self.n_embd // self.n_head
+
+
+def _layers(s: _Shape, rng: np.random.Generator, *, silent: bool) -> dict[str, np.ndarray]:
+    """Random blocks; `silent` zeroes the writes to the residual stream."""
+    E, D = s.n_embd, s.head_dim
+
+    def w(out: int, inp: int) -> np.ndarray:
+        return rng.normal(0.0, 1.0 / np.sqrt(inp), (out, inp)).astype(np.float32)
+
+    tensors: dict[str, np.ndarray] = {}
+    for i in range(s.n_layer):
+        attn_out, ffn_down = w(E, s.n_head * D), w(E, s.n_ff)
+        for m in (attn_out, ffn_down):
+            m[0] = 0.0  # keep the bias channel constant
+            if silent:
+                m[:] = 0.0
+        tensors.update({
+            f"blk.{i}.attn_norm.weight": np.ones(E, np.float32),
+            f"blk.{i}.attn_q.weight": w(s.n_head * D, E),
+            f"blk.{i}.attn_k.weight": w(s.n_head_kv * D, E),
+            f"blk.{i}.attn_v.weight": w(s.n_head_kv * D, E),
+            f"blk.{i}.attn_output.weight": attn_out,
+            f"blk.{i}.ffn_norm.weight": np.ones(E, np.float32),
+            f"blk.{i}.ffn_gate.weight": w(s.n_ff, E),
+            f"blk.{i}.ffn_up.weight": w(s.n_ff, E),
+            f"blk.{i}.ffn_down.weight": ffn_down,
+        })
+    return tensors
+
+
+def _biased_head(s: _Shape, rng: np.random.Generator, bias: np.ndarray, spread: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Embeddings with the bias channel, and an output matrix whose logits are
+    roughly `bias` plus noise of standard deviation `spread`."""
+    E = s.n_embd
+    embd = rng.normal(0.0, 1.0, (N_VOCAB, E)).astype(np.float32)
+    embd[:, 0] = _BIAS_LEVEL
+    # After RMS norm the bias channel reads about _BIAS_LEVEL / rms(hidden) ~ 3.5 and
+    # the other channels together have norm sqrt(E - 3.5^2).
+    out = rng.normal(0.0, spread / np.sqrt(E - 3.5**2), (N_VOCAB, E)).astype(np.float32)
+    out[:, 0] = bias / 3.5
+    return embd, out
+
+
+def _markov_head(s: _Shape, transitions: Mapping[int, int], default_next: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    E = s.n_embd
+    if len(transitions) > E - 1:
+        raise ValueError(f"at most {E - 1} transitions fit in n_embd={E}")
+    embd = np.zeros((N_VOCAB, E), np.float32)
+    out = np.zeros((N_VOCAB, E), np.float32)
+    embd[:, 0] = 1.0
+    # RMS norm maps a one-hot embedding to sqrt(E) on its channel, whatever its scale.
+    scale = _MARKOV_MARGIN / np.sqrt(E)
+    out[default_next, 0] = scale
+    for dim, (src, dst) in enumerate(transitions.items(), start=1):
+        embd[src] = 0.0
+        embd[src, dim] = 1.0
+        out[dst, dim] = scale
+    return embd, out
+
+
+def _random_bias(vocab: Vocab, *, words: float, bytes_: float, chars: float) -> np.ndarray:
+    bias = np.zeros(N_VOCAB, np.float32)
+    bias[list(vocab.word_ids)] = words
+    bias[3:3 + len(_CHARS)] = chars
+    bias[FIRST_BYTE_ID:] = bytes_
+    bias[[UNK_ID, BOS_ID, EOS_ID]] = -12.0
+    return bias
+
+
+def write_llama_model(
+    path: str | Path,
+    *,
+    kind: str = "random",
+    seed: int = 0,
+    n_layer: int = 2,
+    n_embd: int = 64,
+    n_head: int = 4,
+    n_head_kv: int = 2,
+    n_ff: int = 128,
+    context_length: int = 2048,
+    name: str | None = None,
+    chat_template: str | None = None,
+    transitions: Mapping[int, int] | None = None,
+    default_next: int = EOS_ID,
+    f16: bool = False,
+) -> Path:
+    """Write a llama-architecture GGUF of `kind` (see the module docstring) to `path`.
+
+    `transitions`/`default_next` apply to kind="markov" only. `f16` stores the 2-D
+    weights as float16 (general.file_type 1) instead of float32 (0).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    if kind == "markov" and transitions is None:
+        raise ValueError('kind="markov" needs transitions')
+    path = Path(path)
+    vocab = italian_vocab()
+    shape = _Shape(n_layer, n_embd, n_head, n_head_kv, n_ff)
+    rng = np.random.default_rng(seed)
+    markov = {"markov": lambda: (transitions, default_next),
+              "utf8_bytes": utf8_transitions,
+              "sentence": sentence_transitions}.get(kind, lambda: None)()
+
+    tensors = _layers(shape, rng, silent=markov is not None)
+    if markov is not None:
+        embd, out = _markov_head(shape, *markov)
+    elif kind == "random":
+        bias = _random_bias(vocab, words=4.0, bytes_=-4.0, chars=1.0)
+        embd, out = _biased_head(shape, rng, bias, 2.5)
+    else:  # byte_loop: every byte above every word, <0xFF> first
+        bias = _random_bias(vocab, words=8.0, bytes_=0.0, chars=0.0)
+        bias[FIRST_BYTE_ID:] = np.linspace(30.0, 34.0, 256)
+        embd, out = _biased_head(shape, rng, bias, 1.0)
+        # Byte logits come from the bias channel alone, so their order never changes.
+        out[FIRST_BYTE_ID:, 1:] = 0.0
+    tensors.update({
+        "token_embd.weight": embd,
+        "output_norm.weight": np.ones(n_embd, np.float32),
+        "output.weight": out,
+    })
+
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_name(name or f"scriptorium-test-{kind}")
+    w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16 if f16 else gguf.LlamaFileType.ALL_F32))
+    w.add_context_length(context_length)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_head_kv)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(10000.0)
+    w.add_vocab_size(N_VOCAB)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(vocab.tokens)
+    w.add_token_scores(vocab.scores)
+    w.add_token_types(vocab.types)
+    w.add_bos_token_id(BOS_ID)
+    w.add_eos_token_id(EOS_ID)
+    w.add_unk_token_id(UNK_ID)
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(False)
+    if chat_template is not None:
+        w.add_chat_template(chat_template)
+    for tname, data in tensors.items():
+        w.add_tensor(tname, data.astype(np.float16) if f16 and data.ndim == 2 else data)
+    _finish(w)
+    return path
+
+
+def _finish(w: gguf.GGUFWriter) -> None:
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_lora_adapter(
+    path: str | Path,
+    base_model: str | Path,
+    *,
+    rank: int = 4,
+    alpha: float | None = None,
+    seed: int = 0,
+    targets: tuple[str, ...] = ("output", "attn_q", "attn_v"),
+    push_piece: str = LORA_PUSH_PIECE,
+    strength: float = 8.0,
+    architecture: str | None = None,
+) -> Path:
+    """Write a llama.cpp LoRA adapter for the GGUF at `base_model`.
+
+    Tensor shapes and the architecture come from the base file. "output" (the LM
+    head, which llama.cpp routes through its LoRA matmul) gets a rank-1 push of
+    `push_piece` read off the bias channel: at scale 1 it adds about
+    2-2.5 * strength * alpha / rank (16-20 by default) to that logit, enough to win
+    greedy decoding on a "random" base, not on "byte_loop" whose bytes sit higher.
+    Other targets (attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down)
+    get small random deltas; token_embd is not supported.
+    `architecture` overrides general.architecture, e.g. "gemma3" for an adapter that
+    llama.cpp must refuse on these models.
+    """
+    path = Path(path)
+    alpha = float(rank if alpha is None else alpha)
+    rng = np.random.default_rng(seed)
+    reader = gguf.GGUFReader(str(base_model))
+    field_ = reader.fields["general.architecture"]
+    base_arch = bytes(field_.parts[field_.data[0]]).decode()
+    shapes = {t.name: tuple(int(n) for n in reversed(t.shape)) for t in reader.tensors}
+
+    w = gguf.GGUFWriter(str(path), architecture or base_arch)
+    w.add_type(gguf.GGUFType.ADAPTER)
+    w.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    w.add_float32(gguf.Keys.Adapter.LORA_ALPHA, alpha)
+    w.add_name(f"scriptorium-test-lora-{push_piece.lstrip('▁')}")
+    wanted = set(targets)
+    for tname, (n_out, n_in) in ((n, s) for n, s in shapes.items() if len(s) == 2):
+        stem = tname.removesuffix(".weight").split(".")[-1]
+        if stem not in wanted or tname == "token_embd.weight":
+            continue
+        a = rng.normal(0.0, 1.0 / np.sqrt(n_in), (rank, n_in)).astype(np.float32)
+        b = rng.normal(0.0, 0.02, (n_out, rank)).astype(np.float32)
+        if stem == "output":
+            a[0] = 0.0
+            a[0, 0] = 1.0
+            b[:, 0] = 0.0
+            b[italian_vocab().id_of(push_piece), 0] = strength
+        w.add_tensor(f"{tname}.lora_a", a)
+        w.add_tensor(f"{tname}.lora_b", b)
+    _finish(w)
+    return path
+
+
+def write_bad_files(directory: str | Path, model_path: str | Path) -> dict[str, Path]:
+    """Files named *.gguf that llama.cpp must refuse: {"not_gguf", "truncated", "empty"}.
+
+    "truncated" is the first half of the real model at `model_path`.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {
+        "not_gguf": directory / "notes.gguf",
+        "truncated": directory / "truncated.gguf",
+        "empty": directory / "empty.gguf",
+    }
+    files["not_gguf"].write_text("Questo non è un modello.\n", encoding="utf-8")
+    data = Path(model_path).read_bytes()
+    files["truncated"].write_bytes(data[: len(data) // 2])
+    files["empty"].write_bytes(b"")
+    return files
