@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from .errors import GenerationError
 from .events import ContextTrimmed, Event, GenerationDone, PrefillDone, PrefillProgress, TokenEvent
-from .sampling import SamplerChain, StepDistribution, logits_view
+from .sampling import SamplerChain, StepReader, logits_view
 from .settings import LogitBias, SamplerSettings
 from .text import StopStringFilter, TokenTextDecoder
 
@@ -138,6 +138,7 @@ def run_generation(
         bias_map = bias.resolve(engine.byte_token_ids)
         seed = settings.resolved_seed()
         chain = SamplerChain(lib, engine.n_vocab, settings, bias_map, seed)
+        step = StepReader(engine.n_vocab)
         decoder = TokenTextDecoder()
         stops = StopStringFilter(settings.stop)
         pieces: list[str] = []
@@ -151,9 +152,8 @@ def run_generation(
                 if stop_requested():
                     reason = "cancelled"
                     break
-                logits = logits_view(lib, ctx, engine.n_vocab)
-                distribution = StepDistribution.from_logits(logits)
-                top = distribution.candidates(top_n, engine.token_text, bias_map) if top_n else ()
+                step.read(logits_view(lib, ctx, engine.n_vocab))
+                top = step.candidates(top_n, engine.token_text, bias_map) if top_n else ()
                 token = chain.sample(ctx)
                 last_token_at = time.perf_counter()
                 if first_token_at is None:
@@ -164,7 +164,7 @@ def run_generation(
                 text = stops.feed(decoder.feed(engine.token_bytes(token)))
                 pieces.append(text)
                 produced += 1
-                yield TokenEvent(index=produced - 1, id=token, text=text, p=distribution.probability(token),
+                yield TokenEvent(index=produced - 1, id=token, text=text, p=step.probability(token),
                                  top=top, elapsed_ms=(last_token_at - started) * 1000.0,
                                  kv_tokens=len(engine.cached_tokens))
                 if stops.stopped:

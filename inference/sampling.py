@@ -9,7 +9,6 @@ llama.cpp's sampler chain, so what is drawn is exactly what llama.cpp would draw
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable
 
@@ -19,35 +18,55 @@ from .events import Candidate
 from .settings import BAN, SamplerSettings
 
 
-@dataclass(slots=True)
-class StepDistribution:
-    """The model's distribution at one step, as softmax of the raw logits."""
+class StepReader:
+    """Turns one step's raw logits into probabilities, reusing its buffers every step.
 
-    logits: np.ndarray
-    max_logit: float
-    normaliser: float
+    The top N are found among the logits within a margin of the maximum (one comparison
+    over the vocabulary, then a partition of the few inside it), the margin learnt from
+    the previous step; a full argpartition is the fallback when too few fall inside.
+    Either way the ids and order are exactly those of the logits."""
 
-    @classmethod
-    def from_logits(cls, logits: np.ndarray) -> "StepDistribution":
-        max_logit = float(logits.max())
-        normaliser = float(np.exp(logits - max_logit).sum(dtype=np.float64))
-        return cls(logits, max_logit, normaliser)
+    def __init__(self, n_vocab: int):
+        self._scratch = np.empty(n_vocab, dtype=np.float32)
+        self._margin = 8.0
+        self.max_logit = 0.0
+        self.normaliser = 1.0
+        self.logits: np.ndarray = self._scratch
+
+    def read(self, logits: np.ndarray) -> None:
+        self.logits = logits
+        self.max_logit = float(logits.max())
+        np.subtract(logits, self.max_logit, out=self._scratch)
+        np.exp(self._scratch, out=self._scratch)
+        self.normaliser = float(self._scratch.sum(dtype=np.float64))
 
     def probability(self, token_id: int) -> float:
         return float(np.exp(np.float64(self.logits[token_id]) - self.max_logit) / self.normaliser)
 
     def top(self, n: int) -> np.ndarray:
         """Ids of the n most probable tokens, most probable first."""
-        n = min(n, self.logits.shape[0])
+        logits = self.logits
+        n = min(n, logits.shape[0])
         if n <= 0:
             return np.empty(0, dtype=np.int64)
-        ids = np.argpartition(self.logits, -n)[-n:]
-        return ids[np.argsort(-self.logits[ids], kind="stable")]
+        near = np.flatnonzero(logits >= self.max_logit - self._margin)
+        if len(near) < n:
+            ids = np.argpartition(logits, -n)[-n:]
+        elif len(near) > n:
+            ids = near[np.argpartition(logits[near], -n)[-n:]]
+        else:
+            ids = near
+        ids = ids[np.argsort(-logits[ids], kind="stable")]
+        # Next step, look slightly past where this step's n-th token was.
+        self._margin = 1.25 * (self.max_logit - float(logits[ids[-1]])) + 1e-3
+        return ids
 
     def candidates(self, n: int, text_of: Callable[[int], str], bias: dict[int, float]) -> tuple[Candidate, ...]:
+        ids = self.top(n)
+        probabilities = np.exp(self.logits[ids].astype(np.float64) - self.max_logit) / self.normaliser
         return tuple(
-            Candidate(id=int(i), text=text_of(int(i)), p=self.probability(int(i)), banned=bias.get(int(i), 0.0) <= BAN)
-            for i in self.top(n)
+            Candidate(id=token_id, text=text_of(token_id), p=p, banned=bias.get(token_id, 0.0) <= BAN)
+            for token_id, p in zip(ids.tolist(), probabilities.tolist())
         )
 
 
