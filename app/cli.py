@@ -11,7 +11,11 @@ from types import ModuleType
 # and run(args) -> int. Imported only when chosen, so `scriptorium info` never pays for Textual.
 SUBCOMMANDS: dict[str, str] = {
     "continue": "continue_cmd",
+    "export": "export_cmd",
     "info": "info_cmd",
+    "models": "models_cmd",
+    "config": "config_cmd",
+    "sessions": "sessions_cmd",
 }
 TUI_COMMAND = "tui_cmd"
 

@@ -1,0 +1,115 @@
+"""Mark the model's passages in Markdown text, and hang footnote references on them.
+
+A passage becomes `<mark class="model" data-generation="g3">…</mark>`: inline HTML that
+CommonMark, pandoc and Obsidian all accept, with the Markdown inside still rendered
+(Obsidian shows a highlight; pandoc keeps it in HTML and drops the tag, not the text, in
+PDF/LaTeX). Obsidian's `==…==` was not chosen because pandoc does not read it by default.
+
+Marks never cross a line: a passage spanning paragraphs is marked line by line, after any
+block marker (`# `, `- `, `1. `, `> `) so headings and lists stay headings and lists. Lines
+that a tag would break are left unmarked: fenced code, tables, HTML blocks, rules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MARK_OPEN = '<mark class="model" data-generation="{generation}">'
+MARK_CLOSE = "</mark>"
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_BLOCK_PREFIX = re.compile(r"(?:[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+|>[ \t]?|\[[ xX]\][ \t]+))*")
+_UNMARKABLE = re.compile(r"[ \t]{0,3}(?:\||<[A-Za-z!/]|([-*_=])(?:[ \t]*\1){2,}[ \t]*$)")
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    start: int
+    end: int
+    generation: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    start: int
+    end: int
+    """End of the content, before the newline."""
+    code: bool
+    block_end: int
+    """For a code line: the end of its fence's closing line (or of the text)."""
+
+
+def _lines(text: str) -> list[_Line]:
+    raw = [(m.start(), m.start() + len(m.group().rstrip("\n"))) for m in re.finditer(r"[^\n]*\n|[^\n]+$", text)]
+    block_of: list[int | None] = []
+    block_ends: list[int] = []
+    fence: str | None = None
+    for start, end in raw:
+        match = _FENCE.match(text, start, end)
+        if fence is None:
+            if match:
+                fence = match.group(1)
+                block_ends.append(len(text))  # until a closing fence says otherwise
+            block_of.append(len(block_ends) - 1 if match else None)
+        else:
+            block_of.append(len(block_ends) - 1)
+            closer = match.group(1) if match else ""
+            if closer[:1] == fence[0] and len(closer) >= len(fence) and not text[match.end():end].strip():  # type: ignore[union-attr]
+                fence = None
+                block_ends[-1] = end
+    return [_Line(start, end, block is not None, block_ends[block] if block is not None else end)
+            for (start, end), block in zip(raw, block_of)]
+
+
+def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, str]) -> str:
+    """`text` with the passages marked (if `mark`) and, after the first passage of each
+    generation named in `notes`, the footnote reference `[^label]`."""
+    lines = _lines(text)
+    inserts: list[tuple[int, int, str]] = []  # (offset, order: close < ref < open, string)
+    noted: set[str] = set()
+    for passage in sorted(passages, key=lambda p: p.start):
+        if mark:
+            for line in lines:
+                if line.end < passage.start or line.start >= passage.end:
+                    continue
+                segment = _segment(text, line, passage)
+                if segment:
+                    inserts.append((segment[0], 2, MARK_OPEN.format(generation=passage.generation)))
+                    inserts.append((segment[1], 0, MARK_CLOSE))
+        label = notes.get(passage.generation)
+        if label and passage.generation not in noted:
+            noted.add(passage.generation)
+            inserts.append(_reference(text, lines, passage, label))
+    out: list[str] = []
+    cursor = 0
+    for offset, _, string in sorted(inserts, key=lambda item: (item[0], item[1])):
+        out.append(text[cursor:offset])
+        out.append(string)
+        cursor = offset
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def _segment(text: str, line: _Line, passage: Passage) -> tuple[int, int] | None:
+    if line.code or _UNMARKABLE.match(text, line.start, line.end):
+        return None
+    start, end = max(passage.start, line.start), min(passage.end, line.end)
+    prefix_end = _BLOCK_PREFIX.match(text, line.start, line.end).end()  # type: ignore[union-attr]
+    start = max(start, prefix_end)
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+def _reference(text: str, lines: list[_Line], passage: Passage, label: str) -> tuple[int, int, str]:
+    position = passage.end
+    while position > passage.start and text[position - 1].isspace():
+        position -= 1
+    for line in lines:
+        if line.start <= position <= line.end and line.code:
+            # Inside a code block the reference would be literal text: put it after the block.
+            return (line.block_end, 1, f"\n\n[^{label}]")
+    return (position, 1, f"[^{label}]")

@@ -1,0 +1,410 @@
+"""The session data model: a draft or a chat, and every generation that fed it.
+
+Plain mutable dataclasses the TUI updates as the author works; `session_format` turns them
+into the versioned JSON of docs/session-format.md and `session_store` writes them atomically.
+Text offsets are Python string indices (Unicode code points), never bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias
+
+Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
+OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
+ROLES: tuple[str, ...] = ("user", "assistant")
+PROBABILITY_DIGITS = 6
+"""Token probabilities are rounded when recorded: more digits only bloat the file."""
+
+
+class SessionError(ScriptoriumError):
+    """A session cannot be read, written or changed; the message is one line for the author."""
+
+
+def now_iso() -> str:
+    """Local time with its UTC offset, to the second: readable, sortable within one zone."""
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def slugify(title: str, limit: int = 40) -> str:
+    """'Chapter 1: The Sea' -> 'chapter-1-the-sea'; letters of any script are kept."""
+    text = unicodedata.normalize("NFKC", title).lower()
+    slug = re.sub(r"[\W_]+", "-", text).strip("-")[:limit].strip("-")
+    return slug or "untitled"
+
+
+def make_session_id(title: str, when: datetime | None = None) -> str:
+    """'2025-03-14-0915-chapter-one': sorts by creation time and says what it is."""
+    when = when or datetime.now().astimezone()
+    return f"{when:%Y-%m-%d-%H%M}-{slugify(title)}"
+
+
+@dataclass(kw_only=True)
+class ModelRef:
+    """The model file a generation ran on."""
+
+    path: str
+    name: str
+    """general.name from the GGUF, else the file name without .gguf."""
+    size: int
+    """File size in bytes."""
+    sha256: str | None
+    """SHA-256 of the whole file (app/model_hash.py); None if it was not computed."""
+    quantization: str = ""
+    """The GGUF file type, e.g. 'Q4_K_M'."""
+    architecture: str = ""
+    parameters: int = 0
+
+    @classmethod
+    def from_facts(cls, facts: Any, sha256: str | None) -> "ModelRef":
+        """From an inference.gguf_file.ModelFacts (engine.facts)."""
+        return cls(path=str(facts.path), name=facts.name, size=facts.file_size, sha256=sha256,
+                   quantization=facts.file_type, architecture=facts.architecture, parameters=facts.parameters)
+
+
+@dataclass(kw_only=True)
+class LoraRef:
+    """The LoRA adapter applied during a generation, and its scale."""
+
+    path: str
+    name: str
+    size: int
+    sha256: str | None
+    scale: float
+
+    @classmethod
+    def from_facts(cls, facts: Any, scale: float, sha256: str | None) -> "LoraRef":
+        """From an inference.gguf_file.AdapterFacts (engine.adapter) and engine.lora_scale."""
+        path = Path(facts.path)
+        return cls(path=str(path), name=path.stem, size=facts.file_size, sha256=sha256, scale=float(scale))
+
+
+@dataclass(kw_only=True)
+class BiasRecord:
+    """The logit bias as applied: the author's entries plus the one-line summary for exports."""
+
+    ban_byte_tokens: bool
+    entries: tuple[tuple[int, float], ...] = ()
+    summary: str = ""
+    """describe_bias() at generation time: it needs the vocabulary, which a file does not keep."""
+
+    @classmethod
+    def from_bias(cls, bias: LogitBias, byte_token_ids: tuple[int, ...]) -> "BiasRecord":
+        return cls(ban_byte_tokens=bias.ban_byte_tokens, entries=tuple(bias.entries),
+                   summary=describe_bias(bias, byte_token_ids))
+
+    def to_logit_bias(self) -> LogitBias:
+        return LogitBias(ban_byte_tokens=self.ban_byte_tokens, entries=self.entries)
+
+
+@dataclass(kw_only=True)
+class TokenAlternative:
+    id: int
+    text: str
+    p: float
+    banned: bool = False
+
+
+@dataclass(kw_only=True)
+class TokenRecord:
+    """One sampled token with its probability and the top alternatives (for issue 6)."""
+
+    id: int
+    text: str
+    p: float
+    top: tuple[TokenAlternative, ...] = ()
+
+    @classmethod
+    def from_event(cls, event: Any) -> "TokenRecord":
+        """From an inference.events.TokenEvent."""
+        top = tuple(TokenAlternative(id=c.id, text=c.text, p=round(c.p, PROBABILITY_DIGITS), banned=c.banned)
+                    for c in event.top)
+        return cls(id=event.id, text=event.text, p=round(event.p, PROBABILITY_DIGITS), top=top)
+
+
+@dataclass(kw_only=True)
+class Generation:
+    """One run of the model: how it was made, what it produced, what the author kept."""
+
+    id: str
+    """'g1', 'g2', ... in the order generations started within the session."""
+    kind: Literal["continue", "chat"]
+    started_at: str
+    model: ModelRef
+    lora: LoraRef | None
+    sampler: dict[str, Any]
+    """SamplerSettings.as_dict(): kept as a dict so older files survive new settings."""
+    bias: BiasRecord
+    seed: int | None = None
+    """The seed the sampler used (drawn at random when the settings had none)."""
+    anchor: int | None = None
+    """Draft: the offset the suggestion was generated for. Chat: the index of the turn it answers."""
+    finished_at: str | None = None
+    text: str = ""
+    """The whole suggestion (stop string excluded)."""
+    stop_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    outcome: Outcome = "pending"
+    accepted_text: str | None = None
+    """What the author kept: all of `text` (accepted), a part (partly_accepted) or None."""
+    decided_at: str | None = None
+    tokens: list[TokenRecord] | None = None
+    """Per-token probabilities and alternatives, when recorded; None when not."""
+
+    def sampler_settings(self) -> SamplerSettings | None:
+        """The settings as the typed object, or None if this version cannot read them."""
+        values = dict(self.sampler)
+        if isinstance(values.get("stop"), list):
+            values["stop"] = tuple(values["stop"])
+        try:
+            return SamplerSettings(**values)
+        except TypeError:
+            return None
+
+    def add_token(self, event: Any) -> None:
+        """Record a TokenEvent's probability and alternatives."""
+        if self.tokens is None:
+            self.tokens = []
+        self.tokens.append(TokenRecord.from_event(event))
+
+    def finish(self, done: Any) -> None:
+        """Record an inference.events.GenerationDone (also for a cancelled generation)."""
+        self.finished_at = now_iso()
+        self.text = done.text
+        self.stop_reason = done.stop_reason
+        self.prompt_tokens = done.prompt_tokens
+        self.completion_tokens = done.completion_tokens
+        if done.seed is not None:
+            self.seed = done.seed
+
+    def record_kept(self, kept: str) -> None:
+        """Add `kept` to what the author took from this suggestion; recompute the outcome."""
+        self.accepted_text = (self.accepted_text or "") + kept
+        self.outcome = "accepted" if self.accepted_text == self.text else "partly_accepted"
+        self.decided_at = now_iso()
+
+    def reject(self) -> None:
+        self.outcome = "rejected"
+        self.accepted_text = None
+        self.decided_at = now_iso()
+
+    def same_settings(self, other: "Generation") -> bool:
+        """Same model file, LoRA and scale, sampler settings and bias (the drawn seed aside)."""
+        return settings_key(self) == settings_key(other)
+
+
+def settings_key(generation: Generation) -> tuple[Any, ...]:
+    model = generation.model
+    lora = generation.lora
+    return (
+        model.sha256 or model.path,
+        (lora.sha256 or lora.path, lora.scale) if lora else None,
+        tuple(sorted((k, repr(v)) for k, v in generation.sampler.items())),
+        (generation.bias.ban_byte_tokens, generation.bias.entries),
+    )
+
+
+@dataclass(kw_only=True)
+class ModelSpan:
+    """[start, end) of the draft holds text the model wrote in generation `generation`."""
+
+    start: int
+    end: int
+    generation: str
+
+
+@dataclass(kw_only=True)
+class ChatTurn:
+    role: Literal["user", "assistant"]
+    content: str
+    at: str
+    generation: str | None = None
+    """For a model reply: the id of the generation that wrote it."""
+
+
+@dataclass(kw_only=True)
+class Session:
+    """What drafts and chats share: identity, times and the generations."""
+
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    generations: list[Generation] = field(default_factory=list)
+
+    kind = "session"
+
+    def generation(self, generation_id: str) -> Generation:
+        for generation in self.generations:
+            if generation.id == generation_id:
+                return generation
+        raise SessionError(f"session {self.id} has no generation {generation_id}")
+
+    def start_generation(self, *, model: ModelRef, lora: LoraRef | None, settings: SamplerSettings,
+                         bias: LogitBias, byte_token_ids: tuple[int, ...] = (),
+                         anchor: int | None = None) -> Generation:
+        """Record a generation about to run; call .finish(done) on it when it ends."""
+        number = 1 + max((int(g.id[1:]) for g in self.generations if g.id[1:].isdigit()), default=0)
+        generation = Generation(
+            id=f"g{number}", kind="chat" if isinstance(self, ChatSession) else "continue",
+            started_at=now_iso(), model=model, lora=lora, sampler=settings.as_dict(),
+            bias=BiasRecord.from_bias(bias, byte_token_ids), seed=settings.seed, anchor=anchor,
+        )
+        self.generations.append(generation)
+        return generation
+
+    def latest_model(self) -> ModelRef | None:
+        return self.generations[-1].model if self.generations else None
+
+
+@dataclass(kw_only=True)
+class FileStamp:
+    """A file's size and mtime plus the hash of the text scriptorium knows it holds."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+
+@dataclass(kw_only=True)
+class DraftSession(Session):
+    """A draft the author writes and the model continues."""
+
+    text: str = ""
+    draft_path: str | None = None
+    """The file the draft was opened from; saved alongside the session."""
+    draft_stamp: FileStamp | None = None
+    """How the draft file looked after scriptorium last read or wrote it (conflict check)."""
+    spans: list[ModelSpan] = field(default_factory=list)
+    """Passages of `text` written by the model, in order, never overlapping."""
+
+    kind = "draft"
+
+    def word_count(self) -> int:
+        return len(self.text.split())
+
+    def set_text(self, new_text: str) -> None:
+        """Take the editor's current text; model passages follow the edit.
+
+        The change is read as one replaced region (common prefix and suffix kept), which is
+        exact for typing, pasting and deleting; text typed inside a model passage is the author's.
+        """
+        if new_text == self.text:
+            return
+        start = _common_prefix_length(self.text, new_text)
+        limit = min(len(self.text), len(new_text)) - start
+        tail = _common_suffix_length(self.text, new_text, limit)
+        self.apply_edit(start, len(self.text) - tail, new_text[start:len(new_text) - tail])
+
+    def apply_edit(self, start: int, end: int, replacement: str) -> None:
+        """Replace text[start:end] with `replacement`, keeping model passages where they belong."""
+        if not 0 <= start <= end <= len(self.text):
+            raise SessionError(f"edit {start}..{end} is outside the draft (length {len(self.text)})")
+        self.text = self.text[:start] + replacement + self.text[end:]
+        delta = len(replacement) - (end - start)
+        moved: list[ModelSpan] = []
+        for span in self.spans:
+            if span.end <= start:
+                moved.append(span)
+            elif span.start >= end:
+                moved.append(ModelSpan(start=span.start + delta, end=span.end + delta, generation=span.generation))
+            else:
+                if span.start < start:
+                    moved.append(ModelSpan(start=span.start, end=start, generation=span.generation))
+                if span.end > end:
+                    moved.append(ModelSpan(start=end + delta, end=span.end + delta, generation=span.generation))
+        self.spans = _merged(moved)
+
+    def accept(self, generation: Generation, kept: str, at: int) -> None:
+        """Insert `kept` (all or part of the suggestion) at offset `at`, mark it as the model's,
+        and record the outcome. Call set_text() with the editor's text first so offsets agree;
+        calling it again afterwards with the same insertion in the editor changes nothing."""
+        if not kept:
+            return
+        self.apply_edit(at, at, kept)
+        self.spans = _merged(sorted([*self.spans, ModelSpan(start=at, end=at + len(kept), generation=generation.id)],
+                                    key=lambda s: s.start))
+        generation.record_kept(kept)
+
+
+@dataclass(kw_only=True)
+class ChatSession(Session):
+    """A conversation: the author's turns and the model's replies."""
+
+    system_prompt: str = ""
+    turns: list[ChatTurn] = field(default_factory=list)
+
+    kind = "chat"
+
+    def word_count(self) -> int:
+        return sum(len(turn.content.split()) for turn in self.turns)
+
+    def add_user_turn(self, content: str) -> ChatTurn:
+        turn = ChatTurn(role="user", content=content, at=now_iso())
+        self.turns.append(turn)
+        return turn
+
+    def record_reply(self, generation: Generation, content: str | None = None) -> ChatTurn:
+        """Append the model's reply (`content` if the author trimmed it, else the whole text)."""
+        content = generation.text if content is None else content
+        turn = ChatTurn(role="assistant", content=content, at=now_iso(), generation=generation.id)
+        self.turns.append(turn)
+        generation.accepted_text = None
+        generation.record_kept(content)
+        return turn
+
+    def retract_reply(self, generation: Generation) -> None:
+        """Drop a reply the author discarded (e.g. to regenerate it) and mark it rejected."""
+        self.turns = [turn for turn in self.turns if turn.generation != generation.id]
+        generation.reject()
+
+    def messages(self) -> list[dict[str, str]]:
+        """The conversation as engine.chat_prompt() takes it."""
+        head = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return head + [{"role": turn.role, "content": turn.content} for turn in self.turns]
+
+
+AnySession = DraftSession | ChatSession
+
+
+def _merged(spans: list[ModelSpan]) -> list[ModelSpan]:
+    result: list[ModelSpan] = []
+    for span in spans:
+        if span.end <= span.start:
+            continue
+        if result and result[-1].generation == span.generation and result[-1].end == span.start:
+            result[-1] = ModelSpan(start=result[-1].start, end=span.end, generation=span.generation)
+        else:
+            result.append(span)
+    return result
+
+
+def _common_prefix_length(a: str, b: str) -> int:
+    # Binary search over slice comparisons: C-speed even for a novel-length draft.
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix_length(a: str, b: str, limit: int) -> int:
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle:] == b[len(b) - middle:]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

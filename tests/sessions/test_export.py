@@ -1,0 +1,142 @@
+"""Markdown export: front matter parsed back by a YAML parser, body, marks, footnotes, refusals."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scriptorium.app.export import ExportError, ExportExistsError, export_session, render_markdown
+from scriptorium.app.export_marks import Passage, render
+from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
+
+MARK = re.compile(r'<mark class="model" data-generation="(g\d+)">(.*?)</mark>')
+
+
+def split_front_matter(markdown: str) -> tuple[dict, str]:
+    assert markdown.startswith("---\n")
+    head, separator, body = markdown[4:].partition("\n---\n")
+    assert separator, "front matter is not closed"
+    return yaml.safe_load(head), body
+
+
+def test_front_matter_says_how_the_text_was_made(rich_draft: DraftSession) -> None:
+    meta, body = split_front_matter(render_markdown(rich_draft))
+    assert meta["title"] == "Chapter: One" and meta["session"] == rich_draft.id and meta["kind"] == "draft"
+    assert isinstance(meta["date"], datetime.date) and meta["created"] == rich_draft.created_at
+    # The headline generation is the first whose text is in the draft: g1.
+    assert meta["model"] == 'Tiny Llama: "test"' and meta["model_sha256"] == "ab" * 32
+    assert meta["model_file"] == "tiny-Q4_K_M.gguf" and meta["quantization"] == "Q4_K_M"
+    assert meta["lora"] is None and meta["lora_scale"] is None
+    assert meta["sampler"]["temperature"] == 0.8 and meta["sampler"]["preset"] == "prose"
+    assert meta["seed"] == 1234
+    assert meta["logit_bias"] == "byte tokens 16000–16255 banned (256)"
+    assert (meta["generations"], meta["accepted"], meta["partly_accepted"], meta["rejected"]) == (3, 1, 1, 1)
+    assert meta["models"] == ['Tiny Llama: "test"', "Other"]
+    assert body == "\n" + rich_draft.text + "\n"  # unmarked: the draft exactly as written
+
+
+def test_lora_and_bias_reach_the_front_matter(store: SessionStore, generate, lora_ref) -> None:
+    from scriptorium.inference.settings import LogitBias
+
+    session = store.create_draft(title="yes")  # a title YAML would read as a boolean
+    g = generate(session, " x", lora=lora_ref, bias=LogitBias(ban_byte_tokens=False, entries=((42, 2.0),)))
+    session.accept(g, g.text, 0)
+    meta, _ = split_front_matter(render_markdown(session))
+    assert meta["title"] == "yes"
+    assert (meta["lora"], meta["lora_scale"], meta["lora_sha256"]) == ("style", 0.5, "ef" * 32)
+    assert meta["logit_bias"] == "byte tokens allowed; 42: +2"
+
+
+@pytest.mark.parametrize("title", ['He said: "no"', "---", "a\nb", "null", "#hash", "1.5", "'quoted'", "[x]", "é ü 中文"])
+def test_any_title_survives_yaml(store: SessionStore, title: str) -> None:
+    session = store.create_draft(title=title)
+    meta, _ = split_front_matter(render_markdown(session))
+    assert meta["title"] == title.strip()
+    assert meta["model"] is None and meta["seed"] is None and meta["generations"] == 0
+
+
+def test_mark_model_marks_exactly_the_model_passages(rich_draft: DraftSession) -> None:
+    _, body = split_front_matter(render_markdown(rich_draft, mark_model=True))
+    assert MARK.findall(body) == [("g1", "The waves rose, grey and slow."), ("g2", "Gulls cried overhead.")]
+    assert MARK.sub(lambda m: m.group(2), body) == "\n" + rich_draft.text + "\n"
+
+
+def test_marks_keep_markdown_structure() -> None:
+    text = "Intro\n\n## Heading\n- item one\n> quoted\n\n```\ncode line\n```\n| a | b |\n\n---\nEnd"
+    marked = render(text, [Passage(0, len(text), "g1")], mark=True, notes={})
+    lines = marked.split("\n")
+    assert lines[2] == '## <mark class="model" data-generation="g1">Heading</mark>'
+    assert lines[3] == '- <mark class="model" data-generation="g1">item one</mark>'
+    assert lines[4] == '> <mark class="model" data-generation="g1">quoted</mark>'
+    assert lines[6:9] == ["```", "code line", "```"]
+    assert lines[9] == "| a | b |" and lines[11] == "---"
+    assert all(line.count("<mark") == line.count("</mark>") for line in lines)
+
+
+def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
+    markdown = render_markdown(rich_draft, mark_model=True, settings_changes=True)
+    _, body = split_front_matter(markdown)
+    assert body.count("[^g2]") == 2 and "[^g1]" not in body  # g1 matches the front matter
+    assert "Gulls cried overhead.</mark>[^g2]" in body
+    [note] = [line for line in body.splitlines() if line.startswith("[^g2]: ")]
+    assert "temperature 0.8 → 1.1" in note and "LoRA none → style ×0.5" in note
+    assert "logit bias byte tokens 16000–16255 banned (256); 42: +2; 7: -100" in note
+    assert "seed 99" in note and "partly accepted" in note
+
+
+def test_footnote_after_a_code_block_stays_outside_it(store: SessionStore, generate) -> None:
+    from scriptorium.inference.settings import preset
+
+    session = store.create_draft(text="Start.")
+    g1 = generate(session, " One.")
+    session.accept(g1, g1.text, len(session.text))
+    g2 = generate(session, "\n\n```\ncode\n```\n", settings=preset("creative"))
+    session.accept(g2, g2.text, len(session.text))
+    _, body = split_front_matter(render_markdown(session, settings_changes=True))
+    assert "```\ncode\n```\n\n[^g2]" in body
+
+
+def test_chat_is_one_section_per_turn(chat: ChatSession) -> None:
+    meta, body = split_front_matter(render_markdown(chat, mark_model=True, settings_changes=True))
+    assert meta["kind"] == "chat" and meta["rejected"] == 1 and meta["accepted"] == 2
+    headings = re.findall(r"^## (.+)$", body, flags=re.M)
+    assert headings == ["System prompt", "Author", 'Model (Tiny Llama: "test")', "Author", 'Model (Tiny Llama: "test")']
+    assert "Bee." not in body  # the retracted reply is not part of the conversation
+    assert '<mark class="model" data-generation="g1">Tree, free, and *glee*.</mark>' in body
+    assert "```\nsea / tree\n```" in body  # the code block in the reply is not marked
+    assert "Knee.</mark>[^g3]" in body and "[^g3]: Generation g3" in body
+
+
+def test_export_writes_and_refuses_to_overwrite(tmp_path: Path, rich_draft: DraftSession) -> None:
+    out = tmp_path / "chapter.md"
+    assert export_session(rich_draft, out) == out
+    first = out.read_text(encoding="utf-8")
+    assert first == render_markdown(rich_draft)
+    out.write_text("the author's own notes", encoding="utf-8")
+    with pytest.raises(ExportExistsError, match="already exists; use --force"):
+        export_session(rich_draft, out, mark_model=True)
+    assert out.read_text(encoding="utf-8") == "the author's own notes"
+    export_session(rich_draft, out, force=True, mark_model=True)
+    assert MARK.search(out.read_text(encoding="utf-8"))
+    in_folder = export_session(rich_draft, tmp_path)
+    assert in_folder == tmp_path / f"{rich_draft.id}.md" and in_folder.exists()
+
+
+def test_export_never_overwrites_the_draft_file(tmp_path: Path, store: SessionStore) -> None:
+    draft = tmp_path / "novel.md"
+    draft.write_text("words", encoding="utf-8")
+    session = store.open_draft(draft)
+    with pytest.raises(ExportError, match="is the draft file of this session"):
+        export_session(session, draft, force=True)
+    assert draft.read_text(encoding="utf-8") == "words"
+
+
+def test_unwritable_path_is_one_line(tmp_path: Path, rich_draft: DraftSession, unwritable_dir: Path) -> None:
+    for out, reason in ((unwritable_dir / "x.md", "Permission denied"), (tmp_path / "no" / "x.md", "does not exist")):
+        with pytest.raises(ExportError) as info:
+            export_session(rich_draft, out)
+        assert reason in str(info.value) and "\n" not in str(info.value)

@@ -1,0 +1,106 @@
+"""`scriptorium sessions` and `scriptorium export` from the shell: output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scriptorium.app.cli import main
+from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scriptorium.app.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, env=os.environ.copy(), timeout=120)
+
+
+def test_sessions_lists_newest_first(store: SessionStore, rich_draft: DraftSession, chat: ChatSession,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    store.save(rich_draft)
+    store.save(chat)
+    chat.title = "Questions, later"
+    store.save(chat)
+    assert main(["sessions"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["ID", "TITLE", "KIND", "UPDATED", "MODEL", "WORDS"]
+    assert {line.split()[0] for line in out[1:]} == {rich_draft.id, chat.id}
+    draft_line = next(line for line in out if line.startswith(rich_draft.id))
+    assert "Chapter: One" in draft_line and "draft" in draft_line and draft_line.endswith(str(rich_draft.word_count()))
+    assert main(["sessions", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {item["id"] for item in listed} == {rich_draft.id, chat.id}
+    assert next(i for i in listed if i["id"] == rich_draft.id)["model"] == "Other"
+
+
+def test_sessions_warns_about_damaged_files_and_goes_on(store: SessionStore, rich_draft: DraftSession,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    store.save(rich_draft)
+    (store.directory / "broken.json").write_text("{", encoding="utf-8")
+    assert main(["sessions"]) == 0
+    captured = capsys.readouterr()
+    assert rich_draft.id in captured.out
+    [warning] = captured.err.splitlines()
+    assert warning.startswith("scriptorium: warning: session broken.json is damaged")
+
+
+def test_sessions_when_there_are_none(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sessions"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and "no sessions yet" in captured.err
+
+
+def test_export_latest_by_default(tmp_path: Path, store: SessionStore, rich_draft: DraftSession, chat: ChatSession,
+                                  monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    store.save(chat)
+    store.save(rich_draft)
+    os.utime(store.path_for(chat.id), (1, 1))
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "--mark-model", "--settings-changes"]) == 0
+    written = Path(capsys.readouterr().out.strip())
+    assert written == tmp_path / f"{rich_draft.id}.md"
+    text = written.read_text(encoding="utf-8")
+    assert '<mark class="model"' in text and "[^g2]: " in text
+    assert main(["export", chat.id[:-2], "--out", "-"]) == 0
+    head = capsys.readouterr().out.split("\n---\n")[0].removeprefix("---\n")
+    assert yaml.safe_load(head)["kind"] == "chat"
+
+
+def test_export_by_path(tmp_path: Path, store: SessionStore, chat: ChatSession, capsys) -> None:
+    store.save(chat)
+    out = tmp_path / "chat.md"
+    assert main(["export", str(store.path_for(chat.id)), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").startswith("---\ntitle: Questions\n")
+
+
+@pytest.mark.parametrize("case", ["no_sessions", "unknown_id", "exists", "unwritable", "damaged"])
+def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store: SessionStore,
+                                                 request: pytest.FixtureRequest) -> None:
+    args = ["export"]
+    expected = {"no_sessions": "no sessions to export yet", "unknown_id": "no session 'nope'",
+                "exists": "already exists; use --force", "unwritable": "Permission denied",
+                "damaged": "is damaged (invalid JSON"}[case]
+    if case != "no_sessions":
+        store.save(request.getfixturevalue("rich_draft"))
+    if case == "unknown_id":
+        args.append("nope")
+    elif case == "exists":
+        (tmp_path / "taken.md").write_text("mine", encoding="utf-8")
+        args += ["--out", str(tmp_path / "taken.md")]
+    elif case == "unwritable":
+        args += ["--out", str(request.getfixturevalue("unwritable_dir") / "x.md")]
+    elif case == "damaged":
+        (store.directory / "broken.json").write_text("{", encoding="utf-8")
+        args.append("broken")
+    result = run_cli(*args, cwd=tmp_path)
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("scriptorium: ") and expected in line and "Traceback" not in result.stderr
+    if case == "exists":
+        assert (tmp_path / "taken.md").read_text(encoding="utf-8") == "mine"
