@@ -1,0 +1,117 @@
+"""The headless commands as a user runs them: the real `scriptorium` executable."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gguf_models import FIRST_BYTE_ID
+
+SCRIPTORIUM = str(Path(sys.executable).with_name("scriptorium"))
+DRAFT = "La casa era buia, e la notte più lunga."
+
+
+def scriptorium(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SCRIPTORIUM, *args], input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert fragment in lines[0]
+    assert result.stdout == ""
+
+
+def test_continue_streams_the_continuation(random_model: Path, tmp_path: Path) -> None:
+    draft = tmp_path / "draft.md"
+    draft.write_text(DRAFT, encoding="utf-8")
+    result = scriptorium("continue", str(draft), "--model", str(random_model), "--preset", "greedy",
+                         "--max-tokens", "8")
+    assert result.returncode == 0, result.stderr
+    piped = scriptorium("continue", "-", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "8",
+                        stdin=DRAFT)
+    assert result.stdout == piped.stdout and result.stdout.strip()
+
+
+def test_continue_json_lines(byte_loop_model: Path) -> None:
+    result = scriptorium("continue", "--model", str(byte_loop_model), "--preset", "greedy",
+                         "--max-tokens", "5", "--top", "3", "--json", stdin=DRAFT)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    tokens, done = lines[:-1], lines[-1]
+    assert [line["type"] for line in tokens] == ["token"] * 5
+    for line in tokens:
+        assert set(line) == {"type", "id", "text", "p", "top"}
+        assert len(line["top"]) == 3
+        assert [c["p"] for c in line["top"]] == sorted((c["p"] for c in line["top"]), reverse=True)
+        assert all(c["banned"] == (c["id"] >= FIRST_BYTE_ID) for c in line["top"])
+        assert line["id"] < FIRST_BYTE_ID
+    assert done["type"] == "done" and done["stop_reason"] == "length"
+    assert done["completion_tokens"] == 5 and done["prompt_tokens"] > 0
+    for key in ("prefill_ms", "ttft_ms", "decode_tokens_per_s"):
+        assert isinstance(done[key], float) and done[key] > 0
+    assert {"tokens", "n_ctx", "bytes"} <= set(done["kv_cache"])
+    assert done["kv_cache"]["bytes"] == done["kv_cache"]["tokens"] * done["kv_cache"]["bytes_per_token"]
+
+
+def test_no_byte_ban_lets_the_model_loop(byte_loop_model: Path) -> None:
+    result = scriptorium("continue", "--model", str(byte_loop_model), "--preset", "greedy", "--max-tokens", "4",
+                         "--json", "--no-byte-ban", stdin=DRAFT)
+    ids = [json.loads(line)["id"] for line in result.stdout.splitlines()[:-1]]
+    assert ids == [FIRST_BYTE_ID + 0xFF] * 4
+
+
+def test_info_reports_the_facts(random_model: Path) -> None:
+    result = scriptorium("info", "--model", str(random_model), "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert info["architecture"] == "llama" and info["vocab_size"] == 16256
+    assert info["attention_heads"] == 4 and info["kv_heads"] == 2 and info["attention"] == "GQA"
+    assert info["byte_tokens"] == {"count": 256, "ids": "16000–16255"}
+    assert info["kv_cache"]["bytes"] == info["kv_cache"]["bytes_per_token"] * 4096
+    text = scriptorium("info", "--model", str(random_model))
+    assert "16000–16255" in text.stdout and "GQA" in text.stdout
+
+
+@pytest.mark.parametrize(
+    "extra, fragment",
+    [
+        (["--temperature", "-1"], "temperature must be between 0 and 10"),
+        (["--top-p", "2"], "top-p must be in (0, 1]"),
+        (["--top-k", "-3"], "top-k must be 0"),
+        (["--min-p", "1.5"], "min-p must be in [0, 1)"),
+        (["--repeat-penalty", "0"], "repeat penalty"),
+        (["--max-tokens", "0"], "max tokens"),
+        (["--bias", "16001"], "not of the form ID=VALUE"),
+        (["--bias", "abc=-100"], "not of the form ID=VALUE"),
+        (["--bias", "99999=-100"], "token 99999, which does not exist"),
+        (["--temperature", "warm"], "invalid float value: 'warm'"),
+        (["--preset", "wild"], "invalid choice: 'wild'"),
+        (["--ctx", "10"], "context size must be at least 64"),
+        (["--lora-scale", "0.5"], "--lora-scale needs --lora"),
+    ],
+)
+def test_bad_arguments_get_one_line(random_model: Path, extra: list[str], fragment: str) -> None:
+    assert_one_line_error(scriptorium("continue", "--model", str(random_model), *extra, stdin=DRAFT), fragment)
+
+
+def test_bad_files_get_one_line(tmp_path: Path, random_model: Path, bad_gguf_files, foreign_lora_adapter) -> None:
+    missing = tmp_path / "missing.gguf"
+    cases = [
+        (["--model", str(missing)], "model not found"),
+        (["--model", str(bad_gguf_files["not_gguf"])], "is not a GGUF file"),
+        (["--model", str(bad_gguf_files["truncated"])], "truncated"),
+        (["--model", str(bad_gguf_files["empty"])], "not a GGUF file"),
+        (["--model", str(random_model), "--lora", str(foreign_lora_adapter)], "is for a 'gemma3' model"),
+        (["--model", str(random_model), "--lora", str(missing)], "LoRA adapter not found"),
+    ]
+    for args, fragment in cases:
+        assert_one_line_error(scriptorium("continue", *args, stdin=DRAFT), fragment)
+    assert_one_line_error(scriptorium("continue", str(tmp_path / "nope.md"), "--model", str(random_model)),
+                          "draft not found")
+    assert_one_line_error(scriptorium("info", "--model", str(bad_gguf_files["truncated"])), "truncated")
