@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ModelFileError
+from .gguf_header import GGUFHeader, quantization_name, read_gguf_header
 
-GGUF_MAGIC = b"GGUF"
+TOKEN_TYPES = "tokenizer.ggml.token_type"
 TOKEN_TYPE_BYTE = 6
 
 # Architectures whose sliding-window layers follow a fixed pattern in llama.cpp when the
@@ -66,82 +67,42 @@ class AdapterFacts:
     path: Path
     architecture: str
     alpha: float | None
-    rank: int | None
     file_size: int
 
 
-def _open(path: Path, what: str) -> Any:
-    """A GGUFReader over a file that exists, is readable and starts with the GGUF magic."""
+def _open(path: Path, what: str, whole_arrays: frozenset[str] = frozenset()) -> GGUFHeader:
+    """The header of a file that exists, is readable, is GGUF and holds all its tensors."""
     path = Path(path)
     if not path.exists():
         raise ModelFileError(f"{what} not found: {path}")
     if path.is_dir():
         raise ModelFileError(f"{what} is a folder, not a GGUF file: {path}")
     try:
-        with path.open("rb") as handle:
-            magic = handle.read(4)
-    except OSError as error:
-        raise ModelFileError(f"cannot read {what} {path}: {error.strerror or error}") from None
-    if magic != GGUF_MAGIC:
-        raise ModelFileError(f"{what} {path} is not a GGUF file (it does not start with 'GGUF')")
-
-    from gguf import GGUFReader
-
-    try:
-        reader = GGUFReader(path, "r")
-    except Exception as error:  # the reader raises many kinds on damaged headers
-        raise ModelFileError(f"{what} {path} is truncated or corrupt ({type(error).__name__}: {error})") from None
-    size = path.stat().st_size
-    for tensor in reader.tensors:
-        if tensor.data_offset + tensor.n_bytes > size:
-            raise ModelFileError(
-                f"{what} {path} is truncated: tensor {tensor.name} ends past the end of the file"
-            )
-    return reader
-
-
-def _value(reader: Any, key: str, default: Any = None) -> Any:
-    field = reader.fields.get(key)
-    if field is None:
-        return default
-    return field.contents()
-
-
-def _array_length(reader: Any, key: str) -> int:
-    field = reader.fields.get(key)
-    return 0 if field is None else len(field.data)
+        header = read_gguf_header(path, whole_arrays=whole_arrays)
+    except ModelFileError as error:
+        message = str(error)
+        if message.startswith("cannot read "):
+            raise ModelFileError(message.replace("cannot read ", f"cannot read {what} ", 1)) from None
+        raise ModelFileError(f"{what} {message}") from None
+    truncated = header.first_truncated_tensor()
+    if truncated is not None:
+        raise ModelFileError(f"{what} {path} is truncated: tensor {truncated.name} ends past the end of the file")
+    return header
 
 
 def _per_layer(value: Any, n_layer: int, default: int) -> tuple[int, ...]:
     if value is None:
         return (default,) * n_layer
-    if isinstance(value, list):
+    if isinstance(value, tuple):
         return tuple(int(v) for v in value)
     return (int(value),) * n_layer
 
 
-def _file_type_name(reader: Any) -> str:
-    from gguf import GGMLQuantizationType, LlamaFileType
-
-    code = _value(reader, "general.file_type")
-    if code is not None:
-        try:
-            return LlamaFileType(int(code)).name.removeprefix("MOSTLY_").removeprefix("ALL_")
-        except ValueError:
-            pass
-    # No declared file type: name it after the type holding most of the weights.
-    totals: dict[str, int] = {}
-    for tensor in reader.tensors:
-        kind = GGMLQuantizationType(tensor.tensor_type).name
-        totals[kind] = totals.get(kind, 0) + int(tensor.n_elements)
-    return max(totals, key=totals.__getitem__) if totals else "unknown"
-
-
-def _swa_layers(reader: Any, arch: str, n_layer: int, window: int | None) -> tuple[bool, ...]:
+def _swa_layers(header: GGUFHeader, arch: str, n_layer: int, window: int | None) -> tuple[bool, ...]:
     if not window:
         return (False,) * n_layer
-    pattern = _value(reader, f"{arch}.attention.sliding_window_pattern")
-    if isinstance(pattern, list):
+    pattern = header.get(f"{arch}.attention.sliding_window_pattern")
+    if isinstance(pattern, tuple):
         return tuple(bool(v) for v in pattern[:n_layer])
     n_pattern = int(pattern) if pattern is not None else DEFAULT_SWA_PATTERN.get(arch, 0)
     # Mirrors llama_hparams::set_swa_pattern (dense layer last in each group; 0 = all SWA).
@@ -151,48 +112,47 @@ def _swa_layers(reader: Any, arch: str, n_layer: int, window: int | None) -> tup
 def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
     """Validate a model GGUF and read its facts; raises ModelFileError with a one-line reason."""
     path = Path(path)
-    reader = _open(path, "model")
-    kind = _value(reader, "general.type", "model")
+    header = _open(path, "model", frozenset({TOKEN_TYPES}))
+    kind = header.get("general.type", "model")
     if kind == "adapter":
         raise ModelFileError(f"{path} is a LoRA adapter, not a model (pass it with --lora)")
-    arch = _value(reader, "general.architecture")
+    arch = header.get("general.architecture")
     if not arch:
         raise ModelFileError(f"model {path} has no general.architecture: not a llama.cpp model")
-    n_layer = int(_value(reader, f"{arch}.block_count", 0))
-    n_embd = int(_value(reader, f"{arch}.embedding_length", 0))
-    n_head_value = _value(reader, f"{arch}.attention.head_count", 0)
-    n_head = max(n_head_value) if isinstance(n_head_value, list) else int(n_head_value)
+    n_layer = int(header.get(f"{arch}.block_count", 0))
+    n_embd = int(header.get(f"{arch}.embedding_length", 0))
+    n_head_value = header.get(f"{arch}.attention.head_count", 0)
+    n_head = max(n_head_value) if isinstance(n_head_value, tuple) else int(n_head_value)
     if not (n_layer and n_embd and n_head):
         raise ModelFileError(f"model {path} lacks block_count, embedding_length or head_count for '{arch}'")
-    n_head_kv = _per_layer(_value(reader, f"{arch}.attention.head_count_kv"), n_layer, n_head)
+    n_head_kv = _per_layer(header.get(f"{arch}.attention.head_count_kv"), n_layer, n_head)
     head_dim = n_embd // n_head
-    window = _value(reader, f"{arch}.attention.sliding_window")
+    window = header.get(f"{arch}.attention.sliding_window")
     window = int(window) if window else None
-    token_types = reader.fields.get("tokenizer.ggml.token_type")
+    token_types = header.get(TOKEN_TYPES)
     byte_ids: tuple[int, ...] = ()
     if token_types is not None:
         import numpy as np
 
-        types = np.asarray([token_types.parts[i][0] for i in token_types.data])
-        byte_ids = tuple(int(i) for i in np.flatnonzero(types == TOKEN_TYPE_BYTE))
+        byte_ids = tuple(int(i) for i in np.flatnonzero(np.asarray(token_types) == TOKEN_TYPE_BYTE))
     return ModelFacts(
         path=path,
-        name=str(_value(reader, "general.name") or path.stem),
+        name=str(header.get("general.name") or path.stem),
         architecture=str(arch),
-        parameters=sum(int(t.n_elements) for t in reader.tensors),
-        file_type=_file_type_name(reader),
-        file_size=path.stat().st_size,
-        vocab_size=_array_length(reader, "tokenizer.ggml.tokens"),
-        context_length=int(_value(reader, f"{arch}.context_length", 0)),
+        parameters=sum(t.n_elements for t in header.tensors),
+        file_type=quantization_name(header),
+        file_size=header.file_size,
+        vocab_size=header.array_lengths.get("tokenizer.ggml.tokens", 0),
+        context_length=int(header.get(f"{arch}.context_length", 0)),
         n_layer=n_layer,
         n_embd=n_embd,
         n_head=n_head,
         n_head_kv=n_head_kv,
-        key_length=int(_value(reader, f"{arch}.attention.key_length", head_dim)),
-        value_length=int(_value(reader, f"{arch}.attention.value_length", head_dim)),
+        key_length=int(header.get(f"{arch}.attention.key_length", head_dim)),
+        value_length=int(header.get(f"{arch}.attention.value_length", head_dim)),
         sliding_window=window,
-        swa_layers=_swa_layers(reader, str(arch), n_layer, window),
-        has_chat_template=reader.fields.get("tokenizer.chat_template") is not None,
+        swa_layers=_swa_layers(header, str(arch), n_layer, window),
+        has_chat_template="tokenizer.chat_template" in header.metadata,
         byte_token_ids=byte_ids,
     )
 
@@ -200,20 +160,18 @@ def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
 def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | None = None) -> AdapterFacts:
     """Validate a LoRA GGUF (and that it fits the model's architecture)."""
     path = Path(path)
-    reader = _open(path, "LoRA adapter")
-    if _value(reader, "general.type") != "adapter" or _value(reader, "adapter.type", "lora") != "lora":
+    header = _open(path, "LoRA adapter")
+    if header.get("general.type") != "adapter" or header.get("adapter.type", "lora") != "lora":
         raise ModelFileError(f"{path} is not a LoRA adapter (general.type is not 'adapter')")
-    arch = str(_value(reader, "general.architecture") or "")
+    arch = str(header.get("general.architecture") or "")
     if model_architecture is not None and arch != model_architecture:
         raise ModelFileError(
             f"LoRA adapter {path} is for a '{arch}' model, but the model is '{model_architecture}'"
         )
-    ranks = {int(t.shape[0]) for t in reader.tensors if t.name.endswith(".lora_b")}
-    alpha = _value(reader, "adapter.lora.alpha")
+    alpha = header.get("adapter.lora.alpha")
     return AdapterFacts(
         path=path,
         architecture=arch,
         alpha=float(alpha) if alpha is not None else None,
-        rank=ranks.pop() if len(ranks) == 1 else None,
-        file_size=path.stat().st_size,
+        file_size=header.file_size,
     )

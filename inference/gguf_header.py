@@ -90,8 +90,9 @@ class _Cursor:
             raise struct.error("string array runs past the end of the file")
         self.offset = offset
 
-    def value(self, value_type: int) -> tuple[Any, int | None]:
-        """(value, array length or None); value is None for an array too long to keep."""
+    def value(self, value_type: int, keep_whole: bool = False) -> tuple[Any, int | None]:
+        """(value, array length or None); value is None for an array too long to keep,
+        unless `keep_whole`, which returns a long numeric array as a numpy array."""
         if value_type in _SCALARS:
             return self.unpack(_SCALARS[value_type]), None
         if value_type == _STRING:
@@ -107,6 +108,12 @@ class _Cursor:
             raise ValueError(f"unsupported array element type {element_type}")
         code = _SCALARS[element_type]
         width = struct.calcsize(code)
+        if keep_whole:
+            import numpy as np
+
+            values = np.frombuffer(self.buffer, dtype=np.dtype(f"{self.endian}{code}"), count=count, offset=self.offset)
+            self.offset += count * width
+            return values.copy(), count
         if count > MAX_KEPT_ARRAY:
             self.offset += count * width
             if self.offset > len(self.buffer):
@@ -128,11 +135,12 @@ def _tensor_bytes(type_code: int, n_elements: int) -> int | None:
     return n_elements // block_size * type_size
 
 
-def read_gguf_header(path: str | os.PathLike[str]) -> GGUFHeader:
+def read_gguf_header(path: str | os.PathLike[str], *, whole_arrays: frozenset[str] = frozenset()) -> GGUFHeader:
     """Parse a GGUF file's header; raises ModelFileError with a one-line reason.
 
     Reads only the header pages (through mmap), so a multi-gigabyte model costs
-    milliseconds; tensor data is never touched.
+    milliseconds; tensor data is never touched. Numeric arrays named in `whole_arrays`
+    (token types, say) are kept whole as numpy arrays, however long.
     """
     path = Path(path)
     try:
@@ -141,12 +149,12 @@ def read_gguf_header(path: str | os.PathLike[str]) -> GGUFHeader:
             if size < 24:
                 raise ModelFileError(f"{path} is not a GGUF file (only {size} bytes)")
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
-                return _parse(path, buffer, size)
+                return _parse(path, buffer, size, whole_arrays)
     except OSError as error:
         raise ModelFileError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def _parse(path: Path, buffer: Any, size: int) -> GGUFHeader:
+def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> GGUFHeader:
     if buffer[:4] != GGUF_MAGIC:
         raise ModelFileError(f"{path} is not a GGUF file (it does not start with 'GGUF')")
     version = struct.unpack_from("<I", buffer, 4)[0]
@@ -164,7 +172,7 @@ def _parse(path: Path, buffer: Any, size: int) -> GGUFHeader:
         kv_count = cursor.unpack("Q")
         for _ in range(kv_count):
             key = cursor.string()
-            value, length = cursor.value(cursor.unpack("I"))
+            value, length = cursor.value(cursor.unpack("I"), key in whole_arrays)
             if length is not None:
                 array_lengths[key] = length
             if value is not None:

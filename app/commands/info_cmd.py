@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                               if train_layout else "")),
     ]
     if adapter is not None:
-        rows.append(("LoRA", f"{adapter.path} (rank {adapter.rank}, alpha {adapter.alpha}) fits this model"))
+        rows.append(("LoRA", f"{adapter.path} (alpha {adapter.alpha}) fits this model"))
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         print(f"{label:<{width}}  {value}")
