@@ -203,14 +203,13 @@ def describe_file(path: Path, source: str, repo: str | None = None, shard_paths:
         return unreadable(str(error), size)
     kind = _kind(header)
     arch = header.get("general.architecture")
-    size = header.file_size
-    problem = None if kind != KIND_UNREADABLE else f"{path} is a '{header.get('adapter.type')}' adapter, not a LoRA"
-    truncated = header.first_truncated_tensor()
-    if truncated is not None:
-        problem = f"{path} is truncated: tensor {truncated.name} ends past the end of the file"
-    if kind == KIND_MODEL and not arch:
+    problem = _header_problem(header)
+    if kind == KIND_UNREADABLE:
+        problem = f"{path} is a '{header.get('adapter.type')}' adapter, not a LoRA"
+    elif kind == KIND_MODEL and not arch:
         kind, problem = KIND_UNREADABLE, f"{path} has no general.architecture: not a llama.cpp model"
-    expected_shards = header.get("split.count", 1) if isinstance(header.get("split.count"), int) else 1
+    size = header.file_size
+    parameters = sum(t.n_elements for t in header.tensors)
     for shard in shard_paths:
         try:
             shard_header = read_gguf_header(shard)
@@ -218,9 +217,10 @@ def describe_file(path: Path, source: str, repo: str | None = None, shard_paths:
             problem = problem or str(error)
             continue
         size += shard_header.file_size
-        truncated = shard_header.first_truncated_tensor()
-        if truncated is not None and problem is None:
-            problem = f"{shard} is truncated: tensor {truncated.name} ends past the end of the file"
+        parameters += sum(t.n_elements for t in shard_header.tensors)
+        problem = problem or _header_problem(shard_header)
+    split_count = header.get("split.count")
+    expected_shards = split_count if isinstance(split_count, int) and split_count > 1 else 1
     present = 1 + len(shard_paths)
     if expected_shards > present and problem is None:
         problem = f"{path} is split in {expected_shards} files but only {present} are here"
@@ -233,7 +233,7 @@ def describe_file(path: Path, source: str, repo: str | None = None, shard_paths:
         architecture=str(arch) if arch else None,
         quantization=quantization_name(header),
         size_bytes=size,
-        parameters=sum(t.n_elements for t in header.tensors) if expected_shards == 1 else None,
+        parameters=parameters,
         context_length=context if isinstance(context, int) else None,
         repo=repo,
         shards=max(expected_shards, present),
@@ -241,19 +241,41 @@ def describe_file(path: Path, source: str, repo: str | None = None, shard_paths:
     )
 
 
+def _header_problem(header: GGUFHeader) -> str | None:
+    truncated = header.first_truncated_tensor()
+    if truncated is None:
+        return None
+    return f"{header.path} is truncated: tensor {truncated.name} ends past the end of the file"
+
+
 def _display_stem(path: Path) -> str:
     match = _SHARD.match(path.name)
-    return match["stem"] if match else path.name[: -len(".gguf")] if path.name.lower().endswith(".gguf") else path.name
+    if match:
+        return match["stem"]
+    return path.name[: -len(".gguf")] if path.name.lower().endswith(".gguf") else path.name
 
 
-def _group_shards(files: Iterable[tuple[Path, str | None]]) -> Iterator[tuple[Path, str | None, list[Path], bool]]:
-    """Fold split models (-00001-of-00003.gguf) into (first shard, repo, other shards, first missing)."""
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    path: Path
+    """The file to read: the lowest-numbered shard present of a split model."""
+    repo: str | None
+    other_shards: tuple[Path, ...] = ()
+    split: re.Match[str] | None = None
+
+    @property
+    def first_shard_missing(self) -> bool:
+        return self.split is not None and int(self.split["index"]) != 1
+
+
+def _group_shards(files: Iterable[tuple[Path, str | None]]) -> Iterator[_Candidate]:
+    """Fold split models (-00001-of-00003.gguf) into one candidate each, in first-seen order."""
     groups: dict[tuple[Path, str, str], list[tuple[int, Path, str | None]]] = {}
-    order: list[tuple[Path, str | None] | tuple[Path, str, str]] = []
+    order: list[_Candidate | tuple[Path, str, str]] = []
     for path, repo in files:
         match = _SHARD.match(path.name)
         if not match:
-            order.append((path, repo))
+            order.append(_Candidate(path, repo))
             continue
         key = (path.parent, match["stem"], match["count"])
         if key not in groups:
@@ -261,18 +283,18 @@ def _group_shards(files: Iterable[tuple[Path, str | None]]) -> Iterator[tuple[Pa
             order.append(key)
         groups[key].append((int(match["index"]), path, repo))
     for item in order:
-        if len(item) == 2:
-            yield item[0], item[1], [], False  # type: ignore[misc]
+        if isinstance(item, _Candidate):
+            yield item
             continue
-        shards = sorted(groups[item])  # type: ignore[index]
-        first_index, first, repo = shards[0]
-        yield first, repo, [path for _, path, _ in shards[1:]], first_index != 1
+        shards = sorted(groups[item])
+        _, first, repo = shards[0]
+        yield _Candidate(first, repo, tuple(path for _, path, _ in shards[1:]), _SHARD.match(first.name))
 
 
 def _real(path: Path) -> Path:
     try:
         return path.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
         return path
 
 
@@ -295,17 +317,21 @@ def discover_models(folders: Sequence[ModelFolder], extra: Sequence[FoundModel] 
         if not os.access(folder.path, os.R_OK | os.X_OK):
             problems.append(f"model folder {folder.path} cannot be read")
             continue
-        for path, repo, others, first_missing in _group_shards(_files_of(folder)):
-            real = _real(path)
+        for candidate in _group_shards(_files_of(folder)):
+            real = _real(candidate.path)
             if real in seen:
                 continue
             seen.add(real)
-            if first_missing:
-                # Only the first shard carries the metadata: nothing to read, nothing to load.
-                match = _SHARD.match(path.name)
-                problem = f"{path.parent / match['stem']}: split model whose first file (-00001-of-{match['count']}) is missing"  # type: ignore[index]
-                found.append(FoundModel(path, folder.source, KIND_UNREADABLE, match["stem"], repo=repo,  # type: ignore[index]
-                                        shards=int(match["count"]), problem=problem))  # type: ignore[index]
-                continue
-            found.append(describe_file(path, folder.source, repo, others))
+            found.append(_describe_candidate(candidate, folder.source))
     return Discovery(tuple(found), tuple(problems))
+
+
+def _describe_candidate(candidate: _Candidate, source: str) -> FoundModel:
+    split = candidate.split
+    if split is not None and candidate.first_shard_missing:
+        # Only the first shard carries the metadata: nothing to read, nothing to load.
+        return FoundModel(
+            candidate.path, source, KIND_UNREADABLE, split["stem"], repo=candidate.repo, shards=int(split["count"]),
+            problem=f"{candidate.path.parent / split['stem']} is a split model whose first file (-00001-of-{split['count']}) is missing",
+        )
+    return describe_file(candidate.path, source, candidate.repo, candidate.other_shards)

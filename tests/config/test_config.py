@@ -1,0 +1,250 @@
+"""The config file: locations, typed values, and one line for every kind of mistake."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from scriptorium.app import paths
+from scriptorium.app.config import Config, ConfigError, ModelConfig, UiConfig, config_path, load_config, load_config_lenient
+from scriptorium.app.config_parse import parse_config
+from scriptorium.app.config_text import DEFAULT_CONFIG_TEXT, effective_config_toml, write_default_config
+from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
+
+FULL = """
+[model]
+path = "models/mine.gguf"
+lora = "~/loras/style.gguf"
+lora_scale = 0.5
+context_size = 8192
+threads = 6
+gpu_layers = 0
+folders = ["/srv/models", "more"]
+
+[sampler]
+preset = "tight"
+max_tokens = 300
+
+[presets.tight]
+base = "creative"
+temperature = 0.3
+stop = ["\\n\\n"]
+
+[presets.loose]
+base = "tight"
+seed = 7
+
+[logit_bias]
+ban_byte_tokens = false
+entries = [[16001, -100], [42, 2.5], [16001, -50]]
+
+[keymap]
+generate = "ctrl+g, f5"
+"app.quit" = "ctrl+q"
+
+[ui]
+theme = "nord"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "conf" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_full_config_is_typed(tmp_path: Path, fake_home: Path) -> None:
+    path = write(tmp_path, FULL)
+    config = load_config(path)
+    assert config.source == path
+    assert config.model == ModelConfig(
+        path=str(path.parent / "models" / "mine.gguf"),
+        lora=fake_home / "loras" / "style.gguf",
+        lora_scale=0.5, context_size=8192, threads=6, gpu_layers=0,
+        folders=(Path("/srv/models"), path.parent / "more"),
+    )
+    tight = PRESETS["creative"].with_changes(temperature=0.3, stop=("\n\n",), preset="tight")
+    assert config.presets == {"tight": tight, "loose": tight.with_changes(seed=7, preset="loose")}
+    assert config.sampler == tight.with_changes(max_tokens=300)  # overrides make it 'custom'
+    assert config.sampler.preset == "custom"
+    assert config.logit_bias == LogitBias(ban_byte_tokens=False, entries=((16001, -50.0), (42, 2.5)))
+    assert dict(config.keymap) == {"generate": "ctrl+g,f5", "app.quit": "ctrl+q"}
+    assert config.ui == UiConfig(theme="nord")
+    assert list(config.all_presets()) == ["greedy", "prose", "creative", "tight", "loose"]
+
+
+def test_sampler_naming_a_preset_keeps_its_name(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, '[sampler]\npreset = "greedy"\n'))
+    assert config.sampler == PRESETS["greedy"]
+
+
+def test_model_name_is_kept_as_written(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, '[model]\npath = "gemma-3-1b"\n'))
+    assert config.model.path == "gemma-3-1b"
+
+
+def test_threads_zero_means_every_core(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, "[model]\nthreads = 0\n")).model.threads is None
+
+
+def test_defaults_when_there_is_no_file() -> None:
+    assert not paths.config_file().exists()
+    assert load_config() == Config()
+    assert load_config_lenient() == (Config(), [])
+    assert Config().sampler == PRESETS["prose"] and Config().model.context_size == 4096
+
+
+def test_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scriptorium_home: Path) -> None:
+    assert config_path() == scriptorium_home / "config" / "config.toml"
+    monkeypatch.setenv("SCRIPTORIUM_CONFIG", str(tmp_path / "env.toml"))
+    assert config_path() == tmp_path / "env.toml"
+    assert config_path(tmp_path / "cli.toml") == tmp_path / "cli.toml"  # --config beats the variable
+    (tmp_path / "env.toml").write_text("[ui]\ntheme = \"nord\"\n")
+    assert load_config().ui.theme == "nord"
+
+
+INVALID = [
+    ("modle = 1", "modle: unknown key (did you mean 'model'?)"),
+    ("zzz = 1", "zzz: unknown key (known: model, sampler, presets, logit_bias, keymap, ui)"),
+    ("model = 3", "model: must be a table ([model]), not 3"),
+    ("[model]\ncontxt_size = 10", "model.contxt_size: unknown key (did you mean 'context_size'?)"),
+    ("[model]\npath = 3", "model.path: must be a string, not 3"),
+    ("[model]\nlora = true", "model.lora: must be a string, not true"),
+    ("[model]\nlora_scale = \"half\"", "model.lora_scale: must be a number, not \"half\""),
+    ("[model]\nlora_scale = 5", "model.lora_scale: must be between 0 and 4, not 5"),
+    ("[model]\ncontext_size = 2048.5", "model.context_size: must be a whole number from 64 to 1048576, not 2048.5"),
+    ("[model]\ncontext_size = 32", "model.context_size: must be a whole number from 64 to 1048576, not 32"),
+    ("[model]\nthreads = -2", "model.threads: must be a whole number from 0 to 1024, not -2"),
+    ("[model]\ngpu_layers = -5", "model.gpu_layers: must be a whole number of at least -1, not -5"),
+    ("[model]\nfolders = \"~/models\"", "model.folders: must be a list of folder paths, not \"~/models\""),
+    ("[model]\nfolders = [\"\"]", "model.folders: must be a list of folder paths, not a list"),
+    ("[sampler]\ntemperature = 11", "sampler.temperature: temperature must be between 0 and 10, not 11.0"),
+    ("[sampler]\ntemperature = \"hot\"", "sampler.temperature: must be a number, not \"hot\""),
+    ("[sampler]\ntop_k = 1.5", "sampler.top_k: must be a whole number, not 1.5"),
+    ("[sampler]\ntop_k = -1", "sampler.top_k: top-k must be 0 (off) or a positive whole number, not -1"),
+    ("[sampler]\ntop_p = 0", "sampler.top_p: top-p must be in (0, 1], not 0.0"),
+    ("[sampler]\nseed = true", "sampler.seed: must be a whole number, not true"),
+    ("[sampler]\nseed = -1", "sampler.seed: seed must be in [0, 2^32), not -1"),
+    ("[sampler]\nmax_tokens = 0", "sampler.max_tokens: max tokens must be at least 1, not 0"),
+    ("[sampler]\nstop = \"\\n\"", "sampler.stop: must be a list of strings, not \"\\n\""),
+    ("[sampler]\nstop = [\"\"]", "sampler.stop: a stop string cannot be empty"),
+    ("[sampler]\npreset = \"wild\"", "sampler.preset: unknown preset \"wild\" (choose from greedy, prose, creative)"),
+    ("[sampler]\ntemprature = 1", "sampler.temprature: unknown key (did you mean 'temperature'?)"),
+    ("presets = 1", "presets: must be a table ([presets]), not 1"),
+    ("[presets]\nmine = 1", "presets.mine: must be a table ([presets.mine]), not 1"),
+    ("[presets.custom]\ntop_k = 1", "presets.custom: a preset name uses letters, digits, '-' and '_' and is not 'custom'"),
+    ("[presets.\"my preset\"]\ntop_k = 1", "presets.my preset: a preset name uses letters, digits, '-' and '_' and is not 'custom'"),
+    ("[presets.mine]\nbase = \"wild\"", "presets.mine.base: unknown preset \"wild\" (choose from greedy, prose, creative)"),
+    ("[presets.mine]\ntop_p = 2", "presets.mine.top_p: top-p must be in (0, 1], not 2.0"),
+    ("[presets.mine]\npreset = \"x\"", "presets.mine.preset: unknown key (known: base, temperature, top_k, top_p, "
+     "min_p, repeat_penalty, repeat_window, presence_penalty, frequency_penalty, seed, max_tokens, stop)"),
+    ("[logit_bias]\nban_byte_tokens = 1", "logit_bias.ban_byte_tokens: must be true or false, not 1"),
+    ("[logit_bias]\nentries = {a = 1}", "logit_bias.entries: must be a list of [token_id, bias] pairs, not a table"),
+    ("[logit_bias]\nentries = [[1, 2, 3]]", "logit_bias.entries[0]: must be a [token_id, bias] pair, not a list"),
+    ("[logit_bias]\nentries = [5]", "logit_bias.entries[0]: must be a [token_id, bias] pair, not 5"),
+    ("[logit_bias]\nentries = [[\"a\", 1]]", "logit_bias.entries[0]: must be a whole number (a token id), not \"a\""),
+    ("[logit_bias]\nentries = [[1, \"x\"]]", "logit_bias.entries[0]: must be a number, not \"x\""),
+    ("[logit_bias]\nentries = [[-3, 1]]", "logit_bias.entries[0]: logit bias names token -3, which does not exist"),
+    ("[logit_bias]\nentries = [[3, 5000]]", "logit_bias.entries[0]: logit bias for token 3 must be in [-1000, 1000], not 5000.0"),
+    ("[logit_bias]\nban = true", "logit_bias.ban: unknown key (known: ban_byte_tokens, entries)"),
+    ("[keymap]\ngenerate = 5", "keymap.generate: must be a string of keys like \"ctrl+g,f5\", not 5"),
+    ("[keymap]\ngenerate = \"ctrl+g,,f5\"", "keymap.generate: must be keys separated by commas, like \"ctrl+g,f5\", not \"ctrl+g,,f5\""),
+    ("[keymap]\ngenerate = \"ctrl g\"", "keymap.generate: must be keys separated by commas, like \"ctrl+g,f5\", not \"ctrl g\""),
+    ("[ui]\ntheme = \"\"", "ui.theme: must name a theme, not an empty string"),
+    ("[ui]\ntheme = 1", "ui.theme: must be a string, not 1"),
+    ("[ui]\ncolour = \"red\"", "ui.colour: unknown key (known: theme)"),
+]
+
+
+@pytest.mark.parametrize("text, problem", INVALID, ids=[problem.split(":")[0] for _, problem in INVALID])
+def test_every_invalid_value_is_one_line_naming_the_key(tmp_path: Path, text: str, problem: str) -> None:
+    path = write(tmp_path, text + "\n")
+    config, problems = load_config_lenient(path)
+    assert problems == [f"{path}: {problem}"]
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: {problem}"
+    assert "\n" not in str(caught.value)
+
+
+def test_lenient_keeps_the_good_values(tmp_path: Path) -> None:
+    text = """
+[model]
+context_size = "big"
+threads = 4
+[sampler]
+temperature = 99
+top_k = 20
+[logit_bias]
+entries = [[1, 2], "oops", [3, 4]]
+"""
+    path = write(tmp_path, text)
+    config, problems = load_config_lenient(path)
+    assert config.model.context_size == 4096 and config.model.threads == 4
+    assert config.sampler == PRESETS["prose"].with_changes(top_k=20)
+    assert config.logit_bias.entries == ((1, 2.0), (3, 4.0))
+    assert len(problems) == 3
+    with pytest.raises(ConfigError, match=r"context_size.*\(and 2 more; see scriptorium config show\)$"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("[model\npath = 1", "not valid TOML: "),
+    (b"\xff\xfe[model]", "is not UTF-8 text"),
+])
+def test_unreadable_files(tmp_path: Path, content, problem: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    config, problems = load_config_lenient(path)
+    assert config == Config() and len(problems) == 1 and problem in problems[0] and str(path) in problems[0]
+    with pytest.raises(ConfigError):
+        load_config(path)
+
+
+def test_explicit_file_must_exist_the_default_need_not(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=f"^config file not found: {tmp_path / 'nope.toml'}$"):
+        load_config(tmp_path / "nope.toml")
+    (tmp_path / "dir.toml").mkdir()
+    assert load_config_lenient(tmp_path / "dir.toml")[1] == [f"config file {tmp_path / 'dir.toml'} is a folder"]
+
+
+def test_config_preset_lookup() -> None:
+    config, _ = parse_config({"presets": {"mine": {"top_k": 3}}})
+    assert config.preset("mine").top_k == 3 and config.preset("mine").preset == "mine"
+    with pytest.raises(SettingsError, match="^unknown preset 'x' \\(choose from greedy, prose, creative, mine\\)$"):
+        config.preset("x")
+
+
+def test_default_file_documents_every_field_and_changes_nothing(tmp_path: Path) -> None:
+    config, problems = parse_config(tomllib.loads(DEFAULT_CONFIG_TEXT), tmp_path / "config.toml")
+    assert problems == [] and config == Config(source=tmp_path / "config.toml")
+    for table, cls in (("model", ModelConfig), ("ui", UiConfig), ("sampler", SamplerSettings)):
+        for field in fields(cls):
+            assert f"# {field.name} = " in DEFAULT_CONFIG_TEXT, f"{table}.{field.name} is missing from the starter file"
+    # Uncomment every example setting and table header: the examples must be valid too.
+    uncommented = "\n".join(line[2:] if re.match(r'^# ("?[\w.]+"? = |\[)', line) else line
+                            for line in DEFAULT_CONFIG_TEXT.splitlines())
+    example, problems = parse_config(tomllib.loads(uncommented), tmp_path / "config.toml")
+    assert problems == [] and example.presets["dialogue"].temperature == 0.9
+
+
+def test_write_default_config_refuses_to_overwrite(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "config.toml"
+    write_default_config(path)
+    assert path.read_text(encoding="utf-8") == DEFAULT_CONFIG_TEXT
+    path.write_text("# mine\n")
+    with pytest.raises(Exception, match="already exists"):
+        write_default_config(path)
+    assert path.read_text() == "# mine\n"
+
+
+def test_effective_config_round_trips(tmp_path: Path) -> None:
+    path = write(tmp_path, FULL)
+    config = load_config(path)
+    again, problems = parse_config(tomllib.loads(effective_config_toml(config)), path)
+    assert problems == [] and again == config

@@ -1,0 +1,118 @@
+"""Precedence: command-line flags > config file > built-in defaults."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from scriptorium.app.commands.common import add_model_arguments, add_sampler_arguments
+from scriptorium.app.config import Config, load_config
+from scriptorium.app.run_settings import add_config_argument, run_settings
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.settings import PRESETS, LogitBias, SettingsError
+
+CONFIG = """
+[model]
+path = "/models/configured.gguf"
+lora = "/loras/configured.gguf"
+lora_scale = 0.5
+context_size = 8192
+threads = 3
+gpu_layers = 10
+
+[sampler]
+preset = "creative"
+top_k = 7
+stop = ["FINE"]
+
+[presets.mine]
+temperature = 0.2
+
+[logit_bias]
+entries = [[5, 1.0], [6, -2.0]]
+"""
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    """The flags `scriptorium continue` defines, plus --config."""
+    parser = argparse.ArgumentParser()
+    add_model_arguments(parser)
+    add_sampler_arguments(parser)
+    add_config_argument(parser)
+    return parser.parse_args(list(argv))
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    path = tmp_path / "config.toml"
+    path.write_text(CONFIG, encoding="utf-8")
+    return load_config(path)
+
+
+def test_built_in_defaults() -> None:
+    run = run_settings(parse(), Config())
+    assert (run.model, run.lora_path, run.lora_scale) == (None, None, 1.0)
+    assert (run.n_ctx, run.n_threads, run.n_gpu_layers) == (4096, None, -1)
+    assert run.sampler == PRESETS["prose"] and run.bias == LogitBias()
+
+
+def test_config_over_defaults(config: Config) -> None:
+    run = run_settings(parse(), config)
+    assert (run.model, run.lora_path, run.lora_scale) == ("/models/configured.gguf", Path("/loras/configured.gguf"), 0.5)
+    assert (run.n_ctx, run.n_threads, run.n_gpu_layers) == (8192, 3, 10)
+    assert run.sampler == PRESETS["creative"].with_changes(top_k=7, stop=("FINE",))
+    assert run.bias == LogitBias(ban_byte_tokens=True, entries=((5, 1.0), (6, -2.0)))
+
+
+def test_flags_over_config(config: Config) -> None:
+    args = parse("--model", "cli.gguf", "--lora", "cli-lora.gguf", "--lora-scale", "2", "--ctx", "1024",
+                 "--threads", "1", "--gpu-layers", "0", "--top-k", "3", "--stop", "X", "--stop", "Y",
+                 "--bias", "6=4", "--bias", "9=-1", "--no-byte-ban")
+    run = run_settings(args, config)
+    assert (run.model, run.lora_path, run.lora_scale) == ("cli.gguf", Path("cli-lora.gguf"), 2.0)
+    assert (run.n_ctx, run.n_threads, run.n_gpu_layers) == (1024, 1, 0)
+    assert run.sampler == PRESETS["creative"].with_changes(top_k=3, stop=("X", "Y"))
+    assert run.bias == LogitBias(ban_byte_tokens=False, entries=((5, 1.0), (6, 4.0), (9, -1.0)))
+
+
+def test_preset_flag_replaces_the_config_sampler(config: Config) -> None:
+    assert run_settings(parse("--preset", "greedy"), config).sampler == PRESETS["greedy"]
+    assert run_settings(parse("--preset", "greedy", "--temperature", "0.5"), config).sampler == (
+        PRESETS["greedy"].with_changes(temperature=0.5))
+    # The user's own presets work too (a namespace: commands/common.py limits --preset's choices).
+    mine = run_settings(argparse.Namespace(preset="mine"), config).sampler
+    assert mine.temperature == 0.2 and mine.preset == "mine"
+
+
+def test_load_options(config: Config) -> None:
+    options = run_settings(parse("--threads", "2"), config).load_options(Path("/m.gguf"))
+    assert (options.model_path, options.lora_path, options.lora_scale) == (Path("/m.gguf"), Path("/loras/configured.gguf"), 0.5)
+    assert (options.n_ctx, options.n_threads, options.n_gpu_layers) == (8192, 2, 10)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--lora-scale", "0.5"), "--lora-scale needs --lora PATH (or lora in the config's [model])"),
+    (("--lora", "x.gguf", "--lora-scale", "9"), "--lora-scale must be between 0 and 4, not 9.0"),
+    (("--ctx", "10"), "--ctx must be at least 64, not 10"),
+    (("--threads", "0"), "--threads must be at least 1, not 0"),
+    (("--gpu-layers", "-2"), "--gpu-layers must be -1 (all) or more, not -2"),
+    (("--temperature", "20"), "temperature must be between 0 and 10, not 20.0"),
+    (("--bias", "nope"), "bias 'nope' is not of the form ID=VALUE (e.g. 16001=-100)"),
+    (("--bias", "3=5000"), "logit bias for token 3 must be in [-1000, 1000], not 5000.0"),
+])
+def test_bad_flags_are_one_line_errors(argv: tuple[str, ...], message: str) -> None:
+    with pytest.raises(ScriptoriumError) as caught:
+        run_settings(parse(*argv), Config())
+    assert str(caught.value) == message
+
+
+def test_unknown_preset_flag_names_the_choices(config: Config) -> None:
+    with pytest.raises(SettingsError, match=r"^unknown preset 'nope' \(choose from greedy, prose, creative, mine\)$"):
+        run_settings(argparse.Namespace(preset="nope"), config)
+
+
+def test_missing_flags_count_as_not_given(config: Config) -> None:
+    """A command that defines none of the flags (the TUI's parser, say) still gets the config."""
+    assert run_settings(argparse.Namespace(), config) == run_settings(parse(), config)
