@@ -91,8 +91,8 @@ def test_info_reports_the_facts(random_model: Path) -> None:
         (["--bias", "abc=-100"], "not of the form ID=VALUE"),
         (["--bias", "99999=-100"], "token 99999, which does not exist"),
         (["--temperature", "warm"], "invalid float value: 'warm'"),
-        (["--preset", "wild"], "invalid choice: 'wild'"),
-        (["--ctx", "10"], "context size must be at least 64"),
+        (["--preset", "wild"], "unknown preset 'wild'"),
+        (["--ctx", "10"], "--ctx must be at least 64"),
         (["--lora-scale", "0.5"], "--lora-scale needs --lora"),
     ],
 )

@@ -1,4 +1,5 @@
-"""Arguments shared by the commands that load a model or sample from it."""
+"""Arguments shared by the commands that load a model or sample from it; run_settings.py
+merges them over the config."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import sys
 from pathlib import Path
 
 from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, preset
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..run_settings import add_config_argument
+
+    add_config_argument(parser)
     group = parser.add_argument_group("model")
-    group.add_argument("--model", type=Path, metavar="PATH", help="GGUF model file")
+    group.add_argument("--model", metavar="PATH|NAME",
+                       help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)")
     group.add_argument("--lora", type=Path, metavar="PATH", help="GGUF LoRA adapter for the model")
     group.add_argument("--lora-scale", type=float, metavar="F", help="adapter strength, 0 disables it (default 1)")
     group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default 4096)")
@@ -22,7 +26,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sampling")
-    group.add_argument("--preset", choices=sorted(PRESETS), help="starting values (default: prose)")
+    group.add_argument("--preset", metavar="NAME",
+                       help="starting values: greedy, prose, creative or one of the config's presets")
     group.add_argument("--temperature", type=float, metavar="T")
     group.add_argument("--top-k", type=int, metavar="K")
     group.add_argument("--top-p", type=float, metavar="P")
@@ -37,34 +42,6 @@ def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--no-byte-ban", action="store_true", help="allow the vocabulary's byte tokens")
     group.add_argument("--bias", action="append", metavar="ID=VALUE", default=[],
                        help="add VALUE to token ID's logit (repeatable), e.g. --bias 16001=-100")
-
-
-_SAMPLER_FLAGS = {
-    "temperature": "temperature", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
-    "repeat_penalty": "repeat_penalty", "repeat_window": "repeat_window",
-    "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
-    "seed": "seed", "max_tokens": "max_tokens",
-}
-
-
-def sampler_from_args(args: argparse.Namespace, base: SamplerSettings | None = None) -> SamplerSettings:
-    """Flags over the named preset over `base` (the config's defaults, or built-in prose)."""
-    settings = preset(args.preset) if args.preset else (base or PRESETS["prose"])
-    changes: dict[str, object] = {
-        field: getattr(args, flag) for flag, field in _SAMPLER_FLAGS.items() if getattr(args, flag) is not None
-    }
-    if args.stop:
-        changes["stop"] = tuple(args.stop)
-    if changes:
-        settings = settings.with_changes(**changes)
-    return settings.validated()
-
-
-def bias_from_args(args: argparse.Namespace, base: LogitBias | None = None) -> LogitBias:
-    base = base or LogitBias()
-    entries = dict(base.entries)
-    entries.update(LogitBias.parse_entry(text) for text in args.bias)
-    return LogitBias(ban_byte_tokens=base.ban_byte_tokens and not args.no_byte_ban, entries=tuple(entries.items()))
 
 
 def read_draft(source: str | None) -> str:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import add_model_arguments, add_sampler_arguments, bias_from_args, read_draft, sampler_from_args
+from .common import add_model_arguments, add_sampler_arguments, read_draft
 
 HELP = "Continue a draft and stream the continuation to stdout (for editors and pipes)."
 
@@ -50,19 +50,24 @@ def run(args: argparse.Namespace) -> int:
     import contextlib
 
     from scriptorium import prompts
+    from scriptorium.inference.engine import Engine
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
     from scriptorium.inference.settings import SettingsError
 
     from .. import paths
-    from .loading import load_engine
+    from ..config import load_config
+    from ..model_choice import resolve_model, stderr_progress
+    from ..run_settings import run_settings
 
     if args.top < 0:
         raise SettingsError(f"--top must be 0 or more, not {args.top}")
-    settings = sampler_from_args(args)
-    bias = bias_from_args(args)
+    config = load_config(args.config)
+    chosen = run_settings(args, config)
     draft = read_draft(args.file)
     prompt = prompts.render_continue(draft, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
-    engine = load_engine(args)
+    model_path = resolve_model(chosen.model, config, stderr_progress())
+    engine = Engine.load(chosen.load_options(model_path))
+    settings, bias = chosen.sampler, chosen.bias
     out = sys.stdout
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:
         for event in events:
