@@ -283,6 +283,18 @@ class Engine:
             raise SettingsError(f"top must be 0 or more, not {top_n}")
         return run_generation(self, prompt, settings, bias, top_n=top_n, should_stop=should_stop, special=special)
 
+    def score(
+        self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None
+    ) -> Iterator[Event]:
+        """Stream how probable the model finds each token of `text` (the author's own
+        words): TokenScore per token, ScoreProgress per chunk, then ScoreDone. Leaves the
+        text in the KV cache, so continuing it right after costs nothing more."""
+        from .scoring import run_scoring
+
+        if top_n < 0:
+            raise SettingsError(f"top must be 0 or more, not {top_n}")
+        return run_scoring(self, text, top_n=top_n, should_stop=should_stop)
+
     def chat_prompt(self, messages: list[dict[str, str]], fallback_template: str | None = None) -> str:
         """The prompt for the assistant's next reply, in the model's own chat format."""
         from .chat import render_chat

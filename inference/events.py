@@ -107,4 +107,37 @@ class GenerationDone:
     trimmed_tokens: int = field(default=0)
 
 
-Event = ContextTrimmed | PrefillProgress | PrefillDone | TokenEvent | GenerationDone
+
+
+@dataclass(frozen=True, slots=True)
+class TokenScore:
+    """How probable the model found one token of given text, given the text before it."""
+
+    index: int
+    """Position of the token in the scored text's tokens (BOS excluded)."""
+    id: int
+    text: str
+    start: int
+    """Character offset in the scored text where this token's characters begin."""
+    p: float
+    top: tuple[Candidate, ...]
+    """What the model expected there instead, most probable first."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreProgress:
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreDone:
+    tokens: int
+    """Tokens scored (all of the text's tokens but a leading BOS)."""
+    elapsed_ms: float
+    cancelled: bool
+    trimmed_tokens: int = 0
+    """Leading tokens not scored because the text is longer than the context."""
+
+
+Event = ContextTrimmed | PrefillProgress | PrefillDone | TokenEvent | GenerationDone | TokenScore | ScoreProgress | ScoreDone

@@ -1,0 +1,113 @@
+"""Score the author's own text: for every token, how probable the model found it.
+
+One pass over the text with logits requested for every position, in chunks sized so the
+logits buffer stays near 128 MiB whatever the vocabulary. The per-position work is the
+same StepReader as generation, so a scored token and a generated one read alike.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from typing import TYPE_CHECKING, Callable, Iterator
+
+import numpy as np
+
+from .errors import GenerationError
+from .events import ScoreDone, ScoreProgress, TokenScore
+from .sampling import StepReader
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+LOGITS_BUDGET_FLOATS = 32 * 1024 * 1024
+DECODE_ABORTED = 2
+
+
+def _never() -> bool:
+    return False
+
+
+def chunk_size(n_vocab: int, n_batch: int) -> int:
+    return max(8, min(n_batch, LOGITS_BUDGET_FLOATS // n_vocab))
+
+
+def character_offsets(engine: "Engine", tokens: list[int], text: str) -> list[int]:
+    """Where each token starts in `text` (a character split over byte tokens starts at
+    the token that opens it). SentencePiece decodes with a leading space the text did
+    not have; offsets are shifted back by it."""
+    offsets, consumed = [], b""
+    for token in tokens:
+        offsets.append(len(consumed.decode("utf-8", errors="ignore")))
+        consumed += engine.token_bytes(token)
+    decoded = consumed.decode("utf-8", errors="ignore")
+    lead = len(decoded) - len(text) if len(decoded) >= len(text) and decoded.endswith(text) else 0
+    return [max(0, offset - lead) for offset in offsets]
+
+
+def run_scoring(
+    engine: "Engine", text: str, *, top_n: int, should_stop: Callable[[], bool] | None
+) -> Iterator[TokenScore | ScoreProgress | ScoreDone]:
+    stop_requested = should_stop or _never
+    with engine.lock:
+        started = time.perf_counter()
+        lib, ctx = engine.handles.lib, engine.handles.ctx
+        tokens = engine.tokenize(text)
+        has_bos = bool(tokens) and tokens[0] == engine.bos_id and engine.add_bos
+        # Without a BOS the first token has no context to be predicted from.
+        first_scored = 1
+        offsets = character_offsets(engine, tokens, text)
+        trimmed = max(0, len(tokens) - engine.n_ctx)
+        if trimmed:
+            # Score the most recent text that fits, as generation would see it.
+            keep = slice(1 + trimmed, None) if has_bos else slice(trimmed, None)
+            tokens = (tokens[:1] if has_bos else []) + tokens[keep]
+            offsets = (offsets[:1] if has_bos else []) + offsets[keep]
+        engine.clear_cache()
+        chunk = chunk_size(engine.n_vocab, engine.options.n_batch)
+        batch = lib.llama_batch_init(chunk, 0, 1)
+        step = StepReader(engine.n_vocab)
+        scored, cancelled = 0, False
+        engine.interruptible(stop_requested)
+        try:
+            for begin in range(0, len(tokens), chunk):
+                if stop_requested():
+                    cancelled = True
+                    break
+                part = tokens[begin:begin + chunk]
+                batch.n_tokens = len(part)
+                for i, token in enumerate(part):
+                    batch.token[i] = token
+                    batch.pos[i] = begin + i
+                    batch.n_seq_id[i] = 1
+                    batch.seq_id[i][0] = 0
+                    batch.logits[i] = 1
+                status = lib.llama_decode(ctx, batch)
+                if status == DECODE_ABORTED:
+                    engine.clear_cache()
+                    cancelled = True
+                    break
+                if status != 0:
+                    engine.clear_cache()
+                    raise GenerationError(f"llama.cpp failed to score the text (llama_decode returned {status})")
+                engine.cached_tokens.extend(part)
+                pointer = ctypes.cast(lib.llama_get_logits(ctx), ctypes.POINTER(ctypes.c_float))
+                rows = np.ctypeslib.as_array(pointer, shape=(len(part), engine.n_vocab))
+                for i in range(len(part)):
+                    target = begin + i + 1  # row i predicts the next token
+                    if target >= len(tokens) or target < first_scored:
+                        continue
+                    step.read(rows[i])
+                    token = tokens[target]
+                    yield TokenScore(
+                        index=target - 1, id=token, text=engine.token_text(token), start=offsets[target],
+                        p=step.probability(token),
+                        top=step.candidates(top_n, engine.token_text, {}) if top_n else (),
+                    )
+                    scored += 1
+                yield ScoreProgress(done=begin + len(part), total=len(tokens))
+        finally:
+            engine.interruptible(None)
+            lib.llama_batch_free(batch)
+        yield ScoreDone(tokens=scored, elapsed_ms=(time.perf_counter() - started) * 1000.0,
+                        cancelled=cancelled, trimmed_tokens=trimmed)
