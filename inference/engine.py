@@ -139,7 +139,7 @@ class Engine:
 
     @staticmethod
     def _failure(message: str, mark: int) -> str:
-        reason = native.last_error_line(native.log_since(mark))
+        reason = native.last_error_since(mark)
         return f"{message}: {reason}" if reason else message
 
     @classmethod

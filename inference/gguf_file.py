@@ -21,6 +21,8 @@ TOKEN_TYPE_BYTE = 6
 # Architectures whose sliding-window layers follow a fixed pattern in llama.cpp when the
 # GGUF does not carry `<arch>.attention.sliding_window_pattern` (llama-model.cpp).
 DEFAULT_SWA_PATTERN = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4}
+# Converters write a window for these, but llama.cpp ignores it and keeps one full cache.
+SWA_IGNORED = frozenset({"phi3"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +130,7 @@ def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
     n_head_kv = _per_layer(header.get(f"{arch}.attention.head_count_kv"), n_layer, n_head)
     head_dim = n_embd // n_head
     window = header.get(f"{arch}.attention.sliding_window")
-    window = int(window) if window else None
+    window = int(window) if window and arch not in SWA_IGNORED else None
     token_types = header.get(TOKEN_TYPES)
     byte_ids: tuple[int, ...] = ()
     if token_types is not None:

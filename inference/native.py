@@ -15,13 +15,17 @@ import threading
 from types import ModuleType
 from typing import Any
 
-_LOG_LINES: collections.deque[str] = collections.deque(maxlen=400)
+_LOG_LINES: collections.deque[str] = collections.deque(maxlen=4000)
+_PROBLEM_LINES: collections.deque[tuple[int, str]] = collections.deque(maxlen=50)
+"""(position in the log, line) of lines llama.cpp logged as a warning or an error."""
 _log_total = 0
 _state_lock = threading.Lock()
 _library: ModuleType | None = None
 _log_callback: Any = None  # kept referenced: llama.cpp holds the raw function pointer
 
-GGML_LOG_LEVEL_ERROR = 3
+# ggml.h (llama-cpp-python's own _logger.py still has the older numbering).
+GGML_LOG_LEVEL_WARN = 3
+GGML_LOG_LEVEL_ERROR = 4
 GGML_LOG_LEVEL_CONT = 5
 
 
@@ -35,13 +39,19 @@ def llama() -> ModuleType:
             from llama_cpp import llama_cpp as lib
 
             pending: list[str] = []
+            line_level = [0]
 
             @lib.llama_log_callback
             def collect(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
                 global _log_total
+                if level != GGML_LOG_LEVEL_CONT and not pending:
+                    line_level[0] = level
                 pending.append(text.decode("utf-8", errors="replace"))
                 if pending[-1].endswith("\n"):
-                    _LOG_LINES.append("".join(pending).rstrip("\n"))
+                    line = "".join(pending).rstrip("\n")
+                    _LOG_LINES.append(line)
+                    if line_level[0] in (GGML_LOG_LEVEL_WARN, GGML_LOG_LEVEL_ERROR):
+                        _PROBLEM_LINES.append((_log_total, line))
                     _log_total += 1
                     pending.clear()
 
@@ -63,9 +73,14 @@ def log_since(mark: int) -> list[str]:
     return list(_LOG_LINES)[-count:] if count > 0 else []
 
 
-def last_error_line(lines: list[str]) -> str | None:
-    """llama.cpp's most telling line for a failure: errors name the missing tensor etc."""
-    for line in reversed(lines):
+def last_error_since(mark: int) -> str | None:
+    """llama.cpp's most telling line for a failure since `mark`: the last warning or
+    error it logged (they name the missing tensor, the bad shape...), else the last
+    line that says something failed."""
+    for position, line in reversed(_PROBLEM_LINES):
+        if position >= mark:
+            return line.strip()
+    for line in reversed(log_since(mark)):
         lowered = line.lower()
         if "error" in lowered or "failed" in lowered or "invalid" in lowered:
             return line.strip()

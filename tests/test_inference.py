@@ -319,3 +319,11 @@ def test_bad_model_files_are_refused_before_llama_cpp(tmp_path: Path, bad_gguf_f
         load(lora_adapter)
     with pytest.raises(ModelFileError, match="not a LoRA adapter"):
         load(random_model, lora_path=random_model)
+
+
+def test_a_load_llama_cpp_refuses_says_why(random_model: Path) -> None:
+    from scriptorium.inference.errors import ModelLoadError
+
+    # 16-wide heads cannot hold a q8_0 K cache (blocks of 32): llama.cpp's own reason is kept.
+    with pytest.raises(ModelLoadError, match="does not divide"):
+        load(random_model, type_k="q8_0", flash_attn=True)
