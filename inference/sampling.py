@@ -50,6 +50,11 @@ class StepReader:
         if n <= 0:
             return np.empty(0, dtype=np.int64)
         near = np.flatnonzero(logits >= self.max_logit - self._margin)
+        for _ in range(3):  # widen a margin that caught too few, a few times at most
+            if len(near) >= n:
+                break
+            self._margin = self._margin * 2.0 + 1.0
+            near = np.flatnonzero(logits >= self.max_logit - self._margin)
         if len(near) < n:
             ids = np.argpartition(logits, -n)[-n:]
         elif len(near) > n:
@@ -57,8 +62,9 @@ class StepReader:
         else:
             ids = near
         ids = ids[np.argsort(-logits[ids], kind="stable")]
-        # Next step, look slightly past where this step's n-th token was.
-        self._margin = 1.25 * (self.max_logit - float(logits[ids[-1]])) + 1e-3
+        # Next step, look well past where this step's n-th token was: a too-wide margin
+        # costs a little, a too-narrow one a second pass.
+        self._margin = 2.0 * (self.max_logit - float(logits[ids[-1]])) + 0.5
         return ids
 
     def candidates(self, n: int, text_of: Callable[[int], str], bias: dict[int, float]) -> tuple[Candidate, ...]:
