@@ -1,0 +1,166 @@
+"""One generation as the app sees it: the request, the messages the worker thread posts,
+and the loop that turns engine events into those messages.
+
+The loop runs in a Textual thread worker. It touches no widget: it only posts messages,
+and asks `should_stop` (the worker's cancellation flag) between tokens.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from contextlib import closing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from textual.message import Message
+
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.events import (
+    ContextTrimmed,
+    GenerationDone,
+    KVCacheUsage,
+    PrefillDone,
+    PrefillProgress,
+    TokenEvent,
+)
+from scriptorium.inference.settings import LogitBias, SamplerSettings
+
+if TYPE_CHECKING:
+    from scriptorium.inference.engine import Engine
+
+_request_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """Everything one generation uses, frozen when the key is pressed: a nudge made
+    while it streams applies to the next one."""
+
+    kind: str
+    """'draft' (continue the draft) or 'chat' (the assistant's reply)."""
+    prompt: str
+    settings: SamplerSettings
+    bias: LogitBias
+    top_n: int
+    lora_scale: float | None = None
+    """The adapter scale to apply before generating; None when no adapter is loaded."""
+    special: bool = False
+    """Parse control-token text in the prompt (chat templates write <start_of_turn> etc.)."""
+    id: int = 0
+    """Tells this generation's messages apart from a cancelled one still finishing."""
+
+    @classmethod
+    def create(cls, **fields: object) -> "GenerationRequest":
+        return cls(id=next(_request_ids), **fields)  # type: ignore[arg-type]
+
+
+@dataclass
+class GenerationMessage(Message):
+    request_id: int
+
+
+@dataclass
+class PrefillProgressed(GenerationMessage):
+    """A batch of the prompt went into the KV cache."""
+
+    event: PrefillProgress
+
+    def can_replace(self, message: Message) -> bool:
+        # Only the latest progress matters: a queue of them merges into one.
+        return isinstance(message, PrefillProgressed) and message.request_id == self.request_id
+
+
+@dataclass
+class PrefillFinished(GenerationMessage):
+    """The whole prompt is in the KV cache; decoding starts."""
+
+    event: PrefillDone
+
+
+@dataclass
+class ContextWasTrimmed(GenerationMessage):
+    """The prompt was too long for the context: its oldest tokens were dropped."""
+
+    event: ContextTrimmed
+
+
+@dataclass
+class TokensGenerated(GenerationMessage):
+    """The model produced tokens: every one since the previous message of this kind."""
+
+    events: tuple[TokenEvent, ...]
+    kv_cache: KVCacheUsage
+    """The engine's KV accounting right after the last of them."""
+
+
+@dataclass
+class GenerationFinished(GenerationMessage):
+    """The generation ended: stopped, finished, cancelled or out of context."""
+
+    event: GenerationDone
+
+
+@dataclass
+class GenerationFailed(GenerationMessage):
+    """The engine refused or crashed; `error` is one line for the author."""
+
+    error: str
+
+
+def stream_generation(
+    engine: "Engine",
+    request: GenerationRequest,
+    post: Callable[[Message], object],
+    should_stop: Callable[[], bool],
+    frame_interval: float,
+) -> None:
+    """Run `request` on `engine`, posting its events as messages.
+
+    Tokens are gathered and posted at most once per `frame_interval` (the first one at
+    once): a message costs the UI thread a wake-up and a redraw, and the UI thread's
+    time is time the generation waits for the GIL."""
+    rid = request.id
+    batch: list[TokenEvent] = []
+    last_post = -frame_interval
+
+    def post_tokens() -> None:
+        nonlocal last_post
+        if batch:
+            post(TokensGenerated(rid, tuple(batch), engine.kv_usage()))
+            batch.clear()
+            last_post = time.monotonic()
+
+    try:
+        if request.lora_scale is not None and engine.adapter is not None and engine.lora_scale != request.lora_scale:
+            engine.set_lora_scale(request.lora_scale)
+        generation = engine.generate(
+            request.prompt,
+            request.settings,
+            request.bias,
+            top_n=request.top_n,
+            should_stop=should_stop,
+            special=request.special,
+        )
+        with closing(generation) as events:
+            for event in events:
+                if isinstance(event, TokenEvent):
+                    batch.append(event)
+                    if time.monotonic() - last_post >= frame_interval:
+                        post_tokens()
+                    continue
+                post_tokens()
+                if isinstance(event, PrefillProgress):
+                    post(PrefillProgressed(rid, event))
+                elif isinstance(event, PrefillDone):
+                    post(PrefillFinished(rid, event))
+                elif isinstance(event, GenerationDone):
+                    post(GenerationFinished(rid, event))
+                elif isinstance(event, ContextTrimmed):
+                    post(ContextWasTrimmed(rid, event))
+    except ScriptoriumError as error:
+        post_tokens()
+        post(GenerationFailed(rid, str(error)))
+    except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
+        post_tokens()
+        post(GenerationFailed(rid, f"generation crashed ({type(error).__name__}: {error})"))

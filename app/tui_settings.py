@@ -1,0 +1,70 @@
+"""What the TUI starts with: typed, validated once, then handed to ScriptoriumApp.
+
+The config file (issue 5) builds one of these; the command line overrides a few fields.
+Live changes made with the keyboard (sampler nudges, the byte ban, the LoRA scale) are
+held by the app, not written back here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, preset
+
+PANELS = ("probabilities", "speed", "kv", "sampler", "model")
+"""Side panels, in the order they are stacked (the live ones first, for small terminals)."""
+
+MODES = ("draft", "chat")
+
+
+@dataclass(frozen=True, slots=True)
+class TuiSettings:
+    """Starting state of the app."""
+
+    sampler: SamplerSettings = field(default_factory=lambda: preset("prose"))
+    """Sampler for the first generation; keys change it from there."""
+    bias: LogitBias = field(default_factory=LogitBias)
+    """Logit bias: the byte-token ban (on by default) plus the author's own entries."""
+    top_n: int = 12
+    """Candidates the engine reports per step, shown in the probabilities panel."""
+    mode: str = "draft"
+    """Which mode opens first: 'draft' or 'chat'."""
+    panels: tuple[str, ...] = PANELS
+    """Side panels shown at start (a subset of PANELS)."""
+    sidebar: bool = True
+    """Whether the side panels are shown at all at start."""
+    frame_interval: float = 1 / 20
+    """Seconds between screen updates while tokens stream: tokens arriving in between
+    are drawn together, so a fast model never makes the UI redraw per token (20 frames
+    a second read as smooth; each frame is UI-thread time the generation waits on)."""
+    threads: int | None = None
+    """CPU threads for llama.cpp; None uses every core but one, which the interface keeps
+    for itself (on a small machine a busy UI thread slows every llama.cpp thread down)."""
+    chat_stop: tuple[str, ...] = ("\nUtente:", "\nUser:")
+    """Stop strings for chat replies when the model has no chat template of its own
+    (they match the turns written by prompts/chat_fallback.jinja)."""
+
+    def validated(self) -> "TuiSettings":
+        self.sampler.validated()
+        self.bias.validated()
+        if not 0 <= self.top_n <= 50:
+            raise SettingsError(f"top_n must be between 0 and 50, not {self.top_n}")
+        if self.mode not in MODES:
+            raise SettingsError(f"mode must be one of {', '.join(MODES)}, not '{self.mode}'")
+        unknown = [name for name in self.panels if name not in PANELS]
+        if unknown:
+            raise SettingsError(f"unknown panel '{unknown[0]}' (choose from {', '.join(PANELS)})")
+        if not 0.005 <= self.frame_interval <= 1.0:
+            raise SettingsError(f"frame_interval must be between 0.005 and 1 second, not {self.frame_interval}")
+        if self.threads is not None and self.threads < 1:
+            raise SettingsError(f"threads must be at least 1, not {self.threads}")
+        if not all(self.chat_stop):
+            raise SettingsError("a chat stop string cannot be empty")
+        return self
+
+    def generation_threads(self) -> int:
+        return self.threads or max(1, (os.cpu_count() or 2) - 1)
+
+    def with_changes(self, **changes: object) -> "TuiSettings":
+        return replace(self, **changes).validated()

@@ -1,0 +1,182 @@
+"""Chat mode: a transcript whose replies stream in, and an input box."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Input, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from scriptorium import prompts
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.events import GenerationDone
+
+from .. import paths
+
+if TYPE_CHECKING:
+    from ..screens.main_screen import MainScreen
+    from ..tui import ScriptoriumApp
+
+
+class UserMessage(Static):
+    """What the author wrote."""
+
+
+class AssistantMessage(Markdown):
+    """A reply: streamed in through a MarkdownStream, set once in full at the end."""
+
+
+class ChatPane(Vertical):
+    """The conversation (system prompt from prompts/chat_system.txt) and the sink of chat
+    generations."""
+
+    BINDINGS = [
+        Binding("escape", "stop", "Stop", id="chat.stop", tooltip="Stop the reply; what was written stays"),
+        Binding("ctrl+r", "regenerate", "Regenerate", id="chat.regenerate",
+                tooltip="Write the last reply again"),
+        Binding("up", "edit_last", "Edit last", key_display="↑", id="chat.edit_last",
+                tooltip="Take back your last message (and its reply) to edit and send it again"),
+    ]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.messages: list[dict[str, str]] = []
+        """The conversation without the system prompt: {'role', 'content'} dicts."""
+        self._stream: MarkdownStream | None = None
+        self._reply: AssistantMessage | None = None
+
+    def compose(self) -> ComposeResult:
+        self.transcript = VerticalScroll(id="transcript")
+        self.input = Input(placeholder="Message the model — Enter sends", id="chat-input")
+        yield self.transcript
+        yield self.input
+
+    def on_mount(self) -> None:
+        # Stay at the bottom while replies grow, unless the author scrolls up to read.
+        self.transcript.anchor()
+
+    @property
+    def main(self) -> "MainScreen":
+        return cast("MainScreen", self.screen)
+
+    @property
+    def tui(self) -> "ScriptoriumApp":
+        return cast("ScriptoriumApp", self.app)
+
+    @property
+    def streaming(self) -> bool:
+        return self.main.generating_for(self)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.streaming
+        if action == "regenerate":
+            return any(m["role"] == "assistant" for m in self.messages[-1:]) and not self.streaming
+        if action == "edit_last":
+            return not self.input.value and not self.streaming and any(m["role"] == "user" for m in self.messages)
+        return True
+
+    # ---- sending -------------------------------------------------------------------
+    @on(Input.Submitted, "#chat-input")
+    async def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        if self.main.is_generating:
+            self.notify("The model is still writing: press Esc to stop it first.", severity="warning")
+            return
+        if not self.tui.require_engine():
+            return
+        self.input.value = ""
+        self.messages.append({"role": "user", "content": text})
+        await self.transcript.mount(UserMessage(text, markup=False, classes="message"))
+        await self._reply_to_conversation()
+
+    async def _reply_to_conversation(self) -> None:
+        engine = self.tui.require_engine()
+        if engine is None:
+            return
+        system = prompts.load(prompts.CHAT_SYSTEM, paths.prompts_dir()).strip()
+        conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
+        try:
+            prompt = engine.chat_prompt(conversation, prompts.load(prompts.CHAT_FALLBACK, paths.prompts_dir()))
+        except ScriptoriumError as error:
+            self.notify(str(error), title="Chat template", severity="error", timeout=10)
+            return
+        # A model without its own template talks in the fallback's turns: stop where
+        # it would start writing the author's next turn.
+        stops = () if engine.facts.has_chat_template else self.tui.settings.chat_stop
+        request = self.tui.new_request("chat", prompt, special=True, extra_stop=stops)
+        self._reply = AssistantMessage(classes="message")
+        await self.transcript.mount(self._reply)
+        self._stream = Markdown.get_stream(self._reply)
+        self.main.start_generation(request, self)
+        self.refresh_bindings()
+
+    # ---- actions -------------------------------------------------------------------
+    def action_stop(self) -> None:
+        self.main.stop_generation()
+
+    async def action_regenerate(self) -> None:
+        if not self.messages or self.messages[-1]["role"] != "assistant":
+            return
+        self.messages.pop()
+        replies = self.transcript.query(AssistantMessage)
+        if replies:
+            await replies.last().remove()
+        await self._reply_to_conversation()
+
+    async def action_edit_last(self) -> None:
+        """Put the last user message back into the input and remove it (and its reply)."""
+        last_user = max((i for i, m in enumerate(self.messages) if m["role"] == "user"), default=None)
+        if last_user is None:
+            return
+        text = self.messages[last_user]["content"]
+        removed = len(self.messages) - last_user
+        del self.messages[last_user:]
+        for widget in list(self.transcript.query(".message"))[-removed:]:
+            await widget.remove()
+        self.input.value = text
+        self.input.cursor_position = len(text)
+        self.input.focus()
+        self.refresh_bindings()
+
+    # ---- the sink ------------------------------------------------------------------
+    async def stream_text(self, text: str) -> None:
+        if self._stream is not None:
+            await self._stream.write(text)
+
+    async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
+        stream, reply = self._stream, self._reply
+        self._stream = self._reply = None
+        if stream is not None:
+            await stream.stop()
+        if reply is None:
+            return
+        if done is None:
+            await reply.remove()
+            self.refresh_bindings()
+            return
+        # One full render at the end, so the reply is exactly the engine's text.
+        await reply.update(done.text)
+        if done.stop_reason == "cancelled":
+            reply.add_class("-stopped")
+            reply.border_subtitle = "stopped"
+        self.messages.append({"role": "assistant", "content": done.text})
+        self.refresh_bindings()
+
+    # ---- for sessions (issue 4) ------------------------------------------------------
+    async def restore(self, messages: list[dict[str, str]]) -> None:
+        """Show a saved conversation (roles 'user' and 'assistant')."""
+        await self.transcript.remove_children()
+        self.messages = [dict(m) for m in messages]
+        for message in self.messages:
+            if message["role"] == "user":
+                await self.transcript.mount(UserMessage(message["content"], markup=False, classes="message"))
+            else:
+                await self.transcript.mount(AssistantMessage(message["content"], classes="message"))
+        self.refresh_bindings()

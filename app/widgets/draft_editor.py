@@ -1,0 +1,146 @@
+"""The draft editor: a TextArea that carries the model's suggestion beside the text.
+
+The suggestion (the "ghost") is never part of the document until the author accepts
+it, so rejecting it leaves no trace in the text or the undo history. It is pinned to an
+anchor location; edits before the anchor move it, an edit across it drops the ghost,
+and typing at the anchor consumes the suggestion when the typed text matches it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from textual.message import Message
+from textual.widgets import TextArea
+from textual.widgets.text_area import Edit, EditResult, Location
+
+_NEXT_WORD = re.compile(r"\s*\S+")
+
+
+@dataclass(slots=True)
+class Ghost:
+    """A suggestion waiting beside the draft."""
+
+    anchor: Location
+    """Where the suggestion would be inserted."""
+    from_cursor: bool
+    """True when it continues from the cursor rather than from the end of the draft."""
+    text: str = ""
+    streaming: bool = True
+    request_ids: list[int] = field(default_factory=list)
+    """The generations whose text this is (one, or several after "continue again")."""
+
+
+def next_word(text: str) -> str:
+    """The next word of a suggestion with the whitespace before it (' casa' of ' casa era')."""
+    match = _NEXT_WORD.match(text)
+    return match.group(0) if match else text
+
+
+def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Location) -> Location | None:
+    """Where `anchor` lands after the text between `top` and `bottom` became text ending
+    at `end`; None when the edit reached the anchor (the text the suggestion continues
+    has changed)."""
+    if top >= anchor:
+        return anchor
+    if bottom < anchor:
+        row, column = anchor
+        if row == bottom[0]:
+            return (end[0], end[1] + column - bottom[1])
+        return (row + end[0] - bottom[0], column)
+    return None
+
+
+class DraftEditor(TextArea):
+    """The author's draft, with an optional ghost suggestion."""
+
+    @dataclass
+    class GhostChanged(Message):
+        """The ghost grew, shrank, moved or went away (`editor.ghost` is the new state)."""
+
+        editor: "DraftEditor"
+        reason: str
+        """'typed' (consumed by matching typing), 'accepted', 'lost' (an edit invalidated
+        it), 'cleared' or 'text' (new streamed text)."""
+
+        @property
+        def control(self) -> "DraftEditor":
+            return self.editor
+
+    def __init__(self, text: str = "", **kwargs: object) -> None:
+        super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
+        self.ghost: Ghost | None = None
+        self._inserting_ghost = False
+
+    # ---- the ghost -------------------------------------------------------------------
+    def begin_ghost(self, anchor: Location, *, from_cursor: bool) -> Ghost:
+        self.ghost = Ghost(anchor=anchor, from_cursor=from_cursor)
+        self.post_message(self.GhostChanged(self, "text"))
+        return self.ghost
+
+    def clear_ghost(self, reason: str = "cleared") -> None:
+        if self.ghost is not None:
+            self.ghost = None
+            self.post_message(self.GhostChanged(self, reason))
+
+    def text_before(self, location: Location) -> str:
+        return self.document.get_text_range((0, 0), location)
+
+    def accept_ghost(self, *, word_only: bool = False) -> str:
+        """Insert the suggestion (or its next word) at the anchor as one undoable edit;
+        returns what was inserted."""
+        ghost = self.ghost
+        if ghost is None or not ghost.text:
+            return ""
+        chunk = next_word(ghost.text) if word_only else ghost.text
+        self.history.checkpoint()
+        self._inserting_ghost = True
+        try:
+            result = self.insert(chunk, ghost.anchor, maintain_selection_offset=False)
+        finally:
+            self._inserting_ghost = False
+        self.history.checkpoint()
+        ghost.text = ghost.text[len(chunk):]
+        ghost.anchor = result.end_location
+        self.move_cursor(result.end_location)
+        if not ghost.text and not ghost.streaming:
+            self.ghost = None
+        self.post_message(self.GhostChanged(self, "accepted"))
+        return chunk
+
+    # ---- keeping the anchor right while the author edits -----------------------------
+    def edit(self, edit: Edit) -> EditResult:
+        ghost = self.ghost
+        if ghost is None or self._inserting_ghost:
+            return super().edit(edit)
+        top, bottom = edit.top, edit.bottom
+        typed_at_anchor = bool(edit.text) and top == bottom == ghost.anchor
+        result = super().edit(edit)
+        if typed_at_anchor and ghost.text.startswith(edit.text):
+            ghost.text = ghost.text[len(edit.text):]
+            ghost.anchor = result.end_location
+            if not ghost.text and not ghost.streaming:
+                self.ghost = None
+            self.post_message(self.GhostChanged(self, "typed"))
+            return result
+        anchor = None if typed_at_anchor else shifted_anchor(ghost.anchor, top, bottom, result.end_location)
+        if anchor is None:
+            self.clear_ghost("lost")
+        elif anchor != ghost.anchor:
+            ghost.anchor = anchor
+            self.post_message(self.GhostChanged(self, "moved"))
+        return result
+
+    def undo(self) -> None:
+        # Undo replays edits without going through edit(): the anchor cannot follow.
+        self.clear_ghost("lost")
+        super().undo()
+
+    def redo(self) -> None:
+        self.clear_ghost("lost")
+        super().redo()
+
+    def load_text(self, text: str) -> None:
+        self.clear_ghost("lost")
+        super().load_text(text)

@@ -1,0 +1,178 @@
+"""Every sampler key: the panel shows the change at once, and the next generation is what
+the engine receives with it. Plus the byte ban and the LoRA scale, seen in the text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tui_helpers import generated, make_app, model_ready, run, spying_loader
+
+from scriptorium.inference.settings import preset
+
+PROSE = preset("prose").with_changes(max_tokens=6, preset="prose")
+
+
+def panel_text(app) -> str:  # type: ignore[no-untyped-def]
+    panel = app.main.sidebar.sampler
+    return "\n".join(line.plain for line in panel.lines(60))
+
+
+@pytest.mark.parametrize(
+    ("key", "field", "value", "shown"),
+    [
+        ("T", "temperature", 0.85, "0.85"),
+        ("t", "temperature", 0.75, "0.75"),
+        ("K", "top_k", 80, "80"),
+        ("k", "top_k", 40, "40"),
+        ("P", "top_p", 1.0, "1.00"),
+        ("p", "top_p", 0.9, "0.90"),
+        ("M", "min_p", 0.01, "0.01"),
+        ("R", "repeat_penalty", 1.05, "1.05"),
+        ("r", "repeat_penalty", 0.95, "0.95"),
+    ],
+)
+def test_a_nudge_shows_at_once_and_the_next_generation_uses_it(
+    random_model: Path, key: str, field: str, value: float, shown: str
+) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(random_model, loader=load, sampler=PROSE)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            assert getattr(spies[0].last["settings"], field) == getattr(PROSE, field)
+            await pilot.press("escape", "ctrl+t", key)
+            assert getattr(app.sampler, field) == value
+            assert shown in panel_text(app)
+            assert app.main.sidebar.sampler.border_title == "Sampler · custom"
+            await pilot.press("escape")  # back to the draft
+            assert app.focused is app.main.draft.editor
+            await generated(pilot, "ctrl+g")
+            assert getattr(spies[0].last["settings"], field) == value
+
+    run(scenario)
+
+
+def test_arrows_select_a_setting_and_adjust_it(random_model: Path) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(random_model, loader=load, sampler=PROSE)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t", "down", "right", "right")  # top-k: 50 -> 80 -> 100
+            assert app.sampler.top_k == 100
+            await pilot.press("escape", *"Era", "ctrl+g")
+            await app.main.wait_until_idle()
+            assert spies[0].last["settings"].top_k == 100
+
+    run(scenario)
+
+
+def test_presets_cycle_and_keep_the_seed(random_model: Path) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(random_model, loader=load, sampler=PROSE)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t", "s")  # a fixed seed first
+            seed = app.sampler.seed
+            assert seed is not None and f"{seed} (fixed)" in panel_text(app)
+            await pilot.press("c")
+            assert app.sampler.preset == "creative" and app.sampler.temperature == 1.1
+            assert app.sampler.seed == seed
+            await pilot.press("c")
+            assert app.sampler.preset == "greedy" and app.sampler.temperature == 0.0
+            await pilot.press("escape", *"Era")
+            await generated(pilot, "ctrl+g")
+            received = spies[0].last["settings"]
+            assert (received.preset, received.temperature, received.seed) == ("greedy", 0.0, seed)
+
+    run(scenario)
+
+
+def test_fixing_the_seed_reproduces_the_last_generation(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=PROSE)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            first = await generated(pilot, "ctrl+g")
+            await pilot.press("ctrl+t", "f", "escape")
+            assert app.sampler.seed == first.seed
+            again = await generated(pilot, "ctrl+r")
+            assert again.seed == first.seed and again.text == first.text
+            await pilot.press("ctrl+t", "f", "escape")  # unfixed: a fresh seed each time
+            assert app.sampler.seed is None
+
+    run(scenario)
+
+
+def test_the_byte_ban_is_shown_and_toggling_it_changes_what_the_model_writes(byte_loop_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(byte_loop_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            summary = " ".join(panel_text(app).split())
+            assert "byte tokens 16000–16255 banned (256)" in summary
+            await pilot.press(*"La notte")
+            banned = await generated(pilot, "ctrl+g")
+            assert "\\x" not in banned.text and banned.text.strip()  # plain words
+            probabilities = app.main.sidebar.probabilities
+            assert probabilities.event is not None
+            assert any(c.banned for c in probabilities.event.top)  # byte tokens rank high, shown banned
+            rendered = "\n".join(line.plain for line in probabilities.lines(40))
+            assert "⊘ <0xFF>" in rendered and "not in top" in rendered
+            await pilot.press("escape", "ctrl+t", "b", "escape")
+            assert not app.bias.ban_byte_tokens and "byte tokens allowed" in panel_text(app)
+            allowed = await generated(pilot, "ctrl+g")
+            assert allowed.text.startswith("\\xff")  # <0xFF> is not UTF-8: shown as an escape
+            assert not any(c.banned for c in app.main.sidebar.probabilities.event.top)
+
+    run(scenario)
+
+
+def test_the_lora_scale_keys_change_the_adapter_the_next_generation_uses(
+    random_model: Path, lora_adapter: Path
+) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(random_model, lora=lora_adapter, loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            assert app.lora_scale == 1.0
+            await pilot.press(*"Era notte")
+            with_adapter = await generated(pilot, "ctrl+g")
+            assert with_adapter.text.split()[0] == "gatto"  # the adapter's favourite word
+            await pilot.press("escape", "ctrl+t", *"l" * 10)
+            assert app.lora_scale == 0.0 and "0.00" in panel_text(app)
+            assert "× 0.00" in "\n".join(line.plain for line in app.main.sidebar.model.lines(40))
+            await pilot.press("escape")
+            without = await generated(pilot, "ctrl+g")
+            assert spies[0].last["lora_scale"] == 0.0
+            assert "gatto" not in without.text.split()[:1]
+            await pilot.press("escape", "ctrl+t", "L", "escape")
+            assert app.lora_scale == 0.1
+
+    run(scenario)
+
+
+def test_a_change_while_streaming_is_marked_for_the_next_generation(random_model: Path) -> None:
+    from tui_helpers import Gate
+
+    async def scenario() -> None:
+        gate = Gate(after_tokens=2)
+        app = make_app(random_model, loader=gate.loader, sampler=PROSE.with_changes(max_tokens=50))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era", "ctrl+g")
+            await gate.wait_reached()
+            await pilot.press("ctrl+t", "T")
+            assert app.main.sidebar.sampler.border_subtitle == "applies to the next generation"
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert app.main.sidebar.sampler.border_subtitle == ""
+
+    run(scenario)

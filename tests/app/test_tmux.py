@@ -1,0 +1,106 @@
+"""The real `scriptorium` command in a real terminal (tmux): type, continue, read the
+screen, tune a setting, accept, save, quit."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+TMUX = shutil.which("tmux")
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+
+class Terminal:
+    """A tmux server of our own (its own socket), one 100x30 session."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def tmux(self, *args: str) -> str:
+        assert TMUX is not None
+        return subprocess.run([TMUX, "-L", self.socket, *args], check=True, capture_output=True, text=True,
+                              timeout=30).stdout
+
+    def start(self, command: str, env: dict[str, str]) -> None:
+        exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
+        self.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "main", f"env {exports} {command}")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "main", *keys)
+
+    def text(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "main", "-l", *keys)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "main")
+
+    def wait_for(self, condition: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
+        # A real terminal can only be watched: read the screen until it shows `what`.
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if condition(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"the screen never showed {what}:\n{screen}")
+
+    def running(self) -> bool:
+        assert TMUX is not None
+        return subprocess.run([TMUX, "-L", self.socket, "has-session", "-t", "main"],
+                              capture_output=True, timeout=30).returncode == 0
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    term = Terminal(f"scriptorium-test-{os.getpid()}")
+    try:
+        yield term
+    finally:
+        subprocess.run([TMUX or "tmux", "-L", term.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+def test_the_scriptorium_command_in_a_real_terminal(
+    terminal: Terminal, random_model: Path, tmp_path: Path, scriptorium_home: Path
+) -> None:
+    draft = tmp_path / "draft.md"
+    command = f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} " \
+              f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --preset greedy --ctx 512"
+    terminal.start(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
+
+    terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
+    terminal.text("C'era una volta")
+    terminal.keys("C-g")
+    screen = terminal.wait_for(lambda s: "suggestion from the end" in s and "tab accept" in s,
+                               "a finished suggestion")
+    suggestion = screen[screen.index("suggestion from the end"):]
+    assert "C'era una volta" in suggestion  # the line it continues, then the streamed words
+    assert "Probabilities · token" in screen and "▶ chosen" in screen
+    assert "Speed · length" in screen and "tok/s" in screen and "TTFT" in screen
+    assert "/ 512 tokens" in screen and "per token" in screen
+
+    terminal.keys("C-t")
+    terminal.text("T")  # an upper-case letter, as a real terminal sends it
+    terminal.wait_for(lambda s: "Sampler · custom" in s, "the sampler change")
+    terminal.keys("Escape")
+    time.sleep(0.5)
+
+    terminal.keys("Tab")
+    terminal.keys("C-s")
+    terminal.wait_for(lambda s: "Saved draft.md" in s, "the save notice")
+    saved = draft.read_text(encoding="utf-8")
+    assert saved.startswith("C'era una volta") and len(saved.split()) > 3
+
+    terminal.keys("C-q")
+    deadline = time.monotonic() + 15
+    while terminal.running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not terminal.running(), "scriptorium did not quit on ctrl+q"

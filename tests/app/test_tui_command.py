@@ -1,0 +1,49 @@
+"""`scriptorium [DRAFT.md] [--model PATH] [--lora PATH --lora-scale F] [--ctx N] [--preset NAME]`:
+bad arguments end with exit status 2 and one line, before any screen is drawn."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def scriptorium(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scriptorium.app.cli", *args],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ctx", "many"], "argument --ctx: invalid int value: 'many'"),
+        (["--preset", "wild"], "argument --preset: invalid choice: 'wild'"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--lora-scale", "0.5"], "--lora-scale needs --lora PATH"),
+        (["--lora", "a.gguf"], "--lora needs --model PATH"),
+        (["--model", "m.gguf", "--lora", "a.gguf", "--lora-scale", "9"], "LoRA scale must be between 0 and 4"),
+        (["--model", "m.gguf", "--ctx", "8"], "context size must be at least 64 tokens"),
+        (["a.md", "b.md"], "unrecognized arguments: b.md"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str) -> None:
+    result = scriptorium(*args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scriptorium: ") and message in lines[0], result.stderr
+    assert result.stdout == ""
+
+
+def test_a_draft_that_is_a_folder_is_refused(tmp_path: Path) -> None:
+    result = scriptorium(str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"scriptorium: draft {tmp_path} is a folder, not a file"
+
+
+def test_help_names_every_option() -> None:
+    result = scriptorium("--help")
+    assert result.returncode == 0
+    for option in ("DRAFT.md", "--model PATH", "--lora PATH", "--lora-scale F", "--ctx N", "--preset"):
+        assert option in result.stdout
