@@ -20,25 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _human_bytes(size: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.2f} {unit}"
-        size /= 1024
-    return f"{size:.2f} GiB"
-
-
-def _human_count(count: int) -> str:
-    for threshold, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if count >= threshold:
-            return f"{count / threshold:.1f}{suffix}"
-    return str(count)
-
-
 def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
     from scriptorium.inference.kv_cache import KVLayout, pad
     from scriptorium.inference.settings import SettingsError, describe_ranges
+
+    from ..units import format_bytes, format_count
 
     if args.ctx < 64:
         raise SettingsError(f"--ctx must be at least 64, not {args.ctx}")
@@ -84,9 +71,9 @@ def run(args: argparse.Namespace) -> int:
     rows = [
         ("model", f"{facts.name}  ({facts.path})"),
         ("architecture", facts.architecture),
-        ("parameters", f"{_human_count(facts.parameters)} ({facts.parameters:,})"),
+        ("parameters", f"{format_count(facts.parameters)} ({facts.parameters:,})"),
         ("quantization", facts.file_type),
-        ("file size", _human_bytes(facts.file_size)),
+        ("file size", format_bytes(facts.file_size)),
         ("vocabulary", f"{facts.vocab_size:,} tokens"),
         ("training context", f"{facts.context_length:,} tokens"),
         ("layers", str(facts.n_layer)),
@@ -97,9 +84,9 @@ def run(args: argparse.Namespace) -> int:
         ("chat template", "yes" if facts.has_chat_template else "no (a plain fallback is used)"),
         ("byte tokens", f"{len(facts.byte_token_ids)}: {describe_ranges(facts.byte_token_ids)}"
                         if facts.byte_token_ids else "none"),
-        ("KV cache (f16)", f"{_human_bytes(kv['bytes_per_token'])} per token; {_human_bytes(kv['bytes'])} "
+        ("KV cache (f16)", f"{format_bytes(kv['bytes_per_token'])} per token; {format_bytes(kv['bytes'])} "
                            f"for {n_ctx:,} tokens"
-                           + (f"; {_human_bytes(kv['training_context_bytes'])} for the training context"
+                           + (f"; {format_bytes(kv['training_context_bytes'])} for the training context"
                               if train_layout else "")),
     ]
     if adapter is not None:

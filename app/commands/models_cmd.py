@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from ..units import format_bytes
+
 HELP = ("List GGUF models and LoRA adapters in your model folders, the data dir, LM Studio, "
         "the Hugging Face cache, plus the demo model.")
 
@@ -19,20 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object: models, problems, folders")
 
 
-def human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"
-
-
 def _row(model) -> tuple[str, ...]:
     source = f"{model.source} ({model.note})" if model.note else model.source
     name = f"{model.repo} · {model.name}" if model.repo and model.repo.rsplit("/", 1)[-1] != model.name else model.name
     return (name, model.kind_label, model.architecture or "-", model.quantization or "-",
-            human_size(model.size_bytes) if model.size_bytes else "-", source, str(model.path))
+            format_bytes(model.size_bytes) if model.size_bytes else "-", source, str(model.path))
 
 
 def _table(rows: list[tuple[str, ...]]) -> str:

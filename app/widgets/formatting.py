@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
+from ..units import format_bytes, format_count  # noqa: F401  (re-exported for the panels)
+
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _VISIBLE = str.maketrans({" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"})
 
@@ -38,24 +40,6 @@ def meter(done: int, total: int, width: int, fill_style: Style, empty_style: Sty
     text = Text("█" * filled, style=fill_style)
     text.append("░" * (width - filled), style=empty_style)
     return text
-
-
-def format_bytes(count: int) -> str:
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{count} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
-
-
-def format_count(count: int) -> str:
-    """2154816 -> '2.15M', 268098176 -> '268M', 7241732096 -> '7.24B'."""
-    for divisor, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if count >= divisor:
-            value = count / divisor
-            return f"{value:.3g}{suffix}"
-    return str(count)
 
 
 def format_ms(ms: float) -> str:
