@@ -11,9 +11,6 @@ from scriptorium.inference.errors import ScriptoriumError
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..run_settings import add_config_argument
-
-    add_config_argument(parser)
     group = parser.add_argument_group("model")
     group.add_argument("--model", metavar="PATH|NAME",
                        help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)")

@@ -12,7 +12,10 @@ HELP = "Continue a draft and stream the continuation to stdout (for editors and 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..run_settings import add_config_argument
+
     parser.add_argument("file", nargs="?", metavar="FILE|-", help="the draft (default: standard input)")
+    add_config_argument(parser)
     add_model_arguments(parser)
     add_sampler_arguments(parser)
     parser.add_argument("--top", type=int, default=10, metavar="N", help="candidates reported per token (default 10)")
