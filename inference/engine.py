@@ -41,7 +41,11 @@ class LoadOptions:
     n_ctx: int = 4096
     """Context size in tokens; llama.cpp rounds it up to a multiple of 256."""
     n_threads: int | None = None
-    """CPU threads; None uses every core."""
+    """CPU threads for decoding one token at a time; None uses every core."""
+    n_threads_batch: int | None = None
+    """CPU threads for prompt batches (prefill, scoring); None uses every core. Prefill is
+    compute-bound and wants them all; an app that keeps one core for its UI lowers only
+    n_threads."""
     n_gpu_layers: int = -1
     """Layers offloaded to the GPU (Metal on a Mac); -1 offloads all, 0 none."""
     n_batch: int = 512
@@ -60,8 +64,9 @@ class LoadOptions:
             raise SettingsError(f"context size must be at least 64 tokens, not {self.n_ctx}")
         if not 0.0 <= self.lora_scale <= 4.0:
             raise SettingsError(f"LoRA scale must be between 0 and 4, not {self.lora_scale}")
-        if self.n_threads is not None and self.n_threads < 1:
-            raise SettingsError(f"threads must be at least 1, not {self.n_threads}")
+        for threads in (self.n_threads, self.n_threads_batch):
+            if threads is not None and threads < 1:
+                raise SettingsError(f"threads must be at least 1, not {threads}")
         if not 1 <= self.n_batch <= 8192:
             raise SettingsError(f"batch size must be between 1 and 8192, not {self.n_batch}")
         for name in (self.type_k, self.type_v):
@@ -167,9 +172,9 @@ class Engine:
         params.n_ctx = options.n_ctx
         params.n_batch = options.n_batch
         params.n_ubatch = options.n_batch
-        threads = options.n_threads or os.cpu_count() or 1
-        params.n_threads = threads
-        params.n_threads_batch = threads
+        cores = os.cpu_count() or 1
+        params.n_threads = options.n_threads or cores
+        params.n_threads_batch = options.n_threads_batch or cores
         params.type_k = GGML_TYPE_IDS[options.type_k]
         params.type_v = GGML_TYPE_IDS[options.type_v]
         params.swa_full = options.swa_full
