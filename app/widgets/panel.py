@@ -1,7 +1,9 @@
 """Base of the side panels: a titled box that redraws from its own state.
 
 Panels keep a constant number of lines, so a per-frame update is a repaint
-(`refresh()`), never a new layout of the screen.
+(`refresh()`), never a new layout of the screen. They draw through Textual's line API
+(`render_line`), one Strip per line from their own Rich Text: a frame costs the UI
+thread less that way, and the UI thread's time is time the generation waits for.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region, Size
+from textual.strip import Strip
 from textual.widget import Widget
 
 
@@ -25,6 +28,8 @@ class Panel(Widget):
     def __init__(self) -> None:
         super().__init__(id=self.PANEL_NAME, classes="panel")
         self._rich_component_styles: dict[str, Style] = {}
+        self._strips: list[Strip] | None = None
+        self._strips_width = 0
         self.border_title = self.TITLE
 
     @property
@@ -51,9 +56,23 @@ class Panel(Widget):
 
     def notify_style_update(self) -> None:
         self._rich_component_styles.clear()
+        self._strips = None
         super().notify_style_update()
 
-    def render(self) -> Text:
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> "Panel":
+        self._strips = None
+        super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+        return self
+
+    def render_line(self, y: int) -> Strip:
         width = self.content_size.width
-        rendered = self.lines(width)[: max(self.content_size.height, 1)]
-        return Text("\n").join(line[:width] if len(line) > width else line for line in rendered)
+        if self._strips is None or self._strips_width != width:
+            base = self.rich_style
+            console = self.app.console
+            self._strips = [
+                Strip(list(line.render(console))).crop_extend(0, width, base).apply_style(base)
+                for line in self.lines(width)
+            ]
+            self._strips_width = width
+        return self._strips[y] if y < len(self._strips) else Strip.blank(width, self.rich_style)
