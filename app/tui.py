@@ -25,13 +25,17 @@ from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 
 from . import tuning
-from .drafts import DraftFile
+from .config import Config
 from .generation import GenerationRequest
+from .model_startup import ModelSource
 from .model_loading import ModelLoadFailed, ModelLoaded, ModelLoadProgressed, load_engine
 from .screens.help_screen import HelpScreen
 from .screens.load_model_screen import LoadModelScreen, SavePathScreen
 from .screens.main_screen import MainScreen
 from .screens.unsaved_screen import UnsavedScreen
+from .session_keeper import DraftFile, SessionKeeper, open_draft_at_start
+from .sessions import SessionStore
+from .tui_sessions import SESSION_BINDINGS, SessionsMixin
 from .tui_settings import TuiSettings
 from .widgets.chat_pane import ChatPane
 from .widgets.draft_pane import DraftPane
@@ -50,7 +54,7 @@ _NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_u
                    "panels.leave", "focus.next", "focus.previous"}
 
 
-class ScriptoriumApp(App[None], inherit_bindings=False):
+class ScriptoriumApp(SessionsMixin, App[None], inherit_bindings=False):
     """Write with your own model: draft and chat, with llama.cpp's numbers beside them."""
 
     # Absolute, so that a subclass defined elsewhere still finds the stylesheet.
@@ -71,6 +75,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
                 tooltip="Load another model (and LoRA adapter)"),
         Binding("ctrl+c", "help_quit", "How to quit", show=False, system=True, id="app.help_quit",
                 tooltip="Says which key quits (ctrl+c copies in the editor)"),
+        *SESSION_BINDINGS,
     ]
 
     sampler: var[SamplerSettings] = var(SamplerSettings)
@@ -84,18 +89,35 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         *,
         settings: TuiSettings | None = None,
         keymap: Mapping[str, str] | None = None,
-        draft: DraftFile | None = None,
+        draft: DraftFile | Path | None = None,
         load_options: LoadOptions | None = None,
         engine_loader: EngineLoader = Engine.load,
+        store: SessionStore | None = None,
+        resume: bool = False,
+        model_source: ModelSource | None = None,
+        config: Config | None = None,
+        config_problems: list[str] | None = None,
+        run_config: object | None = None,
     ) -> None:
         """`keymap` maps binding ids to keys (from the config file); `load_options`, when
-        given, starts loading that model at once; `engine_loader` is the seam for another
-        way of getting an engine (tests replace the clock, the model picker passes options)."""
+        given, starts loading that model at once, else `model_source` is resolved (the demo
+        model, the welcome screen); `engine_loader` is the seam for another way of getting
+        an engine. The draft (a file, or with `resume` the last session) opens here: a
+        SessionError names what cannot be read."""
         super().__init__()
         self.settings = (settings or TuiSettings()).validated()
         self.keymap = dict(keymap or {})
-        self.draft_file = draft or DraftFile(None)
-        self._draft_text = self.draft_file.read()
+        self.config = config or Config()
+        self.run_config = run_config  # type: ignore[assignment]
+        self._config_problems = list(config_problems or ())
+        self._model_source = model_source
+        path = draft.path if isinstance(draft, DraftFile) else draft
+        self.draft_file = DraftFile(path)
+        self.sessions = SessionKeeper(store or SessionStore(), self.draft_file, self.notify,
+                                      lambda: self.key_display("draft.save"))
+        session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
+        self.sessions.adopt(session)
+        self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
         self.engine: Engine | None = None
         self.engine_loader = engine_loader
         self.last_seed: int | None = None
@@ -118,10 +140,28 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         await self.push_screen(self.main)
         self._screen_ready = True
         self._warn_unknown_keymap_ids()
+        self._apply_config()
         self.refresh_sampler_panel()
         self.watch_model_status()
+        chat = self.sessions.chat
+        if chat is not None:
+            await self.show_session(chat)
         if self._initial_load is not None:
             self.load_model(self._initial_load)
+        elif self._model_source is not None:
+            self.resolve_model(self._model_source)
+
+    def _apply_config(self) -> None:
+        for line in [*self._config_problems, *self._startup_notes]:
+            self.notify(line, title="Config" if line in self._config_problems else "Sessions",
+                        severity="warning" if line in self._config_problems else "information", timeout=15)
+        theme = self.config.ui.theme
+        if theme and theme in self.available_themes:
+            self.theme = theme
+        elif theme:
+            self.notify(f"Unknown theme '{theme}' in the config; using the default "
+                        f"(known: {', '.join(sorted(self.available_themes))}).", severity="warning", timeout=15)
+        self.sessions.report_damaged()
 
     def _warn_unknown_keymap_ids(self) -> None:
         known = {binding.id for _, _, bindings in self.binding_sections() for binding in bindings}
@@ -132,7 +172,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     async def action_quit(self) -> None:
         draft = self.main.draft
-        if not draft.modified:
+        # The author's text is saved on the way out; only a failed save asks what to do.
+        if self.save_everything():
             self.exit()
             return
 

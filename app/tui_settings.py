@@ -17,6 +17,9 @@ PANELS = ("probabilities", "speed", "kv", "sampler", "model")
 
 MODES = ("draft", "chat")
 
+MAX_CANDIDATES = 6
+"""More candidates than this no longer fit side by side, and each costs a full decode."""
+
 
 @dataclass(frozen=True, slots=True)
 class TuiSettings:
@@ -41,6 +44,8 @@ class TuiSettings:
     threads: int | None = None
     """CPU threads for llama.cpp; None uses every core but one, which the interface keeps
     for itself (on a small machine a busy UI thread slows every llama.cpp thread down)."""
+    candidates: int = 3
+    """How many continuations the candidates dialog writes at first (+/- change it there)."""
     chat_stop: tuple[str, ...] = ("\nUtente:", "\nUser:")
     """Stop strings for chat replies when the model has no chat template of its own
     (they match the turns written by prompts/chat_fallback.jinja)."""
@@ -59,6 +64,8 @@ class TuiSettings:
             raise SettingsError(f"frame_interval must be between 0.005 and 1 second, not {self.frame_interval}")
         if self.threads is not None and self.threads < 1:
             raise SettingsError(f"threads must be at least 1, not {self.threads}")
+        if not 1 <= self.candidates <= MAX_CANDIDATES:
+            raise SettingsError(f"candidates must be between 1 and {MAX_CANDIDATES}, not {self.candidates}")
         if not all(self.chat_stop):
             raise SettingsError("a chat stop string cannot be empty")
         return self

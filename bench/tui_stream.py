@@ -28,7 +28,6 @@ from textual import events
 
 from scriptorium import prompts
 from scriptorium.app import paths
-from scriptorium.app.drafts import DraftFile
 from scriptorium.app.tui import ScriptoriumApp
 from scriptorium.app.tui_settings import TuiSettings
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -79,7 +78,7 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
     prompt = prompts.render_continue(DRAFT, template)
     run_alone(engine, prompt, settings.with_changes(max_tokens=8))  # warm-up
 
-    app = ScriptoriumApp(settings=TuiSettings(sampler=settings, top_n=TOP_N), draft=DraftFile(None),
+    app = ScriptoriumApp(settings=TuiSettings(sampler=settings, top_n=TOP_N), draft=None,
                          load_options=engine.options, engine_loader=lambda options, progress: engine)
     keyed_rates: list[float] = []
     alone_rates: list[float] = []

@@ -1,60 +1,68 @@
-"""`scriptorium [DRAFT.md] [--model PATH] [--lora PATH --lora-scale F] [--ctx N] [--preset NAME]`."""
+"""`scriptorium [DRAFT.md] [--resume] [--model PATH|NAME] [--lora PATH --lora-scale F] [--ctx N] [--preset NAME] ...`.
+
+Flags over the config file over built-in defaults (run_settings.py). A bad flag is one
+line and exit status 2 before any screen is drawn; a bad config file is not: the app
+starts with defaults where it can and shows each problem as a notification.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING
 
-from scriptorium.inference.settings import PRESETS, SettingsError, preset
+from .common import add_model_arguments, add_sampler_arguments
+
+if TYPE_CHECKING:
+    from ..tui import ScriptoriumApp
 
 HELP = ("Write with your own language model: your draft in an editor, the model continuing it, "
         "a chat, and llama.cpp's numbers (probabilities, KV cache, speed) beside them.")
 
-DEFAULT_CTX = 4096
-
-
-def _one_line_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
-    # argparse prints the whole usage before the error; one line is easier to read.
-    parser.exit(2, f"{parser.prog}: {message} (see {parser.prog} --help)\n")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..run_settings import add_config_argument
+
     parser.add_argument("draft", nargs="?", type=Path, metavar="DRAFT.md",
-                        help="the draft to edit; created on the first save if it does not exist")
-    parser.add_argument("--model", type=Path, metavar="PATH", help="GGUF model to load (in the background)")
-    parser.add_argument("--lora", type=Path, metavar="PATH", help="GGUF LoRA adapter for the model")
-    parser.add_argument("--lora-scale", type=float, metavar="F", default=None,
-                        help="adapter strength: 0 disables it, 1 as trained (default 1)")
-    parser.add_argument("--ctx", type=int, metavar="N", default=DEFAULT_CTX,
-                        help=f"context size in tokens (default {DEFAULT_CTX})")
-    parser.add_argument("--preset", choices=list(PRESETS), default="prose",
-                        help="sampler preset to start with (default prose)")
-    parser.error = lambda message: _one_line_error(parser, message)  # type: ignore[method-assign]
+                        help="the draft to edit, saved with its session; created if it does not exist")
+    parser.add_argument("--resume", action="store_true", help="reopen the last session")
+    add_config_argument(parser)
+    add_model_arguments(parser)
+    add_sampler_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here so `scriptorium --help` stays fast.
-    from scriptorium.inference.engine import LoadOptions
+    app = build_app(args)
+    app.run()
+    return app.return_code or 0
 
-    from ..drafts import DraftFile
+
+def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
+    """The app for these arguments, not yet running (tests drive it with Pilot)."""
+    # Imported here so `scriptorium --help` stays fast.
+    from scriptorium.inference.errors import ScriptoriumError
+
+    from ..config import load_config_lenient
+    from ..model_startup import ModelSource
+    from ..run_settings import run_settings
     from ..tui import ScriptoriumApp
     from ..tui_settings import TuiSettings
 
-    if args.lora_scale is not None and args.lora is None:
-        raise SettingsError("--lora-scale needs --lora PATH")
-    if args.lora is not None and args.model is None:
-        raise SettingsError("--lora needs --model PATH (an adapter applies to a model)")
-    settings = TuiSettings(sampler=preset(args.preset)).validated()
-    load_options = None
-    if args.model is not None:
-        load_options = LoadOptions(
-            model_path=args.model, lora_path=args.lora,
-            lora_scale=1.0 if args.lora_scale is None else args.lora_scale, n_ctx=args.ctx,
-            n_threads=settings.generation_threads(),
-        ).validated()
-    elif args.ctx != DEFAULT_CTX:
-        raise SettingsError("--ctx needs --model PATH")
-    app = ScriptoriumApp(settings=settings, draft=DraftFile(args.draft), load_options=load_options)
-    app.run()
-    return app.return_code or 0
+    if args.resume and args.draft is not None:
+        raise ScriptoriumError("--resume reopens the last session; give either it or DRAFT.md")
+    config, problems = load_config_lenient(args.config)
+    try:
+        chosen = run_settings(args, config)
+    except ScriptoriumError:
+        if not problems:
+            raise
+        # A bad value in the config (not on the command line) must not stop the app.
+        config, chosen = type(config)(source=config.source), run_settings(args, type(config)(source=config.source))
+    # Checked now, so a bad --ctx or --lora-scale is one line before the screen appears.
+    chosen.load_options(Path(chosen.model or "model.gguf"))
+    settings = TuiSettings(sampler=chosen.sampler, bias=chosen.bias, threads=chosen.n_threads).validated()
+    return ScriptoriumApp(
+        settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
+        model_source=ModelSource(chosen.model, config), config=config, config_problems=problems,
+        run_config=chosen,
+    )

@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 
 from scriptorium.inference.events import GenerationDone, TokenEvent
 
-from ..drafts import DraftFile
+from ..session_keeper import DraftFile
 from ..generation import (
     ContextWasTrimmed,
     GenerationFailed,
@@ -157,6 +157,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         assert engine is not None, "start_generation needs a loaded engine"
         self._active = ActiveGeneration(request, sink)
         self._idle.clear()
+        self.tui.recording_started(request, sink)
         self.sidebar.generation_started()
         self.status.update_state(activity="prefill…")
         self.tui.refresh_sampler_panel()
@@ -213,6 +214,10 @@ class MainScreen(Screen[None], inherit_bindings=False):
         if active is None:
             return
         active.tokens.extend(message.events)
+        # Sinks that keep each token's numbers (issue 6: inspect, colour) get the events too.
+        stream_tokens = getattr(active.sink, "stream_tokens", None)
+        if stream_tokens is not None:
+            stream_tokens(active.request, message.events)
         await active.sink.stream_text("".join(event.text for event in message.events))
         self.sidebar.token(message.events[-1], message.kv_cache)
 

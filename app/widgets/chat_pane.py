@@ -16,6 +16,8 @@ from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone
 
 from .. import paths
+from . import chat_inspect
+from .chat_inspect import ChatInspection
 
 if TYPE_CHECKING:
     from ..screens.main_screen import MainScreen
@@ -30,16 +32,18 @@ class AssistantMessage(Markdown):
     """A reply: streamed in through a MarkdownStream, set once in full at the end."""
 
 
-class ChatPane(Vertical):
+class ChatPane(ChatInspection, Vertical):
     """The conversation (system prompt from prompts/chat_system.txt) and the sink of chat
     generations."""
 
     BINDINGS = [
+        *chat_inspect.LEADING_BINDINGS,
         Binding("escape", "stop", "Stop", id="chat.stop", tooltip="Stop the reply; what was written stays"),
         Binding("ctrl+r", "regenerate", "Regenerate", id="chat.regenerate",
                 tooltip="Write the last reply again"),
         Binding("up", "edit_last", "Edit last", key_display="↑", id="chat.edit_last",
                 tooltip="Take back your last message (and its reply) to edit and send it again"),
+        *chat_inspect.BINDINGS,
     ]
 
     def __init__(self, **kwargs: object) -> None:
@@ -72,6 +76,9 @@ class ChatPane(Vertical):
         return self.main.generating_for(self)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        inspect = self.check_inspect_action(action)
+        if inspect is not None:
+            return inspect
         if action == "stop":
             return self.streaming
         if action == "regenerate":
@@ -163,6 +170,7 @@ class ChatPane(Vertical):
             return
         # One full render at the end, so the reply is exactly the engine's text.
         await reply.update(done.text)
+        await self.attach_tokens(reply, done)
         if done.stop_reason == "cancelled":
             reply.add_class("-stopped")
             reply.border_subtitle = "stopped"

@@ -10,10 +10,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from rich.style import Style
 from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult, Location
+
+from ..token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
+
+if TYPE_CHECKING:
+    from ..branches import Version
 
 _NEXT_WORD = re.compile(r"\s*\S+")
 
@@ -30,6 +37,11 @@ class Ghost:
     streaming: bool = True
     request_ids: list[int] = field(default_factory=list)
     """The generations whose text this is (one, or several after "continue again")."""
+    tokens: list[TokenRecord] = field(default_factory=list)
+    """What the model thought of each token of `text` (offsets into `text`)."""
+    versions: list["Version"] = field(default_factory=list)
+    """Earlier and later versions (re-rolls, branches); see branches.py."""
+    version: int = 0
 
 
 def next_word(text: str) -> str:
@@ -55,6 +67,8 @@ def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Locat
 class DraftEditor(TextArea):
     """The author's draft, with an optional ghost suggestion."""
 
+    COMPONENT_CLASSES = {f"draft-editor--{name}" for _, name, _ in BUCKETS}
+
     @dataclass
     class GhostChanged(Message):
         """The ghost grew, shrank, moved or went away (`editor.ghost` is the new state)."""
@@ -69,6 +83,11 @@ class DraftEditor(TextArea):
             return self.editor
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
+        # Before TextArea's own init, which builds the highlight map already.
+        self.spans = SpanTracker()
+        """Generated and scored stretches of the draft, with their tokens."""
+        self.colour_tokens = False
+        """Colour known tokens by probability (token_spans.BUCKETS)."""
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.ghost: Ghost | None = None
         self._inserting_ghost = False
@@ -96,12 +115,17 @@ class DraftEditor(TextArea):
         chunk = next_word(ghost.text) if word_only else ghost.text
         self.history.checkpoint()
         self._inserting_ghost = True
+        start = self.document.get_index_from_location(ghost.anchor)
         try:
             result = self.insert(chunk, ghost.anchor, maintain_selection_offset=False)
         finally:
             self._inserting_ghost = False
         self.history.checkpoint()
+        taken, ghost.tokens = split_records(ghost.tokens, len(chunk))
+        self.spans.add(Span(start, chunk, taken))
+        self._build_highlight_map()
         ghost.text = ghost.text[len(chunk):]
+        ghost.versions = []
         ghost.anchor = result.end_location
         self.move_cursor(result.end_location)
         if not ghost.text and not ghost.streaming:
@@ -111,6 +135,13 @@ class DraftEditor(TextArea):
 
     # ---- keeping the anchor right while the author edits -----------------------------
     def edit(self, edit: Edit) -> EditResult:
+        if self.spans:
+            index = self.document.get_index_from_location
+            top, bottom = index(edit.top), index(edit.bottom)
+            self.spans.edited(top, bottom, len(edit.text))
+        return self._edit_with_ghost(edit)
+
+    def _edit_with_ghost(self, edit: Edit) -> EditResult:
         ghost = self.ghost
         if ghost is None or self._inserting_ghost:
             return super().edit(edit)
@@ -119,6 +150,8 @@ class DraftEditor(TextArea):
         result = super().edit(edit)
         if typed_at_anchor and ghost.text.startswith(edit.text):
             ghost.text = ghost.text[len(edit.text):]
+            # Typed by the author, so no longer the model's tokens.
+            ghost.tokens = split_records(ghost.tokens, len(edit.text))[1]
             ghost.anchor = result.end_location
             if not ghost.text and not ghost.streaming:
                 self.ghost = None
@@ -136,11 +169,60 @@ class DraftEditor(TextArea):
         # Undo replays edits without going through edit(): the anchor cannot follow.
         self.clear_ghost("lost")
         super().undo()
+        self.spans.validate(self.text)
+        self._build_highlight_map()
 
     def redo(self) -> None:
         self.clear_ghost("lost")
         super().redo()
+        self.spans.validate(self.text)
+        self._build_highlight_map()
 
     def load_text(self, text: str) -> None:
         self.clear_ghost("lost")
+        self.spans = SpanTracker()
         super().load_text(text)
+
+    # ---- colouring tokens by probability ---------------------------------------------
+    def token_at_cursor(self) -> tuple[Span, int] | None:
+        """The known token under the cursor (or just before it, at the end of a span)."""
+        offset = self.document.get_index_from_location(self.cursor_location)
+        return self.spans.token_at(offset) or (self.spans.token_at(offset - 1) if offset else None)
+
+    def set_colouring(self, on: bool) -> None:
+        self.colour_tokens = on
+        self._build_highlight_map()
+        self.refresh()
+
+    def _build_highlight_map(self) -> None:
+        super()._build_highlight_map()
+        if not self.colour_tokens or not self.spans:
+            return
+        document = self.document
+        lines = [document.get_line(row) for row in range(document.line_count)]
+        for row, highlights in self.spans.highlights(lines, len(document.newline)).items():
+            self._highlights[row].extend(highlights)
+        self._install_token_styles()
+
+    def _install_token_styles(self) -> None:
+        theme = self._theme
+        if theme is None or "p0" in theme.syntax_styles:
+            return
+        # A copy: the theme object's dict is shared with the registered theme.
+        styles: dict[str, Style] = dict(theme.syntax_styles)
+        for _, name, _ in BUCKETS:
+            styles[name] = self.get_component_rich_style(f"draft-editor--{name}", partial=True)
+        theme.syntax_styles = styles
+
+    def _watch_theme(self, theme: str) -> None:
+        super()._watch_theme(theme)
+        if self.colour_tokens:
+            self._install_token_styles()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        theme = self._theme
+        if theme is not None and "p0" in theme.syntax_styles:
+            theme.syntax_styles = {k: v for k, v in theme.syntax_styles.items() if k not in {n for _, n, _ in BUCKETS}}
+            if self.colour_tokens:
+                self._install_token_styles()

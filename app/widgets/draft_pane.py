@@ -17,8 +17,12 @@ from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone
 
 from .. import paths
-from ..drafts import DraftFile, DraftFileError
+from ..session_keeper import DraftFile
+from ..branches import start_version
+from . import draft_candidates, draft_inspect
+from .draft_candidates import DraftCandidates
 from .draft_editor import DraftEditor, Ghost
+from .draft_inspect import DraftInspection
 from .suggestion_view import SuggestionView
 
 if TYPE_CHECKING:
@@ -37,7 +41,7 @@ def end_anchor(document: DocumentBase) -> Location:
     return end
 
 
-class DraftPane(Vertical):
+class DraftPane(DraftCandidates, DraftInspection, Vertical):
     """The editor and the suggestion view; also the sink of draft generations."""
 
     @dataclass
@@ -58,6 +62,7 @@ class DraftPane(Vertical):
         request_ids: tuple[int, ...]
 
     BINDINGS = [
+        *draft_inspect.LEADING_BINDINGS,
         Binding("ctrl+g", "continue_draft", "Continue", id="draft.continue",
                 tooltip="Continue the draft from its end; with a suggestion waiting, continue the suggestion"),
         Binding("ctrl+o", "continue_here", "From cursor", show=False, id="draft.continue_here",
@@ -71,6 +76,8 @@ class DraftPane(Vertical):
         Binding("ctrl+r", "reroll", "Re-roll", show=False, id="draft.reroll",
                 tooltip="Throw the suggestion away and generate another from the same place"),
         Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
+        *draft_inspect.BINDINGS,
+        *draft_candidates.BINDINGS,
     ]
 
     modified: var[bool] = var(False)
@@ -103,6 +110,9 @@ class DraftPane(Vertical):
 
     # ---- what is enabled when ------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        inspect = self.check_inspect_action(action)
+        if inspect is not None:
+            return inspect
         ghost = self.editor.ghost
         if action in ("accept", "accept_word", "reroll"):
             return ghost is not None
@@ -125,11 +135,15 @@ class DraftPane(Vertical):
             return
         if not self.tui.require_engine():
             return
+        self.stop_scoring("the model is writing")
+        self.inspected = None
         editor = self.editor
         ghost = editor.ghost
         if ghost is not None and reroll:
             self.post_message(self.SuggestionRejected(ghost.text, tuple(ghost.request_ids)))
-            ghost.text, ghost.streaming, ghost.request_ids = "", True, []
+            # The text re-rolled away stays as an earlier version (alt+← goes back to it).
+            start_version(ghost, "re-roll")
+            ghost.streaming, ghost.request_ids = True, []
         elif ghost is not None:
             ghost.streaming = True
         else:
@@ -143,6 +157,15 @@ class DraftPane(Vertical):
         request = self.tui.new_request("draft", prompts.render_continue(prefix, template))
         ghost.request_ids.append(request.id)
         self.main.start_generation(request, self)
+        self._redraw()
+
+    def write_on(self) -> None:
+        """Continue the suggestion as it stands (after a branch put new text at its end)."""
+        ghost = self.editor.ghost
+        if ghost is not None:
+            self._continue(from_cursor=ghost.from_cursor)
+
+    def redraw_suggestion(self) -> None:
         self._redraw()
 
     def action_reroll(self) -> None:
@@ -198,6 +221,8 @@ class DraftPane(Vertical):
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
         ghost = self.editor.ghost
+        if done is not None:
+            self.generation_seed(done.seed)
         if ghost is not None:
             ghost.streaming = False
             if done is not None:
@@ -216,7 +241,10 @@ class DraftPane(Vertical):
             row, column = ghost.anchor
             context = self.editor.document.get_line(row)[:column]
         self.set_class(ghost is not None, "-with-suggestion")
+        if ghost is None:
+            self.inspected = None
         self.suggestion.show(ghost, context, self._hints(ghost))
+        self.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
         # The footer rebuilds itself on refresh_bindings: only when what is enabled changed.
         enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming)
         if enabled != self._enabled:
@@ -265,13 +293,10 @@ class DraftPane(Vertical):
         self.save()
 
     def save(self) -> bool:
-        """Write the draft (never the suggestion) to its file; True when it worked."""
-        try:
-            self.draft_file.write(self.editor.text)
-        except DraftFileError as error:
-            self.notify(str(error), title="Not saved", severity="error", timeout=10)
+        """Save the draft (never the suggestion) to its session and its file; True when it
+        worked (a failure is already shown as a notification)."""
+        if not self.tui.save_everything(explicit=True):
             return False
-        self.modified = False
         self.notify(f"Saved {self.draft_file.display_name}")
         return True
 

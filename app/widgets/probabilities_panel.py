@@ -35,14 +35,17 @@ class ProbabilitiesPanel(Panel):
     def line_count(self) -> int:
         return max(self.top_n, 1) + 1
 
-    def show_token(self, event: TokenEvent) -> None:
+    def show_token(self, event: TokenEvent, note: str = "") -> None:
+        """Draw `event`; `note` (under the box) says how an inspected token was chosen."""
         self.event = event
         self.border_title = f"{self.TITLE} · token {event.index + 1}"
+        self.border_subtitle = note
         self.refresh()
 
     def reset(self) -> None:
         self.event = None
         self.border_title = self.TITLE
+        self.border_subtitle = ""
         self.refresh()
 
     def lines(self, width: int) -> list[Text]:

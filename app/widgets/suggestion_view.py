@@ -15,7 +15,10 @@ from rich.text import Text
 from textual.geometry import Region
 from textual.widget import Widget
 
+from ..branches import version_label
+from ..token_spans import BUCKETS
 from .draft_editor import Ghost
+from .token_text import token_text
 
 CONTEXT_CHARS = 40
 """How much of the anchor's line is shown before the suggestion."""
@@ -28,6 +31,8 @@ class SuggestionView(Widget, can_focus=False):
         "suggestion-view--context",
         "suggestion-view--text",
         "suggestion-view--cursor",
+        "suggestion-view--inspected",
+        *(f"suggestion-view--{name}" for _, name, _ in BUCKETS),
     }
 
     def __init__(self, **kwargs: object) -> None:
@@ -37,6 +42,15 @@ class SuggestionView(Widget, can_focus=False):
         self._lines = 0
         self._rich_component_styles: dict[str, Style] = {}
         self._wrap_cache: tuple[tuple[int, int, bool], list[Text]] | None = None
+        self.colour_tokens = False
+        self.inspected: int | None = None
+        """Index of the token under the inspection cursor (in ghost.tokens), or None."""
+
+    def set_inspection(self, *, colour: bool, inspected: int | None) -> None:
+        """Colour the tokens by probability, and/or mark the inspected one."""
+        self.colour_tokens, self.inspected = colour, inspected
+        self._wrap_cache = None
+        self.refresh()
 
     def show(self, ghost: Ghost | None, context: str, hints: str) -> None:
         """Draw `ghost` after `context` (the text before its anchor on the same line)."""
@@ -50,7 +64,9 @@ class SuggestionView(Widget, can_focus=False):
             return
         row, column = ghost.anchor
         where = f"line {row + 1}:{column + 1}" if ghost.from_cursor else "the end"
-        self.border_title = f"suggestion from {where}{' · writing…' if streaming else ''}"
+        version = version_label(ghost)
+        self.border_title = (f"suggestion from {where}{' · writing…' if streaming else ''}"
+                             f"{' · ' + version if version else ''}")
         self.border_subtitle = hints
         self._lines = -1
         self.refresh(layout=True)
@@ -92,7 +108,13 @@ class SuggestionView(Widget, can_focus=False):
         if len(context) == CONTEXT_CHARS:
             context = "…" + context[1:]
         rendered = Text(context, style=self._style("suggestion-view--context"))
-        rendered.append(ghost.text, style=self._style("suggestion-view--text"))
+        base = self._style("suggestion-view--text")
+        if ghost.tokens and (self.colour_tokens or self.inspected is not None):
+            style_of = (lambda name: self._style(f"suggestion-view--{name}")) if self.colour_tokens else None
+            rendered.append_text(token_text(ghost.text, ghost.tokens, base, style_of, self.inspected,
+                                            self._style("suggestion-view--inspected")))
+        else:
+            rendered.append(ghost.text, style=base)
         if ghost.streaming:
             rendered.append("▍", style=self._style("suggestion-view--cursor"))
         return rendered
@@ -100,7 +122,7 @@ class SuggestionView(Widget, can_focus=False):
     def _wrapped(self, width: int) -> list[Text]:
         """The text as lines of `width`; grow() and render() of one frame share the work."""
         ghost = self._ghost
-        key = (len(ghost.text) if ghost else -1, width, bool(ghost and ghost.streaming))
+        key = (len(ghost.text) if ghost else -1, width, bool(ghost and ghost.streaming))  # set_inspection resets
         if self._wrap_cache is None or self._wrap_cache[0] != key:
             self._wrap_cache = (key, list(self._text().wrap(self.app.console, width)))
         return self._wrap_cache[1]

@@ -274,7 +274,7 @@ def test_save_creates_a_missing_draft_file(random_model: Path, tmp_path: Path) -
     run(scenario)
 
 
-def test_quitting_with_unsaved_changes_asks_first(tmp_path: Path) -> None:
+def test_quitting_saves_unsaved_changes_and_asks_only_when_saving_fails(tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
     draft.write_text("vecchio\n", encoding="utf-8")
 
@@ -282,10 +282,13 @@ def test_quitting_with_unsaved_changes_asks_first(tmp_path: Path) -> None:
         app = make_app(None, draft=draft)
         async with app.run_test() as pilot:
             await pilot.press("end", *" testo")
+            # Another program changed the file: the save leaves it alone, so quitting asks.
+            draft.write_text("altro\n", encoding="utf-8")
             await pilot.press("ctrl+q")
             assert app.is_running and type(app.screen).__name__ == "UnsavedScreen"
-            await pilot.click("#save")
+            await pilot.click("#save")  # the author's explicit choice replaces it
             await pilot.pause()
+            assert not app.is_running
         assert draft.read_text(encoding="utf-8") == "vecchio testo\n"
 
     run(scenario)

@@ -19,12 +19,12 @@ def scriptorium(*args: str) -> subprocess.CompletedProcess[str]:
     ("args", "message"),
     [
         (["--ctx", "many"], "argument --ctx: invalid int value: 'many'"),
-        (["--preset", "wild"], "argument --preset: invalid choice: 'wild'"),
+        (["--preset", "wild"], "unknown preset 'wild' (choose from greedy, prose, creative)"),
         (["--bogus"], "unrecognized arguments: --bogus"),
         (["--lora-scale", "0.5"], "--lora-scale needs --lora PATH"),
-        (["--lora", "a.gguf"], "--lora needs --model PATH"),
-        (["--model", "m.gguf", "--lora", "a.gguf", "--lora-scale", "9"], "LoRA scale must be between 0 and 4"),
-        (["--model", "m.gguf", "--ctx", "8"], "context size must be at least 64 tokens"),
+        (["--resume", "a.md"], "--resume reopens the last session; give either it or DRAFT.md"),
+        (["--model", "m.gguf", "--lora", "a.gguf", "--lora-scale", "9"], "--lora-scale must be between 0 and 4"),
+        (["--model", "m.gguf", "--ctx", "8"], "--ctx must be at least 64, not 8"),
         (["a.md", "b.md"], "unrecognized arguments: b.md"),
     ],
 )
@@ -45,5 +45,6 @@ def test_a_draft_that_is_a_folder_is_refused(tmp_path: Path) -> None:
 def test_help_names_every_option() -> None:
     result = scriptorium("--help")
     assert result.returncode == 0
-    for option in ("DRAFT.md", "--model PATH", "--lora PATH", "--lora-scale F", "--ctx N", "--preset"):
+    for option in ("DRAFT.md", "--model PATH|NAME", "--lora PATH", "--lora-scale F", "--ctx N", "--preset",
+                   "--config FILE", "--resume", "--temperature T", "--seed N"):
         assert option in result.stdout

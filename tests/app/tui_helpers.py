@@ -11,7 +11,6 @@ from typing import Any, Awaitable, Callable, Iterator
 
 from textual.pilot import Pilot
 
-from scriptorium.app.drafts import DraftFile
 from scriptorium.app.tui import ScriptoriumApp
 from scriptorium.app.tui_settings import TuiSettings
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -38,7 +37,7 @@ def make_app(
     return ScriptoriumApp(
         settings=TuiSettings(sampler=sampler, mode=mode, top_n=top_n),
         keymap=keymap,
-        draft=DraftFile(draft),
+        draft=draft,
         load_options=options,
         engine_loader=loader,
     )

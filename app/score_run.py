@@ -1,0 +1,100 @@
+"""Scoring the author's draft as the app sees it: the messages the scoring worker posts
+and the loop that turns Engine.score events into them.
+
+It runs in its own thread worker (group 'scoring'), apart from generations: it only
+posts messages and asks `should_stop` between chunks, like generation.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from contextlib import closing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from textual.message import Message
+
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.events import ScoreDone, ScoreProgress, TokenScore
+
+if TYPE_CHECKING:
+    from scriptorium.inference.engine import Engine
+
+_score_ids = itertools.count(1)
+
+
+def new_score_id() -> int:
+    return next(_score_ids)
+
+
+@dataclass
+class ScoringMessage(Message):
+    score_id: int
+
+
+@dataclass
+class ScoresArrived(ScoringMessage):
+    """Scored tokens since the previous message of this kind, in text order."""
+
+    scores: tuple[TokenScore, ...]
+
+
+@dataclass
+class ScoringProgressed(ScoringMessage):
+    progress: ScoreProgress
+
+    def can_replace(self, message: Message) -> bool:
+        # Only the latest count matters.
+        return isinstance(message, ScoringProgressed) and message.score_id == self.score_id
+
+
+@dataclass
+class ScoringFinished(ScoringMessage):
+    done: ScoreDone
+
+
+@dataclass
+class ScoringFailed(ScoringMessage):
+    error: str
+
+
+def stream_scoring(
+    engine: "Engine",
+    text: str,
+    top_n: int,
+    score_id: int,
+    post: Callable[[Message], object],
+    should_stop: Callable[[], bool],
+    frame_interval: float,
+) -> None:
+    """Score `text`, posting its tokens at most once per frame."""
+    batch: list[TokenScore] = []
+    last_post = -frame_interval
+
+    def flush() -> None:
+        nonlocal last_post
+        if batch:
+            post(ScoresArrived(score_id, tuple(batch)))
+            batch.clear()
+            last_post = time.monotonic()
+
+    try:
+        with closing(engine.score(text, top_n=top_n, should_stop=should_stop)) as events:
+            for event in events:
+                if isinstance(event, TokenScore):
+                    batch.append(event)
+                    if time.monotonic() - last_post >= frame_interval:
+                        flush()
+                elif isinstance(event, ScoreProgress):
+                    flush()
+                    post(ScoringProgressed(score_id, event))
+                elif isinstance(event, ScoreDone):
+                    flush()
+                    post(ScoringFinished(score_id, event))
+    except ScriptoriumError as error:
+        flush()
+        post(ScoringFailed(score_id, str(error)))
+    except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
+        flush()
+        post(ScoringFailed(score_id, f"scoring crashed ({type(error).__name__}: {error})"))

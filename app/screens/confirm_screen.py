@@ -1,0 +1,71 @@
+"""Two small questions: yes or no (before overwriting or deleting), and a line of text (a new title)."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Returns True only when the author presses the confirming button (or y)."""
+
+    BINDINGS = [
+        Binding("escape,n", "dismiss(False)", "No", id="confirm.no", tooltip="Leave things as they are"),
+        Binding("y", "dismiss(True)", "Yes", id="confirm.yes", tooltip="Go ahead"),
+    ]
+
+    def __init__(self, question: str, confirm: str = "Overwrite") -> None:
+        super().__init__()
+        self._question = question
+        self._confirm = confirm
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self._question, classes="dialog-title", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(self._confirm, variant="error", id="yes")
+                yield Button("Cancel", variant="primary", id="no")
+
+    def on_mount(self) -> None:
+        # The safe answer has the focus: Enter alone never overwrites or deletes.
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class TextPromptScreen(ModalScreen[str | None]):
+    """Ask for one line of text; None when the author backs out."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="prompt.cancel", tooltip="Leave it as it is")]
+
+    def __init__(self, title: str, value: str = "") -> None:
+        super().__init__()
+        self._title = title
+        self._value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self._title, classes="dialog-title", markup=False)
+            yield Input(self._value, id="prompt-input")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("OK", variant="primary", id="ok")
+                yield Button("Cancel", id="cancel")
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#ok")
+    def _ok(self) -> None:
+        value = self.query_one(Input).value.strip()
+        if not value:
+            self.notify("Type something, or press Esc.", severity="warning")
+            return
+        self.dismiss(value)
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)

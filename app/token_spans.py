@@ -1,0 +1,222 @@
+"""What the model thought of each token of text on screen, kept while that text is unchanged.
+
+A generation's tokens (probability, top alternatives, the sampler that drew them) and a
+scoring run's tokens both become TokenRecords. In the suggestion they sit at offsets in
+the suggestion's text; once accepted they move into the draft as a Span, which follows
+edits before it and is dropped when an edit touches it: a number shown for a token is
+always the number for exactly the text on screen.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from scriptorium.inference.events import Candidate, TokenEvent, TokenScore
+from scriptorium.inference.settings import SamplerSettings
+
+BUCKETS = (
+    (0.5, "p50", "≥50%"),
+    (0.2, "p20", "20–50%"),
+    (0.05, "p5", "5–20%"),
+    (0.01, "p1", "1–5%"),
+    (0.0, "p0", "<1%"),
+)
+"""Probability bands, most expected first: (lower bound, style name, legend label)."""
+
+
+def bucket(p: float) -> str:
+    """The style name of the band `p` falls in (low probabilities stand out most)."""
+    for low, name, _ in BUCKETS:
+        if p >= low:
+            return name
+    return BUCKETS[-1][1]
+
+
+@dataclass(slots=True)
+class TokenSource:
+    """Where a token came from: sampled by a generation (its settings) or scored."""
+
+    kind: str
+    """'generated' or 'scored'."""
+    settings: SamplerSettings | None = None
+    seed: int | None = None
+    """The seed the generation used, known once it finished."""
+
+    def describe(self) -> str:
+        """One short line for the probabilities panel: how the token was chosen."""
+        if self.kind == "scored":
+            return "your text, scored"
+        s = self.settings
+        if s is None:
+            return "generated"
+        if s.temperature <= 0:
+            text = "greedy"
+        else:
+            text = f"T {s.temperature:g} · top-k {s.top_k} · top-p {s.top_p:g}"
+            if s.min_p:
+                text += f" · min-p {s.min_p:g}"
+        if s.repeat_penalty != 1.0:
+            text += f" · rep {s.repeat_penalty:g}"
+        seed = self.seed if self.seed is not None else s.seed
+        return text + (f" · seed {seed}" if seed is not None else "")
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    start: int
+    """Character offset relative to what holds it (the suggestion's text, or a span)."""
+    text: str
+    id: int
+    p: float
+    top: tuple[Candidate, ...]
+    source: TokenSource
+    index: int = 0
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+    def moved(self, delta: int) -> "TokenRecord":
+        return TokenRecord(self.start + delta, self.text, self.id, self.p, self.top, self.source, self.index)
+
+    def as_event(self) -> TokenEvent:
+        """The shape the probabilities panel draws."""
+        return TokenEvent(index=self.index, id=self.id, text=self.text, p=self.p, top=self.top,
+                          elapsed_ms=0.0, kv_tokens=0)
+
+
+def records_from_events(events: Iterable[TokenEvent], offset: int, source: TokenSource) -> list[TokenRecord]:
+    """Records for streamed tokens whose text starts at `offset` of the suggestion."""
+    records = []
+    for event in events:
+        if event.text:
+            records.append(TokenRecord(offset, event.text, event.id, event.p, event.top, source, event.index))
+            offset += len(event.text)
+    return records
+
+
+def record_from_score(score: TokenScore, text: str, end: int, source: TokenSource) -> TokenRecord:
+    """A scored token covering text[score.start:end] (up to where the next one starts)."""
+    return TokenRecord(score.start, text[score.start:end], score.id, score.p, score.top, source, score.index)
+
+
+def split_records(records: list[TokenRecord], at: int) -> tuple[list[TokenRecord], list[TokenRecord]]:
+    """Records starting before `at`, and the rest moved to start at `at` (accepting or
+    typing the start of a suggestion)."""
+    before = [r for r in records if r.start < at]
+    after = [r.moved(-at) for r in records if r.start >= at]
+    return before, after
+
+
+def record_at(records: list[TokenRecord], offset: int) -> int | None:
+    """Index of the record covering `offset`, or None."""
+    starts = [r.start for r in records]
+    i = bisect_right(starts, offset) - 1
+    if i >= 0 and records[i].start <= offset < records[i].end:
+        return i
+    return None
+
+
+@dataclass(slots=True)
+class Span:
+    """A stretch of the draft whose tokens are known; `tokens` start relative to `start`."""
+
+    start: int
+    text: str
+    tokens: list[TokenRecord] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+class SpanTracker:
+    """The spans of one document, in order, kept right while it is edited."""
+
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def clear(self) -> None:
+        self.spans = []
+
+    def add(self, span: Span) -> None:
+        if not span.text:
+            return
+        # A new span replaces whatever claimed the same characters before.
+        self.spans = [s for s in self.spans if s.end <= span.start or s.start >= span.end]
+        starts = [s.start for s in self.spans]
+        self.spans.insert(bisect_right(starts, span.start), span)
+
+    def remove_kind(self, kind: str) -> None:
+        self.spans = [s for s in self.spans if not (s.tokens and s.tokens[0].source.kind == kind)]
+
+    def edited(self, top: int, bottom: int, inserted: int) -> bool:
+        """Characters top..bottom were replaced by `inserted` characters. Spans after the
+        edit move; spans it touches are dropped. True when a span was dropped."""
+        delta = inserted - (bottom - top)
+        kept: list[Span] = []
+        dropped = False
+        for span in self.spans:
+            if bottom <= span.start and not (top == bottom == span.end):
+                if delta:
+                    span.start += delta
+                kept.append(span)
+            elif top >= span.end:
+                kept.append(span)
+            else:
+                dropped = True
+        self.spans = kept
+        return dropped
+
+    def validate(self, text: str) -> None:
+        """Drop spans whose characters are no longer theirs (after undo or redo, which
+        replay edits the tracker did not see)."""
+        self.spans = [s for s in self.spans if text[s.start:s.end] == s.text]
+
+    def token_at(self, offset: int) -> tuple[Span, int] | None:
+        """The span and token index under `offset`, or None."""
+        starts = [s.start for s in self.spans]
+        i = bisect_right(starts, offset) - 1
+        if i < 0:
+            return None
+        span = self.spans[i]
+        if not span.start <= offset < span.end:
+            return None
+        index = record_at(span.tokens, offset - span.start)
+        return None if index is None else (span, index)
+
+    def highlights(self, lines: list[str], newline: int) -> dict[int, list[tuple[int, int | None, str]]]:
+        """TextArea highlights (row -> (start byte, end byte, name)) colouring every known
+        token by its probability band."""
+        line_starts = []
+        offset = 0
+        for line in lines:
+            line_starts.append(offset)
+            offset += len(line) + newline
+        result: dict[int, list[tuple[int, int | None, str]]] = {}
+
+        def byte_column(row: int, column: int) -> int:
+            line = lines[row]
+            return len(line[:column].encode("utf-8")) if not line.isascii() else column
+
+        for span in self.spans:
+            for record in span.tokens:
+                start = span.start + record.start
+                end = start + len(record.text)
+                name = bucket(record.p)
+                row = bisect_right(line_starts, start) - 1
+                while row < len(lines) and start < end:
+                    line_end = line_starts[row] + len(lines[row])
+                    column = start - line_starts[row]
+                    stop = min(end, line_end) - line_starts[row]
+                    if stop > column:
+                        result.setdefault(row, []).append((byte_column(row, column), byte_column(row, stop), name))
+                    row += 1
+                    if row < len(lines):
+                        start = line_starts[row]
+        return result

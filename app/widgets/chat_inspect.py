@@ -1,0 +1,133 @@
+"""Chat mode, issue 6: each reply keeps its tokens; F8 colours them by probability and
+F4 steps through the last reply's tokens (←/→) with their alternatives in the panel.
+A mixin of ChatPane, so the keys are the chat's keys.
+
+A reply is Markdown; coloured or inspected it is drawn as its tokens instead (a
+ReplyTokens beside it), since Markdown rendering would move characters around.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.binding import Binding
+
+from scriptorium.inference.events import GenerationDone, TokenEvent
+
+from ..token_spans import TokenRecord, TokenSource, records_from_events
+from .token_text import ReplyTokens, TokenLegend
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
+
+    from ..generation import GenerationRequest
+    from .chat_pane import ChatPane
+
+LEADING_BINDINGS = [
+    Binding("escape", "leave_inspect", "Done", id="chat.inspect_leave", tooltip="Leave token inspection"),
+]
+BINDINGS = [
+    Binding("f4", "inspect", "Inspect", show=False, id="chat.inspect",
+            tooltip="Step through the last reply's tokens (←/→) and see what else the model considered"),
+    Binding("left", "inspect_move(-1)", "Previous token", priority=True, show=False, id="chat.inspect_previous",
+            tooltip="While inspecting: the token before"),
+    Binding("right", "inspect_move(1)", "Next token", priority=True, show=False, id="chat.inspect_next",
+            tooltip="While inspecting: the token after"),
+    Binding("f8", "toggle_colours", "Colours", show=False, id="chat.colours",
+            tooltip="Colour the replies by how probable the model found each token"),
+]
+
+
+class ChatInspection:
+    colouring: bool = False
+    inspected: int | None = None
+    _records: list[TokenRecord] | None = None
+    _source: TokenSource | None = None
+    _request_id: int = 0
+
+    @property
+    def _pane(self) -> "ChatPane":
+        return self  # type: ignore[return-value]
+
+    def check_inspect_action(self, action: str) -> bool | None:
+        if action in ("inspect_move", "leave_inspect"):
+            return self.inspected is not None
+        return None
+
+    def stream_tokens(self, request: "GenerationRequest", events: tuple[TokenEvent, ...]) -> None:
+        if self._records is None or request.id != self._request_id:
+            self._records, self._source = [], TokenSource("generated", request.settings)
+            self._request_id = request.id
+        offset = self._records[-1].end if self._records else 0
+        assert self._source is not None
+        self._records.extend(records_from_events(events, offset, self._source))
+
+    async def attach_tokens(self, reply: "Widget", done: GenerationDone) -> None:
+        """Keep the finished reply's tokens beside it (drawn when colouring or inspecting)."""
+        records, source = self._records or [], self._source
+        self._records = self._source = None
+        if source is not None:
+            source.seed = done.seed
+        # The text stops before a stop string; tokens past it are not in the reply.
+        records = [r for r in records if r.end <= len(done.text)]
+        if not records:
+            return
+        view = ReplyTokens(done.text, records, classes="reply-tokens")
+        view.reply = reply  # type: ignore[attr-defined]
+        view.display = False
+        await self._pane.transcript.mount(view, after=reply)
+        self._draw()
+
+    def _views(self) -> list[ReplyTokens]:
+        """The replies' token views, dropping those whose reply was taken back."""
+        views = []
+        for view in self._pane.transcript.query(ReplyTokens):
+            if view.reply.is_attached:  # type: ignore[attr-defined]
+                views.append(view)
+            else:
+                view.remove()
+        return views
+
+    def _draw(self) -> None:
+        views = self._views()
+        for number, view in enumerate(views):
+            cursor = self.inspected if number == len(views) - 1 else None
+            shown = self.colouring or cursor is not None
+            view.show(colour=self.colouring, cursor=cursor)
+            view.display = shown
+            view.reply.display = not shown  # type: ignore[attr-defined]
+        legends = self._pane.query(TokenLegend)
+        if legends:
+            legends.first().display = self.colouring
+        elif self.colouring:
+            self._pane.mount(TokenLegend(id="chat-legend"), before=self._pane.input)
+        if views and self.inspected is not None:
+            record = views[-1].records[self.inspected]
+            self._pane.main.sidebar.probabilities.show_token(record.as_event(), record.source.describe())
+        self._pane.refresh_bindings()
+
+    def action_toggle_colours(self) -> None:
+        self.colouring = not self.colouring
+        self._draw()
+
+    def action_inspect(self) -> None:
+        if self.inspected is not None:
+            self.action_leave_inspect()
+            return
+        views = self._views()
+        if not views or self._pane.streaming:
+            self._pane.notify("No finished reply to inspect yet.", severity="warning")
+            return
+        self.inspected = len(views[-1].records) - 1
+        self._draw()
+
+    def action_inspect_move(self, step: int) -> None:
+        views = self._views()
+        if self.inspected is None or not views:
+            return
+        self.inspected = min(max(self.inspected + step, 0), len(views[-1].records) - 1)
+        self._draw()
+
+    def action_leave_inspect(self) -> None:
+        self.inspected = None
+        self._draw()

@@ -1,0 +1,123 @@
+"""Branching from a token and the versions of a suggestion (issue 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, OptionList
+from tui_helpers import GREEDY, generated, make_app, model_ready, run, spying_loader
+
+from scriptorium.app.screens.alternatives_screen import AlternativesScreen
+
+PROMPT = "C'era una volta una casa sul lago."
+
+
+def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(random_model: Path) -> None:
+    loader, spies = spying_loader()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            draft = app.main.draft
+            ghost = draft.editor.ghost
+            first_text = ghost.text
+            await pilot.press("f4", "left", "left")
+            index = draft.inspected
+            record = ghost.tokens[index]
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            # The second candidate: not what greedy sampling took.
+            alternative = record.top[1]
+            assert alternative.id != record.id
+            app.screen.query_one(OptionList).highlighted = 1
+            await generated(pilot, "enter")
+            ghost = draft.editor.ghost
+            prefix = first_text[:record.start] + alternative.text
+            assert ghost.text.startswith(prefix) and len(ghost.text) > len(prefix)
+            assert spies[0].last["prompt"].endswith(PROMPT + prefix)
+            # The chosen alternative is itself a token with its numbers, then the new ones follow.
+            assert ghost.tokens[index].id == alternative.id and ghost.tokens[index].p == alternative.p
+            assert len(ghost.versions) == 2 and ghost.version == 1
+            assert "version 2/2" in str(draft.suggestion.border_title)
+            branched = ghost.text
+            await pilot.press("alt+left")
+            assert ghost.text == first_text and ghost.version == 0
+            await pilot.press("alt+left")  # nothing older: says so, changes nothing
+            assert ghost.text == first_text
+            await pilot.press("alt+right")
+            assert ghost.text == branched
+            await pilot.press("tab")
+            assert draft.editor.text == PROMPT + branched
+    run(scenario)
+
+
+def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None,
+                                                                  preset="custom"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            ghost = app.main.draft.editor.ghost
+            texts = [ghost.text]
+            for _ in range(2):
+                await generated(pilot, "ctrl+r")
+                texts.append(ghost.text)
+            assert len(ghost.versions) == 3 and ghost.version == 2
+            await pilot.press("alt+left")
+            assert ghost.text == texts[1]
+            await pilot.press("alt+left")
+            assert ghost.text == texts[0]
+            # The tokens travel with their version.
+            assert ghost.tokens and all(ghost.text[r.start:r.end] == r.text for r in ghost.tokens)
+            await pilot.press("alt+right", "alt+right")
+            assert ghost.text == texts[2]
+    run(scenario)
+
+
+def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            draft = app.main.draft
+            accepted = draft.editor.ghost.text
+            await pilot.press("tab")
+            span = draft.editor.spans.spans[0]
+            record = span.tokens[3]
+            draft.editor.move_cursor((0, span.start + record.start))
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            app.screen.query_one(Input).focus()
+            await pilot.press(*"zebra")
+            await generated(pilot, "enter")
+            text_before = PROMPT + accepted[:record.start]
+            assert draft.editor.text == text_before
+            ghost = draft.editor.ghost
+            own = (record.text[0] if record.text[0].isspace() else "") + "zebra"
+            assert ghost.text.startswith(own)
+            # The replaced text is the first version: going back to it and accepting restores the draft.
+            await pilot.press("alt+left")
+            assert ghost.text == accepted[record.start:]
+            await pilot.press("tab")
+            assert draft.editor.text == PROMPT + accepted
+    run(scenario)
+
+
+def test_branch_elsewhere_says_how(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT, "ctrl+b")
+            await pilot.pause()
+            assert not isinstance(app.screen, AlternativesScreen)
+            assert any("cursor on generated text" in n.message for n in app._notifications)
+            assert app.main.draft.editor.text == PROMPT
+    run(scenario)

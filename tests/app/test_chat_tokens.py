@@ -1,0 +1,45 @@
+"""Chat replies keep their tokens (issue 6): colouring and inspecting the last reply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Markdown
+from tui_helpers import generated, make_app, model_ready, run
+
+from scriptorium.app.token_spans import bucket
+from scriptorium.app.widgets.token_text import ReplyTokens, TokenLegend
+
+
+def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao!")
+            done = await generated(pilot, "enter")
+            _, events, _ = app.main.last_generation
+            chat = app.main.chat
+            view = chat.query_one(ReplyTokens)
+            assert view.text == done.text
+            assert all(done.text[r.start:r.end] == r.text for r in view.records)
+            assert [r.id for r in view.records] == [e.id for e in events if e.text][:len(view.records)]
+            reply = view.reply
+            assert isinstance(reply, Markdown) and reply.display and not view.display
+            await pilot.press("f8")
+            assert view.display and not reply.display and chat.query_one(TokenLegend).display
+            rendered = view.render()
+            first = view.records[0]
+            assert rendered.plain == done.text
+            assert any(span.start == first.start and span.style == view.get_component_rich_style(
+                f"reply-tokens--{bucket(first.p)}") for span in rendered.spans)
+            await pilot.press("f4", "left")
+            record = view.records[-2]
+            panel = app.main.sidebar.probabilities
+            assert chat.inspected == len(view.records) - 2
+            assert panel.event.id == record.id and panel.event.top == record.top
+            # ← moved the token cursor, not the input's.
+            assert chat.input.value == ""
+            await pilot.press("escape", "f8")
+            assert chat.inspected is None and reply.display and not view.display
+    run(scenario)

@@ -1,0 +1,138 @@
+"""Scoring the author's own draft in the TUI (issue 6): the values are llama.cpp's, the
+run shows progress, and Esc stops it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from contextlib import closing
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import pytest
+from tui_helpers import make_app, model_ready, run
+
+from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.events import Event, ScoreProgress
+
+TEXT = "La casa era buia, e la notte più lunga. Il gatto dorme sul letto."
+
+
+def flash_loader(n_batch: int = 512) -> Callable[..., Engine]:
+    def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        return Engine.load(replace(options, flash_attn=True, n_batch=n_batch), on_progress)
+    return load
+
+
+def scored_records(app: Any) -> list[Any]:
+    return [(span.start, span.tokens[0]) for span in app.main.draft.editor.spans.spans
+            if span.tokens and span.tokens[0].source.kind == "scored"]
+
+
+def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(random_model: Path) -> None:
+    from llama_cpp import Llama
+
+    async def scenario() -> list[Any]:
+        app = make_app(random_model, loader=flash_loader(), top_n=5)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.load_text(TEXT)
+            await pilot.press("f9")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            records = scored_records(app)
+            assert app.main.draft.colouring and not app.main.draft.scoring
+            assert app.main.status.activity == ""
+            # The cursor on the fourth token shows its numbers, marked as the author's text.
+            start, fourth = records[3]
+            app.main.draft.editor.move_cursor((0, start))
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            assert panel.event.id == fourth.id and panel.border_subtitle == "your text, scored"
+            return records
+
+    records = asyncio.run(scenario())
+    reference = Llama(model_path=str(random_model), n_ctx=512, n_threads=1, logits_all=True, flash_attn=True,
+                      verbose=False)
+    tokens = reference.tokenize(TEXT.encode())
+    reference.eval(tokens)
+    logits = np.asarray(reference.scores[: len(tokens)], dtype=np.float64)
+    reference.close()
+    assert [r.id for _, r in records] == tokens[1:]
+    # Every scored token covers its own characters, and together they cover the text.
+    assert "".join(r.text for _, r in records) == TEXT[records[0][0]:]
+    for position, (_, record) in enumerate(records):
+        row = logits[position]
+        softmax = np.exp(row - row.max())
+        softmax /= softmax.sum()
+        assert record.p == pytest.approx(softmax[record.id], rel=1e-5)
+        expected = np.argsort(-softmax)[:5]
+        assert [c.id for c in record.top] == list(expected)
+        np.testing.assert_allclose([c.p for c in record.top], softmax[expected], rtol=1e-5)
+
+
+class HeldScoring:
+    """Holds a scoring run after its first chunk until released."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self.open = threading.Event()
+
+    def loader(self, options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        engine = flash_loader(n_batch=32)(options, on_progress)
+        original = engine.score
+
+        def score(*args: Any, **kwargs: Any) -> Iterator[Event]:
+            with closing(original(*args, **kwargs)) as events:
+                for event in events:
+                    yield event
+                    if isinstance(event, ScoreProgress) and not self.reached.is_set():
+                        self.reached.set()
+                        self.open.wait(30)
+
+        engine.score = score  # type: ignore[method-assign]
+        return engine
+
+
+def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_model: Path) -> None:
+    held = HeldScoring()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=held.loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            draft.editor.load_text(" ".join([TEXT] * 10))
+            await pilot.press("f9")
+            assert await asyncio.to_thread(held.reached.wait, 30)
+            await pilot.pause(0.1)
+            assert draft.scoring
+            assert app.main.status.activity.startswith("scoring 32/")
+            # The text the author sees is untouched while it is being scored.
+            await pilot.press("escape")
+            held.open.set()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert not draft.scoring and app.main.status.activity == ""
+            records = scored_records(app)
+            # Only what was scored before the stop is coloured: far fewer than the whole text.
+            assert 0 < len(records) < 100
+            assert draft.editor.text == " ".join([TEXT] * 10)
+            # Esc again is the draft's own key once more (nothing to stop): no error, text kept.
+            await pilot.press("escape")
+            assert draft.editor.text == " ".join([TEXT] * 10)
+    run(scenario)
+
+
+def test_scoring_without_text_or_model_says_why(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("f9")
+            await pilot.pause()
+            assert not app.main.draft.scoring
+            assert any("no text to score" in n.message for n in app._notifications)
+    run(scenario)
