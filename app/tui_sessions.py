@@ -122,9 +122,13 @@ class SessionsMixin:
         if app.engine is not None:
             return replace(app.engine.options, model_path=model, lora_path=lora, lora_scale=scale).validated()
         if self.run_config is not None:
-            return replace(self.run_config.load_options(model), lora_path=lora, lora_scale=scale).validated()
-        return LoadOptions(model_path=model, lora_path=lora, lora_scale=scale,
-                           n_threads=app.settings.generation_threads()).validated()
+            options = replace(self.run_config.load_options(model), lora_path=lora, lora_scale=scale)
+        else:
+            options = LoadOptions(model_path=model, lora_path=lora, lora_scale=scale)
+        if options.n_threads is None:
+            # Decoding leaves a core to the interface; prefill (n_threads_batch) keeps them all.
+            options = replace(options, n_threads=app.settings.generation_threads())
+        return options.validated()
 
     def action_pick_model(self) -> None:
         app: Any = self
