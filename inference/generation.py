@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 DECODE_ABORTED = 2
 
 
-def _never() -> bool:
+def never_stop() -> bool:
     return False
 
 
@@ -89,7 +89,7 @@ def run_generation(
     should_stop: Callable[[], bool] | None,
     special: bool,
 ) -> Iterator[Event]:
-    stop_requested = should_stop or _never
+    stop_requested = should_stop or never_stop
     with engine.lock:
         started = time.perf_counter()
         lib, ctx = engine.handles.lib, engine.handles.ctx

@@ -15,17 +15,13 @@ import numpy as np
 
 from .errors import GenerationError
 from .events import ScoreDone, ScoreProgress, TokenScore
+from .generation import DECODE_ABORTED, never_stop
 from .sampling import StepReader
 
 if TYPE_CHECKING:
     from .engine import Engine
 
 LOGITS_BUDGET_FLOATS = 32 * 1024 * 1024
-DECODE_ABORTED = 2
-
-
-def _never() -> bool:
-    return False
 
 
 def chunk_size(n_vocab: int, n_batch: int) -> int:
@@ -48,7 +44,7 @@ def character_offsets(engine: "Engine", tokens: list[int], text: str) -> list[in
 def run_scoring(
     engine: "Engine", text: str, *, top_n: int, should_stop: Callable[[], bool] | None
 ) -> Iterator[TokenScore | ScoreProgress | ScoreDone]:
-    stop_requested = should_stop or _never
+    stop_requested = should_stop or never_stop
     with engine.lock:
         started = time.perf_counter()
         lib, ctx = engine.handles.lib, engine.handles.ctx

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -16,13 +15,9 @@ from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone
 
 from .. import paths
+from .pane_access import PaneAccess
 from . import chat_inspect
 from .chat_inspect import ChatInspection
-
-if TYPE_CHECKING:
-    from ..screens.main_screen import MainScreen
-    from ..tui import ScriptoriumApp
-
 
 class UserMessage(Static):
     """What the author wrote."""
@@ -32,7 +27,7 @@ class AssistantMessage(Markdown):
     """A reply: streamed in through a MarkdownStream, set once in full at the end."""
 
 
-class ChatPane(ChatInspection, Vertical):
+class ChatPane(PaneAccess, ChatInspection, Vertical):
     """The conversation (system prompt from prompts/chat_system.txt) and the sink of chat
     generations."""
 
@@ -62,18 +57,6 @@ class ChatPane(ChatInspection, Vertical):
     def on_mount(self) -> None:
         # Stay at the bottom while replies grow, unless the author scrolls up to read.
         self.transcript.anchor()
-
-    @property
-    def main(self) -> "MainScreen":
-        return cast("MainScreen", self.screen)
-
-    @property
-    def tui(self) -> "ScriptoriumApp":
-        return cast("ScriptoriumApp", self.app)
-
-    @property
-    def streaming(self) -> bool:
-        return self.main.generating_for(self)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         inspect = self.check_inspect_action(action)

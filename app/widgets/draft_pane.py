@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -17,6 +16,7 @@ from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone
 
 from .. import paths
+from .pane_access import PaneAccess
 from ..session_keeper import DraftFile
 from ..branches import start_version
 from . import draft_candidates, draft_inspect
@@ -24,11 +24,6 @@ from .draft_candidates import DraftCandidates
 from .draft_editor import DraftEditor, Ghost
 from .draft_inspect import DraftInspection
 from .suggestion_view import SuggestionView
-
-if TYPE_CHECKING:
-    from ..screens.main_screen import MainScreen
-    from ..tui import ScriptoriumApp
-
 
 def end_anchor(document: DocumentBase) -> Location:
     """Where "continue from the end" attaches: the end of the text, before the single
@@ -41,7 +36,7 @@ def end_anchor(document: DocumentBase) -> Location:
     return end
 
 
-class DraftPane(DraftCandidates, DraftInspection, Vertical):
+class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
     """The editor and the suggestion view; also the sink of draft generations."""
 
     @dataclass
@@ -95,18 +90,6 @@ class DraftPane(DraftCandidates, DraftInspection, Vertical):
         self.suggestion.display = False
         yield self.editor
         yield self.suggestion
-
-    @property
-    def main(self) -> "MainScreen":
-        return cast("MainScreen", self.screen)
-
-    @property
-    def tui(self) -> "ScriptoriumApp":
-        return cast("ScriptoriumApp", self.app)
-
-    @property
-    def streaming(self) -> bool:
-        return self.main.generating_for(self)
 
     # ---- what is enabled when ------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
