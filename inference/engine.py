@@ -116,6 +116,7 @@ class Engine:
         self.lock = threading.Lock()
         self._pieces: dict[int, bytes] = {}
         self._labels: dict[int, str] = {}
+        self._ends_generation: dict[int, bool] = {}
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
@@ -257,7 +258,11 @@ class Engine:
         return label
 
     def is_end_of_generation(self, token_id: int) -> bool:
-        return bool(self._h.lib.llama_vocab_is_eog(self._h.vocab, token_id))
+        # Asked once per generated token: remembered, it is a dict lookup, not a foreign call.
+        ends = self._ends_generation.get(token_id)
+        if ends is None:
+            ends = self._ends_generation[token_id] = bool(self._h.lib.llama_vocab_is_eog(self._h.vocab, token_id))
+        return ends
 
     # ---- cache ---------------------------------------------------------------------
     def kv_usage(self) -> KVCacheUsage:

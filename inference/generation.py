@@ -7,9 +7,10 @@ import ctypes
 import time
 from typing import TYPE_CHECKING, Callable, Iterator
 
+from . import native
 from .errors import GenerationError
 from .events import ContextTrimmed, Event, GenerationDone, PrefillDone, PrefillProgress, TokenEvent
-from .sampling import SamplerChain, StepReader, logits_view
+from .sampling import LastLogits, SamplerChain, StepReader
 from .settings import LogitBias, SamplerSettings
 from .text import StopStringFilter, TokenTextDecoder
 
@@ -55,6 +56,21 @@ def _decode(engine: "Engine", tokens: list[int]) -> tuple[int, float]:
     start = time.perf_counter()
     status = lib.llama_decode(engine.handles.ctx, batch)
     return status, (time.perf_counter() - start) * 1000.0
+
+
+class _OneTokenDecoder:
+    """llama_decode of one token at a time, the batch made once: decode steps are where
+    every microsecond of Python shows in tokens per second."""
+
+    def __init__(self, engine: "Engine"):
+        self._decode = engine.handles.lib.llama_decode
+        self._ctx = engine.handles.ctx
+        self._token = (ctypes.c_int32 * 1)()
+        self._batch = engine.handles.lib.llama_batch_get_one(self._token, 1)
+
+    def __call__(self, token: int) -> int:
+        self._token[0] = token
+        return self._decode(self._ctx, self._batch)
 
 
 def _reuse_prefix(engine: "Engine", tokens: list[int]) -> int:
@@ -138,7 +154,9 @@ def run_generation(
         bias_map = bias.resolve(engine.byte_token_ids)
         seed = settings.resolved_seed()
         chain = SamplerChain(lib, engine.n_vocab, settings, bias_map, seed)
-        step = StepReader(engine.n_vocab)
+        step = StepReader(engine.n_vocab, native.softmax_kernel())
+        last_logits = LastLogits(ctx)
+        decode_one = _OneTokenDecoder(engine)
         decoder = TokenTextDecoder()
         stops = StopStringFilter(settings.stop)
         pieces: list[str] = []
@@ -152,8 +170,8 @@ def run_generation(
                 if stop_requested():
                     reason = "cancelled"
                     break
-                step.read(logits_view(lib, ctx, engine.n_vocab))
-                top = step.candidates(top_n, engine.token_text, bias_map) if top_n else ()
+                # Sample first: llama.cpp's sampler leaves the logits as they are and pulls
+                # them into this core's cache, so reading them afterwards is cheaper.
                 token = chain.sample(ctx)
                 last_token_at = time.perf_counter()
                 if first_token_at is None:
@@ -161,10 +179,11 @@ def run_generation(
                 if engine.is_end_of_generation(token):
                     reason = "eos"
                     break
+                p, top = step.measure(last_logits(), token, top_n, engine.token_text, bias_map)
                 text = stops.feed(decoder.feed(engine.token_bytes(token)))
                 pieces.append(text)
                 produced += 1
-                yield TokenEvent(index=produced - 1, id=token, text=text, p=step.probability(token),
+                yield TokenEvent(index=produced - 1, id=token, text=text, p=p,
                                  top=top, elapsed_ms=(last_token_at - started) * 1000.0,
                                  kv_tokens=len(engine.cached_tokens))
                 if stops.stopped:
@@ -175,7 +194,7 @@ def run_generation(
                 if len(engine.cached_tokens) >= engine.n_ctx:
                     reason = "context"
                     break
-                status, _ = _decode(engine, [token])
+                status = decode_one(token)
                 if status != 0:
                     raise GenerationError(f"llama.cpp failed to evaluate a token (llama_decode returned {status})")
                 engine.cached_tokens.append(token)

@@ -1,79 +1,123 @@
 """Probabilities read straight from llama.cpp's logits, and its own sampler chain.
 
 The probabilities are a softmax of the raw logits of the last position, computed once per
-step with one log-sum-exp and an argpartition for the top N: cheap even for a 262k
-vocabulary, unlike llama-cpp-python's logprobs path (a full sort per token). Sampling is
+step from one reduction over the vocabulary and llama.cpp's own softmax kernel: cheap even
+for a 262k vocabulary, unlike llama-cpp-python's logprobs path (a full sort per token). Sampling is
 llama.cpp's sampler chain, so what is drawn is exactly what llama.cpp would draw.
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 from types import ModuleType
 from typing import Any, Callable
 
 import numpy as np
 
+from . import native
 from .events import Candidate
 from .settings import BAN, SamplerSettings
+
+
+COMPILED_TOP_LIMIT = 256
+"""The most candidates the C helper returns (MAX_TOP in _step.c); more go through numpy."""
 
 
 class StepReader:
     """Turns one step's raw logits into probabilities, reusing its buffers every step.
 
-    The top N are found among the logits within a margin of the maximum (one comparison
-    over the vocabulary, then a partition of the few inside it), the margin learnt from
-    the previous step; a full argpartition is the fallback when too few fall inside.
-    Either way the ids and order are exactly those of the logits."""
+    The work is one call into the C helper (_step.c) when it was built, which also uses
+    llama.cpp's own softmax kernel for the normaliser. Without it, numpy: the vocabulary
+    is seen as a GROUPS x width grid (token i in column i % width of the first
+    GROUPS*width tokens, the few left over in a tail); one vectorised reduction gives each
+    column's maximum, hence the overall maximum, and the top N can only be in the N
+    columns with the highest maxima (or the tail), so they are picked from a few hundred
+    logits instead of the whole vocabulary. Either way the ids and their order are those
+    of a full sort of the logits (the C helper breaks ties by lower id)."""
 
-    def __init__(self, n_vocab: int):
+    GROUPS = 64
+
+    def __init__(self, n_vocab: int, kernel: Callable[[int, int, int, float], float] | None = None,
+                 *, compiled: bool = True):
+        self._n_vocab = n_vocab
+        self._groups = self.GROUPS if n_vocab >= self.GROUPS * self.GROUPS else 1
+        self._width = n_vocab // self._groups
+        self._grid_size = self._groups * self._width
+        self._tail = np.arange(self._grid_size, n_vocab)
+        self._row_starts = np.arange(self._groups) * self._width
+        self._column_max = np.empty(self._width, dtype=np.float32)
         self._scratch = np.empty(n_vocab, dtype=np.float32)
-        self._margin = 8.0
+        self._scratch_address = self._scratch.ctypes.data
+        self._kernel = kernel
+        self._compiled = _compiled_step() if compiled and kernel is not None else None
+        self._kernel_address = ctypes.cast(kernel, ctypes.c_void_p).value if self._compiled else 0
         self.max_logit = 0.0
         self.normaliser = 1.0
         self.logits: np.ndarray = self._scratch
 
+    def measure(self, address: int, token: int, top_n: int, text_of: Callable[[int], str],
+                bias: dict[int, float]) -> tuple[float, tuple[Candidate, ...]]:
+        """(probability of `token`, the top_n candidates) for the logits at `address`;
+        token -1 when no token was sampled there. One call into C when it was built."""
+        if self._compiled is not None and top_n <= COMPILED_TOP_LIMIT:
+            p, pairs = self._compiled(address, self._n_vocab, top_n, token, self._scratch_address,
+                                      self._kernel_address)
+        else:
+            self.read(np.frombuffer((ctypes.c_float * self._n_vocab).from_address(address), dtype=np.float32))
+            p = self.probability(token) if token >= 0 else 0.0
+            pairs = self.top_pairs(top_n)
+        return p, tuple(Candidate(token_id, text_of(token_id), q, bias.get(token_id, 0.0) <= BAN)
+                        for token_id, q in pairs)
+
     def read(self, logits: np.ndarray) -> None:
         self.logits = logits
-        self.max_logit = float(logits.max())
-        np.subtract(logits, self.max_logit, out=self._scratch)
-        np.exp(self._scratch, out=self._scratch)
-        self.normaliser = float(self._scratch.sum(dtype=np.float64))
+        grid = logits[:self._grid_size].reshape(self._groups, self._width)
+        np.max(grid, axis=0, out=self._column_max)
+        top = float(self._column_max.max())
+        if len(self._tail):
+            top = max(top, float(logits[self._grid_size:].max()))
+        self.max_logit = top
+        if self._kernel is not None and logits.flags.c_contiguous:
+            self.normaliser = self._kernel(self._n_vocab, self._scratch_address, logits.ctypes.data, top)
+        else:
+            np.subtract(logits, top, out=self._scratch)
+            np.exp(self._scratch, out=self._scratch)
+            self.normaliser = float(self._scratch.sum(dtype=np.float64))
 
     def probability(self, token_id: int) -> float:
-        return float(np.exp(np.float64(self.logits[token_id]) - self.max_logit) / self.normaliser)
+        return math.exp(float(self.logits[token_id]) - self.max_logit) / self.normaliser
 
     def top(self, n: int) -> np.ndarray:
         """Ids of the n most probable tokens, most probable first."""
         logits = self.logits
-        n = min(n, logits.shape[0])
+        n = min(n, self._n_vocab)
         if n <= 0:
             return np.empty(0, dtype=np.int64)
-        near = np.flatnonzero(logits >= self.max_logit - self._margin)
-        for _ in range(3):  # widen a margin that caught too few, a few times at most
-            if len(near) >= n:
-                break
-            self._margin = self._margin * 2.0 + 1.0
-            near = np.flatnonzero(logits >= self.max_logit - self._margin)
-        if len(near) < n:
-            ids = np.argpartition(logits, -n)[-n:]
-        elif len(near) > n:
-            ids = near[np.argpartition(logits[near], -n)[-n:]]
+        if n >= self._width:
+            ids = np.argpartition(logits, -n)[-n:] if n < self._n_vocab else np.arange(self._n_vocab)
         else:
-            ids = near
-        ids = ids[np.argsort(-logits[ids], kind="stable")]
-        # Next step, look well past where this step's n-th token was: a too-wide margin
-        # costs a little, a too-narrow one a second pass.
-        self._margin = 2.0 * (self.max_logit - float(logits[ids[-1]])) + 0.5
-        return ids
+            columns = np.argpartition(self._column_max, -n)[-n:]
+            pool = (columns[:, None] + self._row_starts).ravel()
+            if len(self._tail):
+                pool = np.concatenate((pool, self._tail))
+            ids = pool[np.argpartition(logits[pool], -n)[-n:]]
+        return ids[np.lexsort((ids, -logits[ids]))]
 
-    def candidates(self, n: int, text_of: Callable[[int], str], bias: dict[int, float]) -> tuple[Candidate, ...]:
-        ids = self.top(n)
-        probabilities = np.exp(self.logits[ids].astype(np.float64) - self.max_logit) / self.normaliser
-        return tuple(
-            Candidate(id=token_id, text=text_of(token_id), p=p, banned=bias.get(token_id, 0.0) <= BAN)
-            for token_id, p in zip(ids.tolist(), probabilities.tolist())
-        )
+    def top_pairs(self, n: int) -> list[tuple[int, float]]:
+        """(id, probability) of the n most probable tokens, most probable first."""
+        ids = self.top(n).tolist()
+        top, normaliser, exp = self.max_logit, self.normaliser, math.exp
+        return [(token_id, exp(logit - top) / normaliser) for token_id, logit in zip(ids, self.logits[ids].tolist())]
+
+
+def _compiled_step() -> Callable[..., tuple[float, tuple[tuple[int, float], ...]]] | None:
+    """The C helper (built with the package), or None where it could not be built."""
+    try:
+        from ._step import top_candidates
+    except ImportError:
+        return None
+    return top_candidates
 
 
 class SamplerChain:
@@ -125,9 +169,17 @@ class SamplerChain:
             self._chain = None
 
 
-def logits_view(lib: ModuleType, ctx: Any, n_vocab: int) -> np.ndarray:
-    """The last position's logits, without a copy (valid until the next decode)."""
-    pointer = lib.llama_get_logits_ith(ctx, -1)
-    if not pointer:
-        raise RuntimeError("llama.cpp returned no logits for the last position")
-    return np.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,))
+class LastLogits:
+    """The address of the last position's logits (valid until the next decode), read with
+    one foreign call: the binding llama-cpp-python declares returns a pointer object that
+    then needs a cast, and between decodes every Python step shows in tokens per second."""
+
+    def __init__(self, ctx: Any):
+        self._ctx = ctx
+        self._get = native.own_binding("llama_get_logits_ith", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)
+
+    def __call__(self) -> int:
+        address = self._get(self._ctx, -1)
+        if not address:
+            raise RuntimeError("llama.cpp returned no logits for the last position")
+        return address

@@ -7,12 +7,12 @@ same StepReader as generation, so a scored token and a generated one read alike.
 
 from __future__ import annotations
 
+import codecs
 import ctypes
 import time
 from typing import TYPE_CHECKING, Callable, Iterator
 
-import numpy as np
-
+from . import native
 from .errors import GenerationError
 from .events import ScoreDone, ScoreProgress, TokenScore
 from .generation import DECODE_ABORTED, never_stop
@@ -32,13 +32,18 @@ def character_offsets(engine: "Engine", tokens: list[int], text: str) -> list[in
     """Where each token starts in `text` (a character split over byte tokens starts at
     the token that opens it). SentencePiece decodes with a leading space the text did
     not have; offsets are shifted back by it."""
-    offsets, consumed = [], b""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+    offsets, decoded = [], 0
     for token in tokens:
-        offsets.append(len(consumed.decode("utf-8", errors="ignore")))
-        consumed += engine.token_bytes(token)
-    decoded = consumed.decode("utf-8", errors="ignore")
-    lead = len(decoded) - len(text) if len(decoded) >= len(text) and decoded.endswith(text) else 0
+        offsets.append(decoded)
+        decoded += len(decoder.decode(engine.token_bytes(token)))
+    decoded += len(decoder.decode(b"", final=True))
+    lead = decoded - len(text) if decoded >= len(text) and _decodes_to_end_with(engine, tokens, text) else 0
     return [max(0, offset - lead) for offset in offsets]
+
+
+def _decodes_to_end_with(engine: "Engine", tokens: list[int], text: str) -> bool:
+    return b"".join(engine.token_bytes(t) for t in tokens).decode("utf-8", errors="ignore").endswith(text)
 
 
 def run_scoring(
@@ -62,7 +67,13 @@ def run_scoring(
         engine.clear_cache()
         chunk = chunk_size(engine.n_vocab, engine.options.n_batch)
         batch = lib.llama_batch_init(chunk, 0, 1)
-        step = StepReader(engine.n_vocab)
+        for i in range(chunk):  # every position: sequence 0, logits wanted
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = 0
+            batch.logits[i] = 1
+        batch_tokens = (ctypes.c_int32 * chunk).from_address(ctypes.addressof(batch.token.contents))
+        batch_positions = (ctypes.c_int32 * chunk).from_address(ctypes.addressof(batch.pos.contents))
+        step = StepReader(engine.n_vocab, native.softmax_kernel())
         scored, cancelled = 0, False
         engine.interruptible(stop_requested)
         try:
@@ -72,12 +83,8 @@ def run_scoring(
                     break
                 part = tokens[begin:begin + chunk]
                 batch.n_tokens = len(part)
-                for i, token in enumerate(part):
-                    batch.token[i] = token
-                    batch.pos[i] = begin + i
-                    batch.n_seq_id[i] = 1
-                    batch.seq_id[i][0] = 0
-                    batch.logits[i] = 1
+                batch_tokens[:len(part)] = part
+                batch_positions[:len(part)] = range(begin, begin + len(part))
                 status = lib.llama_decode(ctx, batch)
                 if status == DECODE_ABORTED:
                     engine.clear_cache()
@@ -87,19 +94,16 @@ def run_scoring(
                     engine.clear_cache()
                     raise GenerationError(f"llama.cpp failed to score the text (llama_decode returned {status})")
                 engine.cached_tokens.extend(part)
-                pointer = ctypes.cast(lib.llama_get_logits(ctx), ctypes.POINTER(ctypes.c_float))
-                rows = np.ctypeslib.as_array(pointer, shape=(len(part), engine.n_vocab))
+                first_row = ctypes.cast(lib.llama_get_logits(ctx), ctypes.c_void_p).value
+                row_bytes = engine.n_vocab * ctypes.sizeof(ctypes.c_float)
                 for i in range(len(part)):
                     target = begin + i + 1  # row i predicts the next token
                     if target >= len(tokens) or target < first_scored:
                         continue
-                    step.read(rows[i])
                     token = tokens[target]
-                    yield TokenScore(
-                        index=target - 1, id=token, text=engine.token_text(token), start=offsets[target],
-                        p=step.probability(token),
-                        top=step.candidates(top_n, engine.token_text, {}) if top_n else (),
-                    )
+                    p, top = step.measure(first_row + i * row_bytes, token, top_n, engine.token_text, {})
+                    yield TokenScore(index=target - 1, id=token, text=engine.token_text(token),
+                                     start=offsets[target], p=p, top=top)
                     scored += 1
                 yield ScoreProgress(done=begin + len(part), total=len(tokens))
         finally:

@@ -1,0 +1,15 @@
+"""The one thing pyproject.toml cannot say without an experimental table: the C helper
+for per-token probabilities (inference/_step.c). A compiler is already required to build
+llama-cpp-python; the flags let -O3 vectorise the max over the vocabulary."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "scriptorium.inference._step",
+            sources=["inference/_step.c"],
+            extra_compile_args=["-O3", "-ffinite-math-only", "-fno-signed-zeros"],
+        )
+    ]
+)
