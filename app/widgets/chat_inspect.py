@@ -1,5 +1,6 @@
 """Chat mode, issue 6: each reply keeps its tokens; F8 colours them by probability and
-F4 steps through the last reply's tokens (←/→) with their alternatives in the panel.
+F4 steps through the replies' tokens (←/→ token by token, across replies; ↑/↓ a reply at
+a time), starting at the end of the last, with their alternatives in the panel.
 A mixin of ChatPane, so the keys are the chat's keys.
 
 A reply is Markdown; coloured or inspected it is drawn as its tokens instead (a
@@ -28,11 +29,15 @@ LEADING_BINDINGS = [
 ]
 BINDINGS = [
     Binding("f4", "inspect", "Inspect", show=False, id="chat.inspect",
-            tooltip="Step through the last reply's tokens (←/→) and see what else the model considered"),
+            tooltip="Step through the replies' tokens (←/→, ↑/↓ by reply) and see what else the model considered"),
     Binding("left", "inspect_move(-1)", "Previous token", priority=True, show=False, id="chat.inspect_previous",
-            tooltip="While inspecting: the token before"),
+            tooltip="While inspecting: the token before (the end of the reply before, at a reply's start)"),
     Binding("right", "inspect_move(1)", "Next token", priority=True, show=False, id="chat.inspect_next",
-            tooltip="While inspecting: the token after"),
+            tooltip="While inspecting: the token after (the start of the next reply, at a reply's end)"),
+    Binding("up", "inspect_reply(-1)", "Previous reply", priority=True, show=False, id="chat.inspect_previous_reply",
+            tooltip="While inspecting: the first token of the reply before"),
+    Binding("down", "inspect_reply(1)", "Next reply", priority=True, show=False, id="chat.inspect_next_reply",
+            tooltip="While inspecting: the first token of the next reply"),
     Binding("f8", "toggle_colours", "Colours", show=False, id="chat.colours",
             tooltip="Colour the replies by how probable the model found each token"),
 ]
@@ -41,6 +46,8 @@ BINDINGS = [
 class ChatInspection:
     colouring: bool = False
     inspected: int | None = None
+    """The token under the cursor, in reply number `inspected_reply`; None when not inspecting."""
+    inspected_reply: int = 0
     _records: list[TokenRecord] | None = None
     _source: TokenSource | None = None
     _request_id: int = 0
@@ -50,7 +57,7 @@ class ChatInspection:
         return self  # type: ignore[return-value]
 
     def check_inspect_action(self, action: str) -> bool | None:
-        if action in ("inspect_move", "leave_inspect"):
+        if action in ("inspect_move", "inspect_reply", "leave_inspect"):
             return self.inspected is not None
         return None
 
@@ -90,8 +97,13 @@ class ChatInspection:
 
     def _draw(self) -> None:
         views = self._views()
+        if self.inspected is not None and not views:
+            self.inspected = None
+        if self.inspected is not None:
+            self.inspected_reply = min(self.inspected_reply, len(views) - 1)
+            self.inspected = min(self.inspected, len(views[self.inspected_reply].records) - 1)
         for number, view in enumerate(views):
-            cursor = self.inspected if number == len(views) - 1 else None
+            cursor = self.inspected if number == self.inspected_reply else None
             shown = self.colouring or cursor is not None
             view.show(colour=self.colouring, cursor=cursor)
             view.display = shown
@@ -101,9 +113,11 @@ class ChatInspection:
             legends.first().display = self.colouring
         elif self.colouring:
             self._pane.mount(TokenLegend(id="chat-legend"), before=self._pane.input)
-        if views and self.inspected is not None:
-            record = views[-1].records[self.inspected]
+        if self.inspected is not None:
+            view = views[self.inspected_reply]
+            record = view.records[self.inspected]
             self._pane.main.sidebar.probabilities.show_token(record.as_event(), record.source.describe())
+            self._pane.transcript.scroll_to_widget(view, animate=False)
         self._pane.refresh_bindings()
 
     def action_toggle_colours(self) -> None:
@@ -118,6 +132,7 @@ class ChatInspection:
         if not views or self._pane.streaming:
             self._pane.notify("No finished reply to inspect yet.", severity="warning")
             return
+        self.inspected_reply = len(views) - 1
         self.inspected = len(views[-1].records) - 1
         self._draw()
 
@@ -125,7 +140,22 @@ class ChatInspection:
         views = self._views()
         if self.inspected is None or not views:
             return
-        self.inspected = min(max(self.inspected + step, 0), len(views[-1].records) - 1)
+        reply, token = self.inspected_reply, self.inspected + step
+        if token < 0 and reply > 0:
+            reply -= 1
+            token = len(views[reply].records) - 1
+        elif token >= len(views[reply].records) and reply < len(views) - 1:
+            reply, token = reply + 1, 0
+        self.inspected_reply = reply
+        self.inspected = min(max(token, 0), len(views[reply].records) - 1)
+        self._draw()
+
+    def action_inspect_reply(self, step: int) -> None:
+        views = self._views()
+        if self.inspected is None or not views:
+            return
+        self.inspected_reply = min(max(self.inspected_reply + step, 0), len(views) - 1)
+        self.inspected = 0
         self._draw()
 
     def action_leave_inspect(self) -> None:

@@ -43,3 +43,36 @@ def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Pa
             await pilot.press("escape", "f8")
             assert chat.inspected is None and reply.display and not view.display
     run(scenario)
+
+
+def test_inspection_reaches_every_reply_not_only_the_last(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao!")
+            await generated(pilot, "enter")
+            await pilot.press(*"E poi?")
+            await generated(pilot, "enter")
+            chat = app.main.chat
+            first, second = chat.query(ReplyTokens)
+            panel = app.main.sidebar.probabilities
+            await pilot.press("f4")
+            assert (chat.inspected_reply, chat.inspected) == (1, len(second.records) - 1)
+            await pilot.press("up")
+            assert (chat.inspected_reply, chat.inspected) == (0, 0)
+            assert first.cursor == 0 and second.cursor is None and first.display and not second.display
+            assert panel.event.id == first.records[0].id and panel.event.top == first.records[0].top
+            # ← at a reply's first token stays there; → past its last token enters the next reply.
+            await pilot.press("left")
+            assert (chat.inspected_reply, chat.inspected) == (0, 0)
+            for _ in range(len(first.records)):
+                await pilot.press("right")
+            assert (chat.inspected_reply, chat.inspected) == (1, 0)
+            assert panel.event.id == second.records[0].id
+            await pilot.press("left")
+            assert (chat.inspected_reply, chat.inspected) == (0, len(first.records) - 1)
+            # ↑ and ↓ are the chat's own keys again once inspection ends.
+            await pilot.press("escape", "up")
+            assert chat.inspected is None and chat.input.value == "E poi?"
+    run(scenario)
