@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
-from typing import Callable, ClassVar, Iterable, Mapping
+from typing import Callable, ClassVar, Mapping
 
 from textual import on, work
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.dom import DOMNode
 from textual.reactive import var
-from textual.screen import Screen
 
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.events import GenerationDone
@@ -35,13 +32,11 @@ from .screens.main_screen import MainScreen
 from .screens.unsaved_screen import UnsavedScreen
 from .session_keeper import DraftFile, SessionKeeper, open_draft_at_start
 from .sessions import SessionStore
+from .tui_bindings import BindingRegistry
 from .tui_sessions import SESSION_BINDINGS, SessionsMixin
 from .tui_settings import TuiSettings
-from .widgets.chat_pane import ChatPane
 from .widgets.draft_pane import DraftPane
 from .widgets.model_panel import ModelStatus
-from .widgets.sampler_panel import SamplerPanel
-from .widgets.sidebar import Sidebar
 
 EngineLoader = Callable[[LoadOptions, Callable[[float], None]], Engine]
 """Loads an engine, reporting llama.cpp's progress (0..1); Engine.load by default."""
@@ -49,12 +44,7 @@ EngineLoader = Callable[[LoadOptions, Callable[[float], None]], Engine]
 GIL_SWITCH_INTERVAL = 0.001
 """Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
 
-# Keys that only move within a panel: in the help screen, not in the command palette.
-_NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_up", "sampler.adjust_down",
-                   "panels.leave", "focus.next", "focus.previous"}
-
-
-class ScriptoriumApp(SessionsMixin, App[None], inherit_bindings=False):
+class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings=False):
     """Write with your own model: draft and chat, with llama.cpp's numbers beside them."""
 
     # Absolute, so that a subclass defined elsewhere still finds the stylesheet.
@@ -354,56 +344,6 @@ class ScriptoriumApp(SessionsMixin, App[None], inherit_bindings=False):
                 self.exit()
 
         self.push_screen(SavePathScreen(), chosen)
-
-    # ---- every binding, for help, palette and keymap checks ---------------------------------
-    def binding_sections(self) -> list[tuple[str, DOMNode, list[Binding]]]:
-        main = self.main
-        sections: list[tuple[str, DOMNode, Iterable[BindingType]]] = [
-            ("General", self, self.BINDINGS),
-            ("Focus", main, MainScreen.BINDINGS),
-            ("Draft", main.draft, DraftPane.BINDINGS),
-            ("Chat", main.chat, ChatPane.BINDINGS),
-            ("Panels", main.sidebar, Sidebar.BINDINGS),
-            ("Sampler panel", main.sidebar.sampler, SamplerPanel.BINDINGS),
-        ]
-        return [(title, node, [b for b in bindings if isinstance(b, Binding) and b.id])
-                for title, node, bindings in sections]
-
-    def key_display(self, binding_id: str) -> str:
-        """How the key bound to `binding_id` reads, after the author's keymap."""
-        for _, _, bindings in self.binding_sections():
-            for binding in bindings:
-                if binding.id == binding_id:
-                    keys = self.keymap.get(binding_id, binding.key).split(",")[0].strip()
-                    shown = binding.key_display if binding_id not in self.keymap else None
-                    return self.get_key_display(replace(binding, key=keys, key_display=shown))
-        raise KeyError(binding_id)
-
-    def binding_rows(self) -> list[tuple[str, str, str, str, str]]:
-        """(section, keys, name, what it does, id) for every binding."""
-        rows = []
-        for title, _, bindings in self.binding_sections():
-            for binding in bindings:
-                keys = self.keymap.get(binding.id or "", binding.key)
-                shown = ", ".join(self.get_key_display(replace(binding, key=k.strip(), key_display=None))
-                                  for k in keys.split(","))
-                rows.append((title, shown, binding.description, binding.tooltip, binding.id or ""))
-        return rows
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        if not isinstance(screen, MainScreen):
-            return
-        for title, node, bindings in self.binding_sections():
-            for binding in bindings:
-                if binding.id in _NAVIGATION_IDS or binding.action in ("command_palette", "help_quit"):
-                    continue
-                yield SystemCommand(f"{title}: {binding.description}", binding.tooltip,
-                                    partial(self._run_from_palette, node, binding.action))
-
-    async def _run_from_palette(self, node: DOMNode, action: str) -> None:
-        if not await self.run_action(action, node):
-            self.notify("That is not available right now.", severity="warning")
 
 
 def _size_or_zero(path: Path) -> int:

@@ -15,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-from scriptorium.inference import native
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.events import GenerationDone, PrefillDone
 from scriptorium.inference.settings import PRESETS, LogitBias

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import native
-from .errors import ModelLoadError, ScriptoriumError
+from .errors import ModelLoadError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
 from .kv_cache import CACHE_TYPES, KVLayout
