@@ -1,9 +1,9 @@
 """Probabilities read straight from llama.cpp's logits, and its own sampler chain.
 
 The probabilities are a softmax of the raw logits of the last position, computed once per
-step from one reduction over the vocabulary and llama.cpp's own softmax kernel: cheap even
-for a 262k vocabulary, unlike llama-cpp-python's logprobs path (a full sort per token). Sampling is
-llama.cpp's sampler chain, so what is drawn is exactly what llama.cpp would draw.
+step in one pass over the vocabulary plus llama.cpp's own softmax kernel: cheap even for a
+262k vocabulary, unlike llama-cpp-python's logprobs path (a full sort per token). Sampling
+is llama.cpp's sampler chain, so what is drawn is exactly what llama.cpp would draw.
 """
 
 from __future__ import annotations

@@ -95,6 +95,8 @@ def run_scoring(
                     raise GenerationError(f"llama.cpp failed to score the text (llama_decode returned {status})")
                 engine.cached_tokens.extend(part)
                 first_row = ctypes.cast(lib.llama_get_logits(ctx), ctypes.c_void_p).value
+                if not first_row:
+                    raise GenerationError("llama.cpp returned no logits for the scored text")
                 row_bytes = engine.n_vocab * ctypes.sizeof(ctypes.c_float)
                 for i in range(len(part)):
                     target = begin + i + 1  # row i predicts the next token
