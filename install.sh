@@ -53,6 +53,20 @@ if [ "$needs_amx_off" = 1 ]; then
     fi
 fi
 
+# The per-token probability helper (inference/_step.c) is optional to the build: without
+# this Python's C headers pip skips it and numpy does its work, a few percent slower.
+helper_built() { .venv/bin/python -c 'import scriptorium.inference._step' 2>/dev/null; }
+if ! helper_built; then
+    if [ "$with_tests" = 1 ] && command -v apt-get >/dev/null 2>&1; then
+        # The tests check the helper is there; Debian ships the headers apart.
+        sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+        $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq python3-dev >/dev/null || true
+        .venv/bin/python -m pip install --quiet --no-deps --editable .
+    fi
+    helper_built || echo "install.sh: the C helper for token probabilities was not built (no C headers for" \
+        "this Python: install python3-dev); scriptorium works, decoding a few percent slower" >&2
+fi
+
 if [ "$with_tests" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
     # One test drives the real `scriptorium` command inside tmux.
     if command -v apt-get >/dev/null 2>&1; then
