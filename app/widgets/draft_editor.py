@@ -42,6 +42,10 @@ class Ghost:
     versions: list["Version"] = field(default_factory=list)
     """Earlier and later versions (re-rolls, branches); see branches.py."""
     version: int = 0
+    replaces: int = 0
+    """Characters after the anchor that accepting the suggestion replaces (a branch taken
+    inside accepted text). They stay in the draft until then: Esc, a crash or an edit
+    that invalidates the suggestion leave the draft as it was."""
 
 
 def next_word(text: str) -> str:
@@ -106,9 +110,17 @@ class DraftEditor(TextArea):
     def text_before(self, location: Location) -> str:
         return self.document.get_text_range((0, 0), location)
 
+    def replaced_text(self) -> str:
+        """The draft text the suggestion would replace ('' for a plain continuation)."""
+        ghost = self.ghost
+        if ghost is None or not ghost.replaces:
+            return ""
+        start = self.document.get_index_from_location(ghost.anchor)
+        return self.text[start:start + ghost.replaces]
+
     def accept_ghost(self, *, word_only: bool = False) -> str:
-        """Insert the suggestion (or its next word) at the anchor as one undoable edit;
-        returns what was inserted."""
+        """Insert the suggestion (or its next word) at the anchor as one undoable edit,
+        replacing what it replaces on the first acceptance; returns what was inserted."""
         ghost = self.ghost
         if ghost is None or not ghost.text:
             return ""
@@ -117,7 +129,9 @@ class DraftEditor(TextArea):
         self._inserting_ghost = True
         start = self.document.get_index_from_location(ghost.anchor)
         try:
-            result = self.insert(chunk, ghost.anchor, maintain_selection_offset=False)
+            end = self.document.get_location_from_index(start + ghost.replaces)
+            result = self.replace(chunk, ghost.anchor, end, maintain_selection_offset=False)
+            ghost.replaces = 0
         finally:
             self._inserting_ghost = False
         self.history.checkpoint()
@@ -145,6 +159,11 @@ class DraftEditor(TextArea):
         ghost = self.ghost
         if ghost is None or self._inserting_ghost:
             return super().edit(edit)
+        if ghost.replaces and self._touches_replaced(ghost, edit):
+            # The text the branch would replace is not what it was: the branch no longer fits.
+            result = super().edit(edit)
+            self.clear_ghost("lost")
+            return result
         top, bottom = edit.top, edit.bottom
         typed_at_anchor = bool(edit.text) and top == bottom == ghost.anchor
         result = super().edit(edit)
@@ -164,6 +183,13 @@ class DraftEditor(TextArea):
             ghost.anchor = anchor
             self.post_message(self.GhostChanged(self, "moved"))
         return result
+
+    def _touches_replaced(self, ghost: Ghost, edit: Edit) -> bool:
+        index = self.document.get_index_from_location
+        start = index(ghost.anchor)
+        end = start + ghost.replaces
+        top, bottom = index(edit.top), index(edit.bottom)
+        return (top < end and bottom > start) or start < top < end
 
     def undo(self) -> None:
         # Undo replays edits without going through edit(): the anchor cannot follow.

@@ -49,7 +49,8 @@ BINDINGS = [
             tooltip="While inspecting: the token after"),
     Binding("ctrl+b", "branch", "Branch", show=False, id="draft.branch",
             tooltip="At the inspected token (or the generated token at the cursor): take another alternative, "
-                    "or your own word, and write on from there; the old text stays as a version"),
+                    "or your own word, and write on from there; the old text stays in the draft until you "
+                    "accept the branch, and as a version"),
     Binding("alt+left", "version(-1)", "Older version", show=False, id="draft.version_previous",
             tooltip="Show the suggestion's previous version (re-rolls and branches are kept)"),
     Binding("alt+right", "version(1)", "Newer version", show=False, id="draft.version_next",
@@ -232,12 +233,11 @@ class DraftInspection:
         old_tokens = [r.moved(-record.start) for r in span.tokens[index:]]
         if editor.ghost is not None:
             pane.action_reject()
-        document = editor.document
-        at = document.get_location_from_index(start)
-        # One undoable edit: Ctrl+Z brings the old text back too.
-        editor.delete(at, document.get_location_from_index(end), maintain_selection_offset=False)
+        at = editor.document.get_location_from_index(start)
         editor.move_cursor(at)
+        # The old text stays in the draft until the author accepts the branch (Tab).
         ghost = editor.begin_ghost(at, from_cursor=True)
+        ghost.replaces = end - start
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
         start_version(ghost, f"branch at “{choice.strip()}”", choice, self._chosen_tokens(record, 0, choice))

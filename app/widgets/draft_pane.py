@@ -182,6 +182,11 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
         if ghost is None:
             return
         at, request_ids = ghost.anchor, tuple(ghost.request_ids)
+        if ghost.replaces and ghost.text == self.editor.replaced_text():
+            # The branch's "as it was" version: keeping it changes nothing in the draft.
+            self.post_message(self.SuggestionRejected("", request_ids))
+            self.editor.clear_ghost("rejected")
+            return
         accepted = self.editor.accept_ghost(word_only=word_only)
         if accepted:
             self.post_message(self.SuggestionAccepted(accepted, at, request_ids))

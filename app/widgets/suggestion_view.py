@@ -65,7 +65,8 @@ class SuggestionView(Widget, can_focus=False):
         row, column = ghost.anchor
         where = f"line {row + 1}:{column + 1}" if ghost.from_cursor else "the end"
         version = version_label(ghost)
-        self.border_title = (f"suggestion from {where}{' · writing…' if streaming else ''}"
+        replacing = f" · replaces {ghost.replaces:,} characters" if ghost.replaces else ""
+        self.border_title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
                              f"{' · ' + version if version else ''}")
         self.border_subtitle = hints
         self._lines = -1

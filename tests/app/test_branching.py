@@ -97,16 +97,67 @@ def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> No
             app.screen.query_one(Input).focus()
             await pilot.press(*"zebra")
             await generated(pilot, "enter")
-            text_before = PROMPT + accepted[:record.start]
-            assert draft.editor.text == text_before
+            # Nothing leaves the draft until the branch is accepted.
+            assert draft.editor.text == PROMPT + accepted
             ghost = draft.editor.ghost
             own = (record.text[0] if record.text[0].isspace() else "") + "zebra"
             assert ghost.text.startswith(own)
-            # The replaced text is the first version: going back to it and accepting restores the draft.
+            assert ghost.replaces == len(accepted) - record.start
+            assert f"replaces {ghost.replaces:,} characters" in str(draft.suggestion.border_title)
+            branched = ghost.text
+            # The replaced text is the first version: accepting it leaves the draft as it was.
             await pilot.press("alt+left")
             assert ghost.text == accepted[record.start:]
             await pilot.press("tab")
+            assert draft.editor.text == PROMPT + accepted and draft.editor.ghost is None
+            # Taken again and accepted, the branch replaces the rest of the passage, in one undo step.
+            draft.editor.move_cursor((0, span.start + record.start))
+            await pilot.press("ctrl+b")
+            app.screen.query_one(Input).focus()
+            await pilot.press(*"zebra")
+            await generated(pilot, "enter")
+            branched = draft.editor.ghost.text
+            await pilot.press("tab")
+            assert draft.editor.text == PROMPT + accepted[:record.start] + branched
+            # The session saw a replacement: the branch is the model's, the old tail gone.
+            session = app.sessions.draft
+            assert session is not None and session.text == draft.editor.text
+            start = len(PROMPT + accepted[:record.start])
+            assert any(m.start <= start + 1 and m.end == len(session.text) for m in session.spans)
+            draft.editor.focus()
+            await pilot.press("ctrl+z")
             assert draft.editor.text == PROMPT + accepted
+    run(scenario)
+
+
+def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            draft = app.main.draft
+            await pilot.press("tab")
+            whole = draft.editor.text
+            span = draft.editor.spans.spans[0]
+            record = span.tokens[2]
+            for leave in ("escape", "edit inside"):
+                draft.editor.move_cursor((0, span.start + record.start))
+                await pilot.press("ctrl+b")
+                app.screen.query_one(OptionList).highlighted = 1
+                await generated(pilot, "enter")
+                assert draft.editor.ghost is not None and draft.editor.ghost.replaces
+                if leave == "escape":
+                    await pilot.press("escape")
+                    assert draft.editor.text == whole
+                else:
+                    # Typing inside the text the branch would replace: the branch no longer fits.
+                    inside = span.start + record.start + 2
+                    draft.editor.insert("X", draft.editor.document.get_location_from_index(inside))
+                    await pilot.pause()
+                    assert draft.editor.text == whole[:inside] + "X" + whole[inside:]
+                assert draft.editor.ghost is None
     run(scenario)
 
 
