@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 from tui_helpers import GREEDY, generated, make_app, model_ready, run, spying_loader
 
 from scriptorium.app.screens.alternatives_screen import AlternativesScreen
 
 PROMPT = "C'era una volta una casa sul lago."
+
+
+async def accept_a_suggestion(pilot: Pilot[Any]) -> str:
+    """Type the prompt, generate, accept: the draft then holds a model passage."""
+    await model_ready(pilot)
+    await pilot.press(*PROMPT)
+    await generated(pilot, "ctrl+g")
+    accepted = pilot.app.main.draft.editor.ghost.text
+    await pilot.press("tab")
+    return accepted
 
 
 def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(random_model: Path) -> None:
@@ -83,12 +95,8 @@ def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> No
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*PROMPT)
-            await generated(pilot, "ctrl+g")
+            accepted = await accept_a_suggestion(pilot)
             draft = app.main.draft
-            accepted = draft.editor.ghost.text
-            await pilot.press("tab")
             span = draft.editor.spans.spans[0]
             record = span.tokens[3]
             draft.editor.move_cursor((0, span.start + record.start))
@@ -134,11 +142,8 @@ def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(random_mode
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*PROMPT)
-            await generated(pilot, "ctrl+g")
+            await accept_a_suggestion(pilot)
             draft = app.main.draft
-            await pilot.press("tab")
             whole = draft.editor.text
             span = draft.editor.spans.spans[0]
             record = span.tokens[2]
