@@ -48,9 +48,9 @@ BINDINGS = [
     Binding("right", "inspect_move(1)", "Next token", priority=True, show=False, id="draft.inspect_next",
             tooltip="While inspecting: the token after"),
     Binding("ctrl+b", "branch", "Branch", show=False, id="draft.branch",
-            tooltip="At the inspected token (or the generated token at the cursor): take another alternative, "
-                    "or your own word, and write on from there; the old text stays in the draft until you "
-                    "accept the branch, and as a version"),
+            tooltip="At the inspected token (or the generated or scored token at the cursor): take another "
+                    "alternative, or your own word, and write on from there (in your own scored text, the rest "
+                    "of the line); the old text stays in the draft until you accept the branch, and as a version"),
     Binding("alt+left", "version(-1)", "Older version", show=False, id="draft.version_previous",
             tooltip="Show the suggestion's previous version (re-rolls and branches are kept)"),
     Binding("alt+right", "version(1)", "Newer version", show=False, id="draft.version_next",
@@ -194,9 +194,9 @@ class DraftInspection:
             pane.app.push_screen(AlternativesScreen(record), lambda choice: self._branch_suggestion(index, choice))
             return
         found = pane.editor.token_at_cursor()
-        if found is None or found[0].tokens[found[1]].source.kind != "generated":
-            pane.notify("Put the cursor on generated text (or inspect the suggestion with F4) to branch there.",
-                        severity="warning")
+        if found is None or found[0].tokens[found[1]].source.kind not in ("generated", "scored"):
+            pane.notify("Put the cursor on generated or scored text (or inspect the suggestion with F4) to "
+                        "branch there.", severity="warning")
             return
         span, index = found
         pane.app.push_screen(AlternativesScreen(span.tokens[index]),
@@ -228,9 +228,18 @@ class DraftInspection:
                 pane.notify("That text changed meanwhile; nothing was replaced.", severity="warning")
             return
         record = span.tokens[index]
-        start, end = span.start + record.start, span.end
+        start = span.start + record.start
+        if record.source.kind == "scored":
+            # The author's own words: the branch rewrites the rest of their line (paragraph),
+            # not everything after it.
+            line_end = editor.text.find("\n", start)
+            end = len(editor.text) if line_end < 0 else line_end
+            old_tokens = [r.moved(other.start - start) for other in editor.spans.spans
+                          if start <= other.start and other.end <= end for r in other.tokens]
+        else:
+            end = span.end
+            old_tokens = [r.moved(-record.start) for r in span.tokens[index:]]
         old_text = editor.text[start:end]
-        old_tokens = [r.moved(-record.start) for r in span.tokens[index:]]
         if editor.ghost is not None:
             pane.action_reject()
         at = editor.document.get_location_from_index(start)
@@ -336,8 +345,9 @@ class DraftInspection:
             pane.notify(f"Scoring stopped after {done.tokens:,} tokens; what was scored stays coloured.")
         else:
             skipped = f" (the first {done.trimmed_tokens:,} did not fit the context)" if done.trimmed_tokens else ""
+            branch_key = pane.tui.key_display("draft.branch")
             pane.notify(f"Scored {done.tokens:,} tokens of your text{skipped}. Move the cursor over a word to see "
-                        "what the model expected there.")
+                        f"what the model expected there; {branch_key} writes on from one of its words.")
 
     def on_scoring_failed(self, message: ScoringFailed) -> None:
         if message.score_id != self._score_id:

@@ -174,6 +174,39 @@ def test_branch_elsewhere_says_how(random_model: Path) -> None:
             await pilot.press(*PROMPT, "ctrl+b")
             await pilot.pause()
             assert not isinstance(app.screen, AlternativesScreen)
-            assert any("cursor on generated text" in n.message for n in app._notifications)
+            assert any("cursor on generated or scored text" in n.message for n in app._notifications)
             assert app.main.draft.editor.text == PROMPT
+    run(scenario)
+
+
+def test_branching_in_your_own_scored_words_rewrites_the_rest_of_the_line(random_model: Path) -> None:
+    first_line, second_line = "La casa era buia, e la notte più lunga.", "Il gatto dorme sul letto."
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            draft.editor.load_text(first_line + "\n" + second_line)
+            await pilot.press("f9")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            span, index = next((s, 0) for s in draft.editor.spans.spans if s.start >= 8)
+            record = span.tokens[index]
+            assert record.source.kind == "scored"
+            draft.editor.move_cursor((0, span.start))
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            alternative = next(c for c in record.top if c.id != record.id)
+            app.screen.query_one(OptionList).highlighted = list(record.top).index(alternative)
+            await generated(pilot, "enter")
+            ghost = draft.editor.ghost
+            # Up to the end of the author's line, and nothing changes before Tab.
+            assert ghost.replaces == len(first_line) - span.start
+            assert draft.editor.text == first_line + "\n" + second_line
+            assert ghost.text.startswith(alternative.text)
+            assert ghost.versions[0].text == first_line[span.start:]
+            branched = ghost.text
+            await pilot.press("tab")
+            assert draft.editor.text == first_line[:span.start] + branched + "\n" + second_line
     run(scenario)
