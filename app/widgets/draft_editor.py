@@ -44,8 +44,8 @@ class Ghost:
     version: int = 0
     replaces: int = 0
     """Characters after the anchor that accepting the suggestion replaces (a branch taken
-    inside accepted text). They stay in the draft until then: Esc, a crash or an edit
-    that invalidates the suggestion leave the draft as it was."""
+    inside the draft, in accepted or scored text). They stay in the draft until then: Esc,
+    a crash or an edit that invalidates the suggestion leave the draft as it was."""
 
 
 def next_word(text: str) -> str:
