@@ -27,7 +27,6 @@ _NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_u
                    "panels.leave", "focus.next", "focus.previous"}
 
 
-
 class BindingRegistry:
     """Needs from the app: main, keymap, BINDINGS and App's own key display and actions."""
 
