@@ -138,6 +138,8 @@ class ScoreDone:
     cancelled: bool
     trimmed_tokens: int = 0
     """Leading tokens not scored because the text is longer than the context."""
+    kv_cache: KVCacheUsage | None = None
+    """The cache after scoring: it holds the scored text (nothing, if cancelled mid-batch)."""
 
 
 Event = ContextTrimmed | PrefillProgress | PrefillDone | TokenEvent | GenerationDone | TokenScore | ScoreProgress | ScoreDone

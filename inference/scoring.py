@@ -112,4 +112,4 @@ def run_scoring(
             engine.interruptible(None)
             lib.llama_batch_free(batch)
         yield ScoreDone(tokens=scored, elapsed_ms=(time.perf_counter() - started) * 1000.0,
-                        cancelled=cancelled, trimmed_tokens=trimmed)
+                        cancelled=cancelled, trimmed_tokens=trimmed, kv_cache=engine.kv_usage())

@@ -337,6 +337,9 @@ class DraftInspection:
                              if message.done.cancelled else len(self._score_text))
         self._score_id, self._score_pending = None, None
         pane = self._pane
+        if message.done.kv_cache is not None:
+            # Scoring filled the KV cache with the draft: the panel shows it as it is.
+            pane.main.sidebar.kv.show_usage(message.done.kv_cache)
         pane.editor.set_colouring(True)
         pane.main.status.update_state(activity="")
         pane.refresh_bindings()

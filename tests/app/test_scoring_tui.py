@@ -51,6 +51,8 @@ def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(ra
             await pilot.pause()
             panel = app.main.sidebar.probabilities
             assert panel.event.id == fourth.id and panel.border_subtitle == "your text, scored"
+            # The KV panel shows the cache as scoring left it: the draft's tokens, BOS included.
+            assert app.main.sidebar.kv.usage.tokens == len(records) + 1
             return records
 
     records = asyncio.run(scenario())
