@@ -223,8 +223,14 @@ class SessionKeeper:
         for message in messages[same:]:
             if message["role"] == "user":
                 chat.add_user_turn(message["content"])
-            elif reply is not None and reply.text == message["content"]:
-                chat.record_reply(reply)
+                continue
+            # A reply on screen is this generation's text, or another version of the last
+            # reply (re-rolled, or branched: the text before the branch point, then the
+            # generation's), whose generation the session already holds.
+            candidates = ([reply] if reply is not None else []) + list(reversed(chat.generations))
+            writer = next((g for g in candidates if _wrote(g, message["content"])), None)
+            if writer is not None:
+                chat.record_reply(writer, message["content"])
 
     # ---- saving ----------------------------------------------------------------------
     def save_draft(self, text: str, *, overwrite_file: bool = False) -> bool:
@@ -295,3 +301,7 @@ class SessionKeeper:
         if session_id in self.open_ids():
             raise SessionError("this session is open: open another one first, then delete it")
         return self.store.delete(session_id)
+
+
+def _wrote(generation: Generation, content: str) -> bool:
+    return content == generation.text or bool(generation.text) and content.endswith(generation.text)

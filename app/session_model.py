@@ -353,12 +353,15 @@ class ChatSession(Session):
         return turn
 
     def record_reply(self, generation: Generation, content: str | None = None) -> ChatTurn:
-        """Append the model's reply (`content` if the author trimmed it, else the whole text)."""
+        """Append the model's reply: `content` if the author trimmed it, or if it was branched
+        (the earlier reply up to the branch point, then this generation's text); else the
+        whole text."""
         content = generation.text if content is None else content
         turn = ChatTurn(role="assistant", content=content, at=now_iso(), generation=generation.id)
         self.turns.append(turn)
         generation.accepted_text = None
-        generation.record_kept(content)
+        branched = bool(generation.text) and content.endswith(generation.text)
+        generation.record_kept(generation.text if branched else content)
         return turn
 
     def retract_reply(self, generation: Generation) -> None:

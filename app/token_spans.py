@@ -87,6 +87,15 @@ class TokenRecord:
                           elapsed_ms=0.0, kv_tokens=0)
 
 
+def chosen_records(record: TokenRecord, start: int, choice: str) -> list[TokenRecord]:
+    """The token written instead of `record` at offset `start` when the author branches with
+    `choice`: one of its alternatives keeps its numbers; the author's own word has none."""
+    for candidate in record.top:
+        if candidate.text == choice:
+            return [TokenRecord(start, choice, candidate.id, candidate.p, record.top, record.source, record.index)]
+    return []
+
+
 def records_from_events(events: Iterable[TokenEvent], offset: int, source: TokenSource) -> list[TokenRecord]:
     """Records for streamed tokens whose text starts at `offset` of the suggestion."""
     records = []

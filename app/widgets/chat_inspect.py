@@ -51,6 +51,8 @@ class ChatInspection:
     _records: list[TokenRecord] | None = None
     _source: TokenSource | None = None
     _request_id: int = 0
+    _base_text: str = ""
+    _base_records: list[TokenRecord] = []  # never mutated: replaced by expect_reply
 
     @property
     def _pane(self) -> "ChatPane":
@@ -61,28 +63,42 @@ class ChatInspection:
             return self.inspected is not None
         return None
 
+    def expect_reply(self, prefix: str, records: list[TokenRecord]) -> None:
+        """The next reply starts with `prefix` (a branch: the reply up to the branch point and
+        the chosen word), whose tokens are `records`; the model's tokens follow it."""
+        self._base_text, self._base_records = prefix, list(records)
+
     def stream_tokens(self, request: "GenerationRequest", events: tuple[TokenEvent, ...]) -> None:
         if self._records is None or request.id != self._request_id:
-            self._records, self._source = [], TokenSource("generated", request.settings)
+            self._records, self._source = list(self._base_records), TokenSource("generated", request.settings)
             self._request_id = request.id
-        offset = self._records[-1].end if self._records else 0
+        offset = max(self._records[-1].end if self._records else 0, len(self._base_text))
         assert self._source is not None
         self._records.extend(records_from_events(events, offset, self._source))
 
-    async def attach_tokens(self, reply: "Widget", done: GenerationDone) -> None:
-        """Keep the finished reply's tokens beside it (drawn when colouring or inspecting)."""
-        records, source = self._records or [], self._source
+    async def attach_tokens(self, reply: "Widget", done: GenerationDone, text: str) -> list[TokenRecord]:
+        """Keep the finished reply's tokens beside it (drawn when colouring or inspecting);
+        `text` is the whole reply. Returns them."""
+        records, source = self._records or list(self._base_records), self._source
         self._records = self._source = None
+        self._base_text, self._base_records = "", []
         if source is not None:
             source.seed = done.seed
         # The text stops before a stop string; tokens past it are not in the reply.
-        records = [r for r in records if r.end <= len(done.text)]
-        if not records:
-            return
-        view = ReplyTokens(done.text, records, classes="reply-tokens")
-        view.reply = reply  # type: ignore[attr-defined]
-        view.display = False
-        await self._pane.transcript.mount(view, after=reply)
+        records = [r for r in records if r.end <= len(text)]
+        await self.attach_records(reply, text, records)
+        return records
+
+    async def attach_records(self, reply: "Widget", text: str, records: list[TokenRecord]) -> None:
+        """Draw `reply` as these tokens when colouring or inspecting (replacing any before)."""
+        for view in self._pane.transcript.query(ReplyTokens):
+            if view.reply is reply:  # type: ignore[attr-defined]
+                await view.remove()
+        if records:
+            view = ReplyTokens(text, records, classes="reply-tokens")
+            view.reply = reply  # type: ignore[attr-defined]
+            view.display = False
+            await self._pane.transcript.mount(view, after=reply)
         self._draw()
 
     def _views(self) -> list[ReplyTokens]:

@@ -15,9 +15,12 @@ from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone
 
 from .. import paths
-from .pane_access import PaneAccess
-from . import chat_inspect
+from ..token_spans import TokenRecord
+from . import chat_inspect, chat_versions
 from .chat_inspect import ChatInspection
+from .chat_versions import ChatVersions, ReplyVersion
+from .pane_access import PaneAccess
+from .token_text import ReplyTokens
 
 class UserMessage(Static):
     """What the author wrote."""
@@ -27,7 +30,7 @@ class AssistantMessage(Markdown):
     """A reply: streamed in through a MarkdownStream, set once in full at the end."""
 
 
-class ChatPane(PaneAccess, ChatInspection, Vertical):
+class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
     """The conversation (system prompt from prompts/chat_system.txt) and the sink of chat
     generations."""
 
@@ -35,10 +38,11 @@ class ChatPane(PaneAccess, ChatInspection, Vertical):
         *chat_inspect.LEADING_BINDINGS,
         Binding("escape", "stop", "Stop", id="chat.stop", tooltip="Stop the reply; what was written stays"),
         Binding("ctrl+r", "regenerate", "Regenerate", id="chat.regenerate",
-                tooltip="Write the last reply again"),
+                tooltip="Write the last reply again; the old one stays as a version (alt+←/→)"),
         Binding("up", "edit_last", "Edit last", key_display="↑", id="chat.edit_last",
                 tooltip="Take back your last message (and its reply) to edit and send it again"),
         *chat_inspect.BINDINGS,
+        *chat_versions.BINDINGS,
     ]
 
     def __init__(self, **kwargs: object) -> None:
@@ -47,6 +51,10 @@ class ChatPane(PaneAccess, ChatInspection, Vertical):
         """The conversation without the system prompt: {'role', 'content'} dicts."""
         self._stream: MarkdownStream | None = None
         self._reply: AssistantMessage | None = None
+        self._reply_prefix = ""
+        """What the streaming reply starts with (a branch), before the model's text."""
+        self._reply_label: str | None = None
+        """How the streaming reply is a new version of the last one ('re-roll'...), or None."""
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
@@ -62,6 +70,9 @@ class ChatPane(PaneAccess, ChatInspection, Vertical):
         inspect = self.check_inspect_action(action)
         if inspect is not None:
             return inspect
+        versions = self.check_versions_action(action)
+        if versions is not None:
+            return versions
         if action == "stop":
             return self.streaming
         if action == "regenerate":
@@ -82,11 +93,19 @@ class ChatPane(PaneAccess, ChatInspection, Vertical):
         if not self.tui.require_engine():
             return
         self.input.value = ""
+        self.forget_versions()
         self.messages.append({"role": "user", "content": text})
         await self.transcript.mount(UserMessage(text, markup=False, classes="message"))
         await self._reply_to_conversation()
 
-    async def _reply_to_conversation(self) -> None:
+    async def reply_again(self, *, label: str, prefix: str = "",
+                          prefix_records: list[TokenRecord] | None = None) -> None:
+        """Write the last reply again as a new version of it, starting with `prefix` (whose
+        tokens are `prefix_records`)."""
+        await self._reply_to_conversation(prefix=prefix, prefix_records=prefix_records or [], label=label)
+
+    async def _reply_to_conversation(self, *, prefix: str = "", prefix_records: list[TokenRecord] | None = None,
+                                     label: str | None = None) -> None:
         engine = self.tui.require_engine()
         if engine is None:
             return
@@ -100,10 +119,15 @@ class ChatPane(PaneAccess, ChatInspection, Vertical):
         # A model without its own template talks in the fallback's turns: stop where
         # it would start writing the author's next turn.
         stops = () if engine.facts.has_chat_template else self.tui.settings.chat_stop
-        request = self.tui.new_request("chat", prompt, special=True, extra_stop=stops)
+        # A branched reply goes on from its prefix: the model continues its own turn.
+        request = self.tui.new_request("chat", prompt + prefix, special=True, extra_stop=stops)
+        self._reply_prefix, self._reply_label = prefix, label
+        self.expect_reply(prefix, prefix_records or [])
         self._reply = AssistantMessage(classes="message")
         await self.transcript.mount(self._reply)
         self._stream = Markdown.get_stream(self._reply)
+        if prefix:
+            await self._stream.write(prefix)
         self.main.start_generation(request, self)
         self.refresh_bindings()
 
@@ -114,11 +138,34 @@ class ChatPane(PaneAccess, ChatInspection, Vertical):
     async def action_regenerate(self) -> None:
         if not self.messages or self.messages[-1]["role"] != "assistant":
             return
-        self.messages.pop()
+        self.action_leave_inspect()
+        await self.take_back_reply()
+        await self.reply_again(label="re-roll")
+
+    async def take_back_reply(self) -> None:
+        """Take the last reply off the screen and out of the conversation (its versions stay)."""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            self.messages.pop()
         replies = self.transcript.query(AssistantMessage)
         if replies:
             await replies.last().remove()
-        await self._reply_to_conversation()
+        for view in self.transcript.query(ReplyTokens):
+            if not view.reply.is_attached:  # type: ignore[attr-defined]
+                await view.remove()
+
+    async def show_last_reply(self, version: ReplyVersion) -> None:
+        """Show `version` as the last reply, and make it the conversation's."""
+        replies = self.transcript.query(AssistantMessage)
+        if not replies or not self.messages or self.messages[-1]["role"] != "assistant":
+            return
+        reply = replies.last()
+        self.messages[-1] = {"role": "assistant", "content": version.text}
+        await reply.update(version.text)
+        reply.remove_class("-stopped")
+        reply.border_subtitle = self.version_title()
+        await self.attach_records(reply, version.text, version.records)
+        self.tui.schedule_autosave()
+        self.refresh_bindings()
 
     async def action_edit_last(self) -> None:
         """Put the last user message back into the input and remove it (and its reply)."""
@@ -128,6 +175,7 @@ class ChatPane(PaneAccess, ChatInspection, Vertical):
         text = self.messages[last_user]["content"]
         removed = len(self.messages) - last_user
         del self.messages[last_user:]
+        self.forget_versions()
         for widget in list(self.transcript.query(".message"))[-removed:]:
             await widget.remove()
         self.input.value = text
@@ -142,28 +190,44 @@ class ChatPane(PaneAccess, ChatInspection, Vertical):
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
         stream, reply = self._stream, self._reply
+        prefix, label = self._reply_prefix, self._reply_label
         self._stream = self._reply = None
+        self._reply_prefix, self._reply_label = "", None
         if stream is not None:
             await stream.stop()
         if reply is None:
             return
         if done is None:
+            self.expect_reply("", [])
             await reply.remove()
+            previous = self.current_version() if label is not None else None
+            if previous is not None:
+                # Writing a new version failed: the one it was to replace comes back.
+                self.messages.append({"role": "assistant", "content": previous.text})
+                restored = AssistantMessage(previous.text, classes="message")
+                await self.transcript.mount(restored)
+                await self.attach_records(restored, previous.text, previous.records)
+                restored.border_subtitle = self.version_title()
             self.refresh_bindings()
             return
+        text = prefix + done.text
         # One full render at the end, so the reply is exactly the engine's text.
-        await reply.update(done.text)
-        await self.attach_tokens(reply, done)
+        await reply.update(text)
+        records = await self.attach_tokens(reply, done, text)
+        self.version_finished(text, records, label)
+        subtitle = [self.version_title()] if self.version_title() else []
         if done.stop_reason == "cancelled":
             reply.add_class("-stopped")
-            reply.border_subtitle = "stopped"
-        self.messages.append({"role": "assistant", "content": done.text})
+            subtitle.append("stopped")
+        reply.border_subtitle = " · ".join(subtitle)
+        self.messages.append({"role": "assistant", "content": text})
         self.refresh_bindings()
 
     # ---- for sessions (issue 4) ------------------------------------------------------
     async def restore(self, messages: list[dict[str, str]]) -> None:
         """Show a saved conversation (roles 'user' and 'assistant')."""
         await self.transcript.remove_children()
+        self.forget_versions()
         self.messages = [dict(m) for m in messages]
         for message in self.messages:
             if message["role"] == "user":

@@ -25,7 +25,7 @@ from ..score_run import (
     new_score_id,
     stream_scoring,
 )
-from ..token_spans import Span, TokenRecord, TokenSource, record_from_score, records_from_events
+from ..token_spans import Span, TokenRecord, TokenSource, chosen_records, record_from_score, records_from_events
 from .token_text import TokenLegend
 
 if TYPE_CHECKING:
@@ -202,12 +202,6 @@ class DraftInspection:
         pane.app.push_screen(AlternativesScreen(span.tokens[index]),
                              lambda choice: self._branch_draft(span, index, choice))
 
-    def _chosen_tokens(self, record: TokenRecord, start: int, choice: str) -> list[TokenRecord]:
-        for candidate in record.top:
-            if candidate.text == choice:
-                return [TokenRecord(start, choice, candidate.id, candidate.p, record.top, record.source, record.index)]
-        return []  # the author's own word: not the model's token
-
     def _branch_suggestion(self, index: int, choice: str | None) -> None:
         pane = self._pane
         ghost = pane.editor.ghost
@@ -215,7 +209,7 @@ class DraftInspection:
             return
         record = ghost.tokens[index]
         text = ghost.text[:record.start] + choice
-        tokens = ghost.tokens[:index] + self._chosen_tokens(record, record.start, choice)
+        tokens = ghost.tokens[:index] + chosen_records(record, record.start, choice)
         start_version(ghost, f"branch at “{choice.strip()}”", text, tokens)
         self.inspected = None
         pane.write_on()
@@ -249,7 +243,7 @@ class DraftInspection:
         ghost.replaces = end - start
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
-        start_version(ghost, f"branch at “{choice.strip()}”", choice, self._chosen_tokens(record, 0, choice))
+        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen_records(record, 0, choice))
         pane.write_on()
 
     def action_version(self, step: int) -> None:
