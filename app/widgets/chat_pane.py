@@ -162,7 +162,7 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         self.messages[-1] = {"role": "assistant", "content": version.text}
         await reply.update(version.text)
         reply.remove_class("-stopped")
-        reply.border_subtitle = self.version_title()
+        self._note(reply, self.version_note())
         await self.attach_records(reply, version.text, version.records)
         self.tui.schedule_autosave()
         self.refresh_bindings()
@@ -207,7 +207,7 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
                 restored = AssistantMessage(previous.text, classes="message")
                 await self.transcript.mount(restored)
                 await self.attach_records(restored, previous.text, previous.records)
-                restored.border_subtitle = self.version_title()
+                self._note(restored, self.version_note())
             self.refresh_bindings()
             return
         text = prefix + done.text
@@ -215,13 +215,18 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         await reply.update(text)
         records = await self.attach_tokens(reply, done, text)
         self.version_finished(text, records, label)
-        subtitle = [self.version_title()] if self.version_title() else []
+        subtitle = [self.version_note()] if self.version_note() else []
         if done.stop_reason == "cancelled":
             reply.add_class("-stopped")
             subtitle.append("stopped")
-        reply.border_subtitle = " · ".join(subtitle)
+        self._note(reply, " · ".join(subtitle))
         self.messages.append({"role": "assistant", "content": text})
         self.refresh_bindings()
+
+    @staticmethod
+    def _note(reply: AssistantMessage, note: str) -> None:
+        reply.border_subtitle = note
+        reply.set_class(bool(note), "-noted")
 
     # ---- for sessions (issue 4) ------------------------------------------------------
     async def restore(self, messages: list[dict[str, str]]) -> None:

@@ -71,6 +71,14 @@ class ChatVersions:
             return ""
         return f"version {self._version + 1}/{len(self._versions)} · {self._versions[self._version].label}"
 
+    def version_note(self) -> str:
+        """What the reply shows underneath: which version it is, and the keys to the others."""
+        title = self.version_title()
+        if not title:
+            return ""
+        tui = self._chat.tui
+        return f"{title} · {tui.key_display('chat.version_previous')} {tui.key_display('chat.version_next')}"
+
     def current_version(self) -> ReplyVersion | None:
         return self._versions[self._version] if self._versions else None
 

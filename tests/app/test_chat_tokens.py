@@ -9,6 +9,7 @@ from tui_helpers import GREEDY, generated, make_app, model_ready, run, spying_lo
 
 from scriptorium.app.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.token_spans import bucket
+from scriptorium.app.widgets.chat_pane import AssistantMessage
 from scriptorium.app.widgets.token_text import ReplyTokens, TokenLegend
 
 
@@ -96,6 +97,9 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             rerolled = chat.messages[-1]["content"]
             assert rerolled != first
             assert len(chat._versions) == 2 and chat.version_title() == "version 2/2 · re-roll"
+            # Shown under the reply, with the keys that move between versions.
+            reply = chat.query(AssistantMessage).last()
+            assert reply.has_class("-noted") and str(reply.border_subtitle).startswith("version 2/2 · re-roll · alt+")
             # Branch at the third token from the end, taking another alternative.
             await pilot.press("f4", "left", "left")
             old_records = list(chat.query(ReplyTokens).last().records)
