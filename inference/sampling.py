@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import native
+from .errors import GenerationError
 from .events import Candidate
 from .settings import BAN, SamplerSettings
 
@@ -181,5 +182,5 @@ class LastLogits:
     def __call__(self) -> int:
         address = self._get(self._ctx, -1)
         if not address:
-            raise RuntimeError("llama.cpp returned no logits for the last position")
+            raise GenerationError("llama.cpp returned no logits for the last position")
         return address

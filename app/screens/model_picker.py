@@ -22,7 +22,7 @@ from scriptorium.inference.discovery import KIND_LORA, KIND_MODEL, Discovery, Fo
 
 from .. import model_choice, paths
 from ..config import Config
-from .sessions_screen import file_size
+from ..units import format_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class ModelChoice:
 
 def _describe(model: FoundModel) -> Text:
     facts = " · ".join(x for x in (model.path.name, model.architecture, model.quantization,
-                                    file_size(model.size_bytes), model.source) if x)
+                                    format_bytes(model.size_bytes), model.source) if x)
     # Text, not markup: a model name may hold brackets.
     return Text.assemble(model.name, ("  " + facts, "dim"))
 

@@ -12,20 +12,11 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from ..sessions import SessionError, SessionSummary
+from ..units import format_bytes
 from .confirm_screen import ConfirmScreen, TextPromptScreen
 
 if TYPE_CHECKING:
     from ..session_keeper import SessionKeeper
-
-
-def file_size(size: int) -> str:
-    """1536 -> '1.5 KB': sizes as people read them."""
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
 
 
 class SessionsScreen(ModalScreen[str | None]):
@@ -65,7 +56,7 @@ class SessionsScreen(ModalScreen[str | None]):
         for summary in self._summaries:
             title = summary.title + ("  (open)" if summary.id in open_ids else "")
             table.add_row(title, summary.kind, summary.updated_at[:16].replace("T", " "), summary.model or "—",
-                          str(summary.words), file_size(summary.file_size), key=summary.id)
+                          str(summary.words), format_bytes(summary.file_size), key=summary.id)
         if not self._summaries:
             table.add_row("No saved sessions yet", "", "", "", "", "")
         table.move_cursor(row=min(row, max(table.row_count - 1, 0)))

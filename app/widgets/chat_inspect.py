@@ -51,7 +51,8 @@ class ChatInspection:
     _records: list[TokenRecord] | None = None
     _source: TokenSource | None = None
     _request_id: int = 0
-    _base_text: str = ""
+    reply_prefix: str = ""
+    """What the streaming reply starts with (a branch), before the model's text."""
     _base_records: list[TokenRecord] = []  # never mutated: replaced by expect_reply
 
     @property
@@ -66,13 +67,13 @@ class ChatInspection:
     def expect_reply(self, prefix: str, records: list[TokenRecord]) -> None:
         """The next reply starts with `prefix` (a branch: the reply up to the branch point and
         the chosen word), whose tokens are `records`; the model's tokens follow it."""
-        self._base_text, self._base_records = prefix, list(records)
+        self.reply_prefix, self._base_records = prefix, list(records)
 
     def stream_tokens(self, request: "GenerationRequest", events: tuple[TokenEvent, ...]) -> None:
         if self._records is None or request.id != self._request_id:
             self._records, self._source = list(self._base_records), TokenSource("generated", request.settings)
             self._request_id = request.id
-        offset = max(self._records[-1].end if self._records else 0, len(self._base_text))
+        offset = max(self._records[-1].end if self._records else 0, len(self.reply_prefix))
         assert self._source is not None
         self._records.extend(records_from_events(events, offset, self._source))
 
@@ -81,7 +82,7 @@ class ChatInspection:
         `text` is the whole reply. Returns them."""
         records, source = self._records or list(self._base_records), self._source
         self._records = self._source = None
-        self._base_text, self._base_records = "", []
+        self.reply_prefix, self._base_records = "", []
         if source is not None:
             source.seed = done.seed
         # The text stops before a stop string; tokens past it are not in the reply.

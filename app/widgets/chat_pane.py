@@ -51,8 +51,6 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         """The conversation without the system prompt: {'role', 'content'} dicts."""
         self._stream: MarkdownStream | None = None
         self._reply: AssistantMessage | None = None
-        self._reply_prefix = ""
-        """What the streaming reply starts with (a branch), before the model's text."""
         self._reply_label: str | None = None
         """How the streaming reply is a new version of the last one ('re-roll'...), or None."""
 
@@ -121,7 +119,7 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         stops = () if engine.facts.has_chat_template else self.tui.settings.chat_stop
         # A branched reply goes on from its prefix: the model continues its own turn.
         request = self.tui.new_request("chat", prompt + prefix, special=True, extra_stop=stops)
-        self._reply_prefix, self._reply_label = prefix, label
+        self._reply_label = label
         self.expect_reply(prefix, prefix_records or [])
         self._reply = AssistantMessage(classes="message")
         await self.transcript.mount(self._reply)
@@ -190,9 +188,10 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
         stream, reply = self._stream, self._reply
-        prefix, label = self._reply_prefix, self._reply_label
+        # Read before attach_tokens, which forgets the prefix.
+        prefix, label = self.reply_prefix, self._reply_label
         self._stream = self._reply = None
-        self._reply_prefix, self._reply_label = "", None
+        self._reply_label = None
         if stream is not None:
             await stream.stop()
         if reply is None:

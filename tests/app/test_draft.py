@@ -4,6 +4,9 @@ re-roll, continue from the cursor, save."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
 
 from tui_helpers import Gate, generated, make_app, model_ready, run, spying_loader
 
@@ -105,14 +108,23 @@ def test_reject_leaves_no_trace_in_the_text_or_the_undo_history(random_model: Pa
     run(scenario)
 
 
+LONG_GREEDY = preset("greedy").with_changes(max_tokens=200)
+"""Long enough that the model is still writing when a test acts."""
+
+
+async def start_held_generation(pilot: Pilot[Any], gate: Gate) -> None:
+    """Type the opening and continue it; return once the gate holds the model mid-way."""
+    await model_ready(pilot)
+    await pilot.press(*OPENING, "ctrl+g")
+    await gate.wait_reached()
+
+
 def test_escape_stops_the_model_and_keeps_what_it_wrote(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
-        app = make_app(random_model, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=200))
+        app = make_app(random_model, loader=gate.loader, sampler=LONG_GREEDY)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING, "ctrl+g")
-            await gate.wait_reached()
+            await start_held_generation(pilot, gate)
             await pilot.press("escape")
             gate.release()
             await app.main.wait_until_idle()
@@ -133,11 +145,9 @@ def test_escape_stops_the_model_and_keeps_what_it_wrote(random_model: Path) -> N
 def test_accept_while_streaming_takes_what_is_on_screen(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=4)
-        app = make_app(random_model, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=200))
+        app = make_app(random_model, loader=gate.loader, sampler=LONG_GREEDY)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING, "ctrl+g")
-            await gate.wait_reached()
+            await start_held_generation(pilot, gate)
             await pilot.pause()
             shown = app.main.draft.suggestion.text
             assert shown  # the first token is posted at once
