@@ -58,8 +58,7 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
                 tooltip="Search every action by name"),
         Binding("f2", "toggle_mode", "Mode", id="app.mode", tooltip="Switch between draft and chat"),
         Binding("f3", "toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"),
-        # Priority, so the app takes it before the keys typed after it reach the editor.
-        Binding("ctrl+t", "tune", "Tune", priority=True, id="app.tune",
+        Binding("ctrl+t", "tune", "Tune", id="app.tune",
                 tooltip="Go to the sampler panel: change settings with keys there (1-5 toggle panels)"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave scriptorium"),
         Binding("ctrl+l", "load_model", "Model", show=False, id="app.load_model",
@@ -331,8 +330,7 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         sidebar = self.main.sidebar
         sidebar.display = True
         sidebar.sampler.display = True
-        # At once, not on the next idle as focus() does: keys typed right after Ctrl+T
-        # (a fast typist, a paste, a script) must reach the sampler, not the draft.
+        # At once, not on the next idle as focus() does: the keys after Ctrl+T are for the sampler.
         self.main.set_focus(sidebar.sampler, scroll_visible=False)
         sidebar.sampler.scroll_visible(animate=False)
 

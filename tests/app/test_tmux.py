@@ -88,6 +88,10 @@ def test_the_scriptorium_command_in_a_real_terminal(
     assert "/ 512 tokens" in screen and "per token" in screen
 
     terminal.keys("C-t")
+    # As a person does: the sampler's keys in the footer first. A key sent within the same
+    # millisecond can still be on its way to the draft (Textual routes each key to the
+    # widget focused when it arrives, and Ctrl+T reaches the app by bubbling).
+    terminal.wait_for(lambda s: "Adjust" in s, "the sampler panel focused")
     terminal.text("T")  # an upper-case letter, as a real terminal sends it
     terminal.wait_for(lambda s: "Sampler · custom" in s, "the sampler change")
     terminal.keys("Escape")
