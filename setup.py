@@ -4,9 +4,22 @@ llama-cpp-python; the flags let -O3 vectorise the max over the vocabulary. Optio
 Python without its C headers (Debian's python3 without python3-dev) still installs, and
 scriptorium reads probabilities with numpy instead, a few percent slower."""
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
+
+# Folder -> installed package; every package below each folder is found, none listed by hand.
+TOP_LEVEL = {"app": "scriptorium.app", "inference": "scriptorium.inference", "prompts": "scriptorium.prompts"}
+
+
+def packages() -> list[str]:
+    found = []
+    for folder, name in TOP_LEVEL.items():
+        found.append(name)
+        found += [f"{name}.{sub}" for sub in find_packages(folder)]
+    return found
+
 
 setup(
+    packages=packages(),
     ext_modules=[
         Extension(
             "scriptorium.inference._step",

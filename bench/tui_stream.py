@@ -28,8 +28,8 @@ from textual import events
 
 from scriptorium import prompts
 from scriptorium.app import paths
-from scriptorium.app.tui import ScriptoriumApp
-from scriptorium.app.tui_settings import TuiSettings
+from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.settings import LogitBias, preset

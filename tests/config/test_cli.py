@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from scriptorium.app import paths
-from scriptorium.app.cli import main
-from scriptorium.app.config_text import DEFAULT_CONFIG_TEXT
+from scriptorium.app.cli.main import main
+from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from scriptorium.app import paths
-from scriptorium.app.config import Config, ConfigError, ModelConfig, UiConfig, config_path, load_config, load_config_lenient
-from scriptorium.app.config_parse import parse_config
-from scriptorium.app.config_text import DEFAULT_CONFIG_TEXT, effective_config_toml, write_default_config
+from scriptorium.app.config.schema import Config, ConfigError, ModelConfig, UiConfig, config_path, load_config, load_config_lenient
+from scriptorium.app.config.parse import parse_config
+from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT, effective_config_toml, write_default_config
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
 
 FULL = """

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.app.commands.common import add_model_arguments, add_sampler_arguments
-from scriptorium.app.config import Config, load_config
-from scriptorium.app.run_settings import add_config_argument, run_settings
+from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments
+from scriptorium.app.config.schema import Config, load_config
+from scriptorium.app.config.run_settings import add_config_argument, run_settings
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.settings import PRESETS, LogitBias, SettingsError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.app import session_format
+from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionError, SessionStore
 
 DAMAGED = {

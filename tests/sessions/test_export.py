@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scriptorium.app.export import ExportError, ExportExistsError, export_session, render_markdown
-from scriptorium.app.export_marks import Passage, render
+from scriptorium.app.sessions.export import ExportError, ExportExistsError, export_session, render_markdown
+from scriptorium.app.sessions.export_marks import Passage, render
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
 
 MARK = re.compile(r'<mark class="model" data-generation="(g\d+)">(.*?)</mark>')

@@ -17,7 +17,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from scriptorium.app import atomic, paths
+from scriptorium.app import atomic
+from scriptorium.app import paths
 from scriptorium.app.sessions import DraftSession, SessionStore
 
 ROUNDS = 30

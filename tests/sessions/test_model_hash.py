@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.app import model_hash
+from scriptorium.app.models import hashing as model_hash
 from scriptorium.app.sessions import LoraRef, ModelRef, SessionStore
 from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
 

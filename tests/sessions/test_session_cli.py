@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scriptorium.app.cli import main
+from scriptorium.app.cli.main import main
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scriptorium.app.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "scriptorium.app.cli.main", *args], capture_output=True, text=True,
                           cwd=cwd, env=os.environ.copy(), timeout=120)
 
 

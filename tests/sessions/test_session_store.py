@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.app import paths, session_format
+from scriptorium.app import paths
+from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import (
     ChatSession, DraftConflictError, DraftSession, ModelSpan, SessionError, SessionStore, make_session_id, slugify,
 )

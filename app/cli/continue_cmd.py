@@ -1,0 +1,99 @@
+"""`scriptorium continue`: continue a draft headless, streaming to stdout (or JSON lines)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments, read_draft
+
+HELP = "Continue a draft and stream the continuation to stdout (for editors and pipes)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from scriptorium.app.config.run_settings import add_config_argument
+
+    parser.add_argument("file", nargs="?", metavar="FILE|-", help="the draft (default: standard input)")
+    add_config_argument(parser)
+    add_model_arguments(parser)
+    add_sampler_arguments(parser)
+    parser.add_argument("--top", type=int, default=10, metavar="N", help="candidates reported per token (default 10)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line: tokens, then a summary")
+
+
+def _candidate_json(candidate) -> dict:
+    return {"id": candidate.id, "text": candidate.text, "p": candidate.p, "banned": candidate.banned}
+
+
+def _done_json(done) -> dict:
+    return {
+        "type": "done",
+        "stop_reason": done.stop_reason,
+        "prompt_tokens": done.prompt_tokens,
+        "completion_tokens": done.completion_tokens,
+        "reused_tokens": done.reused_tokens,
+        "prefill_ms": done.prefill_ms,
+        "ttft_ms": done.ttft_ms,
+        "decode_tokens_per_s": done.decode_tokens_per_s,
+        "prefill_tokens_per_s": done.prefill_tokens_per_s,
+        "seed": done.seed,
+        "text": done.text,
+        "kv_cache": {
+            "tokens": done.kv_cache.tokens,
+            "n_ctx": done.kv_cache.n_ctx,
+            "bytes": done.kv_cache.bytes_used,
+            "bytes_allocated": done.kv_cache.bytes_allocated,
+            "bytes_per_token": done.kv_cache.bytes_per_token,
+        },
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    import contextlib
+
+    from scriptorium import prompts
+    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
+    from scriptorium.inference.settings import SettingsError
+
+    from scriptorium.app import paths
+    from scriptorium.app.config.schema import load_config
+    from scriptorium.app.models.choice import resolve_model, stderr_progress
+    from scriptorium.app.config.run_settings import run_settings
+
+    if args.top < 0:
+        raise SettingsError(f"--top must be 0 or more, not {args.top}")
+    config = load_config(args.config)
+    chosen = run_settings(args, config)
+    draft = read_draft(args.file)
+    prompt = prompts.render_continue(draft, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
+    model_path = resolve_model(chosen.model, config, stderr_progress())
+    engine = Engine.load(chosen.load_options(model_path))
+    settings, bias = chosen.sampler, chosen.bias
+    out = sys.stdout
+    with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:
+        for event in events:
+            if isinstance(event, TokenEvent):
+                if args.json:
+                    line = {"type": "token", "id": event.id, "text": event.text, "p": event.p,
+                            "top": [_candidate_json(c) for c in event.top]}
+                    out.write(json.dumps(line, ensure_ascii=False) + "\n")
+                else:
+                    out.write(event.text)
+                out.flush()
+            elif isinstance(event, ContextTrimmed):
+                if args.json:
+                    out.write(json.dumps({"type": "context_trimmed", "dropped_tokens": event.dropped_tokens,
+                                          "kept_tokens": event.kept_tokens}) + "\n")
+                else:
+                    print(f"scriptorium: the draft is longer than the context; its first {event.dropped_tokens} "
+                          "tokens were left out", file=sys.stderr)
+            elif isinstance(event, GenerationDone):
+                if args.json:
+                    out.write(json.dumps(_done_json(event), ensure_ascii=False) + "\n")
+                else:
+                    out.write(event.tail_text + ("\n" if out.isatty() else ""))
+                out.flush()
+    engine.close()
+    return 0

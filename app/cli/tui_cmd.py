@@ -1,0 +1,68 @@
+"""`scriptorium [DRAFT.md] [--resume] [--model PATH|NAME] [--lora PATH --lora-scale F] [--ctx N] [--preset NAME] ...`.
+
+Flags over the config file over built-in defaults (run_settings.py). A bad flag is one
+line and exit status 2 before any screen is drawn; a bad config file is not: the app
+starts with defaults where it can and shows each problem as a notification.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments
+
+if TYPE_CHECKING:
+    from scriptorium.app.tui.app import ScriptoriumApp
+
+HELP = ("Write with your own language model: your draft in an editor, the model continuing it, "
+        "a chat, and llama.cpp's numbers (probabilities, KV cache, speed) beside them.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from scriptorium.app.config.run_settings import add_config_argument
+
+    parser.add_argument("draft", nargs="?", type=Path, metavar="DRAFT.md",
+                        help="the draft to edit, saved with its session; created if it does not exist")
+    parser.add_argument("--resume", action="store_true", help="reopen the last session")
+    add_config_argument(parser)
+    add_model_arguments(parser)
+    add_sampler_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    app = build_app(args)
+    app.run()
+    return app.return_code or 0
+
+
+def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
+    """The app for these arguments, not yet running (tests drive it with Pilot)."""
+    # Imported here so `scriptorium --help` stays fast.
+    from scriptorium.inference.errors import ScriptoriumError
+
+    from scriptorium.app.config.schema import load_config_lenient
+    from scriptorium.app.models.startup import ModelSource
+    from scriptorium.app.config.run_settings import run_settings
+    from scriptorium.app.tui.app import ScriptoriumApp
+    from scriptorium.app.config.tui_settings import TuiSettings
+
+    if args.resume and args.draft is not None:
+        raise ScriptoriumError("--resume reopens the last session; give either it or DRAFT.md")
+    config, problems = load_config_lenient(args.config)
+    try:
+        chosen = run_settings(args, config)
+    except ScriptoriumError:
+        if not problems:
+            raise
+        # A bad value in the config (not on the command line) must not stop the app.
+        config, chosen = type(config)(source=config.source), run_settings(args, type(config)(source=config.source))
+    # Checked now, so a bad --ctx or --lora-scale is one line before the screen appears.
+    chosen.load_options(Path(chosen.model or "model.gguf"))
+    settings = TuiSettings(sampler=chosen.sampler, bias=chosen.bias, threads=chosen.n_threads).validated()
+    return ScriptoriumApp(
+        settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
+        model_source=ModelSource(chosen.model, config), config=config, config_problems=problems,
+        run_config=chosen,
+    )

@@ -1,0 +1,287 @@
+"""Turn the config file's TOML tables into a Config, one problem line per bad key or value.
+
+Each bad value is reported and replaced by its default, so one typo never costs the rest
+of the file. Problems name the key as written in the file (`model.context_size`,
+`presets.mine.temperature`, `logit_bias.entries[2]`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
+
+from scriptorium.app.config.schema import DEFAULT_PRESET, Config, ModelConfig, UiConfig
+
+TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui")
+SAMPLER_FIELDS = tuple(f.name for f in fields(SamplerSettings) if f.name != "preset")
+FLOAT_FIELDS = {"temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
+PRESET_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+RESERVED_PRESET_NAMES = {"custom"}
+"""SamplerSettings.preset says 'custom' once a value is changed by hand."""
+
+
+class _Bad(ValueError):
+    """One bad value; its message completes '<key>: ...'."""
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _whole(value: Any, what: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Bad(f"must be a whole number{' ' + what if what else ''}, not {_show(value)}")
+    return value
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Bad(f"must be a number, not {_show(value)}")
+    return float(value)
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Bad(f"must be a string, not {_show(value)}")
+    return value
+
+
+def _unknown(key: str, allowed: tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(allowed)})"
+    return f"unknown key{hint}"
+
+
+class _Parser:
+    def __init__(self, source: Path | None) -> None:
+        self.base_dir = source.parent if source is not None else Path.cwd()
+        self.problems: list[str] = []
+
+    def report(self, key: str, message: str) -> None:
+        self.problems.append(f"{key}: {message}")
+
+    def table(self, data: Mapping[str, Any], key: str) -> dict[str, Any]:
+        value = data.get(key, {})
+        if isinstance(value, dict):
+            return value
+        self.report(key, f"must be a table ([{key}]), not {_show(value)}")
+        return {}
+
+    def each(self, table: Mapping[str, Any], prefix: str, readers: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
+        """Run each known key's reader; report unknown keys and bad values; return the good ones."""
+        good: dict[str, Any] = {}
+        for key, value in table.items():
+            reader = readers.get(key)
+            if reader is None:
+                self.report(f"{prefix}.{key}", _unknown(key, list(readers)))
+                continue
+            try:
+                good[key] = reader(value)
+            except _Bad as error:
+                self.report(f"{prefix}.{key}", str(error))
+        return good
+
+    # -- [model] ---------------------------------------------------------------------
+
+    def path(self, value: Any) -> Path | None:
+        text = _string(value).strip()
+        if not text:
+            return None
+        path = Path(text).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
+    def model_reference(self, value: Any) -> str | None:
+        """A path (made absolute) or a discovered model's name / "demo" (kept as written)."""
+        text = _string(value).strip()
+        if not text:
+            return None
+        looks_like_path = "/" in text or "\\" in text or text.startswith("~") or text.lower().endswith(".gguf")
+        return str(self.path(text)) if looks_like_path else text
+
+    def folders(self, value: Any) -> tuple[Path, ...]:
+        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+            raise _Bad(f"must be a list of folder paths, not {_show(value)}")
+        return tuple(p for p in (self.path(item) for item in value) if p is not None)
+
+    def model(self, data: Mapping[str, Any]) -> ModelConfig:
+        def ranged(low: float, high: float) -> Callable[[Any], float]:
+            def read(value: Any) -> float:
+                number = _number(value)
+                if not low <= number <= high:
+                    raise _Bad(f"must be between {low:g} and {high:g}, not {_show(value)}")
+                return number
+            return read
+
+        def at_least(low: int, high: int | None = None) -> Callable[[Any], int]:
+            def read(value: Any) -> int:
+                what = f"from {low} to {high}" if high is not None else f"of at least {low}"
+                number = _whole(value, what)
+                if number < low or (high is not None and number > high):
+                    raise _Bad(f"must be a whole number {what}, not {_show(value)}")
+                return number
+            return read
+
+        good = self.each(self.table(data, "model"), "model", {
+            "path": self.model_reference,
+            "lora": self.path,
+            "lora_scale": ranged(0.0, 4.0),
+            "context_size": at_least(64, 1 << 20),
+            "threads": lambda value: at_least(0, 1024)(value) or None,  # 0 spells "every core"
+            "gpu_layers": at_least(-1),
+            "folders": self.folders,
+        })
+        return ModelConfig(**good)
+
+    # -- [sampler] and [presets.NAME] -------------------------------------------------
+
+    def sampler_values(self, table: Mapping[str, Any], prefix: str, base: SamplerSettings,
+                       name_key: str) -> SamplerSettings:
+        """`base` with every valid override from `table` applied; `name_key` ('preset' in
+        [sampler], 'base' in [presets.NAME]) was taken out and is only listed as known."""
+        settings = base
+        for key, value in table.items():
+            where = f"{prefix}.{key}"
+            if key not in SAMPLER_FIELDS:
+                self.report(where, _unknown(key, [name_key, *SAMPLER_FIELDS]))
+                continue
+            try:
+                candidate = replace(settings, **{key: self.sampler_value(key, value)}).validated()
+            except _Bad as error:
+                self.report(where, str(error))
+            except SettingsError as error:
+                self.report(where, str(error))
+            else:
+                settings = candidate
+        return settings
+
+    @staticmethod
+    def sampler_value(key: str, value: Any) -> Any:
+        if key in FLOAT_FIELDS:
+            return _number(value)
+        if key == "stop":
+            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+                raise _Bad(f"must be a list of strings, not {_show(value)}")
+            return tuple(value)
+        return _whole(value)
+
+    def presets(self, data: Mapping[str, Any]) -> dict[str, SamplerSettings]:
+        user: dict[str, SamplerSettings] = {}
+        for name, table in self.table(data, "presets").items():
+            where = f"presets.{name}"
+            if not PRESET_NAME.match(name) or name in RESERVED_PRESET_NAMES:
+                self.report(where, "a preset name uses letters, digits, '-' and '_' and is not 'custom'")
+                continue
+            if not isinstance(table, dict):
+                self.report(where, f"must be a table ([{where}]), not {_show(table)}")
+                continue
+            values = dict(table)
+            base = self.base_preset(values.pop("base", DEFAULT_PRESET), f"{where}.base", user)
+            user[name] = replace(self.sampler_values(values, where, base, "base"), preset=name)
+        return user
+
+    def base_preset(self, value: Any, where: str, user: Mapping[str, SamplerSettings] | None = None) -> SamplerSettings:
+        known = {**PRESETS, **(user or {})}
+        if isinstance(value, str) and value in known:
+            return known[value]
+        self.report(where, f"unknown preset {_show(value)} (choose from {', '.join(known)})")
+        return PRESETS[DEFAULT_PRESET]
+
+    def sampler(self, data: Mapping[str, Any], user: Mapping[str, SamplerSettings]) -> SamplerSettings:
+        values = dict(self.table(data, "sampler"))
+        base = self.base_preset(values.pop("preset", DEFAULT_PRESET), "sampler.preset", user)
+        settings = self.sampler_values(values, "sampler", base, "preset")
+        return settings if settings == base else replace(settings, preset="custom")
+
+    # -- [logit_bias], [keymap], [ui] -------------------------------------------------
+
+    def logit_bias(self, data: Mapping[str, Any]) -> LogitBias:
+        table = self.table(data, "logit_bias")
+        good = self.each(table, "logit_bias", {"ban_byte_tokens": self.boolean, "entries": self.bias_entries})
+        return LogitBias(ban_byte_tokens=good.get("ban_byte_tokens", True), entries=good.get("entries", ()))
+
+    @staticmethod
+    def boolean(value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise _Bad(f"must be true or false, not {_show(value)}")
+        return value
+
+    def bias_entries(self, value: Any) -> tuple[tuple[int, float], ...]:
+        if not isinstance(value, list):
+            raise _Bad(f"must be a list of [token_id, bias] pairs, not {_show(value)}")
+        entries: dict[int, float] = {}
+        for index, pair in enumerate(value):
+            where = f"logit_bias.entries[{index}]"
+            try:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise _Bad(f"must be a [token_id, bias] pair, not {_show(pair)}")
+                token = _whole(pair[0], "(a token id)")
+                bias = _number(pair[1])
+                LogitBias(entries=((token, bias),)).validated()
+            except _Bad as error:
+                self.report(where, str(error))
+            except SettingsError as error:
+                self.report(where, str(error))
+            else:
+                entries[token] = bias  # a later entry for the same token wins, as on the command line
+        return tuple(entries.items())
+
+    def keymap(self, data: Mapping[str, Any]) -> dict[str, str]:
+        keymap: dict[str, str] = {}
+        for binding_id, keys in self.table(data, "keymap").items():
+            where = f"keymap.{binding_id}"
+            if not isinstance(keys, str):
+                self.report(where, f"must be a string of keys like \"ctrl+g,f5\", not {_show(keys)}")
+                continue
+            parts = [part.strip() for part in keys.split(",")]
+            if not all(parts) or any(" " in part for part in parts):
+                self.report(where, f"must be keys separated by commas, like \"ctrl+g,f5\", not {_show(keys)}")
+                continue
+            keymap[binding_id] = ",".join(parts)
+        return keymap
+
+    def ui(self, data: Mapping[str, Any]) -> UiConfig:
+        def theme(value: Any) -> str:
+            name = _string(value).strip()
+            if not name:
+                raise _Bad("must name a theme, not an empty string")
+            return name
+
+        return UiConfig(**self.each(self.table(data, "ui"), "ui", {"theme": theme}))
+
+
+def parse_config(data: Mapping[str, Any], source: Path | None = None) -> tuple[Config, list[str]]:
+    """A Config from a parsed TOML document, and a 'key: problem' line per bad key or value.
+
+    Relative paths are taken relative to the folder of `source` (the config file).
+    """
+    parser = _Parser(source)
+    for key in data:
+        if key not in TOP_LEVEL:
+            parser.report(key, _unknown(key, TOP_LEVEL))
+    user_presets = parser.presets(data)
+    config = Config(
+        model=parser.model(data),
+        sampler=parser.sampler(data, user_presets),
+        presets=MappingProxyType(user_presets),
+        logit_bias=parser.logit_bias(data),
+        keymap=MappingProxyType(parser.keymap(data)),
+        ui=parser.ui(data),
+        source=source,
+    )
+    return config, parser.problems

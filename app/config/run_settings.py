@@ -1,0 +1,120 @@
+"""Command-line flags over the config over built-in defaults, in one place.
+
+`scriptorium continue`, `info` and the TUI all call `run_settings(args, config)`. Flags
+are read by the attribute names commands/common.py gives them (`--ctx` -> args.ctx...);
+a flag a command does not define counts as not given, so every command can use this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError
+
+from scriptorium.app.config.schema import Config
+
+if TYPE_CHECKING:
+    from scriptorium.inference.engine import LoadOptions
+
+# SamplerSettings field -> argparse attribute (commands/common.py).
+SAMPLER_FLAGS = {
+    "temperature": "temperature", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
+    "repeat_penalty": "repeat_penalty", "repeat_window": "repeat_window",
+    "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
+    "seed": "seed", "max_tokens": "max_tokens",
+}
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """`--config FILE`: read this config file instead of the default one."""
+    parser.add_argument("--config", metavar="FILE",
+                        help="config file to use (default: $SCRIPTORIUM_CONFIG or `scriptorium config path`)")
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Everything a run needs before the model is chosen; field names follow LoadOptions."""
+
+    model: str | None
+    """--model, else [model] path; None means the demo model. Turn it into a file with
+    model_choice.resolve_model."""
+    lora_path: Path | None
+    """--lora, else [model] lora."""
+    lora_scale: float
+    n_ctx: int
+    n_threads: int | None
+    n_gpu_layers: int
+    sampler: SamplerSettings
+    """Sampler flags over --preset (the user's presets included), which replaces [sampler]
+    as a whole; without --preset, flags over [sampler]. --stop replaces the stop list."""
+    bias: LogitBias
+    """Config entries, then --bias entries (a flag wins for the same token); the byte ban is
+    on unless the config turns it off or --no-byte-ban is given."""
+
+    def load_options(self, model_path: Path) -> "LoadOptions":
+        """LoadOptions for the engine (validated; SettingsError names a bad value)."""
+        from scriptorium.inference.engine import LoadOptions
+
+        return LoadOptions(
+            model_path=Path(model_path), lora_path=self.lora_path, lora_scale=self.lora_scale,
+            n_ctx=self.n_ctx, n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers,
+        ).validated()
+
+
+def _flag(args: argparse.Namespace, name: str) -> Any:
+    return getattr(args, name, None)
+
+
+def _sampler(args: argparse.Namespace, config: Config) -> SamplerSettings:
+    preset_name = _flag(args, "preset")
+    settings = config.preset(preset_name) if preset_name else config.sampler
+    changes: dict[str, object] = {
+        field: value for field, flag in SAMPLER_FLAGS.items() if (value := _flag(args, flag)) is not None
+    }
+    if _flag(args, "stop"):
+        changes["stop"] = tuple(_flag(args, "stop"))
+    return settings.with_changes(**changes) if changes else settings.validated()
+
+
+def _bias(args: argparse.Namespace, config: Config) -> LogitBias:
+    entries = dict(config.logit_bias.entries)
+    entries.update(LogitBias.parse_entry(text) for text in _flag(args, "bias") or ())
+    ban = config.logit_bias.ban_byte_tokens and not _flag(args, "no_byte_ban")
+    return LogitBias(ban_byte_tokens=ban, entries=tuple(entries.items())).validated()
+
+
+def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
+    """Merge parsed flags over `config`; SettingsError / ScriptoriumError (one line) for a bad flag."""
+    model_config = config.model
+    model = _flag(args, "model")
+    lora = _flag(args, "lora")
+    lora_scale = _flag(args, "lora_scale")
+    lora_path = Path(lora).expanduser() if lora else model_config.lora
+    if lora_scale is not None and lora_path is None:
+        raise ScriptoriumError("--lora-scale needs --lora PATH (or lora in the config's [model])")
+    threads = _flag(args, "threads")
+    if threads is not None and threads < 1:
+        raise SettingsError(f"--threads must be at least 1, not {threads}")
+    ctx = _flag(args, "ctx")
+    if ctx is not None and ctx < 64:
+        raise SettingsError(f"--ctx must be at least 64, not {ctx}")
+    gpu_layers = _flag(args, "gpu_layers")
+    if gpu_layers is not None and gpu_layers < -1:
+        raise SettingsError(f"--gpu-layers must be -1 (all) or more, not {gpu_layers}")
+    if lora_scale is not None and not 0.0 <= lora_scale <= 4.0:
+        raise SettingsError(f"--lora-scale must be between 0 and 4, not {lora_scale}")
+    return RunSettings(
+        model=os.fspath(model) if model is not None else model_config.path,
+        lora_path=lora_path,
+        lora_scale=lora_scale if lora_scale is not None else model_config.lora_scale,
+        n_ctx=ctx if ctx is not None else model_config.context_size,
+        n_threads=threads if threads is not None else model_config.threads,
+        n_gpu_layers=gpu_layers if gpu_layers is not None else model_config.gpu_layers,
+        sampler=_sampler(args, config),
+        bias=_bias(args, config),
+    )

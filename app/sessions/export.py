@@ -1,0 +1,214 @@
+"""Export a session to Markdown: YAML front matter that says how the text was made, then the text.
+
+The front matter is plain YAML written by yaml.safe_dump (so any title or stop string is
+quoted safely) between `---` lines, which pandoc and Obsidian both read. It describes the
+*headline* generation: the first one whose text appears in the export (else the latest).
+The body is the draft as written, or the chat as one `##` section per turn. Options:
+`mark_model` marks the model's passages (see export_marks), `settings_changes` adds a
+footnote to each model passage whose settings differ from the passage before it.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scriptorium.app import atomic
+from scriptorium.inference.errors import ScriptoriumError
+
+from scriptorium.app.sessions.export_marks import Passage, render
+from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, Generation, settings_key
+
+OUTCOME_WORDS = {"pending": "undecided", "accepted": "accepted", "partly_accepted": "partly accepted", "rejected": "rejected"}
+
+
+class ExportError(ScriptoriumError):
+    """The export could not be written; one line for the author."""
+
+
+class ExportExistsError(ExportError):
+    """The target file exists and overwriting was not allowed (the TUI asks, the CLI wants --force)."""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("scriptorium")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _passages(session: AnySession) -> list[tuple[int, Passage]]:
+    """(turn index, passage) in document order; the turn index is 0 for a draft."""
+    if isinstance(session, DraftSession):
+        return [(0, Passage(s.start, s.end, s.generation)) for s in session.spans]
+    return [(i, Passage(0, len(turn.content), turn.generation))
+            for i, turn in enumerate(session.turns) if turn.role == "assistant" and turn.generation and turn.content]
+
+
+def _generations_in_text(session: AnySession) -> list[Generation]:
+    by_id = {g.id: g for g in session.generations}
+    seen: list[Generation] = []
+    for _, passage in _passages(session):
+        generation = by_id.get(passage.generation)
+        if generation is not None and generation not in seen:
+            seen.append(generation)
+    return seen
+
+
+def headline_generation(session: AnySession) -> Generation | None:
+    in_text = _generations_in_text(session)
+    if in_text:
+        return in_text[0]
+    return session.generations[-1] if session.generations else None
+
+
+def front_matter(session: AnySession) -> dict[str, Any]:
+    """The metadata block as a plain dict (str, int, float, bool, None, a date, lists and dicts)."""
+    g = headline_generation(session)
+    counts = {outcome: sum(1 for x in session.generations if x.outcome == outcome) for outcome in OUTCOME_WORDS}
+    models = list(dict.fromkeys(x.model.name for x in session.generations))
+    data: dict[str, Any] = {
+        "title": session.title,
+        # A bare YYYY-MM-DD is a date for Obsidian's properties and pandoc alike.
+        "date": _date_of(session.created_at),
+        "created": session.created_at,
+        "updated": session.updated_at,
+        "session": session.id,
+        "kind": session.kind,
+        "generator": f"scriptorium {_version()}",
+        "model": g.model.name if g else None,
+        "model_file": os.path.basename(g.model.path) if g else None,
+        "model_sha256": g.model.sha256 if g else None,
+        "quantization": g.model.quantization if g else None,
+        "lora": g.lora.name if g and g.lora else None,
+        "lora_scale": g.lora.scale if g and g.lora else None,
+        "lora_sha256": g.lora.sha256 if g and g.lora else None,
+        "sampler": dict(g.sampler) if g else None,
+        "seed": g.seed if g else None,
+        "logit_bias": g.bias.summary if g else None,
+        "generations": len(session.generations),
+        "accepted": counts["accepted"],
+        "partly_accepted": counts["partly_accepted"],
+        "rejected": counts["rejected"],
+    }
+    if len(models) > 1:
+        data["models"] = models
+    return data
+
+
+def _date_of(stamp: str) -> date | str:
+    try:
+        return datetime.fromisoformat(stamp).date()
+    except ValueError:
+        return stamp
+
+
+def _yaml_block(data: dict[str, Any]) -> str:
+    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
+    return f"---\n{body}---\n"
+
+
+def describe_changes(before: Generation | None, after: Generation) -> str:
+    """'temperature 0.8 → 1.1; LoRA none → style ×0.5; seed 42' (the seed is always given)."""
+    parts: list[str] = []
+    if before is not None:
+        if settings_key(before)[0] != settings_key(after)[0]:
+            parts.append(f"model {before.model.name} ({before.model.quantization}) → {after.model.name} ({after.model.quantization})")
+        if settings_key(before)[1] != settings_key(after)[1]:
+            parts.append(f"LoRA {_lora_text(before)} → {_lora_text(after)}")
+        for key in dict.fromkeys([*before.sampler, *after.sampler]):
+            old, new = before.sampler.get(key), after.sampler.get(key)
+            if old != new:
+                parts.append(f"{key} {_value_text(old)} → {_value_text(new)}")
+        if settings_key(before)[3] != settings_key(after)[3]:
+            parts.append(f"logit bias {after.bias.summary}")
+    parts.append(f"seed {after.seed}" if after.seed is not None else "seed unknown")
+    return "; ".join(parts)
+
+
+def _lora_text(g: Generation) -> str:
+    return f"{g.lora.name} ×{g.lora.scale:g}" if g.lora else "none"
+
+
+def _value_text(value: Any) -> str:
+    return "unset" if value is None else (repr(value) if isinstance(value, (str, list)) else f"{value}")
+
+
+def _notes(session: AnySession) -> dict[str, tuple[str, str]]:
+    """generation id -> (footnote label, footnote text), for passages whose settings changed."""
+    notes: dict[str, tuple[str, str]] = {}
+    previous = headline_generation(session)
+    for generation in _generations_in_text(session):
+        if previous is not None and generation is not previous and not generation.same_settings(previous):
+            when = generation.started_at.replace("T", " ")[:16]
+            notes[generation.id] = (
+                generation.id,
+                f"Generation {generation.id} ({when}, {OUTCOME_WORDS[generation.outcome]}), settings changed: "
+                f"{describe_changes(previous, generation)}.")
+        previous = generation
+    return notes
+
+
+def render_markdown(session: AnySession, *, mark_model: bool = False, settings_changes: bool = False) -> str:
+    """The whole export as a string."""
+    notes = _notes(session) if settings_changes else {}
+    labels = {gid: label for gid, (label, _) in notes.items()}
+    if isinstance(session, DraftSession):
+        passages = [p for _, p in _passages(session)]
+        body = render(session.text, passages, mark=mark_model, notes=labels)
+        body = body if body.endswith("\n") or not body else body + "\n"
+    else:
+        body = _chat_body(session, mark_model, labels)
+    footnotes = "".join(f"\n[^{label}]: {text}\n" for label, text in notes.values())
+    separator = "\n" if body else ""
+    return _yaml_block(front_matter(session)) + separator + body + footnotes
+
+
+def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -> str:
+    by_id = {g.id: g for g in session.generations}
+    sections: list[str] = []
+    if session.system_prompt:
+        sections.append(f"## System prompt\n\n{session.system_prompt.rstrip()}\n")
+    for turn in session.turns:
+        if turn.role == "user":
+            heading = "Author"
+        else:
+            generation = by_id.get(turn.generation or "")
+            heading = f"Model ({generation.model.name})" if generation else "Model"
+        content = turn.content.rstrip()
+        if turn.role == "assistant" and turn.generation and content:
+            content = render(content, [Passage(0, len(content), turn.generation)], mark=mark_model, notes=labels)
+        sections.append(f"## {heading}\n\n{content}\n")
+    return "\n".join(sections)
+
+
+def default_export_path(session: AnySession, directory: str | os.PathLike[str] | None = None) -> Path:
+    """`<directory or current folder>/<session id>.md`."""
+    return Path(directory if directory is not None else Path.cwd()) / f"{session.id}.md"
+
+
+def export_session(session: AnySession, out: str | os.PathLike[str] | None = None, *, force: bool = False,
+                   mark_model: bool = False, settings_changes: bool = False) -> Path:
+    """Write the export atomically and return its path. `out` may be a folder.
+
+    Raises ExportExistsError if the file exists and not `force`, ExportError for a path
+    that cannot be written, and refuses ever to overwrite the draft file the session saves to.
+    """
+    target = Path(out).expanduser() if out is not None else default_export_path(session)
+    if target.is_dir():
+        target = default_export_path(session, target)
+    if isinstance(session, DraftSession) and session.draft_path and target.exists() \
+            and os.path.exists(session.draft_path) and os.path.samefile(target, session.draft_path):
+        raise ExportError(f"{target} is the draft file of this session; export to another file")
+    text = render_markdown(session, mark_model=mark_model, settings_changes=settings_changes)
+    try:
+        return atomic.write_text(target, text, overwrite=force)
+    except atomic.FileExistsRefused:
+        raise ExportExistsError(f"{target} already exists; use --force to overwrite it") from None
+    except atomic.WriteError as error:
+        raise ExportError(str(error)) from None

@@ -1,0 +1,239 @@
+"""The session file format, version 1 (docs/session-format.md): session objects <-> JSON.
+
+Reading validates every field a session needs and raises FormatError naming the first
+wrong one; the store turns that into a one-line SessionError and moves the file aside.
+Unknown keys are ignored, so a later minor addition does not make a file unreadable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scriptorium.app.sessions.model import (
+    OUTCOMES, ROLES, AnySession, BiasRecord, ChatSession, ChatTurn, DraftSession, FileStamp,
+    Generation, LoraRef, ModelRef, ModelSpan, TokenAlternative, TokenRecord,
+)
+
+FORMAT = "scriptorium-session"
+VERSION = 1
+_MISSING = object()
+
+
+class FormatError(ValueError):
+    """The content is not a valid session; the message names the field."""
+
+
+class NewerFormatError(FormatError):
+    """Written by a newer scriptorium: valid for it, so never treated as corrupt."""
+
+
+# ---------------------------------------------------------------- writing
+
+def _model(model: ModelRef) -> dict[str, Any]:
+    return {"path": model.path, "name": model.name, "size": model.size, "sha256": model.sha256,
+            "quantization": model.quantization, "architecture": model.architecture,
+            "parameters": model.parameters}
+
+
+def _lora(lora: LoraRef | None) -> dict[str, Any] | None:
+    if lora is None:
+        return None
+    return {"path": lora.path, "name": lora.name, "size": lora.size, "sha256": lora.sha256, "scale": lora.scale}
+
+
+def _token(token: TokenRecord) -> dict[str, Any]:
+    return {"id": token.id, "text": token.text, "p": token.p,
+            "top": [[alt.id, alt.text, alt.p, alt.banned] for alt in token.top]}
+
+
+def _generation(g: Generation) -> dict[str, Any]:
+    return {
+        "id": g.id, "kind": g.kind, "started_at": g.started_at, "finished_at": g.finished_at,
+        "model": _model(g.model), "lora": _lora(g.lora), "sampler": g.sampler, "seed": g.seed,
+        "logit_bias": {"ban_byte_tokens": g.bias.ban_byte_tokens,
+                       "entries": [[token, bias] for token, bias in g.bias.entries], "summary": g.bias.summary},
+        "anchor": g.anchor, "text": g.text, "stop_reason": g.stop_reason,
+        "prompt_tokens": g.prompt_tokens, "completion_tokens": g.completion_tokens,
+        "outcome": g.outcome, "accepted_text": g.accepted_text, "decided_at": g.decided_at,
+        "tokens": None if g.tokens is None else [_token(t) for t in g.tokens],
+    }
+
+
+def to_dict(session: AnySession) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "format": FORMAT, "version": VERSION, "kind": session.kind, "id": session.id, "title": session.title,
+        "created_at": session.created_at, "updated_at": session.updated_at,
+    }
+    if isinstance(session, DraftSession):
+        stamp = session.draft_stamp
+        data["draft"] = {
+            "text": session.text, "path": session.draft_path,
+            "file_stamp": None if stamp is None else {"size": stamp.size, "mtime_ns": stamp.mtime_ns, "sha256": stamp.sha256},
+            "model_spans": [[span.start, span.end, span.generation] for span in session.spans],
+        }
+    else:
+        data["chat"] = {
+            "system_prompt": session.system_prompt,
+            "turns": [{"role": t.role, "content": t.content, "at": t.at, "generation": t.generation}
+                      for t in session.turns],
+        }
+    data["generations"] = [_generation(g) for g in session.generations]
+    return data
+
+
+def dumps(session: AnySession) -> str:
+    # ensure_ascii=False keeps the author's text readable in the file; indent for diffs.
+    return json.dumps(to_dict(session), ensure_ascii=False, indent=1) + "\n"
+
+
+# ---------------------------------------------------------------- reading
+
+def _get(data: dict[str, Any], key: str, kinds: type | tuple[type, ...], where: str, default: Any = _MISSING) -> Any:
+    if key not in data:
+        if default is _MISSING:
+            raise FormatError(f"{where}.{key} is missing")
+        return default
+    value = data[key]
+    if value is None and default is None:
+        return None
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    # bool is an int in Python; a count or offset that is true/false is still wrong.
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise FormatError(f"{where}.{key} has the wrong type ({type(value).__name__})")
+    return float(value) if kinds == (float, int) else value
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise FormatError(f"{where} is not an object")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise FormatError(f"{where} is not a list")
+    return value
+
+
+def _read_model(data: Any, where: str) -> ModelRef:
+    d = _object(data, where)
+    return ModelRef(path=_get(d, "path", str, where), name=_get(d, "name", str, where), size=_get(d, "size", int, where),
+                    sha256=_get(d, "sha256", str, where, None), quantization=_get(d, "quantization", str, where, ""),
+                    architecture=_get(d, "architecture", str, where, ""), parameters=_get(d, "parameters", int, where, 0))
+
+
+def _read_lora(data: Any, where: str) -> LoraRef | None:
+    if data is None:
+        return None
+    d = _object(data, where)
+    return LoraRef(path=_get(d, "path", str, where), name=_get(d, "name", str, where), size=_get(d, "size", int, where),
+                   sha256=_get(d, "sha256", str, where, None), scale=_get(d, "scale", (float, int), where))
+
+
+def _read_bias(data: Any, where: str) -> BiasRecord:
+    d = _object(data, where)
+    entries = []
+    for i, pair in enumerate(_list(_get(d, "entries", list, where, []), f"{where}.entries")):
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int) and isinstance(pair[1], (int, float))):
+            raise FormatError(f"{where}.entries[{i}] is not a [token_id, bias] pair")
+        entries.append((pair[0], float(pair[1])))
+    return BiasRecord(ban_byte_tokens=_get(d, "ban_byte_tokens", bool, where), entries=tuple(entries),
+                      summary=_get(d, "summary", str, where, ""))
+
+
+def _read_token(data: Any, where: str) -> TokenRecord:
+    d = _object(data, where)
+    top = []
+    for i, alt in enumerate(_list(_get(d, "top", list, where, []), f"{where}.top")):
+        if not (isinstance(alt, list) and len(alt) == 4 and isinstance(alt[0], int) and isinstance(alt[1], str)
+                and isinstance(alt[2], (int, float)) and isinstance(alt[3], bool)):
+            raise FormatError(f"{where}.top[{i}] is not an [id, text, p, banned] entry")
+        top.append(TokenAlternative(id=alt[0], text=alt[1], p=float(alt[2]), banned=alt[3]))
+    return TokenRecord(id=_get(d, "id", int, where), text=_get(d, "text", str, where),
+                       p=_get(d, "p", (float, int), where), top=tuple(top))
+
+
+def _read_generation(data: Any, where: str) -> Generation:
+    d = _object(data, where)
+    kind = _get(d, "kind", str, where)
+    outcome = _get(d, "outcome", str, where, "pending")
+    if kind not in ("continue", "chat"):
+        raise FormatError(f"{where}.kind is '{kind}', not 'continue' or 'chat'")
+    if outcome not in OUTCOMES:
+        raise FormatError(f"{where}.outcome is '{outcome}', not one of {', '.join(OUTCOMES)}")
+    tokens = _get(d, "tokens", list, where, None)
+    return Generation(
+        id=_get(d, "id", str, where), kind=kind, started_at=_get(d, "started_at", str, where),
+        finished_at=_get(d, "finished_at", str, where, None),
+        model=_read_model(_get(d, "model", dict, where), f"{where}.model"),
+        lora=_read_lora(_get(d, "lora", dict, where, None), f"{where}.lora"),
+        sampler=_get(d, "sampler", dict, where), seed=_get(d, "seed", int, where, None),
+        bias=_read_bias(_get(d, "logit_bias", dict, where), f"{where}.logit_bias"),
+        anchor=_get(d, "anchor", int, where, None), text=_get(d, "text", str, where, ""),
+        stop_reason=_get(d, "stop_reason", str, where, None),
+        prompt_tokens=_get(d, "prompt_tokens", int, where, None),
+        completion_tokens=_get(d, "completion_tokens", int, where, None),
+        outcome=outcome, accepted_text=_get(d, "accepted_text", str, where, None),
+        decided_at=_get(d, "decided_at", str, where, None),
+        tokens=None if tokens is None else [_read_token(t, f"{where}.tokens[{i}]") for i, t in enumerate(tokens)],
+    )
+
+
+def _read_spans(data: list[Any], text_length: int) -> list[ModelSpan]:
+    # A bad span only loses a highlight, never the text: drop it rather than refuse the file.
+    spans: list[ModelSpan] = []
+    for item in data:
+        if (isinstance(item, list) and len(item) == 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in item[:2])
+                and isinstance(item[2], str)):
+            start, end, generation = item
+            if 0 <= start < end <= text_length and (not spans or spans[-1].end <= start):
+                spans.append(ModelSpan(start=start, end=end, generation=generation))
+    return spans
+
+
+def from_dict(data: Any) -> AnySession:
+    d = _object(data, "the file")
+    if d.get("format") != FORMAT:
+        raise FormatError(f"not a scriptorium session (format is {d.get('format')!r})")
+    version = d.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise FormatError(f"version {version!r} is not a format version")
+    if version > VERSION:
+        raise NewerFormatError(f"written by a newer scriptorium (format version {version}, this one reads {VERSION})")
+    where = "session"
+    common = dict(id=_get(d, "id", str, where), title=_get(d, "title", str, where),
+                  created_at=_get(d, "created_at", str, where), updated_at=_get(d, "updated_at", str, where),
+                  generations=[_read_generation(g, f"generations[{i}]")
+                               for i, g in enumerate(_get(d, "generations", list, where, []))])
+    kind = _get(d, "kind", str, where)
+    if kind == "draft":
+        draft = _get(d, "draft", dict, where)
+        text = _get(draft, "text", str, "draft")
+        stamp_data = _get(draft, "file_stamp", dict, "draft", None)
+        stamp = None if stamp_data is None else FileStamp(
+            size=_get(stamp_data, "size", int, "draft.file_stamp"), mtime_ns=_get(stamp_data, "mtime_ns", int, "draft.file_stamp"),
+            sha256=_get(stamp_data, "sha256", str, "draft.file_stamp"))
+        return DraftSession(**common, text=text, draft_path=_get(draft, "path", str, "draft", None), draft_stamp=stamp,
+                            spans=_read_spans(_get(draft, "model_spans", list, "draft", []), len(text)))
+    if kind == "chat":
+        chat = _get(d, "chat", dict, where)
+        turns = []
+        for i, t in enumerate(_get(chat, "turns", list, "chat", [])):
+            t = _object(t, f"chat.turns[{i}]")
+            role = _get(t, "role", str, f"chat.turns[{i}]")
+            if role not in ROLES:
+                raise FormatError(f"chat.turns[{i}].role is '{role}', not 'user' or 'assistant'")
+            turns.append(ChatTurn(role=role, content=_get(t, "content", str, f"chat.turns[{i}]"),
+                                  at=_get(t, "at", str, f"chat.turns[{i}]", ""),
+                                  generation=_get(t, "generation", str, f"chat.turns[{i}]", None)))
+        return ChatSession(**common, system_prompt=_get(chat, "system_prompt", str, "chat", ""), turns=turns)
+    raise FormatError(f"kind is '{kind}', not 'draft' or 'chat'")
+
+
+def loads(text: str) -> AnySession:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FormatError(f"invalid JSON at line {error.lineno}, column {error.colno}") from None
+    return from_dict(data)

@@ -1,0 +1,307 @@
+"""The TUI's side of sessions: what the author writes and what the model proposes, kept in
+a session (app/sessions/) and saved often enough that nothing accepted is ever lost.
+
+Everything here runs on the UI thread: the store is only called between edits, so a
+session is never written while it changes. Saves are cheap when nothing changed (the
+store compares a fingerprint), so autosave can run a few seconds after every burst of
+typing, and at once after every accepted suggestion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from scriptorium.inference.events import GenerationDone, TokenEvent
+
+from scriptorium.app.sessions import (
+    AnySession, ChatSession, DraftConflictError, DraftSession, Generation, LoraRef, ModelRef, SessionError,
+    SessionStore,
+)
+
+if TYPE_CHECKING:
+    from scriptorium.inference.engine import Engine
+
+    from scriptorium.app.tui.generation import GenerationRequest
+
+AUTOSAVE_SECONDS = 2.0
+"""Typing is saved at most this long after the first unsaved keystroke (not after the last:
+an author who never pauses still gets saved)."""
+TITLE_WORDS = 6
+
+
+@dataclass(slots=True)
+class DraftFile:
+    """Where the draft lives on disk (None: an unnamed draft, kept only in its session)."""
+
+    path: Path | None
+
+    @property
+    def display_name(self) -> str:
+        return self.path.name if self.path else "untitled"
+
+
+@dataclass(slots=True)
+class _Live:
+    """A generation being recorded, with its text so far (the record's own text is set at the end)."""
+
+    session: AnySession
+    generation: Generation
+    parts: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return self.generation.text if self.generation.finished_at else "".join(self.parts)
+
+
+def _title_from(text: str) -> str:
+    words = text.split()[:TITLE_WORDS]
+    return " ".join(words) if words else "Untitled draft"
+
+
+def _make_parent(path: Path) -> None:
+    # A draft named on the command line may live in a folder that does not exist yet.
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SessionError(f"draft not saved: cannot create {path.parent}: {error.strerror or error}") from None
+
+
+def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -> tuple[AnySession | None, list[str]]:
+    """The session to start with: the draft file's, the latest one (--resume), or none yet.
+    Raises SessionError (one line) for a draft file that cannot be opened."""
+    notes: list[str] = []
+    if draft is not None:
+        if draft.is_dir():
+            raise SessionError(f"draft {draft} is a folder, not a file")
+        return store.open_draft(draft), notes
+    if not resume:
+        return None, notes
+    latest = store.latest()
+    if latest is None:
+        notes.append("There is no session to resume yet: this is a new one.")
+        return None, notes
+    if isinstance(latest, DraftSession) and latest.draft_path:
+        try:
+            return store.open_draft(latest.draft_path), notes
+        except SessionError as error:
+            notes.append(f"{error}; the session's own copy of the text is shown.")
+    return latest, notes
+
+
+class SessionKeeper:
+    """Records the author's work into sessions and saves them. `notify` shows one line."""
+
+    def __init__(self, store: SessionStore, draft_file: DraftFile, notify: Callable[..., object],
+                 save_key: Callable[[], str] = lambda: "ctrl+s") -> None:
+        self.store = store
+        self.conflict = False
+        """The draft file changed on disk behind scriptorium's back: an explicit save replaces it."""
+        self._save_key = save_key
+        self.draft_file = draft_file
+        self.draft: DraftSession | None = None
+        self.chat: ChatSession | None = None
+        self._notify = notify
+        self._live: dict[int, _Live] = {}
+        self._hashes: dict[str, str] = {}
+        self._last_problem = ""
+
+    # ---- which sessions --------------------------------------------------------------
+    def adopt(self, session: AnySession | None) -> None:
+        """Make `session` the current draft or chat session."""
+        if isinstance(session, DraftSession):
+            self.draft = session
+            self.draft_file.path = Path(session.draft_path) if session.draft_path else None
+        elif isinstance(session, ChatSession):
+            self.chat = session
+
+    def _draft_session(self, text: str) -> DraftSession:
+        # An unnamed, empty draft gets no session file until there is something in it.
+        if self.draft is None:
+            path = self.draft_file.path
+            self.draft = self.store.open_draft(path) if path else self.store.create_draft(_title_from(text), text)
+        return self.draft
+
+    def _chat_session(self) -> ChatSession:
+        if self.chat is None:
+            self.chat = self.store.create_chat()
+        return self.chat
+
+    # ---- recording generations -----------------------------------------------------------
+    def note_hash(self, path: str, sha256: str) -> None:
+        """A model or adapter file's hash arrived (computed in a worker): fill it in where missing."""
+        self._hashes[path] = sha256
+        for session in (self.draft, self.chat):
+            for generation in session.generations if session else ():
+                if generation.model.path == path and generation.model.sha256 is None:
+                    generation.model.sha256 = sha256
+                if generation.lora is not None and generation.lora.path == path and generation.lora.sha256 is None:
+                    generation.lora.sha256 = sha256
+
+    def generation_started(self, request: "GenerationRequest", engine: "Engine", draft_text: str,
+                           anchor: int | None, chat_messages: list[dict[str, str]]) -> None:
+        try:
+            if request.kind == "chat":
+                session: AnySession = self._chat_session()
+                self._sync_chat(chat_messages)
+                anchor = len(session.turns) - 1
+            else:
+                session = self._draft_session(draft_text)
+                session.set_text(draft_text)
+        except SessionError as error:
+            self._problem(str(error))
+            return
+        facts = engine.facts
+        model = ModelRef.from_facts(facts, self._hashes.get(str(facts.path)))
+        lora = None
+        if engine.adapter is not None:
+            scale = request.lora_scale if request.lora_scale is not None else engine.lora_scale
+            lora = LoraRef.from_facts(engine.adapter, scale, self._hashes.get(str(engine.adapter.path)))
+        generation = session.start_generation(model=model, lora=lora, settings=request.settings, bias=request.bias,
+                                              byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor)
+        self._live[request.id] = _Live(session, generation)
+
+    def tokens(self, request_id: int, events: tuple[TokenEvent, ...]) -> None:
+        live = self._live.get(request_id)
+        if live is not None:
+            for event in events:
+                live.generation.add_token(event)
+                live.parts.append(event.text)
+
+    def generation_finished(self, request_id: int, done: GenerationDone, chat_messages: list[dict[str, str]]) -> None:
+        live = self._live.get(request_id)
+        if live is None:
+            return
+        generation = live.generation
+        generation.finish(done)
+        if generation.accepted_text is not None and generation.outcome != "rejected":
+            # Accepted while it still streamed: only now is the whole text known.
+            generation.outcome = "accepted" if generation.accepted_text == generation.text else "partly_accepted"
+        if isinstance(live.session, ChatSession):
+            self._sync_chat(chat_messages, reply=generation)
+            del self._live[request_id]
+
+    def accepted(self, kept: str, at: int, request_ids: tuple[int, ...], editor_text: str) -> bool:
+        """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`):
+        record which generation wrote which part, then save at once. True when saved."""
+        session = self.draft
+        if session is None:
+            return self.save_draft(editor_text)
+        session.set_text(editor_text[:at] + editor_text[at + len(kept):])
+        lives = [self._live[rid] for rid in request_ids if rid in self._live]
+        rest, offset = kept, at
+        for index, live in enumerate(lives):
+            already = len(live.generation.accepted_text or "")
+            part = rest if index == len(lives) - 1 else rest[:max(len(live.text()) - already, 0)]
+            if part:
+                session.accept(live.generation, part, offset)
+                offset += len(part)
+                rest = rest[len(part):]
+        session.set_text(editor_text)
+        return self.save_draft(editor_text)
+
+    def rejected(self, request_ids: tuple[int, ...]) -> None:
+        for rid in request_ids:
+            live = self._live.pop(rid, None)
+            if live is not None and live.generation.accepted_text is None:
+                live.generation.reject()
+
+    def _sync_chat(self, messages: list[dict[str, str]], reply: Generation | None = None) -> None:
+        """Make the chat session's turns match the conversation on screen."""
+        chat = self._chat_session()
+        same = 0
+        for turn, message in zip(chat.turns, messages):
+            if (turn.role, turn.content) != (message["role"], message["content"]):
+                break
+            same += 1
+        for turn in reversed(chat.turns[same:]):
+            generation = next((g for g in chat.generations if g.id == turn.generation), None)
+            if generation is not None:
+                chat.retract_reply(generation)
+            else:
+                chat.turns.remove(turn)
+        for message in messages[same:]:
+            if message["role"] == "user":
+                chat.add_user_turn(message["content"])
+                continue
+            # A reply on screen is this generation's text, or another version of the last
+            # reply (re-rolled, or branched: the text before the branch point, then the
+            # generation's), whose generation the session already holds.
+            candidates = ([reply] if reply is not None else []) + list(reversed(chat.generations))
+            writer = next((g for g in candidates if _wrote(g, message["content"])), None)
+            if writer is not None:
+                chat.record_reply(writer, message["content"])
+
+    # ---- saving ----------------------------------------------------------------------
+    def save_draft(self, text: str, *, overwrite_file: bool = False) -> bool:
+        """Save the draft session (and its file); True when everything was written."""
+        if self.draft is None and not text and self.draft_file.path is None:
+            return True
+        try:
+            session = self._draft_session(text)
+            wanted = str(self.draft_file.path.expanduser().absolute()) if self.draft_file.path else None
+            if wanted != session.draft_path:
+                # "Save as": the file is new to this session, so the store must not assume it knows it.
+                session.draft_path, session.draft_stamp = wanted, None
+                if self.draft_file.path is not None:
+                    session.title = self.draft_file.path.stem
+            session.set_text(text)
+            if session.draft_path:
+                _make_parent(Path(session.draft_path))
+            self.store.save(session, overwrite_draft=overwrite_file)
+        except DraftConflictError as error:
+            self.conflict = True
+            self._problem(f"{error}. Press {self._save_key()} to replace it with your text.")
+            return False
+        except SessionError as error:
+            self._problem(str(error))
+            return False
+        self._last_problem = ""
+        self.conflict = False
+        return True
+
+    def save_chat(self, messages: list[dict[str, str]]) -> bool:
+        if self.chat is None and not messages:
+            return True
+        try:
+            self._sync_chat(messages)
+            self.store.save(self._chat_session())
+        except SessionError as error:
+            self._problem(str(error))
+            return False
+        return True
+
+    def _problem(self, message: str) -> None:
+        # Autosave runs every few seconds: the same failure is shown once, not every time.
+        if message != self._last_problem:
+            self._last_problem = message
+            self._notify(message, title="Not saved", severity="error", timeout=15)
+
+    def report_damaged(self) -> None:
+        """Tell the author about session files found damaged (the store moved them aside)."""
+        for problem in self.store.take_problems():
+            self._notify(str(problem), title="Damaged session", severity="warning", timeout=15)
+
+    # ---- managing sessions (the sessions screen) ----------------------------------------
+    def open_ids(self) -> set[str]:
+        return {session.id for session in (self.draft, self.chat) if session is not None}
+
+    def rename(self, session_id: str, title: str) -> None:
+        """Rename a session; an open one is renamed in memory too, or the next autosave would undo it."""
+        for session in (self.draft, self.chat):
+            if session is not None and session.id == session_id:
+                if not title.strip():
+                    raise SessionError("a session title cannot be empty")
+                session.title = title.strip()
+                self.store.save(session)
+                return
+        self.store.rename(session_id, title)
+
+    def delete(self, session_id: str) -> Path:
+        if session_id in self.open_ids():
+            raise SessionError("this session is open: open another one first, then delete it")
+        return self.store.delete(session_id)
+
+
+def _wrote(generation: Generation, content: str) -> bool:
+    return content == generation.text or bool(generation.text) and content.endswith(generation.text)

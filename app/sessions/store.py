@@ -1,0 +1,388 @@
+"""Sessions on disk: one JSON file per session in paths.sessions_dir(), every write atomic.
+
+A file that cannot be read or parsed is renamed `<name>.corrupt-<timestamp>` (its bytes
+untouched), reported as a one-line SessionError, and the rest of the store keeps working.
+A draft opened from a file is saved back to that file too, atomically, and never over
+changes another program made to it since scriptorium last read or wrote it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from scriptorium.app import atomic
+from scriptorium.app import paths
+
+from scriptorium.app.sessions import format as session_format
+from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, FileStamp, SessionError, make_session_id, now_iso
+
+SUFFIX = ".json"
+CORRUPT_MARK = ".corrupt-"
+STALE_TEMP_SECONDS = 3600
+"""A temp file this old belongs to a process that died mid-write: nothing will finish it."""
+SESSION_FILE_MODE = 0o600
+
+
+class DraftConflictError(SessionError):
+    """The draft file changed on disk since scriptorium last read or wrote it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionSummary:
+    """One line of the sessions list."""
+
+    id: str
+    title: str
+    kind: str
+    created_at: str
+    updated_at: str
+    model: str | None
+    """Name of the model of the latest generation, if any."""
+    words: int
+    generations: int
+    path: Path
+    file_size: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {"id": self.id, "title": self.title, "kind": self.kind, "created_at": self.created_at,
+                "updated_at": self.updated_at, "model": self.model, "words": self.words,
+                "generations": self.generations, "path": str(self.path), "file_size": self.file_size}
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _fingerprint(content: str) -> bytes:
+    return hashlib.blake2b(content.encode("utf-8"), digest_size=16).digest()
+
+
+def _sort_time(stamp: str) -> float:
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return 0.0
+
+
+class SessionStore:
+    """Create, save, load, list, rename and delete sessions. Safe to call from several threads."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else paths.sessions_dir()
+        self.problems: list[SessionError] = []
+        """Files found damaged and moved aside while listing or resuming; see take_problems()."""
+        self._written: dict[str, bytes] = {}
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------ creating
+
+    def create_draft(self, title: str = "", text: str = "", draft_path: str | os.PathLike[str] | None = None) -> DraftSession:
+        """A new draft session, already on disk under a fresh id."""
+        now = now_iso()
+        session = DraftSession(id="", title=title.strip() or "Untitled draft", created_at=now, updated_at=now,
+                               text=text, draft_path=str(Path(draft_path).expanduser().absolute()) if draft_path else None)
+        return self._reserve(session)
+
+    def create_chat(self, title: str = "", system_prompt: str = "") -> ChatSession:
+        """A new chat session, already on disk under a fresh id."""
+        now = now_iso()
+        session = ChatSession(id="", title=title.strip() or "Chat", created_at=now, updated_at=now,
+                              system_prompt=system_prompt)
+        return self._reserve(session)
+
+    def _reserve(self, session: AnySession) -> AnySession:
+        base = make_session_id(session.title)
+        with self._lock:
+            self._ensure_directory()
+            for attempt in range(1, 1000):
+                session.id = base if attempt == 1 else f"{base}-{attempt}"
+                try:
+                    self._write_session(session, overwrite=False)
+                    return session
+                except atomic.FileExistsRefused:
+                    continue
+        raise SessionError(f"could not find a free session name for '{base}' in {self.directory}")
+
+    def open_draft(self, path: str | os.PathLike[str]) -> DraftSession:
+        """The session for a draft file (its latest one, or a new one); the file may not exist yet.
+
+        If another program changed the file since scriptorium last wrote it, the file's text
+        wins and model passages follow the change. If the session holds newer text than the
+        file (a crash between the two writes), the session wins and the next save writes it.
+        """
+        path = Path(path).expanduser().absolute()
+        text = self._read_draft_file(path)
+        session = self.find_for_draft(path)
+        if session is None:
+            session = self.create_draft(title=path.stem, text=text or "", draft_path=path)
+        elif text is not None and text != session.text:
+            stamp = session.draft_stamp
+            if stamp is None or text_sha256(text) != stamp.sha256:
+                session.set_text(text)
+        if text is not None:
+            stat = path.stat()
+            session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=text_sha256(text))
+        return session
+
+    @staticmethod
+    def _read_draft_file(path: Path) -> str | None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise SessionError(f"cannot read {path}: {error.strerror or error}") from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SessionError(f"{path} is not UTF-8 text; scriptorium opens only UTF-8 drafts") from None
+
+    def find_for_draft(self, path: str | os.PathLike[str]) -> DraftSession | None:
+        """The most recently saved session of the draft file `path`, if any."""
+        wanted = str(Path(path).expanduser().absolute())
+        for candidate in self._files_newest_first():
+            try:
+                session = self._read(candidate)
+            except SessionError as error:
+                self.problems.append(error)
+                continue
+            if isinstance(session, DraftSession) and session.draft_path == wanted:
+                self._remember(session)
+                return session
+        return None
+
+    # ------------------------------------------------------------ saving
+
+    def save(self, session: AnySession, *, overwrite_draft: bool = False) -> bool:
+        """Write the session (and its draft file) if anything changed; True if the session file was written.
+
+        Call it after every accepted suggestion (before going on) and a few seconds after
+        typing stops. Raises SessionError; DraftConflictError when the draft file changed on
+        disk (the session itself is saved; overwrite_draft=True replaces the file anyway).
+        """
+        with self._lock:
+            draft_problem: SessionError | None = None
+            if isinstance(session, DraftSession) and session.draft_path:
+                try:
+                    self._save_draft_file(session, overwrite_draft)
+                except SessionError as error:
+                    draft_problem = error
+            written = False
+            unchanged = self._written.get(session.id) == _fingerprint(session_format.dumps(session))
+            if not unchanged or not self.path_for(session.id).exists():
+                session.updated_at = now_iso()
+                self._ensure_directory()
+                self._write_session(session, overwrite=True)
+                written = True
+            if draft_problem is not None:
+                raise draft_problem
+            return written
+
+    def _write_session(self, session: AnySession, *, overwrite: bool) -> None:
+        content = session_format.dumps(session)
+        try:
+            atomic.write_text(self.path_for(session.id), content, overwrite=overwrite, mode=SESSION_FILE_MODE)
+        except atomic.FileExistsRefused:
+            raise
+        except atomic.WriteError as error:
+            raise SessionError(f"session not saved: {error}") from None
+        self._written[session.id] = _fingerprint(content)
+
+    def _save_draft_file(self, session: DraftSession, overwrite: bool) -> None:
+        path = Path(session.draft_path or "")
+        digest = text_sha256(session.text)
+        stamp = session.draft_stamp
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            stat = None
+        except OSError as error:
+            raise SessionError(f"session saved, but cannot reach draft file {path}: {error.strerror or error}") from None
+        if stat is not None and not overwrite:
+            unchanged = stamp is not None and (stat.st_size, stat.st_mtime_ns) == (stamp.size, stamp.mtime_ns)
+            on_disk = stamp.sha256 if unchanged and stamp else self._file_sha256(path)
+            if on_disk == digest:
+                if not unchanged:
+                    session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
+                return
+            if stamp is None or on_disk != stamp.sha256:
+                raise DraftConflictError(
+                    f"{path.name} changed on disk since scriptorium last saved it; the draft file was not "
+                    f"overwritten (the session was saved)")
+        try:
+            atomic.write_text(path, session.text)
+            stat = path.stat()
+        except (atomic.WriteError, OSError) as error:
+            raise SessionError(f"session saved, but the draft file was not: {error}") from None
+        session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
+
+    @staticmethod
+    def _file_sha256(path: Path) -> str | None:
+        try:
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            return None
+
+    def _ensure_directory(self) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise SessionError(f"cannot create the sessions folder {self.directory}: {error.strerror or error}") from None
+
+    # ------------------------------------------------------------ loading
+
+    def path_for(self, session_id: str) -> Path:
+        return self.directory / f"{session_id}{SUFFIX}"
+
+    def resolve(self, ref: str | os.PathLike[str]) -> Path:
+        """A session file from an id, a unique id prefix or a path to a session file."""
+        text = os.fspath(ref)
+        candidate = Path(text).expanduser()
+        if (os.sep in text or text.endswith(SUFFIX)) and candidate.is_file():
+            return candidate
+        exact = self.path_for(text)
+        if exact.is_file():
+            return exact
+        matches = [path for path in self._session_files() if path.stem.startswith(text)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            names = ", ".join(sorted(path.stem for path in matches)[:5])
+            raise SessionError(f"'{text}' matches several sessions ({names}); give more of the id")
+        raise SessionError(f"no session '{text}' (`scriptorium sessions` lists them)")
+
+    def load(self, ref: str | os.PathLike[str]) -> AnySession:
+        """Read a session by id, id prefix or path. A damaged file in the store is moved aside."""
+        return self._remember(self._read(self.resolve(ref)))
+
+    def _remember(self, session: AnySession) -> AnySession:
+        """Note what is on disk, so save() skips writing a session that has not changed."""
+        with self._lock:
+            self._written[session.id] = _fingerprint(session_format.dumps(session))
+        return session
+
+    def _read(self, path: Path) -> AnySession:
+        inside = path.resolve().parent == self.directory.resolve()
+        try:
+            session = session_format.loads(path.read_bytes().decode("utf-8"))
+        except session_format.NewerFormatError as error:
+            raise SessionError(f"cannot open session {path.name}: {error}") from None
+        except (OSError, UnicodeDecodeError, session_format.FormatError) as error:
+            reason = (error.strerror or str(error)) if isinstance(error, OSError) else (
+                "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error))
+            if not inside:
+                raise SessionError(f"cannot read session {path}: {reason}") from None
+            raise SessionError(f"session {path.name} is damaged ({reason}); {self._move_aside(path)}") from None
+        if inside:
+            session.id = path.stem  # the file name is the id, even if someone renamed the file by hand
+        return session
+
+    def _move_aside(self, path: Path) -> str:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = path.with_name(f"{path.name}{CORRUPT_MARK}{stamp}")
+        counter = 1
+        while target.exists():
+            counter += 1
+            target = path.with_name(f"{path.name}{CORRUPT_MARK}{stamp}-{counter}")
+        try:
+            os.rename(path, target)
+        except OSError as error:
+            return f"could not move it aside: {error.strerror or error}"
+        return f"moved aside to {target.name}"
+
+    def _session_files(self) -> list[Path]:
+        try:
+            entries = list(self.directory.iterdir())
+        except OSError:
+            return []
+        files = []
+        now = time.time()
+        for entry in entries:
+            if atomic.is_temp_file(entry):
+                self._sweep(entry, now)
+            elif entry.suffix == SUFFIX and entry.is_file():
+                files.append(entry)
+        return files
+
+    @staticmethod
+    def _sweep(temp: Path, now: float) -> None:
+        try:
+            if now - temp.stat().st_mtime > STALE_TEMP_SECONDS:
+                temp.unlink()
+        except OSError:
+            pass
+
+    def _files_newest_first(self) -> list[Path]:
+        def mtime(path: Path) -> float:
+            try:
+                return path.stat().st_mtime
+            except OSError:
+                return 0.0
+        return sorted(self._session_files(), key=mtime, reverse=True)
+
+    # ------------------------------------------------------------ listing and managing
+
+    def list(self) -> list[SessionSummary]:
+        """Every readable session, most recently updated first; damaged ones go to self.problems."""
+        summaries = []
+        for path in self._session_files():
+            try:
+                session = self._read(path)
+                size = path.stat().st_size
+            except SessionError as error:
+                self.problems.append(error)
+                continue
+            except OSError:
+                continue  # deleted while listing
+            model = session.latest_model()
+            summaries.append(SessionSummary(
+                id=session.id, title=session.title, kind=session.kind, created_at=session.created_at,
+                updated_at=session.updated_at, model=model.name if model else None, words=session.word_count(),
+                generations=len(session.generations), path=path, file_size=size))
+        summaries.sort(key=lambda s: (_sort_time(s.updated_at), s.id), reverse=True)
+        return summaries
+
+    def latest(self) -> AnySession | None:
+        """The session saved most recently (for --resume), skipping damaged files; None if none."""
+        for path in self._files_newest_first():
+            try:
+                return self._remember(self._read(path))
+            except SessionError as error:
+                self.problems.append(error)
+        return None
+
+    def take_problems(self) -> list[SessionError]:
+        """The damaged-file messages collected so far, once each."""
+        with self._lock:
+            problems, self.problems = self.problems, []
+        return problems
+
+    def rename(self, ref: str, title: str) -> AnySession:
+        """Give a session a new title (its id and file name stay)."""
+        title = title.strip()
+        if not title:
+            raise SessionError("a session title cannot be empty")
+        session = self.load(ref)
+        session.title = title
+        self.save(session)
+        return session
+
+    def delete(self, ref: str) -> Path:
+        """Delete a session file of this store (never the draft file it was opened from)."""
+        path = self.resolve(ref)
+        if path.resolve().parent != self.directory.resolve():
+            raise SessionError(f"{path} is not in the sessions folder {self.directory}; not deleted")
+        try:
+            path.unlink()
+        except OSError as error:
+            raise SessionError(f"cannot delete session {path.stem}: {error.strerror or error}") from None
+        with self._lock:
+            self._written.pop(path.stem, None)
+        atomic.fsync_directory(path.parent)
+        return path

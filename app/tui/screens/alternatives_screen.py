@@ -1,0 +1,64 @@
+"""Choose what the model should have written at one token: one of its alternatives, or
+the author's own word. Returns the text to continue from, or None."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from scriptorium.app.tui.token_spans import TokenRecord
+from scriptorium.app.tui.widgets.formatting import visible_token
+
+
+class AlternativesScreen(ModalScreen[str | None]):
+    """The token's top candidates as a list (Enter takes one), and an input for a word."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="alternatives.cancel", tooltip="Keep the text as it is"),
+    ]
+
+    def __init__(self, record: TokenRecord) -> None:
+        super().__init__()
+        self.record = record
+
+    def compose(self) -> ComposeResult:
+        record = self.record
+        options = [
+            Option(Text(f"{visible_token(c.text):<18} {c.p * 100:5.1f}%" + ("  (chosen)" if c.id == record.id else "")
+                   + ("  (banned)" if c.banned else "")), id=str(index))
+            for index, c in enumerate(record.top)
+        ]
+        with Vertical(classes="dialog", id="alternatives-dialog"):
+            yield Label(Text(f"Write something else instead of “{visible_token(record.text)}”, and continue "
+                             "from there"), classes="dialog-title")
+            yield OptionList(*options, id="alternatives-list")
+            yield Label("…or your own word (Enter):")
+            yield Input(placeholder="your word", id="alternatives-own")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    @on(OptionList.OptionSelected, "#alternatives-list")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        candidate = self.record.top[int(event.option.id or 0)]
+        self.dismiss(candidate.text)
+
+    @on(Input.Submitted, "#alternatives-own")
+    def _typed(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            self.notify("Type a word, or press Esc to keep the text.", severity="warning")
+            return
+        word = event.value
+        # A word replacing a word keeps the space the model's token had before it.
+        if self.record.text[:1].isspace() and not word[:1].isspace():
+            word = self.record.text[0] + word
+        self.dismiss(word)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,168 @@
+"""The model picker: what discovery finds (models, and the LoRA adapters for the chosen
+model's architecture), to switch to without restarting. The welcome screen is the same
+picker with a word on how to point scriptorium at a GGUF, shown when there is no model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from scriptorium.inference.discovery import KIND_LORA, KIND_MODEL, Discovery, FoundModel
+
+from scriptorium.app.models import choice as model_choice
+from scriptorium.app import paths
+from scriptorium.app.config.schema import Config
+from scriptorium.app.units import format_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    model: Path
+    lora: Path | None
+    lora_scale: float
+
+
+def _describe(model: FoundModel) -> Text:
+    facts = " · ".join(x for x in (model.path.name, model.architecture, model.quantization,
+                                    format_bytes(model.size_bytes), model.source) if x)
+    # Text, not markup: a model name may hold brackets.
+    return Text.assemble(model.name, ("  " + facts, "dim"))
+
+
+class ModelPickerScreen(ModalScreen[ModelChoice | None]):
+    """Returns the model (and adapter) to load, or None to keep the current one."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="picker.cancel",
+                        tooltip="Keep the current model and go back to writing")]
+    TITLE_TEXT = "Choose a model"
+
+    def __init__(self, config: Config, *, discovery: Discovery | None = None, lora_scale: float = 1.0) -> None:
+        super().__init__()
+        self._config = config
+        self._discovery = discovery
+        self._scale = lora_scale
+        self._models: list[FoundModel] = []
+        self._adapters: list[FoundModel] = []
+
+    def intro(self) -> str:
+        return ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog picker"):
+            yield Static(self.TITLE_TEXT, classes="dialog-title")
+            if self.intro():
+                yield Static(self.intro(), id="picker-intro", markup=False)
+            yield Label("Models found (Enter loads)")
+            yield OptionList(Option("Looking for GGUF files…", disabled=True), id="picker-models")
+            yield Label("LoRA adapter for this model's architecture")
+            yield OptionList(Option("none", id="none"), id="picker-adapters")
+            yield Label("Adapter scale (0 disables it, 1 as trained)")
+            yield Input(f"{self._scale:g}", id="picker-scale")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Load", variant="primary", id="load")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#picker-models", OptionList).focus()
+        if self._discovery is not None:
+            self._show(self._discovery)
+        else:
+            self._discover()
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _discover(self) -> None:
+        # Scanning the Hugging Face cache can take a while: never on the UI thread.
+        try:
+            found = model_choice.discover(self._config)
+        except Exception as error:  # noqa: BLE001 - a bad folder must not take the app down
+            self.app.call_from_thread(self.notify, f"Discovery failed: {error}", severity="error")
+            found = Discovery(models=())
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, found)
+
+    def _show(self, discovery: Discovery) -> None:
+        self._discovery = discovery
+        self._models = discovery.usable(KIND_MODEL)
+        models = self.query_one("#picker-models", OptionList)
+        models.clear_options()
+        if self._models:
+            models.add_options([Option(_describe(m), id=str(i)) for i, m in enumerate(self._models)])
+            models.highlighted = 0
+        else:
+            models.add_option(Option("No GGUF models found (see above for where to put one).", disabled=True))
+        for problem in discovery.problems:
+            self.notify(problem, severity="warning", timeout=10)
+
+    @on(OptionList.OptionHighlighted, "#picker-models")
+    def _model_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        model = self._model(event.option_index)
+        adapters = self.query_one("#picker-adapters", OptionList)
+        adapters.clear_options()
+        adapters.add_option(Option("none", id="none"))
+        self._adapters = []
+        if model is not None and model.architecture and self._discovery is not None:
+            self._adapters = [a for a in self._discovery.adapters_for(model.architecture) if a.kind == KIND_LORA]
+            adapters.add_options([Option(_describe(a), id=str(i)) for i, a in enumerate(self._adapters)])
+        adapters.highlighted = 0
+
+    def _model(self, index: int | None) -> FoundModel | None:
+        return self._models[index] if index is not None and 0 <= index < len(self._models) else None
+
+    @on(OptionList.OptionSelected, "#picker-models")
+    @on(OptionList.OptionSelected, "#picker-adapters")
+    @on(Input.Submitted, "#picker-scale")
+    @on(Button.Pressed, "#load")
+    def _load(self) -> None:
+        model = self._model(self.query_one("#picker-models", OptionList).highlighted)
+        if model is None:
+            self.notify("There is no model to load here yet.", severity="warning")
+            return
+        index = self.query_one("#picker-adapters", OptionList).highlighted
+        adapter = self._adapters[index - 1].path if index and 0 < index <= len(self._adapters) else None
+        text = self.query_one("#picker-scale", Input).value.strip()
+        try:
+            scale = float(text)
+        except ValueError:
+            scale = -1.0
+        if not 0.0 <= scale <= 4.0:
+            self.notify(f"The adapter scale must be a number between 0 and 4, not '{text}'.", severity="error")
+            return
+        self.dismiss(ModelChoice(model.path, adapter, scale))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class WelcomeScreen(ModelPickerScreen):
+    """No model given, none configured, no demo model: how to get one, and what was found."""
+
+    TITLE_TEXT = "Welcome to scriptorium: there is no model yet"
+
+    def __init__(self, config: Config, *, discovery: Discovery | None = None, demo_hint: str = "") -> None:
+        super().__init__(config, discovery=discovery)
+        self._demo_hint = demo_hint
+
+    def intro(self) -> str:
+        config_file = self._config.source or paths.config_file()
+        lines = [
+            "Point scriptorium at a GGUF model file in any of these ways:",
+            "  • start it with  scriptorium --model FILE.gguf",
+            f"  • set  path = \"FILE.gguf\"  under [model] in {config_file}  (scriptorium config path)",
+            f"  • put .gguf files in {paths.models_dir()}  (also found: LM Studio, Hugging Face cache)",
+        ]
+        if self._demo_hint:
+            lines.append(f"  • or install the small demo model: {self._demo_hint}")
+        lines.append("Pick one below to load it now, or press Esc to write without a model.")
+        return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""The sessions screen: every saved draft and chat, to open, rename or delete."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from scriptorium.app.sessions import SessionError, SessionSummary
+from scriptorium.app.units import format_bytes
+from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
+
+if TYPE_CHECKING:
+    from scriptorium.app.sessions.keeper import SessionKeeper
+
+
+class SessionsScreen(ModalScreen[str | None]):
+    """Returns the id of the session to open, or None."""
+
+    BINDINGS = [
+        Binding("escape,q", "dismiss(None)", "Close", id="sessions.close", tooltip="Back to writing"),
+        Binding("enter", "open", "Open", id="sessions.open", tooltip="Open the highlighted session"),
+        Binding("r", "rename", "Rename", id="sessions.rename", tooltip="Give the highlighted session a new title"),
+        Binding("d,delete", "delete", "Delete", id="sessions.delete",
+                tooltip="Delete the highlighted session file (asks first; the draft file stays)"),
+    ]
+
+    def __init__(self, keeper: "SessionKeeper") -> None:
+        super().__init__()
+        self._keeper = keeper
+        self._summaries: list[SessionSummary] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="sessions-box"):
+            yield Static("Sessions · Enter opens · r renames · d deletes · Esc closes", id="sessions-title")
+            yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("title", "kind", "updated", "model", "words", "size")
+        self._fill()
+        table.focus()
+
+    def _fill(self) -> None:
+        table: DataTable[str] = self.query_one(DataTable)
+        row = table.cursor_row
+        table.clear()
+        self._summaries = self._keeper.store.list()
+        self._keeper.report_damaged()
+        open_ids = self._keeper.open_ids()
+        for summary in self._summaries:
+            title = summary.title + ("  (open)" if summary.id in open_ids else "")
+            table.add_row(title, summary.kind, summary.updated_at[:16].replace("T", " "), summary.model or "—",
+                          str(summary.words), format_bytes(summary.file_size), key=summary.id)
+        if not self._summaries:
+            table.add_row("No saved sessions yet", "", "", "", "", "")
+        table.move_cursor(row=min(row, max(table.row_count - 1, 0)))
+
+    def _highlighted(self) -> SessionSummary | None:
+        row = self.query_one(DataTable).cursor_row
+        return self._summaries[row] if 0 <= row < len(self._summaries) else None
+
+    @on(DataTable.RowSelected)
+    def action_open(self) -> None:
+        summary = self._highlighted()
+        if summary is not None:
+            self.dismiss(summary.id)
+
+    def action_rename(self) -> None:
+        summary = self._highlighted()
+        if summary is None:
+            return
+
+        def renamed(title: str | None) -> None:
+            if title is None:
+                return
+            try:
+                self._keeper.rename(summary.id, title)
+            except SessionError as error:
+                self.notify(str(error), severity="error")
+            self._fill()
+
+        self.app.push_screen(TextPromptScreen(f"New title for “{summary.title}”", summary.title), renamed)
+
+    def action_delete(self) -> None:
+        summary = self._highlighted()
+        if summary is None:
+            return
+
+        def decided(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                self._keeper.delete(summary.id)
+            except SessionError as error:
+                self.notify(str(error), severity="error")
+            else:
+                self.notify(f"Deleted the session “{summary.title}”.")
+            self._fill()
+
+        self.app.push_screen(ConfirmScreen(f"Delete the session “{summary.title}”? Its draft file, if any, stays.",
+                                           "Delete"), decided)

@@ -1,0 +1,180 @@
+"""Chat mode, issue 6: each reply keeps its tokens; F8 colours them by probability and
+F4 steps through the replies' tokens (←/→ token by token, across replies; ↑/↓ a reply at
+a time), starting at the end of the last, with their alternatives in the panel.
+A mixin of ChatPane, so the keys are the chat's keys.
+
+A reply is Markdown; coloured or inspected it is drawn as its tokens instead (a
+ReplyTokens beside it), since Markdown rendering would move characters around.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.binding import Binding
+
+from scriptorium.inference.events import GenerationDone, TokenEvent
+
+from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, records_from_events
+from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
+
+    from scriptorium.app.tui.generation import GenerationRequest
+    from scriptorium.app.tui.widgets.chat_pane import ChatPane
+
+LEADING_BINDINGS = [
+    Binding("escape", "leave_inspect", "Done", id="chat.inspect_leave", tooltip="Leave token inspection"),
+]
+BINDINGS = [
+    Binding("f4", "inspect", "Inspect", show=False, id="chat.inspect",
+            tooltip="Step through the replies' tokens (←/→, ↑/↓ by reply) and see what else the model considered"),
+    Binding("left", "inspect_move(-1)", "Previous token", priority=True, show=False, id="chat.inspect_previous",
+            tooltip="While inspecting: the token before (the end of the reply before, at a reply's start)"),
+    Binding("right", "inspect_move(1)", "Next token", priority=True, show=False, id="chat.inspect_next",
+            tooltip="While inspecting: the token after (the start of the next reply, at a reply's end)"),
+    Binding("up", "inspect_reply(-1)", "Previous reply", priority=True, show=False, id="chat.inspect_previous_reply",
+            tooltip="While inspecting: the first token of the reply before"),
+    Binding("down", "inspect_reply(1)", "Next reply", priority=True, show=False, id="chat.inspect_next_reply",
+            tooltip="While inspecting: the first token of the next reply"),
+    Binding("f8", "toggle_colours", "Colours", show=False, id="chat.colours",
+            tooltip="Colour the replies by how probable the model found each token"),
+]
+
+
+class ChatInspection:
+    colouring: bool = False
+    inspected: int | None = None
+    """The token under the cursor, in reply number `inspected_reply`; None when not inspecting."""
+    inspected_reply: int = 0
+    _records: list[TokenRecord] | None = None
+    _source: TokenSource | None = None
+    _request_id: int = 0
+    reply_prefix: str = ""
+    """What the streaming reply starts with (a branch), before the model's text."""
+    _base_records: list[TokenRecord] = []  # never mutated: replaced by expect_reply
+
+    @property
+    def _pane(self) -> "ChatPane":
+        return self  # type: ignore[return-value]
+
+    def check_inspect_action(self, action: str) -> bool | None:
+        if action in ("inspect_move", "inspect_reply", "leave_inspect"):
+            return self.inspected is not None
+        return None
+
+    def expect_reply(self, prefix: str, records: list[TokenRecord]) -> None:
+        """The next reply starts with `prefix` (a branch: the reply up to the branch point and
+        the chosen word), whose tokens are `records`; the model's tokens follow it."""
+        self.reply_prefix, self._base_records = prefix, list(records)
+
+    def stream_tokens(self, request: "GenerationRequest", events: tuple[TokenEvent, ...]) -> None:
+        if self._records is None or request.id != self._request_id:
+            self._records, self._source = list(self._base_records), TokenSource("generated", request.settings)
+            self._request_id = request.id
+        offset = max(self._records[-1].end if self._records else 0, len(self.reply_prefix))
+        assert self._source is not None
+        self._records.extend(records_from_events(events, offset, self._source))
+
+    async def attach_tokens(self, reply: "Widget", done: GenerationDone, text: str) -> list[TokenRecord]:
+        """Keep the finished reply's tokens beside it (drawn when colouring or inspecting);
+        `text` is the whole reply. Returns them."""
+        records, source = self._records or list(self._base_records), self._source
+        self._records = self._source = None
+        self.reply_prefix, self._base_records = "", []
+        if source is not None:
+            source.seed = done.seed
+        # The text stops before a stop string; tokens past it are not in the reply.
+        records = [r for r in records if r.end <= len(text)]
+        await self.attach_records(reply, text, records)
+        return records
+
+    async def attach_records(self, reply: "Widget", text: str, records: list[TokenRecord]) -> None:
+        """Draw `reply` as these tokens when colouring or inspecting (replacing any before)."""
+        for view in self._pane.transcript.query(ReplyTokens):
+            if view.reply is reply:  # type: ignore[attr-defined]
+                await view.remove()
+        if records:
+            view = ReplyTokens(text, records, classes="reply-tokens")
+            view.reply = reply  # type: ignore[attr-defined]
+            view.display = False
+            await self._pane.transcript.mount(view, after=reply)
+        self._draw()
+
+    def _views(self) -> list[ReplyTokens]:
+        """The replies' token views, dropping those whose reply was taken back."""
+        views = []
+        for view in self._pane.transcript.query(ReplyTokens):
+            if view.reply.is_attached:  # type: ignore[attr-defined]
+                views.append(view)
+            else:
+                view.remove()
+        return views
+
+    def _draw(self) -> None:
+        views = self._views()
+        if self.inspected is not None and not views:
+            self.inspected = None
+        if self.inspected is not None:
+            self.inspected_reply = min(self.inspected_reply, len(views) - 1)
+            self.inspected = min(self.inspected, len(views[self.inspected_reply].records) - 1)
+        for number, view in enumerate(views):
+            cursor = self.inspected if number == self.inspected_reply else None
+            shown = self.colouring or cursor is not None
+            view.show(colour=self.colouring, cursor=cursor)
+            view.display = shown
+            view.reply.display = not shown  # type: ignore[attr-defined]
+        legends = self._pane.query(TokenLegend)
+        if legends:
+            legends.first().display = self.colouring
+        elif self.colouring:
+            self._pane.mount(TokenLegend(id="chat-legend"), before=self._pane.input)
+        if self.inspected is not None:
+            view = views[self.inspected_reply]
+            record = view.records[self.inspected]
+            self._pane.main.sidebar.probabilities.show_token(record.as_event(), record.source.describe())
+            self._pane.transcript.scroll_to_widget(view, animate=False)
+        self._pane.refresh_bindings()
+
+    def action_toggle_colours(self) -> None:
+        self.colouring = not self.colouring
+        self._draw()
+
+    def action_inspect(self) -> None:
+        if self.inspected is not None:
+            self.action_leave_inspect()
+            return
+        views = self._views()
+        if not views or self._pane.streaming:
+            self._pane.notify("No finished reply to inspect yet.", severity="warning")
+            return
+        self.inspected_reply = len(views) - 1
+        self.inspected = len(views[-1].records) - 1
+        self._draw()
+
+    def action_inspect_move(self, step: int) -> None:
+        views = self._views()
+        if self.inspected is None or not views:
+            return
+        reply, token = self.inspected_reply, self.inspected + step
+        if token < 0 and reply > 0:
+            reply -= 1
+            token = len(views[reply].records) - 1
+        elif token >= len(views[reply].records) and reply < len(views) - 1:
+            reply, token = reply + 1, 0
+        self.inspected_reply = reply
+        self.inspected = min(max(token, 0), len(views[reply].records) - 1)
+        self._draw()
+
+    def action_inspect_reply(self, step: int) -> None:
+        views = self._views()
+        if self.inspected is None or not views:
+            return
+        self.inspected_reply = min(max(self.inspected_reply + step, 0), len(views) - 1)
+        self.inspected = 0
+        self._draw()
+
+    def action_leave_inspect(self) -> None:
+        self.inspected = None
+        self._draw()

@@ -1,0 +1,242 @@
+"""Chat mode: a transcript whose replies stream in, and an input box."""
+
+from __future__ import annotations
+
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Input, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from scriptorium import prompts
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.events import GenerationDone
+
+from scriptorium.app import paths
+from scriptorium.app.tui.token_spans import TokenRecord
+from scriptorium.app.tui.widgets import chat_inspect
+from scriptorium.app.tui.widgets import chat_versions
+from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
+from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
+from scriptorium.app.tui.widgets.pane_access import PaneAccess
+from scriptorium.app.tui.widgets.token_text import ReplyTokens
+
+class UserMessage(Static):
+    """What the author wrote."""
+
+
+class AssistantMessage(Markdown):
+    """A reply: streamed in through a MarkdownStream, set once in full at the end."""
+
+
+class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
+    """The conversation (system prompt from prompts/chat_system.txt) and the sink of chat
+    generations."""
+
+    BINDINGS = [
+        *chat_inspect.LEADING_BINDINGS,
+        Binding("escape", "stop", "Stop", id="chat.stop", tooltip="Stop the reply; what was written stays"),
+        Binding("ctrl+r", "regenerate", "Regenerate", id="chat.regenerate",
+                tooltip="Write the last reply again; the old one stays as a version (alt+←/→)"),
+        Binding("up", "edit_last", "Edit last", key_display="↑", id="chat.edit_last",
+                tooltip="Take back your last message (and its reply) to edit and send it again"),
+        *chat_inspect.BINDINGS,
+        *chat_versions.BINDINGS,
+    ]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.messages: list[dict[str, str]] = []
+        """The conversation without the system prompt: {'role', 'content'} dicts."""
+        self._stream: MarkdownStream | None = None
+        self._reply: AssistantMessage | None = None
+        self._reply_label: str | None = None
+        """How the streaming reply is a new version of the last one ('re-roll'...), or None."""
+
+    def compose(self) -> ComposeResult:
+        self.transcript = VerticalScroll(id="transcript")
+        self.input = Input(placeholder="Message the model — Enter sends", id="chat-input")
+        yield self.transcript
+        yield self.input
+
+    def on_mount(self) -> None:
+        # Stay at the bottom while replies grow, unless the author scrolls up to read.
+        self.transcript.anchor()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        inspect = self.check_inspect_action(action)
+        if inspect is not None:
+            return inspect
+        versions = self.check_versions_action(action)
+        if versions is not None:
+            return versions
+        if action == "stop":
+            return self.streaming
+        if action == "regenerate":
+            return any(m["role"] == "assistant" for m in self.messages[-1:]) and not self.streaming
+        if action == "edit_last":
+            return not self.input.value and not self.streaming and any(m["role"] == "user" for m in self.messages)
+        return True
+
+    # ---- sending -------------------------------------------------------------------
+    @on(Input.Submitted, "#chat-input")
+    async def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        if self.main.is_generating:
+            self.notify("The model is still writing: press Esc to stop it first.", severity="warning")
+            return
+        if not self.tui.require_engine():
+            return
+        self.input.value = ""
+        self.forget_versions()
+        self.messages.append({"role": "user", "content": text})
+        await self.transcript.mount(UserMessage(text, markup=False, classes="message"))
+        await self._reply_to_conversation()
+
+    async def reply_again(self, *, label: str, prefix: str = "",
+                          prefix_records: list[TokenRecord] | None = None) -> None:
+        """Write the last reply again as a new version of it, starting with `prefix` (whose
+        tokens are `prefix_records`)."""
+        await self._reply_to_conversation(prefix=prefix, prefix_records=prefix_records or [], label=label)
+
+    async def _reply_to_conversation(self, *, prefix: str = "", prefix_records: list[TokenRecord] | None = None,
+                                     label: str | None = None) -> None:
+        engine = self.tui.require_engine()
+        if engine is None:
+            return
+        system = prompts.load(prompts.CHAT_SYSTEM, paths.prompts_dir()).strip()
+        conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
+        try:
+            prompt = engine.chat_prompt(conversation, prompts.load(prompts.CHAT_FALLBACK, paths.prompts_dir()))
+        except ScriptoriumError as error:
+            self.notify(str(error), title="Chat template", severity="error", timeout=10)
+            return
+        # A model without its own template talks in the fallback's turns: stop where
+        # it would start writing the author's next turn.
+        stops = () if engine.facts.has_chat_template else self.tui.settings.chat_stop
+        # A branched reply goes on from its prefix: the model continues its own turn.
+        request = self.tui.new_request("chat", prompt + prefix, special=True, extra_stop=stops)
+        self._reply_label = label
+        self.expect_reply(prefix, prefix_records or [])
+        self._reply = AssistantMessage(classes="message")
+        await self.transcript.mount(self._reply)
+        self._stream = Markdown.get_stream(self._reply)
+        if prefix:
+            await self._stream.write(prefix)
+        self.main.start_generation(request, self)
+        self.refresh_bindings()
+
+    # ---- actions -------------------------------------------------------------------
+    def action_stop(self) -> None:
+        self.main.stop_generation()
+
+    async def action_regenerate(self) -> None:
+        if not self.messages or self.messages[-1]["role"] != "assistant":
+            return
+        self.action_leave_inspect()
+        await self.take_back_reply()
+        await self.reply_again(label="re-roll")
+
+    async def take_back_reply(self) -> None:
+        """Take the last reply off the screen and out of the conversation (its versions stay)."""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            self.messages.pop()
+        replies = self.transcript.query(AssistantMessage)
+        if replies:
+            await replies.last().remove()
+        for view in self.transcript.query(ReplyTokens):
+            if not view.reply.is_attached:  # type: ignore[attr-defined]
+                await view.remove()
+
+    async def show_last_reply(self, version: ReplyVersion) -> None:
+        """Show `version` as the last reply, and make it the conversation's."""
+        replies = self.transcript.query(AssistantMessage)
+        if not replies or not self.messages or self.messages[-1]["role"] != "assistant":
+            return
+        reply = replies.last()
+        self.messages[-1] = {"role": "assistant", "content": version.text}
+        await reply.update(version.text)
+        reply.remove_class("-stopped")
+        self._note(reply, self.version_note())
+        await self.attach_records(reply, version.text, version.records)
+        self.tui.schedule_autosave()
+        self.refresh_bindings()
+
+    async def action_edit_last(self) -> None:
+        """Put the last user message back into the input and remove it (and its reply)."""
+        last_user = max((i for i, m in enumerate(self.messages) if m["role"] == "user"), default=None)
+        if last_user is None:
+            return
+        text = self.messages[last_user]["content"]
+        removed = len(self.messages) - last_user
+        del self.messages[last_user:]
+        self.forget_versions()
+        for widget in list(self.transcript.query(".message"))[-removed:]:
+            await widget.remove()
+        self.input.value = text
+        self.input.cursor_position = len(text)
+        self.input.focus()
+        self.refresh_bindings()
+
+    # ---- the sink ------------------------------------------------------------------
+    async def stream_text(self, text: str) -> None:
+        if self._stream is not None:
+            await self._stream.write(text)
+
+    async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
+        stream, reply = self._stream, self._reply
+        # Read before attach_tokens, which forgets the prefix.
+        prefix, label = self.reply_prefix, self._reply_label
+        self._stream = self._reply = None
+        self._reply_label = None
+        if stream is not None:
+            await stream.stop()
+        if reply is None:
+            return
+        if done is None:
+            self.expect_reply("", [])
+            await reply.remove()
+            previous = self.current_version() if label is not None else None
+            if previous is not None:
+                # Writing a new version failed: the one it was to replace comes back.
+                self.messages.append({"role": "assistant", "content": previous.text})
+                restored = AssistantMessage(previous.text, classes="message")
+                await self.transcript.mount(restored)
+                await self.attach_records(restored, previous.text, previous.records)
+                self._note(restored, self.version_note())
+            self.refresh_bindings()
+            return
+        text = prefix + done.text
+        # One full render at the end, so the reply is exactly the engine's text.
+        await reply.update(text)
+        records = await self.attach_tokens(reply, done, text)
+        self.version_finished(text, records, label)
+        subtitle = [self.version_note()] if self.version_note() else []
+        if done.stop_reason == "cancelled":
+            reply.add_class("-stopped")
+            subtitle.append("stopped")
+        self._note(reply, " · ".join(subtitle))
+        self.messages.append({"role": "assistant", "content": text})
+        self.refresh_bindings()
+
+    @staticmethod
+    def _note(reply: AssistantMessage, note: str) -> None:
+        reply.border_subtitle = note
+        reply.set_class(bool(note), "-noted")
+
+    # ---- for sessions (issue 4) ------------------------------------------------------
+    async def restore(self, messages: list[dict[str, str]]) -> None:
+        """Show a saved conversation (roles 'user' and 'assistant')."""
+        await self.transcript.remove_children()
+        self.forget_versions()
+        self.messages = [dict(m) for m in messages]
+        for message in self.messages:
+            if message["role"] == "user":
+                await self.transcript.mount(UserMessage(message["content"], markup=False, classes="message"))
+            else:
+                await self.transcript.mount(AssistantMessage(message["content"], classes="message"))
+        self.refresh_bindings()

@@ -1,0 +1,122 @@
+"""Chat mode, issue 6: the last reply's versions. Ctrl+R writes it again and Ctrl+B (while
+inspecting it, F4) takes another alternative at a token and lets the model write on from
+there; either way the earlier reply stays as a version, and alt+←/→ move between them.
+A mixin of ChatPane, beside ChatInspection.
+
+Only the last reply has versions: an earlier one has the author's later turns answering it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from textual.binding import Binding
+
+from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
+from scriptorium.app.tui.widgets.token_text import ReplyTokens
+
+if TYPE_CHECKING:
+    from scriptorium.app.tui.widgets.chat_pane import ChatPane
+
+BINDINGS = [
+    Binding("ctrl+b", "branch", "Branch", show=False, id="chat.branch",
+            tooltip="While inspecting the last reply (F4): take another alternative at the token, or your own "
+                    "word, and let the model write the reply on from there; the old reply stays as a version"),
+    Binding("alt+left", "reply_version(-1)", "Older reply", show=False, id="chat.version_previous",
+            tooltip="Show the last reply's previous version (regenerated and branched replies are kept)"),
+    Binding("alt+right", "reply_version(1)", "Newer reply", show=False, id="chat.version_next",
+            tooltip="Show the last reply's next version"),
+]
+
+
+@dataclass(slots=True)
+class ReplyVersion:
+    text: str
+    records: list[TokenRecord] = field(default_factory=list)
+    label: str = "first"
+
+
+class ChatVersions:
+    _versions: list[ReplyVersion] = []  # never mutated in place: replaced
+    _version: int = 0
+
+    @property
+    def _chat(self) -> "ChatPane":
+        return self  # type: ignore[return-value]
+
+    def check_versions_action(self, action: str) -> bool | None:
+        chat = self._chat
+        ends_with_reply = bool(chat.messages) and chat.messages[-1]["role"] == "assistant" and not chat.streaming
+        if action == "branch":
+            views = chat.query(ReplyTokens)
+            return (ends_with_reply and chat.inspected is not None and bool(views)
+                    and chat.inspected_reply == len(views) - 1)
+        if action == "reply_version":
+            return ends_with_reply and len(self._versions) > 1
+        return None
+
+    def forget_versions(self) -> None:
+        """The conversation moved on (or was replaced): the last reply starts afresh."""
+        self._versions, self._version = [], 0
+
+    def version_finished(self, text: str, records: list[TokenRecord], label: str | None) -> None:
+        """A reply was written: a new version of the last reply (label) or a new reply (None)."""
+        versions = list(self._versions) if label is not None else []
+        versions.append(ReplyVersion(text, records, label or "first"))
+        self._versions, self._version = versions, len(versions) - 1
+
+    def version_title(self) -> str:
+        if len(self._versions) < 2:
+            return ""
+        return f"version {self._version + 1}/{len(self._versions)} · {self._versions[self._version].label}"
+
+    def version_note(self) -> str:
+        """What the reply shows underneath: which version it is, and the keys to the others."""
+        title = self.version_title()
+        if not title:
+            return ""
+        tui = self._chat.tui
+        return f"{title} · {tui.key_display('chat.version_previous')} {tui.key_display('chat.version_next')}"
+
+    def current_version(self) -> ReplyVersion | None:
+        return self._versions[self._version] if self._versions else None
+
+    # ---- branching -----------------------------------------------------------------------
+    def action_branch(self) -> None:
+        from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
+
+        chat = self._chat
+        views = list(chat.query(ReplyTokens))
+        if chat.inspected is None or not views:
+            return
+        index = chat.inspected
+        record = views[-1].records[index]
+        chat.app.push_screen(AlternativesScreen(record),
+                             lambda choice: chat.call_later(self._branch_reply, index, choice))
+
+    async def _branch_reply(self, index: int, choice: str | None) -> None:
+        chat = self._chat
+        views = list(chat.query(ReplyTokens))
+        if choice is None or chat.streaming or not views or not chat.messages:
+            return
+        records = views[-1].records
+        if index >= len(records) or chat.messages[-1]["role"] != "assistant":
+            return
+        record = records[index]
+        prefix = chat.messages[-1]["content"][:record.start] + choice
+        chat.action_leave_inspect()
+        await chat.take_back_reply()
+        await chat.reply_again(label=f"branch at “{choice.strip()}”", prefix=prefix,
+                               prefix_records=records[:index] + chosen_records(record, record.start, choice))
+
+    # ---- moving between versions ---------------------------------------------------------
+    async def action_reply_version(self, step: int) -> None:
+        chat = self._chat
+        target = self._version + step
+        if not 0 <= target < len(self._versions):
+            chat.notify("No older version." if step < 0 else "No newer version.")
+            return
+        self._version = target
+        chat.action_leave_inspect()
+        await chat.show_last_reply(self._versions[target])

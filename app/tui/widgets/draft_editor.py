@@ -1,0 +1,254 @@
+"""The draft editor: a TextArea that carries the model's suggestion beside the text.
+
+The suggestion (the "ghost") is never part of the document until the author accepts
+it, so rejecting it leaves no trace in the text or the undo history. It is pinned to an
+anchor location; edits before the anchor move it, an edit across it drops the ghost,
+and typing at the anchor consumes the suggestion when the typed text matches it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rich.style import Style
+from textual.message import Message
+from textual.widgets import TextArea
+from textual.widgets.text_area import Edit, EditResult, Location
+
+from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
+
+if TYPE_CHECKING:
+    from scriptorium.app.tui.branches import Version
+
+_NEXT_WORD = re.compile(r"\s*\S+")
+
+
+@dataclass(slots=True)
+class Ghost:
+    """A suggestion waiting beside the draft."""
+
+    anchor: Location
+    """Where the suggestion would be inserted."""
+    from_cursor: bool
+    """True when it continues from the cursor rather than from the end of the draft."""
+    text: str = ""
+    streaming: bool = True
+    request_ids: list[int] = field(default_factory=list)
+    """The generations whose text this is (one, or several after "continue again")."""
+    tokens: list[TokenRecord] = field(default_factory=list)
+    """What the model thought of each token of `text` (offsets into `text`)."""
+    versions: list["Version"] = field(default_factory=list)
+    """Earlier and later versions (re-rolls, branches); see branches.py."""
+    version: int = 0
+    replaces: int = 0
+    """Characters after the anchor that accepting the suggestion replaces (a branch taken
+    inside the draft, in accepted or scored text). They stay in the draft until then: Esc,
+    a crash or an edit that invalidates the suggestion leave the draft as it was."""
+
+
+def next_word(text: str) -> str:
+    """The next word of a suggestion with the whitespace before it (' casa' of ' casa era')."""
+    match = _NEXT_WORD.match(text)
+    return match.group(0) if match else text
+
+
+def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Location) -> Location | None:
+    """Where `anchor` lands after the text between `top` and `bottom` became text ending
+    at `end`; None when the edit reached the anchor (the text the suggestion continues
+    has changed)."""
+    if top >= anchor:
+        return anchor
+    if bottom < anchor:
+        row, column = anchor
+        if row == bottom[0]:
+            return (end[0], end[1] + column - bottom[1])
+        return (row + end[0] - bottom[0], column)
+    return None
+
+
+class DraftEditor(TextArea):
+    """The author's draft, with an optional ghost suggestion."""
+
+    COMPONENT_CLASSES = {f"draft-editor--{name}" for _, name, _ in BUCKETS}
+
+    @dataclass
+    class GhostChanged(Message):
+        """The ghost grew, shrank, moved or went away (`editor.ghost` is the new state)."""
+
+        editor: "DraftEditor"
+        reason: str
+        """'typed' (consumed by matching typing), 'accepted', 'lost' (an edit invalidated
+        it), 'cleared' or 'text' (new streamed text)."""
+
+        @property
+        def control(self) -> "DraftEditor":
+            return self.editor
+
+    def __init__(self, text: str = "", **kwargs: object) -> None:
+        # Before TextArea's own init, which builds the highlight map already.
+        self.spans = SpanTracker()
+        """Generated and scored stretches of the draft, with their tokens."""
+        self.colour_tokens = False
+        """Colour known tokens by probability (token_spans.BUCKETS)."""
+        super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
+        self.ghost: Ghost | None = None
+        self._inserting_ghost = False
+
+    # ---- the ghost -------------------------------------------------------------------
+    def begin_ghost(self, anchor: Location, *, from_cursor: bool) -> Ghost:
+        self.ghost = Ghost(anchor=anchor, from_cursor=from_cursor)
+        self.post_message(self.GhostChanged(self, "text"))
+        return self.ghost
+
+    def clear_ghost(self, reason: str = "cleared") -> None:
+        if self.ghost is not None:
+            self.ghost = None
+            self.post_message(self.GhostChanged(self, reason))
+
+    def text_before(self, location: Location) -> str:
+        return self.document.get_text_range((0, 0), location)
+
+    def replaced_text(self) -> str:
+        """The draft text the suggestion would replace ('' for a plain continuation)."""
+        ghost = self.ghost
+        if ghost is None or not ghost.replaces:
+            return ""
+        start = self.document.get_index_from_location(ghost.anchor)
+        return self.text[start:start + ghost.replaces]
+
+    def accept_ghost(self, *, word_only: bool = False) -> str:
+        """Insert the suggestion (or its next word) at the anchor as one undoable edit,
+        replacing what it replaces on the first acceptance; returns what was inserted."""
+        ghost = self.ghost
+        if ghost is None or not ghost.text:
+            return ""
+        chunk = next_word(ghost.text) if word_only else ghost.text
+        self.history.checkpoint()
+        self._inserting_ghost = True
+        start = self.document.get_index_from_location(ghost.anchor)
+        try:
+            end = self.document.get_location_from_index(start + ghost.replaces)
+            result = self.replace(chunk, ghost.anchor, end, maintain_selection_offset=False)
+            ghost.replaces = 0
+        finally:
+            self._inserting_ghost = False
+        self.history.checkpoint()
+        taken, ghost.tokens = split_records(ghost.tokens, len(chunk))
+        self.spans.add(Span(start, chunk, taken))
+        self._build_highlight_map()
+        ghost.text = ghost.text[len(chunk):]
+        ghost.versions = []
+        ghost.anchor = result.end_location
+        self.move_cursor(result.end_location)
+        if not ghost.text and not ghost.streaming:
+            self.ghost = None
+        self.post_message(self.GhostChanged(self, "accepted"))
+        return chunk
+
+    # ---- keeping the anchor right while the author edits -----------------------------
+    def edit(self, edit: Edit) -> EditResult:
+        if self.spans:
+            index = self.document.get_index_from_location
+            top, bottom = index(edit.top), index(edit.bottom)
+            self.spans.edited(top, bottom, len(edit.text))
+        return self._edit_with_ghost(edit)
+
+    def _edit_with_ghost(self, edit: Edit) -> EditResult:
+        ghost = self.ghost
+        if ghost is None or self._inserting_ghost:
+            return super().edit(edit)
+        if ghost.replaces and self._touches_replaced(ghost, edit):
+            # The text the branch would replace is not what it was: the branch no longer fits.
+            result = super().edit(edit)
+            self.clear_ghost("lost")
+            return result
+        top, bottom = edit.top, edit.bottom
+        typed_at_anchor = bool(edit.text) and top == bottom == ghost.anchor
+        result = super().edit(edit)
+        if typed_at_anchor and ghost.text.startswith(edit.text):
+            ghost.text = ghost.text[len(edit.text):]
+            # Typed by the author, so no longer the model's tokens.
+            ghost.tokens = split_records(ghost.tokens, len(edit.text))[1]
+            ghost.anchor = result.end_location
+            if not ghost.text and not ghost.streaming:
+                self.ghost = None
+            self.post_message(self.GhostChanged(self, "typed"))
+            return result
+        anchor = None if typed_at_anchor else shifted_anchor(ghost.anchor, top, bottom, result.end_location)
+        if anchor is None:
+            self.clear_ghost("lost")
+        elif anchor != ghost.anchor:
+            ghost.anchor = anchor
+            self.post_message(self.GhostChanged(self, "moved"))
+        return result
+
+    def _touches_replaced(self, ghost: Ghost, edit: Edit) -> bool:
+        index = self.document.get_index_from_location
+        start = index(ghost.anchor)
+        end = start + ghost.replaces
+        top, bottom = index(edit.top), index(edit.bottom)
+        return (top < end and bottom > start) or start < top < end
+
+    def undo(self) -> None:
+        # Undo replays edits without going through edit(): the anchor cannot follow.
+        self.clear_ghost("lost")
+        super().undo()
+        self.spans.validate(self.text)
+        self._build_highlight_map()
+
+    def redo(self) -> None:
+        self.clear_ghost("lost")
+        super().redo()
+        self.spans.validate(self.text)
+        self._build_highlight_map()
+
+    def load_text(self, text: str) -> None:
+        self.clear_ghost("lost")
+        self.spans = SpanTracker()
+        super().load_text(text)
+
+    # ---- colouring tokens by probability ---------------------------------------------
+    def token_at_cursor(self) -> tuple[Span, int] | None:
+        """The known token under the cursor (or just before it, at the end of a span)."""
+        offset = self.document.get_index_from_location(self.cursor_location)
+        return self.spans.token_at(offset) or (self.spans.token_at(offset - 1) if offset else None)
+
+    def set_colouring(self, on: bool) -> None:
+        self.colour_tokens = on
+        self._build_highlight_map()
+        self.refresh()
+
+    def _build_highlight_map(self) -> None:
+        super()._build_highlight_map()
+        if not self.colour_tokens or not self.spans:
+            return
+        document = self.document
+        lines = [document.get_line(row) for row in range(document.line_count)]
+        for row, highlights in self.spans.highlights(lines, len(document.newline)).items():
+            self._highlights[row].extend(highlights)
+        self._install_token_styles()
+
+    def _install_token_styles(self) -> None:
+        theme = self._theme
+        if theme is None or "p0" in theme.syntax_styles:
+            return
+        # A copy: the theme object's dict is shared with the registered theme.
+        styles: dict[str, Style] = dict(theme.syntax_styles)
+        for _, name, _ in BUCKETS:
+            styles[name] = self.get_component_rich_style(f"draft-editor--{name}", partial=True)
+        theme.syntax_styles = styles
+
+    def _watch_theme(self, theme: str) -> None:
+        super()._watch_theme(theme)
+        if self.colour_tokens:
+            self._install_token_styles()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        theme = self._theme
+        if theme is not None and "p0" in theme.syntax_styles:
+            theme.syntax_styles = {k: v for k, v in theme.syntax_styles.items() if k not in {n for _, n, _ in BUCKETS}}
+            if self.colour_tokens:
+                self._install_token_styles()

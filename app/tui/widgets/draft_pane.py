@@ -1,0 +1,293 @@
+"""Draft mode: the author's text, and the model continuing it on request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.reactive import var
+from textual.widgets.text_area import DocumentBase, Location
+
+from scriptorium import prompts
+from scriptorium.inference.events import GenerationDone
+
+from scriptorium.app import paths
+from scriptorium.app.tui.widgets.pane_access import PaneAccess
+from scriptorium.app.sessions.keeper import DraftFile
+from scriptorium.app.tui.branches import start_version
+from scriptorium.app.tui.widgets import draft_candidates
+from scriptorium.app.tui.widgets import draft_inspect
+from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor, Ghost
+from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
+from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
+
+def end_anchor(document: DocumentBase) -> Location:
+    """Where "continue from the end" attaches: the end of the text, before the single
+    newline editors put at the end of a file (two newlines mean a new paragraph)."""
+    end = document.end
+    text = document.text
+    if text.endswith("\n") and not text.endswith("\n\n") and end[0] > 0:
+        row = end[0] - 1
+        return (row, len(document.get_line(row)))
+    return end
+
+
+class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
+    """The editor and the suggestion view; also the sink of draft generations."""
+
+    @dataclass
+    class SuggestionAccepted(Message):
+        """Suggested text became ordinary draft text (all of it, or its next word)."""
+
+        text: str
+        at: Location
+        """Where it was inserted."""
+        request_ids: tuple[int, ...]
+        """The generations that wrote it (GenerationRequest.id)."""
+
+    @dataclass
+    class SuggestionRejected(Message):
+        """A suggestion was thrown away (rejected, or replaced by a re-roll)."""
+
+        text: str
+        request_ids: tuple[int, ...]
+
+    BINDINGS = [
+        *draft_inspect.LEADING_BINDINGS,
+        Binding("ctrl+g", "continue_draft", "Continue", id="draft.continue",
+                tooltip="Continue the draft from its end; with a suggestion waiting, continue the suggestion"),
+        Binding("ctrl+o", "continue_here", "From cursor", show=False, id="draft.continue_here",
+                tooltip="Continue from the cursor instead of the end (the text after it stays where it is)"),
+        Binding("tab", "accept", "Accept", priority=True, id="draft.accept",
+                tooltip="Put the whole suggestion into the draft"),
+        Binding("ctrl+right,ctrl+f", "accept_word", "Word", key_display="^→", priority=True, show=False,
+                id="draft.accept_word", tooltip="Put the suggestion's next word into the draft"),
+        Binding("escape", "stop", "Stop", id="draft.stop", tooltip="Stop the model; the suggestion so far stays"),
+        Binding("escape", "reject", "Reject", id="draft.reject", tooltip="Throw the suggestion away"),
+        Binding("ctrl+r", "reroll", "Re-roll", show=False, id="draft.reroll",
+                tooltip="Throw the suggestion away and generate another from the same place"),
+        Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
+        *draft_inspect.BINDINGS,
+        *draft_candidates.BINDINGS,
+    ]
+
+    modified: var[bool] = var(False)
+    """The draft differs from what is on disk."""
+
+    def __init__(self, draft_file: DraftFile, text: str, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.draft_file = draft_file
+        self._initial_text = text
+        self._enabled: tuple[bool, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        self.editor = DraftEditor(self._initial_text, id="editor")
+        self.suggestion = SuggestionView(id="suggestion")
+        self.suggestion.display = False
+        yield self.editor
+        yield self.suggestion
+
+    # ---- what is enabled when ------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        inspect = self.check_inspect_action(action)
+        if inspect is not None:
+            return inspect
+        ghost = self.editor.ghost
+        if action in ("accept", "accept_word", "reroll"):
+            return ghost is not None
+        if action == "stop":
+            return self.streaming
+        if action == "reject":
+            return ghost is not None and not self.streaming
+        return True
+
+    # ---- generation ----------------------------------------------------------------
+    def action_continue_draft(self) -> None:
+        self._continue(from_cursor=False)
+
+    def action_continue_here(self) -> None:
+        self._continue(from_cursor=True)
+
+    def _continue(self, *, from_cursor: bool, reroll: bool = False) -> None:
+        if self.main.is_generating:
+            self.notify("The model is already writing: press Esc to stop it first.", severity="warning")
+            return
+        if not self.tui.require_engine():
+            return
+        self.stop_scoring("the model is writing")
+        self.inspected = None
+        editor = self.editor
+        ghost = editor.ghost
+        if ghost is not None and reroll:
+            self.post_message(self.SuggestionRejected(ghost.text, tuple(ghost.request_ids)))
+            # The text re-rolled away stays as an earlier version (alt+← goes back to it).
+            start_version(ghost, "re-roll")
+            ghost.streaming, ghost.request_ids = True, []
+        elif ghost is not None:
+            ghost.streaming = True
+        else:
+            if from_cursor:
+                anchor = editor.selection.end
+            else:
+                anchor = end_anchor(editor.document)
+            ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
+        prefix = editor.text_before(ghost.anchor) + ghost.text
+        template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
+        request = self.tui.new_request("draft", prompts.render_continue(prefix, template))
+        ghost.request_ids.append(request.id)
+        self.main.start_generation(request, self)
+        self._redraw()
+
+    def write_on(self) -> None:
+        """Continue the suggestion as it stands (after a branch put new text at its end)."""
+        ghost = self.editor.ghost
+        if ghost is not None:
+            self._continue(from_cursor=ghost.from_cursor)
+
+    def redraw_suggestion(self) -> None:
+        self._redraw()
+
+    def action_reroll(self) -> None:
+        ghost = self.editor.ghost
+        if ghost is None:
+            return
+        if self.tui.sampler.seed is not None and self.tui.sampler.temperature > 0:
+            self.notify("The seed is fixed, so this gives the same text again. Press s in the sampler panel "
+                        "for a new seed.", severity="warning")
+        self.main.stop_generation()
+        # A cancelled generation still finishing holds the engine; the new one queues behind it.
+        self.main.forget_generation()
+        self._continue(from_cursor=ghost.from_cursor, reroll=True)
+
+    def action_stop(self) -> None:
+        self.main.stop_generation()
+
+    def action_accept(self) -> None:
+        if self.streaming:
+            # What is on screen is what gets accepted; the rest is not waited for.
+            self.main.stop_generation()
+            self.main.forget_generation()
+        self._accept(word_only=False)
+        self.editor.clear_ghost("accepted")
+
+    def action_accept_word(self) -> None:
+        self._accept(word_only=True)
+
+    def _accept(self, *, word_only: bool) -> None:
+        ghost = self.editor.ghost
+        if ghost is None:
+            return
+        at, request_ids = ghost.anchor, tuple(ghost.request_ids)
+        if ghost.replaces and ghost.text == self.editor.replaced_text():
+            # The branch's "as it was" version: keeping it changes nothing in the draft.
+            self.post_message(self.SuggestionRejected("", request_ids))
+            self.editor.clear_ghost("rejected")
+            return
+        accepted = self.editor.accept_ghost(word_only=word_only)
+        if accepted:
+            self.post_message(self.SuggestionAccepted(accepted, at, request_ids))
+
+    def action_reject(self) -> None:
+        if self.streaming:
+            self.main.stop_generation()
+            self.main.forget_generation()
+        ghost = self.editor.ghost
+        if ghost is not None:
+            self.post_message(self.SuggestionRejected(ghost.text, tuple(ghost.request_ids)))
+        self.editor.clear_ghost("rejected")
+
+    # ---- the sink the screen streams into --------------------------------------------
+    async def stream_text(self, text: str) -> None:
+        ghost = self.editor.ghost
+        if ghost is not None:
+            ghost.text += text
+            self.suggestion.grow()
+
+    async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
+        ghost = self.editor.ghost
+        if done is not None:
+            self.generation_seed(done.seed)
+        if ghost is not None:
+            ghost.streaming = False
+            if done is not None:
+                ghost.text += done.tail_text
+            if not ghost.text:
+                self.editor.clear_ghost("empty")
+                if done is not None and done.stop_reason != "cancelled":
+                    self.notify(f"The model wrote nothing (it stopped at once: {done.stop_reason}).")
+        self._redraw()
+
+    # ---- drawing -------------------------------------------------------------------
+    def _redraw(self) -> None:
+        ghost = self.editor.ghost
+        context = ""
+        if ghost is not None:
+            row, column = ghost.anchor
+            context = self.editor.document.get_line(row)[:column]
+        self.set_class(ghost is not None, "-with-suggestion")
+        if ghost is None:
+            self.inspected = None
+        self.suggestion.show(ghost, context, self._hints(ghost))
+        self.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
+        # The footer rebuilds itself on refresh_bindings: only when what is enabled changed.
+        enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming)
+        if enabled != self._enabled:
+            self._enabled = enabled
+            self.refresh_bindings()
+
+    def _hints(self, ghost: Ghost | None) -> str:
+        """The keys that act on the suggestion, as many as fit under it."""
+        if ghost is None:
+            return ""
+        keys = self.tui.key_display
+        names = (("draft.stop", "stop"), ("draft.accept", "accept"), ("draft.accept_word", "word")) \
+            if ghost.streaming else (("draft.accept", "accept"), ("draft.accept_word", "word"),
+                                     ("draft.reject", "reject"), ("draft.reroll", "re-roll"),
+                                     ("draft.continue", "more"))
+        room = self.suggestion.size.width - 6
+        hints: list[str] = []
+        for binding_id, label in names:
+            hint = f"{keys(binding_id)} {label}"
+            if len(" · ".join([*hints, hint])) > room:
+                break
+            hints.append(hint)
+        return " · ".join(hints)
+
+    @on(DraftEditor.GhostChanged)
+    def _ghost_changed(self, message: DraftEditor.GhostChanged) -> None:
+        if message.reason == "lost" and self.streaming and self.editor.ghost is None:
+            # The text it was continuing changed: what it would still write is moot.
+            self.main.stop_generation()
+            self.main.forget_generation()
+        self._redraw()
+
+    @on(DraftEditor.Changed)
+    def _text_changed(self) -> None:
+        self.modified = True
+
+    # ---- the file ------------------------------------------------------------------
+    @property
+    def text(self) -> str:
+        return self.editor.text
+
+    def action_save(self) -> None:
+        if self.draft_file.path is None:
+            self.tui.ask_save_path(self)
+            return
+        self.save()
+
+    def save(self) -> bool:
+        """Save the draft (never the suggestion) to its session and its file; True when it
+        worked (a failure is already shown as a notification)."""
+        if not self.tui.save_everything(explicit=True):
+            return False
+        self.notify(f"Saved {self.draft_file.display_name}")
+        return True
+
+    def watch_modified(self, modified: bool) -> None:
+        self.main.draft_state_changed()

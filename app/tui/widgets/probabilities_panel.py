@@ -1,0 +1,94 @@
+"""The model's top candidates at the current step, as llama.cpp's raw probabilities."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+
+from scriptorium.inference.events import Candidate, TokenEvent
+
+from scriptorium.app.tui.widgets.formatting import bar, clip, visible_token
+from scriptorium.app.tui.widgets.panel import Panel
+
+CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
+
+
+class ProbabilitiesPanel(Panel):
+    """Top-N candidates as bars (softmax of the raw logits, before bias and sampling);
+    the sampled token is marked, banned tokens are drawn as banned."""
+
+    PANEL_NAME = "probabilities"
+    TITLE = "Probabilities"
+    COMPONENT_CLASSES = {
+        "probabilities--chosen",
+        "probabilities--bar",
+        "probabilities--banned",
+        "probabilities--dim",
+    }
+
+    def __init__(self, top_n: int) -> None:
+        super().__init__()
+        self.top_n = top_n
+        self.event: TokenEvent | None = None
+
+    @property
+    def line_count(self) -> int:
+        return max(self.top_n, 1) + 1
+
+    def show_token(self, event: TokenEvent, note: str = "") -> None:
+        """Draw `event`; `note` (under the box) says how an inspected token was chosen."""
+        self.event = event
+        self.border_title = f"{self.TITLE} · token {event.index + 1}"
+        self.border_subtitle = note
+        self.refresh()
+
+    def reset(self) -> None:
+        self.event = None
+        self.border_title = self.TITLE
+        self.border_subtitle = ""
+        self.refresh()
+
+    def lines(self, width: int) -> list[Text]:
+        event = self.event
+        dim = self.style_of("probabilities--dim")
+        if event is None:
+            waiting = Text("waiting for the model", style=dim)
+            return [waiting] + [Text()] * (self.line_count - 1)
+        label_width = min(14, max(6, width // 3))
+        bar_width = max(width - label_width - 10, 1)
+        # Fewer rows than candidates when the panel is squeezed (small terminals).
+        rows = min(len(event.top), max(self.content_size.height - 1, 1))
+        lines = [self._row(candidate, event.id, label_width, bar_width) for candidate in event.top[:rows]]
+        lines += [Text()] * (rows - len(lines))
+        chosen_text = visible_token(self._chosen_piece(event))
+        listed = any(candidate.id == event.id for candidate in event.top)
+        summary = Text(f"{CHOSEN} chosen ", style=dim)
+        summary.append(clip(chosen_text, label_width), style=self.style_of("probabilities--chosen"))
+        summary.append(f"  {event.p * 100:.1f}%")
+        if not listed:
+            summary.append(f"  (not in top {len(event.top)})", style=dim)
+        return lines + [summary]
+
+    @staticmethod
+    def _chosen_piece(event: TokenEvent) -> str:
+        """The chosen token's own piece, as the candidate list shows it."""
+        for candidate in event.top:
+            if candidate.id == event.id:
+                return candidate.text
+        return event.text
+
+    def _row(self, candidate: Candidate, chosen_id: int, label_width: int, bar_width: int) -> Text:
+        is_chosen = candidate.id == chosen_id
+        marker = CHOSEN if is_chosen else BANNED if candidate.banned else PLAIN
+        label_style = (
+            self.style_of("probabilities--chosen") if is_chosen
+            else self.style_of("probabilities--banned") if candidate.banned
+            else Style()
+        )
+        row = Text(f"{marker} ", style=label_style)
+        row.append(clip(visible_token(candidate.text), label_width).ljust(label_width), style=label_style)
+        row.append(" ")
+        bar_style = self.style_of("probabilities--banned" if candidate.banned else "probabilities--bar")
+        row.append(bar(candidate.p, bar_width), style=bar_style)
+        row.append(f"{candidate.p * 100:6.1f}%", style=label_style)
+        return row

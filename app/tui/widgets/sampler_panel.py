@@ -1,0 +1,185 @@
+"""Every sampler setting with its value; focused, it is where the keys tune them."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.geometry import Size
+
+from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias
+
+from scriptorium.app.tui.widgets.panel import Panel
+
+# (label, what left/right do on that row)
+ROWS: tuple[tuple[str, str], ...] = (
+    ("preset", "preset"),
+    ("temperature", "temperature"),
+    ("top-k", "top_k"),
+    ("top-p", "top_p"),
+    ("min-p", "min_p"),
+    ("repeat penalty", "repeat_penalty"),
+    ("seed", "seed"),
+    ("LoRA scale", "lora"),
+    ("bias", "ban"),
+)
+
+
+BIAS_INDENT = 5
+"""The bias summary is long: it starts right after its label ("bias ") and wraps."""
+
+
+def _nudges(key: str, knob: str, label: str) -> list[Binding]:
+    return [
+        Binding(key, f"app.nudge('{knob}', -1)", f"{label} −", show=False, id=f"sampler.{knob}_down",
+                tooltip=f"Lower {label} one step"),
+        Binding(key.upper(), f"app.nudge('{knob}', 1)", f"{label} +", show=False, id=f"sampler.{knob}_up",
+                tooltip=f"Raise {label} one step"),
+    ]
+
+
+class SamplerPanel(Panel, can_focus=True):
+    """The sampler as the next generation will use it."""
+
+    PANEL_NAME = "sampler"
+    TITLE = "Sampler"
+    COMPONENT_CLASSES = {"sampler--label", "sampler--changed", "sampler--selected", "sampler--dim"}
+    BINDINGS = [
+        Binding("up", "select(-1)", "Select", show=False, id="sampler.select_up", tooltip="Select the setting above"),
+        Binding("down", "select(1)", "Select", key_display="↑↓", id="sampler.select_down",
+                tooltip="Select the setting below"),
+        Binding("left,minus", "adjust(-1)", "Lower", show=False, id="sampler.adjust_down",
+                tooltip="Lower the selected setting (previous preset, unfix seed, ban off)"),
+        Binding("right,plus", "adjust(1)", "Adjust", key_display="←→", id="sampler.adjust_up",
+                tooltip="Raise the selected setting (next preset, new seed, ban on)"),
+        *_nudges("t", "temperature", "temperature"),
+        *_nudges("k", "top_k", "top-k"),
+        *_nudges("p", "top_p", "top-p"),
+        *_nudges("m", "min_p", "min-p"),
+        *_nudges("r", "repeat_penalty", "repetition penalty"),
+        Binding("c", "app.cycle_preset", "Preset", id="sampler.preset", tooltip="Switch to the next sampler preset"),
+        Binding("b", "app.toggle_ban", "Byte ban", id="sampler.ban",
+                tooltip="Ban or allow the byte tokens (<0x00>..<0xFF>) with a bias of -100"),
+        Binding("s", "app.new_seed", "New seed", show=False, id="sampler.new_seed",
+                tooltip="Draw a new seed and keep it fixed"),
+        Binding("f", "app.fix_seed", "Fix seed", show=False, id="sampler.fix_seed",
+                tooltip="Fix the seed the last generation used, or go back to a new seed each time"),
+        Binding("l", "app.lora_scale(-1)", "LoRA −", show=False, id="sampler.lora_down",
+                tooltip="Lower the LoRA adapter's scale by 0.1 (0 disables it)"),
+        Binding("L", "app.lora_scale(1)", "LoRA +", show=False, id="sampler.lora_up",
+                tooltip="Raise the LoRA adapter's scale by 0.1"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected = 1
+        self.sampler: SamplerSettings | None = None
+        self.bias = LogitBias()
+        self.byte_token_ids: tuple[int, ...] | None = None
+        self.lora_scale: float | None = None
+        self.changed: set[str] = set()
+
+    def show(
+        self,
+        sampler: SamplerSettings,
+        bias: LogitBias,
+        byte_token_ids: tuple[int, ...] | None,
+        lora_scale: float | None,
+        *,
+        pending: bool,
+    ) -> None:
+        """Draw the settings; `pending` says a generation running now still uses older ones."""
+        old = self.sampler
+        if old is not None:
+            values = self._values(sampler, bias, lora_scale)
+            previous = self._values(old, self.bias, self.lora_scale)
+            self.changed = {row for row in values if values[row] != previous[row]} or self.changed
+        self.sampler, self.bias, self.byte_token_ids, self.lora_scale = sampler, bias, byte_token_ids, lora_scale
+        self.border_title = f"{self.TITLE} · {sampler.preset}"
+        self.border_subtitle = "applies to the next generation" if pending else ""
+        self.refresh(layout=True)
+
+    @staticmethod
+    def _values(sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None) -> dict[str, object]:
+        return {
+            "preset": sampler.preset, "temperature": sampler.temperature, "top_k": sampler.top_k,
+            "top_p": sampler.top_p, "min_p": sampler.min_p, "repeat_penalty": sampler.repeat_penalty,
+            "seed": sampler.seed, "lora": lora_scale, "ban": bias.ban_byte_tokens,
+        }
+
+    def _bias_text(self) -> str:
+        if self.byte_token_ids is None:
+            state = "banned" if self.bias.ban_byte_tokens else "allowed"
+            return f"byte tokens {state} (their ids are known once a model is loaded)"
+        return describe_bias(self.bias, self.byte_token_ids)
+
+    def _bias_lines(self, width: int) -> list[str]:
+        """The bias summary, wrapped beside its short label over as many lines as it needs."""
+        return [line.plain for line in Text(self._bias_text()).wrap(self.app.console, max(width - BIAS_INDENT, 1))]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(ROWS) - 1 + len(self._bias_lines(width))
+
+    def _value_text(self, row: str) -> str:
+        s = self.sampler
+        assert s is not None
+        if row == "preset":
+            return s.preset
+        if row == "top_k":
+            return "off" if s.top_k == 0 else str(s.top_k)
+        if row == "repeat_penalty":
+            return f"{s.repeat_penalty:.2f} · last {s.repeat_window}"
+        if row == "seed":
+            return "new each time" if s.seed is None else f"{s.seed} (fixed)"
+        if row == "lora":
+            return "no adapter" if self.lora_scale is None else f"{self.lora_scale:.2f}"
+        return f"{getattr(s, row):.2f}"
+
+    def lines(self, width: int) -> list[Text]:
+        if self.sampler is None:
+            return [Text()]
+        label_width = 15
+        lines = []
+        for index, (label, row) in enumerate(ROWS):
+            style = Style()
+            if row in self.changed:
+                style = self.style_of("sampler--changed")
+            if self.has_focus and index == self.selected:
+                style = self.style_of("sampler--selected")
+            label_style = style or self.style_of("sampler--label")
+            if row == "ban":
+                for number, part in enumerate(self._bias_lines(width)):
+                    line = Text((label if number == 0 else "").ljust(BIAS_INDENT), style=label_style)
+                    lines.append(line + Text(part.strip().rjust(max(width - BIAS_INDENT, 0)), style=style))
+                continue
+            line = Text(label.ljust(label_width), style=label_style)
+            lines.append(line + Text(self._value_text(row).rjust(max(width - label_width, 0)), style=style))
+        return lines
+
+    # ---- keys ----------------------------------------------------------------------
+    def action_select(self, step: int) -> None:
+        self.selected = (self.selected + step) % len(ROWS)
+        self.refresh()
+
+    async def action_adjust(self, direction: int) -> None:
+        """Left/right on the selected row."""
+        row = ROWS[self.selected][1]
+        if row == "preset":
+            action = "cycle_preset"
+        elif row == "seed":
+            action = "new_seed" if direction > 0 else "fix_seed"
+        elif row == "lora":
+            action = f"lora_scale({direction})"
+        elif row == "ban":
+            if (direction > 0) == self.bias.ban_byte_tokens:
+                return
+            action = "toggle_ban"
+        else:
+            action = f"nudge('{row}', {direction})"
+        await self.app.run_action(action)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()

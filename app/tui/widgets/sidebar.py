@@ -1,0 +1,90 @@
+"""The side panels, stacked; each can be hidden, and the whole column too."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+
+from scriptorium.inference.events import GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
+
+from scriptorium.app.config.tui_settings import PANELS
+from scriptorium.app.tui.widgets.kv_panel import KVPanel
+from scriptorium.app.tui.widgets.model_panel import ModelPanel
+from scriptorium.app.tui.widgets.panel import Panel
+from scriptorium.app.tui.widgets.probabilities_panel import ProbabilitiesPanel
+from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
+from scriptorium.app.tui.widgets.speed_panel import SpeedPanel
+
+PANEL_TITLES = {"probabilities": "probabilities", "sampler": "sampler", "kv": "KV cache", "speed": "speed", "model": "model"}
+
+
+class Sidebar(VerticalScroll):
+    """Probabilities, sampler, KV cache, speed and model, live while tokens stream."""
+
+    BINDINGS = [
+        *(
+            Binding(str(number), f"screen.toggle_panel('{name}')", f"Toggle {PANEL_TITLES[name]}",
+                    show=False, id=f"panels.{name}", tooltip=f"Show or hide the {PANEL_TITLES[name]} panel")
+            for number, name in enumerate(PANELS, 1)
+        ),
+        Binding("escape", "screen.leave_panels", "Back", id="panels.leave",
+                tooltip="Return to the draft or the chat input"),
+    ]
+
+    def __init__(self, top_n: int, visible: tuple[str, ...], **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._top_n = top_n
+        self._visible = visible
+
+    def compose(self) -> ComposeResult:
+        self.probabilities = ProbabilitiesPanel(self._top_n)
+        self.sampler = SamplerPanel()
+        self.kv = KVPanel()
+        self.speed = SpeedPanel()
+        self.model = ModelPanel()
+        for panel in self.panels():
+            panel.display = panel.PANEL_NAME in self._visible
+        # Two columns side by side on a wide terminal, one stack on a narrow one (CSS).
+        with Vertical(classes="sidebar-column", id="sidebar-stream"):
+            yield self.probabilities
+            yield self.speed
+        with Vertical(classes="sidebar-column", id="sidebar-state"):
+            yield self.kv
+            yield self.sampler
+            yield self.model
+
+    def panels(self) -> tuple[Panel, ...]:
+        """In screen order: the live ones first, so a small terminal shows them."""
+        return (self.probabilities, self.speed, self.kv, self.sampler, self.model)
+
+    def panel(self, name: str) -> Panel:
+        return next(panel for panel in self.panels() if panel.PANEL_NAME == name)
+
+    def toggle(self, name: str) -> bool:
+        """Show or hide a panel; returns whether it is now shown."""
+        panel = self.panel(name)
+        panel.display = not panel.display
+        return bool(panel.display)
+
+    # ---- the stream ----------------------------------------------------------------
+    def generation_started(self) -> None:
+        self.probabilities.reset()
+        self.speed.reset()
+
+    def prefill_progress(self, progress: PrefillProgress) -> None:
+        self.speed.show_progress(progress)
+
+    def prefill_done(self, prefill: PrefillDone) -> None:
+        self.speed.show_prefill(prefill)
+        self.kv.show_usage(prefill.kv_cache)
+        self.kv.show_reuse(prefill.reused_tokens, prefill.prompt_tokens)
+
+    def token(self, event: TokenEvent, kv_cache: KVCacheUsage) -> None:
+        self.probabilities.show_token(event)
+        self.speed.show_token(event)
+        self.kv.show_usage(kv_cache)
+
+    def finished(self, done: GenerationDone) -> None:
+        self.speed.show_done(done)
+        self.kv.show_usage(done.kv_cache)

@@ -1,0 +1,101 @@
+"""Prefill versus decode: the first is compute-bound (many tokens per llama_decode), the
+second memory-bound (one token per call), and the numbers show it."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from scriptorium.inference.events import GenerationDone, PrefillDone, PrefillProgress, TokenEvent
+
+from scriptorium.app.tui.widgets.formatting import format_ms, format_rate
+from scriptorium.app.tui.widgets.panel import Panel
+
+
+def rate_between(tokens: int, milliseconds: float) -> float | None:
+    """Tokens per second over an interval the engine timed, with the definition the
+    engine's GenerationDone uses (prefill: tokens evaluated / prefill time; decode:
+    completion tokens - 1 over first-to-last-token time). Used only while a generation
+    runs; GenerationDone's own figures replace these when it ends."""
+    return tokens / milliseconds * 1000.0 if tokens > 0 and milliseconds > 0 else None
+
+
+class SpeedPanel(Panel):
+    """Time to first token, prefill and decode speed, updated as tokens arrive."""
+
+    PANEL_NAME = "speed"
+    TITLE = "Speed"
+    LINES = 5
+    COMPONENT_CLASSES = {"speed--label", "speed--value", "speed--dim"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reset()
+
+    def reset(self) -> None:
+        self.progress: PrefillProgress | None = None
+        self.prefill: PrefillDone | None = None
+        self.first_token_ms: float | None = None
+        self.last_token: TokenEvent | None = None
+        self.done: GenerationDone | None = None
+        self.border_title = self.TITLE
+        self.refresh()
+
+    def show_progress(self, progress: PrefillProgress) -> None:
+        self.progress = progress
+        self.refresh()
+
+    def show_prefill(self, prefill: PrefillDone) -> None:
+        self.prefill = prefill
+        self.refresh()
+
+    def show_token(self, event: TokenEvent) -> None:
+        self.last_token = event
+        if self.first_token_ms is None:
+            # The engine stamps each token with the time since the request began: the
+            # first one's stamp is the time to first token.
+            self.first_token_ms = event.elapsed_ms
+            self.border_title = f"{self.TITLE} · decoding"
+            self.refresh()
+        else:
+            self.refresh_lines(3, 2)  # only the decode lines move
+
+    def show_done(self, done: GenerationDone) -> None:
+        self.done = done
+        self.border_title = f"{self.TITLE} · {done.stop_reason}"
+        self.refresh()
+
+    def _line(self, label: str, value: str, width: int) -> Text:
+        line = Text(label, style=self.style_of("speed--label"))
+        line.append(value.rjust(max(width - len(label), 0)), style=self.style_of("speed--value"))
+        return line
+
+    def _detail(self, text: str) -> Text:
+        return Text("  " + text, style=self.style_of("speed--dim"))
+
+    def lines(self, width: int) -> list[Text]:
+        done, prefill = self.done, self.prefill
+        if done is not None:
+            ttft: float | None = done.ttft_ms
+            prefill_rate: float | None = done.prefill_tokens_per_s
+            prefill_tokens, prefill_ms = (prefill.prefill_tokens if prefill else 0), done.prefill_ms
+            decode_rate: float | None = done.decode_tokens_per_s
+            decoded, decode_ms = done.completion_tokens, done.decode_ms
+        else:
+            ttft = self.first_token_ms
+            prefill_tokens = prefill.prefill_tokens if prefill else 0
+            prefill_ms = prefill.prefill_ms if prefill else 0.0
+            prefill_rate = rate_between(prefill_tokens, prefill_ms)
+            last = self.last_token
+            decoded = last.index + 1 if last else 0
+            decode_ms = last.elapsed_ms - self.first_token_ms if last and self.first_token_ms is not None else 0.0
+            decode_rate = rate_between(decoded - 1, decode_ms)
+        lines = [self._line("TTFT", format_ms(ttft) if ttft is not None else "–", width)]
+        if prefill is None and done is None and self.progress is not None:
+            lines.append(self._line("prefill", f"{self.progress.done:,} / {self.progress.total:,} tok", width))
+            lines.append(self._detail("evaluating the prompt…"))
+        else:
+            lines.append(self._line("prefill", format_rate(prefill_rate) if prefill_rate else "–", width))
+            lines.append(self._detail(f"{prefill_tokens:,} tok in {format_ms(prefill_ms)}"))
+        lines.append(self._line("decode", format_rate(decode_rate) if decode_rate else "–", width))
+        lines.append(self._detail(f"{decoded:,} tok in {format_ms(decode_ms)}"))
+        return lines

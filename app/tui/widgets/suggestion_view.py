@@ -1,0 +1,136 @@
+"""Where the model's suggestion streams in, set apart from the author's text.
+
+It shows the end of the line the suggestion continues (dim) and then the suggestion in
+its own style, so it reads as a continuation without ever being in the draft.
+
+While the model writes, the view keeps one size and shows the newest lines (a change
+of size would lay out the whole screen again, a frame's work many times over); when
+the model stops it fits its text and scrolls.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Region
+from textual.widget import Widget
+
+from scriptorium.app.tui.branches import version_label
+from scriptorium.app.tui.token_spans import BUCKETS
+from scriptorium.app.tui.widgets.draft_editor import Ghost
+from scriptorium.app.tui.widgets.token_text import token_text
+
+CONTEXT_CHARS = 40
+"""How much of the anchor's line is shown before the suggestion."""
+
+
+class SuggestionView(Widget, can_focus=False):
+    """Renders a Ghost; hidden while there is none."""
+
+    COMPONENT_CLASSES = {
+        "suggestion-view--context",
+        "suggestion-view--text",
+        "suggestion-view--cursor",
+        "suggestion-view--inspected",
+        *(f"suggestion-view--{name}" for _, name, _ in BUCKETS),
+    }
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._ghost: Ghost | None = None
+        self._line_before = ""
+        self._lines = 0
+        self._rich_component_styles: dict[str, Style] = {}
+        self._wrap_cache: tuple[tuple[int, int, bool], list[Text]] | None = None
+        self.colour_tokens = False
+        self.inspected: int | None = None
+        """Index of the token under the inspection cursor (in ghost.tokens), or None."""
+
+    def set_inspection(self, *, colour: bool, inspected: int | None) -> None:
+        """Colour the tokens by probability, and/or mark the inspected one."""
+        self.colour_tokens, self.inspected = colour, inspected
+        self._wrap_cache = None
+        self.refresh()
+
+    def show(self, ghost: Ghost | None, context: str, hints: str) -> None:
+        """Draw `ghost` after `context` (the text before its anchor on the same line)."""
+        self._ghost = ghost
+        self._line_before = context[-CONTEXT_CHARS:]
+        self._wrap_cache = None
+        self.display = ghost is not None
+        streaming = ghost is not None and ghost.streaming
+        self.set_class(streaming, "-streaming")
+        if ghost is None:
+            return
+        row, column = ghost.anchor
+        where = f"line {row + 1}:{column + 1}" if ghost.from_cursor else "the end"
+        version = version_label(ghost)
+        replacing = f" · replaces {ghost.replaces:,} characters" if ghost.replaces else ""
+        self.border_title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
+                             f"{' · ' + version if version else ''}")
+        self.border_subtitle = hints
+        self._lines = -1
+        self.refresh(layout=True)
+        if not streaming:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    def grow(self) -> None:
+        """More text arrived: repaint the lines that changed, nothing else."""
+        width = max(self.content_size.width, 1)
+        lines = len(self._wrapped(width))
+        if lines == self._lines:
+            # Appending changes the last line, and the one before when a word moves down.
+            last = min(lines, self.content_size.height) - 1
+            self.refresh(Region(0, max(last - 1, 0), width, 2))
+        else:
+            self._lines = lines
+            self.refresh()
+
+    @property
+    def text(self) -> str:
+        return self._ghost.text if self._ghost else ""
+
+    def notify_style_update(self) -> None:
+        self._rich_component_styles.clear()
+        self._wrap_cache = None
+        super().notify_style_update()
+
+    def _style(self, component: str) -> Style:
+        style = self._rich_component_styles.get(component)
+        if style is None:
+            style = self._rich_component_styles[component] = self.get_component_rich_style(component)
+        return style
+
+    def _text(self) -> Text:
+        ghost = self._ghost
+        if ghost is None:
+            return Text()
+        context = self._line_before
+        if len(context) == CONTEXT_CHARS:
+            context = "…" + context[1:]
+        rendered = Text(context, style=self._style("suggestion-view--context"))
+        base = self._style("suggestion-view--text")
+        if ghost.tokens and (self.colour_tokens or self.inspected is not None):
+            style_of = (lambda name: self._style(f"suggestion-view--{name}")) if self.colour_tokens else None
+            rendered.append_text(token_text(ghost.text, ghost.tokens, base, style_of, self.inspected,
+                                            self._style("suggestion-view--inspected")))
+        else:
+            rendered.append(ghost.text, style=base)
+        if ghost.streaming:
+            rendered.append("▍", style=self._style("suggestion-view--cursor"))
+        return rendered
+
+    def _wrapped(self, width: int) -> list[Text]:
+        """The text as lines of `width`; grow() and render() of one frame share the work."""
+        ghost = self._ghost
+        key = (len(ghost.text) if ghost else -1, width, bool(ghost and ghost.streaming))  # set_inspection resets
+        if self._wrap_cache is None or self._wrap_cache[0] != key:
+            self._wrap_cache = (key, list(self._text().wrap(self.app.console, width)))
+        return self._wrap_cache[1]
+
+    def render(self) -> Text:
+        if self._ghost is None or not self._ghost.streaming:
+            return self._text()
+        # Streaming: the newest lines that fit, the view's size unchanged.
+        lines = self._wrapped(max(self.content_size.width, 1))
+        return Text("\n").join(lines[-max(self.content_size.height, 1):])

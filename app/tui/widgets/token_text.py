@@ -1,0 +1,83 @@
+"""Text drawn token by token: coloured by probability, with an inspection cursor.
+
+Used by the suggestion view and by chat replies; the draft editor colours through
+TextArea highlights instead (draft_editor.py). One Rich Text per draw, from records
+already at hand: the cost is the text's length, never a model call.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from scriptorium.app.tui.token_spans import BUCKETS, TokenRecord, bucket
+
+
+def token_text(
+    text: str,
+    records: list[TokenRecord],
+    base: Style,
+    style_of: Callable[[str], Style] | None,
+    cursor: int | None = None,
+    cursor_style: Style | None = None,
+) -> Text:
+    """`text` in `base`; each record's characters also in its band's style (when
+    `style_of` is given) and the record at `cursor` in `cursor_style`."""
+    rendered = Text()
+    position = 0
+    for index, record in enumerate(records):
+        if record.start > position:
+            rendered.append(text[position:record.start], style=base)
+        style = base
+        if style_of is not None:
+            style = style + style_of(bucket(record.p))
+        if index == cursor and cursor_style is not None:
+            style = style + cursor_style
+        piece = text[record.start:record.end]
+        rendered.append(piece, style=style)
+        position = max(position, record.end)
+    if position < len(text):
+        rendered.append(text[position:], style=base)
+    return rendered
+
+
+class TokenLegend(Widget, can_focus=False):
+    """One line naming the probability bands, shown while tokens are coloured."""
+
+    COMPONENT_CLASSES = {f"token-legend--{name}" for _, name, _ in BUCKETS} | {"token-legend--label"}
+
+    DEFAULT_CSS = "TokenLegend { height: 1; }"
+
+    def render(self) -> Text:
+        line = Text("probability ", style=self.get_component_rich_style("token-legend--label"))
+        for _, name, label in BUCKETS:
+            line.append(f" {label} ", style=self.get_component_rich_style(f"token-legend--{name}"))
+            line.append(" ")
+        return line
+
+
+class ReplyTokens(Widget, can_focus=False):
+    """A chat reply as its tokens (shown instead of its Markdown while colouring or inspecting)."""
+
+    COMPONENT_CLASSES = {f"reply-tokens--{name}" for _, name, _ in BUCKETS} | {"reply-tokens--cursor"}
+
+    DEFAULT_CSS = "ReplyTokens { height: auto; }"
+
+    def __init__(self, text: str, records: list[TokenRecord], **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.text = text
+        self.records = records
+        self.cursor: int | None = None
+        self.colour = True
+
+    def show(self, *, colour: bool, cursor: int | None) -> None:
+        self.colour, self.cursor = colour, cursor
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        style_of = (lambda name: self.get_component_rich_style(f"reply-tokens--{name}")) if self.colour else None
+        return token_text(self.text, self.records, Style(), style_of, self.cursor,
+                          self.get_component_rich_style("reply-tokens--cursor"))

@@ -1,0 +1,212 @@
+"""Branching from a token and the versions of a suggestion (issue 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input, OptionList
+from tui_helpers import GREEDY, generated, make_app, model_ready, run, spying_loader
+
+from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
+
+PROMPT = "C'era una volta una casa sul lago."
+
+
+async def accept_a_suggestion(pilot: Pilot[Any]) -> str:
+    """Type the prompt, generate, accept: the draft then holds a model passage."""
+    await model_ready(pilot)
+    await pilot.press(*PROMPT)
+    await generated(pilot, "ctrl+g")
+    accepted = pilot.app.main.draft.editor.ghost.text
+    await pilot.press("tab")
+    return accepted
+
+
+def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(random_model: Path) -> None:
+    loader, spies = spying_loader()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            draft = app.main.draft
+            ghost = draft.editor.ghost
+            first_text = ghost.text
+            await pilot.press("f4", "left", "left")
+            index = draft.inspected
+            record = ghost.tokens[index]
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            # The second candidate: not what greedy sampling took.
+            alternative = record.top[1]
+            assert alternative.id != record.id
+            app.screen.query_one(OptionList).highlighted = 1
+            await generated(pilot, "enter")
+            ghost = draft.editor.ghost
+            prefix = first_text[:record.start] + alternative.text
+            assert ghost.text.startswith(prefix) and len(ghost.text) > len(prefix)
+            assert spies[0].last["prompt"].endswith(PROMPT + prefix)
+            # The chosen alternative is itself a token with its numbers, then the new ones follow.
+            assert ghost.tokens[index].id == alternative.id and ghost.tokens[index].p == alternative.p
+            assert len(ghost.versions) == 2 and ghost.version == 1
+            assert "version 2/2" in str(draft.suggestion.border_title)
+            branched = ghost.text
+            await pilot.press("alt+left")
+            assert ghost.text == first_text and ghost.version == 0
+            await pilot.press("alt+left")  # nothing older: says so, changes nothing
+            assert ghost.text == first_text
+            await pilot.press("alt+right")
+            assert ghost.text == branched
+            await pilot.press("tab")
+            assert draft.editor.text == PROMPT + branched
+    run(scenario)
+
+
+def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None,
+                                                                  preset="custom"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            ghost = app.main.draft.editor.ghost
+            texts = [ghost.text]
+            for _ in range(2):
+                await generated(pilot, "ctrl+r")
+                texts.append(ghost.text)
+            assert len(ghost.versions) == 3 and ghost.version == 2
+            await pilot.press("alt+left")
+            assert ghost.text == texts[1]
+            await pilot.press("alt+left")
+            assert ghost.text == texts[0]
+            # The tokens travel with their version.
+            assert ghost.tokens and all(ghost.text[r.start:r.end] == r.text for r in ghost.tokens)
+            await pilot.press("alt+right", "alt+right")
+            assert ghost.text == texts[2]
+    run(scenario)
+
+
+def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            accepted = await accept_a_suggestion(pilot)
+            draft = app.main.draft
+            span = draft.editor.spans.spans[0]
+            record = span.tokens[3]
+            draft.editor.move_cursor((0, span.start + record.start))
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            app.screen.query_one(Input).focus()
+            await pilot.press(*"zebra")
+            await generated(pilot, "enter")
+            # Nothing leaves the draft until the branch is accepted.
+            assert draft.editor.text == PROMPT + accepted
+            ghost = draft.editor.ghost
+            own = (record.text[0] if record.text[0].isspace() else "") + "zebra"
+            assert ghost.text.startswith(own)
+            assert ghost.replaces == len(accepted) - record.start
+            assert f"replaces {ghost.replaces:,} characters" in str(draft.suggestion.border_title)
+            branched = ghost.text
+            # The replaced text is the first version: accepting it leaves the draft as it was.
+            await pilot.press("alt+left")
+            assert ghost.text == accepted[record.start:]
+            await pilot.press("tab")
+            assert draft.editor.text == PROMPT + accepted and draft.editor.ghost is None
+            # Taken again and accepted, the branch replaces the rest of the passage, in one undo step.
+            draft.editor.move_cursor((0, span.start + record.start))
+            await pilot.press("ctrl+b")
+            app.screen.query_one(Input).focus()
+            await pilot.press(*"zebra")
+            await generated(pilot, "enter")
+            branched = draft.editor.ghost.text
+            await pilot.press("tab")
+            assert draft.editor.text == PROMPT + accepted[:record.start] + branched
+            # The session saw a replacement: the branch is the model's, the old tail gone.
+            session = app.sessions.draft
+            assert session is not None and session.text == draft.editor.text
+            start = len(PROMPT + accepted[:record.start])
+            assert any(m.start <= start + 1 and m.end == len(session.text) for m in session.spans)
+            draft.editor.focus()
+            await pilot.press("ctrl+z")
+            assert draft.editor.text == PROMPT + accepted
+    run(scenario)
+
+
+def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await accept_a_suggestion(pilot)
+            draft = app.main.draft
+            whole = draft.editor.text
+            span = draft.editor.spans.spans[0]
+            record = span.tokens[2]
+            for leave in ("escape", "edit inside"):
+                draft.editor.move_cursor((0, span.start + record.start))
+                await pilot.press("ctrl+b")
+                app.screen.query_one(OptionList).highlighted = 1
+                await generated(pilot, "enter")
+                assert draft.editor.ghost is not None and draft.editor.ghost.replaces
+                if leave == "escape":
+                    await pilot.press("escape")
+                    assert draft.editor.text == whole
+                else:
+                    # Typing inside the text the branch would replace: the branch no longer fits.
+                    inside = span.start + record.start + 2
+                    draft.editor.insert("X", draft.editor.document.get_location_from_index(inside))
+                    await pilot.pause()
+                    assert draft.editor.text == whole[:inside] + "X" + whole[inside:]
+                assert draft.editor.ghost is None
+    run(scenario)
+
+
+def test_branch_elsewhere_says_how(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT, "ctrl+b")
+            await pilot.pause()
+            assert not isinstance(app.screen, AlternativesScreen)
+            assert any("cursor on generated or scored text" in n.message for n in app._notifications)
+            assert app.main.draft.editor.text == PROMPT
+    run(scenario)
+
+
+def test_branching_in_your_own_scored_words_rewrites_the_rest_of_the_line(random_model: Path) -> None:
+    first_line, second_line = "La casa era buia, e la notte più lunga.", "Il gatto dorme sul letto."
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            draft.editor.load_text(first_line + "\n" + second_line)
+            await pilot.press("f9")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            span, index = next((s, 0) for s in draft.editor.spans.spans if s.start >= 8)
+            record = span.tokens[index]
+            assert record.source.kind == "scored"
+            draft.editor.move_cursor((0, span.start))
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            alternative = next(c for c in record.top if c.id != record.id)
+            app.screen.query_one(OptionList).highlighted = list(record.top).index(alternative)
+            await generated(pilot, "enter")
+            ghost = draft.editor.ghost
+            # Up to the end of the author's line, and nothing changes before Tab.
+            assert ghost.replaces == len(first_line) - span.start
+            assert draft.editor.text == first_line + "\n" + second_line
+            assert ghost.text.startswith(alternative.text)
+            assert ghost.versions[0].text == first_line[span.start:]
+            branched = ghost.text
+            await pilot.press("tab")
+            assert draft.editor.text == first_line[:span.start] + branched + "\n" + second_line
+    run(scenario)

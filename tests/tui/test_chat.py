@@ -1,0 +1,127 @@
+"""Chat mode with the real engine: send, stream, regenerate, edit and resend, stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import Gate, generated, make_app, model_ready, run, spying_loader
+
+from scriptorium import prompts
+from scriptorium.app.tui.widgets.chat_pane import AssistantMessage, UserMessage
+from scriptorium.inference.settings import preset
+
+REPLY = " La casa era buia."  # what the sentence model says after any user turn
+
+
+def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(sentence_model, mode="chat", loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            assert app.focused is app.main.chat.input
+            done = await generated(pilot, *"Ciao, come va?", "enter")
+            chat = app.main.chat
+            assert done.text == REPLY and done.stop_reason == "eos"
+            assert chat.messages == [{"role": "user", "content": "Ciao, come va?"},
+                                     {"role": "assistant", "content": REPLY}]
+            users = list(chat.transcript.query(UserMessage))
+            replies = list(chat.transcript.query(AssistantMessage))
+            assert [str(u.render()) for u in users] == ["Ciao, come va?"]
+            assert [r.source for r in replies] == [REPLY]
+            assert chat.input.value == ""
+            call = spies[0].last
+            assert call["special"] is True  # the template writes control tokens
+            engine = app.engine
+            assert engine is not None
+            system = prompts.load(prompts.CHAT_SYSTEM).strip()
+            assert call["prompt"] == engine.chat_prompt(
+                [{"role": "system", "content": system}, {"role": "user", "content": "Ciao, come va?"}])
+
+    run(scenario)
+
+
+def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(sentence_model, mode="chat", loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao", "enter")
+            again = await generated(pilot, "ctrl+r")
+            chat = app.main.chat
+            assert len(spies[0].calls) == 2 and spies[0].calls[0]["prompt"] == spies[0].calls[1]["prompt"]
+            assert again.reused_tokens > 0  # the conversation's prefix stayed in the KV cache
+            assert [m["role"] for m in chat.messages] == ["user", "assistant"]
+            assert len(chat.transcript.query(AssistantMessage)) == 1
+
+    run(scenario)
+
+
+def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(sentence_model, mode="chat", loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao", "enter")
+            await pilot.press("up")
+            chat = app.main.chat
+            assert chat.input.value == "Ciao" and chat.messages == []
+            assert len(chat.transcript.query(".message")) == 0
+            await generated(pilot, *" a tutti", "enter")
+            assert chat.messages[0] == {"role": "user", "content": "Ciao a tutti"}
+            assert "Ciao a tutti" in spies[0].last["prompt"] and len(chat.messages) == 2
+
+    run(scenario)
+
+
+def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next_turn(random_model: Path) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(random_model, mode="chat", loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao", "enter")
+            call = spies[0].last
+            assert call["prompt"].endswith("Utente: Ciao\nAssistente:")
+            assert "\nUtente:" in call["settings"].stop
+
+    run(scenario)
+
+
+def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
+    async def scenario() -> None:
+        gate = Gate(after_tokens=3)
+        app = make_app(random_model, mode="chat", loader=gate.loader,
+                       sampler=preset("greedy").with_changes(max_tokens=200))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao", "enter")
+            await gate.wait_reached()
+            await pilot.press("escape")
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            _, _, done = app.main.last_generation
+            chat = app.main.chat
+            assert done.stop_reason == "cancelled"
+            reply = chat.transcript.query(AssistantMessage).last()
+            assert reply.has_class("-stopped") and reply.source == done.text
+            assert chat.messages[-1] == {"role": "assistant", "content": done.text}
+
+    run(scenario)
+
+
+def test_switching_modes_keeps_both(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Bozza", "f2")
+            assert app.main.mode == "chat" and app.focused is app.main.chat.input
+            await generated(pilot, *"Ciao", "enter")
+            await pilot.press("f2")
+            assert app.main.mode == "draft" and app.main.draft.editor.text == "Bozza"
+
+    run(scenario)

@@ -1,0 +1,140 @@
+"""Chat replies keep their tokens (issue 6): colouring and inspecting the last reply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Markdown, OptionList
+from tui_helpers import GREEDY, generated, make_app, model_ready, run, spying_loader
+
+from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
+from scriptorium.app.tui.token_spans import bucket
+from scriptorium.app.tui.widgets.chat_pane import AssistantMessage
+from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
+
+
+def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao!")
+            done = await generated(pilot, "enter")
+            _, events, _ = app.main.last_generation
+            chat = app.main.chat
+            view = chat.query_one(ReplyTokens)
+            assert view.text == done.text
+            assert all(done.text[r.start:r.end] == r.text for r in view.records)
+            assert [r.id for r in view.records] == [e.id for e in events if e.text][:len(view.records)]
+            reply = view.reply
+            assert isinstance(reply, Markdown) and reply.display and not view.display
+            await pilot.press("f8")
+            assert view.display and not reply.display and chat.query_one(TokenLegend).display
+            rendered = view.render()
+            first = view.records[0]
+            assert rendered.plain == done.text
+            assert any(span.start == first.start and span.style == view.get_component_rich_style(
+                f"reply-tokens--{bucket(first.p)}") for span in rendered.spans)
+            await pilot.press("f4", "left")
+            record = view.records[-2]
+            panel = app.main.sidebar.probabilities
+            assert chat.inspected == len(view.records) - 2
+            assert panel.event.id == record.id and panel.event.top == record.top
+            # ← moved the token cursor, not the input's.
+            assert chat.input.value == ""
+            await pilot.press("escape", "f8")
+            assert chat.inspected is None and reply.display and not view.display
+    run(scenario)
+
+
+def test_inspection_reaches_every_reply_not_only_the_last(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao!")
+            await generated(pilot, "enter")
+            await pilot.press(*"E poi?")
+            await generated(pilot, "enter")
+            chat = app.main.chat
+            first, second = chat.query(ReplyTokens)
+            panel = app.main.sidebar.probabilities
+            await pilot.press("f4")
+            assert (chat.inspected_reply, chat.inspected) == (1, len(second.records) - 1)
+            await pilot.press("up")
+            assert (chat.inspected_reply, chat.inspected) == (0, 0)
+            assert first.cursor == 0 and second.cursor is None and first.display and not second.display
+            assert panel.event.id == first.records[0].id and panel.event.top == first.records[0].top
+            # ← at a reply's first token stays there; → past its last token enters the next reply.
+            await pilot.press("left")
+            assert (chat.inspected_reply, chat.inspected) == (0, 0)
+            for _ in range(len(first.records)):
+                await pilot.press("right")
+            assert (chat.inspected_reply, chat.inspected) == (1, 0)
+            assert panel.event.id == second.records[0].id
+            await pilot.press("left")
+            assert (chat.inspected_reply, chat.inspected) == (0, len(first.records) - 1)
+            # ↑ and ↓ are the chat's own keys again once inspection ends.
+            await pilot.press("escape", "up")
+            assert chat.inspected is None and chat.input.value == "E poi?"
+    run(scenario)
+
+
+def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Path) -> None:
+    loader, spies = spying_loader()
+
+    async def scenario() -> None:
+        # Sampled hot, so that writing the reply again gives another text.
+        hot = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
+        app = make_app(random_model, mode="chat", loader=loader, sampler=hot)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            await pilot.press(*"Ciao!")
+            await generated(pilot, "enter")
+            first = chat.messages[-1]["content"]
+            await generated(pilot, "ctrl+r")
+            rerolled = chat.messages[-1]["content"]
+            assert rerolled != first
+            assert len(chat._versions) == 2 and chat.version_title() == "version 2/2 · re-roll"
+            # Shown under the reply, with the keys that move between versions.
+            reply = chat.query(AssistantMessage).last()
+            assert reply.has_class("-noted") and str(reply.border_subtitle).startswith("version 2/2 · re-roll · alt+")
+            # Branch at the third token from the end, taking another alternative.
+            await pilot.press("f4", "left", "left")
+            old_records = list(chat.query(ReplyTokens).last().records)
+            index = chat.inspected
+            record = old_records[index]
+            alternative = next(c for c in record.top if c.id != record.id)
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            app.screen.query_one(OptionList).highlighted = list(record.top).index(alternative)
+            done = await generated(pilot, "enter")
+            branched = chat.messages[-1]["content"]
+            prefix = rerolled[:record.start] + alternative.text
+            assert branched == prefix + done.text
+            assert spies[0].last["prompt"].endswith(prefix)
+            view = chat.query(ReplyTokens).last()
+            assert view.text == branched
+            # The reply's tokens: the old ones up to the branch, the chosen one, then the new ones.
+            assert [r.id for r in view.records[:index]] == [r.id for r in old_records[:index]]
+            assert view.records[index].id == alternative.id and view.records[index].start == record.start
+            assert all(branched[r.start:r.end] == r.text for r in view.records)
+            assert chat.version_title().startswith("version 3/3 · branch at")
+            # alt+← goes back through the versions; the conversation and the session follow.
+            await pilot.press("alt+left")
+            assert chat.messages[-1]["content"] == rerolled
+            await pilot.press("alt+left")
+            assert chat.messages[-1]["content"] == first
+            assert app.sessions.save_chat(chat.messages)
+            turns = app.sessions.chat.turns
+            assert turns[-1].content == first and turns[-1].generation is not None
+            await pilot.press("alt+right", "alt+right")
+            assert chat.messages[-1]["content"] == branched
+            assert app.sessions.save_chat(chat.messages)
+            assert app.sessions.chat.turns[-1].content == branched
+            # A new message starts a new reply: the versions were the last reply's.
+            await pilot.press(*"E poi?")
+            await generated(pilot, "enter")
+            assert len(chat._versions) == 1 and chat.version_title() == ""
+    run(scenario)

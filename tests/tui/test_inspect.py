@@ -1,0 +1,104 @@
+"""Token inspection and colouring (issue 6): every generated token keeps its numbers,
+in the suggestion and in the draft, for as long as its text is unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import generated, make_app, model_ready, run
+
+from scriptorium.app.tui.token_spans import bucket
+from scriptorium.app.tui.widgets.token_text import TokenLegend
+
+PROMPT = "C'era una volta una casa sul lago."
+
+
+def test_the_suggestions_tokens_keep_their_numbers_and_the_token_cursor_shows_them(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            _, events, _ = app.main.last_generation
+            ghost = app.main.draft.editor.ghost
+            assert [r.text for r in ghost.tokens] == [e.text for e in events if e.text]
+            assert all(ghost.text[r.start:r.end] == r.text for r in ghost.tokens)
+            panel = app.main.sidebar.probabilities
+            await pilot.press("f4")
+            last = len(ghost.tokens) - 1
+            assert app.main.draft.inspected == last
+            await pilot.press("left", "left")
+            assert app.main.draft.inspected == last - 2
+            expected = [e for e in events if e.text][last - 2]
+            assert panel.event.id == expected.id and panel.event.top == expected.top and panel.event.p == expected.p
+            assert panel.border_subtitle == "greedy"
+            # The editor's cursor did not move: ← went to the token cursor.
+            assert app.main.draft.editor.cursor_location == (0, len(PROMPT))
+            await pilot.press("escape")
+            assert app.main.draft.inspected is None and app.main.draft.editor.ghost is not None
+    run(scenario)
+
+
+def test_accepted_text_keeps_its_tokens_until_it_is_edited(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            _, events, _ = app.main.last_generation
+            editor = app.main.draft.editor
+            suggestion = editor.ghost.text
+            await pilot.press("tab")
+            assert editor.text == PROMPT + suggestion
+            [span] = editor.spans.spans
+            assert span.start == len(PROMPT) and span.text == suggestion
+            tokens = [e for e in events if e.text]
+            # Cursor onto the third generated token: the panel shows its numbers as sampled.
+            third = span.tokens[2]
+            editor.move_cursor((0, len(PROMPT) + third.start))
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            assert panel.event.id == tokens[2].id and panel.event.top == tokens[2].top
+            # Typing before the span moves it; the numbers stay with the same characters.
+            editor.move_cursor((0, 0))
+            await pilot.press("X")
+            [span] = editor.spans.spans
+            assert span.start == len(PROMPT) + 1 and editor.text[span.start:span.end] == suggestion
+            # An edit inside it drops it: its numbers would no longer describe the text.
+            editor.move_cursor((0, span.start + third.start + 1))
+            await pilot.press("Z")
+            assert len(editor.spans) == 0
+            # Undo brings the text back, but the token data stays gone (never shown wrong).
+            await pilot.press("ctrl+z")
+            assert editor.text[1 + len(PROMPT):] == suggestion
+            editor.move_cursor((0, 1 + len(PROMPT) + third.start))
+            await pilot.pause()
+            assert editor.token_at_cursor() is None
+    run(scenario)
+
+
+def test_colouring_by_probability_turns_on_and_off_with_a_legend(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            editor = app.main.draft.editor
+            tokens = list(editor.ghost.tokens)
+            await pilot.press("tab", "f8")
+            legend = app.main.draft.query_one(TokenLegend)
+            assert legend.display
+            row = editor._highlights[0]
+            ours = [h for h in row if h[2].startswith("p")]
+            assert [name for _, _, name in ours] == [bucket(r.p) for r in tokens]
+            assert ours[0][0] == len(PROMPT.encode()) + tokens[0].start
+            assert editor._theme.syntax_styles["p0"] != editor._theme.syntax_styles["p50"]
+            # The suggestion view colours the same way.
+            assert app.main.draft.suggestion.colour_tokens
+            await pilot.press("f8")
+            assert not legend.display
+            assert not [h for h in editor._highlights[0] if h[2].startswith("p")]
+    run(scenario)

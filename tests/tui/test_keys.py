@@ -1,0 +1,123 @@
+"""Every binding has an id and a description; F1 lists them all; the command palette
+reaches every action; a keymap moves keys by id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable
+from tui_helpers import generated, make_app, model_ready, run
+
+from scriptorium.app.tui.screens.help_screen import HelpScreen
+from scriptorium.app.tui.screens.main_screen import MainScreen
+
+
+def test_every_binding_has_a_unique_id_and_a_description() -> None:
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test():
+            ids = []
+            for _, _, bindings in app.binding_sections():
+                for binding in bindings:
+                    assert binding.id and binding.description and binding.tooltip, binding
+                    ids.append(binding.id)
+            assert len(ids) == len(set(ids))
+            assert {"draft.continue", "draft.accept", "draft.accept_word", "draft.reject", "draft.stop",
+                    "draft.reroll", "chat.regenerate", "chat.edit_last", "sampler.temperature_up",
+                    "sampler.top_k_down", "sampler.top_p_up", "sampler.min_p_up", "sampler.repeat_penalty_up",
+                    "sampler.preset", "sampler.ban", "sampler.new_seed", "sampler.fix_seed", "sampler.lora_up",
+                    "panels.probabilities", "app.sidebar", "app.help"} <= set(ids)
+
+    run(scenario)
+
+
+def test_f1_lists_every_binding(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("f1")
+            assert isinstance(app.screen, HelpScreen)
+            table = app.screen.query_one(DataTable)
+            listed = {table.get_row_at(i)[4] for i in range(table.row_count)}
+            expected = {b.id for _, _, bindings in app.binding_sections() for b in bindings}
+            assert listed == expected
+            await pilot.press("escape")
+            assert isinstance(app.screen, MainScreen)
+
+    run(scenario)
+
+
+def test_the_command_palette_reaches_every_action() -> None:
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test():
+            titles = {command.title for command in app.get_system_commands(app.main)}
+            for section, _, bindings in app.binding_sections():
+                for binding in bindings:
+                    if binding.id.split(".")[-1] in {"select_up", "select_down", "adjust_up", "adjust_down",
+                                                     "leave", "next", "previous", "palette", "help_quit"}:
+                        continue  # moving within a panel, or the palette itself
+                    assert f"{section}: {binding.description}" in titles, binding.id
+
+    run(scenario)
+
+
+def test_a_palette_command_runs_the_action(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            commands = {c.title: c for c in app.get_system_commands(app.main)}
+            await commands["Sampler panel: temperature +"].callback()
+            assert app.sampler.temperature == 0.05
+            await commands["Sampler panel: Byte ban"].callback()
+            assert not app.bias.ban_byte_tokens
+            await pilot.press(*"Era")
+            await commands["Draft: Continue"].callback()
+            await app.main.wait_until_idle()
+            assert app.main.draft.editor.ghost is not None
+
+    run(scenario)
+
+
+def test_a_keymap_moves_a_binding_by_id(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, keymap={"draft.continue": "f9", "draft.accept": "ctrl+y"})
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era", "ctrl+g")
+            assert app.main.draft.editor.ghost is None  # ctrl+g no longer continues
+            done = await generated(pilot, "f9")
+            assert app.main.draft.editor.ghost is not None
+            assert "^y accept" in app.main.draft.suggestion.border_subtitle
+            await pilot.press("ctrl+y")
+            assert app.main.draft.editor.text == "Era" + done.text
+            rows = {row[4]: row[1] for row in app.binding_rows()}
+            assert rows["draft.continue"] == "f9"
+
+    run(scenario)
+
+
+def test_an_unknown_keymap_id_is_reported() -> None:
+    async def scenario() -> None:
+        app = make_app(None, keymap={"draft.nope": "f9"})
+        async with app.run_test():
+            assert any("draft.nope" in n.message for n in app._notifications)
+
+    run(scenario)
+
+
+def test_the_palette_opens_with_ctrl_p_and_runs_a_command(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+p")
+            await pilot.press(*"Byte ban")
+            await pilot.pause(0.3)  # the palette searches in the background
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not app.bias.ban_byte_tokens
+            assert isinstance(app.screen, MainScreen)
+
+    run(scenario)

@@ -1,0 +1,59 @@
+"""kill -9 loses nothing accepted: the real `scriptorium` in a real terminal (tmux) is
+killed during a generation, and the session and the draft file still hold the accepted
+suggestion and the text typed before the last autosave."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+from test_tmux import Terminal, terminal  # noqa: F401 - the fixture, used by name
+
+from scriptorium.app.sessions.keeper import AUTOSAVE_SECONDS
+
+
+def test_kill_9_during_a_generation_keeps_the_accepted_suggestion_and_the_typing(
+    terminal: Terminal, random_model: Path, tmp_path: Path, scriptorium_home: Path  # noqa: F811
+) -> None:
+    draft = tmp_path / "romanzo.md"
+    executable = Path(sys.executable).parent / "scriptorium"
+    # A long generation (thousands of tokens) so that the kill lands while the model writes.
+    command = (f"{shlex.quote(str(executable))} {shlex.quote(str(draft))} --model {shlex.quote(str(random_model))}"
+               " --preset greedy --ctx 8192 --max-tokens 6000")
+    terminal.start(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
+    terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
+
+    terminal.text("C'era una volta")
+    terminal.keys("C-g")
+    terminal.wait_for(lambda s: "writing" in s, "the model writing")
+    time.sleep(0.3)
+    terminal.keys("Tab")  # accept what is on screen; the rest is not waited for
+    terminal.wait_for(lambda s: "writing" not in s and "tab accept" not in s, "the accepted suggestion")
+    terminal.text(" FINE")
+    time.sleep(AUTOSAVE_SECONDS + 1.5)  # the typing is autosaved within AUTOSAVE_SECONDS
+
+    terminal.keys("C-g")
+    terminal.wait_for(lambda s: "writing" in s, "a new generation")
+    pid = int(terminal.tmux("list-panes", "-t", "main", "-F", "#{pane_pid}").split()[0])
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while terminal.running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+    sessions = [p for p in (scriptorium_home / "data" / "sessions").iterdir() if p.suffix == ".json"]
+    assert len(sessions) == 1, sessions
+    session = json.loads(sessions[0].read_text(encoding="utf-8"))
+    text = draft.read_text(encoding="utf-8")
+    assert session["kind"] == "draft" and session["draft"]["text"] == text
+    accepted = [g for g in session["generations"] if g["outcome"] in ("accepted", "partly_accepted")]
+    assert accepted, session["generations"]
+    kept = accepted[0]["accepted_text"]
+    assert kept and text.startswith("C'era una volta" + kept), (text, kept)
+    assert text.endswith(" FINE"), text
+    start, end, generation = session["draft"]["model_spans"][0]
+    assert text[start:end] == kept and generation == accepted[0]["id"]

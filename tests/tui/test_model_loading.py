@@ -1,0 +1,125 @@
+"""Loading happens in the background with progress; a bad model or adapter is a clear
+message, the draft stays editable, and another model can be loaded from the app."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Callable
+
+from tui_helpers import generated, make_app, model_ready, run
+
+from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
+from scriptorium.inference.engine import Engine, LoadOptions
+
+
+def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [n.message for n in app._notifications]
+
+
+def model_panel(app) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(line.plain for line in app.main.sidebar.model.lines(60))
+
+
+def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
+    bad_gguf_files: dict[str, Path], random_model: Path
+) -> None:
+    bad = bad_gguf_files["not_gguf"]
+
+    async def scenario() -> None:
+        app = make_app(bad)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            assert app.engine is None and app.model_status.state == "failed"
+            assert any(str(bad) in message and "not a GGUF file" in message for message in notifications(app))
+            assert "not a GGUF file" in model_panel(app) and "^l: choose another model" in model_panel(app)
+            await pilot.press(*"Scrivo lo stesso")  # the draft is still there to write in
+            assert app.main.draft.editor.text == "Scrivo lo stesso"
+            await pilot.press("ctrl+g")  # no model: a message, not a crash
+            assert any("No model is loaded" in message for message in notifications(app))
+
+            await pilot.press("ctrl+l")
+            assert isinstance(app.screen, LoadModelScreen)
+            model_input = app.screen.query_one("#model-path")
+            assert model_input.value == str(bad)
+            model_input.value = str(random_model)
+            await pilot.press("enter")
+            await model_ready(pilot)
+            assert app.engine is not None and app.model_status.state == "ready"
+            assert app.main.draft.editor.text == "Scrivo lo stesso"
+            done = await generated(pilot, "ctrl+g")
+            assert done.completion_tokens > 0
+
+    run(scenario)
+
+
+def test_a_missing_model_file_says_so(tmp_path: Path) -> None:
+    missing = tmp_path / "non-esiste.gguf"
+
+    async def scenario() -> None:
+        app = make_app(missing)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            assert app.model_status.state == "failed"
+            assert f"model not found: {missing}" in app.model_status.error
+            assert "model failed to load" in str(app.main.status.render())
+
+    run(scenario)
+
+
+def test_an_adapter_for_another_architecture_is_refused_with_a_reason(
+    random_model: Path, foreign_lora_adapter: Path
+) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, lora=foreign_lora_adapter)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            assert app.engine is None
+            assert "'gemma3' model, but the model is 'llama'" in app.model_status.error
+            await pilot.press("ctrl+l")
+            assert isinstance(app.screen, LoadModelScreen)
+            app.screen.query_one("#lora-path").value = ""  # drop the adapter and retry
+            await pilot.press("enter")
+            await model_ready(pilot)
+            assert app.engine is not None and app.engine.adapter is None and app.lora_scale is None
+
+    run(scenario)
+
+
+def test_the_editor_works_while_the_model_loads_and_progress_is_shown(random_model: Path) -> None:
+    release = threading.Event()
+
+    def slow_loader(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        on_progress(0.42)
+        release.wait(30)
+        return Engine.load(options, on_progress)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=slow_loader)
+        async with app.run_test() as pilot:
+            await pilot.pause(0.1)
+            assert app.model_status.state == "loading" and app.model_status.progress == 0.42
+            assert "42%" in model_panel(app) and "loading random.gguf 42%" in str(app.main.status.render())
+            await pilot.press(*"Intanto scrivo", "ctrl+g")
+            assert app.main.draft.editor.text == "Intanto scrivo"
+            assert any("still loading (42%)" in message for message in notifications(app))
+            release.set()
+            await model_ready(pilot)
+            assert app.model_status.state == "ready"
+            done = await generated(pilot, "ctrl+g")
+            assert done.completion_tokens > 0
+
+    run(scenario)
+
+
+def test_escape_in_the_load_dialog_goes_back_to_the_draft(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            assert "no model loaded" in model_panel(app)
+            await pilot.press("ctrl+l")
+            assert isinstance(app.screen, LoadModelScreen)
+            await pilot.press("escape")
+            assert app.screen is app.main and app.model_status.state == "none"
+
+    run(scenario)

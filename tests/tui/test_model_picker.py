@@ -1,0 +1,83 @@
+"""The model picker: discovered models and, for the chosen model's architecture, its LoRA
+adapters; switching at runtime, with every generation recording the model it ran on."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textual.widgets import OptionList
+from tui_helpers import generated, make_app, model_ready, run
+
+from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
+
+
+def _index_of(options: OptionList, name: str) -> int:
+    for index in range(options.option_count):
+        if name in str(options.get_option_at_index(index).prompt):
+            return index
+    raise AssertionError(f"{name} is not listed")
+
+
+def test_switching_model_and_adapter_in_the_app(
+    random_model: Path, sentence_model: Path, lora_adapter: Path, models_dir: Path
+) -> None:
+    shutil.copy(sentence_model, models_dir / "frasi.gguf")
+    shutil.copy(random_model, models_dir / "casuale.gguf")
+    shutil.copy(lora_adapter, models_dir / "gatto-lora.gguf")
+
+    async def scenario() -> None:
+        app = make_app(sentence_model)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"C'era")
+            first = await generated(pilot, "ctrl+g")
+            await pilot.press("escape")
+
+            await pilot.press("f10")
+            assert isinstance(app.screen, ModelPickerScreen)
+            await app.screen.workers.wait_for_complete()
+            await pilot.pause()
+            models = app.screen.query_one("#picker-models", OptionList)
+            models.highlighted = _index_of(models, "casuale.gguf")
+            await pilot.pause()
+            adapters = app.screen.query_one("#picker-adapters", OptionList)
+            adapters.highlighted = _index_of(adapters, "gatto-lora.gguf")
+            app.screen.query_one("#picker-scale").value = "0.5"
+            await pilot.click("#load")
+            await model_ready(pilot)
+            assert app.screen is app.main
+            assert app.engine is not None and app.engine.options.model_path == models_dir / "casuale.gguf"
+            assert app.engine.adapter is not None and app.lora_scale == 0.5
+            assert app.main.draft.editor.text == "C'era"  # the draft survives the switch
+
+            second = await generated(pilot, "ctrl+g")
+            assert second.completion_tokens > 0 and first.completion_tokens > 0
+            session = app.sessions.draft
+            assert session is not None
+            old, new = session.generations
+            assert old.model.path == str(sentence_model) and old.lora is None
+            assert new.model.path == str(models_dir / "casuale.gguf")
+            assert new.lora is not None and new.lora.scale == 0.5 and new.lora.name == "gatto-lora"
+
+    run(scenario)
+
+
+def test_a_bad_scale_is_a_message_and_escape_keeps_the_model(random_model: Path, models_dir: Path) -> None:
+    shutil.copy(random_model, models_dir / "casuale.gguf")
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("f10")
+            await app.screen.workers.wait_for_complete()
+            await pilot.pause()
+            app.screen.query_one("#picker-scale").value = "tanto"
+            await pilot.click("#load")
+            assert isinstance(app.screen, ModelPickerScreen)
+            assert any("between 0 and 4, not 'tanto'" in n.message for n in app._notifications)
+            await pilot.press("escape")
+            assert app.screen is app.main and app.engine.options.model_path == random_model
+
+    run(scenario)

@@ -1,0 +1,120 @@
+"""The side panels show exactly what the engine reported, update while tokens stream,
+and hide and show from the keyboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import Gate, generated, make_app, model_ready, run
+
+from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
+from scriptorium.inference.settings import preset
+
+
+def text_of(panel, width: int = 40) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(line.plain for line in panel.lines(width))
+
+
+def test_after_a_generation_every_panel_shows_the_engines_numbers(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            done = await generated(pilot, "ctrl+g")
+            _, tokens, _ = app.main.last_generation
+            sidebar = app.main.sidebar
+
+            last = tokens[-1]
+            assert sidebar.probabilities.event == last
+            chosen = next(c for c in last.top if c.id == last.id)
+            assert f"▶ {visible_token(chosen.text)}" in text_of(sidebar.probabilities)
+            assert f"{chosen.p * 100:.1f}%" in text_of(sidebar.probabilities)
+
+            assert sidebar.kv.usage == done.kv_cache
+            kv = text_of(sidebar.kv)
+            assert f"{done.kv_cache.tokens:,} / {done.kv_cache.n_ctx:,} tokens" in kv
+            assert format_bytes(done.kv_cache.bytes_used) in kv
+            assert f"{format_bytes(done.kv_cache.bytes_per_token)} per token" in kv
+            assert f"reused {done.reused_tokens:,} of {done.prompt_tokens:,} tok" in kv
+
+            speed = text_of(sidebar.speed)
+            assert format_ms(done.ttft_ms) in speed
+            assert format_rate(done.decode_tokens_per_s) in speed
+            assert format_rate(done.prefill_tokens_per_s) in speed
+            assert sidebar.speed.border_title == "Speed · length"
+
+            model = text_of(sidebar.model)
+            engine = app.engine
+            assert engine is not None
+            assert engine.facts.name in model and "GQA 2:1" in model and "4 q / 2 kv heads" in model
+            assert "2.15M params" in model and "F32" in model and "LoRA none" in model
+
+    run(scenario)
+
+
+def test_panels_update_while_tokens_stream(random_model: Path) -> None:
+    async def scenario() -> None:
+        gate = Gate(after_tokens=5)
+        app = make_app(random_model, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=40))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte", "ctrl+g")
+            await gate.wait_reached()
+            await pilot.pause(0.2)  # frames go by while the worker is held at token 5
+            sidebar = app.main.sidebar
+            shown = sidebar.probabilities.event
+            assert shown is not None and 0 <= shown.index < 5
+            assert sidebar.speed.border_title == "Speed · decoding"
+            assert sidebar.kv.usage is not None and sidebar.kv.usage.tokens == shown.kv_tokens
+            assert app.main.draft.suggestion.border_title.endswith("writing…")
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert sidebar.probabilities.event.index == 39
+
+    run(scenario)
+
+
+def test_panels_hide_and_show_by_key(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            sidebar = app.main.sidebar
+            await pilot.press("ctrl+t")  # the panels take the keys now
+            for number, name in enumerate(("probabilities", "speed", "kv", "sampler", "model"), 1):
+                await pilot.press(str(number))
+                assert not sidebar.panel(name).display, name
+                await pilot.press(str(number))
+                assert sidebar.panel(name).display, name
+            await pilot.press("escape", "f3")
+            assert not sidebar.display and app.focused is app.main.draft.editor
+            await pilot.press("f3")
+            assert sidebar.display
+
+    run(scenario)
+
+
+def test_the_layout_fits_80x24_and_uses_a_large_terminal(random_model: Path) -> None:
+    async def scenario(size: tuple[int, int]) -> tuple[int, int, bool]:
+        app = make_app(random_model)
+        async with app.run_test(size=size) as pilot:
+            await model_ready(pilot)
+            editor = app.main.draft.editor.region
+            sidebar = app.main.sidebar
+            side_by_side = sidebar.probabilities.region.y == sidebar.kv.region.y
+            return editor.width, sidebar.region.width, side_by_side
+
+    small: list[tuple[int, int, bool]] = []
+    large: list[tuple[int, int, bool]] = []
+
+    async def both() -> None:
+        small.append(await scenario((80, 24)))
+        large.append(await scenario((200, 50)))
+
+    run(both)
+    (editor_small, side_small, columns_small), (editor_large, side_large, columns_large) = small[0], large[0]
+    assert editor_small >= 40 and editor_small + side_small <= 80
+    assert not columns_small and columns_large  # one stack when small, two columns when large
+    assert editor_large > editor_small and side_large > side_small

@@ -1,0 +1,207 @@
+"""Sessions in the app: every accepted suggestion saved at once, typing within seconds,
+generations and chat turns recorded, --resume, the sessions screen, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import generated, make_app, model_ready, run
+
+from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
+from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
+from scriptorium.app.sessions.keeper import AUTOSAVE_SECONDS
+from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
+
+OPENING = "C'era una volta"
+
+
+def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [n.message for n in app._notifications]
+
+
+def saved_draft(draft: Path) -> DraftSession:
+    session = SessionStore().find_for_draft(draft)
+    assert isinstance(session, DraftSession)
+    return session
+
+
+def test_an_accepted_suggestion_is_saved_at_once_with_its_generation(random_model: Path, tmp_path: Path) -> None:
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            done = await generated(pilot, "ctrl+g")
+            await pilot.press("tab")
+            await pilot.pause()
+            # No timer has fired yet: the accept itself saved.
+            text = app.main.draft.editor.text
+            assert text == OPENING + done.text
+            assert draft.read_text(encoding="utf-8") == text
+            session = saved_draft(draft)
+            assert session.text == text
+            (generation,) = session.generations
+            assert generation.outcome == "accepted" and generation.accepted_text == done.text
+            assert generation.model.path == str(random_model) and generation.sampler["temperature"] == 0.0
+            assert generation.tokens is not None and len(generation.tokens) == done.completion_tokens
+            assert [(s.start, s.end) for s in session.spans] == [(len(OPENING), len(text))]
+
+    run(scenario)
+
+
+def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path: Path) -> None:
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            await generated(pilot, "ctrl+g")
+            await pilot.press("ctrl+right", "escape")
+            await pilot.pause()
+            word = app.main.draft.editor.text[len(OPENING):]
+            app.save_everything()
+            (generation,) = saved_draft(draft).generations
+            assert generation.outcome == "partly_accepted" and generation.accepted_text == word
+
+    run(scenario)
+
+
+def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Appunti")
+            await pilot.pause()
+            assert not draft.exists() and app.main.draft.modified  # not on every keystroke
+            await pilot.pause(AUTOSAVE_SECONDS + 0.5)
+            assert draft.read_text(encoding="utf-8") == "Appunti"
+            assert saved_draft(draft).text == "Appunti"
+            assert not app.main.draft.modified
+
+    run(scenario)
+
+
+def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path) -> None:
+    async def first() -> None:
+        app = make_app(None)  # an unnamed draft lives only in its session
+        async with app.run_test() as pilot:
+            await pilot.press(*"Senza nome, ma salvato")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert not app.is_running
+
+    async def second() -> None:
+        app = make_app(None)
+        app_resumed = type(app)(settings=app.settings, resume=True)
+        async with app_resumed.run_test() as pilot:
+            await pilot.pause()
+            assert app_resumed.main.draft.editor.text == "Senza nome, ma salvato"
+
+    run(first)
+    run(second)
+
+
+def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            done = await generated(pilot, *"Ciao!", "enter")
+            app.save_everything()
+            chat = app.sessions.chat
+            assert chat is not None
+            saved = SessionStore().load(chat.id)
+            assert isinstance(saved, ChatSession)
+            assert [(t.role, t.content) for t in saved.turns] == [("user", "Ciao!"), ("assistant", done.text)]
+            assert saved.generations[0].outcome == "accepted" and saved.turns[1].generation == "g1"
+
+    run(scenario)
+
+
+def test_the_sessions_screen_opens_renames_and_deletes(tmp_path: Path) -> None:
+    store = SessionStore()
+    first = store.create_draft("Primo", "Il primo testo")
+    second = store.create_draft("Secondo", "Il secondo testo")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press("f5")
+            assert isinstance(app.screen, SessionsScreen)
+            titles = [s.title for s in app.screen._summaries]
+            assert set(titles) == {"Primo", "Secondo"}
+            index = [s.id for s in app.screen._summaries].index(second.id)
+            app.screen.query_one("DataTable").move_cursor(row=index)
+            await pilot.press("r")
+            assert isinstance(app.screen, TextPromptScreen)
+            app.screen.query_one("Input").value = "Secondo, rivisto"
+            await pilot.press("enter")
+            await pilot.pause()
+            assert store.load(second.id).title == "Secondo, rivisto"
+
+            index = [s.id for s in app.screen._summaries].index(first.id)
+            app.screen.query_one("DataTable").move_cursor(row=index)
+            await pilot.press("d")
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("y")
+            await pilot.pause()
+            assert not store.path_for(first.id).exists() and store.path_for(second.id).exists()
+
+            await pilot.press("enter")  # the one left
+            await pilot.pause()
+            assert app.screen is app.main
+            assert app.main.draft.editor.text == "Il secondo testo" and app.sessions.draft.id == second.id
+
+    run(scenario)
+
+
+def test_export_asks_before_overwriting(tmp_path: Path) -> None:
+    draft = tmp_path / "racconto.md"
+    exported = tmp_path / "racconto.export.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Prima versione")
+            await pilot.press("f12")
+            await pilot.pause()
+            assert "Prima versione" in exported.read_text(encoding="utf-8")
+            assert any(str(exported) in message for message in notifications(app))
+            assert exported.read_text(encoding="utf-8").startswith("---\n")
+
+            await pilot.press(*" e seconda", "f12")
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("n")  # No: the file stays as it was
+            assert "seconda" not in exported.read_text(encoding="utf-8")
+            await pilot.press("f12")
+            await pilot.press("y")
+            await pilot.pause()
+            assert "Prima versione e seconda" in exported.read_text(encoding="utf-8")
+
+    run(scenario)
+
+
+def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path) -> None:
+    store = SessionStore()
+    store.directory.mkdir(parents=True, exist_ok=True)
+    damaged = store.directory / "2020-01-01-0000-rotto.json"
+    damaged.write_bytes(b"{ not json")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        resumed = type(app)(settings=app.settings, resume=True)
+        async with resumed.run_test() as pilot:
+            await pilot.pause()
+            assert any("damaged" in message and "moved aside" in message for message in notifications(resumed))
+            await pilot.press(*"Si scrive lo stesso")
+            assert resumed.save_everything()
+        assert not damaged.exists()
+        assert [p for p in store.directory.iterdir() if ".corrupt-" in p.name]
+
+    run(scenario)

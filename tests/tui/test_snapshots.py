@@ -1,0 +1,48 @@
+"""SVG snapshots of both modes, at 80x24 and at a large size (pytest-textual-snapshot).
+
+Deterministic: greedy sampling, the real engine on a generated model, and its event
+times replaced by a fixed clock (FixedClockEngine) so the speed panel reads the same on
+every run. Update with `pytest tests/tui/test_snapshots.py --snapshot-update`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input
+from tui_helpers import fixed_clock_loader, make_app, model_ready
+
+SIZES = {"small": (80, 24), "large": (160, 48)}
+
+
+async def continue_draft(pilot: Pilot[Any]) -> None:
+    await model_ready(pilot)
+    app = pilot.app
+    app.main.draft.editor.cursor_blink = False
+    await pilot.press(*"C'era una volta una casa sul lago.")
+    await pilot.press("ctrl+g")
+    await app.main.wait_until_idle()
+    await pilot.pause()
+
+
+async def chat_once(pilot: Pilot[Any]) -> None:
+    await model_ready(pilot)
+    app = pilot.app
+    app.main.chat.query_one(Input).cursor_blink = False
+    await pilot.press(*"Ciao! Com'è la casa?", "enter")
+    await app.main.wait_until_idle()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_draft_mode(snap_compare: Any, random_model: Path, size: str) -> None:
+    app = make_app(random_model, loader=fixed_clock_loader)
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=continue_draft)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_chat_mode(snap_compare: Any, sentence_model: Path, size: str) -> None:
+    app = make_app(sentence_model, mode="chat", loader=fixed_clock_loader)
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=chat_once)

@@ -1,0 +1,46 @@
+"""SVG snapshots of text coloured by probability (issue 6), draft and chat.
+
+Deterministic: greedy sampling on a generated model, a fixed clock for the speed panel.
+Update with `pytest tests/tui/test_token_snapshots.py --snapshot-update`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+from tui_helpers import fixed_clock_loader, make_app, model_ready
+
+
+async def coloured_draft(pilot: Pilot[Any]) -> None:
+    await model_ready(pilot)
+    app = pilot.app
+    app.main.draft.editor.cursor_blink = False
+    await pilot.press(*"C'era una volta una casa sul lago.", "ctrl+g")
+    await app.main.wait_until_idle()
+    # Accept it, ask for more: coloured text in the draft and in the suggestion.
+    await pilot.press("tab", "ctrl+g")
+    await app.main.wait_until_idle()
+    await pilot.press("f8", "f4", "left")
+    await pilot.pause()
+
+
+async def coloured_chat(pilot: Pilot[Any]) -> None:
+    await model_ready(pilot)
+    app = pilot.app
+    app.main.chat.query_one(Input).cursor_blink = False
+    await pilot.press(*"Ciao! Com'è la casa?", "enter")
+    await app.main.wait_until_idle()
+    await pilot.press("f8")
+    await pilot.pause()
+
+
+def test_draft_coloured_by_probability(snap_compare: Any, random_model: Path) -> None:
+    app = make_app(random_model, loader=fixed_clock_loader)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=coloured_draft)
+
+
+def test_chat_coloured_by_probability(snap_compare: Any, sentence_model: Path) -> None:
+    app = make_app(sentence_model, mode="chat", loader=fixed_clock_loader)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=coloured_chat)

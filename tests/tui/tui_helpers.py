@@ -1,0 +1,167 @@
+"""Helpers for the TUI tests: apps on the generated models (real engine, no fakes)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from contextlib import closing
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterator
+
+from textual.pilot import Pilot
+
+from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.events import Event, GenerationDone, PrefillDone, TokenEvent
+from scriptorium.inference.settings import SamplerSettings, preset
+
+GREEDY = preset("greedy").with_changes(max_tokens=12, preset="greedy")
+"""Reproducible: the same model and prompt always give the same text."""
+
+
+def make_app(
+    model: Path | None,
+    *,
+    draft: Path | None = None,
+    sampler: SamplerSettings = GREEDY,
+    lora: Path | None = None,
+    mode: str = "draft",
+    keymap: dict[str, str] | None = None,
+    loader: Callable[..., Engine] = Engine.load,
+    top_n: int = 8,
+) -> ScriptoriumApp:
+    # One thread: the same arithmetic order on any machine, so the same probabilities.
+    options = LoadOptions(model_path=model, lora_path=lora, n_ctx=512, n_threads=1) if model is not None else None
+    return ScriptoriumApp(
+        settings=TuiSettings(sampler=sampler, mode=mode, top_n=top_n),
+        keymap=keymap,
+        draft=draft,
+        load_options=options,
+        engine_loader=loader,
+    )
+
+
+async def model_ready(pilot: Pilot[Any]) -> None:
+    """Wait for the background model load, and for its messages to be handled."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def generated(pilot: Pilot[Any], *keys: str) -> GenerationDone:
+    """Press `keys` (which start a generation), wait until it ends; its GenerationDone."""
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    await pilot.press(*keys)
+    await app.main.wait_until_idle()
+    await pilot.pause()
+    assert app.main.last_generation is not None
+    return app.main.last_generation[2]
+
+
+class EngineSpy:
+    """Records what the real engine is asked to do: the settings, bias and LoRA scale
+    of every generation, as the engine itself received them."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.calls: list[dict[str, Any]] = []
+        original = engine.generate
+
+        def generate(prompt: str, settings: Any, bias: Any, **kwargs: Any) -> Iterator[Event]:
+            self.calls.append({"prompt": prompt, "settings": settings, "bias": bias,
+                               "lora_scale": engine.lora_scale, **kwargs})
+            return original(prompt, settings, bias, **kwargs)
+
+        engine.generate = generate  # type: ignore[method-assign]
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.calls[-1]
+
+
+def spying_loader() -> tuple[Callable[..., Engine], list[EngineSpy]]:
+    """An engine loader that puts an EngineSpy on every engine it loads."""
+    spies: list[EngineSpy] = []
+
+    def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        engine = Engine.load(options, on_progress)
+        spies.append(EngineSpy(engine))
+        return engine
+
+    return load, spies
+
+
+class FixedClockEngine:
+    """The real engine, with the times in its events replaced by fixed values, so a
+    screenshot of the speed panel is the same on every run and every machine."""
+
+    PREFILL_MS = 4.0
+    FIRST_TOKEN_MS = 6.0
+    STEP_MS = 5.0
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def generate(self, *args: Any, **kwargs: Any) -> Iterator[Event]:
+        with closing(self._engine.generate(*args, **kwargs)) as events:
+            for event in events:
+                yield self._fixed(event)
+
+    def _fixed(self, event: Event) -> Event:
+        if isinstance(event, PrefillDone):
+            return replace(event, prefill_ms=self.PREFILL_MS)
+        if isinstance(event, TokenEvent):
+            return replace(event, elapsed_ms=self.FIRST_TOKEN_MS + self.STEP_MS * event.index)
+        if isinstance(event, GenerationDone):
+            steps = max(event.completion_tokens - 1, 0)
+            return replace(
+                event, prefill_ms=self.PREFILL_MS, ttft_ms=self.FIRST_TOKEN_MS, decode_ms=self.STEP_MS * steps,
+                decode_tokens_per_s=1000.0 / self.STEP_MS if steps else 0.0,
+                prefill_tokens_per_s=(event.prompt_tokens - event.reused_tokens) / self.PREFILL_MS * 1000.0,
+            )
+        return event
+
+
+def fixed_clock_loader(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+    return FixedClockEngine(Engine.load(options, on_progress))  # type: ignore[return-value]
+
+
+class Gate:
+    """Holds a generation open: after `after_tokens` tokens the worker thread waits until
+    `release()`, so a test can press keys while tokens are still streaming."""
+
+    def __init__(self, after_tokens: int = 3) -> None:
+        self.after_tokens = after_tokens
+        self.reached = threading.Event()
+        self._open = threading.Event()
+
+    def release(self) -> None:
+        self._open.set()
+
+    async def wait_reached(self) -> None:
+        assert await asyncio.to_thread(self.reached.wait, 30), "the generation never reached the gate"
+
+    def loader(self, options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        engine = Engine.load(options, on_progress)
+        original = engine.generate
+        gate = self
+
+        def generate(*args: Any, **kwargs: Any) -> Iterator[Event]:
+            with closing(original(*args, **kwargs)) as events:
+                for event in events:
+                    yield event
+                    if isinstance(event, TokenEvent) and event.index + 1 == gate.after_tokens:
+                        gate.reached.set()
+                        gate._open.wait(30)
+
+        engine.generate = generate  # type: ignore[method-assign]
+        return engine
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    """Run an async Pilot scenario from a plain pytest test."""
+    asyncio.run(scenario())
