@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from scriptorium.app import atomic
-    from scriptorium.app.config.schema import ConfigError, config_path, load_config_lenient
+    from scriptorium.app.config.file import ConfigError, config_path, load_config_lenient
 
     if args.action == "path":
         print(config_path(args.config))

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.settings import SettingsError
 
     from scriptorium.app import paths
-    from scriptorium.app.config.schema import load_config
+    from scriptorium.app.config.file import load_config
     from scriptorium.app.models.choice import resolve_model, stderr_progress
     from scriptorium.app.config.run_settings import run_settings
 

@@ -36,7 +36,7 @@ def _table(rows: list[tuple[str, ...]]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from scriptorium.app import paths
-    from scriptorium.app.config.schema import load_config_lenient
+    from scriptorium.app.config.file import load_config_lenient
     from scriptorium.app.models.choice import discover, discovery_folders
 
     config, config_problems = load_config_lenient(args.config)

@@ -42,7 +42,7 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     # Imported here so `scriptorium --help` stays fast.
     from scriptorium.inference.errors import ScriptoriumError
 
-    from scriptorium.app.config.schema import load_config_lenient
+    from scriptorium.app.config.file import load_config_lenient
     from scriptorium.app.models.startup import ModelSource
     from scriptorium.app.config.run_settings import run_settings
     from scriptorium.app.tui.app import ScriptoriumApp

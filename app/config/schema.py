@@ -4,14 +4,15 @@ Precedence everywhere: command-line flags > this file > built-in defaults. The f
 at `paths.config_file()` (SCRIPTORIUM_CONFIG names another one); `--config FILE` beats
 both. `load_config` is strict (the CLI: first problem as one line, exit 2);
 `load_config_lenient` returns defaults for whatever is wrong plus the problems, so the
-TUI starts anyway and shows them. Parsing lives in config_parse.py, the commented default
-file and the effective-config dump in config_text.py.
+TUI starts anyway and shows them.
+
+This module is the schema alone; reading the file is config/file.py, turning its tables
+into a Config is config/parse.py, the commented default file and the effective-config
+dump are config/text.py.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +21,6 @@ from types import MappingProxyType
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
 
-from scriptorium.app import paths
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - pyproject pulls tomli in for 3.10
-    import tomli as tomllib
 
 DEFAULT_CONTEXT_SIZE = 4096
 DEFAULT_PRESET = "prose"
@@ -95,48 +90,3 @@ class Config:
             return presets[name]
         except KeyError:
             raise SettingsError(f"unknown preset '{name}' (choose from {', '.join(presets)})") from None
-
-
-def config_path(cli_value: str | os.PathLike[str] | None = None) -> Path:
-    """The config file in effect: `--config FILE`, else SCRIPTORIUM_CONFIG, else the default."""
-    return Path(cli_value).expanduser() if cli_value else paths.config_file()
-
-
-def _read(path: Path, explicit: bool) -> tuple[dict | None, str | None]:
-    """(TOML table or None, problem or None); a missing default file is simply no config."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, (f"config file not found: {path}" if explicit else None)
-    except IsADirectoryError:
-        return None, f"config file {path} is a folder"
-    except UnicodeDecodeError:
-        return None, f"config file {path} is not UTF-8 text"
-    except OSError as error:
-        return None, f"cannot read config file {path}: {error.strerror or error}"
-    try:
-        return tomllib.loads(text), None
-    except tomllib.TOMLDecodeError as error:
-        return None, f"{path}: not valid TOML: {error}"
-
-
-def load_config_lenient(cli_value: str | os.PathLike[str] | None = None) -> tuple[Config, list[str]]:
-    """The config with built-in defaults wherever the file is missing or wrong, and one line
-    per problem found (each names the file and the key). Never raises for a bad file."""
-    from scriptorium.app.config.parse import parse_config
-
-    path = config_path(cli_value)
-    data, problem = _read(path, explicit=cli_value is not None)
-    if data is None:
-        return Config(), [problem] if problem else []
-    config, problems = parse_config(data, path)
-    return config, [f"{path}: {line}" for line in problems]
-
-
-def load_config(cli_value: str | os.PathLike[str] | None = None) -> Config:
-    """The config, or ConfigError naming the first problem in one line."""
-    config, problems = load_config_lenient(cli_value)
-    if problems:
-        more = f" (and {len(problems) - 1} more; see scriptorium config show)" if len(problems) > 1 else ""
-        raise ConfigError(problems[0] + more)
-    return config

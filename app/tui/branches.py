@@ -1,4 +1,4 @@
-"""Versions of one suggestion: every re-roll and every branch from a token keeps the
+"""A suggestion beside the draft (the ghost) and its versions: every re-roll and every branch from a token keeps the
 text it replaces, so the author can go back to it (alt+← / alt+→ in the draft).
 
 The ghost's own `text` and `tokens` are the version on screen; the others wait in
@@ -8,12 +8,10 @@ The ghost's own `text` and `tokens` are the version on screen; the others wait i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+from textual.widgets.text_area import Location
 
 from scriptorium.app.tui.token_spans import TokenRecord
-
-if TYPE_CHECKING:
-    from scriptorium.app.tui.widgets.draft_editor import Ghost
 
 
 @dataclass(slots=True)
@@ -24,7 +22,30 @@ class Version:
     """How it came about: 'first', 're-roll', 'branch at “word”'."""
 
 
-def _save_current(ghost: "Ghost") -> None:
+@dataclass(slots=True)
+class Ghost:
+    """A suggestion waiting beside the draft."""
+
+    anchor: Location
+    """Where the suggestion would be inserted."""
+    from_cursor: bool
+    """True when it continues from the cursor rather than from the end of the draft."""
+    text: str = ""
+    streaming: bool = True
+    request_ids: list[int] = field(default_factory=list)
+    """The generations whose text this is (one, or several after "continue again")."""
+    tokens: list[TokenRecord] = field(default_factory=list)
+    """What the model thought of each token of `text` (offsets into `text`)."""
+    versions: list[Version] = field(default_factory=list)
+    """Earlier and later versions (re-rolls, branches)."""
+    version: int = 0
+    replaces: int = 0
+    """Characters after the anchor that accepting the suggestion replaces (a branch taken
+    inside the draft, in accepted or scored text). They stay in the draft until then: Esc,
+    a crash or an edit that invalidates the suggestion leave the draft as it was."""
+
+
+def _save_current(ghost: Ghost) -> None:
     if not ghost.versions:
         ghost.versions.append(Version(ghost.text, list(ghost.tokens), "first"))
         ghost.version = 0
@@ -33,7 +54,7 @@ def _save_current(ghost: "Ghost") -> None:
         slot.text, slot.tokens = ghost.text, list(ghost.tokens)
 
 
-def start_version(ghost: "Ghost", label: str, text: str = "", tokens: list[TokenRecord] | None = None) -> None:
+def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRecord] | None = None) -> None:
     """Keep what is on screen as a version and start a new one with `text`."""
     if ghost.text or ghost.versions:
         _save_current(ghost)
@@ -42,7 +63,7 @@ def start_version(ghost: "Ghost", label: str, text: str = "", tokens: list[Token
     ghost.text, ghost.tokens = text, list(tokens or [])
 
 
-def move_version(ghost: "Ghost", step: int) -> bool:
+def move_version(ghost: Ghost, step: int) -> bool:
     """Show the previous (-1) or next (+1) version; False when there is none that way."""
     target = ghost.version + step
     if not ghost.versions or not 0 <= target < len(ghost.versions):
@@ -54,7 +75,7 @@ def move_version(ghost: "Ghost", step: int) -> bool:
     return True
 
 
-def version_label(ghost: "Ghost") -> str:
+def version_label(ghost: Ghost) -> str:
     """'version 2/3 · re-roll', or '' while there is only one."""
     if len(ghost.versions) < 2:
         return ""

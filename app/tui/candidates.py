@@ -20,7 +20,7 @@ from scriptorium.app.tui.token_spans import TokenSource, records_from_events
 from scriptorium.app.config.tui_settings import MAX_CANDIDATES
 
 if TYPE_CHECKING:
-    from scriptorium.app.tui.widgets.draft_editor import Ghost
+    from scriptorium.app.tui.branches import Ghost
 
 __all__ = ["MAX_CANDIDATES", "Candidate", "candidate_sampler", "new_candidate", "next_seed", "put_on_ghost"]
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from scriptorium.app import paths
-from scriptorium.app.config.schema import Config, ConfigError, ModelConfig, UiConfig, config_path, load_config, load_config_lenient
+from scriptorium.app.config.file import config_path, load_config, load_config_lenient
+from scriptorium.app.config.schema import Config, ConfigError, ModelConfig, UiConfig
 from scriptorium.app.config.parse import parse_config
 from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT, effective_config_toml, write_default_config
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError

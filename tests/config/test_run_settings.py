@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments
-from scriptorium.app.config.schema import Config, load_config
+from scriptorium.app.config.file import load_config
+from scriptorium.app.config.schema import Config
 from scriptorium.app.config.run_settings import add_config_argument, run_settings
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.settings import PRESETS, LogitBias, SettingsError

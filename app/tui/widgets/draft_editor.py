@@ -9,43 +9,17 @@ and typing at the anchor consumes the suggestion when the typed text matches it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from rich.style import Style
 from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult, Location
 
+from scriptorium.app.tui.branches import Ghost
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
 
-if TYPE_CHECKING:
-    from scriptorium.app.tui.branches import Version
-
 _NEXT_WORD = re.compile(r"\s*\S+")
-
-
-@dataclass(slots=True)
-class Ghost:
-    """A suggestion waiting beside the draft."""
-
-    anchor: Location
-    """Where the suggestion would be inserted."""
-    from_cursor: bool
-    """True when it continues from the cursor rather than from the end of the draft."""
-    text: str = ""
-    streaming: bool = True
-    request_ids: list[int] = field(default_factory=list)
-    """The generations whose text this is (one, or several after "continue again")."""
-    tokens: list[TokenRecord] = field(default_factory=list)
-    """What the model thought of each token of `text` (offsets into `text`)."""
-    versions: list["Version"] = field(default_factory=list)
-    """Earlier and later versions (re-rolls, branches); see branches.py."""
-    version: int = 0
-    replaces: int = 0
-    """Characters after the anchor that accepting the suggestion replaces (a branch taken
-    inside the draft, in accepted or scored text). They stay in the draft until then: Esc,
-    a crash or an edit that invalidates the suggestion leave the draft as it was."""
 
 
 def next_word(text: str) -> str:

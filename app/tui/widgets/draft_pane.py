@@ -22,7 +22,8 @@ from scriptorium.app.tui.branches import start_version
 from scriptorium.app.tui.widgets import draft_candidates
 from scriptorium.app.tui.widgets import draft_inspect
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
-from scriptorium.app.tui.widgets.draft_editor import DraftEditor, Ghost
+from scriptorium.app.tui.branches import Ghost
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 

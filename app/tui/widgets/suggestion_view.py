@@ -17,7 +17,7 @@ from textual.widget import Widget
 
 from scriptorium.app.tui.branches import version_label
 from scriptorium.app.tui.token_spans import BUCKETS
-from scriptorium.app.tui.widgets.draft_editor import Ghost
+from scriptorium.app.tui.branches import Ghost
 from scriptorium.app.tui.widgets.token_text import token_text
 
 CONTEXT_CHARS = 40

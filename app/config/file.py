@@ -1,0 +1,60 @@
+"""Reading the config file: where it is, its TOML, and the Config it gives (strict for
+the CLI, lenient for the TUI). The schema is config/schema.py, the parsing config/parse.py."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from scriptorium.app import paths
+from scriptorium.app.config.parse import parse_config
+from scriptorium.app.config.schema import Config, ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - pyproject pulls tomli in for 3.10
+    import tomli as tomllib
+
+
+def config_path(cli_value: str | os.PathLike[str] | None = None) -> Path:
+    """The config file in effect: `--config FILE`, else SCRIPTORIUM_CONFIG, else the default."""
+    return Path(cli_value).expanduser() if cli_value else paths.config_file()
+
+
+def _read(path: Path, explicit: bool) -> tuple[dict | None, str | None]:
+    """(TOML table or None, problem or None); a missing default file is simply no config."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, (f"config file not found: {path}" if explicit else None)
+    except IsADirectoryError:
+        return None, f"config file {path} is a folder"
+    except UnicodeDecodeError:
+        return None, f"config file {path} is not UTF-8 text"
+    except OSError as error:
+        return None, f"cannot read config file {path}: {error.strerror or error}"
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as error:
+        return None, f"{path}: not valid TOML: {error}"
+
+
+def load_config_lenient(cli_value: str | os.PathLike[str] | None = None) -> tuple[Config, list[str]]:
+    """The config with built-in defaults wherever the file is missing or wrong, and one line
+    per problem found (each names the file and the key). Never raises for a bad file."""
+    path = config_path(cli_value)
+    data, problem = _read(path, explicit=cli_value is not None)
+    if data is None:
+        return Config(), [problem] if problem else []
+    config, problems = parse_config(data, path)
+    return config, [f"{path}: {line}" for line in problems]
+
+
+def load_config(cli_value: str | os.PathLike[str] | None = None) -> Config:
+    """The config, or ConfigError naming the first problem in one line."""
+    config, problems = load_config_lenient(cli_value)
+    if problems:
+        more = f" (and {len(problems) - 1} more; see scriptorium config show)" if len(problems) > 1 else ""
+        raise ConfigError(problems[0] + more)
+    return config
