@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from scriptorium.app.sessions.format import FORMAT, VERSION
 from scriptorium.app.sessions.model import (
-    AnySession, BiasRecord, ChatSession, ChatTurn, DraftSession, FileStamp, Generation, LoraRef, ModelRef,
-    ModelSpan, Session, SessionError, TokenAlternative, TokenRecord, make_session_id, now_iso, slugify,
+    AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan, Session, SessionError, make_session_id,
+    slugify,
+)
+from scriptorium.app.sessions.records import (
+    BiasRecord, Generation, LoraRef, ModelRef, TokenAlternative, TokenRecord, now_iso,
 )
 from scriptorium.app.sessions.store import DraftConflictError, SessionStore, SessionSummary
 

@@ -22,7 +22,8 @@ from scriptorium.app import atomic
 from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.app.sessions.export_marks import Passage, render
-from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, Generation, settings_key
+from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession
+from scriptorium.app.sessions.records import Generation, settings_key
 
 OUTCOME_WORDS = {"pending": "undecided", "accepted": "accepted", "partly_accepted": "partly accepted", "rejected": "rejected"}
 

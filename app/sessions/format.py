@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scriptorium.app.sessions.model import (
-    OUTCOMES, ROLES, AnySession, BiasRecord, ChatSession, ChatTurn, DraftSession, FileStamp,
-    Generation, LoraRef, ModelRef, ModelSpan, TokenAlternative, TokenRecord,
+from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
+from scriptorium.app.sessions.records import (
+    OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenAlternative, TokenRecord,
 )
 
 FORMAT = "scriptorium-session"

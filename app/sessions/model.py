@@ -1,4 +1,5 @@
-"""The session data model: a draft or a chat, and every generation that fed it.
+"""The session data model: a draft or a chat, and every generation that fed it (whose
+records are sessions/records.py).
 
 Plain mutable dataclasses the TUI updates as the author works; `session_format` turns them
 into the versioned JSON of docs/session-format.md and `session_store` writes them atomically.
@@ -11,26 +12,19 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias
 
-Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
-OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
+from scriptorium.inference.settings import LogitBias, SamplerSettings
+
+from scriptorium.app.sessions.records import BiasRecord, Generation, LoraRef, ModelRef, now_iso
+
 ROLES: tuple[str, ...] = ("user", "assistant")
-PROBABILITY_DIGITS = 6
-"""Token probabilities are rounded when recorded: more digits only bloat the file."""
 
 
 class SessionError(ScriptoriumError):
     """A session cannot be read, written or changed; the message is one line for the author."""
-
-
-def now_iso() -> str:
-    """Local time with its UTC offset, to the second: readable, sortable within one zone."""
-    return datetime.now().astimezone().isoformat(timespec="seconds")
 
 
 def slugify(title: str, limit: int = 40) -> str:
@@ -44,172 +38,6 @@ def make_session_id(title: str, when: datetime | None = None) -> str:
     """'2025-03-14-0915-chapter-one': sorts by creation time and says what it is."""
     when = when or datetime.now().astimezone()
     return f"{when:%Y-%m-%d-%H%M}-{slugify(title)}"
-
-
-@dataclass(kw_only=True)
-class ModelRef:
-    """The model file a generation ran on."""
-
-    path: str
-    name: str
-    """general.name from the GGUF, else the file name without .gguf."""
-    size: int
-    """File size in bytes."""
-    sha256: str | None
-    """SHA-256 of the whole file (app/model_hash.py); None if it was not computed."""
-    quantization: str = ""
-    """The GGUF file type, e.g. 'Q4_K_M'."""
-    architecture: str = ""
-    parameters: int = 0
-
-    @classmethod
-    def from_facts(cls, facts: Any, sha256: str | None) -> "ModelRef":
-        """From an inference.gguf_file.ModelFacts (engine.facts)."""
-        return cls(path=str(facts.path), name=facts.name, size=facts.file_size, sha256=sha256,
-                   quantization=facts.file_type, architecture=facts.architecture, parameters=facts.parameters)
-
-
-@dataclass(kw_only=True)
-class LoraRef:
-    """The LoRA adapter applied during a generation, and its scale."""
-
-    path: str
-    name: str
-    size: int
-    sha256: str | None
-    scale: float
-
-    @classmethod
-    def from_facts(cls, facts: Any, scale: float, sha256: str | None) -> "LoraRef":
-        """From an inference.gguf_file.AdapterFacts (engine.adapter) and engine.lora_scale."""
-        path = Path(facts.path)
-        return cls(path=str(path), name=path.stem, size=facts.file_size, sha256=sha256, scale=float(scale))
-
-
-@dataclass(kw_only=True)
-class BiasRecord:
-    """The logit bias as applied: the author's entries plus the one-line summary for exports."""
-
-    ban_byte_tokens: bool
-    entries: tuple[tuple[int, float], ...] = ()
-    summary: str = ""
-    """describe_bias() at generation time: it needs the vocabulary, which a file does not keep."""
-
-    @classmethod
-    def from_bias(cls, bias: LogitBias, byte_token_ids: tuple[int, ...]) -> "BiasRecord":
-        return cls(ban_byte_tokens=bias.ban_byte_tokens, entries=tuple(bias.entries),
-                   summary=describe_bias(bias, byte_token_ids))
-
-    def to_logit_bias(self) -> LogitBias:
-        return LogitBias(ban_byte_tokens=self.ban_byte_tokens, entries=self.entries)
-
-
-@dataclass(kw_only=True)
-class TokenAlternative:
-    id: int
-    text: str
-    p: float
-    banned: bool = False
-
-
-@dataclass(kw_only=True)
-class TokenRecord:
-    """One sampled token with its probability and the top alternatives (for issue 6)."""
-
-    id: int
-    text: str
-    p: float
-    top: tuple[TokenAlternative, ...] = ()
-
-    @classmethod
-    def from_event(cls, event: Any) -> "TokenRecord":
-        """From an inference.events.TokenEvent."""
-        top = tuple(TokenAlternative(id=c.id, text=c.text, p=round(c.p, PROBABILITY_DIGITS), banned=c.banned)
-                    for c in event.top)
-        return cls(id=event.id, text=event.text, p=round(event.p, PROBABILITY_DIGITS), top=top)
-
-
-@dataclass(kw_only=True)
-class Generation:
-    """One run of the model: how it was made, what it produced, what the author kept."""
-
-    id: str
-    """'g1', 'g2', ... in the order generations started within the session."""
-    kind: Literal["continue", "chat"]
-    started_at: str
-    model: ModelRef
-    lora: LoraRef | None
-    sampler: dict[str, Any]
-    """SamplerSettings.as_dict(): kept as a dict so older files survive new settings."""
-    bias: BiasRecord
-    seed: int | None = None
-    """The seed the sampler used (drawn at random when the settings had none)."""
-    anchor: int | None = None
-    """Draft: the offset the suggestion was generated for. Chat: the index of the turn it answers."""
-    finished_at: str | None = None
-    text: str = ""
-    """The whole suggestion (stop string excluded)."""
-    stop_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    outcome: Outcome = "pending"
-    accepted_text: str | None = None
-    """What the author kept: all of `text` (accepted), a part (partly_accepted) or None."""
-    decided_at: str | None = None
-    tokens: list[TokenRecord] | None = None
-    """Per-token probabilities and alternatives, when recorded; None when not."""
-
-    def sampler_settings(self) -> SamplerSettings | None:
-        """The settings as the typed object, or None if this version cannot read them."""
-        values = dict(self.sampler)
-        if isinstance(values.get("stop"), list):
-            values["stop"] = tuple(values["stop"])
-        try:
-            return SamplerSettings(**values)
-        except TypeError:
-            return None
-
-    def add_token(self, event: Any) -> None:
-        """Record a TokenEvent's probability and alternatives."""
-        if self.tokens is None:
-            self.tokens = []
-        self.tokens.append(TokenRecord.from_event(event))
-
-    def finish(self, done: Any) -> None:
-        """Record an inference.events.GenerationDone (also for a cancelled generation)."""
-        self.finished_at = now_iso()
-        self.text = done.text
-        self.stop_reason = done.stop_reason
-        self.prompt_tokens = done.prompt_tokens
-        self.completion_tokens = done.completion_tokens
-        if done.seed is not None:
-            self.seed = done.seed
-
-    def record_kept(self, kept: str) -> None:
-        """Add `kept` to what the author took from this suggestion; recompute the outcome."""
-        self.accepted_text = (self.accepted_text or "") + kept
-        self.outcome = "accepted" if self.accepted_text == self.text else "partly_accepted"
-        self.decided_at = now_iso()
-
-    def reject(self) -> None:
-        self.outcome = "rejected"
-        self.accepted_text = None
-        self.decided_at = now_iso()
-
-    def same_settings(self, other: "Generation") -> bool:
-        """Same model file, LoRA and scale, sampler settings and bias (the drawn seed aside)."""
-        return settings_key(self) == settings_key(other)
-
-
-def settings_key(generation: Generation) -> tuple[Any, ...]:
-    model = generation.model
-    lora = generation.lora
-    return (
-        model.sha256 or model.path,
-        (lora.sha256 or lora.path, lora.scale) if lora else None,
-        tuple(sorted((k, repr(v)) for k, v in generation.sampler.items())),
-        (generation.bias.ban_byte_tokens, generation.bias.entries),
-    )
 
 
 @dataclass(kw_only=True)
