@@ -19,7 +19,7 @@ from .errors import ModelLoadError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
 from .kv_cache import CACHE_TYPES, KVLayout
-from .settings import LogitBias, SamplerSettings, SettingsError
+from .settings import LogitBias, Rule, SamplerSettings, SettingsError, check_rules, rule_for, ruled
 from .text import piece_text
 
 # ggml_type ids for the KV cache types llama.cpp accepts (ggml.h).
@@ -36,19 +36,19 @@ class LoadOptions:
     """The GGUF model file."""
     lora_path: Path | None = None
     """A GGUF LoRA adapter made for this model, or None."""
-    lora_scale: float = 1.0
+    lora_scale: float = ruled(1.0, Rule("LoRA scale", 0.0, 4.0))
     """How strongly the adapter applies: 0 disables it, 1 is as trained."""
-    n_ctx: int = 4096
+    n_ctx: int = ruled(4096, Rule("context size", 64, 1 << 20, whole=True))
     """Context size in tokens; llama.cpp rounds it up to a multiple of 256."""
-    n_threads: int | None = None
+    n_threads: int | None = ruled(None, Rule("threads", 1, 1024, whole=True, optional=True))
     """CPU threads for decoding one token at a time; None uses every core."""
-    n_threads_batch: int | None = None
+    n_threads_batch: int | None = ruled(None, Rule("prefill threads", 1, 1024, whole=True, optional=True))
     """CPU threads for prompt batches (prefill, scoring); None uses every core. Prefill is
     compute-bound and wants them all; an app that keeps one core for its UI lowers only
     n_threads."""
-    n_gpu_layers: int = -1
+    n_gpu_layers: int = ruled(-1, Rule("GPU layers", -1, whole=True))
     """Layers offloaded to the GPU (Metal on a Mac); -1 offloads all, 0 none."""
-    n_batch: int = 512
+    n_batch: int = ruled(512, Rule("batch size", 1, 8192, whole=True))
     """Prompt tokens evaluated per llama_decode call during prefill."""
     type_k: str = "f16"
     """KV-cache type for keys (f16, q8_0, ...)."""
@@ -60,15 +60,7 @@ class LoadOptions:
     """Flash attention on or off; None lets llama.cpp decide for the backend."""
 
     def validated(self) -> "LoadOptions":
-        if self.n_ctx < 64:
-            raise SettingsError(f"context size must be at least 64 tokens, not {self.n_ctx}")
-        if not 0.0 <= self.lora_scale <= 4.0:
-            raise SettingsError(f"LoRA scale must be between 0 and 4, not {self.lora_scale}")
-        for threads in (self.n_threads, self.n_threads_batch):
-            if threads is not None and threads < 1:
-                raise SettingsError(f"threads must be at least 1, not {threads}")
-        if not 1 <= self.n_batch <= 8192:
-            raise SettingsError(f"batch size must be between 1 and 8192, not {self.n_batch}")
+        check_rules(self)
         for name in (self.type_k, self.type_v):
             if name not in CACHE_TYPES:
                 raise SettingsError(f"unknown KV-cache type '{name}' (choose from {', '.join(CACHE_TYPES)})")
@@ -209,8 +201,7 @@ class Engine:
         """Change the adapter's strength without reloading; 0 disables it."""
         if self.adapter is None:
             raise SettingsError("no LoRA adapter is loaded")
-        if not 0.0 <= scale <= 4.0:
-            raise SettingsError(f"LoRA scale must be between 0 and 4, not {scale}")
+        rule_for(LoadOptions, "lora_scale").check(scale)
         lib = self._h.lib
         with self.lock:
             if scale == 0.0:

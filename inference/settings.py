@@ -1,16 +1,89 @@
-"""Sampler settings and logit bias: typed, validated at the edge, with presets."""
+"""Sampler settings and logit bias: typed, validated at the edge, with presets; and the
+rules that numeric settings obey, each stated once on the field it governs."""
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field, fields, replace
-
+from dataclasses import Field, dataclass, field, fields, replace
+from typing import Any
 
 from .errors import ScriptoriumError
 
 
 class SettingsError(ScriptoriumError, ValueError):
     """A setting has a value llama.cpp cannot use; the message names it in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """What values a numeric setting takes. Declared once on its dataclass field
+    (`ruled(default, Rule(...))`); the config file, the command line and the engine all
+    check a value with it, each naming the setting the way the author wrote it
+    (`model.context_size`, `--ctx`, `context size`).
+
+    Plain dataclass metadata rather than pydantic: the rules are a handful of bounds, the
+    messages must read the same everywhere, and the inference layer stays free of a
+    validation framework it would import on every start."""
+
+    label: str
+    """How the setting reads in a message when no key names it ('context size')."""
+    low: float | None = None
+    high: float | None = None
+    whole: bool = False
+    """A whole number (an int, never a bool)."""
+    optional: bool = False
+    """None is allowed (it means a default, such as 'every core')."""
+
+    def describe(self) -> str:
+        low, high = _plain(self.low), _plain(self.high)
+        if self.whole:
+            if self.low is not None and self.high is not None:
+                return f"a whole number from {low} to {high}"
+            return f"a whole number of at least {low}" if self.low is not None else "a whole number"
+        if self.low is not None and self.high is not None:
+            return f"between {low} and {high}"
+        return f"at least {low}" if self.low is not None else "a number"
+
+    def problem(self, value: Any) -> str | None:
+        """'must be ..., not X' when `value` breaks the rule, else None."""
+        if value is None and self.optional:
+            return None
+        number_types = (int,) if self.whole else (int, float)
+        ok = isinstance(value, number_types) and not isinstance(value, bool)
+        if ok and (self.low is not None and value < self.low or self.high is not None and value > self.high):
+            ok = False
+        return None if ok else f"must be {self.describe()}, not {value}"
+
+    def check(self, value: Any, name: str | None = None) -> Any:
+        """`value`, or SettingsError naming it `name` (the rule's label by default)."""
+        problem = self.problem(value)
+        if problem is not None:
+            raise SettingsError(f"{name or self.label} {problem}")
+        return value
+
+
+def _plain(number: float | None) -> str:
+    """1048576 and 0.5 as written, never 1.04858e+06."""
+    return str(int(number)) if number is not None and float(number).is_integer() else str(number)
+
+
+def ruled(default: Any, rule: Rule) -> Any:
+    """A dataclass field with `default` and its rule."""
+    return field(default=default, metadata={"rule": rule})
+
+
+def rule_for(cls: type, name: str) -> Rule:
+    """The rule declared on field `name` of dataclass `cls`."""
+    declared: dict[str, Field[Any]] = {f.name: f for f in fields(cls)}
+    return declared[name].metadata["rule"]
+
+
+def check_rules(obj: Any) -> None:
+    """SettingsError for the first field of `obj` that breaks its declared rule."""
+    for declared in fields(obj):
+        rule = declared.metadata.get("rule")
+        if rule is not None:
+            rule.check(getattr(obj, declared.name))
 
 
 BAN = -100.0

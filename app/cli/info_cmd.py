@@ -23,12 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
     from scriptorium.inference.kv_cache import KVLayout, pad
-    from scriptorium.inference.settings import SettingsError, describe_ranges
+    from scriptorium.inference.engine import LoadOptions
+    from scriptorium.inference.settings import describe_ranges, rule_for
 
     from scriptorium.app.units import format_bytes, format_count
 
-    if args.ctx < 64:
-        raise SettingsError(f"--ctx must be at least 64, not {args.ctx}")
+    rule_for(LoadOptions, "n_ctx").check(args.ctx, "--ctx")
     facts = read_model_facts(args.model)
     adapter = read_adapter_facts(args.lora, facts.architecture) if args.lora else None
     n_ctx = pad(args.ctx)

@@ -16,7 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
+from scriptorium.inference.engine import LoadOptions
+from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError, rule_for
 
 from scriptorium.app.config.schema import DEFAULT_PRESET, Config, ModelConfig, UiConfig
 
@@ -120,30 +121,26 @@ class _Parser:
         return tuple(p for p in (self.path(item) for item in value) if p is not None)
 
     def model(self, data: Mapping[str, Any]) -> ModelConfig:
-        def ranged(low: float, high: float) -> Callable[[Any], float]:
-            def read(value: Any) -> float:
-                number = _number(value)
-                if not low <= number <= high:
-                    raise _Bad(f"must be between {low:g} and {high:g}, not {_show(value)}")
-                return number
-            return read
+        def ruled(option: str, *, zero_means_none: bool = False) -> Callable[[Any], Any]:
+            """The engine's own rule for `option` (LoadOptions), read from a config value."""
+            rule = rule_for(LoadOptions, option)
 
-        def at_least(low: int, high: int | None = None) -> Callable[[Any], int]:
-            def read(value: Any) -> int:
-                what = f"from {low} to {high}" if high is not None else f"of at least {low}"
-                number = _whole(value, what)
-                if number < low or (high is not None and number > high):
-                    raise _Bad(f"must be a whole number {what}, not {_show(value)}")
-                return number
+            def read(value: Any) -> Any:
+                if zero_means_none and value == 0 and not isinstance(value, bool):
+                    return None  # 0 spells "every core"
+                problem = rule.problem(value)
+                if problem is not None:
+                    raise _Bad(problem + (" (or 0 for every core)" if zero_means_none else ""))
+                return float(value) if not rule.whole else value
             return read
 
         good = self.each(self.table(data, "model"), "model", {
             "path": self.model_reference,
             "lora": self.path,
-            "lora_scale": ranged(0.0, 4.0),
-            "context_size": at_least(64, 1 << 20),
-            "threads": lambda value: at_least(0, 1024)(value) or None,  # 0 spells "every core"
-            "gpu_layers": at_least(-1),
+            "lora_scale": ruled("lora_scale"),
+            "context_size": ruled("n_ctx"),
+            "threads": ruled("n_threads", zero_means_none=True),
+            "gpu_layers": ruled("n_gpu_layers"),
             "folders": self.folders,
         })
         return ModelConfig(**good)

@@ -11,23 +11,20 @@ import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError
+from scriptorium.inference.engine import LoadOptions
+from scriptorium.inference.settings import LogitBias, SamplerSettings, rule_for
 
 from scriptorium.app.config.schema import Config
 
-if TYPE_CHECKING:
-    from scriptorium.inference.engine import LoadOptions
+SAMPLER_FLAGS = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "repeat_window",
+                 "presence_penalty", "frequency_penalty", "seed", "max_tokens")
+"""SamplerSettings fields that have a flag of the same name (cli/common.py)."""
 
-# SamplerSettings field -> argparse attribute (commands/common.py).
-SAMPLER_FLAGS = {
-    "temperature": "temperature", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
-    "repeat_penalty": "repeat_penalty", "repeat_window": "repeat_window",
-    "presence_penalty": "presence_penalty", "frequency_penalty": "frequency_penalty",
-    "seed": "seed", "max_tokens": "max_tokens",
-}
+# LoadOptions field -> the flag that sets it; the flag is checked by the field's own rule.
+LOAD_FLAGS = {"lora_scale": "--lora-scale", "n_ctx": "--ctx", "n_threads": "--threads", "n_gpu_layers": "--gpu-layers"}
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
@@ -58,8 +55,6 @@ class RunSettings:
 
     def load_options(self, model_path: Path) -> "LoadOptions":
         """LoadOptions for the engine (validated; SettingsError names a bad value)."""
-        from scriptorium.inference.engine import LoadOptions
-
         return LoadOptions(
             model_path=Path(model_path), lora_path=self.lora_path, lora_scale=self.lora_scale,
             n_ctx=self.n_ctx, n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers,
@@ -74,7 +69,7 @@ def _sampler(args: argparse.Namespace, config: Config) -> SamplerSettings:
     preset_name = _flag(args, "preset")
     settings = config.preset(preset_name) if preset_name else config.sampler
     changes: dict[str, object] = {
-        field: value for field, flag in SAMPLER_FLAGS.items() if (value := _flag(args, flag)) is not None
+        name: value for name in SAMPLER_FLAGS if (value := _flag(args, name)) is not None
     }
     if _flag(args, "stop"):
         changes["stop"] = tuple(_flag(args, "stop"))
@@ -97,17 +92,11 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
     lora_path = Path(lora).expanduser() if lora else model_config.lora
     if lora_scale is not None and lora_path is None:
         raise ScriptoriumError("--lora-scale needs --lora PATH (or lora in the config's [model])")
-    threads = _flag(args, "threads")
-    if threads is not None and threads < 1:
-        raise SettingsError(f"--threads must be at least 1, not {threads}")
-    ctx = _flag(args, "ctx")
-    if ctx is not None and ctx < 64:
-        raise SettingsError(f"--ctx must be at least 64, not {ctx}")
-    gpu_layers = _flag(args, "gpu_layers")
-    if gpu_layers is not None and gpu_layers < -1:
-        raise SettingsError(f"--gpu-layers must be -1 (all) or more, not {gpu_layers}")
-    if lora_scale is not None and not 0.0 <= lora_scale <= 4.0:
-        raise SettingsError(f"--lora-scale must be between 0 and 4, not {lora_scale}")
+    threads, ctx, gpu_layers = _flag(args, "threads"), _flag(args, "ctx"), _flag(args, "gpu_layers")
+    for option, value in (("lora_scale", lora_scale), ("n_ctx", ctx), ("n_threads", threads),
+                          ("n_gpu_layers", gpu_layers)):
+        if value is not None:
+            rule_for(LoadOptions, option).check(value, LOAD_FLAGS[option])
     return RunSettings(
         model=os.fspath(model) if model is not None else model_config.path,
         lora_path=lora_path,

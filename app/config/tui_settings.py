@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 
-from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, preset
+from scriptorium.inference.engine import LoadOptions
+from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, preset, rule_for
 
 PANELS = ("probabilities", "speed", "kv", "sampler", "model")
 """Side panels, in the order they are stacked (the live ones first, for small terminals)."""
@@ -62,8 +63,7 @@ class TuiSettings:
             raise SettingsError(f"unknown panel '{unknown[0]}' (choose from {', '.join(PANELS)})")
         if not 0.005 <= self.frame_interval <= 1.0:
             raise SettingsError(f"frame_interval must be between 0.005 and 1 second, not {self.frame_interval}")
-        if self.threads is not None and self.threads < 1:
-            raise SettingsError(f"threads must be at least 1, not {self.threads}")
+        rule_for(LoadOptions, "n_threads").check(self.threads)
         if not 1 <= self.candidates <= MAX_CANDIDATES:
             raise SettingsError(f"candidates must be between 1 and {MAX_CANDIDATES}, not {self.candidates}")
         if not all(self.chat_stop):

@@ -92,7 +92,7 @@ def test_info_reports_the_facts(random_model: Path) -> None:
         (["--bias", "99999=-100"], "token 99999, which does not exist"),
         (["--temperature", "warm"], "invalid float value: 'warm'"),
         (["--preset", "wild"], "unknown preset 'wild'"),
-        (["--ctx", "10"], "--ctx must be at least 64"),
+        (["--ctx", "10"], "--ctx must be a whole number from 64 to 1048576, not 10"),
         (["--lora-scale", "0.5"], "--lora-scale needs --lora"),
     ],
 )

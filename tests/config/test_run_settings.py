@@ -96,9 +96,9 @@ def test_load_options(config: Config) -> None:
 @pytest.mark.parametrize("argv, message", [
     (("--lora-scale", "0.5"), "--lora-scale needs --lora PATH (or lora in the config's [model])"),
     (("--lora", "x.gguf", "--lora-scale", "9"), "--lora-scale must be between 0 and 4, not 9.0"),
-    (("--ctx", "10"), "--ctx must be at least 64, not 10"),
-    (("--threads", "0"), "--threads must be at least 1, not 0"),
-    (("--gpu-layers", "-2"), "--gpu-layers must be -1 (all) or more, not -2"),
+    (("--ctx", "10"), "--ctx must be a whole number from 64 to 1048576, not 10"),
+    (("--threads", "0"), "--threads must be a whole number from 1 to 1024, not 0"),
+    (("--gpu-layers", "-2"), "--gpu-layers must be a whole number of at least -1, not -2"),
     (("--temperature", "20"), "temperature must be between 0 and 10, not 20.0"),
     (("--bias", "nope"), "bias 'nope' is not of the form ID=VALUE (e.g. 16001=-100)"),
     (("--bias", "3=5000"), "logit bias for token 3 must be in [-1000, 1000], not 5000.0"),

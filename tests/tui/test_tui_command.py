@@ -24,7 +24,7 @@ def scriptorium(*args: str) -> subprocess.CompletedProcess[str]:
         (["--lora-scale", "0.5"], "--lora-scale needs --lora PATH"),
         (["--resume", "a.md"], "--resume reopens the last session; give either it or DRAFT.md"),
         (["--model", "m.gguf", "--lora", "a.gguf", "--lora-scale", "9"], "--lora-scale must be between 0 and 4"),
-        (["--model", "m.gguf", "--ctx", "8"], "--ctx must be at least 64, not 8"),
+        (["--model", "m.gguf", "--ctx", "8"], "--ctx must be a whole number from 64 to 1048576, not 8"),
         (["a.md", "b.md"], "unrecognized arguments: b.md"),
     ],
 )
