@@ -99,7 +99,7 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
         main = app.main
         editor = main.draft.editor
         hook(editor, "edit", applied(typing_delays))
-        hook(app, "action_nudge", applied(nudge_delays))
+        hook(main.sidebar.sampler, "action_nudge", applied(nudge_delays))
 
         async def app_run(keys: list[str]) -> GenerationDone:
             editor.load_text(DRAFT)

@@ -7,12 +7,15 @@ stays usable, so the author can keep writing while a 7B model loads.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
 from scriptorium.inference.engine import LoadOptions
 from scriptorium.inference.errors import ScriptoriumError
+
+from scriptorium.app.models.hashing import file_sha256
 
 if TYPE_CHECKING:
     from scriptorium.inference.engine import Engine
@@ -43,6 +46,15 @@ class ModelLoaded(ModelLoadMessage):
 
 
 @dataclass
+class ModelFileHashed(Message):
+    """A model or adapter file's SHA-256, for the session's record (computed after the load:
+    a multi-GB file takes seconds the first time)."""
+
+    path: str
+    sha256: str
+
+
+@dataclass
 class ModelLoadFailed(ModelLoadMessage):
     """The file was missing, not a model, or refused by llama.cpp; `error` is one line."""
 
@@ -56,8 +68,10 @@ def load_engine(
     options: LoadOptions,
     load_id: int,
     post: Callable[[Message], object],
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> None:
-    """Close `old` (waiting for its generation to end), then load `options`."""
+    """Close `old` (waiting for its generation to end), then load `options`; once loaded,
+    hash its files unless `should_stop` (another load began) says to give up."""
     if old is not None:
         old.close()
     try:
@@ -68,3 +82,11 @@ def load_engine(
         post(ModelLoadFailed(load_id, options, f"loading crashed ({type(error).__name__}: {error})"))
     else:
         post(ModelLoaded(load_id, engine))
+        files = [options.model_path] + ([options.lora_path] if engine.adapter is not None and options.lora_path else [])
+        for path in files:
+            if should_stop():
+                return
+            try:
+                post(ModelFileHashed(str(path), file_sha256(Path(path))))
+            except Exception:  # noqa: BLE001 - without a hash the record says null, which is honest
+                continue

@@ -25,9 +25,11 @@ if TYPE_CHECKING:
 
     from scriptorium.app.tui.generation import GenerationRequest
 
-AUTOSAVE_SECONDS = 2.0
-"""Typing is saved at most this long after the first unsaved keystroke (not after the last:
-an author who never pauses still gets saved)."""
+AUTOSAVE_SECONDS = 0.5
+"""Typing is saved this long after the last keystroke of a burst."""
+AUTOSAVE_LATEST_SECONDS = 2.0
+"""...and never later than this after the first unsaved keystroke: an author who never
+pauses still gets saved."""
 TITLE_WORDS = 6
 
 
@@ -105,6 +107,16 @@ class SessionKeeper:
         self._live: dict[int, _Live] = {}
         self._hashes: dict[str, str] = {}
         self._last_problem = ""
+        self._unsaved_since: float | None = None
+
+    # ---- when to save --------------------------------------------------------------------
+    def autosave_delay(self, now: float) -> float:
+        """Seconds from `now` (a monotonic time) until the changes just made are saved:
+        AUTOSAVE_SECONDS after the last change, and no later than AUTOSAVE_LATEST_SECONDS
+        after the first unsaved one."""
+        if self._unsaved_since is None:
+            self._unsaved_since = now
+        return max(min(AUTOSAVE_SECONDS, self._unsaved_since + AUTOSAVE_LATEST_SECONDS - now), 0.0)
 
     # ---- which sessions --------------------------------------------------------------
     def adopt(self, session: AnySession | None) -> None:
@@ -236,6 +248,7 @@ class SessionKeeper:
     def save_draft(self, text: str, *, overwrite_file: bool = False) -> bool:
         """Save the draft session (and its file); True when everything was written."""
         if self.draft is None and not text and self.draft_file.path is None:
+            self._unsaved_since = None
             return True
         try:
             session = self._draft_session(text)
@@ -258,6 +271,7 @@ class SessionKeeper:
             return False
         self._last_problem = ""
         self.conflict = False
+        self._unsaved_since = None
         return True
 
     def save_chat(self, messages: list[dict[str, str]]) -> bool:

@@ -1,42 +1,56 @@
-"""ScriptoriumApp: the Textual application around one engine.
+"""ScriptoriumApp: the Textual application around one model.
 
-It holds what outlives a screen: the engine (loaded in a background worker), the live
-sampler state the keys change, the keymap, and the registry of bindings that the help
-screen and the command palette are built from.
+It holds what outlives a screen, as reactive state the main screen receives (attributes
+down): the backend, the model's status, and the live sampler settings the keys change.
+What happens to them is decided elsewhere, each by one owner: the model lifecycle
+(models/lifecycle.py) for loading and switching, the session keeper (sessions/keeper.py)
+for what is written and saved. Requests come up as messages; each is handled here once.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
+import time
 from pathlib import Path
-from typing import Callable, ClassVar, Mapping
+from typing import Callable, ClassVar, Iterable, Mapping
 
 from textual import on, work
-from textual.app import App
-from textual.binding import Binding, BindingType
+from textual.app import App, SystemCommand
+from textual.binding import BindingType
+from textual.dom import DOMNode
 from textual.reactive import var
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.worker import get_current_worker
 
+from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME, DEMO_INSTALL_HINT
 from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 
-from scriptorium.app.tui import tuning
+from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.config.schema import Config
-from scriptorium.app.tui.generation import GenerationRequest
-from scriptorium.app.models.startup import ModelSource
-from scriptorium.app.models.loading import ModelLoadFailed, ModelLoaded, ModelLoadProgressed, load_engine
+from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.models import startup as model_startup
+from scriptorium.app.models.lifecycle import ModelLifecycle
+from scriptorium.app.models.loading import (
+    ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_engine,
+)
+from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
+from scriptorium.app.sessions.keeper import DraftFile, SessionKeeper, open_draft_at_start
+from scriptorium.app.tui import exporting
+from scriptorium.app.tui.generation import GenerationFinished, GenerationStarted, TokensGenerated
+from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections
+from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen, SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
+from scriptorium.app.tui.screens.model_picker import ModelChoice, ModelPickerScreen, WelcomeScreen
+from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
-from scriptorium.app.sessions.keeper import DraftFile, SessionKeeper, open_draft_at_start
-from scriptorium.app.sessions import SessionStore
-from scriptorium.app.tui.bindings import BindingRegistry
-from scriptorium.app.tui.sessions import SESSION_BINDINGS, SessionsMixin
-from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
-from scriptorium.app.tui.widgets.model_panel import ModelStatus
+from scriptorium.app.tui.widgets.mode_pane import ModePane
+from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 
 EngineLoader = Callable[[LoadOptions, Callable[[float], None]], Engine]
 """Loads an engine, reporting llama.cpp's progress (0..1); Engine.load by default."""
@@ -44,7 +58,7 @@ EngineLoader = Callable[[LoadOptions, Callable[[float], None]], Engine]
 GIL_SWITCH_INTERVAL = 0.001
 """Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
 
-class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings=False):
+class ScriptoriumApp(App[None], inherit_bindings=False):
     """Write with your own model: draft and chat, with llama.cpp's numbers beside them."""
 
     # Absolute, so that a subclass defined elsewhere still finds the stylesheet.
@@ -52,27 +66,17 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
     TITLE = "scriptorium"
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (36, "-tall")]
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, what it does, and its id for remapping"),
-        Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True, id="app.palette",
-                tooltip="Search every action by name"),
-        Binding("f2", "toggle_mode", "Mode", id="app.mode", tooltip="Switch between draft and chat"),
-        Binding("f3", "toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"),
-        Binding("ctrl+t", "tune", "Tune", id="app.tune",
-                tooltip="Go to the sampler panel: change settings with keys there (1-5 toggle panels)"),
-        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave scriptorium"),
-        Binding("ctrl+l", "load_model", "Model", show=False, id="app.load_model",
-                tooltip="Load another model (and LoRA adapter)"),
-        Binding("ctrl+c", "help_quit", "How to quit", show=False, system=True, id="app.help_quit",
-                tooltip="Says which key quits (ctrl+c copies in the editor)"),
-        *SESSION_BINDINGS,
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
+    backend: var[Engine | None] = var(None)
+    """The model ready to generate (owned by self.models; mirrored here for the screen)."""
+    model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
     sampler: var[SamplerSettings] = var(SamplerSettings)
     bias: var[LogitBias] = var(LogitBias)
     lora_scale: var[float | None] = var(None)
     """The adapter scale the next generation uses; None when no adapter is loaded."""
-    model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
+    last_seed: var[int | None] = var(None)
+    """The seed the last generation drew (what 'fix seed' fixes)."""
 
     def __init__(
         self,
@@ -84,23 +88,24 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         engine_loader: EngineLoader = Engine.load,
         store: SessionStore | None = None,
         resume: bool = False,
-        model_source: ModelSource | None = None,
+        model_source: model_startup.ModelSource | None = None,
         config: Config | None = None,
         config_problems: list[str] | None = None,
-        run_config: object | None = None,
+        run_config: RunSettings | None = None,
     ) -> None:
-        """`keymap` maps binding ids to keys (from the config file); `load_options`, when
-        given, starts loading that model at once, else `model_source` is resolved (the demo
-        model, the welcome screen); `engine_loader` is the seam for another way of getting
-        an engine. The draft (a file, or with `resume` the last session) opens here: a
-        SessionError names what cannot be read."""
+        """`load_options` starts loading that model at once, else `model_source` is resolved
+        (the demo model, the welcome screen); `engine_loader` is the seam for another way of
+        getting a backend. The draft (a file, or with `resume` the last session) opens here:
+        a SessionError names what cannot be read."""
         super().__init__()
         self.settings = (settings or TuiSettings()).validated()
-        self.keymap = dict(keymap or {})
         self.config = config or Config()
-        self.run_config = run_config  # type: ignore[assignment]
+        self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display)
+        self.models = ModelLifecycle(run_config, self.settings.generation_threads())
+        self.engine_loader = engine_loader
         self._config_problems = list(config_problems or ())
         self._model_source = model_source
+        self._initial_load = load_options
         path = draft.path if isinstance(draft, DraftFile) else draft
         self.draft_file = DraftFile(path)
         self.sessions = SessionKeeper(store or SessionStore(), self.draft_file, self.notify,
@@ -108,31 +113,28 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
-        self.engine: Engine | None = None
-        self.engine_loader = engine_loader
-        self.last_seed: int | None = None
-        self._initial_load = load_options
-        self._failed_options: LoadOptions | None = None
-        self._load_id = 0
         self._screen_ready = False
+        self._autosave_timer: Timer | None = None
         self._switch_interval = sys.getswitchinterval()
         self.set_reactive(ScriptoriumApp.sampler, self.settings.sampler)
         self.set_reactive(ScriptoriumApp.bias, self.settings.bias)
+
+    def key_display(self, binding_id: str) -> str:
+        return self.keys.key_display(binding_id)
 
     # ---- start and stop ------------------------------------------------------------
     async def on_mount(self) -> None:
         # After each llama.cpp call the generation thread needs the GIL back; with the
         # default 5 ms switch interval a redraw in progress makes it wait that long.
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)
-        if self.keymap:
-            self.set_keymap(self.keymap)
-        self.main = MainScreen(self.draft_file, self._draft_text)
+        if self.keys.keymap:
+            self.set_keymap(self.keys.keymap)
+        self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.key_display).data_bind(
+            ScriptoriumApp.backend, ScriptoriumApp.model_status, ScriptoriumApp.sampler, ScriptoriumApp.bias,
+            ScriptoriumApp.lora_scale, ScriptoriumApp.last_seed)
         await self.push_screen(self.main)
         self._screen_ready = True
-        self._warn_unknown_keymap_ids()
-        self._apply_config()
-        self.refresh_sampler_panel()
-        self.watch_model_status()
+        self._report_startup()
         chat = self.sessions.chat
         if chat is not None:
             await self.show_session(chat)
@@ -141,10 +143,13 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         elif self._model_source is not None:
             self.resolve_model(self._model_source)
 
-    def _apply_config(self) -> None:
-        for line in [*self._config_problems, *self._startup_notes]:
-            self.notify(line, title="Config" if line in self._config_problems else "Sessions",
-                        severity="warning" if line in self._config_problems else "information", timeout=15)
+    def _report_startup(self) -> None:
+        unknown = self.keys.unknown_ids()
+        keymap = [f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)"] if unknown else []
+        for line in [*self._config_problems, *keymap]:
+            self.notify(line, title="Config", severity="warning", timeout=15)
+        for line in self._startup_notes:
+            self.notify(line, title="Sessions", timeout=15)
         theme = self.config.ui.theme
         if theme and theme in self.available_themes:
             self.theme = theme
@@ -153,25 +158,17 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
                         f"(known: {', '.join(sorted(self.available_themes))}).", severity="warning", timeout=15)
         self.sessions.report_damaged()
 
-    def _warn_unknown_keymap_ids(self) -> None:
-        known = {binding.id for _, _, bindings in self.binding_sections() for binding in bindings}
-        unknown = sorted(set(self.keymap) - known)
-        if unknown:
-            self.notify(f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)",
-                        severity="warning", timeout=10)
-
     async def action_quit(self) -> None:
-        draft = self.main.draft
         # The author's text is saved on the way out; only a failed save asks what to do.
         if self.save_everything():
             self.exit()
             return
 
         def decided(choice: str | None) -> None:
-            if choice == "discard" or (choice == "save" and draft.save()):
+            if choice == "discard" or (choice == "save" and self.save_everything(explicit=True)):
                 self.exit()
             elif choice == "save-as":
-                self.ask_save_path(draft, then_exit=True)
+                self.ask_save_path(then_exit=True)
 
         self.push_screen(UnsavedScreen(self.draft_file.display_name, has_path=self.draft_file.path is not None),
                          decided)
@@ -180,177 +177,247 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         sys.setswitchinterval(self._switch_interval)
         if self._screen_ready:
             self.main.stop_generation()
-        if self.engine is not None:
-            self.engine.close()
-            self.engine = None
+        self.models.close()
 
     # ---- the model -----------------------------------------------------------------
+    def _show_model(self) -> None:
+        """The lifecycle changed: what the screen receives follows it."""
+        backend = self.models.backend
+        self.backend = backend
+        self.model_status = self.models.status
+        if backend is not None:
+            self.lora_scale = backend.lora_scale if backend.adapter is not None else None
+
     def load_model(self, options: LoadOptions) -> None:
         """Load `options` in the background; the editor stays usable meanwhile. The old
         model, if any, is closed first (two big models rarely fit in memory)."""
-        old, self.engine = self.engine, None
-        if old is not None:
+        if self._screen_ready:
             self.main.stop_generation()
             self.main.forget_generation()
-        self.model_status = ModelStatus("loading", path=options.model_path,
-                                        file_size=_size_or_zero(options.model_path))
-        self._load_id += 1
-        self._load_worker(old, options, self._load_id)
+        old, load_id = self.models.begin_load(options)
+        self._show_model()
+        self._load_worker(old, options, load_id)
 
     @work(thread=True, exclusive=True, group="model", exit_on_error=False)
     def _load_worker(self, old: Engine | None, options: LoadOptions, load_id: int) -> None:
-        load_engine(self.engine_loader, old, options, load_id, self.post_message)
+        worker = get_current_worker()
+        load_engine(self.engine_loader, old, options, load_id, self.post_message, lambda: worker.is_cancelled)
 
     @on(ModelLoadProgressed)
     def _load_progressed(self, message: ModelLoadProgressed) -> None:
-        if message.load_id == self._load_id and self.model_status.state == "loading":
-            self.model_status = replace(self.model_status, progress=message.progress)
+        if self.models.progressed(message.load_id, message.progress):
+            self._show_model()
 
     @on(ModelLoaded)
     def _model_loaded(self, message: ModelLoaded) -> None:
-        engine = message.engine
-        if message.load_id != self._load_id:
+        if not self.models.loaded(message.load_id, message.engine):
             # Another model was asked for while this one loaded: it is not wanted.
-            self.run_worker(engine.close, thread=True, group="model-close")
+            self.run_worker(message.engine.close, thread=True, group="model-close")
             return
-        self.engine = engine
-        self.lora_scale = engine.lora_scale if engine.adapter is not None else None
-        self.model_status = ModelStatus("ready", path=engine.options.model_path, progress=1.0, facts=engine.facts,
-                                        n_ctx=engine.n_ctx, adapter=engine.adapter,
-                                        file_size=engine.facts.file_size)
-        self._failed_options = None
-        self.main.sidebar.kv.show_usage(engine.kv_usage())
-        self.refresh_sampler_panel()
+        self._show_model()
+        if self.models.announce_demo():
+            self.notify(f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying scriptorium out. "
+                        f"Press {self.key_display('app.models')} to choose your own GGUF model.",
+                        title="Demo model", timeout=12)
 
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:
-        if message.load_id != self._load_id:
-            return
-        self.model_status = ModelStatus("failed", path=message.options.model_path, error=message.error)
-        self._failed_options = message.options
-        self.notify(f"{message.error}\nYour text is safe; press {self.key_display('app.load_model')} to load "
-                    "another model.", title="Model not loaded", severity="error", timeout=15)
+        if self.models.failed(message.load_id, message.options, message.error):
+            self._show_model()
+            self.notify(f"{message.error}\nYour text is safe; press {self.key_display('app.load_model')} to load "
+                        "another model.", title="Model not loaded", severity="error", timeout=15)
 
-    def watch_model_status(self) -> None:
-        if not self._screen_ready:
-            return
-        self.main.status.update_state(model=self.model_status)
-        self.main.sidebar.model.show(self.model_status, self.lora_scale, self.key_display("app.load_model"))
+    @on(ModelFileHashed)
+    def _file_hashed(self, message: ModelFileHashed) -> None:
+        self.sessions.note_hash(message.path, message.sha256)
 
-    def require_engine(self) -> Engine | None:
-        """The engine, or None after telling the author why there is none."""
-        if self.engine is not None:
-            return self.engine
-        status = self.model_status
-        if status.state == "loading":
-            self.notify(f"The model is still loading ({status.progress * 100:.0f}%); keep writing meanwhile.")
-        else:
-            self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to choose one.",
-                        severity="warning")
-        return None
+    def resolve_model(self, source: model_startup.ModelSource) -> None:
+        self.models.resolving(source.reference, source.config.model.path)
+        self._show_model()
+        self.run_worker(lambda: model_startup.resolve(source, self.post_message), thread=True,
+                        group="model-resolve", exit_on_error=False)
+
+    @on(model_startup.DemoProgressed)
+    def _demo_progressed(self, message: model_startup.DemoProgressed) -> None:
+        self.models.preparing_demo(DEMO_DISPLAY_NAME, message.done / message.total if message.total else 1.0)
+        self._show_model()
+
+    @on(model_startup.ModelResolved)
+    def _model_resolved(self, message: model_startup.ModelResolved) -> None:
+        self.models.chose(message.path)
+        self.load_model(self.models.options_from_config(message.path))
+
+    @on(model_startup.NoModelFound)
+    def _no_model_found(self, message: model_startup.NoModelFound) -> None:
+        self.models.none_found()
+        self._show_model()
+        self.push_screen(WelcomeScreen(self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT),
+                         self._model_chosen)
+
+    @on(model_startup.ModelNotResolved)
+    def _model_not_resolved(self, message: model_startup.ModelNotResolved) -> None:
+        self.models.not_resolved(message.error)
+        self._show_model()
+        self.notify(f"{message.error}\nYour text is safe; press {self.key_display('app.models')} to choose a model.",
+                    title="Model not loaded", severity="error", timeout=15)
 
     def action_load_model(self) -> None:
-        current = self._failed_options or (self.engine.options if self.engine else None)
-
         def chosen(options: LoadOptions | None) -> None:
             if options is not None:
                 self.load_model(options)
 
-        self.push_screen(LoadModelScreen(current, self.model_status.error, self.settings.generation_threads()),
-                         chosen)
+        self.push_screen(LoadModelScreen(self.models.dialog_options(), self.model_status.error,
+                                         self.settings.generation_threads()), chosen)
 
-    # ---- generation ----------------------------------------------------------------
-    def new_request(self, kind: str, prompt: str, *, special: bool = False,
-                    extra_stop: tuple[str, ...] = ()) -> GenerationRequest:
-        """A request with the sampler as it is right now."""
-        sampler = self.sampler
-        if extra_stop:
-            sampler = replace(sampler, stop=sampler.stop + tuple(s for s in extra_stop if s not in sampler.stop))
-        return GenerationRequest.create(kind=kind, prompt=prompt, settings=sampler, bias=self.bias,
-                                        top_n=self.settings.top_n, lora_scale=self.lora_scale, special=special)
+    def action_pick_model(self) -> None:
+        scale = self.lora_scale if self.lora_scale is not None else 1.0
+        self.push_screen(ModelPickerScreen(self.config, lora_scale=scale), self._model_chosen)
 
-    def generation_finished(self, done: GenerationDone) -> None:
-        if done.seed is not None:
-            self.last_seed = done.seed
-        self.refresh_sampler_panel()
+    def _model_chosen(self, choice: ModelChoice | None) -> None:
+        if choice is None:
+            return
+        self.models.chose(choice.model)
+        if model_startup.model_choice.is_demo_model(choice.model) and not choice.model.is_file():
+            # Listed but not assembled yet: assemble it first, with progress, in a worker.
+            self.resolve_model(model_startup.ModelSource(model_startup.model_choice.DEMO_NAME, self.config))
+            return
+        try:
+            options = self.models.options_for(choice.model, choice.lora, choice.lora_scale)
+        except Exception as error:  # noqa: BLE001 - a bad value is a message
+            self.notify(str(error), severity="error")
+            return
+        # Every generation records the model it ran on, so the session keeps the switch.
+        self.load_model(options)
+
+    # ---- generations, as the session records them ------------------------------------
+    @on(GenerationStarted)
+    def _generation_started(self, message: GenerationStarted) -> None:
+        if self.backend is not None:
+            self.sessions.generation_started(message.request, self.backend, message.draft_text, message.anchor,
+                                             message.chat_messages)
+
+    @on(TokensGenerated)
+    def _tokens_generated(self, message: TokensGenerated) -> None:
+        self.sessions.tokens(message.request_id, message.events)
+
+    @on(GenerationFinished)
+    def _generation_finished(self, message: GenerationFinished) -> None:
+        if message.event.seed is not None:
+            self.last_seed = message.event.seed
+        self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
+        self.schedule_autosave()
+
+    @on(ModePane.SeedChosen)
+    def _seed_chosen(self, message: ModePane.SeedChosen) -> None:
+        self.last_seed = message.seed
+
+    @on(DraftPane.SuggestionAccepted)
+    def _suggestion_accepted(self, message: DraftPane.SuggestionAccepted) -> None:
+        # An accepted suggestion is saved at once: it is the one thing a crash must never take.
+        if self.sessions.accepted(message.text, message.at_index, message.request_ids, message.draft_text):
+            self.main.draft_saved()
+
+    @on(DraftPane.SuggestionRejected)
+    def _suggestion_rejected(self, message: DraftPane.SuggestionRejected) -> None:
+        self.sessions.rejected(message.request_ids)
+        self.schedule_autosave()
+
+    @on(ModePane.Edited)
+    def _edited(self) -> None:
+        self.schedule_autosave()
+
+    # ---- saving ----------------------------------------------------------------------
+    def schedule_autosave(self) -> None:
+        if self._autosave_timer is not None:
+            self._autosave_timer.stop()
+        self._autosave_timer = self.set_timer(self.sessions.autosave_delay(time.monotonic()), self._autosave)
+
+    def _autosave(self) -> None:
+        self._autosave_timer = None
+        if self._screen_ready and self.main.is_attached:
+            self.save_everything()
+
+    def save_everything(self, *, explicit: bool = False) -> bool:
+        """Save the draft (session and file) and the chat; True when all of it was written.
+        `explicit` (ctrl+s) replaces a draft file changed on disk after a warning."""
+        saved = self.sessions.save_draft(self.main.draft_text(), overwrite_file=explicit and self.sessions.conflict)
+        if saved:
+            self.main.draft_saved()
+        return self.sessions.save_chat(self.main.chat_messages()) and saved
+
+    @on(DraftPane.SaveRequested)
+    def _save_requested(self) -> None:
+        if self.draft_file.path is None:
+            self.ask_save_path()
+        elif self.save_everything(explicit=True):
+            self.notify(f"Saved {self.draft_file.display_name}")
+
+    def ask_save_path(self, *, then_exit: bool = False) -> None:
+        def chosen(path: Path | None) -> None:
+            if path is None:
+                return
+            self.draft_file.path = path
+            self.main.draft_state_changed()
+            if self.save_everything(explicit=True):
+                self.notify(f"Saved {self.draft_file.display_name}")
+                if then_exit:
+                    self.exit()
+
+        self.push_screen(SavePathScreen(), chosen)
+
+    # ---- sessions and export -----------------------------------------------------------
+    def action_sessions(self) -> None:
+        self.save_everything()
+        current = self.sessions.draft if self.main.mode == "draft" else self.sessions.chat
+        self.push_screen(SessionsScreen(self.sessions, {current.id} if current else set()), self._open_session)
+
+    async def _open_session(self, session: AnySession | None) -> None:
+        if session is not None:
+            await self.show_session(session)
+            self.notify(f"Opened “{session.title}”.")
+
+    async def show_session(self, session: AnySession) -> None:
+        """Put `session` on screen (the draft editor or the chat), replacing what was there."""
+        self.main.stop_generation()
+        self.main.forget_generation()
+        self.sessions.adopt(session)
+        if isinstance(session, DraftSession):
+            self.main.show_draft(session.text)
+        elif isinstance(session, ChatSession):
+            await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns])
+
+    def action_export(self) -> None:
+        self.save_everything()
+        session = self.sessions.draft if self.main.mode == "draft" else self.sessions.chat
+        exporting.export_with_confirmation(self, session)
 
     # ---- live sampler state (the keys in the sampler panel) ------------------------------
-    def refresh_sampler_panel(self) -> None:
-        running = self.main.running_request
-        pending = running is not None and (running.settings, running.bias, running.lora_scale) != (
-            replace(self.sampler, stop=running.settings.stop), self.bias, self.lora_scale)
-        byte_ids = self.engine.byte_token_ids if self.engine is not None else None
-        self.main.sidebar.sampler.show(self.sampler, self.bias, byte_ids, self.lora_scale, pending=pending)
-        self.main.sidebar.model.show(self.model_status, self.lora_scale, self.key_display("app.load_model"))
+    @on(SamplerPanel.Tuned)
+    def _tuned(self, message: SamplerPanel.Tuned) -> None:
+        self.sampler, self.bias = message.sampler, message.bias
+        if self.lora_scale is not None:
+            self.lora_scale = message.lora_scale
 
-    def watch_sampler(self) -> None:
-        if self._screen_ready:
-            self.refresh_sampler_panel()
-
-    def watch_bias(self) -> None:
-        self.watch_sampler()
-
-    def watch_lora_scale(self) -> None:
-        self.watch_sampler()
-
-    def action_nudge(self, knob: str, direction: int) -> None:
-        self.sampler = tuning.nudge(self.sampler, knob, direction)
-
-    def action_cycle_preset(self) -> None:
-        self.sampler = tuning.next_preset(self.sampler)
-
-    def action_toggle_ban(self) -> None:
-        self.bias = tuning.with_ban_toggled(self.bias)
-
-    def action_new_seed(self) -> None:
-        self.sampler = tuning.with_new_seed(self.sampler)
-
-    def action_fix_seed(self) -> None:
-        self.sampler = tuning.with_seed_fixed(self.sampler, self.last_seed)
-
-    def action_lora_scale(self, direction: int) -> None:
-        if self.lora_scale is None:
-            self.notify("No LoRA adapter is loaded (start with --lora PATH, or load one with "
-                        f"{self.key_display('app.load_model')}).", severity="warning")
-            return
-        self.lora_scale = tuning.lora_scale_moved(self.lora_scale, direction)
-
-    # ---- screens, panels, modes -------------------------------------------------------
+    # ---- screens, panels, modes, keys ------------------------------------------------------
     def action_toggle_mode(self) -> None:
         self.main.switch_mode()
 
     def action_toggle_sidebar(self) -> None:
-        self.main.sidebar.display = not self.main.sidebar.display
-        if not self.main.sidebar.display:
-            self.main.focus_mode()
+        self.main.toggle_sidebar()
 
     def action_tune(self) -> None:
-        if self.screen is not self.main:
-            return  # a dialog is open: it keeps the keys
-        sidebar = self.main.sidebar
-        sidebar.display = True
-        sidebar.sampler.display = True
-        # At once, not on the next idle as focus() does: the keys after Ctrl+T are for the sampler.
-        self.main.set_focus(sidebar.sampler, scroll_visible=False)
-        sidebar.sampler.scroll_visible(animate=False)
+        if self.screen is self.main:  # a dialog open keeps the keys
+            self.main.focus_sampler()
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.binding_rows()))
+        self.push_screen(HelpScreen(self.keys.rows()))
 
-    def ask_save_path(self, pane: DraftPane, *, then_exit: bool = False) -> None:
-        def chosen(path: Path | None) -> None:
-            if path is None:
-                return
-            pane.draft_file.path = path
-            self.main.draft_state_changed()
-            if pane.save() and then_exit:
-                self.exit()
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, MainScreen):
+            yield from self.keys.commands({"General": self, **screen.command_targets()}, self._run_from_palette)
 
-        self.push_screen(SavePathScreen(), chosen)
+    async def _run_from_palette(self, node: DOMNode, action: str) -> None:
+        if not await self.run_action(action, node):
+            self.notify("That is not available right now.", severity="warning")
 
-
-def _size_or_zero(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

@@ -1,17 +1,9 @@
-"""Every binding of the app in one registry: the help screen (F1), the command palette
-and the keymap check are all built from it, so a key added to a pane shows in all three.
-A mixin of ScriptoriumApp."""
+"""The app's own keys, and every section of keys the help screen, the palette and the
+keymap know (app/tui/keys.py reads them)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from functools import partial
-from typing import TYPE_CHECKING, Iterable
-
-from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
-from textual.dom import DOMNode
-from textual.screen import Screen
 
 from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
@@ -19,70 +11,33 @@ from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 
-if TYPE_CHECKING:
-    from textual.app import App
+APP_BINDINGS: list[BindingType] = [
+    Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, what it does, and its id for remapping"),
+    Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True, id="app.palette",
+            tooltip="Search every action by name"),
+    Binding("f2", "toggle_mode", "Mode", id="app.mode", tooltip="Switch between draft and chat"),
+    Binding("f3", "toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"),
+    Binding("ctrl+t", "tune", "Tune", id="app.tune",
+            tooltip="Go to the sampler panel: change settings with keys there (1-5 toggle panels)"),
+    Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave scriptorium"),
+    Binding("ctrl+l", "load_model", "Model", show=False, id="app.load_model",
+            tooltip="Load another model (and LoRA adapter)"),
+    Binding("ctrl+c", "help_quit", "How to quit", show=False, system=True, id="app.help_quit",
+            tooltip="Says which key quits (ctrl+c copies in the editor)"),
+    Binding("f10,alt+m", "pick_model", "Models", show=False, id="app.models",
+            tooltip="Choose a discovered model (and LoRA adapter) and switch to it"),
+    Binding("f5", "sessions", "Sessions", show=False, id="app.sessions",
+            tooltip="Open, rename or delete saved sessions"),
+    Binding("f12", "export", "Export", show=False, id="app.export",
+            tooltip="Export this session to Markdown, with how it was made in the front matter"),
+]
 
-# Keys that only move within a panel: in the help screen, not in the command palette.
-_NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_up", "sampler.adjust_down",
-                   "panels.leave", "focus.next", "focus.previous"}
-
-
-class BindingRegistry:
-    """Needs from the app: main, keymap, BINDINGS and App's own key display and actions."""
-
-    main: MainScreen
-    keymap: dict[str, str]
-    BINDINGS: list[BindingType]
-
-    def binding_sections(self) -> list[tuple[str, DOMNode, list[Binding]]]:
-        main = self.main
-        sections: list[tuple[str, DOMNode, Iterable[BindingType]]] = [
-            ("General", self, self.BINDINGS),
-            ("Focus", main, MainScreen.BINDINGS),
-            ("Draft", main.draft, DraftPane.BINDINGS),
-            ("Chat", main.chat, ChatPane.BINDINGS),
-            ("Panels", main.sidebar, Sidebar.BINDINGS),
-            ("Sampler panel", main.sidebar.sampler, SamplerPanel.BINDINGS),
-        ]
-        return [(title, node, [b for b in bindings if isinstance(b, Binding) and b.id])
-                for title, node, bindings in sections]
-
-    def key_display(self, binding_id: str) -> str:
-        """How the key bound to `binding_id` reads, after the author's keymap."""
-        for _, _, bindings in self.binding_sections():
-            for binding in bindings:
-                if binding.id == binding_id:
-                    keys = self.keymap.get(binding_id, binding.key).split(",")[0].strip()
-                    shown = binding.key_display if binding_id not in self.keymap else None
-                    return self._app.get_key_display(replace(binding, key=keys, key_display=shown))
-        raise KeyError(binding_id)
-
-    def binding_rows(self) -> list[tuple[str, str, str, str, str]]:
-        """(section, keys, name, what it does, id) for every binding."""
-        rows = []
-        for title, _, bindings in self.binding_sections():
-            for binding in bindings:
-                keys = self.keymap.get(binding.id or "", binding.key)
-                shown = ", ".join(self._app.get_key_display(replace(binding, key=k.strip(), key_display=None))
-                                  for k in keys.split(","))
-                rows.append((title, shown, binding.description, binding.tooltip, binding.id or ""))
-        return rows
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)  # type: ignore[misc]
-        if not isinstance(screen, MainScreen):
-            return
-        for title, node, bindings in self.binding_sections():
-            for binding in bindings:
-                if binding.id in _NAVIGATION_IDS or binding.action in ("command_palette", "help_quit"):
-                    continue
-                yield SystemCommand(f"{title}: {binding.description}", binding.tooltip,
-                                    partial(self._run_from_palette, node, binding.action))
-
-    async def _run_from_palette(self, node: DOMNode, action: str) -> None:
-        if not await self._app.run_action(action, node):
-            self._app.notify("That is not available right now.", severity="warning")
-
-    @property
-    def _app(self) -> "App[None]":
-        return self  # type: ignore[return-value]
+def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[BindingType]]]:
+    return [
+        ("General", app_bindings),
+        ("Focus", MainScreen.BINDINGS),
+        ("Draft", DraftPane.BINDINGS),
+        ("Chat", ChatPane.BINDINGS),
+        ("Panels", Sidebar.BINDINGS),
+        ("Sampler panel", SamplerPanel.BINDINGS),
+    ]

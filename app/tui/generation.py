@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import time
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
@@ -53,6 +53,28 @@ class GenerationRequest:
     @classmethod
     def create(cls, **fields: object) -> "GenerationRequest":
         return cls(id=next(_request_ids), **fields)  # type: ignore[arg-type]
+
+
+def new_request(kind: str, prompt: str, sampler: SamplerSettings, bias: LogitBias, top_n: int,
+                lora_scale: float | None, *, special: bool = False, extra_stop: tuple[str, ...] = ()) -> GenerationRequest:
+    """A request with the sampler as it is right now; `extra_stop` adds to its stop strings."""
+    if extra_stop:
+        sampler = replace(sampler, stop=sampler.stop + tuple(s for s in extra_stop if s not in sampler.stop))
+    return GenerationRequest.create(kind=kind, prompt=prompt, settings=sampler, bias=bias, top_n=top_n,
+                                    lora_scale=lora_scale, special=special)
+
+
+@dataclass
+class GenerationStarted(Message):
+    """A generation began (posted up to the app, which records it in the session)."""
+
+    request: GenerationRequest
+    draft_text: str
+    """The draft as it was when the generation started."""
+    anchor: int | None
+    """Where in `draft_text` a draft generation continues; None for chat."""
+    chat_messages: list[dict[str, str]]
+    """The conversation a chat reply answers; empty for the draft."""
 
 
 @dataclass

@@ -48,7 +48,7 @@ def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_is_acce
         app = make_app(random_model, sampler=SAMPLED, loader=loader)
         async with app.run_test(size=(130, 40)) as pilot:
             await model_ready(pilot)
-            assert any(row[4] == "draft.candidates" for row in app.binding_rows())  # F1
+            assert any(row[4] == "draft.candidates" for row in app.keys.rows())  # F1
             assert "Draft: Candidates" in [command.title for command in app.get_system_commands(app.main)]
             await pilot.press(*PROMPT, "ctrl+n")
             screen = await candidates_written(pilot)

@@ -32,7 +32,7 @@ def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
             assert chat.input.value == ""
             call = spies[0].last
             assert call["special"] is True  # the template writes control tokens
-            engine = app.engine
+            engine = app.backend
             assert engine is not None
             system = prompts.load(prompts.CHAT_SYSTEM).strip()
             assert call["prompt"] == engine.chat_prompt(

@@ -17,8 +17,8 @@ def test_every_binding_has_a_unique_id_and_a_description() -> None:
         app = make_app(None)
         async with app.run_test():
             ids = []
-            for _, _, bindings in app.binding_sections():
-                for binding in bindings:
+            for section in app.keys.sections:
+                for binding in section.bindings:
                     assert binding.id and binding.description and binding.tooltip, binding
                     ids.append(binding.id)
             assert len(ids) == len(set(ids))
@@ -39,7 +39,7 @@ def test_f1_lists_every_binding(random_model: Path) -> None:
             assert isinstance(app.screen, HelpScreen)
             table = app.screen.query_one(DataTable)
             listed = {table.get_row_at(i)[4] for i in range(table.row_count)}
-            expected = {b.id for _, _, bindings in app.binding_sections() for b in bindings}
+            expected = {b.id for section in app.keys.sections for b in section.bindings}
             assert listed == expected
             await pilot.press("escape")
             assert isinstance(app.screen, MainScreen)
@@ -52,12 +52,12 @@ def test_the_command_palette_reaches_every_action() -> None:
         app = make_app(None)
         async with app.run_test():
             titles = {command.title for command in app.get_system_commands(app.main)}
-            for section, _, bindings in app.binding_sections():
-                for binding in bindings:
+            for section in app.keys.sections:
+                for binding in section.bindings:
                     if binding.id.split(".")[-1] in {"select_up", "select_down", "adjust_up", "adjust_down",
                                                      "leave", "next", "previous", "palette", "help_quit"}:
                         continue  # moving within a panel, or the palette itself
-                    assert f"{section}: {binding.description}" in titles, binding.id
+                    assert f"{section.title}: {binding.description}" in titles, binding.id
 
     run(scenario)
 
@@ -68,9 +68,12 @@ def test_a_palette_command_runs_the_action(random_model: Path) -> None:
         async with app.run_test() as pilot:
             await model_ready(pilot)
             commands = {c.title: c for c in app.get_system_commands(app.main)}
+            # The sampler panel asks the app for the change (a message): it lands a moment later.
             await commands["Sampler panel: temperature +"].callback()
+            await pilot.pause()
             assert app.sampler.temperature == 0.05
             await commands["Sampler panel: Byte ban"].callback()
+            await pilot.pause()
             assert not app.bias.ban_byte_tokens
             await pilot.press(*"Era")
             await commands["Draft: Continue"].callback()
@@ -92,7 +95,7 @@ def test_a_keymap_moves_a_binding_by_id(random_model: Path) -> None:
             assert "^y accept" in app.main.draft.suggestion.border_subtitle
             await pilot.press("ctrl+y")
             assert app.main.draft.editor.text == "Era" + done.text
-            rows = {row[4]: row[1] for row in app.binding_rows()}
+            rows = {row[4]: row[1] for row in app.keys.rows()}
             assert rows["draft.continue"] == "f9"
 
     run(scenario)

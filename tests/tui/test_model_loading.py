@@ -30,7 +30,7 @@ def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
         app = make_app(bad)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert app.engine is None and app.model_status.state == "failed"
+            assert app.backend is None and app.model_status.state == "failed"
             assert any(str(bad) in message and "not a GGUF file" in message for message in notifications(app))
             assert "not a GGUF file" in model_panel(app) and "^l: choose another model" in model_panel(app)
             await pilot.press(*"Scrivo lo stesso")  # the draft is still there to write in
@@ -45,7 +45,7 @@ def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
             model_input.value = str(random_model)
             await pilot.press("enter")
             await model_ready(pilot)
-            assert app.engine is not None and app.model_status.state == "ready"
+            assert app.backend is not None and app.model_status.state == "ready"
             assert app.main.draft.editor.text == "Scrivo lo stesso"
             done = await generated(pilot, "ctrl+g")
             assert done.completion_tokens > 0
@@ -74,14 +74,14 @@ def test_an_adapter_for_another_architecture_is_refused_with_a_reason(
         app = make_app(random_model, lora=foreign_lora_adapter)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert app.engine is None
+            assert app.backend is None
             assert "'gemma3' model, but the model is 'llama'" in app.model_status.error
             await pilot.press("ctrl+l")
             assert isinstance(app.screen, LoadModelScreen)
             app.screen.query_one("#lora-path").value = ""  # drop the adapter and retry
             await pilot.press("enter")
             await model_ready(pilot)
-            assert app.engine is not None and app.engine.adapter is None and app.lora_scale is None
+            assert app.backend is not None and app.backend.adapter is None and app.lora_scale is None
 
     run(scenario)
 

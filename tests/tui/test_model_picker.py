@@ -47,8 +47,8 @@ def test_switching_model_and_adapter_in_the_app(
             await pilot.click("#load")
             await model_ready(pilot)
             assert app.screen is app.main
-            assert app.engine is not None and app.engine.options.model_path == models_dir / "casuale.gguf"
-            assert app.engine.adapter is not None and app.lora_scale == 0.5
+            assert app.backend is not None and app.backend.options.model_path == models_dir / "casuale.gguf"
+            assert app.backend.adapter is not None and app.lora_scale == 0.5
             assert app.main.draft.editor.text == "C'era"  # the draft survives the switch
 
             second = await generated(pilot, "ctrl+g")
@@ -78,6 +78,6 @@ def test_a_bad_scale_is_a_message_and_escape_keeps_the_model(random_model: Path,
             assert isinstance(app.screen, ModelPickerScreen)
             assert any("between 0 and 4, not 'tanto'" in n.message for n in app._notifications)
             await pilot.press("escape")
-            assert app.screen is app.main and app.engine.options.model_path == random_model
+            assert app.screen is app.main and app.backend.options.model_path == random_model
 
     run(scenario)

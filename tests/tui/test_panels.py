@@ -45,7 +45,7 @@ def test_after_a_generation_every_panel_shows_the_engines_numbers(random_model: 
             assert sidebar.speed.border_title == "Speed · length"
 
             model = text_of(sidebar.model)
-            engine = app.engine
+            engine = app.backend
             assert engine is not None
             assert engine.facts.name in model and "GQA 2:1" in model and "4 q / 2 kv heads" in model
             assert "2.15M params" in model and "F32" in model and "LoRA none" in model

@@ -1,54 +1,56 @@
 """The screen the author lives in: draft or chat in the middle, panels at the side.
 
-It owns the generation worker. The worker posts tokens at most once per frame
-(settings.frame_interval), and each message is drawn once: a fast model never costs a
-redraw per token.
+It is given the model and the sampler by the app (bound reactives) and passes them on to
+the panes and panels. It owns the generation worker: panes post what they want run or
+stopped, and the worker's messages come back here first. The worker posts tokens at most
+once per frame (settings.frame_interval), and each message is drawn once: a fast model
+never costs a redraw per token.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, cast
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.dom import DOMNode
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer
 from textual.worker import get_current_worker
 
 from scriptorium.inference.events import GenerationDone, TokenEvent
+from scriptorium.inference.settings import LogitBias, SamplerSettings
 
+from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.keeper import DraftFile
 from scriptorium.app.tui.generation import (
     ContextWasTrimmed,
     GenerationFailed,
     GenerationFinished,
     GenerationRequest,
+    GenerationStarted,
     PrefillFinished,
     PrefillProgressed,
     TokensGenerated,
     stream_generation,
 )
+from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
+from scriptorium.app.tui.widgets.mode_pane import ModePane, StreamSink
+from scriptorium.app.tui.widgets.model_panel import ModelView
+from scriptorium.app.tui.widgets.sampler_panel import SamplerView
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 from scriptorium.app.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from scriptorium.inference.engine import Engine
-
-    from scriptorium.app.tui.app import ScriptoriumApp
-
-
-class StreamSink(Protocol):
-    """Where a generation's text goes: the draft's suggestion or a chat reply."""
-
-    async def stream_text(self, text: str) -> None: ...
-
-    async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None: ...
 
 
 @dataclass(slots=True)
@@ -56,6 +58,10 @@ class ActiveGeneration:
     request: GenerationRequest
     sink: StreamSink
     tokens: list[TokenEvent] = field(default_factory=list)
+
+
+_PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale")
+"""What each pane is given, as the app gives it to this screen (with last_seed, for panels)."""
 
 
 class MainScreen(Screen[None], inherit_bindings=False):
@@ -68,10 +74,21 @@ class MainScreen(Screen[None], inherit_bindings=False):
                 tooltip="Move the focus to the previous widget"),
     ]
 
-    def __init__(self, draft_file: DraftFile, draft_text: str) -> None:
+    backend: var[Engine | None] = var(None)
+    model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
+    sampler: var[SamplerSettings] = var(SamplerSettings)
+    bias: var[LogitBias] = var(LogitBias)
+    lora_scale: var[float | None] = var(None)
+    last_seed: var[int | None] = var(None)
+    sampler_view: var[SamplerView | None] = var(None)
+    model_view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
+
+    def __init__(self, draft_file: DraftFile, draft_text: str, settings: TuiSettings, key_display: KeyDisplay) -> None:
         super().__init__()
         self._draft_file = draft_file
         self._draft_text = draft_text
+        self._settings = settings
+        self._key_display = key_display
         self._active: ActiveGeneration | None = None
         self._abandoned_id: int | None = None
         self._idle = asyncio.Event()
@@ -80,16 +97,14 @@ class MainScreen(Screen[None], inherit_bindings=False):
         """The latest finished generation: its request, every token event and the summary
         (what token inspection and branching, issue 6, start from)."""
 
-    @property
-    def tui(self) -> "ScriptoriumApp":
-        return cast("ScriptoriumApp", self.app)
-
     def compose(self) -> ComposeResult:
-        settings = self.tui.settings
-        self.status = StatusBar(id="status")
-        self.draft = DraftPane(self._draft_file, self._draft_text, id="draft")
-        self.chat = ChatPane(id="chat")
-        self.sidebar = Sidebar(settings.top_n, settings.panels, id="sidebar")
+        settings, keys = self._settings, self._key_display
+        bound = [getattr(MainScreen, name) for name in _PANE_STATE]
+        self.status = StatusBar(id="status").data_bind(model=MainScreen.model_status)
+        self.draft = DraftPane(self._draft_file, self._draft_text, settings, keys, id="draft").data_bind(*bound)
+        self.chat = ChatPane(settings, keys, id="chat").data_bind(*bound)
+        self.sidebar = Sidebar(settings.top_n, settings.panels, id="sidebar").data_bind(
+            MainScreen.sampler_view, MainScreen.model_view)
         self.sidebar.display = settings.sidebar
         yield self.status
         with Horizontal(id="workspace"):
@@ -101,7 +116,39 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
+        self.watch(self.draft, "modified", self.draft_state_changed, init=False)
+        self._show_settings()
         self.focus_mode()
+
+    # ---- what the panels show, derived from what the app gives ---------------------------
+    def _show_settings(self) -> None:
+        backend, running = self.backend, self._active.request if self._active is not None else None
+        pending = running is not None and (running.settings, running.bias, running.lora_scale) != (
+            replace(self.sampler, stop=running.settings.stop), self.bias, self.lora_scale)
+        load_hint = self._key_display("app.load_model")
+        self.sampler_view = SamplerView(self.sampler, self.bias, backend.byte_token_ids if backend else None,
+                                        self.lora_scale, pending, self.last_seed, load_hint)
+        self.model_view = ModelView(self.model_status, self.lora_scale, load_hint)
+
+    def watch_sampler(self) -> None:
+        self._show_settings()
+
+    def watch_bias(self) -> None:
+        self._show_settings()
+
+    def watch_lora_scale(self) -> None:
+        self._show_settings()
+
+    def watch_model_status(self) -> None:
+        self._show_settings()
+
+    def watch_last_seed(self) -> None:
+        self._show_settings()
+
+    def watch_backend(self, backend: Engine | None) -> None:
+        self._show_settings()
+        if backend is not None and self.is_mounted:
+            self.sidebar.kv.show_usage(backend.kv_usage())
 
     # ---- modes and panels ----------------------------------------------------------
     @property
@@ -120,6 +167,19 @@ class MainScreen(Screen[None], inherit_bindings=False):
         else:
             self.chat.input.focus()
 
+    def toggle_sidebar(self) -> None:
+        self.sidebar.display = not self.sidebar.display
+        if not self.sidebar.display:
+            self.focus_mode()
+
+    def focus_sampler(self) -> None:
+        self.sidebar.display = True
+        sampler = self.sidebar.sampler
+        sampler.display = True
+        # At once, not on the next idle as focus() does: the keys after Ctrl+T are for the sampler.
+        self.set_focus(sampler, scroll_visible=False)
+        sampler.scroll_visible(animate=False)
+
     def action_toggle_panel(self, name: str) -> None:
         self.sidebar.display = True
         panel = self.sidebar.panel(name)
@@ -133,40 +193,74 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def action_leave_panels(self) -> None:
         self.focus_mode()
 
+    def command_targets(self) -> dict[str, DOMNode]:
+        """Where the command palette runs each section's actions (app/tui/keys.py)."""
+        return {"Focus": self, "Draft": self.draft, "Chat": self.chat, "Panels": self.sidebar,
+                "Sampler panel": self.sidebar.sampler}
+
+    # ---- the draft and the chat, for the app's sessions -----------------------------------
+    def draft_text(self) -> str:
+        return self.draft.text
+
+    def chat_messages(self) -> list[dict[str, str]]:
+        return self.chat.messages
+
+    def draft_saved(self) -> None:
+        self.draft.modified = False
+
     def draft_state_changed(self) -> None:
-        self.status.update_state(draft_name=self.draft.draft_file.display_name, modified=self.draft.modified)
+        self.status.update_state(draft_name=self._draft_file.display_name, modified=self.draft.modified)
+
+    def show_draft(self, text: str) -> None:
+        self.draft.show_text(text)
+        self.draft_state_changed()
+        self.switch_mode("draft")
+
+    async def show_chat(self, messages: list[dict[str, str]]) -> None:
+        await self.chat.restore(messages)
+        self.switch_mode("chat")
 
     # ---- generation ----------------------------------------------------------------
     @property
     def is_generating(self) -> bool:
         return self._active is not None
 
-    @property
-    def running_request(self) -> GenerationRequest | None:
-        return self._active.request if self._active is not None else None
-
-    def generating_for(self, sink: StreamSink) -> bool:
-        return self._active is not None and self._active.sink is sink
-
     async def wait_until_idle(self) -> None:
         """Return once no generation is running (tests and the benchmark use it)."""
         await self._idle.wait()
 
-    def start_generation(self, request: GenerationRequest, sink: StreamSink) -> None:
-        engine = self.tui.engine
-        assert engine is not None, "start_generation needs a loaded engine"
+    @on(ModePane.GenerationRequested)
+    async def _generation_requested(self, message: ModePane.GenerationRequested) -> None:
+        message.stop()
+        backend, request, sink = self.backend, message.request, message.sink
+        if self._active is not None or backend is None:
+            # Two requests crossed (or the model went away) between the key and this moment.
+            self.notify("The model is already writing: press Esc to stop it first." if backend is not None
+                        else "No model is loaded.", severity="warning")
+            await sink.stream_finished(None, None)
+            self._show_generating()
+            return
         self._active = ActiveGeneration(request, sink)
         self._idle.clear()
-        self.tui.recording_started(request, sink)
+        anchor = self.draft.anchor_index() if request.kind == "draft" else None
+        self.post_message(GenerationStarted(request, self.draft.text, anchor,
+                                            list(self.chat.messages) if request.kind == "chat" else []))
         self.sidebar.generation_started()
         self.status.update_state(activity="prefill…")
-        self.tui.refresh_sampler_panel()
-        self._generate(engine, request, self.tui.settings.frame_interval)
+        self._show_generating()
+        self._generate(backend, request, self._settings.frame_interval)
 
     @work(thread=True, exclusive=True, group="generation", exit_on_error=False)
-    def _generate(self, engine: "Engine", request: GenerationRequest, frame_interval: float) -> None:
+    def _generate(self, backend: Engine, request: GenerationRequest, frame_interval: float) -> None:
         worker = get_current_worker()
-        stream_generation(engine, request, self.post_message, lambda: worker.is_cancelled, frame_interval)
+        stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, frame_interval)
+
+    @on(ModePane.StopRequested)
+    def _stop_requested(self, message: ModePane.StopRequested) -> None:
+        message.stop()
+        self.stop_generation()
+        if message.forget:
+            self.forget_generation()
 
     def stop_generation(self) -> None:
         """Ask the worker to stop; GenerationFinished ('cancelled') follows."""
@@ -179,10 +273,18 @@ class MainScreen(Screen[None], inherit_bindings=False):
         active = self._active
         if active is not None:
             self._abandoned_id = active.request.id
-            self._clear_activity()
             self._active = None
             self._idle.set()
-            self.tui.refresh_sampler_panel()
+            self.status.update_state(activity="")
+            self._show_generating()
+
+    def _show_generating(self) -> None:
+        """Tell the panes (attributes down) whether a generation runs, and for whom."""
+        sink = self._active.sink if self._active is not None else None
+        for pane in (self.draft, self.chat):
+            pane.generating = sink is not None
+            pane.streaming = sink is pane
+        self._show_settings()
 
     def _current(self, request_id: int) -> ActiveGeneration | None:
         active = self._active
@@ -214,15 +316,10 @@ class MainScreen(Screen[None], inherit_bindings=False):
         if active is None:
             return
         active.tokens.extend(message.events)
-        # Sinks that keep each token's numbers (issue 6: inspect, colour) get the events too.
-        stream_tokens = getattr(active.sink, "stream_tokens", None)
-        if stream_tokens is not None:
-            stream_tokens(active.request, message.events)
+        # Sinks keep each token's numbers (issue 6: inspect, colour).
+        active.sink.stream_tokens(active.request, message.events)
         await active.sink.stream_text("".join(event.text for event in message.events))
         self.sidebar.token(message.events[-1], message.kv_cache)
-
-    def _clear_activity(self) -> None:
-        self.status.update_state(activity="")
 
     @on(GenerationFinished)
     async def _generation_finished(self, message: GenerationFinished) -> None:
@@ -232,11 +329,11 @@ class MainScreen(Screen[None], inherit_bindings=False):
                 self.sidebar.finished(message.event)
             return
         self._active = None
-        self._clear_activity()
+        self.status.update_state(activity="")
         self.sidebar.finished(message.event)
-        self.tui.generation_finished(message.event)
         self.last_generation = (active.request, active.tokens, message.event)
         await active.sink.stream_finished(message.event, None)
+        self._show_generating()
         self._idle.set()
 
     @on(GenerationFailed)
@@ -245,8 +342,21 @@ class MainScreen(Screen[None], inherit_bindings=False):
         if active is None:
             return
         self._active = None
-        self._clear_activity()
-        self.tui.refresh_sampler_panel()
+        self.status.update_state(activity="")
         self.notify(message.error, title="Generation failed", severity="error", timeout=10)
         await active.sink.stream_finished(None, message.error)
+        self._show_generating()
         self._idle.set()
+
+    # ---- what the panes ask to show ---------------------------------------------------
+    @on(ModePane.TokenShown)
+    def _token_shown(self, message: ModePane.TokenShown) -> None:
+        self.sidebar.probabilities.show_token(message.event, message.note)
+
+    @on(ModePane.ActivityShown)
+    def _activity_shown(self, message: ModePane.ActivityShown) -> None:
+        self.status.update_state(activity=message.text)
+
+    @on(ModePane.CacheShown)
+    def _cache_shown(self, message: ModePane.CacheShown) -> None:
+        self.sidebar.kv.show_usage(message.usage)

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from scriptorium.app.sessions import SessionError, SessionSummary
+from scriptorium.app.sessions import AnySession, SessionError, SessionSummary
 from scriptorium.app.units import format_bytes
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 
@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from scriptorium.app.sessions.keeper import SessionKeeper
 
 
-class SessionsScreen(ModalScreen[str | None]):
-    """Returns the id of the session to open, or None."""
+class SessionsScreen(ModalScreen[AnySession | None]):
+    """Returns the session to open (read from its file), or None: closed, the session on
+    screen chosen again, or a file that cannot be read (said in a notification)."""
 
     BINDINGS = [
         Binding("escape,q", "dismiss(None)", "Close", id="sessions.close", tooltip="Back to writing"),
@@ -30,9 +31,11 @@ class SessionsScreen(ModalScreen[str | None]):
                 tooltip="Delete the highlighted session file (asks first; the draft file stays)"),
     ]
 
-    def __init__(self, keeper: "SessionKeeper") -> None:
+    def __init__(self, keeper: "SessionKeeper", on_screen: set[str]) -> None:
+        """`on_screen`: the ids of the sessions shown now (opening one again does nothing)."""
         super().__init__()
         self._keeper = keeper
+        self._on_screen = on_screen
         self._summaries: list[SessionSummary] = []
 
     def compose(self) -> ComposeResult:
@@ -68,8 +71,17 @@ class SessionsScreen(ModalScreen[str | None]):
     @on(DataTable.RowSelected)
     def action_open(self) -> None:
         summary = self._highlighted()
-        if summary is not None:
-            self.dismiss(summary.id)
+        if summary is None:
+            return
+        if summary.id in self._on_screen:
+            self.dismiss(None)
+            return
+        try:
+            session = self._keeper.store.load(summary.id)
+        except SessionError as error:
+            self.notify(str(error), title="Session not opened", severity="error", timeout=10)
+            return
+        self.dismiss(session)
 
     def action_rename(self) -> None:
         summary = self._highlighted()

@@ -1,7 +1,7 @@
 """Chat mode, issue 6: each reply keeps its tokens; F8 colours them by probability and
 F4 steps through the replies' tokens (←/→ token by token, across replies; ↑/↓ a reply at
 a time), starting at the end of the last, with their alternatives in the panel.
-A mixin of ChatPane, so the keys are the chat's keys.
+A layer of the chat pane (below ChatVersions and ChatPane), so the keys are the chat's keys.
 
 A reply is Markdown; coloured or inspected it is drawn as its tokens instead (a
 ReplyTokens beside it), since Markdown rendering would move characters around.
@@ -12,17 +12,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Input
 
 from scriptorium.inference.events import GenerationDone, TokenEvent
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, records_from_events
+from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
 
 if TYPE_CHECKING:
     from textual.widget import Widget
 
     from scriptorium.app.tui.generation import GenerationRequest
-    from scriptorium.app.tui.widgets.chat_pane import ChatPane
 
 LEADING_BINDINGS = [
     Binding("escape", "leave_inspect", "Done", id="chat.inspect_leave", tooltip="Leave token inspection"),
@@ -43,7 +45,11 @@ BINDINGS = [
 ]
 
 
-class ChatInspection:
+class ChatInspection(ModePane):
+    """Each reply's tokens: colouring them and stepping through them."""
+
+    transcript: VerticalScroll
+    input: Input
     colouring: bool = False
     inspected: int | None = None
     """The token under the cursor, in reply number `inspected_reply`; None when not inspecting."""
@@ -55,10 +61,6 @@ class ChatInspection:
     """What the streaming reply starts with (a branch), before the model's text."""
     _base_records: list[TokenRecord] = []  # never mutated: replaced by expect_reply
 
-    @property
-    def _pane(self) -> "ChatPane":
-        return self  # type: ignore[return-value]
-
     def check_inspect_action(self, action: str) -> bool | None:
         if action in ("inspect_move", "inspect_reply", "leave_inspect"):
             return self.inspected is not None
@@ -69,7 +71,7 @@ class ChatInspection:
         the chosen word), whose tokens are `records`; the model's tokens follow it."""
         self.reply_prefix, self._base_records = prefix, list(records)
 
-    def stream_tokens(self, request: "GenerationRequest", events: tuple[TokenEvent, ...]) -> None:
+    def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None:
         if self._records is None or request.id != self._request_id:
             self._records, self._source = list(self._base_records), TokenSource("generated", request.settings)
             self._request_id = request.id
@@ -92,20 +94,20 @@ class ChatInspection:
 
     async def attach_records(self, reply: "Widget", text: str, records: list[TokenRecord]) -> None:
         """Draw `reply` as these tokens when colouring or inspecting (replacing any before)."""
-        for view in self._pane.transcript.query(ReplyTokens):
+        for view in self.transcript.query(ReplyTokens):
             if view.reply is reply:  # type: ignore[attr-defined]
                 await view.remove()
         if records:
             view = ReplyTokens(text, records, classes="reply-tokens")
             view.reply = reply  # type: ignore[attr-defined]
             view.display = False
-            await self._pane.transcript.mount(view, after=reply)
+            await self.transcript.mount(view, after=reply)
         self._draw()
 
     def _views(self) -> list[ReplyTokens]:
         """The replies' token views, dropping those whose reply was taken back."""
         views = []
-        for view in self._pane.transcript.query(ReplyTokens):
+        for view in self.transcript.query(ReplyTokens):
             if view.reply.is_attached:  # type: ignore[attr-defined]
                 views.append(view)
             else:
@@ -125,17 +127,17 @@ class ChatInspection:
             view.show(colour=self.colouring, cursor=cursor)
             view.display = shown
             view.reply.display = not shown  # type: ignore[attr-defined]
-        legends = self._pane.query(TokenLegend)
+        legends = self.query(TokenLegend)
         if legends:
             legends.first().display = self.colouring
         elif self.colouring:
-            self._pane.mount(TokenLegend(id="chat-legend"), before=self._pane.input)
+            self.mount(TokenLegend(id="chat-legend"), before=self.input)
         if self.inspected is not None:
             view = views[self.inspected_reply]
             record = view.records[self.inspected]
-            self._pane.main.sidebar.probabilities.show_token(record.as_event(), record.source.describe())
-            self._pane.transcript.scroll_to_widget(view, animate=False)
-        self._pane.refresh_bindings()
+            self.post_message(self.TokenShown(record.as_event(), record.source.describe()))
+            self.transcript.scroll_to_widget(view, animate=False)
+        self.refresh_bindings()
 
     def action_toggle_colours(self) -> None:
         self.colouring = not self.colouring
@@ -146,8 +148,8 @@ class ChatInspection:
             self.action_leave_inspect()
             return
         views = self._views()
-        if not views or self._pane.streaming:
-            self._pane.notify("No finished reply to inspect yet.", severity="warning")
+        if not views or self.streaming:
+            self.notify("No finished reply to inspect yet.", severity="warning")
             return
         self.inspected_reply = len(views) - 1
         self.inspected = len(views[-1].records) - 1

@@ -1,12 +1,14 @@
-"""Chat mode: a transcript whose replies stream in, and an input box."""
+"""Chat mode: a transcript whose replies stream in, and an input box.
+
+Built in layers like the draft pane: ModePane, ChatInspection (tokens), ChatVersions (the
+last reply's versions), and ChatPane here (sending, replies, the conversation)."""
 
 from __future__ import annotations
-
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -15,13 +17,13 @@ from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app import paths
+from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import TokenRecord
-from scriptorium.app.tui.widgets import chat_inspect
-from scriptorium.app.tui.widgets import chat_versions
-from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
+from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
-from scriptorium.app.tui.widgets.pane_access import PaneAccess
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
+
 
 class UserMessage(Static):
     """What the author wrote."""
@@ -31,7 +33,7 @@ class AssistantMessage(Markdown):
     """A reply: streamed in through a MarkdownStream, set once in full at the end."""
 
 
-class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
+class ChatPane(ChatVersions):
     """The conversation (system prompt from prompts/chat_system.txt) and the sink of chat
     generations."""
 
@@ -46,8 +48,8 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         *chat_versions.BINDINGS,
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, settings: TuiSettings, key_display: KeyDisplay, **kwargs: object) -> None:
+        super().__init__(settings, key_display, **kwargs)
         self.messages: list[dict[str, str]] = []
         """The conversation without the system prompt: {'role', 'content'} dicts."""
         self._stream: MarkdownStream | None = None
@@ -86,10 +88,10 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         text = event.value.strip()
         if not text:
             return
-        if self.main.is_generating:
+        if self.generating:
             self.notify("The model is still writing: press Esc to stop it first.", severity="warning")
             return
-        if not self.tui.require_engine():
+        if not self.ready_backend():
             return
         self.input.value = ""
         self.forget_versions()
@@ -105,7 +107,7 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
 
     async def _reply_to_conversation(self, *, prefix: str = "", prefix_records: list[TokenRecord] | None = None,
                                      label: str | None = None) -> None:
-        engine = self.tui.require_engine()
+        engine = self.ready_backend()
         if engine is None:
             return
         system = prompts.load(prompts.CHAT_SYSTEM, paths.prompts_dir()).strip()
@@ -117,9 +119,9 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
             return
         # A model without its own template talks in the fallback's turns: stop where
         # it would start writing the author's next turn.
-        stops = () if engine.facts.has_chat_template else self.tui.settings.chat_stop
+        stops = () if engine.facts.has_chat_template else self.settings.chat_stop
         # A branched reply goes on from its prefix: the model continues its own turn.
-        request = self.tui.new_request("chat", prompt + prefix, special=True, extra_stop=stops)
+        request = self.new_request("chat", prompt + prefix, special=True, extra_stop=stops)
         self._reply_label = label
         self.expect_reply(prefix, prefix_records or [])
         self._reply = AssistantMessage(classes="message")
@@ -127,12 +129,12 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         self._stream = Markdown.get_stream(self._reply)
         if prefix:
             await self._stream.write(prefix)
-        self.main.start_generation(request, self)
+        self.start(request)
         self.refresh_bindings()
 
     # ---- actions -------------------------------------------------------------------
     def action_stop(self) -> None:
-        self.main.stop_generation()
+        self.stop()
 
     async def action_regenerate(self) -> None:
         if not self.messages or self.messages[-1]["role"] != "assistant":
@@ -163,7 +165,7 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         reply.remove_class("-stopped")
         self._note(reply, self.version_note())
         await self.attach_records(reply, version.text, version.records)
-        self.tui.schedule_autosave()
+        self.post_message(self.Edited())
         self.refresh_bindings()
 
     async def action_edit_last(self) -> None:

@@ -1,7 +1,7 @@
 """Chat mode, issue 6: the last reply's versions. Ctrl+R writes it again and Ctrl+B (while
 inspecting it, F4) takes another alternative at a token and lets the model write on from
 there; either way the earlier reply stays as a version, and alt+←/→ move between them.
-A mixin of ChatPane, beside ChatInspection.
+A layer of the chat pane, between ChatInspection and ChatPane.
 
 Only the last reply has versions: an earlier one has the author's later turns answering it.
 """
@@ -9,23 +9,21 @@ Only the last reply has versions: an earlier one has the author's later turns an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 
+from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
+from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
 
-if TYPE_CHECKING:
-    from scriptorium.app.tui.widgets.chat_pane import ChatPane
-
 BINDINGS = [
-    Binding("ctrl+b", "branch", "Branch", show=False, id="chat.branch",
+    Binding("ctrl+b", "branch", "Branch", show=False, id="self.branch",
             tooltip="While inspecting the last reply (F4): take another alternative at the token, or your own "
                     "word, and let the model write the reply on from there; the old reply stays as a version"),
-    Binding("alt+left", "reply_version(-1)", "Older reply", show=False, id="chat.version_previous",
+    Binding("alt+left", "reply_version(-1)", "Older reply", show=False, id="self.version_previous",
             tooltip="Show the last reply's previous version (regenerated and branched replies are kept)"),
-    Binding("alt+right", "reply_version(1)", "Newer reply", show=False, id="chat.version_next",
+    Binding("alt+right", "reply_version(1)", "Newer reply", show=False, id="self.version_next",
             tooltip="Show the last reply's next version"),
 ]
 
@@ -37,21 +35,30 @@ class ReplyVersion:
     label: str = "first"
 
 
-class ChatVersions:
+class ChatVersions(ChatInspection):
+    """The last reply's versions: the chat pane's layer for re-rolls and branches."""
+
+    messages: list[dict[str, str]]
     _versions: list[ReplyVersion] = []  # never mutated in place: replaced
     _version: int = 0
 
-    @property
-    def _chat(self) -> "ChatPane":
-        return self  # type: ignore[return-value]
+    # What ChatPane, the layer above, does for this one.
+    async def take_back_reply(self) -> None:
+        raise NotImplementedError
+
+    async def reply_again(self, *, label: str, prefix: str = "",
+                          prefix_records: list[TokenRecord] | None = None) -> None:
+        raise NotImplementedError
+
+    async def show_last_reply(self, version: ReplyVersion) -> None:
+        raise NotImplementedError
 
     def check_versions_action(self, action: str) -> bool | None:
-        chat = self._chat
-        ends_with_reply = bool(chat.messages) and chat.messages[-1]["role"] == "assistant" and not chat.streaming
+        ends_with_reply = bool(self.messages) and self.messages[-1]["role"] == "assistant" and not self.streaming
         if action == "branch":
-            views = chat.query(ReplyTokens)
-            return (ends_with_reply and chat.inspected is not None and bool(views)
-                    and chat.inspected_reply == len(views) - 1)
+            views = self.query(ReplyTokens)
+            return (ends_with_reply and self.inspected is not None and bool(views)
+                    and self.inspected_reply == len(views) - 1)
         if action == "reply_version":
             return ends_with_reply and len(self._versions) > 1
         return None
@@ -76,47 +83,41 @@ class ChatVersions:
         title = self.version_title()
         if not title:
             return ""
-        tui = self._chat.tui
-        return f"{title} · {tui.key_display('chat.version_previous')} {tui.key_display('chat.version_next')}"
+        return f"{title} · {self.key_display('self.version_previous')} {self.key_display('self.version_next')}"
 
     def current_version(self) -> ReplyVersion | None:
         return self._versions[self._version] if self._versions else None
 
     # ---- branching -----------------------------------------------------------------------
     def action_branch(self) -> None:
-        from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
-
-        chat = self._chat
-        views = list(chat.query(ReplyTokens))
-        if chat.inspected is None or not views:
+        views = list(self.query(ReplyTokens))
+        if self.inspected is None or not views:
             return
-        index = chat.inspected
+        index = self.inspected
         record = views[-1].records[index]
-        chat.app.push_screen(AlternativesScreen(record),
-                             lambda choice: chat.call_later(self._branch_reply, index, choice))
+        self.app.push_screen(AlternativesScreen(record),
+                             lambda choice: self.call_later(self._branch_reply, index, choice))
 
     async def _branch_reply(self, index: int, choice: str | None) -> None:
-        chat = self._chat
-        views = list(chat.query(ReplyTokens))
-        if choice is None or chat.streaming or not views or not chat.messages:
+        views = list(self.query(ReplyTokens))
+        if choice is None or self.streaming or not views or not self.messages:
             return
         records = views[-1].records
-        if index >= len(records) or chat.messages[-1]["role"] != "assistant":
+        if index >= len(records) or self.messages[-1]["role"] != "assistant":
             return
         record = records[index]
-        prefix = chat.messages[-1]["content"][:record.start] + choice
-        chat.action_leave_inspect()
-        await chat.take_back_reply()
-        await chat.reply_again(label=f"branch at “{choice.strip()}”", prefix=prefix,
+        prefix = self.messages[-1]["content"][:record.start] + choice
+        self.action_leave_inspect()
+        await self.take_back_reply()
+        await self.reply_again(label=f"branch at “{choice.strip()}”", prefix=prefix,
                                prefix_records=records[:index] + chosen_records(record, record.start, choice))
 
     # ---- moving between versions ---------------------------------------------------------
     async def action_reply_version(self, step: int) -> None:
-        chat = self._chat
         target = self._version + step
         if not 0 <= target < len(self._versions):
-            chat.notify("No older version." if step < 0 else "No newer version.")
+            self.notify("No older version." if step < 0 else "No newer version.")
             return
         self._version = target
-        chat.action_leave_inspect()
-        await chat.show_last_reply(self._versions[target])
+        self.action_leave_inspect()
+        await self.show_last_reply(self._versions[target])

@@ -1,5 +1,5 @@
 """Draft mode, issue 6: ask for several candidates of the current point and take one.
-A mixin of DraftPane, so its key is a draft key (help, palette and keymap find it there).
+A layer of the draft pane, so its key is a draft key (help, palette and keymap find it there).
 
 The point is the one continue would use: the end of the suggestion when one is waiting,
 else the end of the draft.
@@ -15,13 +15,13 @@ from scriptorium import prompts
 
 from scriptorium.app import paths
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
-from scriptorium.app.tui.generation import GenerationRequest
+from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted
+from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice, CandidatesScreen
+from scriptorium.app.tui.widgets.draft_editor import end_anchor
+from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
 
 if TYPE_CHECKING:
     from textual.widgets.text_area import Location
-
-    from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice
-    from scriptorium.app.tui.widgets.draft_pane import DraftPane
 
 BINDINGS = [
     Binding("ctrl+n", "candidates", "Candidates", show=False, id="draft.candidates",
@@ -30,31 +30,24 @@ BINDINGS = [
 ]
 
 
-class DraftCandidates:
-    """The candidates key; mixed into DraftPane."""
-
-    @property
-    def _draft(self) -> "DraftPane":
-        return self  # type: ignore[return-value]
+class DraftCandidates(DraftInspection):
+    """The candidates key: the draft pane's layer for choosing among several continuations."""
 
     def action_candidates(self) -> None:
-        pane = self._draft
-        if pane.main.is_generating:
+        pane = self
+        if pane.generating:
             pane.notify("The model is already writing: press Esc to stop it first.", severity="warning")
             return
-        engine = pane.tui.require_engine()
+        engine = pane.ready_backend()
         if engine is None:
             return
-        from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
-        from scriptorium.app.tui.widgets.draft_pane import end_anchor
-
         pane.stop_scoring("the model is writing")
         editor = pane.editor
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         prefix = editor.text_before(anchor) + (ghost.text if ghost is not None else "")
         template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
-        base = pane.tui.new_request("draft", prompts.render_continue(prefix, template))
+        base = pane.new_request("draft", prompts.render_continue(prefix, template))
         settings, note = candidate_sampler(base.settings)
         if note is not None:
             pane.notify(note, timeout=8)
@@ -64,21 +57,17 @@ class DraftCandidates:
             started.append(request.id)
             self._record_candidate(request, anchor)
 
-        screen = CandidatesScreen(engine, base, settings, pane.tui.settings.candidates,
-                                  pane.tui.settings.frame_interval, record)
+        screen = CandidatesScreen(engine, base, settings, pane.settings.candidates,
+                                  pane.settings.frame_interval, record)
         pane.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, started))
 
     def _record_candidate(self, request: GenerationRequest, anchor: "Location") -> None:
         # Like any generation, each candidate is kept in the session with its settings and seed.
-        pane = self._draft
-        tui = pane.tui
-        if tui.engine is not None:
-            editor = pane.editor
-            tui.sessions.generation_started(request, tui.engine, editor.text, len(editor.text_before(anchor)),
-                                            pane.main.chat.messages)
+        editor = self.editor
+        self.post_message(GenerationStarted(request, editor.text, len(editor.text_before(anchor)), []))
 
-    def _candidate_chosen(self, choice: "CandidatesChoice | None", anchor: "Location", started: list[int]) -> None:
-        pane = self._draft
+    def _candidate_chosen(self, choice: CandidatesChoice | None, anchor: "Location", started: list[int]) -> None:
+        pane = self
         editor = pane.editor
         chosen_id = choice.candidates[choice.chosen].request.id if choice is not None else None
         not_taken = tuple(rid for rid in started if rid != chosen_id)
@@ -90,7 +79,6 @@ class DraftCandidates:
         ghost = editor.ghost or editor.begin_ghost(anchor, from_cursor=False)
         pane.inspected = None
         put_on_ghost(ghost, choice.candidates, choice.chosen)
-        seed = choice.candidates[choice.chosen].seed
-        pane.tui.last_seed = seed
+        pane.post_message(pane.SeedChosen(choice.candidates[choice.chosen].seed))
         pane.redraw_suggestion()
         pane.refresh_bindings()

@@ -14,12 +14,23 @@ from dataclasses import dataclass
 from rich.style import Style
 from textual.message import Message
 from textual.widgets import TextArea
-from textual.widgets.text_area import Edit, EditResult, Location
+from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
 from scriptorium.app.tui.branches import Ghost
-from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
+from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, split_records
 
 _NEXT_WORD = re.compile(r"\s*\S+")
+
+
+def end_anchor(document: DocumentBase) -> Location:
+    """Where "continue from the end" attaches: the end of the text, before the single
+    newline editors put at the end of a file (two newlines mean a new paragraph)."""
+    end = document.end
+    text = document.text
+    if text.endswith("\n") and not text.endswith("\n\n") and end[0] > 0:
+        row = end[0] - 1
+        return (row, len(document.get_line(row)))
+    return end
 
 
 def next_word(text: str) -> str:

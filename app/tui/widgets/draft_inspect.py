@@ -1,6 +1,7 @@
 """Draft mode, issue 6: inspect tokens, colour them, branch, move between versions, and
-score the author's own text. A mixin of DraftPane, so its keys are the draft's keys
-(help, palette and keymap find them there) while the pane stays small.
+score the author's own text. The layer of the draft pane below DraftPane itself (which
+adds continuing, accepting and the file), so its keys are the draft's keys (help, palette
+and keymap find them there).
 
 Two cursors inspect: the editor's own cursor over accepted or scored text (always on),
 and a token cursor in the suggestion (F4, then ←/→).
@@ -8,9 +9,11 @@ and a token cursor in the suggestion (F4, then ←/→).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import TextArea
 from textual.worker import get_current_worker
 
@@ -26,11 +29,15 @@ from scriptorium.app.tui.scoring import (
     stream_scoring,
 )
 from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource, chosen_records, record_from_score, records_from_events
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor
+from scriptorium.app.tui.widgets.mode_pane import ModePane
+from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.tui.widgets.token_text import TokenLegend
 
 if TYPE_CHECKING:
+    from textual.widgets.text_area import Location
+
     from scriptorium.app.tui.generation import GenerationRequest
-    from scriptorium.app.tui.widgets.draft_pane import DraftPane
 
 SCORED = TokenSource("scored")
 
@@ -62,9 +69,32 @@ BINDINGS = [
 ]
 
 
-class DraftInspection:
-    """State and actions for inspecting; mixed into DraftPane."""
+class DraftInspection(ModePane):
+    """Inspecting, branching and scoring: the draft pane's layer for what the model thought."""
 
+    @dataclass
+    class SuggestionAccepted(Message):
+        """Suggested text became ordinary draft text (all of it, or its next word)."""
+
+        text: str
+        at: Location
+        """Where it was inserted."""
+        at_index: int
+        """The same place as an offset into `draft_text`."""
+        request_ids: tuple[int, ...]
+        """The generations that wrote it (GenerationRequest.id)."""
+        draft_text: str
+        """The draft with it."""
+
+    @dataclass
+    class SuggestionRejected(Message):
+        """A suggestion was thrown away (rejected, or replaced by a re-roll)."""
+
+        text: str
+        request_ids: tuple[int, ...]
+
+    editor: DraftEditor
+    suggestion: SuggestionView
     inspected: int | None = None
     """Index into the suggestion's tokens under the token cursor, or None."""
     colouring: bool = False
@@ -72,9 +102,16 @@ class DraftInspection:
     _score_text: str = ""
     _score_pending: TokenScore | None = None
 
-    @property
-    def _pane(self) -> "DraftPane":
-        return self  # type: ignore[return-value]
+    # What DraftPane, the layer above, does for this one.
+    def write_on(self) -> None:
+        """Continue the suggestion as it stands (after a branch put new text at its end)."""
+        raise NotImplementedError
+
+    def redraw_suggestion(self) -> None:
+        raise NotImplementedError
+
+    def action_reject(self) -> None:
+        raise NotImplementedError
 
     @property
     def scoring(self) -> bool:
@@ -82,8 +119,7 @@ class DraftInspection:
 
     def check_inspect_action(self, action: str) -> bool | None:
         """Whether one of these actions is enabled; None for the pane's other actions."""
-        pane = self._pane
-        ghost = pane.editor.ghost
+        ghost = self.editor.ghost
         if action in ("inspect_move", "leave_inspect"):
             return self.inspected is not None and ghost is not None
         if action == "cancel_score":
@@ -93,8 +129,8 @@ class DraftInspection:
         return None
 
     # ---- tokens arriving ---------------------------------------------------------------
-    def stream_tokens(self, request: "GenerationRequest", events: tuple[TokenEvent, ...]) -> None:
-        ghost = self._pane.editor.ghost
+    def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None:
+        ghost = self.editor.ghost
         if ghost is None:
             return
         sources = self.__dict__.setdefault("_sources", {})
@@ -113,21 +149,18 @@ class DraftInspection:
 
     # ---- inspecting --------------------------------------------------------------------
     def show_record(self, record: TokenRecord) -> None:
-        panel = self._pane.main.sidebar.probabilities
-        panel.show_token(record.as_event(), record.source.describe())
+        self.post_message(self.TokenShown(record.as_event(), record.source.describe()))
 
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
-        pane = self._pane
-        if self.inspected is not None or pane.main.is_generating:
+        if self.inspected is not None or self.generating:
             return
-        found = pane.editor.token_at_cursor()
+        found = self.editor.token_at_cursor()
         if found is not None:
             span, index = found
             self.show_record(span.tokens[index])
 
     def action_inspect(self) -> None:
-        pane = self._pane
-        ghost = pane.editor.ghost
+        ghost = self.editor.ghost
         if self.inspected is not None:
             self.action_leave_inspect()
             return
@@ -135,15 +168,15 @@ class DraftInspection:
             self.inspected = len(ghost.tokens) - 1 if not ghost.streaming else 0
             self._draw_inspection()
             return
-        found = pane.editor.token_at_cursor()
+        found = self.editor.token_at_cursor()
         if found is not None:
             self.show_record(found[0].tokens[found[1]])
             return
-        pane.notify("Nothing to inspect here: generate a suggestion (inspect it with F4), or move the cursor "
+        self.notify("Nothing to inspect here: generate a suggestion (inspect it with F4), or move the cursor "
                     "onto generated or scored text.", severity="warning")
 
     def action_inspect_move(self, step: int) -> None:
-        ghost = self._pane.editor.ghost
+        ghost = self.editor.ghost
         if ghost is None or self.inspected is None or not ghost.tokens:
             return
         self.inspected = min(max(self.inspected + step, 0), len(ghost.tokens) - 1)
@@ -154,72 +187,67 @@ class DraftInspection:
         self._draw_inspection()
 
     def _draw_inspection(self) -> None:
-        pane = self._pane
-        ghost = pane.editor.ghost
+        ghost = self.editor.ghost
         if ghost is None or not ghost.tokens:
             self.inspected = None
         elif self.inspected is not None:
             self.inspected = min(self.inspected, len(ghost.tokens) - 1)
             self.show_record(ghost.tokens[self.inspected])
-        pane.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
-        pane.refresh_bindings()
+        self.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
+        self.refresh_bindings()
 
     # ---- colouring ---------------------------------------------------------------------
     def action_toggle_colours(self) -> None:
         self.set_colouring(not self.colouring)
 
     def set_colouring(self, on: bool) -> None:
-        pane = self._pane
         self.colouring = on
-        pane.editor.set_colouring(on)
-        pane.suggestion.set_inspection(colour=on, inspected=self.inspected)
-        legends = pane.query(TokenLegend)
+        self.editor.set_colouring(on)
+        self.suggestion.set_inspection(colour=on, inspected=self.inspected)
+        legends = self.query(TokenLegend)
         if legends:
             legends.first().display = on
         elif on:
-            pane.mount(TokenLegend(id="draft-legend"))
+            self.mount(TokenLegend(id="draft-legend"))
 
     # ---- branches and versions ------------------------------------------------------------
     def action_branch(self) -> None:
-        pane = self._pane
-        if pane.main.is_generating:
-            pane.notify("The model is writing: press Esc to stop it, then branch.", severity="warning")
+        if self.generating:
+            self.notify("The model is writing: press Esc to stop it, then branch.", severity="warning")
             return
         from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 
-        ghost = pane.editor.ghost
+        ghost = self.editor.ghost
         if ghost is not None and self.inspected is not None:
             index = self.inspected
             record = ghost.tokens[index]
-            pane.app.push_screen(AlternativesScreen(record), lambda choice: self._branch_suggestion(index, choice))
+            self.app.push_screen(AlternativesScreen(record), lambda choice: self._branch_suggestion(index, choice))
             return
-        found = pane.editor.token_at_cursor()
+        found = self.editor.token_at_cursor()
         if found is None or found[0].tokens[found[1]].source.kind not in ("generated", "scored"):
-            pane.notify("Put the cursor on generated or scored text (or inspect the suggestion with F4) to "
+            self.notify("Put the cursor on generated or scored text (or inspect the suggestion with F4) to "
                         "branch there.", severity="warning")
             return
         span, index = found
-        pane.app.push_screen(AlternativesScreen(span.tokens[index]),
+        self.app.push_screen(AlternativesScreen(span.tokens[index]),
                              lambda choice: self._branch_draft(span, index, choice))
 
     def _branch_suggestion(self, index: int, choice: str | None) -> None:
-        pane = self._pane
-        ghost = pane.editor.ghost
-        if choice is None or ghost is None or index >= len(ghost.tokens) or pane.main.is_generating:
+        ghost = self.editor.ghost
+        if choice is None or ghost is None or index >= len(ghost.tokens) or self.generating:
             return
         record = ghost.tokens[index]
         text = ghost.text[:record.start] + choice
         tokens = ghost.tokens[:index] + chosen_records(record, record.start, choice)
         start_version(ghost, f"branch at “{choice.strip()}”", text, tokens)
         self.inspected = None
-        pane.write_on()
+        self.write_on()
 
     def _branch_draft(self, span: Span, index: int, choice: str | None) -> None:
-        pane = self._pane
-        editor = pane.editor
-        if choice is None or pane.main.is_generating or span not in editor.spans.spans:
+        editor = self.editor
+        if choice is None or self.generating or span not in editor.spans.spans:
             if choice is not None:
-                pane.notify("That text changed meanwhile; nothing was replaced.", severity="warning")
+                self.notify("That text changed meanwhile; nothing was replaced.", severity="warning")
             return
         record = span.tokens[index]
         start = span.start + record.start
@@ -235,7 +263,7 @@ class DraftInspection:
             old_tokens = [r.moved(-record.start) for r in span.tokens[index:]]
         old_text = editor.text[start:end]
         if editor.ghost is not None:
-            pane.action_reject()
+            self.action_reject()
         at = editor.document.get_location_from_index(start)
         editor.move_cursor(at)
         # The old text stays in the draft until the author accepts the branch (Tab).
@@ -244,69 +272,67 @@ class DraftInspection:
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
         start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen_records(record, 0, choice))
-        pane.write_on()
+        self.write_on()
 
     def action_version(self, step: int) -> None:
-        pane = self._pane
-        ghost = pane.editor.ghost
+        ghost = self.editor.ghost
         if ghost is None:
             return
-        if pane.main.is_generating:
-            pane.notify("The model is writing: press Esc to stop it first.", severity="warning")
+        if self.generating:
+            self.notify("The model is writing: press Esc to stop it first.", severity="warning")
             return
         if not move_version(ghost, step):
-            pane.notify("No older version." if step < 0 else "No newer version.")
+            self.notify("No older version." if step < 0 else "No newer version.")
             return
         self.inspected = None
-        pane.redraw_suggestion()
+        self.redraw_suggestion()
         self._draw_inspection()
 
     # ---- scoring the author's text ----------------------------------------------------------
     def action_score_draft(self) -> None:
-        pane = self._pane
         if self.scoring:
-            pane.notify("Already scoring: press Esc to stop.", severity="warning")
+            self.notify("Already scoring: press Esc to stop.", severity="warning")
             return
-        if pane.main.is_generating:
-            pane.notify("The model is writing: score when it has finished.", severity="warning")
+        if self.generating:
+            self.notify("The model is writing: score when it has finished.", severity="warning")
             return
-        engine = pane.tui.require_engine()
+        engine = self.ready_backend()
         if engine is None:
             return
-        text = pane.editor.text
+        text = self.editor.text
         if not text.strip():
-            pane.notify("There is no text to score yet.", severity="warning")
+            self.notify("There is no text to score yet.", severity="warning")
             return
-        pane.editor.spans.remove_kind("scored")
+        self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
         self._score_text, self._score_pending = text, None
         self.set_colouring(True)
-        pane.main.status.update_state(activity="scoring…")
-        pane.refresh_bindings()
-        top_n, frame = pane.tui.settings.top_n, pane.tui.settings.frame_interval
+        self.post_message(self.ActivityShown("scoring…"))
+        self.refresh_bindings()
+        top_n, frame = self.settings.top_n, self.settings.frame_interval
 
         def run() -> None:
             worker = get_current_worker()
-            stream_scoring(engine, text, top_n, score_id, pane.post_message, lambda: worker.is_cancelled, frame)
+            stream_scoring(engine, text, top_n, score_id, self.post_message, lambda: worker.is_cancelled, frame)
 
-        pane.run_worker(run, thread=True, group="scoring", exclusive=True, exit_on_error=False)
+        self.run_worker(run, thread=True, group="scoring", exclusive=True, exit_on_error=False)
 
     def action_cancel_score(self) -> None:
         if self.scoring:
-            self._pane.workers.cancel_group(self._pane, "scoring")
+            self.workers.cancel_group(self, "scoring")
 
     def stop_scoring(self, reason: str) -> None:
         """Stop a scoring run because the draft or the engine is needed for something else."""
         if self.scoring:
             self.action_cancel_score()
             self._score_id = None
-            self._pane.main.status.update_state(activity="")
-            self._pane.refresh_bindings()
-            self._pane.notify(f"Scoring stopped: {reason}; what was scored stays coloured.")
+            self.post_message(self.ActivityShown(""))
+            self.refresh_bindings()
+            self.notify(f"Scoring stopped: {reason}; what was scored stays coloured.")
 
     def _add_scored(self, score: TokenScore, end: int) -> None:
         record = record_from_score(score, self._score_text, end, SCORED)
-        self._pane.editor.spans.add(Span(score.start, record.text, [record.moved(-score.start)]))
+        self.editor.spans.add(Span(score.start, record.text, [record.moved(-score.start)]))
 
     def on_scores_arrived(self, message: ScoresArrived) -> None:
         if message.score_id != self._score_id:
@@ -315,12 +341,12 @@ class DraftInspection:
             if self._score_pending is not None:
                 self._add_scored(self._score_pending, score.start)
             self._score_pending = score
-        self._pane.editor.set_colouring(True)
+        self.editor.set_colouring(True)
 
     def on_scoring_progressed(self, message: ScoringProgressed) -> None:
         if message.score_id == self._score_id:
             progress = message.progress
-            self._pane.main.status.update_state(activity=f"scoring {progress.done:,}/{progress.total:,}")
+            self.post_message(self.ActivityShown(f"scoring {progress.done:,}/{progress.total:,}"))
 
     def on_scoring_finished(self, message: ScoringFinished) -> None:
         if message.score_id != self._score_id:
@@ -330,29 +356,28 @@ class DraftInspection:
             self._add_scored(pending, min(pending.start + len(pending.text), len(self._score_text))
                              if message.done.cancelled else len(self._score_text))
         self._score_id, self._score_pending = None, None
-        pane = self._pane
         if message.done.kv_cache is not None:
             # Scoring filled the KV cache with the draft: the panel shows it as it is.
-            pane.main.sidebar.kv.show_usage(message.done.kv_cache)
-        pane.editor.set_colouring(True)
-        pane.main.status.update_state(activity="")
-        pane.refresh_bindings()
+            self.post_message(self.CacheShown(message.done.kv_cache))
+        self.editor.set_colouring(True)
+        self.post_message(self.ActivityShown(""))
+        self.refresh_bindings()
         done = message.done
         if done.cancelled:
-            pane.notify(f"Scoring stopped after {done.tokens:,} tokens; what was scored stays coloured.")
+            self.notify(f"Scoring stopped after {done.tokens:,} tokens; what was scored stays coloured.")
         else:
             skipped = f" (the first {done.trimmed_tokens:,} did not fit the context)" if done.trimmed_tokens else ""
-            branch_key = pane.tui.key_display("draft.branch")
-            pane.notify(f"Scored {done.tokens:,} tokens of your text{skipped}. Move the cursor over a word to see "
+            branch_key = self.key_display("draft.branch")
+            self.notify(f"Scored {done.tokens:,} tokens of your text{skipped}. Move the cursor over a word to see "
                         f"what the model expected there; {branch_key} writes on from one of its words.")
 
     def on_scoring_failed(self, message: ScoringFailed) -> None:
         if message.score_id != self._score_id:
             return
         self._score_id = None
-        self._pane.main.status.update_state(activity="")
-        self._pane.refresh_bindings()
-        self._pane.notify(message.error, title="Scoring failed", severity="error", timeout=10)
+        self.post_message(self.ActivityShown(""))
+        self.refresh_bindings()
+        self.notify(message.error, title="Scoring failed", severity="error", timeout=10)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         # Scores arriving later are offsets into the text as it was: they would land wrong.

@@ -1,62 +1,35 @@
-"""Draft mode: the author's text, and the model continuing it on request."""
+"""Draft mode: the author's text, and the model continuing it on request.
+
+The pane is built in layers, each a class of its own file: ModePane (what both modes are
+given and ask for), DraftInspection (inspect, branch, score), DraftCandidates (several
+continuations side by side), and DraftPane here (continue, accept, reject, the file)."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import var
-from textual.widgets.text_area import DocumentBase, Location
 
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app import paths
-from scriptorium.app.tui.widgets.pane_access import PaneAccess
+from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.keeper import DraftFile
-from scriptorium.app.tui.branches import start_version
-from scriptorium.app.tui.widgets import draft_candidates
-from scriptorium.app.tui.widgets import draft_inspect
+from scriptorium.app.tui.branches import Ghost, start_version
+from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
-from scriptorium.app.tui.branches import Ghost
-from scriptorium.app.tui.widgets.draft_editor import DraftEditor
-from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 
-def end_anchor(document: DocumentBase) -> Location:
-    """Where "continue from the end" attaches: the end of the text, before the single
-    newline editors put at the end of a file (two newlines mean a new paragraph)."""
-    end = document.end
-    text = document.text
-    if text.endswith("\n") and not text.endswith("\n\n") and end[0] > 0:
-        row = end[0] - 1
-        return (row, len(document.get_line(row)))
-    return end
-
-
-class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
+class DraftPane(DraftCandidates):
     """The editor and the suggestion view; also the sink of draft generations."""
 
-    @dataclass
-    class SuggestionAccepted(Message):
-        """Suggested text became ordinary draft text (all of it, or its next word)."""
-
-        text: str
-        at: Location
-        """Where it was inserted."""
-        request_ids: tuple[int, ...]
-        """The generations that wrote it (GenerationRequest.id)."""
-
-    @dataclass
-    class SuggestionRejected(Message):
-        """A suggestion was thrown away (rejected, or replaced by a re-roll)."""
-
-        text: str
-        request_ids: tuple[int, ...]
+    class SaveRequested(Message):
+        """Save the draft to its file (ask for a name when it has none)."""
 
     BINDINGS = [
         *draft_inspect.LEADING_BINDINGS,
@@ -80,8 +53,9 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
     modified: var[bool] = var(False)
     """The draft differs from what is on disk."""
 
-    def __init__(self, draft_file: DraftFile, text: str, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, draft_file: DraftFile, text: str, settings: TuiSettings, key_display: KeyDisplay,
+                 **kwargs: object) -> None:
+        super().__init__(settings, key_display, **kwargs)
         self.draft_file = draft_file
         self._initial_text = text
         self._enabled: tuple[bool, ...] = ()
@@ -115,10 +89,10 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
         self._continue(from_cursor=True)
 
     def _continue(self, *, from_cursor: bool, reroll: bool = False) -> None:
-        if self.main.is_generating:
+        if self.generating:
             self.notify("The model is already writing: press Esc to stop it first.", severity="warning")
             return
-        if not self.tui.require_engine():
+        if not self.ready_backend():
             return
         self.stop_scoring("the model is writing")
         self.inspected = None
@@ -139,9 +113,9 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
         prefix = editor.text_before(ghost.anchor) + ghost.text
         template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
-        request = self.tui.new_request("draft", prompts.render_continue(prefix, template))
+        request = self.new_request("draft", prompts.render_continue(prefix, template))
         ghost.request_ids.append(request.id)
-        self.main.start_generation(request, self)
+        self.start(request)
         self._redraw()
 
     def write_on(self) -> None:
@@ -157,22 +131,20 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
         ghost = self.editor.ghost
         if ghost is None:
             return
-        if self.tui.sampler.seed is not None and self.tui.sampler.temperature > 0:
+        if self.sampler.seed is not None and self.sampler.temperature > 0:
             self.notify("The seed is fixed, so this gives the same text again. Press s in the sampler panel "
                         "for a new seed.", severity="warning")
-        self.main.stop_generation()
         # A cancelled generation still finishing holds the engine; the new one queues behind it.
-        self.main.forget_generation()
+        self.stop(forget=True)
         self._continue(from_cursor=ghost.from_cursor, reroll=True)
 
     def action_stop(self) -> None:
-        self.main.stop_generation()
+        self.stop()
 
     def action_accept(self) -> None:
         if self.streaming:
             # What is on screen is what gets accepted; the rest is not waited for.
-            self.main.stop_generation()
-            self.main.forget_generation()
+            self.stop(forget=True)
         self._accept(word_only=False)
         self.editor.clear_ghost("accepted")
 
@@ -191,12 +163,13 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
             return
         accepted = self.editor.accept_ghost(word_only=word_only)
         if accepted:
-            self.post_message(self.SuggestionAccepted(accepted, at, request_ids))
+            editor = self.editor
+            self.post_message(self.SuggestionAccepted(accepted, at, len(editor.text_before(at)), request_ids,
+                                                      editor.text))
 
     def action_reject(self) -> None:
         if self.streaming:
-            self.main.stop_generation()
-            self.main.forget_generation()
+            self.stop(forget=True)
         ghost = self.editor.ghost
         if ghost is not None:
             self.post_message(self.SuggestionRejected(ghost.text, tuple(ghost.request_ids)))
@@ -245,7 +218,7 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
         """The keys that act on the suggestion, as many as fit under it."""
         if ghost is None:
             return ""
-        keys = self.tui.key_display
+        keys = self.key_display
         names = (("draft.stop", "stop"), ("draft.accept", "accept"), ("draft.accept_word", "word")) \
             if ghost.streaming else (("draft.accept", "accept"), ("draft.accept_word", "word"),
                                      ("draft.reject", "reject"), ("draft.reroll", "re-roll"),
@@ -263,13 +236,13 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
     def _ghost_changed(self, message: DraftEditor.GhostChanged) -> None:
         if message.reason == "lost" and self.streaming and self.editor.ghost is None:
             # The text it was continuing changed: what it would still write is moot.
-            self.main.stop_generation()
-            self.main.forget_generation()
+            self.stop(forget=True)
         self._redraw()
 
     @on(DraftEditor.Changed)
     def _text_changed(self) -> None:
         self.modified = True
+        self.post_message(self.Edited())
 
     # ---- the file ------------------------------------------------------------------
     @property
@@ -277,18 +250,15 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
         return self.editor.text
 
     def action_save(self) -> None:
-        if self.draft_file.path is None:
-            self.tui.ask_save_path(self)
-            return
-        self.save()
+        self.post_message(self.SaveRequested())
 
-    def save(self) -> bool:
-        """Save the draft (never the suggestion) to its session and its file; True when it
-        worked (a failure is already shown as a notification)."""
-        if not self.tui.save_everything(explicit=True):
-            return False
-        self.notify(f"Saved {self.draft_file.display_name}")
-        return True
+    def anchor_index(self) -> int | None:
+        """Where a suggestion being written attaches, as an offset into the draft."""
+        ghost = self.editor.ghost
+        return len(self.editor.text_before(ghost.anchor)) if ghost is not None else None
 
-    def watch_modified(self, modified: bool) -> None:
-        self.main.draft_state_changed()
+    def show_text(self, text: str) -> None:
+        """Replace the draft with `text` (another session opened), as saved."""
+        self.editor.clear_ghost()
+        self.editor.load_text(text)
+        self.modified = False

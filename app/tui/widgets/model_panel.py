@@ -3,30 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from rich.text import Text
+from textual.reactive import var
 
-from scriptorium.inference.gguf_file import AdapterFacts, ModelFacts
-
+from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.tui.widgets.formatting import clip, format_bytes, format_count, meter
 from scriptorium.app.tui.widgets.panel import Panel
 
 
 @dataclass(frozen=True, slots=True)
-class ModelStatus:
-    """What the model panel and the status bar show about the model."""
+class ModelView:
+    """What the panel draws: the model's status, the adapter scale, and the key that loads one."""
 
-    state: str
-    """'none', 'loading', 'ready' or 'failed'."""
-    path: Path | None = None
-    progress: float = 0.0
-    """llama.cpp's own load progress, 0..1, while loading."""
-    facts: ModelFacts | None = None
-    n_ctx: int = 0
-    adapter: AdapterFacts | None = None
-    error: str = ""
-    file_size: int = 0
+    status: ModelStatus
+    lora_scale: float | None = None
+    load_hint: str = ""
 
 
 class ModelPanel(Panel):
@@ -37,16 +29,16 @@ class ModelPanel(Panel):
     LINES = 5
     COMPONENT_CLASSES = {"model--name", "model--dim", "model--error", "model--fill", "model--empty"}
 
+    view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
+
     def __init__(self) -> None:
         super().__init__()
         self.status = ModelStatus("none")
         self.lora_scale: float | None = None
         self.load_hint = ""
 
-    def show(self, status: ModelStatus, lora_scale: float | None, load_hint: str) -> None:
-        self.status = status
-        self.lora_scale = lora_scale
-        self.load_hint = load_hint
+    def watch_view(self, view: ModelView) -> None:
+        self.status, self.lora_scale, self.load_hint = view.status, view.lora_scale, view.load_hint
         self.refresh()
 
     def lines(self, width: int) -> list[Text]:

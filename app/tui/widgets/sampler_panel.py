@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import var
 
 from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias
 
+from scriptorium.app.tui import tuning
 from scriptorium.app.tui.widgets.panel import Panel
 
 # (label, what left/right do on that row)
@@ -31,15 +36,40 @@ BIAS_INDENT = 5
 
 def _nudges(key: str, knob: str, label: str) -> list[Binding]:
     return [
-        Binding(key, f"app.nudge('{knob}', -1)", f"{label} −", show=False, id=f"sampler.{knob}_down",
+        Binding(key, f"nudge('{knob}', -1)", f"{label} −", show=False, id=f"sampler.{knob}_down",
                 tooltip=f"Lower {label} one step"),
-        Binding(key.upper(), f"app.nudge('{knob}', 1)", f"{label} +", show=False, id=f"sampler.{knob}_up",
+        Binding(key.upper(), f"nudge('{knob}', 1)", f"{label} +", show=False, id=f"sampler.{knob}_up",
                 tooltip=f"Raise {label} one step"),
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class SamplerView:
+    """What the panel draws: the settings the next generation uses."""
+
+    sampler: SamplerSettings
+    bias: LogitBias = field(default_factory=LogitBias)
+    byte_token_ids: tuple[int, ...] | None = None
+    """The loaded model's byte tokens; None before a model is loaded."""
+    lora_scale: float | None = None
+    pending: bool = False
+    """A generation running now still uses older settings."""
+    last_seed: int | None = None
+    """The seed the last generation drew: what 'fix seed' fixes."""
+    load_hint: str = ""
+    """The key that loads a model (and an adapter)."""
+
+
 class SamplerPanel(Panel, can_focus=True):
-    """The sampler as the next generation will use it."""
+    """The sampler as the next generation will use it; its keys ask the app for changes."""
+
+    @dataclass
+    class Tuned(Message):
+        """The author changed the settings with a key: these are the new ones."""
+
+        sampler: SamplerSettings
+        bias: LogitBias
+        lora_scale: float | None
 
     PANEL_NAME = "sampler"
     TITLE = "Sampler"
@@ -57,18 +87,20 @@ class SamplerPanel(Panel, can_focus=True):
         *_nudges("p", "top_p", "top-p"),
         *_nudges("m", "min_p", "min-p"),
         *_nudges("r", "repeat_penalty", "repetition penalty"),
-        Binding("c", "app.cycle_preset", "Preset", id="sampler.preset", tooltip="Switch to the next sampler preset"),
-        Binding("b", "app.toggle_ban", "Byte ban", id="sampler.ban",
+        Binding("c", "cycle_preset", "Preset", id="sampler.preset", tooltip="Switch to the next sampler preset"),
+        Binding("b", "toggle_ban", "Byte ban", id="sampler.ban",
                 tooltip="Ban or allow the byte tokens (<0x00>..<0xFF>) with a bias of -100"),
-        Binding("s", "app.new_seed", "New seed", show=False, id="sampler.new_seed",
+        Binding("s", "new_seed", "New seed", show=False, id="sampler.new_seed",
                 tooltip="Draw a new seed and keep it fixed"),
-        Binding("f", "app.fix_seed", "Fix seed", show=False, id="sampler.fix_seed",
+        Binding("f", "fix_seed", "Fix seed", show=False, id="sampler.fix_seed",
                 tooltip="Fix the seed the last generation used, or go back to a new seed each time"),
-        Binding("l", "app.lora_scale(-1)", "LoRA −", show=False, id="sampler.lora_down",
+        Binding("l", "lora_scale(-1)", "LoRA −", show=False, id="sampler.lora_down",
                 tooltip="Lower the LoRA adapter's scale by 0.1 (0 disables it)"),
-        Binding("L", "app.lora_scale(1)", "LoRA +", show=False, id="sampler.lora_up",
+        Binding("L", "lora_scale(1)", "LoRA +", show=False, id="sampler.lora_up",
                 tooltip="Raise the LoRA adapter's scale by 0.1"),
     ]
+
+    view: var[SamplerView | None] = var(None)
 
     def __init__(self) -> None:
         super().__init__()
@@ -79,24 +111,17 @@ class SamplerPanel(Panel, can_focus=True):
         self.lora_scale: float | None = None
         self.changed: set[str] = set()
 
-    def show(
-        self,
-        sampler: SamplerSettings,
-        bias: LogitBias,
-        byte_token_ids: tuple[int, ...] | None,
-        lora_scale: float | None,
-        *,
-        pending: bool,
-    ) -> None:
-        """Draw the settings; `pending` says a generation running now still uses older ones."""
-        old = self.sampler
+    def watch_view(self, old: SamplerView | None, view: SamplerView | None) -> None:
+        if view is None:
+            return
         if old is not None:
-            values = self._values(sampler, bias, lora_scale)
-            previous = self._values(old, self.bias, self.lora_scale)
+            values = self._values(view.sampler, view.bias, view.lora_scale)
+            previous = self._values(old.sampler, old.bias, old.lora_scale)
             self.changed = {row for row in values if values[row] != previous[row]} or self.changed
-        self.sampler, self.bias, self.byte_token_ids, self.lora_scale = sampler, bias, byte_token_ids, lora_scale
-        self.border_title = f"{self.TITLE} · {sampler.preset}"
-        self.border_subtitle = "applies to the next generation" if pending else ""
+        self.sampler, self.bias = view.sampler, view.bias
+        self.byte_token_ids, self.lora_scale = view.byte_token_ids, view.lora_scale
+        self.border_title = f"{self.TITLE} · {view.sampler.preset}"
+        self.border_subtitle = "applies to the next generation" if view.pending else ""
         self.refresh(layout=True)
 
     @staticmethod
@@ -161,22 +186,54 @@ class SamplerPanel(Panel, can_focus=True):
         self.selected = (self.selected + step) % len(ROWS)
         self.refresh()
 
-    async def action_adjust(self, direction: int) -> None:
+    def action_adjust(self, direction: int) -> None:
         """Left/right on the selected row."""
         row = ROWS[self.selected][1]
         if row == "preset":
-            action = "cycle_preset"
+            self.action_cycle_preset()
         elif row == "seed":
-            action = "new_seed" if direction > 0 else "fix_seed"
+            self.action_new_seed() if direction > 0 else self.action_fix_seed()
         elif row == "lora":
-            action = f"lora_scale({direction})"
+            self.action_lora_scale(direction)
         elif row == "ban":
-            if (direction > 0) == self.bias.ban_byte_tokens:
-                return
-            action = "toggle_ban"
+            if (direction > 0) != self.bias.ban_byte_tokens:
+                self.action_toggle_ban()
         else:
-            action = f"nudge('{row}', {direction})"
-        await self.app.run_action(action)
+            self.action_nudge(row, direction)
+
+    def _tune(self, *, sampler: SamplerSettings | None = None, bias: LogitBias | None = None,
+              lora_scale: float | None = None) -> None:
+        view = self.view
+        if view is not None:
+            self.post_message(self.Tuned(sampler or view.sampler, bias or view.bias,
+                                         view.lora_scale if lora_scale is None else lora_scale))
+
+    def action_nudge(self, knob: str, direction: int) -> None:
+        if self.view is not None:
+            self._tune(sampler=tuning.nudge(self.view.sampler, knob, direction))
+
+    def action_cycle_preset(self) -> None:
+        if self.view is not None:
+            self._tune(sampler=tuning.next_preset(self.view.sampler))
+
+    def action_toggle_ban(self) -> None:
+        self._tune(bias=tuning.with_ban_toggled(self.bias))
+
+    def action_new_seed(self) -> None:
+        if self.view is not None:
+            self._tune(sampler=tuning.with_new_seed(self.view.sampler))
+
+    def action_fix_seed(self) -> None:
+        if self.view is not None:
+            self._tune(sampler=tuning.with_seed_fixed(self.view.sampler, self.view.last_seed))
+
+    def action_lora_scale(self, direction: int) -> None:
+        view = self.view
+        if view is None or view.lora_scale is None:
+            hint = f", or load one with {view.load_hint}" if view is not None and view.load_hint else ""
+            self.notify(f"No LoRA adapter is loaded (start with --lora PATH{hint}).", severity="warning")
+            return
+        self._tune(lora_scale=tuning.lora_scale_moved(view.lora_scale, direction))
 
     def on_focus(self) -> None:
         self.refresh()

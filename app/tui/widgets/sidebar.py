@@ -5,15 +5,17 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import var
 
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
 
 from scriptorium.app.config.tui_settings import PANELS
 from scriptorium.app.tui.widgets.kv_panel import KVPanel
-from scriptorium.app.tui.widgets.model_panel import ModelPanel
+from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.tui.widgets.model_panel import ModelPanel, ModelView
 from scriptorium.app.tui.widgets.panel import Panel
 from scriptorium.app.tui.widgets.probabilities_panel import ProbabilitiesPanel
-from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
+from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel, SamplerView
 from scriptorium.app.tui.widgets.speed_panel import SpeedPanel
 
 PANEL_TITLES = {"probabilities": "probabilities", "sampler": "sampler", "kv": "KV cache", "speed": "speed", "model": "model"}
@@ -32,6 +34,9 @@ class Sidebar(VerticalScroll):
                 tooltip="Return to the draft or the chat input"),
     ]
 
+    sampler_view: var[SamplerView | None] = var(None)
+    model_view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
+
     def __init__(self, top_n: int, visible: tuple[str, ...], **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._top_n = top_n
@@ -39,10 +44,10 @@ class Sidebar(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         self.probabilities = ProbabilitiesPanel(self._top_n)
-        self.sampler = SamplerPanel()
+        self.sampler = SamplerPanel().data_bind(view=Sidebar.sampler_view)
         self.kv = KVPanel()
         self.speed = SpeedPanel()
-        self.model = ModelPanel()
+        self.model = ModelPanel().data_bind(view=Sidebar.model_view)
         for panel in self.panels():
             panel.display = panel.PANEL_NAME in self._visible
         # Two columns side by side on a wide terminal, one stack on a narrow one (CSS).

@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
+from textual.reactive import var
 from textual.widget import Widget
 
-from scriptorium.app.tui.widgets.model_panel import ModelStatus
+from scriptorium.app.models.status import ModelStatus
 
 
 class StatusBar(Widget, can_focus=False):
     COMPONENT_CLASSES = {"status-bar--mode", "status-bar--dim", "status-bar--busy", "status-bar--error"}
+
+    model: var[ModelStatus] = var(lambda: ModelStatus("none"))
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.mode = "draft"
         self.draft_name = "untitled"
         self.modified = False
-        self.model = ModelStatus("none")
         self.activity = ""
+
+    def watch_model(self) -> None:
+        self.refresh()
 
     def update_state(self, **changes: object) -> None:
         for name, value in changes.items():

@@ -1,0 +1,125 @@
+"""The model's lifecycle in the app: which backend is loaded, which load is current, and
+what the author is told about it. A plain object, no Textual: the app runs the workers and
+hands their messages here, so one place decides what a load, a switch or a failure means.
+
+A newer load makes an older one's messages moot (the author picked another model while
+the first was still reading), so every load has an id and stale news is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from scriptorium.inference.engine import Engine, LoadOptions
+
+from scriptorium.app.config.run_settings import RunSettings
+from scriptorium.app.models import choice as model_choice
+from scriptorium.app.models.status import ModelStatus
+
+
+class ModelLifecycle:
+    """Owns the loaded backend, the current load, and the ModelStatus the panels draw."""
+
+    def __init__(self, run_config: RunSettings | None, generation_threads: int) -> None:
+        self.backend: Engine | None = None
+        """The model ready to generate, or None while loading, after a failure, or before any."""
+        self.status = ModelStatus("none")
+        self._run_config = run_config
+        self._generation_threads = generation_threads
+        self._load_id = 0
+        self._failed_options: LoadOptions | None = None
+        self._demo = False
+
+    # ---- choosing what to load ---------------------------------------------------------
+    def options_for(self, model: Path, lora: Path | None, scale: float) -> LoadOptions:
+        """Options for `model`: those of the model running now (context, threads...), else the
+        command line and config's, else the defaults. SettingsError names a bad value."""
+        if self.backend is not None:
+            return replace(self.backend.options, model_path=model, lora_path=lora, lora_scale=scale).validated()
+        if self._run_config is not None:
+            options = replace(self._run_config.load_options(model), lora_path=lora, lora_scale=scale)
+        else:
+            options = LoadOptions(model_path=model, lora_path=lora, lora_scale=scale)
+        if options.n_threads is None:
+            # Decoding leaves a core to the interface; prefill (n_threads_batch) keeps them all.
+            options = replace(options, n_threads=self._generation_threads)
+        return options.validated()
+
+    def options_from_config(self, model: Path) -> LoadOptions:
+        """Options for a model the command line or the config named (with their LoRA)."""
+        run = self._run_config
+        return self.options_for(model, run.lora_path if run else None, run.lora_scale if run else 1.0)
+
+    def dialog_options(self) -> LoadOptions | None:
+        """What the load dialog starts from: the options that just failed, else the running ones."""
+        return self._failed_options or (self.backend.options if self.backend else None)
+
+    def chose(self, model: Path) -> None:
+        """The author (or the start-up) picked `model`: remember whether it is the demo."""
+        self._demo = model_choice.is_demo_model(model)
+
+    # ---- a load and its news -------------------------------------------------------------
+    def begin_load(self, options: LoadOptions) -> tuple[Engine | None, int]:
+        """Start loading `options`: returns the backend to close first (two big models rarely
+        fit in memory together) and the id the load's messages will carry."""
+        old, self.backend = self.backend, None
+        self.status = ModelStatus("loading", path=options.model_path, file_size=_size_or_zero(options.model_path))
+        self._load_id += 1
+        return old, self._load_id
+
+    def progressed(self, load_id: int, progress: float) -> bool:
+        if load_id != self._load_id or self.status.state != "loading":
+            return False
+        self.status = replace(self.status, progress=progress)
+        return True
+
+    def loaded(self, load_id: int, backend: Engine) -> bool:
+        """True when `backend` is the one wanted; False when a newer load superseded it (the
+        caller closes it)."""
+        if load_id != self._load_id:
+            return False
+        self.backend = backend
+        self._failed_options = None
+        self.status = ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
+                                  n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size)
+        return True
+
+    def failed(self, load_id: int, options: LoadOptions, error: str) -> bool:
+        if load_id != self._load_id:
+            return False
+        self.status = ModelStatus("failed", path=options.model_path, error=error)
+        self._failed_options = options
+        return True
+
+    def announce_demo(self) -> bool:
+        """Whether the model just loaded is the demo model, started by default (said once)."""
+        backend = self.backend
+        announce = self._demo and backend is not None and model_choice.is_demo_model(backend.options.model_path)
+        self._demo = False
+        return announce
+
+    # ---- before a file is known (start-up resolution, the demo's first assembly) ----------
+    def resolving(self, reference: str | None, configured: str | None) -> None:
+        self.status = ModelStatus("loading", path=Path(reference or configured or "model"))
+
+    def preparing_demo(self, display_name: str, fraction: float) -> None:
+        self.status = ModelStatus("loading", path=Path(f"{display_name}, first run: preparing"), progress=fraction)
+
+    def none_found(self) -> None:
+        self.status = ModelStatus("none")
+
+    def not_resolved(self, error: str) -> None:
+        self.status = ModelStatus("failed", error=error)
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
+
+
+def _size_or_zero(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,25 @@
+"""What the app knows about its model at any moment: the one value the model panel and
+the status bar draw, and the model lifecycle (models/lifecycle.py) produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from scriptorium.inference.gguf_file import AdapterFacts, ModelFacts
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStatus:
+    """What the model panel and the status bar show about the model."""
+
+    state: str
+    """'none', 'loading', 'ready' or 'failed'."""
+    path: Path | None = None
+    progress: float = 0.0
+    """llama.cpp's own load progress, 0..1, while loading."""
+    facts: ModelFacts | None = None
+    n_ctx: int = 0
+    adapter: AdapterFacts | None = None
+    error: str = ""
+    file_size: int = 0

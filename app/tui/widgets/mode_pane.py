@@ -1,0 +1,132 @@
+"""What the draft pane and the chat pane share: the state they are given, and the requests
+they post up.
+
+Attributes down: the main screen binds the backend, the model's status and the sampler
+into each pane, and tells it whether a generation is running (`generating`) and whether
+it is this pane's (`streaming`). Messages up: a pane never calls its screen or the app;
+it posts what it wants (start, stop, show a token's numbers, an activity) and the screen
+or the app, whichever owns that, handles it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from textual.containers import Vertical
+from textual.message import Message
+from textual.reactive import var
+
+from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
+from scriptorium.inference.settings import LogitBias, SamplerSettings
+
+from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.tui.generation import GenerationRequest, new_request
+from scriptorium.app.tui.keys import KeyDisplay
+
+if TYPE_CHECKING:
+    from scriptorium.inference.engine import Engine
+
+
+class StreamSink(Protocol):
+    """Where a generation's text goes: the draft's suggestion or a chat reply."""
+
+    async def stream_text(self, text: str) -> None: ...
+
+    async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None: ...
+
+    def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None: ...
+
+
+class ModePane(Vertical):
+    """A mode's pane (draft or chat): given the model and sampler, it asks for generations."""
+
+    backend: var[Engine | None] = var(None)
+    model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
+    sampler: var[SamplerSettings] = var(SamplerSettings)
+    bias: var[LogitBias] = var(LogitBias)
+    lora_scale: var[float | None] = var(None)
+    generating: var[bool] = var(False)
+    """A generation is running, for this pane or the other (one at a time)."""
+    streaming: var[bool] = var(False)
+    """A generation is running for this pane."""
+
+    @dataclass
+    class GenerationRequested(Message):
+        """Start `request`, streaming into `sink`."""
+
+        request: GenerationRequest
+        sink: StreamSink
+
+    @dataclass
+    class StopRequested(Message):
+        """Stop the running generation; `forget` also detaches it at once (its last words
+        are not drawn: they were accepted, rejected or are being re-rolled)."""
+
+        forget: bool = False
+
+    @dataclass
+    class TokenShown(Message):
+        """Show this token's numbers in the probabilities panel."""
+
+        event: TokenEvent
+        note: str
+
+    @dataclass
+    class ActivityShown(Message):
+        """What the pane is doing (scoring...), for the status bar; '' when idle."""
+
+        text: str
+
+    @dataclass
+    class CacheShown(Message):
+        """The KV cache as the pane's last engine call left it."""
+
+        usage: KVCacheUsage
+
+    @dataclass
+    class SeedChosen(Message):
+        """The author took a text made with this seed: 'fix seed' fixes it."""
+
+        seed: int | None
+
+    class Edited(Message):
+        """The pane's text changed (the draft typed in, a reply version shown): save soon."""
+
+    def __init__(self, settings: TuiSettings, key_display: KeyDisplay, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.settings = settings
+        self.key_display = key_display
+
+    def ready_backend(self) -> Engine | None:
+        """The backend, or None after telling the author why there is none."""
+        if self.backend is not None:
+            return self.backend
+        status = self.model_status
+        if status.state == "loading":
+            self.notify(f"The model is still loading ({status.progress * 100:.0f}%); keep writing meanwhile.")
+        else:
+            self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to choose one.",
+                        severity="warning")
+        return None
+
+    def new_request(self, kind: str, prompt: str, *, special: bool = False,
+                    extra_stop: tuple[str, ...] = ()) -> GenerationRequest:
+        """A request with the sampler as it is right now."""
+        return new_request(kind, prompt, self.sampler, self.bias, self.settings.top_n, self.lora_scale,
+                           special=special, extra_stop=extra_stop)
+
+    def start(self, request: GenerationRequest) -> None:
+        """Ask the screen to run `request` into this pane."""
+        self.streaming = self.generating = True
+        self.post_message(self.GenerationRequested(request, self))
+
+    def stop(self, *, forget: bool = False) -> None:
+        """Ask the screen to stop the running generation (see StopRequested)."""
+        if forget:
+            self.streaming = self.generating = False
+        self.post_message(self.StopRequested(forget))
+
+    def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None:
+        """Each token's numbers, for panes that keep them (inspection, colours)."""
