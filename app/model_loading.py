@@ -15,7 +15,7 @@ from scriptorium.inference.engine import LoadOptions
 from scriptorium.inference.errors import ScriptoriumError
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend, BackendLoader
 
 
 @dataclass
@@ -39,7 +39,7 @@ class ModelLoadProgressed(ModelLoadMessage):
 class ModelLoaded(ModelLoadMessage):
     """The model is ready to generate."""
 
-    engine: "Engine"
+    engine: "Backend"
 
 
 @dataclass
@@ -51,8 +51,8 @@ class ModelLoadFailed(ModelLoadMessage):
 
 
 def load_engine(
-    loader: Callable[[LoadOptions, Callable[[float], None]], "Engine"],
-    old: "Engine | None",
+    loader: "BackendLoader",
+    old: "Backend | None",
     options: LoadOptions,
     load_id: int,
     post: Callable[[Message], object],

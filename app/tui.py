@@ -10,13 +10,14 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, ClassVar, Mapping
+from typing import ClassVar, Mapping
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.reactive import var
 
+from scriptorium.inference.backend import Backend, BackendLoader
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.settings import LogitBias, SamplerSettings
@@ -38,7 +39,7 @@ from .tui_settings import TuiSettings
 from .widgets.draft_pane import DraftPane
 from .widgets.model_panel import ModelStatus
 
-EngineLoader = Callable[[LoadOptions, Callable[[float], None]], Engine]
+EngineLoader = BackendLoader
 """Loads an engine, reporting llama.cpp's progress (0..1); Engine.load by default."""
 
 GIL_SWITCH_INTERVAL = 0.001
@@ -108,7 +109,7 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
-        self.engine: Engine | None = None
+        self.engine: Backend | None = None
         self.engine_loader = engine_loader
         self.last_seed: int | None = None
         self._initial_load = load_options
@@ -198,7 +199,7 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         self._load_worker(old, options, self._load_id)
 
     @work(thread=True, exclusive=True, group="model", exit_on_error=False)
-    def _load_worker(self, old: Engine | None, options: LoadOptions, load_id: int) -> None:
+    def _load_worker(self, old: Backend | None, options: LoadOptions, load_id: int) -> None:
         load_engine(self.engine_loader, old, options, load_id, self.post_message)
 
     @on(ModelLoadProgressed)
@@ -237,7 +238,7 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         self.main.status.update_state(model=self.model_status)
         self.main.sidebar.model.show(self.model_status, self.lora_scale, self.key_display("app.load_model"))
 
-    def require_engine(self) -> Engine | None:
+    def require_engine(self) -> Backend | None:
         """The engine, or None after telling the author why there is none."""
         if self.engine is not None:
             return self.engine

@@ -26,7 +26,7 @@ from ..candidates import MAX_CANDIDATES, Candidate, new_candidate
 from ..generation import GenerationFailed, GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend
     from scriptorium.inference.settings import SamplerSettings
 
 
@@ -79,7 +79,7 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         Binding("minus", "fewer", "One fewer", id="candidates.fewer", tooltip="Drop the last candidate"),
     ]
 
-    def __init__(self, engine: "Engine", base: GenerationRequest, settings: "SamplerSettings", count: int,
+    def __init__(self, engine: "Backend", base: GenerationRequest, settings: "SamplerSettings", count: int,
                  frame_interval: float, started: Callable[[GenerationRequest], None] | None = None) -> None:
         """`base` is the request continue would make; each candidate copies it with
         `settings` and its own seed. `started` is told of each generation as it starts

@@ -38,7 +38,7 @@ from ..widgets.sidebar import Sidebar
 from ..widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend
 
     from ..tui import ScriptoriumApp
 
@@ -164,7 +164,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self._generate(engine, request, self.tui.settings.frame_interval)
 
     @work(thread=True, exclusive=True, group="generation", exit_on_error=False)
-    def _generate(self, engine: "Engine", request: GenerationRequest, frame_interval: float) -> None:
+    def _generate(self, engine: "Backend", request: GenerationRequest, frame_interval: float) -> None:
         worker = get_current_worker()
         stream_generation(engine, request, self.post_message, lambda: worker.is_cancelled, frame_interval)
 
