@@ -27,7 +27,7 @@ PROMPT = (
 
 def plain_decode_tokens_per_s(engine: Engine, prompt: list[int], n_tokens: int) -> float:
     """llama_decode + llama.cpp's greedy sampler, nothing else: the ceiling."""
-    lib, ctx = engine.handles.lib, engine.handles.ctx
+    lib, ctx = engine.handles.lib, engine.context.handle
     engine.clear_cache()
     batch_tokens = (ctypes.c_int32 * len(prompt))(*prompt)
     if lib.llama_decode(ctx, lib.llama_batch_get_one(batch_tokens, len(prompt))) != 0:

@@ -34,9 +34,9 @@ def plain_prefill_ms(engine: Engine, draft: str) -> float:
 
 def all_logits_decode_ms(engine: Engine, draft: str) -> float:
     """llama_decode with logits wanted at every position, in scoring's chunks, no reading."""
-    lib, ctx = engine.handles.lib, engine.handles.ctx
+    lib, ctx = engine.handles.lib, engine.context.handle
     tokens = engine.tokenize(draft)
-    chunk = chunk_size(engine.n_vocab, engine.options.n_batch)
+    chunk = chunk_size(engine.n_vocab, engine.context.n_batch)
     engine.clear_cache()
     batch = lib.llama_batch_init(chunk, 0, 1)
     start = time.perf_counter()

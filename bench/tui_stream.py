@@ -79,7 +79,7 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
     run_alone(engine, prompt, settings.with_changes(max_tokens=8))  # warm-up
 
     app = ScriptoriumApp(settings=TuiSettings(sampler=settings, top_n=TOP_N), draft=None,
-                         load_options=engine.options, engine_loader=lambda options, progress: engine)
+                         load_options=engine.options, backend_loader=lambda options, progress: engine)
     keyed_rates: list[float] = []
     alone_rates: list[float] = []
     app_rates: list[float] = []

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .errors import ScriptoriumError
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 ROLES = ("system", "user", "assistant")
 
 
 def render_chat(
-    engine: "Engine", messages: list[dict[str, str]], model_template: str | None, fallback_template: str | None
+    messages: list[dict[str, str]], model_template: str | None, fallback_template: str | None, bos_token: str
 ) -> str:
-    """Render `messages` and open the assistant's turn."""
+    """Render `messages` and open the assistant's turn; `bos_token` is the text of the
+    model's BOS token ('' when it has none)."""
     for message in messages:
         if message.get("role") not in ROLES or not isinstance(message.get("content"), str):
             raise ScriptoriumError(f"a chat message needs a role in {ROLES} and text content: {message!r}")
@@ -32,12 +28,11 @@ def render_chat(
     def raise_exception(message: str) -> None:
         raise ScriptoriumError(f"the chat template refused the conversation: {message}")
 
-    bos = engine.token_text(engine.bos_id) if engine.bos_id >= 0 else ""
     try:
         return environment.from_string(template).render(
             messages=messages,
             add_generation_prompt=True,
-            bos_token=bos,
+            bos_token=bos_token,
             eos_token="",
             raise_exception=raise_exception,
         )

@@ -1,114 +1,65 @@
 """A loaded model and its context: llama.cpp in-process, nothing between it and the numbers.
 
-The engine owns the llama.cpp model, context, optional LoRA adapter and the tokens held
-in the KV cache. `generate` (in generation.py) streams plain events; everything here is
-loading, tokens, adapters and accounting.
+The engine loads the llama.cpp model, its context and an optional LoRA adapter, and
+answers the app's requests (the `Backend` protocol). The context and the mirror of its
+KV memory belong to a LlamaContext (context.py), the vocabulary to a Vocabulary;
+`generate` and `score` (generation.py, scoring.py) stream plain events using both.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-import threading
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import native
 from .errors import ModelLoadError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
-from .kv_cache import CACHE_TYPES, KVLayout
-from .settings import LogitBias, Rule, SamplerSettings, SettingsError, check_rules, rule_for, ruled
-from .text import piece_text
+from .kv_cache import KVLayout
+from .load_options import LoadOptions
+from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
+from .vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from .context import LlamaContext
+
+__all__ = ["Engine", "LoadOptions"]
 
 # ggml_type ids for the KV cache types llama.cpp accepts (ggml.h).
 GGML_TYPE_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
 ALL_LAYERS = 0x7FFFFFFF
-TOKEN_ATTR_BYTE = 1 << 5
-
-
-@dataclass(frozen=True, slots=True)
-class LoadOptions:
-    """How to load a model. Validated before llama.cpp is touched."""
-
-    model_path: Path
-    """The GGUF model file."""
-    lora_path: Path | None = None
-    """A GGUF LoRA adapter made for this model, or None."""
-    lora_scale: float = ruled(1.0, Rule("LoRA scale", 0.0, 4.0))
-    """How strongly the adapter applies: 0 disables it, 1 is as trained."""
-    n_ctx: int = ruled(4096, Rule("context size", 64, 1 << 20, whole=True))
-    """Context size in tokens; llama.cpp rounds it up to a multiple of 256."""
-    n_threads: int | None = ruled(None, Rule("threads", 1, 1024, whole=True, optional=True))
-    """CPU threads for decoding one token at a time; None uses every core."""
-    n_threads_batch: int | None = ruled(None, Rule("prefill threads", 1, 1024, whole=True, optional=True))
-    """CPU threads for prompt batches (prefill, scoring); None uses every core. Prefill is
-    compute-bound and wants them all; an app that keeps one core for its UI lowers only
-    n_threads."""
-    n_gpu_layers: int = ruled(-1, Rule("GPU layers", -1, whole=True))
-    """Layers offloaded to the GPU (Metal on a Mac); -1 offloads all, 0 none."""
-    n_batch: int = ruled(512, Rule("batch size", 1, 8192, whole=True))
-    """Prompt tokens evaluated per llama_decode call during prefill."""
-    type_k: str = "f16"
-    """KV-cache type for keys (f16, q8_0, ...)."""
-    type_v: str = "f16"
-    """KV-cache type for values; a quantized V cache needs flash attention."""
-    swa_full: bool = False
-    """Give sliding-window layers a full-size cache (more memory, more prefix reuse)."""
-    flash_attn: bool | None = None
-    """Flash attention on or off; None lets llama.cpp decide for the backend."""
-
-    def validated(self) -> "LoadOptions":
-        check_rules(self)
-        for name in (self.type_k, self.type_v):
-            if name not in CACHE_TYPES:
-                raise SettingsError(f"unknown KV-cache type '{name}' (choose from {', '.join(CACHE_TYPES)})")
-        return self
 
 
 @dataclass(slots=True)
 class _Handles:
-    """The C objects, freed in reverse order of creation."""
+    """The model-side C objects; the context (which frees the model) is the LlamaContext's."""
 
     lib: Any
     model: Any = None
-    ctx: Any = None
     vocab: Any = None
     adapter: Any = None
     callbacks: list[Any] = field(default_factory=list)  # ctypes callbacks must outlive their use
-    abort_callback: Any = None
-    abort_check: Callable[[], bool] | None = None
 
 
 class Engine:
-    """One model in one llama.cpp context. Generations are serialised by a lock."""
+    """One model in one llama.cpp context. Requests take turns on the context."""
 
-    def __init__(self, options: LoadOptions, facts: ModelFacts, adapter: AdapterFacts | None, handles: _Handles):
+    def __init__(self, options: LoadOptions, facts: ModelFacts, adapter: AdapterFacts | None,
+                 handles: _Handles, context: "LlamaContext"):
         self.options = options
         self.facts = facts
         self.adapter = adapter
         self.lora_scale = options.lora_scale if adapter else 0.0
         self._h = handles
-        lib = handles.lib
-        self.n_ctx = int(lib.llama_n_ctx(handles.ctx))
-        self.n_vocab = int(lib.llama_vocab_n_tokens(handles.vocab))
-        self.byte_token_ids = tuple(
-            i for i in range(self.n_vocab) if lib.llama_vocab_get_attr(handles.vocab, i) & TOKEN_ATTR_BYTE
-        )
-        self._byte_tokens = frozenset(self.byte_token_ids)
-        self.add_bos = bool(lib.llama_vocab_get_add_bos(handles.vocab))
-        self.bos_id = int(lib.llama_vocab_bos(handles.vocab))
-        self.kv_layout = KVLayout.for_model(
-            facts, self.n_ctx, type_k=options.type_k, type_v=options.type_v,
-            n_ubatch=int(lib.llama_n_ubatch(handles.ctx)), swa_full=options.swa_full,
-        )
-        self.cached_tokens: list[int] = []
-        """Tokens whose K and V are in the cache, in position order."""
-        self.lock = threading.Lock()
-        self._pieces: dict[int, bytes] = {}
-        self._labels: dict[int, str] = {}
-        self._ends_generation: dict[int, bool] = {}
+        self.context = context
+        self.vocabulary = Vocabulary(handles.lib, handles.vocab)
+        self.n_ctx = context.n_ctx
+        self.n_vocab = self.vocabulary.n_vocab
+        self.byte_token_ids = self.vocabulary.byte_token_ids
+        self.add_bos = self.vocabulary.add_bos
+        self.bos_id = self.vocabulary.bos_id
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
@@ -119,17 +70,25 @@ class Engine:
         adapter = read_adapter_facts(options.lora_path, facts.architecture) if options.lora_path else None
         lib = native.llama()
         handles = _Handles(lib)
+        context: LlamaContext | None = None
         mark = native.log_mark()
         try:
+            from .context import LlamaContext
+
             cls._load_model(handles, options, on_progress)
-            cls._create_context(handles, options)
+            ctx = cls._create_context(handles, options)
+            context = LlamaContext(lib, handles.model, ctx, facts, type_k=options.type_k, type_v=options.type_v,
+                                   swa_full=options.swa_full)
             if adapter is not None:
                 handles.adapter = lib.llama_adapter_lora_init(handles.model, str(adapter.path).encode())
                 if not handles.adapter:
                     raise ModelLoadError(cls._failure(f"llama.cpp rejected the LoRA adapter {adapter.path}", mark))
-            engine = cls(options, facts, adapter, handles)
+            engine = cls(options, facts, adapter, handles, context)
         except BaseException:
-            _free(handles)
+            if context is not None:
+                context.close()  # frees the model too
+            elif handles.model:
+                lib.llama_model_free(handles.model)
             raise
         if adapter is not None:
             engine.set_lora_scale(options.lora_scale)
@@ -159,7 +118,7 @@ class Engine:
         h.vocab = lib.llama_model_get_vocab(h.model)
 
     @classmethod
-    def _create_context(cls, h: _Handles, options: LoadOptions) -> None:
+    def _create_context(cls, h: _Handles, options: LoadOptions) -> Any:
         lib = h.lib
         params = lib.llama_context_default_params()
         params.n_ctx = options.n_ctx
@@ -175,26 +134,10 @@ class Engine:
             params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_ENABLED if options.flash_attn else lib.LLAMA_FLASH_ATTN_TYPE_DISABLED
         params.no_perf = False
         mark = native.log_mark()
-        h.ctx = lib.llama_init_from_model(h.model, params)
-        if not h.ctx:
+        ctx = lib.llama_init_from_model(h.model, params)
+        if not ctx:
             raise ModelLoadError(cls._failure(f"llama.cpp could not create a {options.n_ctx}-token context", mark))
-
-        @lib.ggml_abort_callback
-        def abort_requested(user_data: ctypes.c_void_p) -> bool:
-            check = h.abort_check
-            return bool(check and check())
-        h.abort_callback = abort_requested
-
-    def interruptible(self, should_stop: Callable[[], bool] | None) -> None:
-        """Let `should_stop` interrupt llama_decode mid-batch, or (None) stop asking.
-
-        llama.cpp calls the abort callback for every graph node; a Python callback there
-        costs the GIL hundreds of times per token, so it is installed for prefill only,
-        and between-token checks serve decoding."""
-        h = self._h
-        h.abort_check = should_stop
-        callback = h.abort_callback if should_stop else h.lib.ggml_abort_callback()  # () is NULL
-        h.lib.llama_set_abort_callback(h.ctx, callback, None)
+        return ctx
 
     # ---- adapters ------------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:
@@ -202,67 +145,41 @@ class Engine:
         if self.adapter is None:
             raise SettingsError("no LoRA adapter is loaded")
         rule_for(LoadOptions, "lora_scale").check(scale)
-        lib = self._h.lib
-        with self.lock:
-            if scale == 0.0:
-                result = lib.llama_set_adapters_lora(self._h.ctx, None, 0, None)
-            else:
-                adapters = (lib.llama_adapter_lora_p_ctypes * 1)(self._h.adapter)
-                scales = (ctypes.c_float * 1)(scale)
-                result = lib.llama_set_adapters_lora(self._h.ctx, adapters, 1, scales)
-            if result != 0:
-                raise ModelLoadError(f"llama.cpp could not apply the LoRA adapter (error {result})")
+        with self.context.claim():
+            self.context.set_adapter_scale(self._h.adapter, scale)
             self.lora_scale = scale
-            # Keys and values computed under the old scale are stale for the new one.
-            self.clear_cache()
 
     # ---- tokens --------------------------------------------------------------------
     def tokenize(self, text: str, *, add_bos: bool | None = None, special: bool = False) -> list[int]:
         """Tokens of `text`; `special` parses control-token text such as <start_of_turn>."""
-        lib = self._h.lib
-        data = text.encode("utf-8")
-        add = self.add_bos if add_bos is None else add_bos
-        capacity = len(data) + 8
-        while True:
-            buffer = (ctypes.c_int32 * capacity)()
-            count = lib.llama_tokenize(self._h.vocab, data, len(data), buffer, capacity, add, special)
-            if count >= 0:
-                return list(buffer[:count])
-            capacity = -count
+        return self.vocabulary.tokenize(text, add_bos=add_bos, special=special)
 
     def token_bytes(self, token_id: int) -> bytes:
-        piece = self._pieces.get(token_id)
-        if piece is None:
-            piece = self._pieces[token_id] = native.token_piece(self._h.lib, self._h.vocab, token_id)
-        return piece
+        return self.vocabulary.token_bytes(token_id)
 
     def token_text(self, token_id: int) -> str:
-        """How a token reads in a candidate list: control tokens by name, byte tokens as
-        the vocabulary writes them (<0xFF>), other invalid UTF-8 as \\xNN."""
-        label = self._labels.get(token_id)
-        if label is None:
-            if token_id in self._byte_tokens:
-                label = self._h.lib.llama_vocab_get_text(self._h.vocab, token_id).decode("utf-8", "replace")
-            else:
-                label = piece_text(native.token_piece(self._h.lib, self._h.vocab, token_id, special=True))
-            self._labels[token_id] = label
-        return label
+        """How a token reads in a candidate list (see Vocabulary.token_text)."""
+        return self.vocabulary.token_text(token_id)
 
     def is_end_of_generation(self, token_id: int) -> bool:
-        # Asked once per generated token: remembered, it is a dict lookup, not a foreign call.
-        ends = self._ends_generation.get(token_id)
-        if ends is None:
-            ends = self._ends_generation[token_id] = bool(self._h.lib.llama_vocab_is_eog(self._h.vocab, token_id))
-        return ends
+        return self.vocabulary.is_end_of_generation(token_id)
 
     # ---- cache ---------------------------------------------------------------------
+    @property
+    def cached_tokens(self) -> tuple[int, ...]:
+        """Tokens whose K and V are in the cache, in position order (read-only)."""
+        return self.context.cached_tokens
+
+    @property
+    def kv_layout(self) -> KVLayout:
+        return self.context.kv_layout
+
     def kv_usage(self) -> KVCacheUsage:
-        return self.kv_layout.usage(len(self.cached_tokens))
+        return self.context.kv_usage()
 
     def clear_cache(self) -> None:
-        lib = self._h.lib
-        lib.llama_memory_clear(lib.llama_get_memory(self._h.ctx), True)
-        self.cached_tokens = []
+        with self.context.claim():
+            self.context.clear()
 
     # ---- generation ----------------------------------------------------------------
     def generate(
@@ -276,13 +193,14 @@ class Engine:
         special: bool = False,
     ) -> Iterator[Event]:
         """Stream a continuation of `prompt` as events; the last one is GenerationDone."""
-        from .generation import run_generation
+        from .generation import run_generation  # imported when first used: it brings numpy
 
         settings = settings.validated()
         bias = bias.validated(self.n_vocab)
         if top_n < 0:
             raise SettingsError(f"top must be 0 or more, not {top_n}")
-        return run_generation(self, prompt, settings, bias, top_n=top_n, should_stop=should_stop, special=special)
+        return run_generation(self.context, self.vocabulary, prompt, settings, bias,
+                              top_n=top_n, should_stop=should_stop, special=special)
 
     def score(
         self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None
@@ -294,31 +212,23 @@ class Engine:
 
         if top_n < 0:
             raise SettingsError(f"top must be 0 or more, not {top_n}")
-        return run_scoring(self, text, top_n=top_n, should_stop=should_stop)
+        return run_scoring(self.context, self.vocabulary, text, top_n=top_n, should_stop=should_stop)
 
     def chat_prompt(self, messages: list[dict[str, str]], fallback_template: str | None = None) -> str:
         """The prompt for the assistant's next reply, in the model's own chat format."""
         from .chat import render_chat
 
         template = self._h.lib.llama_model_chat_template(self._h.model, None)
-        return render_chat(self, messages, template.decode("utf-8") if template else None, fallback_template)
+        bos = self.vocabulary.token_text(self.bos_id) if self.bos_id >= 0 else ""
+        return render_chat(messages, template.decode("utf-8") if template else None, fallback_template, bos)
 
     @property
     def handles(self) -> _Handles:
+        """The model-side C objects (the vocabulary's for benchmarks); the context's is
+        `context.handle`."""
         return self._h
 
     def close(self) -> None:
-        with self.lock:
-            _free(self._h)
-
-
-def _free(h: _Handles) -> None:
-    lib = h.lib
-    if h.ctx:
-        lib.llama_free(h.ctx)
-        h.ctx = None
-    # Adapters are freed with their model in this llama.cpp.
-    h.adapter = None
-    if h.model:
-        lib.llama_model_free(h.model)
-        h.model = None
+        """Free llama.cpp's objects once a running request has ended."""
+        self.context.close()
+        self._h.adapter = self._h.model = self._h.vocab = None

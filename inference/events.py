@@ -139,7 +139,7 @@ class ScoreDone:
     trimmed_tokens: int = 0
     """Leading tokens not scored because the text is longer than the context."""
     kv_cache: KVCacheUsage | None = None
-    """The cache after scoring: it holds the scored text (nothing, if cancelled mid-batch)."""
+    """The cache after scoring: it holds the scored text (if cancelled, the chunks scored before)."""
 
 
 Event = ContextTrimmed | PrefillProgress | PrefillDone | TokenEvent | GenerationDone | TokenScore | ScoreProgress | ScoreDone

@@ -3,25 +3,17 @@ token by token, reporting each step as the model computed it."""
 
 from __future__ import annotations
 
-import ctypes
 import time
-from typing import TYPE_CHECKING, Callable, Iterator
+from contextlib import closing
+from typing import Callable, Iterator
 
 from . import native
-from .errors import GenerationError
+from .context import LlamaContext, never_stop
 from .events import ContextTrimmed, Event, GenerationDone, PrefillDone, PrefillProgress, TokenEvent
-from .sampling import LastLogits, SamplerChain, StepReader
+from .sampling import StepReader
 from .settings import LogitBias, SamplerSettings
 from .text import StopStringFilter, TokenTextDecoder
-
-if TYPE_CHECKING:
-    from .engine import Engine
-
-DECODE_ABORTED = 2
-
-
-def never_stop() -> bool:
-    return False
+from .vocabulary import Vocabulary
 
 
 def fit_to_context(tokens: list[int], n_ctx: int, max_tokens: int, bos_id: int | None) -> tuple[list[int], int]:
@@ -39,64 +31,9 @@ def fit_to_context(tokens: list[int], n_ctx: int, max_tokens: int, bos_id: int |
     return head + tail, len(tokens) - len(head) - len(tail)
 
 
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _decode(engine: "Engine", tokens: list[int]) -> tuple[int, float]:
-    """llama_decode of one batch after the cached tokens; returns (status, milliseconds)."""
-    lib = engine.handles.lib
-    array = (ctypes.c_int32 * len(tokens))(*tokens)
-    batch = lib.llama_batch_get_one(array, len(tokens))
-    start = time.perf_counter()
-    status = lib.llama_decode(engine.handles.ctx, batch)
-    return status, (time.perf_counter() - start) * 1000.0
-
-
-class _OneTokenDecoder:
-    """llama_decode of one token at a time, the batch made once: decode steps are where
-    every microsecond of Python shows in tokens per second."""
-
-    def __init__(self, engine: "Engine"):
-        self._decode = engine.handles.lib.llama_decode
-        self._ctx = engine.handles.ctx
-        self._token = (ctypes.c_int32 * 1)()
-        self._batch = engine.handles.lib.llama_batch_get_one(self._token, 1)
-
-    def __call__(self, token: int) -> int:
-        self._token[0] = token
-        return self._decode(self._ctx, self._batch)
-
-
-def _reuse_prefix(engine: "Engine", tokens: list[int]) -> int:
-    """Drop the cached tokens that differ from `tokens`; return how many are kept."""
-    lib = engine.handles.lib
-    keep = _common_prefix(engine.cached_tokens, tokens)
-    if keep == len(tokens):
-        keep -= 1  # the last prompt token must be evaluated again to get its logits
-    if keep <= 0:
-        engine.clear_cache()
-        return 0
-    memory = lib.llama_get_memory(engine.handles.ctx)
-    removed = lib.llama_memory_seq_rm(memory, 0, keep, -1)
-    window = engine.facts.sliding_window
-    # Sliding-window layers forget positions older than the window: continuing at `keep`
-    # needs the window before it still cached, or everything is computed again.
-    lost_window = window and lib.llama_memory_seq_pos_min(memory, 0) > max(0, keep - window)
-    if not removed or lost_window:
-        engine.clear_cache()
-        return 0
-    del engine.cached_tokens[keep:]
-    return keep
-
-
 def run_generation(
-    engine: "Engine",
+    context: LlamaContext,
+    vocabulary: Vocabulary,
     prompt: str,
     settings: SamplerSettings,
     bias: LogitBias,
@@ -106,57 +43,40 @@ def run_generation(
     special: bool,
 ) -> Iterator[Event]:
     stop_requested = should_stop or never_stop
-    with engine.lock:
+    with context.claim():
         started = time.perf_counter()
-        lib, ctx = engine.handles.lib, engine.handles.ctx
-        tokens = engine.tokenize(prompt, special=special)
-        if special and len(tokens) > 1 and tokens[0] == tokens[1] == engine.bos_id:
+        tokens = vocabulary.tokenize(prompt, special=special)
+        if special and len(tokens) > 1 and tokens[0] == tokens[1] == vocabulary.bos_id:
             tokens = tokens[1:]  # the chat template wrote its own BOS
         if not tokens:
-            tokens = [engine.bos_id]
-        tokens, dropped = fit_to_context(tokens, engine.n_ctx, settings.max_tokens,
-                                         engine.bos_id if engine.add_bos else None)
+            tokens = [vocabulary.bos_id]
+        tokens, dropped = fit_to_context(tokens, context.n_ctx, settings.max_tokens,
+                                         vocabulary.bos_id if vocabulary.add_bos else None)
         if dropped:
             yield ContextTrimmed(dropped_tokens=dropped, kept_tokens=len(tokens))
-        reused = _reuse_prefix(engine, tokens)
+        reused = context.reuse_prefix(tokens)
         pending = tokens[reused:]
-        lib.llama_perf_context_reset(ctx)
 
         prefill_ms = 0.0
-        cancelled = False
-        engine.interruptible(stop_requested)
-        try:
-            batch_size = engine.options.n_batch
-            for offset in range(0, len(pending), batch_size):
-                if stop_requested():
-                    cancelled = True
-                    break
-                chunk = pending[offset:offset + batch_size]
-                status, elapsed = _decode(engine, chunk)
-                prefill_ms += elapsed
-                if status == DECODE_ABORTED:
-                    # The interrupted batch may be partly cached: forget all of it.
-                    lib.llama_memory_seq_rm(lib.llama_get_memory(ctx), 0, len(engine.cached_tokens), -1)
-                    cancelled = True
-                    break
-                if status != 0:
-                    engine.clear_cache()
-                    raise GenerationError(f"llama.cpp failed to evaluate the prompt (llama_decode returned {status})")
-                engine.cached_tokens.extend(chunk)
-                yield PrefillProgress(done=reused + offset + len(chunk), total=len(tokens))
-        finally:
-            engine.interruptible(None)
+        prefilled = 0
+        with closing(context.decode(pending, should_stop=stop_requested)) as chunks:
+            for chunk in chunks:
+                prefill_ms += chunk.ms
+                prefilled += chunk.tokens
+                yield PrefillProgress(done=reused + prefilled, total=len(tokens))
+        cancelled = prefilled < len(pending)
+        held = context.n_cached
+        yield PrefillDone(prompt_tokens=len(tokens), reused_tokens=reused, prefill_tokens=prefilled,
+                          prefill_ms=prefill_ms, kv_cache=context.kv_usage())
 
-        prefill_tokens = len(engine.cached_tokens) - reused
-        yield PrefillDone(prompt_tokens=len(tokens), reused_tokens=reused, prefill_tokens=prefill_tokens,
-                          prefill_ms=prefill_ms, kv_cache=engine.kv_usage())
-
-        bias_map = bias.resolve(engine.byte_token_ids)
+        bias_map = bias.resolve(vocabulary.byte_token_ids)
         seed = settings.resolved_seed()
-        chain = SamplerChain(lib, engine.n_vocab, settings, bias_map, seed)
-        step = StepReader(engine.n_vocab, native.softmax_kernel())
-        last_logits = LastLogits(ctx)
-        decode_one = _OneTokenDecoder(engine)
+        chain = context.sampler(vocabulary.n_vocab, settings, bias_map, seed)
+        step = StepReader(vocabulary.n_vocab, native.softmax_kernel())
+        last_logits = context.last_logits()
+        decode_one = context.one_token_decoder()
+        token_text, token_bytes = vocabulary.token_text, vocabulary.token_bytes
+        ends_generation, n_ctx = vocabulary.is_end_of_generation, context.n_ctx
         decoder = TokenTextDecoder()
         stops = StopStringFilter(settings.stop)
         pieces: list[str] = []
@@ -172,32 +92,29 @@ def run_generation(
                     break
                 # Sample first: llama.cpp's sampler leaves the logits as they are and pulls
                 # them into this core's cache, so reading them afterwards is cheaper.
-                token = chain.sample(ctx)
+                token = chain.sample()
                 last_token_at = time.perf_counter()
                 if first_token_at is None:
                     first_token_at = last_token_at
-                if engine.is_end_of_generation(token):
+                if ends_generation(token):
                     reason = "eos"
                     break
-                p, top = step.measure(last_logits(), token, top_n, engine.token_text, bias_map)
-                text = stops.feed(decoder.feed(engine.token_bytes(token)))
+                p, top = step.measure(last_logits(), token, top_n, token_text, bias_map)
+                text = stops.feed(decoder.feed(token_bytes(token)))
                 pieces.append(text)
                 produced += 1
                 yield TokenEvent(index=produced - 1, id=token, text=text, p=p,
                                  top=top, elapsed_ms=(last_token_at - started) * 1000.0,
-                                 kv_tokens=len(engine.cached_tokens))
+                                 kv_tokens=held)
                 if stops.stopped:
                     reason = "stop"
                     break
                 if produced >= settings.max_tokens:
                     break
-                if len(engine.cached_tokens) >= engine.n_ctx:
+                if held >= n_ctx:
                     reason = "context"
                     break
-                status = decode_one(token)
-                if status != 0:
-                    raise GenerationError(f"llama.cpp failed to evaluate a token (llama_decode returned {status})")
-                engine.cached_tokens.append(token)
+                held = decode_one(token)
         finally:
             chain.close()
 
@@ -214,8 +131,8 @@ def run_generation(
             ttft_ms=ttft_ms,
             decode_ms=decode_ms,
             decode_tokens_per_s=(produced - 1) / decode_ms * 1000.0 if produced > 1 and decode_ms > 0 else 0.0,
-            prefill_tokens_per_s=prefill_tokens / prefill_ms * 1000.0 if prefill_ms > 0 else 0.0,
-            kv_cache=engine.kv_usage(),
+            prefill_tokens_per_s=prefilled / prefill_ms * 1000.0 if prefill_ms > 0 else 0.0,
+            kv_cache=context.kv_usage(),
             text="".join(pieces),
             tail_text=tail,
             seed=seed if settings.temperature > 0 else None,

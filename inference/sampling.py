@@ -122,10 +122,13 @@ def _compiled_step() -> Callable[..., tuple[float, tuple[tuple[int, float], ...]
 
 
 class SamplerChain:
-    """llama.cpp's sampler chain for one generation (owns the C object)."""
+    """llama.cpp's sampler chain for one generation (owns the C object), drawing from
+    the last logits of the context `ctx`."""
 
-    def __init__(self, lib: ModuleType, n_vocab: int, settings: SamplerSettings, bias: dict[int, float], seed: int):
+    def __init__(self, lib: ModuleType, ctx: Any, n_vocab: int, settings: SamplerSettings,
+                 bias: dict[int, float], seed: int):
         self._lib = lib
+        self._ctx = ctx
         params = lib.llama_sampler_chain_default_params()
         params.no_perf = True
         self._chain: Any = lib.llama_sampler_chain_init(params)
@@ -160,9 +163,9 @@ class SamplerChain:
         for token in tokens:
             self._lib.llama_sampler_accept(self._chain, token)
 
-    def sample(self, ctx: Any) -> int:
+    def sample(self) -> int:
         """Draw from the last position's logits and record the token in the history."""
-        return int(self._lib.llama_sampler_sample(self._chain, ctx, -1))
+        return int(self._lib.llama_sampler_sample(self._chain, self._ctx, -1))
 
     def close(self) -> None:
         if self._chain is not None:

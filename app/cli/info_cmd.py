@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
     from scriptorium.inference.kv_cache import KVLayout, pad
-    from scriptorium.inference.engine import LoadOptions
+    from scriptorium.inference.load_options import LoadOptions
     from scriptorium.inference.settings import describe_ranges, rule_for
 
     from scriptorium.app.units import format_bytes, format_count

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from scriptorium.inference.engine import LoadOptions
+from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError, rule_for
 
 from scriptorium.app.config.schema import DEFAULT_PRESET, Config, ModelConfig, UiConfig

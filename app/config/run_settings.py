@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.engine import LoadOptions
+from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, SamplerSettings, rule_for
 
 from scriptorium.app.config.schema import Config

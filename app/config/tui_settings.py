@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 
-from scriptorium.inference.engine import LoadOptions
+from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, preset, rule_for
 
 PANELS = ("probabilities", "speed", "kv", "sampler", "model")

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.backend import Backend
+from scriptorium.inference.load_options import LoadOptions
 
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.models import choice as model_choice
@@ -22,7 +23,7 @@ class ModelLifecycle:
     """Owns the loaded backend, the current load, and the ModelStatus the panels draw."""
 
     def __init__(self, run_config: RunSettings | None, generation_threads: int) -> None:
-        self.backend: Engine | None = None
+        self.backend: Backend | None = None
         """The model ready to generate, or None while loading, after a failure, or before any."""
         self.status = ModelStatus("none")
         self._run_config = run_config
@@ -60,7 +61,7 @@ class ModelLifecycle:
         self._demo = model_choice.is_demo_model(model)
 
     # ---- a load and its news -------------------------------------------------------------
-    def begin_load(self, options: LoadOptions) -> tuple[Engine | None, int]:
+    def begin_load(self, options: LoadOptions) -> tuple[Backend | None, int]:
         """Start loading `options`: returns the backend to close first (two big models rarely
         fit in memory together) and the id the load's messages will carry."""
         old, self.backend = self.backend, None
@@ -74,7 +75,7 @@ class ModelLifecycle:
         self.status = replace(self.status, progress=progress)
         return True
 
-    def loaded(self, load_id: int, backend: Engine) -> bool:
+    def loaded(self, load_id: int, backend: Backend) -> bool:
         """True when `backend` is the one wanted; False when a newer load superseded it (the
         caller closes it)."""
         if load_id != self._load_id:

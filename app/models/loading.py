@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
-from scriptorium.inference.engine import LoadOptions
 from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.load_options import LoadOptions
 
 from scriptorium.app.models.hashing import file_sha256
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend, BackendLoader
 
 
 @dataclass
@@ -42,7 +42,7 @@ class ModelLoadProgressed(ModelLoadMessage):
 class ModelLoaded(ModelLoadMessage):
     """The model is ready to generate."""
 
-    engine: "Engine"
+    backend: "Backend"
 
 
 @dataclass
@@ -62,9 +62,9 @@ class ModelLoadFailed(ModelLoadMessage):
     error: str
 
 
-def load_engine(
-    loader: Callable[[LoadOptions, Callable[[float], None]], "Engine"],
-    old: "Engine | None",
+def load_backend(
+    loader: "BackendLoader",
+    old: "Backend | None",
     options: LoadOptions,
     load_id: int,
     post: Callable[[Message], object],
@@ -75,14 +75,14 @@ def load_engine(
     if old is not None:
         old.close()
     try:
-        engine = loader(options, lambda progress: post(ModelLoadProgressed(load_id, progress)))
+        backend = loader(options, lambda progress: post(ModelLoadProgressed(load_id, progress)))
     except ScriptoriumError as error:
         post(ModelLoadFailed(load_id, options, str(error)))
     except Exception as error:  # noqa: BLE001 - never a traceback over the author's draft
         post(ModelLoadFailed(load_id, options, f"loading crashed ({type(error).__name__}: {error})"))
     else:
-        post(ModelLoaded(load_id, engine))
-        files = [options.model_path] + ([options.lora_path] if engine.adapter is not None and options.lora_path else [])
+        post(ModelLoaded(load_id, backend))
+        files = [options.model_path] + ([options.lora_path] if backend.adapter is not None and options.lora_path else [])
         for path in files:
             if should_stop():
                 return

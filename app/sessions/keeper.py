@@ -21,7 +21,7 @@ from scriptorium.app.sessions import (
 )
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend
 
     from scriptorium.app.tui.generation import GenerationRequest
 
@@ -150,7 +150,7 @@ class SessionKeeper:
                 if generation.lora is not None and generation.lora.path == path and generation.lora.sha256 is None:
                     generation.lora.sha256 = sha256
 
-    def generation_started(self, request: "GenerationRequest", engine: "Engine", draft_text: str,
+    def generation_started(self, request: "GenerationRequest", engine: "Backend", draft_text: str,
                            anchor: int | None, chat_messages: list[dict[str, str]]) -> None:
         try:
             if request.kind == "chat":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Callable, ClassVar, Iterable, Mapping
+from typing import ClassVar, Iterable, Mapping
 
 from textual import on, work
 from textual.app import App, SystemCommand
@@ -24,7 +24,8 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME, DEMO_INSTALL_HINT
-from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.backend import Backend, BackendLoader
+from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 
 from scriptorium.app.config.run_settings import RunSettings
@@ -33,7 +34,7 @@ from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.loading import (
-    ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_engine,
+    ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_backend,
 )
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
@@ -52,9 +53,6 @@ from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 
-EngineLoader = Callable[[LoadOptions, Callable[[float], None]], Engine]
-"""Loads an engine, reporting llama.cpp's progress (0..1); Engine.load by default."""
-
 GIL_SWITCH_INTERVAL = 0.001
 """Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
 
@@ -68,7 +66,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (36, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
-    backend: var[Engine | None] = var(None)
+    backend: var[Backend | None] = var(None)
     """The model ready to generate (owned by self.models; mirrored here for the screen)."""
     model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
     sampler: var[SamplerSettings] = var(SamplerSettings)
@@ -81,11 +79,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def __init__(
         self,
         *,
+        backend_loader: BackendLoader,
         settings: TuiSettings | None = None,
         keymap: Mapping[str, str] | None = None,
         draft: DraftFile | Path | None = None,
         load_options: LoadOptions | None = None,
-        engine_loader: EngineLoader = Engine.load,
         store: SessionStore | None = None,
         resume: bool = False,
         model_source: model_startup.ModelSource | None = None,
@@ -93,16 +91,16 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         config_problems: list[str] | None = None,
         run_config: RunSettings | None = None,
     ) -> None:
-        """`load_options` starts loading that model at once, else `model_source` is resolved
-        (the demo model, the welcome screen); `engine_loader` is the seam for another way of
-        getting a backend. The draft (a file, or with `resume` the last session) opens here:
+        """`backend_loader` loads a model (the command line chooses: llama.cpp in-process);
+        `load_options` starts loading one at once, else `model_source` is resolved (the demo
+        model, the welcome screen). The draft (a file, or with `resume` the last session) opens here:
         a SessionError names what cannot be read."""
         super().__init__()
         self.settings = (settings or TuiSettings()).validated()
         self.config = config or Config()
         self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display)
         self.models = ModelLifecycle(run_config, self.settings.generation_threads())
-        self.engine_loader = engine_loader
+        self.backend_loader = backend_loader
         self._config_problems = list(config_problems or ())
         self._model_source = model_source
         self._initial_load = load_options
@@ -199,9 +197,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._load_worker(old, options, load_id)
 
     @work(thread=True, exclusive=True, group="model", exit_on_error=False)
-    def _load_worker(self, old: Engine | None, options: LoadOptions, load_id: int) -> None:
+    def _load_worker(self, old: Backend | None, options: LoadOptions, load_id: int) -> None:
         worker = get_current_worker()
-        load_engine(self.engine_loader, old, options, load_id, self.post_message, lambda: worker.is_cancelled)
+        load_backend(self.backend_loader, old, options, load_id, self.post_message, lambda: worker.is_cancelled)
 
     @on(ModelLoadProgressed)
     def _load_progressed(self, message: ModelLoadProgressed) -> None:
@@ -210,9 +208,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModelLoaded)
     def _model_loaded(self, message: ModelLoaded) -> None:
-        if not self.models.loaded(message.load_id, message.engine):
+        if not self.models.loaded(message.load_id, message.backend):
             # Another model was asked for while this one loaded: it is not wanted.
-            self.run_worker(message.engine.close, thread=True, group="model-close")
+            self.run_worker(message.backend.close, thread=True, group="model-close")
             return
         self._show_model()
         if self.models.announce_demo():

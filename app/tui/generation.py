@@ -27,7 +27,7 @@ from scriptorium.inference.events import (
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend
 
 _request_ids = itertools.count(1)
 
@@ -131,7 +131,7 @@ class GenerationFailed(GenerationMessage):
 
 
 def stream_generation(
-    engine: "Engine",
+    engine: "Backend",
     request: GenerationRequest,
     post: Callable[[Message], object],
     should_stop: Callable[[], bool],

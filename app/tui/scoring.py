@@ -19,7 +19,7 @@ from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import ScoreDone, ScoreProgress, TokenScore
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend
 
 _score_ids = itertools.count(1)
 
@@ -60,7 +60,7 @@ class ScoringFailed(ScoringMessage):
 
 
 def stream_scoring(
-    engine: "Engine",
+    engine: "Backend",
     text: str,
     top_n: int,
     score_id: int,

@@ -243,9 +243,7 @@ def test_gemma3_layer_patterns(gguf_dir: Path, name: str, window, pattern, expec
 def _positions_held(engine: Engine) -> tuple[int, int]:
     """(pos_min, pos_max) of sequence 0 in llama.cpp's cache; for a sliding-window model
     pos_min is that of the SWA cache, which forgets old positions."""
-    lib = engine.handles.lib
-    memory = lib.llama_get_memory(engine.handles.ctx)
-    return int(lib.llama_memory_seq_pos_min(memory, 0)), int(lib.llama_memory_seq_pos_max(memory, 0))
+    return engine.context.memory_positions()
 
 
 def _prompt(words: int) -> str:

@@ -320,7 +320,8 @@ def test_accepting_and_rejecting_are_announced_for_sessions(random_model: Path) 
 
     async def scenario() -> None:
         template = make_app(random_model)
-        app = Recording(settings=template.settings, draft=template.draft_file, load_options=template._initial_load)
+        app = Recording(backend_loader=template.backend_loader, settings=template.settings, draft=template.draft_file,
+                        load_options=template._initial_load)
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*OPENING)

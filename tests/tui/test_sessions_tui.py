@@ -98,7 +98,7 @@ def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path) -> N
 
     async def second() -> None:
         app = make_app(None)
-        app_resumed = type(app)(settings=app.settings, resume=True)
+        app_resumed = type(app)(backend_loader=app.backend_loader, settings=app.settings, resume=True)
         async with app_resumed.run_test() as pilot:
             await pilot.pause()
             assert app_resumed.main.draft.editor.text == "Senza nome, ma salvato"
@@ -195,7 +195,7 @@ def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path)
 
     async def scenario() -> None:
         app = make_app(None)
-        resumed = type(app)(settings=app.settings, resume=True)
+        resumed = type(app)(backend_loader=app.backend_loader, settings=app.settings, resume=True)
         async with resumed.run_test() as pilot:
             await pilot.pause()
             assert any("damaged" in message and "moved aside" in message for message in notifications(resumed))

@@ -39,7 +39,7 @@ def make_app(
         keymap=keymap,
         draft=draft,
         load_options=options,
-        engine_loader=loader,
+        backend_loader=loader,
     )
 
 

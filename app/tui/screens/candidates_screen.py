@@ -26,7 +26,7 @@ from scriptorium.app.tui.candidates import MAX_CANDIDATES, Candidate, new_candid
 from scriptorium.app.tui.generation import GenerationFailed, GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend
     from scriptorium.inference.settings import SamplerSettings
 
 
@@ -79,13 +79,13 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         Binding("minus", "fewer", "One fewer", id="candidates.fewer", tooltip="Drop the last candidate"),
     ]
 
-    def __init__(self, engine: "Engine", base: GenerationRequest, settings: "SamplerSettings", count: int,
+    def __init__(self, backend: "Backend", base: GenerationRequest, settings: "SamplerSettings", count: int,
                  frame_interval: float, started: Callable[[GenerationRequest], None] | None = None) -> None:
         """`base` is the request continue would make; each candidate copies it with
         `settings` and its own seed. `started` is told of each generation as it starts
         (the session records it)."""
         super().__init__()
-        self.engine = engine
+        self.backend = backend
         self.base = base
         self.settings = settings
         self.frame_interval = frame_interval
@@ -160,7 +160,7 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
     @work(thread=True, exclusive=True, group="candidates", exit_on_error=False)
     def _generate(self, request: GenerationRequest) -> None:
         worker = get_current_worker()
-        stream_generation(self.engine, request, self.post_message, lambda: worker.is_cancelled, self.frame_interval)
+        stream_generation(self.backend, request, self.post_message, lambda: worker.is_cancelled, self.frame_interval)
 
     def _candidate(self, request_id: int) -> Candidate | None:
         return next((c for c in self.candidates if c.request.id == request_id), None)

@@ -50,7 +50,7 @@ from scriptorium.app.tui.widgets.sidebar import Sidebar
 from scriptorium.app.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend
 
 
 @dataclass(slots=True)
@@ -74,7 +74,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
                 tooltip="Move the focus to the previous widget"),
     ]
 
-    backend: var[Engine | None] = var(None)
+    backend: var[Backend | None] = var(None)
     model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
     sampler: var[SamplerSettings] = var(SamplerSettings)
     bias: var[LogitBias] = var(LogitBias)
@@ -145,7 +145,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def watch_last_seed(self) -> None:
         self._show_settings()
 
-    def watch_backend(self, backend: Engine | None) -> None:
+    def watch_backend(self, backend: Backend | None) -> None:
         self._show_settings()
         if backend is not None and self.is_mounted:
             self.sidebar.kv.show_usage(backend.kv_usage())
@@ -251,7 +251,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self._generate(backend, request, self._settings.frame_interval)
 
     @work(thread=True, exclusive=True, group="generation", exit_on_error=False)
-    def _generate(self, backend: Engine, request: GenerationRequest, frame_interval: float) -> None:
+    def _generate(self, backend: Backend, request: GenerationRequest, frame_interval: float) -> None:
         worker = get_current_worker()
         stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, frame_interval)
 

@@ -107,19 +107,19 @@ class ChatPane(ChatVersions):
 
     async def _reply_to_conversation(self, *, prefix: str = "", prefix_records: list[TokenRecord] | None = None,
                                      label: str | None = None) -> None:
-        engine = self.ready_backend()
-        if engine is None:
+        backend = self.ready_backend()
+        if backend is None:
             return
         system = prompts.load(prompts.CHAT_SYSTEM, paths.prompts_dir()).strip()
         conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
         try:
-            prompt = engine.chat_prompt(conversation, prompts.load(prompts.CHAT_FALLBACK, paths.prompts_dir()))
+            prompt = backend.chat_prompt(conversation, prompts.load(prompts.CHAT_FALLBACK, paths.prompts_dir()))
         except ScriptoriumError as error:
             self.notify(str(error), title="Chat template", severity="error", timeout=10)
             return
         # A model without its own template talks in the fallback's turns: stop where
         # it would start writing the author's next turn.
-        stops = () if engine.facts.has_chat_template else self.settings.chat_stop
+        stops = () if backend.facts.has_chat_template else self.settings.chat_stop
         # A branched reply goes on from its prefix: the model continues its own turn.
         request = self.new_request("chat", prompt + prefix, special=True, extra_stop=stops)
         self._reply_label = label

@@ -38,8 +38,8 @@ class DraftCandidates(DraftInspection):
         if pane.generating:
             pane.notify("The model is already writing: press Esc to stop it first.", severity="warning")
             return
-        engine = pane.ready_backend()
-        if engine is None:
+        backend = pane.ready_backend()
+        if backend is None:
             return
         pane.stop_scoring("the model is writing")
         editor = pane.editor
@@ -57,7 +57,7 @@ class DraftCandidates(DraftInspection):
             started.append(request.id)
             self._record_candidate(request, anchor)
 
-        screen = CandidatesScreen(engine, base, settings, pane.settings.candidates,
+        screen = CandidatesScreen(backend, base, settings, pane.settings.candidates,
                                   pane.settings.frame_interval, record)
         pane.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, started))
 

@@ -296,8 +296,8 @@ class DraftInspection(ModePane):
         if self.generating:
             self.notify("The model is writing: score when it has finished.", severity="warning")
             return
-        engine = self.ready_backend()
-        if engine is None:
+        backend = self.ready_backend()
+        if backend is None:
             return
         text = self.editor.text
         if not text.strip():
@@ -313,7 +313,7 @@ class DraftInspection(ModePane):
 
         def run() -> None:
             worker = get_current_worker()
-            stream_scoring(engine, text, top_n, score_id, self.post_message, lambda: worker.is_cancelled, frame)
+            stream_scoring(backend, text, top_n, score_id, self.post_message, lambda: worker.is_cancelled, frame)
 
         self.run_worker(run, thread=True, group="scoring", exclusive=True, exit_on_error=False)
 

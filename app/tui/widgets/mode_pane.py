@@ -26,7 +26,7 @@ from scriptorium.app.tui.generation import GenerationRequest, new_request
 from scriptorium.app.tui.keys import KeyDisplay
 
 if TYPE_CHECKING:
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.backend import Backend
 
 
 class StreamSink(Protocol):
@@ -42,7 +42,7 @@ class StreamSink(Protocol):
 class ModePane(Vertical):
     """A mode's pane (draft or chat): given the model and sampler, it asks for generations."""
 
-    backend: var[Engine | None] = var(None)
+    backend: var[Backend | None] = var(None)
     model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
     sampler: var[SamplerSettings] = var(SamplerSettings)
     bias: var[LogitBias] = var(LogitBias)
@@ -99,7 +99,7 @@ class ModePane(Vertical):
         self.settings = settings
         self.key_display = key_display
 
-    def ready_backend(self) -> Engine | None:
+    def ready_backend(self) -> Backend | None:
         """The backend, or None after telling the author why there is none."""
         if self.backend is not None:
             return self.backend

@@ -1,0 +1,67 @@
+"""What the app needs of a loaded model: the seam between the app and llama.cpp.
+
+The local engine (engine.py, llama.cpp in-process) implements it; a remote llama-server
+backend will too, so nothing here names a ctypes handle or a local file it must open.
+The app depends on `Backend` and `BackendLoader`, never on the engine class.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Protocol, runtime_checkable
+
+from .events import Event, KVCacheUsage
+from .gguf_file import AdapterFacts, ModelFacts
+from .load_options import LoadOptions
+from .settings import LogitBias, SamplerSettings
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A loaded model that generates, scores and describes itself with plain events."""
+
+    @property
+    def options(self) -> LoadOptions:
+        """How it was loaded: model, adapter, context size and the arithmetic (threads, KV types, flash attention)."""
+
+    @property
+    def facts(self) -> ModelFacts:
+        """The model's facts: architecture, size, attention heads, sliding window, chat template."""
+
+    @property
+    def adapter(self) -> AdapterFacts | None:
+        """The LoRA adapter loaded with the model, or None."""
+
+    @property
+    def lora_scale(self) -> float:
+        """The adapter's current strength (0 without an adapter)."""
+
+    @property
+    def n_ctx(self) -> int:
+        """The context size in tokens, as allocated."""
+
+    @property
+    def byte_token_ids(self) -> tuple[int, ...]:
+        """The vocabulary's <0x00>..<0xFF> byte tokens, which LogitBias can ban."""
+
+    def set_lora_scale(self, scale: float) -> None:
+        """Change the adapter's strength without reloading (0 disables it); raises SettingsError without one."""
+
+    def kv_usage(self) -> KVCacheUsage:
+        """The KV cache now: tokens held and bytes used of the allocation."""
+
+    def generate(self, prompt: str, settings: SamplerSettings, bias: LogitBias, *, top_n: int = 10,
+                 should_stop: Callable[[], bool] | None = None, special: bool = False) -> Iterator[Event]:
+        """Stream a continuation of `prompt` (control-token text parsed if `special`); ends with GenerationDone."""
+
+    def score(self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
+        """Stream how probable each token of `text` is given the text before it; ends with ScoreDone."""
+
+    def chat_prompt(self, messages: list[dict[str, str]], fallback_template: str | None = None) -> str:
+        """The prompt for the assistant's next reply to `messages`, in the model's own chat format."""
+
+    def close(self) -> None:
+        """Release the model once a running request has ended; closing twice does nothing."""
+
+
+BackendLoader = Callable[[LoadOptions, Callable[[float], None]], Backend]
+"""Loads a backend for the options, reporting progress (0..1); raises ScriptoriumError with a one-line reason."""

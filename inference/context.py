@@ -1,0 +1,295 @@
+"""The llama.cpp context and the mirror of its KV memory, kept by one owner.
+
+`cached_tokens` lists the tokens whose keys and values llama.cpp holds, at positions
+0..n-1 of sequence 0. Everything that changes that memory is here and keeps the mirror
+equal to it: evaluating batches and single tokens, trimming, clearing, reusing the
+common prefix with a new prompt, interruption, and the adapter scale (which makes the
+cached keys and values stale). Generation and scoring hold the context with `claim()`
+and read the logits through it; nothing else writes the mirror.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from .errors import GenerationError, ModelLoadError
+from .events import KVCacheUsage
+from .gguf_file import ModelFacts
+from .kv_cache import KVLayout
+from .sampling import LastLogits, SamplerChain
+from .settings import SamplerSettings
+
+DECODE_ABORTED = 2
+"""What llama_decode returns when the abort callback stopped it mid-batch."""
+
+
+def never_stop() -> bool:
+    return False
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedChunk:
+    """One llama_decode call of `LlamaContext.decode`, its tokens now cached."""
+
+    tokens: int
+    """How many tokens it evaluated."""
+    ms: float
+    """Wall time of the llama_decode call."""
+
+
+class LlamaContext:
+    """One llama_context (and the model it was made from, freed after it): the only
+    writer of the KV memory and of its mirror. Requests take turns through `claim()`;
+    the methods that change the memory expect the caller to hold it."""
+
+    def __init__(self, lib: Any, model: Any, ctx: Any, facts: ModelFacts, *,
+                 type_k: str, type_v: str, swa_full: bool):
+        self._lib = lib
+        self._model = model
+        self._ctx = ctx
+        self._window = facts.sliding_window or 0
+        self.n_ctx = int(lib.llama_n_ctx(ctx))
+        """The context size llama.cpp allocated (padded to a multiple of 256)."""
+        self.n_batch = int(lib.llama_n_batch(ctx))
+        """The most tokens one llama_decode may take: more aborts the process."""
+        self.kv_layout = KVLayout.for_model(facts, self.n_ctx, type_k=type_k, type_v=type_v,
+                                            n_ubatch=int(lib.llama_n_ubatch(ctx)), swa_full=swa_full)
+        self._tokens: list[int] = []
+        self._lock = threading.Lock()
+        self._abort_check: Callable[[], bool] | None = None
+
+        @lib.ggml_abort_callback
+        def abort_requested(user_data: ctypes.c_void_p) -> bool:
+            check = self._abort_check
+            return bool(check and check())
+        self._abort_callback = abort_requested  # ctypes callbacks must outlive their use
+
+    # ---- reading -------------------------------------------------------------------
+    @property
+    def cached_tokens(self) -> tuple[int, ...]:
+        """The tokens in the KV memory, in position order (a copy)."""
+        return tuple(self._tokens)
+
+    @property
+    def n_cached(self) -> int:
+        return len(self._tokens)
+
+    def kv_usage(self) -> KVCacheUsage:
+        return self.kv_layout.usage(len(self._tokens))
+
+    @property
+    def handle(self) -> Any:
+        """The raw llama_context, for benchmarks and tests that drive llama.cpp directly.
+        The mirror does not follow what is done through it: clear() afterwards."""
+        return self._ctx
+
+    def memory_positions(self) -> tuple[int, int]:
+        """(lowest, highest) position llama.cpp holds for sequence 0; (-1, -1) when empty.
+        On a sliding-window model the lowest is that of the window's cache."""
+        memory = self._lib.llama_get_memory(self._ctx)
+        return int(self._lib.llama_memory_seq_pos_min(memory, 0)), int(self._lib.llama_memory_seq_pos_max(memory, 0))
+
+    def last_logits(self) -> LastLogits:
+        """The reader of the last position's logits, for the per-token loop."""
+        return LastLogits(self._ctx)
+
+    def every_row_logits(self) -> int:
+        """The address of the logits of the last chunk decoded with `every_row`: one
+        row of n_vocab floats per token, valid until the next decode."""
+        address = ctypes.cast(self._lib.llama_get_logits(self._ctx), ctypes.c_void_p).value
+        if not address:
+            raise GenerationError("llama.cpp returned no logits for the scored text")
+        return address
+
+    def sampler(self, n_vocab: int, settings: SamplerSettings, bias: dict[int, float], seed: int) -> SamplerChain:
+        """llama.cpp's sampler chain drawing from this context's last logits."""
+        return SamplerChain(self._lib, self._ctx, n_vocab, settings, bias, seed)
+
+    # ---- holding -------------------------------------------------------------------
+    @contextmanager
+    def claim(self) -> Iterator[None]:
+        """Hold the context for one request; another waits until it ends. llama.cpp's
+        own timings restart with each request."""
+        with self._lock:
+            if self._ctx is None:
+                raise GenerationError("the model was closed")
+            self._lib.llama_perf_context_reset(self._ctx)
+            yield
+
+    def close(self) -> None:
+        """Free the context, then its model, once the request holding it has ended;
+        closing again does nothing."""
+        with self._lock:
+            if self._ctx is not None:
+                self._lib.llama_free(self._ctx)
+                self._ctx = None
+            self._tokens.clear()
+            # Adapters are freed with their model in this llama.cpp.
+            if self._model is not None:
+                self._lib.llama_model_free(self._model)
+                self._model = None
+
+    # ---- changing the memory -------------------------------------------------------
+    def clear(self) -> None:
+        self._lib.llama_memory_clear(self._lib.llama_get_memory(self._ctx), True)
+        self._tokens.clear()
+
+    def trim(self, keep: int) -> int:
+        """Forget the tokens from position `keep` on; return how many stay. A memory that
+        cannot drop part of a sequence is cleared instead."""
+        if keep <= 0 or not self._lib.llama_memory_seq_rm(self._lib.llama_get_memory(self._ctx), 0, keep, -1):
+            self.clear()
+            return 0
+        del self._tokens[keep:]
+        return len(self._tokens)
+
+    def reuse_prefix(self, tokens: Sequence[int]) -> int:
+        """Keep the cached tokens `tokens` begins with and drop the rest; return how many
+        are kept. The last of `tokens` is always evaluated again, for its logits."""
+        keep = common_prefix(self._tokens, tokens)
+        if keep == len(tokens):
+            keep -= 1
+        keep = self.trim(keep)
+        # Sliding-window layers forget positions older than the window: continuing at
+        # `keep` needs the window before it still cached, or everything is computed again.
+        if keep and self._window and self.memory_positions()[0] > max(0, keep - self._window):
+            self.clear()
+            return 0
+        return keep
+
+    def decode(self, tokens: Sequence[int], *, should_stop: Callable[[], bool] = never_stop,
+               every_row: bool = False, chunk: int | None = None,
+               failure: str = "evaluate the prompt") -> Iterator[DecodedChunk]:
+        """Evaluate `tokens` after the cached ones, at most `chunk` (at most n_batch) per
+        llama_decode, yielding after each call with its tokens cached. The last chunk's
+        logits can be read until the next decode: the last position's, or every row's
+        with `every_row`.
+
+        Ends early when `should_stop` says so between chunks or, through llama.cpp's
+        abort callback, inside one: that chunk may be partly in the memory, and exactly
+        its uncached tail is removed, so the chunks before it stay reusable. Any other
+        failure clears the cache and raises GenerationError ("failed to `failure`")."""
+        size = max(1, min(chunk or self.n_batch, self.n_batch))
+        rows = _EveryRowBatch(self._lib, size) if every_row else None
+        self._interruptible(should_stop)
+        try:
+            for begin in range(0, len(tokens), size):
+                if should_stop():
+                    return
+                part = tokens[begin:begin + size]
+                if rows is not None:
+                    batch = rows.filled(part, len(self._tokens))
+                else:
+                    array = (ctypes.c_int32 * len(part))(*part)
+                    batch = self._lib.llama_batch_get_one(array, len(part))
+                started = time.perf_counter()
+                status = self._lib.llama_decode(self._ctx, batch)
+                elapsed = (time.perf_counter() - started) * 1000.0
+                if status == DECODE_ABORTED:
+                    self.trim(len(self._tokens))
+                    return
+                if status != 0:
+                    self._failed(status, failure)
+                self._tokens.extend(part)
+                yield DecodedChunk(len(part), elapsed)
+        finally:
+            self._interruptible(None)
+            if rows is not None:
+                rows.free()
+
+    def one_token_decoder(self) -> "_OneTokenDecoder":
+        """The fast path for decoding: evaluate one token after the cached ones."""
+        return _OneTokenDecoder(self)
+
+    def set_adapter_scale(self, adapter: Any, scale: float) -> None:
+        """Apply the LoRA `adapter` at `scale` (0 removes it). The cache is cleared: its
+        keys and values were computed under the old scale."""
+        lib = self._lib
+        if scale == 0.0:
+            result = lib.llama_set_adapters_lora(self._ctx, None, 0, None)
+        else:
+            adapters = (lib.llama_adapter_lora_p_ctypes * 1)(adapter)
+            scales = (ctypes.c_float * 1)(scale)
+            result = lib.llama_set_adapters_lora(self._ctx, adapters, 1, scales)
+        if result != 0:
+            raise ModelLoadError(f"llama.cpp could not apply the LoRA adapter (error {result})")
+        self.clear()
+
+    # ---- inside --------------------------------------------------------------------
+    def _interruptible(self, should_stop: Callable[[], bool] | None) -> None:
+        """Let `should_stop` interrupt llama_decode mid-batch, or (None) stop asking.
+
+        llama.cpp calls the abort callback for every graph node; a Python callback there
+        costs the GIL hundreds of times per token, so it is installed while batches are
+        evaluated only, and between-token checks serve decoding."""
+        self._abort_check = should_stop
+        callback = self._abort_callback if should_stop else self._lib.ggml_abort_callback()  # () is NULL
+        self._lib.llama_set_abort_callback(self._ctx, callback, None)
+
+    def _failed(self, status: int, failure: str) -> None:
+        # What llama.cpp kept of a failed batch is not reliably known: start afresh.
+        self.clear()
+        raise GenerationError(f"llama.cpp failed to {failure} (llama_decode returned {status})")
+
+
+class _OneTokenDecoder:
+    """llama_decode of one token at a time, the batch made once: decode steps are where
+    every microsecond of Python shows in tokens per second. Returns the number of
+    cached tokens after it."""
+
+    __slots__ = ("_context", "_decode", "_ctx", "_token", "_batch", "_tokens")
+
+    def __init__(self, context: LlamaContext):
+        self._context = context
+        self._decode = context._lib.llama_decode
+        self._ctx = context._ctx
+        self._token = (ctypes.c_int32 * 1)()
+        self._batch = context._lib.llama_batch_get_one(self._token, 1)
+        self._tokens = context._tokens  # the mirror itself: changed in place, never replaced
+
+    def __call__(self, token: int) -> int:
+        self._token[0] = token
+        status = self._decode(self._ctx, self._batch)
+        if status:
+            self._context._failed(status, "evaluate a token")
+        tokens = self._tokens
+        tokens.append(token)
+        return len(tokens)
+
+
+class _EveryRowBatch:
+    """A llama_batch that asks for the logits of every position, made once per request."""
+
+    def __init__(self, lib: Any, size: int):
+        self._lib = lib
+        self._batch = lib.llama_batch_init(size, 0, 1)
+        batch = self._batch
+        for i in range(size):  # every position: sequence 0, logits wanted
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = 0
+            batch.logits[i] = 1
+        self._tokens = (ctypes.c_int32 * size).from_address(ctypes.addressof(batch.token.contents))
+        self._positions = (ctypes.c_int32 * size).from_address(ctypes.addressof(batch.pos.contents))
+
+    def filled(self, tokens: Sequence[int], first_position: int) -> Any:
+        self._batch.n_tokens = len(tokens)
+        self._tokens[:len(tokens)] = tokens
+        self._positions[:len(tokens)] = range(first_position, first_position + len(tokens))
+        return self._batch
+
+    def free(self) -> None:
+        self._lib.llama_batch_free(self._batch)

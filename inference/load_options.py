@@ -1,0 +1,53 @@
+"""How to load a model: the request a loader takes, validated before llama.cpp is touched.
+
+Plain data, apart from the engine, so that the app and any backend can build and keep one
+without importing the local llama.cpp engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .kv_cache import CACHE_TYPES
+from .settings import Rule, SettingsError, check_rules, ruled
+
+
+@dataclass(frozen=True, slots=True)
+class LoadOptions:
+    """How to load a model. Validated before llama.cpp is touched."""
+
+    model_path: Path
+    """The GGUF model file."""
+    lora_path: Path | None = None
+    """A GGUF LoRA adapter made for this model, or None."""
+    lora_scale: float = ruled(1.0, Rule("LoRA scale", 0.0, 4.0))
+    """How strongly the adapter applies: 0 disables it, 1 is as trained."""
+    n_ctx: int = ruled(4096, Rule("context size", 64, 1 << 20, whole=True))
+    """Context size in tokens; llama.cpp rounds it up to a multiple of 256."""
+    n_threads: int | None = ruled(None, Rule("threads", 1, 1024, whole=True, optional=True))
+    """CPU threads for decoding one token at a time; None uses every core."""
+    n_threads_batch: int | None = ruled(None, Rule("prefill threads", 1, 1024, whole=True, optional=True))
+    """CPU threads for prompt batches (prefill, scoring); None uses every core. Prefill is
+    compute-bound and wants them all; an app that keeps one core for its UI lowers only
+    n_threads."""
+    n_gpu_layers: int = ruled(-1, Rule("GPU layers", -1, whole=True))
+    """Layers offloaded to the GPU (Metal on a Mac); -1 offloads all, 0 none."""
+    n_batch: int = ruled(512, Rule("batch size", 1, 8192, whole=True))
+    """Prompt tokens evaluated per llama_decode call during prefill."""
+    type_k: str = "f16"
+    """KV-cache type for keys (f16, q8_0, ...)."""
+    type_v: str = "f16"
+    """KV-cache type for values; a quantized V cache needs flash attention."""
+    swa_full: bool = False
+    """Give sliding-window layers a full-size cache (more memory, more prefix reuse)."""
+    flash_attn: bool | None = None
+    """Flash attention on or off; None lets llama.cpp decide for the backend."""
+
+    def validated(self) -> "LoadOptions":
+        """Self, or SettingsError naming the first value its field's rule refuses."""
+        check_rules(self)
+        for name in (self.type_k, self.type_v):
+            if name not in CACHE_TYPES:
+                raise SettingsError(f"unknown KV-cache type '{name}' (choose from {', '.join(CACHE_TYPES)})")
+        return self

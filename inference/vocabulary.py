@@ -1,0 +1,71 @@
+"""A loaded model's vocabulary: text to tokens, tokens to bytes and to readable labels.
+
+Separate from the engine so that generation and scoring can use it without knowing the
+engine (which imports them).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from . import native
+from .text import piece_text
+
+TOKEN_ATTR_BYTE = 1 << 5
+
+
+class Vocabulary:
+    """The llama.cpp vocabulary of one model; token pieces and labels are remembered."""
+
+    def __init__(self, lib: Any, vocab: Any):
+        self._lib = lib
+        self._vocab = vocab
+        self.n_vocab = int(lib.llama_vocab_n_tokens(vocab))
+        self.byte_token_ids = tuple(
+            i for i in range(self.n_vocab) if lib.llama_vocab_get_attr(vocab, i) & TOKEN_ATTR_BYTE
+        )
+        """The <0x00>..<0xFF> byte tokens, found from llama.cpp's token attributes."""
+        self._byte_tokens = frozenset(self.byte_token_ids)
+        self.add_bos = bool(lib.llama_vocab_get_add_bos(vocab))
+        self.bos_id = int(lib.llama_vocab_bos(vocab))
+        self._pieces: dict[int, bytes] = {}
+        self._labels: dict[int, str] = {}
+        self._ends_generation: dict[int, bool] = {}
+
+    def tokenize(self, text: str, *, add_bos: bool | None = None, special: bool = False) -> list[int]:
+        """Tokens of `text`; `special` parses control-token text such as <start_of_turn>."""
+        data = text.encode("utf-8")
+        add = self.add_bos if add_bos is None else add_bos
+        capacity = len(data) + 8
+        while True:
+            buffer = (ctypes.c_int32 * capacity)()
+            count = self._lib.llama_tokenize(self._vocab, data, len(data), buffer, capacity, add, special)
+            if count >= 0:
+                return list(buffer[:count])
+            capacity = -count
+
+    def token_bytes(self, token_id: int) -> bytes:
+        piece = self._pieces.get(token_id)
+        if piece is None:
+            piece = self._pieces[token_id] = native.token_piece(self._lib, self._vocab, token_id)
+        return piece
+
+    def token_text(self, token_id: int) -> str:
+        """How a token reads in a candidate list: control tokens by name, byte tokens as
+        the vocabulary writes them (<0xFF>), other invalid UTF-8 as \\xNN."""
+        label = self._labels.get(token_id)
+        if label is None:
+            if token_id in self._byte_tokens:
+                label = self._lib.llama_vocab_get_text(self._vocab, token_id).decode("utf-8", "replace")
+            else:
+                label = piece_text(native.token_piece(self._lib, self._vocab, token_id, special=True))
+            self._labels[token_id] = label
+        return label
+
+    def is_end_of_generation(self, token_id: int) -> bool:
+        # Asked once per generated token: remembered, it is a dict lookup, not a foreign call.
+        ends = self._ends_generation.get(token_id)
+        if ends is None:
+            ends = self._ends_generation[token_id] = bool(self._lib.llama_vocab_is_eog(self._vocab, token_id))
+        return ends
