@@ -100,6 +100,9 @@ class Engine:
         self._h = handles
         lib = handles.lib
         self.n_ctx = int(lib.llama_n_ctx(handles.ctx))
+        # llama.cpp pads n_ctx up to 256 but caps n_batch at the context asked for:
+        # a decode of more tokens than the context's own n_batch aborts the process.
+        self.n_batch = int(lib.llama_n_batch(handles.ctx))
         self.n_vocab = int(lib.llama_vocab_n_tokens(handles.vocab))
         self.byte_token_ids = tuple(
             i for i in range(self.n_vocab) if lib.llama_vocab_get_attr(handles.vocab, i) & TOKEN_ATTR_BYTE

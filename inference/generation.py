@@ -126,7 +126,7 @@ def run_generation(
         cancelled = False
         engine.interruptible(stop_requested)
         try:
-            batch_size = engine.options.n_batch
+            batch_size = engine.n_batch
             for offset in range(0, len(pending), batch_size):
                 if stop_requested():
                     cancelled = True

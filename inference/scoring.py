@@ -25,7 +25,8 @@ LOGITS_BUDGET_FLOATS = 32 * 1024 * 1024
 
 
 def chunk_size(n_vocab: int, n_batch: int) -> int:
-    return max(8, min(n_batch, LOGITS_BUDGET_FLOATS // n_vocab))
+    """Never above n_batch: a larger llama_decode aborts the process."""
+    return min(n_batch, max(8, LOGITS_BUDGET_FLOATS // n_vocab))
 
 
 def character_offsets(engine: "Engine", tokens: list[int], text: str) -> list[int]:
@@ -65,7 +66,7 @@ def run_scoring(
             tokens = (tokens[:1] if has_bos else []) + tokens[keep]
             offsets = (offsets[:1] if has_bos else []) + offsets[keep]
         engine.clear_cache()
-        chunk = chunk_size(engine.n_vocab, engine.options.n_batch)
+        chunk = chunk_size(engine.n_vocab, engine.n_batch)
         batch = lib.llama_batch_init(chunk, 0, 1)
         for i in range(chunk):  # every position: sequence 0, logits wanted
             batch.n_seq_id[i] = 1
