@@ -6,10 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from textual import events
 from textual.widgets import OptionList
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.screens.model_picker import ModelPickerScreen
+from scriptorium.inference.engine import Engine
 
 
 def _index_of(options: OptionList, name: str) -> int:
@@ -79,5 +81,40 @@ def test_a_bad_scale_is_a_message_and_escape_keeps_the_model(random_model: Path,
             assert any("between 0 and 4, not 'tanto'" in n.message for n in app._notifications)
             await pilot.press("escape")
             assert app.screen is app.main and app.engine.options.model_path == random_model
+
+    run(scenario)
+
+
+def test_enter_pressed_twice_loads_once_and_keeps_the_main_screen(random_model: Path, models_dir: Path) -> None:
+    """The second Enter reached the picker after its dismissal had popped it, and popped
+    whatever was on top: the main screen, leaving a blank app."""
+    shutil.copy(random_model, models_dir / "casuale.gguf")
+    loads: list[Path] = []
+
+    def loader(options, *args, **kwargs):
+        loads.append(options.model_path)
+        return Engine.load(options, *args, **kwargs)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            main_stack = list(app.screen_stack)
+            await pilot.press("f10")
+            await app.screen.workers.wait_for_complete()
+            await pilot.pause()
+            models = app.screen.query_one("#picker-models", OptionList)
+            models.highlighted = _index_of(models, "casuale.gguf")
+            await pilot.pause()
+            # Both keys queued before either is handled, as a fast double press arrives.
+            app.post_message(events.Key("enter", "\r"))
+            app.post_message(events.Key("enter", "\r"))
+            await pilot.pause()
+            await model_ready(pilot)
+            assert app.screen is app.main
+            assert app.screen_stack == main_stack
+            assert loads == [random_model, models_dir / "casuale.gguf"]
+            await pilot.press(*"ancora")
+            assert app.main.draft.editor.text == "ancora"
 
     run(scenario)
