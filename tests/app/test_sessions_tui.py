@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.screens.confirm_screen import ConfirmScreen, TextPromptScreen
@@ -187,14 +188,19 @@ def test_export_asks_before_overwriting(tmp_path: Path) -> None:
     run(scenario)
 
 
-def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path) -> None:
+@pytest.mark.parametrize("content", [b"{ not json", b"[" * 200_000], ids=["not-json", "nested-200000-deep"])
+def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path, content: bytes) -> None:
     store = SessionStore()
     store.directory.mkdir(parents=True, exist_ok=True)
     damaged = store.directory / "2020-01-01-0000-rotto.json"
-    damaged.write_bytes(b"{ not json")
+    damaged.write_bytes(content)
 
     async def scenario() -> None:
         app = make_app(None)
+        async with app.run_test() as pilot:  # a plain start does not trip over it
+            await pilot.pause()
+            assert app.screen is app.main
+        assert damaged.read_bytes() == content
         resumed = type(app)(settings=app.settings, resume=True)
         async with resumed.run_test() as pilot:
             await pilot.pause()
