@@ -125,3 +125,22 @@ def test_a_deeply_nested_session_file_is_moved_aside_from_the_shell(tmp_path: Pa
     assert listed.returncode == 0 and rich_draft.id in listed.stdout
     [warning] = listed.stderr.splitlines()
     assert "zzz-deep.json is damaged (JSON nested too deeply to be a session); moved aside" in warning
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-null"])
+def test_export_force_refuses_what_is_not_a_regular_file(kind: str, tmp_path: Path, store: SessionStore,
+                                                         rich_draft: DraftSession) -> None:
+    """--force replaced a FIFO, or /dev/null behind a link, with a plain file."""
+    store.save(rich_draft)
+    target = tmp_path / "out.md"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(os.devnull)
+    result = run_cli("export", "--out", str(target), "--force", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.endswith("it is not a regular file")
+    assert not target.is_file() and (target.is_fifo() if kind == "fifo" else target.is_symlink())
+    assert Path(os.devnull).is_char_device()
