@@ -162,6 +162,8 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
 
     async def action_quit(self) -> None:
         draft = self.main.draft
+        self.main.stop_generation()
+        self.sessions.interrupt_live()
         # The author's text is saved on the way out; only a failed save asks what to do.
         if self.save_everything():
             self.exit()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -29,7 +30,7 @@ from .model_loading import ModelLoaded
 from .screens.confirm_screen import ConfirmScreen
 from .screens.model_picker import ModelChoice, ModelPickerScreen, WelcomeScreen
 from .screens.sessions_screen import SessionsScreen
-from .session_keeper import AUTOSAVE_SECONDS, SessionKeeper
+from .session_keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, SessionKeeper
 from .sessions import AnySession, ChatSession, DraftSession, SessionError
 from .widgets.draft_pane import DraftPane
 from .widgets.model_panel import ModelStatus
@@ -56,6 +57,7 @@ class SessionsMixin:
     config: Config
     run_config: "RunSettings | None"
     _autosave_timer: Timer | None = None
+    _autosave_since = 0.0
     _demo_running = False
 
     # ---- start ---------------------------------------------------------------------
@@ -185,10 +187,18 @@ class SessionsMixin:
 
     # ---- saving ----------------------------------------------------------------------
     def schedule_autosave(self) -> None:
-        # Not reset by later keystrokes: saved at most AUTOSAVE_SECONDS after the first change.
+        """Debounced: AUTOSAVE_SECONDS after the last change, but no later than
+        AUTOSAVE_LONGEST_SECONDS after the first unsaved one."""
+        now = monotonic()
         if self._autosave_timer is None:
-            app: Any = self
-            self._autosave_timer = app.set_timer(AUTOSAVE_SECONDS, self._autosave)
+            self._autosave_since = now
+        elif now - self._autosave_since < AUTOSAVE_LONGEST_SECONDS - AUTOSAVE_SECONDS:
+            # A new timer, not Timer.reset(): a reset counts from the end of the current wait.
+            self._autosave_timer.stop()
+        else:
+            return
+        app: Any = self
+        self._autosave_timer = app.set_timer(AUTOSAVE_SECONDS, self._autosave)
 
     def _autosave(self) -> None:
         self._autosave_timer = None

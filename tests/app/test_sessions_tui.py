@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import Gate, generated, make_app, model_ready, run
 
 from scriptorium.app.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.screens.sessions_screen import SessionsScreen
@@ -84,6 +84,36 @@ def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
             assert draft.read_text(encoding="utf-8") == "Appunti"
             assert saved_draft(draft).text == "Appunti"
             assert not app.main.draft.modified
+
+    run(scenario)
+
+
+def test_autosave_waits_for_a_pause_but_not_for_ever(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each keystroke moves the pending save to AUTOSAVE_SECONDS after it, until the first
+    unsaved one is AUTOSAVE_LONGEST_SECONDS old. Timers long enough never to fire here and
+    a clock the test moves: the schedule, not the machine's speed, is under test."""
+    from scriptorium.app import tui_sessions
+
+    clock = [1000.0]
+    monkeypatch.setattr(tui_sessions, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(tui_sessions, "AUTOSAVE_SECONDS", 300.0)
+    monkeypatch.setattr(tui_sessions, "AUTOSAVE_LONGEST_SECONDS", 1200.0)
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press("A")
+            first = app._autosave_timer
+            clock[0] += 100.0
+            await pilot.press("B")
+            second = app._autosave_timer
+            assert first is not None and second is not first and first._task is None  # moved, the old one stopped
+            clock[0] += 800.0  # 900 s since "A": a later save would come after 1200 s
+            await pilot.press("C")
+            assert app._autosave_timer is second
+            app._autosave()
+            assert draft.read_text(encoding="utf-8") == "ABC"
 
     run(scenario)
 
@@ -209,5 +239,29 @@ def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path,
             assert resumed.save_everything()
         assert not damaged.exists()
         assert [p for p in store.directory.iterdir() if ".corrupt-" in p.name]
+
+    run(scenario)
+
+
+def test_quitting_while_tokens_stream_records_the_generation_as_stopped(random_model: Path, tmp_path: Path) -> None:
+    """It was saved unfinished: stop_reason null and no text, as if the process had died."""
+    draft = tmp_path / "bozza.md"
+    gate = Gate(after_tokens=3)
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft, loader=gate.loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING, "ctrl+g")
+            await gate.wait_reached()
+            await pilot.pause()
+            await pilot.press("ctrl+q")
+            gate.release()
+        [generation] = saved_draft(draft).generations
+        assert generation.stop_reason == "cancelled" and generation.finished_at is not None
+        # What had been drawn: tokens reach the screen in batches, so 1 to 3 of them.
+        assert generation.tokens is not None and 1 <= len(generation.tokens) <= 3
+        assert generation.text == "".join(token.text for token in generation.tokens) != ""
+        assert generation.completion_tokens == len(generation.tokens)
 
     run(scenario)
