@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
+from textual.geometry import Size
 
 from scriptorium.inference.gguf_file import AdapterFacts, ModelFacts
 
@@ -44,10 +45,22 @@ class ModelPanel(Panel):
         self.load_hint = ""
 
     def show(self, status: ModelStatus, lora_scale: float | None, load_hint: str) -> None:
+        # A failure's message is shown whole, so the panel grows for it (a re-layout,
+        # only when the failure comes or goes: never per frame).
+        relayout = "failed" in (status.state, self.status.state) and status != self.status
         self.status = status
         self.lora_scale = lora_scale
         self.load_hint = load_hint
-        self.refresh()
+        self.refresh(layout=relayout)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self.status.state == "failed":
+            return max(self.LINES, len(self._error_lines(width)) + 1)
+        return self.LINES
+
+    def _error_lines(self, width: int) -> list[Text]:
+        error = Text(self.status.error, style=self.style_of("model--error"))
+        return list(error.wrap(self.app.console, max(width, 1)))
 
     def lines(self, width: int) -> list[Text]:
         status = self.status
@@ -64,10 +77,9 @@ class ModelPanel(Panel):
                 Text(),
             ]
         if status.state == "failed":
-            error = Text(status.error, style=self.style_of("model--error"))
-            wrapped = list(error.wrap(self.app.console, max(width, 1)))[:3]
+            wrapped = self._error_lines(width)
             hint = Text(f"{self.load_hint}: choose another model", style=dim)
-            return wrapped + [Text()] * (4 - len(wrapped)) + [hint]
+            return wrapped + [Text()] * (self.LINES - 1 - len(wrapped)) + [hint]
         facts = status.facts
         assert facts is not None
         heads = f"{facts.n_head} q / {max(facts.n_head_kv)} kv heads"

@@ -123,3 +123,23 @@ def test_escape_in_the_load_dialog_goes_back_to_the_draft(random_model: Path) ->
             assert app.screen is app.main and app.model_status.state == "none"
 
     run(scenario)
+
+
+def test_the_model_panel_shows_the_whole_failure(tmp_path: Path) -> None:
+    """The message was cut after three lines of the narrow panel, mid-path."""
+    missing = tmp_path / "una-cartella-dal-nome-piuttosto-lungo" / "e-un-modello-che-non-esiste-affatto-Q4_K_M.gguf"
+
+    async def scenario() -> None:
+        app = make_app(missing)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            panel = app.main.sidebar.model
+            width = panel.content_size.width
+            lines = [line.plain for line in panel.lines(width)]
+            assert len(lines) > 5 and panel.content_size.height == len(lines)  # it grew to fit
+            shown = "".join(lines[:-1]).replace(" ", "")
+            assert shown == app.model_status.error.replace(" ", "")
+            assert f"model not found: {missing}".replace(" ", "") in shown
+            assert lines[-1].endswith("choose another model")
+
+    run(scenario)
