@@ -14,7 +14,6 @@ from scriptorium import prompts
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone
 
-from .. import paths
 from ..token_spans import TokenRecord
 from . import chat_inspect, chat_versions
 from .chat_inspect import ChatInspection
@@ -107,10 +106,14 @@ class ChatPane(PaneAccess, ChatInspection, ChatVersions, Vertical):
         engine = self.tui.require_engine()
         if engine is None:
             return
-        system = prompts.load(prompts.CHAT_SYSTEM, paths.prompts_dir()).strip()
+        system = self.prompt_template(prompts.CHAT_SYSTEM)
+        fallback = self.prompt_template(prompts.CHAT_FALLBACK) if system is not None else None
+        if system is None or fallback is None:
+            return
+        system = system.strip()
         conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
         try:
-            prompt = engine.chat_prompt(conversation, prompts.load(prompts.CHAT_FALLBACK, paths.prompts_dir()))
+            prompt = engine.chat_prompt(conversation, fallback)
         except ScriptoriumError as error:
             self.notify(str(error), title="Chat template", severity="error", timeout=10)
             return

@@ -13,7 +13,6 @@ from textual.binding import Binding
 
 from scriptorium import prompts
 
-from .. import paths
 from ..candidates import candidate_sampler, put_on_ghost
 from ..generation import GenerationRequest
 
@@ -43,7 +42,8 @@ class DraftCandidates:
             pane.notify("The model is already writing: press Esc to stop it first.", severity="warning")
             return
         engine = pane.tui.require_engine()
-        if engine is None:
+        template = pane.prompt_template(prompts.CONTINUE) if engine is not None else None
+        if engine is None or template is None:
             return
         from ..screens.candidates_screen import CandidatesScreen
         from .draft_pane import end_anchor
@@ -53,7 +53,6 @@ class DraftCandidates:
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         prefix = editor.text_before(anchor) + (ghost.text if ghost is not None else "")
-        template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
         base = pane.tui.new_request("draft", prompts.render_continue(prefix, template))
         settings, note = candidate_sampler(base.settings)
         if note is not None:

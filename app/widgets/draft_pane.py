@@ -15,7 +15,6 @@ from textual.widgets.text_area import DocumentBase, Location
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone
 
-from .. import paths
 from .pane_access import PaneAccess
 from ..session_keeper import DraftFile
 from ..branches import start_version
@@ -118,6 +117,9 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
             return
         if not self.tui.require_engine():
             return
+        template = self.prompt_template(prompts.CONTINUE)
+        if template is None:
+            return
         self.stop_scoring("the model is writing")
         self.inspected = None
         editor = self.editor
@@ -136,7 +138,6 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
                 anchor = end_anchor(editor.document)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
         prefix = editor.text_before(ghost.anchor) + ghost.text
-        template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
         request = self.tui.new_request("draft", prompts.render_continue(prefix, template))
         ghost.request_ids.append(request.id)
         self.main.start_generation(request, self)

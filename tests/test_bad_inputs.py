@@ -1,5 +1,6 @@
-"""Inputs that used to abort or hang the process inside llama.cpp, run as a user runs them:
-the real `scriptorium` executable, its exit code, its stderr, and no traceback."""
+"""Inputs that used to abort or hang the process inside llama.cpp, or end in a traceback,
+run as a user runs them: the real `scriptorium` executable, its exit code, its stderr
+(one line, no traceback) and what it wrote."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from gguf_corrupt import corrupt_copy
 from test_cli import DRAFT, assert_one_line_error, scriptorium
 
+from scriptorium import prompts
 from scriptorium.inference.scoring import chunk_size
 
 # About 2,000 tokens of words the test vocabulary holds whole: far more than a 300-token context.
@@ -173,3 +175,23 @@ def test_a_pipe_closed_early_is_quiet(random_model: Path) -> None:
     stderr = producer.stderr.read().decode()
     assert producer.wait(timeout=120) == 0
     assert stderr == ""
+
+
+@pytest.mark.parametrize("damage, fragment", [
+    ("not-utf8", "continue.txt is not UTF-8 text"),
+    ("dangling-link", "cannot read prompt template"),
+    ("folder", "continue.txt is a folder, not a file"),
+])
+def test_a_prompt_template_that_cannot_be_read_is_one_line(random_model: Path, scriptorium_home: Path,
+                                                            damage: str, fragment: str) -> None:
+    folder = scriptorium_home / "config" / "prompts"
+    folder.mkdir(parents=True)
+    copy = folder / prompts.CONTINUE
+    if damage == "not-utf8":
+        copy.write_bytes(b"Racconto \xe8 breve.\n\n{draft}")
+    elif damage == "dangling-link":
+        copy.symlink_to(folder / "gone.txt")
+    else:
+        copy.mkdir()
+    assert_one_line_error(scriptorium("continue", "--model", str(random_model), "--max-tokens", "2", stdin=DRAFT),
+                          fragment)
