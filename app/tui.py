@@ -32,7 +32,7 @@ from .screens.main_screen import MainScreen
 from .screens.unsaved_screen import UnsavedScreen
 from .session_keeper import DraftFile, SessionKeeper, open_draft_at_start
 from .sessions import SessionStore
-from .tui_bindings import BindingRegistry
+from .tui_bindings import BindingRegistry, unknown_keymap_ids
 from .tui_sessions import SESSION_BINDINGS, SessionsMixin
 from .tui_settings import TuiSettings
 from .widgets.draft_pane import DraftPane
@@ -154,11 +154,9 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         self.sessions.report_damaged()
 
     def _warn_unknown_keymap_ids(self) -> None:
-        known = {binding.id for _, _, bindings in self.binding_sections() for binding in bindings}
-        unknown = sorted(set(self.keymap) - known)
-        if unknown:
-            self.notify(f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)",
-                        severity="warning", timeout=10)
+        problem = unknown_keymap_ids(self.keymap, self.BINDINGS)
+        if problem:
+            self.notify(problem, severity="warning", timeout=10)
 
     async def action_quit(self) -> None:
         draft = self.main.draft

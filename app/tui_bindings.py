@@ -22,6 +22,9 @@ from .widgets.sidebar import Sidebar
 if TYPE_CHECKING:
     from textual.app import App
 
+# The sections after the app's own bindings, in help-screen order: (title, class holding them).
+SECTIONS = (("Focus", MainScreen), ("Draft", DraftPane), ("Chat", ChatPane), ("Panels", Sidebar),
+            ("Sampler panel", SamplerPanel))
 # Keys that only move within a panel: in the help screen, not in the command palette.
 _NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_up", "sampler.adjust_down",
                    "panels.leave", "focus.next", "focus.previous"}
@@ -36,16 +39,12 @@ class BindingRegistry:
 
     def binding_sections(self) -> list[tuple[str, DOMNode, list[Binding]]]:
         main = self.main
+        nodes: tuple[DOMNode, ...] = (main, main.draft, main.chat, main.sidebar, main.sidebar.sampler)
         sections: list[tuple[str, DOMNode, Iterable[BindingType]]] = [
             ("General", self, self.BINDINGS),
-            ("Focus", main, MainScreen.BINDINGS),
-            ("Draft", main.draft, DraftPane.BINDINGS),
-            ("Chat", main.chat, ChatPane.BINDINGS),
-            ("Panels", main.sidebar, Sidebar.BINDINGS),
-            ("Sampler panel", main.sidebar.sampler, SamplerPanel.BINDINGS),
+            *((title, node, cls.BINDINGS) for (title, cls), node in zip(SECTIONS, nodes, strict=True)),
         ]
-        return [(title, node, [b for b in bindings if isinstance(b, Binding) and b.id])
-                for title, node, bindings in sections]
+        return [(title, node, _with_ids(bindings)) for title, node, bindings in sections]
 
     def key_display(self, binding_id: str) -> str:
         """How the key bound to `binding_id` reads, after the author's keymap."""
@@ -86,3 +85,15 @@ class BindingRegistry:
     @property
     def _app(self) -> "App[None]":
         return self  # type: ignore[return-value]
+
+
+def _with_ids(bindings: Iterable[BindingType]) -> list[Binding]:
+    return [b for b in bindings if isinstance(b, Binding) and b.id]
+
+
+def unknown_keymap_ids(keymap: Iterable[str], app_bindings: Iterable[BindingType]) -> str | None:
+    """The line saying which keymap ids name no binding, or None. Needs no running app, so
+    `scriptorium config show` says it too."""
+    known = {b.id for bindings in (app_bindings, *(cls.BINDINGS for _, cls in SECTIONS)) for b in _with_ids(bindings)}
+    unknown = sorted(set(keymap) - known)
+    return f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)" if unknown else None

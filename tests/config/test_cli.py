@@ -111,6 +111,16 @@ def test_config_show_with_problems(capsys, tmp_path: Path) -> None:
     ]
 
 
+def test_config_show_reports_keymap_ids_no_binding_has(capsys, tmp_path: Path) -> None:
+    """Only the app said so, in a notification at start; `config show` said all was well."""
+    config = tmp_path / "c.toml"
+    config.write_text('[keymap]\n"draft.continue" = "f9"\n"draft.nope" = "f8"\n"app.quitt" = "ctrl+x"\n')
+    code, out, err = run(capsys, "config", "show", "--config", str(config))
+    assert code == 2 and tomllib.loads(out)["keymap"]["draft.continue"] == "f9"
+    assert err.splitlines() == [
+        f"scriptorium: {config}: Keymap names no such binding: app.quitt, draft.nope (F1 lists the ids)"]
+
+
 def test_config_file_not_found(capsys) -> None:
     assert run(capsys, "config", "show", "--config", "/no/such.toml") == (
         2, "", "scriptorium: config file not found: /no/such.toml\n")
