@@ -118,3 +118,29 @@ def test_enter_pressed_twice_loads_once_and_keeps_the_main_screen(random_model: 
             assert app.main.draft.editor.text == "ancora"
 
     run(scenario)
+
+
+def test_the_picker_lists_around_a_file_with_a_corrupt_tensor_count(random_model: Path, models_dir: Path) -> None:
+    """A tensor count of 2^40 (or one too many) made discovery spin for ever: the picker
+    said "Looking for GGUF files…" and the app could not quit."""
+    from gguf_corrupt import corrupt_copy
+
+    shutil.copy(random_model, models_dir / "casuale.gguf")
+    corrupt_copy(random_model, models_dir / "rotto-22.gguf", tensor_count=22)
+    corrupt_copy(random_model, models_dir / "rotto-2e40.gguf", tensor_count=2**40)
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("f10")
+            await app.screen.workers.wait_for_complete()
+            await pilot.pause()
+            models = app.screen.query_one("#picker-models", OptionList)
+            _index_of(models, "casuale.gguf")
+            listed = [str(models.get_option_at_index(i).prompt) for i in range(models.option_count)]
+            assert not any("rotto" in line for line in listed)
+            await pilot.press("escape")
+            assert app.screen is app.main
+
+    run(scenario)
