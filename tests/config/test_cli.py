@@ -143,3 +143,11 @@ def test_config_show_of_a_broken_file_prints_no_defaults(capsys, tmp_path: Path)
     config.write_text("[model\n")
     code, out, err = run(capsys, "config", "show", "--config", str(config))
     assert (code, out) == (2, "") and err.startswith(f"scriptorium: {config}: not valid TOML: ") and err.count("\n") == 1
+
+
+def test_config_nested_too_deeply_is_one_line(capsys, tmp_path: Path) -> None:
+    """Found by the fuzz tests: TOML's parser recursed into `[[[[...` until RecursionError."""
+    config = tmp_path / "c.toml"
+    config.write_text("a = " + "[" * 50_000)
+    code, out, err = run(capsys, "config", "show", "--config", str(config))
+    assert (code, out, err) == (2, "", f"scriptorium: {config}: not valid TOML: nested too deeply\n")
