@@ -21,6 +21,13 @@ def _index_of(options: OptionList, name: str) -> int:
     raise AssertionError(f"{name} is not listed")
 
 
+async def open_picker(pilot) -> None:  # type: ignore[no-untyped-def]
+    """F10, then wait for discovery to fill the list."""
+    await pilot.press("f10")
+    await pilot.app.screen.workers.wait_for_complete()
+    await pilot.pause()
+
+
 def test_switching_model_and_adapter_in_the_app(
     random_model: Path, sentence_model: Path, lora_adapter: Path, models_dir: Path
 ) -> None:
@@ -72,9 +79,7 @@ def test_a_bad_scale_is_a_message_and_escape_keeps_the_model(random_model: Path,
         app = make_app(random_model)
         async with app.run_test(size=(120, 45)) as pilot:
             await model_ready(pilot)
-            await pilot.press("f10")
-            await app.screen.workers.wait_for_complete()
-            await pilot.pause()
+            await open_picker(pilot)
             app.screen.query_one("#picker-scale").value = "tanto"
             await pilot.click("#load")
             assert isinstance(app.screen, ModelPickerScreen)
@@ -100,9 +105,7 @@ def test_enter_pressed_twice_loads_once_and_keeps_the_main_screen(random_model: 
         async with app.run_test(size=(120, 45)) as pilot:
             await model_ready(pilot)
             main_stack = list(app.screen_stack)
-            await pilot.press("f10")
-            await app.screen.workers.wait_for_complete()
-            await pilot.pause()
+            await open_picker(pilot)
             models = app.screen.query_one("#picker-models", OptionList)
             models.highlighted = _index_of(models, "casuale.gguf")
             await pilot.pause()
@@ -133,9 +136,7 @@ def test_the_picker_lists_around_a_file_with_a_corrupt_tensor_count(random_model
         app = make_app(random_model)
         async with app.run_test(size=(120, 45)) as pilot:
             await model_ready(pilot)
-            await pilot.press("f10")
-            await app.screen.workers.wait_for_complete()
-            await pilot.pause()
+            await open_picker(pilot)
             models = app.screen.query_one("#picker-models", OptionList)
             _index_of(models, "casuale.gguf")
             listed = [str(models.get_option_at_index(i).prompt) for i in range(models.option_count)]
