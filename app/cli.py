@@ -70,8 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         return 0
     except OSError as error:
-        # Commands turn the files they read or write into ScriptoriumErrors; what is left
-        # is standard output itself (`> /dev/full`, a disk that filled up).
+        # Commands turn the files they read or write into ScriptoriumErrors; what is left,
+        # with no file name, is standard output itself (`> /dev/full`, a full disk).
+        if error.filename is not None:
+            print(f"scriptorium: {error.filename}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_USAGE
         _drop_stdout()
         print(f"scriptorium: cannot write the output: {error.strerror or error}", file=sys.stderr)
         return EXIT_USAGE
