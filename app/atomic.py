@@ -60,7 +60,8 @@ def is_temp_file(path: Path) -> bool:
 def write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True, mode: int | None = None) -> Path:
     """Write `data` to `path` atomically and durably; return the path written.
 
-    A symlink is followed, so the link keeps pointing at the author's file. An existing
+    A symlink is followed, so the link keeps pointing at the author's file; anything but a
+    regular file there (a device, a FIFO) is refused, never replaced. An existing
     file keeps its permission bits; a new one gets `mode` (default: 0o666 less the umask).
     With overwrite=False an existing target raises FileExistsRefused, decided atomically
     (a hard link that fails if the name is taken) where the file system allows it.
@@ -73,6 +74,9 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = 
         raise WriteError(f"cannot write {target}: {directory} {problem}")
     if target.is_dir():
         raise WriteError(f"cannot write {target}: it is a folder")
+    if target.exists() and not target.is_file():
+        # A device, FIFO or socket: the rename would put a plain file in its place.
+        raise WriteError(f"cannot write {target}: it is not a regular file")
     if not overwrite and target.exists():
         raise FileExistsRefused(f"{target} already exists")
     try:

@@ -15,6 +15,7 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef double (*softmax_kernel)(int n, float *y, const float *x, float max);
 
@@ -27,6 +28,18 @@ static float block_max(const float *x) {
         best = x[i] > best ? x[i] : best;
     }
     return best;
+}
+
+/* The file is compiled with -ffinite-math-only, under which compilers may fold isfinite(),
+ * x != x and even a look at the exponent bits away: this one function is exempt. One NaN
+ * or infinite logit makes the sum NaN or zero. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-finite-math-only")))
+#endif
+static int finite_positive(double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return (bits & 0x7ff0000000000000ULL) != 0x7ff0000000000000ULL && x > 0.0;
 }
 
 /* Keeps ids[0..*count) sorted by logit, highest first; a later id never displaces an
@@ -68,7 +81,8 @@ static int top_ids(const float *logits, Py_ssize_t n, int32_t *ids, int limit) {
 /* top_candidates(logits_address, n_vocab, top_n, token, scratch_address, kernel_address)
  *   -> (p_token, ((id, p), ...))
  * scratch must hold n_vocab floats (the kernel writes exp(logit - max) there); token -1
- * means no sampled token (p_token is then 0.0). */
+ * means no sampled token (p_token is then 0.0). FloatingPointError when a logit is NaN or
+ * infinite (a broken model or adapter): there is no probability to report. */
 static PyObject *top_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
     if (nargs != 6) {
@@ -96,8 +110,8 @@ static PyObject *top_candidates(PyObject *module, PyObject *const *args, Py_ssiz
     int count = top_ids(logits, n, ids, limit);
     double max = logits[ids[0]];
     double sum = kernel((int)n, scratch, logits, (float)max);
-    if (!(sum > 0.0)) {
-        PyErr_SetString(PyExc_ValueError, "top_candidates: the logits have no finite softmax");
+    if (!finite_positive(sum)) {
+        PyErr_SetString(PyExc_FloatingPointError, "top_candidates: the logits have no finite softmax");
         return NULL;
     }
     if (top_n < 1) {

@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import ModelFileError
 from .gguf_header import GGUFHeader, quantization_name, read_gguf_header
+from .preflight import TOKEN_TEXTS, check_model
 
 TOKEN_TYPES = "tokenizer.ggml.token_type"
 TOKEN_TYPE_BYTE = 6
@@ -112,9 +113,10 @@ def _swa_layers(header: GGUFHeader, arch: str, n_layer: int, window: int | None)
 
 
 def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
-    """Validate a model GGUF and read its facts; raises ModelFileError with a one-line reason."""
+    """Validate a model GGUF and read its facts; raises ModelFileError with a one-line reason,
+    or ModelLoadError for a file that parses but that llama.cpp would abort on."""
     path = Path(path)
-    header = _open(path, "model", frozenset({TOKEN_TYPES}))
+    header = _open(path, "model", frozenset({TOKEN_TYPES, TOKEN_TEXTS}))
     kind = header.get("general.type", "model")
     if kind == "adapter":
         raise ModelFileError(f"{path} is a LoRA adapter, not a model (pass it with --lora)")
@@ -127,6 +129,7 @@ def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
     n_head = max(n_head_value) if isinstance(n_head_value, tuple) else int(n_head_value)
     if not (n_layer and n_embd and n_head):
         raise ModelFileError(f"model {path} lacks block_count, embedding_length or head_count for '{arch}'")
+    check_model(path, header, str(arch), n_layer)
     n_head_kv = _per_layer(header.get(f"{arch}.attention.head_count_kv"), n_layer, n_head)
     head_dim = n_embd // n_head
     window = header.get(f"{arch}.attention.sliding_window")

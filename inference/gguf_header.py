@@ -12,6 +12,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,19 @@ GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
 MAX_KEPT_ARRAY = 4096
 """Numeric arrays up to this many elements are kept; longer ones only have their length."""
+MAX_DIMS = 4
+"""GGML_MAX_DIMS: llama.cpp refuses a tensor with more dimensions."""
+MAX_ELEMENTS = 2**63 - 1
+"""llama.cpp refuses a tensor whose element count overflows int64."""
+# The fewest bytes a metadata entry (key length, type, a one-byte value) and a tensor
+# description (name length, dimension count, type, offset) can take: a count that cannot
+# fit in what is left of the file is corrupt, whatever the bytes after it say.
+MIN_KV_BYTES = 8 + 4 + 1
+MIN_TENSOR_BYTES = 8 + 4 + 4 + 8
+HEADER_SECONDS = 5.0
+"""A header that takes longer is not a header: even a 262k-token vocabulary takes
+milliseconds, but counts within a multi-gigabyte file can still ask for billions of steps."""
+CHECK_EVERY = 4096
 
 # GGUF value types -> struct codes (GGUFValueType in gguf-py).
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
@@ -65,6 +79,18 @@ class _Cursor:
         self.buffer = buffer
         self.endian = endian
         self.offset = 0
+        self.deadline = time.monotonic() + HEADER_SECONDS
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise ValueError(f"still reading the header after {HEADER_SECONDS:g} s")
+
+    def count(self, what: str, min_bytes: int) -> int:
+        """A u64 count of items that take at least `min_bytes` each, bounded by the bytes left."""
+        count = self.unpack("Q")
+        if count * min_bytes > len(self.buffer) - self.offset:
+            raise ValueError(f"{count} {what} cannot fit in the file")
+        return count
 
     def unpack(self, code: str) -> Any:
         fmt = self.endian + code
@@ -81,18 +107,27 @@ class _Cursor:
         self.offset = end
         return text
 
-    def skip_strings(self, count: int) -> None:
+    def strings(self, count: int, keep: bool) -> tuple[bytes, ...] | None:
+        """Step over `count` strings; with `keep`, their raw bytes (as llama.cpp compares them)."""
         unpack_from, buffer, fmt = struct.unpack_from, self.buffer, self.endian + "Q"
         offset = self.offset
-        for _ in range(count):
-            offset += 8 + unpack_from(fmt, buffer, offset)[0]
+        kept: list[bytes] = []
+        for index in range(count):
+            start = offset + 8
+            offset = start + unpack_from(fmt, buffer, offset)[0]
+            if keep:
+                kept.append(buffer[start:offset])
+            if index % CHECK_EVERY == 0:
+                self.check_time()
         if offset > len(buffer):
             raise struct.error("string array runs past the end of the file")
         self.offset = offset
+        return tuple(kept) if keep else None
 
     def value(self, value_type: int, keep_whole: bool = False) -> tuple[Any, int | None]:
         """(value, array length or None); value is None for an array too long to keep,
-        unless `keep_whole`, which returns a long numeric array as a numpy array."""
+        unless `keep_whole`, which returns a long numeric array as a numpy array and a
+        string array as a tuple of bytes."""
         if value_type in _SCALARS:
             return self.unpack(_SCALARS[value_type]), None
         if value_type == _STRING:
@@ -100,14 +135,14 @@ class _Cursor:
         if value_type != _ARRAY:
             raise ValueError(f"unknown metadata value type {value_type}")
         element_type = self.unpack("I")
-        count = self.unpack("Q")
         if element_type == _STRING:
-            self.skip_strings(count)
-            return None, count
+            count = self.count("strings", 8)
+            return self.strings(count, keep_whole), count
         if element_type not in _SCALARS:
             raise ValueError(f"unsupported array element type {element_type}")
         code = _SCALARS[element_type]
         width = struct.calcsize(code)
+        count = self.count("array elements", width)
         if keep_whole:
             import numpy as np
 
@@ -140,7 +175,8 @@ def read_gguf_header(path: str | os.PathLike[str], *, whole_arrays: frozenset[st
 
     Reads only the header pages (through mmap), so a multi-gigabyte model costs
     milliseconds; tensor data is never touched. Numeric arrays named in `whole_arrays`
-    (token types, say) are kept whole as numpy arrays, however long.
+    (token types, say) are kept whole as numpy arrays, however long; string arrays named
+    there (token texts) as tuples of bytes.
     """
     path = Path(path)
     try:
@@ -168,9 +204,14 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
     metadata: dict[str, Any] = {}
     array_lengths: dict[str, int] = {}
     try:
+        # Both counts come before the entries: bound the tensors by what the entries leave.
         tensor_count = cursor.unpack("Q")
-        kv_count = cursor.unpack("Q")
-        for _ in range(kv_count):
+        kv_count = cursor.count("metadata entries", MIN_KV_BYTES)
+        if tensor_count * MIN_TENSOR_BYTES > size - cursor.offset - kv_count * MIN_KV_BYTES:
+            raise ValueError(f"{tensor_count} tensors cannot fit in the file")
+        for index in range(kv_count):
+            if index % CHECK_EVERY == 0:
+                cursor.check_time()
             key = cursor.string()
             value, length = cursor.value(cursor.unpack("I"), key in whole_arrays)
             if length is not None:
@@ -178,12 +219,18 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
             if value is not None:
                 metadata[key] = value
         infos = []
-        for _ in range(tensor_count):
+        for index in range(tensor_count):
+            if index % CHECK_EVERY == 0:
+                cursor.check_time()
             name = cursor.string()
             n_dims = cursor.unpack("I")
+            if n_dims > MAX_DIMS:
+                raise ValueError(f"tensor {name[:40]!r} has {n_dims} dimensions (at most {MAX_DIMS})")
             n_elements = 1
             for _ in range(n_dims):
                 n_elements *= cursor.unpack("Q")
+            if n_elements > MAX_ELEMENTS:
+                raise ValueError(f"tensor {name[:40]!r} has more elements than llama.cpp can count")
             infos.append((name, cursor.unpack("I"), n_elements, cursor.unpack("Q")))
     except (struct.error, ValueError, OverflowError) as error:
         raise ModelFileError(f"{path} has a truncated or corrupt GGUF header ({error})") from None

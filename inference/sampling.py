@@ -23,6 +23,8 @@ from .settings import BAN, SamplerSettings
 
 COMPILED_TOP_LIMIT = 256
 """The most candidates the C helper returns (MAX_TOP in _step.c); more go through numpy."""
+NOT_FINITE = ("the model's output is not a number (NaN or infinite logits): the model or its LoRA adapter "
+              "is broken, or the adapter's scale is too high")
 
 
 class StepReader:
@@ -60,14 +62,18 @@ class StepReader:
     def measure(self, address: int, token: int, top_n: int, text_of: Callable[[int], str],
                 bias: dict[int, float]) -> tuple[float, tuple[Candidate, ...]]:
         """(probability of `token`, the top_n candidates) for the logits at `address`;
-        token -1 when no token was sampled there. One call into C when it was built."""
-        if self._compiled is not None and top_n <= COMPILED_TOP_LIMIT:
-            p, pairs = self._compiled(address, self._n_vocab, top_n, token, self._scratch_address,
-                                      self._kernel_address)
-        else:
-            self.read(np.frombuffer((ctypes.c_float * self._n_vocab).from_address(address), dtype=np.float32))
-            p = self.probability(token) if token >= 0 else 0.0
-            pairs = self.top_pairs(top_n)
+        token -1 when no token was sampled there. One call into C when it was built.
+        GenerationError when a logit is NaN or infinite: nothing after it means anything."""
+        try:
+            if self._compiled is not None and top_n <= COMPILED_TOP_LIMIT:
+                p, pairs = self._compiled(address, self._n_vocab, top_n, token, self._scratch_address,
+                                          self._kernel_address)
+            else:
+                self.read(np.frombuffer((ctypes.c_float * self._n_vocab).from_address(address), dtype=np.float32))
+                p = self.probability(token) if token >= 0 else 0.0
+                pairs = self.top_pairs(top_n)
+        except FloatingPointError:
+            raise GenerationError(NOT_FINITE) from None
         return p, tuple(Candidate(token_id, text_of(token_id), q, bias.get(token_id, 0.0) <= BAN)
                         for token_id, q in pairs)
 
@@ -85,6 +91,8 @@ class StepReader:
             np.subtract(logits, top, out=self._scratch)
             np.exp(self._scratch, out=self._scratch)
             self.normaliser = float(self._scratch.sum(dtype=np.float64))
+        if not 0.0 < self.normaliser < math.inf:
+            raise FloatingPointError("the logits have no finite softmax")
 
     def probability(self, token_id: int) -> float:
         return math.exp(float(self.logits[token_id]) - self.max_logit) / self.normaliser

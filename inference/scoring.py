@@ -23,7 +23,8 @@ LOGITS_BUDGET_FLOATS = 32 * 1024 * 1024
 
 
 def chunk_size(n_vocab: int, n_batch: int) -> int:
-    return max(8, min(n_batch, LOGITS_BUDGET_FLOATS // n_vocab))
+    """Never above n_batch: a larger llama_decode aborts the process."""
+    return min(n_batch, max(8, LOGITS_BUDGET_FLOATS // n_vocab))
 
 
 def character_offsets(vocabulary: Vocabulary, tokens: list[int], text: str) -> list[int]:

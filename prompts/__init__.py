@@ -10,6 +10,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from scriptorium.inference.errors import ScriptoriumError
+
 CONTINUE = "continue.txt"
 CHAT_SYSTEM = "chat_system.txt"
 CHAT_FALLBACK = "chat_fallback.jinja"
@@ -20,14 +22,27 @@ def packaged_text(name: str) -> str:
     return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
 
 
+class PromptError(ScriptoriumError):
+    """The author's copy of a template cannot be read as text; one line naming it."""
+
+
 def load(name: str, override_dir: Path | None = None) -> str:
-    """The template `name`, from `override_dir` when the author keeps a copy there."""
+    """The template `name`, from `override_dir` when the author keeps a copy there.
+    Raises PromptError for a copy that is there but unreadable or not UTF-8: using the
+    packaged one instead would quietly ignore the author's edits."""
     if name not in NAMES:
         raise KeyError(f"no prompt template named {name!r}")
     if override_dir is not None:
         candidate = override_dir / name
-        if candidate.is_file():
-            return candidate.read_text(encoding="utf-8")
+        try:
+            if candidate.exists() or candidate.is_symlink():
+                return candidate.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise PromptError(f"prompt template {candidate} is not UTF-8 text") from None
+        except IsADirectoryError:
+            raise PromptError(f"prompt template {candidate} is a folder, not a file") from None
+        except OSError as error:
+            raise PromptError(f"cannot read prompt template {candidate}: {error.strerror or error}") from None
     return packaged_text(name)
 
 

@@ -46,7 +46,13 @@ def read_draft(source: str | None) -> str:
     if source in (None, "-"):
         if source is None and sys.stdin.isatty():
             raise ScriptoriumError("no draft: give a FILE, or pipe the text on standard input")
-        return sys.stdin.read()
+        # The bytes, decoded strictly: sys.stdin's own decoder may smuggle invalid bytes
+        # through as surrogates, which then fail far away when the text is tokenized.
+        try:
+            text = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise ScriptoriumError("draft on standard input is not UTF-8 text") from None
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # newlines as a FILE reads them
     path = Path(source)
     try:
         return path.read_text(encoding="utf-8")

@@ -47,6 +47,12 @@ def run(args: argparse.Namespace) -> int:
     config, problems = load_config_lenient(args.config)
     if problems and config.source is None:
         raise ConfigError(problems[0])  # the file itself is unreadable: showing defaults would mislead
+    if config.keymap:
+        # The app's bindings are only known to the app's classes: Textual is imported for it.
+        from scriptorium.app.tui.bindings import unknown_keymap_ids
+
+        keymap_problem = unknown_keymap_ids(config.keymap)
+        problems = [*problems, f"{config.source}: {keymap_problem}"] if keymap_problem else problems
     sys.stdout.write(effective_config_toml(config))
     for problem in problems:
         print(f"scriptorium: {problem}", file=sys.stderr)

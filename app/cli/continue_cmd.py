@@ -94,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
                     out.write(json.dumps(_done_json(event), ensure_ascii=False) + "\n")
                 else:
                     out.write(event.tail_text + ("\n" if out.isatty() else ""))
+                    if event.stop_reason == "context":
+                        print(f"scriptorium: stopped because the context is full ({event.kv_cache.n_ctx} tokens; "
+                              "a larger --ctx gives it room)", file=sys.stderr)
                 out.flush()
     engine.close()
     return 0

@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(subcommand)
     args = parser.parse_args(args_list[1:] if subcommand else args_list)
     try:
-        return int(args.run(args) or 0)
+        code = int(args.run(args) or 0)
+        sys.stdout.flush()  # here, where a full disk is still this function's to report
+        return code
     except ScriptoriumError as error:
         print(f"scriptorium: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -65,7 +67,28 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # `scriptorium continue ... | head` closes the pipe early: not an error.
+        _drop_stdout()
         return 0
+    except OSError as error:
+        # Commands turn the files they read or write into ScriptoriumErrors; what is left,
+        # with no file name, is standard output itself (`> /dev/full`, a full disk).
+        if error.filename is not None:
+            print(f"scriptorium: {error.filename}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_USAGE
+        _drop_stdout()
+        print(f"scriptorium: cannot write the output: {error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device: the interpreter flushes it again at exit,
+    and the text still buffered would fail a second time, with a traceback."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ def _read(path: Path, explicit: bool) -> tuple[dict | None, str | None]:
         return tomllib.loads(text), None
     except tomllib.TOMLDecodeError as error:
         return None, f"{path}: not valid TOML: {error}"
+    except RecursionError:  # `a = [[[[...`: the parser's own depth limit
+        return None, f"{path}: not valid TOML: nested too deeply"
 
 
 def load_config_lenient(cli_value: str | os.PathLike[str] | None = None) -> tuple[Config, list[str]]:

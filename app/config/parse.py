@@ -75,7 +75,9 @@ class _Parser:
         self.problems: list[str] = []
 
     def report(self, key: str, message: str) -> None:
-        self.problems.append(f"{key}: {message}")
+        # Keys and values are the author's: a newline or a control character in one must
+        # not break the problem's one line (or the terminal showing it).
+        self.problems.append("".join(c if c.isprintable() else repr(c)[1:-1] for c in f"{key}: {message}"))
 
     def table(self, data: Mapping[str, Any], key: str) -> dict[str, Any]:
         value = data.get(key, {})

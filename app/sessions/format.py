@@ -236,4 +236,7 @@ def loads(text: str) -> AnySession:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise FormatError(f"invalid JSON at line {error.lineno}, column {error.colno}") from None
+    except RecursionError:
+        # A session is a handful of levels deep; the parser's own limit stops `[[[[...`.
+        raise FormatError("JSON nested too deeply to be a session") from None
     return from_dict(data)

@@ -3,14 +3,15 @@ a session (app/sessions/) and saved often enough that nothing accepted is ever l
 
 Everything here runs on the UI thread: the store is only called between edits, so a
 session is never written while it changes. Saves are cheap when nothing changed (the
-store compares a fingerprint), so autosave can run a few seconds after every burst of
-typing, and at once after every accepted suggestion.
+store compares a fingerprint), so autosave can run at every pause in the typing, and at
+once after every accepted suggestion.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable
 
 from scriptorium.inference.events import GenerationDone, TokenEvent
@@ -26,10 +27,10 @@ if TYPE_CHECKING:
     from scriptorium.app.tui.generation import GenerationRequest
 
 AUTOSAVE_SECONDS = 0.5
-"""Typing is saved this long after the last keystroke of a burst."""
-AUTOSAVE_LATEST_SECONDS = 2.0
+"""Typing is saved this long after the last keystroke: any pause saves it."""
+AUTOSAVE_LONGEST_SECONDS = 2.0
 """...and never later than this after the first unsaved keystroke: an author who never
-pauses still gets saved."""
+pauses is saved too."""
 TITLE_WORDS = 6
 
 
@@ -112,11 +113,11 @@ class SessionKeeper:
     # ---- when to save --------------------------------------------------------------------
     def autosave_delay(self, now: float) -> float:
         """Seconds from `now` (a monotonic time) until the changes just made are saved:
-        AUTOSAVE_SECONDS after the last change, and no later than AUTOSAVE_LATEST_SECONDS
+        AUTOSAVE_SECONDS after the last change, and no later than AUTOSAVE_LONGEST_SECONDS
         after the first unsaved one."""
         if self._unsaved_since is None:
             self._unsaved_since = now
-        return max(min(AUTOSAVE_SECONDS, self._unsaved_since + AUTOSAVE_LATEST_SECONDS - now), 0.0)
+        return max(min(AUTOSAVE_SECONDS, self._unsaved_since + AUTOSAVE_LONGEST_SECONDS - now), 0.0)
 
     # ---- which sessions --------------------------------------------------------------
     def adopt(self, session: AnySession | None) -> None:
@@ -192,6 +193,17 @@ class SessionKeeper:
         if isinstance(live.session, ChatSession):
             self._sync_chat(chat_messages, reply=generation)
             del self._live[request_id]
+
+    def interrupt_live(self) -> None:
+        """The app is closing while generations still stream: record each as the author
+        saw it, stopped ("cancelled", as a stop key records it) with the text it had,
+        not as an unfinished record that reads as if the process had died."""
+        for live in self._live.values():
+            generation = live.generation
+            if generation.finished_at is None:
+                generation.finish(SimpleNamespace(
+                    text=live.text(), stop_reason="cancelled", prompt_tokens=None,
+                    completion_tokens=len(generation.tokens or ()), seed=None))
 
     def accepted(self, kept: str, at: int, request_ids: tuple[int, ...], editor_text: str) -> bool:
         """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`):

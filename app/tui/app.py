@@ -41,7 +41,7 @@ from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, Sess
 from scriptorium.app.sessions.keeper import DraftFile, SessionKeeper, open_draft_at_start
 from scriptorium.app.tui import exporting
 from scriptorium.app.tui.generation import GenerationFinished, GenerationStarted, TokensGenerated
-from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections
+from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen, SavePathScreen
@@ -142,9 +142,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.resolve_model(self._model_source)
 
     def _report_startup(self) -> None:
-        unknown = self.keys.unknown_ids()
-        keymap = [f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)"] if unknown else []
-        for line in [*self._config_problems, *keymap]:
+        keymap_problem = unknown_keymap_ids(self.keys.keymap)
+        for line in [*self._config_problems, *([keymap_problem] if keymap_problem else [])]:
             self.notify(line, title="Config", severity="warning", timeout=15)
         for line in self._startup_notes:
             self.notify(line, title="Sessions", timeout=15)
@@ -157,6 +156,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.report_damaged()
 
     async def action_quit(self) -> None:
+        # A generation still streaming is recorded as stopped, with the text drawn so far.
+        self.main.stop_generation()
+        self.sessions.interrupt_live()
         # The author's text is saved on the way out; only a failed save asks what to do.
         if self.save_everything():
             self.exit()

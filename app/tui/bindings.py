@@ -3,8 +3,11 @@ keymap know (app/tui/keys.py reads them)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textual.binding import Binding, BindingType
 
+from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
@@ -32,6 +35,7 @@ APP_BINDINGS: list[BindingType] = [
             tooltip="Export this session to Markdown, with how it was made in the front matter"),
 ]
 
+
 def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[BindingType]]]:
     return [
         ("General", app_bindings),
@@ -41,3 +45,10 @@ def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[Bi
         ("Panels", Sidebar.BINDINGS),
         ("Sampler panel", SamplerPanel.BINDINGS),
     ]
+
+
+def unknown_keymap_ids(keymap: Mapping[str, str]) -> str | None:
+    """The line saying which keymap ids name no binding, or None: the app says it at start,
+    `scriptorium config show` without starting it."""
+    unknown = KeyMap(binding_sections(APP_BINDINGS), keymap, lambda binding: binding.key).unknown_ids()
+    return f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)" if unknown else None

@@ -111,6 +111,16 @@ def test_config_show_with_problems(capsys, tmp_path: Path) -> None:
     ]
 
 
+def test_config_show_reports_keymap_ids_no_binding_has(capsys, tmp_path: Path) -> None:
+    """Only the app said so, in a notification at start; `config show` said all was well."""
+    config = tmp_path / "c.toml"
+    config.write_text('[keymap]\n"draft.continue" = "f9"\n"draft.nope" = "f8"\n"app.quitt" = "ctrl+x"\n')
+    code, out, err = run(capsys, "config", "show", "--config", str(config))
+    assert code == 2 and tomllib.loads(out)["keymap"]["draft.continue"] == "f9"
+    assert err.splitlines() == [
+        f"scriptorium: {config}: Keymap names no such binding: app.quitt, draft.nope (F1 lists the ids)"]
+
+
 def test_config_file_not_found(capsys) -> None:
     assert run(capsys, "config", "show", "--config", "/no/such.toml") == (
         2, "", "scriptorium: config file not found: /no/such.toml\n")
@@ -133,3 +143,11 @@ def test_config_show_of_a_broken_file_prints_no_defaults(capsys, tmp_path: Path)
     config.write_text("[model\n")
     code, out, err = run(capsys, "config", "show", "--config", str(config))
     assert (code, out) == (2, "") and err.startswith(f"scriptorium: {config}: not valid TOML: ") and err.count("\n") == 1
+
+
+def test_config_nested_too_deeply_is_one_line(capsys, tmp_path: Path) -> None:
+    """Found by the fuzz tests: TOML's parser recursed into `[[[[...` until RecursionError."""
+    config = tmp_path / "c.toml"
+    config.write_text("a = " + "[" * 50_000)
+    code, out, err = run(capsys, "config", "show", "--config", str(config))
+    assert (code, out, err) == (2, "", f"scriptorium: {config}: not valid TOML: nested too deeply\n")

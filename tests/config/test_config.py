@@ -249,3 +249,14 @@ def test_effective_config_round_trips(tmp_path: Path) -> None:
     config = load_config(path)
     again, problems = parse_config(tomllib.loads(effective_config_toml(config)), path)
     assert problems == [] and again == config
+
+
+def test_a_key_with_a_newline_is_reported_on_one_line(tmp_path: Path) -> None:
+    """Found by the fuzz tests: TOML allows any quoted key, and the problem line printed it raw."""
+    from scriptorium.app.config.file import load_config_lenient
+
+    path = tmp_path / "c.toml"
+    path.write_text('[presets.path]\n"a\\nb" = false\n[sampler]\n"\\u0007x" = 1\n', encoding="utf-8")
+    _, problems = load_config_lenient(path)
+    assert [line.removeprefix(f"{path}: ").split(": ")[0] for line in problems] == ["presets.path.a\\nb",
+                                                                                   "sampler.\\x07x"]

@@ -84,3 +84,25 @@ def test_the_helper_refuses_what_would_read_outside_the_logits() -> None:
         top_candidates(ctypes.addressof(logits), 16, 3, 16, reader._scratch_address, reader._kernel_address)
     with pytest.raises(ValueError):
         top_candidates(0, 16, 3, 1, reader._scratch_address, reader._kernel_address)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # numpy alone, on the way
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("where", ["one", "all"])
+def test_logits_that_are_not_numbers_stop_the_step(bad: float, where: str) -> None:
+    """A NaN (or +inf, or all -inf) leaves no softmax: every path says so instead of
+    reporting NaN probabilities. One -inf among finite logits is an ordinary ban."""
+    from scriptorium.inference.errors import GenerationError
+
+    logits = np.zeros(16256, dtype=np.float32)
+    if where == "one":
+        logits[5] = bad
+    else:
+        logits[:] = bad
+    for name, reader in readers(16256).items():
+        if where == "one" and bad == -np.inf:
+            p, top = reader.measure(logits.ctypes.data, 1, 3, str, {})
+            assert p == pytest.approx(1 / 16255), name
+            continue
+        with pytest.raises(GenerationError, match="not a number"):
+            reader.measure(logits.ctypes.data, 1, 3, str, {})

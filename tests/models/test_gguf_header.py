@@ -77,3 +77,42 @@ def test_bad_files_fail_in_one_line(tmp_path: Path, content: bytes, reason: str)
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ModelFileError, match="cannot read .*missing.gguf"):
         read_gguf_header(tmp_path / "missing.gguf")
+
+
+def _header_bytes(tensor_count: int, kv_count: int, body: bytes = b"") -> bytes:
+    return b"GGUF" + struct.pack("<IQQ", 3, tensor_count, kv_count) + body
+
+
+def _tensor_info(name: bytes, dims: list[int]) -> bytes:
+    return struct.pack("<Q", len(name)) + name + struct.pack("<I", len(dims)) + struct.pack(
+        f"<{len(dims)}Q", *dims) + struct.pack("<IQ", 0, 0)
+
+
+@pytest.mark.parametrize("content, reason", [
+    (_header_bytes(2**40, 0, bytes(64)), "1099511627776 tensors cannot fit in the file"),
+    (_header_bytes(0, 2**62, bytes(64)), "metadata entries cannot fit in the file"),
+    (_header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2**50) + bytes(16)),
+     "strings cannot fit in the file"),
+    (_header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 10, 2**40) + bytes(16)),
+     "array elements cannot fit in the file"),
+    (_header_bytes(1, 0, _tensor_info(b"w", [2] * 5)), "tensor 'w' has 5 dimensions (at most 4)"),
+    (_header_bytes(1, 0, _tensor_info(b"w", [2**40, 2**40])), "tensor 'w' has more elements than llama.cpp can count"),
+])
+def test_counts_and_sizes_are_bounded_by_the_file(tmp_path: Path, content: bytes, reason: str) -> None:
+    """A wrong count used to be believed: 2^40 tensors, or one too many, had the reader
+    take tensor data for a dimension count of about 1e9 and multiply for ever."""
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(content)
+    with pytest.raises(ModelFileError, match="has a truncated or corrupt GGUF header") as caught:
+        read_gguf_header(path)
+    assert reason in str(caught.value)
+
+
+def test_the_reader_gives_up_after_its_time(random_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counts within a multi-gigabyte file can still ask for billions of steps: past
+    HEADER_SECONDS the header is called corrupt (here a limit already passed)."""
+    from scriptorium.inference import gguf_header
+
+    monkeypatch.setattr(gguf_header, "HEADER_SECONDS", -1.0)
+    with pytest.raises(ModelFileError, match="still reading the header after -1 s"):
+        read_gguf_header(random_model)

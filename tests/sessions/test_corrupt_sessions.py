@@ -16,6 +16,7 @@ DAMAGED = {
     "empty": b"",
     "wrong_format": json.dumps({"format": "something-else", "version": 1}).encode(),
     "list": b"[1, 2, 3]",
+    "deep": b"[" * 200_000,  # the JSON parser gives up with a RecursionError
 }
 
 

@@ -104,3 +104,43 @@ def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store
     assert line.startswith("scriptorium: ") and expected in line and "Traceback" not in result.stderr
     if case == "exists":
         assert (tmp_path / "taken.md").read_text(encoding="utf-8") == "mine"
+
+
+def test_a_deeply_nested_session_file_is_moved_aside_from_the_shell(tmp_path: Path, store: SessionStore,
+                                                                    rich_draft: DraftSession) -> None:
+    """`[` x 200,000 made the JSON parser raise RecursionError, and the file stayed to break
+    every later `sessions`, `export` and `--resume`."""
+    store.save(rich_draft)
+    deep = store.directory / "zzz-deep.json"
+    deep.write_bytes(b"[" * 200_000)
+    os.utime(deep, None)  # the newest file: export picks it first
+    exported = run_cli("export", "--out", "-", cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    assert "Traceback" not in exported.stderr and exported.stdout.startswith("---\ntitle: 'Chapter: One'")
+    assert not deep.exists() and list(store.directory.glob("zzz-deep.json.corrupt-*"))
+    listed = run_cli("sessions")
+    assert listed.returncode == 0 and rich_draft.id in listed.stdout and listed.stderr == ""
+    deep.write_bytes(b"[" * 200_000)
+    listed = run_cli("sessions")
+    assert listed.returncode == 0 and rich_draft.id in listed.stdout
+    [warning] = listed.stderr.splitlines()
+    assert "zzz-deep.json is damaged (JSON nested too deeply to be a session); moved aside" in warning
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("kind", ["fifo", "link-to-dev-null"])
+def test_export_force_refuses_what_is_not_a_regular_file(kind: str, tmp_path: Path, store: SessionStore,
+                                                         rich_draft: DraftSession) -> None:
+    """--force replaced a FIFO, or /dev/null behind a link, with a plain file."""
+    store.save(rich_draft)
+    target = tmp_path / "out.md"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(os.devnull)
+    result = run_cli("export", "--out", str(target), "--force", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.endswith("it is not a regular file")
+    assert not target.is_file() and (target.is_fifo() if kind == "fifo" else target.is_symlink())
+    assert Path(os.devnull).is_char_device()

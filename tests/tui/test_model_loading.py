@@ -7,6 +7,8 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+import pytest
+from gguf_corrupt import corrupt_copy
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
@@ -121,5 +123,54 @@ def test_escape_in_the_load_dialog_goes_back_to_the_draft(random_model: Path) ->
             assert isinstance(app.screen, LoadModelScreen)
             await pilot.press("escape")
             assert app.screen is app.main and app.model_status.state == "none"
+
+    run(scenario)
+
+
+def test_the_model_panel_shows_the_whole_failure(tmp_path: Path) -> None:
+    """The message was cut after three lines of the narrow panel, mid-path."""
+    missing = tmp_path / "una-cartella-dal-nome-piuttosto-lungo" / "e-un-modello-che-non-esiste-affatto-Q4_K_M.gguf"
+
+    async def scenario() -> None:
+        app = make_app(missing)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            panel = app.main.sidebar.model
+            width = panel.content_size.width
+            lines = [line.plain for line in panel.lines(width)]
+            assert len(lines) > 5 and panel.content_size.height == len(lines)  # it grew to fit
+            shown = "".join(lines[:-1]).replace(" ", "")
+            assert shown == app.model_status.error.replace(" ", "")
+            assert f"model not found: {missing}".replace(" ", "") in shown
+            assert lines[-1].endswith("choose another model")
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    ({"block_count": 1000}, "declares 1000 layers"),
+    ({"rms_epsilon": float("nan")}, "layer_norm_rms_epsilon = nan"),
+    ({"same_byte_token_texts": True}, "with the same text '<0x00>'"),
+    ({"tensor_count": 22}, "corrupt GGUF header"),
+])
+def test_a_model_llama_cpp_would_abort_on_is_refused_and_the_typing_kept(
+    random_model: Path, tmp_path: Path, change: dict, fragment: str
+) -> None:
+    """These took the process down (or hung it) while the author kept writing."""
+    broken = corrupt_copy(random_model, tmp_path / "rotto.gguf", **change)
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(broken, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Scrivo mentre carica")
+            await model_ready(pilot)
+            assert app.backend is None and app.model_status.state == "failed"
+            assert fragment in app.model_status.error
+            await pilot.press("ctrl+g")
+            await pilot.pause()
+            assert app.main.draft.editor.text == "Scrivo mentre carica"
+            assert app.save_everything()
+        assert draft.read_text(encoding="utf-8") == "Scrivo mentre carica"
 
     run(scenario)

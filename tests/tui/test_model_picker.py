@@ -6,10 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from textual import events
 from textual.widgets import OptionList
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
+from scriptorium.inference.engine import Engine
 
 
 def _index_of(options: OptionList, name: str) -> int:
@@ -17,6 +19,13 @@ def _index_of(options: OptionList, name: str) -> int:
         if name in str(options.get_option_at_index(index).prompt):
             return index
     raise AssertionError(f"{name} is not listed")
+
+
+async def open_picker(pilot) -> None:  # type: ignore[no-untyped-def]
+    """F10, then wait for discovery to fill the list."""
+    await pilot.press("f10")
+    await pilot.app.screen.workers.wait_for_complete()
+    await pilot.pause()
 
 
 def test_switching_model_and_adapter_in_the_app(
@@ -70,14 +79,69 @@ def test_a_bad_scale_is_a_message_and_escape_keeps_the_model(random_model: Path,
         app = make_app(random_model)
         async with app.run_test(size=(120, 45)) as pilot:
             await model_ready(pilot)
-            await pilot.press("f10")
-            await app.screen.workers.wait_for_complete()
-            await pilot.pause()
+            await open_picker(pilot)
             app.screen.query_one("#picker-scale").value = "tanto"
             await pilot.click("#load")
             assert isinstance(app.screen, ModelPickerScreen)
             assert any("between 0 and 4, not 'tanto'" in n.message for n in app._notifications)
             await pilot.press("escape")
             assert app.screen is app.main and app.backend.options.model_path == random_model
+
+    run(scenario)
+
+
+def test_enter_pressed_twice_loads_once_and_keeps_the_main_screen(random_model: Path, models_dir: Path) -> None:
+    """The second Enter reached the picker after its dismissal had popped it, and popped
+    whatever was on top: the main screen, leaving a blank app."""
+    shutil.copy(random_model, models_dir / "casuale.gguf")
+    loads: list[Path] = []
+
+    def loader(options, *args, **kwargs):
+        loads.append(options.model_path)
+        return Engine.load(options, *args, **kwargs)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            main_stack = list(app.screen_stack)
+            await open_picker(pilot)
+            models = app.screen.query_one("#picker-models", OptionList)
+            models.highlighted = _index_of(models, "casuale.gguf")
+            await pilot.pause()
+            # Both keys queued before either is handled, as a fast double press arrives.
+            app.post_message(events.Key("enter", "\r"))
+            app.post_message(events.Key("enter", "\r"))
+            await pilot.pause()
+            await model_ready(pilot)
+            assert app.screen is app.main
+            assert app.screen_stack == main_stack
+            assert loads == [random_model, models_dir / "casuale.gguf"]
+            await pilot.press(*"ancora")
+            assert app.main.draft.editor.text == "ancora"
+
+    run(scenario)
+
+
+def test_the_picker_lists_around_a_file_with_a_corrupt_tensor_count(random_model: Path, models_dir: Path) -> None:
+    """A tensor count of 2^40 (or one too many) made discovery spin for ever: the picker
+    said "Looking for GGUF files…" and the app could not quit."""
+    from gguf_corrupt import corrupt_copy
+
+    shutil.copy(random_model, models_dir / "casuale.gguf")
+    corrupt_copy(random_model, models_dir / "rotto-22.gguf", tensor_count=22)
+    corrupt_copy(random_model, models_dir / "rotto-2e40.gguf", tensor_count=2**40)
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            await open_picker(pilot)
+            models = app.screen.query_one("#picker-models", OptionList)
+            _index_of(models, "casuale.gguf")
+            listed = [str(models.get_option_at_index(i).prompt) for i in range(models.option_count)]
+            assert not any("rotto" in line for line in listed)
+            await pilot.press("escape")
+            assert app.screen is app.main
 
     run(scenario)

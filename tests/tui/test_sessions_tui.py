@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run
+import pytest
+from tui_helpers import Gate, generated, make_app, model_ready, run
 
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
-from scriptorium.app.sessions.keeper import AUTOSAVE_SECONDS
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
+from scriptorium.app.sessions.keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, DraftFile, SessionKeeper
 
 OPENING = "C'era una volta"
 
@@ -83,6 +84,38 @@ def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
             assert draft.read_text(encoding="utf-8") == "Appunti"
             assert saved_draft(draft).text == "Appunti"
             assert not app.main.draft.modified
+
+    run(scenario)
+
+
+def test_autosave_waits_for_a_pause_but_not_for_ever(tmp_path: Path) -> None:
+    """Each change moves the pending save to AUTOSAVE_SECONDS after it, until the first
+    unsaved one is AUTOSAVE_LONGEST_SECONDS old; a save starts the count afresh. The keeper
+    is given the clock, so the schedule, not the machine's speed, is under test."""
+    keeper = SessionKeeper(SessionStore(), DraftFile(tmp_path / "bozza.md"), lambda *args, **kwargs: None)
+    assert keeper.autosave_delay(1000.0) == AUTOSAVE_SECONDS
+    assert keeper.autosave_delay(1000.3) == AUTOSAVE_SECONDS  # a keystroke moves it
+    first_plus_longest = 1000.0 + AUTOSAVE_LONGEST_SECONDS
+    now = first_plus_longest - AUTOSAVE_SECONDS / 2
+    assert keeper.autosave_delay(now) == pytest.approx(first_plus_longest - now)  # not for ever
+    assert keeper.autosave_delay(first_plus_longest + 5.0) == 0.0
+    assert keeper.save_draft("ABC")
+    assert keeper.autosave_delay(2000.0) == AUTOSAVE_SECONDS
+
+
+def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press("A")
+            first = app._autosave_timer
+            await pilot.press("B")
+            second = app._autosave_timer
+            assert first is not None and second is not first and first._task is None  # moved, the old one stopped
+            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
+            assert draft.read_text(encoding="utf-8") == "AB"
 
     run(scenario)
 
@@ -187,14 +220,19 @@ def test_export_asks_before_overwriting(tmp_path: Path) -> None:
     run(scenario)
 
 
-def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path) -> None:
+@pytest.mark.parametrize("content", [b"{ not json", b"[" * 200_000], ids=["not-json", "nested-200000-deep"])
+def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path, content: bytes) -> None:
     store = SessionStore()
     store.directory.mkdir(parents=True, exist_ok=True)
     damaged = store.directory / "2020-01-01-0000-rotto.json"
-    damaged.write_bytes(b"{ not json")
+    damaged.write_bytes(content)
 
     async def scenario() -> None:
         app = make_app(None)
+        async with app.run_test() as pilot:  # a plain start does not trip over it
+            await pilot.pause()
+            assert app.screen is app.main
+        assert damaged.read_bytes() == content
         resumed = type(app)(backend_loader=app.backend_loader, settings=app.settings, resume=True)
         async with resumed.run_test() as pilot:
             await pilot.pause()
@@ -203,5 +241,29 @@ def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path)
             assert resumed.save_everything()
         assert not damaged.exists()
         assert [p for p in store.directory.iterdir() if ".corrupt-" in p.name]
+
+    run(scenario)
+
+
+def test_quitting_while_tokens_stream_records_the_generation_as_stopped(random_model: Path, tmp_path: Path) -> None:
+    """It was saved unfinished: stop_reason null and no text, as if the process had died."""
+    draft = tmp_path / "bozza.md"
+    gate = Gate(after_tokens=3)
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft, loader=gate.loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING, "ctrl+g")
+            await gate.wait_reached()
+            await pilot.pause()
+            await pilot.press("ctrl+q")
+            gate.release()
+        [generation] = saved_draft(draft).generations
+        assert generation.stop_reason == "cancelled" and generation.finished_at is not None
+        # What had been drawn: tokens reach the screen in batches, so 1 to 3 of them.
+        assert generation.tokens is not None and 1 <= len(generation.tokens) <= 3
+        assert generation.text == "".join(token.text for token in generation.tokens) != ""
+        assert generation.completion_tokens == len(generation.tokens)
 
     run(scenario)

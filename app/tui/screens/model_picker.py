@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -54,6 +55,7 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
         self._scale = lora_scale
         self._models: list[FoundModel] = []
         self._adapters: list[FoundModel] = []
+        self._dismissed = False
 
     def intro(self) -> str:
         return ""
@@ -143,6 +145,14 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:
         self.dismiss(None)
+
+    def dismiss(self, result: ModelChoice | None = None) -> AwaitComplete:
+        """Once only. A second Enter (or Esc) queued before the first was handled arrives
+        after this screen is gone, and Textual's pop would take the main screen instead."""
+        if self._dismissed or self.app.screen is not self:
+            return AwaitComplete()
+        self._dismissed = True
+        return super().dismiss(result)
 
 
 class WelcomeScreen(ModelPickerScreen):

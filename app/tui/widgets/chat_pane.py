@@ -16,7 +16,6 @@ from scriptorium import prompts
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone
 
-from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import TokenRecord
@@ -110,10 +109,14 @@ class ChatPane(ChatVersions):
         backend = self.ready_backend()
         if backend is None:
             return
-        system = prompts.load(prompts.CHAT_SYSTEM, paths.prompts_dir()).strip()
+        system = self.prompt_template(prompts.CHAT_SYSTEM)
+        fallback = self.prompt_template(prompts.CHAT_FALLBACK) if system is not None else None
+        if system is None or fallback is None:
+            return
+        system = system.strip()
         conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
         try:
-            prompt = backend.chat_prompt(conversation, prompts.load(prompts.CHAT_FALLBACK, paths.prompts_dir()))
+            prompt = backend.chat_prompt(conversation, fallback)
         except ScriptoriumError as error:
             self.notify(str(error), title="Chat template", severity="error", timeout=10)
             return

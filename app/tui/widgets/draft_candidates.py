@@ -13,7 +13,6 @@ from textual.binding import Binding
 
 from scriptorium import prompts
 
-from scriptorium.app import paths
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted
 from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice, CandidatesScreen
@@ -39,14 +38,14 @@ class DraftCandidates(DraftInspection):
             pane.notify("The model is already writing: press Esc to stop it first.", severity="warning")
             return
         backend = pane.ready_backend()
-        if backend is None:
+        template = pane.prompt_template(prompts.CONTINUE) if backend is not None else None
+        if backend is None or template is None:
             return
         pane.stop_scoring("the model is writing")
         editor = pane.editor
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         prefix = editor.text_before(anchor) + (ghost.text if ghost is not None else "")
-        template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
         base = pane.new_request("draft", prompts.render_continue(prefix, template))
         settings, note = candidate_sampler(base.settings)
         if note is not None:

@@ -15,7 +15,6 @@ from textual.reactive import var
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone
 
-from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.keeper import DraftFile
 from scriptorium.app.tui.branches import Ghost, start_version
@@ -94,6 +93,9 @@ class DraftPane(DraftCandidates):
             return
         if not self.ready_backend():
             return
+        template = self.prompt_template(prompts.CONTINUE)
+        if template is None:
+            return
         self.stop_scoring("the model is writing")
         self.inspected = None
         editor = self.editor
@@ -112,7 +114,6 @@ class DraftPane(DraftCandidates):
                 anchor = end_anchor(editor.document)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
         prefix = editor.text_before(ghost.anchor) + ghost.text
-        template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
         request = self.new_request("draft", prompts.render_continue(prefix, template))
         ghost.request_ids.append(request.id)
         self.start(request)

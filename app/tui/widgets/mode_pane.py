@@ -17,9 +17,11 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import var
 
+from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 
+from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.tui.generation import GenerationRequest, new_request
@@ -110,6 +112,15 @@ class ModePane(Vertical):
             self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to choose one.",
                         severity="warning")
         return None
+
+    def prompt_template(self, name: str) -> str | None:
+        """The author's prompt template `name` (else the packaged one); None, after a
+        notification, when the author's copy cannot be read: nothing on screen changes."""
+        try:
+            return prompts.load(name, paths.prompts_dir())
+        except prompts.PromptError as error:
+            self.notify(str(error), title="Prompt template", severity="error", timeout=15)
+            return None
 
     def new_request(self, kind: str, prompt: str, *, special: bool = False,
                     extra_stop: tuple[str, ...] = ()) -> GenerationRequest:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.geometry import Size
 from textual.reactive import var
 
 from scriptorium.app.models.status import ModelStatus
@@ -37,9 +38,21 @@ class ModelPanel(Panel):
         self.lora_scale: float | None = None
         self.load_hint = ""
 
-    def watch_view(self, view: ModelView) -> None:
+    def watch_view(self, old: ModelView, view: ModelView) -> None:
+        # A failure's message is shown whole, so the panel grows for it (a re-layout,
+        # only when the failure comes or goes: never per frame).
+        relayout = "failed" in (view.status.state, old.status.state) and view.status != old.status
         self.status, self.lora_scale, self.load_hint = view.status, view.lora_scale, view.load_hint
-        self.refresh()
+        self.refresh(layout=relayout)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self.status.state == "failed":
+            return max(self.LINES, len(self._error_lines(width)) + 1)
+        return self.LINES
+
+    def _error_lines(self, width: int) -> list[Text]:
+        error = Text(self.status.error, style=self.style_of("model--error"))
+        return list(error.wrap(self.app.console, max(width, 1)))
 
     def lines(self, width: int) -> list[Text]:
         status = self.status
@@ -56,10 +69,9 @@ class ModelPanel(Panel):
                 Text(),
             ]
         if status.state == "failed":
-            error = Text(status.error, style=self.style_of("model--error"))
-            wrapped = list(error.wrap(self.app.console, max(width, 1)))[:3]
+            wrapped = self._error_lines(width)
             hint = Text(f"{self.load_hint}: choose another model", style=dim)
-            return wrapped + [Text()] * (4 - len(wrapped)) + [hint]
+            return wrapped + [Text()] * (self.LINES - 1 - len(wrapped)) + [hint]
         facts = status.facts
         assert facts is not None
         heads = f"{facts.n_head} q / {max(facts.n_head_kv)} kv heads"
