@@ -92,7 +92,8 @@ class _Cursor:
 
     def value(self, value_type: int, keep_whole: bool = False) -> tuple[Any, int | None]:
         """(value, array length or None); value is None for an array too long to keep,
-        unless `keep_whole`, which returns a long numeric array as a numpy array."""
+        unless `keep_whole`, which returns a numeric array as a numpy array and a string
+        array as a tuple of str."""
         if value_type in _SCALARS:
             return self.unpack(_SCALARS[value_type]), None
         if value_type == _STRING:
@@ -102,6 +103,8 @@ class _Cursor:
         element_type = self.unpack("I")
         count = self.unpack("Q")
         if element_type == _STRING:
+            if keep_whole:
+                return tuple(self.string() for _ in range(count)), count
             self.skip_strings(count)
             return None, count
         if element_type not in _SCALARS:
@@ -139,8 +142,8 @@ def read_gguf_header(path: str | os.PathLike[str], *, whole_arrays: frozenset[st
     """Parse a GGUF file's header; raises ModelFileError with a one-line reason.
 
     Reads only the header pages (through mmap), so a multi-gigabyte model costs
-    milliseconds; tensor data is never touched. Numeric arrays named in `whole_arrays`
-    (token types, say) are kept whole as numpy arrays, however long.
+    milliseconds; tensor data is never touched. Arrays named in `whole_arrays` (token
+    types, say, or the token texts) are kept whole, however long.
     """
     path = Path(path)
     try:

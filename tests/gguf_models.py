@@ -356,14 +356,7 @@ def write_llama_model(
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(name or f"scriptorium-test-{kind}")
     w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16 if f16 else gguf.LlamaFileType.ALL_F32))
-    w.add_context_length(context_length)
-    w.add_embedding_length(n_embd)
-    w.add_block_count(n_layer)
-    w.add_feed_forward_length(n_ff)
-    w.add_head_count(n_head)
-    w.add_head_count_kv(n_head_kv)
-    w.add_layer_norm_rms_eps(1e-5)
-    w.add_rope_freq_base(10000.0)
+    _add_hparams(w, shape, context_length)
     w.add_vocab_size(N_VOCAB)
     w.add_tokenizer_model("llama")
     w.add_token_list(vocab.tokens)
@@ -380,6 +373,36 @@ def write_llama_model(
         w.add_tensor(tname, data.astype(np.float16) if f16 and data.ndim == 2 else data)
     _finish(w)
     return path
+
+
+def _add_hparams(w: gguf.GGUFWriter, s: _Shape, context_length: int) -> None:
+    w.add_context_length(context_length)
+    w.add_embedding_length(s.n_embd)
+    w.add_block_count(s.n_layer)
+    w.add_feed_forward_length(s.n_ff)
+    w.add_head_count(s.n_head)
+    w.add_head_count_kv(s.n_head_kv)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(10000.0)
+
+
+def add_random_network(w: gguf.GGUFWriter, n_vocab: int, *, seed: int = 0, embedding_rows: int | None = None,
+                       output_rows: int | None = None) -> None:
+    """The hyperparameters and seeded random weights of the small llama network above, for a
+    vocabulary of `n_vocab` tokens that the caller writes (a SentencePiece conversion, say).
+    `embedding_rows` / `output_rows` other than n_vocab make a model whose matrices lack rows."""
+    shape = _Shape(2, 64, 4, 2, 128)
+    rng = np.random.default_rng(seed)
+    _add_hparams(w, shape, 2048)
+    tensors = _layers(shape, rng, silent=False)
+    tensors.update({
+        "token_embd.weight": rng.normal(0.0, 1.0, (embedding_rows or n_vocab, shape.n_embd)).astype(np.float32),
+        "output_norm.weight": np.ones(shape.n_embd, np.float32),
+        "output.weight": rng.normal(0.0, 2.5 / np.sqrt(shape.n_embd),
+                                    (output_rows or n_vocab, shape.n_embd)).astype(np.float32),
+    })
+    for tname, data in tensors.items():
+        w.add_tensor(tname, data)
 
 
 def _finish(w: gguf.GGUFWriter) -> None:
