@@ -140,6 +140,7 @@ class _Parser:
         good = self.each(self.table(data, "model"), "model", {
             "path": self.model_reference,
             "lora": self.path,
+            "tokenizer": self.path,
             "lora_scale": ranged(0.0, 4.0),
             "context_size": at_least(64, 1 << 20),
             "threads": lambda value: at_least(0, 1024)(value) or None,  # 0 spells "every core"

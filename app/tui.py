@@ -20,6 +20,7 @@ from textual.reactive import var
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.tokenizer import tokenizer_warning
 
 from . import tuning
 from .config import Config
@@ -217,7 +218,10 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
         self.lora_scale = engine.lora_scale if engine.adapter is not None else None
         self.model_status = ModelStatus("ready", path=engine.options.model_path, progress=1.0, facts=engine.facts,
                                         n_ctx=engine.n_ctx, adapter=engine.adapter,
-                                        file_size=engine.facts.file_size)
+                                        file_size=engine.facts.file_size, tokenizer=engine.tokenizer.name,
+                                        tokenizer_warning=tokenizer_warning(engine.tokenizer, engine.tokenizer_note))
+        if engine.tokenizer_note:
+            self.notify(engine.tokenizer_note, title="Tokenizer", severity="warning", timeout=12)
         self._failed_options = None
         self.main.sidebar.kv.show_usage(engine.kv_usage())
         self.refresh_sampler_panel()

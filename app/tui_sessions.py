@@ -120,7 +120,10 @@ class SessionsMixin:
         command line and config's, else the defaults."""
         app: Any = self
         if app.engine is not None:
-            return replace(app.engine.options, model_path=model, lora_path=lora, lora_scale=scale).validated()
+            # A SentencePiece .model belongs to the model it was named for, not to the next one.
+            spm = app.engine.options.spm_path if Path(model) == Path(app.engine.options.model_path) else None
+            return replace(app.engine.options, model_path=model, lora_path=lora, lora_scale=scale,
+                           spm_path=spm).validated()
         if self.run_config is not None:
             options = replace(self.run_config.load_options(model), lora_path=lora, lora_scale=scale)
         else:

@@ -21,11 +21,11 @@ from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_
 from .kv_cache import CACHE_TYPES, KVLayout
 from .settings import LogitBias, SamplerSettings, SettingsError
 from .text import piece_text
+from .tokenizer import TOKEN_ATTR_BYTE, LlamaTokenizer, Tokenizer, guard_for, sentencepiece_tokenizer
 
 # ggml_type ids for the KV cache types llama.cpp accepts (ggml.h).
 GGML_TYPE_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
 ALL_LAYERS = 0x7FFFFFFF
-TOKEN_ATTR_BYTE = 1 << 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,9 @@ class LoadOptions:
     """Give sliding-window layers a full-size cache (more memory, more prefix reuse)."""
     flash_attn: bool | None = None
     """Flash attention on or off; None lets llama.cpp decide for the backend."""
+    spm_path: Path | None = None
+    """The SentencePiece `.model` the model was trained with: when its pieces match the
+    GGUF's, text is tokenized with it instead of llama.cpp (tokenizer.py)."""
 
     def validated(self) -> "LoadOptions":
         if self.n_ctx < 64:
@@ -117,6 +120,11 @@ class Engine:
         self._pieces: dict[int, bytes] = {}
         self._labels: dict[int, str] = {}
         self._ends_generation: dict[int, bool] = {}
+        guard = guard_for(lib, handles.vocab, add_space_prefix=facts.add_space_prefix,
+                          has_byte_tokens=bool(self.byte_token_ids))
+        self.tokenizer: Tokenizer = LlamaTokenizer(lib, handles.vocab, guard)
+        self.tokenizer_note = ""
+        """Why the named `.model` is not used (it does not match), else ''."""
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
@@ -141,6 +149,13 @@ class Engine:
             raise
         if adapter is not None:
             engine.set_lora_scale(options.lora_scale)
+        if options.spm_path is not None:
+            try:
+                spm_tokenizer, engine.tokenizer_note = sentencepiece_tokenizer(Path(options.spm_path), lib, handles.vocab)
+            except BaseException:
+                engine.close()
+                raise
+            engine.tokenizer = spm_tokenizer or engine.tokenizer
         return engine
 
     @staticmethod
@@ -227,17 +242,9 @@ class Engine:
 
     # ---- tokens --------------------------------------------------------------------
     def tokenize(self, text: str, *, add_bos: bool | None = None, special: bool = False) -> list[int]:
-        """Tokens of `text`; `special` parses control-token text such as <start_of_turn>."""
-        lib = self._h.lib
-        data = text.encode("utf-8")
-        add = self.add_bos if add_bos is None else add_bos
-        capacity = len(data) + 8
-        while True:
-            buffer = (ctypes.c_int32 * capacity)()
-            count = lib.llama_tokenize(self._h.vocab, data, len(data), buffer, capacity, add, special)
-            if count >= 0:
-                return list(buffer[:count])
-            capacity = -count
+        """Tokens of `text`; `special` parses control-token text such as <start_of_turn>.
+        UnencodableTextError for text the vocabulary cannot encode (tokenizer.py)."""
+        return self.tokenizer.tokenize(text, add_bos=self.add_bos if add_bos is None else add_bos, special=special)
 
     def token_bytes(self, token_id: int) -> bytes:
         piece = self._pieces.get(token_id)

@@ -49,6 +49,12 @@ class ModelFacts:
     """Per layer: True where llama.cpp uses the sliding-window cache."""
     has_chat_template: bool
     byte_token_ids: tuple[int, ...]
+    tokenizer_model: str = ""
+    """tokenizer.ggml.model: 'llama' for SentencePiece, 'gpt2' for byte-level BPE..."""
+    add_bos: bool | None = None
+    """tokenizer.ggml.add_bos_token; None when the file leaves it to llama.cpp."""
+    add_space_prefix: bool = True
+    """tokenizer.ggml.add_space_prefix (llama.cpp's default when absent: true)."""
 
     @property
     def gqa_ratio(self) -> float:
@@ -156,6 +162,9 @@ def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
         swa_layers=_swa_layers(header, str(arch), n_layer, window),
         has_chat_template="tokenizer.chat_template" in header.metadata,
         byte_token_ids=byte_ids,
+        tokenizer_model=str(header.get("tokenizer.ggml.model", "")),
+        add_bos=header.get("tokenizer.ggml.add_bos_token"),
+        add_space_prefix=bool(header.get("tokenizer.ggml.add_space_prefix", True)),
     )
 
 

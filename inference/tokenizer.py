@@ -104,21 +104,29 @@ class CharacterGuard:
                 yield index, char
 
 
+NO_BYTE_TOKENS = "no byte tokens: text with a character it has no piece for is refused"
+
+
+def tokenizer_warning(tokenizer: Tokenizer, note: str) -> str:
+    """What the author should know about the tokenizer in use, in one line, else ''."""
+    if note:
+        return note
+    return NO_BYTE_TOKENS if getattr(tokenizer, "guard", None) is not None else ""
+
+
 def vocab_texts(lib: Any, vocab: Any) -> list[str]:
     """Every token's text as llama.cpp holds it."""
     n = int(lib.llama_vocab_n_tokens(vocab))
     return [lib.llama_vocab_get_text(vocab, i).decode("utf-8", "replace") for i in range(n)]
 
 
-def guard_for(lib: Any, vocab: Any, add_space_prefix: bool) -> CharacterGuard | None:
+def guard_for(lib: Any, vocab: Any, *, add_space_prefix: bool, has_byte_tokens: bool) -> CharacterGuard | None:
     """A guard for a SentencePiece vocabulary with no byte tokens; None for any other.
     `add_space_prefix` is the GGUF's tokenizer.ggml.add_space_prefix (the C API has no getter)."""
-    if int(lib.llama_vocab_type(vocab)) != lib.LLAMA_VOCAB_TYPE_SPM:
+    if has_byte_tokens or int(lib.llama_vocab_type(vocab)) != lib.LLAMA_VOCAB_TYPE_SPM:
         return None
     n = int(lib.llama_vocab_n_tokens(vocab))
     attrs = [int(lib.llama_vocab_get_attr(vocab, i)) for i in range(n)]
-    if any(a & TOKEN_ATTR_BYTE for a in attrs):
-        return None
     texts = vocab_texts(lib, vocab)
     return CharacterGuard(
         pieces=frozenset(texts),
@@ -206,7 +214,10 @@ class LlamaVocab:
             reason = native.last_error_since(mark)
             raise ModelFileError(f"llama.cpp could not read the vocabulary of {path}" + (f": {reason}" if reason else ""))
         vocab = self._lib.llama_model_get_vocab(self._model)
-        self.tokenizer = LlamaTokenizer(self._lib, vocab, guard_for(self._lib, vocab, add_space_prefix))
+        has_bytes = any(self._lib.llama_vocab_get_attr(vocab, i) & TOKEN_ATTR_BYTE
+                        for i in range(int(self._lib.llama_vocab_n_tokens(vocab))))
+        guard = guard_for(self._lib, vocab, add_space_prefix=add_space_prefix, has_byte_tokens=has_bytes)
+        self.tokenizer = LlamaTokenizer(self._lib, vocab, guard)
 
     def close(self) -> None:
         if self._model:

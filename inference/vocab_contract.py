@@ -168,7 +168,7 @@ def check_byte_tokens(spm: SpmModel, gguf: GGUFVocab) -> Clause:
         name="byte tokens",
         holds=holds,
         summary=(f"256 byte tokens <0x00>..<0xFF> in order, typed BYTE, {where}" if holds else problems[0]),
-        details=(f"where: {where}",) + tuple(problems[1:]) + (rows_line,),
+        details=(() if holds else (f"where: {where}",)) + tuple(problems[1:]) + (rows_line,),
         data={"ids": describe_ranges(tuple(byte_ids)), "count": len(byte_ids), "location": where, "problems": problems,
               "impostors": impostors[:50], "embedding_rows": gguf.embedding_rows, "output_rows": gguf.output_rows},
     )

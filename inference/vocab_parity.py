@@ -44,14 +44,15 @@ def compare_lines(
     lines: Sequence[str],
     spm_ids: Callable[[str], list[int]],
     llama_ids: Callable[[str], list[int]],
-    piece: Callable[[int], str],
+    spm_piece: Callable[[int], str],
+    llama_piece: Callable[[int], str],
 ) -> list[LineParity]:
-    """Both tokenizations of every line, without BOS, as piece texts."""
+    """Both tokenizations of every line, without BOS, as piece texts (each side's own)."""
     results = []
     for line in lines:
-        ours = tuple(piece(i) for i in spm_ids(line))
+        ours = tuple(spm_piece(i) for i in spm_ids(line))
         try:
-            theirs = tuple(piece(i) for i in llama_ids(line))
+            theirs = tuple(llama_piece(i) for i in llama_ids(line))
         except ScriptoriumError as error:
             theirs = (f"(llama.cpp cannot: {error})",)
         results.append(LineParity(line, ours, theirs))
@@ -59,23 +60,33 @@ def compare_lines(
 
 
 def side_by_side(result: LineParity, context: int = 2) -> tuple[str, str, str]:
-    """(line, SentencePiece's pieces, llama.cpp's) around the first difference, with
-    `context` agreeing pieces either side and the differing stretch in [brackets]."""
+    """(line, SentencePiece's pieces, llama.cpp's) around the first difference: the
+    differing stretch in [brackets], up to where both cuts meet again at the same place
+    in the text, with `context` pieces either side."""
     a, b = result.spm, result.llama
     start = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    end = 0
-    while end < min(len(a), len(b)) - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
-        end += 1
+    ends_a, ends_b = _ends(a), _ends(b)
+    offset = ends_a[start - 1] if start else 0
+    meet = min((set(ends_a[start:]) & set(ends_b[start:])) or {max(ends_a[-1:] + ends_b[-1:] + [offset])})
+    stop_a = next((k + 1 for k in range(start, len(a)) if ends_a[k] == meet), len(a))
+    stop_b = next((k + 1 for k in range(start, len(b)) if ends_b[k] == meet), len(b))
 
-    def show(pieces: tuple[str, ...]) -> str:
-        before = pieces[max(0, start - context):start]
-        differ = pieces[start:len(pieces) - end]
-        after = pieces[len(pieces) - end:len(pieces) - end + context]
+    def show(pieces: tuple[str, ...], stop: int) -> str:
+        before, after = pieces[max(0, start - context):start], pieces[stop:stop + context]
         lead = "… " if start > context else ""
-        tail = " …" if end > context else ""
-        return lead + " ".join([*before, "[" + " ".join(differ) + "]", *after]) + tail
+        tail = " …" if stop + context < len(pieces) else ""
+        return lead + " ".join([*before, "[" + " ".join(pieces[start:stop]) + "]", *after]) + tail
 
-    return result.line, show(a), show(b)
+    return result.line, show(a, stop_a), show(b, stop_b)
+
+
+def _ends(pieces: tuple[str, ...]) -> list[int]:
+    """Where each piece ends, in characters of the cut text (byte tokens count as one)."""
+    ends, total = [], 0
+    for piece in pieces:
+        total += 1 if piece.startswith("<0x") and piece.endswith(">") else len(piece)
+        ends.append(total)
+    return ends
 
 
 def parity_clause(results: Sequence[LineParity], *, spm_used: bool) -> Clause:

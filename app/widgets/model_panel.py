@@ -27,14 +27,19 @@ class ModelStatus:
     adapter: AdapterFacts | None = None
     error: str = ""
     file_size: int = 0
+    tokenizer: str = ""
+    """Which tokenizer cuts the text: 'llama.cpp' or 'SentencePiece (NAME.model)'."""
+    tokenizer_warning: str = ""
+    """Why the named .model is not used, or that the vocabulary has no byte tokens."""
 
 
 class ModelPanel(Panel):
-    """Name, architecture, parameters, quantization, GQA ratio, context, LoRA and scale."""
+    """Name, architecture, parameters, quantization, GQA ratio, context, LoRA and scale,
+    tokenizer."""
 
     PANEL_NAME = "model"
     TITLE = "Model"
-    LINES = 5
+    LINES = 6
     COMPONENT_CLASSES = {"model--name", "model--dim", "model--error", "model--fill", "model--empty"}
 
     def __init__(self) -> None:
@@ -54,7 +59,7 @@ class ModelPanel(Panel):
         dim = self.style_of("model--dim")
         name = status.path.name if status.path else ""
         if status.state == "none":
-            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * 3
+            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * 4
         if status.state == "loading":
             return [
                 Text(clip(f"loading {name}", width), style=self.style_of("model--name")),
@@ -62,12 +67,13 @@ class ModelPanel(Panel):
                 Text(f"{status.progress * 100:.0f}% of {format_bytes(status.file_size)}", style=dim),
                 Text("keep writing meanwhile", style=dim),
                 Text(),
+                Text(),
             ]
         if status.state == "failed":
             error = Text(status.error, style=self.style_of("model--error"))
-            wrapped = list(error.wrap(self.app.console, max(width, 1)))[:3]
+            wrapped = list(error.wrap(self.app.console, max(width, 1)))[:4]
             hint = Text(f"{self.load_hint}: choose another model", style=dim)
-            return wrapped + [Text()] * (4 - len(wrapped)) + [hint]
+            return wrapped + [Text()] * (5 - len(wrapped)) + [hint]
         facts = status.facts
         assert facts is not None
         heads = f"{facts.n_head} q / {max(facts.n_head_kv)} kv heads"
@@ -82,4 +88,9 @@ class ModelPanel(Panel):
         else:
             scale = f" × {self.lora_scale:.2f}" if self.lora_scale is not None else ""
             lines.append(Text(clip(f"LoRA {status.adapter.path.name}{scale}", width)))
+        if status.tokenizer_warning:
+            lines.append(Text(clip(f"tokenizer {status.tokenizer}: {status.tokenizer_warning}", width),
+                              style=self.style_of("model--error")))
+        else:
+            lines.append(Text(clip(f"tokenizer {status.tokenizer}", width), style=dim))
         return lines
