@@ -386,25 +386,6 @@ def _add_hparams(w: gguf.GGUFWriter, s: _Shape, context_length: int) -> None:
     w.add_rope_freq_base(10000.0)
 
 
-def add_random_network(w: gguf.GGUFWriter, n_vocab: int, *, seed: int = 0, embedding_rows: int | None = None,
-                       output_rows: int | None = None) -> None:
-    """The hyperparameters and seeded random weights of the small llama network above, for a
-    vocabulary of `n_vocab` tokens that the caller writes (a SentencePiece conversion, say).
-    `embedding_rows` / `output_rows` other than n_vocab make a model whose matrices lack rows."""
-    shape = _Shape(2, 64, 4, 2, 128)
-    rng = np.random.default_rng(seed)
-    _add_hparams(w, shape, 2048)
-    tensors = _layers(shape, rng, silent=False)
-    tensors.update({
-        "token_embd.weight": rng.normal(0.0, 1.0, (embedding_rows or n_vocab, shape.n_embd)).astype(np.float32),
-        "output_norm.weight": np.ones(shape.n_embd, np.float32),
-        "output.weight": rng.normal(0.0, 2.5 / np.sqrt(shape.n_embd),
-                                    (output_rows or n_vocab, shape.n_embd)).astype(np.float32),
-    })
-    for tname, data in tensors.items():
-        w.add_tensor(tname, data)
-
-
 def _finish(w: gguf.GGUFWriter) -> None:
     w.write_header_to_file()
     w.write_kv_data_to_file()

@@ -5,9 +5,9 @@
 "llama", every piece with its score and type (SentencePiece's piece types and GGUF's
 token types share their numbers), then the 256 byte tokens `<0x00>`..`<0xFF>` appended
 with type BYTE when the `.model` has none of its own (`byte_tokens="none"` leaves them
-out: the GGUF that makes llama.cpp abort). The weights are the seeded random network of
-gguf_models. `edit` changes the converted vocabulary before it is written, to break the
-contract in one chosen way.
+out: the GGUF that makes llama.cpp abort). The weights are gguf_models' small random
+llama network, sized for the vocabulary. `edit` changes the converted vocabulary before
+it is written, to break the contract in one chosen way.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Callable
 
 import gguf
+import numpy as np
 import sentencepiece
 
-from gguf_models import _finish, add_random_network
+from gguf_models import _add_hparams, _finish, _layers, _Shape
 from scriptorium.inference.spm_model import BYTE, load_spm
 
 TEXT = Path(__file__).resolve().parent / "data" / "italiano.txt"
@@ -41,6 +42,25 @@ def train_spm(path: Path, *, model_type: str = "unigram", byte_fallback: bool = 
     )
     path.write_bytes(model.getvalue())
     return path
+
+
+def add_random_network(w: gguf.GGUFWriter, n_vocab: int, *, seed: int = 0, embedding_rows: int | None = None,
+                       output_rows: int | None = None) -> None:
+    """The hyperparameters and seeded random weights of the small llama network above, for a
+    vocabulary of `n_vocab` tokens that the caller writes (a SentencePiece conversion, say).
+    `embedding_rows` / `output_rows` other than n_vocab make a model whose matrices lack rows."""
+    shape = _Shape(2, 64, 4, 2, 128)
+    rng = np.random.default_rng(seed)
+    _add_hparams(w, shape, 2048)
+    tensors = _layers(shape, rng, silent=False)
+    tensors.update({
+        "token_embd.weight": rng.normal(0.0, 1.0, (embedding_rows or n_vocab, shape.n_embd)).astype(np.float32),
+        "output_norm.weight": np.ones(shape.n_embd, np.float32),
+        "output.weight": rng.normal(0.0, 2.5 / np.sqrt(shape.n_embd),
+                                    (output_rows or n_vocab, shape.n_embd)).astype(np.float32),
+    })
+    for tname, data in tensors.items():
+        w.add_tensor(tname, data)
 
 
 @dataclass
