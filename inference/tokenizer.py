@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import ctypes
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 from .errors import ModelFileError, ScriptoriumError
 from .spm_model import CONTROL, SpmModel
+from .text import describe_character
 
 SPACE_PIECE = "▁"
 """SentencePiece writes a space as U+2581; llama.cpp does the same before looking up pieces."""
@@ -40,13 +40,6 @@ class Tokenizer(Protocol):
     """What the panels say: 'llama.cpp' or 'SentencePiece (tokenizer.model)'."""
 
     def tokenize(self, text: str, *, add_bos: bool, special: bool) -> list[int]: ...
-
-
-def describe_character(char: str) -> str:
-    """'☕' (U+2615 HOT BEVERAGE); invisible characters by escape and code point only."""
-    name = unicodedata.name(char, "")
-    shown = char if char.isprintable() and char != " " else char.encode("unicode_escape").decode("ascii")
-    return f"'{shown}' (U+{ord(char):04X}{' ' + name if name else ''})"
 
 
 def describe_position(text: str, index: int) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 from .gguf_vocab import GGUFVocab
 from .settings import describe_ranges
 from .spm_model import BYTE, NORMAL, PIECE_TYPE_NAMES, USER_DEFINED, SpmModel
+from .text import describe_character
 
 GGUF_TYPE_NAMES = {0: "UNDEFINED", 1: "NORMAL", 2: "UNKNOWN", 3: "CONTROL", 4: "USER_DEFINED", 5: "UNUSED", 6: "BYTE"}
 ALLOWED_TYPES = {t: {t} for t in PIECE_TYPE_NAMES} | {USER_DEFINED: {USER_DEFINED, NORMAL}}
@@ -226,8 +227,6 @@ def _default_note(gguf: GGUFVocab, key: str) -> str:
 
 def normalization_changes(spm: SpmModel, sample: Sequence[str]) -> list[str]:
     """How the .model's normalizer rewrites the sample's characters: ["'…' -> '...'"]."""
-    from .tokenizer import describe_character
-
     changes = []
     for char in sorted(set("".join(sample)) - {" "}):
         normalized = spm.normalize("a" + char + "a")
