@@ -356,14 +356,7 @@ def write_llama_model(
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(name or f"scriptorium-test-{kind}")
     w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16 if f16 else gguf.LlamaFileType.ALL_F32))
-    w.add_context_length(context_length)
-    w.add_embedding_length(n_embd)
-    w.add_block_count(n_layer)
-    w.add_feed_forward_length(n_ff)
-    w.add_head_count(n_head)
-    w.add_head_count_kv(n_head_kv)
-    w.add_layer_norm_rms_eps(1e-5)
-    w.add_rope_freq_base(10000.0)
+    _add_hparams(w, shape, context_length)
     w.add_vocab_size(N_VOCAB)
     w.add_tokenizer_model("llama")
     w.add_token_list(vocab.tokens)
@@ -380,6 +373,17 @@ def write_llama_model(
         w.add_tensor(tname, data.astype(np.float16) if f16 and data.ndim == 2 else data)
     _finish(w)
     return path
+
+
+def _add_hparams(w: gguf.GGUFWriter, s: _Shape, context_length: int) -> None:
+    w.add_context_length(context_length)
+    w.add_embedding_length(s.n_embd)
+    w.add_block_count(s.n_layer)
+    w.add_feed_forward_length(s.n_ff)
+    w.add_head_count(s.n_head)
+    w.add_head_count_kv(s.n_head_kv)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(10000.0)
 
 
 def _finish(w: gguf.GGUFWriter) -> None:

@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, str] = {
     "models": "models_cmd",
     "config": "config_cmd",
     "sessions": "sessions_cmd",
+    "vocab": "vocab_cmd",
 }
 TUI_COMMAND = "tui_cmd"
 

@@ -139,6 +139,7 @@ class _Parser:
         good = self.each(self.table(data, "model"), "model", {
             "path": self.model_reference,
             "lora": self.path,
+            "tokenizer": self.path,
             "lora_scale": ruled("lora_scale"),
             "context_size": ruled("n_ctx"),
             "threads": ruled("n_threads", zero_means_none=True),

@@ -23,3 +23,7 @@ class ModelStatus:
     adapter: AdapterFacts | None = None
     error: str = ""
     file_size: int = 0
+    tokenizer: str = ""
+    """Which tokenizer cuts the text: 'llama.cpp' or 'SentencePiece (NAME.model)'."""
+    tokenizer_warning: str = ""
+    """Why the named .model is not used, or that the vocabulary has no byte tokens."""

@@ -215,6 +215,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
         self._show_model()
+        if self.model_status.tokenizer_warning:
+            self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
         if self.models.announce_demo():
             self.notify(f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying scriptorium out. "
                         f"Press {self.key_display('app.models')} to choose your own GGUF model.",
