@@ -257,9 +257,13 @@ class _Parser:
 
     def ui(self, data: Mapping[str, Any]) -> UiConfig:
         def theme(value: Any) -> str:
+            # Textual's own themes: the app registers no others.
+            from textual.theme import BUILTIN_THEMES
+
             name = _string(value).strip()
-            if not name:
-                raise _Bad("must name a theme, not an empty string")
+            if name not in BUILTIN_THEMES:
+                known = ", ".join(sorted(BUILTIN_THEMES))
+                raise _Bad(f"unknown theme {_show(value)}; the default is used (known: {known})")
             return name
 
         return UiConfig(**self.each(self.table(data, "ui"), "ui", {"theme": theme}))

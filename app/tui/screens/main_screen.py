@@ -155,6 +155,9 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def mode(self) -> str:
         return self.query_one(ContentSwitcher).current or "draft"
 
+    def action_switch_mode(self) -> None:
+        self.switch_mode()
+
     def switch_mode(self, mode: str | None = None) -> None:
         switcher = self.query_one(ContentSwitcher)
         switcher.current = mode or ("chat" if self.mode == "draft" else "draft")
@@ -167,12 +170,12 @@ class MainScreen(Screen[None], inherit_bindings=False):
         else:
             self.chat.input.focus()
 
-    def toggle_sidebar(self) -> None:
+    def action_toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display
         if not self.sidebar.display:
             self.focus_mode()
 
-    def focus_sampler(self) -> None:
+    def action_focus_sampler(self) -> None:
         self.sidebar.display = True
         sampler = self.sidebar.sampler
         sampler.display = True
