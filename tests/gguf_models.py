@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Union
 
 import gguf
 import numpy as np
@@ -193,6 +193,54 @@ UTF8_DEFAULT_PIECE = "<0xC3>"
 SENTENCE_PIECES = ("▁La", "▁casa", "▁era", "▁buia", ".", "</s>")
 
 
+# word -> its successors and their probabilities. "." starts a sentence again, as does
+# any word that is not a key. Every probability is k/500 with k not a multiple of 5, and
+# no two of a word's are equal (a tie would leave the order to the CPU's rounding): so
+# none lies on a colour-band edge (1, 5, 20, 50 %), a shown digit's rounding edge or an
+# eighth of a bar cell, and neither does the mean of ten of them (a multiple of 0.02 %).
+PHRASES = {
+    ".": {"▁La": 0.512, "▁Il": 0.306, "▁Poi": 0.182},
+    "▁La": {"▁notte": 0.524, "▁casa": 0.294, "▁luna": 0.182},
+    "▁la": {"▁luna": 0.516, "▁porta": 0.302, "▁strada": 0.182},
+    "▁Il": {"▁gatto": 0.528, "▁cane": 0.286, "▁vento": 0.186},
+    "▁il": {"▁gatto": 0.508, "▁cane": 0.314, "▁mare": 0.178},
+    "▁Poi": {"▁il": 0.562, "▁la": 0.438},
+    "▁notte": {"▁era": 0.614, "▁fu": 0.386},
+    "▁casa": {"▁era": 0.596, "▁fu": 0.404},
+    "▁luna": {".": 0.592, ",": 0.254, "▁era": 0.154},
+    "▁porta": {".": 0.618, ",": 0.382},
+    "▁strada": {".": 0.584, ",": 0.416},
+    "▁era": {"▁lunga": 0.446, "▁buia": 0.348, "▁dolce": 0.206},
+    "▁fu": {"▁lunga": 0.556, "▁buia": 0.444},
+    "▁lunga": {",": 0.562, ".": 0.438},
+    "▁buia": {".": 0.612, ",": 0.388},
+    "▁dolce": {",": 0.566, ".": 0.434},
+    ",": {"▁e": 0.494, "▁ma": 0.302, "▁poi": 0.204},
+    "▁e": {"▁il": 0.554, "▁la": 0.446},
+    "▁ma": {"▁la": 0.608, "▁il": 0.392},
+    "▁poi": {"▁la": 0.558, "▁il": 0.442},
+    "▁gatto": {"▁guardò": 0.546, "▁aspettava": 0.298, "▁tornò": 0.156},
+    "▁cane": {"▁guardò": 0.408, "▁aspettava": 0.344, "▁tornò": 0.248},
+    "▁vento": {"▁tornò": 0.602, "▁era": 0.398},
+    "▁mare": {".": 0.692, ",": 0.308},
+    "▁guardò": {"▁la": 0.606, "▁il": 0.394},
+    "▁aspettava": {".": 0.554, ",": 0.446},
+    "▁tornò": {".": 0.648, ",": 0.352},
+}
+PHRASES_GREEDY = " La notte era lunga, e il gatto guardò la luna."
+
+
+def phrases_transitions() -> tuple[dict[int, dict[int, float]], dict[int, float]]:
+    """(transitions, default_next) of the "phrases" kind, with probabilities."""
+    vocab = italian_vocab()
+
+    def ids(choices: Mapping[str, float]) -> dict[int, float]:
+        return {vocab.id_of(piece): p for piece, p in choices.items()}
+
+    table = {vocab.id_of(word): ids(choices) for word, choices in PHRASES.items()}
+    return table, ids(PHRASES["."])
+
+
 def utf8_transitions() -> tuple[dict[int, int], int]:
     """(transitions, default_next) of the "utf8_bytes" kind."""
     table = {k: v for chain in UTF8_CHAINS for k, v in _chain(*chain).items()}
@@ -210,13 +258,14 @@ SIMPLE_CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}assistant:{% endif %}"
 )
 
-KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence")
+KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence", "phrases")
 
 # Channel 0 of the residual stream holds a constant in the "random" and "byte_loop"
 # models (nothing writes to it), so output-matrix column 0 acts as a per-token bias
 # and the LoRA adapter can read it to push one token from any context.
 _BIAS_LEVEL = 4.0
 _MARKOV_MARGIN = 30.0
+_RMS_EPS = 1e-5
 
 
 @dataclass(frozen=True)
@@ -274,21 +323,33 @@ def _biased_head(s: _Shape, rng: np.random.Generator, bias: np.ndarray, spread: 
     return embd, out
 
 
-def _markov_head(s: _Shape, transitions: Mapping[int, int], default_next: int
+Successors = Union[int, Mapping[int, float]]
+
+
+def _markov_head(s: _Shape, transitions: Mapping[int, Successors], default_next: Successors
                  ) -> tuple[np.ndarray, np.ndarray]:
+    """One channel per key token; a successor's logit is _MARKOV_MARGIN plus the log of
+    its probability relative to the likeliest one (a single id: probability 1)."""
     E = s.n_embd
     if len(transitions) > E - 1:
         raise ValueError(f"at most {E - 1} transitions fit in n_embd={E}")
     embd = np.zeros((N_VOCAB, E), np.float32)
     out = np.zeros((N_VOCAB, E), np.float32)
     embd[:, 0] = 1.0
-    # RMS norm maps a one-hot embedding to sqrt(E) on its channel, whatever its scale.
-    scale = _MARKOV_MARGIN / np.sqrt(E)
-    out[default_next, 0] = scale
+    # RMS norm maps a one-hot embedding to 1 / sqrt(1/E + eps) on its channel.
+    normed = 1.0 / np.sqrt(1.0 / E + _RMS_EPS)
+
+    def write(dim: int, successors: Successors) -> None:
+        choices = {successors: 1.0} if isinstance(successors, int) else dict(successors)
+        top = max(choices.values())
+        for dst, p in choices.items():
+            out[dst, dim] = (_MARKOV_MARGIN + np.log(p / top)) / normed
+
+    write(0, default_next)
     for dim, (src, dst) in enumerate(transitions.items(), start=1):
         embd[src] = 0.0
         embd[src, dim] = 1.0
-        out[dst, dim] = scale
+        write(dim, dst)
     return embd, out
 
 
@@ -333,7 +394,8 @@ def write_llama_model(
     rng = np.random.default_rng(seed)
     markov = {"markov": lambda: (transitions, default_next),
               "utf8_bytes": utf8_transitions,
-              "sentence": sentence_transitions}.get(kind, lambda: None)()
+              "sentence": sentence_transitions,
+              "phrases": phrases_transitions}.get(kind, lambda: None)()
 
     tensors = _layers(shape, rng, silent=markov is not None)
     if markov is not None:
@@ -362,7 +424,7 @@ def write_llama_model(
     w.add_feed_forward_length(n_ff)
     w.add_head_count(n_head)
     w.add_head_count_kv(n_head_kv)
-    w.add_layer_norm_rms_eps(1e-5)
+    w.add_layer_norm_rms_eps(_RMS_EPS)
     w.add_rope_freq_base(10000.0)
     w.add_vocab_size(N_VOCAB)
     w.add_tokenizer_model("llama")
