@@ -185,8 +185,12 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self.tui.refresh_sampler_panel()
 
     def _current(self, request_id: int) -> ActiveGeneration | None:
+        """The generation a worker message belongs to, if it is still to be drawn: not
+        once the app is quitting and its panes are going (the draft is saved by then)."""
         active = self._active
-        return active if active is not None and active.request.id == request_id else None
+        if active is None or active.request.id != request_id or not self.is_attached:
+            return None
+        return active
 
     @on(PrefillProgressed)
     def _prefill_progressed(self, message: PrefillProgressed) -> None:

@@ -289,4 +289,5 @@ class DraftPane(PaneAccess, DraftCandidates, DraftInspection, Vertical):
         return True
 
     def watch_modified(self, modified: bool) -> None:
-        self.main.draft_state_changed()
+        if self.on_screen:  # an autosave can come as the app closes
+            self.main.draft_state_changed()
