@@ -234,7 +234,7 @@ class ScriptoriumApp(SessionsMixin, BindingRegistry, App[None], inherit_bindings
     def watch_model_status(self) -> None:
         if not self._screen_ready:
             return
-        self.main.status.update_state(model=self.model_status)
+        self.main.show_model_state()
         self.main.sidebar.model.show(self.model_status, self.lora_scale, self.key_display("app.load_model"))
 
     def require_engine(self) -> Engine | None:

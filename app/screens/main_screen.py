@@ -102,6 +102,16 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
         self.focus_mode()
+        self.show_model_state()
+
+    def show_model_state(self) -> None:
+        """The model's state in the status bar and in the panels' text before a first
+        token, with the key that starts one in this mode."""
+        status = self.tui.model_status
+        self.status.update_state(model=status)
+        start = (f"press {self.tui.key_display('draft.continue')} to continue the draft" if self.mode == "draft"
+                 else "press ⏎ to send a message")
+        self.sidebar.show_model_state(status.state, start)
 
     # ---- modes and panels ----------------------------------------------------------
     @property
@@ -112,6 +122,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         switcher = self.query_one(ContentSwitcher)
         switcher.current = mode or ("chat" if self.mode == "draft" else "draft")
         self.status.update_state(mode=self.mode)
+        self.show_model_state()
         self.focus_mode()
 
     def focus_mode(self) -> None:
@@ -227,6 +238,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def _clear_activity(self) -> None:
         self.status.update_state(activity="")
+        self.sidebar.probabilities.stream_ended()
 
     @on(GenerationFinished)
     async def _generation_finished(self, message: GenerationFinished) -> None:
