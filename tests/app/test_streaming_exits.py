@@ -8,15 +8,30 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import OptionList
 from tui_helpers import GREEDY, Gate, make_app, model_ready, run
 
 from scriptorium.app.screens.model_picker import ModelPickerScreen
+from scriptorium.app.tui import ScriptoriumApp
 
 LONG = GREEDY.with_changes(max_tokens=200, preset="greedy")
 OPENING = "C'era una volta"
+
+
+def writing_app(model: Path, draft: Path, gate: Gate) -> ScriptoriumApp:
+    """An app whose generations stop at `gate` until it is released."""
+    return make_app(model, draft=draft, loader=gate.loader, sampler=LONG)
+
+
+async def model_writing(pilot: Pilot[Any], gate: Gate) -> None:
+    """Type OPENING, continue it, and return while the model is writing (held at the gate)."""
+    await model_ready(pilot)
+    await pilot.press(*OPENING, "ctrl+g")
+    await gate.wait_reached()
 
 
 def test_quitting_while_the_model_writes(random_model: Path, tmp_path: Path) -> None:
@@ -24,11 +39,9 @@ def test_quitting_while_the_model_writes(random_model: Path, tmp_path: Path) -> 
     gate = Gate(after_tokens=2)
 
     async def scenario() -> None:
-        app = make_app(random_model, draft=draft, loader=gate.loader, sampler=LONG)
+        app = writing_app(random_model, draft, gate)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING, "ctrl+g")
-            await gate.wait_reached()
+            await model_writing(pilot, gate)
             # The worker sends the rest of its tokens while the app is closing.
             gate.release()
             await pilot.press("ctrl+q")
@@ -44,11 +57,9 @@ def test_another_screen_while_the_model_writes(random_model: Path, tmp_path: Pat
     gate = Gate(after_tokens=2)
 
     async def scenario() -> None:
-        app = make_app(random_model, draft=draft, loader=gate.loader, sampler=LONG)
+        app = writing_app(random_model, draft, gate)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING, "ctrl+g")
-            await gate.wait_reached()
+            await model_writing(pilot, gate)
             await pilot.press(key)
             assert app.screen is not app.main
             gate.release()  # the tokens arrive while the other screen is on top
@@ -71,11 +82,9 @@ def test_changing_the_model_while_it_writes(
     gate = Gate(after_tokens=2)
 
     async def scenario() -> None:
-        app = make_app(random_model, draft=draft, loader=gate.loader, sampler=LONG)
+        app = writing_app(random_model, draft, gate)
         async with app.run_test(size=(120, 45)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING, "ctrl+g")
-            await gate.wait_reached()
+            await model_writing(pilot, gate)
             await pilot.press("f10")
             picker = app.screen
             assert isinstance(picker, ModelPickerScreen)
