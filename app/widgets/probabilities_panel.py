@@ -30,7 +30,7 @@ class ProbabilitiesPanel(Panel):
         super().__init__()
         self.top_n = top_n
         self.event: TokenEvent | None = None
-        self.idle = ("waiting for the model",)
+        self.idle = ("no model loaded",)
         """What shows before the first token: set from the model's state (set_idle)."""
         self._generating = False
 
