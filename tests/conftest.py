@@ -68,6 +68,12 @@ def sentence_model(gguf_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def phrases_model(gguf_dir: Path) -> Path:
+    """Italian phrases whose every choice wins by a wide margin: for tests that show text."""
+    return gguf_models.write_llama_model(gguf_dir / "phrases.gguf", kind="phrases")
+
+
+@pytest.fixture(scope="session")
 def lora_adapter(gguf_dir: Path, random_model: Path) -> Path:
     """Pushes "▁gatto" to the top on random_model at scale 1."""
     return gguf_models.write_lora_adapter(gguf_dir / "lora-gatto.gguf", random_model)
