@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual.pilot import Pilot
-from tui_helpers import GREEDY, EngineSpy, Gate, fixed_clock_loader, make_app, model_ready, run, spying_loader
+from tui_helpers import EngineSpy, GREEDY, Gate, fixed_clock_loader, make_app, model_ready, run, saved, spying_loader
 
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -166,7 +166,7 @@ async def candidates_dialog(pilot: Pilot[Any]) -> None:
     await pilot.press(*PROMPT, "ctrl+n")
     await candidates_written(pilot)
     await pilot.press("right")
-    await pilot.pause()
+    await saved(pilot)
 
 
 def test_candidates_dialog_side_by_side(snap_compare: Any, phrases_model: Path) -> None:

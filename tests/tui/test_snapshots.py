@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
-from tui_helpers import fixed_clock_loader, make_app, model_ready
+from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
 
 SIZES = {"small": (80, 24), "large": (160, 48)}
 
@@ -25,7 +25,7 @@ async def continue_draft(pilot: Pilot[Any]) -> None:
     await pilot.press(*"C'era una volta una casa sul lago.")
     await pilot.press("ctrl+g")
     await app.main.wait_until_idle()
-    await pilot.pause()
+    await saved(pilot)
 
 
 async def chat_once(pilot: Pilot[Any]) -> None:
@@ -34,7 +34,7 @@ async def chat_once(pilot: Pilot[Any]) -> None:
     app.main.chat.query_one(Input).cursor_blink = False
     await pilot.press(*"Ciao! Com'è la casa?", "enter")
     await app.main.wait_until_idle()
-    await pilot.pause()
+    await saved(pilot)
 
 
 @pytest.mark.parametrize("size", SIZES)

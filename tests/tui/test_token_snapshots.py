@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input
-from tui_helpers import fixed_clock_loader, make_app, model_ready
+from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
 
 
 async def coloured_draft(pilot: Pilot[Any]) -> None:
@@ -24,7 +24,7 @@ async def coloured_draft(pilot: Pilot[Any]) -> None:
     await pilot.press("tab", "ctrl+g")
     await app.main.wait_until_idle()
     await pilot.press("f8", "f4", "left")
-    await pilot.pause()
+    await saved(pilot)
 
 
 async def coloured_chat(pilot: Pilot[Any]) -> None:
@@ -34,7 +34,7 @@ async def coloured_chat(pilot: Pilot[Any]) -> None:
     await pilot.press(*"Ciao! Com'è la casa?", "enter")
     await app.main.wait_until_idle()
     await pilot.press("f8")
-    await pilot.pause()
+    await saved(pilot)
 
 
 def test_draft_coloured_by_probability(snap_compare: Any, phrases_model: Path) -> None:

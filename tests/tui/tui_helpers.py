@@ -162,6 +162,15 @@ class Gate:
         return engine
 
 
+async def saved(pilot: Pilot[Any]) -> None:
+    """Save now what the autosave would save a moment later, so a screenshot never depends
+    on whether its timer fired yet (the title bar's unsaved marker)."""
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    app.save_everything()
+    await pilot.pause()
+
+
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
     """Run an async Pilot scenario from a plain pytest test."""
     asyncio.run(scenario())
