@@ -16,6 +16,7 @@ _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
+import gguf_adapters  # noqa: E402
 import gguf_models  # noqa: E402
 import spm_models  # noqa: E402
 
@@ -76,13 +77,13 @@ def phrases_model(gguf_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def lora_adapter(gguf_dir: Path, random_model: Path) -> Path:
     """Pushes "▁gatto" to the top on random_model at scale 1."""
-    return gguf_models.write_lora_adapter(gguf_dir / "lora-gatto.gguf", random_model)
+    return gguf_adapters.write_lora_adapter(gguf_dir / "lora-gatto.gguf", random_model)
 
 
 @pytest.fixture(scope="session")
 def foreign_lora_adapter(gguf_dir: Path, random_model: Path) -> Path:
     """Declares general.architecture = "gemma3": llama.cpp refuses it on our models."""
-    return gguf_models.write_lora_adapter(
+    return gguf_adapters.write_lora_adapter(
         gguf_dir / "lora-gemma3.gguf", random_model, architecture="gemma3"
     )
 
@@ -90,7 +91,7 @@ def foreign_lora_adapter(gguf_dir: Path, random_model: Path) -> Path:
 @pytest.fixture(scope="session")
 def bad_gguf_files(gguf_dir: Path, random_model: Path) -> dict[str, Path]:
     """{"not_gguf", "truncated", "empty"} -> a *.gguf file that must fail to load."""
-    return gguf_models.write_bad_files(gguf_dir / "bad", random_model)
+    return gguf_adapters.write_bad_files(gguf_dir / "bad", random_model)
 
 
 # ---- header-only GGUF files and a fake HOME, for config, discovery and model-choice tests ----

@@ -27,7 +27,7 @@ from typing import Sequence
 import gguf
 import numpy as np
 
-from gguf_models import BOS_ID, EOS_ID, N_VOCAB, UNK_ID, _finish, italian_vocab
+from gguf_models import BOS_ID, EOS_ID, N_VOCAB, UNK_ID, finish, italian_vocab
 
 ARCH = "gemma3"
 
@@ -116,5 +116,5 @@ def write_gemma3_model(
     writer.add_add_eos_token(False)
     for name, data in tensors.items():
         writer.add_tensor(name, data)
-    _finish(writer)
+    finish(writer)
     return path

@@ -29,155 +29,23 @@ Model kinds (`write_llama_model(kind=...)`) and what they emit:
   and stops; a prompt ending inside the chain continues from there ("▁casa" gives
   ▁era ▁buia . </s>; "." gives </s> at once).
 
-`write_lora_adapter` writes an adapter that, at scale 1, makes LORA_PUSH_PIECE
-("▁gatto") the greedy choice of a "random" base from any context (its logit rises by
-about 15-20); scale 0 leaves the logits bit-identical. `write_bad_files` writes files
-that must fail to load.
+The LoRA adapter for these models and the files that must fail to load are written by
+gguf_adapters.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Union
+from typing import Mapping, Union
 
 import gguf
 import numpy as np
 from gguf_phrases import PHRASES, PHRASES_GREEDY  # noqa: F401  (PHRASES_GREEDY: for the tests)
 
-N_PIECES = 16_000
-N_VOCAB = 16_256
-FIRST_BYTE_ID = N_PIECES
-UNK_ID, BOS_ID, EOS_ID = 0, 1, 2
-LORA_PUSH_PIECE = "▁gatto"
-
-# Printable ASCII, the SentencePiece space, Italian letters and typography. "\n" is a
-# piece too, so ordinary text (newlines included) never needs byte tokens.
-_CHARS = (
-    ["▁", "\n"]
-    + [chr(c) for c in range(0x21, 0x7F)]
-    + list("àèéìòùÀÈÉÌÒÙ’«»“”‘—…")
+from italian_vocab import (  # noqa: F401  (also imported from here by the tests)
+    BOS_ID, CHARS, EOS_ID, FIRST_BYTE_ID, LORA_PUSH_PIECE, N_PIECES, N_VOCAB, UNK_ID, Vocab, byte_id, italian_vocab,
 )
-
-_WORDS = """
-il la lo le li gli i un una uno e è di da in con su per tra fra a al alla allo ai agli
-alle del della dello dei degli delle nel nella nello nei negli nelle sul sulla dal dalla
-col che chi cui non ma se o né anche come quando dove perché poi già ancora sempre mai
-più meno molto poco tanto troppo ogni tutto tutti tutta tutte questo questa quello
-quella stesso altro altra altri io tu lui lei noi voi loro mi ti si ci vi ne me te sé
-mio mia tuo tua suo sua nostro vostro essere era erano fu fosse sono sei siamo stato
-stata avere aveva avevano ebbe ha hanno ho fare fece fatto dire disse detto andare andò
-venire venne vedere vide guardare guardò sentire sentì sapere sapeva potere poteva
-volere voleva dovere doveva stare stava parlare parlò pensare pensava tornare tornò
-restare rimase prendere prese mettere mise lasciare lasciò trovare trovò aspettare
-aspettava chiamare casa notte giorno sera mattina tempo anno vita mondo uomo donna
-bambino bambina madre padre figlio figlia fratello sorella amico amica nome voce occhi
-mano mani cuore testa viso porta finestra strada città paese mare cielo sole luna stella
-terra acqua fuoco vento pioggia neve albero fiore campo bosco monte fiume lago libro
-lettera parola storia silenzio sogno luce ombra buio freddo caldo gatto cane cavallo
-uccello pane vino tavola letto stanza muro chiesa piazza treno nave viaggio guerra pace
-paura amore dolore gioia speranza memoria verità buia buio lunga lungo grande piccolo
-piccola vecchio vecchia giovane nuovo nuova bello bella brutto alto alta basso bianco
-bianca nero nera rosso rossa verde azzurro chiaro scuro dolce triste felice solo sola
-ultimo ultima primo prima dopo sopra sotto dentro fuori vicino lontano oggi ieri domani
-adesso allora così qui qua lì là forse proprio niente nulla qualcosa qualcuno nessuno La
-Il Lo Le Gli I Un Una E Di In Con Per Ma Non Che Era Quando Come Dove Poi Anche Io Tu
-Lui Lei Noi Voi Loro Questo Questa Quella Quel Nel Nella Sul Dal Così Allora Forse
-Sempre Ancora Tutto Ogni Casa Notte Giorno Sera
-"""
-
-_SUFFIXES = """
-are ere ire ato ata ati ate ito ita iti uto uta ando endo zione zioni mente
-issimo issima etto etta ino ina ini ine one oni ano ono ava avo avano eva evano
-iva ivano ebbe essi asse assero erò erà eria ezza anza enza ismo ista isti
-"""
-
-
-@dataclass(frozen=True)
-class Vocab:
-    """Pieces, scores and token types (gguf.TokenType values) indexed by token id."""
-
-    tokens: tuple[str, ...]
-    scores: tuple[float, ...]
-    types: tuple[int, ...]
-    _index: dict[str, int] = field(repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-    def id_of(self, piece: str) -> int:
-        """Id of `piece` ("▁casa", "<0xFF>", "</s>"); KeyError if absent."""
-        return self._index[piece]
-
-    @property
-    def word_ids(self) -> tuple[int, ...]:
-        """Ids of the whole-word pieces ("▁il", "▁casa"...), in vocabulary order."""
-        return tuple(self._index["▁" + w] for w in dict.fromkeys(_WORDS.split()))
-
-    @property
-    def byte_ids(self) -> range:
-        return range(FIRST_BYTE_ID, N_VOCAB)
-
-
-def byte_id(value: int) -> int:
-    """Token id of the byte token for `value` (0..255)."""
-    return FIRST_BYTE_ID + value
-
-
-def _fillers() -> Iterable[str]:
-    # Pseudo-Italian syllables, so that text sampled from the random model still
-    # reads as text. Their prefixes are not pieces, so the tokenizer rarely forms them.
-    syllables = [c + v for c in "bcdfglmnprstvz" for v in "aeiou"]
-    for a in syllables:
-        for b in syllables:
-            yield "▁" + a + b
-            yield a + b
-    for a in syllables:
-        for b in syllables:
-            for c in syllables:
-                yield "▁" + a + b + c
-
-
-@lru_cache(maxsize=1)
-def italian_vocab() -> Vocab:
-    """The author's 16,256-token layout; see the module docstring."""
-    T = gguf.TokenType
-    pieces: dict[str, int] = {}  # piece -> token type, insertion order = id
-
-    def add(piece: str, ttype: int = T.NORMAL) -> None:
-        pieces.setdefault(piece, ttype)
-
-    add("<unk>", T.UNKNOWN)
-    add("<s>", T.CONTROL)
-    add("</s>", T.CONTROL)
-    for ch in _CHARS:
-        add(ch)
-    words = ["▁" + w for w in _WORDS.split()]
-    suffixes = _SUFFIXES.split()
-    for piece in words + suffixes:
-        add(piece)
-    # llama.cpp's SPM tokenizer only merges adjacent symbols whose concatenation is a
-    # piece, so every prefix of a word must exist for the whole word to be reachable.
-    for piece in words + suffixes:
-        for end in range(2, len(piece)):
-            add(piece[:end])
-    fillers = _fillers()
-    while len(pieces) < N_PIECES:
-        add(next(fillers))
-    assert len(pieces) == N_PIECES
-
-    tokens = list(pieces)
-    types = [int(t) for t in pieces.values()]
-    # SentencePiece ranks merges by score: longer pieces score higher, so whole
-    # words win over their prefixes; specials stay at 0.
-    scores = [0.0 if t != T.NORMAL else float(len(p)) for p, t in pieces.items()]
-    for b in range(256):
-        tokens.append(f"<0x{b:02X}>")
-        types.append(int(T.BYTE))
-        scores.append(0.0)
-    index = {p: i for i, p in enumerate(tokens)}
-    return Vocab(tuple(tokens), tuple(scores), tuple(types), index)
 
 
 def _chain(*pieces: str) -> dict[int, int]:
@@ -322,7 +190,7 @@ def _markov_head(s: _Shape, transitions: Mapping[int, Successors], default_next:
 def _random_bias(vocab: Vocab, *, words: float, bytes_: float, chars: float) -> np.ndarray:
     bias = np.zeros(N_VOCAB, np.float32)
     bias[list(vocab.word_ids)] = words
-    bias[3:3 + len(_CHARS)] = chars
+    bias[3:3 + len(CHARS)] = chars
     bias[FIRST_BYTE_ID:] = bytes_
     bias[[UNK_ID, BOS_ID, EOS_ID]] = -12.0
     return bias
@@ -399,7 +267,7 @@ def write_llama_model(
         w.add_chat_template(chat_template)
     for tname, data in tensors.items():
         w.add_tensor(tname, data.astype(np.float16) if f16 and data.ndim == 2 else data)
-    _finish(w)
+    finish(w)
     return path
 
 
@@ -414,82 +282,8 @@ def _add_hparams(w: gguf.GGUFWriter, s: _Shape, context_length: int) -> None:
     w.add_rope_freq_base(10000.0)
 
 
-def _finish(w: gguf.GGUFWriter) -> None:
+def finish(w: gguf.GGUFWriter) -> None:
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-
-
-def write_lora_adapter(
-    path: str | Path,
-    base_model: str | Path,
-    *,
-    rank: int = 4,
-    alpha: float | None = None,
-    seed: int = 0,
-    targets: tuple[str, ...] = ("output", "attn_q", "attn_v"),
-    push_piece: str = LORA_PUSH_PIECE,
-    strength: float = 8.0,
-    architecture: str | None = None,
-) -> Path:
-    """Write a llama.cpp LoRA adapter for the GGUF at `base_model`.
-
-    Tensor shapes and the architecture come from the base file. "output" (the LM
-    head, which llama.cpp routes through its LoRA matmul) gets a rank-1 push of
-    `push_piece` read off the bias channel: at scale 1 it adds about
-    2-2.5 * strength * alpha / rank (16-20 by default) to that logit, enough to win
-    greedy decoding on a "random" base, not on "byte_loop" whose bytes sit higher.
-    Other targets (attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down)
-    get small random deltas; token_embd is not supported.
-    `architecture` overrides general.architecture, e.g. "gemma3" for an adapter that
-    llama.cpp must refuse on these models.
-    """
-    path = Path(path)
-    alpha = float(rank if alpha is None else alpha)
-    rng = np.random.default_rng(seed)
-    reader = gguf.GGUFReader(str(base_model))
-    field_ = reader.fields["general.architecture"]
-    base_arch = bytes(field_.parts[field_.data[0]]).decode()
-    shapes = {t.name: tuple(int(n) for n in reversed(t.shape)) for t in reader.tensors}
-
-    w = gguf.GGUFWriter(str(path), architecture or base_arch)
-    w.add_type(gguf.GGUFType.ADAPTER)
-    w.add_string(gguf.Keys.Adapter.TYPE, "lora")
-    w.add_float32(gguf.Keys.Adapter.LORA_ALPHA, alpha)
-    w.add_name(f"scriptorium-test-lora-{push_piece.lstrip('▁')}")
-    wanted = set(targets)
-    for tname, (n_out, n_in) in ((n, s) for n, s in shapes.items() if len(s) == 2):
-        stem = tname.removesuffix(".weight").split(".")[-1]
-        if stem not in wanted or tname == "token_embd.weight":
-            continue
-        a = rng.normal(0.0, 1.0 / np.sqrt(n_in), (rank, n_in)).astype(np.float32)
-        b = rng.normal(0.0, 0.02, (n_out, rank)).astype(np.float32)
-        if stem == "output":
-            a[0] = 0.0
-            a[0, 0] = 1.0
-            b[:, 0] = 0.0
-            b[italian_vocab().id_of(push_piece), 0] = strength
-        w.add_tensor(f"{tname}.lora_a", a)
-        w.add_tensor(f"{tname}.lora_b", b)
-    _finish(w)
-    return path
-
-
-def write_bad_files(directory: str | Path, model_path: str | Path) -> dict[str, Path]:
-    """Files named *.gguf that llama.cpp must refuse: {"not_gguf", "truncated", "empty"}.
-
-    "truncated" is the first half of the real model at `model_path`.
-    """
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    files = {
-        "not_gguf": directory / "notes.gguf",
-        "truncated": directory / "truncated.gguf",
-        "empty": directory / "empty.gguf",
-    }
-    files["not_gguf"].write_text("Questo non è un modello.\n", encoding="utf-8")
-    data = Path(model_path).read_bytes()
-    files["truncated"].write_bytes(data[: len(data) // 2])
-    files["empty"].write_bytes(b"")
-    return files

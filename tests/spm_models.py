@@ -21,7 +21,7 @@ import gguf
 import numpy as np
 import sentencepiece
 
-from gguf_models import _add_hparams, _finish, _layers, _Shape
+from gguf_models import _add_hparams, _layers, _Shape, finish
 from scriptorium.inference.spm_model import BYTE, load_spm
 
 TEXT = Path(__file__).resolve().parent / "data" / "italiano.txt"
@@ -107,5 +107,5 @@ def convert_to_gguf(spm_path: Path, gguf_path: Path, *, byte_tokens: str = "appe
     w.add_add_bos_token(True)
     w.add_add_eos_token(False)
     w.add_add_space_prefix(vocab.add_space_prefix)
-    _finish(w)
+    finish(w)
     return gguf_path
