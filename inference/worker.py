@@ -39,6 +39,9 @@ FLUSH_INTERVAL_S = 0.01
 TEST_ABORT_AFTER_TOKENS = "SCRIPTORIUM_TEST_ABORT_AFTER_TOKENS"
 """Tests only: after this many generated tokens, abort through llama.cpp's own
 `ggml_abort`, as a GGML_ASSERT does (same stderr line format, same SIGABRT)."""
+TEST_HOLD_AFTER_TOKENS = "SCRIPTORIUM_TEST_HOLD_AFTER_TOKENS"
+"""Tests only: after this many generated tokens, wait until the request is cancelled, so
+a test cancels a generation under way without racing a fast model."""
 
 
 class Worker:
@@ -51,6 +54,7 @@ class Worker:
         self._parent_gone = False
         self._engine: Engine | None = None
         self._abort_after = int(os.environ.get(TEST_ABORT_AFTER_TOKENS) or 0)
+        self._hold_after = int(os.environ.get(TEST_HOLD_AFTER_TOKENS) or 0)
 
     def run(self) -> None:
         threading.Thread(target=self._read_requests, name="requests", daemon=True).start()
@@ -94,12 +98,13 @@ class Worker:
                 self._load(message[1])
             elif kind == "generate":
                 _, _, prompt, settings, bias, top_n, special = message
+                stop = self._stopper(request_id)
                 self._stream(request_id, self._loaded().generate(
-                    prompt, settings, bias, top_n=top_n, should_stop=self._stopper(request_id), special=special))
+                    prompt, settings, bias, top_n=top_n, should_stop=stop, special=special), stop)
             elif kind == "score":
                 _, _, text, top_n = message
-                self._stream(request_id, self._loaded().score(text, top_n=top_n,
-                                                              should_stop=self._stopper(request_id)))
+                stop = self._stopper(request_id)
+                self._stream(request_id, self._loaded().score(text, top_n=top_n, should_stop=stop), stop)
             elif kind == "lora":
                 engine = self._loaded()
                 engine.set_lora_scale(message[2])
@@ -126,7 +131,7 @@ class Worker:
             n_ctx=engine.n_ctx, n_vocab=engine.n_vocab, byte_token_ids=tuple(engine.byte_token_ids),
             kv_layout=engine.kv_layout, chat_template=template, bos_text=bos)))
 
-    def _stream(self, request_id: int, events: Iterator[Event]) -> None:
+    def _stream(self, request_id: int, events: Iterator[Event], should_stop: Callable[[], bool]) -> None:
         engine = self._loaded()
         batch: list[Event] = []
         last_token_flush = -FLUSH_INTERVAL_S
@@ -136,9 +141,14 @@ class Worker:
                 batch.append(event)
                 if isinstance(event, (TokenEvent, TokenScore)):
                     tokens += isinstance(event, TokenEvent)
-                    if self._abort_after and tokens == self._abort_after:
+                    if tokens and tokens in (self._abort_after, self._hold_after):
                         self._send(("events", request_id, batch, engine.kv_usage().tokens, False))
-                        _abort_as_llama_cpp_does(f"scriptorium test hook: abort after {tokens} tokens")
+                        batch = []
+                        if tokens == self._abort_after:
+                            _abort_as_llama_cpp_does(f"scriptorium test hook: abort after {tokens} tokens")
+                        while not should_stop():
+                            time.sleep(0.005)
+                        continue
                     now = time.monotonic()
                     if now - last_token_flush < FLUSH_INTERVAL_S:
                         continue

@@ -1,4 +1,11 @@
-"""`scriptorium continue`: continue a draft headless, streaming to stdout (or JSON lines)."""
+"""`scriptorium continue`: continue a draft headless, streaming to stdout (or JSON lines).
+
+The engine runs in a child process, as the app's does: llama.cpp's asserts abort the
+process they happen in, and only from outside it can `continue` say so in one line and
+exit with status 2. It costs the child's start and a pipe between the tokens and stdout.
+If this process ends early (an error, a closed pipe), the child sees its requests' pipe
+close and exits too.
+"""
 
 from __future__ import annotations
 
@@ -53,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     import contextlib
 
     from scriptorium import prompts
-    from scriptorium.inference.engine import Engine
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
+    from scriptorium.inference.isolated import IsolatedBackend
     from scriptorium.inference.settings import SettingsError
 
     from scriptorium.app import paths
@@ -69,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     draft = read_draft(args.file)
     prompt = prompts.render_continue(draft, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
     model_path = resolve_model(chosen.model, config, stderr_progress())
-    engine = Engine.load(chosen.load_options(model_path))
+    engine = IsolatedBackend.load(chosen.load_options(model_path))
     settings, bias = chosen.sampler, chosen.bias
     out = sys.stdout
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:

@@ -93,6 +93,16 @@ class ModelLifecycle:
         self._failed_options = options
         return True
 
+    def crashed(self, backend: Backend, lora_scale: float | None) -> LoadOptions | None:
+        """`backend`'s engine died: the options to load it again with (its last good
+        settings, the adapter at the scale in use), or None when it is no longer the one
+        loaded (replaced already, or its crash already reported by another request)."""
+        if backend is not self.backend:
+            return None
+        if lora_scale is not None and backend.adapter is not None:
+            return replace(backend.options, lora_scale=lora_scale)
+        return backend.options
+
     def announce_demo(self) -> bool:
         """Whether the model just loaded is the demo model, started by default (said once)."""
         backend = self.backend

@@ -34,7 +34,7 @@ from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.loading import (
-    ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_backend,
+    BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_backend,
 )
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
@@ -226,6 +226,16 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self._show_model()
             self.notify(f"{message.error}\nYour text is safe; press {self.key_display('app.load_model')} to load "
                         "another model.", title="Model not loaded", severity="error", timeout=15)
+
+    @on(BackendCrashed)
+    def _backend_crashed(self, message: BackendCrashed) -> None:
+        # The failed request has said what llama.cpp wrote; the text is saved before anything else.
+        options = self.models.crashed(message.backend, self.lora_scale)
+        if options is not None:
+            saved = self.save_everything()
+            self.notify(f"Reloading {options.model_path.name} with the same settings."
+                        + (" Your text is saved." if saved else ""), title="Model engine restarting", timeout=10)
+            self.load_model(options)
 
     @on(ModelFileHashed)
     def _file_hashed(self, message: ModelFileHashed) -> None:
