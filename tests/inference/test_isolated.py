@@ -101,10 +101,11 @@ def test_a_cancel_reaches_the_child_between_tokens_and_during_prefill(
         done = events[-1]
         assert isinstance(done, GenerationDone) and done.stop_reason == "cancelled"
         assert done.completion_tokens == 3 == len(seen)
-        # Asked to stop before the first token: the child gives up in the prefill (the engine
-        # hands the same should_stop to llama.cpp as its abort callback).
+        # Asked to stop at once: the cancel follows the request down the pipe and meets the
+        # child in its prefill (the engine hands should_stop to llama.cpp as its abort
+        # callback) or, if that was already over, at the first token.
         early = list(backend.generate(PROMPT * 50, LONG, LogitBias(), should_stop=lambda: True))
-        assert early[-1].stop_reason == "cancelled" and early[-1].completion_tokens == 0
+        assert early[-1].stop_reason == "cancelled" and early[-1].completion_tokens <= 1
     finally:
         backend.close()
 
