@@ -20,7 +20,7 @@ from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
 from .kv_cache import KVLayout
 from .load_options import LoadOptions
-from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
+from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
 from .tokenizer import Tokenizer, sentencepiece_tokenizer, tokenizer_warning
 from .vocabulary import Vocabulary
 
@@ -223,8 +223,7 @@ class Engine:
 
         settings = settings.validated()
         bias = bias.validated(self.n_vocab)
-        if top_n < 0:
-            raise SettingsError(f"top must be 0 or more, not {top_n}")
+        check_top_n(top_n)
         return run_generation(self.context, self.vocabulary, prompt, settings, bias,
                               top_n=top_n, should_stop=should_stop, special=special)
 
@@ -236,17 +235,21 @@ class Engine:
         text in the KV cache, so continuing it right after costs nothing more."""
         from .scoring import run_scoring
 
-        if top_n < 0:
-            raise SettingsError(f"top must be 0 or more, not {top_n}")
+        check_top_n(top_n)
         return run_scoring(self.context, self.vocabulary, text, top_n=top_n, should_stop=should_stop)
 
     def chat_prompt(self, messages: list[dict[str, str]], fallback_template: str | None = None) -> str:
         """The prompt for the assistant's next reply, in the model's own chat format."""
         from .chat import render_chat
 
+        template, bos = self.chat_format()
+        return render_chat(messages, template, fallback_template, bos)
+
+    def chat_format(self) -> tuple[str | None, str]:
+        """The GGUF's chat template (None without one) and its BOS token's text ('' without one)."""
         template = self._h.lib.llama_model_chat_template(self._h.model, None)
         bos = self.vocabulary.token_text(self.bos_id) if self.bos_id >= 0 else ""
-        return render_chat(messages, template.decode("utf-8") if template else None, fallback_template, bos)
+        return (template.decode("utf-8") if template else None), bos
 
     @property
     def handles(self) -> _Handles:

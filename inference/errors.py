@@ -15,3 +15,8 @@ class ModelLoadError(ScriptoriumError):
 
 class GenerationError(ScriptoriumError):
     """llama.cpp failed while evaluating a batch."""
+
+
+class EngineCrashed(ScriptoriumError):
+    """The process running the model ended (an abort, a segfault, a kill); the message
+    quotes llama.cpp's last words. The backend that raised it is of no further use."""

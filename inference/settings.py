@@ -90,6 +90,12 @@ BAN = -100.0
 """The bias that forbids a token; -100 on a logit is never sampled in practice."""
 
 
+def check_top_n(top_n: int) -> None:
+    """How many candidates a request reports per token: 0 or more."""
+    if top_n < 0:
+        raise SettingsError(f"top must be 0 or more, not {top_n}")
+
+
 @dataclass(frozen=True, slots=True)
 class SamplerSettings:
     """How the next token is chosen. Applied by llama.cpp's own sampler chain, in the

@@ -1,4 +1,11 @@
-"""`scriptorium continue`: continue a draft headless, streaming to stdout (or JSON lines)."""
+"""`scriptorium continue`: continue a draft headless, streaming to stdout (or JSON lines).
+
+The engine runs in a child process, as the app's does: llama.cpp's asserts abort the
+process they happen in, and only from outside it can `continue` say so in one line and
+exit with status 2. It costs the child's start and a pipe between the tokens and stdout.
+If this process ends early (an error, a closed pipe), the child sees its requests' pipe
+close and exits too.
+"""
 
 from __future__ import annotations
 
@@ -27,8 +34,6 @@ def _candidate_json(candidate) -> dict:
 
 
 def _done_json(done, engine) -> dict:
-    from scriptorium.inference.tokenizer import tokenizer_warning
-
     return {
         "type": "done",
         "stop_reason": done.stop_reason,
@@ -40,8 +45,8 @@ def _done_json(done, engine) -> dict:
         "decode_tokens_per_s": done.decode_tokens_per_s,
         "prefill_tokens_per_s": done.prefill_tokens_per_s,
         "seed": done.seed,
-        "tokenizer": engine.tokenizer.name,
-        "tokenizer_warning": tokenizer_warning(engine.tokenizer, engine.tokenizer_note) or None,
+        "tokenizer": engine.tokenizer_name,
+        "tokenizer_warning": engine.tokenizer_warning or None,
         "text": done.text,
         "kv_cache": {
             "tokens": done.kv_cache.tokens,
@@ -57,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     import contextlib
 
     from scriptorium import prompts
-    from scriptorium.inference.engine import Engine
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
+    from scriptorium.inference.isolated import IsolatedBackend
     from scriptorium.inference.settings import SettingsError
 
     from scriptorium.app import paths
@@ -73,9 +78,10 @@ def run(args: argparse.Namespace) -> int:
     draft = read_draft(args.file)
     prompt = prompts.render_continue(draft, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
     model_path = resolve_model(chosen.model, config, stderr_progress())
-    engine = Engine.load(chosen.load_options(model_path))
-    if engine.tokenizer_note:
-        print(f"scriptorium: warning: {engine.tokenizer_note}", file=sys.stderr)
+    engine = IsolatedBackend.load(chosen.load_options(model_path))
+    if chosen.spm_path is not None and engine.tokenizer_warning:
+        # The .model named is not used (it does not match): said once, before the text.
+        print(f"scriptorium: warning: {engine.tokenizer_warning}", file=sys.stderr)
     settings, bias = chosen.sampler, chosen.bias
     out = sys.stdout
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     """The app for these arguments, not yet running (tests drive it with Pilot)."""
     # Imported here so `scriptorium --help` stays fast.
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.isolated import IsolatedBackend
     from scriptorium.inference.errors import ScriptoriumError
 
     from scriptorium.app.config.file import load_config_lenient
@@ -63,8 +63,10 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     # Checked now, so a bad --ctx or --lora-scale is one line before the screen appears.
     chosen.load_options(Path(chosen.model or "model.gguf"))
     settings = TuiSettings(sampler=chosen.sampler, bias=chosen.bias, threads=chosen.n_threads).validated()
+    # The engine runs in a child process: a llama.cpp abort ends that process, not the
+    # editor, and the app reloads the model (inference/isolated.py).
     return ScriptoriumApp(
-        backend_loader=Engine.load, settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
+        backend_loader=IsolatedBackend.load, settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
         model_source=ModelSource(chosen.model, config), config=config, config_problems=problems,
         run_config=chosen,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 from scriptorium.inference.backend import Backend
 from scriptorium.inference.load_options import LoadOptions
@@ -22,10 +23,13 @@ from scriptorium.app.models.status import ModelStatus
 class ModelLifecycle:
     """Owns the loaded backend, the current load, and the ModelStatus the panels draw."""
 
-    def __init__(self, run_config: RunSettings | None, generation_threads: int) -> None:
+    def __init__(self, run_config: RunSettings | None, generation_threads: int,
+                 on_change: Callable[[], None] = lambda: None) -> None:
+        """`on_change` is called after every change of the backend or the status."""
         self.backend: Backend | None = None
         """The model ready to generate, or None while loading, after a failure, or before any."""
         self.status = ModelStatus("none")
+        self._on_change = on_change
         self._run_config = run_config
         self._generation_threads = generation_threads
         self._load_id = 0
@@ -68,15 +72,13 @@ class ModelLifecycle:
         """Start loading `options`: returns the backend to close first (two big models rarely
         fit in memory together) and the id the load's messages will carry."""
         old, self.backend = self.backend, None
-        self.status = ModelStatus("loading", path=options.model_path, file_size=_size_or_zero(options.model_path))
+        self._show(ModelStatus("loading", path=options.model_path, file_size=_size_or_zero(options.model_path)))
         self._load_id += 1
         return old, self._load_id
 
-    def progressed(self, load_id: int, progress: float) -> bool:
-        if load_id != self._load_id or self.status.state != "loading":
-            return False
-        self.status = replace(self.status, progress=progress)
-        return True
+    def progressed(self, load_id: int, progress: float) -> None:
+        if load_id == self._load_id and self.status.state == "loading":
+            self._show(replace(self.status, progress=progress))
 
     def loaded(self, load_id: int, backend: Backend) -> bool:
         """True when `backend` is the one wanted; False when a newer load superseded it (the
@@ -85,17 +87,27 @@ class ModelLifecycle:
             return False
         self.backend = backend
         self._failed_options = None
-        self.status = ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
-                                  n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
-                                  tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning)
+        self._show(ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
+                               n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
+                               tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning))
         return True
 
     def failed(self, load_id: int, options: LoadOptions, error: str) -> bool:
         if load_id != self._load_id:
             return False
-        self.status = ModelStatus("failed", path=options.model_path, error=error)
+        self._show(ModelStatus("failed", path=options.model_path, error=error))
         self._failed_options = options
         return True
+
+    def crashed(self, backend: Backend, lora_scale: float | None) -> LoadOptions | None:
+        """`backend`'s engine died: the options to load it again with (its last good
+        settings, the adapter at the scale in use), or None when it is no longer the one
+        loaded (replaced already, or its crash already reported by another request)."""
+        if backend is not self.backend:
+            return None
+        if lora_scale is not None and backend.adapter is not None:
+            return replace(backend.options, lora_scale=lora_scale)
+        return backend.options
 
     def announce_demo(self) -> bool:
         """Whether the model just loaded is the demo model, started by default (said once)."""
@@ -106,16 +118,20 @@ class ModelLifecycle:
 
     # ---- before a file is known (start-up resolution, the demo's first assembly) ----------
     def resolving(self, reference: str | None, configured: str | None) -> None:
-        self.status = ModelStatus("loading", path=Path(reference or configured or "model"))
+        self._show(ModelStatus("loading", path=Path(reference or configured or "model")))
 
     def preparing_demo(self, display_name: str, fraction: float) -> None:
-        self.status = ModelStatus("loading", path=Path(f"{display_name}, first run: preparing"), progress=fraction)
+        self._show(ModelStatus("loading", path=Path(f"{display_name}, first run: preparing"), progress=fraction))
 
     def none_found(self) -> None:
-        self.status = ModelStatus("none")
+        self._show(ModelStatus("none"))
 
     def not_resolved(self, error: str) -> None:
-        self.status = ModelStatus("failed", error=error)
+        self._show(ModelStatus("failed", error=error))
+
+    def _show(self, status: ModelStatus) -> None:
+        self.status = status
+        self._on_change()
 
     def close(self) -> None:
         if self.backend is not None:

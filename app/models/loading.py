@@ -55,6 +55,16 @@ class ModelFileHashed(Message):
 
 
 @dataclass
+class BackendCrashed(Message):
+    """The process running `backend` died during a request (an abort or a segfault in
+    llama.cpp, an out-of-memory kill); `error` quotes its last words. Posted by the
+    request's worker after its own failure message."""
+
+    backend: "Backend"
+    error: str
+
+
+@dataclass
 class ModelLoadFailed(ModelLoadMessage):
     """The file was missing, not a model, or refused by llama.cpp; `error` is one line."""
 

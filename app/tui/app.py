@@ -34,7 +34,7 @@ from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.loading import (
-    ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_backend,
+    BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_backend,
 )
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
@@ -84,15 +84,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         model_source: model_startup.ModelSource | None = None, config: Config | None = None,
         config_problems: list[str] | None = None, run_config: RunSettings | None = None,
     ) -> None:
-        """`backend_loader` loads a model (the command line chooses: llama.cpp in-process);
-        `load_options` starts loading one at once, else `model_source` is resolved (the demo
-        model, the welcome screen). The draft (a file, or with `resume` the last session) opens here:
-        a SessionError names what cannot be read."""
+        """`backend_loader` loads a model (app/cli chooses how); `load_options` loads one at once,
+        else `model_source` is resolved. The draft opens here (SessionError if it cannot)."""
         super().__init__()
         self.settings = (settings or TuiSettings()).validated()
         self.config = config or Config()
         self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display)
-        self.models = ModelLifecycle(run_config, self.settings.generation_threads())
+        self.models = ModelLifecycle(run_config, self.settings.generation_threads(), self._show_model)
         self.backend_loader = backend_loader
         self._config_problems = list(config_problems or ())
         self._model_source = model_source
@@ -132,8 +130,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.resolve_model(self._model_source)
 
     def _report_startup(self) -> None:
-        keymap_problem = unknown_keymap_ids(self.keys.keymap)
-        for line in [*self._config_problems, *([keymap_problem] if keymap_problem else [])]:
+        for line in [*self._config_problems, *filter(None, [unknown_keymap_ids(self.keys.keymap)])]:
             self.notify(line, title="Config", severity="warning", timeout=15)
         for line in self._startup_notes:
             self.notify(line, title="Sessions", timeout=15)
@@ -165,11 +162,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     # ---- the model -----------------------------------------------------------------
     def _show_model(self) -> None:  # the lifecycle changed: what the screen receives follows it
-        backend = self.models.backend
-        self.backend = backend
-        self.model_status = self.models.status
-        if backend is not None:
-            self.lora_scale = backend.lora_scale if backend.adapter is not None else None
+        self.backend, self.model_status = self.models.backend, self.models.status
+        if self.backend is not None:
+            self.lora_scale = self.backend.lora_scale if self.backend.adapter is not None else None
 
     def load_model(self, options: LoadOptions) -> None:
         """Load `options` in the background (the editor stays usable); the old model is closed first."""
@@ -177,7 +172,6 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.main.stop_generation()
             self.main.forget_generation()
         old, load_id = self.models.begin_load(options)
-        self._show_model()
         self._load_worker(old, options, load_id)
 
     @work(thread=True, exclusive=True, group="model", exit_on_error=False)
@@ -187,8 +181,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModelLoadProgressed)
     def _load_progressed(self, message: ModelLoadProgressed) -> None:
-        if self.models.progressed(message.load_id, message.progress):
-            self._show_model()
+        self.models.progressed(message.load_id, message.progress)
 
     @on(ModelLoaded)
     def _model_loaded(self, message: ModelLoaded) -> None:
@@ -196,7 +189,6 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             # Another model was asked for while this one loaded: it is not wanted.
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
-        self._show_model()
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
         if self.models.announce_demo():
@@ -207,10 +199,19 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:
         if self.models.failed(message.load_id, message.options, message.error):
-            self._show_model()
             key = self.keys.key_display("app.load_model")
             self.notify(f"{message.error}\nYour text is safe; press {key} to load another model.",
                         title="Model not loaded", severity="error", timeout=15)
+
+    @on(BackendCrashed)
+    def _backend_crashed(self, message: BackendCrashed) -> None:
+        # The failed request has said what llama.cpp wrote; the text is saved before anything else.
+        options = self.models.crashed(message.backend, self.lora_scale)
+        if options is not None:
+            saved = self.save_everything()
+            said = f"Reloading {options.model_path.name} with the same settings.{' Your text is saved.' * saved}"
+            self.notify(said, title="Model engine restarting", timeout=10)
+            self.load_model(options)
 
     @on(ModelFileHashed)
     def _file_hashed(self, message: ModelFileHashed) -> None:
@@ -218,14 +219,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def resolve_model(self, source: model_startup.ModelSource) -> None:
         self.models.resolving(source.reference, source.config.model.path)
-        self._show_model()
         self.run_worker(lambda: model_startup.resolve(source, self.post_message), thread=True,
                         group="model-resolve", exit_on_error=False)
 
     @on(model_startup.DemoProgressed)
     def _demo_progressed(self, message: model_startup.DemoProgressed) -> None:
         self.models.preparing_demo(DEMO_DISPLAY_NAME, message.done / message.total if message.total else 1.0)
-        self._show_model()
 
     @on(model_startup.ModelResolved)
     def _model_resolved(self, message: model_startup.ModelResolved) -> None:
@@ -235,14 +234,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(model_startup.NoModelFound)
     def _no_model_found(self, message: model_startup.NoModelFound) -> None:
         self.models.none_found()
-        self._show_model()
         self.push_screen(WelcomeScreen(self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT),
                          self._model_chosen)
 
     @on(model_startup.ModelNotResolved)
     def _model_not_resolved(self, message: model_startup.ModelNotResolved) -> None:
         self.models.not_resolved(message.error)
-        self._show_model()
         key = self.keys.key_display("app.models")
         self.notify(f"{message.error}\nYour text is safe; press {key} to choose a model.",
                     title="Model not loaded", severity="error", timeout=15)
@@ -256,8 +253,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
                                          self.settings.generation_threads()), chosen)
 
     def action_pick_model(self) -> None:
-        scale = self.lora_scale if self.lora_scale is not None else 1.0
-        self.push_screen(ModelPickerScreen(self.config, lora_scale=scale), self._model_chosen)
+        self.push_screen(ModelPickerScreen(self.config, lora_scale=self.lora_scale if self.lora_scale is not None else 1.0), self._model_chosen)
 
     def _model_chosen(self, choice: ModelChoice | None) -> None:
         if choice is None:
@@ -335,8 +331,14 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def _save_requested(self) -> None:
         if self.draft_file.path is None:
             self.ask_save_path()
-        elif self.save_everything(explicit=True):
+        else:
+            self._save_and_say()
+
+    def _save_and_say(self) -> bool:
+        saved = self.save_everything(explicit=True)
+        if saved:
             self.notify(f"Saved {self.draft_file.display_name}")
+        return saved
 
     def ask_save_path(self, *, then_exit: bool = False) -> None:
         def chosen(path: Path | None) -> None:
@@ -344,10 +346,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
                 return
             self.draft_file.path = path
             self.main.draft_state_changed()
-            if self.save_everything(explicit=True):
-                self.notify(f"Saved {self.draft_file.display_name}")
-                if then_exit:
-                    self.exit()
+            if self._save_and_say() and then_exit:
+                self.exit()
 
         self.push_screen(SavePathScreen(), chosen)
 

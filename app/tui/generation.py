@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import (
     ContextTrimmed,
     GenerationDone,
@@ -25,6 +25,8 @@ from scriptorium.inference.events import (
     TokenEvent,
 )
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+
+from scriptorium.app.models.loading import BackendCrashed
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -183,6 +185,8 @@ def stream_generation(
     except ScriptoriumError as error:
         post_tokens()
         post(GenerationFailed(rid, str(error)))
+        if isinstance(error, EngineCrashed):
+            post(BackendCrashed(engine, str(error)))
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
         post_tokens()
         post(GenerationFailed(rid, f"generation crashed ({type(error).__name__}: {error})"))

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import ScoreDone, ScoreProgress, TokenScore
+
+from scriptorium.app.models.loading import BackendCrashed
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -95,6 +97,8 @@ def stream_scoring(
     except ScriptoriumError as error:
         flush()
         post(ScoringFailed(score_id, str(error)))
+        if isinstance(error, EngineCrashed):
+            post(BackendCrashed(engine, str(error)))
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
         flush()
         post(ScoringFailed(score_id, f"scoring crashed ({type(error).__name__}: {error})"))

@@ -195,3 +195,25 @@ def test_a_prompt_template_that_cannot_be_read_is_one_line(random_model: Path, s
         copy.mkdir()
     assert_one_line_error(scriptorium("continue", "--model", str(random_model), "--max-tokens", "2", stdin=DRAFT),
                           fragment)
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_continue_says_in_one_line_that_its_engine_died_and_exits_2(
+        random_model: Path, monkeypatch: pytest.MonkeyPatch, json_lines: bool) -> None:
+    """The next abort nobody has found yet, made by the worker's test-only hook: llama.cpp's
+    own ggml_abort after 3 tokens. The engine runs in a child, so `continue` survives it."""
+    from scriptorium.inference.worker import TEST_ABORT_AFTER_TOKENS
+
+    monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
+    result = scriptorium("continue", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "20",
+                         *(["--json"] if json_lines else []), stdin=DRAFT)
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr, result.stderr
+    line = result.stderr.strip()
+    assert line.startswith("scriptorium: the model's engine stopped (SIGABRT): ")
+    assert line.endswith("GGML_ASSERT(scriptorium test hook: abort after 3 tokens) failed")
+    # What was written before the abort is on stdout, whole lines for --json.
+    if json_lines:
+        assert [json.loads(row)["type"] for row in result.stdout.splitlines()] == ["token"] * 3
+    else:
+        assert result.stdout

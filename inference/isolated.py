@@ -1,0 +1,182 @@
+"""The Backend protocol answered by an Engine in a child process, as a notebook kernel is.
+
+llama.cpp stops the whole process on a GGML_ASSERT, a C++ exception or a segfault, and
+no validation finds them all. Here that process is a child (child_process.py,
+worker.py): when it dies, the request that was running raises EngineCrashed quoting
+llama.cpp's last stderr line, and the app, its editor and its draft carry on.
+
+Requests take turns, as they do on an Engine's context: one at a time on the pipe, the
+next waiting for the lock. What the app asks from its UI thread is answered here without
+a round trip, so a long generation in the child never freezes a redraw:
+  - `kv_usage` from the model's KV layout and the latest token count the child reported
+    (every event batch and reply carries it, and each TokenEvent has its own);
+  - `chat_prompt` by rendering the GGUF's chat template, which the child sent at load
+    (a Jinja template in Python, nothing native).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable, Iterator
+
+from .child_process import EngineProcess
+from .errors import EngineCrashed, ModelLoadError
+from .events import Event, KVCacheUsage, TokenEvent
+from .gguf_file import AdapterFacts, ModelFacts
+from .load_options import LoadOptions
+from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
+from .wire import LoadedModel
+
+POLL_S = 0.02
+"""How often a stream waiting for the child looks at `should_stop`: a cancel reaches
+the child within this, and the child stops at its next token."""
+
+
+class IsolatedBackend:
+    """A loaded model in a child process. Load it with `IsolatedBackend.load` (a BackendLoader)."""
+
+    def __init__(self, process: EngineProcess, loaded: LoadedModel) -> None:
+        self._process = process
+        self._loaded = loaded
+        self.options: LoadOptions = loaded.options
+        self.facts: ModelFacts = loaded.facts
+        self.adapter: AdapterFacts | None = loaded.adapter
+        self.lora_scale: float = loaded.lora_scale
+        self.n_ctx: int = loaded.n_ctx
+        self.byte_token_ids: tuple[int, ...] = loaded.byte_token_ids
+        self.tokenizer_name: str = loaded.tokenizer_name
+        self.tokenizer_warning: str = loaded.tokenizer_warning
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._kv_tokens = 0
+        self._closed = False
+
+    @property
+    def pid(self) -> int:
+        """The child's process id (tests signal it)."""
+        return self._process.pid
+
+    # ---- loading -------------------------------------------------------------------
+    @classmethod
+    def load(cls, options: LoadOptions, on_progress: Callable[[float], None] | None = None) -> "IsolatedBackend":
+        """Start a child and load `options` in it; raises a ScriptoriumError with a one-line
+        reason, ModelLoadError quoting llama.cpp if the child dies while loading."""
+        options = options.validated()
+        process = EngineProcess()
+        try:
+            process.send(("load", options))
+            while True:
+                reply = process.receive()
+                assert reply is not None
+                if reply[0] == "progress":
+                    if on_progress is not None:
+                        on_progress(reply[1])
+                elif reply[0] == "loaded":
+                    return cls(process, reply[1])
+                elif reply[0] == "error":
+                    raise reply[2]
+        except EngineCrashed as crash:
+            raise ModelLoadError(f"llama.cpp could not load {options.model_path}: {crash}") from None
+        except BaseException:
+            process.stop()
+            raise
+
+    # ---- requests --------------------------------------------------------------------
+    def set_lora_scale(self, scale: float) -> None:
+        """Change the adapter's strength without reloading (0 disables it)."""
+        if self.adapter is None:
+            raise SettingsError("no LoRA adapter is loaded")
+        rule_for(LoadOptions, "lora_scale").check(scale)
+        with self._lock:
+            request_id = next(self._ids)
+            self._process.send(("lora", request_id, scale))
+            self._reply(request_id)
+            self.lora_scale = scale
+
+    def kv_usage(self) -> KVCacheUsage:
+        return self._loaded.kv_layout.usage(self._kv_tokens)
+
+    def generate(self, prompt: str, settings: SamplerSettings, bias: LogitBias, *, top_n: int = 10,
+                 should_stop: Callable[[], bool] | None = None, special: bool = False) -> Iterator[Event]:
+        """Stream a continuation of `prompt` from the child; ends with GenerationDone.
+        Bad settings raise here, at the call, as the Engine's do."""
+        settings = settings.validated()
+        bias = bias.validated(self._loaded.n_vocab)
+        check_top_n(top_n)
+        return self._stream(("generate", prompt, settings, bias, top_n, special), should_stop)
+
+    def score(self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
+        """Stream how probable each token of `text` is; ends with ScoreDone."""
+        check_top_n(top_n)
+        return self._stream(("score", text, top_n), should_stop)
+
+    def chat_prompt(self, messages: list[dict[str, str]], fallback_template: str | None = None) -> str:
+        from .chat import render_chat
+
+        return render_chat(messages, self._loaded.chat_template, fallback_template, self._loaded.bos_text)
+
+    def close(self) -> None:
+        """Stop the child once a running request has ended; closing twice does nothing."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._process.stop()
+
+    # ---- the pipe ----------------------------------------------------------------------
+    def _reply(self, request_id: int) -> tuple[Any, ...]:
+        """The reply that ends `request_id` (the lock held); raises the child's error."""
+        while True:
+            reply = self._process.receive()
+            assert reply is not None
+            if reply[1] != request_id:
+                continue  # the tail of a stream abandoned earlier
+            if reply[0] == "error":
+                raise reply[2]
+            self._kv_tokens = reply[2]
+            return reply
+
+    def _stream(self, request: tuple[Any, ...], should_stop: Callable[[], bool] | None) -> Iterator[Event]:
+        with self._lock:
+            if self._closed:
+                raise EngineCrashed("the model's engine was closed")
+            request_id = next(self._ids)
+            self._process.send((request[0], request_id, *request[1:]))
+            cancelled = finished = False
+            try:
+                while True:
+                    if not cancelled and should_stop is not None and should_stop():
+                        self._process.send(("cancel", request_id))
+                        cancelled = True
+                    reply = self._process.receive(POLL_S)
+                    if reply is None or reply[1] != request_id:
+                        continue
+                    if reply[0] == "error":
+                        finished = True
+                        raise reply[2]
+                    _, _, events, kv_tokens, final = reply
+                    self._kv_tokens = kv_tokens
+                    for event in events:
+                        if type(event) is TokenEvent:
+                            self._kv_tokens = event.kv_tokens
+                        yield event
+                    self._kv_tokens = kv_tokens
+                    if final:
+                        finished = True
+                        return
+            finally:
+                if not finished:
+                    self._abandon(request_id, cancelled)
+
+    def _abandon(self, request_id: int, cancelled: bool) -> None:
+        """The consumer stopped reading (or a crash ended the stream): stop the child's
+        request and read its replies to the end, so the next request starts clean."""
+        try:
+            if not cancelled:
+                self._process.send(("cancel", request_id))
+            while True:
+                reply = self._process.receive()
+                if reply is not None and reply[1] == request_id and (reply[0] == "error" or reply[-1] is True):
+                    return
+        except EngineCrashed:
+            return  # nothing left to read

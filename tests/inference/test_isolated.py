@@ -1,0 +1,193 @@
+"""IsolatedBackend: the Engine in a child process, through the real process.
+
+It must answer as the in-process Engine does (the same tokens and probabilities, the
+same errors), stop when asked, and turn the child's death (an abort in llama.cpp, a
+segfault, a kill) into EngineCrashed quoting llama.cpp's last stderr line, without any
+of that text reaching this process's own stderr.
+
+The aborts are made by a test-only hook of the worker (worker.TEST_ABORT_AFTER_TOKENS),
+which calls llama.cpp's own ggml_abort after N tokens, as a GGML_ASSERT does: the real
+bad inputs found so far are refused before llama.cpp sees them (inference/preflight.py),
+and the point here is what happens for the next one nobody has found yet.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from contextlib import closing
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from scriptorium.inference.backend import Backend
+from scriptorium.inference.child_process import describe_death, last_words
+from scriptorium.inference.engine import Engine
+from scriptorium.inference.errors import EngineCrashed, ModelFileError
+from scriptorium.inference.events import GenerationDone, ScoreDone, TokenEvent, TokenScore
+from scriptorium.inference.isolated import IsolatedBackend
+from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.settings import LogitBias, SettingsError, preset
+from scriptorium.inference.worker import TEST_ABORT_AFTER_TOKENS, TEST_HOLD_AFTER_TOKENS
+
+GREEDY = preset("greedy").with_changes(max_tokens=12)
+LONG = preset("greedy").with_changes(max_tokens=300)
+PROMPT = "Il gatto"
+
+
+def options(model: Path, **changes: object) -> LoadOptions:
+    # One thread in both processes: the same arithmetic order, so the same floats.
+    return LoadOptions(model_path=model, n_ctx=512, n_threads=1, n_threads_batch=1, **changes)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def isolated(sentence_model: Path) -> Iterator[IsolatedBackend]:
+    backend = IsolatedBackend.load(options(sentence_model))
+    yield backend
+    backend.close()
+
+
+def tokens_of(events: list) -> list[TokenEvent]:
+    return [e for e in events if isinstance(e, TokenEvent)]
+
+
+def test_it_is_a_backend_and_answers_as_the_engine_does(isolated: IsolatedBackend, sentence_model: Path) -> None:
+    engine = Engine.load(options(sentence_model))
+    try:
+        assert isinstance(isolated, Backend)
+        assert (isolated.facts, isolated.n_ctx, isolated.byte_token_ids) == (engine.facts, engine.n_ctx,
+                                                                            engine.byte_token_ids)
+        here, there = list(engine.generate(PROMPT, GREEDY, LogitBias())), list(isolated.generate(PROMPT, GREEDY, LogitBias()))
+        # The same binary, model and thread count in both processes compute the same
+        # floats; pickling carries a float exactly. Equal, not close.
+        assert [(t.id, t.p, [c.p for c in t.top]) for t in tokens_of(there)] == \
+            [(t.id, t.p, [c.p for c in t.top]) for t in tokens_of(here)]
+        assert there[-1].text == here[-1].text and there[-1].stop_reason == here[-1].stop_reason
+        assert isolated.kv_usage() == engine.kv_usage()
+        conversation = [{"role": "user", "content": "Ciao"}]
+        assert isolated.chat_prompt(conversation) == engine.chat_prompt(conversation)
+        scored_here, scored_there = list(engine.score("Il gatto dorme.")), list(isolated.score("Il gatto dorme."))
+        assert [(s.id, s.p) for s in scored_there if isinstance(s, TokenScore)] == \
+            [(s.id, s.p) for s in scored_here if isinstance(s, TokenScore)]
+        assert isinstance(scored_there[-1], ScoreDone) and isolated.kv_usage() == engine.kv_usage()
+    finally:
+        engine.close()
+
+
+def test_bad_requests_fail_as_they_do_in_process(isolated: IsolatedBackend, tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="top must be 0 or more"):
+        isolated.generate(PROMPT, GREEDY, LogitBias(), top_n=-1)
+    with pytest.raises(SettingsError, match="no LoRA adapter"):
+        isolated.set_lora_scale(0.5)
+    missing = tmp_path / "missing.gguf"
+    with pytest.raises(ModelFileError) as in_process:
+        Engine.load(options(missing))
+    with pytest.raises(ModelFileError) as in_child:
+        IsolatedBackend.load(options(missing))
+    assert str(in_child.value) == str(in_process.value)
+    # The failures left the loaded backend as it was.
+    assert list(isolated.generate(PROMPT, GREEDY, LogitBias()))[-1].completion_tokens > 0
+
+
+def test_a_cancel_reaches_the_child_between_tokens_and_during_prefill(
+        byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The child holds after 3 tokens until cancelled: no race with a fast model.
+    monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")
+    backend = IsolatedBackend.load(options(byte_loop_model))
+    try:
+        seen: list[TokenEvent] = []
+        events = list(_collect(backend, seen))
+        done = events[-1]
+        assert isinstance(done, GenerationDone) and done.stop_reason == "cancelled"
+        assert done.completion_tokens == 3 == len(seen)
+        # Asked to stop at once: the cancel follows the request down the pipe and meets the
+        # child in its prefill (the engine hands should_stop to llama.cpp as its abort
+        # callback) or, if that was already over, at the first token.
+        early = list(backend.generate(PROMPT * 50, LONG, LogitBias(), should_stop=lambda: True))
+        assert early[-1].stop_reason == "cancelled" and early[-1].completion_tokens <= 1
+    finally:
+        backend.close()
+
+
+def _collect(backend: IsolatedBackend, seen: list[TokenEvent]) -> Iterator:
+    """A long generation that asks to stop once 3 tokens have been seen here."""
+    for event in backend.generate(PROMPT, LONG, LogitBias(), should_stop=lambda: len(seen) >= 3):
+        if isinstance(event, TokenEvent):
+            seen.append(event)
+        yield event
+
+
+def test_a_stream_left_unfinished_does_not_disturb_the_next_request(isolated: IsolatedBackend) -> None:
+    with closing(isolated.generate(PROMPT, GREEDY, LogitBias())) as events:
+        next(events)
+    assert list(isolated.generate(PROMPT, GREEDY, LogitBias()))[-1].stop_reason == "eos"
+
+
+def test_the_lora_scale_changes_in_the_child(random_model: Path, lora_adapter: Path) -> None:
+    engine = Engine.load(options(random_model, lora_path=lora_adapter))
+    backend = IsolatedBackend.load(options(random_model, lora_path=lora_adapter))
+    try:
+        for scale in (0.0, 2.5):
+            engine.set_lora_scale(scale)
+            backend.set_lora_scale(scale)
+            assert backend.lora_scale == scale
+            here = tokens_of(list(engine.generate(PROMPT, GREEDY, LogitBias())))
+            there = tokens_of(list(backend.generate(PROMPT, GREEDY, LogitBias())))
+            assert [(t.id, t.p) for t in there] == [(t.id, t.p) for t in here]
+        with pytest.raises(SettingsError):
+            backend.set_lora_scale(99.0)
+    finally:
+        engine.close()
+        backend.close()
+
+
+def test_an_abort_in_llama_cpp_is_an_error_quoting_its_last_line(
+        sentence_model: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
+    backend = IsolatedBackend.load(options(sentence_model))
+    received: list[TokenEvent] = []
+    with pytest.raises(EngineCrashed) as crash:
+        for event in backend.generate(PROMPT, GREEDY, LogitBias()):
+            if isinstance(event, TokenEvent):
+                received.append(event)
+    message = str(crash.value)
+    assert "(SIGABRT)" in message and "GGML_ASSERT(scriptorium test hook: abort after 3 tokens) failed" in message
+    assert len(received) == 3  # what was streamed before the abort arrived
+    # Everything after it fails the same way, at once; closing is quiet.
+    with pytest.raises(EngineCrashed, match="SIGABRT"):
+        list(backend.generate(PROMPT, GREEDY, LogitBias()))
+    backend.close()
+    backend.close()
+    # llama.cpp's text went to the child's captured stderr, not to ours (the TUI's screen).
+    assert "GGML_ASSERT" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGKILL])
+def test_a_child_killed_while_idle_is_an_error_at_the_next_request(isolated: IsolatedBackend, sig: int) -> None:
+    os.kill(isolated.pid, sig)
+    with pytest.raises(EngineCrashed) as crash:
+        list(isolated.generate(PROMPT, GREEDY, LogitBias()))
+    assert signal.Signals(sig).name in str(crash.value)
+    if sig == signal.SIGKILL:
+        assert "out of memory" in str(crash.value)  # what the OOM killer sends
+    with pytest.raises(EngineCrashed):
+        list(isolated.score("Il gatto"))
+
+
+def test_the_child_exits_when_its_parent_closes_the_pipe(isolated: IsolatedBackend) -> None:
+    process = isolated._process.process
+    isolated._process._requests.close()  # what the kernel does when the parent dies
+    assert process.wait(timeout=30) == 0
+
+
+def test_the_quoted_line_is_llama_cpps_last_words() -> None:
+    assert last_words(["llama_model_load: loading", "", "ggml.c:12: GGML_ASSERT(x) failed", "  "]) == \
+        "ggml.c:12: GGML_ASSERT(x) failed"
+    # A C++ exception says what it was on one line and what it said on the next: both.
+    assert last_words(["terminate called after throwing an instance of 'std::out_of_range'",
+                       "  what():  unordered_map::at"]) == \
+        "terminate called after throwing an instance of 'std::out_of_range': what():  unordered_map::at"
+    assert len(last_words(["x" * 5000])) == 300
+    assert describe_death(-signal.SIGKILL, []).endswith("(SIGKILL; the system may have run out of memory)")
+    assert describe_death(3, []) == "the model's engine stopped (exit status 3) without a message"

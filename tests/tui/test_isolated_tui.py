@@ -1,0 +1,174 @@
+"""The app on the engine in a child process (IsolatedBackend, what `scriptorium` runs):
+the same text as in-process, cancel, scoring and the LoRA scale through the pipe, and
+a child that dies (a llama.cpp abort, an out-of-memory kill) taking nothing with it.
+
+The abort is the worker's test-only hook (worker.TEST_ABORT_AFTER_TOKENS): llama.cpp's
+own ggml_abort after N tokens, as a GGML_ASSERT does. The known bad inputs are refused
+before llama.cpp sees them; this is the next one nobody has found yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from textual.pilot import Pilot
+
+from tui_helpers import generated, make_app, model_ready, run
+
+from scriptorium.inference.engine import Engine
+from scriptorium.inference.events import TokenEvent
+from scriptorium.inference.isolated import IsolatedBackend
+from scriptorium.inference.settings import preset
+from scriptorium.inference.worker import TEST_ABORT_AFTER_TOKENS, TEST_HOLD_AFTER_TOKENS
+
+OPENING = "C'era una volta"
+TEXT = "La casa era buia, e la notte più lunga. Il gatto dorme sul letto."
+LONG_GREEDY = preset("greedy").with_changes(max_tokens=200, preset="greedy")
+
+
+async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
+    """Let the app run until `condition` holds (a process starts, a model loads)."""
+    for _ in range(600):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+def notifications(app: Any) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process(random_model: Path) -> None:
+    async def scenario(loader: Callable[..., Any]) -> tuple[str, int, int]:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            done = await generated(pilot, "ctrl+g")
+            assert app.main.draft.editor.ghost is not None and app.main.draft.editor.ghost.text == done.text
+            # The panels were fed from the child's events: the KV panel shows the cache after the last token.
+            assert app.main.sidebar.kv.usage == done.kv_cache
+            return done.text, done.completion_tokens, len(app.main.last_generation[1])
+
+    isolated = asyncio.run(scenario(IsolatedBackend.load))
+    assert isolated == asyncio.run(scenario(Engine.load))
+    assert isolated[1] == isolated[2] == 12
+
+
+def test_escape_stops_the_childs_generation_and_keeps_what_it_wrote(
+        random_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The child holds after 3 tokens until cancelled: Esc lands while the model writes, on any machine.
+    monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=IsolatedBackend.load, sampler=LONG_GREEDY)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING, "ctrl+g")
+            await until(pilot, lambda: app.main._active is not None and app.main._active.tokens != [],
+                        "the first token on screen")
+            await pilot.press("escape")
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            _, tokens, done = app.main.last_generation
+            # Where the cancel met the child (at its first, second or third token) is a race;
+            # that it stopped there, not at 200, is not.
+            assert done.stop_reason == "cancelled" and 1 <= done.completion_tokens <= 3
+            assert len(tokens) == done.completion_tokens
+            ghost = app.main.draft.editor.ghost
+            assert ghost is not None and ghost.text == "".join(t.text for t in tokens) + done.tail_text
+
+    run(scenario)
+
+
+def test_scoring_through_the_child_colours_every_token(random_model: Path) -> None:
+    engine = Engine.load(make_app(random_model)._initial_load)
+    expected = [(event.start, event.id) for event in engine.score(TEXT, top_n=5) if hasattr(event, "start")]
+    engine.close()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=IsolatedBackend.load, top_n=5)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.load_text(TEXT)
+            await pilot.press("f9")
+            await until(pilot, lambda: not app.main.draft.scoring, "the scoring to end")
+            await pilot.pause()
+            records = [(span.start, span.tokens[0].id) for span in app.main.draft.editor.spans.spans
+                       if span.tokens and span.tokens[0].source.kind == "scored"]
+            assert records == expected
+            assert app.main.sidebar.kv.usage.tokens == len(expected) + 1  # BOS too
+
+    run(scenario)
+
+
+def test_the_lora_scale_keys_reach_the_adapter_in_the_child(random_model: Path, lora_adapter: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, lora=lora_adapter, loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            with_adapter = await generated(pilot, "ctrl+g")
+            assert with_adapter.text.split()[0] == "gatto"  # the adapter's favourite word
+            await pilot.press("escape", "ctrl+t", *"l" * 10, "escape")
+            assert app.lora_scale == 0.0
+            without = await generated(pilot, "ctrl+g")
+            assert app.backend.lora_scale == 0.0  # set in the child before it generated
+            assert "gatto" not in without.text.split()[:1]
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("death", ["abort", "oom-kill"])
+def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
+        random_model: Path, tmp_path: Path, scriptorium_home: Path, monkeypatch: pytest.MonkeyPatch,
+        death: str) -> None:
+    """llama.cpp aborting mid-generation, or the kernel killing the engine while it waits:
+    the app keeps running, says what llama.cpp said, has saved the text typed just before
+    (draft file and session), reloads the model, and the next ctrl+g writes."""
+    draft = tmp_path / "romanzo.md"
+    if death == "abort":
+        monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft, loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            first = app.backend
+            assert isinstance(first, IsolatedBackend)
+            # Only the first engine is rigged: the one started after the crash is healthy.
+            monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS, raising=False)
+            await pilot.press(*OPENING)
+            if death == "oom-kill":
+                os.kill(first.pid, signal.SIGKILL)
+            await pilot.press("ctrl+g")
+            await until(pilot, lambda: app.backend is not None and app.backend is not first,
+                        "the model loaded again")
+            await model_ready(pilot)
+            assert app.is_running and app.model_status.state == "ready"
+            said = "\n".join(notifications(app))
+            if death == "abort":
+                assert "(SIGABRT)" in said and "GGML_ASSERT(scriptorium test hook: abort after 3 tokens) failed" in said
+                ghost = app.main.draft.editor.ghost
+                assert ghost is not None and ghost.text  # the suggestion so far stays
+            else:
+                assert "(SIGKILL; the system may have run out of memory)" in said
+            assert "Reloading random.gguf with the same settings. Your text is saved." in said
+            assert app.backend.options == first.options
+            assert app.main.draft.editor.text == OPENING
+            assert draft.read_text(encoding="utf-8") == OPENING
+            [session] = [p for p in (scriptorium_home / "data" / "sessions").iterdir() if p.suffix == ".json"]
+            assert json.loads(session.read_text(encoding="utf-8"))["draft"]["text"] == OPENING
+            await pilot.press("escape")
+            done = await generated(pilot, "ctrl+g")
+            assert done.completion_tokens == 12 and done.stop_reason == "length"
+            assert all(isinstance(t, TokenEvent) for t in app.main.last_generation[1])
+
+    run(scenario)
