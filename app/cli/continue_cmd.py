@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments, read_draft
+from scriptorium.app.cli.common import (SERVER_MODEL, add_model_arguments, add_sampler_arguments,
+                                        add_server_argument, choose_loader, read_draft)
 
 HELP = "Continue a draft and stream the continuation to stdout (for editors and pipes)."
 
@@ -17,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", metavar="FILE|-", help="the draft (default: standard input)")
     add_config_argument(parser)
     add_model_arguments(parser)
+    add_server_argument(parser)
     add_sampler_arguments(parser)
     parser.add_argument("--top", type=int, default=10, metavar="N", help="candidates reported per token (default 10)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line: tokens, then a summary")
@@ -53,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
     import contextlib
 
     from scriptorium import prompts
-    from scriptorium.inference.engine import Engine
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
     from scriptorium.inference.settings import SettingsError
 
@@ -68,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
     chosen = run_settings(args, config)
     draft = read_draft(args.file)
     prompt = prompts.render_continue(draft, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
-    model_path = resolve_model(chosen.model, config, stderr_progress())
-    engine = Engine.load(chosen.load_options(model_path))
+    loader, remote = choose_loader(chosen.server)
+    model_path = SERVER_MODEL if remote else resolve_model(chosen.model, config, stderr_progress())
+    engine = loader(chosen.load_options(model_path), lambda fraction: None)
     settings, bias = chosen.sampler, chosen.bias
     out = sys.stdout
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:

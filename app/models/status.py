@@ -23,3 +23,5 @@ class ModelStatus:
     adapter: AdapterFacts | None = None
     error: str = ""
     file_size: int = 0
+    origin: str = ""
+    """Where the model runs: '' in-process, else the llama-server (build and URL)."""
