@@ -143,8 +143,9 @@ class ServerClient:
                                    "start the server with a larger --ctx-size, or shorten the text")
         if status == 404 and not error:
             return ServerError(f"{self.url} has no {path}: it is not a llama-server")
-        message = error.get("message") or text.strip().splitlines()[0] if text.strip() else ""
-        return ServerError(f"llama-server at {self.url} refused {path} (HTTP {status}): {message or 'no reason given'}")
+        first_line = text.strip().splitlines()[0] if text.strip() else ""
+        message = error.get("message") or first_line or "no reason given"
+        return ServerError(f"llama-server at {self.url} refused {path} (HTTP {status}): {message}")
 
 
 def _reason(error: Exception) -> str:

@@ -19,8 +19,8 @@ import time
 from contextlib import closing
 from typing import Any, Callable, Iterator, Protocol
 
-from .events import Candidate, Event, GenerationDone, KVCacheUsage, PrefillDone, TokenEvent
-from .remote_http import ServerClient
+from .events import Candidate, Event, GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
+from .remote_http import ServerClient, ServerError
 from .settings import BAN, LogitBias, SamplerSettings, SettingsError
 from .text import StopStringFilter, TokenTextDecoder, piece_text
 
@@ -90,6 +90,7 @@ def request_body(backend: ServedModel, tokens: list[int], settings: SamplerSetti
         "lora": backend.lora_request(),
         "cache_prompt": True,
         "timings_per_token": True,
+        "return_progress": True,  # prefill progress chunks: a long prompt shows it, and can be cancelled
     }
 
 
@@ -113,7 +114,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     decoder, stops = TokenTextDecoder(), StopStringFilter(settings.stop)
     pieces: list[str] = []
     timings: dict[str, Any] = {}
-    produced, reason, final = 0, "cancelled", None
+    produced, reason, final, cancelled = 0, "cancelled", None, False
     prefill_done = False
     first_token_at: float | None = None
 
@@ -124,7 +125,10 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     with closing(backend.client.stream("/completion", body)) as chunks:
         for chunk in chunks:
             timings = chunk.get("timings") or timings
-            if not prefill_done and (timings or chunk.get("completion_probabilities")):
+            progress = chunk.get("prompt_progress")
+            if isinstance(progress, dict) and not prefill_done:
+                yield PrefillProgress(done=int(progress.get("processed", 0)), total=int(progress.get("total", 0)))
+            if not prefill_done and (chunk.get("completion_probabilities") or chunk.get("stop")):
                 prefill_done = True
                 reused = int(timings.get("cache_n", 0))
                 yield PrefillDone(prompt_tokens=len(tokens), reused_tokens=reused,
@@ -146,7 +150,12 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
                 final = chunk
                 break
             if stop_requested():
+                cancelled = True
                 break  # closing the stream drops the connection: the server stops the slot
+
+    if final is None and not stops.stopped and not cancelled:
+        raise ServerError(f"llama-server at {backend.client.url} ended the stream before the generation finished; "
+                          "the text so far is kept")
 
     if stops.stopped:
         reason = "stop"
