@@ -104,6 +104,16 @@ def _tokenize(backend: ServedModel, prompt: str, special: bool) -> list[int]:
 
 def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSettings, bias: LogitBias, *,
                           top_n: int, should_stop: Callable[[], bool] | None, special: bool) -> Iterator[Event]:
+    """How llama-server streams shapes this loop (tools/server/server-context.cpp, process_token):
+
+    - a token that leaves a UTF-8 character unfinished is sent with no chunk at all; the
+      token that completes it carries the whole character's bytes (and only its own
+      probabilities), so the text is whole but those steps have no event of their own;
+    - text that might begin a stop string is held back (an empty chunk) and released with
+      a later token, and the stop string itself is never sent;
+    - the end-of-generation token is sent as an empty chunk before the final one says
+      `stop_type: eos`; the local engine emits no event for it, so an empty chunk waits
+      until the next one shows it was not the last."""
     stop_requested = should_stop or (lambda: False)
     started = time.perf_counter()
     tokens = _tokenize(backend, prompt, special)
@@ -114,13 +124,21 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     decoder, stops = TokenTextDecoder(), StopStringFilter(settings.stop)
     pieces: list[str] = []
     timings: dict[str, Any] = {}
-    produced, reason, final, cancelled = 0, "cancelled", None, False
-    prefill_done = False
-    first_token_at: float | None = None
+    final: dict[str, Any] | None = None
+    cancelled = prefill_done = False
+    empty: list[TokenEvent] = []  # empty chunks not yet known not to be the end-of-generation token
+    emitted = 0
 
-    def usage(held: int):
+    def usage(held: int) -> KVCacheUsage:
         backend.kv_tokens = held
         return backend.kv_usage()
+
+    def event(entry: dict[str, Any], index: int) -> TokenEvent:
+        text = stops.feed(decoder.feed(bytes(entry.get("bytes") or ())))
+        pieces.append(text)
+        return TokenEvent(index=index, id=int(entry["id"]), text=text, p=_probability(entry.get("logprob")),
+                          top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
+                          elapsed_ms=(time.perf_counter() - started) * 1000.0, kv_tokens=len(tokens) + index)
 
     with closing(backend.client.stream("/completion", body)) as chunks:
         for chunk in chunks:
@@ -135,17 +153,16 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
                                   prefill_tokens=int(timings.get("prompt_n", len(tokens) - reused)),
                                   prefill_ms=float(timings.get("prompt_ms", 0.0)), kv_cache=usage(len(tokens)))
             for entry in chunk.get("completion_probabilities") or ():
-                now = time.perf_counter()
-                first_token_at = first_token_at or now
-                text = stops.feed(decoder.feed(bytes(entry.get("bytes") or ())))
-                pieces.append(text)
-                produced += 1
-                yield TokenEvent(index=produced - 1, id=int(entry["id"]), text=text,
-                                 p=_probability(entry.get("logprob")),
-                                 top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
-                                 elapsed_ms=(now - started) * 1000.0, kv_tokens=usage(len(tokens) + produced - 1).tokens)
-                if stops.stopped:
-                    break
+                index = int(chunk.get("tokens_predicted") or emitted + 1) - 1
+                token = event(entry, index)
+                if not entry.get("bytes"):
+                    empty.append(token)
+                    continue
+                yield from empty
+                emitted += len(empty) + 1
+                empty.clear()
+                usage(len(tokens) + index)
+                yield token
             if stops.stopped or chunk.get("stop"):
                 final = chunk
                 break
@@ -156,20 +173,21 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     if final is None and not stops.stopped and not cancelled:
         raise ServerError(f"llama-server at {backend.client.url} ended the stream before the generation finished; "
                           "the text so far is kept")
-
+    reason = "cancelled"
     if stops.stopped:
         reason = "stop"
     elif final is not None:
         reason = STOP_REASONS.get(str(final.get("stop_type")), "length")
-        if reason == "length" and len(tokens) + produced >= backend.n_ctx:
-            reason = "context"
+    if reason == "eos" and empty:
+        empty.pop()  # the end-of-generation token: no event, as locally
+    yield from empty
+    produced = int((final or {}).get("tokens_predicted") or (emitted + len(empty))) - (reason == "eos")
+    if reason == "length" and len(tokens) + produced >= backend.n_ctx:
+        reason = "context"
     # The server ends at a stop string itself; whatever of it was held back is not emitted.
     tail = "" if reason == "stop" else stops.feed(decoder.finish()) + stops.finish()
     pieces.append(tail)
-    held = len(tokens) + produced
     prompt_ms = float(timings.get("prompt_ms", 0.0))
-    decode_ms = float(timings.get("predicted_ms", 0.0))
-    return_seed = seed if settings.temperature > 0 else None
     yield GenerationDone(
         stop_reason=reason,
         prompt_tokens=len(tokens),
@@ -177,14 +195,14 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
         reused_tokens=int(timings.get("cache_n", 0)),
         prefill_ms=prompt_ms,
         # As the server measured it: prefill to the first token's logits (the network adds its round trip).
-        ttft_ms=prompt_ms if first_token_at is not None else 0.0,
-        decode_ms=decode_ms,
+        ttft_ms=prompt_ms if prefill_done else 0.0,
+        decode_ms=float(timings.get("predicted_ms", 0.0)),
         decode_tokens_per_s=float(timings.get("predicted_per_second", 0.0)) if produced > 1 else 0.0,
         prefill_tokens_per_s=float(timings.get("prompt_per_second", 0.0)) if prompt_ms > 0 else 0.0,
-        kv_cache=usage(held),
+        kv_cache=usage(len(tokens) + produced),
         text="".join(pieces),
         tail_text=tail,
-        seed=return_seed,
+        seed=seed if settings.temperature > 0 else None,
     )
 
 
