@@ -42,6 +42,8 @@ class ServedModel(Protocol):
 
 # SamplerSettings field -> llama-server's request field; each is checked against the
 # fields the server's build lists in /props, so a setting it lacks is refused, not ignored.
+# Stop strings (`stop`) and `logit_bias` are not in that list (/props leaves them out) but
+# belong to /completion in every build.
 SERVER_FIELDS = {
     "temperature": "temperature",
     "top_k": "top_k",
@@ -53,7 +55,6 @@ SERVER_FIELDS = {
     "frequency_penalty": "frequency_penalty",
     "seed": "seed",
     "max_tokens": "n_predict",
-    "stop": "stop",
 }
 # The local chain's order (settings.py: bias -> penalties -> top-k -> top-p -> min-p ->
 # temperature); the server's other samplers (DRY, XTC, typical, top-n-sigma) are left out.

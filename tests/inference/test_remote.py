@@ -61,8 +61,8 @@ def server_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def random_server(random_model: Path, lora_adapter: Path, server_logs: Path) -> Iterator[LlamaServer]:
-    # The adapter is loaded at scale 0; every request sends the backend's own scale.
-    with LlamaServer(random_model, server_logs, "--lora", str(lora_adapter), "--lora-init-without-apply") as server:
+    # The server lists the adapter at scale 1; every request sends the backend's own scale.
+    with LlamaServer(random_model, server_logs, "--lora", str(lora_adapter)) as server:
         yield server
 
 
@@ -93,7 +93,8 @@ def _local(model: Path, **kwargs) -> Engine:
 
 
 # ---- what the server says about itself ------------------------------------------------------
-def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(random_server: LlamaServer) -> None:
+def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(random_server: LlamaServer,
+                                                                     lora_adapter: Path) -> None:
     backend = _connect(random_server)
     try:
         assert backend.n_ctx == CONTEXT  # /props default_generation_settings.n_ctx
@@ -101,7 +102,8 @@ def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(random_serv
         assert backend.facts.path.name == random_server.model.name
         assert backend.byte_token_ids == tuple(range(FIRST_BYTE_ID, N_VOCAB))
         assert random_server.url in backend.origin and backend.origin.startswith("llama-server ")
-        assert backend.adapter is not None and backend.lora_scale == 0.0
+        assert backend.adapter is not None and backend.adapter.path == lora_adapter
+        assert backend.lora_scale == 1.0  # as GET /lora-adapters says
         usage = backend.kv_usage()
         assert usage.n_ctx == CONTEXT
         assert (usage.bytes_allocated, usage.bytes_used, usage.bytes_per_token) == (None, None, None)
@@ -112,6 +114,7 @@ def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(random_serv
 # ---- generation against the local engine ------------------------------------------------------
 def test_first_step_probabilities_match_the_local_engine(random_model: Path, random_server: LlamaServer) -> None:
     remote, local = _connect(random_server), _local(random_model)
+    remote.set_lora_scale(0.0)  # scale 0 leaves the logits bit-identical to no adapter
     try:
         (remote_token, *_), _, _ = _events(remote, PROMPT, top_n=10, settings=GREEDY.with_changes(max_tokens=1))
         (local_token, *_), _, _ = _events(local, PROMPT, top_n=40, settings=GREEDY.with_changes(max_tokens=1))
@@ -191,6 +194,7 @@ def test_lora_scale_is_sent_per_request(random_model: Path, lora_adapter: Path, 
     remote = _connect(random_server)
     local = _local(random_model, lora_path=lora_adapter, lora_scale=1.0)
     try:
+        remote.set_lora_scale(0.0)
         (off, *_), _, _ = _events(remote, PROMPT, settings=one_step)
         remote.set_lora_scale(1.0)
         (on, *_), _, _ = _events(remote, PROMPT, settings=one_step)
