@@ -81,7 +81,7 @@ fi
 if [ "$with_tests" = 1 ]; then
     # The remote backend's tests run a real llama-server built from the llama.cpp that
     # llama-cpp-python vendors (cached under the user cache dir, keyed by that commit: only
-    # the first run compiles, about BUILD_MINUTES minutes on 2 cores). Without it those tests skip.
+    # the first run compiles, about 14 minutes on 2 cores). Without it those tests skip.
     if ! .venv/bin/python tools/build_llama_server.py >/dev/null; then
         echo "install.sh: llama-server was not built; the remote backend's tests will be skipped" >&2
     fi
