@@ -47,6 +47,14 @@ class Backend(Protocol):
     def byte_token_ids(self) -> tuple[int, ...]:
         """The vocabulary's <0x00>..<0xFF> byte tokens, which LogitBias can ban."""
 
+    @property
+    def tokenizer_name(self) -> str:
+        """What cuts text into ids: 'llama.cpp', 'SentencePiece (NAME.model)', ..."""
+
+    @property
+    def tokenizer_warning(self) -> str:
+        """What the author should know about the tokenizer in use, in one line, else ''."""
+
     def set_lora_scale(self, scale: float) -> None:
         """Change the adapter's strength without reloading (0 disables it); raises SettingsError without one."""
 

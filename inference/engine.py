@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -20,6 +21,7 @@ from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_
 from .kv_cache import KVLayout
 from .load_options import LoadOptions
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
+from .tokenizer import Tokenizer, sentencepiece_tokenizer, tokenizer_warning
 from .vocabulary import Vocabulary
 
 if TYPE_CHECKING:
@@ -55,12 +57,14 @@ class Engine:
         self.origin = ""  # in-process
         self._h = handles
         self.context = context
-        self.vocabulary = Vocabulary(handles.lib, handles.vocab)
+        self.vocabulary = Vocabulary(handles.lib, handles.vocab, add_space_prefix=facts.add_space_prefix)
         self.n_ctx = context.n_ctx
         self.n_vocab = self.vocabulary.n_vocab
         self.byte_token_ids = self.vocabulary.byte_token_ids
         self.add_bos = self.vocabulary.add_bos
         self.bos_id = self.vocabulary.bos_id
+        self.tokenizer_note = ""
+        """Why the named `.model` is not used (it does not match), else ''."""
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
@@ -93,6 +97,14 @@ class Engine:
             raise
         if adapter is not None:
             engine.set_lora_scale(options.lora_scale)
+        if options.spm_path is not None:
+            try:
+                spm_tokenizer, engine.tokenizer_note = sentencepiece_tokenizer(Path(options.spm_path), lib, handles.vocab)
+            except BaseException:
+                engine.close()
+                raise
+            if spm_tokenizer is not None:
+                engine.vocabulary.tokenizer = spm_tokenizer
         return engine
 
     @staticmethod
@@ -152,8 +164,22 @@ class Engine:
 
     # ---- tokens --------------------------------------------------------------------
     def tokenize(self, text: str, *, add_bos: bool | None = None, special: bool = False) -> list[int]:
-        """Tokens of `text`; `special` parses control-token text such as <start_of_turn>."""
+        """Tokens of `text`; `special` parses control-token text such as <start_of_turn>.
+        UnencodableTextError for text the vocabulary cannot encode (tokenizer.py)."""
         return self.vocabulary.tokenize(text, add_bos=add_bos, special=special)
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """What cuts text into ids: llama.cpp's tokenizer, or the author's SentencePiece model."""
+        return self.vocabulary.tokenizer
+
+    @property
+    def tokenizer_name(self) -> str:
+        return self.vocabulary.tokenizer.name
+
+    @property
+    def tokenizer_warning(self) -> str:
+        return tokenizer_warning(self.vocabulary.tokenizer, self.tokenizer_note)
 
     def token_bytes(self, token_id: int) -> bytes:
         return self.vocabulary.token_bytes(token_id)

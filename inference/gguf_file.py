@@ -50,6 +50,12 @@ class ModelFacts:
     """Per layer: True where llama.cpp uses the sliding-window cache."""
     has_chat_template: bool
     byte_token_ids: tuple[int, ...]
+    tokenizer_model: str = ""
+    """tokenizer.ggml.model: 'llama' for SentencePiece, 'gpt2' for byte-level BPE..."""
+    add_bos: bool | None = None
+    """tokenizer.ggml.add_bos_token; None when the file leaves it to llama.cpp."""
+    add_space_prefix: bool = True
+    """tokenizer.ggml.add_space_prefix (llama.cpp's default when absent: true)."""
 
     @property
     def gqa_ratio(self) -> float:
@@ -112,9 +118,10 @@ def _swa_layers(header: GGUFHeader, arch: str, n_layer: int, window: int | None)
     return tuple(n_pattern == 0 or (il % n_pattern < n_pattern - 1) for il in range(n_layer))
 
 
-def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
+def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) -> ModelFacts:
     """Validate a model GGUF and read its facts; raises ModelFileError with a one-line reason,
-    or ModelLoadError for a file that parses but that llama.cpp would abort on."""
+    or (with `preflight`) ModelLoadError for a file that parses but that llama.cpp would
+    abort on. `scriptorium vocab` reads such files too: it reports their faults itself."""
     path = Path(path)
     header = _open(path, "model", frozenset({TOKEN_TYPES, TOKEN_TEXTS}))
     kind = header.get("general.type", "model")
@@ -129,7 +136,8 @@ def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
     n_head = max(n_head_value) if isinstance(n_head_value, tuple) else int(n_head_value)
     if not (n_layer and n_embd and n_head):
         raise ModelFileError(f"model {path} lacks block_count, embedding_length or head_count for '{arch}'")
-    check_model(path, header, str(arch), n_layer)
+    if preflight:
+        check_model(path, header, str(arch), n_layer)
     n_head_kv = _per_layer(header.get(f"{arch}.attention.head_count_kv"), n_layer, n_head)
     head_dim = n_embd // n_head
     window = header.get(f"{arch}.attention.sliding_window")
@@ -159,6 +167,9 @@ def read_model_facts(path: str | os.PathLike[str]) -> ModelFacts:
         swa_layers=_swa_layers(header, str(arch), n_layer, window),
         has_chat_template="tokenizer.chat_template" in header.metadata,
         byte_token_ids=byte_ids,
+        tokenizer_model=str(header.get("tokenizer.ggml.model", "")),
+        add_bos=header.get("tokenizer.ggml.add_bos_token"),
+        add_space_prefix=bool(header.get("tokenizer.ggml.add_space_prefix", True)),
     )
 
 

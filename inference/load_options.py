@@ -43,6 +43,9 @@ class LoadOptions:
     """Give sliding-window layers a full-size cache (more memory, more prefix reuse)."""
     flash_attn: bool | None = None
     """Flash attention on or off; None lets llama.cpp decide for the backend."""
+    spm_path: Path | None = None
+    """The SentencePiece `.model` the model was trained with: when its pieces match the
+    GGUF's, text is tokenized with it instead of llama.cpp (tokenizer.py)."""
 
     def validated(self) -> "LoadOptions":
         """Self, or SettingsError naming the first value its field's rule refuses."""

@@ -61,6 +61,11 @@ class RemoteBackend:
                                      alpha=None, file_size=0) if first else None)
         self.lora_scale = float(first.get("scale", 0.0)) if first else 0.0
         self.origin = f"llama-server {build} at {client.url}"
+        self.tokenizer_name = "llama.cpp (on the server)"
+        self.tokenizer_note = (f"the server tokenizes with llama.cpp; {options.spm_path.name} is not used"
+                               if options.spm_path is not None else "")
+        """Why a SentencePiece model named with --spm (or the config's) is not used."""
+        self.tokenizer_warning = self.tokenizer_note
         self.kv_tokens = kv_tokens
         """Tokens the server's slot holds, as of the last request (or /slots at connection)."""
 
@@ -92,7 +97,7 @@ class RemoteBackend:
             slots = client.get("/slots", allow=(404, 501)) if props.get("endpoint_slots", True) else None
             facts = _facts(props, meta, byte_ids)
             backend = cls(
-                client, replace(options, n_ctx=int(settings["n_ctx"]), lora_path=None), facts,
+                client, replace(options, n_ctx=int(settings["n_ctx"]), lora_path=None, model_path=facts.path), facts,
                 n_ctx=int(settings["n_ctx"]), n_vocab=n_vocab, byte_token_ids=byte_ids,
                 adapters=[a for a in adapters or [] if isinstance(a, dict) and "id" in a],
                 server_fields=frozenset(settings.get("params", {})),

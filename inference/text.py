@@ -8,6 +8,7 @@ UTF-8 (the byte-token loop produces them) are shown as \\xNN, not dropped.
 from __future__ import annotations
 
 import codecs
+import unicodedata
 
 
 class TokenTextDecoder:
@@ -64,3 +65,10 @@ class StopStringFilter:
                     best = length
                     break
         return best
+
+
+def describe_character(char: str) -> str:
+    """'☕' (U+2615 HOT BEVERAGE); invisible characters by escape and code point only."""
+    name = unicodedata.name(char, "")
+    shown = char if char.isprintable() and char != " " else char.encode("unicode_escape").decode("ascii")
+    return f"'{shown}' (U+{ord(char):04X}{' ' + name if name else ''})"

@@ -6,19 +6,18 @@ engine (which imports them).
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 from . import native
 from .text import piece_text
-
-TOKEN_ATTR_BYTE = 1 << 5
+from .tokenizer import TOKEN_ATTR_BYTE, LlamaTokenizer, Tokenizer, guard_for
 
 
 class Vocabulary:
     """The llama.cpp vocabulary of one model; token pieces and labels are remembered."""
 
-    def __init__(self, lib: Any, vocab: Any):
+    def __init__(self, lib: Any, vocab: Any, *, add_space_prefix: bool = True):
+        """`add_space_prefix`: the GGUF's tokenizer.ggml.add_space_prefix (the C API has no getter)."""
         self._lib = lib
         self._vocab = vocab
         self.n_vocab = int(lib.llama_vocab_n_tokens(vocab))
@@ -32,18 +31,15 @@ class Vocabulary:
         self._pieces: dict[int, bytes] = {}
         self._labels: dict[int, str] = {}
         self._ends_generation: dict[int, bool] = {}
+        guard = guard_for(lib, vocab, add_space_prefix=add_space_prefix, has_byte_tokens=bool(self.byte_token_ids))
+        self.tokenizer: Tokenizer = LlamaTokenizer(lib, vocab, guard)
+        """What cuts text into ids; the engine swaps in the author's SentencePiece model
+        when it matches the vocabulary (tokenizer.py)."""
 
     def tokenize(self, text: str, *, add_bos: bool | None = None, special: bool = False) -> list[int]:
-        """Tokens of `text`; `special` parses control-token text such as <start_of_turn>."""
-        data = text.encode("utf-8")
-        add = self.add_bos if add_bos is None else add_bos
-        capacity = len(data) + 8
-        while True:
-            buffer = (ctypes.c_int32 * capacity)()
-            count = self._lib.llama_tokenize(self._vocab, data, len(data), buffer, capacity, add, special)
-            if count >= 0:
-                return list(buffer[:count])
-            capacity = -count
+        """Tokens of `text`; `special` parses control-token text such as <start_of_turn>.
+        UnencodableTextError for text the vocabulary cannot encode (tokenizer.py)."""
+        return self.tokenizer.tokenize(text, add_bos=self.add_bos if add_bos is None else add_bos, special=special)
 
     def token_bytes(self, token_id: int) -> bytes:
         piece = self._pieces.get(token_id)

@@ -17,6 +17,7 @@ if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
 import gguf_models  # noqa: E402
+import spm_models  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -64,6 +65,12 @@ def sentence_model(gguf_dir: Path) -> Path:
         gguf_dir / "sentence.gguf", kind="sentence",
         chat_template=gguf_models.SIMPLE_CHAT_TEMPLATE,
     )
+
+
+@pytest.fixture(scope="session")
+def phrases_model(gguf_dir: Path) -> Path:
+    """Italian phrases whose every choice wins by a wide margin: for tests that show text."""
+    return gguf_models.write_llama_model(gguf_dir / "phrases.gguf", kind="phrases")
 
 
 @pytest.fixture(scope="session")
@@ -147,3 +154,47 @@ def no_demo(monkeypatch: pytest.MonkeyPatch) -> None:
 def make_gguf():
     """write_gguf, for tests to lay out folders of tiny GGUF files."""
     return write_gguf
+
+
+# SentencePiece models trained once per session on tests/data/italiano.txt, and their
+# faithful GGUF conversions (spm_models.py).
+@pytest.fixture(scope="session")
+def spm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spm")
+
+
+def _trained(spm_dir: Path, model_type: str, byte_fallback: bool) -> Path:
+    return spm_models.train_spm(spm_dir / f"{model_type}{'-bytes' if byte_fallback else ''}.model",
+                                model_type=model_type, byte_fallback=byte_fallback)
+
+
+@pytest.fixture(scope="session")
+def unigram_spm(spm_dir: Path) -> Path:
+    return _trained(spm_dir, "unigram", False)
+
+
+@pytest.fixture(scope="session")
+def unigram_bytes_spm(spm_dir: Path) -> Path:
+    return _trained(spm_dir, "unigram", True)
+
+
+@pytest.fixture(scope="session")
+def bpe_spm(spm_dir: Path) -> Path:
+    return _trained(spm_dir, "bpe", False)
+
+
+@pytest.fixture(scope="session")
+def bpe_bytes_spm(spm_dir: Path) -> Path:
+    return _trained(spm_dir, "bpe", True)
+
+
+@pytest.fixture(scope="session")
+def unigram_gguf(spm_dir: Path, unigram_spm: Path) -> Path:
+    """The author's layout: the pieces, then <0x00>..<0xFF> appended."""
+    return spm_models.convert_to_gguf(unigram_spm, spm_dir / "unigram.gguf")
+
+
+@pytest.fixture(scope="session")
+def no_bytes_gguf(spm_dir: Path, unigram_spm: Path) -> Path:
+    """The same conversion without byte tokens: llama.cpp aborts on a character with no piece."""
+    return spm_models.convert_to_gguf(unigram_spm, spm_dir / "unigram-no-bytes.gguf", byte_tokens="none")

@@ -40,10 +40,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Union
 
 import gguf
 import numpy as np
+from gguf_phrases import PHRASES, PHRASES_GREEDY  # noqa: F401  (PHRASES_GREEDY: for the tests)
 
 N_PIECES = 16_000
 N_VOCAB = 16_256
@@ -193,6 +194,19 @@ UTF8_DEFAULT_PIECE = "<0xC3>"
 SENTENCE_PIECES = ("▁La", "▁casa", "▁era", "▁buia", ".", "</s>")
 
 
+
+
+def phrases_transitions() -> tuple[dict[int, dict[int, float]], dict[int, float]]:
+    """(transitions, default_next) of the "phrases" kind, with probabilities."""
+    vocab = italian_vocab()
+
+    def ids(choices: Mapping[str, float]) -> dict[int, float]:
+        return {vocab.id_of(piece): p for piece, p in choices.items()}
+
+    table = {vocab.id_of(word): ids(choices) for word, choices in PHRASES.items()}
+    return table, ids(PHRASES["."])
+
+
 def utf8_transitions() -> tuple[dict[int, int], int]:
     """(transitions, default_next) of the "utf8_bytes" kind."""
     table = {k: v for chain in UTF8_CHAINS for k, v in _chain(*chain).items()}
@@ -210,13 +224,14 @@ SIMPLE_CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}assistant:{% endif %}"
 )
 
-KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence")
+KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence", "phrases")
 
 # Channel 0 of the residual stream holds a constant in the "random" and "byte_loop"
 # models (nothing writes to it), so output-matrix column 0 acts as a per-token bias
 # and the LoRA adapter can read it to push one token from any context.
 _BIAS_LEVEL = 4.0
 _MARKOV_MARGIN = 30.0
+_RMS_EPS = 1e-5
 
 
 @dataclass(frozen=True)
@@ -274,21 +289,33 @@ def _biased_head(s: _Shape, rng: np.random.Generator, bias: np.ndarray, spread: 
     return embd, out
 
 
-def _markov_head(s: _Shape, transitions: Mapping[int, int], default_next: int
+Successors = Union[int, Mapping[int, float]]
+
+
+def _markov_head(s: _Shape, transitions: Mapping[int, Successors], default_next: Successors
                  ) -> tuple[np.ndarray, np.ndarray]:
+    """One channel per key token; a successor's logit is _MARKOV_MARGIN plus the log of
+    its probability relative to the likeliest one (a single id: probability 1)."""
     E = s.n_embd
     if len(transitions) > E - 1:
         raise ValueError(f"at most {E - 1} transitions fit in n_embd={E}")
     embd = np.zeros((N_VOCAB, E), np.float32)
     out = np.zeros((N_VOCAB, E), np.float32)
     embd[:, 0] = 1.0
-    # RMS norm maps a one-hot embedding to sqrt(E) on its channel, whatever its scale.
-    scale = _MARKOV_MARGIN / np.sqrt(E)
-    out[default_next, 0] = scale
+    # RMS norm maps a one-hot embedding to 1 / sqrt(1/E + eps) on its channel.
+    normed = 1.0 / np.sqrt(1.0 / E + _RMS_EPS)
+
+    def write(dim: int, successors: Successors) -> None:
+        choices = {successors: 1.0} if isinstance(successors, int) else dict(successors)
+        top = max(choices.values())
+        for dst, p in choices.items():
+            out[dst, dim] = (_MARKOV_MARGIN + np.log(p / top)) / normed
+
+    write(0, default_next)
     for dim, (src, dst) in enumerate(transitions.items(), start=1):
         embd[src] = 0.0
         embd[src, dim] = 1.0
-        out[dst, dim] = scale
+        write(dim, dst)
     return embd, out
 
 
@@ -333,7 +360,8 @@ def write_llama_model(
     rng = np.random.default_rng(seed)
     markov = {"markov": lambda: (transitions, default_next),
               "utf8_bytes": utf8_transitions,
-              "sentence": sentence_transitions}.get(kind, lambda: None)()
+              "sentence": sentence_transitions,
+              "phrases": phrases_transitions}.get(kind, lambda: None)()
 
     tensors = _layers(shape, rng, silent=markov is not None)
     if markov is not None:
@@ -356,14 +384,7 @@ def write_llama_model(
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(name or f"scriptorium-test-{kind}")
     w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16 if f16 else gguf.LlamaFileType.ALL_F32))
-    w.add_context_length(context_length)
-    w.add_embedding_length(n_embd)
-    w.add_block_count(n_layer)
-    w.add_feed_forward_length(n_ff)
-    w.add_head_count(n_head)
-    w.add_head_count_kv(n_head_kv)
-    w.add_layer_norm_rms_eps(1e-5)
-    w.add_rope_freq_base(10000.0)
+    _add_hparams(w, shape, context_length)
     w.add_vocab_size(N_VOCAB)
     w.add_tokenizer_model("llama")
     w.add_token_list(vocab.tokens)
@@ -380,6 +401,17 @@ def write_llama_model(
         w.add_tensor(tname, data.astype(np.float16) if f16 and data.ndim == 2 else data)
     _finish(w)
     return path
+
+
+def _add_hparams(w: gguf.GGUFWriter, s: _Shape, context_length: int) -> None:
+    w.add_context_length(context_length)
+    w.add_embedding_length(s.n_embd)
+    w.add_block_count(s.n_layer)
+    w.add_feed_forward_length(s.n_ff)
+    w.add_head_count(s.n_head)
+    w.add_head_count_kv(s.n_head_kv)
+    w.add_layer_norm_rms_eps(_RMS_EPS)
+    w.add_rope_freq_base(10000.0)
 
 
 def _finish(w: gguf.GGUFWriter) -> None:

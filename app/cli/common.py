@@ -21,6 +21,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                        help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)")
     group.add_argument("--lora", type=Path, metavar="PATH", help="GGUF LoRA adapter for the model")
     group.add_argument("--lora-scale", type=float, metavar="F", help="adapter strength, 0 disables it (default 1)")
+    group.add_argument("--spm", type=Path, metavar="PATH",
+                       help="the SentencePiece .model the model was trained with: tokenize with it (default: config)")
     group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default 4096)")
     group.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: all cores)")
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")

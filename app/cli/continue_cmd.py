@@ -28,7 +28,7 @@ def _candidate_json(candidate) -> dict:
     return {"id": candidate.id, "text": candidate.text, "p": candidate.p, "banned": candidate.banned}
 
 
-def _done_json(done) -> dict:
+def _done_json(done, engine) -> dict:
     return {
         "type": "done",
         "stop_reason": done.stop_reason,
@@ -40,6 +40,8 @@ def _done_json(done) -> dict:
         "decode_tokens_per_s": done.decode_tokens_per_s,
         "prefill_tokens_per_s": done.prefill_tokens_per_s,
         "seed": done.seed,
+        "tokenizer": engine.tokenizer_name,
+        "tokenizer_warning": engine.tokenizer_warning or None,
         "text": done.text,
         "kv_cache": {
             "tokens": done.kv_cache.tokens,
@@ -72,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     loader, remote = choose_loader(chosen.server)
     model_path = SERVER_MODEL if remote else resolve_model(chosen.model, config, stderr_progress())
     engine = loader(chosen.load_options(model_path), lambda fraction: None)
+    if engine.tokenizer_note:
+        print(f"scriptorium: warning: {engine.tokenizer_note}", file=sys.stderr)
     settings, bias = chosen.sampler, chosen.bias
     out = sys.stdout
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                           "tokens were left out", file=sys.stderr)
             elif isinstance(event, GenerationDone):
                 if args.json:
-                    out.write(json.dumps(_done_json(event), ensure_ascii=False) + "\n")
+                    out.write(json.dumps(_done_json(event, engine), ensure_ascii=False) + "\n")
                 else:
                     out.write(event.tail_text + ("\n" if out.isatty() else ""))
                     if event.stop_reason == "context":

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
-HELP = "Show a model's facts: architecture, size, attention heads, KV-cache cost, byte tokens."
+HELP = "Show a model's facts: architecture, size, attention heads, KV-cache cost, tokenizer and byte tokens."
 
 DEFAULT_CTX = 4096
 
@@ -15,6 +16,9 @@ DEFAULT_CTX = 4096
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", type=Path, metavar="PATH", required=True, help="GGUF model file")
     parser.add_argument("--lora", type=Path, metavar="PATH", help="also check this LoRA adapter against the model")
+    parser.add_argument("--spm", type=Path, metavar="PATH",
+                        help="the SentencePiece .model the model was trained with: say whether scriptorium would "
+                             "tokenize with it (scriptorium vocab checks the whole contract)")
     parser.add_argument("--ctx", type=int, default=DEFAULT_CTX, metavar="N",
                         help=f"context size for the KV-cache figures (default {DEFAULT_CTX})")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -31,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     rule_for(LoadOptions, "n_ctx").check(args.ctx, "--ctx")
     facts = read_model_facts(args.model)
     adapter = read_adapter_facts(args.lora, facts.architecture) if args.lora else None
+    tokenizer = _tokenizer(facts, args.spm)
     n_ctx = pad(args.ctx)
     layout = KVLayout.for_model(facts, n_ctx)
     train_layout = KVLayout.for_model(facts, pad(facts.context_length)) if facts.context_length else None
@@ -55,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         "sliding_window_layers": sum(facts.swa_layers),
         "chat_template": facts.has_chat_template,
         "byte_tokens": {"count": len(facts.byte_token_ids), "ids": describe_ranges(facts.byte_token_ids)},
+        "tokenizer": tokenizer,
         "kv_cache": {
             "type": "f16",
             "bytes_per_token": layout.bytes_per_token,
@@ -82,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         ("sliding window", f"{facts.sliding_window} tokens on {sum(facts.swa_layers)} of {facts.n_layer} layers"
                            if facts.sliding_window else "none"),
         ("chat template", "yes" if facts.has_chat_template else "no (a plain fallback is used)"),
+        ("tokenizer", f"{tokenizer['model'] or 'none'} (add_bos {_flag(tokenizer['add_bos'])}, "
+                      f"add_space_prefix {_flag(tokenizer['add_space_prefix'])}); scriptorium uses {tokenizer['used']}"),
         ("byte tokens", f"{len(facts.byte_token_ids)}: {describe_ranges(facts.byte_token_ids)}"
                         if facts.byte_token_ids else "none"),
         ("KV cache (f16)", f"{format_bytes(kv['bytes_per_token'])} per token; {format_bytes(kv['bytes'])} "
@@ -94,4 +102,32 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         print(f"{label:<{width}}  {value}")
+    if tokenizer["warning"]:
+        print(f"scriptorium: warning: {tokenizer['warning']}", file=sys.stderr)
     return 0
+
+
+def _flag(value: bool | None) -> str:
+    return "llama.cpp's default" if value is None else str(value).lower()
+
+
+def _tokenizer(facts, spm_path: Path | None) -> dict:
+    """The tokenizer facts; with a .model, whether its pieces match (the engine's own test)."""
+    from scriptorium.inference.gguf_vocab import read_gguf_vocab
+    from scriptorium.inference.spm_model import load_spm
+    from scriptorium.inference.tokenizer import NO_BYTE_TOKENS
+    from scriptorium.inference.vocab_contract import piece_text_mismatch
+
+    used, warnings = "llama.cpp", []
+    if spm_path is not None:
+        spm = load_spm(spm_path)
+        mismatch = piece_text_mismatch(spm.pieces, read_gguf_vocab(facts.path).tokens)
+        if mismatch:
+            warnings.append(f"{spm_path.name} does not match the model's vocabulary ({mismatch}): llama.cpp tokenizes")
+        else:
+            used = f"SentencePiece ({spm_path.name})"
+    if not facts.byte_token_ids and facts.tokenizer_model == "llama":
+        warnings.append(f"{NO_BYTE_TOKENS} (llama.cpp alone would abort on it)" if used == "llama.cpp" else
+                        "no byte tokens: SentencePiece turns a character it has no piece for into <unk>")
+    return {"model": facts.tokenizer_model, "add_bos": facts.add_bos, "add_space_prefix": facts.add_space_prefix,
+            "used": used, "warning": "; ".join(warnings) or None}

@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, str] = {
     "models": "models_cmd",
     "config": "config_cmd",
     "sessions": "sessions_cmd",
+    "vocab": "vocab_cmd",
 }
 TUI_COMMAND = "tui_cmd"
 
@@ -39,7 +40,9 @@ def build_parser(subcommand: str | None) -> argparse.ArgumentParser:
         parser = OneLineParser(
             prog="scriptorium",
             description=module.HELP,
-            epilog="subcommands: " + ", ".join(SUBCOMMANDS) + " (scriptorium SUBCOMMAND --help)",
+            epilog="subcommands: " + ", ".join(SUBCOMMANDS) + " (scriptorium SUBCOMMAND --help); options such "
+                   "as --config go before or after the subcommand. A draft named like a subcommand needs a "
+                   "path: `scriptorium ./models` edits the draft, `scriptorium models` lists the models.",
         )
     else:
         module = _command_module(SUBCOMMANDS[subcommand])
@@ -49,13 +52,37 @@ def build_parser(subcommand: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def split_subcommand(args: list[str]) -> tuple[str | None, list[str]]:
+    """The subcommand named by the first positional argument, and the other arguments.
+
+    Options may come before it (`scriptorium --config F models`): an option of the
+    app's own parser that takes a value (--config F, --model M) is skipped with its
+    value, so that value is never taken for a subcommand; the subcommand's parser then
+    accepts or refuses the options it was given. A positional that is no subcommand
+    (or anything after `--`) is the TUI's draft.
+    """
+    takes_value = {option for action in build_parser(None)._actions if action.nargs != 0
+                   for option in action.option_strings}
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            break
+        if arg.startswith("-") and arg != "-":
+            index += 2 if arg in takes_value else 1
+            continue
+        if arg in SUBCOMMANDS:
+            return arg, args[:index] + args[index + 1:]
+        break
+    return None, args
+
+
 def main(argv: list[str] | None = None) -> int:
     from scriptorium.inference.errors import ScriptoriumError
 
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    subcommand = args_list[0] if args_list and args_list[0] in SUBCOMMANDS else None
+    subcommand, args_list = split_subcommand(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(subcommand)
-    args = parser.parse_args(args_list[1:] if subcommand else args_list)
+    args = parser.parse_args(args_list)
     try:
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # here, where a full disk is still this function's to report

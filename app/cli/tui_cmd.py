@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from scriptorium.app.config.run_settings import add_config_argument
 
     parser.add_argument("draft", nargs="?", type=Path, metavar="DRAFT.md",
-                        help="the draft to edit, saved with its session; created if it does not exist")
+                        help="the draft to edit, saved with its session; created if it does not exist (one named "
+                             "like a subcommand needs a path: ./models)")
     parser.add_argument("--resume", action="store_true", help="reopen the last session")
     add_config_argument(parser)
     add_model_arguments(parser)

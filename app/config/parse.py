@@ -139,6 +139,7 @@ class _Parser:
         good = self.each(self.table(data, "model"), "model", {
             "path": self.model_reference,
             "lora": self.path,
+            "tokenizer": self.path,
             "lora_scale": ruled("lora_scale"),
             "context_size": ruled("n_ctx"),
             "threads": ruled("n_threads", zero_means_none=True),
@@ -256,9 +257,13 @@ class _Parser:
 
     def ui(self, data: Mapping[str, Any]) -> UiConfig:
         def theme(value: Any) -> str:
+            # Textual's own themes: the app registers no others.
+            from textual.theme import BUILTIN_THEMES
+
             name = _string(value).strip()
-            if not name:
-                raise _Bad("must name a theme, not an empty string")
+            if name not in BUILTIN_THEMES:
+                known = ", ".join(sorted(BUILTIN_THEMES))
+                raise _Bad(f"unknown theme {_show(value)}; the default is used (known: {known})")
             return name
 
         return UiConfig(**self.each(self.table(data, "ui"), "ui", {"theme": theme}))

@@ -43,6 +43,8 @@ class RunSettings:
     lora_path: Path | None
     """--lora, else [model] lora."""
     lora_scale: float
+    spm_path: Path | None
+    """--spm, else [model] tokenizer: the SentencePiece `.model` to tokenize with."""
     n_ctx: int
     n_threads: int | None
     n_gpu_layers: int
@@ -58,7 +60,7 @@ class RunSettings:
     def load_options(self, model_path: Path) -> "LoadOptions":
         """LoadOptions for the engine (validated; SettingsError names a bad value)."""
         return LoadOptions(
-            model_path=Path(model_path), lora_path=self.lora_path, lora_scale=self.lora_scale,
+            model_path=Path(model_path), lora_path=self.lora_path, lora_scale=self.lora_scale, spm_path=self.spm_path,
             n_ctx=self.n_ctx, n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers,
         ).validated()
 
@@ -92,6 +94,7 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
     lora = _flag(args, "lora")
     lora_scale = _flag(args, "lora_scale")
     lora_path = Path(lora).expanduser() if lora else model_config.lora
+    spm = _flag(args, "spm")
     if lora_scale is not None and lora_path is None:
         raise ScriptoriumError("--lora-scale needs --lora PATH (or lora in the config's [model])")
     threads, ctx, gpu_layers = _flag(args, "threads"), _flag(args, "ctx"), _flag(args, "gpu_layers")
@@ -103,6 +106,7 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         model=os.fspath(model) if model is not None else model_config.path,
         lora_path=lora_path,
         lora_scale=lora_scale if lora_scale is not None else model_config.lora_scale,
+        spm_path=Path(spm).expanduser() if spm else model_config.tokenizer,
         n_ctx=ctx if ctx is not None else model_config.context_size,
         n_threads=threads if threads is not None else model_config.threads,
         n_gpu_layers=gpu_layers if gpu_layers is not None else model_config.gpu_layers,

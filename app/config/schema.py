@@ -39,6 +39,10 @@ class ModelConfig:
     of a model that `scriptorium models` lists, or "demo". None: the demo model."""
     lora: Path | None = None
     """Default LoRA adapter (a GGUF path), or None."""
+    tokenizer: Path | None = None
+    """The SentencePiece `.model` the model was trained with: scriptorium then tokenizes
+    with it (when its pieces match the GGUF's) instead of llama.cpp. `scriptorium vocab`
+    checks the pair."""
     lora_scale: float = 1.0
     """Adapter strength: 0 disables it, 1 is as trained, at most 4."""
     context_size: int = DEFAULT_CONTEXT_SIZE

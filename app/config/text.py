@@ -29,6 +29,9 @@ DEFAULT_CONFIG_TEXT = f"""\
 # LoRA adapter made for that model, and how strongly it applies (0 disables it, at most 4).
 # lora = "~/models/my-style-lora.gguf"
 # lora_scale = 1.0
+# The SentencePiece .model that model was trained with: scriptorium then tokenizes with
+# it, as in training (`scriptorium vocab` checks that it matches the GGUF).
+# tokenizer = "~/models/tokenizer.model"
 # Context size in tokens (at least 64).
 # context_size = {DEFAULT_CONTEXT_SIZE}
 # CPU threads; 0 uses every core.
@@ -95,6 +98,7 @@ def effective_config(config: Config) -> dict[str, object]:
         "path": model.path,
         "lora": str(model.lora) if model.lora else None,
         "lora_scale": model.lora_scale,
+        "tokenizer": str(model.tokenizer) if model.tokenizer else None,
         "context_size": model.context_size,
         "threads": model.threads if model.threads is not None else 0,
         "gpu_layers": model.gpu_layers,

@@ -37,7 +37,10 @@ class ModelLifecycle:
         """Options for `model`: those of the model running now (context, threads...), else the
         command line and config's, else the defaults. SettingsError names a bad value."""
         if self.backend is not None:
-            return replace(self.backend.options, model_path=model, lora_path=lora, lora_scale=scale).validated()
+            running = self.backend.options
+            # A SentencePiece .model belongs to the model it was named for, not to the next one.
+            spm = running.spm_path if Path(model) == Path(running.model_path) else None
+            return replace(running, model_path=model, lora_path=lora, lora_scale=scale, spm_path=spm).validated()
         if self._run_config is not None:
             options = replace(self._run_config.load_options(model), lora_path=lora, lora_scale=scale)
         else:
@@ -84,6 +87,7 @@ class ModelLifecycle:
         self._failed_options = None
         self.status = ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
                                   n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
+                                  tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning,
                                   origin=backend.origin)
         return True
 

@@ -23,5 +23,9 @@ class ModelStatus:
     adapter: AdapterFacts | None = None
     error: str = ""
     file_size: int = 0
+    tokenizer: str = ""
+    """Which tokenizer cuts the text: 'llama.cpp' or 'SentencePiece (NAME.model)'."""
+    tokenizer_warning: str = ""
+    """Why the named .model is not used, or that the vocabulary has no byte tokens."""
     origin: str = ""
     """Where the model runs: '' in-process, else the llama-server (build and URL)."""

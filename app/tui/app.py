@@ -56,6 +56,7 @@ from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 GIL_SWITCH_INTERVAL = 0.001
 """Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
 
+
 class ScriptoriumApp(App[None], inherit_bindings=False):
     """Write with your own model: draft and chat, with llama.cpp's numbers beside them."""
 
@@ -77,19 +78,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     """The seed the last generation drew (what 'fix seed' fixes)."""
 
     def __init__(
-        self,
-        *,
-        backend_loader: BackendLoader,
-        settings: TuiSettings | None = None,
-        keymap: Mapping[str, str] | None = None,
-        draft: DraftFile | Path | None = None,
-        load_options: LoadOptions | None = None,
-        store: SessionStore | None = None,
-        resume: bool = False,
-        model_source: model_startup.ModelSource | None = None,
-        config: Config | None = None,
-        config_problems: list[str] | None = None,
-        run_config: RunSettings | None = None,
+        self, *, backend_loader: BackendLoader, settings: TuiSettings | None = None,
+        keymap: Mapping[str, str] | None = None, draft: DraftFile | Path | None = None,
+        load_options: LoadOptions | None = None, store: SessionStore | None = None, resume: bool = False,
+        model_source: model_startup.ModelSource | None = None, config: Config | None = None,
+        config_problems: list[str] | None = None, run_config: RunSettings | None = None,
     ) -> None:
         """`backend_loader` loads a model (the command line chooses: llama.cpp in-process);
         `load_options` starts loading one at once, else `model_source` is resolved (the demo
@@ -107,7 +100,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         path = draft.path if isinstance(draft, DraftFile) else draft
         self.draft_file = DraftFile(path)
         self.sessions = SessionKeeper(store or SessionStore(), self.draft_file, self.notify,
-                                      lambda: self.key_display("draft.save"))
+                                      lambda: self.keys.key_display("draft.save"))
         session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
@@ -117,9 +110,6 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.set_reactive(ScriptoriumApp.sampler, self.settings.sampler)
         self.set_reactive(ScriptoriumApp.bias, self.settings.bias)
 
-    def key_display(self, binding_id: str) -> str:
-        return self.keys.key_display(binding_id)
-
     # ---- start and stop ------------------------------------------------------------
     async def on_mount(self) -> None:
         # After each llama.cpp call the generation thread needs the GIL back; with the
@@ -127,7 +117,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         if self.keys.keymap:
             self.set_keymap(self.keys.keymap)
-        self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.key_display).data_bind(
+        self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.keys.key_display).data_bind(
             ScriptoriumApp.backend, ScriptoriumApp.model_status, ScriptoriumApp.sampler, ScriptoriumApp.bias,
             ScriptoriumApp.lora_scale, ScriptoriumApp.last_seed)
         await self.push_screen(self.main)
@@ -147,12 +137,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.notify(line, title="Config", severity="warning", timeout=15)
         for line in self._startup_notes:
             self.notify(line, title="Sessions", timeout=15)
-        theme = self.config.ui.theme
-        if theme and theme in self.available_themes:
-            self.theme = theme
-        elif theme:
-            self.notify(f"Unknown theme '{theme}' in the config; using the default "
-                        f"(known: {', '.join(sorted(self.available_themes))}).", severity="warning", timeout=15)
+        self.theme = self.config.ui.theme or self.theme  # the config checked the name
         self.sessions.report_damaged()
 
     async def action_quit(self) -> None:
@@ -170,8 +155,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             elif choice == "save-as":
                 self.ask_save_path(then_exit=True)
 
-        self.push_screen(UnsavedScreen(self.draft_file.display_name, has_path=self.draft_file.path is not None),
-                         decided)
+        self.push_screen(UnsavedScreen(self.draft_file.display_name, has_path=bool(self.draft_file.path)), decided)
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
@@ -180,8 +164,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.models.close()
 
     # ---- the model -----------------------------------------------------------------
-    def _show_model(self) -> None:
-        """The lifecycle changed: what the screen receives follows it."""
+    def _show_model(self) -> None:  # the lifecycle changed: what the screen receives follows it
         backend = self.models.backend
         self.backend = backend
         self.model_status = self.models.status
@@ -189,8 +172,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.lora_scale = backend.lora_scale if backend.adapter is not None else None
 
     def load_model(self, options: LoadOptions) -> None:
-        """Load `options` in the background; the editor stays usable meanwhile. The old
-        model, if any, is closed first (two big models rarely fit in memory)."""
+        """Load `options` in the background (the editor stays usable); the old model is closed first."""
         if self._screen_ready:
             self.main.stop_generation()
             self.main.forget_generation()
@@ -215,17 +197,20 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
         self._show_model()
+        if self.model_status.tokenizer_warning:
+            self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
         if self.models.announce_demo():
             self.notify(f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying scriptorium out. "
-                        f"Press {self.key_display('app.models')} to choose your own GGUF model.",
+                        f"Press {self.keys.key_display('app.models')} to choose your own GGUF model.",
                         title="Demo model", timeout=12)
 
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:
         if self.models.failed(message.load_id, message.options, message.error):
             self._show_model()
-            self.notify(f"{message.error}\nYour text is safe; press {self.key_display('app.load_model')} to load "
-                        "another model.", title="Model not loaded", severity="error", timeout=15)
+            key = self.keys.key_display("app.load_model")
+            self.notify(f"{message.error}\nYour text is safe; press {key} to load another model.",
+                        title="Model not loaded", severity="error", timeout=15)
 
     @on(ModelFileHashed)
     def _file_hashed(self, message: ModelFileHashed) -> None:
@@ -258,7 +243,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def _model_not_resolved(self, message: model_startup.ModelNotResolved) -> None:
         self.models.not_resolved(message.error)
         self._show_model()
-        self.notify(f"{message.error}\nYour text is safe; press {self.key_display('app.models')} to choose a model.",
+        key = self.keys.key_display("app.models")
+        self.notify(f"{message.error}\nYour text is safe; press {key} to choose a model.",
                     title="Model not loaded", severity="error", timeout=15)
 
     def action_load_model(self) -> None:
@@ -398,17 +384,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self.lora_scale is not None:
             self.lora_scale = message.lora_scale
 
-    # ---- screens, panels, modes, keys ------------------------------------------------------
-    def action_toggle_mode(self) -> None:
-        self.main.switch_mode()
-
-    def action_toggle_sidebar(self) -> None:
-        self.main.toggle_sidebar()
-
-    def action_tune(self) -> None:
-        if self.screen is self.main:  # a dialog open keeps the keys
-            self.main.focus_sampler()
-
+    # ---- keys ------------------------------------------------------------------------------
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keys.rows()))
 

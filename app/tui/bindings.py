@@ -14,13 +14,14 @@ from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 
+# Actions named screen.* are the main screen's (a dialog on top has none: its keys stay its own).
 APP_BINDINGS: list[BindingType] = [
     Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, what it does, and its id for remapping"),
     Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True, id="app.palette",
             tooltip="Search every action by name"),
-    Binding("f2", "toggle_mode", "Mode", id="app.mode", tooltip="Switch between draft and chat"),
-    Binding("f3", "toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"),
-    Binding("ctrl+t", "tune", "Tune", id="app.tune",
+    Binding("f2", "screen.switch_mode", "Mode", id="app.mode", tooltip="Switch between draft and chat"),
+    Binding("f3", "screen.toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"),
+    Binding("ctrl+t", "screen.focus_sampler", "Tune", id="app.tune",
             tooltip="Go to the sampler panel: change settings with keys there (1-5 toggle panels)"),
     Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave scriptorium"),
     Binding("ctrl+l", "load_model", "Model", show=False, id="app.load_model",

@@ -115,3 +115,29 @@ def test_bad_files_get_one_line(tmp_path: Path, random_model: Path, bad_gguf_fil
     assert_one_line_error(scriptorium("continue", str(tmp_path / "nope.md"), "--model", str(random_model)),
                           "draft not found")
     assert_one_line_error(scriptorium("info", "--model", str(bad_gguf_files["truncated"])), "truncated")
+
+
+def test_options_work_before_or_after_the_subcommand(random_model: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "my-models"
+    folder.mkdir()
+    (folder / "mine.gguf").write_bytes(random_model.read_bytes())
+    config = tmp_path / "elsewhere.toml"
+    config.write_text(f'[model]\nfolders = ["{folder}"]\n', encoding="utf-8")
+    before = scriptorium("--config", str(config), "models", "--json")
+    after = scriptorium("models", "--json", "--config", str(config))
+    assert before.returncode == after.returncode == 0, before.stderr + after.stderr
+    assert before.stdout == after.stdout
+    assert str(folder / "mine.gguf") in [m["path"] for m in json.loads(before.stdout)["models"]]
+    # An option the subcommand does not take is one line, wherever it stands.
+    assert_one_line_error(scriptorium("--model", str(random_model), "models"), "unrecognized arguments: --model")
+
+
+def test_a_draft_named_like_a_subcommand_needs_a_path() -> None:
+    from scriptorium.app.cli.main import split_subcommand
+
+    assert split_subcommand(["models"]) == ("models", [])
+    assert split_subcommand(["./models"]) == (None, ["./models"])
+    assert split_subcommand(["--model", "models"]) == (None, ["--model", "models"])  # a model named models
+    assert split_subcommand(["--", "models"]) == (None, ["--", "models"])
+    shown = " ".join(scriptorium("--help").stdout.split())
+    assert "A draft named like a subcommand needs a path: `scriptorium ./models` edits the draft" in shown

@@ -8,6 +8,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from textual.theme import BUILTIN_THEMES
 
 from scriptorium.app import paths
 from scriptorium.app.config.file import config_path, load_config, load_config_lenient
@@ -159,7 +160,7 @@ INVALID = [
     ("[keymap]\ngenerate = 5", "keymap.generate: must be a string of keys like \"ctrl+g,f5\", not 5"),
     ("[keymap]\ngenerate = \"ctrl+g,,f5\"", "keymap.generate: must be keys separated by commas, like \"ctrl+g,f5\", not \"ctrl+g,,f5\""),
     ("[keymap]\ngenerate = \"ctrl g\"", "keymap.generate: must be keys separated by commas, like \"ctrl+g,f5\", not \"ctrl g\""),
-    ("[ui]\ntheme = \"\"", "ui.theme: must name a theme, not an empty string"),
+    ("[ui]\ntheme = \"\"", f"ui.theme: unknown theme \"\"; the default is used (known: {', '.join(sorted(BUILTIN_THEMES))})"),
     ("[ui]\ntheme = 1", "ui.theme: must be a string, not 1"),
     ("[ui]\ncolour = \"red\"", "ui.colour: unknown key (known: theme)"),
 ]

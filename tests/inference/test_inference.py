@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from float_tolerance import PROB_RTOL, assert_same_greedy_run, assert_top_matches
 from gguf_models import FIRST_BYTE_ID, LORA_PUSH_PIECE, N_VOCAB, byte_id, italian_vocab
 
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -97,8 +98,7 @@ def test_probabilities_equal_a_softmax_of_llama_cpp_logits(random_model: Path, f
     reference = Llama(model_path=str(random_model), n_ctx=512, logits_all=True, verbose=False,
                       flash_attn=flash_attn)
     prompt_tokens = reference.tokenize(DRAFT.encode())
-    # Evaluated in the same batches as the engine (prompt, then one token at a time), so
-    # llama.cpp runs the same kernels and the logits are bit-for-bit comparable.
+    # Evaluated in the same batches as the engine: the prompt, then one token at a time.
     reference.eval(prompt_tokens)
     for event in generated[:-1]:
         reference.eval([event.id])
@@ -107,18 +107,28 @@ def test_probabilities_equal_a_softmax_of_llama_cpp_logits(random_model: Path, f
         logits = scores[len(prompt_tokens) - 1 + step]
         softmax = np.exp(logits - logits.max())
         softmax /= softmax.sum()
-        expected_top = np.argsort(-softmax)[:10]
-        assert [c.id for c in event.top] == list(expected_top)
-        np.testing.assert_allclose([c.p for c in event.top], softmax[expected_top], rtol=1e-6)
-        assert event.p == pytest.approx(softmax[event.id], rel=1e-6)
+        # Not bit-for-bit: with logits_all the reference computes the output layer for
+        # every position, in another batch shape than the engine: float_tolerance says how
+        # far apart that may put them.
+        assert_top_matches(event.top, softmax)
+        assert event.p == pytest.approx(softmax[event.id], rel=PROB_RTOL)
     reference.close()
+
+
+def fresh_run(engine: Engine, prompt: str, settings) -> list:
+    """A run prefilled from scratch: the same batches, so the same float32 arithmetic, as
+    any other fresh run (reusing the cached prefix evaluates the last prompt token alone,
+    which rounds differently and can move a sample across a boundary)."""
+    engine.clear_cache()
+    return run(engine, prompt, settings)
 
 
 def test_greedy_is_deterministic_and_a_seed_reproduces_a_sampled_run(random_engine: Engine) -> None:
     greedy = GREEDY.with_changes(max_tokens=15)
-    assert done_of(run(random_engine, DRAFT, greedy)).text == done_of(run(random_engine, DRAFT, greedy)).text
+    texts = [done_of(fresh_run(random_engine, DRAFT, greedy)).text for _ in range(2)]
+    assert texts[0] == texts[1]
     seeded = PRESETS["creative"].with_changes(max_tokens=20, seed=1234)
-    first, second = run(random_engine, DRAFT, seeded), run(random_engine, DRAFT, seeded)
+    first, second = fresh_run(random_engine, DRAFT, seeded), fresh_run(random_engine, DRAFT, seeded)
     assert [t.id for t in tokens_of(first)] == [t.id for t in tokens_of(second)]
     assert done_of(first).seed == 1234
     others = {done_of(run(random_engine, DRAFT, seeded.with_changes(seed=s))).text for s in (1, 2, 3)}
@@ -127,8 +137,8 @@ def test_greedy_is_deterministic_and_a_seed_reproduces_a_sampled_run(random_engi
 
 def test_an_unseeded_run_reports_the_seed_that_reproduces_it(random_engine: Engine) -> None:
     loose = PRESETS["creative"].with_changes(max_tokens=12)
-    done = done_of(run(random_engine, DRAFT, loose))
-    again = done_of(run(random_engine, DRAFT, loose.with_changes(seed=done.seed)))
+    done = done_of(fresh_run(random_engine, DRAFT, loose))
+    again = done_of(fresh_run(random_engine, DRAFT, loose.with_changes(seed=done.seed)))
     assert again.text == done.text
 
 
@@ -160,8 +170,8 @@ def test_lora_scale_zero_equals_the_base_model(random_model: Path, lora_adapter:
     assert tokens_of(run(tuned, DRAFT, settings))[0].id == gatto
     tuned.set_lora_scale(0.0)
     off = tokens_of(run(tuned, DRAFT, settings))
-    assert [t.id for t in off] == [t.id for t in base]
-    assert [t.p for t in off] == pytest.approx([t.p for t in base], rel=1e-6)
+    # Bit-for-bit: the same batches, and the adapter adds exactly 0 * x to each weight's output.
+    assert [(t.id, t.p) for t in off] == [(t.id, t.p) for t in base]
     tuned.set_lora_scale(1.0)
     assert tokens_of(run(tuned, DRAFT, settings))[0].id == gatto
     tuned.close()
@@ -186,10 +196,10 @@ def test_appending_a_sentence_prefills_only_the_new_tokens(random_engine: Engine
     appended = len(random_engine.tokenize(longer)) - len(random_engine.tokenize(DRAFT))
     assert warm_prefill.reused_tokens == cold_prefill.prompt_tokens
     assert warm_prefill.prefill_tokens == appended
-    # Reuse must not change what the model computes.
+    # Reuse must not change what the model computes, beyond float32 rounding: the reused
+    # prefix was prefilled in another batch than the fresh run's single one.
     fresh = run(load(random_engine.options.model_path, n_ctx=512), longer, settings)
-    assert done_of(warm).text == done_of(fresh).text
-    assert [t.p for t in tokens_of(warm)] == pytest.approx([t.p for t in tokens_of(fresh)], rel=1e-4)
+    assert_same_greedy_run(tokens_of(warm), tokens_of(fresh))
 
 
 def test_an_edit_in_the_middle_reuses_the_prefix_before_it(random_engine: Engine) -> None:

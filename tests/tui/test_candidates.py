@@ -1,5 +1,7 @@
 """Side-by-side candidates (issue 6): N continuations of one point, one seed each, and
-the author takes one. Real engine on the generated models."""
+the author takes one. Real engine on the phrases model, whose every choice wins by a
+wide margin: the sampled texts are the same on any CPU, and the same when a candidate
+reuses the cached prompt as when it is prefilled afresh."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from scriptorium.inference.settings import PRESETS
 
 PROMPT = "C'era una volta una casa sul lago."
 SAMPLED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=1234, max_tokens=10, preset="custom")
-"""Flat enough that the random model writes something different for every seed."""
+"""Hot enough that the phrases model writes something different for every seed."""
 
 
 async def candidates_written(pilot: Pilot[Any]) -> CandidatesScreen:
@@ -41,11 +43,11 @@ def solo_text(model: Path, call: dict[str, Any]) -> str:
         engine.close()
 
 
-def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_is_accepted(random_model: Path) -> None:
+def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_is_accepted(phrases_model: Path) -> None:
     loader, spies = spying_loader()
 
     async def scenario() -> None:
-        app = make_app(random_model, sampler=SAMPLED, loader=loader)
+        app = make_app(phrases_model, sampler=SAMPLED, loader=loader)
         async with app.run_test(size=(130, 40)) as pilot:
             await model_ready(pilot)
             assert any(row[4] == "draft.candidates" for row in app.keys.rows())  # F1
@@ -60,7 +62,7 @@ def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_is_acce
             texts = [c.text for c in candidates]
             assert len(set(texts)) == 3, texts
             for candidate, call in zip(candidates, calls):
-                assert candidate.text == solo_text(random_model, call)
+                assert candidate.text == solo_text(phrases_model, call)
                 mean = sum(e.p for e in candidate.events) / len(candidate.events)
                 assert f"seed {candidate.seed}" in str(screen._view_of(candidate).border_title)
                 assert f"{mean * 100:.1f}%" in str(screen._view_of(candidate).border_subtitle)
@@ -80,11 +82,11 @@ def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_is_acce
     run(scenario)
 
 
-def test_candidates_continue_a_waiting_suggestion(random_model: Path) -> None:
+def test_candidates_continue_a_waiting_suggestion(phrases_model: Path) -> None:
     loader, spies = spying_loader()
 
     async def scenario() -> None:
-        app = make_app(random_model, sampler=SAMPLED.with_changes(seed=7, preset="custom"), loader=loader)
+        app = make_app(phrases_model, sampler=SAMPLED.with_changes(seed=7, preset="custom"), loader=loader)
         async with app.run_test(size=(130, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press(*PROMPT, "ctrl+g")
@@ -103,7 +105,7 @@ def test_candidates_continue_a_waiting_suggestion(random_model: Path) -> None:
     run(scenario)
 
 
-def test_esc_stops_the_candidates_and_leaves_the_draft_alone(random_model: Path) -> None:
+def test_esc_stops_the_candidates_and_leaves_the_draft_alone(phrases_model: Path) -> None:
     gate = Gate(after_tokens=2)
     spies: list[EngineSpy] = []
 
@@ -113,7 +115,7 @@ def test_esc_stops_the_candidates_and_leaves_the_draft_alone(random_model: Path)
         return engine
 
     async def scenario() -> None:
-        app = make_app(random_model, sampler=SAMPLED, loader=loader)
+        app = make_app(phrases_model, sampler=SAMPLED, loader=loader)
         async with app.run_test(size=(130, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press(*PROMPT, "ctrl+n")
@@ -137,11 +139,11 @@ def test_esc_stops_the_candidates_and_leaves_the_draft_alone(random_model: Path)
     run(scenario)
 
 
-def test_greedy_candidates_borrow_the_prose_sampling_and_say_so(random_model: Path) -> None:
+def test_greedy_candidates_borrow_the_prose_sampling_and_say_so(phrases_model: Path) -> None:
     loader, spies = spying_loader()
 
     async def scenario() -> None:
-        app = make_app(random_model, sampler=GREEDY, loader=loader)
+        app = make_app(phrases_model, sampler=GREEDY, loader=loader)
         async with app.run_test(size=(80, 24)) as pilot:
             await model_ready(pilot)
             await pilot.press(*PROMPT, "ctrl+n", "plus")
@@ -167,11 +169,11 @@ async def candidates_dialog(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-def test_candidates_dialog_side_by_side(snap_compare: Any, random_model: Path) -> None:
-    app = make_app(random_model, sampler=SAMPLED, loader=fixed_clock_loader)
+def test_candidates_dialog_side_by_side(snap_compare: Any, phrases_model: Path) -> None:
+    app = make_app(phrases_model, sampler=SAMPLED, loader=fixed_clock_loader)
     assert snap_compare(app, terminal_size=(130, 36), run_before=candidates_dialog)
 
 
-def test_candidates_dialog_stacked_on_a_small_terminal(snap_compare: Any, random_model: Path) -> None:
-    app = make_app(random_model, sampler=SAMPLED, loader=fixed_clock_loader)
+def test_candidates_dialog_stacked_on_a_small_terminal(snap_compare: Any, phrases_model: Path) -> None:
+    app = make_app(phrases_model, sampler=SAMPLED, loader=fixed_clock_loader)
     assert snap_compare(app, terminal_size=(80, 24), run_before=candidates_dialog)

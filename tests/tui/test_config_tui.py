@@ -41,7 +41,7 @@ def test_a_keymap_and_theme_from_the_config_file_apply(random_model: Path, tmp_p
             await pilot.press(*OPENING)
             done = await generated(pilot, "f11")  # the remapped key continues the draft
             assert done.completion_tokens > 0 and app.main.last_generation[0].settings.max_tokens == 8
-            assert app.key_display("draft.continue") == "f11"
+            assert app.keys.key_display("draft.continue") == "f11"
 
     run(scenario)
 
@@ -56,7 +56,7 @@ def test_a_bad_config_is_shown_and_the_app_still_starts(random_model: Path, tmp_
             await model_ready(pilot)
             shown = notifications(app)
             assert any("temprature" in message and str(config) in message for message in shown), shown
-            assert any("Unknown theme 'no-such-theme'" in message for message in shown)
+            assert any("ui.theme: unknown theme \"no-such-theme\"" in message for message in shown)
             assert app.theme == "textual-dark" and app.backend is not None
 
     run(scenario)

@@ -117,7 +117,8 @@ def test_the_palette_opens_with_ctrl_p_and_runs_a_command(random_model: Path) ->
             await model_ready(pilot)
             await pilot.press("ctrl+p")
             await pilot.press(*"Byte ban")
-            await pilot.pause(0.3)  # the palette searches in the background
+            await app.workers.wait_for_complete()  # the palette searches in a worker
+            await pilot.pause()
             await pilot.press("enter")
             await pilot.pause()
             assert not app.bias.ban_byte_tokens

@@ -3,6 +3,7 @@ message, the draft stays editable, and another model can be loaded from the app.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Callable
@@ -89,17 +90,20 @@ def test_an_adapter_for_another_architecture_is_refused_with_a_reason(
 
 
 def test_the_editor_works_while_the_model_loads_and_progress_is_shown(random_model: Path) -> None:
-    release = threading.Event()
+    reported, release = threading.Event(), threading.Event()
 
     def slow_loader(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
         on_progress(0.42)
+        reported.set()
         release.wait(30)
         return Engine.load(options, on_progress)
 
     async def scenario() -> None:
         app = make_app(random_model, loader=slow_loader)
         async with app.run_test() as pilot:
-            await pilot.pause(0.1)
+            # Not a fixed delay: a busy machine can take longer to start the worker.
+            assert await asyncio.to_thread(reported.wait, 30)
+            await pilot.pause()
             assert app.model_status.state == "loading" and app.model_status.progress == 0.42
             assert "42%" in model_panel(app) and "loading random.gguf 42%" in str(app.main.status.render())
             await pilot.press(*"Intanto scrivo", "ctrl+g")

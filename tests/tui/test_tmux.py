@@ -53,6 +53,15 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"the screen never showed {what}:\n{screen}")
 
+    def start_kept(self, command: str, env: dict[str, str]) -> None:
+        """Start `command`, then keep the pane to show what it left and its exit status."""
+        self.start(f"{command}; echo \"[exit status $?]\"; sleep 60", env)
+
+    def exit_status(self, timeout: float = 15.0) -> int:
+        """The exit status of the command started with start_kept, once it has ended."""
+        screen = self.wait_for(lambda s: "[exit status " in s, "the command's end", timeout)
+        return int(screen.split("[exit status ", 1)[1].split("]", 1)[0])
+
     def running(self) -> bool:
         assert TMUX is not None
         return subprocess.run([TMUX, "-L", self.socket, "has-session", "-t", "main"],
@@ -108,3 +117,22 @@ def test_the_scriptorium_command_in_a_real_terminal(
     while terminal.running() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not terminal.running(), "scriptorium did not quit on ctrl+q"
+
+
+def test_quitting_while_the_model_writes_leaves_no_traceback(
+    terminal: Terminal, random_model: Path, tmp_path: Path, scriptorium_home: Path
+) -> None:
+    draft = tmp_path / "draft.md"
+    command = f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} " \
+              f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --preset greedy " \
+              "--ctx 2048 --max-tokens 1900"
+    terminal.start_kept(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
+    terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
+    terminal.text("C'era una volta")
+    terminal.keys("C-g")
+    terminal.wait_for(lambda s: "Probabilities · token" in s and "writing…" in s, "the suggestion streaming")
+    terminal.keys("C-q")  # 1,900 tokens take seconds: the model is still writing
+    assert terminal.exit_status() == 0
+    left = terminal.screen()
+    assert "Traceback" not in left and "Error" not in left, left
+    assert draft.read_text(encoding="utf-8") == "C'era una volta"

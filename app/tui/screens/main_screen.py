@@ -118,6 +118,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
         self.watch(self.draft, "modified", self.draft_state_changed, init=False)
         self._show_settings()
+        self._show_model_state()
         self.focus_mode()
 
     # ---- what the panels show, derived from what the app gives ---------------------------
@@ -141,6 +142,15 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def watch_model_status(self) -> None:
         self._show_settings()
+        if self.is_mounted:
+            self._show_model_state()
+
+    def _show_model_state(self) -> None:
+        """What the panels say before a first token, true to the model's state, with the
+        key that starts one in this mode."""
+        start = (f"press {self._key_display('draft.continue')} to continue the draft" if self.mode == "draft"
+                 else "press ⏎ to send a message")
+        self.sidebar.show_model_state(self.model_status.state, start)
 
     def watch_last_seed(self) -> None:
         self._show_settings()
@@ -155,10 +165,14 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def mode(self) -> str:
         return self.query_one(ContentSwitcher).current or "draft"
 
+    def action_switch_mode(self) -> None:
+        self.switch_mode()
+
     def switch_mode(self, mode: str | None = None) -> None:
         switcher = self.query_one(ContentSwitcher)
         switcher.current = mode or ("chat" if self.mode == "draft" else "draft")
         self.status.update_state(mode=self.mode)
+        self._show_model_state()
         self.focus_mode()
 
     def focus_mode(self) -> None:
@@ -167,12 +181,12 @@ class MainScreen(Screen[None], inherit_bindings=False):
         else:
             self.chat.input.focus()
 
-    def toggle_sidebar(self) -> None:
+    def action_toggle_sidebar(self) -> None:
         self.sidebar.display = not self.sidebar.display
         if not self.sidebar.display:
             self.focus_mode()
 
-    def focus_sampler(self) -> None:
+    def action_focus_sampler(self) -> None:
         self.sidebar.display = True
         sampler = self.sidebar.sampler
         sampler.display = True
@@ -275,8 +289,12 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self._abandoned_id = active.request.id
             self._active = None
             self._idle.set()
-            self.status.update_state(activity="")
+            self._generation_ended()
             self._show_generating()
+
+    def _generation_ended(self) -> None:
+        self.status.update_state(activity="")
+        self.sidebar.probabilities.stream_ended()
 
     def _show_generating(self) -> None:
         """Tell the panes (attributes down) whether a generation runs, and for whom."""
@@ -287,8 +305,12 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self._show_settings()
 
     def _current(self, request_id: int) -> ActiveGeneration | None:
+        """The generation a worker message belongs to, if it is still to be drawn: not once
+        the app is quitting and its panes are going (the draft is saved by then)."""
         active = self._active
-        return active if active is not None and active.request.id == request_id else None
+        if active is None or active.request.id != request_id or not self.is_attached:
+            return None
+        return active
 
     @on(PrefillProgressed)
     def _prefill_progressed(self, message: PrefillProgressed) -> None:
@@ -329,7 +351,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
                 self.sidebar.finished(message.event)
             return
         self._active = None
-        self.status.update_state(activity="")
+        self._generation_ended()
         self.sidebar.finished(message.event)
         self.last_generation = (active.request, active.tokens, message.event)
         await active.sink.stream_finished(message.event, None)
@@ -342,7 +364,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         if active is None:
             return
         self._active = None
-        self.status.update_state(activity="")
+        self._generation_ended()
         self.notify(message.error, title="Generation failed", severity="error", timeout=10)
         await active.sink.stream_finished(None, message.error)
         self._show_generating()

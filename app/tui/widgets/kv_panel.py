@@ -22,6 +22,8 @@ class KVPanel(Panel):
     def __init__(self) -> None:
         super().__init__()
         self.usage: KVCacheUsage | None = None
+        self.loading = False
+        """Whether a model is loading (no usage to show yet either way)."""
         self.reused: tuple[int, int] | None = None
         """(tokens kept from the previous request, prompt tokens) of the last prefill."""
 
@@ -41,7 +43,7 @@ class KVPanel(Panel):
         usage = self.usage
         dim = self.style_of("kv--dim")
         if usage is None:
-            return [Text("no model loaded", style=dim)] + [Text()] * 4
+            return [Text("the model is loading…" if self.loading else "no model loaded", style=dim)] + [Text()] * 4
         reuse = Text()
         if self.reused is not None:
             reused, prompt = self.reused

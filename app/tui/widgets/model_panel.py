@@ -23,11 +23,12 @@ class ModelView:
 
 
 class ModelPanel(Panel):
-    """Name, architecture, parameters, quantization, GQA ratio, context, LoRA and scale."""
+    """Name, architecture, parameters, quantization, GQA ratio, context, LoRA and scale,
+    tokenizer."""
 
     PANEL_NAME = "model"
     TITLE = "Model"
-    LINES = 5
+    LINES = 6
     COMPONENT_CLASSES = {"model--name", "model--dim", "model--error", "model--fill", "model--empty"}
 
     view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
@@ -59,13 +60,14 @@ class ModelPanel(Panel):
         dim = self.style_of("model--dim")
         name = status.path.name if status.path else ""
         if status.state == "none":
-            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * 3
+            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * 4
         if status.state == "loading":
             return [
                 Text(clip(f"loading {name}", width), style=self.style_of("model--name")),
                 meter(round(status.progress * 1000), 1000, width, self.style_of("model--fill"), self.style_of("model--empty")),
                 Text(f"{status.progress * 100:.0f}% of {format_bytes(status.file_size)}", style=dim),
                 Text("keep writing meanwhile", style=dim),
+                Text(),
                 Text(),
             ]
         if status.state == "failed":
@@ -87,4 +89,9 @@ class ModelPanel(Panel):
         else:
             scale = f" × {self.lora_scale:.2f}" if self.lora_scale is not None else ""
             lines.append(Text(clip(f"LoRA {status.adapter.path.name}{scale}", width)))
+        if status.tokenizer_warning:
+            lines.append(Text(clip(f"tokenizer {status.tokenizer}: {status.tokenizer_warning}", width),
+                              style=self.style_of("model--error")))
+        else:
+            lines.append(Text(clip(f"tokenizer {status.tokenizer}", width), style=dim))
         return lines

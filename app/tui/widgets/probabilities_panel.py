@@ -30,6 +30,9 @@ class ProbabilitiesPanel(Panel):
         super().__init__()
         self.top_n = top_n
         self.event: TokenEvent | None = None
+        self.idle = ("no model loaded",)
+        """What shows before the first token: set from the model's state (set_idle)."""
+        self._generating = False
 
     @property
     def line_count(self) -> int:
@@ -42,7 +45,20 @@ class ProbabilitiesPanel(Panel):
         self.border_subtitle = note
         self.refresh()
 
+    def set_idle(self, *lines: str) -> None:
+        self.idle = lines
+        if self.event is None:
+            self.refresh()
+
+    def stream_ended(self) -> None:
+        """The generation ended (or failed, or was dropped), perhaps before any token."""
+        self._generating = False
+        if self.event is None:
+            self.refresh()
+
     def reset(self) -> None:
+        """A generation starts: nothing to show until its first token."""
+        self._generating = True
         self.event = None
         self.border_title = self.TITLE
         self.border_subtitle = ""
@@ -52,8 +68,9 @@ class ProbabilitiesPanel(Panel):
         event = self.event
         dim = self.style_of("probabilities--dim")
         if event is None:
-            waiting = Text("waiting for the model", style=dim)
-            return [waiting] + [Text()] * (self.line_count - 1)
+            idle = ("waiting for the first token",) if self._generating else self.idle
+            shown = [Text(clip(line, width), style=dim) for line in idle]
+            return shown + [Text()] * (self.line_count - len(shown))
         label_width = min(14, max(6, width // 3))
         bar_width = max(width - label_width - 10, 1)
         # Fewer rows than candidates when the panel is squeezed (small terminals).

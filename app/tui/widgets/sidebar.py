@@ -72,6 +72,18 @@ class Sidebar(VerticalScroll):
         panel.display = not panel.display
         return bool(panel.display)
 
+    def show_model_state(self, state: str, start_hint: str) -> None:
+        """What the panels say before anything was generated, true to the model's state
+        ('none', 'loading', 'ready', 'failed'); `start_hint` says how to begin."""
+        self.kv.loading = state == "loading"
+        self.kv.refresh()
+        if state == "ready":
+            self.probabilities.set_idle(start_hint, "then the candidates show here")
+        elif state == "loading":
+            self.probabilities.set_idle("the model is loading…")
+        else:
+            self.probabilities.set_idle("no model loaded")
+
     # ---- the stream ----------------------------------------------------------------
     def generation_started(self) -> None:
         self.probabilities.reset()

@@ -1,0 +1,53 @@
+"""The real `scriptorium` executable: no native abort on unencodable text, and the
+tokenizer in use named by continue --json and info, from --spm or the config."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPTORIUM = str(Path(sys.executable).with_name("scriptorium"))
+HOSTILE = "Perché così? Città, caffè ☕ 東京\n\x1b[31m 🍰"
+
+
+def scriptorium(*args: object, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SCRIPTORIUM, *map(str, args)], input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def test_continue_refuses_unencodable_text_in_one_line_instead_of_aborting(no_bytes_gguf: Path) -> None:
+    result = scriptorium("continue", "-", "--model", no_bytes_gguf, "--max-tokens", "4", stdin=HOSTILE)
+    assert result.returncode == 2, result.stderr  # llama.cpp alone: 134 (std::out_of_range)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert "cannot encode '☕' (U+2615 HOT BEVERAGE) at character 27 (line 1, column 27)" in lines[0]
+    assert result.stdout == ""
+
+
+def test_continue_json_names_the_tokenizer_from_the_flag_and_from_the_config(
+        unigram_spm: Path, unigram_gguf: Path, tmp_path: Path) -> None:
+    def done(*args: object) -> dict:
+        result = scriptorium("continue", "-", "--model", unigram_gguf, "--preset", "greedy", "--max-tokens", "3",
+                             "--json", *args, stdin="La casa sul fiume")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.splitlines()[-1])
+
+    assert done()["tokenizer"] == "llama.cpp"
+    flagged = done("--spm", unigram_spm)
+    assert flagged["tokenizer"] == f"SentencePiece ({unigram_spm.name})" and flagged["tokenizer_warning"] is None
+    config = tmp_path / "config.toml"
+    config.write_text(f'[model]\ntokenizer = "{unigram_spm}"\n', encoding="utf-8")
+    assert done("--config", config)["tokenizer"] == f"SentencePiece ({unigram_spm.name})"
+
+
+def test_info_shows_the_tokenizer_facts_and_warns_without_byte_tokens(
+        no_bytes_gguf: Path, unigram_gguf: Path, unigram_spm: Path) -> None:
+    result = scriptorium("info", "--model", no_bytes_gguf)
+    assert result.returncode == 0
+    assert "tokenizer         llama (add_bos true, add_space_prefix true); scriptorium uses llama.cpp" in result.stdout
+    assert "byte tokens       none" in result.stdout
+    assert result.stderr.startswith("scriptorium: warning: no byte tokens")
+    report = json.loads(scriptorium("info", "--model", unigram_gguf, "--spm", unigram_spm, "--json").stdout)
+    assert report["tokenizer"]["used"] == f"SentencePiece ({unigram_spm.name})"
+    assert report["byte_tokens"] == {"count": 256, "ids": "500–755"}

@@ -1,0 +1,63 @@
+"""The TUI on a vocabulary without byte tokens: unencodable text is a notification and the
+draft stays as it was; the Model panel names the tokenizer in use."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+from tui_helpers import make_app, model_ready, run
+
+from scriptorium.inference.engine import Engine, LoadOptions
+
+HOSTILE = "Perché così? Città, caffè ☕ 東京 🍰"
+
+
+def panel_text(app: Any) -> list[str]:
+    return [line.plain for line in app.main.sidebar.model.lines(60)]
+
+
+def test_unencodable_text_is_a_notification_and_the_draft_is_intact(no_bytes_gguf: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(no_bytes_gguf)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            assert panel_text(app)[-1].startswith("tokenizer llama.cpp: no byte tokens")
+            app.main.draft.editor.load_text(HOSTILE)
+            for key in ("ctrl+g", "f9"):  # continue, then score the draft
+                app._notifications.clear()
+                await pilot.press(key)
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+                messages = [n.message for n in app._notifications]
+                assert any("cannot encode '☕' (U+2615 HOT BEVERAGE) at character 27" in m for m in messages), messages
+                assert app.main.draft.editor.text == HOSTILE
+            assert app.backend is not None  # still loaded, still usable
+    run(scenario)
+
+
+def with_spm(spm: Path) -> Callable[..., Engine]:
+    def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        return Engine.load(replace(options, spm_path=spm), on_progress)
+    return load
+
+
+def test_the_model_panel_names_the_sentencepiece_tokenizer(unigram_gguf: Path, unigram_spm: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(unigram_gguf, loader=with_spm(unigram_spm))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            assert panel_text(app)[-1] == f"tokenizer SentencePiece ({unigram_spm.name})"
+    run(scenario)
+
+
+def test_a_model_that_does_not_match_is_named_in_the_panel_and_a_notification(unigram_gguf: Path,
+                                                                               bpe_spm: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(unigram_gguf, loader=with_spm(bpe_spm))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            assert panel_text(app)[-1].startswith(f"tokenizer llama.cpp: {bpe_spm.name} does not match")
+            assert any("does not match" in n.message for n in app._notifications)
+    run(scenario)
