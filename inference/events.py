@@ -19,16 +19,18 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class KVCacheUsage:
-    """The KV cache of the context, sized as llama.cpp allocates it."""
+    """The KV cache of the context, sized as llama.cpp allocates it. The byte figures are
+    None where they cannot be derived exactly (a remote server reports neither its cache
+    types nor the model's layers and heads): unknown, never guessed."""
 
     tokens: int
     """Positions holding a token now."""
     n_ctx: int
-    bytes_allocated: int
+    bytes_allocated: int | None
     """What llama.cpp allocated for K and V of every layer."""
-    bytes_used: int
+    bytes_used: int | None
     """The part of the allocation that holds the current tokens."""
-    bytes_per_token: int
+    bytes_per_token: int | None
     """K+V bytes one more token costs across all layers (while the sliding windows are not full)."""
 
 

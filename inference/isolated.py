@@ -47,6 +47,7 @@ class IsolatedBackend:
         self.byte_token_ids: tuple[int, ...] = loaded.byte_token_ids
         self.tokenizer_name: str = loaded.tokenizer_name
         self.tokenizer_warning: str = loaded.tokenizer_warning
+        self.origin = ""  # llama.cpp on this machine, in a child process of ours
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._kv_tokens = 0

@@ -7,7 +7,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from scriptorium.inference.errors import ScriptoriumError
+
+if TYPE_CHECKING:
+    from scriptorium.inference.backend import BackendLoader
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +26,29 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default 4096)")
     group.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: all cores)")
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")
+
+
+def add_server_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", metavar="URL",
+                        help="use the llama-server at URL (e.g. http://gpu-box:8080) instead of running the model "
+                             "here; default: [server] url in the config")
+
+
+SERVER_MODEL = Path("llama-server")
+"""The model path a remote load carries: the server has loaded its model, the path is unused."""
+
+
+def choose_loader(server: str | None) -> "tuple[BackendLoader, bool]":
+    """The composition root's one choice: (the loader, whether it is remote). llama.cpp in
+    a child process of ours (an abort there ends the child, not the editor), or the
+    llama-server at `server`."""
+    if server is not None:
+        from scriptorium.inference.remote import remote_loader
+
+        return remote_loader(server), True
+    from scriptorium.inference.isolated import IsolatedBackend
+
+    return IsolatedBackend.load, False
 
 
 def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,8 @@ import argparse
 import json
 import sys
 
-from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments, read_draft
+from scriptorium.app.cli.common import (SERVER_MODEL, add_model_arguments, add_sampler_arguments,
+                                        add_server_argument, choose_loader, read_draft)
 
 HELP = "Continue a draft and stream the continuation to stdout (for editors and pipes)."
 
@@ -24,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", metavar="FILE|-", help="the draft (default: standard input)")
     add_config_argument(parser)
     add_model_arguments(parser)
+    add_server_argument(parser)
     add_sampler_arguments(parser)
     parser.add_argument("--top", type=int, default=10, metavar="N", help="candidates reported per token (default 10)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line: tokens, then a summary")
@@ -63,7 +65,6 @@ def run(args: argparse.Namespace) -> int:
 
     from scriptorium import prompts
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
-    from scriptorium.inference.isolated import IsolatedBackend
     from scriptorium.inference.settings import SettingsError
 
     from scriptorium.app import paths
@@ -77,8 +78,9 @@ def run(args: argparse.Namespace) -> int:
     chosen = run_settings(args, config)
     draft = read_draft(args.file)
     prompt = prompts.render_continue(draft, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
-    model_path = resolve_model(chosen.model, config, stderr_progress())
-    engine = IsolatedBackend.load(chosen.load_options(model_path))
+    loader, remote = choose_loader(chosen.server)
+    model_path = SERVER_MODEL if remote else resolve_model(chosen.model, config, stderr_progress())
+    engine = loader(chosen.load_options(model_path), lambda fraction: None)
     if chosen.spm_path is not None and engine.tokenizer_warning:
         # The .model named is not used (it does not match): said once, before the text.
         print(f"scriptorium: warning: {engine.tokenizer_warning}", file=sys.stderr)

@@ -11,7 +11,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments
+from scriptorium.app.cli.common import (SERVER_MODEL, add_model_arguments, add_sampler_arguments,
+                                        add_server_argument, choose_loader)
 
 if TYPE_CHECKING:
     from scriptorium.app.tui.app import ScriptoriumApp
@@ -29,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="reopen the last session")
     add_config_argument(parser)
     add_model_arguments(parser)
+    add_server_argument(parser)
     add_sampler_arguments(parser)
 
 
@@ -41,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
 def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     """The app for these arguments, not yet running (tests drive it with Pilot)."""
     # Imported here so `scriptorium --help` stays fast.
-    from scriptorium.inference.isolated import IsolatedBackend
     from scriptorium.inference.errors import ScriptoriumError
 
     from scriptorium.app.config.file import load_config_lenient
@@ -63,10 +64,11 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     # Checked now, so a bad --ctx or --lora-scale is one line before the screen appears.
     chosen.load_options(Path(chosen.model or "model.gguf"))
     settings = TuiSettings(sampler=chosen.sampler, bias=chosen.bias, threads=chosen.n_threads).validated()
-    # The engine runs in a child process: a llama.cpp abort ends that process, not the
-    # editor, and the app reloads the model (inference/isolated.py).
+    loader, remote = choose_loader(chosen.server)
     return ScriptoriumApp(
-        backend_loader=IsolatedBackend.load, settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
+        # A server has its model loaded: connect at once, nothing to resolve on this machine.
+        backend_loader=loader, load_options=chosen.load_options(SERVER_MODEL) if remote else None,
+        settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
         model_source=ModelSource(chosen.model, config), config=config, config_problems=problems,
         run_config=chosen,
     )

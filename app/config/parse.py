@@ -19,9 +19,9 @@ from typing import Any
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError, rule_for
 
-from scriptorium.app.config.schema import DEFAULT_PRESET, Config, ModelConfig, UiConfig
+from scriptorium.app.config.schema import DEFAULT_PRESET, Config, ModelConfig, ServerConfig, UiConfig
 
-TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui")
+TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui", "server")
 SAMPLER_FIELDS = tuple(f.name for f in fields(SamplerSettings) if f.name != "preset")
 FLOAT_FIELDS = {"temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
 PRESET_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -268,6 +268,17 @@ class _Parser:
 
         return UiConfig(**self.each(self.table(data, "ui"), "ui", {"theme": theme}))
 
+    def server(self, data: Mapping[str, Any]) -> ServerConfig:
+        from scriptorium.inference.remote_http import ServerError, normalise_url
+
+        def url(value: Any) -> str:
+            try:
+                return normalise_url(_string(value))
+            except ServerError as error:
+                raise _Bad(str(error)) from None
+
+        return ServerConfig(**self.each(self.table(data, "server"), "server", {"url": url}))
+
 
 def parse_config(data: Mapping[str, Any], source: Path | None = None) -> tuple[Config, list[str]]:
     """A Config from a parsed TOML document, and a 'key: problem' line per bad key or value.
@@ -286,6 +297,7 @@ def parse_config(data: Mapping[str, Any], source: Path | None = None) -> tuple[C
         logit_bias=parser.logit_bias(data),
         keymap=MappingProxyType(parser.keymap(data)),
         ui=parser.ui(data),
+        server=parser.server(data),
         source=source,
     )
     return config, parser.problems

@@ -54,6 +54,8 @@ class RunSettings:
     bias: LogitBias
     """Config entries, then --bias entries (a flag wins for the same token); the byte ban is
     on unless the config turns it off or --no-byte-ban is given."""
+    server: str | None = None
+    """--server URL, else [server] url: a llama-server to use instead of the in-process engine."""
 
     def load_options(self, model_path: Path) -> "LoadOptions":
         """LoadOptions for the engine (validated; SettingsError names a bad value)."""
@@ -110,4 +112,14 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         n_gpu_layers=gpu_layers if gpu_layers is not None else model_config.gpu_layers,
         sampler=_sampler(args, config),
         bias=_bias(args, config),
+        server=_server(args, config),
     )
+
+
+def _server(args: argparse.Namespace, config: Config) -> str | None:
+    url = _flag(args, "server")
+    if url is None:
+        return config.server.url
+    from scriptorium.inference.remote_http import normalise_url
+
+    return normalise_url(url)

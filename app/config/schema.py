@@ -65,6 +65,14 @@ class UiConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """[server]: a running llama-server to use instead of the in-process engine."""
+
+    url: str | None = None
+    """e.g. "http://gpu-box:8080"; None runs the model in-process. --server URL overrides it."""
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole config file, with built-in defaults for everything it leaves out."""
 
@@ -80,6 +88,8 @@ class Config:
     """[keymap]: binding id -> keys ("ctrl+g,f5"), handed to Textual's App.set_keymap."""
     ui: UiConfig = field(default_factory=UiConfig)
     """[ui]"""
+    server: ServerConfig = field(default_factory=ServerConfig)
+    """[server]"""
     source: Path | None = None
     """The file this came from; None when only built-in defaults apply."""
 

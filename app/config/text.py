@@ -77,6 +77,11 @@ DEFAULT_CONFIG_TEXT = f"""\
 [ui]
 # A Textual theme, e.g. "textual-dark", "textual-light", "nord", "gruvbox".
 # theme = "textual-dark"
+
+[server]
+# A running llama.cpp llama-server to write with instead of the in-process model
+# (the same as --server URL); its model, context and LoRA adapters are the server's.
+# url = "http://gpu-box:8080"
 """
 
 
@@ -119,6 +124,7 @@ def effective_config(config: Config) -> dict[str, object]:
         },
         "keymap": dict(config.keymap),
         "ui": {"theme": config.ui.theme} if config.ui.theme else {},
+        "server": {"url": config.server.url} if config.server.url else {},
     }
 
 

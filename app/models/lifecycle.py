@@ -89,7 +89,8 @@ class ModelLifecycle:
         self._failed_options = None
         self._show(ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
                                n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
-                               tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning))
+                               tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning,
+                               origin=backend.origin))
         return True
 
     def failed(self, load_id: int, options: LoadOptions, error: str) -> bool:

@@ -27,3 +27,5 @@ class ModelStatus:
     """Which tokenizer cuts the text: 'llama.cpp' or 'SentencePiece (NAME.model)'."""
     tokenizer_warning: str = ""
     """Why the named .model is not used, or that the vocabulary has no byte tokens."""
+    origin: str = ""
+    """Where the model runs: '' in-process, else the llama-server (build and URL)."""

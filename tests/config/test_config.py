@@ -112,7 +112,10 @@ def test_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scriptorium_
 
 INVALID = [
     ("modle = 1", "modle: unknown key (did you mean 'model'?)"),
-    ("zzz = 1", "zzz: unknown key (known: model, sampler, presets, logit_bias, keymap, ui)"),
+    ("zzz = 1", "zzz: unknown key (known: model, sampler, presets, logit_bias, keymap, ui, server)"),
+    ("[server]\nurl = 8080", "server.url: must be a string, not 8080"),
+    ("[server]\nurl = \"ftp://box\"", "server.url: server URL 'ftp://box' is not an http:// or https:// address"),
+    ("[server]\nadress = \"box\"", "server.adress: unknown key (known: url)"),
     ("model = 3", "model: must be a table ([model]), not 3"),
     ("[model]\ncontxt_size = 10", "model.contxt_size: unknown key (did you mean 'context_size'?)"),
     ("[model]\npath = 3", "model.path: must be a string, not 3"),
@@ -261,3 +264,12 @@ def test_a_key_with_a_newline_is_reported_on_one_line(tmp_path: Path) -> None:
     _, problems = load_config_lenient(path)
     assert [line.removeprefix(f"{path}: ").split(": ")[0] for line in problems] == ["presets.path.a\\nb",
                                                                                    "sampler.\\x07x"]
+
+
+def test_server_url_is_read_normalised_and_shown(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[server]\nurl = "gpu-box:8080/"\n', encoding="utf-8")
+    config = load_config(path)
+    assert config.server.url == "http://gpu-box:8080"
+    assert 'url = "http://gpu-box:8080"' in effective_config_toml(config)
+    assert "[server]" in DEFAULT_CONFIG_TEXT and "# url = " in DEFAULT_CONFIG_TEXT

@@ -26,6 +26,7 @@ def scriptorium(*args: str) -> subprocess.CompletedProcess[str]:
         (["--model", "m.gguf", "--lora", "a.gguf", "--lora-scale", "9"], "--lora-scale must be between 0 and 4"),
         (["--model", "m.gguf", "--ctx", "8"], "--ctx must be a whole number from 64 to 1048576, not 8"),
         (["a.md", "b.md"], "unrecognized arguments: b.md"),
+        (["--server", "ftp://box"], "server URL 'ftp://box' is not an http:// or https:// address"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str) -> None:
@@ -46,5 +47,5 @@ def test_help_names_every_option() -> None:
     result = scriptorium("--help")
     assert result.returncode == 0
     for option in ("DRAFT.md", "--model PATH|NAME", "--lora PATH", "--lora-scale F", "--ctx N", "--preset",
-                   "--config FILE", "--resume", "--temperature T", "--seed N"):
+                   "--config FILE", "--resume", "--server URL", "--temperature T", "--seed N"):
         assert option in result.stdout

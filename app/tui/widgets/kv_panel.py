@@ -51,7 +51,12 @@ class KVPanel(Panel):
         return [
             meter(usage.tokens, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{usage.tokens:,} / {usage.n_ctx:,} tokens"),
-            Text(f"{format_bytes(usage.bytes_used)} of {format_bytes(usage.bytes_allocated)}"),
-            Text(f"{format_bytes(usage.bytes_per_token)} per token", style=dim),
+            Text(f"{_bytes(usage.bytes_used)} of {_bytes(usage.bytes_allocated)}"),
+            Text(f"{_bytes(usage.bytes_per_token)} per token", style=dim),
             reuse,
         ]
+
+
+def _bytes(count: int | None) -> str:
+    """A size, or 'unknown' where the backend cannot derive it exactly (a remote server)."""
+    return "unknown" if count is None else format_bytes(count)

@@ -80,7 +80,8 @@ class ModelPanel(Panel):
         lines = [
             Text(clip(facts.name, width), style=self.style_of("model--name")),
             Text(clip(f"{facts.architecture} · {format_count(facts.parameters)} params · {facts.file_type}", width)),
-            Text(clip(f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width)),
+            # A server reports no heads; where it is matters more than the shape it hides.
+            Text(clip(status.origin or f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width)),
             Text(clip(f"context {status.n_ctx:,} (trained {facts.context_length:,})", width), style=dim),
         ]
         if status.adapter is None:

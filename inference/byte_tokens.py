@@ -1,0 +1,47 @@
+"""Finding a remote vocabulary's byte tokens (<0x00>..<0xFF>) by asking the server.
+
+llama-server reports no token types, and a byte token's text is the byte itself, so one
+token alone cannot be told apart from an ordinary piece of the same character. A run of
+all 256 can: SentencePiece vocabularies keep them as 256 consecutive ids in byte order,
+and `POST /detokenize` of such a run gives exactly the characters U+0000..U+007F followed
+by the bytes 0x80..0xFF, which are no UTF-8 on their own and come back as U+FFFD. No run
+of ordinary pieces reads like that. The runs tried are where converters put them: right
+after the control tokens (ids 3..258: llama 2, Mistral, TinyLlama) and after the pieces
+(the last 256 ids: the author's 16k + 256 layout). One request per candidate run.
+
+Every id found is below the vocabulary size the server reported, so a logit bias built
+from them is never silently dropped by the server (it drops out-of-range ids).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+BYTE_COUNT = 256
+ASCII = "".join(chr(code) for code in range(128))
+CONTROL_TOKENS = 3
+"""<unk>, <s>, </s> come first in SentencePiece vocabularies; the bytes follow."""
+
+
+class _Detokenizer(Protocol):
+    def post(self, path: str, body: dict[str, object]) -> object: ...
+
+
+def candidate_starts(n_vocab: int) -> list[int]:
+    starts = [CONTROL_TOKENS, n_vocab - BYTE_COUNT]
+    return sorted({start for start in starts if 0 <= start and start + BYTE_COUNT <= n_vocab})
+
+
+def is_byte_run(text: str) -> bool:
+    """Whether detokenizing 256 consecutive ids gave the 256 bytes in order."""
+    return text.startswith(ASCII) and len(text) > len(ASCII) and set(text[len(ASCII):]) == {"\ufffd"}
+
+
+def find_byte_tokens(client: _Detokenizer, n_vocab: int) -> tuple[int, ...]:
+    """The byte-token ids of the server's vocabulary, () when it has none where they are kept."""
+    for start in candidate_starts(n_vocab):
+        answer = client.post("/detokenize", {"tokens": list(range(start, start + BYTE_COUNT))})
+        content = answer.get("content") if isinstance(answer, dict) else None
+        if isinstance(content, str) and is_byte_run(content):
+            return tuple(range(start, start + BYTE_COUNT))
+    return ()

@@ -1,0 +1,206 @@
+"""The same instrument against llama.cpp's own llama-server: a `Backend` over HTTP.
+
+A 7B that outgrows the laptop runs on a bigger machine under `llama-server`; this backend
+asks it for what the local engine computes in-process. What it learns at connection:
+
+- `/health` (it is up and has loaded its model) and `/props` (its context `n_ctx`, the
+  model file it serves, its build, its sampler fields): a server without them is not a
+  llama-server.
+- `/v1/models` (vocabulary size, parameters, training context, file size and type).
+- `/lora-adapters` (the adapters it was started with and their scales; the scale is then
+  sent with every request as `lora: [{id, scale}]`, so changing it reloads nothing).
+- the byte tokens, by `POST /detokenize` over candidate runs of ids (see byte_tokens.py).
+- `/slots`, where the server allows it, for the tokens its cache holds now.
+
+What it cannot give: the logits at every prompt position (llama-server returns only the
+generated tokens' probabilities), so `score` is refused with that reason; and the KV
+cache's bytes (the server reports neither its cache types nor the model's layers and
+heads), shown as unknown.
+
+`LoadOptions.model_path` is not used: the server has loaded its model already. The loader
+(`remote_loader`) keeps the BackendLoader signature so the app loads either backend alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .backend import BackendLoader
+from .errors import ScriptoriumError
+from .events import Event, KVCacheUsage
+from .gguf_file import AdapterFacts, ModelFacts
+from .load_options import LoadOptions
+from .remote_http import ServerClient, ServerError, Timeouts
+from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
+
+SCORING_UNAVAILABLE = ("scoring the draft is not available with a llama-server: it needs the probabilities at "
+                       "every position of the text, and llama-server returns them only for the tokens it generates")
+UNKNOWN = "unknown"
+
+
+class RemoteBackend:
+    """A model served by llama-server at `client.url`. Requests take turns, like the local engine's."""
+
+    def __init__(self, client: ServerClient, options: LoadOptions, facts: ModelFacts, *, n_ctx: int, n_vocab: int,
+                 byte_token_ids: tuple[int, ...], adapters: list[dict[str, Any]], server_fields: frozenset[str],
+                 build: str, kv_tokens: int = 0) -> None:
+        self.client = client
+        self.options = options
+        self.facts = facts
+        self.n_ctx = n_ctx
+        self.n_vocab = n_vocab
+        self.byte_token_ids = byte_token_ids
+        self.server_fields = server_fields
+        """The sampler fields this server's build knows (from /props), to refuse what it lacks."""
+        self.build = build
+        self._adapters = adapters
+        first = adapters[0] if adapters else None
+        self.adapter = (AdapterFacts(path=Path(str(first.get("path", ""))), architecture=facts.architecture,
+                                     alpha=None, file_size=0) if first else None)
+        self.lora_scale = float(first.get("scale", 0.0)) if first else 0.0
+        self.origin = f"llama-server {build} at {client.url}"
+        self.tokenizer_name = "llama.cpp (on the server)"
+        self.tokenizer_note = (f"the server tokenizes with llama.cpp; {options.spm_path.name} is not used"
+                               if options.spm_path is not None else "")
+        """Why a SentencePiece model named with --spm (or the config's) is not used."""
+        self.tokenizer_warning = self.tokenizer_note
+        self.kv_tokens = kv_tokens
+        """Tokens the server's slot holds, as of the last request (or /slots at connection)."""
+
+    # ---- connecting ------------------------------------------------------------------------
+    @classmethod
+    def connect(cls, url: str, options: LoadOptions, on_progress: Callable[[float], None] | None = None,
+                timeouts: Timeouts = Timeouts()) -> "RemoteBackend":
+        """Ask the server at `url` what it serves; ServerError (one line) when it cannot be used."""
+        progress = on_progress or (lambda fraction: None)
+        client = ServerClient(url, timeouts)
+        try:
+            health = client.get("/health", allow=(503,))
+            if health is None:
+                raise ServerError(f"llama-server at {client.url} is still loading its model; try again in a moment")
+            progress(0.2)
+            props = client.get("/props")
+            settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+            if not isinstance(settings, dict) or "n_ctx" not in settings:
+                raise ServerError(f"{client.url} answers, but not as a llama-server (its /props has no n_ctx)")
+            meta = _model_meta(client.get("/v1/models"))
+            progress(0.4)
+            adapters = client.get("/lora-adapters")
+            progress(0.6)
+            n_vocab = int(meta.get("n_vocab") or 0)
+            from .byte_tokens import find_byte_tokens
+
+            byte_ids = find_byte_tokens(client, n_vocab)
+            progress(0.8)
+            slots = client.get("/slots", allow=(404, 501)) if props.get("endpoint_slots", True) else None
+            facts = _facts(props, meta, byte_ids)
+            backend = cls(
+                client, replace(options, n_ctx=int(settings["n_ctx"]), lora_path=None, model_path=facts.path), facts,
+                n_ctx=int(settings["n_ctx"]), n_vocab=n_vocab, byte_token_ids=byte_ids,
+                adapters=[a for a in adapters or [] if isinstance(a, dict) and "id" in a],
+                server_fields=frozenset(settings.get("params", {})),
+                build=str(props.get("build_info") or UNKNOWN), kv_tokens=_slot_tokens(slots),
+            )
+        except BaseException:
+            client.close()
+            raise
+        if options.lora_path is not None and backend.adapter is not None:
+            backend.set_lora_scale(options.lora_scale)
+        progress(1.0)
+        return backend
+
+    # ---- the Backend protocol -----------------------------------------------------------------
+    def set_lora_scale(self, scale: float) -> None:
+        """The scale sent with every request from now on (the server's own is left alone)."""
+        if self.adapter is None:
+            raise SettingsError(f"llama-server at {self.client.url} was started without a LoRA adapter (--lora)")
+        rule_for(LoadOptions, "lora_scale").check(scale)
+        self.lora_scale = scale
+
+    def lora_request(self) -> list[dict[str, Any]]:
+        """`lora` for a request: the first adapter at this backend's scale, the others at the
+        server's (a request's list replaces the server's scales; unlisted adapters get 0)."""
+        return [{"id": a["id"], "scale": self.lora_scale if index == 0 else float(a.get("scale", 0.0))}
+                for index, a in enumerate(self._adapters)]
+
+    def kv_usage(self) -> KVCacheUsage:
+        return KVCacheUsage(tokens=self.kv_tokens, n_ctx=self.n_ctx, bytes_allocated=None, bytes_used=None,
+                            bytes_per_token=None)
+
+    def generate(self, prompt: str, settings: SamplerSettings, bias: LogitBias, *, top_n: int = 10,
+                 should_stop: Callable[[], bool] | None = None, special: bool = False) -> Iterator[Event]:
+        from .remote_stream import run_remote_generation
+
+        settings = settings.validated()
+        bias = bias.validated(self.n_vocab)
+        if top_n < 0:
+            raise SettingsError(f"top must be 0 or more, not {top_n}")
+        return run_remote_generation(self, prompt, settings, bias, top_n=top_n, should_stop=should_stop,
+                                     special=special)
+
+    def score(self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
+        raise ScriptoriumError(SCORING_UNAVAILABLE)
+
+    def chat_prompt(self, messages: list[dict[str, str]], fallback_template: str | None = None) -> str:
+        """The server renders the chat with the model's own template (/apply-template)."""
+        answer = self.client.post("/apply-template", {"messages": messages})
+        prompt = answer.get("prompt") if isinstance(answer, dict) else None
+        if not isinstance(prompt, str):
+            raise ServerError(f"llama-server at {self.client.url} did not render the chat (/apply-template)")
+        return prompt
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def remote_loader(url: str, timeouts: Timeouts = Timeouts()) -> BackendLoader:
+    """A BackendLoader for the llama-server at `url`; the options' model path is not used."""
+
+    def load(options: LoadOptions, on_progress: Callable[[float], None]) -> RemoteBackend:
+        return RemoteBackend.connect(url, options, on_progress, timeouts)
+
+    return load
+
+
+def _model_meta(models: Any) -> dict[str, Any]:
+    data = models.get("data") if isinstance(models, dict) else None
+    if not data or not isinstance(data[0], dict):
+        return {}
+    meta = data[0].get("meta")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _slot_tokens(slots: Any) -> int:
+    """The most tokens a slot holds: what the next request may reuse (0 when unknown)."""
+    if not isinstance(slots, list):
+        return 0
+    return max((int(slot.get("n_prompt_tokens") or 0) for slot in slots if isinstance(slot, dict)), default=0)
+
+
+def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...]) -> ModelFacts:
+    """What the server says about its model. The shape (layers, heads) it does not report:
+    zero there means unknown, and the Model panel shows the server instead."""
+    path = Path(str(props.get("model_path") or "model.gguf"))
+    alias = str(props.get("model_alias") or "")
+    return ModelFacts(
+        path=path,
+        name=alias or path.stem,
+        architecture=UNKNOWN,
+        parameters=int(meta.get("n_params") or 0),
+        file_type=str(meta.get("ftype") or props.get("model_ftype") or UNKNOWN),
+        file_size=int(meta.get("size") or 0),
+        vocab_size=int(meta.get("n_vocab") or 0),
+        context_length=int(meta.get("n_ctx_train") or 0),
+        n_layer=0,
+        n_embd=int(meta.get("n_embd") or 0),
+        n_head=0,
+        n_head_kv=(0,),
+        key_length=0,
+        value_length=0,
+        sliding_window=None,
+        swa_layers=(),
+        has_chat_template=bool(props.get("chat_template")),
+        byte_token_ids=byte_ids,
+    )

@@ -1,0 +1,153 @@
+"""HTTP to a llama-server: JSON requests, the server-sent-event stream of /completion, and
+every way a server can fail turned into one line for the author.
+
+httpx is imported when the first client is made, never by the local path: the app starts
+as fast without a server as before.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .errors import ScriptoriumError
+
+if TYPE_CHECKING:
+    pass
+
+CONNECT_TIMEOUT_S = 5.0
+"""A wrong host or a firewall that drops packets fails within this."""
+READ_TIMEOUT_S = 120.0
+"""The longest silence allowed between two chunks: a long prefill on a busy server sends
+nothing until its first token, so this is generous, but a server that hangs still ends."""
+
+
+class ServerError(ScriptoriumError):
+    """The server is down, refused, timed out, is not llama-server, or rejected the request."""
+
+
+class ContextExceeded(ServerError):
+    """HTTP 400 exceed_context_size_error: the prompt is longer than the server's context."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    connect: float = CONNECT_TIMEOUT_S
+    read: float = READ_TIMEOUT_S
+
+
+def normalise_url(url: str) -> str:
+    """'host:8080' or 'http://host:8080/' -> 'http://host:8080'; ServerError for what is not a URL."""
+    text = url.strip().rstrip("/")
+    if "://" not in text:
+        text = "http://" + text
+    scheme, _, rest = text.partition("://")
+    if scheme not in ("http", "https") or not rest or rest.startswith("/"):
+        raise ServerError(f"server URL '{url}' is not an http:// or https:// address")
+    return text
+
+
+class ServerClient:
+    """One llama-server at `url`; every failure is a ServerError naming the URL."""
+
+    def __init__(self, url: str, timeouts: Timeouts = Timeouts()) -> None:
+        import httpx  # here: the local path never pays for it
+
+        self.url = normalise_url(url)
+        self._httpx = httpx
+        self._client = httpx.Client(
+            base_url=self.url,
+            timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
+            # A server on this machine must not be sent through a proxy from the environment.
+            trust_env=False,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    # ---- requests ----------------------------------------------------------------------
+    def get(self, path: str, *, allow: tuple[int, ...] = ()) -> Any:
+        """The JSON of GET `path`; None when the status is one of `allow` (a disabled endpoint)."""
+        return self._request("GET", path, None, allow)
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        return self._request("POST", path, body, ())
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None, allow: tuple[int, ...]) -> Any:
+        try:
+            response = self._client.request(method, path, json=body)
+        except self._httpx.HTTPError as error:
+            raise self._failure(error) from None
+        if response.status_code in allow:
+            return None
+        if response.status_code >= 400:
+            raise self._rejection(response.status_code, response.text, path)
+        return self._json(response.text, path)
+
+    def stream(self, path: str, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The `data:` objects of a server-sent-event response, as they arrive."""
+        try:
+            with self._client.stream("POST", path, json=body) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise self._rejection(response.status_code, response.text, path)
+                for line in response.iter_lines():
+                    if line.startswith("error:"):
+                        raise self._rejection(500, line[len("error:"):], path)
+                    if not line.startswith("data:"):
+                        continue
+                    payload = line[len("data:"):].strip()
+                    if payload == "[DONE]":
+                        return
+                    chunk = self._json(payload, path)
+                    if isinstance(chunk, dict) and "error" in chunk:
+                        raise self._rejection(500, payload, path)
+                    yield chunk
+        except self._httpx.HTTPError as error:
+            raise self._failure(error, during_stream=True) from None
+
+    # ---- what went wrong, in one line ----------------------------------------------------
+    def _json(self, text: str, path: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ServerError(f"{self.url} answered {path} with something that is not JSON: "
+                              "is it a llama-server?") from None
+
+    def _failure(self, error: Exception, *, during_stream: bool = False) -> ServerError:
+        httpx = self._httpx
+        if isinstance(error, httpx.ConnectTimeout):
+            return ServerError(f"llama-server at {self.url} did not answer within {self._client.timeout.connect:g} s "
+                               "(wrong address, or a firewall)")
+        if isinstance(error, httpx.ConnectError):
+            return ServerError(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})")
+        if isinstance(error, httpx.ReadTimeout):
+            return ServerError(f"llama-server at {self.url} went silent for {self._client.timeout.read:g} s")
+        if during_stream and isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError)):
+            return ServerError(f"llama-server at {self.url} closed the connection mid-generation "
+                               "(did it restart?); the text so far is kept")
+        return ServerError(f"llama-server at {self.url}: {type(error).__name__}: {_reason(error)}")
+
+    def _rejection(self, status: int, text: str, path: str) -> ServerError:
+        try:
+            error = json.loads(text).get("error", {})
+        except (ValueError, AttributeError):
+            error = {}
+        if not isinstance(error, dict):
+            error = {"message": str(error)}
+        if error.get("type") == "exceed_context_size_error":
+            n_prompt, n_ctx = error.get("n_prompt_tokens"), error.get("n_ctx")
+            sizes = f" ({n_prompt} tokens, context {n_ctx})" if n_prompt and n_ctx else ""
+            return ContextExceeded(f"the prompt is longer than llama-server's context{sizes}: "
+                                   "start the server with a larger --ctx-size, or shorten the text")
+        if status == 404 and not error:
+            return ServerError(f"{self.url} has no {path}: it is not a llama-server")
+        first_line = text.strip().splitlines()[0] if text.strip() else ""
+        message = error.get("message") or first_line or "no reason given"
+        return ServerError(f"llama-server at {self.url} refused {path} (HTTP {status}): {message}")
+
+
+def _reason(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[-1] if text else type(error).__name__

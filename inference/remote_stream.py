@@ -1,0 +1,226 @@
+"""A generation on llama-server: the request built from the sampler settings, and the
+stream of `POST /completion` chunks turned into the same events the local engine yields.
+
+The prompt is tokenized by the server (`/tokenize`, control-token text parsed only when
+asked, as locally) and sent as ids. Each chunk's `completion_probabilities` (asked with
+`n_probs`) carries the chosen token and the top N with their ids, bytes and log
+probabilities: llama-server's defaults are a softmax of the raw logits, before bias and
+samplers, the meaning of the local panel (`post_sampling_probs` is never asked for).
+Token bytes are reassembled into text by the local decoder (text.py), so a character
+split over byte tokens reads the same as in-process. `timings_per_token` puts the
+server's own timings on every chunk: prefill time and speed, reused prompt tokens
+(`cache_n`), decode speed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from contextlib import closing
+from typing import Any, Callable, Iterator, Protocol
+
+from .events import Candidate, Event, GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
+from .remote_http import ServerClient, ServerError
+from .settings import BAN, LogitBias, SamplerSettings, SettingsError
+from .text import StopStringFilter, TokenTextDecoder, piece_text
+
+
+class ServedModel(Protocol):
+    """What a generation needs of the remote backend (remote.py's RemoteBackend)."""
+
+    client: ServerClient
+    n_ctx: int
+    n_vocab: int
+    byte_token_ids: tuple[int, ...]
+    server_fields: frozenset[str]
+    build: str
+    kv_tokens: int
+
+    def lora_request(self) -> list[dict[str, Any]]: ...
+
+    def kv_usage(self) -> KVCacheUsage: ...
+
+# SamplerSettings field -> llama-server's request field; each is checked against the
+# fields the server's build lists in /props, so a setting it lacks is refused, not ignored.
+# Stop strings (`stop`) and `logit_bias` are not in that list (/props leaves them out) but
+# belong to /completion in every build.
+SERVER_FIELDS = {
+    "temperature": "temperature",
+    "top_k": "top_k",
+    "top_p": "top_p",
+    "min_p": "min_p",
+    "repeat_penalty": "repeat_penalty",
+    "repeat_window": "repeat_last_n",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "seed": "seed",
+    "max_tokens": "n_predict",
+}
+# The local chain's order (settings.py: bias -> penalties -> top-k -> top-p -> min-p ->
+# temperature); the server's other samplers (DRY, XTC, typical, top-n-sigma) are left out.
+SAMPLER_ORDER = ["penalties", "top_k", "top_p", "min_p", "temperature"]
+STOP_REASONS = {"eos": "eos", "limit": "length", "word": "stop"}
+
+
+def request_body(backend: ServedModel, tokens: list[int], settings: SamplerSettings, bias: LogitBias,
+                 top_n: int, seed: int) -> dict[str, Any]:
+    missing = [name for name, field in SERVER_FIELDS.items() if field not in backend.server_fields]
+    if missing and backend.server_fields:
+        raise SettingsError(f"llama-server {backend.build} has no {', '.join(missing)}: not available remotely")
+    bias_map = bias.resolve(backend.byte_token_ids)
+    outside = [token for token in bias_map if not 0 <= token < backend.n_vocab]
+    if outside:  # the server would drop them without a word
+        raise SettingsError(f"logit bias names token {outside[0]}, outside the server's {backend.n_vocab} tokens")
+    return {
+        "prompt": tokens,
+        "stream": True,
+        "n_predict": settings.max_tokens,
+        "n_probs": max(top_n, 1),  # the chosen token's bytes come with its probabilities
+        "temperature": settings.temperature,
+        "top_k": settings.top_k,
+        "top_p": settings.top_p,
+        "min_p": settings.min_p,
+        "repeat_penalty": settings.repeat_penalty,
+        "repeat_last_n": settings.repeat_window,
+        "presence_penalty": settings.presence_penalty,
+        "frequency_penalty": settings.frequency_penalty,
+        "seed": seed,
+        "stop": list(settings.stop),
+        "samplers": SAMPLER_ORDER,
+        "logit_bias": [[token, value] for token, value in sorted(bias_map.items())],
+        "lora": backend.lora_request(),
+        "cache_prompt": True,
+        "timings_per_token": True,
+        "return_progress": True,  # prefill progress chunks: a long prompt shows it, and can be cancelled
+    }
+
+
+def _tokenize(backend: ServedModel, prompt: str, special: bool) -> list[int]:
+    answer = backend.client.post("/tokenize", {"content": prompt, "add_special": True, "parse_special": special})
+    tokens = [int(t) for t in answer.get("tokens", [])] if isinstance(answer, dict) else []
+    if special and len(tokens) > 1 and tokens[0] == tokens[1]:
+        tokens = tokens[1:]  # the chat template wrote its own BOS
+    return tokens
+
+
+def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSettings, bias: LogitBias, *,
+                          top_n: int, should_stop: Callable[[], bool] | None, special: bool) -> Iterator[Event]:
+    """How llama-server streams shapes this loop (tools/server/server-context.cpp, process_token):
+
+    - a token that leaves a UTF-8 character unfinished is sent with no chunk at all; the
+      token that completes it carries the whole character's bytes (and only its own
+      probabilities), so the text is whole but those steps have no event of their own;
+    - text that might begin a stop string is held back (an empty chunk) and released with
+      a later token, and the stop string itself is never sent;
+    - the end-of-generation token is sent as an empty chunk before the final one says
+      `stop_type: eos`; the local engine emits no event for it, so an empty chunk waits
+      until the next one shows it was not the last."""
+    stop_requested = should_stop or (lambda: False)
+    started = time.perf_counter()
+    tokens = _tokenize(backend, prompt, special)
+    seed = settings.resolved_seed()
+    body = request_body(backend, tokens, settings, bias, top_n, seed)
+    bias_map = bias.resolve(backend.byte_token_ids)
+    byte_ids = frozenset(backend.byte_token_ids)
+    decoder, stops = TokenTextDecoder(), StopStringFilter(settings.stop)
+    pieces: list[str] = []
+    timings: dict[str, Any] = {}
+    final: dict[str, Any] | None = None
+    cancelled = prefill_done = False
+    empty: list[TokenEvent] = []  # empty chunks not yet known not to be the end-of-generation token
+    emitted = 0
+
+    def usage(held: int) -> KVCacheUsage:
+        backend.kv_tokens = held
+        return backend.kv_usage()
+
+    def event(entry: dict[str, Any], index: int) -> TokenEvent:
+        text = stops.feed(decoder.feed(bytes(entry.get("bytes") or ())))
+        pieces.append(text)
+        return TokenEvent(index=index, id=int(entry["id"]), text=text, p=_probability(entry.get("logprob")),
+                          top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
+                          elapsed_ms=(time.perf_counter() - started) * 1000.0, kv_tokens=len(tokens) + index)
+
+    with closing(backend.client.stream("/completion", body)) as chunks:
+        for chunk in chunks:
+            timings = chunk.get("timings") or timings
+            progress = chunk.get("prompt_progress")
+            if isinstance(progress, dict) and not prefill_done:
+                yield PrefillProgress(done=int(progress.get("processed", 0)), total=int(progress.get("total", 0)))
+            if not prefill_done and (chunk.get("completion_probabilities") or chunk.get("stop")):
+                prefill_done = True
+                reused = int(timings.get("cache_n", 0))
+                yield PrefillDone(prompt_tokens=len(tokens), reused_tokens=reused,
+                                  prefill_tokens=int(timings.get("prompt_n", len(tokens) - reused)),
+                                  prefill_ms=float(timings.get("prompt_ms", 0.0)), kv_cache=usage(len(tokens)))
+            for entry in chunk.get("completion_probabilities") or ():
+                index = int(chunk.get("tokens_predicted") or emitted + 1) - 1
+                token = event(entry, index)
+                if not entry.get("bytes"):
+                    empty.append(token)
+                    continue
+                yield from empty
+                emitted += len(empty) + 1
+                empty.clear()
+                usage(len(tokens) + index)
+                yield token
+            if stops.stopped or chunk.get("stop"):
+                final = chunk
+                break
+            if stop_requested():
+                cancelled = True
+                break  # closing the stream drops the connection: the server stops the slot
+
+    if final is None and not stops.stopped and not cancelled:
+        raise ServerError(f"llama-server at {backend.client.url} ended the stream before the generation finished; "
+                          "the text so far is kept")
+    reason = "cancelled"
+    if stops.stopped:
+        reason = "stop"
+    elif final is not None:
+        reason = STOP_REASONS.get(str(final.get("stop_type")), "length")
+    if reason == "eos" and empty:
+        empty.pop()  # the end-of-generation token: no event, as locally
+    yield from empty
+    produced = int((final or {}).get("tokens_predicted") or (emitted + len(empty))) - (reason == "eos")
+    if reason == "length" and len(tokens) + produced >= backend.n_ctx:
+        reason = "context"
+    # The server ends at a stop string itself; whatever of it was held back is not emitted.
+    tail = "" if reason == "stop" else stops.feed(decoder.finish()) + stops.finish()
+    pieces.append(tail)
+    prompt_ms = float(timings.get("prompt_ms", 0.0))
+    yield GenerationDone(
+        stop_reason=reason,
+        prompt_tokens=len(tokens),
+        completion_tokens=produced,
+        reused_tokens=int(timings.get("cache_n", 0)),
+        prefill_ms=prompt_ms,
+        # As the server measured it: prefill to the first token's logits (the network adds its round trip).
+        ttft_ms=prompt_ms if prefill_done else 0.0,
+        decode_ms=float(timings.get("predicted_ms", 0.0)),
+        decode_tokens_per_s=float(timings.get("predicted_per_second", 0.0)) if produced > 1 else 0.0,
+        prefill_tokens_per_s=float(timings.get("prompt_per_second", 0.0)) if prompt_ms > 0 else 0.0,
+        kv_cache=usage(len(tokens) + produced),
+        text="".join(pieces),
+        tail_text=tail,
+        seed=seed if settings.temperature > 0 else None,
+    )
+
+
+def _probability(logprob: Any) -> float:
+    # The server writes the lowest float for log(0), since JSON has no -inf.
+    return math.exp(float(logprob)) if logprob is not None else 0.0
+
+
+def _candidates(entries: Any, top_n: int, bias_map: dict[int, float], byte_ids: frozenset[int]
+                ) -> tuple[Candidate, ...]:
+    return tuple(Candidate(int(e["id"]), _label(int(e["id"]), bytes(e.get("bytes") or ()), byte_ids),
+                           _probability(e.get("logprob")), bias_map.get(int(e["id"]), 0.0) <= BAN)
+                 for e in list(entries)[:top_n])
+
+
+def _label(token_id: int, piece: bytes, byte_ids: frozenset[int]) -> str:
+    """As the local candidate list writes it (Vocabulary.token_text): byte tokens as <0xFF>."""
+    if token_id in byte_ids and len(piece) == 1:
+        return f"<0x{piece[0]:02X}>"
+    return piece_text(piece)

@@ -1,0 +1,47 @@
+"""`scriptorium continue --server URL`: the continuation from a llama-server, and every
+way the server can fail as one line with exit status 2."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from test_cli import DRAFT, assert_one_line_error, scriptorium
+
+_TESTS = str(Path(__file__).resolve().parent.parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
+
+from llama_server import LlamaServer, closed_port, server_binary  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sentence_server(sentence_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    server_binary()
+    with LlamaServer(sentence_model, tmp_path_factory.mktemp("llama-server-logs")) as server:
+        yield server
+
+
+def test_continue_on_a_server(sentence_server: LlamaServer, tmp_path: Path) -> None:
+    # Ending on a word outside the sentence model's chain, the model writes the whole sentence.
+    draft = "La casa era buia, e la notte"
+    result = scriptorium("continue", "-", "--server", sentence_server.url, "--preset", "greedy", stdin=draft)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == " La casa era buia."
+    # The same server named in the config's [server] table.
+    config = tmp_path / "config.toml"
+    config.write_text(f'[server]\nurl = "{sentence_server.url}"\n', encoding="utf-8")
+    again = scriptorium("continue", "-", "--config", str(config), "--preset", "greedy", stdin=draft)
+    assert again.returncode == 0 and again.stdout == result.stdout, again.stderr
+
+
+def test_continue_on_a_closed_port_is_one_line() -> None:
+    result = scriptorium("continue", "-", "--server", f"http://127.0.0.1:{closed_port()}", stdin=DRAFT)
+    assert_one_line_error(result, "cannot reach llama-server")
+
+
+def test_a_server_url_that_is_not_http_is_one_line() -> None:
+    result = scriptorium("continue", "-", "--server", "ftp://box", stdin=DRAFT)
+    assert_one_line_error(result, "server URL 'ftp://box' is not an http:// or https:// address")

@@ -1,0 +1,68 @@
+"""The app on a llama-server: the panels say where the model runs and what is unknown,
+scoring is refused with its reason, and a server that cannot be reached is a notification."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from tui_helpers import generated, make_app, model_ready, run
+
+_TESTS = str(Path(__file__).resolve().parent.parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
+
+from llama_server import LlamaServer, closed_port, server_binary  # noqa: E402
+
+from scriptorium.app.cli.common import SERVER_MODEL  # noqa: E402
+from scriptorium.inference.remote import remote_loader  # noqa: E402
+
+
+def text_of(panel: Any, width: int = 60) -> str:
+    return "\n".join(line.plain for line in panel.lines(width))
+
+
+@pytest.fixture(scope="module")
+def sentence_server(sentence_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    server_binary()
+    with LlamaServer(sentence_model, tmp_path_factory.mktemp("llama-server-logs")) as server:
+        yield server
+
+
+def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaServer) -> None:
+    async def scenario() -> None:
+        app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            done = await generated(pilot, "ctrl+g")
+            assert done.stop_reason == "eos" and done.text == " La casa era buia."
+            sidebar = app.main.sidebar
+            model = text_of(sidebar.model)
+            assert "llama-server" in model and sentence_server.url in model
+            kv = text_of(sidebar.kv)
+            assert "unknown of unknown" in kv and "unknown per token" in kv
+            assert f"/ {app.backend.n_ctx:,} tokens" in kv
+            await pilot.press("f9")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert any("every position" in n.message for n in app._notifications)
+            assert app.main.draft.editor.text.startswith("Era notte")
+
+    run(scenario)
+
+
+def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None:
+    async def scenario() -> None:
+        app = make_app(SERVER_MODEL, loader=remote_loader(f"http://127.0.0.1:{closed_port()}"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            assert app.backend is None
+            status = app.models.status
+            assert status.state == "failed" and "cannot reach llama-server" in status.error
+            await pilot.press(*"ciao")
+            assert app.main.draft.editor.text.startswith("ciao")
+
+    run(scenario)
