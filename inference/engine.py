@@ -142,8 +142,7 @@ class Engine:
         if CACHE_TYPES[options.type_v][0] > 1:
             return True  # a quantized V cache has no other path in llama.cpp
         lib = h.lib
-        threads = options.n_threads or os.cpu_count() or 1
-        key = choice_key(options.model_path, build_id(lib), n_threads=threads, n_gpu_layers=options.n_gpu_layers)
+        key = choice_key(options.model_path, build_id(lib), n_gpu_layers=options.n_gpu_layers)
 
         def probe_params(flash: bool) -> Any:
             probe = replace(options, n_ctx=PROBE_CONTEXT, n_batch=min(options.n_batch, PROBE_CONTEXT), flash_attn=flash)

@@ -5,7 +5,7 @@ EPYC: SmolLM2-135M 62.9 tok/s with flash attention against 80.0 without, Gemma 3
 37.0 against 34.3), and llama.cpp's own AUTO only asks whether the backend supports it.
 So at a model's first load a few decode steps are timed each way, interleaved so that a
 busy neighbour slows both alike, and the faster path is remembered per model file
-(path, size, mtime), llama.cpp build (version and CPU features) and thread count. The
+(path, size, mtime), llama.cpp build (version and CPU features) and GPU offload. The
 cache file is the caller's: the app passes one under its cache folder.
 """
 
@@ -51,15 +51,16 @@ def build_id(lib: Any) -> str:
     return f"llama-cpp-python {llama_cpp.__version__}; {info.decode('utf-8', 'replace').strip()}"
 
 
-def choice_key(model_path: Path, build: str, *, n_threads: int, n_gpu_layers: int) -> str | None:
-    """What a measurement holds for: this file as it is now, this build, these threads and
-    this offload. None when the file cannot be looked at (nothing is then remembered)."""
+def choice_key(model_path: Path, build: str, *, n_gpu_layers: int) -> str | None:
+    """What a measurement holds for: this file as it is now, this build and this offload
+    (which picks the backend). None when the file cannot be looked at (nothing is then
+    remembered)."""
     try:
         stat = Path(model_path).stat()
         where = os.path.realpath(model_path)
     except OSError:
         return None
-    return json.dumps([where, stat.st_size, stat.st_mtime_ns, build, n_threads, n_gpu_layers])
+    return json.dumps([where, stat.st_size, stat.st_mtime_ns, build, n_gpu_layers])
 
 
 class FlashChoiceCache:
@@ -79,10 +80,15 @@ class FlashChoiceCache:
             return {}
         return data["choices"]
 
-    def get(self, key: str) -> bool | None:
+    def get(self, key: str) -> FlashTiming | None:
+        """The timing measured for `key`, whose `faster` is the choice; None if not measured."""
         entry = self._entries().get(key)
-        value = entry.get("flash_attn") if isinstance(entry, dict) else None
-        return value if isinstance(value, bool) else None
+        if not isinstance(entry, dict):
+            return None
+        on, off = entry.get("on_ms"), entry.get("off_ms")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (on, off)):
+            return None
+        return FlashTiming(on_ms=float(on), off_ms=float(off))
 
     def put(self, key: str, timing: FlashTiming) -> None:
         entries = self._entries()
@@ -108,7 +114,7 @@ def choose_flash(key: str | None, cache: FlashChoiceCache | None, measure: Calla
     if key is not None and cache is not None:
         remembered = cache.get(key)
         if remembered is not None:
-            return remembered
+            return remembered.faster
     timing = measure()
     if key is not None and cache is not None:
         cache.put(key, timing)
@@ -145,3 +151,11 @@ def time_decode_paths(lib: Any, model: Any, make_params: Callable[[bool], Any], 
     finally:
         for ctx in contexts.values():
             lib.llama_free(ctx)
+
+
+def remembered_timing(model_path: Path, cache_path: Path, *, n_gpu_layers: int) -> FlashTiming | None:
+    """What the measurement at the model's first load found, if it was made with this build."""
+    from . import native
+
+    key = choice_key(model_path, build_id(native.llama()), n_gpu_layers=n_gpu_layers)
+    return FlashChoiceCache(cache_path).get(key) if key is not None else None

@@ -19,6 +19,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default 4096)")
     group.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: all cores)")
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")
+    group.add_argument("--flash-attn", choices=("auto", "on", "off"),
+                       help="flash attention; auto times both paths at a model's first load (default: auto)")
 
 
 def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:

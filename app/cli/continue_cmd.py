@@ -26,7 +26,7 @@ def _candidate_json(candidate) -> dict:
     return {"id": candidate.id, "text": candidate.text, "p": candidate.p, "banned": candidate.banned}
 
 
-def _done_json(done) -> dict:
+def _done_json(done, arithmetic) -> dict:
     return {
         "type": "done",
         "stop_reason": done.stop_reason,
@@ -38,6 +38,7 @@ def _done_json(done) -> dict:
         "decode_tokens_per_s": done.decode_tokens_per_s,
         "prefill_tokens_per_s": done.prefill_tokens_per_s,
         "seed": done.seed,
+        "arithmetic": arithmetic.as_dict(),
         "text": done.text,
         "kv_cache": {
             "tokens": done.kv_cache.tokens,
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     draft = read_draft(args.file)
     prompt = prompts.render_continue(draft, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
     model_path = resolve_model(chosen.model, config, stderr_progress())
-    engine = Engine.load(chosen.load_options(model_path))
+    engine = Engine.load(chosen.load_options(model_path), flash_cache=paths.flash_choice_file())
     settings, bias = chosen.sampler, chosen.bias
     out = sys.stdout
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                           "tokens were left out", file=sys.stderr)
             elif isinstance(event, GenerationDone):
                 if args.json:
-                    out.write(json.dumps(_done_json(event), ensure_ascii=False) + "\n")
+                    out.write(json.dumps(_done_json(event, engine.arithmetic), ensure_ascii=False) + "\n")
                 else:
                     out.write(event.tail_text + ("\n" if out.isatty() else ""))
                     if event.stop_reason == "context":

@@ -40,9 +40,12 @@ def run(args: argparse.Namespace) -> int:
 def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     """The app for these arguments, not yet running (tests drive it with Pilot)."""
     # Imported here so `scriptorium --help` stays fast.
+    from functools import partial
+
     from scriptorium.inference.engine import Engine
     from scriptorium.inference.errors import ScriptoriumError
 
+    from scriptorium.app import paths
     from scriptorium.app.config.file import load_config_lenient
     from scriptorium.app.models.startup import ModelSource
     from scriptorium.app.config.run_settings import run_settings
@@ -63,7 +66,7 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     chosen.load_options(Path(chosen.model or "model.gguf"))
     settings = TuiSettings(sampler=chosen.sampler, bias=chosen.bias, threads=chosen.n_threads).validated()
     return ScriptoriumApp(
-        backend_loader=Engine.load, settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
+        backend_loader=partial(Engine.load, flash_cache=paths.flash_choice_file()), settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
         model_source=ModelSource(chosen.model, config), config=config, config_problems=problems,
         run_config=chosen,
     )

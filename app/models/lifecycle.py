@@ -83,7 +83,8 @@ class ModelLifecycle:
         self.backend = backend
         self._failed_options = None
         self.status = ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
-                                  n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size)
+                                  n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
+                                  arithmetic=backend.arithmetic)
         return True
 
     def failed(self, load_id: int, options: LoadOptions, error: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from scriptorium.inference.arithmetic import Arithmetic
 from scriptorium.inference.gguf_file import AdapterFacts, ModelFacts
 
 
@@ -23,3 +24,5 @@ class ModelStatus:
     adapter: AdapterFacts | None = None
     error: str = ""
     file_size: int = 0
+    arithmetic: Arithmetic | None = None
+    """Flash attention, KV types and threads in use, once ready: the probabilities depend on them."""
