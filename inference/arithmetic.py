@@ -44,8 +44,9 @@ class Arithmetic:
 
     def describe(self) -> str:
         """One line: 'flash attention off · KV f16 · 2 threads'."""
-        threads = (f"{self.n_threads} threads" if self.n_threads == self.n_threads_batch
-                   else f"{self.n_threads} threads ({self.n_threads_batch} for prompts)")
+        threads = f"{self.n_threads} thread{'s' if self.n_threads != 1 else ''}"
+        if self.n_threads_batch != self.n_threads:
+            threads += f" ({self.n_threads_batch} for prompts)"
         return f"{self.attention} · KV {self.kv_types} · {threads}"
 
     def as_dict(self) -> dict[str, object]:
