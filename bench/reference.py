@@ -48,7 +48,8 @@ def machine_facts() -> str:
 
     flags = native.llama().llama_print_system_info().decode("utf-8", "replace").strip()
     return (f"CPU: {cpu_model()}, {usable_cores()} usable cores of {os.cpu_count()}\n"
-            f"llama.cpp: llama-cpp-python {llama_cpp.__version__}; {flags}")
+            f"llama.cpp: llama-cpp-python {llama_cpp.__version__}; {flags}\n"
+            f"OMP_WAIT_POLICY: {os.environ.get('OMP_WAIT_POLICY', '(unset: libgomp spins, then sleeps)')}")
 
 
 def plain_decode_tokens_per_s(engine: Engine, prompt: list[int], n_tokens: int) -> float:

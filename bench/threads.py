@@ -10,10 +10,11 @@ UI work finished against its schedule (median and worst).
 
 Settings:
   cores-1            the app's old default: one core left to the interface
-  all                every core, llama.cpp's defaults
+  all                every core, llama.cpp's defaults (OpenMP spins after each token)
   all, passive wait  every core, OMP_WAIT_POLICY=passive: OpenMP's idle threads sleep
                      at once instead of spinning (this llama.cpp build uses OpenMP, so
-                     ggml's own threadpool polling level does not apply)
+                     ggml's own threadpool polling level does not apply). The app's
+                     default (native.prefer_passive_waiting, called by tui_cmd)
   all, short spin    every core, GOMP_SPINCOUNT=20000: a short spin, then sleep
 """
 
@@ -107,7 +108,8 @@ def main() -> int:
         for name, threads, env in settings:  # interleaved, so the machine's drift hits all alike
             out = subprocess.run([sys.executable, __file__, "--model", str(args.model), "--tokens", str(args.tokens),
                                   "--child", str(threads), args.flash_attn],
-                                 env={**os.environ, **env}, capture_output=True, text=True, timeout=900)
+                                 env={**{k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}, **env},
+                                 capture_output=True, text=True, timeout=900)
             if out.returncode != 0:
                 print(f"{name}: failed\n{out.stderr[-2000:]}")
                 return 1

@@ -75,6 +75,7 @@ async def send_key(app: ScriptoriumApp, key: str) -> float:
 
 
 async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
+    print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')} for the app and the reference alike")
     print(machine_facts())
     reference = Reference.load(model, n_ctx)
     # The engine as the app loads it: its threads, flash attention measured (fresh cache).
@@ -181,7 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=256, help="tokens per generation (default 256)")
     parser.add_argument("--rounds", type=int, default=4, help="alone/app pairs (default 4)")
     parser.add_argument("--ctx", type=int, default=2048, help="context size (default 2048)")
+    parser.add_argument("--spinning", action="store_true",
+                        help="leave OpenMP's wait policy as llama.cpp has it (the app asks for passive waiting)")
     args = parser.parse_args(argv)
+    if not args.spinning:
+        from scriptorium.inference import native
+
+        native.prefer_passive_waiting()  # as tui_cmd does for the app
     if not args.model.is_file():
         parser.exit(2, f"tui_stream.py: no model file at {args.model}\n")
     return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx))

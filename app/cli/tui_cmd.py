@@ -42,6 +42,7 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     # Imported here so `scriptorium --help` stays fast.
     from functools import partial
 
+    from scriptorium.inference import native
     from scriptorium.inference.engine import Engine
     from scriptorium.inference.errors import ScriptoriumError
 
@@ -54,6 +55,8 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
 
     if args.resume and args.draft is not None:
         raise ScriptoriumError("--resume reopens the last session; give either it or DRAFT.md")
+    # Decoding runs on every core: llama.cpp's threads must yield them to the UI between tokens.
+    native.prefer_passive_waiting()
     config, problems = load_config_lenient(args.config)
     try:
         chosen = run_settings(args, config)

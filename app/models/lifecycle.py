@@ -43,7 +43,7 @@ class ModelLifecycle:
         else:
             options = LoadOptions(model_path=model, lora_path=lora, lora_scale=scale)
         if options.n_threads is None:
-            # Decoding leaves a core to the interface; prefill (n_threads_batch) keeps them all.
+            # The TUI's own default (TuiSettings.threads) when neither flag nor config sets one.
             options = replace(options, n_threads=self._generation_threads)
         return options.validated()
 
