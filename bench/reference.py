@@ -19,6 +19,7 @@ from pathlib import Path
 
 from scriptorium.inference import native
 from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.load_options import usable_cores
 
 
 def cpu_model() -> str:
@@ -33,14 +34,6 @@ def cpu_model() -> str:
                               timeout=5).stdout.strip() or platform.processor()
     except (OSError, subprocess.SubprocessError):
         return platform.processor() or platform.machine()
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (taskset narrows it), else all the machine has."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def machine_facts() -> str:

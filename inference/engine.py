@@ -9,7 +9,6 @@ KV memory belong to a LlamaContext (context.py), the vocabulary to a Vocabulary;
 from __future__ import annotations
 
 import ctypes
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -20,7 +19,7 @@ from .errors import ModelLoadError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
 from .kv_cache import KVLayout
-from .load_options import LoadOptions
+from .load_options import LoadOptions, usable_cores
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
 from .vocabulary import Vocabulary
 
@@ -158,7 +157,7 @@ class Engine:
         params.n_ctx = options.n_ctx
         params.n_batch = options.n_batch
         params.n_ubatch = options.n_batch
-        cores = os.cpu_count() or 1
+        cores = usable_cores()
         params.n_threads = options.n_threads or cores
         params.n_threads_batch = options.n_threads_batch or cores
         params.type_k = GGML_TYPE_IDS[options.type_k]

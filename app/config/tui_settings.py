@@ -7,10 +7,9 @@ held by the app, not written back here.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 
-from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.load_options import LoadOptions, usable_cores
 from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, preset, rule_for
 
 PANELS = ("probabilities", "speed", "kv", "sampler", "model")
@@ -73,7 +72,7 @@ class TuiSettings:
         return self
 
     def generation_threads(self) -> int:
-        return self.threads or os.cpu_count() or 1
+        return self.threads or usable_cores()
 
     def with_changes(self, **changes: object) -> "TuiSettings":
         return replace(self, **changes).validated()
