@@ -58,3 +58,8 @@ def prompts_dir() -> Path:
 
 def demo_model_cache_dir() -> Path:
     return cache_dir() / "demo-model"
+
+
+def flash_choice_file() -> Path:
+    """Which attention path decodes each model faster here, measured once per model and build."""
+    return cache_dir() / "flash-attention.json"

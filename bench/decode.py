@@ -1,6 +1,11 @@
 """Decode speed of scriptorium's generation (top-10 probabilities, byte ban, llama.cpp's
-sampler) against a plain llama.cpp decode loop, and the cost of re-continuing a long
-draft after appending a sentence against continuing it cold. One run, side by side.
+sampler) against plain llama.cpp at its best on this machine (reference.py: all cores,
+flash attention on and off both measured, the faster is the reference), and the cost of
+re-continuing a long draft after appending a sentence against continuing it cold. One
+run, side by side, rounds interleaved.
+
+scriptorium runs as `scriptorium continue` does: every core, flash attention chosen by
+its own measurement at load (a fresh cache, so it is measured in this run).
 
     python bench/decode.py --model PATH [--tokens 128] [--rounds 5] [--ctx 4096]
 """
@@ -9,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import statistics
 import sys
-import time
+import tempfile
 from pathlib import Path
+
+from reference import Reference, machine_facts, ratio_summary
 
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.events import GenerationDone, PrefillDone
@@ -23,29 +29,6 @@ PROMPT = (
     "Era una sera d'autunno quando Lucia tornò al paese. Le strade erano vuote, "
     "e il vento portava l'odore delle castagne arrostite. "
 )
-
-
-def plain_decode_tokens_per_s(engine: Engine, prompt: list[int], n_tokens: int) -> float:
-    """llama_decode + llama.cpp's greedy sampler, nothing else: the ceiling."""
-    lib, ctx = engine.handles.lib, engine.context.handle
-    engine.clear_cache()
-    batch_tokens = (ctypes.c_int32 * len(prompt))(*prompt)
-    if lib.llama_decode(ctx, lib.llama_batch_get_one(batch_tokens, len(prompt))) != 0:
-        raise SystemExit("prompt decode failed")
-    chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
-    lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
-    one = (ctypes.c_int32 * 1)()
-    token = lib.llama_sampler_sample(chain, ctx, -1)
-    start = time.perf_counter()
-    for _ in range(n_tokens - 1):
-        one[0] = token
-        if lib.llama_decode(ctx, lib.llama_batch_get_one(one, 1)) != 0:
-            raise SystemExit("decode failed")
-        token = lib.llama_sampler_sample(chain, ctx, -1)
-    elapsed = time.perf_counter() - start
-    lib.llama_sampler_free(chain)
-    engine.clear_cache()
-    return (n_tokens - 1) / elapsed
 
 
 def scriptorium_tokens_per_s(engine: Engine, prompt: str, n_tokens: int) -> float:
@@ -77,25 +60,30 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
 
-    engine = Engine.load(LoadOptions(model_path=args.model, n_ctx=args.ctx, n_threads=args.threads))
+    print(machine_facts())
+    reference = Reference.load(args.model, args.ctx)
+    with tempfile.TemporaryDirectory() as cache:
+        engine = Engine.load(LoadOptions(model_path=args.model, n_ctx=args.ctx, n_threads=args.threads),
+                             flash_cache=Path(cache) / "flash.json")
     facts = engine.facts
     print(f"model: {facts.name} ({facts.architecture}, {facts.file_type}, vocabulary {engine.n_vocab:,})")
+    print(f"scriptorium: {engine.arithmetic.describe()}")
     prompt_tokens = engine.tokenize(PROMPT)
 
-    # Interleaved rounds, so drift of the machine hits both sides alike.
-    plain, ours = [], []
-    plain_decode_tokens_per_s(engine, prompt_tokens, 16)  # warm-up
-    for _ in range(args.rounds):
-        plain.append(plain_decode_tokens_per_s(engine, prompt_tokens, args.tokens))
+    # Interleaved rounds, so drift of the machine hits every side alike.
+    ours: list[float] = []
+    reference.measure_round(prompt_tokens, 16)  # warm-up, not counted
+    reference.rates = {True: [], False: []}
+    for number in range(args.rounds):
+        plain = reference.measure_round(prompt_tokens, args.tokens)
         ours.append(scriptorium_tokens_per_s(engine, PROMPT, args.tokens))
-    plain_median, ours_median = statistics.median(plain), statistics.median(ours)
-    # Each round's two runs are back to back: their ratio is what the shared machine's
-    # drift disturbs least.
-    ratios = sorted(o / p for o, p in zip(ours, plain))
-    print(f"decode, plain llama.cpp loop:              {plain_median:8.1f} tokens/s (median of {args.rounds})")
-    print(f"decode, scriptorium (top-10 p, byte ban):  {ours_median:8.1f} tokens/s")
-    print(f"ratio scriptorium / plain:                 {statistics.median(ratios):8.3f} "
-          f"(median of the rounds' ratios; they ranged {ratios[0]:.3f}-{ratios[-1]:.3f})")
+        print(f"round {number + 1}: plain FA on {plain[True]:7.1f}  FA off {plain[False]:7.1f}  "
+              f"scriptorium {ours[-1]:7.1f} tok/s", flush=True)
+    best = reference.best_path
+    print(reference.describe())
+    print(f"decode, scriptorium (top-10 p, byte ban):  {statistics.median(ours):8.1f} tokens/s (median of {args.rounds})")
+    print(f"ratio scriptorium / reference:             {ratio_summary(ours, reference.rates[best])}")
+    reference.close()
 
     # A long draft, then the same draft with one more sentence.
     budget = min(engine.n_ctx - 64, 1500)

@@ -2,12 +2,15 @@
 
     .venv/bin/python bench/tui_stream.py --model PATH [--tokens 256] [--rounds 3]
 
-One engine is loaded once and used both ways, alternating, in the same process:
-  - alone: Engine.generate consumed in a plain loop (the inference layer by itself);
+Three ways, alternating round by round in the same process:
+  - reference: plain llama.cpp at its best here (reference.py: every core, flash
+           attention on and off both measured, the faster path is the reference);
+  - alone: the app's engine (its threads, flash attention chosen by its own measurement
+           at load) with Engine.generate consumed in a plain loop;
   - app:   the whole ScriptoriumApp headless (run_test, 200x50, every panel shown and
-           live), continuing a draft with the same prompt and sampler.
-Decode tokens/s is the engine's own figure (GenerationDone.decode_tokens_per_s) in
-both cases. While the app streams, keys are sent every 100 ms: typing into the draft
+           live) on that engine, continuing a draft with the same prompt and sampler.
+Decode tokens/s is the engine's own figure (GenerationDone.decode_tokens_per_s) for
+alone and app. While the app streams, keys are sent every 100 ms: typing into the draft
 and nudging the temperature in the sampler panel; the delay is from posting the key
 to the app until the edit or the nudge has been applied.
 """
@@ -19,11 +22,13 @@ import os
 import asyncio
 import statistics
 import sys
+import tempfile
 import time
 from contextlib import closing
 from pathlib import Path
 from typing import Any, Callable
 
+from reference import Reference, machine_facts, ratio_summary
 from textual import events
 
 from scriptorium import prompts
@@ -70,13 +75,22 @@ async def send_key(app: ScriptoriumApp, key: str) -> float:
 
 
 async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
-    # The threads the TUI gives llama.cpp (every core but one), for both sides.
+    print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')} for the app and the reference alike")
+    print(machine_facts())
+    reference = Reference.load(model, n_ctx)
+    # The engine as the app loads it: its threads, flash attention measured (fresh cache).
     threads = TuiSettings().generation_threads()
-    engine = Engine.load(LoadOptions(model_path=model, n_ctx=n_ctx, n_threads=threads))
+    with tempfile.TemporaryDirectory() as cache:
+        engine = Engine.load(LoadOptions(model_path=model, n_ctx=n_ctx, n_threads=threads),
+                             flash_cache=Path(cache) / "flash.json")
+    print(f"app: {engine.arithmetic.describe()}")
     settings = preset("greedy").with_changes(max_tokens=tokens, preset="greedy")
     template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
     prompt = prompts.render_continue(DRAFT, template)
+    prompt_tokens = engine.tokenize(prompt)
     run_alone(engine, prompt, settings.with_changes(max_tokens=8))  # warm-up
+    reference.measure_round(prompt_tokens, 16)
+    reference.rates = {True: [], False: []}
 
     app = ScriptoriumApp(settings=TuiSettings(sampler=settings, top_n=TOP_N), draft=None,
                          load_options=engine.options, backend_loader=lambda options, progress: engine)
@@ -129,26 +143,31 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
             return main.last_generation[2]
 
         for round_number in range(rounds):
+            plain = reference.measure_round(prompt_tokens, tokens)
             alone = run_alone(engine, prompt, settings)
             streamed = await app_run([])
             alone_rates.append(alone.decode_tokens_per_s)
             app_rates.append(streamed.decode_tokens_per_s)
-            print(f"round {round_number + 1}: alone {alone.decode_tokens_per_s:6.1f} tok/s   "
+            print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  FA off {plain[False]:6.1f}   "
+                  f"alone {alone.decode_tokens_per_s:6.1f} tok/s   "
                   f"app {streamed.decode_tokens_per_s:6.1f} tok/s   ({streamed.completion_tokens} tokens, "
                   f"stop: {streamed.stop_reason})", flush=True)
         typed = await app_run(["x", "y"])
         nudged = await app_run(["T", "t"])
         keyed_rates = [typed.decode_tokens_per_s, nudged.decode_tokens_per_s]
     engine.close()
+    reference.close()
 
     alone_median = statistics.median(alone_rates)
     app_median = statistics.median(app_rates)
     delays = typing_delays + nudge_delays
     print(f"\nmodel: {model.name}   tokens per run: {tokens}   rounds: {rounds}   "
           f"llama.cpp threads: {threads} of {os.cpu_count()} cores")
+    print(reference.describe())
     print(f"decode, inference layer alone: {alone_median:7.1f} tok/s (median)")
     print(f"decode, whole app streaming:   {app_median:7.1f} tok/s (median)")
-    print(f"ratio app / alone:             {app_median / alone_median:7.3f}")
+    print(f"ratio app / reference:         {ratio_summary(app_rates, reference.rates[reference.best_path])}")
+    print(f"ratio app / alone:             {ratio_summary(app_rates, alone_rates)}")
     if delays:
         print(f"keypress handled while streaming: median {statistics.median(delays):.1f} ms, "
               f"max {max(delays):.1f} ms over {len(delays)} keys "
@@ -163,7 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=256, help="tokens per generation (default 256)")
     parser.add_argument("--rounds", type=int, default=4, help="alone/app pairs (default 4)")
     parser.add_argument("--ctx", type=int, default=2048, help="context size (default 2048)")
+    parser.add_argument("--spinning", action="store_true",
+                        help="leave OpenMP's wait policy as llama.cpp has it (the app asks for passive waiting)")
     args = parser.parse_args(argv)
+    if not args.spinning:
+        from scriptorium.inference import native
+
+        native.prefer_passive_waiting()  # as tui_cmd does for the app
     if not args.model.is_file():
         parser.exit(2, f"tui_stream.py: no model file at {args.model}\n")
     return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator, Protocol, runtime_checkable
 
+from .arithmetic import Arithmetic
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts
 from .load_options import LoadOptions
@@ -22,6 +23,11 @@ class Backend(Protocol):
     @property
     def options(self) -> LoadOptions:
         """How it was loaded: model, adapter, context size and the arithmetic (threads, KV types, flash attention)."""
+
+    @property
+    def arithmetic(self) -> Arithmetic | None:
+        """The arithmetic in use (flash attention, KV types, threads), as llama.cpp used it;
+        None where the backend cannot say (a llama-server reports none of it)."""
 
     @property
     def facts(self) -> ModelFacts:

@@ -9,17 +9,17 @@ KV memory belong to a LlamaContext (context.py), the vocabulary to a Vocabulary;
 from __future__ import annotations
 
 import ctypes
-import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import native
+from .arithmetic import Arithmetic, read_arithmetic
 from .errors import ModelLoadError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
 from .kv_cache import KVLayout
-from .load_options import LoadOptions
+from .load_options import LoadOptions, usable_cores
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
 from .tokenizer import Tokenizer, sentencepiece_tokenizer, tokenizer_warning
 from .vocabulary import Vocabulary
@@ -49,8 +49,9 @@ class Engine:
     """One model in one llama.cpp context. Requests take turns on the context."""
 
     def __init__(self, options: LoadOptions, facts: ModelFacts, adapter: AdapterFacts | None,
-                 handles: _Handles, context: "LlamaContext"):
+                 handles: _Handles, context: "LlamaContext", arithmetic: Arithmetic):
         self.options = options
+        self.arithmetic = arithmetic
         self.facts = facts
         self.adapter = adapter
         self.lora_scale = options.lora_scale if adapter else 0.0
@@ -68,8 +69,13 @@ class Engine:
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
-    def load(cls, options: LoadOptions, on_progress: Callable[[float], None] | None = None) -> "Engine":
-        """Validate the files, then load; raises a ScriptoriumError with a one-line reason."""
+    def load(cls, options: LoadOptions, on_progress: Callable[[float], None] | None = None, *,
+             flash_cache: Path | None = None) -> "Engine":
+        """Validate the files, then load; raises a ScriptoriumError with a one-line reason.
+
+        `options.flash_attn` None: with a `flash_cache` file, the faster path for this model
+        and build, measured at its first load and remembered there (flash_choice.py);
+        without one, llama.cpp's own default for the backend."""
         options = options.validated()
         facts = read_model_facts(options.model_path)
         adapter = read_adapter_facts(options.lora_path, facts.architecture) if options.lora_path else None
@@ -81,14 +87,22 @@ class Engine:
             from .context import LlamaContext
 
             cls._load_model(handles, options, on_progress)
-            ctx = cls._create_context(handles, options)
+            arithmetic_options = options
+            if options.flash_attn is None and flash_cache is not None:
+                arithmetic_options = replace(options, flash_attn=cls._measured_flash(handles, options, flash_cache))
+            context_mark = native.log_mark()
+            ctx = cls._create_context(handles, arithmetic_options)
             context = LlamaContext(lib, handles.model, ctx, facts, type_k=options.type_k, type_v=options.type_v,
                                    swa_full=options.swa_full)
+            arithmetic = read_arithmetic(
+                native.log_since(context_mark), asked_flash=arithmetic_options.flash_attn,
+                type_k=options.type_k, type_v=options.type_v,
+                n_threads=int(lib.llama_n_threads(ctx)), n_threads_batch=int(lib.llama_n_threads_batch(ctx)))
             if adapter is not None:
                 handles.adapter = lib.llama_adapter_lora_init(handles.model, str(adapter.path).encode())
                 if not handles.adapter:
                     raise ModelLoadError(cls._failure(f"llama.cpp rejected the LoRA adapter {adapter.path}", mark))
-            engine = cls(options, facts, adapter, handles, context)
+            engine = cls(options, facts, adapter, handles, context, arithmetic)
         except BaseException:
             if context is not None:
                 context.close()  # frees the model too
@@ -131,13 +145,31 @@ class Engine:
         h.vocab = lib.llama_model_get_vocab(h.model)
 
     @classmethod
-    def _create_context(cls, h: _Handles, options: LoadOptions) -> Any:
+    def _measured_flash(cls, h: _Handles, options: LoadOptions, cache_path: Path) -> bool:
+        """Flash attention on or off, whichever decodes this model faster here."""
+        from .flash_choice import PROBE_CONTEXT, FlashChoiceCache, build_id, choice_key, choose_flash, time_decode_paths
+        from .kv_cache import CACHE_TYPES
+
+        if CACHE_TYPES[options.type_v][0] > 1:
+            return True  # a quantized V cache has no other path in llama.cpp
         lib = h.lib
+        key = choice_key(options.model_path, build_id(lib), n_gpu_layers=options.n_gpu_layers)
+
+        def probe_params(flash: bool) -> Any:
+            probe = replace(options, n_ctx=PROBE_CONTEXT, n_batch=min(options.n_batch, PROBE_CONTEXT), flash_attn=flash)
+            return cls._context_params(lib, probe)
+
+        n_vocab = int(lib.llama_vocab_n_tokens(h.vocab))
+        return choose_flash(key, FlashChoiceCache(cache_path),
+                            lambda: time_decode_paths(lib, h.model, probe_params, n_vocab))
+
+    @staticmethod
+    def _context_params(lib: Any, options: LoadOptions) -> Any:
         params = lib.llama_context_default_params()
         params.n_ctx = options.n_ctx
         params.n_batch = options.n_batch
         params.n_ubatch = options.n_batch
-        cores = os.cpu_count() or 1
+        cores = usable_cores()
         params.n_threads = options.n_threads or cores
         params.n_threads_batch = options.n_threads_batch or cores
         params.type_k = GGML_TYPE_IDS[options.type_k]
@@ -146,6 +178,12 @@ class Engine:
         if options.flash_attn is not None:
             params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_ENABLED if options.flash_attn else lib.LLAMA_FLASH_ATTN_TYPE_DISABLED
         params.no_perf = False
+        return params
+
+    @classmethod
+    def _create_context(cls, h: _Handles, options: LoadOptions) -> Any:
+        lib = h.lib
+        params = cls._context_params(lib, options)
         mark = native.log_mark()
         ctx = lib.llama_init_from_model(h.model, params)
         if not ctx:

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import itertools
 import threading
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .arithmetic import Arithmetic
 from .child_process import EngineProcess
 from .errors import EngineCrashed, ModelLoadError
 from .events import Event, KVCacheUsage, TokenEvent
@@ -48,6 +50,7 @@ class IsolatedBackend:
         self.tokenizer_name: str = loaded.tokenizer_name
         self.tokenizer_warning: str = loaded.tokenizer_warning
         self.origin = ""  # llama.cpp on this machine, in a child process of ours
+        self.arithmetic: Arithmetic | None = loaded.arithmetic
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._kv_tokens = 0
@@ -60,13 +63,14 @@ class IsolatedBackend:
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
-    def load(cls, options: LoadOptions, on_progress: Callable[[float], None] | None = None) -> "IsolatedBackend":
+    def load(cls, options: LoadOptions, on_progress: Callable[[float], None] | None = None, *,
+             flash_cache: Path | None = None) -> "IsolatedBackend":
         """Start a child and load `options` in it; raises a ScriptoriumError with a one-line
         reason, ModelLoadError quoting llama.cpp if the child dies while loading."""
         options = options.validated()
         process = EngineProcess()
         try:
-            process.send(("load", options))
+            process.send(("load", options, flash_cache))
             while True:
                 reply = process.receive()
                 assert reply is not None

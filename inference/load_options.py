@@ -6,11 +6,20 @@ without importing the local llama.cpp engine.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .kv_cache import CACHE_TYPES
 from .settings import Rule, SettingsError, check_rules, ruled
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (`taskset` narrows them), which "every core" means."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows: no affinity masks
+        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,6 +61,7 @@ class RemoteBackend:
                                      alpha=None, file_size=0) if first else None)
         self.lora_scale = float(first.get("scale", 0.0)) if first else 0.0
         self.origin = f"llama-server {build} at {client.url}"
+        self.arithmetic = None  # a server reports neither its attention path nor its KV types
         self.tokenizer_name = "llama.cpp (on the server)"
         self.tokenizer_note = (f"the server tokenizes with llama.cpp; {options.spm_path.name} is not used"
                                if options.spm_path is not None else "")

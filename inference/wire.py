@@ -20,6 +20,7 @@ import pickle
 from dataclasses import dataclass
 from typing import Any
 
+from .arithmetic import Arithmetic
 from .gguf_file import AdapterFacts, ModelFacts
 from .kv_cache import KVLayout
 from .load_options import LoadOptions
@@ -45,6 +46,7 @@ class LoadedModel:
     bos_text: str
     tokenizer_name: str
     tokenizer_warning: str
+    arithmetic: Arithmetic
 
 
 def encode(message: tuple[Any, ...]) -> bytes:

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 import traceback
+from pathlib import Path
 from contextlib import closing
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Iterator
@@ -95,7 +96,7 @@ class Worker:
         request_id = 0 if kind == "load" else message[1]
         try:
             if kind == "load":
-                self._load(message[1])
+                self._load(message[1], message[2])
             elif kind == "generate":
                 _, _, prompt, settings, bias, top_n, special = message
                 stop = self._stopper(request_id)
@@ -123,14 +124,16 @@ class Worker:
             raise ScriptoriumError("no model is loaded in the engine")
         return self._engine
 
-    def _load(self, options: LoadOptions) -> None:
-        engine = self._engine = Engine.load(options, lambda fraction: self._send(("progress", fraction)))
+    def _load(self, options: LoadOptions, flash_cache: Path | None) -> None:
+        engine = self._engine = Engine.load(options, lambda fraction: self._send(("progress", fraction)),
+                                            flash_cache=flash_cache)
         template, bos = engine.chat_format()
         self._send(("loaded", LoadedModel(
             options=engine.options, facts=engine.facts, adapter=engine.adapter, lora_scale=engine.lora_scale,
             n_ctx=engine.n_ctx, n_vocab=engine.n_vocab, byte_token_ids=tuple(engine.byte_token_ids),
             kv_layout=engine.kv_layout, chat_template=template, bos_text=bos,
-            tokenizer_name=engine.tokenizer_name, tokenizer_warning=engine.tokenizer_warning)))
+            tokenizer_name=engine.tokenizer_name, tokenizer_warning=engine.tokenizer_warning,
+            arithmetic=engine.arithmetic)))
 
     def _stream(self, request_id: int, events: Iterator[Event], should_stop: Callable[[], bool]) -> None:
         engine = self._loaded()

@@ -31,6 +31,17 @@ def scriptorium_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def flash_attention_timed_faster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The auto flash-attention choice (flash_choice.py) finds flash attention faster
+    without timing anything: a timed choice could flip between runs and move the
+    probabilities a test reads. Tests of the timing itself import the real function."""
+    from scriptorium.inference import flash_choice
+
+    monkeypatch.setattr(flash_choice, "time_decode_paths",
+                        lambda *args, **kwargs: flash_choice.FlashTiming(on_ms=1.0, off_ms=2.0))
+
+
 @pytest.fixture
 def models_dir(scriptorium_home: Path) -> Path:
     """The (empty) model discovery folder under this test's SCRIPTORIUM_HOME

@@ -26,6 +26,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default 4096)")
     group.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: all cores)")
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")
+    group.add_argument("--flash-attn", choices=("auto", "on", "off"),
+                       help="flash attention; auto times both paths at a model's first load (default: auto)")
 
 
 def add_server_argument(parser: argparse.ArgumentParser) -> None:
@@ -46,9 +48,14 @@ def choose_loader(server: str | None) -> "tuple[BackendLoader, bool]":
         from scriptorium.inference.remote import remote_loader
 
         return remote_loader(server), True
+    from functools import partial
+
     from scriptorium.inference.isolated import IsolatedBackend
 
-    return IsolatedBackend.load, False
+    from scriptorium.app import paths
+
+    # flash attention "auto": the measured choice is remembered here, per model and build.
+    return partial(IsolatedBackend.load, flash_cache=paths.flash_choice_file()), False
 
 
 def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:

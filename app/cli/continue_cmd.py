@@ -49,6 +49,7 @@ def _done_json(done, engine) -> dict:
         "seed": done.seed,
         "tokenizer": engine.tokenizer_name,
         "tokenizer_warning": engine.tokenizer_warning or None,
+        "arithmetic": engine.arithmetic.as_dict() if engine.arithmetic else None,
         "text": done.text,
         "kv_cache": {
             "tokens": done.kv_cache.tokens,

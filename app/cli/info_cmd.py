@@ -14,6 +14,8 @@ DEFAULT_CTX = 4096
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from scriptorium.app.config.run_settings import add_config_argument
+
     parser.add_argument("--model", type=Path, metavar="PATH", required=True, help="GGUF model file")
     parser.add_argument("--lora", type=Path, metavar="PATH", help="also check this LoRA adapter against the model")
     parser.add_argument("--spm", type=Path, metavar="PATH",
@@ -21,7 +23,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "tokenize with it (scriptorium vocab checks the whole contract)")
     parser.add_argument("--ctx", type=int, default=DEFAULT_CTX, metavar="N",
                         help=f"context size for the KV-cache figures (default {DEFAULT_CTX})")
+    parser.add_argument("--flash-attn", choices=("auto", "on", "off"),
+                        help="the attention path to report (default: the config's, else auto)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_config_argument(parser)
+
+
+def _arithmetic(args: argparse.Namespace, model: Path) -> dict:
+    """The arithmetic the app and `continue` would use for this model: the KV types they
+    ask for and the attention path, set in the config or by flag, or (auto) the one timed
+    faster at the model's first load with this llama.cpp build."""
+    from scriptorium.inference.flash_choice import remembered_timing
+    from scriptorium.inference.load_options import LoadOptions
+
+    from scriptorium.app import paths
+    from scriptorium.app.config.file import load_config
+
+    config = load_config(args.config)
+    setting = args.flash_attn or config.model.flash_attn
+    defaults = LoadOptions(model_path=model)
+    report: dict = {"flash_attn_setting": setting, "flash_attn": {"on": True, "off": False}.get(setting),
+                    "measured": None, "type_k": defaults.type_k, "type_v": defaults.type_v}
+    if setting == "auto":
+        timing = remembered_timing(model, paths.flash_choice_file(), n_gpu_layers=config.model.gpu_layers)
+        if timing is not None:
+            report["flash_attn"] = timing.faster
+            report["measured"] = {"on_ms": timing.on_ms, "off_ms": timing.off_ms}
+    return report
+
+
+def _attention_text(arithmetic: dict) -> str:
+    flash = arithmetic["flash_attn"]
+    if flash is None:
+        return "auto: both paths are timed at the model's first load, the faster one is kept"
+    path = f"flash attention {'on' if flash else 'off'}"
+    measured = arithmetic["measured"]
+    if measured is None:
+        return f"{path} (set)"
+    return f"{path} (auto: {measured['on_ms']:.2f} ms a token with it, {measured['off_ms']:.2f} without)"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     n_ctx = pad(args.ctx)
     layout = KVLayout.for_model(facts, n_ctx)
     train_layout = KVLayout.for_model(facts, pad(facts.context_length)) if facts.context_length else None
+    arithmetic = _arithmetic(args, args.model)
     report = {
         "name": facts.name,
         "path": str(facts.path),
@@ -61,8 +101,9 @@ def run(args: argparse.Namespace) -> int:
         "chat_template": facts.has_chat_template,
         "byte_tokens": {"count": len(facts.byte_token_ids), "ids": describe_ranges(facts.byte_token_ids)},
         "tokenizer": tokenizer,
+        "arithmetic": arithmetic,
         "kv_cache": {
-            "type": "f16",
+            "type": arithmetic["type_k"] if arithmetic["type_k"] == arithmetic["type_v"] else None,
             "bytes_per_token": layout.bytes_per_token,
             "n_ctx": n_ctx,
             "bytes": layout.bytes_allocated,
@@ -92,7 +133,9 @@ def run(args: argparse.Namespace) -> int:
                       f"add_space_prefix {_flag(tokenizer['add_space_prefix'])}); scriptorium uses {tokenizer['used']}"),
         ("byte tokens", f"{len(facts.byte_token_ids)}: {describe_ranges(facts.byte_token_ids)}"
                         if facts.byte_token_ids else "none"),
-        ("KV cache (f16)", f"{format_bytes(kv['bytes_per_token'])} per token; {format_bytes(kv['bytes'])} "
+        ("attention path", _attention_text(arithmetic)),
+        ("KV cache types", f"K {arithmetic['type_k']}, V {arithmetic['type_v']}"),
+        ("KV cache", f"{format_bytes(kv['bytes_per_token'])} per token; {format_bytes(kv['bytes'])} "
                            f"for {n_ctx:,} tokens"
                            + (f"; {format_bytes(kv['training_context_bytes'])} for the training context"
                               if train_layout else "")),

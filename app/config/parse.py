@@ -19,7 +19,7 @@ from typing import Any
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError, rule_for
 
-from scriptorium.app.config.schema import DEFAULT_PRESET, Config, ModelConfig, ServerConfig, UiConfig
+from scriptorium.app.config.schema import DEFAULT_PRESET, FLASH_ATTN_CHOICES, Config, ModelConfig, ServerConfig, UiConfig
 
 TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui", "server")
 SAMPLER_FIELDS = tuple(f.name for f in fields(SamplerSettings) if f.name != "preset")
@@ -122,6 +122,12 @@ class _Parser:
             raise _Bad(f"must be a list of folder paths, not {_show(value)}")
         return tuple(p for p in (self.path(item) for item in value) if p is not None)
 
+    @staticmethod
+    def flash_attn(value: Any) -> str:
+        if not isinstance(value, str) or value not in FLASH_ATTN_CHOICES:
+            raise _Bad(f"must be one of {', '.join(repr(c) for c in FLASH_ATTN_CHOICES)}, not {_show(value)}")
+        return value
+
     def model(self, data: Mapping[str, Any]) -> ModelConfig:
         def ruled(option: str, *, zero_means_none: bool = False) -> Callable[[Any], Any]:
             """The engine's own rule for `option` (LoadOptions), read from a config value."""
@@ -144,6 +150,7 @@ class _Parser:
             "context_size": ruled("n_ctx"),
             "threads": ruled("n_threads", zero_means_none=True),
             "gpu_layers": ruled("n_gpu_layers"),
+            "flash_attn": self.flash_attn,
             "folders": self.folders,
         })
         return ModelConfig(**good)

@@ -17,7 +17,7 @@ from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, SamplerSettings, rule_for
 
-from scriptorium.app.config.schema import Config
+from scriptorium.app.config.schema import FLASH_ATTN_CHOICES, Config
 
 SAMPLER_FLAGS = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "repeat_window",
                  "presence_penalty", "frequency_penalty", "seed", "max_tokens")
@@ -48,6 +48,8 @@ class RunSettings:
     n_ctx: int
     n_threads: int | None
     n_gpu_layers: int
+    flash_attn: bool | None
+    """--flash-attn, else [model] flash_attn: on True, off False, auto None (measured)."""
     sampler: SamplerSettings
     """Sampler flags over --preset (the user's presets included), which replaces [sampler]
     as a whole; without --preset, flags over [sampler]. --stop replaces the stop list."""
@@ -61,7 +63,7 @@ class RunSettings:
         """LoadOptions for the engine (validated; SettingsError names a bad value)."""
         return LoadOptions(
             model_path=Path(model_path), lora_path=self.lora_path, lora_scale=self.lora_scale, spm_path=self.spm_path,
-            n_ctx=self.n_ctx, n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers,
+            n_ctx=self.n_ctx, n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers, flash_attn=self.flash_attn,
         ).validated()
 
 
@@ -110,6 +112,7 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         n_ctx=ctx if ctx is not None else model_config.context_size,
         n_threads=threads if threads is not None else model_config.threads,
         n_gpu_layers=gpu_layers if gpu_layers is not None else model_config.gpu_layers,
+        flash_attn=FLASH_ATTN_CHOICES[_flag(args, "flash_attn") or model_config.flash_attn],
         sampler=_sampler(args, config),
         bias=_bias(args, config),
         server=_server(args, config),

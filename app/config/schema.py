@@ -24,6 +24,8 @@ from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, 
 
 DEFAULT_CONTEXT_SIZE = 4096
 DEFAULT_PRESET = "prose"
+FLASH_ATTN_CHOICES = {"auto": None, "on": True, "off": False}
+"""flash_attn in the config and --flash-attn -> LoadOptions.flash_attn (None: measured, the faster path)."""
 
 
 class ConfigError(ScriptoriumError):
@@ -51,6 +53,8 @@ class ModelConfig:
     """CPU threads; None (or 0 in the file) uses every core."""
     gpu_layers: int = -1
     """Layers offloaded to the GPU: -1 all, 0 none."""
+    flash_attn: str = "auto"
+    """Flash attention: "on", "off", or "auto" (both timed at a model's first load, the faster kept)."""
     folders: tuple[Path, ...] = ()
     """Extra folders searched for GGUF files, besides the data dir, LM Studio and the HF cache."""
 

@@ -38,6 +38,9 @@ DEFAULT_CONFIG_TEXT = f"""\
 # threads = 0
 # Layers offloaded to the GPU: -1 all, 0 none.
 # gpu_layers = -1
+# Flash attention: "on", "off", or "auto" (both paths timed at a model's first load,
+# the faster one kept and remembered). It changes the probabilities a little, too.
+# flash_attn = "auto"
 # Extra folders searched for GGUF files (LM Studio's folders and the Hugging Face
 # cache are always searched).
 # folders = ["~/models"]
@@ -102,6 +105,7 @@ def effective_config(config: Config) -> dict[str, object]:
         "context_size": model.context_size,
         "threads": model.threads if model.threads is not None else 0,
         "gpu_layers": model.gpu_layers,
+        "flash_attn": model.flash_attn,
         "folders": [str(folder) for folder in model.folders],
     }
 

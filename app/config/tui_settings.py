@@ -7,10 +7,9 @@ held by the app, not written back here.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 
-from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.load_options import LoadOptions, usable_cores
 from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, preset, rule_for
 
 PANELS = ("probabilities", "speed", "kv", "sampler", "model")
@@ -43,8 +42,10 @@ class TuiSettings:
     are drawn together, so a fast model never makes the UI redraw per token (20 frames
     a second read as smooth; each frame is UI-thread time the generation waits on)."""
     threads: int | None = None
-    """CPU threads for llama.cpp; None uses every core but one, which the interface keeps
-    for itself (on a small machine a busy UI thread slows every llama.cpp thread down)."""
+    """CPU threads for llama.cpp; None uses every core. Decoding on every core is what
+    plain llama.cpp does at its best; the interface still gets the CPU between tokens
+    because llama.cpp's idle threads sleep instead of spinning (tui_cmd asks for OpenMP's
+    passive wait), which bench/threads.py measured to keep keys prompt."""
     candidates: int = 3
     """How many continuations the candidates dialog writes at first (+/- change it there)."""
     chat_stop: tuple[str, ...] = ("\nUtente:", "\nUser:")
@@ -71,7 +72,7 @@ class TuiSettings:
         return self
 
     def generation_threads(self) -> int:
-        return self.threads or max(1, (os.cpu_count() or 2) - 1)
+        return self.threads or usable_cores()
 
     def with_changes(self, **changes: object) -> "TuiSettings":
         return replace(self, **changes).validated()

@@ -50,7 +50,7 @@ class ModelLifecycle:
         else:
             options = LoadOptions(model_path=model, lora_path=lora, lora_scale=scale)
         if options.n_threads is None:
-            # Decoding leaves a core to the interface; prefill (n_threads_batch) keeps them all.
+            # The TUI's own default (TuiSettings.threads) when neither flag nor config sets one.
             options = replace(options, n_threads=self._generation_threads)
         return options.validated()
 
@@ -90,7 +90,7 @@ class ModelLifecycle:
         self._show(ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
                                n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
                                tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning,
-                               origin=backend.origin))
+                               origin=backend.origin, arithmetic=backend.arithmetic))
         return True
 
     def failed(self, load_id: int, options: LoadOptions, error: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from scriptorium.inference.arithmetic import Arithmetic
 from scriptorium.inference.gguf_file import AdapterFacts, ModelFacts
 
 
@@ -29,3 +30,5 @@ class ModelStatus:
     """Why the named .model is not used, or that the vocabulary has no byte tokens."""
     origin: str = ""
     """Where the model runs: '' in-process, else the llama-server (build and URL)."""
+    arithmetic: Arithmetic | None = None
+    """Flash attention, KV types and threads in use, once ready: the probabilities depend on them."""

@@ -92,6 +92,7 @@ def front_matter(session: AnySession) -> dict[str, Any]:
         "sampler": dict(g.sampler) if g else None,
         "seed": g.seed if g else None,
         "logit_bias": g.bias.summary if g else None,
+        "arithmetic": dict(g.arithmetic) if g and g.arithmetic else None,
         "generations": len(session.generations),
         "accepted": counts["accepted"],
         "partly_accepted": counts["partly_accepted"],
@@ -99,6 +100,9 @@ def front_matter(session: AnySession) -> dict[str, Any]:
     }
     if len(models) > 1:
         data["models"] = models
+    arithmetics = list(dict.fromkeys(x.arithmetic_text() for x in session.generations))
+    if len(arithmetics) > 1:
+        data["arithmetics"] = arithmetics  # the probabilities of different passages came from different arithmetic
     return data
 
 
@@ -128,6 +132,8 @@ def describe_changes(before: Generation | None, after: Generation) -> str:
                 parts.append(f"{key} {_value_text(old)} → {_value_text(new)}")
         if settings_key(before)[3] != settings_key(after)[3]:
             parts.append(f"logit bias {after.bias.summary}")
+        if settings_key(before)[4] != settings_key(after)[4]:
+            parts.append(f"arithmetic {before.arithmetic_text()} → {after.arithmetic_text()}")
     parts.append(f"seed {after.seed}" if after.seed is not None else "seed unknown")
     return "; ".join(parts)
 

@@ -57,6 +57,7 @@ def _generation(g: Generation) -> dict[str, Any]:
         "prompt_tokens": g.prompt_tokens, "completion_tokens": g.completion_tokens,
         "outcome": g.outcome, "accepted_text": g.accepted_text, "decided_at": g.decided_at,
         "tokens": None if g.tokens is None else [_token(t) for t in g.tokens],
+        "arithmetic": g.arithmetic,
     }
 
 
@@ -177,6 +178,7 @@ def _read_generation(data: Any, where: str) -> Generation:
         outcome=outcome, accepted_text=_get(d, "accepted_text", str, where, None),
         decided_at=_get(d, "decided_at", str, where, None),
         tokens=None if tokens is None else [_read_token(t, f"{where}.tokens[{i}]") for i, t in enumerate(tokens)],
+        arithmetic=_get(d, "arithmetic", dict, where, None),
     )
 
 

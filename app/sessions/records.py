@@ -135,6 +135,18 @@ class Generation:
     decided_at: str | None = None
     tokens: list[TokenRecord] | None = None
     """Per-token probabilities and alternatives, when recorded; None when not."""
+    arithmetic: dict[str, Any] | None = None
+    """Arithmetic.as_dict() of the backend that ran it (flash attention, KV types, threads):
+    the probabilities depend on it. None in sessions written before it was recorded."""
+
+    def arithmetic_text(self) -> str:
+        """'flash attention on, KV f16' (threads aside: they do not change the numbers), or 'unknown'."""
+        values = self.arithmetic or {}
+        if not isinstance(values.get("flash_attn"), bool):
+            return "unknown"
+        type_k, type_v = values.get("type_k", "?"), values.get("type_v", "?")
+        kv = type_k if type_k == type_v else f"K {type_k} / V {type_v}"
+        return f"flash attention {'on' if values['flash_attn'] else 'off'}, KV {kv}"
 
     def sampler_settings(self) -> SamplerSettings | None:
         """The settings as the typed object, or None if this version cannot read them."""
@@ -174,7 +186,7 @@ class Generation:
         self.decided_at = now_iso()
 
     def same_settings(self, other: "Generation") -> bool:
-        """Same model file, LoRA and scale, sampler settings and bias (the drawn seed aside)."""
+        """Same model file, LoRA and scale, sampler settings, bias and arithmetic (the drawn seed aside)."""
         return settings_key(self) == settings_key(other)
 
 
@@ -186,4 +198,5 @@ def settings_key(generation: Generation) -> tuple[Any, ...]:
         (lora.sha256 or lora.path, lora.scale) if lora else None,
         tuple(sorted((k, repr(v)) for k, v in generation.sampler.items())),
         (generation.bias.ban_byte_tokens, generation.bias.entries),
+        generation.arithmetic_text(),
     )

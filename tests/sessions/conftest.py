@@ -62,10 +62,10 @@ def generate(model_ref: ModelRef) -> GenerateFn:
     def run(session: DraftSession | ChatSession, text: str, *, model: ModelRef | None = None,
             lora: LoraRef | None = None, settings: SamplerSettings | None = None,
             bias: LogitBias | None = None, seed: int = 1234, anchor: int | None = None,
-            with_tokens: bool = False) -> Generation:
+            with_tokens: bool = False, arithmetic: dict | None = None) -> Generation:
         generation = session.start_generation(
             model=model or model_ref, lora=lora, settings=settings or preset("prose"),
-            bias=bias or LogitBias(), byte_token_ids=BYTE_TOKEN_IDS, anchor=anchor)
+            bias=bias or LogitBias(), byte_token_ids=BYTE_TOKEN_IDS, anchor=anchor, arithmetic=arithmetic)
         if with_tokens:
             for index, word in enumerate(text.split(" ")):
                 generation.add_token(token_event(index, 100 + index, word, 0.5 / (index + 1)))

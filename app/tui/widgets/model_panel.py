@@ -23,12 +23,13 @@ class ModelView:
 
 
 class ModelPanel(Panel):
-    """Name, architecture, parameters, quantization, GQA ratio, context, LoRA and scale,
+    """Name, architecture, parameters, quantization, GQA ratio, context, the arithmetic
+    (attention path, KV types, threads: the probabilities depend on it), LoRA and scale,
     tokenizer."""
 
     PANEL_NAME = "model"
     TITLE = "Model"
-    LINES = 6
+    LINES = 7
     COMPONENT_CLASSES = {"model--name", "model--dim", "model--error", "model--fill", "model--empty"}
 
     view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
@@ -60,16 +61,14 @@ class ModelPanel(Panel):
         dim = self.style_of("model--dim")
         name = status.path.name if status.path else ""
         if status.state == "none":
-            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * 4
+            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * (self.LINES - 2)
         if status.state == "loading":
             return [
                 Text(clip(f"loading {name}", width), style=self.style_of("model--name")),
                 meter(round(status.progress * 1000), 1000, width, self.style_of("model--fill"), self.style_of("model--empty")),
                 Text(f"{status.progress * 100:.0f}% of {format_bytes(status.file_size)}", style=dim),
                 Text("keep writing meanwhile", style=dim),
-                Text(),
-                Text(),
-            ]
+            ] + [Text()] * (self.LINES - 4)
         if status.state == "failed":
             wrapped = self._error_lines(width)
             hint = Text(f"{self.load_hint}: choose another model", style=dim)
@@ -83,6 +82,7 @@ class ModelPanel(Panel):
             # A server reports no heads; where it is matters more than the shape it hides.
             Text(clip(status.origin or f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width)),
             Text(clip(f"context {status.n_ctx:,} (trained {facts.context_length:,})", width), style=dim),
+            Text(clip(status.arithmetic.describe() if status.arithmetic else "arithmetic not reported", width)),
         ]
         if status.adapter is None:
             lines.append(Text("LoRA none", style=dim))

@@ -1,0 +1,32 @@
+"""The Model panel says which arithmetic the probabilities come from, as llama.cpp
+reports it: the attention path, the KV-cache types, the threads."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+from tui_helpers import make_app, model_ready, run
+
+from scriptorium.inference import flash_choice
+from scriptorium.inference.engine import Engine
+
+
+@pytest.mark.parametrize("flash_faster", [True, False])
+def test_the_model_panel_shows_the_measured_attention_path(random_model: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch, flash_faster: bool) -> None:
+    timing = flash_choice.FlashTiming(on_ms=1.0, off_ms=2.0) if flash_faster else flash_choice.FlashTiming(2.0, 1.0)
+    monkeypatch.setattr(flash_choice, "time_decode_paths", lambda *a, **k: timing)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=partial(Engine.load, flash_cache=tmp_path / "flash.json"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            assert app.backend is not None and app.backend.arithmetic.flash_attn is flash_faster
+            assert app.model_status.arithmetic == app.backend.arithmetic
+            lines = [line.plain for line in app.main.sidebar.model.lines(60)]
+            expected = f"flash attention {'on' if flash_faster else 'off'} · KV f16 · 1 thread"
+            assert any(expected in line for line in lines), lines
+
+    run(scenario)
