@@ -19,7 +19,7 @@ from .errors import ModelLoadError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
 from .kv_cache import KVLayout
-from .load_options import LoadOptions
+from .load_options import LoadOptions, beyond_training
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
 from .tokenizer import Tokenizer, sentencepiece_tokenizer, tokenizer_warning
 from .vocabulary import Vocabulary
@@ -80,7 +80,7 @@ class Engine:
             from .context import LlamaContext
 
             cls._load_model(handles, options, on_progress)
-            ctx = cls._create_context(handles, options)
+            ctx = cls._create_context(handles, options, options.context_for(facts.context_length))
             context = LlamaContext(lib, handles.model, ctx, facts, type_k=options.type_k, type_v=options.type_v,
                                    swa_full=options.swa_full)
             if adapter is not None:
@@ -130,10 +130,10 @@ class Engine:
         h.vocab = lib.llama_model_get_vocab(h.model)
 
     @classmethod
-    def _create_context(cls, h: _Handles, options: LoadOptions) -> Any:
+    def _create_context(cls, h: _Handles, options: LoadOptions, n_ctx: int) -> Any:
         lib = h.lib
         params = lib.llama_context_default_params()
-        params.n_ctx = options.n_ctx
+        params.n_ctx = n_ctx
         params.n_batch = options.n_batch
         params.n_ubatch = options.n_batch
         cores = os.cpu_count() or 1
@@ -148,7 +148,7 @@ class Engine:
         mark = native.log_mark()
         ctx = lib.llama_init_from_model(h.model, params)
         if not ctx:
-            raise ModelLoadError(cls._failure(f"llama.cpp could not create a {options.n_ctx}-token context", mark))
+            raise ModelLoadError(cls._failure(f"llama.cpp could not create a {n_ctx}-token context", mark))
         return ctx
 
     # ---- adapters ------------------------------------------------------------------
@@ -166,6 +166,15 @@ class Engine:
         """Tokens of `text`; `special` parses control-token text such as <start_of_turn>.
         UnencodableTextError for text the vocabulary cannot encode (tokenizer.py)."""
         return self.vocabulary.tokenize(text, add_bos=add_bos, special=special)
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens `text` is as a prompt (a BOS included when the model adds one)."""
+        return len(self.vocabulary.tokenize(text))
+
+    @property
+    def context_warning(self) -> str:
+        """One line when the context exceeds the model's training context, else ''."""
+        return beyond_training(self.n_ctx, self.facts.context_length)
 
     @property
     def tokenizer(self) -> Tokenizer:

@@ -18,7 +18,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--lora-scale", type=float, metavar="F", help="adapter strength, 0 disables it (default 1)")
     group.add_argument("--spm", type=Path, metavar="PATH",
                        help="the SentencePiece .model the model was trained with: tokenize with it (default: config)")
-    group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default 4096)")
+    group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default: the model's training context, at most 4096)")
     group.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: all cores)")
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")
 
@@ -66,3 +66,18 @@ def read_draft(source: str | None) -> str:
         raise ScriptoriumError(f"draft {path} is not UTF-8 text") from None
     except OSError as error:
         raise ScriptoriumError(f"cannot read draft {path}: {error.strerror or error}") from None
+
+
+def read_text_file(source: str, what: str) -> str:
+    """A UTF-8 text file the author names for `what` (memory, author's note); one line if not."""
+    path = Path(source).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScriptoriumError(f"{what} file not found: {path}") from None
+    except IsADirectoryError:
+        raise ScriptoriumError(f"{what} file is a folder, not a file: {path}") from None
+    except UnicodeDecodeError:
+        raise ScriptoriumError(f"{what} file {path} is not UTF-8 text") from None
+    except OSError as error:
+        raise ScriptoriumError(f"cannot read {what} file {path}: {error.strerror or error}") from None
