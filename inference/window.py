@@ -52,6 +52,15 @@ Count = Callable[[str], int]
 
 
 @dataclass(frozen=True, slots=True)
+class Pinned:
+    """What the author pins into every prompt of a session."""
+
+    memory: str = ""
+    note: str = ""
+    note_depth: int = DEFAULT_NOTE_DEPTH
+
+
+@dataclass(frozen=True, slots=True)
 class Window:
     """The prompt for a continuation, and what of the draft it holds."""
 
@@ -146,12 +155,13 @@ def assemble(draft: str, start: int, end: int, memory: str, note: str, depth: in
 
 def build_window(draft: str, *, budget: int, count: Count, end: int | None = None, memory: str = "",
                  note: str = "", note_depth: int = DEFAULT_NOTE_DEPTH,
-                 wrap: Callable[[str], str] = lambda s: s) -> Window:
+                 wrap: Callable[[str], str] | None = None) -> Window:
     """The largest window of `draft[:end]` that fits in `budget` tokens with memory and note.
 
     `wrap` turns the window (note inside) into the draft part of the prompt (the continue
     template). WindowError when memory and note alone do not fit."""
     end = len(draft) if end is None else max(0, min(end, len(draft)))
+    wrap = wrap or _as_is
     check_note_depth(note_depth)
     empty = count("")
     fixed = count(memory_block(memory) + note_block(note) + wrap(""))
@@ -180,6 +190,10 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
                   memory_tokens=memory_tokens, note_tokens=note_tokens,
                   draft_tokens=prompt_tokens - memory_tokens - note_tokens,
                   dropped_tokens=count(text[:start]) - empty if start else 0)
+
+
+def _as_is(text: str) -> str:
+    return text
 
 
 def _earliest_fitting(candidates: Sequence[int], size: Callable[[int], int], budget: int) -> int | None:

@@ -39,7 +39,7 @@ from scriptorium.app.models.loading import (
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import DraftFile, SessionKeeper, open_draft_at_start
-from scriptorium.app.tui import exporting
+from scriptorium.app.tui import exporting, pinning
 from scriptorium.app.tui.generation import GenerationFinished, GenerationStarted, TokensGenerated
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
@@ -131,6 +131,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             ScriptoriumApp.backend, ScriptoriumApp.model_status, ScriptoriumApp.sampler, ScriptoriumApp.bias,
             ScriptoriumApp.lora_scale, ScriptoriumApp.last_seed)
         await self.push_screen(self.main)
+        pinning.show_pinned(self.main, self.sessions)
         self._screen_ready = True
         self._report_startup()
         chat = self.sessions.chat
@@ -383,10 +384,17 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.main.stop_generation()
         self.main.forget_generation()
         self.sessions.adopt(session)
+        pinning.show_pinned(self.main, self.sessions)
         if isinstance(session, DraftSession):
             self.main.show_draft(session.text)
         elif isinstance(session, ChatSession):
             await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns])
+
+    def action_edit_memory(self) -> None:
+        pinning.edit_pinned(self, self.main, self.sessions, "memory", self.save_everything)
+
+    def action_edit_note(self) -> None:
+        pinning.edit_pinned(self, self.main, self.sessions, "note", self.save_everything)
 
     def action_export(self) -> None:
         self.save_everything()

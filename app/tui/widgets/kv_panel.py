@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from scriptorium.inference.events import KVCacheUsage
+from scriptorium.inference.window import Window
 
 from scriptorium.app.tui.widgets.formatting import format_bytes, meter
 from scriptorium.app.tui.widgets.panel import Panel
@@ -22,12 +23,19 @@ class KVPanel(Panel):
     def __init__(self) -> None:
         super().__init__()
         self.usage: KVCacheUsage | None = None
-        self.reused: tuple[int, int] | None = None
-        """(tokens kept from the previous request, prompt tokens) of the last prefill."""
+        self.reused: tuple[int, int, str] | None = None
+        """(tokens kept from the previous request, prompt tokens, how) of the last prefill."""
+        self.window: Window | None = None
+        """What the last draft prompt held: memory / note / draft tokens."""
 
-    def show_reuse(self, reused_tokens: int, prompt_tokens: int) -> None:
-        self.reused = (reused_tokens, prompt_tokens)
+    def show_reuse(self, reused_tokens: int, prompt_tokens: int, how: str = "prefix") -> None:
+        self.reused = (reused_tokens, prompt_tokens, how)
         self.refresh_lines(4, 1)
+
+    def show_window(self, window: Window | None) -> None:
+        """Split the context into memory / note / draft / room left (a chat prompt has no split)."""
+        self.window = window
+        self.refresh_lines(3, 1)
 
     def show_usage(self, usage: KVCacheUsage | None) -> None:
         same_shape = self.usage is not None and usage is not None and usage.n_ctx == self.usage.n_ctx
@@ -44,12 +52,18 @@ class KVPanel(Panel):
             return [Text("no model loaded", style=dim)] + [Text()] * 4
         reuse = Text()
         if self.reused is not None:
-            reused, prompt = self.reused
-            reuse = Text(f"reused {reused:,} of {prompt:,} tok", style=dim)
+            reused, prompt, how = self.reused
+            moved = " (shifted)" if how == "shifted" else ""
+            reuse = Text(f"reused {reused:,} of {prompt:,} tok{moved}", style=dim)
+        window = self.window
+        # Once a draft prompt was built, its split says more than the constant cost per token.
+        split = Text(f"{format_bytes(usage.bytes_per_token)} per token", style=dim) if window is None else Text(
+            f"mem {window.memory_tokens:,} · note {window.note_tokens:,} · draft {window.draft_tokens:,} · "
+            f"room {max(0, usage.n_ctx - window.prompt_tokens):,}")
         return [
             meter(usage.tokens, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{usage.tokens:,} / {usage.n_ctx:,} tokens"),
             Text(f"{format_bytes(usage.bytes_used)} of {format_bytes(usage.bytes_allocated)}"),
-            Text(f"{format_bytes(usage.bytes_per_token)} per token", style=dim),
+            split,
             reuse,
         ]
