@@ -55,29 +55,19 @@ def read_draft(source: str | None) -> str:
         except UnicodeDecodeError:
             raise ScriptoriumError("draft on standard input is not UTF-8 text") from None
         return text.replace("\r\n", "\n").replace("\r", "\n")  # newlines as a FILE reads them
+    return read_text_file(source, "draft")
+
+
+def read_text_file(source: str, what: str) -> str:
+    """A UTF-8 text file the author names as `what` (draft, memory, author's note); one line if not."""
     path = Path(source)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ScriptoriumError(f"draft not found: {path}") from None
+        raise ScriptoriumError(f"{what} not found: {path}") from None
     except IsADirectoryError:
-        raise ScriptoriumError(f"draft is a folder, not a file: {path}") from None
+        raise ScriptoriumError(f"{what} is a folder, not a file: {path}") from None
     except UnicodeDecodeError:
-        raise ScriptoriumError(f"draft {path} is not UTF-8 text") from None
+        raise ScriptoriumError(f"{what} {path} is not UTF-8 text") from None
     except OSError as error:
-        raise ScriptoriumError(f"cannot read draft {path}: {error.strerror or error}") from None
-
-
-def read_text_file(source: str, what: str) -> str:
-    """A UTF-8 text file the author names for `what` (memory, author's note); one line if not."""
-    path = Path(source).expanduser()
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScriptoriumError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise ScriptoriumError(f"{what} file is a folder, not a file: {path}") from None
-    except UnicodeDecodeError:
-        raise ScriptoriumError(f"{what} file {path} is not UTF-8 text") from None
-    except OSError as error:
-        raise ScriptoriumError(f"cannot read {what} file {path}: {error.strerror or error}") from None
+        raise ScriptoriumError(f"cannot read {what} {path}: {error.strerror or error}") from None

@@ -50,6 +50,6 @@ def test_memory_that_does_not_fit_is_one_line(short_context_model: Path, tmp_pat
     result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--memory", str(memory))
     assert_one_line_error(result, "the memory and the author's note take")
     missing = scriptorium("continue", str(draft), "--model", str(short_context_model), "--note", str(tmp_path / "x"))
-    assert_one_line_error(missing, "author's note file not found")
+    assert_one_line_error(missing, "author's note not found")
     depth = scriptorium("continue", str(draft), "--model", str(short_context_model), "--note-depth", "-2")
     assert_one_line_error(depth, "--note-depth must be a whole number from 0 to 100, not -2")
