@@ -52,8 +52,8 @@ def test_memory_and_note_are_edited_kept_and_sent(random_model: Path) -> None:
             window = app.main.last_generation[0].window
             assert window is not None and window.prompt_tokens == done.prompt_tokens
             assert window.memory_tokens > 0 and window.note_tokens > 0
-            kv = "\n".join(str(line) for line in app.main.sidebar.kv.lines(40))
-            assert f"mem {window.memory_tokens} · note {window.note_tokens} · draft {window.draft_tokens}" in kv
+            kv = "\n".join(str(line) for line in app.main.sidebar.kv.lines(60))
+            assert f"mem {window.memory_tokens}·note {window.note_tokens}·draft {window.draft_tokens}·free" in kv
             # Escape leaves the memory as it was.
             await pilot.press("alt+e")
             await pilot.pause()

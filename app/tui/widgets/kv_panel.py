@@ -7,7 +7,7 @@ from rich.text import Text
 from scriptorium.inference.events import KVCacheUsage
 from scriptorium.inference.window import Window
 
-from scriptorium.app.tui.widgets.formatting import format_bytes, meter
+from scriptorium.app.tui.widgets.formatting import clip, format_bytes, meter
 from scriptorium.app.tui.widgets.panel import Panel
 
 
@@ -57,9 +57,9 @@ class KVPanel(Panel):
             reuse = Text(f"reused {reused:,} of {prompt:,} tok{moved}", style=dim)
         window = self.window
         # Once a draft prompt was built, its split says more than the constant cost per token.
-        split = Text(f"{format_bytes(usage.bytes_per_token)} per token", style=dim) if window is None else Text(
-            f"mem {window.memory_tokens:,} · note {window.note_tokens:,} · draft {window.draft_tokens:,} · "
-            f"room {max(0, usage.n_ctx - window.prompt_tokens):,}")
+        split = Text(f"{format_bytes(usage.bytes_per_token)} per token", style=dim) if window is None else Text(clip(
+            f"mem {window.memory_tokens:,}·note {window.note_tokens:,}·draft {window.draft_tokens:,}·"
+            f"free {max(0, usage.n_ctx - window.prompt_tokens):,}", width))
         return [
             meter(usage.tokens, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{usage.tokens:,} / {usage.n_ctx:,} tokens"),
