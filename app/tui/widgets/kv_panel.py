@@ -12,12 +12,13 @@ from scriptorium.app.tui.widgets.panel import Panel
 
 
 class KVPanel(Panel):
-    """Tokens held / n_ctx as a meter, bytes in use / allocated, bytes per token, and how
-    much of the last prompt was already in the cache."""
+    """Tokens held / n_ctx as a meter, bytes in use / allocated, bytes per token, how
+    much of the last prompt was already in the cache, and what the last draft prompt held:
+    memory / note / draft / free, in tokens."""
 
     PANEL_NAME = "kv"
     TITLE = "KV cache"
-    LINES = 5
+    LINES = 6
     COMPONENT_CLASSES = {"kv--fill", "kv--empty", "kv--dim"}
 
     def __init__(self) -> None:
@@ -35,7 +36,7 @@ class KVPanel(Panel):
     def show_window(self, window: Window | None) -> None:
         """Split the context into memory / note / draft / room left (a chat prompt has no split)."""
         self.window = window
-        self.refresh_lines(3, 1)
+        self.refresh_lines(5, 1)
 
     def show_usage(self, usage: KVCacheUsage | None) -> None:
         same_shape = self.usage is not None and usage is not None and usage.n_ctx == self.usage.n_ctx
@@ -49,21 +50,21 @@ class KVPanel(Panel):
         usage = self.usage
         dim = self.style_of("kv--dim")
         if usage is None:
-            return [Text("no model loaded", style=dim)] + [Text()] * 4
+            return [Text("no model loaded", style=dim)] + [Text()] * (self.LINES - 1)
         reuse = Text()
         if self.reused is not None:
             reused, prompt, how = self.reused
             moved = " (shifted)" if how == "shifted" else ""
             reuse = Text(f"reused {reused:,} of {prompt:,} tok{moved}", style=dim)
         window = self.window
-        # Once a draft prompt was built, its split says more than the constant cost per token.
-        split = Text(f"{format_bytes(usage.bytes_per_token)} per token", style=dim) if window is None else Text(clip(
+        split = Text() if window is None else Text(clip(
             f"mem {window.memory_tokens:,}·note {window.note_tokens:,}·draft {window.draft_tokens:,}·"
             f"free {max(0, usage.n_ctx - window.prompt_tokens):,}", width))
         return [
             meter(usage.tokens, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{usage.tokens:,} / {usage.n_ctx:,} tokens"),
             Text(f"{format_bytes(usage.bytes_used)} of {format_bytes(usage.bytes_allocated)}"),
-            split,
+            Text(f"{format_bytes(usage.bytes_per_token)} per token", style=dim),
             reuse,
+            split,
         ]
