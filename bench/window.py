@@ -3,8 +3,9 @@ tokens alone, and against continuing cold. One run, side by side.
 
 The window slides by a sentence when a sentence is appended: the cache keeps the memory
 where it is and moves the rest back (context.py), so only the appended sentence (and a
-token or two where it joins) is evaluated. The reference is the same sentence appended
-to a draft that still fits, where plain prefix reuse applies.
+token or two where it joins) is evaluated. The reference is the same window with its prompt
+cached up to the new sentence, where plain prefix reuse applies: the same tokens
+evaluated at the same positions, nothing moved.
 
     python bench/author_model.py /tmp/author-256.gguf 256
     python bench/window.py --model /tmp/author-256.gguf [--rounds 9] [--threads 1]
@@ -36,10 +37,14 @@ def draft(n: int) -> str:
     return "".join(sentence(i) + ("\n\n" if i % 4 == 3 else "") for i in range(n))
 
 
-def continue_once(engine: Engine, text: str) -> tuple[float, PrefillDone]:
-    window = build_window(text, budget=prompt_budget(engine.n_ctx, SETTINGS.max_tokens), count=engine.count_tokens,
-                          memory=MEMORY)
-    with contextlib.closing(engine.generate(window.prompt, SETTINGS.with_changes(max_tokens=1), LogitBias())) as events:
+def window_prompt(engine: Engine, text: str) -> str:
+    return build_window(text, budget=prompt_budget(engine.n_ctx, SETTINGS.max_tokens), count=engine.count_tokens,
+                        memory=MEMORY).prompt
+
+
+def continue_once(engine: Engine, text: str, prompt: str | None = None) -> tuple[float, PrefillDone]:
+    prompt = prompt if prompt is not None else window_prompt(engine, text)
+    with contextlib.closing(engine.generate(prompt, SETTINGS.with_changes(max_tokens=1), LogitBias())) as events:
         seen = list(events)
     prefill = next(e for e in seen if isinstance(e, PrefillDone))
     done = next(e for e in seen if isinstance(e, GenerationDone))
@@ -55,7 +60,7 @@ def main() -> int:
     engine = Engine.load(LoadOptions(model_path=args.model, n_threads=args.threads, n_threads_batch=args.threads))
     print(f"model {engine.facts.name}: n_ctx {engine.n_ctx} (trained {engine.facts.context_length}), "
           f"{args.threads} thread(s)")
-    long_draft, short_draft = draft(400), draft(3)
+    long_draft = draft(400)
     cold, shifted, appended, how, evaluated, appended_tokens = [], [], [], [], [], []
     for r in range(args.rounds):
         base, extra = long_draft + sentence(1000 + r), sentence(2000 + r)
@@ -68,9 +73,12 @@ def main() -> int:
         shifted.append(ms)
         how.append(prefill.cache_reuse)
         evaluated.append(prefill.prefill_tokens)
+        # The reference: the same window, its prompt cached up to the new sentence (plain
+        # prefix reuse), so the same tokens are evaluated at the same positions.
         engine.clear_cache()
-        continue_once(engine, short_draft + sentence(1000 + r))
-        ms, prefill = continue_once(engine, short_draft + sentence(1000 + r) + extra)  # room left: prefix reuse
+        full = window_prompt(engine, base + extra)
+        continue_once(engine, "", full[:-len(extra)])
+        ms, prefill = continue_once(engine, "", full)
         appended.append(ms)
         appended_tokens.append(prefill.prefill_tokens)
     engine.close()
