@@ -61,6 +61,13 @@ class Backend(Protocol):
     def tokenizer_warning(self) -> str:
         """What the author should know about the tokenizer in use, in one line, else ''."""
 
+    @property
+    def context_warning(self) -> str:
+        """One line when the context exceeds what the model was trained on, else ''."""
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens `text` is as a prompt, BOS included: what the window is fitted with."""
+
     def set_lora_scale(self, scale: float) -> None:
         """Change the adapter's strength without reloading (0 disables it); raises SettingsError without one."""
 

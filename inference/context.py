@@ -6,6 +6,18 @@ equal to it: evaluating batches and single tokens, trimming, clearing, reusing t
 common prefix with a new prompt, interruption, and the adapter scale (which makes the
 cached keys and values stale). Generation and scoring hold the context with `claim()`
 and read the logits through it; nothing else writes the mirror.
+
+When the draft window slides (window.py), the new prompt is the old one with its start
+cut: memory, then text the cache holds a little further on. `reuse` keeps the common
+prefix (the memory: llama.cpp's `n_keep`), removes the cached tokens between it and the
+window's first cached token, and moves the rest back (`llama_memory_seq_rm` +
+`llama_memory_seq_add`; RoPE re-rotates the keys). The moved keys and values saw the cut
+text: llama.cpp's context shift, an approximation past the first layer (within one layer,
+equal to a cold prefill up to float rounding). Models that cannot shift (M-RoPE,
+sliding-window layers) evaluate the window again; `Reuse.how` says which happened. The
+window's first tokens may be spelled apart from the same text in the old prompt (" Poi"
+after a full stop, "Poi" after a paragraph break): the cached spelling is kept when it
+reads the same, since llama.cpp wants new positions to follow the cached ones.
 """
 
 from __future__ import annotations
@@ -39,6 +51,37 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
+
+
+SHIFT_MIN_RUN = 16
+"""Fewer cached tokens than this are not worth a shift: evaluating them is as cheap."""
+SHIFT_LEAD = 8
+"""How many of the window's first tokens may be spelled differently from the cache."""
+SHIFT_GRAM = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Reuse:
+    """How much of a new prompt the cache already held, and how it was kept."""
+
+    tokens: int
+    """Tokens of the prompt not evaluated again."""
+    how: str
+    """'prefix' (the common prefix), 'shifted' (the prefix kept and the rest moved back),
+    'refilled' (the window slid but the model cannot shift its cache: evaluated again)."""
+    shifted: int = 0
+    """Of `tokens`, how many were moved by the shift."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    start: int
+    """Where in the cache the reused tokens begin."""
+    length: int
+    """How many cached tokens are reused."""
+    covers: int
+    """How many of the new prompt's tokens they stand for (the first few may be spelled
+    apart, their text the same)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +213,68 @@ class LlamaContext:
             self.clear()
             return 0
         return keep
+
+    def can_shift(self) -> bool:
+        """Whether moving cached positions is sound: no M-RoPE (llama.cpp's check) and no
+        sliding-window layers (their caches have already forgotten the older positions)."""
+        return not self._window and bool(self._lib.llama_memory_can_shift(self._lib.llama_get_memory(self._ctx)))
+
+    def reuse(self, tokens: Sequence[int], same_text: Callable[[Sequence[int], Sequence[int]], bool]
+              ) -> tuple[list[int], Reuse]:
+        """Keep what the cache holds of `tokens`: their common prefix, and when the window
+        slid, a later run of them moved back behind it (module docstring). Returns the
+        prompt to evaluate (its first tokens as the cache spells them, where `same_text`
+        says two spellings read the same) and how much was kept; the tokens from
+        `Reuse.tokens` on are still to be decoded."""
+        tokens = list(tokens)
+        keep = min(common_prefix(self._tokens, tokens), len(tokens) - 1)
+        run = self._find_run(tokens, keep, same_text)
+        if run is None:
+            return tokens, Reuse(self.reuse_prefix(tokens), "prefix")
+        if not self.can_shift():
+            return tokens, Reuse(self.reuse_prefix(tokens), "refilled")
+        memory = self._lib.llama_get_memory(self._ctx)
+        cached = self._tokens
+        end = run.start + run.length
+        if not (self._lib.llama_memory_seq_rm(memory, 0, end, -1)
+                and self._lib.llama_memory_seq_rm(memory, 0, keep, run.start)):
+            self.clear()
+            return tokens, Reuse(0, "refilled")
+        if run.start != keep:
+            self._lib.llama_memory_seq_add(memory, 0, run.start, end, keep - run.start)
+        moved = cached[run.start:end]
+        cached[keep:] = moved  # in place: the one-token decoder holds this list
+        return tokens[:keep] + moved + tokens[keep + run.covers:], Reuse(len(cached), "shifted", shifted=len(moved))
+
+    def _find_run(self, tokens: list[int], keep: int,
+                  same_text: Callable[[Sequence[int], Sequence[int]], bool]) -> _Run | None:
+        """The longest run of the cache after `keep` that continues `tokens[keep:]`
+        (starting within SHIFT_LEAD tokens, the lead's text the same as the cached tokens
+        just before the run), leaving at least the last token to evaluate; None when no
+        run of SHIFT_MIN_RUN tokens exists."""
+        cached = self._tokens
+        if len(cached) - keep < SHIFT_MIN_RUN or len(tokens) - keep <= SHIFT_MIN_RUN:
+            return None
+        where: dict[tuple[int, ...], list[int]] = {}
+        for i in range(keep + 1, len(cached) - SHIFT_GRAM + 1):
+            where.setdefault(tuple(cached[i:i + SHIFT_GRAM]), []).append(i)
+        best: _Run | None = None
+        limit = len(tokens) - 1  # the last token is evaluated again, for its logits
+        for lead in range(min(SHIFT_LEAD, limit - keep) + 1):
+            first = keep + lead
+            for start in where.get(tuple(tokens[first:first + SHIFT_GRAM]), ())[:16]:
+                length = 0
+                while (first + length < limit and start + length < len(cached)
+                       and cached[start + length] == tokens[first + length]):
+                    length += 1
+                for back in range(0, min(SHIFT_LEAD, start - keep) + 1):
+                    if (lead or back) and not same_text(tokens[keep:first], cached[start - back:start]):
+                        continue
+                    run = _Run(start - back, length + back, lead + length)
+                    if run.length >= SHIFT_MIN_RUN and (best is None or run.covers > best.covers):
+                        best = run
+                    break
+        return best
 
     def decode(self, tokens: Sequence[int], *, should_stop: Callable[[], bool] = never_stop,
                every_row: bool = False, chunk: int | None = None,

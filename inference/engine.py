@@ -19,7 +19,7 @@ from .errors import ModelLoadError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
 from .kv_cache import KVLayout
-from .load_options import LoadOptions, usable_cores
+from .load_options import LoadOptions, beyond_training, usable_cores
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
 from .tokenizer import Tokenizer, sentencepiece_tokenizer, tokenizer_warning
 from .vocabulary import Vocabulary
@@ -87,9 +87,11 @@ class Engine:
             from .context import LlamaContext
 
             cls._load_model(handles, options, on_progress)
-            arithmetic_options = options
+            # The context as this model is run: its training context unless asked otherwise.
+            arithmetic_options = replace(options, n_ctx=options.context_for(facts.context_length))
             if options.flash_attn is None and flash_cache is not None:
-                arithmetic_options = replace(options, flash_attn=cls._measured_flash(handles, options, flash_cache))
+                arithmetic_options = replace(arithmetic_options, flash_attn=cls._measured_flash(
+                    handles, arithmetic_options, flash_cache))
             context_mark = native.log_mark()
             ctx = cls._create_context(handles, arithmetic_options)
             context = LlamaContext(lib, handles.model, ctx, facts, type_k=options.type_k, type_v=options.type_v,
@@ -205,6 +207,15 @@ class Engine:
         """Tokens of `text`; `special` parses control-token text such as <start_of_turn>.
         UnencodableTextError for text the vocabulary cannot encode (tokenizer.py)."""
         return self.vocabulary.tokenize(text, add_bos=add_bos, special=special)
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens `text` is as a prompt (a BOS included when the model adds one)."""
+        return len(self.vocabulary.tokenize(text))
+
+    @property
+    def context_warning(self) -> str:
+        """One line when the context exceeds the model's training context, else ''."""
+        return beyond_training(self.n_ctx, self.facts.context_length)
 
     @property
     def tokenizer(self) -> Tokenizer:

@@ -61,6 +61,11 @@ class PrefillDone:
     """Tokens actually evaluated: prompt_tokens - reused_tokens."""
     prefill_ms: float
     kv_cache: KVCacheUsage
+    cache_reuse: str = "prefix"
+    """How the cache was reused: 'prefix', 'shifted' (the window slid and the cache moved
+    with it) or 'refilled' (it slid, but the model cannot shift: evaluated again)."""
+    shifted_tokens: int = 0
+    """Of reused_tokens, those moved back by the shift."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +112,9 @@ class GenerationDone:
     seed: int | None = None
     """The seed the sampler actually used (the random one drawn when none was set)."""
     trimmed_tokens: int = field(default=0)
+    cache_reuse: str = "prefix"
+    """As PrefillDone.cache_reuse."""
+    shifted_tokens: int = 0
 
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from contextlib import closing
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from . import native
 from .context import LlamaContext, never_stop
@@ -14,15 +14,14 @@ from .sampling import StepReader
 from .settings import LogitBias, SamplerSettings
 from .text import StopStringFilter, TokenTextDecoder
 from .vocabulary import Vocabulary
+from .window import prompt_budget
 
 
 def fit_to_context(tokens: list[int], n_ctx: int, max_tokens: int, bos_id: int | None) -> tuple[list[int], int]:
-    """Keep the most recent tokens so that prompt + max_tokens fits; returns (tokens, dropped).
-
-    A BOS token stays first: models are trained to see it there. If max_tokens alone
-    fills the context, at least a quarter of it is kept for the prompt and generation
-    stops when the context is full."""
-    budget = max(n_ctx - max_tokens, n_ctx // 4, 1)
+    """Keep the most recent tokens so that prompt + max_tokens fits (window.prompt_budget);
+    returns (tokens, dropped). A BOS token stays first: models are trained to see it there.
+    The app fits its prompts in words first (window.py); this is the last guard."""
+    budget = prompt_budget(n_ctx, max_tokens)
     if len(tokens) <= budget:
         return tokens, 0
     keep_bos = bos_id is not None and tokens[:1] == [bos_id]
@@ -54,7 +53,15 @@ def run_generation(
                                          vocabulary.bos_id if vocabulary.add_bos else None)
         if dropped:
             yield ContextTrimmed(dropped_tokens=dropped, kept_tokens=len(tokens))
-        reused = context.reuse_prefix(tokens)
+        token_bytes = vocabulary.token_bytes
+
+        def same_text(a: Sequence[int], b: Sequence[int]) -> bool:
+            def text(ids: Sequence[int]) -> str:
+                return b"".join(map(token_bytes, ids)).decode("utf-8", "replace").lstrip()
+            return text(a) == text(b)
+
+        tokens, reuse = context.reuse(tokens, same_text)
+        reused = reuse.tokens
         pending = tokens[reused:]
 
         prefill_ms = 0.0
@@ -67,7 +74,8 @@ def run_generation(
         cancelled = prefilled < len(pending)
         held = context.n_cached
         yield PrefillDone(prompt_tokens=len(tokens), reused_tokens=reused, prefill_tokens=prefilled,
-                          prefill_ms=prefill_ms, kv_cache=context.kv_usage())
+                          prefill_ms=prefill_ms, kv_cache=context.kv_usage(), cache_reuse=reuse.how,
+                          shifted_tokens=reuse.shifted)
 
         bias_map = bias.resolve(vocabulary.byte_token_ids)
         seed = settings.resolved_seed()
@@ -75,7 +83,7 @@ def run_generation(
         step = StepReader(vocabulary.n_vocab, native.softmax_kernel())
         last_logits = context.last_logits()
         decode_one = context.one_token_decoder()
-        token_text, token_bytes = vocabulary.token_text, vocabulary.token_bytes
+        token_text = vocabulary.token_text
         ends_generation, n_ctx = vocabulary.is_end_of_generation, context.n_ctx
         decoder = TokenTextDecoder()
         stops = StopStringFilter(settings.stop)
@@ -137,4 +145,6 @@ def run_generation(
             tail_text=tail,
             seed=seed if settings.temperature > 0 else None,
             trimmed_tokens=dropped,
+            cache_reuse=reuse.how,
+            shifted_tokens=reuse.shifted,
         )

@@ -26,7 +26,7 @@ from .child_process import EngineProcess
 from .errors import EngineCrashed, ModelLoadError
 from .events import Event, KVCacheUsage, TokenEvent
 from .gguf_file import AdapterFacts, ModelFacts
-from .load_options import LoadOptions
+from .load_options import LoadOptions, beyond_training
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
 from .wire import LoadedModel
 
@@ -101,6 +101,18 @@ class IsolatedBackend:
 
     def kv_usage(self) -> KVCacheUsage:
         return self._loaded.kv_layout.usage(self._kv_tokens)
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens `text` is as a prompt, as the child's tokenizer cuts it (waits
+        for a running request to end: callers ask between requests)."""
+        with self._lock:
+            request_id = next(self._ids)
+            self._process.send(("count", request_id, text))
+            return int(self._reply(request_id)[2])
+
+    @property
+    def context_warning(self) -> str:
+        return beyond_training(self.n_ctx, self.facts.context_length)
 
     def generate(self, prompt: str, settings: SamplerSettings, bias: LogitBias, *, top_n: int = 10,
                  should_stop: Callable[[], bool] | None = None, special: bool = False) -> Iterator[Event]:

@@ -11,7 +11,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .kv_cache import CACHE_TYPES
-from .settings import Rule, SettingsError, check_rules, ruled
+from .settings import Rule, SettingsError, check_rules, rule_for, ruled
+
+DEFAULT_CONTEXT_CAP = 4096
+"""The context a model gets unless asked for more: its training context, at most this.
+Llama 3.1 trains at 128k, whose KV cache alone would not fit an 8 GB machine."""
+
+
+def default_context(training_context: int) -> int:
+    """The context for a model whose GGUF says it was trained on `training_context` tokens
+    (0 when it does not say): that, at most DEFAULT_CONTEXT_CAP, at least the rule's minimum."""
+    low = int(rule_for(LoadOptions, "n_ctx").low or 1)
+    return max(low, min(training_context or DEFAULT_CONTEXT_CAP, DEFAULT_CONTEXT_CAP))
+
+
+def beyond_training(n_ctx: int, training_context: int) -> str:
+    """One line when a context of `n_ctx` tokens goes past what the model was trained on, else ''."""
+    if not training_context or n_ctx <= training_context:
+        return ""
+    return (f"the context ({n_ctx:,} tokens) exceeds the {training_context:,} the model was trained on: "
+            "past them its text drifts")
 
 
 def usable_cores() -> int:
@@ -32,8 +51,9 @@ class LoadOptions:
     """A GGUF LoRA adapter made for this model, or None."""
     lora_scale: float = ruled(1.0, Rule("LoRA scale", 0.0, 4.0))
     """How strongly the adapter applies: 0 disables it, 1 is as trained."""
-    n_ctx: int = ruled(4096, Rule("context size", 64, 1 << 20, whole=True))
-    """Context size in tokens; llama.cpp rounds it up to a multiple of 256."""
+    n_ctx: int | None = ruled(None, Rule("context size", 64, 1 << 20, whole=True, optional=True))
+    """Context size in tokens; llama.cpp rounds it up to a multiple of 256. None: the
+    model's training context, at most DEFAULT_CONTEXT_CAP (`context_for`)."""
     n_threads: int | None = ruled(None, Rule("threads", 1, 1024, whole=True, optional=True))
     """CPU threads for decoding one token at a time; None uses every core."""
     n_threads_batch: int | None = ruled(None, Rule("prefill threads", 1, 1024, whole=True, optional=True))
@@ -56,6 +76,10 @@ class LoadOptions:
     """The SentencePiece `.model` the model was trained with: when its pieces match the
     GGUF's, text is tokenized with it instead of llama.cpp (tokenizer.py)."""
 
+    def context_for(self, training_context: int) -> int:
+        """The context size to allocate for a model trained on `training_context` tokens."""
+        return self.n_ctx if self.n_ctx is not None else default_context(training_context)
+
     def validated(self) -> "LoadOptions":
         """Self, or SettingsError naming the first value its field's rule refuses."""
         check_rules(self)
@@ -63,3 +87,4 @@ class LoadOptions:
             if name not in CACHE_TYPES:
                 raise SettingsError(f"unknown KV-cache type '{name}' (choose from {', '.join(CACHE_TYPES)})")
         return self
+

@@ -31,7 +31,7 @@ from .backend import BackendLoader
 from .errors import ScriptoriumError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts
-from .load_options import LoadOptions
+from .load_options import LoadOptions, beyond_training
 from .remote_http import ServerClient, ServerError, Timeouts
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
 
@@ -151,6 +151,17 @@ class RemoteBackend:
         if not isinstance(prompt, str):
             raise ServerError(f"llama-server at {self.client.url} did not render the chat (/apply-template)")
         return prompt
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens `text` is as a prompt, as the server tokenizes it (with its BOS)."""
+        from .remote_stream import _tokenize
+
+        return len(_tokenize(self, text, False))
+
+    @property
+    def context_warning(self) -> str:
+        """The server's context past the model's training context, when /props says both."""
+        return beyond_training(self.n_ctx, self.facts.context_length)
 
     def close(self) -> None:
         self.client.close()

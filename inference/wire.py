@@ -5,11 +5,12 @@ dataclasses of numbers and strings, and one pickle of a batch of them names each
 once. Requests carry an id so that a late cancel cannot stop the request after it.
 
 parent -> child                                    child -> parent
-("load", LoadOptions)                              ("progress", fraction)
+("load", LoadOptions, flash cache path or None)    ("progress", fraction)
 ("generate", id, prompt, settings, bias, top_n,    ("loaded", LoadedModel)
  special)                                          ("events", id, [Event...], kv_tokens, final)
 ("score", id, text, top_n)                         ("done", id, kv_tokens)
 ("lora", id, scale)                                ("error", id, ScriptoriumError)
+("count", id, text)                                ("done", id, token count)
 ("cancel", id)
 ("close",)
 """

@@ -106,6 +106,8 @@ class Worker:
                 _, _, text, top_n = message
                 stop = self._stopper(request_id)
                 self._stream(request_id, self._loaded().score(text, top_n=top_n, should_stop=stop), stop)
+            elif kind == "count":
+                self._send(("done", request_id, self._loaded().count_tokens(message[2])))
             elif kind == "lora":
                 engine = self._loaded()
                 engine.set_lora_scale(message[2])

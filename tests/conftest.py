@@ -62,6 +62,20 @@ def random_model(gguf_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def short_context_model(gguf_dir: Path) -> Path:
+    """The author's layout (16k pieces + 256 byte tokens) trained on 256 tokens, as theirs."""
+    return gguf_models.write_llama_model(gguf_dir / "ctx256.gguf", kind="random", context_length=256)
+
+
+@pytest.fixture(scope="session")
+def one_layer_model(gguf_dir: Path) -> Path:
+    """One layer, trained on 256 tokens: its keys and values depend on a token and its
+    position alone, so a shifted cache must equal a cold one up to float rounding."""
+    return gguf_models.write_llama_model(gguf_dir / "ctx256-1layer.gguf", kind="random", n_layer=1,
+                                         context_length=256)
+
+
+@pytest.fixture(scope="session")
 def byte_loop_model(gguf_dir: Path) -> Path:
     return gguf_models.write_llama_model(gguf_dir / "byte-loop.gguf", kind="byte_loop")
 

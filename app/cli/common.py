@@ -23,7 +23,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--lora-scale", type=float, metavar="F", help="adapter strength, 0 disables it (default 1)")
     group.add_argument("--spm", type=Path, metavar="PATH",
                        help="the SentencePiece .model the model was trained with: tokenize with it (default: config)")
-    group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default 4096)")
+    group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default: the model's training context, at most 4096)")
     group.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: all cores)")
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")
     group.add_argument("--flash-attn", choices=("auto", "on", "off"),
@@ -90,14 +90,19 @@ def read_draft(source: str | None) -> str:
         except UnicodeDecodeError:
             raise ScriptoriumError("draft on standard input is not UTF-8 text") from None
         return text.replace("\r\n", "\n").replace("\r", "\n")  # newlines as a FILE reads them
+    return read_text_file(source, "draft")
+
+
+def read_text_file(source: str, what: str) -> str:
+    """A UTF-8 text file the author names as `what` (draft, memory, author's note); one line if not."""
     path = Path(source)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ScriptoriumError(f"draft not found: {path}") from None
+        raise ScriptoriumError(f"{what} not found: {path}") from None
     except IsADirectoryError:
-        raise ScriptoriumError(f"draft is a folder, not a file: {path}") from None
+        raise ScriptoriumError(f"{what} is a folder, not a file: {path}") from None
     except UnicodeDecodeError:
-        raise ScriptoriumError(f"draft {path} is not UTF-8 text") from None
+        raise ScriptoriumError(f"{what} {path} is not UTF-8 text") from None
     except OSError as error:
-        raise ScriptoriumError(f"cannot read draft {path}: {error.strerror or error}") from None
+        raise ScriptoriumError(f"cannot read {what} {path}: {error.strerror or error}") from None

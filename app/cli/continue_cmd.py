@@ -13,8 +13,10 @@ import argparse
 import json
 import sys
 
+from scriptorium.inference.window import DEFAULT_NOTE_DEPTH
+
 from scriptorium.app.cli.common import (SERVER_MODEL, add_model_arguments, add_sampler_arguments,
-                                        add_server_argument, choose_loader, read_draft)
+                                        add_server_argument, choose_loader, read_draft, read_text_file)
 
 HELP = "Continue a draft and stream the continuation to stdout (for editors and pipes)."
 
@@ -27,6 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     add_server_argument(parser)
     add_sampler_arguments(parser)
+    window = parser.add_argument_group("window")
+    window.add_argument("--memory", metavar="FILE", help="text pinned at the top of the prompt (synopsis, characters, style)")
+    window.add_argument("--note", metavar="FILE", help="an author's note, put a few paragraphs before the end")
+    window.add_argument("--note-depth", type=int, metavar="N",
+                        help=f"paragraphs between the note and the end (default {DEFAULT_NOTE_DEPTH})")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="candidates reported per token (default 10)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line: tokens, then a summary")
 
@@ -35,13 +42,15 @@ def _candidate_json(candidate) -> dict:
     return {"id": candidate.id, "text": candidate.text, "p": candidate.p, "banned": candidate.banned}
 
 
-def _done_json(done, engine) -> dict:
+def _done_json(done, engine, window) -> dict:
     return {
         "type": "done",
         "stop_reason": done.stop_reason,
         "prompt_tokens": done.prompt_tokens,
         "completion_tokens": done.completion_tokens,
         "reused_tokens": done.reused_tokens,
+        "cache_reuse": done.cache_reuse,
+        "window": window.as_json(engine.n_ctx),
         "prefill_ms": done.prefill_ms,
         "ttft_ms": done.ttft_ms,
         "decode_tokens_per_s": done.decode_tokens_per_s,
@@ -67,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium import prompts
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
     from scriptorium.inference.settings import SettingsError
+    from scriptorium.inference.window import build_window, check_note_depth, prompt_budget
 
     from scriptorium.app import paths
     from scriptorium.app.config.file import load_config
@@ -77,15 +87,32 @@ def run(args: argparse.Namespace) -> int:
         raise SettingsError(f"--top must be 0 or more, not {args.top}")
     config = load_config(args.config)
     chosen = run_settings(args, config)
+    depth = check_note_depth(args.note_depth, "--note-depth") if args.note_depth is not None else DEFAULT_NOTE_DEPTH
+    memory = read_text_file(args.memory, "memory") if args.memory else ""
+    note = read_text_file(args.note, "author's note") if args.note else ""
     draft = read_draft(args.file)
-    prompt = prompts.render_continue(draft, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
+    template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
     loader, remote = choose_loader(chosen.server)
     model_path = SERVER_MODEL if remote else resolve_model(chosen.model, config, stderr_progress())
     engine = loader(chosen.load_options(model_path), lambda fraction: None)
     if chosen.spm_path is not None and engine.tokenizer_warning:
         # The .model named is not used (it does not match): said once, before the text.
         print(f"scriptorium: warning: {engine.tokenizer_warning}", file=sys.stderr)
+    if engine.context_warning:
+        print(f"scriptorium: warning: {engine.context_warning}", file=sys.stderr)
     settings, bias = chosen.sampler, chosen.bias
+    try:
+        window = build_window(draft, budget=prompt_budget(engine.n_ctx, settings.max_tokens),
+                              count=engine.count_tokens, memory=memory, note=note, note_depth=depth,
+                              wrap=lambda text: prompts.render_continue(text, template))
+    except BaseException:
+        engine.close()
+        raise
+    prompt = window.prompt
+    if window.dropped_tokens and not args.json:
+        print(f"scriptorium: the model sees the draft from character {window.start + 1:,} on; the "
+              f"{window.dropped_tokens:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
+              file=sys.stderr)
     out = sys.stdout
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:
         for event in events:
@@ -106,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                           "tokens were left out", file=sys.stderr)
             elif isinstance(event, GenerationDone):
                 if args.json:
-                    out.write(json.dumps(_done_json(event, engine), ensure_ascii=False) + "\n")
+                    out.write(json.dumps(_done_json(event, engine, window), ensure_ascii=False) + "\n")
                 else:
                     out.write(event.tail_text + ("\n" if out.isatty() else ""))
                     if event.stop_reason == "context":

@@ -10,9 +10,6 @@ from pathlib import Path
 
 HELP = "Show a model's facts: architecture, size, attention heads, KV-cache cost, tokenizer and byte tokens."
 
-DEFAULT_CTX = 4096
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from scriptorium.app.config.run_settings import add_config_argument
 
@@ -21,8 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spm", type=Path, metavar="PATH",
                         help="the SentencePiece .model the model was trained with: say whether scriptorium would "
                              "tokenize with it (scriptorium vocab checks the whole contract)")
-    parser.add_argument("--ctx", type=int, default=DEFAULT_CTX, metavar="N",
-                        help=f"context size for the KV-cache figures (default {DEFAULT_CTX})")
+    parser.add_argument("--ctx", type=int, metavar="N",
+                        help="context size for the KV-cache figures (default: the model's training context, "
+                             "at most 4096, as the model would be loaded)")
     parser.add_argument("--flash-attn", choices=("auto", "on", "off"),
                         help="the attention path to report (default: the config's, else auto)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -66,16 +64,18 @@ def _attention_text(arithmetic: dict) -> str:
 def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
     from scriptorium.inference.kv_cache import KVLayout, pad
-    from scriptorium.inference.load_options import LoadOptions
+    from scriptorium.inference.load_options import LoadOptions, beyond_training, default_context
     from scriptorium.inference.settings import describe_ranges, rule_for
 
     from scriptorium.app.units import format_bytes, format_count
 
-    rule_for(LoadOptions, "n_ctx").check(args.ctx, "--ctx")
+    if args.ctx is not None:
+        rule_for(LoadOptions, "n_ctx").check(args.ctx, "--ctx")
     facts = read_model_facts(args.model)
     adapter = read_adapter_facts(args.lora, facts.architecture) if args.lora else None
     tokenizer = _tokenizer(facts, args.spm)
-    n_ctx = pad(args.ctx)
+    n_ctx = pad(args.ctx if args.ctx is not None else default_context(facts.context_length))
+    context_warning = beyond_training(n_ctx, facts.context_length)
     layout = KVLayout.for_model(facts, n_ctx)
     train_layout = KVLayout.for_model(facts, pad(facts.context_length)) if facts.context_length else None
     arithmetic = _arithmetic(args, args.model)
@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         "byte_tokens": {"count": len(facts.byte_token_ids), "ids": describe_ranges(facts.byte_token_ids)},
         "tokenizer": tokenizer,
         "arithmetic": arithmetic,
+        "context_warning": context_warning or None,
         "kv_cache": {
             "type": arithmetic["type_k"] if arithmetic["type_k"] == arithmetic["type_v"] else None,
             "bytes_per_token": layout.bytes_per_token,
@@ -147,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{label:<{width}}  {value}")
     if tokenizer["warning"]:
         print(f"scriptorium: warning: {tokenizer['warning']}", file=sys.stderr)
+    if context_warning:
+        print(f"scriptorium: warning: {context_warning}", file=sys.stderr)
     return 0
 
 

@@ -45,7 +45,8 @@ class RunSettings:
     lora_scale: float
     spm_path: Path | None
     """--spm, else [model] tokenizer: the SentencePiece `.model` to tokenize with."""
-    n_ctx: int
+    n_ctx: int | None
+    """--ctx, else [model] context_size; None: the model's training context, capped."""
     n_threads: int | None
     n_gpu_layers: int
     flash_attn: bool | None

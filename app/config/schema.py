@@ -19,10 +19,11 @@ from pathlib import Path
 from types import MappingProxyType
 
 from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.load_options import DEFAULT_CONTEXT_CAP
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
 
 
-DEFAULT_CONTEXT_SIZE = 4096
+DEFAULT_CONTEXT_SIZE = DEFAULT_CONTEXT_CAP
 DEFAULT_PRESET = "prose"
 FLASH_ATTN_CHOICES = {"auto": None, "on": True, "off": False}
 """flash_attn in the config and --flash-attn -> LoadOptions.flash_attn (None: measured, the faster path)."""
@@ -47,8 +48,9 @@ class ModelConfig:
     checks the pair."""
     lora_scale: float = 1.0
     """Adapter strength: 0 disables it, 1 is as trained, at most 4."""
-    context_size: int = DEFAULT_CONTEXT_SIZE
-    """Context size in tokens (at least 64)."""
+    context_size: int | None = None
+    """Context size in tokens (at least 64); None: the model's training context, at most
+    DEFAULT_CONTEXT_SIZE. A larger value is allowed, and said to exceed the training."""
     threads: int | None = None
     """CPU threads; None (or 0 in the file) uses every core."""
     gpu_layers: int = -1

@@ -32,7 +32,8 @@ DEFAULT_CONFIG_TEXT = f"""\
 # The SentencePiece .model that model was trained with: scriptorium then tokenizes with
 # it, as in training (`scriptorium vocab` checks that it matches the GGUF).
 # tokenizer = "~/models/tokenizer.model"
-# Context size in tokens (at least 64).
+# Context size in tokens (at least 64). Not set: the model's training context, at most
+# {DEFAULT_CONTEXT_SIZE}; a larger value is allowed, and said to exceed the training.
 # context_size = {DEFAULT_CONTEXT_SIZE}
 # CPU threads; 0 uses every core.
 # threads = 0

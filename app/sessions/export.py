@@ -2,7 +2,8 @@
 
 The front matter is plain YAML written by yaml.safe_dump (so any title or stop string is
 quoted safely) between `---` lines, which pandoc and Obsidian both read. It describes the
-*headline* generation: the first one whose text appears in the export (else the latest).
+*headline* generation: the first one whose text appears in the export (else the latest),
+and the session's memory and author's note when it has them.
 The body is the draft as written, or the chat as one `##` section per turn. Options:
 `mark_model` marks the model's passages (see export_marks), `settings_changes` adds a
 footnote to each model passage whose settings differ from the passage before it.
@@ -103,6 +104,12 @@ def front_matter(session: AnySession) -> dict[str, Any]:
     arithmetics = list(dict.fromkeys(x.arithmetic_text() for x in session.generations))
     if len(arithmetics) > 1:
         data["arithmetics"] = arithmetics  # the probabilities of different passages came from different arithmetic
+    # What was pinned into every prompt: part of how the text was made.
+    if session.memory.strip():
+        data["memory"] = session.memory
+    if session.note.strip():
+        data["authors_note"] = session.note
+        data["note_depth"] = session.note_depth
     return data
 
 

@@ -1,4 +1,5 @@
-"""The session file format, version 1 (docs/session-format.md): session objects <-> JSON.
+"""The session file format, version 2 (docs/session-format.md): session objects <-> JSON.
+Version 1 files (no memory or author's note) still load.
 
 Reading validates every field a session needs and raises FormatError naming the first
 wrong one; the store turns that into a one-line SessionError and moves the file aside.
@@ -10,13 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
+
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
 from scriptorium.app.sessions.records import (
     OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenAlternative, TokenRecord,
 )
 
 FORMAT = "scriptorium-session"
-VERSION = 1
+VERSION = 2
 _MISSING = object()
 
 
@@ -65,6 +68,7 @@ def to_dict(session: AnySession) -> dict[str, Any]:
     data: dict[str, Any] = {
         "format": FORMAT, "version": VERSION, "kind": session.kind, "id": session.id, "title": session.title,
         "created_at": session.created_at, "updated_at": session.updated_at,
+        "window": {"memory": session.memory, "note": session.note, "note_depth": session.note_depth},
     }
     if isinstance(session, DraftSession):
         stamp = session.draft_stamp
@@ -194,6 +198,17 @@ def _read_spans(data: list[Any], text_length: int) -> list[ModelSpan]:
     return spans
 
 
+def _read_window(data: dict[str, Any] | None) -> dict[str, Any]:
+    """Memory, note and depth (version 2); a version 1 file has none. A depth out of
+    range falls back to the default: it only moves the note."""
+    if data is None:
+        return {}
+    depth = _get(data, "note_depth", int, "window", DEFAULT_NOTE_DEPTH)
+    low, high = NOTE_DEPTH_RANGE
+    return {"memory": _get(data, "memory", str, "window", ""), "note": _get(data, "note", str, "window", ""),
+            "note_depth": depth if low <= depth <= high else DEFAULT_NOTE_DEPTH}
+
+
 def from_dict(data: Any) -> AnySession:
     d = _object(data, "the file")
     if d.get("format") != FORMAT:
@@ -207,7 +222,8 @@ def from_dict(data: Any) -> AnySession:
     common = dict(id=_get(d, "id", str, where), title=_get(d, "title", str, where),
                   created_at=_get(d, "created_at", str, where), updated_at=_get(d, "updated_at", str, where),
                   generations=[_read_generation(g, f"generations[{i}]")
-                               for i, g in enumerate(_get(d, "generations", list, where, []))])
+                               for i, g in enumerate(_get(d, "generations", list, where, []))],
+                  **_read_window(_get(d, "window", dict, where, None)))
     kind = _get(d, "kind", str, where)
     if kind == "draft":
         draft = _get(d, "draft", dict, where)

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable
 
 from scriptorium.inference.events import GenerationDone, TokenEvent
+from scriptorium.inference.window import Pinned
 
 from scriptorium.app.sessions import (
     AnySession, ChatSession, DraftConflictError, DraftSession, Generation, LoraRef, ModelRef, SessionError,
@@ -127,6 +128,16 @@ class SessionKeeper:
             self.draft_file.path = Path(session.draft_path) if session.draft_path else None
         elif isinstance(session, ChatSession):
             self.chat = session
+
+    def pinned(self, mode: str) -> Pinned:
+        """The memory and author's note of the draft or chat session (none yet: empty)."""
+        session = self.draft if mode == "draft" else self.chat
+        return Pinned(session.memory, session.note, session.note_depth) if session is not None else Pinned()
+
+    def set_pinned(self, mode: str, pinned: Pinned, draft_text: str) -> None:
+        """Keep new memory and note in the draft or chat session (made now if there is none)."""
+        session = self._draft_session(draft_text) if mode == "draft" else self._chat_session()
+        session.memory, session.note, session.note_depth = pinned.memory, pinned.note, pinned.note_depth
 
     def _draft_session(self, text: str) -> DraftSession:
         # An unnamed, empty draft gets no session file until there is something in it.

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.window import DEFAULT_NOTE_DEPTH
 
 from scriptorium.app.sessions.records import BiasRecord, Generation, LoraRef, ModelRef, now_iso
 
@@ -67,6 +68,11 @@ class Session:
     created_at: str
     updated_at: str
     generations: list[Generation] = field(default_factory=list)
+    memory: str = ""
+    """Pinned at the top of every prompt: synopsis, characters, style (inference/window.py)."""
+    note: str = ""
+    """The author's note, put `note_depth` paragraphs before the end of the window."""
+    note_depth: int = DEFAULT_NOTE_DEPTH
 
     kind = "session"
 

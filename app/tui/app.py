@@ -39,7 +39,7 @@ from scriptorium.app.models.loading import (
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import DraftFile, SessionKeeper, open_draft_at_start
-from scriptorium.app.tui import exporting
+from scriptorium.app.tui import exporting, pinning
 from scriptorium.app.tui.generation import GenerationFinished, GenerationStarted, TokensGenerated
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
@@ -77,15 +77,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     last_seed: var[int | None] = var(None)
     """The seed the last generation drew (what 'fix seed' fixes)."""
 
-    def __init__(
-        self, *, backend_loader: BackendLoader, settings: TuiSettings | None = None,
-        keymap: Mapping[str, str] | None = None, draft: DraftFile | Path | None = None,
-        load_options: LoadOptions | None = None, store: SessionStore | None = None, resume: bool = False,
-        model_source: model_startup.ModelSource | None = None, config: Config | None = None,
-        config_problems: list[str] | None = None, run_config: RunSettings | None = None,
-    ) -> None:
-        """`backend_loader` loads a model (app/cli chooses how); `load_options` loads one at once,
-        else `model_source` is resolved. The draft opens here (SessionError if it cannot)."""
+    def __init__(self, *, backend_loader: BackendLoader, settings: TuiSettings | None = None,
+                 keymap: Mapping[str, str] | None = None, draft: DraftFile | Path | None = None,
+                 load_options: LoadOptions | None = None, store: SessionStore | None = None, resume: bool = False,
+                 model_source: model_startup.ModelSource | None = None, config: Config | None = None,
+                 config_problems: list[str] | None = None, run_config: RunSettings | None = None) -> None:
+        """`backend_loader`: chosen by app/cli; `load_options` loads at once, else `model_source` resolves."""
         super().__init__()
         self.settings = (settings or TuiSettings()).validated()
         self.config = config or Config()
@@ -119,6 +116,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             ScriptoriumApp.backend, ScriptoriumApp.model_status, ScriptoriumApp.sampler, ScriptoriumApp.bias,
             ScriptoriumApp.lora_scale, ScriptoriumApp.last_seed)
         await self.push_screen(self.main)
+        pinning.show_pinned(self.main, self.sessions)
         self._screen_ready = True
         self._report_startup()
         chat = self.sessions.chat
@@ -253,7 +251,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
                                          self.settings.generation_threads()), chosen)
 
     def action_pick_model(self) -> None:
-        self.push_screen(ModelPickerScreen(self.config, lora_scale=self.lora_scale if self.lora_scale is not None else 1.0), self._model_chosen)
+        scale = self.lora_scale if self.lora_scale is not None else 1.0
+        self.push_screen(ModelPickerScreen(self.config, lora_scale=scale), self._model_chosen)
 
     def _model_chosen(self, choice: ModelChoice | None) -> None:
         if choice is None:
@@ -320,8 +319,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.save_everything()
 
     def save_everything(self, *, explicit: bool = False) -> bool:
-        """Save the draft (session and file) and the chat; True when all of it was written.
-        `explicit` (ctrl+s) replaces a draft file changed on disk after a warning."""
+        """Save the draft (session, file) and chat; True if all was written. `explicit`: ctrl+s, past a conflict."""
         saved = self.sessions.save_draft(self.main.draft_text(), overwrite_file=explicit and self.sessions.conflict)
         if saved:
             self.main.draft_saved()
@@ -367,10 +365,14 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.main.stop_generation()
         self.main.forget_generation()
         self.sessions.adopt(session)
+        pinning.show_pinned(self.main, self.sessions)
         if isinstance(session, DraftSession):
             self.main.show_draft(session.text)
         elif isinstance(session, ChatSession):
             await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns])
+
+    def action_edit_pinned(self, which: str) -> None:  # 'memory' or 'note'
+        pinning.edit_pinned(self, self.main, self.sessions, which, self.save_everything)
 
     def action_export(self) -> None:
         self.save_everything()
@@ -381,8 +383,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(SamplerPanel.Tuned)
     def _tuned(self, message: SamplerPanel.Tuned) -> None:
         self.sampler, self.bias = message.sampler, message.bias
-        if self.lora_scale is not None:
-            self.lora_scale = message.lora_scale
+        self.lora_scale = message.lora_scale if self.lora_scale is not None else None  # no adapter: stays none
 
     # ---- keys ------------------------------------------------------------------------------
     def action_help(self) -> None:

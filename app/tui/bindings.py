@@ -32,6 +32,10 @@ APP_BINDINGS: list[BindingType] = [
             tooltip="Choose a discovered model (and LoRA adapter) and switch to it"),
     Binding("f5", "sessions", "Sessions", show=False, id="app.sessions",
             tooltip="Open, rename or delete saved sessions"),
+    Binding("alt+e", "edit_pinned('memory')", "Memory", show=False, id="app.memory",
+            tooltip="Edit the memory: text pinned at the top of every prompt (synopsis, characters, style)"),
+    Binding("alt+n", "edit_pinned('note')", "Note", show=False, id="app.note",
+            tooltip="Edit the author's note: put a few paragraphs before the end of what the model sees"),
     Binding("f12", "export", "Export", show=False, id="app.export",
             tooltip="Export this session to Markdown, with how it was made in the front matter"),
 ]

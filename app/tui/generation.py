@@ -25,6 +25,7 @@ from scriptorium.inference.events import (
     TokenEvent,
 )
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.window import Window
 
 from scriptorium.app.models.loading import BackendCrashed
 
@@ -51,6 +52,8 @@ class GenerationRequest:
     """Parse control-token text in the prompt (chat templates write <start_of_turn> etc.)."""
     id: int = 0
     """Tells this generation's messages apart from a cancelled one still finishing."""
+    window: Window | None = None
+    """What of the draft the prompt holds, with memory and note (a draft continuation)."""
 
     @classmethod
     def create(cls, **fields: object) -> "GenerationRequest":
@@ -58,12 +61,13 @@ class GenerationRequest:
 
 
 def new_request(kind: str, prompt: str, sampler: SamplerSettings, bias: LogitBias, top_n: int,
-                lora_scale: float | None, *, special: bool = False, extra_stop: tuple[str, ...] = ()) -> GenerationRequest:
+                lora_scale: float | None, *, special: bool = False, extra_stop: tuple[str, ...] = (),
+                window: Window | None = None) -> GenerationRequest:
     """A request with the sampler as it is right now; `extra_stop` adds to its stop strings."""
     if extra_stop:
         sampler = replace(sampler, stop=sampler.stop + tuple(s for s in extra_stop if s not in sampler.stop))
     return GenerationRequest.create(kind=kind, prompt=prompt, settings=sampler, bias=bias, top_n=top_n,
-                                    lora_scale=lora_scale, special=special)
+                                    lora_scale=lora_scale, special=special, window=window)
 
 
 @dataclass

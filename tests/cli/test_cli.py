@@ -73,7 +73,9 @@ def test_info_reports_the_facts(random_model: Path) -> None:
     assert info["architecture"] == "llama" and info["vocab_size"] == 16256
     assert info["attention_heads"] == 4 and info["kv_heads"] == 2 and info["attention"] == "GQA"
     assert info["byte_tokens"] == {"count": 256, "ids": "16000–16255"}
-    assert info["kv_cache"]["bytes"] == info["kv_cache"]["bytes_per_token"] * 4096
+    # The context it would be loaded with: its training context (2048), at most 4096.
+    assert info["kv_cache"]["bytes"] == info["kv_cache"]["bytes_per_token"] * 2048
+    assert info["context_warning"] is None
     text = scriptorium("info", "--model", str(random_model))
     assert "16000–16255" in text.stdout and "GQA" in text.stdout
 

@@ -96,7 +96,7 @@ def test_config_show(capsys, tmp_path: Path) -> None:
     code, out, err = run(capsys, "config", "show", "--config", str(config))
     shown = tomllib.loads(out)
     assert (code, err) == (0, "")
-    assert shown["sampler"]["top_k"] == 5 and shown["ui"] == {"theme": "nord"} and shown["model"]["context_size"] == 4096
+    assert shown["sampler"]["top_k"] == 5 and shown["ui"] == {"theme": "nord"} and "context_size" not in shown["model"]  # unset: the training context
     assert out.startswith(f"# effective configuration ({config})\n")
 
 

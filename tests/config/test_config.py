@@ -98,7 +98,7 @@ def test_defaults_when_there_is_no_file() -> None:
     assert not paths.config_file().exists()
     assert load_config() == Config()
     assert load_config_lenient() == (Config(), [])
-    assert Config().sampler == PRESETS["prose"] and Config().model.context_size == 4096
+    assert Config().sampler == PRESETS["prose"] and Config().model.context_size is None
 
 
 def test_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scriptorium_home: Path) -> None:
@@ -190,7 +190,7 @@ entries = [[1, 2], "oops", [3, 4]]
 """
     path = write(tmp_path, text)
     config, problems = load_config_lenient(path)
-    assert config.model.context_size == 4096 and config.model.threads == 4
+    assert config.model.context_size is None and config.model.threads == 4
     assert config.sampler == PRESETS["prose"].with_changes(top_k=20)
     assert config.logit_bias.entries == ((1, 2.0), (3, 4.0))
     assert len(problems) == 3

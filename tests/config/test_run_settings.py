@@ -55,7 +55,7 @@ def config(tmp_path: Path) -> Config:
 def test_built_in_defaults() -> None:
     run = run_settings(parse(), Config())
     assert (run.model, run.lora_path, run.lora_scale) == (None, None, 1.0)
-    assert (run.n_ctx, run.n_threads, run.n_gpu_layers) == (4096, None, -1)
+    assert (run.n_ctx, run.n_threads, run.n_gpu_layers) == (None, None, -1)  # n_ctx: the training context
     assert run.sampler == PRESETS["prose"] and run.bias == LogitBias()
 
 

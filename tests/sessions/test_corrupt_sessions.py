@@ -97,10 +97,10 @@ def test_unreadable_file_is_reported_and_moved(store: SessionStore, rich_draft: 
 
 def test_newer_format_is_reported_but_left_in_place(store: SessionStore, rich_draft: DraftSession) -> None:
     data = session_format.to_dict(rich_draft)
-    data["version"] = 2
+    data["version"] = session_format.VERSION + 1
     path = store.path_for(rich_draft.id)
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(SessionError, match="newer scriptorium .format version 2"):
+    with pytest.raises(SessionError, match=f"newer scriptorium .format version {session_format.VERSION + 1}"):
         store.load(rich_draft.id)
     assert path.exists() and not list(store.directory.glob("*.corrupt-*"))
 

@@ -46,7 +46,7 @@ def test_file_is_documented_versioned_json(store: SessionStore, rich_draft: Draf
     store.save(rich_draft)
     path = paths.sessions_dir() / f"{rich_draft.id}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["format"] == "scriptorium-session" and data["version"] == 1
+    assert data["format"] == "scriptorium-session" and data["version"] == 2
     assert data["kind"] == "draft" and data["draft"]["text"] == rich_draft.text
     assert set(data["generations"][0]) >= {"model", "lora", "sampler", "seed", "logit_bias", "outcome", "tokens",
                                             "started_at", "finished_at", "accepted_text"}

@@ -322,6 +322,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def _prefill_finished(self, message: PrefillFinished) -> None:
         if self._current(message.request_id):
             self.sidebar.prefill_done(message.event)
+            assert self._active is not None
+            self.sidebar.kv.show_window(self._active.request.window)
             self.status.update_state(activity="writing…")
 
     @on(ContextWasTrimmed)

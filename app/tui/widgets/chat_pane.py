@@ -14,6 +14,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from scriptorium import prompts
 from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.window import fit_chat, prompt_budget
 from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -116,10 +117,17 @@ class ChatPane(ChatVersions):
         system = system.strip()
         conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
         try:
-            prompt = backend.chat_prompt(conversation, fallback)
+            # The oldest turns leave the window first; the system prompt and memory stay.
+            fitted = fit_chat(conversation, budget=prompt_budget(backend.n_ctx, self.sampler.max_tokens),
+                              count=backend.count_tokens, render=lambda turns: backend.chat_prompt(turns, fallback),
+                              memory=self.pinned.memory)
         except ScriptoriumError as error:
-            self.notify(str(error), title="Chat template", severity="error", timeout=10)
+            self.say_failure(backend, error, "Chat")
             return
+        prompt = fitted.prompt
+        if fitted.dropped_turns:
+            self.notify(f"The {fitted.dropped_turns} oldest messages no longer fit the model's "
+                        f"{backend.n_ctx:,}-token context: it does not see them.", timeout=6)
         # A model without its own template talks in the fallback's turns: stop where
         # it would start writing the author's next turn.
         stops = () if backend.facts.has_chat_template else self.settings.chat_stop

@@ -46,7 +46,11 @@ class DraftCandidates(DraftInspection):
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         prefix = editor.text_before(anchor) + (ghost.text if ghost is not None else "")
-        base = pane.new_request("draft", prompts.render_continue(prefix, template))
+        window = pane.draft_window(backend, prefix, template)
+        if window is None:
+            return
+        editor.show_window_start(window.start)
+        base = pane.new_request("draft", window.prompt, window=window)
         settings, note = candidate_sampler(base.settings)
         if note is not None:
             pane.notify(note, timeout=8)

@@ -53,10 +53,14 @@ def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Locat
     return None
 
 
+OUTSIDE = "outside"
+"""The highlight name of text before the model's window."""
+
+
 class DraftEditor(TextArea):
     """The author's draft, with an optional ghost suggestion."""
 
-    COMPONENT_CLASSES = {f"draft-editor--{name}" for _, name, _ in BUCKETS}
+    COMPONENT_CLASSES = {f"draft-editor--{name}" for _, name, _ in BUCKETS} | {"draft-editor--outside"}
 
     @dataclass
     class GhostChanged(Message):
@@ -77,6 +81,8 @@ class DraftEditor(TextArea):
         """Generated and scored stretches of the draft, with their tokens."""
         self.colour_tokens = False
         """Colour known tokens by probability (token_spans.BUCKETS)."""
+        self.window_start = 0
+        """Where the model's window starts in the text: what is before it is drawn dimmed."""
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.ghost: Ghost | None = None
         self._inserting_ghost = False
@@ -205,8 +211,16 @@ class DraftEditor(TextArea):
         self._build_highlight_map()
         self.refresh()
 
+    def show_window_start(self, start: int) -> None:
+        """Mark where the model's window starts (0: it sees all the text)."""
+        if start != self.window_start:
+            self.window_start = start
+            self._build_highlight_map()
+            self.refresh()
+
     def _build_highlight_map(self) -> None:
         super()._build_highlight_map()
+        self._mark_outside()
         if not self.colour_tokens or not self.spans:
             return
         document = self.document
@@ -214,6 +228,23 @@ class DraftEditor(TextArea):
         for row, highlights in self.spans.highlights(lines, len(document.newline)).items():
             self._highlights[row].extend(highlights)
         self._install_token_styles()
+
+    def _mark_outside(self) -> None:
+        """Dim the text before the window: first, so token colours drawn later still show."""
+        start = min(self.window_start, len(self.text))
+        if start <= 0:
+            return
+        end = self.document.get_location_from_index(start)
+        for row in range(end[0]):
+            self._highlights[row].insert(0, (0, None, OUTSIDE))
+        line = self.document.get_line(end[0])
+        if end[1]:
+            self._highlights[end[0]].insert(0, (0, len(line[:end[1]].encode("utf-8")), OUTSIDE))
+        theme = self._theme
+        if theme is not None and OUTSIDE not in theme.syntax_styles:
+            # A copy: the theme object's dict is shared with the registered theme.
+            theme.syntax_styles = {**theme.syntax_styles,
+                                   OUTSIDE: self.get_component_rich_style("draft-editor--outside", partial=True)}
 
     def _install_token_styles(self) -> None:
         theme = self._theme
@@ -234,6 +265,7 @@ class DraftEditor(TextArea):
         super().notify_style_update()
         theme = self._theme
         if theme is not None and "p0" in theme.syntax_styles:
-            theme.syntax_styles = {k: v for k, v in theme.syntax_styles.items() if k not in {n for _, n, _ in BUCKETS}}
+            theme.syntax_styles = {k: v for k, v in theme.syntax_styles.items()
+                                   if k not in {n for _, n, _ in BUCKETS} | {OUTSIDE}}
             if self.colour_tokens:
                 self._install_token_styles()

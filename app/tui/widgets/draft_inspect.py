@@ -9,7 +9,7 @@ and a token cursor in the suggestion (F4, then ←/→).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.worker import get_current_worker
 
+from scriptorium import prompts
 from scriptorium.inference.events import TokenEvent, TokenScore
 
 from scriptorium.app.tui.branches import Version, move_version, start_version
@@ -101,6 +102,8 @@ class DraftInspection(ModePane):
     _score_id: int | None = None
     _score_text: str = ""
     _score_pending: TokenScore | None = None
+    _score_from: int = 0
+    """Where the scored window starts in the draft: scores' offsets are moved by it."""
 
     # What DraftPane, the layer above, does for this one.
     def write_on(self) -> None:
@@ -303,9 +306,15 @@ class DraftInspection(ModePane):
         if not text.strip():
             self.notify("There is no text to score yet.", severity="warning")
             return
+        # The same window as a continuation: what the model would not see is not scored.
+        window = self.draft_window(backend, text, self.prompt_template(prompts.CONTINUE))
+        if window is None:
+            return
+        self.editor.show_window_start(window.start)
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
-        self._score_text, self._score_pending = text, None
+        self._score_text, self._score_pending, self._score_from = text, None, window.start
+        text = text[window.start:]
         self.set_colouring(True)
         self.post_message(self.ActivityShown("scoring…"))
         self.refresh_bindings()
@@ -338,6 +347,7 @@ class DraftInspection(ModePane):
         if message.score_id != self._score_id:
             return
         for score in message.scores:
+            score = replace(score, start=score.start + self._score_from)
             if self._score_pending is not None:
                 self._add_scored(self._score_pending, score.start)
             self._score_pending = score

@@ -11,10 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import var
+from textual.timer import Timer
 
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone
 
+from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.keeper import DraftFile
 from scriptorium.app.tui.branches import Ghost, start_version
@@ -23,6 +25,10 @@ from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
+
+WINDOW_MARK_DELAY = 0.4
+"""Seconds of no typing before the window marker moves."""
+
 
 class DraftPane(DraftCandidates):
     """The editor and the suggestion view; also the sink of draft generations."""
@@ -58,6 +64,7 @@ class DraftPane(DraftCandidates):
         self.draft_file = draft_file
         self._initial_text = text
         self._enabled: tuple[bool, ...] = ()
+        self._window_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -91,10 +98,9 @@ class DraftPane(DraftCandidates):
         if self.generating:
             self.notify("The model is already writing: press Esc to stop it first.", severity="warning")
             return
-        if not self.ready_backend():
-            return
-        template = self.prompt_template(prompts.CONTINUE)
-        if template is None:
+        backend = self.ready_backend()
+        template = self.prompt_template(prompts.CONTINUE) if backend is not None else None
+        if template is None or backend is None:
             return
         self.stop_scoring("the model is writing")
         self.inspected = None
@@ -114,7 +120,15 @@ class DraftPane(DraftCandidates):
                 anchor = end_anchor(editor.document)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
         prefix = editor.text_before(ghost.anchor) + ghost.text
-        request = self.new_request("draft", prompts.render_continue(prefix, template))
+        window = self.draft_window(backend, prefix, template)
+        if window is None:
+            ghost.streaming = False
+            if not ghost.text:
+                editor.clear_ghost("empty")
+            self._redraw()
+            return
+        editor.show_window_start(window.start)
+        request = self.new_request("draft", window.prompt, window=window)
         ghost.request_ids.append(request.id)
         self.start(request)
         self._redraw()
@@ -244,6 +258,37 @@ class DraftPane(DraftCandidates):
     def _text_changed(self) -> None:
         self.modified = True
         self.post_message(self.Edited())
+        self._mark_window_soon()
+
+    # ---- where the model's window starts ---------------------------------------------
+    def watch_backend(self) -> None:
+        self._mark_window_soon()
+
+    def watch_pinned(self) -> None:
+        self._mark_window_soon()
+
+    def _mark_window_soon(self) -> None:
+        """Move the window marker once typing pauses: counting a long draft's tokens on
+        every key would slow typing down."""
+        if self._window_timer is not None:
+            self._window_timer.stop()
+        self._window_timer = self.set_timer(WINDOW_MARK_DELAY, self._mark_window)
+
+    def _mark_window(self) -> None:
+        self._window_timer = None
+        backend = self.backend
+        if backend is None or self.generating or self.scoring or not self.is_mounted:
+            return  # counting asks the engine, which is busy: the marker moves once it is not
+        editor = self.editor
+        ghost = editor.ghost
+        anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
+        try:
+            template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
+        except prompts.PromptError:
+            template = None  # said when a continuation asks for it
+        window = self.draft_window(backend, editor.text_before(anchor) + (ghost.text if ghost else ""), template,
+                                   notify=False)
+        editor.show_window_start(window.start if window is not None else 0)
 
     # ---- the file ------------------------------------------------------------------
     @property

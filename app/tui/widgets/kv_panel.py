@@ -5,18 +5,20 @@ from __future__ import annotations
 from rich.text import Text
 
 from scriptorium.inference.events import KVCacheUsage
+from scriptorium.inference.window import Window
 
-from scriptorium.app.tui.widgets.formatting import format_bytes, meter
+from scriptorium.app.tui.widgets.formatting import clip, format_bytes, meter
 from scriptorium.app.tui.widgets.panel import Panel
 
 
 class KVPanel(Panel):
-    """Tokens held / n_ctx as a meter, bytes in use / allocated, bytes per token, and how
-    much of the last prompt was already in the cache."""
+    """Tokens held / n_ctx as a meter, bytes in use / allocated, bytes per token, how
+    much of the last prompt was already in the cache, and what the last draft prompt held:
+    memory / note / draft / free, in tokens."""
 
     PANEL_NAME = "kv"
     TITLE = "KV cache"
-    LINES = 5
+    LINES = 6
     COMPONENT_CLASSES = {"kv--fill", "kv--empty", "kv--dim"}
 
     def __init__(self) -> None:
@@ -24,12 +26,19 @@ class KVPanel(Panel):
         self.usage: KVCacheUsage | None = None
         self.loading = False
         """Whether a model is loading (no usage to show yet either way)."""
-        self.reused: tuple[int, int] | None = None
-        """(tokens kept from the previous request, prompt tokens) of the last prefill."""
+        self.reused: tuple[int, int, str] | None = None
+        """(tokens kept from the previous request, prompt tokens, how) of the last prefill."""
+        self.window: Window | None = None
+        """What the last draft prompt held: memory / note / draft tokens."""
 
-    def show_reuse(self, reused_tokens: int, prompt_tokens: int) -> None:
-        self.reused = (reused_tokens, prompt_tokens)
+    def show_reuse(self, reused_tokens: int, prompt_tokens: int, how: str = "prefix") -> None:
+        self.reused = (reused_tokens, prompt_tokens, how)
         self.refresh_lines(4, 1)
+
+    def show_window(self, window: Window | None) -> None:
+        """Split the context into memory / note / draft / room left (a chat prompt has no split)."""
+        self.window = window
+        self.refresh_lines(5, 1)
 
     def show_usage(self, usage: KVCacheUsage | None) -> None:
         same_shape = self.usage is not None and usage is not None and usage.n_ctx == self.usage.n_ctx
@@ -43,17 +52,24 @@ class KVPanel(Panel):
         usage = self.usage
         dim = self.style_of("kv--dim")
         if usage is None:
-            return [Text("the model is loading…" if self.loading else "no model loaded", style=dim)] + [Text()] * 4
+            return [Text("the model is loading…" if self.loading else "no model loaded", style=dim)] + \
+                [Text()] * (self.LINES - 1)
         reuse = Text()
         if self.reused is not None:
-            reused, prompt = self.reused
-            reuse = Text(f"reused {reused:,} of {prompt:,} tok", style=dim)
+            reused, prompt, how = self.reused
+            moved = " (shifted)" if how == "shifted" else ""
+            reuse = Text(f"reused {reused:,} of {prompt:,} tok{moved}", style=dim)
+        window = self.window
+        split = Text() if window is None else Text(clip(
+            f"mem {window.memory_tokens:,}·note {window.note_tokens:,}·draft {window.draft_tokens:,}·"
+            f"free {max(0, usage.n_ctx - window.prompt_tokens):,}", width))
         return [
             meter(usage.tokens, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{usage.tokens:,} / {usage.n_ctx:,} tokens"),
             Text(f"{_bytes(usage.bytes_used)} of {_bytes(usage.bytes_allocated)}"),
             Text(f"{_bytes(usage.bytes_per_token)} per token", style=dim),
             reuse,
+            split,
         ]
 
 

@@ -19,10 +19,13 @@ from textual.reactive import var
 
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
+from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.window import Pinned, Window, build_window, prompt_budget
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.tui.generation import GenerationRequest, new_request
 from scriptorium.app.tui.keys import KeyDisplay
@@ -53,6 +56,8 @@ class ModePane(Vertical):
     """A generation is running, for this pane or the other (one at a time)."""
     streaming: var[bool] = var(False)
     """A generation is running for this pane."""
+    pinned: var[Pinned] = var(Pinned)
+    """The session's memory and author's note, pinned into every prompt."""
 
     @dataclass
     class GenerationRequested(Message):
@@ -123,10 +128,30 @@ class ModePane(Vertical):
             return None
 
     def new_request(self, kind: str, prompt: str, *, special: bool = False,
-                    extra_stop: tuple[str, ...] = ()) -> GenerationRequest:
+                    extra_stop: tuple[str, ...] = (), window: Window | None = None) -> GenerationRequest:
         """A request with the sampler as it is right now."""
         return new_request(kind, prompt, self.sampler, self.bias, self.settings.top_n, self.lora_scale,
-                           special=special, extra_stop=extra_stop)
+                           special=special, extra_stop=extra_stop, window=window)
+
+    def draft_window(self, backend: Backend, text: str, template: str | None, *, notify: bool = True) -> Window | None:
+        """What the model sees of `text` continued, with the pinned memory and note (window.py);
+        None, after a notification, when memory and note leave no room or the text cannot be encoded."""
+        pinned = self.pinned
+        try:
+            return build_window(text, budget=prompt_budget(backend.n_ctx, self.sampler.max_tokens),
+                                count=backend.count_tokens, memory=pinned.memory, note=pinned.note,
+                                note_depth=pinned.note_depth,
+                                wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None)
+        except ScriptoriumError as error:
+            if notify or isinstance(error, EngineCrashed):
+                self.say_failure(backend, error, "Window")
+            return None
+
+    def say_failure(self, backend: Backend, error: ScriptoriumError, title: str) -> None:
+        """One line for the author; an engine found dead while asking is reloaded by the app."""
+        self.notify(str(error), title=title, severity="error", timeout=12)
+        if isinstance(error, EngineCrashed):
+            self.post_message(BackendCrashed(backend, str(error)))
 
     def start(self, request: GenerationRequest) -> None:
         """Ask the screen to run `request` into this pane."""

@@ -8,6 +8,8 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import var
 
+from scriptorium.inference.load_options import beyond_training
+
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.tui.widgets.formatting import clip, format_bytes, format_count, meter
 from scriptorium.app.tui.widgets.panel import Panel
@@ -52,6 +54,12 @@ class ModelPanel(Panel):
             return max(self.LINES, len(self._error_lines(width)) + 1)
         return self.LINES
 
+    def _context_line(self, n_ctx: int, trained: int, width: int) -> Text:
+        if beyond_training(n_ctx, trained):
+            return Text(clip(f"context {n_ctx:,} exceeds its training ({trained:,})", width),
+                        style=self.style_of("model--error"))
+        return Text(clip(f"context {n_ctx:,} (trained {trained:,})", width), style=self.style_of("model--dim"))
+
     def _error_lines(self, width: int) -> list[Text]:
         error = Text(self.status.error, style=self.style_of("model--error"))
         return list(error.wrap(self.app.console, max(width, 1)))
@@ -81,7 +89,7 @@ class ModelPanel(Panel):
             Text(clip(f"{facts.architecture} · {format_count(facts.parameters)} params · {facts.file_type}", width)),
             # A server reports no heads; where it is matters more than the shape it hides.
             Text(clip(status.origin or f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width)),
-            Text(clip(f"context {status.n_ctx:,} (trained {facts.context_length:,})", width), style=dim),
+            self._context_line(status.n_ctx, facts.context_length, width),
             Text(clip(status.arithmetic.describe() if status.arithmetic else "arithmetic not reported", width)),
         ]
         if status.adapter is None:

@@ -95,7 +95,7 @@ class Sidebar(VerticalScroll):
     def prefill_done(self, prefill: PrefillDone) -> None:
         self.speed.show_prefill(prefill)
         self.kv.show_usage(prefill.kv_cache)
-        self.kv.show_reuse(prefill.reused_tokens, prefill.prompt_tokens)
+        self.kv.show_reuse(prefill.reused_tokens, prefill.prompt_tokens, prefill.cache_reuse)
 
     def token(self, event: TokenEvent, kv_cache: KVCacheUsage) -> None:
         self.probabilities.show_token(event)

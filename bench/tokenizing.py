@@ -5,26 +5,19 @@ Tokenizing happens once per request (continue, chat, scoring), before the prefil
 per-token path (decode, probabilities, sampling) never tokenizes, so naming a .model
 costs only this, once per request.
 
-    python bench/tokenize.py --model MODEL.gguf --spm tokenizer.model [--tokens 2000] [--rounds 15]
+    python bench/tokenizing.py --model MODEL.gguf --spm tokenizer.model [--tokens 2000] [--rounds 15]
 """
 
 from __future__ import annotations
 
-import os
+import argparse
 import sys
+import statistics
+import time
+from pathlib import Path
 
-# Run as a script, this folder comes first on sys.path, and this file's name would stand
-# in for the standard library's `tokenize` (which `inspect` and `linecache` import).
-if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
-    sys.path.pop(0)
-
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from scriptorium.inference.engine import Engine, LoadOptions  # noqa: E402
-from scriptorium.inference.tokenizer import LlamaTokenizer  # noqa: E402
+from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.tokenizer import LlamaTokenizer
 
 PARAGRAPH = (
     "Il treno arrivò in ritardo, come sempre d'inverno. Marta scese per ultima, con la valigia "

@@ -1,0 +1,40 @@
+"""Editing what is pinned into every prompt: the memory and the author's note of the
+session on screen. The app's actions land here; the session keeper keeps the text and
+the panes are given it (attributes down)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from textual.app import App
+
+from scriptorium.inference.window import Pinned
+
+from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.tui.screens.main_screen import MainScreen
+from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
+
+
+def edit_pinned(app: App[None], main: MainScreen, sessions: SessionKeeper, which: str,
+                save: Callable[[], object]) -> None:
+    """Open the editor of the memory or the note (`which`) for the mode on screen."""
+    if app.screen is not main:  # a dialog open keeps the keys
+        return
+    mode = main.mode
+
+    def kept(pinned: Pinned | None) -> None:
+        if pinned is None:
+            return
+        sessions.set_pinned(mode, pinned, main.draft_text())
+        show_pinned(main, sessions)
+        save()
+        what, text = ("Memory", pinned.memory) if which == "memory" else ("Author's note", pinned.note)
+        app.notify(f"{what} kept: the model sees it in every prompt." if text.strip() else f"{what} cleared.")
+
+    app.push_screen(PinnedScreen(which, sessions.pinned(mode)), kept)
+
+
+def show_pinned(main: MainScreen, sessions: SessionKeeper) -> None:
+    """Give each pane its session's memory and note."""
+    main.draft.pinned = sessions.pinned("draft")
+    main.chat.pinned = sessions.pinned("chat")

@@ -1,0 +1,68 @@
+"""The editor of what the author pins into every prompt: the memory, or the author's note
+(with how many paragraphs before the end it goes)."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static, TextArea
+
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.window import Pinned, check_note_depth
+
+HELP = {
+    "memory": "Memory: pinned at the top of every prompt (a synopsis, who the characters are, a style note). "
+              "In chat it joins the system prompt.",
+    "note": "Author's note: put a few paragraphs before the end of what the model sees, where it steers most.",
+}
+
+
+class PinnedScreen(ModalScreen[Pinned | None]):
+    """Edit the memory (`which="memory"`) or the author's note; returns the session's new
+    Pinned, or None when the author backs out."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Keep", id="pinned.save", tooltip="Keep the text and close"),
+        Binding("escape", "dismiss(None)", "Cancel", id="pinned.cancel", tooltip="Close without changing it"),
+    ]
+
+    def __init__(self, which: str, pinned: Pinned) -> None:
+        super().__init__()
+        self.which = which
+        self._pinned = pinned
+
+    def compose(self) -> ComposeResult:
+        text = self._pinned.memory if self.which == "memory" else self._pinned.note
+        with Vertical(classes="dialog", id="pinned-dialog"):
+            yield Static(HELP[self.which], classes="dialog-title", markup=False)
+            yield TextArea(text, soft_wrap=True, id="pinned-text")
+            with Horizontal(classes="dialog-buttons"):
+                if self.which == "note":
+                    yield Label("paragraphs before the end ")
+                    yield Input(str(self._pinned.note_depth), id="pinned-depth", type="integer")
+                yield Button("Keep", variant="primary", id="keep")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#pinned-text", TextArea).focus()
+
+    @on(Button.Pressed, "#keep")
+    def action_save(self) -> None:
+        text = self.query_one("#pinned-text", TextArea).text
+        if self.which == "memory":
+            self.dismiss(Pinned(text, self._pinned.note, self._pinned.note_depth))
+            return
+        raw = self.query_one("#pinned-depth", Input).value.strip()
+        try:
+            depth = check_note_depth(int(raw) if raw.lstrip("-").isdigit() else raw, "the note's depth")
+        except ScriptoriumError as error:
+            self.notify(str(error), severity="warning")
+            return
+        self.dismiss(Pinned(self._pinned.memory, text, depth))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)

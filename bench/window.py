@@ -1,0 +1,96 @@
+"""Re-continuing a draft that fills the model's window, against the cost of the appended
+tokens alone, and against continuing cold. One run, side by side.
+
+The window slides by a sentence when a sentence is appended: the cache keeps the memory
+where it is and moves the rest back (context.py), so only the appended sentence (and a
+token or two where it joins) is evaluated. The reference is the same window with its prompt
+cached up to the new sentence, where plain prefix reuse applies: the same tokens
+evaluated at the same positions, nothing moved.
+
+    python bench/author_model.py /tmp/author-256.gguf 256
+    python bench/window.py --model /tmp/author-256.gguf [--rounds 9] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+
+from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.events import GenerationDone, PrefillDone
+from scriptorium.inference.settings import PRESETS, LogitBias
+from scriptorium.inference.window import build_window, prompt_budget
+
+WORDS = ("il gatto nero dorme sul tetto e la casa era buia nella notte più lunga poi il cane corre verso la "
+         "porta mentre Lucia torna al paese con il vento che porta odore di castagne").split()
+MEMORY = "Lucia torna al paese dopo vent'anni. Il gatto si chiama Nero."
+SETTINGS = PRESETS["greedy"].with_changes(max_tokens=32)
+
+
+def sentence(i: int) -> str:
+    return " ".join(WORDS[(i * 5 + k) % len(WORDS)] for k in range(10 + i % 6)).capitalize() + ". "
+
+
+def draft(n: int) -> str:
+    return "".join(sentence(i) + ("\n\n" if i % 4 == 3 else "") for i in range(n))
+
+
+def window_prompt(engine: Engine, text: str) -> str:
+    return build_window(text, budget=prompt_budget(engine.n_ctx, SETTINGS.max_tokens), count=engine.count_tokens,
+                        memory=MEMORY).prompt
+
+
+def continue_once(engine: Engine, text: str, prompt: str | None = None) -> tuple[float, PrefillDone]:
+    prompt = prompt if prompt is not None else window_prompt(engine, text)
+    with contextlib.closing(engine.generate(prompt, SETTINGS.with_changes(max_tokens=1), LogitBias())) as events:
+        seen = list(events)
+    prefill = next(e for e in seen if isinstance(e, PrefillDone))
+    done = next(e for e in seen if isinstance(e, GenerationDone))
+    return done.ttft_ms, prefill
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    engine = Engine.load(LoadOptions(model_path=args.model, n_threads=args.threads, n_threads_batch=args.threads))
+    print(f"model {engine.facts.name}: n_ctx {engine.n_ctx} (trained {engine.facts.context_length}), "
+          f"{args.threads} thread(s)")
+    long_draft = draft(400)
+    cold, shifted, appended, how, evaluated, appended_tokens = [], [], [], [], [], []
+    for r in range(args.rounds):
+        base, extra = long_draft + sentence(1000 + r), sentence(2000 + r)
+        engine.clear_cache()
+        ms, _ = continue_once(engine, base + extra)
+        cold.append(ms)
+        engine.clear_cache()
+        continue_once(engine, base)
+        ms, prefill = continue_once(engine, base + extra)  # the window slides by the new sentence
+        shifted.append(ms)
+        how.append(prefill.cache_reuse)
+        evaluated.append(prefill.prefill_tokens)
+        # The reference: the same window, its prompt cached up to the new sentence (plain
+        # prefix reuse), so the same tokens are evaluated at the same positions.
+        engine.clear_cache()
+        full = window_prompt(engine, base + extra)
+        continue_once(engine, "", full[:-len(extra)])
+        ms, prefill = continue_once(engine, "", full)
+        appended.append(ms)
+        appended_tokens.append(prefill.prefill_tokens)
+    engine.close()
+    med = statistics.median
+    print(f"cold continue at a full window:   TTFT {med(cold):7.1f} ms")
+    print(f"re-continue after a sentence:     TTFT {med(shifted):7.1f} ms  ({med(evaluated):.0f} tokens evaluated; "
+          f"cache {', '.join(sorted(set(how)))})")
+    print(f"the appended tokens alone:        TTFT {med(appended):7.1f} ms  ({med(appended_tokens):.0f} tokens evaluated)")
+    print(f"re-continue / appended alone: {med(shifted) / med(appended):.2f} (target at most 1.5); "
+          f"re-continue / cold: {med(shifted) / med(cold):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

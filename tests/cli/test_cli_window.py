@@ -1,0 +1,55 @@
+"""`scriptorium continue` with memory and an author's note on a model trained on 256 tokens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_cli import assert_one_line_error, scriptorium
+
+PARAGRAPH = "Il gatto nero dorme sul tetto. La casa era buia nella notte più lunga."
+DRAFT = "\n\n".join(f"{PARAGRAPH} Poi il cane corre verso la porta {i}." for i in range(150))
+
+
+def files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    draft, memory, note = tmp_path / "draft.md", tmp_path / "memory.txt", tmp_path / "note.txt"
+    draft.write_text(DRAFT, encoding="utf-8")
+    memory.write_text("Il gatto si chiama Nero.\n", encoding="utf-8")
+    note.write_text("[Tono cupo.]\n", encoding="utf-8")
+    return draft, memory, note
+
+
+def test_the_done_line_says_what_the_window_holds(short_context_model: Path, tmp_path: Path) -> None:
+    draft, memory, note = files(tmp_path)
+    result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--preset", "greedy",
+                         "--max-tokens", "8", "--memory", str(memory), "--note", str(note), "--note-depth", "2",
+                         "--json")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "exceeds" not in result.stderr
+    done = json.loads(result.stdout.splitlines()[-1])
+    window = done["window"]
+    assert window["n_ctx"] == 256  # the training context, by default
+    assert window["memory_tokens"] > 0 and window["note_tokens"] > 0 and window["dropped_tokens"] > 2000
+    assert window["memory_tokens"] + window["note_tokens"] + window["draft_tokens"] == done["prompt_tokens"]
+    assert done["prompt_tokens"] <= 256 - 8 and done["cache_reuse"] == "prefix"
+
+
+def test_a_context_past_the_training_is_allowed_and_said(short_context_model: Path, tmp_path: Path) -> None:
+    draft, _, _ = files(tmp_path)
+    result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--preset", "greedy",
+                         "--max-tokens", "2", "--ctx", "512")
+    assert result.returncode == 0, result.stderr
+    assert "scriptorium: warning: the context (512 tokens) exceeds the 256 the model was trained on" in result.stderr
+    info = scriptorium("info", "--model", str(short_context_model), "--ctx", "1024")
+    assert info.returncode == 0 and "exceeds the 256 the model was trained on" in info.stderr
+
+
+def test_memory_that_does_not_fit_is_one_line(short_context_model: Path, tmp_path: Path) -> None:
+    draft, memory, _ = files(tmp_path)
+    memory.write_text(PARAGRAPH * 30, encoding="utf-8")
+    result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--memory", str(memory))
+    assert_one_line_error(result, "the memory and the author's note take")
+    missing = scriptorium("continue", str(draft), "--model", str(short_context_model), "--note", str(tmp_path / "x"))
+    assert_one_line_error(missing, "author's note not found")
+    depth = scriptorium("continue", str(draft), "--model", str(short_context_model), "--note-depth", "-2")
+    assert_one_line_error(depth, "--note-depth must be a whole number from 0 to 100, not -2")

@@ -1,0 +1,110 @@
+"""The window, pure: what of the draft fits with memory and note, cut where a reader would
+cut. Tokens are counted here by a stand-in (one per word, one BOS); the engine's own count
+is tested in test_window_engine.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from scriptorium.inference.window import (
+    WindowError,
+    boundaries,
+    build_window,
+    check_note_depth,
+    fit_chat,
+    prompt_budget,
+)
+
+
+def words(text: str) -> int:
+    """One token per word plus a BOS: enough to test the fitting, not the tokenizer."""
+    return 1 + len(text.split())
+
+
+PARAGRAPHS = [f"Paragraph {i} opens here. It goes on a little, then it ends." for i in range(40)]
+DRAFT = "\n\n".join(PARAGRAPHS)
+
+
+def test_a_short_draft_is_all_in_the_window() -> None:
+    window = build_window("Una casa. Un gatto.", budget=100, count=words)
+    assert (window.start, window.dropped_tokens, window.prompt) == (0, 0, "Una casa. Un gatto.")
+    assert window.prompt_tokens == words(window.prompt)
+
+
+@pytest.mark.parametrize("budget", [12, 30, 57, 100, 200])
+def test_a_long_draft_is_cut_on_a_sentence_start_and_fits(budget: int) -> None:
+    window = build_window(DRAFT, budget=budget, count=words, memory="Memory: a synopsis.")
+    assert window.prompt_tokens <= budget
+    assert window.start in boundaries(DRAFT)[0]
+    assert window.start > 0 and DRAFT[window.start - 1].isspace() and DRAFT[window.start].isupper()
+    assert window.prompt.startswith("Memory: a synopsis.\n\n")
+    assert window.prompt.endswith(DRAFT[-30:])
+    # The largest that fits: one more sentence would not.
+    earlier = max(b for b in boundaries(DRAFT)[0] if b < window.start)
+    assert words("Memory: a synopsis.\n\n" + DRAFT[earlier:]) > budget
+    assert window.dropped_tokens == words(DRAFT[:window.start]) - 1
+
+
+def test_a_sentence_longer_than_the_room_is_cut_at_a_word_never_inside_one() -> None:
+    draft = "Short one. " + " ".join(f"parola{i}" for i in range(200))
+    window = build_window(draft, budget=50, count=words)
+    assert window.prompt_tokens <= 50
+    assert draft[window.start - 1] == " " and draft[window.start:].startswith("parola")
+
+
+def test_the_window_ends_at_the_cursor() -> None:
+    end = DRAFT.index("Paragraph 20")
+    window = build_window(DRAFT, budget=1000, count=words, end=end)
+    assert window.end == end and window.prompt == DRAFT[:end]
+
+
+def test_the_note_sits_its_depth_of_paragraphs_before_the_end() -> None:
+    window = build_window(DRAFT, budget=120, count=words, memory="M.", note="[Tone: grim]", note_depth=2)
+    before, after = window.prompt.split("[Tone: grim]\n\n")
+    assert after == "\n\n".join(PARAGRAPHS[-2:])
+    assert window.note_at == DRAFT.index(PARAGRAPHS[-2])
+    assert window.prompt_tokens <= 120 and before.startswith("M.\n\n")
+    assert window.note_tokens == words("[Tone: grim]") - 1 and window.memory_tokens == words("M.") - 1
+    assert window.memory_tokens + window.note_tokens + window.draft_tokens == window.prompt_tokens
+
+
+def test_a_note_deeper_than_the_window_opens_it_and_depth_zero_closes_it() -> None:
+    deep = build_window("One.\n\nTwo.", budget=100, count=words, note="N", note_depth=5)
+    assert deep.prompt == "N\n\nOne.\n\nTwo."
+    closing = build_window("One.\n\nTwo.", budget=100, count=words, note="N", note_depth=0)
+    assert closing.prompt == "One.\n\nTwo.\n\nN\n\n"
+
+
+def test_memory_and_note_that_do_not_fit_are_said_never_cut() -> None:
+    with pytest.raises(WindowError, match="memory and the author's note take 41 tokens, more than the 30"):
+        build_window(DRAFT, budget=30, count=words, memory="m " * 30, note="n " * 10)
+
+
+def test_the_template_wraps_the_window_and_counts() -> None:
+    window = build_window(DRAFT, budget=60, count=words, wrap=lambda text: f"Story:\n{text}")
+    assert window.prompt.startswith("Story:\n") and window.prompt_tokens <= 60
+
+
+def test_budget_and_depth_rules() -> None:
+    assert prompt_budget(256, 64) == 192 and prompt_budget(256, 400) == 64
+    assert check_note_depth(3) == 3
+    with pytest.raises(WindowError, match="--note-depth must be a whole number from 0 to 100, not -1"):
+        check_note_depth(-1, "--note-depth")
+
+
+def render(messages: list[dict[str, str]]) -> str:
+    return "\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+def test_chat_drops_the_oldest_turns_and_keeps_system_and_memory() -> None:
+    turns = [{"role": "system", "content": "Be brief."}]
+    for i in range(10):
+        turns += [{"role": "user", "content": f"question {i} " * 3}, {"role": "assistant", "content": f"answer {i}"}]
+    turns.append({"role": "user", "content": "last question"})
+    chat = fit_chat(turns, budget=40, count=words, render=render, memory="Remember the cat.")
+    assert chat.prompt_tokens <= 40 and chat.dropped_turns > 0
+    assert chat.messages[0] == {"role": "system", "content": "Be brief.\n\nRemember the cat."}
+    assert chat.messages[1]["role"] == "user" and chat.messages[-1]["content"] == "last question"
+    assert chat.messages[1:] == turns[1 + chat.dropped_turns:]
+    with pytest.raises(WindowError, match="system prompt, memory and the last message"):
+        fit_chat(turns, budget=5, count=words, render=render)

@@ -1,0 +1,110 @@
+"""Memory, the author's note and the window in the app: editing them, what the model is
+sent, and the marker showing where the model's window starts in the draft."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
+
+from tui_helpers import generated, make_app, model_ready, run, spying_loader
+
+from scriptorium.app.sessions import SessionStore
+from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
+from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
+from scriptorium.app.tui.widgets.draft_pane import WINDOW_MARK_DELAY
+from scriptorium.inference.window import boundaries
+
+PARAGRAPH = "Il gatto nero dorme sul tetto. La casa era buia nella notte più lunga."
+LONG = "\n\n".join(f"{PARAGRAPH} Poi il cane corre verso la porta {i}." for i in range(120))
+
+
+async def write_pinned(pilot: Pilot[Any], key: str, text: str, depth: str | None = None) -> None:
+    await pilot.press(key)
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, PinnedScreen)
+    screen.query_one("#pinned-text", TextArea).text = text
+    if depth is not None:
+        screen.query_one("#pinned-depth", Input).value = depth
+    await pilot.press("ctrl+s")
+    await pilot.pause()
+
+
+def test_memory_and_note_are_edited_kept_and_sent(random_model: Path) -> None:
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(random_model, loader=load)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.", "enter", "enter", *"Un gatto.")
+            await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.")
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="1")
+            assert app.screen is app.main
+            session = app.sessions.draft
+            assert session is not None
+            assert (session.memory, session.note, session.note_depth) == ("Il gatto si chiama Nero.", "[Tono cupo.]", 1)
+            done = await generated(pilot, "ctrl+g")
+            prompt = spies[-1].last["prompt"]
+            assert prompt == "Il gatto si chiama Nero.\n\nUna casa.\n\n[Tono cupo.]\n\nUn gatto."
+            window = app.main.last_generation[0].window
+            assert window is not None and window.prompt_tokens == done.prompt_tokens
+            assert window.memory_tokens > 0 and window.note_tokens > 0
+            kv = "\n".join(str(line) for line in app.main.sidebar.kv.lines(60))
+            assert f"mem {window.memory_tokens}·note {window.note_tokens}·draft {window.draft_tokens}·free" in kv
+            # Escape leaves the memory as it was.
+            await pilot.press("alt+e")
+            await pilot.pause()
+            app.screen.query_one("#pinned-text", TextArea).text = "gone"
+            await pilot.press("escape")
+            assert session.memory == "Il gatto si chiama Nero."
+            # Kept in the session file.
+            assert SessionStore().load(session.id).note == "[Tono cupo.]"
+
+    run(scenario)
+
+
+def test_a_bad_note_depth_is_refused_in_the_dialog(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await write_pinned(pilot, "alt+n", "[Nota]", depth="500")
+            assert isinstance(app.screen, PinnedScreen)  # still open, the author told why
+            await pilot.press("escape")
+            assert app.sessions.pinned("draft").note == ""
+
+    run(scenario)
+
+
+def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, tmp_path: Path) -> None:
+    draft = tmp_path / "long.md"
+    draft.write_text(LONG, encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(short_context_model, draft=draft)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            editor = app.main.draft.editor
+            await pilot.pause(WINDOW_MARK_DELAY + 0.2)  # the marker follows the loaded model
+            await app.main.wait_until_idle()
+            start = editor.window_start
+            assert start > 0 and start in boundaries(LONG)[0]
+            row, column = editor.document.get_location_from_index(start)
+            assert editor._highlights[0][0] == (0, None, OUTSIDE)
+            if column:
+                assert editor._highlights[row][0][2] == OUTSIDE
+            assert all(name != OUTSIDE for _, _, name in editor._highlights[row + 1])
+            done = await generated(pilot, "ctrl+g")
+            window = app.main.last_generation[0].window
+            assert window is not None and editor.window_start == window.start
+            assert done.prompt_tokens <= app.backend.n_ctx - done.completion_tokens
+            # Typing at the end moves the window on once typing pauses.
+            await pilot.press("tab")  # accept the suggestion
+            await pilot.press("end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
+            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
+            assert editor.window_start >= start
+
+    run(scenario)
