@@ -182,13 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=256, help="tokens per generation (default 256)")
     parser.add_argument("--rounds", type=int, default=4, help="alone/app pairs (default 4)")
     parser.add_argument("--ctx", type=int, default=2048, help="context size (default 2048)")
-    parser.add_argument("--spinning", action="store_true",
-                        help="leave OpenMP's wait policy as llama.cpp has it (the app asks for passive waiting)")
+    parser.add_argument("--passive", action="store_true",
+                        help="OpenMP's passive wait for llama.cpp's idle threads (OMP_WAIT_POLICY=passive)")
     args = parser.parse_args(argv)
-    if not args.spinning:
+    if args.passive:
         from scriptorium.inference import native
 
-        native.prefer_passive_waiting()  # as tui_cmd does for the app
+        native.prefer_passive_waiting()
     if not args.model.is_file():
         parser.exit(2, f"tui_stream.py: no model file at {args.model}\n")
     return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx))

@@ -43,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
 def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     """The app for these arguments, not yet running (tests drive it with Pilot)."""
     # Imported here so `scriptorium --help` stays fast.
-    from scriptorium.inference import native
     from scriptorium.inference.errors import ScriptoriumError
 
     from scriptorium.app.config.file import load_config_lenient
@@ -54,8 +53,6 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
 
     if args.resume and args.draft is not None:
         raise ScriptoriumError("--resume reopens the last session; give either it or DRAFT.md")
-    # Decoding runs on every core: llama.cpp's threads must yield them to the UI between tokens.
-    native.prefer_passive_waiting()
     config, problems = load_config_lenient(args.config)
     try:
         chosen = run_settings(args, config)

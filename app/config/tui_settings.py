@@ -42,10 +42,9 @@ class TuiSettings:
     are drawn together, so a fast model never makes the UI redraw per token (20 frames
     a second read as smooth; each frame is UI-thread time the generation waits on)."""
     threads: int | None = None
-    """CPU threads for llama.cpp; None uses every core. Decoding on every core is what
-    plain llama.cpp does at its best; the interface still gets the CPU between tokens
-    because llama.cpp's idle threads sleep instead of spinning (tui_cmd asks for OpenMP's
-    passive wait), which bench/threads.py measured to keep keys prompt."""
+    """CPU threads for llama.cpp; None uses every core, as plain llama.cpp at its best does.
+    The engine runs in its own process, so its threads spinning between tokens take no
+    interpreter from the interface (bench/isolated.py, bench/tui_stream.py)."""
     candidates: int = 3
     """How many continuations the candidates dialog writes at first (+/- change it there)."""
     chat_stop: tuple[str, ...] = ("\nUtente:", "\nUser:")
