@@ -22,6 +22,8 @@ from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
 if TYPE_CHECKING:
     from textual.widgets.text_area import Location
 
+    from scriptorium.inference.backend import Backend
+
 BINDINGS = [
     Binding("ctrl+n", "candidates", "Candidates", show=False, id="draft.candidates",
             tooltip="Write several continuations of this point side by side, each with its own seed, "
@@ -32,16 +34,25 @@ BINDINGS = [
 class DraftCandidates(DraftInspection):
     """The candidates key: the draft pane's layer for choosing among several continuations."""
 
+    def ready_to_continue(self) -> tuple[Backend, str] | None:
+        """The backend and the continue template, scoring stopped; None after telling the
+        author why the model cannot write now."""
+        if self.generating:
+            self.notify("The model is already writing: press Esc to stop it first.", severity="warning")
+            return None
+        backend = self.ready_backend()
+        template = self.prompt_template(prompts.CONTINUE) if backend is not None else None
+        if backend is None or template is None:
+            return None
+        self.stop_scoring("the model is writing")
+        return backend, template
+
     def action_candidates(self) -> None:
         pane = self
-        if pane.generating:
-            pane.notify("The model is already writing: press Esc to stop it first.", severity="warning")
+        ready = pane.ready_to_continue()
+        if ready is None:
             return
-        backend = pane.ready_backend()
-        template = pane.prompt_template(prompts.CONTINUE) if backend is not None else None
-        if backend is None or template is None:
-            return
-        pane.stop_scoring("the model is writing")
+        backend, template = ready
         editor = pane.editor
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)

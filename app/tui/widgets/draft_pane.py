@@ -95,14 +95,10 @@ class DraftPane(DraftCandidates):
         self._continue(from_cursor=True)
 
     def _continue(self, *, from_cursor: bool, reroll: bool = False) -> None:
-        if self.generating:
-            self.notify("The model is already writing: press Esc to stop it first.", severity="warning")
+        ready = self.ready_to_continue()
+        if ready is None:
             return
-        backend = self.ready_backend()
-        template = self.prompt_template(prompts.CONTINUE) if backend is not None else None
-        if template is None or backend is None:
-            return
-        self.stop_scoring("the model is writing")
+        backend, template = ready
         self.inspected = None
         editor = self.editor
         ghost = editor.ghost
