@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable
 
 from scriptorium.inference.events import GenerationDone, TokenEvent
@@ -213,9 +212,7 @@ class SessionKeeper:
         for live in self._live.values():
             generation = live.generation
             if generation.finished_at is None:
-                generation.finish(SimpleNamespace(
-                    text=live.text(), stop_reason="cancelled", prompt_tokens=None,
-                    completion_tokens=len(generation.tokens or ()), seed=None))
+                generation.interrupt(live.text())
 
     def accepted(self, kept: str, at: int, request_ids: tuple[int, ...], editor_text: str) -> bool:
         """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`):

@@ -174,6 +174,14 @@ class Generation:
         if done.seed is not None:
             self.seed = done.seed
 
+    def interrupt(self, text: str) -> None:
+        """Record a generation still streaming as the app closed as the author saw it:
+        stopped ("cancelled", as a stop key records it) with the text drawn so far."""
+        self.finished_at = now_iso()
+        self.text = text
+        self.stop_reason = "cancelled"
+        self.completion_tokens = len(self.tokens or ())
+
     def record_kept(self, kept: str) -> None:
         """Add `kept` to what the author took from this suggestion; recompute the outcome."""
         self.accepted_text = (self.accepted_text or "") + kept

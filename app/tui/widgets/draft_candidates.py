@@ -48,32 +48,31 @@ class DraftCandidates(DraftInspection):
         return backend, template
 
     def action_candidates(self) -> None:
-        pane = self
-        ready = pane.ready_to_continue()
+        ready = self.ready_to_continue()
         if ready is None:
             return
         backend, template = ready
-        editor = pane.editor
+        editor = self.editor
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         prefix = editor.text_before(anchor) + (ghost.text if ghost is not None else "")
-        window = pane.draft_window(backend, prefix, template)
+        window = self.draft_window(backend, prefix, template)
         if window is None:
             return
         editor.show_window_start(window.start)
-        base = pane.new_request("draft", window.prompt, window=window)
+        base = self.new_request("draft", window.prompt, window=window)
         settings, note = candidate_sampler(base.settings)
         if note is not None:
-            pane.notify(note, timeout=8)
+            self.notify(note, timeout=8)
         started: list[int] = []
 
         def record(request: GenerationRequest) -> None:
             started.append(request.id)
             self._record_candidate(request, anchor)
 
-        screen = CandidatesScreen(backend, base, settings, pane.settings.candidates,
-                                  pane.settings.frame_interval, record)
-        pane.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, started))
+        screen = CandidatesScreen(backend, base, settings, self.settings.candidates,
+                                  self.settings.frame_interval, record)
+        self.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, started))
 
     def _record_candidate(self, request: GenerationRequest, anchor: "Location") -> None:
         # Like any generation, each candidate is kept in the session with its settings and seed.
@@ -81,18 +80,17 @@ class DraftCandidates(DraftInspection):
         self.post_message(GenerationStarted(request, editor.text, len(editor.text_before(anchor)), []))
 
     def _candidate_chosen(self, choice: CandidatesChoice | None, anchor: "Location", started: list[int]) -> None:
-        pane = self
-        editor = pane.editor
+        editor = self.editor
         chosen_id = choice.candidates[choice.chosen].request.id if choice is not None else None
         not_taken = tuple(rid for rid in started if rid != chosen_id)
         if not_taken:
-            pane.post_message(pane.SuggestionRejected("", not_taken))
+            self.post_message(self.SuggestionRejected("", not_taken))
         if choice is None:
             return
         # The dialog kept every key from the draft, so the suggestion (if any) is as it was.
         ghost = editor.ghost or editor.begin_ghost(anchor, from_cursor=False)
-        pane.inspected = None
+        self.inspected = None
         put_on_ghost(ghost, choice.candidates, choice.chosen)
-        pane.post_message(pane.SeedChosen(choice.candidates[choice.chosen].seed))
-        pane.redraw_suggestion()
-        pane.refresh_bindings()
+        self.post_message(self.SeedChosen(choice.candidates[choice.chosen].seed))
+        self.redraw_suggestion()
+        self.refresh_bindings()
