@@ -308,10 +308,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.schedule_autosave()
 
     # ---- saving ----------------------------------------------------------------------
-    def schedule_autosave(self) -> None:
+    def schedule_autosave(self) -> None:  # at least 1 ms: a Textual timer running late divides by its delay
         if self._autosave_timer is not None:
             self._autosave_timer.stop()
-        self._autosave_timer = self.set_timer(self.sessions.autosave_delay(time.monotonic()), self._autosave)
+        self._autosave_timer = self.set_timer(max(self.sessions.autosave_delay(time.monotonic()), 0.001), self._autosave)
 
     def _autosave(self) -> None:
         self._autosave_timer = None

@@ -120,6 +120,24 @@ def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
     run(scenario)
 
 
+def test_a_save_due_at_once_is_made_and_the_app_closes_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After AUTOSAVE_LONGEST_SECONDS of typing without a pause the save is due at once
+    (a delay of 0): it must still be made, and the timer must not fail (a Textual timer
+    of 0 s raised ZeroDivisionError, which surfaced as a traceback when the app closed)."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press("A")
+            monkeypatch.setattr(app.sessions, "autosave_delay", lambda now: 0.0)
+            await pilot.press("B")
+            await pilot.pause(0.2)
+            assert draft.read_text(encoding="utf-8") == "AB"
+
+    run(scenario)
+
+
 def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path) -> None:
     async def first() -> None:
         app = make_app(None)  # an unnamed draft lives only in its session
