@@ -2,8 +2,10 @@
 
 Panels keep a constant number of lines, so a per-frame update is a repaint
 (`refresh()`), never a new layout of the screen. They draw through Textual's line API
-(`render_line`), one Strip per line from their own Rich Text: a frame costs the UI
-thread less that way, and the UI thread's time is time the generation waits for.
+(`render_line`), one Strip per line from their own Rich Text, and a line is turned
+into cells only when it changed (`line_strip`). While a model streams, every cell drawn
+is CPU time taken from llama.cpp's threads, which on a small machine share the cores
+with the interface: the decode loses what the interface draws.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from rich.text import Text
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
+
+from scriptorium.app.tui.widgets.strips import line_strip
 
 
 class Panel(Widget):
@@ -30,6 +34,9 @@ class Panel(Widget):
         self._rich_component_styles: dict[str, Style] = {}
         self._strips: list[Strip] | None = None
         self._strips_width = 0
+        self._rich_base: Style | None = None
+        self._drawn: dict[int, tuple[tuple[object, ...], Strip]] = {}
+        """Per line: what it showed last (text, style, spans, width) and its cells."""
         self.border_title = self.TITLE
 
     @property
@@ -56,7 +63,9 @@ class Panel(Widget):
 
     def notify_style_update(self) -> None:
         self._rich_component_styles.clear()
+        self._rich_base = None
         self._strips = None
+        self._drawn.clear()
         super().notify_style_update()
 
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
@@ -68,11 +77,25 @@ class Panel(Widget):
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
         if self._strips is None or self._strips_width != width:
-            base = self.rich_style
-            console = self.app.console
-            self._strips = [
-                Strip(list(line.render(console))).crop_extend(0, width, base).apply_style(base)
-                for line in self.lines(width)
-            ]
+            lines = self.lines(width)
+            base = self._base_style()
+            self._strips = [self._line_strip(number, line, width, base) for number, line in enumerate(lines)]
             self._strips_width = width
-        return self._strips[y] if y < len(self._strips) else Strip.blank(width, self.rich_style)
+        return self._strips[y] if y < len(self._strips) else Strip.blank(width, self._base_style())
+
+    def _base_style(self) -> Style:
+        # rich_style walks every ancestor's styles: once per style update, not per frame.
+        if self._rich_base is None:
+            self._rich_base = self.rich_style
+        return self._rich_base
+
+    def _line_strip(self, number: int, line: Text, width: int, base: Style) -> Strip:
+        """The cells of one line, reused when the line shows what it showed last frame."""
+        key = (line.plain, line.style, tuple(line.spans), width, base)
+        drawn = self._drawn.get(number)
+        if drawn is not None and drawn[0] == key:
+            return drawn[1]
+        strip = line_strip(line, width, base, self.app.console)
+        self._drawn[number] = (key, strip)
+        return strip
+

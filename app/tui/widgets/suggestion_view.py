@@ -6,6 +6,10 @@ its own style, so it reads as a continuation without ever being in the draft.
 While the model writes, the view keeps one size and shows the newest lines (a change
 of size would lay out the whole screen again, a frame's work many times over); when
 the model stops it fits its text and scrolls.
+
+While it writes, the view also draws line by line (`render_line`): only the paragraph
+being written is wrapped again, and only lines that changed are turned into cells. A
+frame's drawing is CPU time llama.cpp's threads lose on a small machine (strips.py).
 """
 
 from __future__ import annotations
@@ -13,11 +17,13 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
+from textual.strip import Strip
 from textual.widget import Widget
 
 from scriptorium.app.tui.branches import version_label
 from scriptorium.app.tui.token_spans import BUCKETS
 from scriptorium.app.tui.branches import Ghost
+from scriptorium.app.tui.widgets.strips import line_strip
 from scriptorium.app.tui.widgets.token_text import token_text
 
 CONTEXT_CHARS = 40
@@ -42,6 +48,10 @@ class SuggestionView(Widget, can_focus=False):
         self._lines = 0
         self._rich_component_styles: dict[str, Style] = {}
         self._wrap_cache: tuple[tuple[int, int, bool], list[Text]] | None = None
+        self._settled: tuple[int, int, list[Text]] | None = None
+        """While streaming: (width, characters, lines) of the finished paragraphs, wrapped once."""
+        self._row_strips: dict[int, tuple[Text, Strip]] = {}
+        """While streaming: each row's line and its cells, redrawn only when the line changed."""
         self.colour_tokens = False
         self.inspected: int | None = None
         """Index of the token under the inspection cursor (in ghost.tokens), or None."""
@@ -49,14 +59,14 @@ class SuggestionView(Widget, can_focus=False):
     def set_inspection(self, *, colour: bool, inspected: int | None) -> None:
         """Colour the tokens by probability, and/or mark the inspected one."""
         self.colour_tokens, self.inspected = colour, inspected
-        self._wrap_cache = None
+        self._forget_wrapping()
         self.refresh()
 
     def show(self, ghost: Ghost | None, context: str, hints: str) -> None:
         """Draw `ghost` after `context` (the text before its anchor on the same line)."""
         self._ghost = ghost
         self._line_before = context[-CONTEXT_CHARS:]
-        self._wrap_cache = None
+        self._forget_wrapping()
         self.display = ghost is not None
         streaming = ghost is not None and ghost.streaming
         self.set_class(streaming, "-streaming")
@@ -92,8 +102,13 @@ class SuggestionView(Widget, can_focus=False):
 
     def notify_style_update(self) -> None:
         self._rich_component_styles.clear()
-        self._wrap_cache = None
+        self._forget_wrapping()
         super().notify_style_update()
+
+    def _forget_wrapping(self) -> None:
+        self._wrap_cache = None
+        self._settled = None
+        self._row_strips.clear()
 
     def _style(self, component: str) -> Style:
         style = self._rich_component_styles.get(component)
@@ -125,12 +140,44 @@ class SuggestionView(Widget, can_focus=False):
         ghost = self._ghost
         key = (len(ghost.text) if ghost else -1, width, bool(ghost and ghost.streaming))  # set_inspection resets
         if self._wrap_cache is None or self._wrap_cache[0] != key:
-            self._wrap_cache = (key, list(self._text().wrap(self.app.console, width)))
+            if ghost is not None and ghost.streaming:
+                lines = self._wrap_streaming(self._text(), width)
+            else:
+                lines = list(self._text().wrap(self.app.console, width))
+            self._wrap_cache = (key, lines)
         return self._wrap_cache[1]
+
+    def _wrap_streaming(self, text: Text, width: int) -> list[Text]:
+        """Wrapped lines of a growing text: the paragraphs before the last line break
+        no longer change, so they are wrapped once, and each frame wraps only the one
+        being written (Rich wraps each paragraph on its own, so this is the same result)."""
+        settled_end = text.plain.rfind("\n") + 1
+        settled = self._settled
+        if settled is None or settled[0] != width or settled[1] != settled_end:
+            lines = list(text[:settled_end].wrap(self.app.console, width)) if settled_end else []
+            if lines and settled_end:
+                lines.pop()  # the empty paragraph after the final line break: written below
+            settled = self._settled = (width, settled_end, lines)
+        return settled[2] + list(text[settled_end:].wrap(self.app.console, width))
+
+    def render_line(self, y: int) -> Strip:
+        ghost = self._ghost
+        if ghost is None or not ghost.streaming:
+            return super().render_line(y)
+        width, height = max(self.content_size.width, 1), max(self.content_size.height, 1)
+        lines = self._wrapped(width)[-height:]
+        if y >= len(lines):
+            return Strip.blank(width, self.rich_style)
+        line = lines[y]
+        drawn = self._row_strips.get(y)
+        if drawn is None or drawn[0] != line or drawn[0].style != line.style or drawn[1].cell_length != width:
+            drawn = self._row_strips[y] = (line, line_strip(line, width, self.rich_style, self.app.console))
+        return drawn[1]
 
     def render(self) -> Text:
         if self._ghost is None or not self._ghost.streaming:
             return self._text()
-        # Streaming: the newest lines that fit, the view's size unchanged.
+        # Streaming: the newest lines that fit, the view's size unchanged (the size is
+        # measured from this; render_line draws the same lines).
         lines = self._wrapped(max(self.content_size.width, 1))
         return Text("\n").join(lines[-max(self.content_size.height, 1):])
