@@ -9,7 +9,6 @@ for what is written and saved. Requests come up as messages; each is handled her
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import ClassVar, Iterable, Mapping
@@ -43,6 +42,7 @@ from scriptorium.app.tui import exporting, pinning
 from scriptorium.app.tui.generation import GenerationFinished, GenerationStarted, TokensGenerated
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
+from scriptorium.app.tui.process_tuning import ProcessTuning
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen, SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
@@ -52,10 +52,6 @@ from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
-
-GIL_SWITCH_INTERVAL = 0.001
-"""Seconds a thread may hold the GIL while another waits for it (Python's default: 0.005)."""
-
 
 class ScriptoriumApp(App[None], inherit_bindings=False):
     """Write with your own model: draft and chat, with llama.cpp's numbers beside them."""
@@ -101,15 +97,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
         self._screen_ready = False
         self._autosave_timer: Timer | None = None
-        self._switch_interval = sys.getswitchinterval()
+        self._tuning = ProcessTuning()
         self.set_reactive(ScriptoriumApp.sampler, self.settings.sampler)
         self.set_reactive(ScriptoriumApp.bias, self.settings.bias)
 
     # ---- start and stop ------------------------------------------------------------
     async def on_mount(self) -> None:
-        # After each llama.cpp call the generation thread needs the GIL back; with the
-        # default 5 ms switch interval a redraw in progress makes it wait that long.
-        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
+        self._tuning.start()
         if self.keys.keymap:
             self.set_keymap(self.keys.keymap)
         self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.keys.key_display).data_bind(
@@ -153,7 +147,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.push_screen(UnsavedScreen(self.draft_file.display_name, has_path=bool(self.draft_file.path)), decided)
 
     def on_unmount(self) -> None:
-        sys.setswitchinterval(self._switch_interval)
+        self._tuning.stop()
         if self._screen_ready:
             self.main.stop_generation()
         self.models.close()
@@ -187,6 +181,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             # Another model was asked for while this one loaded: it is not wanted.
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
+        self._tuning.settle()
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
         if self.models.announce_demo():

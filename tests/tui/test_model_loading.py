@@ -178,3 +178,24 @@ def test_a_model_llama_cpp_would_abort_on_is_refused_and_the_typing_kept(
         assert draft.read_text(encoding="utf-8") == "Scrivo mentre carica"
 
     run(scenario)
+
+
+def test_the_heap_is_frozen_once_a_model_is_ready_and_given_back_at_exit(random_model: Path) -> None:
+    """process_tuning.py: a full collection during a generation would walk every widget
+    and style; after a model loads they are frozen, and unfrozen when the app ends."""
+    import gc
+    import sys
+
+    switch_interval = sys.getswitchinterval()
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            assert app.model_status.state == "ready"
+            assert gc.get_freeze_count() > 1000
+            assert sys.getswitchinterval() < switch_interval
+
+    run(scenario)
+    assert gc.get_freeze_count() == 0
+    assert sys.getswitchinterval() == switch_interval
