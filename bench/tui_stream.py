@@ -1,30 +1,41 @@
 """Does the TUI cost decode speed, and does it answer keys while tokens stream?
 
-    .venv/bin/python bench/tui_stream.py --model PATH [--tokens 256] [--rounds 3]
+    .venv/bin/python bench/tui_stream.py --model PATH [--tokens 256] [--rounds 5]
+        [--frames 0.1,0.05] [--in-process]
 
-Three ways, alternating round by round in the same process:
-  - reference: plain llama.cpp at its best here (reference.py: every core, flash
+Measured side by side, round after round, in one process:
+  - reference: plain llama.cpp at its best here (reference.py: every usable core, flash
            attention on and off both measured, the faster path is the reference);
-  - alone: the app's engine (its threads, flash attention chosen by its own measurement
-           at load) with Engine.generate consumed in a plain loop;
+  - alone: the backend the app ships with (the engine in its child process; its threads,
+           flash attention chosen by its own measurement at load) consumed in a plain loop;
   - app:   the whole ScriptoriumApp headless (run_test, 200x50, every panel shown and
-           live) on that engine, continuing a draft with the same prompt and sampler.
-Decode tokens/s is the engine's own figure (GenerationDone.decode_tokens_per_s) for
-alone and app. While the app streams, keys are sent every 100 ms: typing into the draft
-and nudging the temperature in the sampler panel; the delay is from posting the key
-to the app until the edit or the nudge has been applied.
+           live) on that backend, continuing a draft with the same prompt and sampler,
+           once per frame interval given (the app's `frame_interval`: how often streamed
+           tokens are drawn).
+Decode tokens/s is llama.cpp's loop's own figure (GenerationDone.decode_tokens_per_s).
+The interface's CPU is this process's CPU time while the app streams (the engine runs in
+its child): on a machine whose every core runs llama.cpp's threads, that time is taken
+from the decode, so it predicts the loss.
+
+Then, at the first frame interval, keys are sent every 100 ms while the app streams:
+typing into the draft and nudging the temperature in the sampler panel; the delay is
+from posting the key to the app until the edit or the nudge has been applied.
+Run under `taskset -c 0` (one core), `-c 0,1` (two) and so on to see the ratio move with
+cores: "every core" is the cores the process may use.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import asyncio
+import os
+import resource
 import statistics
 import sys
 import tempfile
 import time
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,10 +44,12 @@ from textual import events
 
 from scriptorium import prompts
 from scriptorium.app import paths
-from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.config.tui_settings import TuiSettings
-from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.inference.engine import Engine
 from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.isolated import IsolatedBackend
+from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, preset
 
 DRAFT = ("La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "
@@ -45,8 +58,8 @@ TOP_N = 12
 KEY_INTERVAL = 0.1
 
 
-def run_alone(engine: Engine, prompt: str, settings: Any) -> GenerationDone:
-    with closing(engine.generate(prompt, settings, LogitBias(), top_n=TOP_N)) as events_:
+def run_alone(backend: Any, prompt: str, settings: Any) -> GenerationDone:
+    with closing(backend.generate(prompt, settings, LogitBias(), top_n=TOP_N)) as events_:
         for event in events_:
             if isinstance(event, GenerationDone):
                 return event
@@ -64,7 +77,7 @@ def hook(obj: Any, name: str, record: Callable[[], None]) -> None:
     setattr(obj, name, wrapped)
 
 
-async def send_key(app: ScriptoriumApp, key: str) -> float:
+def send_key(app: ScriptoriumApp, key: str) -> float:
     """Post a key the way a terminal would; returns when it was posted."""
     character = key if len(key) == 1 else None
     event = events.Key(key, character)
@@ -74,29 +87,34 @@ async def send_key(app: ScriptoriumApp, key: str) -> float:
     return posted
 
 
-async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
-    print(f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')} for the app and the reference alike")
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[float], in_process: bool) -> int:
     print(machine_facts())
     reference = Reference.load(model, n_ctx)
-    # The engine as the app loads it: its threads, flash attention measured (fresh cache).
     threads = TuiSettings().generation_threads()
-    with tempfile.TemporaryDirectory() as cache:
-        engine = Engine.load(LoadOptions(model_path=model, n_ctx=n_ctx, n_threads=threads),
-                             flash_cache=Path(cache) / "flash.json")
-    print(f"app: {engine.arithmetic.describe()}")
+    options = LoadOptions(model_path=model, n_ctx=n_ctx, n_threads=threads)
+    with tempfile.TemporaryDirectory() as cache:  # flash attention measured afresh, as at a first load
+        flash_cache = Path(cache) / "flash.json"
+        backend: Any = (Engine.load(options, flash_cache=flash_cache) if in_process
+                        else IsolatedBackend.load(options, flash_cache=flash_cache))
+    where = "in the app's process" if in_process else "in its child process (the app's default)"
+    print(f"engine {where}: {backend.arithmetic.describe()}")
     settings = preset("greedy").with_changes(max_tokens=tokens, preset="greedy")
-    template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
-    prompt = prompts.render_continue(DRAFT, template)
-    prompt_tokens = engine.tokenize(prompt)
-    run_alone(engine, prompt, settings.with_changes(max_tokens=8))  # warm-up
+    prompt = prompts.render_continue(DRAFT, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
+    prompt_tokens = reference.engines[True].tokenize(prompt)
+    run_alone(backend, prompt, settings.with_changes(max_tokens=8))  # warm-up
     reference.measure_round(prompt_tokens, 16)
     reference.rates = {True: [], False: []}
 
     app = ScriptoriumApp(settings=TuiSettings(sampler=settings, top_n=TOP_N), draft=None,
-                         load_options=engine.options, backend_loader=lambda options, progress: engine)
-    keyed_rates: list[float] = []
+                         load_options=backend.options, backend_loader=lambda options, progress: backend)
     alone_rates: list[float] = []
-    app_rates: list[float] = []
+    app_rates: dict[float, list[float]] = {frame: [] for frame in frames}
+    interface_cpu: dict[float, list[float]] = {frame: [] for frame in frames}
     typing_delays: list[float] = []
     nudge_delays: list[float] = []
     pending: list[float] = []
@@ -115,16 +133,19 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
         hook(editor, "edit", applied(typing_delays))
         hook(main.sidebar.sampler, "action_nudge", applied(nudge_delays))
 
-        async def app_run(keys: list[str]) -> GenerationDone:
+        async def app_run(frame: float, keys: list[str]) -> tuple[GenerationDone, float]:
+            # The screen reads its frame interval at each generation.
+            main._settings = replace(main._settings, frame_interval=frame)
             editor.load_text(DRAFT)
             editor.move_cursor(editor.document.end)
             main.focus_mode()
             await pilot.pause()
             # Keys go in the way a terminal sends them, without Pilot's waiting for idle
             # (the process is never idle while the model runs).
-            await send_key(app, "ctrl+g")
+            cpu_before, wall_before = cpu_seconds(), time.perf_counter()
+            send_key(app, "ctrl+g")
             if keys[:1] == ["T"]:
-                await send_key(app, "ctrl+t")
+                send_key(app, "ctrl+t")
             elif keys:
                 # Typing goes at the start of the draft, before the suggestion's anchor,
                 # so the suggestion keeps streaming.
@@ -132,47 +153,52 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int) -> int:
             sent = 0
             await asyncio.sleep(KEY_INTERVAL)
             while keys and main.is_generating:
-                pending.append(await send_key(app, keys[sent % len(keys)]))
+                pending.append(send_key(app, keys[sent % len(keys)]))
                 sent += 1
                 await asyncio.sleep(KEY_INTERVAL)
             await main.wait_until_idle()
+            cpu_share = (cpu_seconds() - cpu_before) / (time.perf_counter() - wall_before)
             await pilot.pause()
             pending.clear()
             editor.clear_ghost()
             assert main.last_generation is not None
-            return main.last_generation[2]
+            return main.last_generation[2], cpu_share
 
         for round_number in range(rounds):
             plain = reference.measure_round(prompt_tokens, tokens)
-            alone = run_alone(engine, prompt, settings)
-            streamed = await app_run([])
+            alone = run_alone(backend, prompt, settings)
             alone_rates.append(alone.decode_tokens_per_s)
-            app_rates.append(streamed.decode_tokens_per_s)
-            print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  FA off {plain[False]:6.1f}   "
-                  f"alone {alone.decode_tokens_per_s:6.1f} tok/s   "
-                  f"app {streamed.decode_tokens_per_s:6.1f} tok/s   ({streamed.completion_tokens} tokens, "
-                  f"stop: {streamed.stop_reason})", flush=True)
-        typed = await app_run(["x", "y"])
-        nudged = await app_run(["T", "t"])
+            shown = []
+            for frame in frames:
+                streamed, share = await app_run(frame, [])
+                app_rates[frame].append(streamed.decode_tokens_per_s)
+                interface_cpu[frame].append(share)
+                shown.append(f"app@{1 / frame:.0f}fps {streamed.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%)")
+            print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
+                  f"alone {alone.decode_tokens_per_s:6.1f}   " + "   ".join(shown), flush=True)
+        typed, _ = await app_run(frames[0], ["x", "y"])
+        nudged, _ = await app_run(frames[0], ["T", "t"])
         keyed_rates = [typed.decode_tokens_per_s, nudged.decode_tokens_per_s]
-    engine.close()
+    backend.close()
     reference.close()
 
-    alone_median = statistics.median(alone_rates)
-    app_median = statistics.median(app_rates)
-    delays = typing_delays + nudge_delays
+    best = reference.rates[reference.best_path]
     print(f"\nmodel: {model.name}   tokens per run: {tokens}   rounds: {rounds}   "
-          f"llama.cpp threads: {threads} of {os.cpu_count()} cores")
+          f"llama.cpp threads: {threads} of {os.cpu_count()} cores   engine {where}")
     print(reference.describe())
-    print(f"decode, inference layer alone: {alone_median:7.1f} tok/s (median)")
-    print(f"decode, whole app streaming:   {app_median:7.1f} tok/s (median)")
-    print(f"ratio app / reference:         {ratio_summary(app_rates, reference.rates[reference.best_path])}")
-    print(f"ratio app / alone:             {ratio_summary(app_rates, alone_rates)}")
+    print(f"alone (the backend in a plain loop): {statistics.median(alone_rates):7.1f} tok/s   "
+          f"alone / reference {ratio_summary(alone_rates, best)}")
+    for frame in frames:
+        print(f"app, drawing {1 / frame:.0f} frames/s: {statistics.median(app_rates[frame]):7.1f} tok/s   "
+              f"app / reference {ratio_summary(app_rates[frame], best)}   "
+              f"interface CPU {statistics.median(interface_cpu[frame]) * 100:.1f}% of a core")
+    delays = typing_delays + nudge_delays
     if delays:
-        print(f"keypress handled while streaming: median {statistics.median(delays):.1f} ms, "
-              f"max {max(delays):.1f} ms over {len(delays)} keys "
+        print(f"keypress handled while streaming ({1 / frames[0]:.0f} frames/s): median "
+              f"{statistics.median(delays):.1f} ms, max {max(delays):.1f} ms over {len(delays)} keys "
               f"(typing {len(typing_delays)}, sampler nudges {len(nudge_delays)}, one every "
-              f"{KEY_INTERVAL * 1000:.0f} ms; decode meanwhile {statistics.median(keyed_rates):.1f} tok/s)")
+              f"{KEY_INTERVAL * 1000:.0f} ms); decode meanwhile {statistics.median(keyed_rates):.1f} tok/s, "
+              f"{statistics.median(keyed_rates) / statistics.median(best):.3f} of the reference")
     return 0
 
 
@@ -180,18 +206,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True, help="GGUF model file")
     parser.add_argument("--tokens", type=int, default=256, help="tokens per generation (default 256)")
-    parser.add_argument("--rounds", type=int, default=4, help="alone/app pairs (default 4)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
     parser.add_argument("--ctx", type=int, default=2048, help="context size (default 2048)")
-    parser.add_argument("--passive", action="store_true",
-                        help="OpenMP's passive wait for llama.cpp's idle threads (OMP_WAIT_POLICY=passive)")
+    parser.add_argument("--frames", default=f"{TuiSettings().frame_interval:g}",
+                        help="frame intervals to compare, in seconds, comma-separated (default: the app's)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the engine in the app's own process instead of its child")
     args = parser.parse_args(argv)
-    if args.passive:
-        from scriptorium.inference import native
-
-        native.prefer_passive_waiting()
     if not args.model.is_file():
         parser.exit(2, f"tui_stream.py: no model file at {args.model}\n")
-    return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx))
+    try:
+        frames = [float(value) for value in args.frames.split(",")]
+    except ValueError:
+        parser.exit(2, f"tui_stream.py: --frames takes seconds separated by commas, not {args.frames!r}\n")
+    return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx, frames, args.in_process))
 
 
 if __name__ == "__main__":
