@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .errors import ScriptoriumError
@@ -78,12 +78,42 @@ class Window:
     note_tokens: int
     draft_tokens: int
     """The rest of the prompt: the draft window, with the template's text and a BOS."""
-    dropped_tokens: int
-    """Tokens of the draft before the window: the model does not see them."""
+    dropped: "DroppedTokens" = field(repr=False, compare=False)
+
+    @property
+    def dropped_tokens(self) -> int:
+        """Tokens of the draft before the window: the model does not see them. Counted
+        at the first read (see DroppedTokens): read it between requests, as any count."""
+        return self.dropped.value()
 
     def as_json(self, n_ctx: int) -> dict[str, int]:
         return {"n_ctx": n_ctx, "memory_tokens": self.memory_tokens, "note_tokens": self.note_tokens,
                 "draft_tokens": self.draft_tokens, "dropped_tokens": self.dropped_tokens}
+
+
+class DroppedTokens:
+    """The tokens of the draft before a window, counted when first read and then kept.
+
+    Counting them tokenizes everything before the window, which on a book-length draft
+    is the whole book: the draft pane builds a window at every pause in typing (for its
+    marker) and at every continuation, and shows none of this number; the command line
+    shows it once. So it is a real count, asked for only by whoever shows it. It uses the
+    backend the window was fitted with: a child-process backend answers one request at a
+    time, so it is read between requests, never while a generation streams."""
+
+    __slots__ = ("_count", "_draft", "_start", "_empty", "_value")
+
+    def __init__(self, count: Count, draft: str, start: int, empty: int) -> None:
+        self._count: Count | None = count
+        self._draft, self._start, self._empty = draft, start, empty
+        self._value: int | None = 0 if start == 0 else None
+
+    def value(self) -> int:
+        if self._value is None:
+            assert self._count is not None
+            self._value = self._count(self._draft[:self._start]) - self._empty
+            self._count, self._draft = None, ""  # nothing held once counted: not the backend, not the draft
+        return self._value
 
 
 def prompt_budget(n_ctx: int, max_tokens: int) -> int:
@@ -189,7 +219,7 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     return Window(prompt=prompt, start=start, end=end, note_at=at, budget=budget, prompt_tokens=prompt_tokens,
                   memory_tokens=memory_tokens, note_tokens=note_tokens,
                   draft_tokens=prompt_tokens - memory_tokens - note_tokens,
-                  dropped_tokens=count(text[:start]) - empty if start else 0)
+                  dropped=DroppedTokens(count, draft, start, empty))
 
 
 def _as_is(text: str) -> str:
