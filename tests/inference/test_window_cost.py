@@ -5,6 +5,14 @@ no timing anywhere."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Iterator
+
+import gguf
+import pytest
+
+from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.gguf_vocab import read_gguf_vocab
 from scriptorium.inference.window import build_window
 
 
@@ -43,3 +51,21 @@ def test_a_window_at_the_draft_start_drops_nothing_without_counting() -> None:
     window = build_window("Una casa. Un gatto.", budget=100, count=recorder)
     asked = len(recorder.asked)
     assert window.dropped_tokens == 0 and len(recorder.asked) == asked
+
+
+# ---- the bound's basis: the vocabulary's longest piece ------------------------------------
+@pytest.fixture
+def engine(short_context_model: Path) -> Iterator[Engine]:
+    engine = Engine.load(LoadOptions(model_path=short_context_model, n_threads=1))
+    yield engine
+    engine.close()
+
+
+def test_no_token_stands_for_more_characters_than_the_longest_piece(engine: Engine,
+                                                                    short_context_model: Path) -> None:
+    longest = engine.longest_piece_chars
+    vocab = read_gguf_vocab(short_context_model)
+    assert vocab.types is not None
+    # The GGUF's own pieces, read without llama.cpp; a byte token is one byte.
+    assert longest == max(len(text) for text, kind in zip(vocab.tokens, vocab.types) if kind != gguf.TokenType.BYTE)
+    assert max(len(engine.token_bytes(i).decode("utf-8", "replace")) for i in range(engine.n_vocab)) <= longest
