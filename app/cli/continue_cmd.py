@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     settings, bias = chosen.sampler, chosen.bias
     try:
         window = build_window(draft, budget=prompt_budget(engine.n_ctx, settings.max_tokens),
-                              count=engine.count_tokens, memory=memory, note=note, note_depth=depth,
+                              count=engine.count_tokens, longest_piece=engine.longest_piece_chars,
+                              memory=memory, note=note, note_depth=depth,
                               wrap=lambda text: prompts.render_continue(text, template))
         # Counted now, between requests: the --json line reads it while the stream below
         # holds the engine, which a child process answers one request at a time.
