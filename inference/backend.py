@@ -54,6 +54,12 @@ class Backend(Protocol):
         """The vocabulary's <0x00>..<0xFF> byte tokens, which LogitBias can ban."""
 
     @property
+    def longest_piece_chars(self) -> int | None:
+        """The most characters one token of the vocabulary stands for (its longest piece),
+        which bounds how much draft a window of N tokens can hold (window.py); None where
+        the backend cannot say (a llama-server lists no pieces)."""
+
+    @property
     def tokenizer_name(self) -> str:
         """What cuts text into ids: 'llama.cpp', 'SentencePiece (NAME.model)', ..."""
 

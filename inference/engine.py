@@ -208,6 +208,10 @@ class Engine:
         UnencodableTextError for text the vocabulary cannot encode (tokenizer.py)."""
         return self.vocabulary.tokenize(text, add_bos=add_bos, special=special)
 
+    @property
+    def longest_piece_chars(self) -> int:
+        return self.vocabulary.longest_piece_chars
+
     def count_tokens(self, text: str) -> int:
         """How many tokens `text` is as a prompt (a BOS included when the model adds one)."""
         return len(self.vocabulary.tokenize(text))

@@ -47,6 +47,7 @@ class IsolatedBackend:
         self.lora_scale: float = loaded.lora_scale
         self.n_ctx: int = loaded.n_ctx
         self.byte_token_ids: tuple[int, ...] = loaded.byte_token_ids
+        self.longest_piece_chars: int = loaded.longest_piece_chars
         self.tokenizer_name: str = loaded.tokenizer_name
         self.tokenizer_warning: str = loaded.tokenizer_warning
         self.origin = ""  # llama.cpp on this machine, in a child process of ours

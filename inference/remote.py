@@ -52,6 +52,9 @@ class RemoteBackend:
         self.n_ctx = n_ctx
         self.n_vocab = n_vocab
         self.byte_token_ids = byte_token_ids
+        self.longest_piece_chars: int | None = None
+        """Unknown: the server detokenizes ids but lists no pieces, and asking for each of
+        n_vocab ids is a request apiece (the window search then assumes a safe length)."""
         self.server_fields = server_fields
         """The sampler fields this server's build knows (from /props), to refuse what it lacks."""
         self.build = build

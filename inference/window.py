@@ -12,6 +12,11 @@ line, the draft pane, chat and scoring:
 - Counting is done by the caller's `count` (the backend's tokenizer on the whole prompt,
   BOS included): a prompt that fits here fits in the engine, since the engine tokenizes
   the same text with the same tokenizer.
+- Only the end of the draft is counted, however long the draft: N tokens hold at most N
+  times the vocabulary's longest piece in characters, so no text further back can fit
+  (`_too_far_back`). The draft pane builds a window at every pause in typing, for its
+  marker; a book-length draft would otherwise be tokenized each time. The tokens before
+  the window are counted only when read (DroppedTokens).
 - Memory and note are never cut: when they alone do not fit, WindowError says so.
 - Chat (`fit_chat`): the system prompt (with the memory) stays, the oldest turns leave.
 
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .errors import ScriptoriumError
@@ -41,6 +46,17 @@ NOTE_DEPTH_RANGE = (0, 100)
 PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 SENTENCE_END = re.compile(r"[.!?…][\"'»”’)\]]*\s+")
 WORD_START = re.compile(r"\s+")
+
+MARGIN_TOKENS = 16
+"""Slack in the window search's reach: see `_too_far_back`."""
+GUESS_CHARS_PER_TOKEN = 4
+"""The search's first guess at how many characters a token of prose holds (European
+languages take 3 to 5): only where it starts looking; each probe then measures."""
+LONGEST_PIECE_UNKNOWN = 128
+"""The longest piece assumed when the backend cannot say (a llama-server). Only the
+search's cost depends on it, never the window: a probe at the bound that still fits
+sends the search further back (`_too_far_back`). 128 is above the longest pieces seen
+(Gemma 3: 31, a run of newlines; SmolLM2: 81, a newline and 80 spaces)."""
 
 
 class WindowError(ScriptoriumError):
@@ -78,12 +94,42 @@ class Window:
     note_tokens: int
     draft_tokens: int
     """The rest of the prompt: the draft window, with the template's text and a BOS."""
-    dropped_tokens: int
-    """Tokens of the draft before the window: the model does not see them."""
+    dropped: "DroppedTokens" = field(repr=False, compare=False)
+
+    @property
+    def dropped_tokens(self) -> int:
+        """Tokens of the draft before the window: the model does not see them. Counted
+        at the first read (see DroppedTokens): read it between requests, as any count."""
+        return self.dropped.value()
 
     def as_json(self, n_ctx: int) -> dict[str, int]:
         return {"n_ctx": n_ctx, "memory_tokens": self.memory_tokens, "note_tokens": self.note_tokens,
                 "draft_tokens": self.draft_tokens, "dropped_tokens": self.dropped_tokens}
+
+
+class DroppedTokens:
+    """The tokens of the draft before a window, counted when first read and then kept.
+
+    Counting them tokenizes everything before the window, which on a book-length draft
+    is the whole book: the draft pane builds a window at every pause in typing (for its
+    marker) and at every continuation, and shows none of this number; the command line
+    shows it once. So it is a real count, asked for only by whoever shows it. It uses the
+    backend the window was fitted with: a child-process backend answers one request at a
+    time, so it is read between requests, never while a generation streams."""
+
+    __slots__ = ("_count", "_draft", "_start", "_empty", "_value")
+
+    def __init__(self, count: Count, draft: str, start: int, empty: int) -> None:
+        self._count: Count | None = count
+        self._draft, self._start, self._empty = draft, start, empty
+        self._value: int | None = 0 if start == 0 else None
+
+    def value(self) -> int:
+        if self._value is None:
+            assert self._count is not None
+            self._value = self._count(self._draft[:self._start]) - self._empty
+            self._count, self._draft = None, ""  # nothing held once counted: not the backend, not the draft
+        return self._value
 
 
 def prompt_budget(n_ctx: int, max_tokens: int) -> int:
@@ -128,38 +174,48 @@ def paragraph_starts(text: str) -> list[int]:
     return starts
 
 
-def note_position(text: str, start: int, depth: int) -> int:
-    """Where the note goes: before the `depth`-th paragraph from the end of text[start:]
-    (depth 0: after all of it), never before `start`."""
+def note_position(text: str, start: int, depth: int, end: int | None = None) -> int:
+    """Where the note goes: before the `depth`-th paragraph from the end of text[start:end]
+    (depth 0: after all of it), never before `start`.
+
+    Only text[start:end] is read, so placing the note costs what the window does, not
+    what the draft does. A paragraph break is all whitespace, so none crosses `start`
+    unless `start` is inside a run of whitespace: from the run's beginning the scan finds
+    the breaks a scan of the whole text finds."""
+    end = len(text) if end is None else end
     if depth == 0:
-        return len(text)
-    starts = [p for p in paragraph_starts(text) if p >= start] or [start]
-    if starts[0] != start:
-        starts.insert(0, start)
+        return end
+    scan = start
+    if start < end and text[start].isspace():
+        while scan > 0 and text[scan - 1].isspace():
+            scan -= 1
+    starts = [start] + [m.end() for m in PARAGRAPH.finditer(text, scan, end) if start < m.end() < end]
     return starts[max(0, len(starts) - depth)]
 
 
 def assemble(draft: str, start: int, end: int, memory: str, note: str, depth: int,
              wrap: Callable[[str], str]) -> tuple[str, int | None]:
-    text = draft[:end]
     block = note_block(note)
-    at = note_position(text, start, depth) if block else None
+    at = note_position(draft, start, depth, end) if block else None
     if at is None:
-        window = text[start:]
-    elif at >= len(text) and text and not text.endswith("\n"):
-        window = text[start:] + "\n\n" + block  # depth 0: the note closes the window
+        window = draft[start:end]
+    elif at >= end and end and draft[end - 1] != "\n":
+        window = draft[start:end] + "\n\n" + block  # depth 0: the note closes the window
     else:
-        window = text[start:at] + block + text[at:]
+        window = draft[start:at] + block + draft[at:end]
     return memory_block(memory) + wrap(window), at
 
 
 def build_window(draft: str, *, budget: int, count: Count, end: int | None = None, memory: str = "",
                  note: str = "", note_depth: int = DEFAULT_NOTE_DEPTH,
-                 wrap: Callable[[str], str] | None = None) -> Window:
+                 wrap: Callable[[str], str] | None = None, longest_piece: int | None = None) -> Window:
     """The largest window of `draft[:end]` that fits in `budget` tokens with memory and note.
 
     `wrap` turns the window (note inside) into the draft part of the prompt (the continue
-    template). WindowError when memory and note alone do not fit."""
+    template); it may add text, never leave the window's out. `longest_piece`: the
+    backend's `longest_piece_chars` (None: unknown). Only text near the end is ever
+    counted, however long the draft (`_too_far_back`). WindowError when memory and note
+    alone do not fit."""
     end = len(draft) if end is None else max(0, min(end, len(draft)))
     wrap = wrap or _as_is
     check_note_depth(note_depth)
@@ -169,31 +225,96 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
         raise WindowError(
             f"the memory and the author's note take {fixed:,} tokens, more than the {budget:,} the context "
             "leaves for the prompt (context size minus max tokens): shorten them, or give the model a larger context")
-    text = draft[:end]
+    sizes: dict[int, int] = {}
 
     def size(start: int) -> int:
-        return count(assemble(draft, start, end, memory, note, note_depth, wrap)[0])
+        if start not in sizes:
+            sizes[start] = count(assemble(draft, start, end, memory, note, note_depth, wrap)[0])
+        return sizes[start]
 
-    start = 0
-    if size(0) > budget:
-        sentences, words = boundaries(text)
+    start: int | None = 0
+    floor = _too_far_back(draft, end, budget, fixed, size, longest_piece or LONGEST_PIECE_UNKNOWN)
+    if floor or size(0) > budget:
+        # Past `floor` only: no start before it fits. A short draft (floor 0) is searched whole.
+        sentences, words = _starts_after(draft, floor, end) if floor else boundaries(draft[:end])
         start = _earliest_fitting(sentences, size, budget)
         if start is None:
             start = _earliest_fitting(words, size, budget)
         if start is None:
-            start = len(text)  # not even the last word: the draft part is empty
+            start = end  # not even the last word: the draft part is empty
     prompt, at = assemble(draft, start, end, memory, note, note_depth, wrap)
-    prompt_tokens = count(prompt)
+    prompt_tokens = size(start)
     memory_tokens = count(memory_block(memory)) - empty if memory.strip() else 0
     note_tokens = count(note_block(note)) - empty if note.strip() else 0
     return Window(prompt=prompt, start=start, end=end, note_at=at, budget=budget, prompt_tokens=prompt_tokens,
                   memory_tokens=memory_tokens, note_tokens=note_tokens,
                   draft_tokens=prompt_tokens - memory_tokens - note_tokens,
-                  dropped_tokens=count(text[:start]) - empty if start else 0)
+                  dropped=DroppedTokens(count, draft, start, empty))
 
 
 def _as_is(text: str) -> str:
     return text
+
+
+def _too_far_back(draft: str, end: int, budget: int, fixed: int, size: Callable[[int], int], longest: int) -> int:
+    """A word start of draft[:end] whose window does not fit, so that none before it does
+    (0: the draft is short enough to search whole), found counting only windows near `end`.
+
+    The bound. A token stands for at most `longest` characters (the vocabulary's longest
+    piece), so N tokens hold at most N × longest characters, and a prompt that fits holds
+    at most budget × longest. The window is inside its prompt whole (memory, note and
+    template only add to it), so a window that starts more than budget × longest
+    characters before `end` cannot fit: that is known without counting it. No probe reaches
+    further back than (budget + MARGIN_TOKENS) × longest characters: a probe starts at a
+    word start, up to a word after the reach, and the margin keeps it past budget × longest
+    unless that word is over MARGIN_TOKENS × longest characters long.
+
+    The search. The first probe guesses prose density; a probe that fits moves the next
+    back by what its own count says the room still holds (an eighth more); the first that
+    does not fit is the answer, since an earlier start holds its window and so no fewer
+    tokens (what the bisection after it assumes too).
+
+    Where the bound can fail: it needs every character to be in some token's piece. A
+    tokenizer that normalizes can make characters vanish: the author's SentencePiece model
+    (remove_extra_whitespaces turns a run of spaces into one ▁; NFKC composes e + ◌́ into é),
+    llama.cpp's UGM and WPM vocabularies. Then a probe at the bound can fit, and the search
+    goes on back past the bound, doubling its reach: that probe's own count proved that
+    much text fits, so the window is still the largest, and the search costs a few times
+    what the window itself costs, which the engine tokenizes anyway. A `longest` too small
+    (LONGEST_PIECE_UNKNOWN for a server's vocabulary) errs the same way, never otherwise."""
+    bound = (budget + MARGIN_TOKENS) * max(1, longest)
+    room = max(1, budget - fixed)
+    reach = min(bound, (budget + MARGIN_TOKENS) * GUESS_CHARS_PER_TOKEN)
+    while reach < end:
+        cut = _word_start_from(draft, end - reach, end)
+        estimate = 0  # no word starts within the reach: one long word
+        if cut < end:
+            tokens = size(cut)
+            if tokens > budget:
+                return cut
+            estimate = (end - cut) * (room + room // 8 + MARGIN_TOKENS) // max(1, tokens - fixed)
+        if reach >= bound:
+            reach *= 2  # characters vanish here: no density to trust, and no overshooting far
+        else:
+            reach = min(bound, max(estimate, reach + reach // 4 + 1))
+    return 0
+
+
+def _word_start_from(text: str, pos: int, end: int) -> int:
+    """The first word start of text[:end] at or after `pos` (`end` when there is none)."""
+    if pos <= 0:
+        return 0
+    match = WORD_START.search(text, pos - 1, end)  # from the whitespace run `pos` may be in or after
+    return match.end() if match is not None and match.end() < end else end
+
+
+def _starts_after(text: str, floor: int, end: int) -> tuple[list[int], list[int]]:
+    """`boundaries(text[:end])` after `floor`, reading text[floor:end] only. `floor` is a
+    word start, so text[floor] is no whitespace: no boundary match (punctuation, then
+    only whitespace) spans it, and a scan from it finds what a scan from 0 finds after it."""
+    sentences = {m.end() for pattern in (PARAGRAPH, SENTENCE_END) for m in pattern.finditer(text, floor, end)}
+    words = {m.end() for m in WORD_START.finditer(text, floor, end)}
+    return sorted(s for s in sentences if floor < s < end), sorted(w for w in words if floor < w < end)
 
 
 def _earliest_fitting(candidates: Sequence[int], size: Callable[[int], int], budget: int) -> int | None:

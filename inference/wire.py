@@ -41,6 +41,7 @@ class LoadedModel:
     n_ctx: int
     n_vocab: int
     byte_token_ids: tuple[int, ...]
+    longest_piece_chars: int
     kv_layout: KVLayout
     chat_template: str | None
     """The GGUF's own chat template, rendered in the parent (it is Jinja, not llama.cpp)."""

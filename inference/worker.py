@@ -135,8 +135,8 @@ class Worker:
         self._send(("loaded", LoadedModel(
             options=engine.options, facts=engine.facts, adapter=engine.adapter, lora_scale=engine.lora_scale,
             n_ctx=engine.n_ctx, n_vocab=engine.n_vocab, byte_token_ids=tuple(engine.byte_token_ids),
-            kv_layout=engine.kv_layout, chat_template=template, bos_text=bos,
-            tokenizer_name=engine.tokenizer_name, tokenizer_warning=engine.tokenizer_warning,
+            longest_piece_chars=engine.longest_piece_chars, kv_layout=engine.kv_layout, chat_template=template,
+            bos_text=bos, tokenizer_name=engine.tokenizer_name, tokenizer_warning=engine.tokenizer_warning,
             arithmetic=engine.arithmetic)))
 
     def _stream(self, request_id: int, events: Iterator[Event], should_stop: Callable[[], bool]) -> None:

@@ -103,15 +103,19 @@ def run(args: argparse.Namespace) -> int:
     settings, bias = chosen.sampler, chosen.bias
     try:
         window = build_window(draft, budget=prompt_budget(engine.n_ctx, settings.max_tokens),
-                              count=engine.count_tokens, memory=memory, note=note, note_depth=depth,
+                              count=engine.count_tokens, longest_piece=engine.longest_piece_chars,
+                              memory=memory, note=note, note_depth=depth,
                               wrap=lambda text: prompts.render_continue(text, template))
+        # Counted now, between requests: the --json line reads it while the stream below
+        # holds the engine, which a child process answers one request at a time.
+        dropped = window.dropped_tokens
     except BaseException:
         engine.close()
         raise
     prompt = window.prompt
-    if window.dropped_tokens and not args.json:
+    if dropped and not args.json:
         print(f"scriptorium: the model sees the draft from character {window.start + 1:,} on; the "
-              f"{window.dropped_tokens:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
+              f"{dropped:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
               file=sys.stderr)
     out = sys.stdout
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:

@@ -192,3 +192,11 @@ def test_the_quoted_line_is_llama_cpps_last_words() -> None:
     assert len(last_words(["x" * 5000])) == 300
     assert describe_death(-signal.SIGKILL, []).endswith("(SIGKILL; the system may have run out of memory)")
     assert describe_death(3, []) == "the model's engine stopped (exit status 3) without a message"
+
+
+def test_the_longest_piece_is_the_engines(isolated: IsolatedBackend, sentence_model: Path) -> None:
+    engine = Engine.load(options(sentence_model))
+    try:
+        assert isolated.longest_piece_chars == engine.longest_piece_chars > 1
+    finally:
+        engine.close()

@@ -307,3 +307,11 @@ def test_a_server_killed_mid_stream_keeps_the_text_so_far(random_model: Path, se
     assert tokens, "the tokens streamed before the kill were posted"
     assert len(failures) == 1 and isinstance(posted[-1], GenerationFailed)
     assert "llama-server" in failures[0].error and "\n" not in failures[0].error
+
+
+def test_the_longest_piece_is_unknown_not_guessed(random_server: LlamaServer) -> None:
+    backend = _connect(random_server)
+    try:
+        assert backend.longest_piece_chars is None  # the window search assumes its own safe length
+    finally:
+        backend.close()

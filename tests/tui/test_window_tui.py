@@ -4,7 +4,7 @@ sent, and the marker showing where the model's window starts in the draft."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
@@ -15,7 +15,8 @@ from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
 from scriptorium.app.tui.widgets.draft_pane import WINDOW_MARK_DELAY
-from scriptorium.inference.window import boundaries
+from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.window import MARGIN_TOKENS, boundaries, prompt_budget
 
 PARAGRAPH = "Il gatto nero dorme sul tetto. La casa era buia nella notte più lunga."
 LONG = "\n\n".join(f"{PARAGRAPH} Poi il cane corre verso la porta {i}." for i in range(120))
@@ -106,5 +107,37 @@ def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, 
             await pilot.press("end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
             await pilot.pause(WINDOW_MARK_DELAY + 0.2)
             assert editor.window_start >= start
+
+    run(scenario)
+
+
+def test_the_marker_on_a_book_counts_only_the_end_of_it(short_context_model: Path, tmp_path: Path) -> None:
+    book = "\n\n".join(f"{PARAGRAPH} Poi il cane corre verso la porta {i}." for i in range(3000))  # ~300 KB
+    draft = tmp_path / "book.md"
+    draft.write_text(book, encoding="utf-8")
+    counted: list[int] = []
+
+    def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        engine = Engine.load(options, on_progress)
+        count = engine.count_tokens
+
+        def recorded(text: str) -> int:
+            counted.append(len(text))
+            return count(text)
+
+        engine.count_tokens = recorded  # type: ignore[method-assign]
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(short_context_model, draft=draft, loader=load)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
+            await app.main.wait_until_idle()
+            editor, backend = app.main.draft.editor, app.backend
+            assert editor.window_start > len(book) - 20_000 and editor.window_start in boundaries(book)[0]
+            bound = (prompt_budget(backend.n_ctx, app.main.draft.sampler.max_tokens) + MARGIN_TOKENS) * \
+                backend.longest_piece_chars
+            assert counted and max(counted) <= bound < len(book) // 10
 
     run(scenario)

@@ -139,8 +139,8 @@ class ModePane(Vertical):
         pinned = self.pinned
         try:
             return build_window(text, budget=prompt_budget(backend.n_ctx, self.sampler.max_tokens),
-                                count=backend.count_tokens, memory=pinned.memory, note=pinned.note,
-                                note_depth=pinned.note_depth,
+                                count=backend.count_tokens, longest_piece=backend.longest_piece_chars,
+                                memory=pinned.memory, note=pinned.note, note_depth=pinned.note_depth,
                                 wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None)
         except ScriptoriumError as error:
             if notify or isinstance(error, EngineCrashed):
