@@ -7,12 +7,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from scriptorium.inference.errors import ScriptoriumError
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import BackendLoader
+    from scriptorium.inference.backend import Backend, BackendLoader
+    from scriptorium.inference.load_options import LoadOptions
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,12 +51,18 @@ def choose_loader(server: str | None) -> "tuple[BackendLoader, bool]":
         return remote_loader(server), True
     from functools import partial
 
-    from scriptorium.inference.isolated import IsolatedBackend
-
     from scriptorium.app import paths
 
     # flash attention "auto": the measured choice is remembered here, per model and build.
-    return partial(IsolatedBackend.load, flash_cache=paths.flash_choice_file()), False
+    return partial(load_in_child, flash_cache=paths.flash_choice_file()), False
+
+
+def load_in_child(options: LoadOptions, on_progress: Callable[[float], None], *, flash_cache: Path) -> Backend:
+    """The local loader: IsolatedBackend.load, llama.cpp in a child process."""
+    # Imported by the first load (a worker thread), not before the first screen: multiprocessing and the wire.
+    from scriptorium.inference.isolated import IsolatedBackend
+
+    return IsolatedBackend.load(options, on_progress, flash_cache=flash_cache)
 
 
 def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:

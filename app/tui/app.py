@@ -100,6 +100,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._tuning = ProcessTuning()
         self.set_reactive(ScriptoriumApp.sampler, self.settings.sampler)
         self.set_reactive(ScriptoriumApp.bias, self.settings.bias)
+        self.theme = self.config.ui.theme or self.theme  # the config checked the name
 
     # ---- start and stop ------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -126,7 +127,6 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.notify(line, title="Config", severity="warning", timeout=15)
         for line in self._startup_notes:
             self.notify(line, title="Sessions", timeout=15)
-        self.theme = self.config.ui.theme or self.theme  # the config checked the name
         self.sessions.report_damaged()
 
     async def action_quit(self) -> None:

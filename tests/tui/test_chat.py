@@ -7,7 +7,8 @@ from pathlib import Path
 from tui_helpers import Gate, generated, make_app, model_ready, run, spying_loader
 
 from scriptorium import prompts
-from scriptorium.app.tui.widgets.chat_pane import AssistantMessage, UserMessage
+from scriptorium.app.tui.widgets.chat_pane import UserMessage
+from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 from scriptorium.inference.settings import preset
 
 REPLY = " La casa era buia."  # what the sentence model says after any user turn

@@ -9,7 +9,7 @@ from tui_helpers import GREEDY, generated, make_app, model_ready, run, spying_lo
 
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.token_spans import bucket
-from scriptorium.app.tui.widgets.chat_pane import AssistantMessage
+from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
 
 

@@ -5,12 +5,13 @@ last reply's versions), and ChatPane here (sending, replies, the conversation)."
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Input, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Input, Static
 
 from scriptorium import prompts
 from scriptorium.inference.errors import ScriptoriumError
@@ -24,13 +25,15 @@ from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
 
+if TYPE_CHECKING:
+    from textual.css.query import DOMQuery
+    from textual.widgets.markdown import MarkdownStream
+
+    from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
+
 
 class UserMessage(Static):
     """What the author wrote."""
-
-
-class AssistantMessage(Markdown):
-    """A reply: streamed in through a MarkdownStream, set once in full at the end."""
 
 
 class ChatPane(ChatVersions):
@@ -135,9 +138,9 @@ class ChatPane(ChatVersions):
         request = self.new_request("chat", prompt + prefix, special=True, extra_stop=stops)
         self._reply_label = label
         self.expect_reply(prefix, prefix_records or [])
-        self._reply = AssistantMessage(classes="message")
+        self._reply = self._new_reply()
         await self.transcript.mount(self._reply)
-        self._stream = Markdown.get_stream(self._reply)
+        self._stream = self._reply.stream()
         if prefix:
             await self._stream.write(prefix)
         self.start(request)
@@ -158,7 +161,7 @@ class ChatPane(ChatVersions):
         """Take the last reply off the screen and out of the conversation (its versions stay)."""
         if self.messages and self.messages[-1]["role"] == "assistant":
             self.messages.pop()
-        replies = self.transcript.query(AssistantMessage)
+        replies = self._replies()
         if replies:
             await replies.last().remove()
         for view in self.transcript.query(ReplyTokens):
@@ -167,7 +170,7 @@ class ChatPane(ChatVersions):
 
     async def show_last_reply(self, version: ReplyVersion) -> None:
         """Show `version` as the last reply, and make it the conversation's."""
-        replies = self.transcript.query(AssistantMessage)
+        replies = self._replies()
         if not replies or not self.messages or self.messages[-1]["role"] != "assistant":
             return
         reply = replies.last()
@@ -217,7 +220,7 @@ class ChatPane(ChatVersions):
             if previous is not None:
                 # Writing a new version failed: the one it was to replace comes back.
                 self.messages.append({"role": "assistant", "content": previous.text})
-                restored = AssistantMessage(previous.text, classes="message")
+                restored = self._new_reply(previous.text)
                 await self.transcript.mount(restored)
                 await self.attach_records(restored, previous.text, previous.records)
                 self._note(restored, self.version_note())
@@ -237,6 +240,19 @@ class ChatPane(ChatVersions):
         self.refresh_bindings()
 
     @staticmethod
+    def _new_reply(text: str = "") -> AssistantMessage:
+        # Imported with the first reply: Markdown takes ~25 ms to import, the first screen has no reply.
+        from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
+
+        return AssistantMessage(text, classes="message")
+
+    def _replies(self) -> DOMQuery[AssistantMessage]:
+        # As in _new_reply: there are replies to find only once the module is imported.
+        from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
+
+        return self.transcript.query(AssistantMessage)
+
+    @staticmethod
     def _note(reply: AssistantMessage, note: str) -> None:
         reply.border_subtitle = note
         reply.set_class(bool(note), "-noted")
@@ -251,5 +267,5 @@ class ChatPane(ChatVersions):
             if message["role"] == "user":
                 await self.transcript.mount(UserMessage(message["content"], markup=False, classes="message"))
             else:
-                await self.transcript.mount(AssistantMessage(message["content"], classes="message"))
+                await self.transcript.mount(self._new_reply(message["content"]))
         self.refresh_bindings()
