@@ -4,15 +4,27 @@ Version 1 files (no memory or author's note) still load.
 Reading validates every field a session needs and raises FormatError naming the first
 wrong one; the store turns that into a one-line SessionError and moves the file aside.
 Unknown keys are ignored, so a later minor addition does not make a file unreadable.
+
+Writing lays the file out as json.dumps(indent=1) does (one member a line, for diffs),
+except token records: each is one compact line. A generation records every token with
+its alternatives, so they are most of a long session's file; indent would put every
+field of every alternative on a line of its own and, worse, makes json use its
+pure-Python encoder. A record on one line is encoded by json's C encoder, and can be
+encoded once and kept: `encode()` takes a TokenLines (encoding.py) that remembers the
+lines of earlier saves, so a save encodes only the tokens recorded since.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
+from scriptorium.app.sessions.encoding import TokenLines
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
 from scriptorium.app.sessions.records import (
     OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenAlternative, TokenRecord,
@@ -50,7 +62,16 @@ def _token(token: TokenRecord) -> dict[str, Any]:
             "top": [[alt.id, alt.text, alt.p, alt.banned] for alt in token.top]}
 
 
-def _generation(g: Generation) -> dict[str, Any]:
+_COMPACT = json.JSONEncoder(ensure_ascii=False)
+"""No indent, so json uses its C encoder: many times faster than the Python one indent needs."""
+
+
+def encode_token(token: TokenRecord) -> str:
+    """One token record as one line of the file."""
+    return _COMPACT.encode(_token(token))
+
+
+def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
     return {
         "id": g.id, "kind": g.kind, "started_at": g.started_at, "finished_at": g.finished_at,
         "model": _model(g.model), "lora": _lora(g.lora), "sampler": g.sampler, "seed": g.seed,
@@ -59,12 +80,20 @@ def _generation(g: Generation) -> dict[str, Any]:
         "anchor": g.anchor, "text": g.text, "stop_reason": g.stop_reason,
         "prompt_tokens": g.prompt_tokens, "completion_tokens": g.completion_tokens,
         "outcome": g.outcome, "accepted_text": g.accepted_text, "decided_at": g.decided_at,
-        "tokens": None if g.tokens is None else [_token(t) for t in g.tokens],
+        "tokens": tokens,
         "arithmetic": g.arithmetic,
     }
 
 
 def to_dict(session: AnySession) -> dict[str, Any]:
+    data = _head(session)
+    data["generations"] = [_generation(g, None if g.tokens is None else [_token(t) for t in g.tokens])
+                           for g in session.generations]
+    return data
+
+
+def _head(session: AnySession) -> dict[str, Any]:
+    """Everything but the generations, in the file's order."""
     data: dict[str, Any] = {
         "format": FORMAT, "version": VERSION, "kind": session.kind, "id": session.id, "title": session.title,
         "created_at": session.created_at, "updated_at": session.updated_at,
@@ -83,13 +112,101 @@ def to_dict(session: AnySession) -> dict[str, Any]:
             "turns": [{"role": t.role, "content": t.content, "at": t.at, "generation": t.generation}
                       for t in session.turns],
         }
-    data["generations"] = [_generation(g) for g in session.generations]
     return data
 
 
-def dumps(session: AnySession) -> str:
-    # ensure_ascii=False keeps the author's text readable in the file; indent for diffs.
-    return json.dumps(to_dict(session), ensure_ascii=False, indent=1) + "\n"
+def _key(name: str) -> str:
+    return json.dumps(name, ensure_ascii=False) + ": "
+
+
+def _laid_out(value: Any, pad: str) -> str:
+    """`value` as json.dumps(indent=1) lays it out, its lines moved to stand under a line
+    indented by `pad`. Encoded JSON strings never hold a raw newline: every "\n" is a line
+    break. (ensure_ascii=False, here and everywhere, keeps the author's text readable.)"""
+    if not isinstance(value, (dict, list, tuple)):
+        return _COMPACT.encode(value)  # a scalar is laid out alike either way; the C encoder is quicker
+    return json.dumps(value, ensure_ascii=False, indent=1).replace("\n", "\n" + pad)
+
+
+def _block(opening: str, items: Iterable[Iterable[str]], closing: str, pad: str) -> Iterator[str]:
+    """Items already laid out, one a line and one space deeper than `pad`, as indent=1 does.
+    In pieces, joined once for the whole file: a string made at every level would copy
+    the token records again at each."""
+    separator = opening + "\n" + pad + " "
+    empty = True
+    for item in items:
+        yield separator
+        yield from item
+        separator, empty = _between(pad), False
+    yield opening + closing if empty else "\n" + pad + closing
+
+
+def _between(pad: str) -> str:
+    """What separates the items of a block at depth `pad`."""
+    return ",\n" + pad + " "
+
+
+def _generation_pieces(g: Generation, cache: TokenLines, pad: str) -> Iterator[str]:
+    inner = pad + " "
+
+    def laid_out(name: str, value: Any) -> Iterable[str]:
+        # "tokens" holds the records themselves here: a non-empty list is written one record a line,
+        # joined as one item with _block's own separator (a piece a record would cost more than the join).
+        if name == "tokens" and value:
+            return _block("[", [(_between(inner).join(cache.lines(g.id, value, encode_token)),)], "]", inner)
+        return (_laid_out(value, inner),)
+
+    return _block("{", ((_key(name), *laid_out(name, value)) for name, value in _generation(g, g.tokens).items()),
+                  "}", pad)
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A session's file content, UTF-8, split around the value of `updated_at`: the store
+    tells from `before` and `after` whether anything else changed, and stamps the time it
+    writes, without encoding the session a second time."""
+
+    before: bytes
+    updated_at: bytes
+    after: bytes
+
+    @property
+    def data(self) -> bytes:
+        return b"".join((self.before, self.updated_at, self.after))
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+    def fingerprint(self) -> bytes:
+        """Of all the content but updated_at (the store sets it only as it writes, so it is no change)."""
+        digest = hashlib.blake2b(self.before, digest_size=16)
+        digest.update(self.after)
+        return digest.digest()
+
+
+def encode(session: AnySession, cache: TokenLines | None = None, *, updated_at: str | None = None) -> Encoded:
+    """The file content of `session` (with `updated_at` in place of the session's own, if given).
+    `cache` keeps the token lines for the next call on the same session; without one
+    every token is encoded."""
+    cache = TokenLines() if cache is None else cache
+    head = _head(session)
+    if updated_at is not None:
+        head["updated_at"] = updated_at
+    members: list[Iterable[str]] = [(_key(name), _laid_out(value, " ")) for name, value in head.items()]
+    generations = _block("[", (_generation_pieces(g, cache, "  ") for g in session.generations), "]", " ")
+    members.append((_key("generations"), *generations))
+    cache.keep_only([g.id for g in session.generations if g.tokens])
+    # The top level as _block("{", members, "}\n", "") lays it out, cut around the value of
+    # updated_at; after it, _block's opening is the comma that follows that value.
+    at = list(head).index("updated_at")
+    before = "{\n " + "".join("".join(member) + ",\n " for member in members[:at]) + _key("updated_at")
+    return Encoded(before=before.encode("utf-8"), updated_at=_laid_out(head["updated_at"], "").encode("utf-8"),
+                   after="".join(_block(",", members[at + 1:], "}\n", "")).encode("utf-8"))
+
+
+def dumps(session: AnySession, cache: TokenLines | None = None) -> str:
+    return encode(session, cache).text
 
 
 # ---------------------------------------------------------------- reading

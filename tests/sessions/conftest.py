@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from hypothesis import strategies as st
 
 from scriptorium.app.sessions import ChatSession, DraftSession, Generation, LoraRef, ModelRef, SessionStore
 from scriptorium.inference.events import Candidate, GenerationDone, KVCacheUsage, TokenEvent
@@ -28,6 +29,16 @@ def token_event(index: int, token_id: int, text: str, p: float) -> TokenEvent:
     top = (Candidate(id=token_id, text=text, p=p, banned=False),
            Candidate(id=16001, text="<0x01>", p=0.01234567891, banned=True))
     return TokenEvent(index=index, id=token_id, text=text, p=p, top=top, elapsed_ms=1.0 * index, kv_tokens=12 + index)
+
+
+@pytest.fixture
+def json_values() -> st.SearchStrategy:
+    """Any JSON value, a few levels deep (for fields a session keeps as given, and for fuzzing)."""
+    return st.recursive(
+        st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False), st.text(max_size=12)),
+        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+        max_leaves=10,
+    )
 
 
 @pytest.fixture

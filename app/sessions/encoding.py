@@ -1,0 +1,60 @@
+"""Encoded token records kept between saves, so that a save encodes only the tokens
+recorded since the previous save of that session.
+
+A generation records every sampled token with its alternatives: most of a session file,
+and the part that grows. Tokens are only ever appended (Generation.add_token), so what
+was encoded at one save is still right at the next, as long as it can be checked: an
+entry keeps the very list it encoded (checked with `is`, never by id() alone, which a
+new list may reuse) and the records it encoded, and it is used only if the list is the
+same object and still starts with those records. Anything else is encoded afresh.
+
+Nothing here is locked: SessionStore calls it only while holding its own lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+class _Entry:
+    __slots__ = ("tokens", "records", "lines")
+
+    def __init__(self, tokens: list[Any]) -> None:
+        self.tokens = tokens
+        """The list object encoded, kept so that `is` can tell it from a new one."""
+        self.records: list[Any] = []
+        """The records encoded, in order: a shallow copy, to see that none was replaced."""
+        self.lines: list[str] = []
+
+    def holds_prefix_of(self, tokens: list[Any]) -> bool:
+        done = len(self.records)
+        # Equal records encode alike, so == (identity first, then the fields) is the right test.
+        return tokens is self.tokens and len(tokens) >= done and tokens[:done] == self.records
+
+    def catch_up(self, encode: Callable[[Any], str]) -> None:
+        new = self.tokens[len(self.records):]
+        self.lines.extend(map(encode, new))
+        self.records.extend(new)
+
+
+class TokenLines:
+    """One session's encoded token records: per generation id, one line per record."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+
+    def lines(self, generation_id: str, tokens: list[Any], encode: Callable[[Any], str]) -> list[str]:
+        """`encode(record)` of every record of `tokens`, calling it only for those not encoded before."""
+        entry = self._entries.get(generation_id)
+        if entry is None or not entry.holds_prefix_of(tokens):
+            entry = self._entries[generation_id] = _Entry(tokens)
+        entry.catch_up(encode)
+        return entry.lines
+
+    def keep_only(self, generation_ids: Collection[str]) -> None:
+        """Drop the entries of generations no longer in the session (or without tokens)."""
+        for gone in self._entries.keys() - set(generation_ids):
+            del self._entries[gone]
+
+    def __len__(self) -> int:
+        return len(self._entries)

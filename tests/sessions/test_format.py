@@ -1,0 +1,117 @@
+"""The session file as written: JSON that reads back into an equal session, laid out as
+json.dumps(indent=1) lays it out, except each token record, compact on a line of its own."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scriptorium.app.sessions import format as session_format
+from scriptorium.app.sessions import (
+    BiasRecord, ChatSession, ChatTurn, DraftSession, FileStamp, Generation, LoraRef, ModelRef, ModelSpan,
+    TokenAlternative, TokenRecord,
+)
+from scriptorium.app.sessions.records import OUTCOMES
+
+PROPERTY = settings(max_examples=150, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+TEXTS = st.one_of(st.text(max_size=16), st.sampled_from(
+    ["", "quote \" and \\ backslash", "two\nlines\r\n", "nul \x00 and \x1f", "è già 🙂 \u2028 \ufeff", "}, {\"id\": 1}"]))
+FLOATS = st.floats(allow_nan=False)
+INTS = st.integers(-2**40, 2**40)
+
+
+def _token_records() -> st.SearchStrategy:
+    alternative = st.builds(TokenAlternative, id=INTS, text=TEXTS, p=FLOATS, banned=st.booleans())
+    record = st.builds(TokenRecord, id=INTS, text=TEXTS, p=FLOATS, top=st.lists(alternative, max_size=4).map(tuple))
+    return st.one_of(st.none(), st.just([]), st.lists(record, max_size=6))
+
+
+@st.composite
+def _generations(draw: st.DrawFn, json_values: st.SearchStrategy) -> list[Generation]:
+    objects = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
+    optional = st.one_of(st.none(), TEXTS)
+    model = st.builds(ModelRef, path=TEXTS, name=TEXTS, size=INTS, sha256=optional, quantization=TEXTS,
+                      architecture=TEXTS, parameters=INTS)
+    lora = st.one_of(st.none(), st.builds(LoraRef, path=TEXTS, name=TEXTS, size=INTS, sha256=optional, scale=FLOATS))
+    bias = st.builds(BiasRecord, ban_byte_tokens=st.booleans(), summary=TEXTS,
+                     entries=st.lists(st.tuples(INTS, FLOATS), max_size=3).map(tuple))
+    generations = []
+    for number in range(1, draw(st.integers(0, 4)) + 1):
+        generations.append(Generation(
+            id=f"g{number}", kind=draw(st.sampled_from(["continue", "chat"])), started_at=draw(TEXTS),
+            model=draw(model), lora=draw(lora), sampler=draw(objects), bias=draw(bias),
+            seed=draw(st.one_of(st.none(), INTS)), anchor=draw(st.one_of(st.none(), INTS)),
+            finished_at=draw(optional), text=draw(TEXTS), stop_reason=draw(optional),
+            prompt_tokens=draw(st.one_of(st.none(), INTS)), completion_tokens=draw(st.one_of(st.none(), INTS)),
+            outcome=draw(st.sampled_from(OUTCOMES)), accepted_text=draw(optional), decided_at=draw(optional),
+            tokens=draw(_token_records()), arithmetic=draw(st.one_of(st.none(), objects))))
+    return generations
+
+
+@st.composite
+def _sessions(draw: st.DrawFn, json_values: st.SearchStrategy) -> DraftSession | ChatSession:
+    common = dict(id=draw(TEXTS), title=draw(TEXTS), created_at=draw(TEXTS), updated_at=draw(TEXTS),
+                  generations=draw(_generations(json_values)), memory=draw(TEXTS), note=draw(TEXTS),
+                  note_depth=draw(st.integers(0, 100)))
+    if draw(st.booleans()):
+        text = draw(TEXTS)
+        stamp = draw(st.one_of(st.none(), st.builds(FileStamp, size=INTS, mtime_ns=INTS, sha256=TEXTS)))
+        spans = [ModelSpan(start=0, end=len(text), generation="g1")] if text and draw(st.booleans()) else []
+        return DraftSession(**common, text=text, draft_path=draw(st.one_of(st.none(), TEXTS)), draft_stamp=stamp,
+                            spans=spans)
+    turns = st.builds(ChatTurn, role=st.sampled_from(["user", "assistant"]), content=TEXTS, at=TEXTS,
+                      generation=st.one_of(st.none(), TEXTS))
+    return ChatSession(**common, system_prompt=draw(TEXTS), turns=draw(st.lists(turns, max_size=3)))
+
+
+def _expected_layout(session: DraftSession | ChatSession) -> str:
+    """json.dumps(indent=1) of the session, each token record then put back compact on its line.
+    The records are numbered first: inside a "tokens" list, the line of number i is record i."""
+    data = session_format.to_dict(session)
+    records = [generation["tokens"] or [] for generation in data["generations"]]
+    for generation in data["generations"]:
+        if generation["tokens"]:
+            generation["tokens"] = list(range(len(generation["tokens"])))
+    lines, generation_index, inside = [], -1, False
+    for line in json.dumps(data, ensure_ascii=False, indent=1).split("\n"):
+        if line.startswith('   "tokens": '):  # one a generation, at its members' depth
+            generation_index, inside = generation_index + 1, line.endswith("[")
+        elif inside and line.startswith("    "):
+            number = int(line.strip().rstrip(","))
+            line = "    " + json.dumps(records[generation_index][number], ensure_ascii=False) + line[len(line.rstrip(",")):]
+        else:
+            inside = False
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def test_any_session_reads_back_equal_and_is_laid_out_as_documented(json_values: st.SearchStrategy) -> None:
+    @PROPERTY
+    @given(session=_sessions(json_values))
+    def round_trip(session: DraftSession | ChatSession) -> None:
+        text = session_format.dumps(session)
+        assert json.loads(text) == session_format.to_dict(session)
+        assert session_format.loads(text) == session
+        assert text == _expected_layout(session)
+
+    round_trip()
+
+
+def test_each_token_record_is_one_compact_line(rich_draft: DraftSession) -> None:
+    text = session_format.dumps(rich_draft)
+    assert text == _expected_layout(rich_draft)
+    assert '\n    {"id": 100, "text": "", "p": 0.5, "top": [[100, "", 0.5, false], [16001, "<0x01>", 0.012346, true]]},\n' in text
+    assert '\n   "tokens": null,\n' in text  # a generation without records: as indent=1 writes it
+
+
+def test_the_split_content_is_the_whole_file(chat: ChatSession) -> None:
+    encoded = session_format.encode(chat, updated_at="2030-01-01T00:00:00+00:00")
+    assert encoded.updated_at == b'"2030-01-01T00:00:00+00:00"'
+    assert json.loads(encoded.text)["updated_at"] == "2030-01-01T00:00:00+00:00"
+    assert session_format.encode(chat).text == session_format.dumps(chat)
+    assert session_format.encode(chat).fingerprint() == encoded.fingerprint()  # the stamp is left out
+
