@@ -13,8 +13,14 @@ Nothing here is locked: SessionStore calls it only while holding its own lock.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Collection
 from typing import Any
+
+KEPT_SESSIONS = 4
+"""Sessions whose lines are kept: the app works in one at a time, and a session switched
+away from would otherwise hold its lines (as large as its file) until the app closes."""
+
 
 class _Entry:
     __slots__ = ("tokens", "records", "lines")
@@ -58,3 +64,24 @@ class TokenLines:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class SessionLines:
+    """TokenLines per session id, for the few sessions saved or loaded most recently."""
+
+    def __init__(self, kept: int = KEPT_SESSIONS) -> None:
+        self._kept = kept
+        self._sessions: OrderedDict[str, TokenLines] = OrderedDict()
+
+    def for_session(self, session_id: str) -> TokenLines:
+        lines = self._sessions.pop(session_id, None)
+        self._sessions[session_id] = lines = TokenLines() if lines is None else lines
+        while len(self._sessions) > self._kept:
+            self._sessions.popitem(last=False)
+        return lines
+
+    def forget(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._sessions

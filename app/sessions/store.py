@@ -20,6 +20,7 @@ from scriptorium.app import atomic
 from scriptorium.app import paths
 
 from scriptorium.app.sessions import format as session_format
+from scriptorium.app.sessions.encoding import SessionLines
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, FileStamp, SessionError, make_session_id, now_iso
 
 SUFFIX = ".json"
@@ -59,10 +60,6 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _fingerprint(content: str) -> bytes:
-    return hashlib.blake2b(content.encode("utf-8"), digest_size=16).digest()
-
-
 def _sort_time(stamp: str) -> float:
     try:
         return datetime.fromisoformat(stamp).timestamp()
@@ -78,6 +75,8 @@ class SessionStore:
         self.problems: list[SessionError] = []
         """Files found damaged and moved aside while listing or resuming; see take_problems()."""
         self._written: dict[str, bytes] = {}
+        self._lines = SessionLines()
+        """Token records encoded at earlier saves (encoding.py); used only under the lock."""
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------ creating
@@ -102,8 +101,9 @@ class SessionStore:
             self._ensure_directory()
             for attempt in range(1, 1000):
                 session.id = base if attempt == 1 else f"{base}-{attempt}"
+                encoded = session_format.encode(session)  # a new session: no tokens, no cache to fill
                 try:
-                    self._write_session(session, overwrite=False)
+                    self._write_session(session.id, encoded, encoded.fingerprint(), overwrite=False)
                     return session
                 except atomic.FileExistsRefused:
                     continue
@@ -173,26 +173,32 @@ class SessionStore:
                     self._save_draft_file(session, overwrite_draft)
                 except SessionError as error:
                     draft_problem = error
-            written = False
-            unchanged = self._written.get(session.id) == _fingerprint(session_format.dumps(session))
-            if not unchanged or not self.path_for(session.id).exists():
-                session.updated_at = now_iso()
+            # Encoded once, stamped with the time it would be written: compared, then written as is.
+            stamp = now_iso()
+            encoded = self._encode(session, updated_at=stamp)
+            fingerprint = encoded.fingerprint()
+            written = self._written.get(session.id) != fingerprint or not self.path_for(session.id).exists()
+            if written:
                 self._ensure_directory()
-                self._write_session(session, overwrite=True)
-                written = True
+                self._write_session(session.id, encoded, fingerprint, overwrite=True)
+                session.updated_at = stamp
             if draft_problem is not None:
                 raise draft_problem
             return written
 
-    def _write_session(self, session: AnySession, *, overwrite: bool) -> None:
-        content = session_format.dumps(session)
+    def _encode(self, session: AnySession, updated_at: str | None = None) -> session_format.Encoded:
+        """Encoding only the tokens recorded since the session was last saved or loaded."""
+        return session_format.encode(session, self._lines.for_session(session.id), updated_at=updated_at)
+
+    def _write_session(self, session_id: str, encoded: session_format.Encoded, fingerprint: bytes, *,
+                       overwrite: bool) -> None:
         try:
-            atomic.write_text(self.path_for(session.id), content, overwrite=overwrite, mode=SESSION_FILE_MODE)
+            atomic.write_bytes(self.path_for(session_id), encoded.data, overwrite=overwrite, mode=SESSION_FILE_MODE)
         except atomic.FileExistsRefused:
             raise
         except atomic.WriteError as error:
             raise SessionError(f"session not saved: {error}") from None
-        self._written[session.id] = _fingerprint(content)
+        self._written[session_id] = fingerprint
 
     def _save_draft_file(self, session: DraftSession, overwrite: bool) -> None:
         path = Path(session.draft_path or "")
@@ -262,9 +268,10 @@ class SessionStore:
         return self._remember(self._read(self.resolve(ref)))
 
     def _remember(self, session: AnySession) -> AnySession:
-        """Note what is on disk, so save() skips writing a session that has not changed."""
+        """Note what is on disk, so save() skips writing a session that has not changed (and
+        keep its token lines, so its first save encodes only what is new)."""
         with self._lock:
-            self._written[session.id] = _fingerprint(session_format.dumps(session))
+            self._written[session.id] = self._encode(session).fingerprint()
         return session
 
     def _read(self, path: Path) -> AnySession:
@@ -384,5 +391,6 @@ class SessionStore:
             raise SessionError(f"cannot delete session {path.stem}: {error.strerror or error}") from None
         with self._lock:
             self._written.pop(path.stem, None)
+            self._lines.forget(path.stem)
         atomic.fsync_directory(path.parent)
         return path

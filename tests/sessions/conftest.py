@@ -87,6 +87,18 @@ def generate(model_ref: ModelRef) -> GenerateFn:
 
 
 @pytest.fixture
+def add_tokens() -> Callable[[Generation, int], None]:
+    """Record `count` more tokens on a generation, as a streaming generation does."""
+
+    def add(generation: Generation, count: int) -> None:
+        start = len(generation.tokens or ())
+        for index in range(start, start + count):
+            generation.add_token(token_event(index, 500 + index, f" t{index}", 0.25))
+
+    return add
+
+
+@pytest.fixture
 def rich_draft(store: SessionStore, generate: GenerateFn, lora_ref: LoraRef, other_model_ref: ModelRef) -> DraftSession:
     """A draft with accepted, partly accepted and rejected suggestions, token records,
     a LoRA, a settings change, a model change and author edits around the passages."""
