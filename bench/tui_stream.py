@@ -1,7 +1,7 @@
 """Does the TUI cost decode speed, and does it answer keys while tokens stream?
 
     .venv/bin/python bench/tui_stream.py --model PATH [--tokens 256] [--rounds 5]
-        [--frames 0.1,0.05] [--in-process]
+        [--fps 10,20,5] [--in-process]
 
 Measured side by side, round after round, in one process:
   - reference: plain llama.cpp at its best here (reference.py: every usable core, flash
@@ -10,14 +10,14 @@ Measured side by side, round after round, in one process:
            flash attention chosen by its own measurement at load) consumed in a plain loop;
   - app:   the whole ScriptoriumApp headless (run_test, 200x50, every panel shown and
            live) on that backend, continuing a draft with the same prompt and sampler,
-           once per frame interval given (the app's `frame_interval`: how often streamed
-           tokens are drawn).
+           once per frame rate given (the app's `frames_per_second`, [ui] in the config:
+           how often streamed tokens are drawn).
 Decode tokens/s is llama.cpp's loop's own figure (GenerationDone.decode_tokens_per_s).
 The interface's CPU is this process's CPU time while the app streams (the engine runs in
 its child): on a machine whose every core runs llama.cpp's threads, that time is taken
 from the decode, so it predicts the loss.
 
-Then, at the first frame interval, keys are sent every 100 ms while the app streams:
+Then, at the first frame rate, keys are sent every 100 ms while the app streams:
 typing into the draft and nudging the temperature in the sampler panel; the delay is
 from posting the key to the app until the edit or the nudge has been applied.
 Run under `taskset -c 0` (one core), `-c 0,1` (two) and so on to see the ratio move with
@@ -92,7 +92,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[float], in_process: bool) -> int:
+async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[int], in_process: bool) -> int:
     print(machine_facts())
     reference = Reference.load(model, n_ctx)
     threads = TuiSettings().generation_threads()
@@ -113,8 +113,8 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     app = ScriptoriumApp(settings=TuiSettings(sampler=settings, top_n=TOP_N), draft=None,
                          load_options=backend.options, backend_loader=lambda options, progress: backend)
     alone_rates: list[float] = []
-    app_rates: dict[float, list[float]] = {frame: [] for frame in frames}
-    interface_cpu: dict[float, list[float]] = {frame: [] for frame in frames}
+    app_rates: dict[int, list[float]] = {fps: [] for fps in frames}
+    interface_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     typing_delays: list[float] = []
     nudge_delays: list[float] = []
     pending: list[float] = []
@@ -133,9 +133,9 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
         hook(editor, "edit", applied(typing_delays))
         hook(main.sidebar.sampler, "action_nudge", applied(nudge_delays))
 
-        async def app_run(frame: float, keys: list[str]) -> tuple[GenerationDone, float]:
-            # The screen reads its frame interval at each generation.
-            main._settings = replace(main._settings, frame_interval=frame)
+        async def app_run(fps: int, keys: list[str]) -> tuple[GenerationDone, float]:
+            # The screen reads its frame rate at each generation.
+            main._settings = replace(main._settings, frames_per_second=fps)
             editor.load_text(DRAFT)
             editor.move_cursor(editor.document.end)
             main.focus_mode()
@@ -169,11 +169,11 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
             alone = run_alone(backend, prompt, settings)
             alone_rates.append(alone.decode_tokens_per_s)
             shown = []
-            for frame in frames:
-                streamed, share = await app_run(frame, [])
-                app_rates[frame].append(streamed.decode_tokens_per_s)
-                interface_cpu[frame].append(share)
-                shown.append(f"app@{1 / frame:.0f}fps {streamed.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%)")
+            for fps in frames:
+                streamed, share = await app_run(fps, [])
+                app_rates[fps].append(streamed.decode_tokens_per_s)
+                interface_cpu[fps].append(share)
+                shown.append(f"app@{fps}fps {streamed.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%)")
             print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
                   f"alone {alone.decode_tokens_per_s:6.1f}   " + "   ".join(shown), flush=True)
         typed, _ = await app_run(frames[0], ["x", "y"])
@@ -188,13 +188,13 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     print(reference.describe())
     print(f"alone (the backend in a plain loop): {statistics.median(alone_rates):7.1f} tok/s   "
           f"alone / reference {ratio_summary(alone_rates, best)}")
-    for frame in frames:
-        print(f"app, drawing {1 / frame:.0f} frames/s: {statistics.median(app_rates[frame]):7.1f} tok/s   "
-              f"app / reference {ratio_summary(app_rates[frame], best)}   "
-              f"interface CPU {statistics.median(interface_cpu[frame]) * 100:.1f}% of a core")
+    for fps in frames:
+        print(f"app, drawing {fps} frames/s: {statistics.median(app_rates[fps]):7.1f} tok/s   "
+              f"app / reference {ratio_summary(app_rates[fps], best)}   "
+              f"interface CPU {statistics.median(interface_cpu[fps]) * 100:.1f}% of a core")
     delays = typing_delays + nudge_delays
     if delays:
-        print(f"keypress handled while streaming ({1 / frames[0]:.0f} frames/s): median "
+        print(f"keypress handled while streaming ({frames[0]} frames/s): median "
               f"{statistics.median(delays):.1f} ms, max {max(delays):.1f} ms over {len(delays)} keys "
               f"(typing {len(typing_delays)}, sampler nudges {len(nudge_delays)}, one every "
               f"{KEY_INTERVAL * 1000:.0f} ms); decode meanwhile {statistics.median(keyed_rates):.1f} tok/s, "
@@ -208,17 +208,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=256, help="tokens per generation (default 256)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
     parser.add_argument("--ctx", type=int, default=2048, help="context size (default 2048)")
-    parser.add_argument("--frames", default=f"{TuiSettings().frame_interval:g}",
-                        help="frame intervals to compare, in seconds, comma-separated (default: the app's)")
+    parser.add_argument("--fps", default=str(TuiSettings().frames_per_second),
+                        help="frame rates to compare, comma-separated (default: the app's)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the engine in the app's own process instead of its child")
     args = parser.parse_args(argv)
     if not args.model.is_file():
         parser.exit(2, f"tui_stream.py: no model file at {args.model}\n")
     try:
-        frames = [float(value) for value in args.frames.split(",")]
+        frames = [int(value) for value in args.fps.split(",")]
     except ValueError:
-        parser.exit(2, f"tui_stream.py: --frames takes seconds separated by commas, not {args.frames!r}\n")
+        parser.exit(2, f"tui_stream.py: --fps takes whole frame rates separated by commas, not {args.fps!r}\n")
     return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx, frames, args.in_process))
 
 

@@ -63,7 +63,8 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
         config, chosen = type(config)(source=config.source), run_settings(args, type(config)(source=config.source))
     # Checked now, so a bad --ctx or --lora-scale is one line before the screen appears.
     chosen.load_options(Path(chosen.model or "model.gguf"))
-    settings = TuiSettings(sampler=chosen.sampler, bias=chosen.bias, threads=chosen.n_threads).validated()
+    frames = {"frames_per_second": config.ui.frames_per_second} if config.ui.frames_per_second else {}
+    settings = TuiSettings(sampler=chosen.sampler, bias=chosen.bias, threads=chosen.n_threads, **frames).validated()
     loader, remote = choose_loader(chosen.server)
     return ScriptoriumApp(
         # A server has its model loaded: connect at once, nothing to resolve on this machine.

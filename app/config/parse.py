@@ -273,7 +273,16 @@ class _Parser:
                 raise _Bad(f"unknown theme {_show(value)}; the default is used (known: {known})")
             return name
 
-        return UiConfig(**self.each(self.table(data, "ui"), "ui", {"theme": theme}))
+        def frames_per_second(value: Any) -> int:
+            from scriptorium.app.config.tui_settings import TuiSettings
+
+            problem = rule_for(TuiSettings, "frames_per_second").problem(value)
+            if problem is not None:
+                raise _Bad(problem)
+            return int(value)
+
+        return UiConfig(**self.each(self.table(data, "ui"), "ui",
+                                    {"theme": theme, "frames_per_second": frames_per_second}))
 
     def server(self, data: Mapping[str, Any]) -> ServerConfig:
         from scriptorium.inference.remote_http import ServerError, normalise_url

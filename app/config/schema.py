@@ -68,6 +68,9 @@ class UiConfig:
     theme: str | None = None
     """A Textual theme name (e.g. "textual-dark", "nord"); None keeps the app's default.
     The app checks the name against its registered themes."""
+    frames_per_second: int | None = None
+    """Screen updates a second while tokens stream; None keeps the app's default (10).
+    Its bounds are TuiSettings.frames_per_second's rule."""
 
 
 @dataclass(frozen=True, slots=True)

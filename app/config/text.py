@@ -81,6 +81,9 @@ DEFAULT_CONFIG_TEXT = f"""\
 [ui]
 # A Textual theme, e.g. "textual-dark", "textual-light", "nord", "gruvbox".
 # theme = "textual-dark"
+# Screen updates a second while the model writes (1-60). Each frame's drawing takes CPU
+# time from llama.cpp when every core runs it: more is smoother, fewer leaves it more.
+# frames_per_second = 10
 
 [server]
 # A running llama.cpp llama-server to write with instead of the in-process model
@@ -128,7 +131,8 @@ def effective_config(config: Config) -> dict[str, object]:
             "entries": [[token, bias] for token, bias in config.logit_bias.entries],
         },
         "keymap": dict(config.keymap),
-        "ui": {"theme": config.ui.theme} if config.ui.theme else {},
+        "ui": {key: value for key, value in (("theme", config.ui.theme),
+                                             ("frames_per_second", config.ui.frames_per_second)) if value is not None},
         "server": {"url": config.server.url} if config.server.url else {},
     }
 

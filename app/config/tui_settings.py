@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from scriptorium.inference.load_options import LoadOptions, usable_cores
-from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, preset, rule_for
+from scriptorium.inference.settings import LogitBias, Rule, SamplerSettings, SettingsError, preset, ruled, rule_for
 
 PANELS = ("probabilities", "speed", "kv", "sampler", "model")
 """Side panels, in the order they are stacked (the live ones first, for small terminals)."""
@@ -37,10 +37,12 @@ class TuiSettings:
     """Side panels shown at start (a subset of PANELS)."""
     sidebar: bool = True
     """Whether the side panels are shown at all at start."""
-    frame_interval: float = 1 / 20
-    """Seconds between screen updates while tokens stream: tokens arriving in between
-    are drawn together, so a fast model never makes the UI redraw per token (20 frames
-    a second read as smooth; each frame is UI-thread time the generation waits on)."""
+    frames_per_second: int = ruled(10, Rule("frames per second", 1, 60, whole=True))
+    """Screen updates a second while tokens stream ([ui] frames_per_second): tokens
+    arriving in between are drawn together, so a fast model never makes the UI redraw per
+    token. Ten: text still flows (a few tokens a frame) and the numbers can be read, while
+    on a machine whose every core runs llama.cpp each frame's CPU time is taken from the
+    decode (README, "Speed and arithmetic"; bench/tui_stream.py --fps)."""
     threads: int | None = None
     """CPU threads for llama.cpp; None uses every core, as plain llama.cpp at its best does.
     The engine runs in its own process, so its threads spinning between tokens take no
@@ -61,14 +63,18 @@ class TuiSettings:
         unknown = [name for name in self.panels if name not in PANELS]
         if unknown:
             raise SettingsError(f"unknown panel '{unknown[0]}' (choose from {', '.join(PANELS)})")
-        if not 0.005 <= self.frame_interval <= 1.0:
-            raise SettingsError(f"frame_interval must be between 0.005 and 1 second, not {self.frame_interval}")
+        rule_for(TuiSettings, "frames_per_second").check(self.frames_per_second)
         rule_for(LoadOptions, "n_threads").check(self.threads)
         if not 1 <= self.candidates <= MAX_CANDIDATES:
             raise SettingsError(f"candidates must be between 1 and {MAX_CANDIDATES}, not {self.candidates}")
         if not all(self.chat_stop):
             raise SettingsError("a chat stop string cannot be empty")
         return self
+
+    @property
+    def frame_interval(self) -> float:
+        """Seconds between two frames while tokens stream."""
+        return 1.0 / self.frames_per_second
 
     def generation_threads(self) -> int:
         return self.threads or usable_cores()

@@ -28,16 +28,16 @@ def notifications(app: Any) -> list[str]:
     return [n.message for n in app._notifications]
 
 
-def test_a_keymap_and_theme_from_the_config_file_apply(random_model: Path, tmp_path: Path) -> None:
+def test_a_keymap_theme_and_frame_rate_from_the_config_file_apply(random_model: Path, tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
-    config.write_text('[keymap]\n"draft.continue" = "f11"\n[ui]\ntheme = "nord"\n', encoding="utf-8")
+    config.write_text('[keymap]\n"draft.continue" = "f11"\n[ui]\ntheme = "nord"\nframes_per_second = 4\n', encoding="utf-8")
 
     async def scenario() -> None:
         app = app_for("--config", str(config), "--model", str(random_model), "--ctx", "512", "--preset", "greedy",
                       "--max-tokens", "8")
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert app.theme == "nord"
+            assert app.theme == "nord" and app.settings.frame_interval == 0.25
             await pilot.press(*OPENING)
             done = await generated(pilot, "f11")  # the remapped key continues the draft
             assert done.completion_tokens > 0 and app.main.last_generation[0].settings.max_tokens == 8
