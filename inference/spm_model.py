@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import ModelFileError
+from .errors import ModelFileError, read_named_file
 
 # sentencepiece_model.proto: TrainerSpec.ModelType and SentencePiece.Type. The piece types
 # use the same numbers as GGUF's token types (gguf.TokenType), which is what a converter
@@ -140,14 +140,7 @@ def _parse(data: bytes) -> dict[str, Any]:
 def load_spm(path: str | Path) -> SpmModel:
     """Read a `.model`; ModelFileError (one line) if it is missing or not SentencePiece."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ModelFileError(f"SentencePiece model not found: {path}") from None
-    except IsADirectoryError:
-        raise ModelFileError(f"SentencePiece model is a folder, not a file: {path}") from None
-    except OSError as error:
-        raise ModelFileError(f"cannot read SentencePiece model {path}: {error.strerror or error}") from None
+    data = bytes(read_named_file(path, "SentencePiece model", ModelFileError, binary=True))
     try:
         spec = _parse(data)
     except (ValueError, UnicodeDecodeError, struct.error) as error:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.errors import ScriptoriumError, read_named_file
 
 CONTINUE = "continue.txt"
 CHAT_SYSTEM = "chat_system.txt"
@@ -34,15 +34,8 @@ def load(name: str, override_dir: Path | None = None) -> str:
         raise KeyError(f"no prompt template named {name!r}")
     if override_dir is not None:
         candidate = override_dir / name
-        try:
-            if candidate.exists() or candidate.is_symlink():
-                return candidate.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise PromptError(f"prompt template {candidate} is not UTF-8 text") from None
-        except IsADirectoryError:
-            raise PromptError(f"prompt template {candidate} is a folder, not a file") from None
-        except OSError as error:
-            raise PromptError(f"cannot read prompt template {candidate}: {error.strerror or error}") from None
+        if candidate.exists() or candidate.is_symlink():  # a dangling link is the author's copy, gone
+            return str(read_named_file(candidate, "prompt template", PromptError))
     return packaged_text(name)
 
 

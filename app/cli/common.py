@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING, Callable
 
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.errors import ScriptoriumError, read_named_file
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend, BackendLoader
@@ -102,14 +102,4 @@ def read_draft(source: str | None) -> str:
 
 def read_text_file(source: str, what: str) -> str:
     """A UTF-8 text file the author names as `what` (draft, memory, author's note); one line if not."""
-    path = Path(source)
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScriptoriumError(f"{what} not found: {path}") from None
-    except IsADirectoryError:
-        raise ScriptoriumError(f"{what} is a folder, not a file: {path}") from None
-    except UnicodeDecodeError:
-        raise ScriptoriumError(f"{what} {path} is not UTF-8 text") from None
-    except OSError as error:
-        raise ScriptoriumError(f"cannot read {what} {path}: {error.strerror or error}") from None
+    return str(read_named_file(Path(source), what))

@@ -179,7 +179,7 @@ def test_a_pipe_closed_early_is_quiet(random_model: Path) -> None:
 
 @pytest.mark.parametrize("damage, fragment", [
     ("not-utf8", "continue.txt is not UTF-8 text"),
-    ("dangling-link", "cannot read prompt template"),
+    ("dangling-link", "prompt template not found"),
     ("folder", "continue.txt is a folder, not a file"),
 ])
 def test_a_prompt_template_that_cannot_be_read_is_one_line(random_model: Path, scriptorium_home: Path,

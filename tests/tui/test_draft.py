@@ -262,7 +262,7 @@ def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_model: P
             await pilot.pause()
             assert not app.main.is_generating
             messages = [n.message for n in app._notifications]
-            assert any(f"{prompts.CONTINUE}" in m and ("is not UTF-8 text" in m or "No such file" in m)
+            assert any(f"{prompts.CONTINUE}" in m and ("is not UTF-8 text" in m or "not found" in m)
                        for m in messages)
             assert any(prompts.CHAT_SYSTEM in m for m in messages)
             assert app.save_everything()
