@@ -114,6 +114,27 @@ def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
     run(scenario)
 
 
+def test_the_message_cursor_stays_lit_while_a_reply_streams(random_model: Path) -> None:
+    async def scenario() -> None:
+        gate = Gate(after_tokens=3)
+        app = make_app(random_model, mode="chat", loader=gate.loader,
+                       sampler=preset("greedy").with_changes(max_tokens=200))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            field = app.main.chat.input
+            assert field.cursor_blink
+            await pilot.press(*"Ciao", "enter")
+            await gate.wait_reached()
+            assert not field.cursor_blink
+            await pilot.press("escape")
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert field.cursor_blink
+
+    run(scenario)
+
+
 def test_switching_modes_keeps_both(sentence_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(sentence_model)

@@ -144,6 +144,24 @@ def test_escape_stops_the_model_and_keeps_what_it_wrote(random_model: Path) -> N
     run(scenario)
 
 
+def test_the_cursor_stays_lit_while_the_model_writes(random_model: Path) -> None:
+    async def scenario() -> None:
+        gate = Gate(after_tokens=3)
+        app = make_app(random_model, loader=gate.loader, sampler=LONG_GREEDY)
+        async with app.run_test() as pilot:
+            editor = app.main.draft.editor
+            assert editor.cursor_blink
+            await start_held_generation(pilot, gate)
+            assert not editor.cursor_blink and editor._cursor_visible  # lit, not in a blink's dark half
+            await pilot.press("escape")
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert editor.cursor_blink
+
+    run(scenario)
+
+
 def test_accept_while_streaming_takes_what_is_on_screen(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=4)

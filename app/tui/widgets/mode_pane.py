@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import var
+from textual.widget import Widget
 
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
@@ -105,6 +106,19 @@ class ModePane(Vertical):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.settings = settings
         self.key_display = key_display
+        self._held_blinks: dict[Widget, bool] = {}
+
+    def watch_streaming(self, streaming: bool) -> None:
+        # While the model writes, the text cursor stays lit instead of blinking: each blink
+        # is a frame drawn, and on a small machine a frame's CPU is taken from llama.cpp's threads.
+        if streaming:
+            self._held_blinks = {field: field.cursor_blink for field in self.query("TextArea, Input")}
+            for field in self._held_blinks:
+                field.cursor_blink = False
+        else:
+            for field, blink in self._held_blinks.items():
+                field.cursor_blink = blink
+            self._held_blinks = {}
 
     def ready_backend(self) -> Backend | None:
         """The backend, or None after telling the author why there is none."""
