@@ -52,6 +52,8 @@ class SuggestionView(Widget, can_focus=False):
         """While streaming: (width, characters, lines) of the finished paragraphs, wrapped once."""
         self._row_strips: dict[int, tuple[Text, Strip]] = {}
         """While streaming: each row's line and its cells, redrawn only when the line changed."""
+        self._frame_style: Style | None = None
+        """While streaming: the view's own style, read once per frame of text."""
         self.colour_tokens = False
         self.inspected: int | None = None
         """Index of the token under the inspection cursor (in ghost.tokens), or None."""
@@ -86,6 +88,7 @@ class SuggestionView(Widget, can_focus=False):
 
     def grow(self) -> None:
         """More text arrived: repaint the lines that changed, nothing else."""
+        self._frame_style = None
         width = max(self.content_size.width, 1)
         lines = len(self._wrapped(width))
         if lines == self._lines:
@@ -109,6 +112,13 @@ class SuggestionView(Widget, can_focus=False):
         self._wrap_cache = None
         self._settled = None
         self._row_strips.clear()
+        self._frame_style = None
+
+    def _base_style(self) -> Style:
+        # rich_style walks every ancestor's styles: once per frame of text, not per row drawn.
+        if self._frame_style is None:
+            self._frame_style = self.rich_style
+        return self._frame_style
 
     def _style(self, component: str) -> Style:
         style = self._rich_component_styles.get(component)
@@ -167,11 +177,11 @@ class SuggestionView(Widget, can_focus=False):
         width, height = max(self.content_size.width, 1), max(self.content_size.height, 1)
         lines = self._wrapped(width)[-height:]
         if y >= len(lines):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._base_style())
         line = lines[y]
         drawn = self._row_strips.get(y)
         if drawn is None or drawn[0] != line or drawn[0].style != line.style or drawn[1].cell_length != width:
-            drawn = self._row_strips[y] = (line, line_strip(line, width, self.rich_style, self.app.console))
+            drawn = self._row_strips[y] = (line, line_strip(line, width, self._base_style(), self.app.console))
         return drawn[1]
 
     def render(self) -> Text:
