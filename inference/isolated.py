@@ -30,9 +30,10 @@ from .load_options import LoadOptions, beyond_training
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
 from .wire import LoadedModel
 
-POLL_S = 0.02
-"""How often a stream waiting for the child looks at `should_stop`: a cancel reaches
-the child within this, and the child stops at its next token."""
+POLL_S = 0.05
+"""How often a stream waiting for the child looks at `should_stop` when no events come
+(a prefill): a cancel reaches the child within this, and the child stops at its next
+token. While tokens stream, their batches (worker.FLUSH_INTERVAL_S) wake it as often."""
 
 
 class IsolatedBackend:

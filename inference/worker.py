@@ -35,9 +35,9 @@ from .events import Event, TokenEvent, TokenScore
 from .load_options import LoadOptions
 from .wire import LoadedModel, decode, encode
 
-FLUSH_INTERVAL_S = 0.025
-"""Tokens wait at most this long for company. The app draws at most every frame (50 ms
-or more), and each batch costs the decode loop a pickle and a write, and the app a
+FLUSH_INTERVAL_S = 0.05
+"""Tokens wait at most this long for company. The app draws at most every frame (100 ms
+by default), and each batch costs the decode loop a pickle and a write, and the app a
 wake-up: on a small machine the app's CPU time is taken from llama.cpp's threads."""
 TEST_ABORT_AFTER_TOKENS = "SCRIPTORIUM_TEST_ABORT_AFTER_TOKENS"
 """Tests only: after this many generated tokens, abort through llama.cpp's own
