@@ -3,11 +3,15 @@ and hide and show from the keyboard."""
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from tui_helpers import Gate, generated, make_app, model_ready, run
 
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
+from scriptorium.app.tui.widgets.sidebar import NUMBERS_INTERVAL_S
+from scriptorium.inference.events import KVCacheUsage, TokenEvent
 from scriptorium.inference.settings import preset
 
 
@@ -73,6 +77,33 @@ def test_panels_update_while_tokens_stream(random_model: Path) -> None:
             await app.main.wait_until_idle()
             await pilot.pause()
             assert sidebar.probabilities.event.index == 39
+
+    run(scenario)
+
+
+def test_the_panels_numbers_change_at_most_five_times_a_second(random_model: Path) -> None:
+    def token(index: int) -> TokenEvent:
+        return TokenEvent(index=index, id=index, text=f" t{index}", p=0.5, top=(), elapsed_ms=10.0 * index,
+                          kv_tokens=10 + index)
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            sidebar = app.main.sidebar
+            usage = KVCacheUsage(tokens=0, n_ctx=512, bytes_allocated=None, bytes_used=None, bytes_per_token=None)
+            sidebar.generation_started()
+            sidebar.token(token(0), replace(usage, tokens=10))
+            assert sidebar.probabilities.event == token(0)  # the first at once
+            sidebar.token(token(1), replace(usage, tokens=11))
+            sidebar.token(token(2), replace(usage, tokens=12))
+            assert sidebar.probabilities.event == token(0) and sidebar.kv.usage.tokens == 10
+            await asyncio.sleep(NUMBERS_INTERVAL_S)
+            sidebar.token(token(3), replace(usage, tokens=13))
+            assert sidebar.probabilities.event == token(3) and sidebar.speed.last_token == token(3)
+            sidebar.token(token(4), replace(usage, tokens=14))
+            sidebar.stream_ended()  # the last token is drawn when the stream ends
+            assert sidebar.probabilities.event == token(4) and sidebar.kv.usage.tokens == 14
 
     run(scenario)
 

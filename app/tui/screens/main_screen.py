@@ -294,7 +294,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def _generation_ended(self) -> None:
         self.status.update_state(activity="")
-        self.sidebar.probabilities.stream_ended()
+        self.sidebar.stream_ended()
 
     def _show_generating(self) -> None:
         """Tell the panes (attributes down) whether a generation runs, and for whom."""
