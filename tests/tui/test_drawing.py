@@ -67,10 +67,7 @@ class Host(App[None]):
         yield view
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None)  # each example runs an app
-@given(st.lists(st.text(alphabet=st.sampled_from(list("ab cd\n.")), min_size=1, max_size=15), min_size=1,
-                max_size=25), st.integers(8, 30))
-def test_a_growing_suggestion_shows_the_newest_lines_rich_would_wrap(chunks: list[str], width: int) -> None:
+def grow_and_compare(chunks: list[str], width: int) -> None:
     """Chunk by chunk, the rows drawn (only the changed ones are redrawn) are the last
     rows of Rich's wrapping of the whole text so far, with the writing cursor."""
 
@@ -94,3 +91,19 @@ def test_a_growing_suggestion_shows_the_newest_lines_rich_would_wrap(chunks: lis
                 assert drawn == [row.rstrip() for row in rows] + [""] * (height - len(rows))
 
     asyncio.run(scenario())
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)  # each example runs an app
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab cd\n.")), min_size=1, max_size=15), min_size=1,
+                max_size=25), st.integers(8, 30))
+def test_a_growing_suggestion_shows_the_newest_lines_rich_would_wrap(chunks: list[str], width: int) -> None:
+    grow_and_compare(chunks, width)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab  世é.\t\xa0")), min_size=1, max_size=12), min_size=1,
+                max_size=40), st.integers(8, 30))
+def test_a_long_paragraph_wraps_as_rich_wraps_it_while_it_grows(chunks: list[str], width: int) -> None:
+    """One paragraph many lines long (no line break): its finished lines are kept from
+    frame to frame, with wide characters, folded long words and other white space."""
+    grow_and_compare(chunks, width)

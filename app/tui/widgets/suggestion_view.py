@@ -50,6 +50,9 @@ class SuggestionView(Widget, can_focus=False):
         self._wrap_cache: tuple[tuple[int, int, bool], list[Text]] | None = None
         self._settled: tuple[int, int, list[Text]] | None = None
         """While streaming: (width, characters, lines) of the finished paragraphs, wrapped once."""
+        self._written: tuple[int, int, int, list[Text]] | None = None
+        """While streaming: (width, where the paragraph being written starts, where its
+        lines still to wrap start, the lines before) of the paragraph being written."""
         self._row_strips: dict[int, tuple[Text, Strip]] = {}
         """While streaming: each row's line and its cells, redrawn only when the line changed."""
         self._frame_style: Style | None = None
@@ -111,6 +114,7 @@ class SuggestionView(Widget, can_focus=False):
     def _forget_wrapping(self) -> None:
         self._wrap_cache = None
         self._settled = None
+        self._written = None
         self._row_strips.clear()
         self._frame_style = None
 
@@ -168,7 +172,29 @@ class SuggestionView(Widget, can_focus=False):
             if lines and settled_end:
                 lines.pop()  # the empty paragraph after the final line break: written below
             settled = self._settled = (width, settled_end, lines)
-        return settled[2] + list(text[settled_end:].wrap(self.app.console, width))
+        return settled[2] + self._wrap_written(text[settled_end:], settled_end, width)
+
+    def _wrap_written(self, paragraph: Text, start: int, width: int) -> list[Text]:
+        """The paragraph being written, wrapped. Rich breaks lines greedily, word by word:
+        text appended at the end can move only the last words, so every line but the
+        last two is kept from the frame before, and only the rest is wrapped again (each
+        kept line ends where a new line starts, at a word or inside a folded word)."""
+        plain = paragraph.plain
+        if "\t" in plain:
+            return list(paragraph.wrap(self.app.console, width))  # Rich expands tabs: its lines are not slices
+        written = self._written
+        if written is None or written[0] != width or written[1] != start:
+            written = (width, start, 0, [])
+        _, _, offset, before = written
+        lines = list(paragraph[offset:].wrap(self.app.console, width))
+        kept = list(before)
+        for line in lines[:-2]:
+            offset += len(line.plain)
+            while offset < len(plain) and plain[offset].isspace():
+                offset += 1  # white space Rich dropped at the end of a full line
+            kept.append(line)
+        self._written = (width, start, offset, kept)
+        return before + lines
 
     def render_line(self, y: int) -> Strip:
         ghost = self._ghost
