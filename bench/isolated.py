@@ -15,15 +15,15 @@ loop's, for both backends: whether moving the decode loop off the UI's interpret
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import statistics
 import sys
 import time
 from contextlib import closing
-from pathlib import Path
 from typing import Any
+
+from reference import parse_run_arguments, run_arguments
 
 from scriptorium import prompts
 from scriptorium.app import paths
@@ -92,14 +92,7 @@ def median(values: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, required=True, help="GGUF model file")
-    parser.add_argument("--tokens", type=int, default=128, help="tokens per generation (default 128)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of each (default 3)")
-    parser.add_argument("--ctx", type=int, default=2048, help="context size (default 2048)")
-    args = parser.parse_args(argv)
-    if not args.model.is_file():
-        parser.exit(2, f"isolated.py: no model file at {args.model}\n")
+    args = parse_run_arguments(run_arguments(__doc__.splitlines()[0], tokens=128, rounds=3), argv)
     threads = TuiSettings().generation_threads()
     options = LoadOptions(model_path=args.model, n_ctx=args.ctx, n_threads=threads)
     settings = preset("greedy").with_changes(max_tokens=args.tokens, preset="greedy")

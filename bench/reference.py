@@ -8,11 +8,13 @@ Used by bench/decode.py and bench/tui_stream.py (run as scripts, so this folder 
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,3 +117,21 @@ def ratio_summary(ours: list[float], reference: list[float]) -> str:
     ran back to back, which the shared machine's drift disturbs least)."""
     ratios = sorted(o / r for o, r in zip(ours, reference))
     return f"{statistics.median(ratios):.3f} (median of {len(ratios)} rounds; range {ratios[0]:.3f}-{ratios[-1]:.3f})"
+
+
+def run_arguments(description: str, *, tokens: int, rounds: int) -> argparse.ArgumentParser:
+    """The arguments every side-by-side decode benchmark takes; more can be added."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--model", type=Path, required=True, help="GGUF model file")
+    parser.add_argument("--tokens", type=int, default=tokens, help=f"tokens per generation (default {tokens})")
+    parser.add_argument("--rounds", type=int, default=rounds, help=f"rounds (default {rounds})")
+    parser.add_argument("--ctx", type=int, default=2048, help="context size (default 2048)")
+    return parser
+
+
+def parse_run_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """Parsed arguments; one line and exit status 2 when the model file is missing."""
+    args = parser.parse_args(argv)
+    if not args.model.is_file():
+        parser.exit(2, f"{Path(sys.argv[0]).name}: no model file at {args.model}\n")
+    return args

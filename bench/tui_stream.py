@@ -26,7 +26,6 @@ cores: "every core" is the cores the process may use.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import resource
@@ -39,7 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from reference import Reference, machine_facts, ratio_summary
+from reference import Reference, machine_facts, parse_run_arguments, ratio_summary, run_arguments
 from textual import events
 
 from scriptorium import prompts
@@ -203,18 +202,12 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, required=True, help="GGUF model file")
-    parser.add_argument("--tokens", type=int, default=256, help="tokens per generation (default 256)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
-    parser.add_argument("--ctx", type=int, default=2048, help="context size (default 2048)")
+    parser = run_arguments(__doc__.splitlines()[0], tokens=256, rounds=5)
     parser.add_argument("--fps", default=str(TuiSettings().frames_per_second),
                         help="frame rates to compare, comma-separated (default: the app's)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the engine in the app's own process instead of its child")
-    args = parser.parse_args(argv)
-    if not args.model.is_file():
-        parser.exit(2, f"tui_stream.py: no model file at {args.model}\n")
+    args = parse_run_arguments(parser, argv)
     try:
         frames = [int(value) for value in args.fps.split(",")]
     except ValueError:
