@@ -25,10 +25,11 @@ from scriptorium.inference.backend import Backend
 from scriptorium.inference.child_process import describe_death, last_words
 from scriptorium.inference.engine import Engine
 from scriptorium.inference.errors import EngineCrashed, ModelFileError
-from scriptorium.inference.events import GenerationDone, ScoreDone, TokenEvent, TokenScore
+from scriptorium.inference.events import Candidate, GenerationDone, ScoreDone, TokenEvent, TokenScore
 from scriptorium.inference.isolated import IsolatedBackend
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, SettingsError, preset
+from scriptorium.inference.wire import decode, encode
 from scriptorium.inference.worker import TEST_ABORT_AFTER_TOKENS, TEST_HOLD_AFTER_TOKENS
 
 GREEDY = preset("greedy").with_changes(max_tokens=12)
@@ -51,6 +52,13 @@ def isolated(sentence_model: Path) -> Iterator[IsolatedBackend]:
 def tokens_of(events: list) -> list[TokenEvent]:
     return [e for e in events if isinstance(e, TokenEvent)]
 
+
+
+def test_events_cross_the_pipe_whole() -> None:
+    candidates = (Candidate(7, " gatto", 0.625, False), Candidate(16_001, "<0x01>", 1e-9, True))
+    events = (TokenEvent(index=3, id=7, text=" gatto", p=0.625, top=candidates, elapsed_ms=41.5, kv_tokens=12),
+              TokenScore(index=2, id=9, text="è", start=5, p=0.25, top=candidates))
+    assert decode(encode(("events", 1, events))) == ("events", 1, events)
 
 def test_it_is_a_backend_and_answers_as_the_engine_does(isolated: IsolatedBackend, sentence_model: Path) -> None:
     engine = Engine.load(options(sentence_model))
