@@ -13,8 +13,8 @@ Settings:
   all                every core, llama.cpp's defaults (OpenMP spins after each token)
   all, passive wait  every core, OMP_WAIT_POLICY=passive: OpenMP's idle threads sleep
                      at once instead of spinning (this llama.cpp build uses OpenMP, so
-                     ggml's own threadpool polling level does not apply). The app's
-                     default (native.prefer_passive_waiting, called by tui_cmd)
+                     ggml's own threadpool polling level does not apply). Not the app's
+                     default: on the quiet 2-core machine it halves decode speed
   all, short spin    every core, GOMP_SPINCOUNT=20000: a short spin, then sleep
 """
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import ctypes
-import os
 import threading
 from types import ModuleType
 from typing import Any, Callable
@@ -61,16 +60,6 @@ def llama() -> ModuleType:
             lib.llama_backend_init()
             _library = lib
     return _library
-
-
-def prefer_passive_waiting() -> None:
-    """Let llama.cpp's idle worker threads sleep at once between two computations instead
-    of spinning, so another thread of this process (an interface) gets a core between
-    tokens. llama.cpp built with OpenMP (as llama-cpp-python builds it on Linux) waits the
-    way OMP_WAIT_POLICY says; libgomp reads it once, when llama.cpp loads, so this must be
-    called before the first `llama()`. A value set in the environment wins; builds without
-    OpenMP ignore it."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 def own_binding(name: str, restype: Any, *argtypes: Any) -> Any:
