@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+_Content = TypeVar("_Content", str, bytes)
 
 
 class ScriptoriumError(Exception):
@@ -29,12 +31,21 @@ class EngineCrashed(ScriptoriumError):
     quotes llama.cpp's last words. The backend that raised it is of no further use."""
 
 
-def read_named_file(path: "Path", what: str, error: type[ScriptoriumError] = ScriptoriumError, *,
-                    binary: bool = False) -> "str | bytes":
-    """The content of a file the author named (`what`: "draft", "prompt template", ...), as
-    UTF-8 text or bytes; every way reading it fails is one line of `error` naming it."""
+def read_named_text(path: "Path", what: str, error: type[ScriptoriumError] = ScriptoriumError) -> str:
+    """The UTF-8 text of a file the author named (`what`: "draft", "prompt template", ...);
+    every way reading it fails is one line of `error` naming it."""
+    return _read_named(path.read_text, what, path, error, encoding="utf-8")
+
+
+def read_named_bytes(path: "Path", what: str, error: type[ScriptoriumError] = ScriptoriumError) -> bytes:
+    """The bytes of a file the author named, failing as read_named_text does."""
+    return _read_named(path.read_bytes, what, path, error)
+
+
+def _read_named(read: Callable[..., _Content], what: str, path: "Path", error: type[ScriptoriumError],
+                **options: str) -> _Content:
     try:
-        return path.read_bytes() if binary else path.read_text(encoding="utf-8")
+        return read(**options)
     except FileNotFoundError:
         raise error(f"{what} not found: {path}") from None
     except IsADirectoryError:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import ModelFileError, read_named_file
+from .errors import ModelFileError, read_named_bytes
 
 # sentencepiece_model.proto: TrainerSpec.ModelType and SentencePiece.Type. The piece types
 # use the same numbers as GGUF's token types (gguf.TokenType), which is what a converter
@@ -140,7 +140,7 @@ def _parse(data: bytes) -> dict[str, Any]:
 def load_spm(path: str | Path) -> SpmModel:
     """Read a `.model`; ModelFileError (one line) if it is missing or not SentencePiece."""
     path = Path(path)
-    data = bytes(read_named_file(path, "SentencePiece model", ModelFileError, binary=True))
+    data = read_named_bytes(path, "SentencePiece model", ModelFileError)
     try:
         spec = _parse(data)
     except (ValueError, UnicodeDecodeError, struct.error) as error:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from scriptorium.inference.errors import ScriptoriumError, read_named_file
+from scriptorium.inference.errors import ScriptoriumError, read_named_text
 
 CONTINUE = "continue.txt"
 CHAT_SYSTEM = "chat_system.txt"
@@ -35,7 +35,7 @@ def load(name: str, override_dir: Path | None = None) -> str:
     if override_dir is not None:
         candidate = override_dir / name
         if candidate.exists() or candidate.is_symlink():  # a dangling link is the author's copy, gone
-            return str(read_named_file(candidate, "prompt template", PromptError))
+            return read_named_text(candidate, "prompt template", PromptError)
     return packaged_text(name)
 
 

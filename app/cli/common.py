@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING, Callable
 
-from scriptorium.inference.errors import ScriptoriumError, read_named_file
+from scriptorium.inference.errors import ScriptoriumError, read_named_text
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend, BackendLoader
@@ -102,4 +102,4 @@ def read_draft(source: str | None) -> str:
 
 def read_text_file(source: str, what: str) -> str:
     """A UTF-8 text file the author names as `what` (draft, memory, author's note); one line if not."""
-    return str(read_named_file(Path(source), what))
+    return read_named_text(Path(source), what)

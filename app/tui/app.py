@@ -303,10 +303,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.schedule_autosave()
 
     # ---- saving ----------------------------------------------------------------------
-    def schedule_autosave(self) -> None:  # at least 1 ms: a Textual timer running late divides by its delay
+    def schedule_autosave(self) -> None:
         if self._autosave_timer is not None:
             self._autosave_timer.stop()
-        self._autosave_timer = self.set_timer(max(self.sessions.autosave_delay(time.monotonic()), 0.001), self._autosave)
+        # At least 1 ms: a save due at once would be a 0 s timer, and Textual's timer divides by its delay.
+        delay = max(self.sessions.autosave_delay(time.monotonic()), 0.001)
+        self._autosave_timer = self.set_timer(delay, self._autosave)
 
     def _autosave(self) -> None:
         self._autosave_timer = None

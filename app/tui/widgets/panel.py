@@ -98,4 +98,3 @@ class Panel(Widget):
         strip = line_strip(line, width, base, self.app.console)
         self._drawn[number] = (key, strip)
         return strip
-

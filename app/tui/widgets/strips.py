@@ -28,8 +28,7 @@ def line_strip(line: Text, width: int, base: Style, console: Console) -> Strip:
     position = 0
     for span in sorted(line.spans):
         if span.start < position:  # overlapping spans: Rich's own stacking
-            rendered = Strip(line.render(console)).crop_extend(0, width, base).apply_style(base)
-            return rendered
+            return Strip(line.render(console)).crop_extend(0, width, base).apply_style(base)
         if span.start > position:
             segments.append(Segment(plain[position:span.start], own))
         if span.end > span.start:
