@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
 
 from tui_helpers import Gate, generated, make_app, model_ready, run, spying_loader
 
@@ -91,15 +94,20 @@ def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next
     run(scenario)
 
 
+async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
+    """Send a message; return once the gate holds the model mid-reply."""
+    await model_ready(pilot)
+    await pilot.press(*"Ciao", "enter")
+    await gate.wait_reached()
+
+
 def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
         app = make_app(random_model, mode="chat", loader=gate.loader,
                        sampler=preset("greedy").with_changes(max_tokens=200))
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Ciao", "enter")
-            await gate.wait_reached()
+            await start_held_reply(pilot, gate)
             await pilot.press("escape")
             gate.release()
             await app.main.wait_until_idle()
@@ -120,11 +128,9 @@ def test_the_message_cursor_stays_lit_while_a_reply_streams(random_model: Path) 
         app = make_app(random_model, mode="chat", loader=gate.loader,
                        sampler=preset("greedy").with_changes(max_tokens=200))
         async with app.run_test() as pilot:
-            await model_ready(pilot)
             field = app.main.chat.input
             assert field.cursor_blink
-            await pilot.press(*"Ciao", "enter")
-            await gate.wait_reached()
+            await start_held_reply(pilot, gate)
             assert not field.cursor_blink
             await pilot.press("escape")
             gate.release()
