@@ -8,6 +8,9 @@ Measured side by side, round after round, in one process:
            attention on and off both measured, the faster path is the reference);
   - alone: the backend the app ships with (the engine in its child process; its threads,
            flash attention chosen by its own measurement at load) consumed in a plain loop;
+  - floor: the least a Textual app does to show streamed text (textual_floor.py: one
+           widget, fed by the same backend once per frame), per frame rate; the app
+           cannot beat it, so it shows what drawing with Textual costs here;
   - app:   the whole ScriptoriumApp headless (run_test, 200x50, every panel shown and
            live) on that backend, continuing a draft with the same prompt and sampler,
            once per frame rate given (the app's `frames_per_second`, [ui] in the config:
@@ -32,6 +35,7 @@ import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from contextlib import closing
 from dataclasses import replace
@@ -39,6 +43,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from reference import Reference, machine_facts, parse_run_arguments, ratio_summary, run_arguments
+from textual_floor import FloorApp
 from textual import events
 
 from scriptorium import prompts
@@ -86,6 +91,26 @@ def send_key(app: ScriptoriumApp, key: str) -> float:
     return posted
 
 
+def floor_run(backend: Any, prompt: str, settings: Any, fps: int) -> tuple[GenerationDone, float]:
+    """The floor app streams one generation, with its own event loop in a thread of its own.
+
+    This blocks the caller's event loop, as run_alone does: the app under test stays frozen
+    (not a timer of it runs) while the floor is measured."""
+    result: list[tuple[GenerationDone, float]] = []
+
+    async def stream() -> None:
+        floor = FloorApp(backend, prompt, settings, TOP_N, 1.0 / fps)
+        cpu_before, wall_before = cpu_seconds(), time.perf_counter()
+        async with floor.run_test(size=(200, 50)):
+            done = await floor.done
+        result.append((done, (cpu_seconds() - cpu_before) / (time.perf_counter() - wall_before)))
+
+    thread = threading.Thread(target=asyncio.run, args=(stream(),), name="floor")
+    thread.start()
+    thread.join()
+    return result[0]
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -113,6 +138,8 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
                          load_options=backend.options, backend_loader=lambda options, progress: backend)
     alone_rates: list[float] = []
     app_rates: dict[int, list[float]] = {fps: [] for fps in frames}
+    floor_rates: dict[int, list[float]] = {fps: [] for fps in frames}
+    floor_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     interface_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     typing_delays: list[float] = []
     nudge_delays: list[float] = []
@@ -169,6 +196,10 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
             alone_rates.append(alone.decode_tokens_per_s)
             shown = []
             for fps in frames:
+                floored, share = floor_run(backend, prompt, settings, fps)
+                floor_rates[fps].append(floored.decode_tokens_per_s)
+                floor_cpu[fps].append(share)
+                shown.append(f"floor@{fps}fps {floored.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%)")
                 streamed, share = await app_run(fps, [])
                 app_rates[fps].append(streamed.decode_tokens_per_s)
                 interface_cpu[fps].append(share)
@@ -187,6 +218,10 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     print(reference.describe())
     print(f"alone (the backend in a plain loop): {statistics.median(alone_rates):7.1f} tok/s   "
           f"alone / reference {ratio_summary(alone_rates, best)}")
+    for fps in frames:
+        print(f"floor, drawing {fps} frames/s: {statistics.median(floor_rates[fps]):7.1f} tok/s   "
+              f"floor / reference {ratio_summary(floor_rates[fps], best)}   "
+              f"interface CPU {statistics.median(floor_cpu[fps]) * 100:.1f}% of a core")
     for fps in frames:
         print(f"app, drawing {fps} frames/s: {statistics.median(app_rates[fps]):7.1f} tok/s   "
               f"app / reference {ratio_summary(app_rates[fps], best)}   "
