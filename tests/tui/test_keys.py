@@ -3,9 +3,11 @@ reaches every action; a keymap moves keys by id."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Footer
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.tui.screens.help_screen import HelpScreen
@@ -123,5 +125,29 @@ def test_the_palette_opens_with_ctrl_p_and_runs_a_command(random_model: Path) ->
             await pilot.pause()
             assert not app.bias.ban_byte_tokens
             assert isinstance(app.screen, MainScreen)
+
+    run(scenario)
+
+
+def test_the_footers_rebuilds_free_the_keys_they_replace(random_model: Path) -> None:
+    """The footer rebuilds its keys when a generation starts and ends; the keys it replaced
+    are freed, not kept alive by the footer's watchers (Textual issue 6666)."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("escape")  # the suggestion goes: the footer shows the writing keys again
+            await pilot.pause()
+            footer = app.main.query_one(Footer)
+            # Keys built after the app settled (its objects frozen out of the collector then).
+            replaced = [weakref.ref(key) for key in footer.query("FooterKey")]
+            assert replaced
+            await generated(pilot, "ctrl+g")
+            await pilot.pause()
+            assert not any(key() in footer.query("FooterKey") for key in replaced)  # rebuilt
+            gc.collect()
+            assert [key for key in replaced if key() is not None] == []
 
     run(scenario)

@@ -20,7 +20,7 @@ from textual.containers import Horizontal
 from textual.dom import DOMNode
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer
+from textual.widgets import ContentSwitcher
 from textual.worker import get_current_worker
 
 from scriptorium.inference.events import GenerationDone, TokenEvent
@@ -43,6 +43,7 @@ from scriptorium.app.tui.generation import (
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
+from scriptorium.app.tui.widgets.key_footer import KeyFooter
 from scriptorium.app.tui.widgets.mode_pane import ModePane, StreamSink
 from scriptorium.app.tui.widgets.model_panel import ModelView
 from scriptorium.app.tui.widgets.sampler_panel import SamplerView
@@ -112,7 +113,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
                 yield self.draft
                 yield self.chat
             yield self.sidebar
-        yield Footer(compact=True)
+        yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
