@@ -281,7 +281,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if message.event.seed is not None:
             self.last_seed = message.event.seed
         self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
-        self.schedule_autosave()
+        # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
+        self.schedule_autosave(at_once=True)
 
     @on(ModePane.SeedChosen)
     def _seed_chosen(self, message: ModePane.SeedChosen) -> None:
@@ -303,9 +304,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.schedule_autosave()
 
     # ---- saving ----------------------------------------------------------------------
-    def schedule_autosave(self) -> None:
+    def schedule_autosave(self, *, at_once: bool = False) -> None:
         if self._autosave_timer is not None:
             self._autosave_timer.stop()
+        if at_once:
+            return self._autosave()
         # At least 1 ms: a save due at once would be a 0 s timer, and Textual's timer divides by its delay.
         delay = max(self.sessions.autosave_delay(time.monotonic()), 0.001)
         self._autosave_timer = self.set_timer(delay, self._autosave)

@@ -51,6 +51,25 @@ def test_an_accepted_suggestion_is_saved_at_once_with_its_generation(random_mode
 
     run(scenario)
 
+def test_a_finished_generation_is_saved_before_the_next_can_start(random_model: Path, tmp_path: Path) -> None:
+    """Its records are written as it ends, not after the autosave's pause, which would
+    put the save inside the generation the author starts next (a re-roll)."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            done = await generated(pilot, "ctrl+g")
+            session = saved_draft(draft)
+            assert session.text == OPENING
+            (generation,) = session.generations
+            assert generation.tokens is not None and len(generation.tokens) == done.completion_tokens
+
+    run(scenario)
+
+
 
 def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
