@@ -25,7 +25,7 @@ from pathlib import Path
 
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import (
-    BiasRecord, DraftSession, Generation, ModelRef, SessionStore, TokenAlternative, TokenRecord,
+    BiasRecord, DraftSession, Generation, ModelRef, SessionStore, TokenRecord,
 )
 from scriptorium.app.sessions.encoding import TokenLines
 
@@ -42,10 +42,9 @@ def generation(number: int, tokens: int, alternatives: int, rng: random.Random) 
                    finished_at="2025-03-14T09:40:01+01:00", stop_reason="length", prompt_tokens=500,
                    completion_tokens=tokens, outcome="partly_accepted", tokens=[])
     for _ in range(tokens):
-        top = tuple(TokenAlternative(id=rng.randrange(32000), text=" " + rng.choice(WORDS),
-                                     p=round(rng.random() / 10, 6), banned=rng.random() < 0.05)
+        top = tuple((rng.randrange(32000), " " + rng.choice(WORDS), round(rng.random() / 10, 6), rng.random() < 0.05)
                     for _ in range(alternatives))
-        g.tokens.append(TokenRecord(id=top[0].id, text=top[0].text, p=round(rng.random(), 6), top=top))
+        g.tokens.append(TokenRecord(id=top[0][0], text=top[0][1], p=round(rng.random(), 6), top=top))
     g.text = g.accepted_text = "".join(t.text for t in g.tokens)
     return g
 

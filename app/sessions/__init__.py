@@ -17,12 +17,12 @@ from scriptorium.app.sessions.model import (
     slugify,
 )
 from scriptorium.app.sessions.records import (
-    BiasRecord, Generation, LoraRef, ModelRef, TokenAlternative, TokenRecord, now_iso,
+    BiasRecord, Generation, LoraRef, ModelRef, TokenRecord, now_iso,
 )
 from scriptorium.app.sessions.store import DraftConflictError, SessionStore, SessionSummary
 
 __all__ = [
     "FORMAT", "VERSION", "AnySession", "BiasRecord", "ChatSession", "ChatTurn", "DraftConflictError",
     "DraftSession", "FileStamp", "Generation", "LoraRef", "ModelRef", "ModelSpan", "Session", "SessionError",
-    "SessionStore", "SessionSummary", "TokenAlternative", "TokenRecord", "make_session_id", "now_iso", "slugify",
+    "SessionStore", "SessionSummary", "TokenRecord", "make_session_id", "now_iso", "slugify",
 ]

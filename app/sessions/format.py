@@ -27,7 +27,7 @@ from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 from scriptorium.app.sessions.encoding import TokenLines
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
 from scriptorium.app.sessions.records import (
-    OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenAlternative, TokenRecord,
+    OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord,
 )
 
 FORMAT = "scriptorium-session"
@@ -59,7 +59,7 @@ def _lora(lora: LoraRef | None) -> dict[str, Any] | None:
 
 def _token(token: TokenRecord) -> dict[str, Any]:
     return {"id": token.id, "text": token.text, "p": token.p,
-            "top": [[alt.id, alt.text, alt.p, alt.banned] for alt in token.top]}
+            "top": [list(alt) for alt in token.top]}
 
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False)
@@ -271,7 +271,7 @@ def _read_token(data: Any, where: str) -> TokenRecord:
         if not (isinstance(alt, list) and len(alt) == 4 and isinstance(alt[0], int) and isinstance(alt[1], str)
                 and isinstance(alt[2], (int, float)) and isinstance(alt[3], bool)):
             raise FormatError(f"{where}.top[{i}] is not an [id, text, p, banned] entry")
-        top.append(TokenAlternative(id=alt[0], text=alt[1], p=float(alt[2]), banned=alt[3]))
+        top.append((alt[0], alt[1], float(alt[2]), alt[3]))
     return TokenRecord(id=_get(d, "id", int, where), text=_get(d, "text", str, where),
                        p=_get(d, "p", (float, int), where), top=tuple(top))
 

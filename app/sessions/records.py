@@ -81,12 +81,11 @@ class BiasRecord:
         return LogitBias(ban_byte_tokens=self.ban_byte_tokens, entries=self.entries)
 
 
-@dataclass(kw_only=True)
-class TokenAlternative:
-    id: int
-    text: str
-    p: float
-    banned: bool = False
+Alternative = tuple[int, str, float, bool]
+"""One of a recorded token's alternatives: (id, text, p, banned), in the file's order. A
+plain tuple of plain values, which Python's garbage collector stops tracking: a long
+session holds hundreds of thousands of them (twelve a token), and the collector's full
+passes, which can come while tokens stream, would otherwise walk them all."""
 
 
 @dataclass(kw_only=True)
@@ -96,13 +95,12 @@ class TokenRecord:
     id: int
     text: str
     p: float
-    top: tuple[TokenAlternative, ...] = ()
+    top: tuple[Alternative, ...] = ()
 
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
         """From an inference.events.TokenEvent."""
-        top = tuple(TokenAlternative(id=c.id, text=c.text, p=round(c.p, PROBABILITY_DIGITS), banned=c.banned)
-                    for c in event.top)
+        top = tuple((c.id, c.text, round(c.p, PROBABILITY_DIGITS), c.banned) for c in event.top)
         return cls(id=event.id, text=event.text, p=round(event.p, PROBABILITY_DIGITS), top=top)
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import (
     BiasRecord, ChatSession, ChatTurn, DraftSession, FileStamp, Generation, LoraRef, ModelRef, ModelSpan,
-    TokenAlternative, TokenRecord,
+    TokenRecord,
 )
 from scriptorium.app.sessions.records import OUTCOMES
 
@@ -25,7 +25,7 @@ INTS = st.integers(-2**40, 2**40)
 
 
 def _token_records() -> st.SearchStrategy:
-    alternative = st.builds(TokenAlternative, id=INTS, text=TEXTS, p=FLOATS, banned=st.booleans())
+    alternative = st.tuples(INTS, TEXTS, FLOATS, st.booleans())  # (id, text, p, banned)
     record = st.builds(TokenRecord, id=INTS, text=TEXTS, p=FLOATS, top=st.lists(alternative, max_size=4).map(tuple))
     return st.one_of(st.none(), st.just([]), st.lists(record, max_size=6))
 
