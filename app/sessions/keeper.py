@@ -204,6 +204,8 @@ class SessionKeeper:
         if isinstance(live.session, ChatSession):
             self._sync_chat(chat_messages, reply=generation)
             del self._live[request_id]
+        else:
+            self._forget_if_all_accepted(request_id)
 
     def interrupt_live(self) -> None:
         """The app is closing while generations still stream: record each as the author
@@ -231,7 +233,16 @@ class SessionKeeper:
                 offset += len(part)
                 rest = rest[len(part):]
         session.set_text(editor_text)
+        for rid in request_ids:
+            self._forget_if_all_accepted(rid)
         return self.save_draft(editor_text)
+
+    def _forget_if_all_accepted(self, request_id: int) -> None:
+        # A finished generation whose whole text the author kept has nothing left to
+        # record; kept live, it would stay for as long as the app runs.
+        live = self._live.get(request_id)
+        if live is not None and live.generation.finished_at and live.generation.accepted_text == live.generation.text:
+            del self._live[request_id]
 
     def rejected(self, request_ids: tuple[int, ...]) -> None:
         for rid in request_ids:

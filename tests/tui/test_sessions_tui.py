@@ -51,6 +51,31 @@ def test_an_accepted_suggestion_is_saved_at_once_with_its_generation(random_mode
 
     run(scenario)
 
+def test_a_generation_kept_whole_is_no_longer_held_live(random_model: Path, tmp_path: Path) -> None:
+    """Once its whole text is in the draft nothing more can be recorded of it: the keeper
+    lets it go (it stayed for as long as the app ran); one kept word by word stays live
+    until its last word."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            done = await generated(pilot, "ctrl+g")
+            assert len(done.text.split()) > 1
+            await pilot.press("ctrl+right")
+            await pilot.pause()
+            assert len(app.sessions._live) == 1  # words are left to accept
+            await pilot.press("tab")
+            await pilot.pause()
+            assert app.sessions._live == {}
+            (generation,) = saved_draft(draft).generations
+            assert generation.outcome == "accepted" and generation.accepted_text == done.text
+
+    run(scenario)
+
+
 def test_a_finished_generation_is_saved_before_the_next_can_start(random_model: Path, tmp_path: Path) -> None:
     """Its records are written as it ends, not after the autosave's pause, which would
     put the save inside the generation the author starts next (a re-roll)."""
