@@ -10,7 +10,7 @@ class KeyFooter(Footer):
     do when a generation starts and ends. Each key watches the footer's `compact`, and
     Textual forgets a watcher only when the watched value changes (Textual issue 6666),
     which `compact` never does here: every rebuild kept the replaced keys alive, with the
-    lines they had drawn. Some three thousand objects a generation, never freed, and the
+    lines they had drawn: some 1,800 objects a generation, never freed, and the
     garbage collector's full passes, which come while tokens stream, walked them all."""
 
     async def recompose(self) -> None:
