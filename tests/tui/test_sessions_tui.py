@@ -4,10 +4,13 @@ generations and chat turns recorded, --resume, the sessions screen, export."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 from tui_helpers import Gate, generated, make_app, model_ready, run
 
+from scriptorium.inference.events import GenerationDone
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
@@ -26,15 +29,20 @@ def saved_draft(draft: Path) -> DraftSession:
     return session
 
 
+async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
+    """Once the model is ready, type OPENING and let the model continue it to the end."""
+    await model_ready(pilot)
+    await pilot.press(*OPENING)
+    return await generated(pilot, "ctrl+g")
+
+
 def test_an_accepted_suggestion_is_saved_at_once_with_its_generation(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
 
     async def scenario() -> None:
         app = make_app(random_model, draft=draft)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            done = await generated(pilot, "ctrl+g")
+            done = await suggestion_after_opening(pilot)
             await pilot.press("tab")
             await pilot.pause()
             # No timer has fired yet: the accept itself saved.
@@ -60,9 +68,7 @@ def test_a_generation_kept_whole_is_no_longer_held_live(random_model: Path, tmp_
     async def scenario() -> None:
         app = make_app(random_model, draft=draft)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            done = await generated(pilot, "ctrl+g")
+            done = await suggestion_after_opening(pilot)
             assert len(done.text.split()) > 1
             await pilot.press("ctrl+right")
             await pilot.pause()
@@ -84,9 +90,7 @@ def test_a_finished_generation_is_saved_before_the_next_can_start(random_model: 
     async def scenario() -> None:
         app = make_app(random_model, draft=draft)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            done = await generated(pilot, "ctrl+g")
+            done = await suggestion_after_opening(pilot)
             session = saved_draft(draft)
             assert session.text == OPENING
             (generation,) = session.generations
@@ -102,9 +106,7 @@ def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path
     async def scenario() -> None:
         app = make_app(random_model, draft=draft)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            await generated(pilot, "ctrl+g")
+            await suggestion_after_opening(pilot)
             await pilot.press("ctrl+right", "escape")
             await pilot.pause()
             word = app.main.draft.editor.text[len(OPENING):]
