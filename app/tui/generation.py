@@ -28,6 +28,7 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Window
 
 from scriptorium.app.models.loading import BackendCrashed
+from scriptorium.app.tui.process_tuning import collector_paused
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -170,7 +171,7 @@ def stream_generation(
             should_stop=should_stop,
             special=request.special,
         )
-        with closing(generation) as events:
+        with closing(generation) as events, collector_paused():
             for event in events:
                 if isinstance(event, TokenEvent):
                     batch.append(event)
