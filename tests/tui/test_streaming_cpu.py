@@ -1,14 +1,17 @@
 """What keeps the interface's own work out of llama.cpp's way while a model streams.
 
 On a machine whose every core runs llama.cpp's threads, whatever the interface does during
-a decode is taken from it (bench/tui_stream.py). Held here: the garbage collector waits
-for the stream's end (process_tuning.py).
+a decode is taken from it (bench/tui_stream.py). Two things are held here: the garbage
+collector waits for the stream's end (process_tuning.py), and the engine starts only once
+the screen has drawn a generation's first, costliest frame (main_screen.py).
 """
 
 from __future__ import annotations
 
 import gc
 from pathlib import Path
+from typing import Any
+
 import pytest
 
 from scriptorium.app.tui.generation import GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
@@ -16,7 +19,7 @@ from scriptorium.app.tui.process_tuning import collector_paused
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.settings import LogitBias
 
-from tui_helpers import GREEDY
+from tui_helpers import GREEDY, generated, make_app, model_ready, run
 
 
 def test_the_collector_does_not_run_while_tokens_stream(random_model: Path) -> None:
@@ -52,3 +55,42 @@ def test_the_collector_comes_back_as_it_was_when_the_last_stream_ends() -> None:
     finally:
         gc.enable()
 
+
+def test_the_engine_starts_once_the_generations_first_frame_is_drawn(random_model: Path) -> None:
+    frames = [0]
+    frames_at: dict[str, int] = {}
+
+    def loader(options: LoadOptions, on_progress: Any = None) -> Engine:
+        engine = Engine.load(options, on_progress)
+        generate = engine.generate
+
+        def generate_when_called(*args: Any, **kwargs: Any) -> Any:
+            frames_at["engine started"] = frames[0]
+            return generate(*args, **kwargs)
+
+        engine.generate = generate_when_called  # type: ignore[method-assign]
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            main = app.main
+            draw, started = main._compositor_refresh, main.sidebar.generation_started
+
+            def drawn() -> None:
+                frames[0] += 1
+                draw()
+
+            def requested() -> None:
+                frames_at["requested"] = frames[0]
+                started()
+
+            main._compositor_refresh = drawn  # type: ignore[method-assign]
+            main.sidebar.generation_started = requested  # type: ignore[method-assign]
+            await pilot.press(*"Il gatto")
+            done = await generated(pilot, "ctrl+g")
+            assert done.completion_tokens > 0
+
+    run(scenario)
+    assert frames_at["engine started"] > frames_at["requested"]

@@ -10,6 +10,7 @@ never costs a redraw per token.
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,9 @@ class ActiveGeneration:
     sink: StreamSink
     tokens: list[TokenEvent] = field(default_factory=list)
 
+
+FIRST_FRAME_WAIT = 1.0
+"""Seconds a generation waits at most for its first frame (an app closing may draw no more)."""
 
 _PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale")
 """What each pane is given, as the app gives it to this screen (with last_seed, for panels)."""
@@ -263,11 +267,20 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.sidebar.generation_started()
         self.status.update_state(activity="prefill…")
         self._show_generating()
-        self._generate(backend, request, self._settings.frame_interval)
+        # The engine starts once the screen has drawn this (the suggestion's box, the keys:
+        # a new layout, a generation's costliest frame), not while llama.cpp's threads run
+        # on every core: that time was taken from their prefill and first steps.
+        drawn = threading.Event()
+        self.call_after_refresh(drawn.set)
+        self._generate(backend, request, self._settings.frame_interval, drawn)
 
     @work(thread=True, exclusive=True, group="generation", exit_on_error=False)
-    def _generate(self, backend: Backend, request: GenerationRequest, frame_interval: float) -> None:
+    def _generate(self, backend: Backend, request: GenerationRequest, frame_interval: float,
+                  drawn: threading.Event) -> None:
         worker = get_current_worker()
+        for _ in range(int(FIRST_FRAME_WAIT / 0.01)):
+            if drawn.wait(0.01) or worker.is_cancelled:
+                break
         stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, frame_interval)
 
     @on(ModePane.StopRequested)
