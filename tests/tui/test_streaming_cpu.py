@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Any
-
 import pytest
 
 from scriptorium.app.tui.generation import GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
@@ -19,7 +17,7 @@ from scriptorium.app.tui.process_tuning import collector_paused
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.settings import LogitBias
 
-from tui_helpers import GREEDY, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, generated, loader_calling, make_app, model_ready, run
 
 
 def test_the_collector_does_not_run_while_tokens_stream(random_model: Path) -> None:
@@ -60,19 +58,11 @@ def test_the_engine_starts_once_the_generations_first_frame_is_drawn(random_mode
     frames = [0]
     frames_at: dict[str, int] = {}
 
-    def loader(options: LoadOptions, on_progress: Any = None) -> Engine:
-        engine = Engine.load(options, on_progress)
-        generate = engine.generate
-
-        def generate_when_called(*args: Any, **kwargs: Any) -> Any:
-            frames_at["engine started"] = frames[0]
-            return generate(*args, **kwargs)
-
-        engine.generate = generate_when_called  # type: ignore[method-assign]
-        return engine
+    def engine_started() -> None:
+        frames_at["engine started"] = frames[0]
 
     async def scenario() -> None:
-        app = make_app(random_model, loader=loader)
+        app = make_app(random_model, loader=loader_calling(engine_started))
         async with app.run_test() as pilot:
             await model_ready(pilot)
             main = app.main

@@ -92,6 +92,24 @@ def spying_loader() -> tuple[Callable[..., Engine], list[EngineSpy]]:
     return load, spies
 
 
+def loader_calling(at_start: Callable[[], None]) -> Callable[..., Engine]:
+    """An engine loader whose engines call `at_start` (in the generation's worker thread)
+    as each generation starts, before the engine's first step."""
+
+    def load(options: LoadOptions, on_progress: Callable[[float], None] | None = None) -> Engine:
+        engine = Engine.load(options, on_progress)
+        generate = engine.generate
+
+        def generate_after(*args: Any, **kwargs: Any) -> Iterator[Event]:
+            at_start()
+            return generate(*args, **kwargs)
+
+        engine.generate = generate_after  # type: ignore[method-assign]
+        return engine
+
+    return load
+
+
 class FixedClockEngine:
     """The real engine, with the times in its events replaced by fixed values, so a
     screenshot of the speed panel is the same on every run and every machine."""
