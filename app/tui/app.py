@@ -177,8 +177,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModelLoaded)
     def _model_loaded(self, message: ModelLoaded) -> None:
-        if not self.models.loaded(message.load_id, message.backend):
-            # Another model was asked for while this one loaded: it is not wanted.
+        if not self.models.loaded(message.load_id, message.backend):  # another was asked for meanwhile: not wanted
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
         self._tuning.settle()
@@ -271,6 +270,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self.backend is not None:
             self.sessions.generation_started(message.request, self.backend, message.draft_text, message.anchor,
                                              message.chat_messages)
+        if self._autosave_timer is not None:  # due mid-stream, it would take llama.cpp's CPU: saved before it starts
+            self.schedule_autosave(at_once=True)
 
     @on(TokensGenerated)
     def _tokens_generated(self, message: TokensGenerated) -> None:
@@ -333,8 +334,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self._save_and_say()
 
     def _save_and_say(self) -> bool:
-        saved = self.save_everything(explicit=True)
-        if saved:
+        if saved := self.save_everything(explicit=True):
             self.notify(f"Saved {self.draft_file.display_name}")
         return saved
 

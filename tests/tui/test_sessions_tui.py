@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import Gate, generated, make_app, model_ready, run
+from tui_helpers import Gate, generated, loader_calling, make_app, model_ready, run
 
 from scriptorium.inference.events import GenerationDone
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
@@ -59,6 +59,7 @@ def test_an_accepted_suggestion_is_saved_at_once_with_its_generation(random_mode
 
     run(scenario)
 
+
 def test_a_generation_kept_whole_is_no_longer_held_live(random_model: Path, tmp_path: Path) -> None:
     """Once its whole text is in the draft nothing more can be recorded of it: the keeper
     lets it go (it stayed for as long as the app ran); one kept word by word stays live
@@ -98,6 +99,25 @@ def test_a_finished_generation_is_saved_before_the_next_can_start(random_model: 
 
     run(scenario)
 
+
+def test_an_edit_waiting_for_its_save_is_saved_before_the_engine_starts(random_model: Path, tmp_path: Path) -> None:
+    """Typing, then asking for a suggestion at once: the autosave's pause would end inside
+    the generation, taking llama.cpp's CPU; the edit is saved as the generation starts."""
+    draft = tmp_path / "bozza.md"
+    on_disk: list[str] = []
+
+    def engine_started() -> None:
+        on_disk.append(draft.read_text(encoding="utf-8") if draft.exists() else "")
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft, loader=loader_calling(engine_started))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            await generated(pilot, "ctrl+g")
+
+    run(scenario)
+    assert on_disk == [OPENING]
 
 
 def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path: Path) -> None:
