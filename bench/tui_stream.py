@@ -18,7 +18,9 @@ Measured side by side, round after round, in one process:
 Decode tokens/s is llama.cpp's loop's own figure (GenerationDone.decode_tokens_per_s).
 The interface's CPU is this process's CPU time while the app streams (the engine runs in
 its child): on a machine whose every core runs llama.cpp's threads, that time is taken
-from the decode, so it predicts the loss.
+from the decode, so it predicts the loss. It is given for the whole run (from the key) and
+for the decode alone (from the prompt's end to the last token), the part that can slow the
+decode speed measured.
 
 Then, at the first frame rate, keys are sent every 100 ms while the app streams:
 typing into the draft and nudging the temperature in the sampler panel; the delay is
@@ -141,6 +143,9 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     floor_rates: dict[int, list[float]] = {fps: [] for fps in frames}
     floor_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     interface_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
+    decode_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
+    decoding: list[float] = []
+    """CPU seconds and wall time when the app's decode began (its prefill was drawn)."""
     typing_delays: list[float] = []
     nudge_delays: list[float] = []
     pending: list[float] = []
@@ -159,7 +164,16 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
         hook(editor, "edit", applied(typing_delays))
         hook(main.sidebar.sampler, "action_nudge", applied(nudge_delays))
 
-        async def app_run(fps: int, keys: list[str]) -> tuple[GenerationDone, float]:
+        def decode_began() -> None:
+            decoding[:] = [cpu_seconds(), time.perf_counter()]
+
+        def decode_ended() -> None:  # the share of a core, appended after the start
+            decoding.append((cpu_seconds() - decoding[0]) / (time.perf_counter() - decoding[1]))
+
+        hook(main.sidebar, "prefill_done", decode_began)
+        hook(main.sidebar, "finished", decode_ended)
+
+        async def app_run(fps: int, keys: list[str]) -> tuple[GenerationDone, float, float]:
             # The screen reads its frame rate at each generation.
             main._settings = replace(main._settings, frames_per_second=fps)
             editor.load_text(DRAFT)
@@ -188,7 +202,7 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
             pending.clear()
             editor.clear_ghost()
             assert main.last_generation is not None
-            return main.last_generation[2], cpu_share
+            return main.last_generation[2], cpu_share, decoding[-1]
 
         for round_number in range(rounds):
             plain = reference.measure_round(prompt_tokens, tokens)
@@ -200,14 +214,16 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
                 floor_rates[fps].append(floored.decode_tokens_per_s)
                 floor_cpu[fps].append(share)
                 shown.append(f"floor@{fps}fps {floored.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%)")
-                streamed, share = await app_run(fps, [])
+                streamed, share, in_decode = await app_run(fps, [])
                 app_rates[fps].append(streamed.decode_tokens_per_s)
                 interface_cpu[fps].append(share)
-                shown.append(f"app@{fps}fps {streamed.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%)")
+                decode_cpu[fps].append(in_decode)
+                shown.append(f"app@{fps}fps {streamed.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%, "
+                             f"in decode {in_decode * 100:4.1f}%)")
             print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
                   f"alone {alone.decode_tokens_per_s:6.1f}   " + "   ".join(shown), flush=True)
-        typed, _ = await app_run(frames[0], ["x", "y"])
-        nudged, _ = await app_run(frames[0], ["T", "t"])
+        typed, _, _ = await app_run(frames[0], ["x", "y"])
+        nudged, _, _ = await app_run(frames[0], ["T", "t"])
         keyed_rates = [typed.decode_tokens_per_s, nudged.decode_tokens_per_s]
     backend.close()
     reference.close()
@@ -225,7 +241,8 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     for fps in frames:
         print(f"app, drawing {fps} frames/s: {statistics.median(app_rates[fps]):7.1f} tok/s   "
               f"app / reference {ratio_summary(app_rates[fps], best)}   "
-              f"interface CPU {statistics.median(interface_cpu[fps]) * 100:.1f}% of a core")
+              f"interface CPU {statistics.median(interface_cpu[fps]) * 100:.1f}% of a core "
+              f"({statistics.median(decode_cpu[fps]) * 100:.1f}% during the decode)")
     delays = typing_delays + nudge_delays
     if delays:
         print(f"keypress handled while streaming ({frames[0]} frames/s): median "
