@@ -14,7 +14,9 @@ Measured side by side, round after round, in one process:
   - app:   the whole ScriptoriumApp headless (run_test, 200x50, every panel shown and
            live) on that backend, continuing a draft with the same prompt and sampler,
            once per frame rate given (the app's `frames_per_second`, [ui] in the config:
-           how often streamed tokens are drawn).
+           how often streamed tokens are drawn);
+  - app, panels hidden: the same at the first frame rate with the side panels hidden
+           (F3), as an author may: what the live panels cost.
 Decode tokens/s is llama.cpp's loop's own figure (GenerationDone.decode_tokens_per_s).
 The interface's CPU is this process's CPU time while the app streams (the engine runs in
 its child): on a machine whose every core runs llama.cpp's threads, that time is taken
@@ -144,6 +146,8 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     floor_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     interface_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     decode_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
+    hidden_rates: list[float] = []
+    hidden_cpu: list[float] = []
     decoding: list[float] = []
     """CPU seconds and wall time when the app's decode began (its prefill was drawn)."""
     typing_delays: list[float] = []
@@ -173,9 +177,10 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
         hook(main.sidebar, "prefill_done", decode_began)
         hook(main.sidebar, "finished", decode_ended)
 
-        async def app_run(fps: int, keys: list[str]) -> tuple[GenerationDone, float, float]:
+        async def app_run(fps: int, keys: list[str], panels: bool = True) -> tuple[GenerationDone, float, float]:
             # The screen reads its frame rate at each generation.
             main._settings = replace(main._settings, frames_per_second=fps)
+            main.sidebar.display = panels
             editor.load_text(DRAFT)
             editor.move_cursor(editor.document.end)
             main.focus_mode()
@@ -220,6 +225,11 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
                 decode_cpu[fps].append(in_decode)
                 shown.append(f"app@{fps}fps {streamed.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%, "
                              f"in decode {in_decode * 100:4.1f}%)")
+            hidden, _, in_decode = await app_run(frames[0], [], panels=False)
+            hidden_rates.append(hidden.decode_tokens_per_s)
+            hidden_cpu.append(in_decode)
+            shown.append(f"app@{frames[0]}fps, panels hidden {hidden.decode_tokens_per_s:6.1f} "
+                         f"(in decode {in_decode * 100:4.1f}%)")
             print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
                   f"alone {alone.decode_tokens_per_s:6.1f}   " + "   ".join(shown), flush=True)
         typed, _, _ = await app_run(frames[0], ["x", "y"])
@@ -243,6 +253,9 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
               f"app / reference {ratio_summary(app_rates[fps], best)}   "
               f"interface CPU {statistics.median(interface_cpu[fps]) * 100:.1f}% of a core "
               f"({statistics.median(decode_cpu[fps]) * 100:.1f}% during the decode)")
+    print(f"app, drawing {frames[0]} frames/s, side panels hidden: {statistics.median(hidden_rates):7.1f} tok/s   "
+          f"app / reference {ratio_summary(hidden_rates, best)}   "
+          f"interface CPU during the decode {statistics.median(hidden_cpu) * 100:.1f}% of a core")
     delays = typing_delays + nudge_delays
     if delays:
         print(f"keypress handled while streaming ({frames[0]} frames/s): median "
