@@ -148,8 +148,10 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     decode_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     hidden_rates: list[float] = []
     hidden_cpu: list[float] = []
-    decoding: list[float] = []
-    """CPU seconds and wall time when the app's decode began (its prefill was drawn)."""
+    decode_began_at: list[float] = []
+    """CPU seconds and wall time when the app's latest decode began (its prefill was drawn)."""
+    decode_shares: list[float] = []
+    """Each app run's CPU during its decode, in cores."""
     typing_delays: list[float] = []
     nudge_delays: list[float] = []
     pending: list[float] = []
@@ -169,10 +171,11 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
         hook(main.sidebar.sampler, "action_nudge", applied(nudge_delays))
 
         def decode_began() -> None:
-            decoding[:] = [cpu_seconds(), time.perf_counter()]
+            decode_began_at[:] = [cpu_seconds(), time.perf_counter()]
 
-        def decode_ended() -> None:  # the share of a core, appended after the start
-            decoding.append((cpu_seconds() - decoding[0]) / (time.perf_counter() - decoding[1]))
+        def decode_ended() -> None:
+            cpu, wall = decode_began_at
+            decode_shares.append((cpu_seconds() - cpu) / (time.perf_counter() - wall))
 
         hook(main.sidebar, "prefill_done", decode_began)
         hook(main.sidebar, "finished", decode_ended)
@@ -207,7 +210,7 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
             pending.clear()
             editor.clear_ghost()
             assert main.last_generation is not None
-            return main.last_generation[2], cpu_share, decoding[-1]
+            return main.last_generation[2], cpu_share, decode_shares[-1]
 
         for round_number in range(rounds):
             plain = reference.measure_round(prompt_tokens, tokens)
