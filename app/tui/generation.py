@@ -28,7 +28,7 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Window
 
 from scriptorium.app.models.loading import BackendCrashed
-from scriptorium.app.tui.process_tuning import collector_paused
+from scriptorium.app.tui.process_tuning import older_collections_deferred
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -171,7 +171,7 @@ def stream_generation(
             should_stop=should_stop,
             special=request.special,
         )
-        with closing(generation) as events, collector_paused():
+        with closing(generation) as events, older_collections_deferred():
             for event in events:
                 if isinstance(event, TokenEvent):
                     batch.append(event)

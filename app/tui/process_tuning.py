@@ -9,11 +9,12 @@
   time taken from llama.cpp's threads. They are collected once then frozen (gc.freeze),
   so later collections walk only what came after; unfrozen when the app ends, so an app
   that ends in a longer-lived process (the tests) leaves nothing uncollectable behind.
-- While tokens stream the collector does not run at all (`collector_paused`): even over
-  what is not frozen its passes came mid-stream, 20-25 ms of CPU in a 256-token
+- While tokens stream only the young generation is collected (`older_collections_deferred`):
+  the passes over older objects came mid-stream, 20-25 ms of CPU in a 256-token
   generation of Gemma 3 270M, every millisecond of it taken from llama.cpp's threads when
-  they use every core. Nearly all a stream allocates is freed by reference counting; the
-  few cycles it leaves wait for the stream's end, one generation's worth at most.
+  they use every core. Young passes stay: they walk a few hundred objects, and the
+  interface leaves cycles behind with every frame (some 60 objects a token) that, never
+  collected, would grow a long stream's memory without bound.
 """
 
 from __future__ import annotations
@@ -48,26 +49,31 @@ class ProcessTuning:
         gc.unfreeze()
 
 
-_pause_lock = threading.Lock()
-_pauses = 0
-_was_enabled = False
+YOUNG_ONLY = 1 << 30
+"""Young collections between two of the older generation (or, on Python 3.14's incremental
+collector, how slowly the old generation is scanned): never, for a stream's length."""
+
+_deferral_lock = threading.Lock()
+_deferrals = 0
+_thresholds: tuple[int, ...] = ()
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
-    """No automatic garbage collection inside the block (a generation's stream). Streams
-    may overlap (the main screen's and the candidates screen's): the collector comes
-    back, as it was before the first, when the last one ends."""
-    global _pauses, _was_enabled
-    with _pause_lock:
-        if _pauses == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
-        _pauses += 1
+def older_collections_deferred() -> Iterator[None]:
+    """Inside the block (a generation's stream) the collector collects only the young
+    generation. Streams may overlap (the main screen's and the candidates screen's): the
+    thresholds come back, as they were before the first, when the last one ends; the
+    next collection then catches up with the older generations."""
+    global _deferrals, _thresholds
+    with _deferral_lock:
+        if _deferrals == 0:
+            _thresholds = gc.get_threshold()
+            gc.set_threshold(_thresholds[0], YOUNG_ONLY)
+        _deferrals += 1
     try:
         yield
     finally:
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _was_enabled:
-                gc.enable()
+        with _deferral_lock:
+            _deferrals -= 1
+            if _deferrals == 0:
+                gc.set_threshold(*_thresholds)

@@ -2,8 +2,9 @@
 
 On a machine whose every core runs llama.cpp's threads, whatever the interface does during
 a decode is taken from it (bench/tui_stream.py). Two things are held here: the garbage
-collector waits for the stream's end (process_tuning.py), and the engine starts only once
-the screen has drawn a generation's first, costliest frame (main_screen.py).
+collector's passes over older objects wait for the stream's end (process_tuning.py), and
+the engine starts only once the screen has drawn a generation's first, costliest frame
+(main_screen.py).
 """
 
 from __future__ import annotations
@@ -13,45 +14,52 @@ from pathlib import Path
 import pytest
 
 from scriptorium.app.tui.generation import GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
-from scriptorium.app.tui.process_tuning import collector_paused
+from scriptorium.app.tui.process_tuning import YOUNG_ONLY, older_collections_deferred
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.settings import LogitBias
 
 from tui_helpers import GREEDY, generated, loader_calling, make_app, model_ready, run
 
 
-def test_the_collector_does_not_run_while_tokens_stream(random_model: Path) -> None:
+def test_only_the_young_generation_is_collected_while_tokens_stream(random_model: Path) -> None:
     engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=256, n_threads=1))
-    posted: list[tuple[type, bool]] = []
     request = GenerationRequest(kind="draft", id=1, prompt="Il gatto", settings=GREEDY, bias=LogitBias(), top_n=3)
+    posted: list[type] = []
+    kept: list[list[int]] = []
+    collected: list[int] = []
+
+    def post(message: object) -> None:
+        posted.append(type(message))
+        # Long-lived objects, as many as a long stream makes: enough young collections
+        # that, with Python's thresholds, older generations would be collected too.
+        kept.extend([i] for i in range(20_000))
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collected.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(watch)
     try:
-        stream_generation(engine, request, lambda message: posted.append((type(message), gc.isenabled())),
-                          should_stop=lambda: False, frame_interval=0.0)
+        stream_generation(engine, request, post, should_stop=lambda: False, frame_interval=0.0)
     finally:
+        gc.callbacks.remove(watch)
         engine.close()
-    kinds = {kind for kind, _ in posted}
-    assert TokensGenerated in kinds and GenerationFinished in kinds
-    assert not any(enabled for _, enabled in posted)
-    assert gc.isenabled()
+    assert TokensGenerated in posted and GenerationFinished in posted
+    assert collected and set(collected) == {0}
+    assert gc.get_threshold()[1] != YOUNG_ONLY
 
 
-def test_the_collector_comes_back_as_it_was_when_the_last_stream_ends() -> None:
-    assert gc.isenabled()
-    with collector_paused():
-        with collector_paused():  # the candidates screen's stream, over the main one's
-            assert not gc.isenabled()
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(RuntimeError), collector_paused():
+def test_the_thresholds_come_back_as_they_were_when_the_last_stream_ends() -> None:
+    before = gc.get_threshold()
+    with older_collections_deferred():
+        with older_collections_deferred():  # the candidates screen's stream, over the main one's
+            assert gc.get_threshold()[:2] == (before[0], YOUNG_ONLY)
+        assert gc.get_threshold()[:2] == (before[0], YOUNG_ONLY)
+    assert gc.get_threshold() == before
+    with pytest.raises(RuntimeError), older_collections_deferred():
         raise RuntimeError("the engine failed mid-stream")
-    assert gc.isenabled()
-    gc.disable()  # switched off by someone else: left off
-    try:
-        with collector_paused():
-            pass
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
+    assert gc.get_threshold() == before
 
 
 def test_the_engine_starts_once_the_generations_first_frame_is_drawn(random_model: Path) -> None:
