@@ -128,7 +128,7 @@ def _laid_out(value: Any, pad: str) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1).replace("\n", "\n" + pad)
 
 
-def _block(opening: str, items: Iterable[Iterable[str]], closing: str, pad: str) -> Iterator[str]:
+def _block(opening: str, items: Iterable[Iterable[str | bytes]], closing: str, pad: str) -> Iterator[str | bytes]:
     """Items already laid out, one a line and one space deeper than `pad`, as indent=1 does.
     In pieces, joined once for the whole file: a string made at every level would copy
     the token records again at each."""
@@ -146,14 +146,14 @@ def _between(pad: str) -> str:
     return ",\n" + pad + " "
 
 
-def _generation_pieces(g: Generation, cache: TokenLines, pad: str) -> Iterator[str]:
+def _generation_pieces(g: Generation, cache: TokenLines, pad: str) -> Iterator[str | bytes]:
     inner = pad + " "
 
-    def laid_out(name: str, value: Any) -> Iterable[str]:
+    def laid_out(name: str, value: Any) -> Iterable[str | bytes]:
         # "tokens" holds the records themselves here: a non-empty list is written one record a line,
-        # joined as one item with _block's own separator (a piece a record would cost more than the join).
+        # as one item joined with _block's own separator (UTF-8 already, kept by the cache).
         if name == "tokens" and value:
-            return _block("[", [(_between(inner).join(cache.lines(g.id, value, encode_token)),)], "]", inner)
+            return _block("[", [(cache.block(g.id, value, encode_token, _between(inner)),)], "]", inner)
         return (_laid_out(value, inner),)
 
     return _block("{", ((_key(name), *laid_out(name, value)) for name, value in _generation(g, g.tokens).items()),
@@ -193,16 +193,21 @@ def encode(session: AnySession, cache: TokenLines | None = None, *, updated_at: 
     head = _head(session)
     if updated_at is not None:
         head["updated_at"] = updated_at
-    members: list[Iterable[str]] = [(_key(name), _laid_out(value, " ")) for name, value in head.items()]
+    head_members = [(_key(name), _laid_out(value, " ")) for name, value in head.items()]
     generations = _block("[", (_generation_pieces(g, cache, "  ") for g in session.generations), "]", " ")
-    members.append((_key("generations"), *generations))
-    cache.keep_only([g.id for g in session.generations if g.tokens])
     # The top level as _block("{", members, "}\n", "") lays it out, cut around the value of
     # updated_at; after it, _block's opening is the comma that follows that value.
     at = list(head).index("updated_at")
-    before = "{\n " + "".join("".join(member) + ",\n " for member in members[:at]) + _key("updated_at")
+    before = "{\n " + "".join("".join(member) + ",\n " for member in head_members[:at]) + _key("updated_at")
+    after = _utf8_join(_block(",", [*head_members[at + 1:], (_key("generations"), *generations)], "}\n", ""))
+    cache.keep_only([g.id for g in session.generations if g.tokens])
     return Encoded(before=before.encode("utf-8"), updated_at=_laid_out(head["updated_at"], "").encode("utf-8"),
-                   after="".join(_block(",", members[at + 1:], "}\n", "")).encode("utf-8"))
+                   after=after)
+
+
+def _utf8_join(pieces: Iterable[str | bytes]) -> bytes:
+    # The token blocks come as bytes: joined as they are, not decoded and encoded again.
+    return b"".join(piece if isinstance(piece, bytes) else piece.encode("utf-8") for piece in pieces)
 
 
 def dumps(session: AnySession, cache: TokenLines | None = None) -> str:
