@@ -19,7 +19,8 @@ from scriptorium.app.sessions.model import (
 from scriptorium.app.sessions.records import (
     BiasRecord, Generation, LoraRef, ModelRef, TokenRecord, now_iso,
 )
-from scriptorium.app.sessions.store import DraftConflictError, SessionStore, SessionSummary
+from scriptorium.app.sessions.draft_files import DraftConflictError
+from scriptorium.app.sessions.store import SessionStore, SessionSummary
 
 __all__ = [
     "FORMAT", "VERSION", "AnySession", "BiasRecord", "ChatSession", "ChatTurn", "DraftConflictError",

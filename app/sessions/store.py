@@ -3,12 +3,11 @@
 A file that cannot be read or parsed is renamed `<name>.corrupt-<timestamp>` (its bytes
 untouched), reported as a one-line SessionError, and the rest of the store keeps working.
 A draft opened from a file is saved back to that file too, atomically, and never over
-changes another program made to it since scriptorium last read or wrote it.
+changes another program made to it since scriptorium last read or wrote it (draft_files.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from scriptorium.app import atomic
 from scriptorium.app import paths
 
+from scriptorium.app.sessions import draft_files
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, FileStamp, SessionError, make_session_id, now_iso
@@ -28,10 +28,6 @@ CORRUPT_MARK = ".corrupt-"
 STALE_TEMP_SECONDS = 3600
 """A temp file this old belongs to a process that died mid-write: nothing will finish it."""
 SESSION_FILE_MODE = 0o600
-
-
-class DraftConflictError(SessionError):
-    """The draft file changed on disk since scriptorium last read or wrote it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,10 +50,6 @@ class SessionSummary:
         return {"id": self.id, "title": self.title, "kind": self.kind, "created_at": self.created_at,
                 "updated_at": self.updated_at, "model": self.model, "words": self.words,
                 "generations": self.generations, "path": str(self.path), "file_size": self.file_size}
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _sort_time(stamp: str) -> float:
@@ -117,31 +109,18 @@ class SessionStore:
         file (a crash between the two writes), the session wins and the next save writes it.
         """
         path = Path(path).expanduser().absolute()
-        text = self._read_draft_file(path)
+        text = draft_files.read(path)
         session = self.find_for_draft(path)
         if session is None:
             session = self.create_draft(title=path.stem, text=text or "", draft_path=path)
         elif text is not None and text != session.text:
             stamp = session.draft_stamp
-            if stamp is None or text_sha256(text) != stamp.sha256:
+            if stamp is None or draft_files.text_sha256(text) != stamp.sha256:
                 session.set_text(text)
         if text is not None:
             stat = path.stat()
-            session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=text_sha256(text))
+            session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=draft_files.text_sha256(text))
         return session
-
-    @staticmethod
-    def _read_draft_file(path: Path) -> str | None:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            raise SessionError(f"cannot read {path}: {error.strerror or error}") from None
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise SessionError(f"{path} is not UTF-8 text; scriptorium opens only UTF-8 drafts") from None
 
     def find_for_draft(self, path: str | os.PathLike[str]) -> DraftSession | None:
         """The most recently saved session of the draft file `path`, if any."""
@@ -170,7 +149,7 @@ class SessionStore:
             draft_problem: SessionError | None = None
             if isinstance(session, DraftSession) and session.draft_path:
                 try:
-                    self._save_draft_file(session, overwrite_draft)
+                    draft_files.save(session, overwrite_draft)
                 except SessionError as error:
                     draft_problem = error
             # Encoded once, stamped with the time it would be written: compared, then written as is.
@@ -199,41 +178,6 @@ class SessionStore:
         except atomic.WriteError as error:
             raise SessionError(f"session not saved: {error}") from None
         self._written[session_id] = fingerprint
-
-    def _save_draft_file(self, session: DraftSession, overwrite: bool) -> None:
-        path = Path(session.draft_path or "")
-        digest = text_sha256(session.text)
-        stamp = session.draft_stamp
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            stat = None
-        except OSError as error:
-            raise SessionError(f"session saved, but cannot reach draft file {path}: {error.strerror or error}") from None
-        if stat is not None and not overwrite:
-            unchanged = stamp is not None and (stat.st_size, stat.st_mtime_ns) == (stamp.size, stamp.mtime_ns)
-            on_disk = stamp.sha256 if unchanged and stamp else self._file_sha256(path)
-            if on_disk == digest:
-                if not unchanged:
-                    session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
-                return
-            if stamp is None or on_disk != stamp.sha256:
-                raise DraftConflictError(
-                    f"{path.name} changed on disk since scriptorium last saved it; the draft file was not "
-                    f"overwritten (the session was saved)")
-        try:
-            atomic.write_text(path, session.text)
-            stat = path.stat()
-        except (atomic.WriteError, OSError) as error:
-            raise SessionError(f"session saved, but the draft file was not: {error}") from None
-        session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
-
-    @staticmethod
-    def _file_sha256(path: Path) -> str | None:
-        try:
-            return hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError:
-            return None
 
     def _ensure_directory(self) -> None:
         try:
