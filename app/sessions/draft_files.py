@@ -12,7 +12,11 @@ from scriptorium.app import atomic
 from scriptorium.app.sessions.model import DraftSession, FileStamp, SessionError
 
 
-class DraftConflictError(SessionError):
+class DraftFileError(SessionError):
+    """The draft file could not be written (the session itself may have been)."""
+
+
+class DraftConflictError(DraftFileError):
     """The draft file changed on disk since scriptorium last read or wrote it."""
 
 
@@ -36,7 +40,7 @@ def read(path: Path) -> str | None:
 
 def save(session: DraftSession, overwrite: bool) -> None:
     """Write the session's text to its draft file and stamp it. Raises DraftConflictError
-    if the file changed on disk meanwhile (unless `overwrite`), SessionError otherwise."""
+    if the file changed on disk meanwhile (unless `overwrite`), DraftFileError otherwise."""
     path = Path(session.draft_path or "")
     digest = text_sha256(session.text)
     stamp = session.draft_stamp
@@ -45,7 +49,7 @@ def save(session: DraftSession, overwrite: bool) -> None:
     except FileNotFoundError:
         stat = None
     except OSError as error:
-        raise SessionError(f"session saved, but cannot reach draft file {path}: {error.strerror or error}") from None
+        raise DraftFileError(f"session saved, but cannot reach draft file {path}: {error.strerror or error}") from None
     if stat is not None and not overwrite:
         unchanged = stamp is not None and (stat.st_size, stat.st_mtime_ns) == (stamp.size, stamp.mtime_ns)
         on_disk = stamp.sha256 if unchanged and stamp else _file_sha256(path)
@@ -61,7 +65,7 @@ def save(session: DraftSession, overwrite: bool) -> None:
         atomic.write_text(path, session.text)
         stat = path.stat()
     except (atomic.WriteError, OSError) as error:
-        raise SessionError(f"session saved, but the draft file was not: {error}") from None
+        raise DraftFileError(f"session saved, but the draft file was not: {error}") from None
     session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
 
 

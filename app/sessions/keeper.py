@@ -2,13 +2,16 @@
 a session (app/sessions/) and saved often enough that nothing accepted is ever lost.
 
 Everything here runs on the UI thread: the store is only called between edits, so a
-session is never written while it changes. Saves are cheap when nothing changed (the
-store compares a fingerprint), so autosave can run at every pause in the typing, and at
-once after every accepted suggestion.
+session is never encoded while it changes; autosaves hand the encoded file to the store's
+writing thread, so a long session's write (tens of megabytes, fsynced) takes neither the
+keys nor a streaming model's CPU. Saves are cheap when nothing changed (the store
+compares a fingerprint), so autosave can run at every pause in the typing, and at once
+after every accepted suggestion.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -17,8 +20,8 @@ from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.window import Pinned
 
 from scriptorium.app.sessions import (
-    AnySession, ChatSession, DraftConflictError, DraftSession, Generation, LoraRef, ModelRef, SessionError,
-    SessionStore,
+    AnySession, ChatSession, DraftConflictError, DraftFileError, DraftSession, Generation, LoraRef, ModelRef,
+    SessionError, SessionStore,
 )
 
 if TYPE_CHECKING:
@@ -107,7 +110,9 @@ class SessionKeeper:
         self._notify = notify
         self._live: dict[int, _Live] = {}
         self._hashes: dict[str, str] = {}
-        self._last_problem = ""
+        self._shown_problems: dict[str, str] = {}
+        """The failure last shown per thing saved ("draft", "draft file", "chat"), until it is saved."""
+        self._problem_lock = threading.Lock()
         self._unsaved_since: float | None = None
 
     # ---- when to save --------------------------------------------------------------------
@@ -218,10 +223,11 @@ class SessionKeeper:
 
     def accepted(self, kept: str, at: int, request_ids: tuple[int, ...], editor_text: str) -> bool:
         """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`):
-        record which generation wrote which part, then save at once. True when saved."""
+        record which generation wrote which part, then save at once (the session file on the
+        store's writing thread, started now). True when saved, or being saved."""
         session = self.draft
         if session is None:
-            return self.save_draft(editor_text)
+            return self.save_draft(editor_text, in_background=True)
         session.set_text(editor_text[:at] + editor_text[at + len(kept):])
         lives = [self._live[rid] for rid in request_ids if rid in self._live]
         rest, offset = kept, at
@@ -235,7 +241,7 @@ class SessionKeeper:
         session.set_text(editor_text)
         for rid in request_ids:
             self._forget_if_all_accepted(rid)
-        return self.save_draft(editor_text)
+        return self.save_draft(editor_text, in_background=True)
 
     def _forget_if_all_accepted(self, request_id: int) -> None:
         # A finished generation whose whole text the author kept has nothing left to
@@ -277,8 +283,10 @@ class SessionKeeper:
                 chat.record_reply(writer, message["content"])
 
     # ---- saving ----------------------------------------------------------------------
-    def save_draft(self, text: str, *, overwrite_file: bool = False) -> bool:
-        """Save the draft session (and its file); True when everything was written."""
+    def save_draft(self, text: str, *, overwrite_file: bool = False, in_background: bool = False) -> bool:
+        """Save the draft session (and its file); True when everything was written.
+        `in_background`: the session file is written on the store's own thread (True when
+        asked for; a failure is shown when it happens)."""
         if self.draft is None and not text and self.draft_file.path is None:
             self._unsaved_since = None
             return True
@@ -293,35 +301,64 @@ class SessionKeeper:
             session.set_text(text)
             if session.draft_path:
                 _make_parent(Path(session.draft_path))
-            self.store.save(session, overwrite_draft=overwrite_file)
+            self._save(session, overwrite_draft=overwrite_file, in_background=in_background)
         except DraftConflictError as error:
             self.conflict = True
-            self._problem(f"{error}. Press {self._save_key()} to replace it with your text.")
+            self._problem(f"{error}. Press {self._save_key()} to replace it with your text.", about="draft file")
+            return False
+        except DraftFileError as error:
+            self._problem(str(error), about="draft file")
             return False
         except SessionError as error:
-            self._problem(str(error))
+            self._problem(str(error), about="draft")
             return False
-        self._last_problem = ""
+        self._saved("draft file")
         self.conflict = False
         self._unsaved_since = None
         return True
 
-    def save_chat(self, messages: list[dict[str, str]]) -> bool:
+    def save_chat(self, messages: list[dict[str, str]], *, in_background: bool = False) -> bool:
         if self.chat is None and not messages:
             return True
         try:
             self._sync_chat(messages)
-            self.store.save(self._chat_session())
+            self._save(self._chat_session(), in_background=in_background)
         except SessionError as error:
-            self._problem(str(error))
+            self._problem(str(error), about="chat")
             return False
         return True
 
-    def _problem(self, message: str) -> None:
-        # Autosave runs every few seconds: the same failure is shown once, not every time.
-        if message != self._last_problem:
-            self._last_problem = message
-            self._notify(message, title="Not saved", severity="error", timeout=15)
+    def _save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool) -> None:
+        about = session.kind
+        if not in_background:
+            self.store.save(session, overwrite_draft=overwrite_draft)
+            return self._saved(about)
+
+        def written(error: BaseException | None) -> None:
+            # On the store's writing thread (notify is thread-safe).
+            if error is None:
+                self._saved(about)
+            else:
+                self._problem(str(error) if isinstance(error, SessionError) else f"session not saved: {error}",
+                              about=about)
+
+        self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written)
+
+    def _saved(self, about: str) -> None:
+        with self._problem_lock:
+            self._shown_problems.pop(about, None)
+
+    def _problem(self, message: str, *, about: str = "") -> None:
+        # Autosave runs every few seconds: the same failure is shown once, until that thing is saved.
+        with self._problem_lock:
+            if self._shown_problems.get(about) == message:
+                return
+            self._shown_problems[about] = message
+        self._notify(message, title="Not saved", severity="error", timeout=15)
+
+    def flush(self) -> None:
+        """Wait for the sessions being written in the background (the app is closing)."""
+        self.store.flush()
 
     def report_damaged(self) -> None:
         """Tell the author about session files found damaged (the store moved them aside)."""

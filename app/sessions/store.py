@@ -8,6 +8,7 @@ changes another program made to it since scriptorium last read or wrote it (draf
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -18,10 +19,11 @@ from pathlib import Path
 from scriptorium.app import atomic
 from scriptorium.app import paths
 
-from scriptorium.app.sessions import draft_files
+from scriptorium.app.sessions import draft_files, writes
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, FileStamp, SessionError, make_session_id, now_iso
+from scriptorium.app.sessions.writes import After
 
 SUFFIX = ".json"
 CORRUPT_MARK = ".corrupt-"
@@ -70,6 +72,7 @@ class SessionStore:
         self._lines = SessionLines()
         """Token records encoded at earlier saves (encoding.py); used only under the lock."""
         self._lock = threading.RLock()
+        self._writes = writes.shared()
 
     # ------------------------------------------------------------ creating
 
@@ -138,12 +141,18 @@ class SessionStore:
 
     # ------------------------------------------------------------ saving
 
-    def save(self, session: AnySession, *, overwrite_draft: bool = False) -> bool:
+    def save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool = False,
+             after: After | None = None) -> bool:
         """Write the session (and its draft file) if anything changed; True if the session file was written.
 
         Call it after every accepted suggestion (before going on) and a few seconds after
         typing stops. Raises SessionError; DraftConflictError when the draft file changed on
         disk (the session itself is saved; overwrite_draft=True replaces the file anyway).
+
+        The session is encoded here, and its file written on the store's writing thread
+        (writes.py), after the writes asked for before. `in_background`: return True at
+        once, `after(the write's error or None)` being called on that thread once it ran;
+        the draft file is still written here, so its conflicts are raised here too.
         """
         with self._lock:
             draft_problem: SessionError | None = None
@@ -155,15 +164,30 @@ class SessionStore:
             # Encoded once, stamped with the time it would be written: compared, then written as is.
             stamp = now_iso()
             encoded = self._encode(session, updated_at=stamp)
-            fingerprint = encoded.fingerprint()
-            written = self._written.get(session.id) != fingerprint or not self.path_for(session.id).exists()
-            if written:
-                self._ensure_directory()
-                self._write_session(session.id, encoded, fingerprint, overwrite=True)
-                session.updated_at = stamp
-            if draft_problem is not None:
-                raise draft_problem
-            return written
+        write = functools.partial(self._write_if_changed, session, encoded, stamp)
+        if in_background:
+            self._writes.submit(str(self.path_for(session.id)), write, after)
+            written = True
+        else:
+            written = self._writes.run(str(self.path_for(session.id)), write)
+        if draft_problem is not None:
+            raise draft_problem
+        return written
+
+    def flush(self) -> None:
+        """Wait for the session files being written in the background."""
+        self._writes.flush()
+
+    def _write_if_changed(self, session: AnySession, encoded: session_format.Encoded, stamp: str) -> bool:
+        # On the writing thread: the fingerprint of a long session's file is work too.
+        fingerprint = encoded.fingerprint()
+        with self._lock:
+            if self._written.get(session.id) == fingerprint and self.path_for(session.id).exists():
+                return False
+        self._ensure_directory()
+        self._write_session(session.id, encoded, fingerprint, overwrite=True)
+        session.updated_at = stamp
+        return True
 
     def _encode(self, session: AnySession, updated_at: str | None = None) -> session_format.Encoded:
         """Encoding only the tokens recorded since the session was last saved or loaded."""
@@ -219,6 +243,7 @@ class SessionStore:
         return session
 
     def _read(self, path: Path) -> AnySession:
+        self._writes.flush()  # a file still being written is read as it will be
         inside = path.resolve().parent == self.directory.resolve()
         try:
             session = session_format.loads(path.read_bytes().decode("utf-8"))
@@ -248,6 +273,7 @@ class SessionStore:
         return f"moved aside to {target.name}"
 
     def _session_files(self) -> list[Path]:
+        self._writes.flush()  # a session whose first write waits its turn is listed too
         try:
             entries = list(self.directory.iterdir())
         except OSError:
@@ -329,6 +355,7 @@ class SessionStore:
         path = self.resolve(ref)
         if path.resolve().parent != self.directory.resolve():
             raise SessionError(f"{path} is not in the sessions folder {self.directory}; not deleted")
+        self._writes.flush()  # or a write waiting its turn would bring the file back
         try:
             path.unlink()
         except OSError as error:

@@ -88,8 +88,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._config_problems = list(config_problems or ())
         self._model_source = model_source
         self._initial_load = load_options
-        path = draft.path if isinstance(draft, DraftFile) else draft
-        self.draft_file = DraftFile(path)
+        self.draft_file = DraftFile(path := draft.path if isinstance(draft, DraftFile) else draft)
         self.sessions = SessionKeeper(store or SessionStore(), self.draft_file, self.notify,
                                       lambda: self.keys.key_display("draft.save"))
         session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
@@ -147,6 +146,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.push_screen(UnsavedScreen(self.draft_file.display_name, has_path=bool(self.draft_file.path)), decided)
 
     def on_unmount(self) -> None:
+        self.sessions.flush()  # the session files still being written in the background
         self._tuning.stop()
         if self._screen_ready:
             self.main.stop_generation()
@@ -317,14 +317,14 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def _autosave(self) -> None:
         self._autosave_timer = None
         if self._screen_ready and self.main.is_attached:
-            self.save_everything()
+            self.save_everything(in_background=True)  # a long session's write would hold the keys
 
-    def save_everything(self, *, explicit: bool = False) -> bool:
-        """Save the draft (session, file) and chat; True if all was written. `explicit`: ctrl+s, past a conflict."""
-        saved = self.sessions.save_draft(self.main.draft_text(), overwrite_file=explicit and self.sessions.conflict)
-        if saved:
+    def save_everything(self, *, explicit: bool = False, in_background: bool = False) -> bool:
+        """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`)."""
+        text, overwrite = self.main.draft_text(), explicit and self.sessions.conflict  # ctrl+s: past a conflict
+        if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
             self.main.draft_saved()
-        return self.sessions.save_chat(self.main.chat_messages()) and saved
+        return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
 
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:

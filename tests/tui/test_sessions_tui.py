@@ -3,6 +3,7 @@ generations and chat turns recorded, --resume, the sessions screen, export."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from textual.pilot import Pilot
 from tui_helpers import Gate, generated, loader_calling, make_app, model_ready, run
 
 from scriptorium.inference.events import GenerationDone
+from scriptorium.app import atomic
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
@@ -150,6 +152,41 @@ def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
             assert draft.read_text(encoding="utf-8") == "Appunti"
             assert saved_draft(draft).text == "Appunti"
             assert not app.main.draft.modified
+
+    run(scenario)
+
+
+def test_keys_are_taken_while_an_autosave_writes_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long session's file takes tens of milliseconds to write and fsync: an autosave
+    writes it on the store's own thread, and the editor takes keys meanwhile."""
+    draft = tmp_path / "bozza.md"
+    armed, started, release, finished = threading.Event(), threading.Event(), threading.Event(), threading.Event()
+    writers: list[str] = []
+    real_write = atomic.write_bytes
+
+    def held_write(path: Any, data: bytes, **kwargs: Any) -> Path:
+        if armed.is_set() and Path(path).suffix == ".json":  # the session file, not the author's draft file
+            writers.append(threading.current_thread().name)
+            started.set()
+            release.wait(10.0)
+            finished.set()
+        return real_write(path, data, **kwargs)
+
+    monkeypatch.setattr(atomic, "write_bytes", held_write)
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            armed.set()
+            await pilot.press(*"Uno")
+            while not started.is_set():  # the autosave after the pause
+                await pilot.pause(0.05)
+            await pilot.press(*" due")
+            assert app.main.draft.editor.text == "Uno due" and not finished.is_set()  # taken while the write waits
+            assert writers == ["scriptorium-session-writes"]
+            release.set()
+            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
+            assert saved_draft(draft).text == "Uno due"
 
     run(scenario)
 
