@@ -96,6 +96,10 @@ def check_top_n(top_n: int) -> None:
         raise SettingsError(f"top must be 0 or more, not {top_n}")
 
 
+NOT_OF_A_PRESET = frozenset({"seed", "max_tokens", "stop", "preset"})
+"""SamplerSettings fields a preset does not fix: changing them keeps the preset's name."""
+
+
 @dataclass(frozen=True, slots=True)
 class SamplerSettings:
     """How the next token is chosen. Applied by llama.cpp's own sampler chain, in the
@@ -148,9 +152,18 @@ class SamplerSettings:
         return self
 
     def with_changes(self, **changes: object) -> "SamplerSettings":
-        """A validated copy; marks the preset 'custom' unless a preset is named."""
-        changes.setdefault("preset", "custom")
-        return replace(self, **changes).validated()
+        """A validated copy. Unless a preset is named, it keeps this one's name while only
+        the seed, the length or the stop strings changed (they are not part of a preset:
+        `--preset creative --max-tokens 500` is still creative), and is 'custom' otherwise."""
+        changed = replace(self, **changes).validated()
+        if "preset" in changes:
+            return changed
+        return changed if changed.shape() == self.shape() else replace(changed, preset="custom")
+
+    def shape(self) -> tuple[object, ...]:
+        """The values a preset stands for: how the next token is drawn, not the seed, the
+        length or the stop strings."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in NOT_OF_A_PRESET)
 
     def resolved_seed(self) -> int:
         return self.seed if self.seed is not None else random.SystemRandom().randrange(2**32)

@@ -213,7 +213,7 @@ class _Parser:
         values = dict(self.table(data, "sampler"))
         base = self.base_preset(values.pop("preset", DEFAULT_PRESET), "sampler.preset", user)
         settings = self.sampler_values(values, "sampler", base, "preset")
-        return settings if settings == base else replace(settings, preset="custom")
+        return settings if settings.shape() == base.shape() else replace(settings, preset="custom")
 
     # -- [logit_bias], [keymap], [ui] -------------------------------------------------
 

@@ -65,24 +65,22 @@ def next_preset(settings: SamplerSettings) -> SamplerSettings:
     names = list(PRESETS)
     following = names[(names.index(settings.preset) + 1) % len(names)] if settings.preset in names else names[0]
     chosen = PRESETS[following]
-    return chosen.with_changes(
-        seed=settings.seed, max_tokens=settings.max_tokens, stop=settings.stop, preset=chosen.preset
-    )
+    return chosen.with_changes(seed=settings.seed, max_tokens=settings.max_tokens, stop=settings.stop)
 
 
 def with_new_seed(settings: SamplerSettings) -> SamplerSettings:
     """A freshly drawn seed, fixed from now on (a seed is not part of a preset)."""
-    return settings.with_changes(seed=random.SystemRandom().randrange(2**32), preset=settings.preset)
+    return settings.with_changes(seed=random.SystemRandom().randrange(2**32))
 
 
 def with_seed_fixed(settings: SamplerSettings, last_seed: int | None) -> SamplerSettings:
     """Toggle: fix the seed the last generation used (or a new one), or go back to a
     fresh seed per generation."""
     if settings.seed is not None:
-        return settings.with_changes(seed=None, preset=settings.preset)
+        return settings.with_changes(seed=None)
     if last_seed is None:
         return with_new_seed(settings)
-    return settings.with_changes(seed=last_seed, preset=settings.preset)
+    return settings.with_changes(seed=last_seed)
 
 
 def with_ban_toggled(bias: LogitBias) -> LogitBias:

@@ -73,8 +73,8 @@ def test_full_config_is_typed(tmp_path: Path, fake_home: Path) -> None:
     )
     tight = PRESETS["creative"].with_changes(temperature=0.3, stop=("\n\n",), preset="tight")
     assert config.presets == {"tight": tight, "loose": tight.with_changes(seed=7, preset="loose")}
-    assert config.sampler == tight.with_changes(max_tokens=300)  # overrides make it 'custom'
-    assert config.sampler.preset == "custom"
+    assert config.sampler == tight.with_changes(max_tokens=300)  # a length is not part of a preset
+    assert config.sampler.preset == "tight"
     assert config.logit_bias == LogitBias(ban_byte_tokens=False, entries=((16001, -50.0), (42, 2.5)))
     assert dict(config.keymap) == {"generate": "ctrl+g,f5", "app.quit": "ctrl+q"}
     assert config.ui == UiConfig(theme="nord", frames_per_second=20)
@@ -84,6 +84,11 @@ def test_full_config_is_typed(tmp_path: Path, fake_home: Path) -> None:
 def test_sampler_naming_a_preset_keeps_its_name(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, '[sampler]\npreset = "greedy"\n'))
     assert config.sampler == PRESETS["greedy"]
+
+
+def test_sampler_changing_a_sampling_value_is_custom(tmp_path: Path) -> None:
+    assert load_config(write(tmp_path, '[sampler]\npreset = "greedy"\nmax_tokens = 40\n')).sampler.preset == "greedy"
+    assert load_config(write(tmp_path, '[sampler]\npreset = "greedy"\ntop_k = 5\n')).sampler.preset == "custom"
 
 
 def test_model_name_is_kept_as_written(tmp_path: Path) -> None:

@@ -87,6 +87,19 @@ def test_preset_flag_replaces_the_config_sampler(config: Config) -> None:
     assert mine.temperature == 0.2 and mine.preset == "mine"
 
 
+def test_a_preset_keeps_its_name_when_only_the_seed_length_or_stops_change(config: Config) -> None:
+    """The panel and every session record show the preset a generation drew with: a length,
+    a seed or stop strings are not part of a preset, so they keep its name; a sampling value
+    makes it 'custom'."""
+    run = run_settings(parse("--preset", "creative", "--max-tokens", "500", "--seed", "7", "--stop", "FINE"), config)
+    assert run.sampler.preset == "creative" and (run.sampler.max_tokens, run.sampler.seed) == (500, 7)
+    assert run.sampler.shape() == PRESETS["creative"].shape()
+    assert run_settings(parse("--preset", "creative", "--top-k", "3"), config).sampler.preset == "custom"
+    assert run_settings(parse("--preset", "creative", "--top-k", "100"), config).sampler.preset == "creative"  # its own value
+    custom = PRESETS["prose"].with_changes(temperature=0.3)
+    assert custom.with_changes(max_tokens=20).preset == "custom"
+
+
 def test_load_options(config: Config) -> None:
     options = run_settings(parse("--threads", "2"), config).load_options(Path("/m.gguf"))
     assert (options.model_path, options.lora_path, options.lora_scale) == (Path("/m.gguf"), Path("/loras/configured.gguf"), 0.5)
