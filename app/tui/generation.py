@@ -8,10 +8,11 @@ and asks `should_stop` (the worker's cancellation flag) between tokens.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from contextlib import closing
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual.message import Message
 
@@ -31,6 +32,8 @@ from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.tui.process_tuning import older_collections_deferred
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from scriptorium.inference.backend import Backend
 
 _request_ids = itertools.count(1)
@@ -137,18 +140,40 @@ class GenerationFailed(GenerationMessage):
     error: str
 
 
+FIRST_FRAME_WAIT = 1.0
+"""The longest a generation waits for its first frame before the engine starts anyway (an
+app closing may draw no more)."""
+
+
+def next_frame(screen: "Screen[Any]") -> threading.Event:
+    """An event set once `screen` has drawn what it shows now: a generation's first frame."""
+    drawn = threading.Event()
+    screen.call_after_refresh(drawn.set)
+    return drawn
+
+
 def stream_generation(
     engine: "Backend",
     request: GenerationRequest,
     post: Callable[[Message], object],
     should_stop: Callable[[], bool],
     frame_interval: float,
+    drawn: threading.Event | None = None,
 ) -> None:
     """Run `request` on `engine`, posting its events as messages.
+
+    With `drawn` (next_frame()), the engine starts once the screen has drawn the frame
+    that shows the generation starting (a new box, new keys: a layout, a frame's
+    costliest), or it is cancelled, or after FIRST_FRAME_WAIT: drawn while llama.cpp's
+    threads run on every core, that frame was taken from their prefill and first steps.
 
     Tokens are gathered and posted at most once per `frame_interval` (the first one at
     once): a message costs the UI thread a wake-up and a redraw, and the UI thread's
     time is time the generation waits for the GIL."""
+    if drawn is not None:
+        deadline = time.monotonic() + FIRST_FRAME_WAIT
+        while not drawn.wait(0.01) and not should_stop() and time.monotonic() < deadline:
+            pass
     rid = request.id
     batch: list[TokenEvent] = []
     last_post = -frame_interval

@@ -4,15 +4,19 @@ On a machine whose every core runs llama.cpp's threads, whatever the interface d
 a decode is taken from it (bench/tui_stream.py). Two things are held here: the garbage
 collector's passes over older objects wait for the stream's end (process_tuning.py), and
 the engine starts only once the screen has drawn a generation's first, costliest frame
-(main_screen.py).
+(generation.py, for the main screen and the candidates dialog).
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 from pathlib import Path
+
 import pytest
 
+from scriptorium.app.tui.screens import candidates_screen
+from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.app.tui.generation import GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
 from scriptorium.app.tui.process_tuning import YOUNG_ONLY, older_collections_deferred
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -92,3 +96,38 @@ def test_the_engine_starts_once_the_generations_first_frame_is_drawn(random_mode
 
     run(scenario)
     assert frames_at["engine started"] > frames_at["requested"]
+
+
+def test_each_candidate_starts_once_its_first_frame_is_drawn(phrases_model: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The candidates dialog runs its generations one after another: each starts (the
+    engine's first step) only after the dialog has drawn it starting."""
+    frames = [0]
+    asked: list[int] = []
+    started: list[int] = []
+    draw, real_next_frame = CandidatesScreen._compositor_refresh, candidates_screen.next_frame
+
+    def drawn(screen: CandidatesScreen) -> None:
+        frames[0] += 1
+        draw(screen)
+
+    def next_frame(screen: CandidatesScreen) -> threading.Event:
+        asked.append(frames[0])
+        return real_next_frame(screen)
+
+    monkeypatch.setattr(CandidatesScreen, "_compositor_refresh", drawn)
+    monkeypatch.setattr(candidates_screen, "next_frame", next_frame)
+
+    async def scenario() -> None:
+        app = make_app(phrases_model, loader=loader_calling(lambda: started.append(frames[0])))
+        async with app.run_test(size=(130, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"C'era una volta", "ctrl+n")
+            screen = app.screen
+            assert isinstance(screen, CandidatesScreen)
+            while not all(candidate.finished for candidate in screen.candidates):
+                await pilot.pause(0.05)
+
+    run(scenario)
+    assert len(started) == len(asked) == 3
+    assert all(start > ask for ask, start in zip(asked, started))

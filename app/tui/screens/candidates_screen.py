@@ -10,6 +10,7 @@ message redraws one candidate.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -23,7 +24,9 @@ from textual.widgets import Label, Static
 from textual.worker import get_current_worker
 
 from scriptorium.app.tui.candidates import MAX_CANDIDATES, Candidate, new_candidate
-from scriptorium.app.tui.generation import GenerationFailed, GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
+from scriptorium.app.tui.generation import (
+    GenerationFailed, GenerationFinished, GenerationRequest, TokensGenerated, next_frame, stream_generation,
+)
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -155,12 +158,13 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         view = self._view_of(waiting)
         if view is not None:
             view.redraw()
-        self._generate(waiting.request)
+        self._generate(waiting.request, next_frame(self))  # the engine starts once this is drawn
 
     @work(thread=True, exclusive=True, group="candidates", exit_on_error=False)
-    def _generate(self, request: GenerationRequest) -> None:
+    def _generate(self, request: GenerationRequest, drawn: threading.Event) -> None:
         worker = get_current_worker()
-        stream_generation(self.backend, request, self.post_message, lambda: worker.is_cancelled, self.frame_interval)
+        stream_generation(self.backend, request, self.post_message, lambda: worker.is_cancelled, self.frame_interval,
+                          drawn)
 
     def _candidate(self, request_id: int) -> Candidate | None:
         return next((c for c in self.candidates if c.request.id == request_id), None)

@@ -39,6 +39,7 @@ from scriptorium.app.tui.generation import (
     PrefillFinished,
     PrefillProgressed,
     TokensGenerated,
+    next_frame,
     stream_generation,
 )
 from scriptorium.app.tui.keys import KeyDisplay
@@ -61,9 +62,6 @@ class ActiveGeneration:
     sink: StreamSink
     tokens: list[TokenEvent] = field(default_factory=list)
 
-
-FIRST_FRAME_WAIT = 1.0
-"""Seconds a generation waits at most for its first frame (an app closing may draw no more)."""
 
 _PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale")
 """What each pane is given, as the app gives it to this screen (with last_seed, for panels)."""
@@ -267,21 +265,14 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.sidebar.generation_started()
         self.status.update_state(activity="prefill…")
         self._show_generating()
-        # The engine starts once the screen has drawn this (the suggestion's box, the keys:
-        # a new layout, a generation's costliest frame), not while llama.cpp's threads run
-        # on every core: that time was taken from their prefill and first steps.
-        drawn = threading.Event()
-        self.call_after_refresh(drawn.set)
-        self._generate(backend, request, self._settings.frame_interval, drawn)
+        # The engine starts once the screen has drawn this (the suggestion's box, the keys).
+        self._generate(backend, request, self._settings.frame_interval, next_frame(self))
 
     @work(thread=True, exclusive=True, group="generation", exit_on_error=False)
     def _generate(self, backend: Backend, request: GenerationRequest, frame_interval: float,
                   drawn: threading.Event) -> None:
         worker = get_current_worker()
-        for _ in range(int(FIRST_FRAME_WAIT / 0.01)):
-            if drawn.wait(0.01) or worker.is_cancelled:
-                break
-        stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, frame_interval)
+        stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, frame_interval, drawn)
 
     @on(ModePane.StopRequested)
     def _stop_requested(self, message: ModePane.StopRequested) -> None:
