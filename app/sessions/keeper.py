@@ -1,9 +1,9 @@
 """The TUI's side of sessions: what the author writes and what the model proposes, kept in
 a session (app/sessions/) and saved often enough that nothing accepted is ever lost.
 
-Everything here runs on the UI thread: the store is only called between edits, so a
-session is never encoded while it changes; autosaves hand the encoded file to the store's
-writing thread, so a long session's write (tens of megabytes, fsynced) takes neither the
+Everything here runs on the UI thread (but the report of a write made in the background,
+which only notifies): the store is only called between edits, so a session is never
+encoded while it changes; autosaves hand the encoded file to the store's writing thread, so a long session's write (tens of megabytes, fsynced) takes neither the
 keys nor a streaming model's CPU. Saves are cheap when nothing changed (the store
 compares a fingerprint), so autosave can run at every pause in the typing, and at once
 after every accepted suggestion.

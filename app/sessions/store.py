@@ -72,7 +72,7 @@ class SessionStore:
         self._lines = SessionLines()
         """Token records encoded at earlier saves (encoding.py); used only under the lock."""
         self._lock = threading.RLock()
-        self._writes = writes.shared()
+        self._writes = writes.SHARED
 
     # ------------------------------------------------------------ creating
 

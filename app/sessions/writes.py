@@ -8,7 +8,7 @@ they were asked for. A write still waiting its turn is replaced by a newer one o
 same file (it would be overwritten at once). `run` waits for its write and for every one
 asked before it, so a save that must be on disk (an explicit save, the way out) is.
 
-One thread writes for the whole process (shared()), every store's files in one order, so
+One thread writes for the whole process (SHARED), every store's files in one order, so
 that whatever reads a session file, through any store, can first wait for the writes in
 flight. The thread is not a daemon and ends when nothing is left to write: a process on
 its way out finishes the write it has started and those waiting, as the interpreter
@@ -36,11 +36,13 @@ class _Write:
         self.error: BaseException | None = None
 
 
+THREAD_NAME = "scriptorium-session-writes"
+
+
 class BackgroundWrites:
     """Writes run in order on one thread of their own; see the module's docstring."""
 
-    def __init__(self, name: str = "scriptorium-session-writes") -> None:
-        self._name = name
+    def __init__(self) -> None:
         self._waiting: dict[object, _Write] = {}
         self._busy = False
         self._changed = threading.Condition()
@@ -73,7 +75,7 @@ class BackgroundWrites:
 
     def _start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._work, name=self._name, daemon=False)
+            self._thread = threading.Thread(target=self._work, name=THREAD_NAME, daemon=False)
             self._thread.start()
 
     def _work(self) -> None:
@@ -99,14 +101,6 @@ class BackgroundWrites:
                 self._changed.notify_all()
 
 
-_shared: BackgroundWrites | None = None
-_shared_made = threading.Lock()
 
-
-def shared() -> BackgroundWrites:
-    """The process's session writes (made at first use)."""
-    global _shared
-    with _shared_made:
-        if _shared is None:
-            _shared = BackgroundWrites()
-        return _shared
+SHARED = BackgroundWrites()
+"""The process's session writes (no thread until there is something to write)."""

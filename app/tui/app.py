@@ -270,7 +270,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self.backend is not None:
             self.sessions.generation_started(message.request, self.backend, message.draft_text, message.anchor,
                                              message.chat_messages)
-        if self._autosave_timer is not None:  # due mid-stream, it would take llama.cpp's CPU: saved before it starts
+        if self._autosave_timer is not None:  # due mid-stream, it would take llama.cpp's CPU: saved as it starts
             self.schedule_autosave(at_once=True)
 
     @on(TokensGenerated)
