@@ -12,8 +12,9 @@ Settings:
   cores-1            the app's old default: one core left to the interface
   all                every core, llama.cpp's defaults (OpenMP spins after each token)
   all, passive wait  every core, OMP_WAIT_POLICY=passive: OpenMP's idle threads sleep
-                     at once instead of spinning (this llama.cpp build uses OpenMP, so
-                     ggml's own threadpool polling level does not apply). Not the app's
+                     at once instead of spinning (install.sh builds llama.cpp with
+                     OpenMP, so ggml's own threadpool polling level does not apply; a
+                     build without OpenMP is measured in the README). Not the app's
                      default: on the quiet 2-core machine it halves decode speed
   all, short spin    every core, GOMP_SPINCOUNT=20000: a short spin, then sleep
 """
