@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Awaitable
 
+from textual import events
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
@@ -20,6 +21,13 @@ from textual.dom import DOMNode
 _NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_up", "sampler.adjust_down",
                    "panels.leave", "focus.next", "focus.previous"}
 _NOT_IN_PALETTE = {"command_palette", "help_quit"}
+
+def typed_with_alt(event: events.Key) -> bool:
+    """A letter pressed with Alt: a command, not text. Terminals send Alt+E as ESC e, which
+    Textual reads as 'alt+e' still carrying the character 'e', and its TextArea and Input
+    type that character before any binding of the screen or the app may see the key."""
+    return event.is_printable and "+" in event.key
+
 
 KeyDisplay = Callable[[str], str]
 """A binding id -> how its key reads ('^g', 'F9'), after the author's keymap."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
@@ -63,6 +64,38 @@ def test_memory_and_note_are_edited_kept_and_sent(random_model: Path) -> None:
             assert session.memory == "Il gatto si chiama Nero."
             # Kept in the session file.
             assert SessionStore().load(session.id).note == "[Tono cupo.]"
+
+    run(scenario)
+
+
+def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(random_model: Path) -> None:
+    """A terminal sends Alt+E as ESC e, which Textual reads as 'alt+e' carrying 'e' (Pilot's
+    press carries no character): the editors must leave the letter to the bindings."""
+    def alt(app: Any, letter: str) -> None:
+        key = events.Key(f"alt+{letter}", letter)
+        key.set_sender(app)
+        app.post_message(key)
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.")
+            for letter in "en":
+                alt(app, letter)
+                await pilot.pause()
+                assert isinstance(app.screen, PinnedScreen)
+                await pilot.press("escape")
+                await pilot.pause()
+            assert app.main.draft.editor.text == "Una casa."
+            await pilot.press("f2")
+            await pilot.press(*"Ciao")
+            alt(app, "e")
+            await pilot.pause()
+            assert isinstance(app.screen, PinnedScreen)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.main.chat.input.value == "Ciao"
 
     run(scenario)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -19,7 +19,7 @@ from scriptorium.inference.window import fit_chat, prompt_budget
 from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
-from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.keys import KeyDisplay, typed_with_alt
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
@@ -30,6 +30,14 @@ if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
 
     from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
+
+
+class ChatInput(Input):
+    """The message being written; Alt+letter keys reach the bindings instead of the text."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if typed_with_alt(event):
+            event.prevent_default()
 
 
 class UserMessage(Static):
@@ -62,7 +70,7 @@ class ChatPane(ChatVersions):
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
-        self.input = Input(placeholder="Message the model — Enter sends", id="chat-input")
+        self.input = ChatInput(placeholder="Message the model — Enter sends", id="chat-input")
         yield self.transcript
         yield self.input
 

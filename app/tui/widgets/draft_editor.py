@@ -12,11 +12,13 @@ import re
 from dataclasses import dataclass
 
 from rich.style import Style
+from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
 from scriptorium.app.tui.branches import Ghost
+from scriptorium.app.tui.keys import typed_with_alt
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, split_records
 
 _NEXT_WORD = re.compile(r"\s*\S+")
@@ -86,6 +88,11 @@ class DraftEditor(TextArea):
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.ghost: Ghost | None = None
         self._inserting_ghost = False
+
+    async def _on_key(self, event: events.Key) -> None:
+        if typed_with_alt(event):
+            # Not typed: the key goes on up to the bindings (alt+e opens the memory).
+            event.prevent_default()
 
     # ---- the ghost -------------------------------------------------------------------
     def begin_ghost(self, anchor: Location, *, from_cursor: bool) -> Ghost:
