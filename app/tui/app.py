@@ -382,8 +382,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- live sampler state (the keys in the sampler panel) ------------------------------
     @on(SamplerPanel.Tuned)
     def _tuned(self, message: SamplerPanel.Tuned) -> None:
-        self.sampler, self.bias = message.sampler, message.bias
-        self.lora_scale = message.lora_scale if self.lora_scale is not None else None  # no adapter: stays none
+        self.sampler, self.bias, self.lora_scale = message.applied(self.sampler, self.bias, self.lora_scale)
 
     # ---- keys ------------------------------------------------------------------------------
     def action_help(self) -> None:

@@ -83,8 +83,9 @@ def with_seed_fixed(settings: SamplerSettings, last_seed: int | None) -> Sampler
     return settings.with_changes(seed=last_seed)
 
 
-def with_ban_toggled(bias: LogitBias) -> LogitBias:
-    return LogitBias(ban_byte_tokens=not bias.ban_byte_tokens, entries=bias.entries)
+def with_ban(bias: LogitBias, banned: bool) -> LogitBias:
+    """The byte tokens banned or allowed; the author's own entries kept."""
+    return LogitBias(ban_byte_tokens=banned, entries=bias.entries)
 
 
 def lora_scale_moved(scale: float, direction: int) -> float:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual import events
 from tui_helpers import generated, make_app, model_ready, run, spying_loader
 
+from scriptorium.app.tui.tuning import next_preset, nudge
 from scriptorium.inference.settings import preset
 
 PROSE = preset("prose").with_changes(max_tokens=6, preset="prose")
@@ -176,5 +178,41 @@ def test_a_change_while_streaming_is_marked_for_the_next_generation(random_model
             await app.main.wait_until_idle()
             await pilot.pause()
             assert app.main.sidebar.sampler.border_subtitle == ""
+
+    run(scenario)
+
+
+def test_keys_pressed_faster_than_the_panel_redraws_each_take_effect() -> None:
+    """A burst as a held key or quick fingers send it: every key is queued before the app
+    has applied the first. Each change builds on the one before, and none undoes another."""
+    async def scenario() -> None:
+        app = make_app(None, sampler=PROSE)
+        async with app.run_test() as pilot:
+            await pilot.press("ctrl+t")
+            for key in ("T", "T", "T", "k", "b", "c", "b"):
+                event = events.Key(key, key)
+                event.set_sender(app)
+                app.post_message(event)
+            await pilot.pause()
+            await pilot.pause()
+            # Three raises, top-k lowered, the ban off and on again, and the preset after
+            # 'custom' (a preset is whole: it keeps none of the nudges).
+            expected = PROSE
+            for knob, direction in (("temperature", 1), ("temperature", 1), ("temperature", 1), ("top_k", -1)):
+                expected = nudge(expected, knob, direction)
+            assert expected.preset == "custom"
+            assert app.sampler == next_preset(expected)
+            assert app.bias.ban_byte_tokens
+            app.sampler = PROSE
+            await pilot.pause()
+            for key in ("T", "T", "T", "k", "b"):
+                event = events.Key(key, key)
+                event.set_sender(app)
+                app.post_message(event)
+            await pilot.pause()
+            await pilot.pause()
+            assert app.sampler.temperature == pytest.approx(PROSE.temperature + 0.15)
+            assert app.sampler.top_k == 40 and not app.bias.ban_byte_tokens
+            assert f"{PROSE.temperature + 0.15:.2f}" in panel_text(app)
 
     run(scenario)

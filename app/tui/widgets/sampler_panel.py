@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from rich.style import Style
 from rich.text import Text
@@ -65,11 +66,20 @@ class SamplerPanel(Panel, can_focus=True):
 
     @dataclass
     class Tuned(Message):
-        """The author changed the settings with a key: these are the new ones."""
+        """The author changed the settings with a key: the change, which the app makes to
+        the settings it holds. Not the new settings: a key pressed before the panel shows
+        the last one's effect would build on settings already replaced, and undo it."""
 
-        sampler: SamplerSettings
-        bias: LogitBias
-        lora_scale: float | None
+        sampler: Callable[[SamplerSettings], SamplerSettings] | None = None
+        bias: Callable[[LogitBias], LogitBias] | None = None
+        lora_scale: Callable[[float], float] | None = None
+
+        def applied(self, sampler: SamplerSettings, bias: LogitBias,
+                    lora_scale: float | None) -> tuple[SamplerSettings, LogitBias, float | None]:
+            """The settings after this change; without an adapter the scale stays None."""
+            return (sampler if self.sampler is None else self.sampler(sampler),
+                    bias if self.bias is None else self.bias(bias),
+                    lora_scale if self.lora_scale is None or lora_scale is None else self.lora_scale(lora_scale))
 
     PANEL_NAME = "sampler"
     TITLE = "Sampler"
@@ -196,36 +206,25 @@ class SamplerPanel(Panel, can_focus=True):
         elif row == "lora":
             self.action_lora_scale(direction)
         elif row == "ban":
-            if (direction > 0) != self.bias.ban_byte_tokens:
-                self.action_toggle_ban()
+            self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, direction > 0)))
         else:
             self.action_nudge(row, direction)
 
-    def _tune(self, *, sampler: SamplerSettings | None = None, bias: LogitBias | None = None,
-              lora_scale: float | None = None) -> None:
-        view = self.view
-        if view is not None:
-            self.post_message(self.Tuned(sampler or view.sampler, bias or view.bias,
-                                         view.lora_scale if lora_scale is None else lora_scale))
-
     def action_nudge(self, knob: str, direction: int) -> None:
-        if self.view is not None:
-            self._tune(sampler=tuning.nudge(self.view.sampler, knob, direction))
+        self.post_message(self.Tuned(sampler=lambda sampler: tuning.nudge(sampler, knob, direction)))
 
     def action_cycle_preset(self) -> None:
-        if self.view is not None:
-            self._tune(sampler=tuning.next_preset(self.view.sampler))
+        self.post_message(self.Tuned(sampler=tuning.next_preset))
 
     def action_toggle_ban(self) -> None:
-        self._tune(bias=tuning.with_ban_toggled(self.bias))
+        self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, not bias.ban_byte_tokens)))
 
     def action_new_seed(self) -> None:
-        if self.view is not None:
-            self._tune(sampler=tuning.with_new_seed(self.view.sampler))
+        self.post_message(self.Tuned(sampler=tuning.with_new_seed))
 
     def action_fix_seed(self) -> None:
-        if self.view is not None:
-            self._tune(sampler=tuning.with_seed_fixed(self.view.sampler, self.view.last_seed))
+        last_seed = self.view.last_seed if self.view is not None else None
+        self.post_message(self.Tuned(sampler=lambda sampler: tuning.with_seed_fixed(sampler, last_seed)))
 
     def action_lora_scale(self, direction: int) -> None:
         view = self.view
@@ -233,7 +232,7 @@ class SamplerPanel(Panel, can_focus=True):
             hint = f", or load one with {view.load_hint}" if view is not None and view.load_hint else ""
             self.notify(f"No LoRA adapter is loaded (start with --lora PATH{hint}).", severity="warning")
             return
-        self._tune(lora_scale=tuning.lora_scale_moved(view.lora_scale, direction))
+        self.post_message(self.Tuned(lora_scale=lambda scale: tuning.lora_scale_moved(scale, direction)))
 
     def on_focus(self) -> None:
         self.refresh()
