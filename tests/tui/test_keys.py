@@ -4,12 +4,20 @@ reaches every action; a keymap moves keys by id."""
 from __future__ import annotations
 
 import gc
+import sys
 import weakref
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 from textual.widgets import DataTable, Footer
 from tui_helpers import generated, make_app, model_ready, run
 
+from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT
+from scriptorium.app.tui.bindings import unknown_keymap_ids
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
 
@@ -108,6 +116,26 @@ def test_an_unknown_keymap_id_is_reported() -> None:
         app = make_app(None, keymap={"draft.nope": "f9"})
         async with app.run_test():
             assert any("draft.nope" in n.message for n in app._notifications)
+
+    run(scenario)
+
+
+def test_the_starter_configs_keymap_example_works_as_written() -> None:
+    """Uncommented as the starter file shows it, the example moves a real binding to keys
+    no other binding uses."""
+    section = DEFAULT_CONFIG_TEXT.split("[keymap]\n", 1)[1].split("\n[", 1)[0]
+    example = next(line[2:] for line in section.splitlines() if line.startswith('# "'))
+    keymap = tomllib.loads(example)
+    assert unknown_keymap_ids(keymap) is None
+
+    async def scenario() -> None:
+        app = make_app(None, keymap=keymap)
+        async with app.run_test():
+            assert not app._notifications
+            (binding_id, keys), = keymap.items()
+            taken = {key for section in app.keys.sections for binding in section.bindings
+                     if binding.id != binding_id for key in binding.key.split(",")}
+            assert not taken & set(keys.split(","))
 
     run(scenario)
 
