@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Callable
 
 from scriptorium.inference.backend import Backend
+from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME
 from scriptorium.inference.load_options import LoadOptions
 
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.sessions.records import ModelRef
 
 
 class ModelLifecycle:
@@ -35,6 +37,7 @@ class ModelLifecycle:
         self._load_id = 0
         self._failed_options: LoadOptions | None = None
         self._demo = False
+        self._first_load = True
 
     # ---- choosing what to load ---------------------------------------------------------
     def options_for(self, model: Path, lora: Path | None, scale: float) -> LoadOptions:
@@ -110,12 +113,22 @@ class ModelLifecycle:
             return replace(backend.options, lora_scale=lora_scale)
         return backend.options
 
-    def announce_demo(self) -> bool:
-        """Whether the model just loaded is the demo model, started by default (said once)."""
-        backend = self.backend
-        announce = self._demo and backend is not None and model_choice.is_demo_model(backend.options.model_path)
+    def first_load_notes(self, models_key: str, written_with: ModelRef | None) -> list[tuple[str, str]]:
+        """What the author is told, as (title, text), when a model is ready: that it is the
+        demo model, which they did not choose; and, at the first load, that the session
+        reopened last ran on another model file (reopening a session does not switch models)."""
+        backend, notes = self.backend, []
+        if backend is None:
+            return notes
+        if self._demo and model_choice.is_demo_model(backend.options.model_path):
+            notes.append(("Demo model", f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
+                                        f"scriptorium out. Press {models_key} to choose your own GGUF model."))
         self._demo = False
-        return announce
+        if self._first_load and written_with is not None and not _same_model(written_with, backend):
+            notes.append(("Session", f"This session was last written with {written_with.name} ({written_with.path}); "
+                                     f"the model loaded is {backend.facts.name}. Press {models_key} to switch."))
+        self._first_load = False
+        return notes
 
     # ---- before a file is known (start-up resolution, the demo's first assembly) ----------
     def resolving(self, reference: str | None, configured: str | None) -> None:
@@ -145,3 +158,13 @@ def _size_or_zero(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
+
+
+def _same_model(recorded: ModelRef, backend: Backend) -> bool:
+    loaded = backend.options.model_path
+    try:
+        if Path(recorded.path).resolve() == Path(loaded).resolve():
+            return True
+    except OSError:
+        pass
+    return (recorded.name, recorded.size) == (backend.facts.name, backend.facts.file_size)

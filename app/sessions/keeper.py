@@ -155,6 +155,11 @@ class SessionKeeper:
             self.chat = self.store.create_chat()
         return self.chat
 
+    def last_model(self) -> ModelRef | None:
+        """The model file of the newest generation in the sessions open now."""
+        generations = [g for session in (self.draft, self.chat) if session for g in session.generations]
+        return max(generations, key=lambda g: g.started_at).model if generations else None
+
     # ---- recording generations -----------------------------------------------------------
     def note_hash(self, path: str, sha256: str) -> None:
         """A model or adapter file's hash arrived (computed in a worker): fill it in where missing."""

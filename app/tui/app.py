@@ -183,10 +183,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._tuning.settle()
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
-        if self.models.announce_demo():
-            self.notify(f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying scriptorium out. "
-                        f"Press {self.keys.key_display('app.models')} to choose your own GGUF model.",
-                        title="Demo model", timeout=12)
+        for title, note in self.models.first_load_notes(self.keys.key_display("app.models"), self.sessions.last_model()):
+            self.notify(note, title=title, timeout=12)
 
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:

@@ -261,6 +261,33 @@ def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path) -> N
     run(second)
 
 
+def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:
+    """Reopening a session does not switch models: the author is told which one it ran on."""
+    async def write_with(model: Path) -> None:
+        app = make_app(model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    async def resume_with(model: Path, told: bool) -> None:
+        resumed = make_app(model, resume=True)
+        async with resumed.run_test() as pilot:
+            await model_ready(pilot)
+            said = [message for message in notifications(resumed) if "last written with" in message]
+            assert bool(said) == told
+            if told:
+                assert str(random_model) in said[0] and said[0].endswith("to switch.")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    run(lambda: write_with(random_model))
+    run(lambda: resume_with(random_model, told=False))
+    run(lambda: resume_with(sentence_model, told=True))
+
+
 def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")

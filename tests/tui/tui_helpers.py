@@ -31,6 +31,7 @@ def make_app(
     keymap: dict[str, str] | None = None,
     loader: Callable[..., Engine] = Engine.load,
     top_n: int = 8,
+    resume: bool = False,
 ) -> ScriptoriumApp:
     # One thread: the same arithmetic order on any machine, so the same probabilities.
     options = LoadOptions(model_path=model, lora_path=lora, n_ctx=512, n_threads=1) if model is not None else None
@@ -40,6 +41,7 @@ def make_app(
         draft=draft,
         load_options=options,
         backend_loader=loader,
+        resume=resume,
     )
 
 
