@@ -24,9 +24,10 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-box"):
             yield Static("Every key · remap one by its id in the keymap · Esc closes", id="help-title")
             table: DataTable[str] = DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
-            table.add_columns("where", "keys", "action", "what it does", "id")
-            for row in self._rows:
-                table.add_row(*row)
+            # The id before the long description, so it shows without scrolling sideways.
+            table.add_columns("where", "keys", "action", "id", "what it does")
+            for where, keys, action, what, binding_id in self._rows:
+                table.add_row(where, keys, action, binding_id, what)
             yield table
 
     def on_mount(self) -> None:
