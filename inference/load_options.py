@@ -25,6 +25,14 @@ def default_context(training_context: int) -> int:
     return max(low, min(training_context or DEFAULT_CONTEXT_CAP, DEFAULT_CONTEXT_CAP))
 
 
+def context_rounded(asked: int | None, n_ctx: int) -> str:
+    """One line when llama.cpp made the context larger than asked (it rounds a context up
+    to a multiple of 256), else ''."""
+    if asked is None or asked == n_ctx:
+        return ""
+    return f"the context is {n_ctx:,} tokens: llama.cpp rounds the {asked:,} asked for up to a multiple of 256"
+
+
 def beyond_training(n_ctx: int, training_context: int) -> str:
     """One line when a context of `n_ctx` tokens goes past what the model was trained on, else ''."""
     if not training_context or n_ctx <= training_context:

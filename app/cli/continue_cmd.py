@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     from scriptorium import prompts
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
+    from scriptorium.inference.load_options import context_rounded
     from scriptorium.inference.settings import SettingsError
     from scriptorium.inference.window import build_window, check_note_depth, prompt_budget
 
@@ -98,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     if chosen.spm_path is not None and engine.tokenizer_warning:
         # The .model named is not used (it does not match): said once, before the text.
         print(f"scriptorium: warning: {engine.tokenizer_warning}", file=sys.stderr)
+    if not remote and (rounded := context_rounded(chosen.n_ctx, engine.n_ctx)):
+        print(f"scriptorium: note: {rounded}", file=sys.stderr)
     if engine.context_warning:
         print(f"scriptorium: warning: {engine.context_warning}", file=sys.stderr)
     settings, bias = chosen.sampler, chosen.bias

@@ -64,7 +64,7 @@ def _attention_text(arithmetic: dict) -> str:
 def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
     from scriptorium.inference.kv_cache import KVLayout, pad
-    from scriptorium.inference.load_options import LoadOptions, beyond_training, default_context
+    from scriptorium.inference.load_options import LoadOptions, beyond_training, context_rounded, default_context
     from scriptorium.inference.settings import describe_ranges, rule_for
 
     from scriptorium.app.units import format_bytes, format_count
@@ -148,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{label:<{width}}  {value}")
     if tokenizer["warning"]:
         print(f"scriptorium: warning: {tokenizer['warning']}", file=sys.stderr)
+    if rounded := context_rounded(args.ctx, n_ctx):
+        print(f"scriptorium: note: {rounded}", file=sys.stderr)
     if context_warning:
         print(f"scriptorium: warning: {context_warning}", file=sys.stderr)
     return 0

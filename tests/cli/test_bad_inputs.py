@@ -120,7 +120,13 @@ def test_plain_text_says_when_the_context_is_full(random_model: Path) -> None:
                          stdin=DRAFT)
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines() == [
+        "scriptorium: note: the context is 256 tokens: llama.cpp rounds the 64 asked for up to a multiple of 256",
         "scriptorium: stopped because the context is full (256 tokens; a larger --ctx gives it room)"]
+    info = scriptorium("info", "--model", str(random_model), "--ctx", "64")
+    assert info.returncode == 0 and info.stderr.strip().splitlines() == [
+        "scriptorium: note: the context is 256 tokens: llama.cpp rounds the 64 asked for up to a multiple of 256"]
+    asked_exactly = scriptorium("info", "--model", str(random_model), "--ctx", "256")
+    assert "rounds" not in asked_exactly.stderr
 
 
 @pytest.mark.parametrize("data", [
