@@ -24,6 +24,8 @@ from scriptorium.app.sessions import (
     SessionError, SessionStore,
 )
 
+from scriptorium.app.sessions.opening import DraftFile
+
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
 
@@ -35,17 +37,6 @@ AUTOSAVE_LONGEST_SECONDS = 2.0
 """...and never later than this after the first unsaved keystroke: an author who never
 pauses is saved too."""
 TITLE_WORDS = 6
-
-
-@dataclass(slots=True)
-class DraftFile:
-    """Where the draft lives on disk (None: an unnamed draft, kept only in its session)."""
-
-    path: Path | None
-
-    @property
-    def display_name(self) -> str:
-        return self.path.name if self.path else "untitled"
 
 
 @dataclass(slots=True)
@@ -71,28 +62,6 @@ def _make_parent(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise SessionError(f"draft not saved: cannot create {path.parent}: {error.strerror or error}") from None
-
-
-def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -> tuple[AnySession | None, list[str]]:
-    """The session to start with: the draft file's, the latest one (--resume), or none yet.
-    Raises SessionError (one line) for a draft file that cannot be opened."""
-    notes: list[str] = []
-    if draft is not None:
-        if draft.is_dir():
-            raise SessionError(f"draft {draft} is a folder, not a file")
-        return store.open_draft(draft), notes
-    if not resume:
-        return None, notes
-    latest = store.latest()
-    if latest is None:
-        notes.append("There is no session to resume yet: this is a new one.")
-        return None, notes
-    if isinstance(latest, DraftSession) and latest.draft_path:
-        try:
-            return store.open_draft(latest.draft_path), notes
-        except SessionError as error:
-            notes.append(f"{error}; the session's own copy of the text is shown.")
-    return latest, notes
 
 
 class SessionKeeper:

@@ -37,7 +37,8 @@ from scriptorium.app.models.loading import (
 )
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
-from scriptorium.app.sessions.keeper import DraftFile, SessionKeeper, open_draft_at_start
+from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
 from scriptorium.app.tui import exporting, pinning
 from scriptorium.app.tui.generation import GenerationFinished, GenerationStarted, TokensGenerated
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids

@@ -12,7 +12,8 @@ import pytest
 
 from scriptorium.app import atomic
 from scriptorium.app.sessions import DraftSession, SessionStore
-from scriptorium.app.sessions.keeper import DraftFile, SessionKeeper
+from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.sessions.writes import BackgroundWrites
 
 WAIT = 10.0

@@ -16,7 +16,8 @@ from scriptorium.app import atomic
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
-from scriptorium.app.sessions.keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, DraftFile, SessionKeeper
+from scriptorium.app.sessions.keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, SessionKeeper
+from scriptorium.app.sessions.opening import DraftFile
 
 OPENING = "C'era una volta"
 

@@ -29,7 +29,7 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
-from scriptorium.app.sessions.keeper import DraftFile
+from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.generation import (
     ContextWasTrimmed,
     GenerationFailed,

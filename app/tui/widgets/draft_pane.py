@@ -18,7 +18,7 @@ from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
-from scriptorium.app.sessions.keeper import DraftFile
+from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import Ghost, start_version
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect

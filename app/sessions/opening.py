@@ -1,0 +1,41 @@
+"""What the app opens at start: the draft file it was given, or the last session (--resume)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from scriptorium.app.sessions import AnySession, DraftSession, SessionError, SessionStore
+
+
+@dataclass(slots=True)
+class DraftFile:
+    """Where the draft lives on disk (None: an unnamed draft, kept only in its session)."""
+
+    path: Path | None
+
+    @property
+    def display_name(self) -> str:
+        return self.path.name if self.path else "untitled"
+
+
+def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -> tuple[AnySession | None, list[str]]:
+    """The session to start with: the draft file's, the latest one (--resume), or none yet.
+    Raises SessionError (one line) for a draft file that cannot be opened."""
+    notes: list[str] = []
+    if draft is not None:
+        if draft.is_dir():
+            raise SessionError(f"draft {draft} is a folder, not a file")
+        return store.open_draft(draft), notes
+    if not resume:
+        return None, notes
+    latest = store.latest()
+    if latest is None:
+        notes.append("There is no session to resume yet: this is a new one.")
+        return None, notes
+    if isinstance(latest, DraftSession) and latest.draft_path:
+        try:
+            return store.open_draft(latest.draft_path), notes
+        except SessionError as error:
+            notes.append(f"{error}; the session's own copy of the text is shown.")
+    return latest, notes
