@@ -78,6 +78,8 @@ class SessionKeeper:
         self.chat: ChatSession | None = None
         self._notify = notify
         self._live: dict[int, _Live] = {}
+        self._thrown: dict[int, _Live] = {}
+        """The generations of the suggestion last thrown away, while it may come back."""
         self._hashes: dict[str, str] = {}
         self._shown_problems: dict[str, str] = {}
         """The failure last shown per thing saved ("draft", "draft file", "chat"), until it is saved."""
@@ -224,11 +226,27 @@ class SessionKeeper:
         if live is not None and live.generation.finished_at and live.generation.accepted_text == live.generation.text:
             del self._live[request_id]
 
-    def rejected(self, request_ids: tuple[int, ...]) -> None:
+    def rejected(self, request_ids: tuple[int, ...], *, restorable: bool = False) -> None:
+        """The suggestion these generations wrote was thrown away; `restorable`: the author
+        may bring it back (`restored`), which only the last one thrown away can be."""
+        thrown = {}
         for rid in request_ids:
             live = self._live.pop(rid, None)
-            if live is not None and live.generation.accepted_text is None:
-                live.generation.reject()
+            if live is not None:
+                if live.generation.accepted_text is None:
+                    live.generation.reject()
+                thrown[rid] = live
+        if restorable:
+            self._thrown = thrown
+
+    def restored(self, request_ids: tuple[int, ...]) -> None:
+        """The suggestion last thrown away is back: its generations wait for the author again."""
+        for rid in request_ids:
+            live = self._thrown.pop(rid, None)
+            if live is not None:
+                if live.generation.outcome == "rejected":
+                    live.generation.undecide()
+                self._live[rid] = live
 
     def _sync_chat(self, messages: list[dict[str, str]], reply: Generation | None = None) -> None:
         """Make the chat session's turns match the conversation on screen."""

@@ -191,6 +191,10 @@ class Generation:
         self.accepted_text = None
         self.decided_at = now_iso()
 
+    def undecide(self) -> None:
+        """A rejection taken back: the suggestion waits for the author again."""
+        self.outcome, self.decided_at = "pending", None
+
     def same_settings(self, other: "Generation") -> bool:
         """Same model file, LoRA and scale, sampler settings, bias and arithmetic (the drawn seed aside)."""
         return settings_key(self) == settings_key(other)

@@ -190,8 +190,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:
         if self.models.failed(message.load_id, message.options, message.error):
-            key = self.keys.key_display("app.load_model")
-            self.notify(f"{message.error}\nYour text is safe; press {key} to load another model.",
+            self.notify(f"{message.error}\nYour text is safe; press {self.keys.key_display('app.load_model')} "
+                        "to load another model.",
                         title="Model not loaded", severity="error", timeout=15)
 
     @on(BackendCrashed)
@@ -231,15 +231,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(model_startup.ModelNotResolved)
     def _model_not_resolved(self, message: model_startup.ModelNotResolved) -> None:
         self.models.not_resolved(message.error)
-        key = self.keys.key_display("app.models")
-        self.notify(f"{message.error}\nYour text is safe; press {key} to choose a model.",
+        self.notify(f"{message.error}\nYour text is safe; press {self.keys.key_display('app.models')} to choose a model.",
                     title="Model not loaded", severity="error", timeout=15)
 
     def action_load_model(self) -> None:
         def chosen(options: LoadOptions | None) -> None:
             if options is not None:
                 self.load_model(options)
-
         self.push_screen(LoadModelScreen(self.models.dialog_options(), self.model_status.error,
                                          self.settings.generation_threads()), chosen)
 
@@ -296,8 +294,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(DraftPane.SuggestionRejected)
     def _suggestion_rejected(self, message: DraftPane.SuggestionRejected) -> None:
-        self.sessions.rejected(message.request_ids)
+        self.sessions.rejected(message.request_ids, restorable=message.restorable)
         self.schedule_autosave()
+
+    @on(DraftPane.SuggestionRestored)
+    def _suggestion_restored(self, message: DraftPane.SuggestionRestored) -> None:
+        self.sessions.restored(message.request_ids)
 
     @on(ModePane.Edited)
     def _edited(self) -> None:

@@ -91,6 +91,44 @@ def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
     run(scenario)
 
 
+def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Path) -> None:
+    """Esc also leaves inspection and stops the model: one press too many must not cost the
+    versions explored. alt+left brings the suggestion back while the draft is unchanged."""
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None,
+                                                                  preset="custom"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            await generated(pilot, "ctrl+r")
+            editor, session = app.main.draft.editor, app.sessions.draft
+            ghost = editor.ghost
+            shown, ids = ghost.text, tuple(ghost.request_ids)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert editor.ghost is None
+            assert any("2 versions were thrown away" in n.message for n in app._notifications)
+            last = session.generations[-1]
+            assert last.outcome == "rejected"
+            await pilot.press("alt+left")
+            await pilot.pause()
+            assert editor.ghost is ghost and ghost.text == shown and len(ghost.versions) == 2
+            assert tuple(ghost.request_ids) == ids and last.outcome == "pending"
+            await pilot.press("tab")
+            assert editor.text == PROMPT + shown
+            assert last.outcome == "accepted" and last.accepted_text == shown
+            # Once the draft changed, what was thrown away stays away.
+            await generated(pilot, "ctrl+g")
+            await pilot.press("escape")
+            await pilot.press(*" e")
+            await pilot.press("alt+left")
+            await pilot.pause()
+            assert editor.ghost is None
+            assert any("No suggestion to bring back" in n.message for n in app._notifications)
+    run(scenario)
+
+
 def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(random_model)

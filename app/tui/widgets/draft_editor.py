@@ -100,6 +100,11 @@ class DraftEditor(TextArea):
         self.post_message(self.GhostChanged(self, "text"))
         return self.ghost
 
+    def restore_ghost(self, ghost: Ghost) -> None:
+        """Show again a suggestion thrown away (the draft is as it was then)."""
+        self.ghost = ghost
+        self.post_message(self.GhostChanged(self, "text"))
+
     def clear_ghost(self, reason: str = "cleared") -> None:
         if self.ghost is not None:
             self.ghost = None

@@ -60,7 +60,8 @@ BINDINGS = [
                     "alternative, or your own word, and write on from there (in your own scored text, the rest "
                     "of the line); the old text stays in the draft until you accept the branch, and as a version"),
     Binding("alt+left", "version(-1)", "Older version", show=False, id="draft.version_previous",
-            tooltip="Show the suggestion's previous version (re-rolls and branches are kept)"),
+            tooltip="Show the suggestion's previous version (re-rolls and branches are kept); with none shown, "
+                    "bring back the one last thrown away"),
     Binding("alt+right", "version(1)", "Newer version", show=False, id="draft.version_next",
             tooltip="Show the suggestion's next version"),
     Binding("f8", "toggle_colours", "Colours", show=False, id="draft.colours",
@@ -93,6 +94,7 @@ class DraftInspection(ModePane):
 
         text: str
         request_ids: tuple[int, ...]
+        restorable: bool = False  # the author may bring it back (DraftPane.SuggestionRestored)
 
     editor: DraftEditor
     suggestion: SuggestionView
@@ -127,8 +129,8 @@ class DraftInspection(ModePane):
             return self.inspected is not None and ghost is not None
         if action == "cancel_score":
             return self.scoring
-        if action == "version":
-            return ghost is not None and len(ghost.versions) > 1
+        if action == "version":  # with no suggestion: bring back the one thrown away (DraftPane)
+            return ghost is None or len(ghost.versions) > 1
         return None
 
     # ---- tokens arriving ---------------------------------------------------------------

@@ -6,6 +6,8 @@ continuations side by side), and DraftPane here (continue, accept, reject, the f
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -33,6 +35,12 @@ WINDOW_MARK_DELAY = 0.4
 class DraftPane(DraftCandidates):
     """The editor and the suggestion view; also the sink of draft generations."""
 
+    @dataclass
+    class SuggestionRestored(Message):
+        """The suggestion last thrown away is back, as it was (its versions too)."""
+
+        request_ids: tuple[int, ...]
+
     class SaveRequested(Message):
         """Save the draft to its file (ask for a name when it has none)."""
 
@@ -47,7 +55,7 @@ class DraftPane(DraftCandidates):
         Binding("ctrl+right,ctrl+f", "accept_word", "Word", key_display="^→", priority=True, show=False,
                 id="draft.accept_word", tooltip="Put the suggestion's next word into the draft"),
         Binding("escape", "stop", "Stop", id="draft.stop", tooltip="Stop the model; the suggestion so far stays"),
-        Binding("escape", "reject", "Reject", id="draft.reject", tooltip="Throw the suggestion away"),
+        Binding("escape", "reject", "Reject", id="draft.reject", tooltip="Throw the suggestion away (the older-version key brings it back)"),
         Binding("ctrl+r", "reroll", "Re-roll", show=False, id="draft.reroll",
                 tooltip="Throw the suggestion away and generate another from the same place"),
         Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
@@ -64,6 +72,8 @@ class DraftPane(DraftCandidates):
         self.draft_file = draft_file
         self._initial_text = text
         self._enabled: tuple[bool, ...] = ()
+        self._thrown: tuple[Ghost, str] | None = None
+        """The suggestion last thrown away, and the draft then: it comes back while the draft is unchanged."""
         self._window_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -183,8 +193,27 @@ class DraftPane(DraftCandidates):
             self.stop(forget=True)
         ghost = self.editor.ghost
         if ghost is not None:
-            self.post_message(self.SuggestionRejected(ghost.text, tuple(ghost.request_ids)))
+            self.post_message(self.SuggestionRejected(ghost.text, tuple(ghost.request_ids), restorable=True))
+            self._thrown = (ghost, self.editor.text)
+            if len(ghost.versions) > 1:
+                # Esc also leaves inspection and stops the model: one press too many must not cost the work.
+                self.notify(f"The suggestion and its {len(ghost.versions)} versions were thrown away: "
+                            f"{self.key_display('draft.version_previous')} brings them back.")
         self.editor.clear_ghost("rejected")
+
+    def action_version(self, step: int) -> None:
+        if self.editor.ghost is not None:
+            super().action_version(step)
+            return
+        thrown, self._thrown = self._thrown, None
+        if step > 0 or thrown is None or thrown[1] != self.editor.text or self.generating:
+            if step < 0:
+                self.notify("No suggestion to bring back.")
+            return
+        ghost = thrown[0]
+        ghost.streaming = False
+        self.editor.restore_ghost(ghost)
+        self.post_message(self.SuggestionRestored(tuple(ghost.request_ids)))
 
     # ---- the sink the screen streams into --------------------------------------------
     async def stream_text(self, text: str) -> None:
