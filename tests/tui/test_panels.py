@@ -150,3 +150,15 @@ def test_the_layout_fits_80x24_and_uses_a_large_terminal(random_model: Path) -> 
     assert editor_small >= 40 and editor_small + side_small <= 80
     assert not columns_small and columns_large  # one stack when small, two columns when large
     assert editor_large > editor_small and side_large > side_small
+
+
+def test_a_very_narrow_terminal_still_shows_the_draft() -> None:
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(30, 10)) as pilot:
+            await pilot.press(*"Era notte")
+            editor = app.main.draft.editor
+            assert editor.size.width >= 12 and app.main.sidebar.size.width <= 15
+            assert "Era notte" in "".join(strip.text for strip in editor.render_lines(editor.region.reset_offset))
+
+    run(scenario)
