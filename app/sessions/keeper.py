@@ -23,7 +23,6 @@ from scriptorium.app.sessions import (
     AnySession, ChatSession, DraftConflictError, DraftFileError, DraftSession, Generation, LoraRef, ModelRef,
     SessionError, SessionStore,
 )
-
 from scriptorium.app.sessions.opening import DraftFile
 
 if TYPE_CHECKING:

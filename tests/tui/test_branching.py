@@ -111,6 +111,7 @@ def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Pat
             assert any("2 versions were thrown away" in n.message for n in app._notifications)
             last = session.generations[-1]
             assert last.outcome == "rejected"
+            await pilot.press("alt+right")  # newer: nothing, and the thrown suggestion stays there to bring back
             await pilot.press("alt+left")
             await pilot.pause()
             assert editor.ghost is ghost and ghost.text == shown and len(ghost.versions) == 2

@@ -55,7 +55,8 @@ class DraftPane(DraftCandidates):
         Binding("ctrl+right,ctrl+f", "accept_word", "Word", key_display="^→", priority=True, show=False,
                 id="draft.accept_word", tooltip="Put the suggestion's next word into the draft"),
         Binding("escape", "stop", "Stop", id="draft.stop", tooltip="Stop the model; the suggestion so far stays"),
-        Binding("escape", "reject", "Reject", id="draft.reject", tooltip="Throw the suggestion away (the older-version key brings it back)"),
+        Binding("escape", "reject", "Reject", id="draft.reject",
+                tooltip="Throw the suggestion away (the older-version key brings it back)"),
         Binding("ctrl+r", "reroll", "Re-roll", show=False, id="draft.reroll",
                 tooltip="Throw the suggestion away and generate another from the same place"),
         Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
@@ -202,13 +203,12 @@ class DraftPane(DraftCandidates):
         self.editor.clear_ghost("rejected")
 
     def action_version(self, step: int) -> None:
-        if self.editor.ghost is not None:
+        if self.editor.ghost is not None or step > 0:
             super().action_version(step)
             return
         thrown, self._thrown = self._thrown, None
-        if step > 0 or thrown is None or thrown[1] != self.editor.text or self.generating:
-            if step < 0:
-                self.notify("No suggestion to bring back.")
+        if thrown is None or thrown[1] != self.editor.text or self.generating:
+            self.notify("No suggestion to bring back.")
             return
         ghost = thrown[0]
         ghost.streaming = False
