@@ -21,12 +21,14 @@ from textual.dom import DOMNode
 _NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_up", "sampler.adjust_down",
                    "panels.leave", "focus.next", "focus.previous"}
 _NOT_IN_PALETTE = {"command_palette", "help_quit"}
+_COMMAND_MODIFIERS = {"alt", "meta", "super"}
+
 
 def typed_with_alt(event: events.Key) -> bool:
     """A letter pressed with Alt: a command, not text. Terminals send Alt+E as ESC e, which
     Textual reads as 'alt+e' still carrying the character 'e', and its TextArea and Input
     type that character before any binding of the screen or the app may see the key."""
-    return event.is_printable and "+" in event.key
+    return event.is_printable and not _COMMAND_MODIFIERS.isdisjoint(event.key.split("+")[:-1])
 
 
 KeyDisplay = Callable[[str], str]
