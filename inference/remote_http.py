@@ -21,6 +21,9 @@ CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 120.0
 """The longest silence allowed between two chunks: a long prefill on a busy server sends
 nothing until its first token, so this is generous, but a server that hangs still ends."""
+ANSWER_TIMEOUT_S = 10.0
+"""The longest wait for the answer to any other request (/tokenize, /props...): llama-server
+answers them at once, busy or not, and the app asks some of them while the author types."""
 
 
 class ServerError(ScriptoriumError):
@@ -35,6 +38,9 @@ class ContextExceeded(ServerError):
 class Timeouts:
     connect: float = CONNECT_TIMEOUT_S
     read: float = READ_TIMEOUT_S
+    """Between two chunks of a streamed generation."""
+    answer: float = ANSWER_TIMEOUT_S
+    """For the whole answer to any other request."""
 
 
 def normalise_url(url: str) -> str:
@@ -56,6 +62,7 @@ class ServerClient:
 
         self.url = normalise_url(url)
         self._httpx = httpx
+        self._answer_timeout = httpx.Timeout(timeouts.answer, connect=timeouts.connect)
         self._client = httpx.Client(
             base_url=self.url,
             timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
@@ -76,9 +83,9 @@ class ServerClient:
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None, allow: tuple[int, ...]) -> Any:
         try:
-            response = self._client.request(method, path, json=body)
+            response = self._client.request(method, path, json=body, timeout=self._answer_timeout)
         except self._httpx.HTTPError as error:
-            raise self._failure(error) from None
+            raise self._failure(error, waited=self._answer_timeout.read) from None
         if response.status_code in allow:
             return None
         if response.status_code >= 400:
@@ -115,7 +122,7 @@ class ServerClient:
             raise ServerError(f"{self.url} answered {path} with something that is not JSON: "
                               "is it a llama-server?") from None
 
-    def _failure(self, error: Exception, *, during_stream: bool = False) -> ServerError:
+    def _failure(self, error: Exception, *, during_stream: bool = False, waited: float | None = None) -> ServerError:
         httpx = self._httpx
         if isinstance(error, httpx.ConnectTimeout):
             return ServerError(f"llama-server at {self.url} did not answer within {self._client.timeout.connect:g} s "
@@ -123,7 +130,8 @@ class ServerClient:
         if isinstance(error, httpx.ConnectError):
             return ServerError(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})")
         if isinstance(error, httpx.ReadTimeout):
-            return ServerError(f"llama-server at {self.url} went silent for {self._client.timeout.read:g} s")
+            return ServerError(f"llama-server at {self.url} went silent for "
+                               f"{waited if waited is not None else self._client.timeout.read:g} s")
         if during_stream and isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError)):
             return ServerError(f"llama-server at {self.url} closed the connection mid-generation "
                                "(did it restart?); the text so far is kept")
