@@ -174,3 +174,42 @@ def test_the_marker_on_a_book_counts_only_the_end_of_it(short_context_model: Pat
             assert counted and max(counted) <= bound < len(book) // 10
 
     run(scenario)
+
+
+def test_typing_never_waits_for_the_window_to_be_counted(random_model: Path) -> None:
+    """Counting the window asks the engine's process, or a server that may hang: it runs off
+    the UI thread, and a count held up holds up no key."""
+    import threading
+
+    held, counting, counted = threading.Event(), threading.Event(), threading.Event()
+
+    def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        engine = Engine.load(options, on_progress)
+        count = engine.count_tokens
+
+        def slow(text: str) -> int:
+            counting.set()
+            held.wait(5)
+            counted.set()
+            return count(text)
+
+        engine.count_tokens = slow  # type: ignore[method-assign]
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.")
+            await pilot.pause(WINDOW_MARK_DELAY + 0.3)
+            assert counting.is_set()  # the count started, and is held
+            await pilot.press(*" Un gatto.")
+            assert app.main.draft.editor.text == "Una casa. Un gatto."
+            assert not counted.is_set()  # the keys were taken while the count was still held
+            held.set()
+            await app.workers.wait_for_complete()
+
+    try:
+        run(scenario)
+    finally:
+        held.set()

@@ -7,8 +7,9 @@ continuations side by side), and DraftPane here (continue, accept, reject, the f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
@@ -16,7 +17,10 @@ from textual.reactive import var
 from textual.timer import Timer
 
 from scriptorium import prompts
+from scriptorium.inference.backend import Backend
+from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.window import Window
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -311,9 +315,27 @@ class DraftPane(DraftCandidates):
             template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
         except prompts.PromptError:
             template = None  # said when a continuation asks for it
-        window = self.draft_window(backend, editor.text_before(anchor) + (ghost.text if ghost else ""), template,
-                                   notify=False)
-        editor.show_window_start(window.start if window is not None else 0)
+        self._measure_window(self.window_builder(backend, template), backend,
+                             editor.text_before(anchor) + (ghost.text if ghost else ""))
+
+    @work(thread=True, exclusive=True, group="window-mark", exit_on_error=False)
+    def _measure_window(self, build: Callable[[str], Window], backend: Backend, text: str) -> None:
+        # Off the UI thread: counting asks the engine's process, or a server that may hang,
+        # and the author is typing.
+        try:
+            start = build(text).start
+        except EngineCrashed as error:
+            self.app.call_from_thread(self.say_failure, backend, error, "Window")
+            return
+        except ScriptoriumError:
+            start = 0  # said when a continuation asks for the window
+        self.app.call_from_thread(self._window_measured, text, start)
+
+    def _window_measured(self, text: str, start: int) -> None:
+        editor, ghost = self.editor, self.editor.ghost
+        anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
+        if editor.text_before(anchor) + (ghost.text if ghost else "") == text:  # else a newer one is coming
+            editor.show_window_start(start)
 
     # ---- the file ------------------------------------------------------------------
     @property

@@ -11,7 +11,7 @@ or the app, whichever owns that, handles it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from textual.containers import Vertical
 from textual.message import Message
@@ -150,16 +150,22 @@ class ModePane(Vertical):
     def draft_window(self, backend: Backend, text: str, template: str | None, *, notify: bool = True) -> Window | None:
         """What the model sees of `text` continued, with the pinned memory and note (window.py);
         None, after a notification, when memory and note leave no room or the text cannot be encoded."""
-        pinned = self.pinned
         try:
-            return build_window(text, budget=prompt_budget(backend.n_ctx, self.sampler.max_tokens),
-                                count=backend.count_tokens, longest_piece=backend.longest_piece_chars,
-                                memory=pinned.memory, note=pinned.note, note_depth=pinned.note_depth,
-                                wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None)
+            return self.window_builder(backend, template)(text)
         except ScriptoriumError as error:
             if notify or isinstance(error, EngineCrashed):
                 self.say_failure(backend, error, "Window")
             return None
+
+    def window_builder(self, backend: Backend, template: str | None) -> Callable[[str], Window]:
+        """build_window with what is pinned and the sampler's length now: a plain function,
+        for a worker thread (counting asks the engine's process, or a server, for tokens).
+        It raises ScriptoriumError."""
+        pinned, budget = self.pinned, prompt_budget(backend.n_ctx, self.sampler.max_tokens)
+        return lambda text: build_window(
+            text, budget=budget, count=backend.count_tokens, longest_piece=backend.longest_piece_chars,
+            memory=pinned.memory, note=pinned.note, note_depth=pinned.note_depth,
+            wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None)
 
     def say_failure(self, backend: Backend, error: ScriptoriumError, title: str) -> None:
         """One line for the author; an engine found dead while asking is reloaded by the app."""
