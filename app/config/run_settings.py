@@ -23,6 +23,10 @@ SAMPLER_FLAGS = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "re
                  "presence_penalty", "frequency_penalty", "seed", "max_tokens")
 """SamplerSettings fields that have a flag of the same name (cli/common.py)."""
 
+LOCAL_ONLY_FLAGS = {"model": "--model", "lora": "--lora", "spm": "--spm", "ctx": "--ctx", "threads": "--threads",
+                    "gpu_layers": "--gpu-layers", "flash_attn": "--flash-attn"}
+"""Flags for a model run here: with --server, the server's model and its own settings are used."""
+
 # LoadOptions field -> the flag that sets it; the flag is checked by the field's own rule.
 LOAD_FLAGS = {"lora_scale": "--lora-scale", "n_ctx": "--ctx", "n_threads": "--threads", "n_gpu_layers": "--gpu-layers"}
 
@@ -93,6 +97,11 @@ def _bias(args: argparse.Namespace, config: Config) -> LogitBias:
 def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
     """Merge parsed flags over `config`; SettingsError / ScriptoriumError (one line) for a bad flag."""
     model_config = config.model
+    if _flag(args, "server") is not None:
+        local = [flag for name, flag in LOCAL_ONLY_FLAGS.items() if _flag(args, name) is not None]
+        if local:
+            raise ScriptoriumError(f"{local[0]} is for a model run here: with --server the server's own model "
+                                   "is used, with the settings llama-server was started with")
     model = _flag(args, "model")
     lora = _flag(args, "lora")
     lora_scale = _flag(args, "lora_scale")

@@ -45,3 +45,11 @@ def test_continue_on_a_closed_port_is_one_line() -> None:
 def test_a_server_url_that_is_not_http_is_one_line() -> None:
     result = scriptorium("continue", "-", "--server", "ftp://box", stdin=DRAFT)
     assert_one_line_error(result, "server URL 'ftp://box' is not an http:// or https:// address")
+
+
+@pytest.mark.parametrize("flags", [["--model", "/nonexistent.gguf"], ["--lora", "a.gguf"], ["--threads", "7"],
+                                   ["--ctx", "100000"]])
+def test_flags_for_a_local_model_are_refused_with_a_server(flags: list[str]) -> None:
+    """Refused, not ignored: the server runs its own model with its own settings."""
+    result = scriptorium("continue", "-", "--server", f"http://127.0.0.1:{closed_port()}", *flags, stdin=DRAFT)
+    assert_one_line_error(result, f"{flags[0]} is for a model run here: with --server the server's own model")

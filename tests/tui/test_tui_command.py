@@ -27,6 +27,8 @@ def scriptorium(*args: str) -> subprocess.CompletedProcess[str]:
         (["--model", "m.gguf", "--ctx", "8"], "--ctx must be a whole number from 64 to 1048576, not 8"),
         (["a.md", "b.md"], "unrecognized arguments: b.md"),
         (["--server", "ftp://box"], "server URL 'ftp://box' is not an http:// or https:// address"),
+        (["--server", "http://box:8080", "--model", "m.gguf"], "--model is for a model run here: with --server"),
+        (["--server", "http://box:8080", "--ctx", "4096"], "--ctx is for a model run here: with --server"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str) -> None:
