@@ -62,6 +62,39 @@ def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
     run(scenario)
 
 
+def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> None:
+    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.errors import GenerationError
+
+    def load(options: Any, on_progress: Any) -> Engine:
+        engine = Engine.load(options, on_progress)
+        generate = engine.generate
+        calls = []
+
+        def failing_once(*args: Any, **kwargs: Any) -> Any:
+            calls.append(args)
+            if len(calls) == 1:
+                raise GenerationError("the server went away")
+            return generate(*args, **kwargs)
+
+        engine.generate = failing_once  # type: ignore[method-assign]
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat", loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao", "enter")
+            await app.main.wait_until_idle()
+            chat = app.main.chat
+            assert [m["role"] for m in chat.messages] == ["user"]
+            done = await generated(pilot, "ctrl+r")
+            assert done.text == REPLY
+            assert [m["role"] for m in chat.messages] == ["user", "assistant"]
+
+    run(scenario)
+
+
 def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
     async def scenario() -> None:
         load, spies = spying_loader()

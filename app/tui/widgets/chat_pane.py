@@ -87,8 +87,8 @@ class ChatPane(ChatVersions):
             return versions
         if action == "stop":
             return self.streaming
-        if action == "regenerate":
-            return any(m["role"] == "assistant" for m in self.messages[-1:]) and not self.streaming
+        if action == "regenerate":  # a reply again, or the one that failed
+            return bool(self.messages) and not self.streaming
         if action == "edit_last":
             return not self.input.value and not self.streaming and any(m["role"] == "user" for m in self.messages)
         return True
@@ -159,7 +159,10 @@ class ChatPane(ChatVersions):
         self.stop()
 
     async def action_regenerate(self) -> None:
-        if not self.messages or self.messages[-1]["role"] != "assistant":
+        if not self.messages or self.streaming:
+            return
+        if self.messages[-1]["role"] == "user":  # its reply failed (a server down, an engine restarted)
+            await self._reply_to_conversation()
             return
         self.action_leave_inspect()
         await self.take_back_reply()
