@@ -66,3 +66,23 @@ def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None
             assert app.main.draft.editor.text.startswith("ciao")
 
     run(scenario)
+
+
+def test_a_server_gone_when_continuing_is_said_as_the_models_failure(sentence_model: Path, tmp_path: Path) -> None:
+    server_binary()
+
+    async def scenario() -> None:
+        with LlamaServer(sentence_model, tmp_path) as server:
+            app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
+            async with app.run_test(size=(120, 40)) as pilot:
+                await model_ready(pilot)
+                assert app.backend is not None
+                await pilot.press(*"La casa")
+                server.kill()
+                await pilot.press("ctrl+g")
+                await pilot.pause()
+                said = [n for n in app._notifications if "cannot reach llama-server" in n.message]
+                assert said and said[-1].title == "Model"
+                assert app.main.draft.editor.text == "La casa"
+
+    run(scenario)

@@ -325,7 +325,7 @@ class DraftPane(DraftCandidates):
         try:
             start = build(text).start
         except EngineCrashed as error:
-            self.app.call_from_thread(self.say_failure, backend, error, "Window")
+            self.app.call_from_thread(self.say_failure, backend, error, "Model")
             return
         except ScriptoriumError:
             start = 0  # said when a continuation asks for the window

@@ -20,6 +20,7 @@ from textual.widget import Widget
 
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
+from scriptorium.inference.remote_http import ServerError
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Pinned, Window, build_window, prompt_budget
@@ -154,7 +155,9 @@ class ModePane(Vertical):
             return self.window_builder(backend, template)(text)
         except ScriptoriumError as error:
             if notify or isinstance(error, EngineCrashed):
-                self.say_failure(backend, error, "Window")
+                # Counting asks the engine or the server: when it did not answer, say so as such.
+                about_model = isinstance(error, (EngineCrashed, ServerError))
+                self.say_failure(backend, error, "Model" if about_model else "Window")
             return None
 
     def window_builder(self, backend: Backend, template: str | None) -> Callable[[str], Window]:
