@@ -162,3 +162,32 @@ def test_a_very_narrow_terminal_still_shows_the_draft() -> None:
             assert "Era notte" in "".join(strip.text for strip in editor.render_lines(editor.region.reset_offset))
 
     run(scenario)
+
+
+def test_a_generation_that_fails_midway_is_not_shown_decoding(random_model: Path) -> None:
+    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.errors import GenerationError
+
+    def load(options, on_progress):  # type: ignore[no-untyped-def]
+        engine = Engine.load(options, on_progress)
+        generate = engine.generate
+
+        def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
+            for count, event in enumerate(generate(*args, **kwargs)):
+                if count == 5:
+                    raise GenerationError("the server closed the connection mid-generation")
+                yield event
+
+        engine.generate = failing  # type: ignore[method-assign]
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte", "ctrl+g")
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert app.main.sidebar.speed.border_title == "Speed · failed"
+
+    run(scenario)

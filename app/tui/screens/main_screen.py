@@ -297,9 +297,9 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self._generation_ended()
             self._show_generating()
 
-    def _generation_ended(self) -> None:
+    def _generation_ended(self, *, failed: bool = False) -> None:
         self.status.update_state(activity="")
-        self.sidebar.stream_ended()
+        self.sidebar.stream_ended(failed=failed)
 
     def _show_generating(self) -> None:
         """Tell the panes (attributes down) whether a generation runs, and for whom."""
@@ -371,7 +371,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         if active is None:
             return
         self._active = None
-        self._generation_ended()
+        self._generation_ended(failed=True)
         self.notify(message.error, title="Generation failed", severity="error", timeout=10)
         await active.sink.stream_finished(None, message.error)
         self._show_generating()

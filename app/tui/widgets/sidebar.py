@@ -128,10 +128,12 @@ class Sidebar(VerticalScroll):
             self.speed.show_token(event)
             self.kv.show_usage(kv_cache)
 
-    def stream_ended(self) -> None:
+    def stream_ended(self, *, failed: bool = False) -> None:
         """The generation ended, failed or was dropped: its last token is drawn."""
         self._draw_pending()
         self.probabilities.stream_ended()
+        if failed:
+            self.speed.show_failed()
 
     def finished(self, done: GenerationDone) -> None:
         self.speed.show_done(done)

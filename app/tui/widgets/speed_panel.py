@@ -59,6 +59,10 @@ class SpeedPanel(Panel):
         else:
             self.refresh_lines(3, 2)  # only the decode lines move
 
+    def show_failed(self) -> None:
+        """No GenerationDone will come: the figures stay as the last token left them."""
+        self.border_title = f"{self.TITLE} · failed"
+
     def show_done(self, done: GenerationDone) -> None:
         self.done = done
         self.border_title = f"{self.TITLE} · {done.stop_reason}"
