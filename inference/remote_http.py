@@ -8,8 +8,11 @@ as fast without a server as before.
 from __future__ import annotations
 
 import json
+import queue
+import socket
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .errors import ScriptoriumError
 
@@ -24,6 +27,10 @@ nothing until its first token, so this is generous, but a server that hangs stil
 ANSWER_TIMEOUT_S = 10.0
 """The longest wait for the answer to any other request (/tokenize, /props...): llama-server
 answers them at once, busy or not, and the app asks some of them while the author types."""
+
+
+STOP_POLL_S = 0.05
+"""How often a silent stream looks whether the author stopped it."""
 
 
 class ServerError(ScriptoriumError):
@@ -41,6 +48,19 @@ class Timeouts:
     """Between two chunks of a streamed generation."""
     answer: float = ANSWER_TIMEOUT_S
     """For the whole answer to any other request."""
+
+
+def _hang_up(response: Any) -> None:
+    """Shut the stream's socket down from the consumer's thread: the reader's blocked read
+    returns (closing the socket alone would not wake it) and closes the response as it
+    unwinds; the server sees the client gone, which stops its slot."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed
 
 
 def normalise_url(url: str) -> str:
@@ -92,10 +112,50 @@ class ServerClient:
             raise self._rejection(response.status_code, response.text, path)
         return self._json(response.text, path)
 
-    def stream(self, path: str, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """The `data:` objects of a server-sent-event response, as they arrive."""
+    def stream(self, path: str, body: dict[str, Any],
+               should_stop: Callable[[], bool] = lambda: False) -> Iterator[dict[str, Any]]:
+        """The `data:` objects of a server-sent-event response, as they arrive; it ends early,
+        dropping the connection, once `should_stop()` says so, even while the server is silent
+        (a long prefill sends nothing; a hung server or a lost link may never send again)."""
+        chunks: queue.Queue[tuple[str, Any]] = queue.Queue()
+        closed = threading.Event()
+        responses: list[Any] = []
+
+        def read() -> None:
+            try:
+                for chunk in self._chunks(path, body, responses, closed):
+                    chunks.put(("chunk", chunk))
+                chunks.put(("end", None))
+            except BaseException as error:  # noqa: BLE001 - handed to the consumer, who raises it
+                chunks.put(("end", None) if closed.is_set() else ("error", error))
+
+        reader = threading.Thread(target=read, name="llama-server stream", daemon=True)
+        reader.start()
+        try:
+            while True:
+                try:
+                    kind, item = chunks.get(timeout=STOP_POLL_S)
+                except queue.Empty:
+                    if should_stop():
+                        return
+                    continue
+                if kind == "end":
+                    return
+                if kind == "error":
+                    raise item
+                yield item
+        finally:
+            closed.set()
+            for response in responses:
+                _hang_up(response)
+
+    def _chunks(self, path: str, body: dict[str, Any], responses: list[Any],
+                closed: threading.Event) -> Iterator[dict[str, Any]]:
         try:
             with self._client.stream("POST", path, json=body) as response:
+                responses.append(response)
+                if closed.is_set():  # stopped while the server had not answered yet
+                    return
                 if response.status_code >= 400:
                     response.read()
                     raise self._rejection(response.status_code, response.text, path)

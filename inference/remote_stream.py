@@ -141,7 +141,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
                           top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
                           elapsed_ms=(time.perf_counter() - started) * 1000.0, kv_tokens=len(tokens) + index)
 
-    with closing(backend.client.stream("/completion", body)) as chunks:
+    with closing(backend.client.stream("/completion", body, stop_requested)) as chunks:
         for chunk in chunks:
             timings = chunk.get("timings") or timings
             progress = chunk.get("prompt_progress")
@@ -171,6 +171,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
                 cancelled = True
                 break  # closing the stream drops the connection: the server stops the slot
 
+    cancelled = cancelled or (final is None and not stops.stopped and stop_requested())
     if final is None and not stops.stopped and not cancelled:
         raise ServerError(f"llama-server at {backend.client.url} ended the stream before the generation finished; "
                           "the text so far is kept")

@@ -320,3 +320,33 @@ def test_the_longest_piece_is_unknown_not_guessed(random_server: LlamaServer) ->
         assert backend.longest_piece_chars is None  # the window search assumes its own safe length
     finally:
         backend.close()
+
+
+def test_a_stream_from_a_server_gone_silent_stops_when_asked(random_model: Path, server_logs: Path) -> None:
+    """A hung server (here stopped with SIGSTOP) or a lost link sends nothing more, and
+    keeps the connection open: a stop must not wait for the server, nor for the 120 s."""
+    import os
+    import signal
+
+    with LlamaServer(random_model, server_logs) as server:
+        backend = _connect(server)
+        stop = threading.Event()
+        events: list[object] = []
+        try:
+            stream = backend.generate(PROMPT, GREEDY.with_changes(max_tokens=2000), LogitBias(), top_n=3,
+                                      should_stop=stop.is_set)
+            with closing(stream):
+                for event in stream:
+                    events.append(event)
+                    if isinstance(event, TokenEvent) and not stop.is_set() and server.process is not None:
+                        os.kill(server.process.pid, signal.SIGSTOP)
+                        stopped_at = time.monotonic()
+                        threading.Timer(0.3, stop.set).start()
+            assert time.monotonic() - stopped_at < 5
+        finally:
+            if server.process is not None:
+                os.kill(server.process.pid, signal.SIGCONT)
+            backend.close()
+    done = [e for e in events if isinstance(e, GenerationDone)]
+    assert len(done) == 1 and done[0].stop_reason == "cancelled"
+    assert any(isinstance(e, TokenEvent) for e in events)
