@@ -39,13 +39,13 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import exporting, pinning
+from scriptorium.app.tui import exporting, pinning, saving
 from scriptorium.app.tui.generation import GenerationFinished, GenerationStarted, TokensGenerated
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
 from scriptorium.app.tui.screens.help_screen import HelpScreen
-from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen, SavePathScreen
+from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.screens.model_picker import ModelChoice, ModelPickerScreen, WelcomeScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
@@ -142,7 +142,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             if choice == "discard" or (choice == "save" and self.save_everything(explicit=True)):
                 self.exit()
             elif choice == "save-as":
-                self.ask_save_path(then_exit=True)
+                saving.ask_save_path(self, self.main, self.draft_file, self._save_explicitly, then_exit=True)
 
         self.push_screen(UnsavedScreen(self.draft_file.display_name, has_path=bool(self.draft_file.path)), decided)
 
@@ -327,28 +327,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
 
+    def _save_explicitly(self) -> bool:
+        return self.save_everything(explicit=True)
+
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:
-        if self.draft_file.path is None:
-            self.ask_save_path()
-        else:
-            self._save_and_say()
-
-    def _save_and_say(self) -> bool:
-        if saved := self.save_everything(explicit=True):
-            self.notify(f"Saved {self.draft_file.display_name}")
-        return saved
-
-    def ask_save_path(self, *, then_exit: bool = False) -> None:
-        def chosen(path: Path | None) -> None:
-            if path is None:
-                return
-            self.draft_file.path = path
-            self.main.draft_state_changed()
-            if self._save_and_say() and then_exit:
-                self.exit()
-
-        self.push_screen(SavePathScreen(), chosen)
+        saving.save_requested(self, self.main, self.draft_file, self._save_explicitly)
 
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:

@@ -1,0 +1,40 @@
+"""Saving the draft where the author says: ctrl+s, asking for a name when the draft has
+none, and "save as" when quitting finds it unsaved. The app's requests land here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from textual.app import App
+
+from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
+from scriptorium.app.tui.screens.main_screen import MainScreen
+
+
+def save_requested(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[[], bool]) -> None:
+    """ctrl+s: save (`save` writes everything, past a draft-file conflict), or ask for a name first."""
+    if draft_file.path is None:
+        ask_save_path(app, main, draft_file, save)
+    else:
+        save_and_say(app, draft_file, save)
+
+
+def save_and_say(app: App[None], draft_file: DraftFile, save: Callable[[], bool]) -> bool:
+    if saved := save():
+        app.notify(f"Saved {draft_file.display_name}")
+    return saved
+
+
+def ask_save_path(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[[], bool], *,
+                  then_exit: bool = False) -> None:
+    def chosen(path: Path | None) -> None:
+        if path is None:
+            return
+        draft_file.path = path
+        main.draft_state_changed()
+        if save_and_say(app, draft_file, save) and then_exit:
+            app.exit()
+
+    app.push_screen(SavePathScreen(), chosen)
