@@ -187,6 +187,13 @@ class SessionKeeper:
         else:
             self._forget_if_all_accepted(request_id)
 
+    def generation_failed(self, request_id: int) -> None:
+        """The engine or the server failed midway: recorded now, as far as it got (its text
+        can still be accepted), not later as if a stop key had ended it."""
+        live = self._live.get(request_id)
+        if live is not None and live.generation.finished_at is None:
+            live.generation.interrupt(live.text(), "error")
+
     def interrupt_live(self) -> None:
         """The app is closing while generations still stream: record each as the author
         saw it, stopped ("cancelled", as a stop key records it) with the text it had,

@@ -172,12 +172,13 @@ class Generation:
         if done.seed is not None:
             self.seed = done.seed
 
-    def interrupt(self, text: str) -> None:
-        """Record a generation still streaming as the app closed as the author saw it:
-        stopped ("cancelled", as a stop key records it) with the text drawn so far."""
+    def interrupt(self, text: str, reason: str = "cancelled") -> None:
+        """Record a generation that ended without its summary as the author saw it, with the
+        text drawn so far: still streaming as the app closed ("cancelled", as a stop key
+        records it), or failed midway ("error": a server gone, an engine restarted)."""
         self.finished_at = now_iso()
         self.text = text
-        self.stop_reason = "cancelled"
+        self.stop_reason = reason
         self.completion_tokens = len(self.tokens or ())
 
     def record_kept(self, kept: str) -> None:

@@ -40,7 +40,7 @@ from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, Sess
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
 from scriptorium.app.tui import exporting, pinning, saving
-from scriptorium.app.tui.generation import GenerationFinished, GenerationStarted, TokensGenerated
+from scriptorium.app.tui.generation import GenerationFailed, GenerationFinished, GenerationStarted, TokensGenerated
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -280,6 +280,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.last_seed = message.event.seed
         self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
+        self.schedule_autosave(at_once=True)
+
+    @on(GenerationFailed)
+    def _generation_failed(self, message: GenerationFailed) -> None:
+        self.sessions.generation_failed(message.request_id)
         self.schedule_autosave(at_once=True)
 
     @on(ModePane.SeedChosen)

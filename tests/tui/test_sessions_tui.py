@@ -416,3 +416,39 @@ def test_quitting_while_tokens_stream_records_the_generation_as_stopped(random_m
         assert generation.completion_tokens == len(generation.tokens)
 
     run(scenario)
+
+
+def test_a_generation_that_fails_midway_is_recorded_as_failed(random_model: Path) -> None:
+    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.errors import GenerationError
+
+    def load(options: Any, on_progress: Any) -> Engine:
+        engine = Engine.load(options, on_progress)
+        generate = engine.generate
+
+        def failing(*args: Any, **kwargs: Any) -> Any:
+            for count, event in enumerate(generate(*args, **kwargs)):
+                if count == 6:
+                    raise GenerationError("llama-server closed the connection mid-generation")
+                yield event
+
+        engine.generate = failing  # type: ignore[method-assign]
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte", "ctrl+g")
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            session = app.sessions.draft
+            assert session is not None
+            generation = session.generations[-1]
+            ghost = app.main.draft.editor.ghost
+            assert generation.stop_reason == "error" and generation.finished_at is not None
+            assert ghost is not None and generation.text == ghost.text != ""
+            await pilot.press("tab")  # what the author saw can still be kept
+            assert generation.outcome == "accepted"
+
+    run(scenario)
