@@ -94,6 +94,7 @@ def front_matter(session: AnySession) -> dict[str, Any]:
         "seed": g.seed if g else None,
         "logit_bias": g.bias.summary if g else None,
         "arithmetic": dict(g.arithmetic) if g and g.arithmetic else None,
+        "server": (g.origin or None) if g else None,
         "generations": len(session.generations),
         "accepted": counts["accepted"],
         "partly_accepted": counts["partly_accepted"],

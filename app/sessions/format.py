@@ -82,6 +82,7 @@ def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
         "outcome": g.outcome, "accepted_text": g.accepted_text, "decided_at": g.decided_at,
         "tokens": tokens,
         "arithmetic": g.arithmetic,
+        **({"origin": g.origin} if g.origin else {}),
     }
 
 
@@ -305,6 +306,7 @@ def _read_generation(data: Any, where: str) -> Generation:
         decided_at=_get(d, "decided_at", str, where, None),
         tokens=None if tokens is None else [_read_token(t, f"{where}.tokens[{i}]") for i, t in enumerate(tokens)],
         arithmetic=_get(d, "arithmetic", dict, where, None),
+        origin=_get(d, "origin", str, where, ""),
     )
 
 

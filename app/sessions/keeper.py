@@ -162,7 +162,8 @@ class SessionKeeper:
             lora = LoraRef.from_facts(engine.adapter, scale, self._hashes.get(str(engine.adapter.path)))
         generation = session.start_generation(model=model, lora=lora, settings=request.settings, bias=request.bias,
                                               byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
-                                              arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None)
+                                              arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None,
+                                              origin=engine.origin)
         self._live[request.id] = _Live(session, generation)
 
     def tokens(self, request_id: int, events: tuple[TokenEvent, ...]) -> None:

@@ -133,6 +133,9 @@ class Generation:
     decided_at: str | None = None
     tokens: list[TokenRecord] | None = None
     """Per-token probabilities and alternatives, when recorded; None when not."""
+    origin: str = ""
+    """Where the model ran: '' on this machine, else the llama-server ('llama-server BUILD at URL'):
+    `model.path` is then a path on the server's machine."""
     arithmetic: dict[str, Any] | None = None
     """Arithmetic.as_dict() of the backend that ran it (flash attention, KV types, threads):
     the probabilities depend on it. None in sessions written before it was recorded."""

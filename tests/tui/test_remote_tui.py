@@ -17,6 +17,8 @@ if _TESTS not in sys.path:
 from llama_server import LlamaServer, closed_port, server_binary  # noqa: E402
 
 from scriptorium.app.cli.common import SERVER_MODEL  # noqa: E402
+from scriptorium.app.sessions.export import front_matter  # noqa: E402
+from scriptorium.app.sessions.format import dumps, loads  # noqa: E402
 from scriptorium.inference.remote import remote_loader  # noqa: E402
 
 
@@ -45,6 +47,13 @@ def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaS
             kv = text_of(sidebar.kv)
             assert "unknown of unknown" in kv and "unknown per token" in kv
             assert f"/ {app.backend.n_ctx:,} tokens" in kv
+            # The session says the text came from the server: its model path is the server's.
+            session = app.sessions.draft
+            assert session is not None
+            origin = session.generations[-1].origin
+            assert origin.startswith("llama-server") and sentence_server.url in origin
+            assert front_matter(session)["server"] == origin
+            assert loads(dumps(session)).generations[-1].origin == origin
             await pilot.press("f9")
             await app.workers.wait_for_complete()
             await pilot.pause()
