@@ -65,13 +65,19 @@ def _hang_up(response: Any) -> None:
 
 def normalise_url(url: str) -> str:
     """'host:8080' or 'http://host:8080/' -> 'http://host:8080'; ServerError for what is not a URL."""
-    text = url.strip().rstrip("/")
+    from urllib.parse import urlsplit
+
+    text = url.strip()
     if "://" not in text:
         text = "http://" + text
-    scheme, _, rest = text.partition("://")
-    if scheme not in ("http", "https") or not rest or rest.startswith("/"):
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in text):
         raise ServerError(f"server URL '{url}' is not an http:// or https:// address")
-    return text
+    try:
+        parts.port  # noqa: B018 - read for its check: a port past 65535 or not a number
+    except ValueError:
+        raise ServerError(f"server URL '{url}' has no valid port (1-65535)") from None
+    return text.rstrip("/")
 
 
 class ServerClient:

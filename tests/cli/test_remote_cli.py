@@ -53,3 +53,13 @@ def test_flags_for_a_local_model_are_refused_with_a_server(flags: list[str]) -> 
     """Refused, not ignored: the server runs its own model with its own settings."""
     result = scriptorium("continue", "-", "--server", f"http://127.0.0.1:{closed_port()}", *flags, stdin=DRAFT)
     assert_one_line_error(result, f"{flags[0]} is for a model run here: with --server the server's own model")
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("http://", "server URL 'http://' is not an http:// or https:// address"),
+    ("not a url", "server URL 'not a url' is not an http:// or https:// address"),
+    ("http://127.0.0.1:99999", "server URL 'http://127.0.0.1:99999' has no valid port (1-65535)"),
+])
+def test_a_malformed_server_url_is_named_as_given(url: str, message: str) -> None:
+    result = scriptorium("continue", "-", "--server", url, stdin=DRAFT)
+    assert_one_line_error(result, message)
