@@ -100,26 +100,34 @@ def test_the_engine_starts_once_the_generations_first_frame_is_drawn(random_mode
 
 def test_each_candidate_starts_once_its_first_frame_is_drawn(phrases_model: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """The candidates dialog runs its generations one after another: each starts (the
-    engine's first step) only after the dialog has drawn it starting."""
-    frames = [0]
-    asked: list[int] = []
-    started: list[int] = []
-    draw, real_next_frame = CandidatesScreen._compositor_refresh, candidates_screen.next_frame
-
-    def drawn(screen: CandidatesScreen) -> None:
-        frames[0] += 1
-        draw(screen)
+    """The candidates dialog runs its generations one after another: each engine start waits
+    for the dialog's next_frame (set once the screen has drawn what changed; at once when
+    nothing did, as for a candidate already shown waiting). Here each frame comes late, on
+    purpose: no candidate may start before its own."""
+    order: list[str] = []
+    lock = threading.Lock()
 
     def next_frame(screen: CandidatesScreen) -> threading.Event:
-        asked.append(frames[0])
-        return real_next_frame(screen)
+        drawn = threading.Event()
+        number = sum(entry.startswith("asked") for entry in order) + 1
+        order.append(f"asked {number}")
 
-    monkeypatch.setattr(CandidatesScreen, "_compositor_refresh", drawn)
+        def draw() -> None:
+            with lock:
+                order.append(f"drawn {number}")
+            drawn.set()
+
+        threading.Timer(0.15, draw).start()
+        return drawn
+
+    def started() -> None:
+        with lock:
+            order.append(f"started {sum(entry.startswith('started') for entry in order) + 1}")
+
     monkeypatch.setattr(candidates_screen, "next_frame", next_frame)
 
     async def scenario() -> None:
-        app = make_app(phrases_model, loader=loader_calling(lambda: started.append(frames[0])))
+        app = make_app(phrases_model, loader=loader_calling(started))
         async with app.run_test(size=(130, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press(*"C'era una volta", "ctrl+n")
@@ -129,5 +137,5 @@ def test_each_candidate_starts_once_its_first_frame_is_drawn(phrases_model: Path
                 await pilot.pause(0.05)
 
     run(scenario)
-    assert len(started) == len(asked) == 3
-    assert all(start > ask for ask, start in zip(asked, started))
+    for number in (1, 2, 3):
+        assert order.index(f"asked {number}") < order.index(f"drawn {number}") < order.index(f"started {number}"), order
