@@ -262,33 +262,6 @@ def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path) -> N
     run(second)
 
 
-def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:
-    """Reopening a session does not switch models: the author is told which one it ran on."""
-    async def write_with(model: Path) -> None:
-        app = make_app(model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Era notte")
-            await generated(pilot, "ctrl+g")
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-
-    async def resume_with(model: Path, told: bool) -> None:
-        resumed = make_app(model, resume=True)
-        async with resumed.run_test() as pilot:
-            await model_ready(pilot)
-            said = [message for message in notifications(resumed) if "last written with" in message]
-            assert bool(said) == told
-            if told:
-                assert str(random_model) in said[0] and said[0].endswith("to switch.")
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-
-    run(lambda: write_with(random_model))
-    run(lambda: resume_with(random_model, told=False))
-    run(lambda: resume_with(sentence_model, told=True))
-
-
 def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")
@@ -414,41 +387,5 @@ def test_quitting_while_tokens_stream_records_the_generation_as_stopped(random_m
         assert generation.tokens is not None and 1 <= len(generation.tokens) <= 3
         assert generation.text == "".join(token.text for token in generation.tokens) != ""
         assert generation.completion_tokens == len(generation.tokens)
-
-    run(scenario)
-
-
-def test_a_generation_that_fails_midway_is_recorded_as_failed(random_model: Path) -> None:
-    from scriptorium.inference.engine import Engine
-    from scriptorium.inference.errors import GenerationError
-
-    def load(options: Any, on_progress: Any) -> Engine:
-        engine = Engine.load(options, on_progress)
-        generate = engine.generate
-
-        def failing(*args: Any, **kwargs: Any) -> Any:
-            for count, event in enumerate(generate(*args, **kwargs)):
-                if count == 6:
-                    raise GenerationError("llama-server closed the connection mid-generation")
-                yield event
-
-        engine.generate = failing  # type: ignore[method-assign]
-        return engine
-
-    async def scenario() -> None:
-        app = make_app(random_model, loader=load)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Era notte", "ctrl+g")
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            session = app.sessions.draft
-            assert session is not None
-            generation = session.generations[-1]
-            ghost = app.main.draft.editor.ghost
-            assert generation.stop_reason == "error" and generation.finished_at is not None
-            assert ghost is not None and generation.text == ghost.text != ""
-            await pilot.press("tab")  # what the author saw can still be kept
-            assert generation.outcome == "accepted"
 
     run(scenario)
