@@ -12,6 +12,8 @@ from tui_helpers import GREEDY, generated, make_app, model_ready, run, spying_lo
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 
 PROMPT = "C'era una volta una casa sul lago."
+VARIED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
+"""Each re-roll writes another text."""
 
 
 async def accept_a_suggestion(pilot: Pilot[Any]) -> str:
@@ -68,8 +70,7 @@ def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(ran
 
 def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
     async def scenario() -> None:
-        app = make_app(random_model, sampler=GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None,
-                                                                  preset="custom"))
+        app = make_app(random_model, sampler=VARIED)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press(*PROMPT)
@@ -95,8 +96,7 @@ def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Pat
     """Esc also leaves inspection and stops the model: one press too many must not cost the
     versions explored. alt+left brings the suggestion back while the draft is unchanged."""
     async def scenario() -> None:
-        app = make_app(random_model, sampler=GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None,
-                                                                  preset="custom"))
+        app = make_app(random_model, sampler=VARIED)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press(*PROMPT)

@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, generated, make_app, model_ready, run, spying_loader
+from tui_helpers import Gate, generated, loader_wrapping, make_app, model_ready, run, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -63,25 +63,20 @@ def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
 
 
 def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> None:
-    from scriptorium.inference.engine import Engine
     from scriptorium.inference.errors import GenerationError
 
-    def load(options: Any, on_progress: Any) -> Engine:
-        engine = Engine.load(options, on_progress)
-        generate = engine.generate
+    def failing_once(generate: Any) -> Any:
         calls = []
 
-        def failing_once(*args: Any, **kwargs: Any) -> Any:
+        def first_fails(*args: Any, **kwargs: Any) -> Any:
             calls.append(args)
             if len(calls) == 1:
                 raise GenerationError("the server went away")
             return generate(*args, **kwargs)
-
-        engine.generate = failing_once  # type: ignore[method-assign]
-        return engine
+        return first_fails
 
     async def scenario() -> None:
-        app = make_app(sentence_model, mode="chat", loader=load)
+        app = make_app(sentence_model, mode="chat", loader=loader_wrapping("generate", failing_once))
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Ciao", "enter")

@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from tui_helpers import Gate, generated, make_app, model_ready, run
+from tui_helpers import Gate, generated, loader_failing_after, make_app, model_ready, run
 
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
 from scriptorium.app.tui.widgets.sidebar import NUMBERS_INTERVAL_S
@@ -165,24 +165,8 @@ def test_a_very_narrow_terminal_still_shows_the_draft() -> None:
 
 
 def test_a_generation_that_fails_midway_is_not_shown_decoding(random_model: Path) -> None:
-    from scriptorium.inference.engine import Engine
-    from scriptorium.inference.errors import GenerationError
-
-    def load(options, on_progress):  # type: ignore[no-untyped-def]
-        engine = Engine.load(options, on_progress)
-        generate = engine.generate
-
-        def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
-            for count, event in enumerate(generate(*args, **kwargs)):
-                if count == 5:
-                    raise GenerationError("the server closed the connection mid-generation")
-                yield event
-
-        engine.generate = failing  # type: ignore[method-assign]
-        return engine
-
     async def scenario() -> None:
-        app = make_app(random_model, loader=load)
+        app = make_app(random_model, loader=loader_failing_after(5))
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Era notte", "ctrl+g")

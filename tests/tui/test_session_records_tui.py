@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, loader_failing_after, make_app, model_ready, run
 
 
 def notifications(app: Any) -> list[str]:
@@ -41,24 +41,8 @@ def test_resuming_a_session_written_with_another_model_says_so(random_model: Pat
 
 
 def test_a_generation_that_fails_midway_is_recorded_as_failed(random_model: Path) -> None:
-    from scriptorium.inference.engine import Engine
-    from scriptorium.inference.errors import GenerationError
-
-    def load(options: Any, on_progress: Any) -> Engine:
-        engine = Engine.load(options, on_progress)
-        generate = engine.generate
-
-        def failing(*args: Any, **kwargs: Any) -> Any:
-            for count, event in enumerate(generate(*args, **kwargs)):
-                if count == 6:
-                    raise GenerationError("llama-server closed the connection mid-generation")
-                yield event
-
-        engine.generate = failing  # type: ignore[method-assign]
-        return engine
-
     async def scenario() -> None:
-        app = make_app(random_model, loader=load)
+        app = make_app(random_model, loader=loader_failing_after(6))
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Era notte", "ctrl+g")

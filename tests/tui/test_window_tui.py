@@ -10,7 +10,7 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
-from tui_helpers import generated, make_app, model_ready, run, spying_loader
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, spying_loader
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
@@ -183,21 +183,16 @@ def test_typing_never_waits_for_the_window_to_be_counted(random_model: Path) -> 
 
     held, counting, counted = threading.Event(), threading.Event(), threading.Event()
 
-    def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
-        engine = Engine.load(options, on_progress)
-        count = engine.count_tokens
-
+    def held_up(count: Callable[[str], int]) -> Callable[[str], int]:
         def slow(text: str) -> int:
             counting.set()
             held.wait(5)
             counted.set()
             return count(text)
-
-        engine.count_tokens = slow  # type: ignore[method-assign]
-        return engine
+        return slow
 
     async def scenario() -> None:
-        app = make_app(random_model, loader=load)
+        app = make_app(random_model, loader=loader_wrapping("count_tokens", held_up))
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Una casa.")

@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.errors import GenerationError
 from scriptorium.inference.events import Event, GenerationDone, PrefillDone, TokenEvent
 from scriptorium.inference.settings import SamplerSettings, preset
 
@@ -94,22 +95,43 @@ def spying_loader() -> tuple[Callable[..., Engine], list[EngineSpy]]:
     return load, spies
 
 
+def loader_wrapping(method: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> Callable[..., Engine]:
+    """An engine loader whose engines have `method` replaced by `wrap(the engine's own)`."""
+
+    def load(options: LoadOptions, on_progress: Callable[[float], None] | None = None) -> Engine:
+        engine = Engine.load(options, on_progress)
+        setattr(engine, method, wrap(getattr(engine, method)))
+        return engine
+
+    return load
+
+
 def loader_calling(at_start: Callable[[], None]) -> Callable[..., Engine]:
     """An engine loader whose engines call `at_start` (in the generation's worker thread)
     as each generation starts, before the engine's first step."""
 
-    def load(options: LoadOptions, on_progress: Callable[[float], None] | None = None) -> Engine:
-        engine = Engine.load(options, on_progress)
-        generate = engine.generate
-
+    def wrap(generate: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
         def generate_after(*args: Any, **kwargs: Any) -> Iterator[Event]:
             at_start()
             return generate(*args, **kwargs)
+        return generate_after
 
-        engine.generate = generate_after  # type: ignore[method-assign]
-        return engine
+    return loader_wrapping("generate", wrap)
 
-    return load
+
+def loader_failing_after(events: int) -> Callable[..., Engine]:
+    """An engine loader whose generations fail after `events` events, as one does when its
+    llama-server goes away mid-generation."""
+
+    def wrap(generate: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
+        def failing(*args: Any, **kwargs: Any) -> Iterator[Event]:
+            for count, event in enumerate(generate(*args, **kwargs)):
+                if count == events:
+                    raise GenerationError("llama-server closed the connection mid-generation")
+                yield event
+        return failing
+
+    return loader_wrapping("generate", wrap)
 
 
 class FixedClockEngine:
