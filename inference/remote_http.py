@@ -138,12 +138,10 @@ class ServerClient:
         reader = threading.Thread(target=read, name="llama-server stream", daemon=True)
         reader.start()
         try:
-            while True:
+            while not should_stop():  # between chunks as they flow, and while the server is silent
                 try:
                     kind, item = chunks.get(timeout=STOP_POLL_S)
                 except queue.Empty:
-                    if should_stop():
-                        return
                     continue
                 if kind == "end":
                     return

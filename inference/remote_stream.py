@@ -126,7 +126,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     pieces: list[str] = []
     timings: dict[str, Any] = {}
     final: dict[str, Any] | None = None
-    cancelled = prefill_done = False
+    prefill_done = False
     empty: list[TokenEvent] = []  # empty chunks not yet known not to be the end-of-generation token
     emitted = 0
 
@@ -167,11 +167,9 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
             if stops.stopped or chunk.get("stop"):
                 final = chunk
                 break
-            if stop_requested():
-                cancelled = True
-                break  # closing the stream drops the connection: the server stops the slot
 
-    cancelled = cancelled or (final is None and not stops.stopped and stop_requested())
+    # The stream itself ends at a stop (ServerClient.stream), dropping the connection.
+    cancelled = final is None and not stops.stopped and stop_requested()
     if final is None and not stops.stopped and not cancelled:
         raise ServerError(f"llama-server at {backend.client.url} ended the stream before the generation finished; "
                           "the text so far is kept")
