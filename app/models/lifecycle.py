@@ -113,7 +113,7 @@ class ModelLifecycle:
             return replace(backend.options, lora_scale=lora_scale)
         return backend.options
 
-    def first_load_notes(self, models_key: str, written_with: ModelRef | None) -> list[tuple[str, str]]:
+    def notes_when_ready(self, models_key: str, written_with: ModelRef | None) -> list[tuple[str, str]]:
         """What the author is told, as (title, text), when a model is ready: that it is the
         demo model, which they did not choose; and, at the first load, that the session
         reopened last ran on another model file (reopening a session does not switch models)."""

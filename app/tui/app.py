@@ -184,7 +184,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._tuning.settle()
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
-        for title, note in self.models.first_load_notes(self.keys.key_display("app.models"), self.sessions.last_model()):
+        for title, note in self.models.notes_when_ready(self.keys.key_display("app.models"), self.sessions.last_model()):
             self.notify(note, title=title, timeout=12)
 
     @on(ModelLoadFailed)
