@@ -188,11 +188,15 @@ class SessionKeeper:
         else:
             self._forget_if_all_accepted(request_id)
 
-    def generation_failed(self, request_id: int) -> None:
+    def generation_failed(self, request_id: int, *, ran: bool = True) -> None:
         """The engine or the server failed midway: recorded now, as far as it got (its text
-        can still be accepted), not later as if a stop key had ended it."""
+        can still be accepted), not later as if a stop key had ended it. One that never
+        `ran` (its prompt could not be made, or it was stopped first) leaves no record."""
         live = self._live.get(request_id)
-        if live is not None and live.generation.finished_at is None:
+        if live is not None and not ran:
+            del self._live[request_id]
+            live.session.generations.remove(live.generation)
+        elif live is not None and live.generation.finished_at is None:
             live.generation.interrupt(live.text(), "error")
 
     def interrupt_live(self) -> None:

@@ -40,7 +40,8 @@ from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, Sess
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
 from scriptorium.app.tui import exporting, pinning, saving
-from scriptorium.app.tui.generation import GenerationFailed, GenerationFinished, GenerationStarted, TokensGenerated
+from scriptorium.app.tui.generation import (
+    GenerationFailed, GenerationFinished, GenerationStarted, GenerationWithdrawn, TokensGenerated)
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -283,8 +284,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.schedule_autosave(at_once=True)
 
     @on(GenerationFailed)
-    def _generation_failed(self, message: GenerationFailed) -> None:
-        self.sessions.generation_failed(message.request_id)
+    @on(GenerationWithdrawn)
+    def _generation_cut_short(self, message: GenerationFailed | GenerationWithdrawn) -> None:
+        ran = isinstance(message, GenerationFailed) and message.engine_started
+        self.sessions.generation_failed(message.request_id, ran=ran)
         self.schedule_autosave(at_once=True)
 
     @on(ModePane.SeedChosen)

@@ -25,6 +25,7 @@ from scriptorium.inference.events import (
     PrefillProgress,
     TokenEvent,
 )
+from scriptorium.inference.remote_http import ServerError
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Window
 
@@ -37,6 +38,16 @@ if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
 
 _request_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A prompt made in the generation's worker, and what the author should know of it."""
+
+    prompt: str
+    window: Window | None = None
+    note: str = ""
+    """Said to the author when the prompt is ready ('' for nothing), e.g. turns left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,20 +69,27 @@ class GenerationRequest:
     """Tells this generation's messages apart from a cancelled one still finishing."""
     window: Window | None = None
     """What of the draft the prompt holds, with memory and note (a draft continuation)."""
+    prepare: Callable[[], Prepared] | None = None
+    """Makes the prompt in the worker, before the engine starts (then `prompt` is ''): fitting
+    a prompt to the window counts tokens, which asks the engine's process or a server, and
+    the key that asked for it must not wait for the answer. It raises ScriptoriumError."""
 
     @classmethod
     def create(cls, **fields: object) -> "GenerationRequest":
         return cls(id=next(_request_ids), **fields)  # type: ignore[arg-type]
 
 
-def new_request(kind: str, prompt: str, sampler: SamplerSettings, bias: LogitBias, top_n: int,
-                lora_scale: float | None, *, special: bool = False, extra_stop: tuple[str, ...] = (),
+def new_request(kind: str, prompt: str | Callable[[], Prepared], sampler: SamplerSettings, bias: LogitBias,
+                top_n: int, lora_scale: float | None, *, special: bool = False, extra_stop: tuple[str, ...] = (),
                 window: Window | None = None) -> GenerationRequest:
-    """A request with the sampler as it is right now; `extra_stop` adds to its stop strings."""
+    """A request with the sampler as it is right now; `extra_stop` adds to its stop strings.
+    `prompt` is the prompt, or what makes it in the worker (GenerationRequest.prepare)."""
     if extra_stop:
         sampler = replace(sampler, stop=sampler.stop + tuple(s for s in extra_stop if s not in sampler.stop))
-    return GenerationRequest.create(kind=kind, prompt=prompt, settings=sampler, bias=bias, top_n=top_n,
-                                    lora_scale=lora_scale, special=special, window=window)
+    prepare = None if isinstance(prompt, str) else prompt
+    return GenerationRequest.create(kind=kind, prompt=prompt if isinstance(prompt, str) else "", settings=sampler,
+                                    bias=bias, top_n=top_n, lora_scale=lora_scale, special=special, window=window,
+                                    prepare=prepare)
 
 
 @dataclass
@@ -90,6 +108,14 @@ class GenerationStarted(Message):
 @dataclass
 class GenerationMessage(Message):
     request_id: int
+
+
+@dataclass
+class PromptPrepared(GenerationMessage):
+    """The worker made the request's prompt: `request` is the request with it."""
+
+    request: GenerationRequest
+    note: str
 
 
 @dataclass
@@ -134,10 +160,18 @@ class GenerationFinished(GenerationMessage):
 
 
 @dataclass
+class GenerationWithdrawn(GenerationMessage):
+    """Stopped while its prompt was being made: the engine was never asked, nothing ran."""
+
+
+@dataclass
 class GenerationFailed(GenerationMessage):
     """The engine refused or crashed; `error` is one line for the author."""
 
     error: str
+    title: str = "Generation failed"
+    engine_started: bool = True
+    """False when making the prompt failed: the engine was never asked, nothing ran."""
 
 
 FIRST_FRAME_WAIT = 1.0
@@ -162,6 +196,9 @@ def stream_generation(
 ) -> None:
     """Run `request` on `engine`, posting its events as messages.
 
+    A request to prepare has its prompt made first (PromptPrepared, or GenerationFailed or
+    GenerationWithdrawn before the engine is asked).
+
     With `drawn` (next_frame()), the engine starts once the screen has drawn the frame
     that shows the generation starting (a new box, new keys: a layout, a frame's
     costliest), or it is cancelled, or after FIRST_FRAME_WAIT: drawn while llama.cpp's
@@ -170,11 +207,16 @@ def stream_generation(
     Tokens are gathered and posted at most once per `frame_interval` (the first one at
     once): a message costs the UI thread a wake-up and a redraw, and the UI thread's
     time is time the generation waits for the GIL."""
+    rid = request.id
+    if request.prepare is not None:
+        prepared = _prepared(engine, request, post, should_stop)
+        if prepared is None:
+            return
+        request = prepared
     if drawn is not None:
         deadline = time.monotonic() + FIRST_FRAME_WAIT
         while not drawn.wait(0.01) and not should_stop() and time.monotonic() < deadline:
             pass
-    rid = request.id
     batch: list[TokenEvent] = []
     last_post = -frame_interval
 
@@ -220,3 +262,31 @@ def stream_generation(
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
         post_tokens()
         post(GenerationFailed(rid, f"generation crashed ({type(error).__name__}: {error})"))
+
+
+def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Message], object],
+              should_stop: Callable[[], bool]) -> GenerationRequest | None:
+    """`request` with its prompt made (PromptPrepared posted), or None once a message has
+    said why the engine is not to be asked."""
+    assert request.prepare is not None
+    rid = request.id
+    try:
+        prepared = request.prepare()
+    except ScriptoriumError as error:
+        # A server that did not answer, or an engine found dead, is the model's failure; the
+        # rest (memory and note leaving no room...) is the window's.
+        about_model = isinstance(error, (EngineCrashed, ServerError))
+        post(GenerationFailed(rid, str(error), "Model" if about_model else "Window", engine_started=False))
+        if isinstance(error, EngineCrashed):
+            post(BackendCrashed(engine, str(error)))
+        return None
+    except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
+        post(GenerationFailed(rid, f"making the prompt crashed ({type(error).__name__}: {error})",
+                              engine_started=False))
+        return None
+    if should_stop():
+        post(GenerationWithdrawn(rid))
+        return None
+    request = replace(request, prompt=prepared.prompt, window=prepared.window, prepare=None)
+    post(PromptPrepared(rid, request, prepared.note))
+    return request

@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, generated, loader_wrapping, make_app, model_ready, run, spying_loader
+from tui_helpers import Gate, HeldCounts, generated, loader_wrapping, make_app, model_ready, run, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -181,3 +181,39 @@ def test_switching_modes_keeps_both(sentence_model: Path) -> None:
             assert app.main.mode == "draft" and app.main.draft.editor.text == "Bozza"
 
     run(scenario)
+
+
+def test_escape_while_the_conversation_is_fitted_keeps_the_message_and_records_nothing(sentence_model: Path) -> None:
+    """Fitting the conversation to the window counts tokens in the generation's worker (a
+    server may be slow to answer): keys are taken meanwhile, Esc ends it at once, and the
+    author's message stays, ready for ctrl+r."""
+    counts = HeldCounts()
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat", loader=counts.loader())
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            counts.hold()
+            await pilot.press(*"Ciao", "enter")
+            await pilot.pause(0.2)
+            chat = app.main.chat
+            assert counts.counting.is_set() and app.main.is_generating
+            await pilot.press(*"Come va?")
+            assert chat.input.value == "Come va?"
+            await pilot.press("escape")
+            assert not app.main.is_generating
+            assert chat.messages == [{"role": "user", "content": "Ciao"}]
+            assert not list(chat.transcript.query(AssistantMessage))
+            counts.release()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            session = app.sessions.chat
+            assert session is not None and session.generations == []
+            done = await generated(pilot, "ctrl+r")
+            assert done.text == REPLY
+            assert [m["role"] for m in chat.messages] == ["user", "assistant"]
+
+    try:
+        run(scenario)
+    finally:
+        counts.release()

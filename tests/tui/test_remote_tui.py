@@ -95,3 +95,42 @@ def test_a_server_gone_when_continuing_is_said_as_the_models_failure(sentence_mo
                 assert app.main.draft.editor.text == "La casa"
 
     run(scenario)
+
+
+def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, tmp_path: Path) -> None:
+    """A server that stops answering (here SIGSTOPped) while the author presses the continue
+    key: the prompt is fitted to the window in the generation's worker, so keys are taken
+    while the server is silent, and Esc ends the wait at once."""
+    import os
+    import signal
+
+    server_binary()
+
+    async def scenario() -> None:
+        with LlamaServer(sentence_model, tmp_path) as server:
+            assert server.process is not None
+            app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
+            async with app.run_test(size=(120, 40)) as pilot:
+                await model_ready(pilot)
+                assert app.backend is not None
+                await pilot.press(*"La casa")
+                await pilot.pause(0.6)
+                await app.workers.wait_for_complete()  # the window marker's count
+                os.kill(server.process.pid, signal.SIGSTOP)
+                try:
+                    await pilot.press("ctrl+g")
+                    assert app.main.is_generating
+                    await pilot.press("home", *"Era ")
+                    assert app.main.draft.editor.text == "Era La casa"
+                    await pilot.press("escape")
+                    assert not app.main.is_generating
+                finally:
+                    os.kill(server.process.pid, signal.SIGCONT)
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+                assert app.main.draft.editor.text == "Era La casa"
+                # The wait was the server's: once it answers again, so does the app.
+                done = await generated(pilot, "ctrl+g")
+                assert done.stop_reason != "cancelled" and app.main.last_generation[1]
+
+    run(scenario)

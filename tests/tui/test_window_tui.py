@@ -10,7 +10,7 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, spying_loader
+from tui_helpers import HeldCounts, generated, make_app, model_ready, run, spying_loader
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
@@ -176,35 +176,65 @@ def test_the_marker_on_a_book_counts_only_the_end_of_it(short_context_model: Pat
     run(scenario)
 
 
-def test_typing_never_waits_for_the_window_to_be_counted(random_model: Path) -> None:
-    """Counting the window asks the engine's process, or a server that may hang: it runs off
-    the UI thread, and a count held up holds up no key."""
-    import threading
-
-    held, counting, counted = threading.Event(), threading.Event(), threading.Event()
-
-    def held_up(count: Callable[[str], int]) -> Callable[[str], int]:
-        def slow(text: str) -> int:
-            counting.set()
-            held.wait(5)
-            counted.set()
-            return count(text)
-        return slow
+def test_no_key_waits_for_the_window_to_be_counted(random_model: Path) -> None:
+    """Counting tokens asks the engine's process, or a server that may hang. The window
+    marker is counted off the UI thread, and a continuation's prompt is fitted in the
+    generation's worker: keys are taken while a count is held, Esc ends a continuation
+    still being fitted at once, and it leaves nothing in the session (nothing ran)."""
+    counts = HeldCounts()
+    counts.hold()
 
     async def scenario() -> None:
-        app = make_app(random_model, loader=loader_wrapping("count_tokens", held_up))
+        app = make_app(random_model, loader=counts.loader())
         async with app.run_test() as pilot:
             await model_ready(pilot)
+            editor = app.main.draft.editor
             await pilot.press(*"Una casa.")
             await pilot.pause(WINDOW_MARK_DELAY + 0.3)
-            assert counting.is_set()  # the count started, and is held
+            assert counts.counting.is_set()  # the marker's count started, and is held
             await pilot.press(*" Un gatto.")
-            assert app.main.draft.editor.text == "Una casa. Un gatto."
-            assert not counted.is_set()  # the keys were taken while the count was still held
-            held.set()
+            assert editor.text == "Una casa. Un gatto."  # taken while the count is held
+            counts.release()
             await app.workers.wait_for_complete()
+            counts.hold()
+            await pilot.press("ctrl+g")
+            await pilot.pause(0.2)
+            assert counts.counting.is_set() and app.main.is_generating
+            await pilot.press(*" Nero.")
+            assert editor.text == "Una casa. Un gatto. Nero."
+            await pilot.press("escape")
+            assert not app.main.is_generating and editor.ghost is None
+            counts.release()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            session = app.sessions.draft
+            assert session is not None and session.generations == []
+            assert not [n for n in app._notifications if n.severity == "error"]
+            # The engine was never asked, so it is free for the next continuation.
+            await generated(pilot, "ctrl+g")
+            assert len(session.generations) == 1 and session.generations[0].tokens
 
     try:
         run(scenario)
     finally:
-        held.set()
+        counts.release()
+
+
+def test_memory_too_long_for_the_window_is_said_and_nothing_runs(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.")
+            await write_pinned(pilot, "alt+e", "Il gatto nero dorme sul tetto. " * 200)
+            await pilot.press("ctrl+g")
+            await app.main.wait_until_idle()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            said = [n for n in app._notifications if n.title == "Window"]
+            assert said and "memory" in said[-1].message
+            assert app.main.draft.editor.ghost is None and app.main.draft.editor.text == "Una casa."
+            session = app.sessions.draft
+            assert session is not None and session.generations == []
+
+    run(scenario)

@@ -106,6 +106,34 @@ def loader_wrapping(method: str, wrap: Callable[[Callable[..., Any]], Callable[.
     return load
 
 
+class HeldCounts:
+    """Holds the engine's token counts, as a server slow to answer does: while `holding` is
+    set, each count_tokens call sets `counting` and waits for `release()`."""
+
+    def __init__(self) -> None:
+        self.holding, self.counting, self._released = threading.Event(), threading.Event(), threading.Event()
+
+    def hold(self) -> None:
+        self.counting.clear()
+        self._released.clear()
+        self.holding.set()
+
+    def release(self) -> None:
+        self.holding.clear()
+        self._released.set()
+
+    def loader(self) -> Callable[..., Engine]:
+        def wrap(count: Callable[[str], int]) -> Callable[[str], int]:
+            def held(text: str) -> int:
+                if self.holding.is_set():
+                    self.counting.set()
+                    self._released.wait(30)
+                return count(text)
+            return held
+
+        return loader_wrapping("count_tokens", wrap)
+
+
 def loader_calling(at_start: Callable[[], None]) -> Callable[..., Engine]:
     """An engine loader whose engines call `at_start` (in the generation's worker thread)
     as each generation starts, before the engine's first step."""

@@ -36,8 +36,10 @@ from scriptorium.app.tui.generation import (
     GenerationFinished,
     GenerationRequest,
     GenerationStarted,
+    GenerationWithdrawn,
     PrefillFinished,
     PrefillProgressed,
+    PromptPrepared,
     TokensGenerated,
     next_frame,
     stream_generation,
@@ -97,8 +99,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self._idle = asyncio.Event()
         self._idle.set()
         self.last_generation: tuple[GenerationRequest, list[TokenEvent], GenerationDone] | None = None
-        """The latest finished generation: its request, every token event and the summary
-        (what token inspection and branching, issue 6, start from)."""
+        """The latest finished generation: request, token events, summary (inspection starts there)."""
 
     def compose(self) -> ComposeResult:
         settings, keys = self._settings, self._key_display
@@ -120,6 +121,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
         self.watch(self.draft, "modified", self.draft_state_changed, init=False)
+        for shown in ("sampler", "bias", "lora_scale", "last_seed"):
+            self.watch(self, shown, self._show_settings, init=False)
         self._show_settings()
         self._show_model_state()
         self.focus_mode()
@@ -134,15 +137,6 @@ class MainScreen(Screen[None], inherit_bindings=False):
                                         self.lora_scale, pending, self.last_seed, load_hint)
         self.model_view = ModelView(self.model_status, self.lora_scale, load_hint)
 
-    def watch_sampler(self) -> None:
-        self._show_settings()
-
-    def watch_bias(self) -> None:
-        self._show_settings()
-
-    def watch_lora_scale(self) -> None:
-        self._show_settings()
-
     def watch_model_status(self) -> None:
         self._show_settings()
         if self.is_mounted:
@@ -154,9 +148,6 @@ class MainScreen(Screen[None], inherit_bindings=False):
         start = (f"press {self._key_display('draft.continue')} to continue the draft" if self.mode == "draft"
                  else "press ⏎ to send a message")
         self.sidebar.show_model_state(self.model_status.state, start)
-
-    def watch_last_seed(self) -> None:
-        self._show_settings()
 
     def watch_backend(self, backend: Backend | None) -> None:
         self._show_settings()
@@ -263,7 +254,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.post_message(GenerationStarted(request, self.draft.text, anchor,
                                             list(self.chat.messages) if request.kind == "chat" else []))
         self.sidebar.generation_started()
-        self.status.update_state(activity="prefill…")
+        self.status.update_state(activity="prefill…" if request.prepare is None else "fitting the prompt…")
         self._show_generating()
         # The engine starts once the screen has drawn this (the suggestion's box, the keys).
         self._generate(backend, request, self._settings.frame_interval, next_frame(self))
@@ -275,11 +266,15 @@ class MainScreen(Screen[None], inherit_bindings=False):
         stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, frame_interval, drawn)
 
     @on(ModePane.StopRequested)
-    def _stop_requested(self, message: ModePane.StopRequested) -> None:
+    async def _stop_requested(self, message: ModePane.StopRequested) -> None:
         message.stop()
+        active = self._active
         self.stop_generation()
         if message.forget:
             self.forget_generation()
+        elif active is not None and active.request.prepare is not None:
+            # Still making its prompt (a server slow to count tokens): nothing ran, it ends now.
+            await self._ended(active)
 
     def stop_generation(self) -> None:
         """Ask the worker to stop; GenerationFinished ('cancelled') follows."""
@@ -287,8 +282,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self.workers.cancel_group(self, "generation")
 
     def forget_generation(self) -> None:
-        """Detach the running generation from its sink: whatever it still sends is not
-        drawn (used when its text was accepted, rejected or re-rolled)."""
+        """Detach the running generation: what it still sends is not drawn (accepted, rejected, re-rolled)."""
         active = self._active
         if active is not None:
             self._abandoned_id = active.request.id
@@ -316,6 +310,14 @@ class MainScreen(Screen[None], inherit_bindings=False):
         if active is None or active.request.id != request_id or not self.is_attached:
             return None
         return active
+
+    @on(PromptPrepared)
+    def _prompt_prepared(self, message: PromptPrepared) -> None:
+        active = self._current(message.request_id)
+        if active is not None:
+            active.request = message.request
+            active.sink.prompt_prepared(message.request, message.note)
+            self.status.update_state(activity="prefill…")
 
     @on(PrefillProgressed)
     def _prefill_progressed(self, message: PrefillProgressed) -> None:
@@ -357,23 +359,29 @@ class MainScreen(Screen[None], inherit_bindings=False):
             if message.request_id == self._abandoned_id and self._active is None:
                 self.sidebar.finished(message.event)
             return
-        self._active = None
-        self._generation_ended()
-        self.sidebar.finished(message.event)
-        self.last_generation = (active.request, active.tokens, message.event)
-        await active.sink.stream_finished(message.event, None)
-        self._show_generating()
-        self._idle.set()
+        await self._ended(active, message.event)
 
     @on(GenerationFailed)
-    async def _generation_failed(self, message: GenerationFailed) -> None:
+    @on(GenerationWithdrawn)
+    async def _generation_cut_short(self, message: GenerationFailed | GenerationWithdrawn) -> None:
         active = self._current(message.request_id)
         if active is None:
             return
+        if isinstance(message, GenerationFailed):
+            self.notify(message.error, title=message.title, severity="error", timeout=10)
+            await self._ended(active, error=message.error)
+        else:
+            await self._ended(active)
+
+    async def _ended(self, active: ActiveGeneration, done: GenerationDone | None = None,
+                     error: str | None = None) -> None:
+        """`active` ends: finished (`done`), failed (`error`), or stopped before it began (neither)."""
         self._active = None
-        self._generation_ended(failed=True)
-        self.notify(message.error, title="Generation failed", severity="error", timeout=10)
-        await active.sink.stream_finished(None, message.error)
+        self._generation_ended(failed=error is not None)
+        if done is not None:
+            self.sidebar.finished(done)
+            self.last_generation = (active.request, active.tokens, done)
+        await active.sink.stream_finished(done, error)
         self._show_generating()
         self._idle.set()
 

@@ -14,11 +14,11 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
 
 from scriptorium import prompts
-from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.window import fit_chat, prompt_budget
 from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.tui.generation import Prepared
 from scriptorium.app.tui.keys import KeyDisplay, typed_with_alt
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.tui.widgets import chat_inspect, chat_versions
@@ -127,23 +127,22 @@ class ChatPane(ChatVersions):
             return
         system = system.strip()
         conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
-        try:
-            # The oldest turns leave the window first; the system prompt and memory stay.
-            fitted = fit_chat(conversation, budget=prompt_budget(backend.n_ctx, self.sampler.max_tokens),
-                              count=backend.count_tokens, render=lambda turns: backend.chat_prompt(turns, fallback),
-                              memory=self.pinned.memory)
-        except ScriptoriumError as error:
-            self.say_failure(backend, error, "Chat")
-            return
-        prompt = fitted.prompt
-        if fitted.dropped_turns:
-            self.notify(f"The {fitted.dropped_turns} oldest messages no longer fit the model's "
-                        f"{backend.n_ctx:,}-token context: it does not see them.", timeout=6)
+        budget, memory = prompt_budget(backend.n_ctx, self.sampler.max_tokens), self.pinned.memory
+
+        def prepare() -> Prepared:
+            # In the generation's worker: counting tokens asks the engine's process or a
+            # server. The oldest turns leave the window first; the system prompt and memory stay.
+            fitted = fit_chat(conversation, budget=budget, count=backend.count_tokens,
+                              render=lambda turns: backend.chat_prompt(turns, fallback), memory=memory)
+            note = (f"The {fitted.dropped_turns} oldest messages no longer fit the model's {backend.n_ctx:,}-token "
+                    "context: it does not see them.") if fitted.dropped_turns else ""
+            # A branched reply goes on from its prefix: the model continues its own turn.
+            return Prepared(fitted.prompt + prefix, note=note)
+
         # A model without its own template talks in the fallback's turns: stop where
         # it would start writing the author's next turn.
         stops = () if backend.facts.has_chat_template else self.settings.chat_stop
-        # A branched reply goes on from its prefix: the model continues its own turn.
-        request = self.new_request("chat", prompt + prefix, special=True, extra_stop=stops)
+        request = self.new_request("chat", prepare, special=True, extra_stop=stops)
         self._reply_label = label
         self.expect_reply(prefix, prefix_records or [])
         self._reply = self._new_reply()

@@ -26,6 +26,7 @@ from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import Ghost, start_version
+from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
@@ -131,15 +132,9 @@ class DraftPane(DraftCandidates):
                 anchor = end_anchor(editor.document)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
         prefix = editor.text_before(ghost.anchor) + ghost.text
-        window = self.draft_window(backend, prefix, template)
-        if window is None:
-            ghost.streaming = False
-            if not ghost.text:
-                editor.clear_ghost("empty")
-            self._redraw()
-            return
-        editor.show_window_start(window.start)
-        request = self.new_request("draft", window.prompt, window=window)
+        # Fitted to the window in the generation's worker: counting tokens asks the engine's
+        # process or a server, which may be slow to answer, and no key waits for it.
+        request = self.new_request("draft", self.window_preparer(backend, prefix, template))
         ghost.request_ids.append(request.id)
         self.start(request)
         self._redraw()
@@ -225,6 +220,11 @@ class DraftPane(DraftCandidates):
         if ghost is not None:
             ghost.text += text
             self.suggestion.grow()
+
+    def prompt_prepared(self, request: GenerationRequest, note: str) -> None:
+        if request.window is not None:
+            self.editor.show_window_start(request.window.start)
+        super().prompt_prepared(request, note)
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
         ghost = self.editor.ghost

@@ -29,7 +29,7 @@ from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.models.status import ModelStatus
-from scriptorium.app.tui.generation import GenerationRequest, new_request
+from scriptorium.app.tui.generation import GenerationRequest, Prepared, new_request
 from scriptorium.app.tui.keys import KeyDisplay
 
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ class StreamSink(Protocol):
     async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None: ...
 
     def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None: ...
+
+    def prompt_prepared(self, request: GenerationRequest, note: str) -> None: ...
 
 
 class ModePane(Vertical):
@@ -142,7 +144,7 @@ class ModePane(Vertical):
             self.notify(str(error), title="Prompt template", severity="error", timeout=15)
             return None
 
-    def new_request(self, kind: str, prompt: str, *, special: bool = False,
+    def new_request(self, kind: str, prompt: str | Callable[[], Prepared], *, special: bool = False,
                     extra_stop: tuple[str, ...] = (), window: Window | None = None) -> GenerationRequest:
         """A request with the sampler as it is right now."""
         return new_request(kind, prompt, self.sampler, self.bias, self.settings.top_n, self.lora_scale,
@@ -159,6 +161,15 @@ class ModePane(Vertical):
                 about_model = isinstance(error, (EngineCrashed, ServerError))
                 self.say_failure(backend, error, "Model" if about_model else "Window")
             return None
+
+    def window_preparer(self, backend: Backend, text: str, template: str | None) -> Callable[[], Prepared]:
+        """What makes the prompt continuing `text` in the generation's worker (GenerationRequest.prepare)."""
+        build = self.window_builder(backend, template)
+
+        def prepare() -> Prepared:
+            window = build(text)
+            return Prepared(window.prompt, window)
+        return prepare
 
     def window_builder(self, backend: Backend, template: str | None) -> Callable[[str], Window]:
         """build_window with what is pinned and the sampler's length now: a plain function,
@@ -189,3 +200,8 @@ class ModePane(Vertical):
 
     def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None:
         """Each token's numbers, for panes that keep them (inspection, colours)."""
+
+    def prompt_prepared(self, request: GenerationRequest, note: str) -> None:
+        """The worker made the prompt; `note` is what the author should know of it."""
+        if note:
+            self.notify(note, timeout=6)
