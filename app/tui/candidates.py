@@ -125,7 +125,8 @@ def new_candidate(base: GenerationRequest, settings: SamplerSettings, taken: lis
     seed = next_seed(settings, taken)
     chosen = replace(settings, seed=seed)
     request = GenerationRequest.create(kind=base.kind, prompt=base.prompt, settings=chosen, bias=base.bias,
-                                       top_n=base.top_n, lora_scale=base.lora_scale, special=base.special)
+                                       top_n=base.top_n, lora_scale=base.lora_scale, special=base.special,
+                                       prepare=base.prepare)
     return Candidate(request)
 
 

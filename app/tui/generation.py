@@ -92,6 +92,18 @@ def new_request(kind: str, prompt: str | Callable[[], Prepared], sampler: Sample
                                     prepare=prepare)
 
 
+def prepared_once(prepare: Callable[[], Prepared]) -> Callable[[], Prepared]:
+    """`prepare`, made at the first call and kept: for requests that share one prompt (the
+    candidates dialog runs them one after another)."""
+    kept: list[Prepared] = []
+
+    def once() -> Prepared:
+        if not kept:
+            kept.append(prepare())
+        return kept[0]
+    return once
+
+
 @dataclass
 class GenerationStarted(Message):
     """A generation began (posted up to the app, which records it in the session)."""

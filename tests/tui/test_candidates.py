@@ -177,3 +177,31 @@ def test_candidates_dialog_side_by_side(snap_compare: Any, phrases_model: Path) 
 def test_candidates_dialog_stacked_on_a_small_terminal(snap_compare: Any, phrases_model: Path) -> None:
     app = make_app(phrases_model, sampler=SAMPLED, loader=fixed_clock_loader)
     assert snap_compare(app, terminal_size=(80, 24), run_before=candidates_dialog)
+
+
+def test_a_prompt_that_cannot_be_fitted_fails_every_candidate_once(phrases_model: Path) -> None:
+    """The candidates share one prompt, fitted to the window in the first one's worker: when
+    the memory leaves no room, each candidate says so and the author is told once."""
+    from textual.widgets import TextArea
+
+    from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
+
+    async def scenario() -> None:
+        app = make_app(phrases_model, sampler=SAMPLED)
+        async with app.run_test(size=(130, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT, "alt+e")
+            await pilot.pause()
+            assert isinstance(app.screen, PinnedScreen)
+            app.screen.query_one("#pinned-text", TextArea).text = "Il gatto nero dorme sul tetto. " * 200
+            await pilot.press("ctrl+s", "ctrl+n")
+            screen = await candidates_written(pilot)
+            assert all(c.error and "memory" in c.error for c in screen.candidates)
+            said = [n for n in app._notifications if n.severity == "error"]
+            assert len(said) == 1 and said[0].title == "Window"
+            await pilot.press("escape")
+            assert app.main.draft.editor.ghost is None and app.main.draft.editor.text == PROMPT
+            session = app.sessions.draft
+            assert session is not None and session.generations == []
+
+    run(scenario)

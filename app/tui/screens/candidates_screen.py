@@ -25,7 +25,8 @@ from textual.worker import get_current_worker
 
 from scriptorium.app.tui.candidates import MAX_CANDIDATES, Candidate, new_candidate
 from scriptorium.app.tui.generation import (
-    GenerationFailed, GenerationFinished, GenerationRequest, TokensGenerated, next_frame, stream_generation,
+    GenerationFailed, GenerationFinished, GenerationRequest, GenerationStarted, TokensGenerated, next_frame,
+    stream_generation,
 )
 
 if TYPE_CHECKING:
@@ -83,10 +84,10 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
     ]
 
     def __init__(self, backend: "Backend", base: GenerationRequest, settings: "SamplerSettings", count: int,
-                 frame_interval: float, started: Callable[[GenerationRequest], None] | None = None) -> None:
+                 frame_interval: float, started: Callable[[GenerationRequest], GenerationStarted] | None = None) -> None:
         """`base` is the request continue would make; each candidate copies it with
-        `settings` and its own seed. `started` is told of each generation as it starts
-        (the session records it)."""
+        `settings` and its own seed. `started` gives the message that records each
+        generation in the session as it starts."""
         super().__init__()
         self.backend = backend
         self.base = base
@@ -154,7 +155,9 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         waiting.started = True
         self._writing = waiting
         if self._started is not None:
-            self._started(waiting.request)
+            # Posted here, as the worker's messages are, so the session has the generation
+            # before anything the worker says of it.
+            self.post_message(self._started(waiting.request))
         view = self._view_of(waiting)
         if view is not None:
             view.redraw()
@@ -190,7 +193,15 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         candidate = self._candidate(message.request_id)
         if candidate is not None:
             candidate.error = message.error
-            self.notify(message.error, title="Candidate failed", severity="error", timeout=10)
+            title = "Candidate failed" if message.engine_started else message.title
+            self.notify(message.error, title=title, severity="error", timeout=10)
+            if not message.engine_started:
+                # The prompt they all share could not be made: none of them can run.
+                for waiting in (c for c in self.candidates if not c.started):
+                    waiting.started, waiting.error = True, message.error
+                    view = self._view_of(waiting)
+                    if view is not None:
+                        view.redraw()
         self._ended(candidate)
 
     def _ended(self, candidate: Candidate | None) -> None:

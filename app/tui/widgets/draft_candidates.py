@@ -14,7 +14,7 @@ from textual.binding import Binding
 from scriptorium import prompts
 
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
-from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted
+from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
 from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice, CandidatesScreen
 from scriptorium.app.tui.widgets.draft_editor import end_anchor
 from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
@@ -56,28 +56,25 @@ class DraftCandidates(DraftInspection):
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         prefix = editor.text_before(anchor) + (ghost.text if ghost is not None else "")
-        window = self.draft_window(backend, prefix, template)
-        if window is None:
-            return
-        editor.show_window_start(window.start)
-        base = self.new_request("draft", window.prompt, window=window)
+        # One prompt for every candidate, fitted to the window by the first one's worker.
+        base = self.new_request("draft", prepared_once(self.window_preparer(backend, prefix, template)))
         settings, note = candidate_sampler(base.settings)
         if note is not None:
             self.notify(note, timeout=8)
         started: list[int] = []
 
-        def record(request: GenerationRequest) -> None:
+        def record(request: GenerationRequest) -> GenerationStarted:
             started.append(request.id)
-            self._record_candidate(request, anchor)
+            return self._record_candidate(request, anchor)
 
         screen = CandidatesScreen(backend, base, settings, self.settings.candidates,
                                   self.settings.frame_interval, record)
         self.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, started))
 
-    def _record_candidate(self, request: GenerationRequest, anchor: "Location") -> None:
+    def _record_candidate(self, request: GenerationRequest, anchor: "Location") -> GenerationStarted:
         # Like any generation, each candidate is kept in the session with its settings and seed.
         editor = self.editor
-        self.post_message(GenerationStarted(request, editor.text, len(editor.text_before(anchor)), []))
+        return GenerationStarted(request, editor.text, len(editor.text_before(anchor)), [])
 
     def _candidate_chosen(self, choice: CandidatesChoice | None, anchor: "Location", started: list[int]) -> None:
         editor = self.editor
