@@ -116,14 +116,30 @@ class SessionStore:
         session = self.find_for_draft(path)
         if session is None:
             session = self.create_draft(title=path.stem, text=text or "", draft_path=path)
-        elif text is not None and text != session.text:
+        self._take_file_text(session, path, text)
+        return session
+
+    def take_draft_file(self, session: AnySession) -> None:
+        """For a draft saved to a file, take the file's text as `open_draft` does: a session
+        opened from the list must not show (and then save over the file) text older than
+        what another program wrote there. Raises SessionError (one line) when the file
+        cannot be read; the session keeps its own copy then."""
+        if isinstance(session, DraftSession) and session.draft_path:
+            path = Path(session.draft_path)
+            self._take_file_text(session, path, draft_files.read(path))
+
+    @staticmethod
+    def _take_file_text(session: DraftSession, path: Path, text: str | None) -> None:
+        """The draft file's `text` wins when another program changed the file since the
+        session's stamp; the session's own wins when it is newer (a crash between the two writes)."""
+        if text is None:
+            return
+        if text != session.text:
             stamp = session.draft_stamp
             if stamp is None or draft_files.text_sha256(text) != stamp.sha256:
                 session.set_text(text)
-        if text is not None:
-            stat = path.stat()
-            session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=draft_files.text_sha256(text))
-        return session
+        stat = path.stat()
+        session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=draft_files.text_sha256(text))
 
     def find_for_draft(self, path: str | os.PathLike[str]) -> DraftSession | None:
         """The most recently saved session of the draft file `path`, if any."""

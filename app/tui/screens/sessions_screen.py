@@ -81,6 +81,11 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         except SessionError as error:
             self.notify(str(error), title="Session not opened", severity="error", timeout=10)
             return
+        try:
+            self._keeper.store.take_draft_file(session)
+        except SessionError as error:
+            self.notify(f"{error}; the session's own copy of the text is shown.", title="Draft file",
+                        severity="warning", timeout=10)
         self.dismiss(session)
 
     def action_rename(self) -> None:
