@@ -325,15 +325,17 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self._screen_ready and self.main.is_attached:
             self.save_everything(in_background=True)  # a long session's write would hold the keys
 
-    def save_everything(self, *, explicit: bool = False, in_background: bool = False) -> bool:
-        """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`)."""
-        text, overwrite = self.main.draft_text(), explicit and self.sessions.conflict  # ctrl+s: past a conflict
+    def save_everything(self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False) -> bool:
+        """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
+        `replace_file`: the author agreed to write over whatever the draft file holds."""
+        # ctrl+s goes past a conflict it was told about.
+        text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
 
-    def _save_explicitly(self) -> bool:
-        return self.save_everything(explicit=True)
+    def _save_explicitly(self, replace_file: bool = False) -> bool:
+        return self.save_everything(explicit=True, replace_file=replace_file)
 
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:

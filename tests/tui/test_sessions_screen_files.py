@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import Input
 from tui_helpers import make_app, run
 
 from scriptorium.app.sessions import SessionStore
+from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
+from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 
 
 def test_a_draft_opened_from_the_list_shows_what_another_program_wrote_to_its_file(tmp_path: Path) -> None:
@@ -57,5 +60,41 @@ def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_says_s
             await pilot.press(*"X")
             app.save_everything()
         assert draft.read_bytes() == b"\xff\xfe not UTF-8"  # a conflict: never written over
+
+    run(scenario)
+
+
+def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path) -> None:
+    """It saved without asking, called the other file "changed on disk" and left the next
+    ctrl+s to replace it; a folder's name got the same "changed on disk" line."""
+    existing = tmp_path / "altro.md"
+    existing.write_text("Un altro racconto.", encoding="utf-8")
+
+    async def save_as(pilot, name: str) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("ctrl+s")
+        assert isinstance(pilot.app.screen, SavePathScreen)
+        pilot.app.screen.query_one(Input).value = name
+        await pilot.press("enter")
+        await pilot.pause()
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Senza nome")
+            await save_as(pilot, str(tmp_path))
+            assert app.screen is app.main and app.draft_file.path is None
+            assert any("is a folder" in n.message for n in app._notifications)
+
+            await save_as(pilot, str(existing))
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("n")
+            await pilot.pause()
+            assert app.draft_file.path is None and existing.read_text(encoding="utf-8") == "Un altro racconto."
+
+            await save_as(pilot, str(existing))
+            await pilot.press("y")
+            await pilot.pause()
+            assert app.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
+            assert not any("changed on disk" in n.message for n in app._notifications)
 
     run(scenario)
