@@ -21,9 +21,9 @@ from scriptorium.inference.window import Pinned
 
 from scriptorium.app.sessions import (
     AnySession, ChatSession, DraftConflictError, DraftFileError, DraftSession, Generation, LoraRef, ModelRef,
-    SessionError, SessionStore,
+    SessionError, SessionStore, claims,
 )
-from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -96,12 +96,20 @@ class SessionKeeper:
 
     # ---- which sessions --------------------------------------------------------------
     def adopt(self, session: AnySession | None) -> None:
-        """Make `session` the current draft or chat session."""
+        """Make `session` the current draft or chat session (a copy if another scriptorium has it open: claims.py)."""
+        if session is not None:
+            session = claimed_or_copy(self.store, session, self._notify)
         if isinstance(session, DraftSession):
+            self._let_go(self.draft, session)
             self.draft = session
             self.draft_file.path = Path(session.draft_path) if session.draft_path else None
         elif isinstance(session, ChatSession):
+            self._let_go(self.chat, session)
             self.chat = session
+
+    def _let_go(self, old: AnySession | None, new: AnySession) -> None:
+        if old is not None and old.id != new.id:
+            claims.release(self.store.directory, old.id)
 
     def pinned(self, mode: str) -> Pinned:
         """The memory and author's note of the draft or chat session (none yet: empty)."""
@@ -117,12 +125,12 @@ class SessionKeeper:
         # An unnamed, empty draft gets no session file until there is something in it.
         if self.draft is None:
             path = self.draft_file.path
-            self.draft = self.store.open_draft(path) if path else self.store.create_draft(_title_from(text), text)
+            self.adopt(self.store.open_draft(path) if path else self.store.create_draft(_title_from(text), text))
         return self.draft
 
     def _chat_session(self) -> ChatSession:
         if self.chat is None:
-            self.chat = self.store.create_chat()
+            self.adopt(self.store.create_chat())
         return self.chat
 
     def last_model(self) -> ModelRef | None:
@@ -355,9 +363,12 @@ class SessionKeeper:
             self._shown_problems[about] = message
         self._notify(message, title="Not saved", severity="error", timeout=15)
 
-    def flush(self) -> None:
-        """Wait for the sessions being written in the background (the app is closing)."""
+    def close(self) -> None:
+        """The app is closing: wait for the sessions being written, then let other scriptoriums have them."""
         self.store.flush()
+        for session in (self.draft, self.chat):
+            if session is not None:
+                claims.release(self.store.directory, session.id)
 
     def report_damaged(self) -> None:
         """Tell the author about session files found damaged (the store moved them aside)."""

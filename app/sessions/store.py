@@ -19,7 +19,7 @@ from pathlib import Path
 from scriptorium.app import atomic
 from scriptorium.app import paths
 
-from scriptorium.app.sessions import draft_files, writes
+from scriptorium.app.sessions import claims, draft_files, writes
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, FileStamp, SessionError, make_session_id, now_iso
@@ -89,6 +89,13 @@ class SessionStore:
         session = ChatSession(id="", title=title.strip() or "Chat", created_at=now, updated_at=now,
                               system_prompt=system_prompt)
         return self._reserve(session)
+
+    def create_copy(self, session: AnySession) -> AnySession:
+        """A new session, on disk under a fresh id, holding all `session` holds (a copy to
+        work on while another scriptorium has `session` open; see claims.py)."""
+        copy = session_format.loads(session_format.encode(session).data.decode("utf-8"))
+        copy.title = f"{session.title} (copy)"
+        return self._reserve(copy)
 
     def _reserve(self, session: AnySession) -> AnySession:
         base = make_session_id(session.title)
@@ -379,5 +386,6 @@ class SessionStore:
         with self._lock:
             self._written.pop(path.stem, None)
             self._lines.forget(path.stem)
+        claims.lock_path(path.parent, path.stem).unlink(missing_ok=True)
         atomic.fsync_directory(path.parent)
         return path

@@ -156,7 +156,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.push_screen(UnsavedScreen(self.draft_file.display_name, has_path=bool(self.draft_file.path)), decided)
 
     def on_unmount(self) -> None:
-        self.sessions.flush()  # the session files still being written in the background
+        self.sessions.close()  # the session files still being written in the background, and their claims
         self._tuning.stop()
         self._quit_signals.stop()
         if self._screen_ready:
