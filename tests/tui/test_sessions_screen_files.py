@@ -4,33 +4,44 @@ program wrote to the file since is what the author sees, and saving never replac
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from textual.pilot import Pilot
 from textual.widgets import Input
 from tui_helpers import make_app, run
 
-from scriptorium.app.sessions import SessionStore
+from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
+
+
+def saved_draft_session(draft: Path, text: str) -> DraftSession:
+    draft.write_text(text, encoding="utf-8")
+    store = SessionStore()
+    session = store.open_draft(draft)
+    store.save(session)
+    return session
+
+
+async def open_from_the_list(pilot: Pilot[Any], session_id: str) -> None:
+    await pilot.press("f5")
+    table = pilot.app.screen.query_one("DataTable")
+    table.move_cursor(row=[s.id for s in pilot.app.screen._summaries].index(session_id))
+    await pilot.press("enter")
+    await pilot.pause()
 
 
 def test_a_draft_opened_from_the_list_shows_what_another_program_wrote_to_its_file(tmp_path: Path) -> None:
     """It showed the session's older copy, then called the file's newer text a conflict and
     offered ctrl+s "to replace it with your text": following that lost the other edits."""
     draft = tmp_path / "capitolo.md"
-    draft.write_text("Scritto qui.", encoding="utf-8")
-    store = SessionStore()
-    session = store.open_draft(draft)
-    store.save(session)
+    session = saved_draft_session(draft, "Scritto qui.")
     draft.write_text("Scritto qui.\n\nAggiunto in un altro editor.\n", encoding="utf-8")
 
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
-            await pilot.press("f5")
-            table = app.screen.query_one("DataTable")
-            table.move_cursor(row=[s.id for s in app.screen._summaries].index(session.id))
-            await pilot.press("enter")
-            await pilot.pause()
+            await open_from_the_list(pilot, session.id)
             assert app.main.draft.editor.text == "Scritto qui.\n\nAggiunto in un altro editor.\n"
             await pilot.press(*"Ora. ", "ctrl+s")
             await pilot.pause()
@@ -41,20 +52,13 @@ def test_a_draft_opened_from_the_list_shows_what_another_program_wrote_to_its_fi
 
 def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_says_so(tmp_path: Path) -> None:
     draft = tmp_path / "capitolo.md"
-    draft.write_text("Il testo della sessione.", encoding="utf-8")
-    store = SessionStore()
-    session = store.open_draft(draft)
-    store.save(session)
+    session = saved_draft_session(draft, "Il testo della sessione.")
     draft.write_bytes(b"\xff\xfe not UTF-8")
 
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
-            await pilot.press("f5")
-            table = app.screen.query_one("DataTable")
-            table.move_cursor(row=[s.id for s in app.screen._summaries].index(session.id))
-            await pilot.press("enter")
-            await pilot.pause()
+            await open_from_the_list(pilot, session.id)
             assert app.main.draft.editor.text == "Il testo della sessione."
             assert any("not UTF-8" in n.message and "own copy" in n.message for n in app._notifications)
             await pilot.press(*"X")
@@ -70,7 +74,7 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
     existing = tmp_path / "altro.md"
     existing.write_text("Un altro racconto.", encoding="utf-8")
 
-    async def save_as(pilot, name: str) -> None:  # type: ignore[no-untyped-def]
+    async def save_as(pilot: Pilot[Any], name: str) -> None:
         await pilot.press("ctrl+s")
         assert isinstance(pilot.app.screen, SavePathScreen)
         pilot.app.screen.query_one(Input).value = name
