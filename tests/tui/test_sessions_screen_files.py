@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, Static
 from tui_helpers import make_app, run
 
 from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
+from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 
 
 def saved_draft_session(draft: Path, text: str) -> DraftSession:
@@ -100,5 +101,28 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
             await pilot.pause()
             assert app.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
             assert not any("changed on disk" in n.message for n in app._notifications)
+
+    run(scenario)
+
+
+def test_quitting_after_another_program_changed_the_file_says_so_and_enter_keeps_writing(tmp_path: Path) -> None:
+    """The question read "has changes that are not saved" with "Save and quit" first, which
+    wrote the author's text over the other program's without a word about it."""
+    draft = tmp_path / "capitolo.md"
+    draft.write_text("Prima.", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
+            await pilot.press(*"Qui. ", "ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+            question = str(app.screen.query_one(".dialog-title", Static).render())
+            assert "another program changed the file" in question
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.is_running and app.screen is app.main
+        assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
 
     run(scenario)
