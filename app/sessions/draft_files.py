@@ -5,6 +5,7 @@ session's FileStamp of the file remembers what that was)."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from scriptorium.app import atomic
@@ -61,12 +62,22 @@ def save(session: DraftSession, overwrite: bool) -> None:
             raise DraftConflictError(
                 f"{path.name} changed on disk since scriptorium last saved it; the draft file was not "
                 f"overwritten (the session was saved)")
+    if stat is not None and _read_only(path, stat.st_mode):
+        # An atomic write replaces the file by renaming over it, which a read-only file does
+        # not stop: the protection the author set (as editors honour it) would be ignored.
+        raise DraftFileError(f"{path.name} is read-only, so the draft file was not saved (the session was); "
+                             f"make it writable to save it")
     try:
         atomic.write_text(path, session.text)
         stat = path.stat()
     except (atomic.WriteError, OSError) as error:
         raise DraftFileError(f"session saved, but the draft file was not: {error}") from None
     session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
+
+
+def _read_only(path: Path, mode: int) -> bool:
+    # No write bit for anyone counts for root too, whom os.access always lets write.
+    return not mode & 0o222 or not os.access(path, os.W_OK)
 
 
 def _file_sha256(path: Path) -> str | None:

@@ -13,7 +13,8 @@ import pytest
 from scriptorium.app import paths
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import (
-    ChatSession, DraftConflictError, DraftSession, ModelSpan, SessionError, SessionStore, make_session_id, slugify,
+    ChatSession, DraftConflictError, DraftFileError, DraftSession, ModelSpan, SessionError, SessionStore,
+    make_session_id, slugify,
 )
 
 
@@ -164,6 +165,24 @@ def test_draft_edited_elsewhere_is_not_overwritten(tmp_path: Path, store: Sessio
     assert draft.read_text(encoding="utf-8") == "Mine, continued."
     draft.write_text("Edited again elsewhere.", encoding="utf-8")
     assert SessionStore().open_draft(draft).text == "Edited again elsewhere."  # reopening takes the file
+
+
+def test_a_read_only_draft_file_is_never_written(tmp_path: Path, store: SessionStore) -> None:
+    """The atomic write renames over the file, which its read-only mode does not stop: an
+    autosave changed a chapter the author had made read-only to protect it."""
+    draft = tmp_path / "finito.md"
+    draft.write_text("Finished.", encoding="utf-8")
+    draft.chmod(0o444)
+    session = store.open_draft(draft)
+    session.set_text("Finished. Or not.")
+    for overwrite in (False, True):  # ctrl+s past a conflict does not override it either
+        with pytest.raises(DraftFileError, match="finito.md is read-only"):
+            store.save(session, overwrite_draft=overwrite)
+    assert draft.read_text(encoding="utf-8") == "Finished."
+    assert SessionStore().load(session.id).text == "Finished. Or not."  # the session itself was saved
+    draft.chmod(0o644)
+    store.save(session)
+    assert draft.read_text(encoding="utf-8") == "Finished. Or not."
 
 
 def test_crash_between_draft_and_session_write_keeps_newest_text(tmp_path: Path, store: SessionStore,
