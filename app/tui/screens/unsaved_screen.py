@@ -30,9 +30,9 @@ class UnsavedScreen(ModalScreen[str | None]):
         with Vertical(id="dialog", classes="dialog"):
             if self._conflict:
                 # "Save and quit" alone read as saving the author's text, and silently replaced the other program's.
-                yield Static(f"{self._name} has changes that are not saved, and another program changed the file "
-                             "since scriptorium saved it: saving replaces that program's text with yours.",
-                             classes="dialog-title", markup=False)
+                # Not "has changes": quitting right after the other program wrote, there may be none here.
+                yield Static(f"Another program changed {self._name} since scriptorium saved it: saving replaces "
+                             "that program's text with the text on screen here.", classes="dialog-title", markup=False)
             else:
                 yield Static(f"{self._name} has changes that are not saved.", classes="dialog-title", markup=False)
             with Horizontal(classes="dialog-buttons"):
