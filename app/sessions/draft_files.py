@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from stat import S_ISREG
 
 from scriptorium.app import atomic
 
@@ -28,6 +29,10 @@ def text_sha256(text: str) -> str:
 def read(path: Path) -> str | None:
     """The draft file's text; None if there is no such file. Raises SessionError (one line)."""
     try:
+        if not S_ISREG(path.stat().st_mode):
+            # Read as a file, a pipe waits for a writer and /dev/zero never ends: no screen, ever.
+            kind = "a folder" if path.is_dir() else "not a regular file (a pipe, device or socket)"
+            raise SessionError(f"draft {path} is {kind}; scriptorium opens only files")
         data = path.read_bytes()
     except FileNotFoundError:
         return None
@@ -51,6 +56,8 @@ def save(session: DraftSession, overwrite: bool) -> None:
         stat = None
     except OSError as error:
         raise DraftFileError(f"session saved, but cannot reach draft file {path}: {error.strerror or error}") from None
+    if stat is not None and not S_ISREG(stat.st_mode):  # hashing a pipe's "content" would wait for ever
+        raise DraftFileError(f"session saved, but the draft file was not: {path} is not a regular file")
     if stat is not None and not overwrite:
         unchanged = stamp is not None and (stat.st_size, stat.st_mtime_ns) == (stamp.size, stamp.mtime_ns)
         on_disk = stamp.sha256 if unchanged and stamp else _file_sha256(path)
