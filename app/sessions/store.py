@@ -12,7 +12,6 @@ import functools
 import os
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -22,7 +21,9 @@ from scriptorium.app import paths
 from scriptorium.app.sessions import claims, draft_files, writes
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
-from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, FileStamp, SessionError, make_session_id, now_iso
+from scriptorium.app.sessions.model import (
+    AnySession, ChatSession, DraftSession, FileStamp, SessionError, SessionSummary, make_session_id, now_iso,
+)
 from scriptorium.app.sessions.writes import After
 
 SUFFIX = ".json"
@@ -30,28 +31,6 @@ CORRUPT_MARK = ".corrupt-"
 STALE_TEMP_SECONDS = 3600
 """A temp file this old belongs to a process that died mid-write: nothing will finish it."""
 SESSION_FILE_MODE = 0o600
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionSummary:
-    """One line of the sessions list."""
-
-    id: str
-    title: str
-    kind: str
-    created_at: str
-    updated_at: str
-    model: str | None
-    """Name of the model of the latest generation, if any."""
-    words: int
-    generations: int
-    path: Path
-    file_size: int
-
-    def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "title": self.title, "kind": self.kind, "created_at": self.created_at,
-                "updated_at": self.updated_at, "model": self.model, "words": self.words,
-                "generations": self.generations, "path": str(self.path), "file_size": self.file_size}
 
 
 def _sort_time(stamp: str) -> float:
