@@ -27,7 +27,7 @@ def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -
     if draft is not None:
         if draft.is_dir():
             raise SessionError(f"draft {draft} is a folder, not a file")
-        return store.open_draft(draft), notes
+        return store.open_draft(draft, notes), notes
     if not resume:
         return None, notes
     latest = store.latest()
@@ -36,7 +36,7 @@ def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -
         return None, notes
     if isinstance(latest, DraftSession) and latest.draft_path:
         try:
-            return store.open_draft(latest.draft_path), notes
+            return store.open_draft(latest.draft_path, notes), notes
         except SessionError as error:
             notes.append(f"{error}; the session's own copy of the text is shown.")
     return latest, notes

@@ -69,11 +69,14 @@ class SessionStore:
                               system_prompt=system_prompt)
         return self._reserve(session)
 
-    def create_copy(self, session: AnySession) -> AnySession:
+    def create_copy(self, session: AnySession, *, detached: bool = False) -> AnySession:
         """A new session, on disk under a fresh id, holding all `session` holds (a copy to
-        work on while another scriptorium has `session` open; see claims.py)."""
+        work on while another scriptorium has `session` open; see claims.py); `detached`:
+        saved to no draft file."""
         copy = session_format.loads(session_format.encode(session).data.decode("utf-8"))
         copy.title = f"{session.title} (copy)"
+        if detached and isinstance(copy, DraftSession):
+            copy.draft_path, copy.draft_stamp = None, None
         return self._reserve(copy)
 
     def _reserve(self, session: AnySession) -> AnySession:
@@ -90,42 +93,50 @@ class SessionStore:
                     continue
         raise SessionError(f"could not find a free session name for '{base}' in {self.directory}")
 
-    def open_draft(self, path: str | os.PathLike[str]) -> DraftSession:
+    def open_draft(self, path: str | os.PathLike[str], notes: list[str] | None = None) -> DraftSession:
         """The session for a draft file (its latest one, or a new one); the file may not exist yet.
 
         If another program changed the file since scriptorium last wrote it, the file's text
         wins and model passages follow the change. If the session holds newer text than the
         file (a crash between the two writes), the session wins and the next save writes it.
+        If both changed, the session's text is kept in a copy, said in a line added to `notes`.
         """
         path = Path(path).expanduser().absolute()
         text = draft_files.read(path)
         session = self.find_for_draft(path)
         if session is None:
             session = self.create_draft(title=path.stem, text=text or "", draft_path=path)
-        self._take_file_text(session, path, text)
+        if (note := self._take_file_text(session, path, text)) and notes is not None:
+            notes.append(note)
         return session
 
-    def take_draft_file(self, session: AnySession) -> None:
-        """For a draft saved to a file, take the file's text as `open_draft` does: a session
-        opened from the list must not show (and then save over the file) text older than
-        what another program wrote there. Raises SessionError (one line) when the file
-        cannot be read; the session keeps its own copy then."""
+    def take_draft_file(self, session: AnySession) -> str | None:
+        """For a draft saved to a file, take the file's text as `open_draft` does (a session opened from the list
+        must not show, then save over the file, older text); the line to tell the author, if any. Raises
+        SessionError (one line) when the file cannot be read; the session keeps its own copy then."""
         if isinstance(session, DraftSession) and session.draft_path:
             path = Path(session.draft_path)
-            self._take_file_text(session, path, draft_files.read(path))
+            return self._take_file_text(session, path, draft_files.read(path))
+        return None
 
-    @staticmethod
-    def _take_file_text(session: DraftSession, path: Path, text: str | None) -> None:
+    def _take_file_text(self, session: DraftSession, path: Path, text: str | None) -> str | None:
         """The draft file's `text` wins when another program changed the file since the
         session's stamp; the session's own wins when it is newer (a crash between the two writes)."""
         if text is None:
-            return
+            return None
+        note = None
         if text != session.text:
             stamp = session.draft_stamp
             if stamp is None or draft_files.text_sha256(text) != stamp.sha256:
+                if stamp is not None and draft_files.text_sha256(session.text) != stamp.sha256:
+                    # The author wrote on after the file changed (a conflict): the file's text alone dropped it.
+                    copy = self.create_copy(session, detached=True)  # or opening it would do this again
+                    note = (f"{path.name} was changed by another program while your text here could not be written "
+                            f"to it: the file's text is shown, and yours is kept in the session “{copy.title}”.")
                 session.set_text(text)
         stat = path.stat()
         session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=draft_files.text_sha256(text))
+        return note
 
     def find_for_draft(self, path: str | os.PathLike[str]) -> DraftSession | None:
         """The most recently saved session of the draft file `path`, if any."""

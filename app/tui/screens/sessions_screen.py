@@ -82,7 +82,8 @@ class SessionsScreen(ModalScreen[AnySession | None]):
             self.notify(str(error), title="Session not opened", severity="error", timeout=10)
             return
         try:
-            self._keeper.store.take_draft_file(session)
+            if note := self._keeper.store.take_draft_file(session):
+                self.notify(note, title="Draft file", severity="warning", timeout=15)
         except SessionError as error:
             self.notify(f"{error}; the session's own copy of the text is shown.", title="Draft file",
                         severity="warning", timeout=10)
