@@ -126,3 +126,28 @@ def test_quitting_after_another_program_changed_the_file_says_so_and_enter_keeps
         assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
 
     run(scenario)
+
+
+def test_titles_that_read_as_markup_are_listed_as_written() -> None:
+    """A title is the draft's first words or its file's name: "[/i]" (a closing tag with
+    nothing open) stopped the app with a MarkupError when the list was drawn, and "[red]"
+    was swallowed as a style."""
+    store = SessionStore()
+    titles = ["[/i] fine del corsivo", "[red]rosso", "Nota[^1] qui"]
+    for title in titles:
+        store.create_draft(title, "testo")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press("f5")
+            await pilot.pause()
+            table = app.screen.query_one("DataTable")
+            shown = [str(table.get_row_at(row)[0]) for row in range(table.row_count)]
+            assert sorted(shown) == sorted(titles)
+            table.move_cursor(row=shown.index("[/i] fine del corsivo"))
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen is app.main and app.sessions.draft.title == "[/i] fine del corsivo"
+
+    run(scenario)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -50,7 +51,7 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         table.focus()
 
     def _fill(self) -> None:
-        table: DataTable[str] = self.query_one(DataTable)
+        table: DataTable[str | Text] = self.query_one(DataTable)
         row = table.cursor_row
         table.clear()
         self._summaries = self._keeper.store.list()
@@ -58,8 +59,11 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         open_ids = self._keeper.open_ids()
         for summary in self._summaries:
             title = summary.title + ("  (open)" if summary.id in open_ids else "")
-            table.add_row(title, summary.kind, summary.updated_at[:16].replace("T", " "), summary.model or "—",
-                          str(summary.words), format_bytes(summary.file_size), key=summary.id)
+            # As Text: a plain string cell is read as markup, and a title such as "[/i]" (the
+            # draft's first words) stopped the app with a MarkupError.
+            table.add_row(Text(title), summary.kind, summary.updated_at[:16].replace("T", " "),
+                          Text(summary.model or "—"), str(summary.words), format_bytes(summary.file_size),
+                          key=summary.id)
         if not self._summaries:
             table.add_row("No saved sessions yet", "", "", "", "", "")
         table.move_cursor(row=min(row, max(table.row_count - 1, 0)))
