@@ -99,17 +99,14 @@ class SessionKeeper:
         """Make `session` the current draft or chat session (a copy if another scriptorium has it open: claims.py)."""
         if session is not None:
             session = claimed_or_copy(self.store, session, self._notify)
+            replaced = self.draft if isinstance(session, DraftSession) else self.chat
+            if replaced is not None and replaced.id != session.id:
+                claims.release(self.store.directory, replaced.id)
         if isinstance(session, DraftSession):
-            self._let_go(self.draft, session)
             self.draft = session
             self.draft_file.path = Path(session.draft_path) if session.draft_path else None
         elif isinstance(session, ChatSession):
-            self._let_go(self.chat, session)
             self.chat = session
-
-    def _let_go(self, old: AnySession | None, new: AnySession) -> None:
-        if old is not None and old.id != new.id:
-            claims.release(self.store.directory, old.id)
 
     def pinned(self, mode: str) -> Pinned:
         """The memory and author's note of the draft or chat session (none yet: empty)."""
@@ -366,9 +363,8 @@ class SessionKeeper:
     def close(self) -> None:
         """The app is closing: wait for the sessions being written, then let other scriptoriums have them."""
         self.store.flush()
-        for session in (self.draft, self.chat):
-            if session is not None:
-                claims.release(self.store.directory, session.id)
+        for session_id in self.open_ids():
+            claims.release(self.store.directory, session_id)
 
     def report_damaged(self) -> None:
         """Tell the author about session files found damaged (the store moved them aside)."""
@@ -378,6 +374,10 @@ class SessionKeeper:
     # ---- managing sessions (the sessions screen) ----------------------------------------
     def open_ids(self) -> set[str]:
         return {session.id for session in (self.draft, self.chat) if session is not None}
+
+    def only_on_screen(self) -> bool:
+        """The draft's or chat's session failed to save (not just its draft file): its text is only on screen."""
+        return "draft" in self._shown_problems or "chat" in self._shown_problems  # each `in` atomic: no lock
 
     def rename(self, session_id: str, title: str) -> None:
         """Rename a session; an open one is renamed in memory too, or the next autosave would undo it."""

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 from tui_helpers import make_app, run
 
-from scriptorium.app.sessions import DraftSession, SessionStore
+from scriptorium.app.sessions import DraftSession, SessionError, SessionStore
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
@@ -149,5 +150,29 @@ def test_titles_that_read_as_markup_are_listed_as_written() -> None:
             await pilot.press("enter")
             await pilot.pause()
             assert app.screen is app.main and app.sessions.draft.title == "[/i] fine del corsivo"
+
+    run(scenario)
+
+
+def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the session files failing to save (a full disk), opening another session from
+    the list put it in the editor in place of the text that existed nowhere else."""
+    store = SessionStore()
+    other = store.create_draft("Altro", "Il testo di un'altra sessione.")
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise SessionError("session not saved: cannot write it: No space left on device")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+            await pilot.press(*"Solo qui")
+            assert not app.save_everything()
+            await open_from_the_list(pilot, other.id)
+            assert any("only on screen" in n.message for n in app._notifications)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is app.main and app.main.draft.editor.text == "Solo qui"
 
     run(scenario)

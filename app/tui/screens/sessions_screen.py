@@ -80,6 +80,12 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         if summary.id in self._on_screen:
             self.dismiss(None)
             return
+        if self._keeper.only_on_screen():
+            # Opening another session puts it in the place of the text that could not be saved.
+            self.notify("What you wrote could not be saved (the message before says why), so it is only on screen: "
+                        "opening another session now would lose it.", title="Session not opened", severity="error",
+                        timeout=15)
+            return
         try:
             session = self._keeper.store.load(summary.id)
         except SessionError as error:
