@@ -35,8 +35,14 @@ def ask_save_path(app: App[None], main: MainScreen, draft_file: DraftFile, save:
     def save_to(path: Path, replace: bool) -> None:
         draft_file.path = path
         main.draft_state_changed()
-        if save_and_say(app, draft_file, lambda: save(replace_file=replace)) and then_exit:
-            app.exit()
+        if save_and_say(app, draft_file, lambda: save(replace_file=replace)):
+            if then_exit:
+                app.exit()
+            return
+        # Kept, a name that cannot be written (its folder is a file, or read-only) was tried
+        # at every save, and ctrl+s never asked for another: the draft stays unnamed.
+        draft_file.path = None
+        main.draft_state_changed()
 
     def chosen(path: Path | None) -> None:
         if path is None:

@@ -176,3 +176,23 @@ def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeyp
             assert app.screen is app.main and app.main.draft.editor.text == "Solo qui"
 
     run(scenario)
+
+
+def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_path: Path) -> None:
+    """The draft kept the name whose save failed: every save tried it again, and ctrl+s,
+    the draft having a name, never asked for another."""
+    (tmp_path / "file.md").write_text("a file, not a folder", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Senza nome", "ctrl+s")
+            app.screen.query_one(Input).value = str(tmp_path / "file.md" / "bozza.md")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen is app.main and app.draft_file.path is None
+            assert any(n.title == "Not saved" for n in app._notifications)
+            await pilot.press("ctrl+s")
+            assert isinstance(app.screen, SavePathScreen)
+
+    run(scenario)
