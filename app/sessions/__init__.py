@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from scriptorium.app.sessions.format import FORMAT, VERSION
 from scriptorium.app.sessions.model import (
-    AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan, Session, SessionError, make_session_id,
-    slugify,
+    AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan, Session, SessionError, SessionSummary,
+    make_session_id, slugify,
 )
 from scriptorium.app.sessions.records import (
     BiasRecord, Generation, LoraRef, ModelRef, TokenRecord, now_iso,
 )
 from scriptorium.app.sessions.draft_files import DraftConflictError, DraftFileError
-from scriptorium.app.sessions.store import SessionStore, SessionSummary
+from scriptorium.app.sessions.store import SessionStore
 
 __all__ = [
     "FORMAT", "VERSION", "AnySession", "BiasRecord", "ChatSession", "ChatTurn", "DraftConflictError",

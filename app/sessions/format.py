@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -381,4 +382,19 @@ def loads(text: str) -> AnySession:
     except RecursionError:
         # A session is a handful of levels deep; the parser's own limit stops `[[[[...`.
         raise FormatError("JSON nested too deeply to be a session") from None
+    if _SURROGATE_ESCAPE.search(text):  # rare, so the whole check only then
+        _refuse_lone_surrogates(data)
     return from_dict(data)
+
+
+# JSON may spell a UTF-16 surrogate alone (`\ud800`), which is no character: such a string
+# loaded, then every save and export of the session failed with a traceback.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(data: Any) -> None:
+    for key, value in data.items() if isinstance(data, dict) else [("the file", data)]:
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise FormatError(f"{key} holds a lone UTF-16 surrogate, which is not text") from None

@@ -21,9 +21,9 @@ from scriptorium.inference.window import Pinned
 
 from scriptorium.app.sessions import (
     AnySession, ChatSession, DraftConflictError, DraftFileError, DraftSession, Generation, LoraRef, ModelRef,
-    SessionError, SessionStore,
+    SessionError, SessionStore, claims,
 )
-from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -96,7 +96,12 @@ class SessionKeeper:
 
     # ---- which sessions --------------------------------------------------------------
     def adopt(self, session: AnySession | None) -> None:
-        """Make `session` the current draft or chat session."""
+        """Make `session` the current draft or chat session (a copy if another scriptorium has it open: claims.py)."""
+        if session is not None:
+            session = claimed_or_copy(self.store, session, self._notify)
+            replaced = self.draft if isinstance(session, DraftSession) else self.chat
+            if replaced is not None and replaced.id != session.id:
+                claims.release(self.store.directory, replaced.id)
         if isinstance(session, DraftSession):
             self.draft = session
             self.draft_file.path = Path(session.draft_path) if session.draft_path else None
@@ -117,12 +122,12 @@ class SessionKeeper:
         # An unnamed, empty draft gets no session file until there is something in it.
         if self.draft is None:
             path = self.draft_file.path
-            self.draft = self.store.open_draft(path) if path else self.store.create_draft(_title_from(text), text)
+            self.adopt(self.store.open_draft(path) if path else self.store.create_draft(_title_from(text), text))
         return self.draft
 
     def _chat_session(self) -> ChatSession:
         if self.chat is None:
-            self.chat = self.store.create_chat()
+            self.adopt(self.store.create_chat())
         return self.chat
 
     def last_model(self) -> ModelRef | None:
@@ -359,9 +364,11 @@ class SessionKeeper:
             self._shown_problems[about] = message
         self._notify(message, title="Not saved", severity="error", timeout=15)
 
-    def flush(self) -> None:
-        """Wait for the sessions being written in the background (the app is closing)."""
+    def close(self) -> None:
+        """The app is closing: wait for the sessions being written, then let other scriptoriums have them."""
         self.store.flush()
+        for session_id in self.open_ids():
+            claims.release(self.store.directory, session_id)
 
     def report_damaged(self) -> None:
         """Tell the author about session files found damaged (the store moved them aside)."""
@@ -371,6 +378,10 @@ class SessionKeeper:
     # ---- managing sessions (the sessions screen) ----------------------------------------
     def open_ids(self) -> set[str]:
         return {session.id for session in (self.draft, self.chat) if session is not None}
+
+    def only_on_screen(self) -> bool:
+        """The draft's or chat's session failed to save (not just its draft file): its text is only on screen."""
+        return "draft" in self._shown_problems or "chat" in self._shown_problems  # each `in` atomic: no lock
 
     def rename(self, session_id: str, title: str) -> None:
         """Rename a session; an open one is renamed in memory too, or the next autosave would undo it."""

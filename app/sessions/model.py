@@ -12,6 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from scriptorium.inference.errors import ScriptoriumError
@@ -247,3 +248,25 @@ def _common_suffix_length(a: str, b: str, limit: int) -> int:
         else:
             high = middle - 1
     return low
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionSummary:
+    """One line of the sessions list."""
+
+    id: str
+    title: str
+    kind: str
+    created_at: str
+    updated_at: str
+    model: str | None
+    """Name of the model of the latest generation, if any."""
+    words: int
+    generations: int
+    path: Path
+    file_size: int
+
+    def as_dict(self) -> dict[str, object]:
+        return {"id": self.id, "title": self.title, "kind": self.kind, "created_at": self.created_at,
+                "updated_at": self.updated_at, "model": self.model, "words": self.words,
+                "generations": self.generations, "path": str(self.path), "file_size": self.file_size}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from scriptorium.app.sessions import AnySession, DraftSession, SessionError, SessionStore
+from scriptorium.app.sessions import AnySession, DraftSession, SessionError, SessionStore, claims
 
 
 @dataclass(slots=True)
@@ -26,7 +27,7 @@ def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -
     if draft is not None:
         if draft.is_dir():
             raise SessionError(f"draft {draft} is a folder, not a file")
-        return store.open_draft(draft), notes
+        return store.open_draft(draft, notes), notes
     if not resume:
         return None, notes
     latest = store.latest()
@@ -35,7 +36,24 @@ def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -
         return None, notes
     if isinstance(latest, DraftSession) and latest.draft_path:
         try:
-            return store.open_draft(latest.draft_path), notes
+            return store.open_draft(latest.draft_path, notes), notes
         except SessionError as error:
             notes.append(f"{error}; the session's own copy of the text is shown.")
     return latest, notes
+
+
+def claimed_or_copy(store: SessionStore, session: AnySession, notify: Callable[..., object]) -> AnySession:
+    """`session`, claimed for this app; if another scriptorium has it open, a new copy of
+    it, claimed instead, and the author told (claims.py)."""
+    if claims.claim(store.directory, session.id):
+        return session
+    try:
+        copy = store.create_copy(session)
+    except SessionError as error:
+        notify(f"“{session.title}” is open in another scriptorium, and no copy of it could be made: {error}",
+               title="Session open elsewhere", severity="error", timeout=15)
+        return session
+    claims.claim(store.directory, copy.id)
+    notify(f"“{session.title}” is open in another scriptorium: this one works on a copy, “{copy.title}”, "
+           "so that neither saves over the other.", title="Session open elsewhere", severity="warning", timeout=15)
+    return copy

@@ -12,17 +12,18 @@ import functools
 import os
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from scriptorium.app import atomic
 from scriptorium.app import paths
 
-from scriptorium.app.sessions import draft_files, writes
+from scriptorium.app.sessions import claims, draft_files, writes
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
-from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession, FileStamp, SessionError, make_session_id, now_iso
+from scriptorium.app.sessions.model import (
+    AnySession, ChatSession, DraftSession, FileStamp, SessionError, SessionSummary, make_session_id, now_iso,
+)
 from scriptorium.app.sessions.writes import After
 
 SUFFIX = ".json"
@@ -30,28 +31,6 @@ CORRUPT_MARK = ".corrupt-"
 STALE_TEMP_SECONDS = 3600
 """A temp file this old belongs to a process that died mid-write: nothing will finish it."""
 SESSION_FILE_MODE = 0o600
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionSummary:
-    """One line of the sessions list."""
-
-    id: str
-    title: str
-    kind: str
-    created_at: str
-    updated_at: str
-    model: str | None
-    """Name of the model of the latest generation, if any."""
-    words: int
-    generations: int
-    path: Path
-    file_size: int
-
-    def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "title": self.title, "kind": self.kind, "created_at": self.created_at,
-                "updated_at": self.updated_at, "model": self.model, "words": self.words,
-                "generations": self.generations, "path": str(self.path), "file_size": self.file_size}
 
 
 def _sort_time(stamp: str) -> float:
@@ -90,6 +69,16 @@ class SessionStore:
                               system_prompt=system_prompt)
         return self._reserve(session)
 
+    def create_copy(self, session: AnySession, *, detached: bool = False) -> AnySession:
+        """A new session, on disk under a fresh id, holding all `session` holds (a copy to
+        work on while another scriptorium has `session` open; see claims.py); `detached`:
+        saved to no draft file."""
+        copy = session_format.loads(session_format.encode(session).data.decode("utf-8"))
+        copy.title = f"{session.title} (copy)"
+        if detached and isinstance(copy, DraftSession):
+            copy.draft_path, copy.draft_stamp = None, None
+        return self._reserve(copy)
+
     def _reserve(self, session: AnySession) -> AnySession:
         base = make_session_id(session.title)
         with self._lock:
@@ -104,26 +93,50 @@ class SessionStore:
                     continue
         raise SessionError(f"could not find a free session name for '{base}' in {self.directory}")
 
-    def open_draft(self, path: str | os.PathLike[str]) -> DraftSession:
+    def open_draft(self, path: str | os.PathLike[str], notes: list[str] | None = None) -> DraftSession:
         """The session for a draft file (its latest one, or a new one); the file may not exist yet.
 
         If another program changed the file since scriptorium last wrote it, the file's text
         wins and model passages follow the change. If the session holds newer text than the
         file (a crash between the two writes), the session wins and the next save writes it.
+        If both changed, the session's text is kept in a copy, said in a line added to `notes`.
         """
         path = Path(path).expanduser().absolute()
         text = draft_files.read(path)
         session = self.find_for_draft(path)
         if session is None:
             session = self.create_draft(title=path.stem, text=text or "", draft_path=path)
-        elif text is not None and text != session.text:
+        if (note := self._take_file_text(session, path, text)) and notes is not None:
+            notes.append(note)
+        return session
+
+    def take_draft_file(self, session: AnySession) -> str | None:
+        """For a draft saved to a file, take the file's text as `open_draft` does (a session opened from the list
+        must not show, then save over the file, older text); the line to tell the author, if any. Raises
+        SessionError (one line) when the file cannot be read; the session keeps its own copy then."""
+        if isinstance(session, DraftSession) and session.draft_path:
+            path = Path(session.draft_path)
+            return self._take_file_text(session, path, draft_files.read(path))
+        return None
+
+    def _take_file_text(self, session: DraftSession, path: Path, text: str | None) -> str | None:
+        """The draft file's `text` wins when another program changed the file since the
+        session's stamp; the session's own wins when it is newer (a crash between the two writes)."""
+        if text is None:
+            return None
+        note = None
+        if text != session.text:
             stamp = session.draft_stamp
             if stamp is None or draft_files.text_sha256(text) != stamp.sha256:
+                if stamp is not None and draft_files.text_sha256(session.text) != stamp.sha256:
+                    # The author wrote on after the file changed (a conflict): the file's text alone dropped it.
+                    copy = self.create_copy(session, detached=True)  # or opening it would do this again
+                    note = (f"{path.name} was changed by another program while your text here could not be written "
+                            f"to it: the file's text is shown, and yours is kept in the session “{copy.title}”.")
                 session.set_text(text)
-        if text is not None:
-            stat = path.stat()
-            session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=draft_files.text_sha256(text))
-        return session
+        stat = path.stat()
+        session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=draft_files.text_sha256(text))
+        return note
 
     def find_for_draft(self, path: str | os.PathLike[str]) -> DraftSession | None:
         """The most recently saved session of the draft file `path`, if any."""
@@ -363,5 +376,6 @@ class SessionStore:
         with self._lock:
             self._written.pop(path.stem, None)
             self._lines.forget(path.stem)
+        claims.lock_path(path.parent, path.stem).unlink(missing_ok=True)
         atomic.fsync_directory(path.parent)
         return path

@@ -45,6 +45,7 @@ from scriptorium.app.tui.generation import (
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
+from scriptorium.app.tui.quit_signals import QuitOnSignals
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
@@ -106,6 +107,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- start and stop ------------------------------------------------------------
     async def on_mount(self) -> None:
         self._tuning.start()
+        self._quit_signals = QuitOnSignals.started(self._quit_on_signal)
         if self.keys.keymap:
             self.set_keymap(self.keys.keymap)
         self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.keys.key_display).data_bind(
@@ -130,12 +132,19 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.notify(line, title="Sessions", timeout=15)
         self.sessions.report_damaged()
 
-    async def action_quit(self) -> None:
+    def _saved_on_the_way_out(self) -> bool:
         # A generation still streaming is recorded as stopped, with the text drawn so far.
         self.main.stop_generation()
         self.sessions.interrupt_live()
-        # The author's text is saved on the way out; only a failed save asks what to do.
-        if self.save_everything():
+        return self.save_everything()
+
+    def _quit_on_signal(self) -> None:  # the terminal closed, or a kill: nobody to ask what to do
+        if self._screen_ready:
+            self._saved_on_the_way_out()
+        self.exit()
+
+    async def action_quit(self) -> None:
+        if self._saved_on_the_way_out():  # the author's text is saved; only a failed save asks what to do
             self.exit()
             return
 
@@ -145,11 +154,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             elif choice == "save-as":
                 saving.ask_save_path(self, self.main, self.draft_file, self._save_explicitly, then_exit=True)
 
-        self.push_screen(UnsavedScreen(self.draft_file.display_name, has_path=bool(self.draft_file.path)), decided)
+        self.push_screen(UnsavedScreen(self.draft_file, conflict=self.sessions.conflict), decided)
 
     def on_unmount(self) -> None:
-        self.sessions.flush()  # the session files still being written in the background
+        self.sessions.close()  # the session files still being written in the background, and their claims
         self._tuning.stop()
+        self._quit_signals.stop()
         if self._screen_ready:
             self.main.stop_generation()
         self.models.close()
@@ -328,15 +338,16 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self._screen_ready and self.main.is_attached:
             self.save_everything(in_background=True)  # a long session's write would hold the keys
 
-    def save_everything(self, *, explicit: bool = False, in_background: bool = False) -> bool:
-        """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`)."""
-        text, overwrite = self.main.draft_text(), explicit and self.sessions.conflict  # ctrl+s: past a conflict
+    def save_everything(self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False) -> bool:
+        """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
+        `replace_file`: over whatever the draft file holds; ctrl+s goes past a conflict it told of."""
+        text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
 
-    def _save_explicitly(self) -> bool:
-        return self.save_everything(explicit=True)
+    def _save_explicitly(self, replace_file: bool = False) -> bool:
+        return self.save_everything(explicit=True, replace_file=replace_file)
 
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:

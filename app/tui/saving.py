@@ -9,11 +9,12 @@ from typing import Callable
 from textual.app import App
 
 from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
 
 
-def save_requested(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[[], bool]) -> None:
+def save_requested(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool]) -> None:
     """ctrl+s: save (`save` writes everything, past a draft-file conflict), or ask for a name first."""
     if draft_file.path is None:
         ask_save_path(app, main, draft_file, save)
@@ -27,14 +28,32 @@ def save_and_say(app: App[None], draft_file: DraftFile, save: Callable[[], bool]
     return saved
 
 
-def ask_save_path(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[[], bool], *,
+def ask_save_path(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool], *,
                   then_exit: bool = False) -> None:
+    """Ask for a name, then save there; `save(replace_file=True)` writes over a file the
+    author agreed to replace (any other file there is a conflict, never overwritten)."""
+    def save_to(path: Path, replace: bool) -> None:
+        draft_file.path = path
+        main.draft_state_changed()
+        if save_and_say(app, draft_file, lambda: save(replace_file=replace)):
+            if then_exit:
+                app.exit()
+            return
+        # Kept, a name that cannot be written (its folder is a file, or read-only) was tried
+        # at every save, and ctrl+s never asked for another: the draft stays unnamed.
+        draft_file.path = None
+        main.draft_state_changed()
+
     def chosen(path: Path | None) -> None:
         if path is None:
             return
-        draft_file.path = path
-        main.draft_state_changed()
-        if save_and_say(app, draft_file, save) and then_exit:
-            app.exit()
+        if path.is_dir():
+            app.notify(f"{path} is a folder: give the draft a file name.", title="Not saved", severity="error")
+        elif path.exists():
+            # Saved without asking, the file was called "changed on disk" and the next ctrl+s replaced it.
+            question = f"{path} already exists. Replace it with this draft?"
+            app.push_screen(ConfirmScreen(question, "Replace"), lambda yes: save_to(path, True) if yes else None)
+        else:
+            save_to(path, False)
 
     app.push_screen(SavePathScreen(), chosen)

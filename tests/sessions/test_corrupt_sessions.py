@@ -30,6 +30,8 @@ def _broken_copies(store: SessionStore, session: DraftSession) -> dict[str, Path
         "model_missing": {**good, "generations": [{k: v for k, v in good["generations"][0].items() if k != "model"}]},
         "size_is_bool": {**good, "generations": [{**good["generations"][0],
                                                    "model": {**good["generations"][0]["model"], "size": True}}]},
+        # Escaped as `\ud800` by json.dumps: it loaded, then every save and export failed with a traceback.
+        "lone_surrogate": {**good, "draft": {**good["draft"], "text": "La casa \ud800 era"}},
     }
     files = {}
     for name, data in variants.items():
@@ -111,3 +113,16 @@ def test_a_file_outside_the_store_is_never_moved(tmp_path: Path, store: SessionS
     with pytest.raises(SessionError, match="cannot read session .*mine.json: invalid JSON"):
         store.load(outside)
     assert outside.read_text(encoding="utf-8") == "{oops"
+
+
+def test_text_escaped_as_surrogate_pairs_still_loads(store: SessionStore, rich_draft: DraftSession) -> None:
+    """An emoji escaped as a pair (json.dumps' default) is text: it loads and saves."""
+    rich_draft.set_text("Il polpo \U0001f419 nuota.")
+    store.directory.mkdir(parents=True, exist_ok=True)
+    path = store.directory / "escaped.json"
+    path.write_text(json.dumps(session_format.to_dict(rich_draft)), encoding="utf-8")
+    assert "\\ud83d\\udc19" in path.read_text(encoding="utf-8")
+    loaded = store.load("escaped")
+    assert loaded.text == "Il polpo \U0001f419 nuota."
+    loaded.set_text(loaded.text + " Fine.")
+    assert store.save(loaded)

@@ -13,7 +13,8 @@ import pytest
 from scriptorium.app import paths
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import (
-    ChatSession, DraftConflictError, DraftSession, ModelSpan, SessionError, SessionStore, make_session_id, slugify,
+    ChatSession, DraftConflictError, DraftFileError, DraftSession, ModelSpan, SessionError, SessionStore,
+    make_session_id, slugify,
 )
 
 
@@ -164,6 +165,47 @@ def test_draft_edited_elsewhere_is_not_overwritten(tmp_path: Path, store: Sessio
     assert draft.read_text(encoding="utf-8") == "Mine, continued."
     draft.write_text("Edited again elsewhere.", encoding="utf-8")
     assert SessionStore().open_draft(draft).text == "Edited again elsewhere."  # reopening takes the file
+
+
+def test_text_written_on_after_a_conflict_is_kept_when_reopening_takes_the_file(tmp_path: Path,
+                                                                                store: SessionStore) -> None:
+    """The file changed elsewhere; the author wrote on here (each save of the file refused,
+    the session saved). Reopening took the file's text and dropped all of that silently."""
+    draft = tmp_path / "novel.md"
+    draft.write_text("Mine.", encoding="utf-8")
+    session = store.open_draft(draft)
+    store.save(session)
+    draft.write_text("Edited in another editor.", encoding="utf-8")
+    session.set_text("Mine, and an hour more.")
+    with pytest.raises(DraftConflictError):
+        store.save(session)
+    notes: list[str] = []
+    reopened = SessionStore().open_draft(draft, notes)
+    assert reopened.text == "Edited in another editor."
+    [note] = notes
+    assert "changed by another program" in note and "“novel (copy)”" in note
+    [copy_id] = [s.id for s in SessionStore().list() if s.title == "novel (copy)"]
+    copy = SessionStore().load(copy_id)
+    assert isinstance(copy, DraftSession) and copy.text == "Mine, and an hour more." and copy.draft_path is None
+    assert SessionStore().take_draft_file(copy) is None  # opened from the list, it shows the author's text
+
+
+def test_a_read_only_draft_file_is_never_written(tmp_path: Path, store: SessionStore) -> None:
+    """The atomic write renames over the file, which its read-only mode does not stop: an
+    autosave changed a chapter the author had made read-only to protect it."""
+    draft = tmp_path / "finito.md"
+    draft.write_text("Finished.", encoding="utf-8")
+    draft.chmod(0o444)
+    session = store.open_draft(draft)
+    session.set_text("Finished. Or not.")
+    for overwrite in (False, True):  # ctrl+s past a conflict does not override it either
+        with pytest.raises(DraftFileError, match="finito.md is read-only"):
+            store.save(session, overwrite_draft=overwrite)
+    assert draft.read_text(encoding="utf-8") == "Finished."
+    assert SessionStore().load(session.id).text == "Finished. Or not."  # the session itself was saved
+    draft.chmod(0o644)
+    store.save(session)
+    assert draft.read_text(encoding="utf-8") == "Finished. Or not."
 
 
 def test_crash_between_draft_and_session_write_keeps_newest_text(tmp_path: Path, store: SessionStore,

@@ -3,6 +3,7 @@ bad arguments end with exit status 2 and one line, before any screen is drawn.""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,17 @@ def test_a_draft_that_is_a_folder_is_refused(tmp_path: Path) -> None:
     result = scriptorium(str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.strip() == f"scriptorium: draft {tmp_path} is a folder, not a file"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on Windows")
+def test_a_draft_that_is_a_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Read as a file, a pipe waited for a writer: the command hung before any screen."""
+    pipe = tmp_path / "bozza.md"
+    os.mkfifo(pipe)
+    result = scriptorium(str(pipe))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"scriptorium: draft {pipe} is not a regular file (a pipe, device or socket); "
+                                     "scriptorium opens only files")
 
 
 def test_help_names_every_option() -> None:

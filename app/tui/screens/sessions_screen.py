@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -50,7 +51,7 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         table.focus()
 
     def _fill(self) -> None:
-        table: DataTable[str] = self.query_one(DataTable)
+        table: DataTable[str | Text] = self.query_one(DataTable)
         row = table.cursor_row
         table.clear()
         self._summaries = self._keeper.store.list()
@@ -58,8 +59,11 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         open_ids = self._keeper.open_ids()
         for summary in self._summaries:
             title = summary.title + ("  (open)" if summary.id in open_ids else "")
-            table.add_row(title, summary.kind, summary.updated_at[:16].replace("T", " "), summary.model or "—",
-                          str(summary.words), format_bytes(summary.file_size), key=summary.id)
+            # As Text: a plain string cell is read as markup, and a title such as "[/i]" (the
+            # draft's first words) stopped the app with a MarkupError.
+            table.add_row(Text(title), summary.kind, summary.updated_at[:16].replace("T", " "),
+                          Text(summary.model or "—"), str(summary.words), format_bytes(summary.file_size),
+                          key=summary.id)
         if not self._summaries:
             table.add_row("No saved sessions yet", "", "", "", "", "")
         table.move_cursor(row=min(row, max(table.row_count - 1, 0)))
@@ -76,11 +80,23 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         if summary.id in self._on_screen:
             self.dismiss(None)
             return
+        if self._keeper.only_on_screen():
+            # Opening another session puts it in the place of the text that could not be saved.
+            self.notify("What you wrote could not be saved (the message before says why), so it is only on screen: "
+                        "opening another session now would lose it.", title="Session not opened", severity="error",
+                        timeout=15)
+            return
         try:
             session = self._keeper.store.load(summary.id)
         except SessionError as error:
             self.notify(str(error), title="Session not opened", severity="error", timeout=10)
             return
+        try:
+            if note := self._keeper.store.take_draft_file(session):
+                self.notify(note, title="Draft file", severity="warning", timeout=15)
+        except SessionError as error:
+            self.notify(f"{error}; the session's own copy of the text is shown.", title="Draft file",
+                        severity="warning", timeout=10)
         self.dismiss(session)
 
     def action_rename(self) -> None:

@@ -1,4 +1,5 @@
-"""Quitting with unsaved changes asks first: the author's text is never lost silently."""
+"""Quitting with unsaved changes asks first: the author's text is never lost silently, nor
+another program's, when the draft file changed on disk behind scriptorium's back."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from scriptorium.app.sessions.opening import DraftFile
+
 
 class UnsavedScreen(ModalScreen[str | None]):
     """Returns 'save', 'save-as', 'discard', or None to keep working."""
@@ -16,18 +19,32 @@ class UnsavedScreen(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Keep writing", id="unsaved.cancel",
                         tooltip="Go back to the draft")]
 
-    def __init__(self, name: str, *, has_path: bool) -> None:
+    def __init__(self, draft_file: DraftFile, *, conflict: bool = False) -> None:
+        """`conflict`: another program changed the draft file, and saving would replace its text."""
         super().__init__()
-        self._name = name
-        self._has_path = has_path
+        self._name = draft_file.display_name
+        self._has_path = draft_file.path is not None
+        self._conflict = conflict and self._has_path
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
-            yield Static(f"{self._name} has changes that are not saved.", classes="dialog-title", markup=False)
+            if self._conflict:
+                # "Save and quit" alone read as saving the author's text, and silently replaced the other program's.
+                # Not "has changes": quitting right after the other program wrote, there may be none here.
+                yield Static(f"Another program changed {self._name} since scriptorium saved it: saving replaces "
+                             "that program's text with the text on screen here.", classes="dialog-title", markup=False)
+            else:
+                yield Static(f"{self._name} has changes that are not saved.", classes="dialog-title", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Save and quit", variant="primary", id="save" if self._has_path else "save-as")
+                yield Button("Replace the file and quit" if self._conflict else "Save and quit",
+                             variant="error" if self._conflict else "primary",
+                             id="save" if self._has_path else "save-as")
                 yield Button("Quit without saving", variant="error", id="discard")
                 yield Button("Keep writing", id="cancel")
+
+    def on_mount(self) -> None:
+        if self._conflict:  # Enter alone never writes over another program's text
+            self.query_one("#cancel", Button).focus()
 
     @on(Button.Pressed)
     def _chosen(self, event: Button.Pressed) -> None:

@@ -1,0 +1,39 @@
+"""Closing the terminal (SIGHUP) or `kill PID` (SIGTERM) quits as ctrl+q does: what was
+typed since the last autosave is saved, and the app ends (giving the terminal back)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from tui_helpers import make_app, run
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP or SIGTERM handlers on Windows")
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGTERM"])
+def test_a_closed_terminal_or_a_kill_saves_the_typing_and_quits(tmp_path: Path, name: str) -> None:
+    """The process died on the spot: the last half second of typing was lost, and the
+    terminal was left in the app's screen mode."""
+    number = getattr(signal, name)
+    draft = tmp_path / "bozza.md"
+    unhandled: list[int] = []
+    # Should the app not handle it, this catches it instead of the signal ending pytest.
+    previous = signal.signal(number, lambda received, frame: unhandled.append(received))
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Ultime parole")
+            os.kill(os.getpid(), number)
+            await pilot.pause()
+            await pilot.pause()
+            assert not app.is_running
+        assert draft.read_text(encoding="utf-8") == "Ultime parole"
+
+    try:
+        run(scenario)
+    finally:
+        signal.signal(number, previous)
+    assert not unhandled

@@ -1,0 +1,198 @@
+"""A draft session opened from the sessions screen (F5) and its draft file: what another
+program wrote to the file since is what the author sees, and saving never replaces it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, Static
+from tui_helpers import make_app, run
+
+from scriptorium.app.sessions import DraftSession, SessionError, SessionStore
+from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
+from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
+from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
+
+
+def saved_draft_session(draft: Path, text: str) -> DraftSession:
+    draft.write_text(text, encoding="utf-8")
+    store = SessionStore()
+    session = store.open_draft(draft)
+    store.save(session)
+    return session
+
+
+async def open_from_the_list(pilot: Pilot[Any], session_id: str) -> None:
+    await pilot.press("f5")
+    table = pilot.app.screen.query_one("DataTable")
+    table.move_cursor(row=[s.id for s in pilot.app.screen._summaries].index(session_id))
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+def test_a_draft_opened_from_the_list_shows_what_another_program_wrote_to_its_file(tmp_path: Path) -> None:
+    """It showed the session's older copy, then called the file's newer text a conflict and
+    offered ctrl+s "to replace it with your text": following that lost the other edits."""
+    draft = tmp_path / "capitolo.md"
+    session = saved_draft_session(draft, "Scritto qui.")
+    draft.write_text("Scritto qui.\n\nAggiunto in un altro editor.\n", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await open_from_the_list(pilot, session.id)
+            assert app.main.draft.editor.text == "Scritto qui.\n\nAggiunto in un altro editor.\n"
+            await pilot.press(*"Ora. ", "ctrl+s")
+            await pilot.pause()
+        assert draft.read_text(encoding="utf-8") == "Ora. Scritto qui.\n\nAggiunto in un altro editor.\n"
+
+    run(scenario)
+
+
+def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_says_so(tmp_path: Path) -> None:
+    draft = tmp_path / "capitolo.md"
+    session = saved_draft_session(draft, "Il testo della sessione.")
+    draft.write_bytes(b"\xff\xfe not UTF-8")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await open_from_the_list(pilot, session.id)
+            assert app.main.draft.editor.text == "Il testo della sessione."
+            assert any("not UTF-8" in n.message and "own copy" in n.message for n in app._notifications)
+            await pilot.press(*"X")
+            app.save_everything()
+        assert draft.read_bytes() == b"\xff\xfe not UTF-8"  # a conflict: never written over
+
+    run(scenario)
+
+
+def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path) -> None:
+    """It saved without asking, called the other file "changed on disk" and left the next
+    ctrl+s to replace it; a folder's name got the same "changed on disk" line."""
+    existing = tmp_path / "altro.md"
+    existing.write_text("Un altro racconto.", encoding="utf-8")
+
+    async def save_as(pilot: Pilot[Any], name: str) -> None:
+        await pilot.press("ctrl+s")
+        assert isinstance(pilot.app.screen, SavePathScreen)
+        pilot.app.screen.query_one(Input).value = name
+        await pilot.press("enter")
+        await pilot.pause()
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Senza nome")
+            await save_as(pilot, str(tmp_path))
+            assert app.screen is app.main and app.draft_file.path is None
+            assert any("is a folder" in n.message for n in app._notifications)
+
+            await save_as(pilot, str(existing))
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("n")
+            await pilot.pause()
+            assert app.draft_file.path is None and existing.read_text(encoding="utf-8") == "Un altro racconto."
+
+            await save_as(pilot, str(existing))
+            await pilot.press("y")
+            await pilot.pause()
+            assert app.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
+            assert not any("changed on disk" in n.message for n in app._notifications)
+
+    run(scenario)
+
+
+def test_quitting_after_another_program_changed_the_file_says_so_and_enter_keeps_writing(tmp_path: Path) -> None:
+    """The question read "has changes that are not saved" with "Save and quit" first, which
+    wrote the author's text over the other program's without a word about it."""
+    draft = tmp_path / "capitolo.md"
+    draft.write_text("Prima.", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
+            await pilot.press(*"Qui. ", "ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+            question = str(app.screen.query_one(".dialog-title", Static).render())
+            assert question.startswith("Another program changed capitolo.md")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.is_running and app.screen is app.main
+        assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
+
+    run(scenario)
+
+
+def test_titles_that_read_as_markup_are_listed_as_written() -> None:
+    """A title is the draft's first words or its file's name: "[/i]" (a closing tag with
+    nothing open) stopped the app with a MarkupError when the list was drawn, and "[red]"
+    was swallowed as a style."""
+    store = SessionStore()
+    titles = ["[/i] fine del corsivo", "[red]rosso", "Nota[^1] qui"]
+    for title in titles:
+        store.create_draft(title, "testo")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press("f5")
+            await pilot.pause()
+            table = app.screen.query_one("DataTable")
+            shown = [str(table.get_row_at(row)[0]) for row in range(table.row_count)]
+            assert sorted(shown) == sorted(titles)
+            table.move_cursor(row=shown.index("[/i] fine del corsivo"))
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen is app.main and app.sessions.draft.title == "[/i] fine del corsivo"
+
+    run(scenario)
+
+
+def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the session files failing to save (a full disk), opening another session from
+    the list put it in the editor in place of the text that existed nowhere else."""
+    store = SessionStore()
+    other = store.create_draft("Altro", "Il testo di un'altra sessione.")
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise SessionError("session not saved: cannot write it: No space left on device")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+            await pilot.press(*"Solo qui")
+            assert not app.save_everything()
+            await open_from_the_list(pilot, other.id)
+            assert any("only on screen" in n.message for n in app._notifications)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.screen is app.main and app.main.draft.editor.text == "Solo qui"
+
+    run(scenario)
+
+
+def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_path: Path) -> None:
+    """The draft kept the name whose save failed: every save tried it again, and ctrl+s,
+    the draft having a name, never asked for another."""
+    (tmp_path / "file.md").write_text("a file, not a folder", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Senza nome", "ctrl+s")
+            app.screen.query_one(Input).value = str(tmp_path / "file.md" / "bozza.md")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.screen is app.main and app.draft_file.path is None
+            assert any(n.title == "Not saved" for n in app._notifications)
+            await pilot.press("ctrl+s")
+            assert isinstance(app.screen, SavePathScreen)
+
+    run(scenario)
