@@ -265,30 +265,7 @@ class SessionKeeper:
                 self._live[rid] = live
 
     def _sync_chat(self, messages: list[dict[str, str]], reply: Generation | None = None) -> None:
-        """Make the chat session's turns match the conversation on screen."""
-        chat = self._chat_session()
-        same = 0
-        for turn, message in zip(chat.turns, messages):
-            if (turn.role, turn.content) != (message["role"], message["content"]):
-                break
-            same += 1
-        for turn in reversed(chat.turns[same:]):
-            generation = next((g for g in chat.generations if g.id == turn.generation), None)
-            if generation is not None:
-                chat.retract_reply(generation)
-            else:
-                chat.turns.remove(turn)
-        for message in messages[same:]:
-            if message["role"] == "user":
-                chat.add_user_turn(message["content"])
-                continue
-            # A reply on screen is this generation's text, or another version of the last
-            # reply (re-rolled, or branched: the text before the branch point, then the
-            # generation's), whose generation the session already holds.
-            candidates = ([reply] if reply is not None else []) + list(reversed(chat.generations))
-            writer = next((g for g in candidates if _wrote(g, message["content"])), None)
-            if writer is not None:
-                chat.record_reply(writer, message["content"])
+        self._chat_session().match_conversation(messages, reply)
 
     # ---- saving ----------------------------------------------------------------------
     def save_draft(self, text: str, *, overwrite_file: bool = False, in_background: bool = False) -> bool:
@@ -398,7 +375,3 @@ class SessionKeeper:
         if session_id in self.open_ids():
             raise SessionError("this session is open: open another one first, then delete it")
         return self.store.delete(session_id)
-
-
-def _wrote(generation: Generation, content: str) -> bool:
-    return content == generation.text or bool(generation.text) and content.endswith(generation.text)

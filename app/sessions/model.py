@@ -206,6 +206,32 @@ class ChatSession(Session):
         self.turns = [turn for turn in self.turns if turn.generation != generation.id]
         generation.reject()
 
+    def match_conversation(self, messages: list[dict[str, str]], reply: Generation | None = None) -> None:
+        """Make the turns match the conversation on screen (`reply`: the generation that
+        wrote its last reply, when it is not recorded yet)."""
+        same = 0
+        for turn, message in zip(self.turns, messages):
+            if (turn.role, turn.content) != (message["role"], message["content"]):
+                break
+            same += 1
+        for turn in reversed(self.turns[same:]):
+            generation = next((g for g in self.generations if g.id == turn.generation), None)
+            if generation is not None:
+                self.retract_reply(generation)
+            else:
+                self.turns.remove(turn)
+        for message in messages[same:]:
+            if message["role"] == "user":
+                self.add_user_turn(message["content"])
+                continue
+            # A reply on screen is this generation's text, or another version of the last
+            # reply (re-rolled, or branched: the text before the branch point, then the
+            # generation's), whose generation the session already holds.
+            candidates = ([reply] if reply is not None else []) + list(reversed(self.generations))
+            writer = next((g for g in candidates if _wrote(g, message["content"])), None)
+            if writer is not None:
+                self.record_reply(writer, message["content"])
+
     def messages(self) -> list[dict[str, str]]:
         """The conversation as engine.chat_prompt() takes it."""
         head = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
@@ -270,3 +296,7 @@ class SessionSummary:
         return {"id": self.id, "title": self.title, "kind": self.kind, "created_at": self.created_at,
                 "updated_at": self.updated_at, "model": self.model, "words": self.words,
                 "generations": self.generations, "path": str(self.path), "file_size": self.file_size}
+
+
+def _wrote(generation: Generation, content: str) -> bool:
+    return content == generation.text or bool(generation.text) and content.endswith(generation.text)

@@ -39,9 +39,7 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import exporting, pinning, saving
-from scriptorium.app.tui.generation import (
-    GenerationFailed, GenerationFinished, GenerationStarted, GenerationWithdrawn, TokensGenerated)
+from scriptorium.app.tui import exporting, generation, pinning, saving
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -55,6 +53,7 @@ from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
+
 
 class ScriptoriumApp(App[None], inherit_bindings=False):
     """Write with your own model: draft and chat, with llama.cpp's numbers beside them."""
@@ -273,31 +272,30 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.load_model(options)
 
     # ---- generations, as the session records them ------------------------------------
-    @on(GenerationStarted)
-    def _generation_started(self, message: GenerationStarted) -> None:
+    @on(generation.GenerationStarted)
+    def _generation_started(self, message: generation.GenerationStarted) -> None:
         if self.backend is not None:
             self.sessions.generation_started(message.request, self.backend, message.draft_text, message.anchor,
                                              message.chat_messages)
         if self._autosave_timer is not None:  # due mid-stream, it would take llama.cpp's CPU: saved as it starts
             self.schedule_autosave(at_once=True)
 
-    @on(TokensGenerated)
-    def _tokens_generated(self, message: TokensGenerated) -> None:
+    @on(generation.TokensGenerated)
+    def _tokens_generated(self, message: generation.TokensGenerated) -> None:
         self.sessions.tokens(message.request_id, message.events)
 
-    @on(GenerationFinished)
-    def _generation_finished(self, message: GenerationFinished) -> None:
+    @on(generation.GenerationFinished)
+    def _generation_finished(self, message: generation.GenerationFinished) -> None:
         if message.event.seed is not None:
             self.last_seed = message.event.seed
         self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
         self.schedule_autosave(at_once=True)
 
-    @on(GenerationFailed)
-    @on(GenerationWithdrawn)
-    def _generation_cut_short(self, message: GenerationFailed | GenerationWithdrawn) -> None:
-        ran = isinstance(message, GenerationFailed) and message.engine_started
-        self.sessions.generation_failed(message.request_id, ran=ran)
+    @on(generation.GenerationFailed)
+    @on(generation.GenerationWithdrawn)
+    def _generation_cut_short(self, message: generation.GenerationFailed | generation.GenerationWithdrawn) -> None:
+        self.sessions.generation_failed(message.request_id, ran=message.engine_started)
         self.schedule_autosave(at_once=True)
 
     @on(ModePane.SeedChosen)
@@ -383,12 +381,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         session = self.sessions.draft if self.main.mode == "draft" else self.sessions.chat
         exporting.export_with_confirmation(self, session)
 
-    # ---- live sampler state (the keys in the sampler panel) ------------------------------
+    # ---- keys: the sampler panel's (the live sampler state), help, the palette ---------------
     @on(SamplerPanel.Tuned)
     def _tuned(self, message: SamplerPanel.Tuned) -> None:
         self.sampler, self.bias, self.lora_scale = message.applied(self.sampler, self.bias, self.lora_scale)
 
-    # ---- keys ------------------------------------------------------------------------------
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keys.rows()))
 

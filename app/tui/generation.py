@@ -12,7 +12,7 @@ import threading
 import time
 from contextlib import closing
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual.message import Message
 
@@ -174,6 +174,9 @@ class GenerationFinished(GenerationMessage):
 @dataclass
 class GenerationWithdrawn(GenerationMessage):
     """Stopped while its prompt was being made: the engine was never asked, nothing ran."""
+
+    engine_started: ClassVar[bool] = False
+    """As GenerationFailed has it: the session keeps no record of what never ran."""
 
 
 @dataclass
