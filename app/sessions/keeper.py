@@ -102,6 +102,8 @@ class SessionKeeper:
             replaced = self.draft if isinstance(session, DraftSession) else self.chat
             if replaced is not None and replaced.id != session.id:
                 claims.release(self.store.directory, replaced.id)
+                # What its generations still send is saved with it no more, nor with another session.
+                self._live = {rid: live for rid, live in self._live.items() if live.session is not replaced}
         if isinstance(session, DraftSession):
             self.draft = session
             self.draft_file.path = Path(session.draft_path) if session.draft_path else None

@@ -131,7 +131,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.notify(line, title="Sessions", timeout=15)
         self.sessions.report_damaged()
 
-    def _saved_on_the_way_out(self) -> bool:
+    def _stopped_and_saved(self) -> bool:
         # A generation still streaming is recorded as stopped, with the text drawn so far.
         self.main.stop_generation()
         self.sessions.interrupt_live()
@@ -139,11 +139,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def _quit_on_signal(self) -> None:  # the terminal closed, or a kill: nobody to ask what to do
         if self._screen_ready:
-            self._saved_on_the_way_out()
+            self._stopped_and_saved()
         self.exit()
 
     async def action_quit(self) -> None:
-        if self._saved_on_the_way_out():  # the author's text is saved; only a failed save asks what to do
+        if self._stopped_and_saved():  # the author's text is saved; only a failed save asks what to do
             self.exit()
             return
 
@@ -364,7 +364,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     async def show_session(self, session: AnySession) -> None:
         """Put `session` on screen (the draft editor or the chat), replacing what was there."""
-        self.main.stop_generation()
+        self._stopped_and_saved()  # a generation still streaming is kept, stopped, in the session going away
         self.main.forget_generation()
         self.sessions.adopt(session)
         pinning.show_pinned(self.main, self.sessions)

@@ -58,3 +58,41 @@ def test_a_generation_that_fails_midway_is_recorded_as_failed(random_model: Path
             assert generation.outcome == "accepted"
 
     run(scenario)
+
+
+def test_opening_another_session_mid_stream_keeps_the_generation_as_stopped(random_model: Path) -> None:
+    """A generation still streaming when the author opens another session belongs to the
+    session going away: it is saved there as stopped, with the text it had, and what it
+    sends after is not recorded anywhere."""
+    from tui_helpers import Gate
+
+    from scriptorium.app.sessions import SessionStore
+
+    gate = Gate(after_tokens=3)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=gate.loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte", "ctrl+g")
+            await gate.wait_reached()
+            await pilot.pause(0.3)
+            first = app.sessions.draft
+            assert first is not None
+            other = SessionStore().create_draft("Altro", "Un'altra storia.")
+            await app.show_session(other)
+            gate.release()
+            while any(worker.is_running for worker in app.workers):
+                await pilot.pause(0.05)
+            await pilot.pause()
+            saved = SessionStore().load(first.id)
+            generation = saved.generations[-1]
+            assert generation.finished_at is not None and generation.stop_reason == "cancelled"
+            assert 1 <= len(generation.tokens or []) <= 3 and generation.text
+            assert app.sessions.draft is not None and app.sessions.draft.id == other.id
+            assert app.sessions.draft.generations == []
+
+    try:
+        run(scenario)
+    finally:
+        gate.release()
