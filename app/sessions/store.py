@@ -139,15 +139,18 @@ class SessionStore:
         return note
 
     def find_for_draft(self, path: str | os.PathLike[str]) -> DraftSession | None:
-        """The most recently saved session of the draft file `path`, if any."""
+        """The most recently saved session of the draft file `path`, if any: by the path it
+        was opened with, or by the file it is (a symlink to it, or the link's target)."""
         wanted = str(Path(path).expanduser().absolute())
+        real = os.path.realpath(wanted)
         for candidate in self._files_newest_first():
             try:
                 session = self._read(candidate)
             except SessionError as error:
                 self.problems.append(error)
                 continue
-            if isinstance(session, DraftSession) and session.draft_path == wanted:
+            if isinstance(session, DraftSession) and session.draft_path and (
+                    session.draft_path == wanted or os.path.realpath(session.draft_path) == real):
                 self._remember(session)
                 return session
         return None

@@ -232,6 +232,10 @@ def test_draft_symlink_is_followed(tmp_path: Path, store: SessionStore) -> None:
     session.set_text("y")
     store.save(session)
     assert link.is_symlink() and real.read_text(encoding="utf-8") == "y"
+    # The same file, opened by its own path or through another link, is the same session.
+    assert store.open_draft(real).id == session.id
+    (tmp_path / "other-link.md").symlink_to(real)
+    assert store.open_draft(tmp_path / "other-link.md").id == session.id
 
 
 def test_non_utf8_draft_is_refused_in_one_line(tmp_path: Path, store: SessionStore) -> None:
