@@ -128,6 +128,7 @@ INVALID = [
     ("[model]\nlora = true", "model.lora: must be a string, not true"),
     ("[model]\nlora_scale = \"half\"", "model.lora_scale: must be between 0 and 4, not half"),
     ("[model]\nlora_scale = 5", "model.lora_scale: must be between 0 and 4, not 5"),
+    ("[model]\nlora_scale = nan", "model.lora_scale: must be between 0 and 4, not nan"),
     ("[model]\ncontext_size = 2048.5", "model.context_size: must be a whole number from 64 to 1048576, not 2048.5"),
     ("[model]\ncontext_size = 32", "model.context_size: must be a whole number from 64 to 1048576, not 32"),
     ("[model]\nthreads = -2", "model.threads: must be a whole number from 1 to 1024, not -2 (or 0 for every core)"),
