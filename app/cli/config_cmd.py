@@ -17,9 +17,12 @@ ACTIONS = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from scriptorium.app.config.run_settings import add_config_argument
 
+    # `scriptorium --config F config show` hands this parser `--config F show`: the option
+    # comes before the action, so this parser takes it too.
+    add_config_argument(parser)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     for name, help_text in ACTIONS.items():
-        add_config_argument(actions.add_parser(name, help=help_text, description=help_text))
+        add_config_argument(actions.add_parser(name, help=help_text, description=help_text), default=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:

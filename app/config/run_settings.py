@@ -31,9 +31,10 @@ LOCAL_ONLY_FLAGS = {"model": "--model", "lora": "--lora", "spm": "--spm", "ctx":
 LOAD_FLAGS = {"lora_scale": "--lora-scale", "n_ctx": "--ctx", "n_threads": "--threads", "n_gpu_layers": "--gpu-layers"}
 
 
-def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    """`--config FILE`: read this config file instead of the default one."""
-    parser.add_argument("--config", metavar="FILE",
+def add_config_argument(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """`--config FILE`: read this config file instead of the default one. A nested parser
+    passes argparse.SUPPRESS, so that, not given there, it keeps the outer parser's value."""
+    parser.add_argument("--config", metavar="FILE", default=default,
                         help="config file to use (default: $SCRIPTORIUM_CONFIG or `scriptorium config path`)")
 
 

@@ -81,6 +81,16 @@ def test_config_path(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert run(capsys, "config", "path") == (0, f"{tmp_path / 'env.toml'}\n", "")
 
 
+@pytest.mark.parametrize("argv", [("--config", "{file}", "config", "show"), ("config", "--config", "{file}", "show"),
+                                  ("config", "show", "--config", "{file}")])
+def test_config_option_goes_before_or_after_the_subcommand_and_its_action(capsys, tmp_path: Path, argv) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[ui]\ntheme = "nord"\n')
+    code, out, err = run(capsys, *(arg.format(file=config) for arg in argv))
+    assert (code, err) == (0, "")
+    assert out.startswith(f"# effective configuration ({config})\n")
+
+
 def test_config_init_then_refuse(capsys) -> None:
     path = paths.config_file()
     assert run(capsys, "config", "init") == (0, f"wrote {path}\n", "")
