@@ -52,10 +52,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(problems[0])  # the file itself is unreadable: showing defaults would mislead
     if config.keymap:
         # The app's bindings are only known to the app's classes: Textual is imported for it.
-        from scriptorium.app.tui.bindings import unknown_keymap_ids
+        from scriptorium.app.tui.bindings import keymap_problems
 
-        keymap_problem = unknown_keymap_ids(config.keymap)
-        problems = [*problems, f"{config.source}: {keymap_problem}"] if keymap_problem else problems
+        problems = [*problems, *(f"{config.source}: {line}" for line in keymap_problems(config.keymap))]
     sys.stdout.write(effective_config_toml(config))
     for problem in problems:
         print(f"scriptorium: {problem}", file=sys.stderr)

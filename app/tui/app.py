@@ -42,7 +42,7 @@ from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
 from scriptorium.app.tui import exporting, pinning, saving
 from scriptorium.app.tui.generation import (
     GenerationFailed, GenerationFinished, GenerationStarted, GenerationWithdrawn, TokensGenerated)
-from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
+from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
 from scriptorium.app.tui.screens.help_screen import HelpScreen
@@ -124,7 +124,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.resolve_model(self._model_source)
 
     def _report_startup(self) -> None:
-        for line in [*self._config_problems, *filter(None, [unknown_keymap_ids(self.keys.keymap)])]:
+        for line in [*self._config_problems, *keymap_problems(self.keys.keymap)]:
             self.notify(line, title="Config", severity="warning", timeout=15)
         for line in self._startup_notes:
             self.notify(line, title="Sessions", timeout=15)
