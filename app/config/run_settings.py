@@ -111,7 +111,8 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
     if lora_scale is not None and lora_path is None:
         raise ScriptoriumError("--lora-scale needs --lora PATH (or lora in the config's [model])")
     threads, ctx, gpu_layers = _flag(args, "threads"), _flag(args, "ctx"), _flag(args, "gpu_layers")
-    for option, value in (("lora_scale", lora_scale), ("n_ctx", ctx), ("n_threads", threads),
+    every_core = threads == 0  # as the config's threads = 0, and over a count the config sets
+    for option, value in (("lora_scale", lora_scale), ("n_ctx", ctx), ("n_threads", None if every_core else threads),
                           ("n_gpu_layers", gpu_layers)):
         if value is not None:
             rule_for(LoadOptions, option).check(value, LOAD_FLAGS[option])
@@ -121,7 +122,7 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         lora_scale=lora_scale if lora_scale is not None else model_config.lora_scale,
         spm_path=Path(spm).expanduser() if spm else model_config.tokenizer,
         n_ctx=ctx if ctx is not None else model_config.context_size,
-        n_threads=threads if threads is not None else model_config.threads,
+        n_threads=None if every_core else threads if threads is not None else model_config.threads,
         n_gpu_layers=gpu_layers if gpu_layers is not None else model_config.gpu_layers,
         flash_attn=FLASH_ATTN_CHOICES[_flag(args, "flash_attn") or model_config.flash_attn],
         sampler=_sampler(args, config),
