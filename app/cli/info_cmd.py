@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ctx is not None:
         rule_for(LoadOptions, "n_ctx").check(args.ctx, "--ctx")
     facts = read_model_facts(args.model)
-    adapter = read_adapter_facts(args.lora, facts.architecture) if args.lora else None
+    adapter = read_adapter_facts(args.lora, facts.architecture, facts.path) if args.lora else None
     tokenizer = _tokenizer(facts, args.spm)
     n_ctx = pad(args.ctx if args.ctx is not None else default_context(facts.context_length))
     context_warning = beyond_training(n_ctx, facts.context_length)

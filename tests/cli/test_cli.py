@@ -119,6 +119,16 @@ def test_bad_files_get_one_line(tmp_path: Path, random_model: Path, bad_gguf_fil
     assert_one_line_error(scriptorium("info", "--model", str(bad_gguf_files["truncated"])), "truncated")
 
 
+def test_info_checks_an_adapter_against_the_models_tensors(random_model: Path, lora_adapter: Path,
+                                                          wider_model_lora_adapter: Path) -> None:
+    """Same architecture, another model's shapes: info said it "fits this model", and
+    llama.cpp then refused it at load."""
+    assert_one_line_error(scriptorium("info", "--model", str(random_model), "--lora", str(wider_model_lora_adapter)),
+                          "was made for another base model: its blk.0.attn_q.weight is 128 x 128")
+    fitting = scriptorium("info", "--model", str(random_model), "--lora", str(lora_adapter))
+    assert fitting.returncode == 0 and "fits this model" in fitting.stdout
+
+
 def test_options_work_before_or_after_the_subcommand(random_model: Path, tmp_path: Path) -> None:
     folder = tmp_path / "my-models"
     folder.mkdir()

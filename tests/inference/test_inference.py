@@ -331,6 +331,13 @@ def test_bad_model_files_are_refused_before_llama_cpp(tmp_path: Path, bad_gguf_f
         load(random_model, lora_path=random_model)
 
 
+def test_an_adapter_for_another_base_model_of_the_same_architecture_is_refused_by_its_shapes(
+        random_model: Path, wider_model_lora_adapter: Path) -> None:
+    with pytest.raises(ModelFileError, match=r"made for another base model: its blk\.0\.attn_q\.weight is 128 x 128, "
+                                             r"the model's 64 x 64"):
+        load(random_model, lora_path=wider_model_lora_adapter)
+
+
 def test_a_load_llama_cpp_refuses_says_why(random_model: Path) -> None:
     from scriptorium.inference.errors import ModelLoadError
 
