@@ -163,8 +163,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def load_model(self, options: LoadOptions) -> None:
         """Load `options` in the background (the editor stays usable); the old model is closed first."""
         if self._screen_ready:
+            # Stopped, not forgotten: its end ('cancelled') still reaches the suggestion, which
+            # stays, finished, with what the old model wrote (forgotten, it said "writing…" for good).
             self.main.stop_generation()
-            self.main.forget_generation()
         old, load_id = self.models.begin_load(options)
         self._load_worker(old, options, load_id)
 
