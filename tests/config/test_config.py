@@ -116,6 +116,15 @@ def test_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scriptorium_
     assert load_config().ui.theme == "nord"
 
 
+def test_keymap_keys_are_named_as_textual_names_them(tmp_path: Path) -> None:
+    """"Ctrl+G" or "F9", as key names are often written, matched no key press: the binding
+    left its own key for none. A lone capital stays one (shift+k)."""
+    path = write(tmp_path, '[keymap]\n"draft.continue" = "Ctrl+G, F9"\n"sampler.top_k_up" = "K"\n'
+                           '"app.tune" = "Alt+Shift+Left"\n')
+    assert dict(load_config(path).keymap) == {"draft.continue": "ctrl+g,f9", "sampler.top_k_up": "K",
+                                              "app.tune": "alt+shift+left"}
+
+
 INVALID = [
     ("modle = 1", "modle: unknown key (did you mean 'model'?)"),
     ("zzz = 1", "zzz: unknown key (known: model, sampler, presets, logit_bias, keymap, ui, server)"),
