@@ -78,7 +78,7 @@ class Engine:
         without one, llama.cpp's own default for the backend."""
         options = options.validated()
         facts = read_model_facts(options.model_path)
-        adapter = read_adapter_facts(options.lora_path, facts.architecture) if options.lora_path else None
+        adapter = read_adapter_facts(options.lora_path, facts.architecture, facts.path) if options.lora_path else None
         lib = native.llama()
         handles = _Handles(lib)
         context: LlamaContext | None = None

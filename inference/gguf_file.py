@@ -173,8 +173,10 @@ def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) ->
     )
 
 
-def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | None = None) -> AdapterFacts:
-    """Validate a LoRA GGUF (and that it fits the model's architecture)."""
+def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | None = None,
+                       model_path: str | os.PathLike[str] | None = None) -> AdapterFacts:
+    """Validate a LoRA GGUF (and that it fits the model's architecture, and with
+    `model_path` the model's tensors)."""
     path = Path(path)
     header = _open(path, "LoRA adapter")
     if header.get("general.type") != "adapter" or header.get("adapter.type", "lora") != "lora":
@@ -184,6 +186,9 @@ def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | N
         raise ModelFileError(
             f"LoRA adapter {path} is for a '{arch}' model, but the model is '{model_architecture}'"
         )
+    misfit = _tensor_misfit(header, _open(Path(model_path), "model")) if model_path is not None else None
+    if misfit:
+        raise ModelFileError(f"LoRA adapter {path} was made for another base model: {misfit}")
     alpha = header.get("adapter.lora.alpha")
     return AdapterFacts(
         path=path,
@@ -191,3 +196,26 @@ def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | N
         alpha=float(alpha) if alpha is not None else None,
         file_size=header.file_size,
     )
+
+
+def _tensor_misfit(adapter: GGUFHeader, model: GGUFHeader) -> str:
+    """Why llama.cpp would refuse the adapter's tensors on this model, else ''. Its own
+    checks (llama-adapter.cpp): every lora_a/lora_b pair names a model tensor, lora_a as
+    wide as it and lora_b as tall (a same-architecture adapter for a bigger or smaller
+    model fails them)."""
+    model_shapes = {tensor.name: tensor.shape for tensor in model.tensors}
+    adapter_shapes = {tensor.name: tensor.shape for tensor in adapter.tensors}
+    for name, lora_a in adapter_shapes.items():
+        if not name.endswith(".lora_a"):
+            continue
+        target = name.removesuffix(".lora_a")
+        lora_b, weight = adapter_shapes.get(f"{target}.lora_b"), model_shapes.get(target)
+        if weight is None:
+            return f"the model has no tensor {target}"
+        if lora_b is None or min(len(lora_a), len(lora_b), len(weight)) < 2:
+            continue  # llama.cpp names what else is wrong
+        # The token embedding's pair is stored the other way round (llama.cpp's llm_build_inp_embd).
+        fitted = (lora_b[1], lora_a[1]) if target.endswith("token_embd.weight") else (lora_a[0], lora_b[1])
+        if fitted != weight[:2]:
+            return f"its {target} is {fitted[0]} x {fitted[1]}, the model's {weight[0]} x {weight[1]}"
+    return ""

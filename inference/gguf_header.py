@@ -51,6 +51,8 @@ class TensorExtent:
     """None when the quantization type is unknown to this gguf package."""
     end: int
     """Offset in the file just past the tensor's data (None-sized tensors count as 0 bytes)."""
+    shape: tuple[int, ...] = ()
+    """Its dimensions as GGUF stores them, innermost first (llama.cpp's ne[0], ne[1]...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,12 +228,13 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
             n_dims = cursor.unpack("I")
             if n_dims > MAX_DIMS:
                 raise ValueError(f"tensor {name[:40]!r} has {n_dims} dimensions (at most {MAX_DIMS})")
+            shape = tuple(cursor.unpack("Q") for _ in range(n_dims))
             n_elements = 1
-            for _ in range(n_dims):
-                n_elements *= cursor.unpack("Q")
+            for dimension in shape:
+                n_elements *= dimension
             if n_elements > MAX_ELEMENTS:
                 raise ValueError(f"tensor {name[:40]!r} has more elements than llama.cpp can count")
-            infos.append((name, cursor.unpack("I"), n_elements, cursor.unpack("Q")))
+            infos.append((name, cursor.unpack("I"), n_elements, cursor.unpack("Q"), shape))
     except (struct.error, ValueError, OverflowError) as error:
         raise ModelFileError(f"{path} has a truncated or corrupt GGUF header ({error})") from None
     alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
@@ -239,9 +242,9 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
         alignment = DEFAULT_ALIGNMENT
     data_start = -(-cursor.offset // alignment) * alignment
     tensors = []
-    for name, type_code, n_elements, offset in infos:
+    for name, type_code, n_elements, offset, shape in infos:
         n_bytes = _tensor_bytes(type_code, n_elements)
-        tensors.append(TensorExtent(name, type_code, n_elements, n_bytes, data_start + offset + (n_bytes or 0)))
+        tensors.append(TensorExtent(name, type_code, n_elements, n_bytes, data_start + offset + (n_bytes or 0), shape))
     return GGUFHeader(path, version, size, metadata, array_lengths, tuple(tensors))
 
 

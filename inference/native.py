@@ -79,13 +79,19 @@ def log_since(mark: int) -> list[str]:
     return list(_LOG_LINES)[-count:] if count > 0 else []
 
 
+_BARE_FAILURES = ("failed to load model",)
+"""Error lines that only repeat that a step failed: llama.cpp logs one after the line
+with the reason ("error loading model: ... has wrong shape"), which is the one to show."""
+
+
 def last_error_since(mark: int) -> str | None:
     """llama.cpp's most telling line for a failure since `mark`: the last warning or
-    error it logged (they name the missing tensor, the bad shape...), else the last
-    line that says something failed."""
-    for position, line in reversed(_PROBLEM_LINES):
-        if position >= mark:
-            return line.strip()
+    error it logged that gives a reason (they name the missing tensor, the bad shape...),
+    else the last line that says something failed."""
+    problems = [line.strip() for position, line in _PROBLEM_LINES if position >= mark]
+    telling = [line for line in problems if not line.endswith(_BARE_FAILURES)]
+    if telling or problems:
+        return (telling or problems)[-1]
     for line in reversed(log_since(mark)):
         lowered = line.lower()
         if "error" in lowered or "failed" in lowered or "invalid" in lowered:

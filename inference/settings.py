@@ -50,7 +50,8 @@ class Rule:
             return None
         number_types = (int,) if self.whole else (int, float)
         ok = isinstance(value, number_types) and not isinstance(value, bool)
-        if ok and (self.low is not None and value < self.low or self.high is not None and value > self.high):
+        # Written as "not within" so that NaN, which compares false with everything, is out too.
+        if ok and not ((self.low is None or value >= self.low) and (self.high is None or value <= self.high)):
             ok = False
         return None if ok else f"must be {self.describe()}, not {value}"
 

@@ -114,6 +114,14 @@ def foreign_lora_adapter(gguf_dir: Path, random_model: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def wider_model_lora_adapter(gguf_dir: Path) -> Path:
+    """A llama adapter made for a llama model twice as wide as random_model: same
+    architecture, wrong shapes, which llama.cpp refuses."""
+    wider = gguf_models.write_llama_model(gguf_dir / "wider.gguf", kind="random", n_embd=128, n_ff=256)
+    return gguf_adapters.write_lora_adapter(gguf_dir / "lora-wider.gguf", wider)
+
+
+@pytest.fixture(scope="session")
 def bad_gguf_files(gguf_dir: Path, random_model: Path) -> dict[str, Path]:
     """{"not_gguf", "truncated", "empty"} -> a *.gguf file that must fail to load."""
     return gguf_adapters.write_bad_files(gguf_dir / "bad", random_model)

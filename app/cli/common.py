@@ -21,11 +21,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--model", metavar="PATH|NAME",
                        help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)")
     group.add_argument("--lora", type=Path, metavar="PATH", help="GGUF LoRA adapter for the model")
-    group.add_argument("--lora-scale", type=float, metavar="F", help="adapter strength, 0 disables it (default 1)")
+    group.add_argument("--lora-scale", type=float, metavar="F", help="adapter strength, 0 disables it (default 1); with --server, of the server's own adapter")
     group.add_argument("--spm", type=Path, metavar="PATH",
                        help="the SentencePiece .model the model was trained with: tokenize with it (default: config)")
     group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default: the model's training context, at most 4096)")
-    group.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: all cores)")
+    group.add_argument("--threads", type=int, metavar="N", help="CPU threads; 0 uses every core (default: the config's, else every core)")
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")
     group.add_argument("--flash-attn", choices=("auto", "on", "off"),
                        help="flash attention; auto times both paths at a model's first load (default: auto)")

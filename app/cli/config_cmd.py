@@ -17,9 +17,12 @@ ACTIONS = {
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from scriptorium.app.config.run_settings import add_config_argument
 
+    # `scriptorium --config F config show` hands this parser `--config F show`: the option
+    # comes before the action, so this parser takes it too.
+    add_config_argument(parser)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     for name, help_text in ACTIONS.items():
-        add_config_argument(actions.add_parser(name, help=help_text, description=help_text))
+        add_config_argument(actions.add_parser(name, help=help_text, description=help_text), default=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,10 +52,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(problems[0])  # the file itself is unreadable: showing defaults would mislead
     if config.keymap:
         # The app's bindings are only known to the app's classes: Textual is imported for it.
-        from scriptorium.app.tui.bindings import unknown_keymap_ids
+        from scriptorium.app.tui.bindings import keymap_problems
 
-        keymap_problem = unknown_keymap_ids(config.keymap)
-        problems = [*problems, f"{config.source}: {keymap_problem}"] if keymap_problem else problems
+        problems = [*problems, *(f"{config.source}: {line}" for line in keymap_problems(config.keymap))]
     sys.stdout.write(effective_config_toml(config))
     for problem in problems:
         print(f"scriptorium: {problem}", file=sys.stderr)

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.app import paths
     from scriptorium.app.config.file import load_config
     from scriptorium.app.models.choice import resolve_model, stderr_progress
-    from scriptorium.app.config.run_settings import run_settings
+    from scriptorium.app.config.run_settings import SERVER_ADAPTER, run_settings
 
     if args.top < 0:
         raise SettingsError(f"--top must be 0 or more, not {args.top}")
@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     loader, remote = choose_loader(chosen.server)
     model_path = SERVER_MODEL if remote else resolve_model(chosen.model, config, stderr_progress())
     engine = loader(chosen.load_options(model_path), lambda fraction: None)
+    if remote and chosen.lora_path == SERVER_ADAPTER and engine.adapter is None:
+        engine.set_lora_scale(chosen.lora_scale)  # refused in one line: the server has no adapter to scale
     if chosen.spm_path is not None and engine.tokenizer_warning:
         # The .model named is not used (it does not match): said once, before the text.
         print(f"scriptorium: warning: {engine.tokenizer_warning}", file=sys.stderr)

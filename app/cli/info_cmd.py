@@ -7,27 +7,32 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scriptorium.app.config.schema import Config
 
 HELP = "Show a model's facts: architecture, size, attention heads, KV-cache cost, tokenizer and byte tokens."
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from scriptorium.app.config.run_settings import add_config_argument
 
-    parser.add_argument("--model", type=Path, metavar="PATH", required=True, help="GGUF model file")
+    parser.add_argument("--model", metavar="PATH|NAME",
+                        help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)")
     parser.add_argument("--lora", type=Path, metavar="PATH", help="also check this LoRA adapter against the model")
     parser.add_argument("--spm", type=Path, metavar="PATH",
                         help="the SentencePiece .model the model was trained with: say whether scriptorium would "
                              "tokenize with it (scriptorium vocab checks the whole contract)")
     parser.add_argument("--ctx", type=int, metavar="N",
-                        help="context size for the KV-cache figures (default: the model's training context, "
-                             "at most 4096, as the model would be loaded)")
+                        help="context size for the KV-cache figures (default: the config's, else the model's "
+                             "training context, at most 4096, as the model would be loaded)")
     parser.add_argument("--flash-attn", choices=("auto", "on", "off"),
                         help="the attention path to report (default: the config's, else auto)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_config_argument(parser)
 
 
-def _arithmetic(args: argparse.Namespace, model: Path) -> dict:
+def _arithmetic(args: argparse.Namespace, model: Path, config: "Config") -> dict:
     """The arithmetic the app and `continue` would use for this model: the KV types they
     ask for and the attention path, set in the config or by flag, or (auto) the one timed
     faster at the model's first load with this llama.cpp build."""
@@ -35,9 +40,7 @@ def _arithmetic(args: argparse.Namespace, model: Path) -> dict:
     from scriptorium.inference.load_options import LoadOptions
 
     from scriptorium.app import paths
-    from scriptorium.app.config.file import load_config
 
-    config = load_config(args.config)
     setting = args.flash_attn or config.model.flash_attn
     defaults = LoadOptions(model_path=model)
     report: dict = {"flash_attn_setting": setting, "flash_attn": {"on": True, "off": False}.get(setting),
@@ -67,18 +70,23 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.load_options import LoadOptions, beyond_training, context_rounded, default_context
     from scriptorium.inference.settings import describe_ranges, rule_for
 
+    from scriptorium.app.config.file import load_config
+    from scriptorium.app.models.choice import resolve_model, stderr_progress
     from scriptorium.app.units import format_bytes, format_count
 
     if args.ctx is not None:
         rule_for(LoadOptions, "n_ctx").check(args.ctx, "--ctx")
-    facts = read_model_facts(args.model)
-    adapter = read_adapter_facts(args.lora, facts.architecture) if args.lora else None
+    # The model and context `continue` and the app would load: a name or the demo as well as a path.
+    config = load_config(args.config)
+    facts = read_model_facts(resolve_model(args.model, config, stderr_progress()))
+    adapter = read_adapter_facts(args.lora, facts.architecture, facts.path) if args.lora else None
     tokenizer = _tokenizer(facts, args.spm)
-    n_ctx = pad(args.ctx if args.ctx is not None else default_context(facts.context_length))
+    asked_ctx = args.ctx if args.ctx is not None else config.model.context_size
+    n_ctx = pad(asked_ctx if asked_ctx is not None else default_context(facts.context_length))
     context_warning = beyond_training(n_ctx, facts.context_length)
     layout = KVLayout.for_model(facts, n_ctx)
     train_layout = KVLayout.for_model(facts, pad(facts.context_length)) if facts.context_length else None
-    arithmetic = _arithmetic(args, args.model)
+    arithmetic = _arithmetic(args, facts.path, config)
     report = {
         "name": facts.name,
         "path": str(facts.path),
@@ -148,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{label:<{width}}  {value}")
     if tokenizer["warning"]:
         print(f"scriptorium: warning: {tokenizer['warning']}", file=sys.stderr)
-    if rounded := context_rounded(args.ctx, n_ctx):
+    if rounded := context_rounded(asked_ctx, n_ctx):
         print(f"scriptorium: note: {rounded}", file=sys.stderr)
     if context_warning:
         print(f"scriptorium: warning: {context_warning}", file=sys.stderr)

@@ -33,6 +33,17 @@ class _Bad(ValueError):
     """One bad value; its message completes '<key>: ...'."""
 
 
+def _textual_key(key: str) -> str:
+    """`key` as Textual names the keys a terminal sends: modifiers and named keys in lower
+    case ("Ctrl+G" and "F6" matched no key press, and moved the binding off its own key);
+    a lone letter keeps its case, "K" being shift+k. Ctrl with a letter is one key either case."""
+    *modifiers, name = key.split("+")
+    modifiers = [modifier.lower() for modifier in modifiers]
+    if len(name) > 1 or "ctrl" in modifiers:
+        name = name.lower()
+    return "+".join([*modifiers, name])
+
+
 def _show(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -259,7 +270,7 @@ class _Parser:
             if not all(parts) or any(" " in part for part in parts):
                 self.report(where, f"must be keys separated by commas, like \"ctrl+g,f5\", not {_show(keys)}")
                 continue
-            keymap[binding_id] = ",".join(parts)
+            keymap[binding_id] = ",".join(_textual_key(part) for part in parts)
         return keymap
 
     def ui(self, data: Mapping[str, Any]) -> UiConfig:

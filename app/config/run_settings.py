@@ -27,13 +27,17 @@ LOCAL_ONLY_FLAGS = {"model": "--model", "lora": "--lora", "spm": "--spm", "ctx":
                     "gpu_layers": "--gpu-layers", "flash_attn": "--flash-attn"}
 """Flags for a model run here: with --server, the server's model and its own settings are used."""
 
+SERVER_ADAPTER = Path("llama-server's adapter")
+"""The LoRA adapter a llama-server was started with, which --lora-scale sets with --server."""
+
 # LoadOptions field -> the flag that sets it; the flag is checked by the field's own rule.
 LOAD_FLAGS = {"lora_scale": "--lora-scale", "n_ctx": "--ctx", "n_threads": "--threads", "n_gpu_layers": "--gpu-layers"}
 
 
-def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    """`--config FILE`: read this config file instead of the default one."""
-    parser.add_argument("--config", metavar="FILE",
+def add_config_argument(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """`--config FILE`: read this config file instead of the default one. A nested parser
+    passes argparse.SUPPRESS, so that, not given there, it keeps the outer parser's value."""
+    parser.add_argument("--config", metavar="FILE", default=default,
                         help="config file to use (default: $SCRIPTORIUM_CONFIG or `scriptorium config path`)")
 
 
@@ -107,10 +111,16 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
     lora_scale = _flag(args, "lora_scale")
     lora_path = Path(lora).expanduser() if lora else model_config.lora
     spm = _flag(args, "spm")
+    server = _server(args, config)
     if lora_scale is not None and lora_path is None:
-        raise ScriptoriumError("--lora-scale needs --lora PATH (or lora in the config's [model])")
+        if server is None:
+            raise ScriptoriumError("--lora-scale needs --lora PATH (or lora in the config's [model])")
+        # For the adapter the server was started with (its --lora): the remote backend sends
+        # the scale with every request when the options name an adapter.
+        lora_path = SERVER_ADAPTER
     threads, ctx, gpu_layers = _flag(args, "threads"), _flag(args, "ctx"), _flag(args, "gpu_layers")
-    for option, value in (("lora_scale", lora_scale), ("n_ctx", ctx), ("n_threads", threads),
+    every_core = threads == 0  # as the config's threads = 0, and over a count the config sets
+    for option, value in (("lora_scale", lora_scale), ("n_ctx", ctx), ("n_threads", None if every_core else threads),
                           ("n_gpu_layers", gpu_layers)):
         if value is not None:
             rule_for(LoadOptions, option).check(value, LOAD_FLAGS[option])
@@ -120,12 +130,12 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         lora_scale=lora_scale if lora_scale is not None else model_config.lora_scale,
         spm_path=Path(spm).expanduser() if spm else model_config.tokenizer,
         n_ctx=ctx if ctx is not None else model_config.context_size,
-        n_threads=threads if threads is not None else model_config.threads,
+        n_threads=None if every_core else threads if threads is not None else model_config.threads,
         n_gpu_layers=gpu_layers if gpu_layers is not None else model_config.gpu_layers,
         flash_attn=FLASH_ATTN_CHOICES[_flag(args, "flash_attn") or model_config.flash_attn],
         sampler=_sampler(args, config),
         bias=_bias(args, config),
-        server=_server(args, config),
+        server=server,
     )
 
 

@@ -76,7 +76,7 @@ DEFAULT_CONFIG_TEXT = f"""\
 
 [keymap]
 # Binding id = keys (comma-separated); the app's help (F1) lists the ids.
-# "draft.continue" = "ctrl+g,f6"
+# "draft.continue" = "ctrl+g,alt+g"
 
 [ui]
 # A Textual theme, e.g. "textual-dark", "textual-light", "nord", "gruvbox".

@@ -88,20 +88,28 @@ class ModelLifecycle:
         caller closes it)."""
         if load_id != self._load_id:
             return False
-        self.backend = backend
         self._failed_options = None
+        self._ready(backend)
+        return True
+
+    def failed(self, load_id: int, options: LoadOptions, error: str, kept: Backend | None = None) -> bool:
+        """False when a newer load superseded this one (the caller closes `kept`, the model
+        the refused files would have replaced); else True, and `kept` is the model again."""
+        if load_id != self._load_id:
+            return False
+        self._failed_options = options
+        if kept is not None:
+            self._ready(kept)
+        else:
+            self._show(ModelStatus("failed", path=options.model_path, error=error))
+        return True
+
+    def _ready(self, backend: Backend) -> None:
+        self.backend = backend
         self._show(ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
                                n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
                                tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning,
                                origin=backend.origin, arithmetic=backend.arithmetic))
-        return True
-
-    def failed(self, load_id: int, options: LoadOptions, error: str) -> bool:
-        if load_id != self._load_id:
-            return False
-        self._show(ModelStatus("failed", path=options.model_path, error=error))
-        self._failed_options = options
-        return True
 
     def crashed(self, backend: Backend, lora_scale: float | None) -> LoadOptions | None:
         """`backend`'s engine died: the options to load it again with (its last good

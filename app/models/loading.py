@@ -70,6 +70,8 @@ class ModelLoadFailed(ModelLoadMessage):
 
     options: LoadOptions
     error: str
+    kept: "Backend | None" = None
+    """The model that was running, still loaded: the new files were refused before it was closed."""
 
 
 def load_backend(
@@ -81,7 +83,17 @@ def load_backend(
     should_stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Close `old` (waiting for its generation to end), then load `options`; once loaded,
-    hash its files unless `should_stop` (another load began) says to give up."""
+    hash its files unless `should_stop` (another load began) says to give up.
+
+    Files that cannot load (missing, not a model, truncated, an adapter for another model)
+    are refused before a model running here is closed: a mistyped path costs the author
+    nothing, where reloading the model they write with (a 7B) would take a while."""
+    if old is not None and not old.origin:
+        try:
+            _check_files(options)
+        except ScriptoriumError as error:
+            post(ModelLoadFailed(load_id, options, str(error), kept=old))
+            return
     if old is not None:
         old.close()
     try:
@@ -100,3 +112,13 @@ def load_backend(
                 post(ModelFileHashed(str(path), file_sha256(Path(path))))
             except Exception:  # noqa: BLE001 - without a hash the record says null, which is honest
                 continue
+
+
+def _check_files(options: LoadOptions) -> None:
+    """The checks every load makes of its files' headers first (ModelFileError names the
+    problem), without llama.cpp and without reading the weights."""
+    from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
+
+    facts = read_model_facts(options.model_path)
+    if options.lora_path is not None:
+        read_adapter_facts(options.lora_path, facts.architecture, facts.path)

@@ -9,7 +9,6 @@ for what is written and saved. Requests come up as messages; each is handled her
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import ClassVar, Iterable, Mapping
 
@@ -19,7 +18,6 @@ from textual.binding import BindingType
 from textual.dom import DOMNode
 from textual.reactive import var
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME, DEMO_INSTALL_HINT
@@ -40,7 +38,7 @@ from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, Sess
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
 from scriptorium.app.tui import exporting, generation, pinning, saving
-from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, unknown_keymap_ids
+from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
 from scriptorium.app.tui.quit_signals import QuitOnSignals
@@ -97,7 +95,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
         self._screen_ready = False
-        self._autosave_timer: Timer | None = None
+        self.autosave = saving.Autosave(self, lambda now: self.sessions.autosave_delay(now), self._autosave)
         self._tuning = ProcessTuning()
         self.set_reactive(ScriptoriumApp.sampler, self.settings.sampler)
         self.set_reactive(ScriptoriumApp.bias, self.settings.bias)
@@ -125,7 +123,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.resolve_model(self._model_source)
 
     def _report_startup(self) -> None:
-        for line in [*self._config_problems, *filter(None, [unknown_keymap_ids(self.keys.keymap)])]:
+        for line in [*self._config_problems, *keymap_problems(self.keys.keymap)]:
             self.notify(line, title="Config", severity="warning", timeout=15)
         for line in self._startup_notes:
             self.notify(line, title="Sessions", timeout=15)
@@ -172,8 +170,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def load_model(self, options: LoadOptions) -> None:
         """Load `options` in the background (the editor stays usable); the old model is closed first."""
         if self._screen_ready:
+            # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
             self.main.stop_generation()
-            self.main.forget_generation()
         old, load_id = self.models.begin_load(options)
         self._load_worker(old, options, load_id)
 
@@ -199,10 +197,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:
-        if self.models.failed(message.load_id, message.options, message.error):
-            self.notify(f"{message.error}\nYour text is safe; press {self.keys.key_display('app.load_model')} "
-                        "to load another model.",
-                        title="Model not loaded", severity="error", timeout=15)
+        kept = message.kept
+        if self.models.failed(message.load_id, message.options, message.error, kept):
+            safe = f"Still writing with {kept.facts.name}" if kept is not None else "Your text is safe"
+            self.notify(f"{message.error}\n{safe}; press {self.keys.key_display('app.load_model')} to load another "
+                        "model.", title="Model not loaded", severity="error", timeout=15)
+        elif kept is not None:  # another load began meanwhile: it replaces this model too
+            self.run_worker(kept.close, thread=True, group="model-close")
 
     @on(BackendCrashed)
     def _backend_crashed(self, message: BackendCrashed) -> None:
@@ -277,8 +278,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self.backend is not None:
             self.sessions.generation_started(message.request, self.backend, message.draft_text, message.anchor,
                                              message.chat_messages)
-        if self._autosave_timer is not None:  # due mid-stream, it would take llama.cpp's CPU: saved as it starts
-            self.schedule_autosave(at_once=True)
+        if self.autosave.pending:  # due mid-stream, it would take llama.cpp's CPU: saved as it starts
+            self.autosave.schedule(at_once=True)
 
     @on(generation.TokensGenerated)
     def _tokens_generated(self, message: generation.TokensGenerated) -> None:
@@ -290,13 +291,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.last_seed = message.event.seed
         self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
-        self.schedule_autosave(at_once=True)
+        self.autosave.schedule(at_once=True)
 
     @on(generation.GenerationFailed)
     @on(generation.GenerationWithdrawn)
     def _generation_cut_short(self, message: generation.GenerationFailed | generation.GenerationWithdrawn) -> None:
         self.sessions.generation_failed(message.request_id, ran=message.engine_started)
-        self.schedule_autosave(at_once=True)
+        self.autosave.schedule(at_once=True)
 
     @on(ModePane.SeedChosen)
     def _seed_chosen(self, message: ModePane.SeedChosen) -> None:
@@ -311,7 +312,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(DraftPane.SuggestionRejected)
     def _suggestion_rejected(self, message: DraftPane.SuggestionRejected) -> None:
         self.sessions.rejected(message.request_ids, restorable=message.restorable)
-        self.schedule_autosave()
+        self.autosave.schedule()
 
     @on(DraftPane.SuggestionRestored)
     def _suggestion_restored(self, message: DraftPane.SuggestionRestored) -> None:
@@ -319,20 +320,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModePane.Edited)
     def _edited(self) -> None:
-        self.schedule_autosave()
+        self.autosave.schedule()
 
     # ---- saving ----------------------------------------------------------------------
-    def schedule_autosave(self, *, at_once: bool = False) -> None:
-        if self._autosave_timer is not None:
-            self._autosave_timer.stop()
-        if at_once:
-            return self._autosave()
-        # At least 1 ms: a save due at once would be a 0 s timer, and Textual's timer divides by its delay.
-        delay = max(self.sessions.autosave_delay(time.monotonic()), 0.001)
-        self._autosave_timer = self.set_timer(delay, self._autosave)
-
     def _autosave(self) -> None:
-        self._autosave_timer = None
         if self._screen_ready and self.main.is_attached:
             self.save_everything(in_background=True)  # a long session's write would hold the keys
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from textual.binding import Binding, BindingType
+from textual.widgets import Input, TextArea
 
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.screens.main_screen import MainScreen
@@ -52,8 +53,23 @@ def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[Bi
     ]
 
 
-def unknown_keymap_ids(keymap: Mapping[str, str]) -> str | None:
-    """The line saying which keymap ids name no binding, or None: the app says it at start,
-    `scriptorium config show` without starting it."""
-    unknown = KeyMap(binding_sections(APP_BINDINGS), keymap, lambda binding: binding.key).unknown_ids()
-    return f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)" if unknown else None
+_FOCUS_AREAS = {"General": "", "Focus": "", "Draft": "draft", "Chat": "chat", "Panels": "panels",
+                "Sampler panel": "panels"}
+"""Where a section's keys answer: '' everywhere (the app's and the main screen's), else
+while that area has the focus (the sampler panel sits in the panels)."""
+
+
+def _active_together(section: str, other: str) -> bool:
+    area, other_area = _FOCUS_AREAS.get(section, ""), _FOCUS_AREAS.get(other, "")
+    return not area or not other_area or area == other_area
+
+
+def keymap_problems(keymap: Mapping[str, str]) -> list[str]:
+    """Lines saying which keymap ids name no binding and which keys the keymap gave to two
+    bindings at once: the app says them at start, `scriptorium config show` without starting it."""
+    keys = KeyMap(binding_sections(APP_BINDINGS), keymap, lambda binding: binding.key)
+    unknown = keys.unknown_ids()
+    lines = [f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)"] if unknown else []
+    # The draft's editor and the chat's message field see a key before their pane does.
+    text_fields = {"Draft": ("draft editor", TextArea.BINDINGS), "Chat": ("message field", Input.BINDINGS)}
+    return lines + keys.clashes(_active_together, text_fields)

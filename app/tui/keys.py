@@ -60,6 +60,35 @@ class KeyMap:
         """Keymap entries that name no binding (a typo in the config)."""
         return sorted(set(self.keymap) - self.ids())
 
+    def clashes(self, active_together: Callable[[str, str], bool],
+                built_in: Mapping[str, tuple[str, Iterable[BindingType]]]) -> list[str]:
+        """One line for each key the keymap gave a binding that something else answers where
+        both are active, so that one of the two goes dead: another binding (`active_together`
+        of their section titles), or the text field a section's keys pass through first
+        (`built_in`: the title of the section it sits in -> the field's name and its own
+        bindings, such as the editor's F6, select line). Keys shared by default are left alone (Esc stops, rejects
+        or leaves, as each allows)."""
+        by_id = {binding.id: (section.title, binding) for section in self.sections for binding in section.bindings}
+        default = {binding_id: _keys(binding.key) for binding_id, (_, binding) in by_id.items()}
+        mapped = {binding_id: _keys(self.keymap.get(binding_id, binding.key)) for binding_id, (_, binding) in by_id.items()}
+        lines = []
+        for binding_id in sorted(set(self.keymap) & set(by_id)):
+            title, moved = by_id[binding_id][0], mapped[binding_id] - default[binding_id]
+            taken: list[tuple[str, str, str]] = []
+            for field_title, (field_name, field_bindings) in built_in.items():
+                if active_together(title, field_title):
+                    taken += [(key, f"the {field_name}'s", binding.description) for binding in field_bindings
+                              if isinstance(binding, Binding) for key in moved & _keys(binding.key)]
+            for other_id, (other_title, other) in by_id.items():
+                if other_id == binding_id or (other_id in self.keymap and other_id < binding_id):
+                    continue  # each pair once
+                if active_together(title, other_title):
+                    shared = (mapped[binding_id] & mapped[other_id]) - (default[binding_id] & default[other_id])
+                    taken += [(key, f"{other_id}'s", other.description) for key in shared]
+            lines += [f"keymap.{binding_id}: {key} is already {whose} key ({what}): one of them will not work"
+                      for key, whose, what in sorted(taken)]
+        return lines
+
     def key_display(self, binding_id: str) -> str:
         """How the key bound to `binding_id` reads, after the author's keymap."""
         for section in self.sections:
@@ -94,6 +123,10 @@ class KeyMap:
                     continue
                 yield SystemCommand(f"{section.title}: {binding.description}", binding.tooltip,
                                     _Runner(run, node, binding.action))
+
+
+def _keys(keys: str) -> set[str]:
+    return {key.strip() for key in keys.split(",")}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,45 @@
 """Saving the draft where the author says: ctrl+s, asking for a name when the draft has
-none, and "save as" when quitting finds it unsaved. The app's requests land here."""
+none, and "save as" when quitting finds it unsaved; and when the app saves by itself
+(Autosave). The app's requests land here."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Callable
 
 from textual.app import App
+from textual.timer import Timer
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
+
+
+class Autosave:
+    """The next save the app makes by itself: once typing pauses (`delay`, the session
+    keeper's rule, says how long from now), or at once."""
+
+    def __init__(self, app: App[None], delay: Callable[[float], float], save: Callable[[], object]) -> None:
+        self._app, self._delay, self._save = app, delay, save
+        self.timer: Timer | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.timer is not None
+
+    def schedule(self, *, at_once: bool = False) -> None:
+        if self.timer is not None:
+            self.timer.stop()
+        if at_once:
+            return self._due()
+        # At least 1 ms: a save due at once would be a 0 s timer, and Textual's timer divides by its delay.
+        self.timer = self._app.set_timer(max(self._delay(time.monotonic()), 0.001), self._due)
+
+    def _due(self) -> None:
+        self.timer = None
+        self._save()
 
 
 def save_requested(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool]) -> None:

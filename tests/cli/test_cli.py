@@ -119,6 +119,32 @@ def test_bad_files_get_one_line(tmp_path: Path, random_model: Path, bad_gguf_fil
     assert_one_line_error(scriptorium("info", "--model", str(bad_gguf_files["truncated"])), "truncated")
 
 
+def test_info_finds_a_model_as_continue_does(random_model: Path, models_dir: Path, tmp_path: Path) -> None:
+    """By the name `scriptorium models` lists, or the config's path, with the config's
+    context: info took only a path ("model not found: mine") and always the training context."""
+    (models_dir / "mine.gguf").write_bytes(random_model.read_bytes())
+    by_name = scriptorium("info", "--model", "mine", "--json")
+    assert by_name.returncode == 0, by_name.stderr
+    assert json.loads(by_name.stdout)["path"] == str(models_dir / "mine.gguf")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[model]\npath = "{random_model}"\ncontext_size = 1024\n', encoding="utf-8")
+    configured = scriptorium("info", "--config", str(config), "--json")
+    assert configured.returncode == 0, configured.stderr
+    info = json.loads(configured.stdout)
+    assert info["path"] == str(random_model)
+    assert info["kv_cache"]["bytes"] == info["kv_cache"]["bytes_per_token"] * 1024
+
+
+def test_info_checks_an_adapter_against_the_models_tensors(random_model: Path, lora_adapter: Path,
+                                                          wider_model_lora_adapter: Path) -> None:
+    """Same architecture, another model's shapes: info said it "fits this model", and
+    llama.cpp then refused it at load."""
+    assert_one_line_error(scriptorium("info", "--model", str(random_model), "--lora", str(wider_model_lora_adapter)),
+                          "was made for another base model: its blk.0.attn_q.weight is 128 x 128")
+    fitting = scriptorium("info", "--model", str(random_model), "--lora", str(lora_adapter))
+    assert fitting.returncode == 0 and "fits this model" in fitting.stdout
+
+
 def test_options_work_before_or_after_the_subcommand(random_model: Path, tmp_path: Path) -> None:
     folder = tmp_path / "my-models"
     folder.mkdir()

@@ -3,6 +3,7 @@ way the server can fail as one line with exit status 2."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -35,6 +36,28 @@ def test_continue_on_a_server(sentence_server: LlamaServer, tmp_path: Path) -> N
     config.write_text(f'[server]\nurl = "{sentence_server.url}"\n', encoding="utf-8")
     again = scriptorium("continue", "-", "--config", str(config), "--preset", "greedy", stdin=draft)
     assert again.returncode == 0 and again.stdout == result.stdout, again.stderr
+
+
+def test_lora_scale_sets_the_servers_adapter(random_model: Path, lora_adapter: Path, sentence_server: LlamaServer,
+                                            tmp_path: Path) -> None:
+    """--lora-scale needed --lora, which a server refuses: its adapter could not be scaled
+    from the command line. At scale 1 the adapter's piece wins by a wide margin; at 0 the
+    logits are the base model's."""
+    from gguf_models import LORA_PUSH_PIECE
+
+    with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter)) as server:
+        def first_token(scale: str) -> dict:
+            result = scriptorium("continue", "-", "--server", server.url, "--preset", "greedy", "--max-tokens", "1",
+                                 "--json", "--lora-scale", scale, stdin=DRAFT)
+            assert result.returncode == 0, result.stderr
+            return json.loads(result.stdout.splitlines()[0])
+
+        pushed, full, off = LORA_PUSH_PIECE.replace("▁", " "), first_token("1"), first_token("0")
+        assert full["text"] == pushed and full["p"] > 0.9
+        assert next(c["p"] for c in off["top"] + [{"text": pushed, "p": 0.0}] if c["text"] == pushed) < 0.5
+    # A server without an adapter: said, not ignored.
+    result = scriptorium("continue", "-", "--server", sentence_server.url, "--lora-scale", "0.5", stdin=DRAFT)
+    assert_one_line_error(result, "was started without a LoRA adapter (--lora)")
 
 
 def test_continue_on_a_closed_port_is_one_line() -> None:

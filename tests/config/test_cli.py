@@ -81,6 +81,16 @@ def test_config_path(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert run(capsys, "config", "path") == (0, f"{tmp_path / 'env.toml'}\n", "")
 
 
+@pytest.mark.parametrize("argv", [("--config", "{file}", "config", "show"), ("config", "--config", "{file}", "show"),
+                                  ("config", "show", "--config", "{file}")])
+def test_config_option_goes_before_or_after_the_subcommand_and_its_action(capsys, tmp_path: Path, argv) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[ui]\ntheme = "nord"\n')
+    code, out, err = run(capsys, *(arg.format(file=config) for arg in argv))
+    assert (code, err) == (0, "")
+    assert out.startswith(f"# effective configuration ({config})\n")
+
+
 def test_config_init_then_refuse(capsys) -> None:
     path = paths.config_file()
     assert run(capsys, "config", "init") == (0, f"wrote {path}\n", "")
@@ -114,11 +124,23 @@ def test_config_show_with_problems(capsys, tmp_path: Path) -> None:
 def test_config_show_reports_keymap_ids_no_binding_has(capsys, tmp_path: Path) -> None:
     """Only the app said so, in a notification at start; `config show` said all was well."""
     config = tmp_path / "c.toml"
-    config.write_text('[keymap]\n"draft.continue" = "f9"\n"draft.nope" = "f8"\n"app.quitt" = "ctrl+x"\n')
+    config.write_text('[keymap]\n"draft.continue" = "f11"\n"draft.nope" = "f6"\n"app.quitt" = "ctrl+x"\n')
     code, out, err = run(capsys, "config", "show", "--config", str(config))
-    assert code == 2 and tomllib.loads(out)["keymap"]["draft.continue"] == "f9"
+    assert code == 2 and tomllib.loads(out)["keymap"]["draft.continue"] == "f11"
     assert err.splitlines() == [
         f"scriptorium: {config}: Keymap names no such binding: app.quitt, draft.nope (F1 lists the ids)"]
+
+
+def test_config_show_names_a_key_the_keymap_gives_to_two_bindings(capsys, tmp_path: Path) -> None:
+    """F2 moved onto draft.continue left the draft no key to switch modes, and nothing said so.
+    Keys in places never active together (the draft, the sampler panel's letters) are not a
+    clash, nor a key a binding has by default."""
+    config = tmp_path / "c.toml"
+    config.write_text('[keymap]\n"draft.continue" = "f2"\n"chat.regenerate" = "t"\n"draft.stop" = "escape"\n')
+    code, _, err = run(capsys, "config", "show", "--config", str(config))
+    assert code == 2
+    assert err.splitlines() == [
+        f"scriptorium: {config}: keymap.draft.continue: f2 is already app.mode's key (Mode): one of them will not work"]
 
 
 def test_config_file_not_found(capsys) -> None:

@@ -116,6 +116,15 @@ def test_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scriptorium_
     assert load_config().ui.theme == "nord"
 
 
+def test_keymap_keys_are_named_as_textual_names_them(tmp_path: Path) -> None:
+    """"Ctrl+G" or "F9", as key names are often written, matched no key press: the binding
+    left its own key for none. A lone capital stays one (shift+k)."""
+    path = write(tmp_path, '[keymap]\n"draft.continue" = "Ctrl+G, F9"\n"sampler.top_k_up" = "K"\n'
+                           '"app.tune" = "Alt+Shift+Left"\n')
+    assert dict(load_config(path).keymap) == {"draft.continue": "ctrl+g,f9", "sampler.top_k_up": "K",
+                                              "app.tune": "alt+shift+left"}
+
+
 INVALID = [
     ("modle = 1", "modle: unknown key (did you mean 'model'?)"),
     ("zzz = 1", "zzz: unknown key (known: model, sampler, presets, logit_bias, keymap, ui, server)"),
@@ -128,6 +137,7 @@ INVALID = [
     ("[model]\nlora = true", "model.lora: must be a string, not true"),
     ("[model]\nlora_scale = \"half\"", "model.lora_scale: must be between 0 and 4, not half"),
     ("[model]\nlora_scale = 5", "model.lora_scale: must be between 0 and 4, not 5"),
+    ("[model]\nlora_scale = nan", "model.lora_scale: must be between 0 and 4, not nan"),
     ("[model]\ncontext_size = 2048.5", "model.context_size: must be a whole number from 64 to 1048576, not 2048.5"),
     ("[model]\ncontext_size = 32", "model.context_size: must be a whole number from 64 to 1048576, not 32"),
     ("[model]\nthreads = -2", "model.threads: must be a whole number from 1 to 1024, not -2 (or 0 for every core)"),

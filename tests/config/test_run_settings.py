@@ -106,11 +106,18 @@ def test_load_options(config: Config) -> None:
     assert (options.n_ctx, options.n_threads, options.n_gpu_layers) == (8192, 2, 10)
 
 
+def test_threads_0_uses_every_core_over_the_configs_count(config: Config) -> None:
+    """As `threads = 0` in the config does; the flag refused 0, leaving no way to undo the
+    config's count for one run."""
+    assert config.model.threads == 3
+    assert run_settings(parse("--threads", "0"), config).load_options(Path("/m.gguf")).n_threads is None
+
+
 @pytest.mark.parametrize("argv, message", [
     (("--lora-scale", "0.5"), "--lora-scale needs --lora PATH (or lora in the config's [model])"),
     (("--lora", "x.gguf", "--lora-scale", "9"), "--lora-scale must be between 0 and 4, not 9.0"),
     (("--ctx", "10"), "--ctx must be a whole number from 64 to 1048576, not 10"),
-    (("--threads", "0"), "--threads must be a whole number from 1 to 1024, not 0"),
+    (("--threads", "-1"), "--threads must be a whole number from 1 to 1024, not -1"),
     (("--gpu-layers", "-2"), "--gpu-layers must be a whole number of at least -1, not -2"),
     (("--temperature", "20"), "temperature must be between 0 and 10, not 20.0"),
     (("--bias", "nope"), "bias 'nope' is not of the form ID=VALUE (e.g. 16001=-100)"),

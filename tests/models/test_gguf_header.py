@@ -25,6 +25,8 @@ def test_header_matches_model_facts(random_model: Path) -> None:
     assert "tokenizer.ggml.tokens" not in header.metadata  # vocabularies are skipped, not kept
     assert header.first_truncated_tensor() is None
     assert max(t.end for t in header.tensors) <= header.file_size
+    reader = gguf.GGUFReader(str(random_model))
+    assert {t.name: t.shape for t in header.tensors} == {t.name: tuple(int(n) for n in t.shape) for t in reader.tensors}
 
 
 def test_header_of_adapter(lora_adapter: Path) -> None:

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Footer
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT
-from scriptorium.app.tui.bindings import unknown_keymap_ids
+from scriptorium.app.tui.bindings import keymap_problems
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
 
@@ -99,18 +99,18 @@ def test_a_palette_command_runs_the_action(random_model: Path) -> None:
 
 def test_a_keymap_moves_a_binding_by_id(random_model: Path) -> None:
     async def scenario() -> None:
-        app = make_app(random_model, keymap={"draft.continue": "f9", "draft.accept": "ctrl+y"})
+        app = make_app(random_model, keymap={"draft.continue": "f11", "draft.accept": "ctrl+y"})
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Era", "ctrl+g")
             assert app.main.draft.editor.ghost is None  # ctrl+g no longer continues
-            done = await generated(pilot, "f9")
+            done = await generated(pilot, "f11")
             assert app.main.draft.editor.ghost is not None
             assert "^y accept" in app.main.draft.suggestion.border_subtitle
             await pilot.press("ctrl+y")
             assert app.main.draft.editor.text == "Era" + done.text
             rows = {row[4]: row[1] for row in app.keys.rows()}
-            assert rows["draft.continue"] == "f9"
+            assert rows["draft.continue"] == "f11"
 
     run(scenario)
 
@@ -124,22 +124,38 @@ def test_an_unknown_keymap_id_is_reported() -> None:
     run(scenario)
 
 
-def test_the_starter_configs_keymap_example_works_as_written() -> None:
+def test_a_key_the_keymap_gives_to_two_bindings_is_reported() -> None:
+    async def scenario() -> None:
+        app = make_app(None, keymap={"draft.continue": "ctrl+q"})
+        async with app.run_test():
+            assert any("keymap.draft.continue: ctrl+q is already app.quit's key" in n.message
+                       for n in app._notifications)
+
+    run(scenario)
+
+
+def test_the_starter_configs_keymap_example_works_as_written(random_model: Path) -> None:
     """Uncommented as the starter file shows it, the example moves a real binding to keys
-    no other binding uses."""
+    nothing else answers first, and each of them runs it (its F6 was the draft editor's own
+    key, select line, so it never continued anything)."""
     section = DEFAULT_CONFIG_TEXT.split("[keymap]\n", 1)[1].split("\n[", 1)[0]
     example = next(line[2:] for line in section.splitlines() if line.startswith('# "'))
     keymap = tomllib.loads(example)
-    assert unknown_keymap_ids(keymap) is None
+    assert keymap_problems(keymap) == []
+    (binding_id, keys), = keymap.items()
+    assert binding_id == "draft.continue"
 
     async def scenario() -> None:
-        app = make_app(None, keymap=keymap)
-        async with app.run_test():
+        app = make_app(random_model, keymap=keymap)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
             assert not app._notifications
-            (binding_id, keys), = keymap.items()
-            taken = {key for section in app.keys.sections for binding in section.bindings
-                     if binding.id != binding_id for key in binding.key.split(",")}
-            assert not taken & set(keys.split(","))
+            await pilot.press(*"Era")
+            for key in keys.split(","):
+                await generated(pilot, key)
+                assert app.main.draft.editor.ghost is not None, key
+                await pilot.press("escape")
+                assert app.main.draft.editor.ghost is None
 
     run(scenario)
 

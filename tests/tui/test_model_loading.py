@@ -56,6 +56,34 @@ def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
     run(scenario)
 
 
+@pytest.mark.parametrize("refused", ["truncated", "adapter"])
+def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
+    refused: str, bad_gguf_files: dict[str, Path], random_model: Path, wider_model_lora_adapter: Path
+) -> None:
+    """The running model was closed first, so a mistyped path in ctrl+l left none (a 7B
+    to load again); the files are checked before it is closed."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            running = app.backend
+            await pilot.press("ctrl+l")
+            assert isinstance(app.screen, LoadModelScreen)
+            if refused == "truncated":
+                app.screen.query_one("#model-path").value = str(bad_gguf_files["truncated"])
+            else:
+                app.screen.query_one("#lora-path").value = str(wider_model_lora_adapter)
+            await pilot.press("enter")
+            await model_ready(pilot)
+            assert app.backend is running and app.model_status.state == "ready"
+            assert any("Still writing with scriptorium-test-random" in message for message in notifications(app))
+            await pilot.press(*"Era")
+            done = await generated(pilot, "ctrl+g")
+            assert done.completion_tokens > 0
+
+    run(scenario)
+
+
 def test_a_missing_model_file_says_so(tmp_path: Path) -> None:
     missing = tmp_path / "non-esiste.gguf"
 

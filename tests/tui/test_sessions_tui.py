@@ -214,9 +214,9 @@ def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
         app = make_app(None, draft=draft)
         async with app.run_test() as pilot:
             await pilot.press("A")
-            first = app._autosave_timer
+            first = app.autosave.timer
             await pilot.press("B")
-            second = app._autosave_timer
+            second = app.autosave.timer
             assert first is not None and second is not first and first._task is None  # moved, the old one stopped
             await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
             assert draft.read_text(encoding="utf-8") == "AB"

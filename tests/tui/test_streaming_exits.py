@@ -104,6 +104,11 @@ def test_changing_the_model_while_it_writes(
             assert app.screen is app.main
             assert app.backend is not None and app.backend.options.model_path == models_dir / "frasi.gguf"
             assert app.main.draft.editor.text == OPENING
+            # What the old model wrote stays as a finished suggestion: it said "writing…"
+            # for good, with the streaming keys, when its stream's end was not drawn.
+            ghost = app.main.draft.editor.ghost
+            assert ghost is not None and ghost.text and not ghost.streaming
+            assert "writing" not in str(app.main.draft.suggestion.border_title)
             await pilot.press("ctrl+q")
         assert app.return_code == 0
 
