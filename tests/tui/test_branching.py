@@ -249,3 +249,28 @@ def test_branching_in_your_own_scored_words_rewrites_the_rest_of_the_line(random
             await pilot.press("tab")
             assert draft.editor.text == first_line[:span.start] + branched + "\n" + second_line
     run(scenario)
+
+
+def test_a_byte_token_alternative_is_not_written_into_the_text(byte_loop_model: Path) -> None:
+    """A byte token's label (<0xFF>) is not text: one byte of a character, whatever the
+    candidate list calls it. Taking it would write the label itself into the draft."""
+    async def scenario() -> None:
+        app = make_app(byte_loop_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")  # the bytes are banned: Italian words come
+            draft = app.main.draft
+            ghost = draft.editor.ghost
+            before = ghost.text
+            await pilot.press("f4", "ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            record = ghost.tokens[draft.inspected]
+            assert record.top[0].text == "<0xFF>"  # the model's favourite, banned
+            options = app.screen.query_one(OptionList)
+            options.highlighted = 0
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "<0x" not in draft.editor.ghost.text and draft.editor.ghost.text == before
+            assert options.get_option_at_index(0).disabled
+    run(scenario)

@@ -220,13 +220,11 @@ class DraftInspection(ModePane):
         if self.generating:
             self.notify("The model is writing: press Esc to stop it, then branch.", severity="warning")
             return
-        from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
-
         ghost = self.editor.ghost
         if ghost is not None and self.inspected is not None:
             index = self.inspected
             record = ghost.tokens[index]
-            self.app.push_screen(AlternativesScreen(record), lambda choice: self._branch_suggestion(index, choice))
+            self.app.push_screen(self.alternatives_screen(record), lambda choice: self._branch_suggestion(index, choice))
             return
         found = self.editor.token_at_cursor()
         if found is None or found[0].tokens[found[1]].source.kind not in ("generated", "scored"):
@@ -234,7 +232,7 @@ class DraftInspection(ModePane):
                         "branch there.", severity="warning")
             return
         span, index = found
-        self.app.push_screen(AlternativesScreen(span.tokens[index]),
+        self.app.push_screen(self.alternatives_screen(span.tokens[index]),
                              lambda choice: self._branch_draft(span, index, choice))
 
     def _branch_suggestion(self, index: int, choice: str | None) -> None:

@@ -35,6 +35,9 @@ from scriptorium.app.tui.keys import KeyDisplay
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
 
+    from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
+    from scriptorium.app.tui.token_spans import TokenRecord
+
 
 class StreamSink(Protocol):
     """Where a generation's text goes: the draft's suggestion or a chat reply."""
@@ -132,6 +135,12 @@ class ModePane(Vertical):
             self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to choose one.",
                         severity="warning")
         return None
+
+    def alternatives_screen(self, record: "TokenRecord") -> "AlternativesScreen":
+        """The dialog to branch at `record`, knowing which of its candidates are byte tokens."""
+        from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
+
+        return AlternativesScreen(record, self.backend.byte_token_ids if self.backend is not None else ())
 
     def prompt_template(self, name: str) -> str | None:
         """The author's prompt template `name` (else the packaged one); None, after a
