@@ -274,3 +274,33 @@ def test_a_byte_token_alternative_is_not_written_into_the_text(byte_loop_model: 
             assert "<0x" not in draft.editor.ghost.text and draft.editor.ghost.text == before
             assert options.get_option_at_index(0).disabled
     run(scenario)
+
+
+def test_branching_at_the_first_scored_word_adds_no_space_before_the_text(random_model: Path) -> None:
+    """The tokenizer reads the text with a space before it (SentencePiece's dummy prefix),
+    so the model's alternatives to the first word carry that space (" quella" for "La");
+    written at the start of the draft it would be a space the author never typed."""
+    text = "La casa era buia."
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            draft.editor.load_text(text)
+            await pilot.press("f9")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            span = next(s for s in draft.editor.spans.spans if s.start == 0)
+            record = span.tokens[0]
+            assert record.text == "La"
+            draft.editor.move_cursor((0, 0))
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            alternative = next(c for c in record.top if c.id != record.id and c.text.startswith(" "))
+            app.screen.query_one(OptionList).highlighted = list(record.top).index(alternative)
+            await generated(pilot, "enter")
+            assert draft.editor.ghost.text.startswith(alternative.text.lstrip(" "))
+            await pilot.press("tab")
+            assert draft.editor.text.startswith(alternative.text.lstrip(" "))
+    run(scenario)

@@ -29,7 +29,9 @@ from scriptorium.app.tui.scoring import (
     new_score_id,
     stream_scoring,
 )
-from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource, chosen_records, record_from_score, records_from_events
+from scriptorium.app.tui.token_spans import (
+    Span, TokenRecord, TokenSource, branch_choice, chosen_records, record_from_score, records_from_events,
+)
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
@@ -274,7 +276,8 @@ class DraftInspection(ModePane):
         ghost.replaces = end - start
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
-        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen_records(record, 0, choice))
+        choice, chosen = branch_choice(record, choice, editor.text[max(0, start - 1):start])
+        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen)
         self.write_on()
 
     def action_version(self, step: int) -> None:
