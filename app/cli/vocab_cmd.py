@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.gguf_vocab import read_gguf_vocab
     from scriptorium.inference.spm_model import load_spm
     from scriptorium.inference.vocab_contract import (
-        Clause, check_byte_tokens, check_model_type, check_pieces, check_settings,
+        Clause, check_byte_tokens, check_model_type, check_pieces, check_settings, piece_text_mismatch,
     )
     from scriptorium.inference.vocab_parity import SAMPLE, compare_lines, parity_clause
 
@@ -48,8 +48,13 @@ def run(args: argparse.Namespace) -> int:
     if pieces.data["duplicates"]:
         clauses.append(Clause("parity", False, "not run: llama.cpp would abort loading a vocabulary with duplicate texts"))
     else:
-        clauses.append(parity_clause(_parity(args.model, gguf, spm, lines, compare_lines),
-                                     spm_used=not args.llama_tokenizer))
+        # The engine uses the .model only when its pieces' texts are the GGUF's (tokenizer.py):
+        # otherwise llama.cpp tokenizes, named or not, and that is the parity that counts.
+        unusable = bool(piece_text_mismatch(spm.pieces, gguf.tokens))
+        clauses.append(parity_clause(
+            _parity(args.model, gguf, spm, lines, compare_lines), spm_used=not (args.llama_tokenizer or unusable),
+            unused_because=" (the .model's pieces do not match the GGUF's, so scriptorium cannot use it)"
+            if unusable and not args.llama_tokenizer else ""))
     failed = [c.name for c in clauses if not c.holds]
     if args.json:
         print(json.dumps({

@@ -121,6 +121,20 @@ def test_each_breakage_fails_with_its_own_message(breakage: str, unigram_spm: Pa
     assert message in broken["summary"] + " ".join(broken["details"]), broken
 
 
+def test_parity_is_judged_for_llama_cpp_when_the_pieces_do_not_match(unigram_spm: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """With a piece's text changed the engine does not use the .model (it tokenizes with
+    llama.cpp and says why), so parity is what llama.cpp does, not what SentencePiece would."""
+    def rename(v: spm_models.Converted) -> None:
+        v.tokens[v.tokens.index("▁casa")] = "▁casa~"  # no other piece's text: llama.cpp loads it
+
+    model = spm_models.convert_to_gguf(unigram_spm, tmp_path / "renamed.gguf", edit=rename)
+    code, report = vocab(capsys, "--model", model, "--spm", unigram_spm)
+    parity = clause(report, "parity")
+    assert code == 1 and parity["data"]["tokenizer"] == "llama.cpp"
+    assert not parity["holds"] and "pieces do not match" in parity["summary"]
+
+
 def test_the_plain_report_names_the_failed_clause(unigram_spm: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     model = spm_models.convert_to_gguf(unigram_spm, tmp_path / "broken.gguf", edit=_flip_prefix)
