@@ -95,6 +95,17 @@ class Window:
     draft_tokens: int
     """The rest of the prompt: the draft window, with the template's text and a BOS."""
     dropped: "DroppedTokens" = field(repr=False, compare=False)
+    draft_spans: tuple[tuple[int, int, int], ...] = ()
+    """(offset in the prompt, offset in the draft, length) of the draft's own text: the
+    window before the note, and after it."""
+
+    def draft_offset(self, prompt_offset: int) -> int | None:
+        """Where a character of the prompt is in the draft; None in the memory, the note or
+        the template's own words (scoring scores the prompt, and colours only the draft)."""
+        for in_prompt, in_draft, length in self.draft_spans:
+            if in_prompt <= prompt_offset < in_prompt + length:
+                return in_draft + prompt_offset - in_prompt
+        return None
 
     @property
     def dropped_tokens(self) -> int:
@@ -246,10 +257,14 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     prompt_tokens = size(start)
     memory_tokens = count(memory_block(memory)) - empty if memory.strip() else 0
     note_tokens = count(note_block(note)) - empty if note.strip() else 0
+    # The window's text sits after the memory and the template's words before `{draft}`.
+    lead = len(memory_block(memory)) + max(0, wrap("\0").rfind("\0"))
+    spans = ((lead, start, end - start),) if at is None or at >= end else (
+        (lead, start, at - start), (lead + at - start + len(note_block(note)), at, end - at))
     return Window(prompt=prompt, start=start, end=end, note_at=at, budget=budget, prompt_tokens=prompt_tokens,
                   memory_tokens=memory_tokens, note_tokens=note_tokens,
                   draft_tokens=prompt_tokens - memory_tokens - note_tokens,
-                  dropped=DroppedTokens(count, draft, start, empty))
+                  dropped=DroppedTokens(count, draft, start, empty), draft_spans=spans)
 
 
 def _as_is(text: str) -> str:

@@ -176,6 +176,9 @@ class SpanTracker:
     def remove_kind(self, kind: str) -> None:
         self.spans = [s for s in self.spans if not (s.tokens and s.tokens[0].source.kind == kind)]
 
+    def count_kind(self, kind: str) -> int:
+        return sum(1 for s in self.spans if s.tokens and s.tokens[0].source.kind == kind)
+
     def edited(self, top: int, bottom: int, inserted: int) -> bool:
         """Characters top..bottom were replaced by `inserted` characters. Spans after the
         edit move; spans it touches are dropped. True when a span was dropped."""
