@@ -304,3 +304,28 @@ def test_branching_at_the_first_scored_word_adds_no_space_before_the_text(random
             await pilot.press("tab")
             assert draft.editor.text.startswith(alternative.text.lstrip(" "))
     run(scenario)
+
+
+def test_a_control_token_alternative_is_not_written_into_the_text(sentence_model: Path) -> None:
+    """<unk>, <s> and </s> are named in the candidate list, but their names are not text:
+    taking one would write "<unk>" into the draft."""
+    async def scenario() -> None:
+        app = make_app(sentence_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"C'era una volta")
+            await generated(pilot, "ctrl+g")  # " La casa era buia."
+            draft = app.main.draft
+            before = draft.editor.ghost.text
+            await pilot.press("f4", "ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            record = draft.editor.ghost.tokens[draft.inspected]
+            named = [i for i, c in enumerate(record.top) if c.text in ("<unk>", "<s>", "</s>")]
+            assert named  # the markov model's other tokens tie, and the lowest ids come first
+            options = app.screen.query_one(OptionList)
+            options.highlighted = named[0]
+            await pilot.press("enter")
+            await pilot.pause()
+            assert draft.editor.ghost.text == before
+            assert all(options.get_option_at_index(i).disabled for i in named)
+    run(scenario)

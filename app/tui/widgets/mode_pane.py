@@ -137,10 +137,13 @@ class ModePane(Vertical):
         return None
 
     def alternatives_screen(self, record: "TokenRecord") -> "AlternativesScreen":
-        """The dialog to branch at `record`, knowing which of its candidates are byte tokens."""
+        """The dialog to branch at `record`, knowing which of its candidates are not text:
+        byte tokens, and tokens the list shows by name (<unk>, </s>)."""
         from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 
-        return AlternativesScreen(record, self.backend.byte_token_ids if self.backend is not None else ())
+        backend = self.backend
+        not_text = (*backend.byte_token_ids, *backend.facts.named_token_ids) if backend is not None else ()
+        return AlternativesScreen(record, not_text)
 
     def prompt_template(self, name: str) -> str | None:
         """The author's prompt template `name` (else the packaged one); None, after a
