@@ -208,3 +208,28 @@ def test_typing_never_waits_for_the_window_to_be_counted(random_model: Path) -> 
         run(scenario)
     finally:
         held.set()
+
+
+def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model: Path) -> None:
+    """'Memory kept: the model sees it in every prompt' would be untrue: the window's
+    measure finds at once that memory and note leave no room, and says so, once."""
+    async def scenario() -> None:
+        app = make_app(short_context_model)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.")
+            await write_pinned(pilot, "alt+e", LONG[:3000])
+            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
+            await app.main.wait_until_idle()
+            await pilot.pause()
+
+            def said() -> list[str]:
+                return [n.message for n in app._notifications if "the memory and the author's note take" in n.message]
+
+            assert len(said()) == 1
+            await pilot.press(*" Un gatto.")  # typing on: the same problem is not said again
+            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert len(said()) == 1
+    run(scenario)
