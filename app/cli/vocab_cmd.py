@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from scriptorium.inference.errors import ScriptoriumError
     from scriptorium.inference.gguf_vocab import read_gguf_vocab
     from scriptorium.inference.spm_model import load_spm
     from scriptorium.inference.vocab_contract import (
@@ -43,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     gguf = read_gguf_vocab(args.model)
     texts = [read_draft(name) for name in args.text] or [SAMPLE]
     lines = [line for text in texts for line in text.splitlines() if line.strip()]
+    if not lines:  # parity would hold on nothing at all
+        raise ScriptoriumError(f"--text {', '.join(args.text)}: no line of text to tokenize both ways")
     pieces = check_pieces(spm, gguf)
     clauses = [pieces, check_byte_tokens(spm, gguf), check_settings(spm, gguf, lines), check_model_type(spm, gguf)]
     if pieces.data["duplicates"]:

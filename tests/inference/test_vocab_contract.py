@@ -152,7 +152,7 @@ def test_an_nfkc_model_is_reported_as_a_risk_with_its_effect_on_the_sample(
     assert any("nmt_nfkc" in w and "'…' (U+2026 HORIZONTAL ELLIPSIS) -> '...'" in w for w in settings["warnings"])
 
 
-@pytest.mark.parametrize("bad", ["missing", "not_spm", "not_gguf", "missing_text"])
+@pytest.mark.parametrize("bad", ["missing", "not_spm", "not_gguf", "missing_text", "empty_text"])
 def test_bad_input_is_one_line_and_exit_2(bad: str, unigram_spm: Path, unigram_gguf: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     text = tmp_path / "notes.txt"
@@ -162,7 +162,11 @@ def test_bad_input_is_one_line_and_exit_2(bad: str, unigram_spm: Path, unigram_g
         "not_spm": ["--model", unigram_gguf, "--spm", text],
         "not_gguf": ["--model", text, "--spm", unigram_spm],
         "missing_text": ["--model", unigram_gguf, "--spm", unigram_spm, "--text", tmp_path / "nowhere.txt"],
+        # No line to compare would make parity hold for any pair: 0 of 0 lines differ.
+        "empty_text": ["--model", unigram_gguf, "--spm", unigram_spm, "--text", tmp_path / "empty.txt",
+                       "--llama-tokenizer"],
     }[bad]
+    (tmp_path / "empty.txt").write_text("\n  \n", encoding="utf-8")
     assert main(["vocab", *map(str, args)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
