@@ -12,7 +12,7 @@ import spm_models
 from scriptorium.app.cli.main import main
 from scriptorium.inference.gguf_vocab import read_gguf_vocab
 from scriptorium.inference.spm_model import load_spm
-from scriptorium.inference.vocab_contract import piece_text_mismatch
+from scriptorium.inference.vocab_contract import check_model_type, piece_text_mismatch
 
 
 def vocab(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict]:
@@ -133,6 +133,19 @@ def test_parity_is_judged_for_llama_cpp_when_the_pieces_do_not_match(unigram_spm
     parity = clause(report, "parity")
     assert code == 1 and parity["data"]["tokenizer"] == "llama.cpp"
     assert not parity["holds"] and "pieces do not match" in parity["summary"]
+
+
+def test_a_gguf_whose_tokenizer_is_not_sentencepiece_fails_the_model_type(unigram_spm: Path,
+                                                                          unigram_gguf: Path) -> None:
+    """A byte-level BPE ('gpt2', SmolLM2) or WordPiece GGUF was not converted from a .model:
+    the clause must not say it holds."""
+    from dataclasses import replace
+
+    spm, gguf = load_spm(unigram_spm), read_gguf_vocab(unigram_gguf)
+    assert check_model_type(spm, gguf).holds
+    for other in ("gpt2", "bert", ""):
+        verdict = check_model_type(spm, replace(gguf, tokenizer_model=other))
+        assert not verdict.holds and "not a SentencePiece vocabulary" in verdict.summary
 
 
 def test_the_plain_report_names_the_failed_clause(unigram_spm: Path, tmp_path: Path,
