@@ -38,11 +38,11 @@ def run(args: argparse.Namespace) -> int:
     )
     from scriptorium.inference.vocab_parity import SAMPLE, compare_lines, parity_clause
 
-    from .common import read_draft
+    from .common import read_draft, read_text_file
 
     spm = load_spm(args.spm)
     gguf = read_gguf_vocab(args.model)
-    texts = [read_draft(name) for name in args.text] or [SAMPLE]
+    texts = [read_draft(name) if name == "-" else read_text_file(name, "text file") for name in args.text] or [SAMPLE]
     lines = [line for text in texts for line in text.splitlines() if line.strip()]
     if not lines:  # parity would hold on nothing at all
         raise ScriptoriumError(f"--text {', '.join(args.text)}: no line of text to tokenize both ways")

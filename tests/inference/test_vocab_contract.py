@@ -183,6 +183,7 @@ def test_bad_input_is_one_line_and_exit_2(bad: str, unigram_spm: Path, unigram_g
     assert main(["vocab", *map(str, args)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert "draft" not in captured.err  # a --text file is the author's sample, not a draft
 
 
 def test_the_engine_check_names_the_first_difference() -> None:
