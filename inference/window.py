@@ -231,7 +231,7 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     check_note_depth(note_depth)
     empty = count("")
     block = memory_block(memory)
-    lead = len(block) + max(0, wrap("\0").rfind("\0"))  # the window follows the memory and the template's words
+    lead = len(block) + max(0, wrap("\0").find("\0"))  # the window follows the memory and the template's words
     try:
         fixed = count(block + note_block(note) + wrap(""))
     except UnencodableTextError as error:
