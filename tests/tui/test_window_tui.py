@@ -233,3 +233,20 @@ def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model:
             await pilot.pause()
             assert len(said()) == 1
     run(scenario)
+
+
+def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model: Path) -> None:
+    """A chat prompt holds the system prompt with the memory, then the turns: no author's
+    note. Keeping one there would be told 'the model sees it in every prompt', untrue."""
+    async def scenario() -> None:
+        app = make_app(random_model, mode="chat")
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("alt+n")
+            await pilot.pause()
+            assert not isinstance(app.screen, PinnedScreen)
+            assert any("memory" in n.message and "draft" in n.message for n in app._notifications)
+            await pilot.press("alt+e")  # the memory is still edited in chat
+            await pilot.pause()
+            assert isinstance(app.screen, PinnedScreen) and app.screen.which == "memory"
+    run(scenario)
