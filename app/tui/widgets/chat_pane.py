@@ -137,8 +137,10 @@ class ChatPane(ChatVersions):
             return
         prompt = fitted.prompt
         if fitted.dropped_turns:
-            self.notify(f"The {fitted.dropped_turns} oldest messages no longer fit the model's "
-                        f"{backend.n_ctx:,}-token context: it does not see them.", timeout=6)
+            left_out = ("The oldest message no longer fits" if fitted.dropped_turns == 1
+                        else f"The {fitted.dropped_turns} oldest messages no longer fit")
+            self.notify(f"{left_out} the model's {backend.n_ctx:,}-token context: it does not see "
+                        f"{'it' if fitted.dropped_turns == 1 else 'them'}.", timeout=6)
         # A model without its own template talks in the fallback's turns: stop where
         # it would start writing the author's next turn.
         stops = () if backend.facts.has_chat_template else self.settings.chat_stop
