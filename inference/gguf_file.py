@@ -18,6 +18,9 @@ from .preflight import TOKEN_TEXTS, check_model
 
 TOKEN_TYPES = "tokenizer.ggml.token_type"
 TOKEN_TYPE_BYTE = 6
+TOKEN_TYPES_NAMED = (2, 3, 5)
+"""Unknown, control and unused tokens: a candidate list shows their names (<unk>, </s>),
+which are not the text they stand for."""
 
 # Architectures whose sliding-window layers follow a fixed pattern in llama.cpp when the
 # GGUF does not carry `<arch>.attention.sliding_window_pattern` (llama-model.cpp).
@@ -56,6 +59,8 @@ class ModelFacts:
     """tokenizer.ggml.add_bos_token; None when the file leaves it to llama.cpp."""
     add_space_prefix: bool = True
     """tokenizer.ggml.add_space_prefix (llama.cpp's default when absent: true)."""
+    named_token_ids: tuple[int, ...] = ()
+    """Unknown, control and unused tokens (TOKEN_TYPES_NAMED): not text to write into a draft."""
 
     @property
     def gqa_ratio(self) -> float:
@@ -144,10 +149,13 @@ def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) ->
     window = int(window) if window and arch not in SWA_IGNORED else None
     token_types = header.get(TOKEN_TYPES)
     byte_ids: tuple[int, ...] = ()
+    named_ids: tuple[int, ...] = ()
     if token_types is not None:
         import numpy as np
 
-        byte_ids = tuple(int(i) for i in np.flatnonzero(np.asarray(token_types) == TOKEN_TYPE_BYTE))
+        types = np.asarray(token_types)
+        byte_ids = tuple(int(i) for i in np.flatnonzero(types == TOKEN_TYPE_BYTE))
+        named_ids = tuple(int(i) for i in np.flatnonzero(np.isin(types, TOKEN_TYPES_NAMED)))
     return ModelFacts(
         path=path,
         name=str(header.get("general.name") or path.stem),
@@ -170,6 +178,7 @@ def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) ->
         tokenizer_model=str(header.get("tokenizer.ggml.model", "")),
         add_bos=header.get("tokenizer.ggml.add_bos_token"),
         add_space_prefix=bool(header.get("tokenizer.ggml.add_space_prefix", True)),
+        named_token_ids=named_ids,
     )
 
 

@@ -17,6 +17,7 @@ from . import native
 from .context import LlamaContext, never_stop
 from .events import ScoreDone, ScoreProgress, TokenScore
 from .sampling import StepReader
+from .tokenizer import SentencePieceTokenizer
 from .vocabulary import Vocabulary
 
 LOGITS_BUDGET_FLOATS = 32 * 1024 * 1024
@@ -30,7 +31,13 @@ def chunk_size(n_vocab: int, n_batch: int) -> int:
 def character_offsets(vocabulary: Vocabulary, tokens: list[int], text: str) -> list[int]:
     """Where each token starts in `text` (a character split over byte tokens starts at
     the token that opens it). SentencePiece decodes with a leading space the text did
-    not have; offsets are shifted back by it."""
+    not have; offsets are shifted back by it. The author's `.model` says itself where
+    its pieces came from: its normalizer rewrites text before cutting it, so decoded
+    pieces do not walk the text."""
+    tokenizer = vocabulary.tokenizer
+    if isinstance(tokenizer, SentencePieceTokenizer):
+        offsets = tokenizer.spm.offsets(text)
+        return [0] * (len(tokens) - len(offsets)) + offsets  # the BOS, when there is one
     decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
     offsets, decoded = [], 0
     for token in tokens:

@@ -61,6 +61,23 @@ class SpmModel:
         """The text as the model's normalizer rewrites it before cutting it."""
         return str(self.processor.normalize(text))
 
+    def offsets(self, text: str) -> list[int]:
+        """Where each piece of `encode(text)` starts in `text`, in characters.
+
+        The pieces cut the normalized text ("…" is "..." under NFKC, a run of spaces one ▁),
+        so their lengths do not walk the author's characters; SentencePiece's own alignment
+        (each piece's `begin`, a byte offset into the text as given) does."""
+        data = text.encode("utf-8")
+        proto = self.processor.encode(text, out_type="serialized_proto")
+        offsets, chars, at = [], 0, 0
+        for number, value in _fields(proto):
+            if number == 2 and isinstance(value, bytes):  # SentencePieceText.pieces
+                begin = int(dict(_fields(value)).get(4, at))  # SentencePiece.begin
+                chars += len(data[at:begin].decode("utf-8", errors="ignore"))
+                at = max(at, begin)
+                offsets.append(chars)
+        return offsets
+
 
 def _varint(buffer: bytes, offset: int) -> tuple[int, int]:
     value, shift = 0, 0

@@ -32,7 +32,22 @@ TOKEN_ATTR_USER_DEFINED = 1 << 4
 
 
 class UnencodableTextError(ScriptoriumError):
-    """The vocabulary has no piece and no byte tokens for a character of the text."""
+    """The vocabulary has no piece and no byte tokens for a character of the text.
+    `index`: where it is in the text tokenized (-1: the space llama.cpp puts before it);
+    `placed` names the place anew, in the text the author wrote (window_layout.py)."""
+
+    def __init__(self, character: str, where: str, others: int = 0, index: int = -1) -> None:
+        more = f"; {others} other character{'s' if others != 1 else ''} too" if others else ""
+        super().__init__(f"the model's vocabulary cannot encode {describe_character(character)} at {where}: it has "
+                         f"no piece for it and no byte tokens to fall back on{more}. Remove or replace it")
+        self.character, self.where, self.others, self.index = character, where, others, index
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, int, int]]:
+        # It crosses the pipe from the engine's process (wire.py): the fields travel too.
+        return type(self), (self.character, self.where, self.others, self.index)
+
+    def placed(self, where: str) -> "UnencodableTextError":
+        return UnencodableTextError(self.character, where, self.others, self.index)
 
 
 class Tokenizer(Protocol):
@@ -72,12 +87,7 @@ class CharacterGuard:
             return
         index, char = missing[0]
         where = "the space llama.cpp puts before the text" if index < 0 else describe_position(text, index)
-        others = len({c for _, c in missing} - {char})
-        more = f"; {others} other character{'s' if others != 1 else ''} too" if others else ""
-        raise UnencodableTextError(
-            f"the model's vocabulary cannot encode {describe_character(char)} at {where}: it has no piece "
-            f"for it and no byte tokens to fall back on{more}. Remove or replace it"
-        )
+        raise UnencodableTextError(char, where, len({c for _, c in missing} - {char}), index)
 
     def _missing(self, text: str, special: bool) -> Iterator[tuple[int, str]]:
         specials = self.always_special + (self.control if special else ())

@@ -29,6 +29,9 @@ TYPE_MAPPING = ", ".join(
     f"{name} -> {' or '.join(GGUF_TYPE_NAMES[t] for t in sorted(ALLOWED_TYPES[code], reverse=True))}"
     for code, name in PIECE_TYPE_NAMES.items()
 )
+SENTENCEPIECE_TOKENIZERS = ("llama", "t5")
+"""GGUF tokenizer models a SentencePiece vocabulary converts to: 'llama' (llama.cpp merges
+its pieces by score), 't5' (llama.cpp's unigram). 'gpt2' is byte-level BPE, 'bert' WordPiece."""
 BYTE_TEXT = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 MAX_LISTED = 8
 
@@ -238,6 +241,11 @@ def normalization_changes(spm: SpmModel, sample: Sequence[str]) -> list[str]:
 
 def check_model_type(spm: SpmModel, gguf: GGUFVocab) -> Clause:
     """unigram or BPE, and what llama.cpp will do with it."""
+    data = {"spm": spm.model_type, "gguf": gguf.tokenizer_model}
+    if gguf.tokenizer_model not in SENTENCEPIECE_TOKENIZERS:
+        return Clause(name="model type", holds=False, data=data, summary=(
+            f"the GGUF's tokenizer is '{gguf.tokenizer_model or 'none'}', not a SentencePiece vocabulary ('llama', "
+            "or 't5' for unigram): it was not converted from a .model"))
     warnings = []
     if spm.model_type == "unigram" and gguf.tokenizer_model == "llama":
         warnings.append("the .model is unigram but the GGUF says tokenizer 'llama': llama.cpp merges pieces by score "
@@ -249,5 +257,5 @@ def check_model_type(spm: SpmModel, gguf: GGUFVocab) -> Clause:
         holds=True,
         summary=f"{spm.model_type} .model, GGUF tokenizer '{gguf.tokenizer_model or 'none'}'",
         warnings=tuple(warnings),
-        data={"spm": spm.model_type, "gguf": gguf.tokenizer_model},
+        data=data,
     )

@@ -89,8 +89,9 @@ def _ends(pieces: tuple[str, ...]) -> list[int]:
     return ends
 
 
-def parity_clause(results: Sequence[LineParity], *, spm_used: bool) -> Clause:
-    """The parity clause; `spm_used` says the `.model` is named, so SentencePiece tokenizes."""
+def parity_clause(results: Sequence[LineParity], *, spm_used: bool, unused_because: str = "") -> Clause:
+    """The parity clause; `spm_used` says the `.model` is named, so SentencePiece tokenizes.
+    `unused_because`: why the engine would not use a `.model` that is named (its pieces)."""
     total = len(results)
     same = sum(r.identical for r in results)
     share = same / total if total else 1.0
@@ -109,7 +110,7 @@ def parity_clause(results: Sequence[LineParity], *, spm_used: bool) -> Clause:
                         ".model is named, wrong for any tool that feeds this GGUF text through llama.cpp",)
     else:
         holds = not diverging
-        summary = f"llama.cpp tokenizes: {figures}"
+        summary = f"llama.cpp tokenizes{unused_because}: {figures}"
     return Clause(
         name="parity",
         holds=holds,

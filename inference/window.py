@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .errors import ScriptoriumError
+from .tokenizer import UnencodableTextError
+from .window_layout import draft_spans, in_text, pinned_spans, placed
 
 DEFAULT_NOTE_DEPTH = 3
 """Paragraphs between the author's note and the end of the window (as Kobold's default)."""
@@ -95,6 +97,14 @@ class Window:
     draft_tokens: int
     """The rest of the prompt: the draft window, with the template's text and a BOS."""
     dropped: "DroppedTokens" = field(repr=False, compare=False)
+    draft_spans: tuple[tuple[int, int, int], ...] = ()
+    """(offset in the prompt, offset in the draft, length) of the draft's own text: the
+    window before the note, and after it."""
+
+    def draft_offset(self, prompt_offset: int) -> int | None:
+        """Where a character of the prompt is in the draft; None in the memory, the note or
+        the template's own words (scoring scores the prompt, and colours only the draft)."""
+        return in_text(self.draft_spans, prompt_offset)
 
     @property
     def dropped_tokens(self) -> int:
@@ -220,7 +230,13 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     wrap = wrap or _as_is
     check_note_depth(note_depth)
     empty = count("")
-    fixed = count(memory_block(memory) + note_block(note) + wrap(""))
+    block = memory_block(memory)
+    lead = len(block) + max(0, wrap("\0").find("\0"))  # the window follows the memory and the template's words
+    try:
+        fixed = count(block + note_block(note) + wrap(""))
+    except UnencodableTextError as error:
+        raise placed(error, [("memory", memory, pinned_spans(0, memory)),
+                             ("author's note", note, pinned_spans(len(block), note))]) from None
     if fixed > budget:
         raise WindowError(
             f"the memory and the author's note take {fixed:,} tokens, more than the {budget:,} the context "
@@ -229,7 +245,11 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
 
     def size(start: int) -> int:
         if start not in sizes:
-            sizes[start] = count(assemble(draft, start, end, memory, note, note_depth, wrap)[0])
+            prompt, at = assemble(draft, start, end, memory, note, note_depth, wrap)
+            try:
+                sizes[start] = count(prompt)
+            except UnencodableTextError as error:  # memory and note passed above: the draft's
+                raise placed(error, [("draft", draft, draft_spans(lead, start, end, at, len(note_block(note))))]) from None
         return sizes[start]
 
     start: int | None = 0
@@ -246,10 +266,11 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     prompt_tokens = size(start)
     memory_tokens = count(memory_block(memory)) - empty if memory.strip() else 0
     note_tokens = count(note_block(note)) - empty if note.strip() else 0
+    spans = draft_spans(lead, start, end, at, len(note_block(note)))
     return Window(prompt=prompt, start=start, end=end, note_at=at, budget=budget, prompt_tokens=prompt_tokens,
                   memory_tokens=memory_tokens, note_tokens=note_tokens,
                   draft_tokens=prompt_tokens - memory_tokens - note_tokens,
-                  dropped=DroppedTokens(count, draft, start, empty))
+                  dropped=DroppedTokens(count, draft, start, empty), draft_spans=spans)
 
 
 def _as_is(text: str) -> str:

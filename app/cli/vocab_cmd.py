@@ -30,26 +30,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from scriptorium.inference.errors import ScriptoriumError
     from scriptorium.inference.gguf_vocab import read_gguf_vocab
     from scriptorium.inference.spm_model import load_spm
     from scriptorium.inference.vocab_contract import (
-        Clause, check_byte_tokens, check_model_type, check_pieces, check_settings,
+        Clause, check_byte_tokens, check_model_type, check_pieces, check_settings, piece_text_mismatch,
     )
     from scriptorium.inference.vocab_parity import SAMPLE, compare_lines, parity_clause
 
-    from .common import read_draft
+    from .common import read_draft, read_text_file
 
     spm = load_spm(args.spm)
     gguf = read_gguf_vocab(args.model)
-    texts = [read_draft(name) for name in args.text] or [SAMPLE]
+    texts = [read_draft(name) if name == "-" else read_text_file(name, "text file") for name in args.text] or [SAMPLE]
     lines = [line for text in texts for line in text.splitlines() if line.strip()]
+    if not lines:  # parity would hold on nothing at all
+        raise ScriptoriumError(f"--text {', '.join(args.text)}: no line of text to tokenize both ways")
     pieces = check_pieces(spm, gguf)
     clauses = [pieces, check_byte_tokens(spm, gguf), check_settings(spm, gguf, lines), check_model_type(spm, gguf)]
     if pieces.data["duplicates"]:
         clauses.append(Clause("parity", False, "not run: llama.cpp would abort loading a vocabulary with duplicate texts"))
     else:
-        clauses.append(parity_clause(_parity(args.model, gguf, spm, lines, compare_lines),
-                                     spm_used=not args.llama_tokenizer))
+        # The engine uses the .model only when its pieces' texts are the GGUF's (tokenizer.py):
+        # otherwise llama.cpp tokenizes, named or not, and that is the parity that counts.
+        unusable = bool(piece_text_mismatch(spm.pieces, gguf.tokens))
+        clauses.append(parity_clause(
+            _parity(args.model, gguf, spm, lines, compare_lines), spm_used=not (args.llama_tokenizer or unusable),
+            unused_because=" (the .model's pieces do not match the GGUF's, so scriptorium cannot use it)"
+            if unusable and not args.llama_tokenizer else ""))
     failed = [c.name for c in clauses if not c.holds]
     if args.json:
         print(json.dumps({

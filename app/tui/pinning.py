@@ -21,6 +21,12 @@ def edit_pinned(app: App[None], main: MainScreen, sessions: SessionKeeper, which
     if app.screen is not main:  # a dialog open keeps the keys
         return
     mode = main.mode
+    if which == "note" and mode == "chat":
+        # A chat prompt is the system prompt (with the memory) and the turns: a note kept
+        # here would be in no prompt at all.
+        app.notify(f"The author's note steers the draft. In chat, what should steer every reply goes in the memory "
+                   f"({main.chat.key_display('app.memory')}), which joins the system prompt.", timeout=8)
+        return
 
     def kept(pinned: Pinned | None) -> None:
         if pinned is None:

@@ -10,7 +10,7 @@ always the number for exactly the text on screen.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from scriptorium.inference.events import Candidate, TokenEvent, TokenScore
@@ -96,6 +96,18 @@ def chosen_records(record: TokenRecord, start: int, choice: str) -> list[TokenRe
     return []
 
 
+def branch_choice(record: TokenRecord, choice: str, previous_char: str) -> tuple[str, list[TokenRecord]]:
+    """What a branch at `record` in the draft writes for the author's `choice`, and its token,
+    where `previous_char` precedes it ('' at the start). In the author's scored text the
+    tokenizer read a space before the text that is not in the draft (SentencePiece's dummy
+    prefix), so the alternatives to its first word carry one: after whitespace, or at the
+    start, it would be a space the author never typed."""
+    tokens = chosen_records(record, 0, choice)
+    if record.source.kind == "scored" and choice[:1] == " " and (not previous_char or previous_char.isspace()):
+        return choice[1:], [replace(t, text=t.text[1:]) for t in tokens]
+    return choice, tokens
+
+
 def records_from_events(events: Iterable[TokenEvent], offset: int, source: TokenSource) -> list[TokenRecord]:
     """Records for streamed tokens whose text starts at `offset` of the suggestion."""
     records = []
@@ -163,6 +175,9 @@ class SpanTracker:
 
     def remove_kind(self, kind: str) -> None:
         self.spans = [s for s in self.spans if not (s.tokens and s.tokens[0].source.kind == kind)]
+
+    def count_kind(self, kind: str) -> int:
+        return sum(1 for s in self.spans if s.tokens and s.tokens[0].source.kind == kind)
 
     def edited(self, top: int, bottom: int, inserted: int) -> bool:
         """Characters top..bottom were replaced by `inserted` characters. Spans after the

@@ -25,6 +25,22 @@ def test_continue_refuses_unencodable_text_in_one_line_instead_of_aborting(no_by
     assert result.stdout == ""
 
 
+def test_unencodable_text_is_placed_in_the_draft_or_the_memory_where_the_author_wrote_it(
+        no_bytes_gguf: Path, tmp_path: Path) -> None:
+    """The window the model sees starts far into a long draft: the character's place is
+    counted in the author's file (or the memory), not in the prompt built from it."""
+    draft = tmp_path / "draft.md"
+    draft.write_text("La casa era buia. " * 200 + "Poi ☃ nevicò.", encoding="utf-8")
+    result = scriptorium("continue", draft, "--model", no_bytes_gguf, "--ctx", "256", "--max-tokens", "4")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "cannot encode '☃' (U+2603 SNOWMAN) at character 3605 (line 1, column 3605) of the draft" in result.stderr
+    memory = tmp_path / "memory.txt"
+    memory.write_text("Neve ☃.", encoding="utf-8")
+    draft.write_text("La casa era buia.", encoding="utf-8")
+    result = scriptorium("continue", draft, "--model", no_bytes_gguf, "--max-tokens", "4", "--memory", memory)
+    assert result.returncode == 2 and "at character 6 (line 1, column 6) of the memory" in result.stderr
+
+
 def test_continue_json_names_the_tokenizer_from_the_flag_and_from_the_config(
         unigram_spm: Path, unigram_gguf: Path, tmp_path: Path) -> None:
     def done(*args: object) -> dict:

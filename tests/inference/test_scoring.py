@@ -55,6 +55,25 @@ def test_offsets_point_into_the_authors_text(random_model: Path) -> None:
     ] * len(scores)
 
 
+def test_offsets_follow_the_authors_characters_through_sentencepiece_normalization(
+        unigram_spm: Path, unigram_gguf: Path) -> None:
+    """The .model normalizes before it cuts (nmt_nfkc: "…" becomes "...", a run of spaces
+    one ▁): each scored token must still start where its words are in the author's text,
+    or the colours and a branch from a scored word land on the wrong characters."""
+    text = "È finito… lo  compro  domani. Il gatto dorme sul letto."
+    engine = Engine.load(LoadOptions(model_path=unigram_gguf, n_ctx=512, spm_path=unigram_spm))
+    try:
+        scores = [e for e in score(engine, text) if isinstance(e, TokenScore)]
+    finally:
+        engine.close()
+    words = [s for s in scores if s.text.strip() and s.text.strip() not in ".…"]
+    assert len(words) > 10
+    for s in words:
+        # A piece's ▁ covers the space (or run of spaces) before its word.
+        assert text[s.start:].lstrip(" ").startswith(s.text.strip()), (s.text, s.start, text[s.start:])
+    assert text[scores[-1].start:] == "."
+
+
 def test_scoring_leaves_the_text_cached_for_continuing(random_model: Path) -> None:
     from scriptorium.inference.events import PrefillDone
     from scriptorium.inference.settings import PRESETS, LogitBias

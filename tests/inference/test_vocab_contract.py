@@ -12,7 +12,7 @@ import spm_models
 from scriptorium.app.cli.main import main
 from scriptorium.inference.gguf_vocab import read_gguf_vocab
 from scriptorium.inference.spm_model import load_spm
-from scriptorium.inference.vocab_contract import piece_text_mismatch
+from scriptorium.inference.vocab_contract import check_model_type, piece_text_mismatch
 
 
 def vocab(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict]:
@@ -121,6 +121,33 @@ def test_each_breakage_fails_with_its_own_message(breakage: str, unigram_spm: Pa
     assert message in broken["summary"] + " ".join(broken["details"]), broken
 
 
+def test_parity_is_judged_for_llama_cpp_when_the_pieces_do_not_match(unigram_spm: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """With a piece's text changed the engine does not use the .model (it tokenizes with
+    llama.cpp and says why), so parity is what llama.cpp does, not what SentencePiece would."""
+    def rename(v: spm_models.Converted) -> None:
+        v.tokens[v.tokens.index("▁casa")] = "▁casa~"  # no other piece's text: llama.cpp loads it
+
+    model = spm_models.convert_to_gguf(unigram_spm, tmp_path / "renamed.gguf", edit=rename)
+    code, report = vocab(capsys, "--model", model, "--spm", unigram_spm)
+    parity = clause(report, "parity")
+    assert code == 1 and parity["data"]["tokenizer"] == "llama.cpp"
+    assert not parity["holds"] and "pieces do not match" in parity["summary"]
+
+
+def test_a_gguf_whose_tokenizer_is_not_sentencepiece_fails_the_model_type(unigram_spm: Path,
+                                                                          unigram_gguf: Path) -> None:
+    """A byte-level BPE ('gpt2', SmolLM2) or WordPiece GGUF was not converted from a .model:
+    the clause must not say it holds."""
+    from dataclasses import replace
+
+    spm, gguf = load_spm(unigram_spm), read_gguf_vocab(unigram_gguf)
+    assert check_model_type(spm, gguf).holds
+    for other in ("gpt2", "bert", ""):
+        verdict = check_model_type(spm, replace(gguf, tokenizer_model=other))
+        assert not verdict.holds and "not a SentencePiece vocabulary" in verdict.summary
+
+
 def test_the_plain_report_names_the_failed_clause(unigram_spm: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     model = spm_models.convert_to_gguf(unigram_spm, tmp_path / "broken.gguf", edit=_flip_prefix)
@@ -138,7 +165,7 @@ def test_an_nfkc_model_is_reported_as_a_risk_with_its_effect_on_the_sample(
     assert any("nmt_nfkc" in w and "'…' (U+2026 HORIZONTAL ELLIPSIS) -> '...'" in w for w in settings["warnings"])
 
 
-@pytest.mark.parametrize("bad", ["missing", "not_spm", "not_gguf", "missing_text"])
+@pytest.mark.parametrize("bad", ["missing", "not_spm", "not_gguf", "missing_text", "empty_text"])
 def test_bad_input_is_one_line_and_exit_2(bad: str, unigram_spm: Path, unigram_gguf: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     text = tmp_path / "notes.txt"
@@ -148,10 +175,15 @@ def test_bad_input_is_one_line_and_exit_2(bad: str, unigram_spm: Path, unigram_g
         "not_spm": ["--model", unigram_gguf, "--spm", text],
         "not_gguf": ["--model", text, "--spm", unigram_spm],
         "missing_text": ["--model", unigram_gguf, "--spm", unigram_spm, "--text", tmp_path / "nowhere.txt"],
+        # No line to compare would make parity hold for any pair: 0 of 0 lines differ.
+        "empty_text": ["--model", unigram_gguf, "--spm", unigram_spm, "--text", tmp_path / "empty.txt",
+                       "--llama-tokenizer"],
     }[bad]
+    (tmp_path / "empty.txt").write_text("\n  \n", encoding="utf-8")
     assert main(["vocab", *map(str, args)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert "draft" not in captured.err  # a --text file is the author's sample, not a draft
 
 
 def test_the_engine_check_names_the_first_difference() -> None:

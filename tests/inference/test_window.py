@@ -108,3 +108,22 @@ def test_chat_drops_the_oldest_turns_and_keeps_system_and_memory() -> None:
     assert chat.messages[1:] == turns[1 + chat.dropped_turns:]
     with pytest.raises(WindowError, match="system prompt, memory and the last message"):
         fit_chat(turns, budget=5, count=words, render=render)
+
+
+@pytest.mark.parametrize("template", ["{draft}", "Continua:\n{draft}", "{draft}\n\n(di nuovo) {draft}", "Senza segnaposto: "])
+def test_every_draft_character_of_the_prompt_is_found_in_the_draft(template: str) -> None:
+    """Scoring scores the prompt and colours the draft: each character of the draft's own
+    text in the prompt maps back to where it is in the draft, and nothing else does."""
+    def wrap(text: str) -> str:
+        return template.replace("{draft}", text) if "{draft}" in template else template + text
+
+    window = build_window(DRAFT, budget=120, count=words, memory="Memoria.", note="[Nota.]", note_depth=2,
+                          wrap=wrap)
+    assert window.start > 0 and window.note_at is not None and window.note_at < window.end
+    mapped = {i: window.draft_offset(i) for i in range(len(window.prompt))}
+    found = [i for i, at in mapped.items() if at is not None]
+    assert all(window.prompt[i] == DRAFT[mapped[i]] for i in found)
+    # Every draft character of the window, once each (the first copy, for a template that repeats it).
+    assert sorted(mapped[i] for i in found) == list(range(window.start, window.end))
+    assert "Memoria." not in "".join(window.prompt[i] for i in found)
+    assert "[Nota.]" not in "".join(window.prompt[i] for i in found)

@@ -249,3 +249,83 @@ def test_branching_in_your_own_scored_words_rewrites_the_rest_of_the_line(random
             await pilot.press("tab")
             assert draft.editor.text == first_line[:span.start] + branched + "\n" + second_line
     run(scenario)
+
+
+def test_a_byte_token_alternative_is_not_written_into_the_text(byte_loop_model: Path) -> None:
+    """A byte token's label (<0xFF>) is not text: one byte of a character, whatever the
+    candidate list calls it. Taking it would write the label itself into the draft."""
+    async def scenario() -> None:
+        app = make_app(byte_loop_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")  # the bytes are banned: Italian words come
+            draft = app.main.draft
+            ghost = draft.editor.ghost
+            before = ghost.text
+            await pilot.press("f4", "ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            record = ghost.tokens[draft.inspected]
+            assert record.top[0].text == "<0xFF>"  # the model's favourite, banned
+            options = app.screen.query_one(OptionList)
+            options.highlighted = 0
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "<0x" not in draft.editor.ghost.text and draft.editor.ghost.text == before
+            assert options.get_option_at_index(0).disabled
+    run(scenario)
+
+
+def test_branching_at_the_first_scored_word_adds_no_space_before_the_text(random_model: Path) -> None:
+    """The tokenizer reads the text with a space before it (SentencePiece's dummy prefix),
+    so the model's alternatives to the first word carry that space (" quella" for "La");
+    written at the start of the draft it would be a space the author never typed."""
+    text = "La casa era buia."
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            draft.editor.load_text(text)
+            await pilot.press("f9")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            span = next(s for s in draft.editor.spans.spans if s.start == 0)
+            record = span.tokens[0]
+            assert record.text == "La"
+            draft.editor.move_cursor((0, 0))
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            alternative = next(c for c in record.top if c.id != record.id and c.text.startswith(" "))
+            app.screen.query_one(OptionList).highlighted = list(record.top).index(alternative)
+            await generated(pilot, "enter")
+            assert draft.editor.ghost.text.startswith(alternative.text.lstrip(" "))
+            await pilot.press("tab")
+            assert draft.editor.text.startswith(alternative.text.lstrip(" "))
+    run(scenario)
+
+
+def test_a_control_token_alternative_is_not_written_into_the_text(sentence_model: Path) -> None:
+    """<unk>, <s> and </s> are named in the candidate list, but their names are not text:
+    taking one would write "<unk>" into the draft."""
+    async def scenario() -> None:
+        app = make_app(sentence_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"C'era una volta")
+            await generated(pilot, "ctrl+g")  # " La casa era buia."
+            draft = app.main.draft
+            before = draft.editor.ghost.text
+            await pilot.press("f4", "ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            record = draft.editor.ghost.tokens[draft.inspected]
+            named = [i for i, c in enumerate(record.top) if c.text in ("<unk>", "<s>", "</s>")]
+            assert named  # the markov model's other tokens tie, and the lowest ids come first
+            options = app.screen.query_one(OptionList)
+            options.highlighted = named[0]
+            await pilot.press("enter")
+            await pilot.pause()
+            assert draft.editor.ghost.text == before
+            assert all(options.get_option_at_index(i).disabled for i in named)
+    run(scenario)

@@ -217,3 +217,24 @@ def test_escape_while_the_conversation_is_fitted_keeps_the_message_and_records_n
         run(scenario)
     finally:
         counts.release()
+
+
+def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> None:
+    """A message too long for the context stays in the transcript without a reply; the
+    next one leaves it out, and the notice says so of one message."""
+    from tui_helpers import GREEDY
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat", sampler=GREEDY.with_changes(max_tokens=400))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            chat.input.value = " ".join(["parola"] * 300)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert any("the last message take" in n.message for n in app._notifications)
+            done = await generated(pilot, *"Ciao", "enter")
+            assert done.text == REPLY
+            messages = [n.message for n in app._notifications]
+            assert any(m.startswith("The oldest message no longer fits") for m in messages), messages
+    run(scenario)

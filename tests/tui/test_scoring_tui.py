@@ -138,3 +138,39 @@ def test_scoring_without_text_or_model_says_why(random_model: Path) -> None:
             assert not app.main.draft.scoring
             assert any("no text to score" in n.message for n in app._notifications)
     run(scenario)
+
+
+def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_model: Path) -> None:
+    """The scores are how probable the model finds the author's words given what it sees
+    when it continues: the memory first, the note N paragraphs before the end. Only the
+    draft's own tokens are scored, each over its own characters."""
+    from tui_helpers import loader_wrapping
+
+    from scriptorium.inference.window import Pinned
+
+    draft_text = "Uno due tre.\n\nIl gatto dorme sul letto."
+    scored_texts: list[str] = []
+
+    def spy(score: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
+        def recorded(text: str, **kwargs: Any) -> Iterator[Event]:
+            scored_texts.append(text)
+            return score(text, **kwargs)
+        return recorded
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader_wrapping("score", spy))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            draft.pinned = Pinned("Memoria: una casa sul lago.", "Nota: tono cupo.", 1)
+            draft.editor.load_text(draft_text)
+            await pilot.press("f9")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert scored_texts == ["Memoria: una casa sul lago.\n\nUno due tre.\n\nNota: tono cupo.\n\n"
+                                    "Il gatto dorme sul letto."]
+            records = scored_records(app)
+            assert records[0][0] == 0 and "".join(r.text for _, r in records) == draft_text
+            assert all(draft_text[start:].startswith(r.text) for start, r in records)
+            assert any(f"Scored {len(records)} tokens of your text" in n.message for n in app._notifications)
+    run(scenario)

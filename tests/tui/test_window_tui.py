@@ -238,3 +238,45 @@ def test_memory_too_long_for_the_window_is_said_and_nothing_runs(random_model: P
             assert session is not None and session.generations == []
 
     run(scenario)
+
+
+def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model: Path) -> None:
+    """'Memory kept: the model sees it in every prompt' would be untrue: the window's
+    measure finds at once that memory and note leave no room, and says so, once."""
+    async def scenario() -> None:
+        app = make_app(short_context_model)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.")
+            await write_pinned(pilot, "alt+e", LONG[:3000])
+            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
+            await app.main.wait_until_idle()
+            await pilot.pause()
+
+            def said() -> list[str]:
+                return [n.message for n in app._notifications if "the memory and the author's note take" in n.message]
+
+            assert len(said()) == 1
+            await pilot.press(*" Un gatto.")  # typing on: the same problem is not said again
+            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert len(said()) == 1
+    run(scenario)
+
+
+def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model: Path) -> None:
+    """A chat prompt holds the system prompt with the memory, then the turns: no author's
+    note. Keeping one there would be told 'the model sees it in every prompt', untrue."""
+    async def scenario() -> None:
+        app = make_app(random_model, mode="chat")
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("alt+n")
+            await pilot.pause()
+            assert not isinstance(app.screen, PinnedScreen)
+            assert any("memory" in n.message and "draft" in n.message for n in app._notifications)
+            await pilot.press("alt+e")  # the memory is still edited in chat
+            await pilot.pause()
+            assert isinstance(app.screen, PinnedScreen) and app.screen.which == "memory"
+    run(scenario)

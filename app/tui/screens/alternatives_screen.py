@@ -3,6 +3,8 @@ the author's own word. Returns the text to continue from, or None."""
 
 from __future__ import annotations
 
+from typing import Collection
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -17,21 +19,28 @@ from scriptorium.app.tui.widgets.formatting import visible_token
 
 
 class AlternativesScreen(ModalScreen[str | None]):
-    """The token's top candidates as a list (Enter takes one), and an input for a word."""
+    """The token's top candidates as a list (Enter takes one), and an input for a word.
+
+    Some labels are not text: a byte token's (<0xE2>) is one byte of a character, a control
+    token's (</s>) a name. Taking one would write the label itself into the draft. They stay
+    in the list, as the model's alternatives, but cannot be chosen."""
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="alternatives.cancel", tooltip="Keep the text as it is"),
     ]
 
-    def __init__(self, record: TokenRecord) -> None:
+    def __init__(self, record: TokenRecord, not_text: Collection[int] = ()) -> None:
         super().__init__()
         self.record = record
+        self.not_text = frozenset(not_text)
 
     def compose(self) -> ComposeResult:
         record = self.record
         options = [
             Option(Text(f"{visible_token(c.text):<18} {c.p * 100:5.1f}%" + ("  (chosen)" if c.id == record.id else "")
-                   + ("  (banned)" if c.banned else "")), id=str(index))
+                   + ("  (banned)" if c.banned else "")
+                   + ("  (not text)" if c.id in self.not_text else "")),
+                   id=str(index), disabled=c.id in self.not_text)
             for index, c in enumerate(record.top)
         ]
         with Vertical(classes="dialog", id="alternatives-dialog"):

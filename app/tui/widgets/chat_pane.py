@@ -134,8 +134,10 @@ class ChatPane(ChatVersions):
             # server. The oldest turns leave the window first; the system prompt and memory stay.
             fitted = fit_chat(conversation, budget=budget, count=backend.count_tokens,
                               render=lambda turns: backend.chat_prompt(turns, fallback), memory=memory)
-            note = (f"The {fitted.dropped_turns} oldest messages no longer fit the model's {backend.n_ctx:,}-token "
-                    "context: it does not see them.") if fitted.dropped_turns else ""
+            dropped = fitted.dropped_turns
+            left_out = "The oldest message no longer fits" if dropped == 1 else f"The {dropped} oldest messages no longer fit"
+            note = (f"{left_out} the model's {backend.n_ctx:,}-token context: it does not see "
+                    f"{'it' if dropped == 1 else 'them'}.") if dropped else ""
             # A branched reply goes on from its prefix: the model continues its own turn.
             return Prepared(fitted.prompt + prefix, note=note)
 

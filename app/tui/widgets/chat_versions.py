@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from textual.binding import Binding
 
-from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
 from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
@@ -95,7 +94,7 @@ class ChatVersions(ChatInspection):
             return
         index = self.inspected
         record = views[-1].records[index]
-        self.app.push_screen(AlternativesScreen(record),
+        self.app.push_screen(self.alternatives_screen(record),
                              lambda choice: self.call_later(self._branch_reply, index, choice))
 
     async def _branch_reply(self, index: int, choice: str | None) -> None:

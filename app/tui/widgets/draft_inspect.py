@@ -22,14 +22,11 @@ from scriptorium.inference.events import TokenEvent, TokenScore
 
 from scriptorium.app.tui.branches import Version, move_version, start_version
 from scriptorium.app.tui.scoring import (
-    ScoresArrived,
-    ScoringFailed,
-    ScoringFinished,
-    ScoringProgressed,
-    new_score_id,
-    stream_scoring,
+    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, new_score_id, stream_scoring,
 )
-from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource, chosen_records, record_from_score, records_from_events
+from scriptorium.app.tui.token_spans import (
+    Span, TokenRecord, TokenSource, branch_choice, chosen_records, record_from_score, records_from_events,
+)
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
@@ -37,6 +34,8 @@ from scriptorium.app.tui.widgets.token_text import TokenLegend
 
 if TYPE_CHECKING:
     from textual.widgets.text_area import Location
+
+    from scriptorium.inference.window import Window
 
     from scriptorium.app.tui.generation import GenerationRequest
 
@@ -104,8 +103,9 @@ class DraftInspection(ModePane):
     _score_id: int | None = None
     _score_text: str = ""
     _score_pending: TokenScore | None = None
-    _score_from: int = 0
-    """Where the scored window starts in the draft: scores' offsets are moved by it."""
+    _score_window: "Window | None" = None
+    """What the model saw when scoring (memory, the draft window, the note): scores' offsets
+    into its prompt are moved into the draft by it, and those outside the draft dropped."""
 
     # What DraftPane, the layer above, does for this one.
     def write_on(self) -> None:
@@ -220,13 +220,11 @@ class DraftInspection(ModePane):
         if self.generating:
             self.notify("The model is writing: press Esc to stop it, then branch.", severity="warning")
             return
-        from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
-
         ghost = self.editor.ghost
         if ghost is not None and self.inspected is not None:
             index = self.inspected
             record = ghost.tokens[index]
-            self.app.push_screen(AlternativesScreen(record), lambda choice: self._branch_suggestion(index, choice))
+            self.app.push_screen(self.alternatives_screen(record), lambda choice: self._branch_suggestion(index, choice))
             return
         found = self.editor.token_at_cursor()
         if found is None or found[0].tokens[found[1]].source.kind not in ("generated", "scored"):
@@ -234,7 +232,7 @@ class DraftInspection(ModePane):
                         "branch there.", severity="warning")
             return
         span, index = found
-        self.app.push_screen(AlternativesScreen(span.tokens[index]),
+        self.app.push_screen(self.alternatives_screen(span.tokens[index]),
                              lambda choice: self._branch_draft(span, index, choice))
 
     def _branch_suggestion(self, index: int, choice: str | None) -> None:
@@ -276,7 +274,8 @@ class DraftInspection(ModePane):
         ghost.replaces = end - start
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
-        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen_records(record, 0, choice))
+        choice, chosen = branch_choice(record, choice, editor.text[max(0, start - 1):start])
+        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen)
         self.write_on()
 
     def action_version(self, step: int) -> None:
@@ -315,8 +314,9 @@ class DraftInspection(ModePane):
         self.editor.show_window_start(window.start)
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
-        self._score_text, self._score_pending, self._score_from = text, None, window.start
-        text = text[window.start:]
+        # Scored as continued: the same prompt, memory and note included.
+        self._score_text, self._score_pending, self._score_window = text, None, window
+        text = window.prompt
         self.set_colouring(True)
         self.post_message(self.ActivityShown("scoring…"))
         self.refresh_bindings()
@@ -349,7 +349,10 @@ class DraftInspection(ModePane):
         if message.score_id != self._score_id:
             return
         for score in message.scores:
-            score = replace(score, start=score.start + self._score_from)
+            start = self._score_window.draft_offset(score.start) if self._score_window is not None else None
+            if start is None:
+                continue  # the memory's, the note's or the template's: not the author's draft
+            score = replace(score, start=start)
             if self._score_pending is not None:
                 self._add_scored(self._score_pending, score.start)
             self._score_pending = score
@@ -374,13 +377,13 @@ class DraftInspection(ModePane):
         self.editor.set_colouring(True)
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()
-        done = message.done
+        done, scored = message.done, self.editor.spans.count_kind("scored")  # the draft's tokens, not the memory's
         if done.cancelled:
-            self.notify(f"Scoring stopped after {done.tokens:,} tokens; what was scored stays coloured.")
+            self.notify(f"Scoring stopped after {scored:,} tokens; what was scored stays coloured.")
         else:
             skipped = f" (the first {done.trimmed_tokens:,} did not fit the context)" if done.trimmed_tokens else ""
             branch_key = self.key_display("draft.branch")
-            self.notify(f"Scored {done.tokens:,} tokens of your text{skipped}. Move the cursor over a word to see "
+            self.notify(f"Scored {scored:,} tokens of your text{skipped}. Move the cursor over a word to see "
                         f"what the model expected there; {branch_key} writes on from one of its words.")
 
     def on_scoring_failed(self, message: ScoringFailed) -> None:

@@ -20,7 +20,7 @@ from scriptorium import prompts
 from scriptorium.inference.backend import Backend
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import GenerationDone
-from scriptorium.inference.window import Window
+from scriptorium.inference.window import Window, WindowError
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -81,6 +81,7 @@ class DraftPane(DraftCandidates):
         self._thrown: tuple[Ghost, str] | None = None
         """The suggestion last thrown away, and the draft then: it comes back while the draft is unchanged."""
         self._window_timer: Timer | None = None
+        self._said_too_long = ""
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -322,20 +323,29 @@ class DraftPane(DraftCandidates):
     def _measure_window(self, build: Callable[[str], Window], backend: Backend, text: str) -> None:
         # Off the UI thread: counting asks the engine's process, or a server that may hang,
         # and the author is typing.
+        too_long = ""
         try:
             start = build(text).start
         except EngineCrashed as error:
             self.app.call_from_thread(self.say_failure, backend, error, "Model")
             return
+        except WindowError as error:
+            start, too_long = 0, str(error)
         except ScriptoriumError:
             start = 0  # said when a continuation asks for the window
-        self.app.call_from_thread(self._window_measured, text, start)
+        self.app.call_from_thread(self._window_measured, text, start, too_long)
 
-    def _window_measured(self, text: str, start: int) -> None:
+    def _window_measured(self, text: str, start: int, too_long: str) -> None:
         editor, ghost = self.editor, self.editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         if editor.text_before(anchor) + (ghost.text if ghost else "") == text:  # else a newer one is coming
             editor.show_window_start(start)
+        # Memory and note that leave no room are said as soon as they are (once, not at
+        # every pause in typing): the author has just been told they are in every prompt.
+        if too_long != self._said_too_long:
+            self._said_too_long = too_long
+            if too_long:
+                self.notify(too_long, title="Window", severity="warning", timeout=12)
 
     # ---- the file ------------------------------------------------------------------
     @property

@@ -35,6 +35,9 @@ from scriptorium.app.tui.keys import KeyDisplay
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
 
+    from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
+    from scriptorium.app.tui.token_spans import TokenRecord
+
 
 class StreamSink(Protocol):
     """Where a generation's text goes: the draft's suggestion or a chat reply."""
@@ -134,6 +137,15 @@ class ModePane(Vertical):
             self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to choose one.",
                         severity="warning")
         return None
+
+    def alternatives_screen(self, record: "TokenRecord") -> "AlternativesScreen":
+        """The dialog to branch at `record`, knowing which of its candidates are not text:
+        byte tokens, and tokens the list shows by name (<unk>, </s>)."""
+        from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
+
+        backend = self.backend
+        not_text = (*backend.byte_token_ids, *backend.facts.named_token_ids) if backend is not None else ()
+        return AlternativesScreen(record, not_text)
 
     def prompt_template(self, name: str) -> str | None:
         """The author's prompt template `name` (else the packaged one); None, after a
