@@ -22,6 +22,7 @@ from scriptorium.app.models.loading import BackendCrashed
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
+    from scriptorium.inference.window import Window
 
 _score_ids = itertools.count(1)
 
@@ -61,16 +62,33 @@ class ScoringFailed(ScoringMessage):
     error: str
 
 
+@dataclass
+class ScoringWindowMade(ScoringMessage):
+    """What the model sees, made in the worker: its prompt is what is scored."""
+
+    window: "Window"
+
+
+def scored_note(done: ScoreDone, scored: int, branch_key: str) -> str:
+    """What the author is told when scoring ends, of the `scored` tokens of their text."""
+    if done.cancelled:
+        return f"Scoring stopped after {scored:,} tokens; what was scored stays coloured."
+    skipped = f" (the first {done.trimmed_tokens:,} did not fit the context)" if done.trimmed_tokens else ""
+    return (f"Scored {scored:,} tokens of your text{skipped}. Move the cursor over a word to see what the model "
+            f"expected there; {branch_key} writes on from one of its words.")
+
+
 def stream_scoring(
     engine: "Backend",
-    text: str,
+    window: "Callable[[], Window]",
     top_n: int,
     score_id: int,
     post: Callable[[Message], object],
     should_stop: Callable[[], bool],
     frame_interval: float,
 ) -> None:
-    """Score `text`, posting its tokens at most once per frame."""
+    """Make the `window` (counting tokens asks the engine's process or a server: not on the
+    UI thread), then score its prompt, posting its tokens at most once per frame."""
     batch: list[TokenScore] = []
     last_post = -frame_interval
 
@@ -82,7 +100,9 @@ def stream_scoring(
             last_post = time.monotonic()
 
     try:
-        with closing(engine.score(text, top_n=top_n, should_stop=should_stop)) as events:
+        made = window()
+        post(ScoringWindowMade(score_id, made))
+        with closing(engine.score(made.prompt, top_n=top_n, should_stop=should_stop)) as events:
             for event in events:
                 if isinstance(event, TokenScore):
                     batch.append(event)

@@ -174,3 +174,41 @@ def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_mode
             assert all(draft_text[start:].startswith(r.text) for start, r in records)
             assert any(f"Scored {len(records)} tokens of your text" in n.message for n in app._notifications)
     run(scenario)
+
+
+def test_no_key_waits_while_the_scored_window_is_counted(random_model: Path) -> None:
+    """What scoring sees is the continuation's window, fitted by counting tokens (the
+    engine's process, or a server that may hang): counted in the scoring worker, so keys
+    are taken meanwhile; typing stops the scoring, and nothing lands on the changed text."""
+    from tui_helpers import HeldCounts
+
+    counts = HeldCounts()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=counts.loader())
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            await pilot.press(*"La casa era buia.")
+            await pilot.pause(0.6)
+            await app.workers.wait_for_complete()  # the window marker's count, not held
+            counts.hold()
+            await pilot.press("f9")
+            await pilot.pause(0.2)
+            assert counts.counting.is_set() and draft.scoring
+            await pilot.press("end", *" Poi")
+            assert draft.editor.text == "La casa era buia. Poi"  # taken while the count is held
+            assert not draft.scoring
+            counts.release()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert draft.editor.spans.count_kind("scored") == 0
+            await pilot.press("f9")  # the engine is free again: scoring works
+            while draft.scoring:
+                await pilot.pause(0.05)
+            assert draft.editor.spans.count_kind("scored") > 0
+
+    try:
+        run(scenario)
+    finally:
+        counts.release()

@@ -22,7 +22,8 @@ from scriptorium.inference.events import TokenEvent, TokenScore
 
 from scriptorium.app.tui.branches import Version, move_version, start_version
 from scriptorium.app.tui.scoring import (
-    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, new_score_id, stream_scoring,
+    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, new_score_id, scored_note,
+    stream_scoring,
 )
 from scriptorium.app.tui.token_spans import (
     Span, TokenRecord, TokenSource, branch_choice, chosen_records, record_from_score, records_from_events,
@@ -307,16 +308,12 @@ class DraftInspection(ModePane):
         if not text.strip():
             self.notify("There is no text to score yet.", severity="warning")
             return
-        # The same window as a continuation: what the model would not see is not scored.
-        window = self.draft_window(backend, text, self.prompt_template(prompts.CONTINUE))
-        if window is None:
-            return
-        self.editor.show_window_start(window.start)
+        # Scored as continued, the same prompt (memory and note included): what the model
+        # would not see is not scored. The window is made in the worker (ScoringWindowMade).
+        build = self.window_builder(backend, self.prompt_template(prompts.CONTINUE))
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
-        # Scored as continued: the same prompt, memory and note included.
-        self._score_text, self._score_pending, self._score_window = text, None, window
-        text = window.prompt
+        self._score_text, self._score_pending, self._score_window = text, None, None
         self.set_colouring(True)
         self.post_message(self.ActivityShown("scoring…"))
         self.refresh_bindings()
@@ -324,7 +321,8 @@ class DraftInspection(ModePane):
 
         def run() -> None:
             worker = get_current_worker()
-            stream_scoring(backend, text, top_n, score_id, self.post_message, lambda: worker.is_cancelled, frame)
+            stream_scoring(backend, lambda: build(text), top_n, score_id, self.post_message,
+                           lambda: worker.is_cancelled, frame)
 
         self.run_worker(run, thread=True, group="scoring", exclusive=True, exit_on_error=False)
 
@@ -344,6 +342,11 @@ class DraftInspection(ModePane):
     def _add_scored(self, score: TokenScore, end: int) -> None:
         record = record_from_score(score, self._score_text, end, SCORED)
         self.editor.spans.add(Span(score.start, record.text, [record.moved(-score.start)]))
+
+    def on_scoring_window_made(self, message: ScoringWindowMade) -> None:
+        if message.score_id == self._score_id:
+            self._score_window = message.window
+            self.editor.show_window_start(message.window.start)
 
     def on_scores_arrived(self, message: ScoresArrived) -> None:
         if message.score_id != self._score_id:
@@ -377,14 +380,8 @@ class DraftInspection(ModePane):
         self.editor.set_colouring(True)
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()
-        done, scored = message.done, self.editor.spans.count_kind("scored")  # the draft's tokens, not the memory's
-        if done.cancelled:
-            self.notify(f"Scoring stopped after {scored:,} tokens; what was scored stays coloured.")
-        else:
-            skipped = f" (the first {done.trimmed_tokens:,} did not fit the context)" if done.trimmed_tokens else ""
-            branch_key = self.key_display("draft.branch")
-            self.notify(f"Scored {scored:,} tokens of your text{skipped}. Move the cursor over a word to see "
-                        f"what the model expected there; {branch_key} writes on from one of its words.")
+        scored = self.editor.spans.count_kind("scored")  # the draft's tokens, not the memory's
+        self.notify(scored_note(message.done, scored, self.key_display("draft.branch")))
 
     def on_scoring_failed(self, message: ScoringFailed) -> None:
         if message.score_id != self._score_id:

@@ -20,7 +20,6 @@ from textual.widget import Widget
 
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
-from scriptorium.inference.remote_http import ServerError
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Pinned, Window, build_window, prompt_budget
@@ -161,18 +160,6 @@ class ModePane(Vertical):
         """A request with the sampler as it is right now."""
         return new_request(kind, prompt, self.sampler, self.bias, self.settings.top_n, self.lora_scale,
                            special=special, extra_stop=extra_stop, window=window)
-
-    def draft_window(self, backend: Backend, text: str, template: str | None, *, notify: bool = True) -> Window | None:
-        """What the model sees of `text` continued, with the pinned memory and note (window.py);
-        None, after a notification, when memory and note leave no room or the text cannot be encoded."""
-        try:
-            return self.window_builder(backend, template)(text)
-        except ScriptoriumError as error:
-            if notify or isinstance(error, EngineCrashed):
-                # Counting asks the engine or the server: when it did not answer, say so as such.
-                about_model = isinstance(error, (EngineCrashed, ServerError))
-                self.say_failure(backend, error, "Model" if about_model else "Window")
-            return None
 
     def window_preparer(self, backend: Backend, text: str, template: str | None) -> Callable[[], Prepared]:
         """What makes the prompt continuing `text` in the generation's worker (GenerationRequest.prepare)."""
