@@ -67,8 +67,12 @@ class SessionKeeper:
     """Records the author's work into sessions and saves them. `notify` shows one line."""
 
     def __init__(self, store: SessionStore, draft_file: DraftFile, notify: Callable[..., object],
-                 save_key: Callable[[], str] = lambda: "ctrl+s") -> None:
+                 save_key: Callable[[], str] = lambda: "ctrl+s",
+                 unsaved: Callable[[str], object] = lambda kind: None) -> None:
+        """`unsaved(kind)` is told, on the writing thread, that a background save of the
+        'draft' or 'chat' session failed after the save had been reported as under way."""
         self.store = store
+        self._unsaved = unsaved
         self.conflict = False
         """The draft file changed on disk behind scriptorium's back: an explicit save replaces it."""
         self._save_key = save_key
@@ -328,6 +332,7 @@ class SessionKeeper:
             else:
                 self._problem(str(error) if isinstance(error, SessionError) else f"session not saved: {error}",
                               about=about)
+                self._unsaved(about)
 
         self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written)
 

@@ -89,8 +89,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._model_source = model_source
         self._initial_load = load_options
         self.draft_file = DraftFile(path := draft.path if isinstance(draft, DraftFile) else draft)
+        # A background save's failure comes from the writing thread: posted, never waited for.
         self.sessions = SessionKeeper(store or SessionStore(), self.draft_file, self.notify,
-                                      lambda: self.keys.key_display("draft.save"))
+                                      lambda: self.keys.key_display("draft.save"),
+                                      lambda kind: self.post_message(saving.SaveFailed(kind)))
         session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
@@ -334,6 +336,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
+
+    @on(saving.SaveFailed)
+    def _save_failed(self, message: saving.SaveFailed) -> None:
+        if message.kind == "draft" and self._screen_ready:  # the unsaved dot comes back: the text is only here
+            self.main.draft_saved(saved=False)
 
     def _save_explicitly(self, replace_file: bool = False) -> bool:
         return self.save_everything(explicit=True, replace_file=replace_file)

@@ -5,16 +5,25 @@ none, and "save as" when quitting finds it unsaved; and when the app saves by it
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from textual.app import App
+from textual.message import Message
 from textual.timer import Timer
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
+
+
+@dataclass
+class SaveFailed(Message):
+    """A save made in the background failed: the 'draft' or 'chat' is not saved after all."""
+
+    kind: str
 
 
 class Autosave:

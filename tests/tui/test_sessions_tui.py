@@ -389,3 +389,32 @@ def test_quitting_while_tokens_stream_records_the_generation_as_stopped(random_m
         assert generation.completion_tokens == len(generation.tokens)
 
     run(scenario)
+
+
+def test_a_background_save_that_fails_brings_the_unsaved_mark_back(tmp_path: Path) -> None:
+    """Autosaves are written on a thread of their own: the draft was marked saved when the
+    write began, and a write that then failed left it marked saved, with the one-time
+    notification gone after a while and the text only on screen."""
+    import shutil
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Prima")
+            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
+            app.sessions.store.flush()
+            draft = app.main.draft
+            assert not draft.modified
+            directory = app.sessions.store.directory
+            shutil.rmtree(directory)
+            directory.write_text("not a folder any more", encoding="utf-8")  # every write there fails
+            await pilot.press(*" e dopo")
+            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
+            app.sessions.store.flush()
+            await pilot.pause()
+            assert any(n.title == "Not saved" for n in app._notifications)
+            assert draft.modified
+            directory.unlink()
+            directory.mkdir()
+
+    run(scenario)

@@ -213,8 +213,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def chat_messages(self) -> list[dict[str, str]]:
         return self.chat.messages
 
-    def draft_saved(self) -> None:
-        self.draft.modified = False
+    def draft_saved(self, saved: bool = True) -> None:
+        self.draft.modified = not saved
 
     def draft_state_changed(self) -> None:
         self.status.update_state(draft_name=self._draft_file.display_name, modified=self.draft.modified)
