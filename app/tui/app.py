@@ -108,7 +108,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._tuning.start()
         self._quit_signals = QuitOnSignals.started(self._quit_on_signal)
         if self.keys.keymap:
-            self.set_keymap(self.keys.keymap)
+            self.set_keymap(self.keys.for_textual())
         self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.keys.key_display).data_bind(
             ScriptoriumApp.backend, ScriptoriumApp.model_status, ScriptoriumApp.sampler, ScriptoriumApp.bias,
             ScriptoriumApp.lora_scale, ScriptoriumApp.last_seed)

@@ -53,6 +53,21 @@ class KeyMap:
         self.keymap = dict(keymap)
         self._display = display
 
+    def for_textual(self) -> dict[str, str]:
+        """The keymap as App.set_keymap takes it. Textual drops every binding of a key one
+        of whose bindings is remapped (Esc stops, rejects or leaves inspection: remapping
+        the stop took Esc from all three), so each binding that shares a key with one
+        remapped is named too, with its own keys, and keeps them."""
+        bindings = [binding for section in self.sections for binding in section.bindings]
+        named = dict(self.keymap)
+        while True:
+            in_play = {key for binding in bindings if binding.id in named for key in _keys(binding.key)}
+            sharing = {binding.id: binding.key for binding in bindings
+                       if binding.id not in named and not _keys(binding.key).isdisjoint(in_play)}
+            if not sharing:
+                return named
+            named.update(sharing)  # type: ignore[arg-type]
+
     def ids(self) -> set[str]:
         return {binding.id for section in self.sections for binding in section.bindings if binding.id}
 

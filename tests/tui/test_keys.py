@@ -199,3 +199,34 @@ def test_the_footers_rebuilds_free_the_keys_they_replace(random_model: Path) -> 
             assert [key for key in replaced if key() is not None] == []
 
     run(scenario)
+
+
+def test_remapping_one_of_the_keys_esc_serves_leaves_esc_to_the_others(random_model: Path) -> None:
+    """Esc stops the model, rejects a suggestion or leaves inspection, as each allows.
+    Textual drops every binding of a key when one of them is remapped: moving the stop to
+    F11 took Esc from rejecting too."""
+    from tui_helpers import Gate
+
+    gate = Gate(after_tokens=3)
+
+    async def scenario() -> None:
+        app = make_app(random_model, keymap={"draft.stop": "f11"}, loader=gate.loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era", "ctrl+g")
+            await gate.wait_reached()
+            await pilot.press("escape")  # no longer the stop key
+            assert app.main.is_generating
+            await pilot.press("f11")
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            ghost = app.main.draft.editor.ghost
+            assert ghost is not None and not ghost.streaming
+            await pilot.press("escape")  # still rejects
+            assert app.main.draft.editor.ghost is None and app.main.draft.editor.text == "Era"
+
+    try:
+        run(scenario)
+    finally:
+        gate.release()
