@@ -129,7 +129,14 @@ def standard_folders(home: Path | None = None, environ: Mapping[str, str] | None
     ]
 
 
-def _gguf_files(root: Path, depth: int = MAX_DEPTH) -> Iterator[Path]:
+def _gguf_files(root: Path, depth: int = MAX_DEPTH, walked: set[str] | None = None) -> Iterator[Path]:
+    # Each folder once: a symlink back up the tree (a loop) was walked to the depth limit,
+    # and its files listed under paths like sub/loop/sub/loop/model.gguf.
+    walked = set() if walked is None else walked
+    real = os.path.realpath(root)
+    if real in walked:
+        return
+    walked.add(real)
     try:
         entries = sorted(os.scandir(root), key=lambda entry: entry.name)
     except OSError:
@@ -140,7 +147,7 @@ def _gguf_files(root: Path, depth: int = MAX_DEPTH) -> Iterator[Path]:
         try:
             if entry.is_dir():
                 if depth > 0:
-                    yield from _gguf_files(Path(entry.path), depth - 1)
+                    yield from _gguf_files(Path(entry.path), depth - 1, walked)
             elif entry.name.lower().endswith(".gguf") and entry.is_file():
                 yield Path(entry.path)
         except OSError:

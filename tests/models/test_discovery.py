@@ -149,6 +149,16 @@ def test_folders_dedupe_and_order(tmp_path: Path, make_gguf) -> None:
     assert [(m.path.name, m.source) for m in discovery.models] == [("a.gguf", "one"), ("b.gguf", "two")]
 
 
+def test_a_symlink_loop_is_walked_once(tmp_path: Path, make_gguf) -> None:
+    folder = tmp_path / "models"
+    make_gguf(folder / "sub" / "x.gguf")
+    (folder / "sub" / "a-loop").symlink_to(folder)  # sorts before x.gguf: walked first
+
+    discovery = discover_models([ModelFolder(folder, "mine")])
+
+    assert [m.path.relative_to(folder).as_posix() for m in discovery.models] == ["sub/x.gguf"]
+
+
 def test_missing_folders(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     discovery = discover_models([
