@@ -120,7 +120,8 @@ class GenerationDone:
     prefill_ms: float
     ttft_ms: float
     decode_ms: float
-    """From the first token to the last (completion_tokens - 1 decode steps)."""
+    """From the first sampled token to the last, an end-of-generation token included:
+    completion_tokens - 1 decode steps, or completion_tokens when the model ended it."""
     decode_tokens_per_s: float
     prefill_tokens_per_s: float
     kv_cache: KVCacheUsage

@@ -90,6 +90,10 @@ def run_generation(
         pieces: list[str] = []
         produced = 0
         first_token_at = last_token_at = None
+        # Decode steps finished before the last sampled token: an end-of-generation token
+        # is sampled after a decode but is no completion token, so counting completion
+        # tokens - 1 would leave that step's time in decode_ms without its token.
+        decoded = steps = 0
         reason = "cancelled" if cancelled else "length"
         try:
             if settings.repeat_window:
@@ -102,6 +106,7 @@ def run_generation(
                 # them into this core's cache, so reading them afterwards is cheaper.
                 token = chain.sample()
                 last_token_at = time.perf_counter()
+                steps = decoded
                 if first_token_at is None:
                     first_token_at = last_token_at
                 if ends_generation(token):
@@ -123,6 +128,7 @@ def run_generation(
                     reason = "context"
                     break
                 held = decode_one(token)
+                decoded += 1
         finally:
             chain.close()
 
@@ -138,7 +144,7 @@ def run_generation(
             prefill_ms=prefill_ms,
             ttft_ms=ttft_ms,
             decode_ms=decode_ms,
-            decode_tokens_per_s=(produced - 1) / decode_ms * 1000.0 if produced > 1 and decode_ms > 0 else 0.0,
+            decode_tokens_per_s=steps / decode_ms * 1000.0 if steps and decode_ms > 0 else 0.0,
             prefill_tokens_per_s=prefilled / prefill_ms * 1000.0 if prefill_ms > 0 else 0.0,
             kv_cache=context.kv_usage(),
             text="".join(pieces),

@@ -272,6 +272,20 @@ def test_eos_and_stop_strings(sentence_model: Path) -> None:
     assert "".join(t.text for t in tokens_of(events)) == " La casa "
 
 
+def test_decode_speed_counts_the_step_before_an_end_of_generation_token(sentence_model: Path) -> None:
+    # " La casa era buia." is five tokens, then </s>: </s> is sampled after the fifth
+    # token's decode, so the first-to-last span holds five decode steps, not four.
+    engine = load(sentence_model, n_ctx=256)
+    done = done_of(run(engine, "Allora", GREEDY.with_changes(max_tokens=20)))
+    assert (done.stop_reason, done.completion_tokens) == ("eos", 5)
+    assert done.decode_tokens_per_s * done.decode_ms / 1000.0 == pytest.approx(5, rel=1e-9)
+    # One token then </s>: one decode step was timed, so there is a speed to show.
+    done = done_of(run(engine, "La casa era buia", GREEDY.with_changes(max_tokens=20)))
+    assert (done.stop_reason, done.text) == ("eos", ".")
+    assert done.decode_ms > 0
+    assert done.decode_tokens_per_s * done.decode_ms / 1000.0 == pytest.approx(1, rel=1e-9)
+
+
 def test_timings_and_kv_usage_are_reported(random_engine: Engine) -> None:
     events = run(random_engine, DRAFT, GREEDY.with_changes(max_tokens=10))
     done = done_of(events)
