@@ -119,6 +119,7 @@ class GenerationDone:
     reused_tokens: int
     prefill_ms: float
     ttft_ms: float
+    """From the request to the first sampled token; 0 when none was sampled (cancelled)."""
     decode_ms: float
     """From the first sampled token to the last, an end-of-generation token included:
     completion_tokens - 1 decode steps, or completion_tokens when the model ended it."""

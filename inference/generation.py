@@ -134,7 +134,9 @@ def run_generation(
 
         tail = "" if stops.stopped else stops.feed(decoder.finish()) + stops.finish()
         pieces.append(tail)
-        ttft_ms = ((first_token_at or time.perf_counter()) - started) * 1000.0
+        # No first token, no time to it: a run cancelled during its prefill reports 0 (as
+        # the remote backend does) rather than the time until it was cancelled.
+        ttft_ms = (first_token_at - started) * 1000.0 if first_token_at is not None else 0.0
         decode_ms = ((last_token_at - first_token_at) * 1000.0) if first_token_at and last_token_at else 0.0
         yield GenerationDone(
             stop_reason=reason,

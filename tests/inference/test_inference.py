@@ -254,6 +254,8 @@ def test_a_long_prefill_can_be_interrupted_and_the_engine_recovers(random_model:
 
     events = run(engine, long_draft, GREEDY.with_changes(max_tokens=5), should_stop=stop_inside_decode)
     assert done_of(events).stop_reason == "cancelled" and done_of(events).completion_tokens == 0
+    # No token came, so there is no time to the first token (not the time until the cancel).
+    assert done_of(events).ttft_ms == 0.0
     assert not any(isinstance(e, PrefillProgress) for e in events)
     assert engine.kv_usage().tokens == 0
     # The next generation computes the same as a fresh engine.

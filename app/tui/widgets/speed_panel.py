@@ -79,7 +79,7 @@ class SpeedPanel(Panel):
     def lines(self, width: int) -> list[Text]:
         done, prefill = self.done, self.prefill
         if done is not None:
-            ttft: float | None = done.ttft_ms
+            ttft: float | None = done.ttft_ms or None  # 0: no token came before the run ended
             prefill_rate: float | None = done.prefill_tokens_per_s
             prefill_tokens, prefill_ms = (prefill.prefill_tokens if prefill else 0), done.prefill_ms
             decode_rate: float | None = done.decode_tokens_per_s
