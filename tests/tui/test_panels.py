@@ -10,6 +10,7 @@ from pathlib import Path
 from tui_helpers import Gate, generated, loader_failing_after, make_app, model_ready, run
 
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
+from scriptorium.app.tui.widgets.probabilities_panel import RAW_NOTE
 from scriptorium.app.tui.widgets.sidebar import NUMBERS_INTERVAL_S
 from scriptorium.inference.events import KVCacheUsage, TokenEvent
 from scriptorium.inference.settings import preset
@@ -34,6 +35,8 @@ def test_after_a_generation_every_panel_shows_the_engines_numbers(random_model: 
             chosen = next(c for c in last.top if c.id == last.id)
             assert f"▶ {visible_token(chosen.text)}" in text_of(sidebar.probabilities)
             assert f"{chosen.p * 100:.1f}%" in text_of(sidebar.probabilities)
+            # The bars are raw probabilities: a bias can pick a token they rank lower, so say so.
+            assert sidebar.probabilities.border_subtitle == RAW_NOTE
 
             assert sidebar.kv.usage == done.kv_cache
             kv = text_of(sidebar.kv)

@@ -11,6 +11,9 @@ from scriptorium.app.tui.widgets.formatting import bar, clip, visible_token
 from scriptorium.app.tui.widgets.panel import Panel
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
+# Said under the box while a generation streams: a logit bias can make the sampler pick a
+# token the bars rank lower (or one outside them), and nothing else on screen says why.
+RAW_NOTE = "p before bias and sampling"
 
 
 class ProbabilitiesPanel(Panel):
@@ -39,10 +42,11 @@ class ProbabilitiesPanel(Panel):
         return max(self.top_n, 1) + 1
 
     def show_token(self, event: TokenEvent, note: str = "") -> None:
-        """Draw `event`; `note` (under the box) says how an inspected token was chosen."""
+        """Draw `event`; `note` (under the box) says how an inspected token was chosen;
+        without one, that the bars are raw probabilities."""
         self.event = event
         self.border_title = f"{self.TITLE} · token {event.index + 1}"
-        self.border_subtitle = note
+        self.border_subtitle = note or RAW_NOTE
         self.refresh()
 
     def set_idle(self, *lines: str) -> None:
