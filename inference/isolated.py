@@ -98,7 +98,7 @@ class IsolatedBackend:
         with self._lock:
             request_id = next(self._ids)
             self._process.send(("lora", request_id, scale))
-            self._reply(request_id)
+            self._kv_tokens = self._reply(request_id)[2]  # the worker answers with the cache's tokens
             self.lora_scale = scale
 
     def kv_usage(self) -> KVCacheUsage:
@@ -152,7 +152,8 @@ class IsolatedBackend:
                 continue  # the tail of a stream abandoned earlier
             if reply[0] == "error":
                 raise reply[2]
-            self._kv_tokens = reply[2]
+            # Not every reply is the cache's token count (a count request's is the text's):
+            # the caller that asked for the cache's reads it from the reply.
             return reply
 
     def _stream(self, request: tuple[Any, ...], should_stop: Callable[[], bool] | None) -> Iterator[Event]:

@@ -79,6 +79,9 @@ def test_it_is_a_backend_and_answers_as_the_engine_does(isolated: IsolatedBacken
         assert [(s.id, s.p) for s in scored_there if isinstance(s, TokenScore)] == \
             [(s.id, s.p) for s in scored_here if isinstance(s, TokenScore)]
         assert isinstance(scored_there[-1], ScoreDone) and isolated.kv_usage() == engine.kv_usage()
+        # Counting a text's tokens leaves the cache, and what the backend says of it, alone.
+        assert isolated.count_tokens("Il gatto dorme. " * 20) == engine.count_tokens("Il gatto dorme. " * 20)
+        assert isolated.kv_usage() == engine.kv_usage()
     finally:
         engine.close()
 
