@@ -51,6 +51,11 @@ class KVCacheUsage:
     """The part of the allocation that holds the current tokens."""
     bytes_per_token: int | None
     """K+V bytes one more token costs across all layers (while the sliding windows are not full)."""
+    window_tokens: int | None = None
+    """Sliding-window models: the tokens their window layers' cache holds; past that many
+    those layers recycle cells and stop growing. None without such layers (or unknown)."""
+    bytes_per_token_past_window: int | None = None
+    """What one more token costs once `window_tokens` are held: the other layers' K+V only."""
 
 
 @dataclass(frozen=True, slots=True)

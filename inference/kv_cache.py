@@ -75,6 +75,20 @@ class KVLayout:
     def bytes_per_token(self) -> int:
         return sum(self.bytes_per_cell)
 
+    @property
+    def window_cells(self) -> int | None:
+        """Cells of the smaller, sliding-window cache; None when every layer has n_ctx."""
+        smaller = [c for c in self.cells_per_layer if c < self.n_ctx]
+        return min(smaller) if smaller else None
+
+    @property
+    def bytes_per_token_past_window(self) -> int | None:
+        """What one more token costs once the window caches are full (their cells are
+        recycled): the full-context layers only."""
+        if self.window_cells is None:
+            return None
+        return sum(b for c, b in zip(self.cells_per_layer, self.bytes_per_cell) if c >= self.n_ctx)
+
     def bytes_used(self, tokens: int) -> int:
         # A sliding-window layer never holds more cells than its cache has.
         return sum(min(tokens, c) * b for c, b in zip(self.cells_per_layer, self.bytes_per_cell))
@@ -86,4 +100,6 @@ class KVLayout:
             bytes_allocated=self.bytes_allocated,
             bytes_used=self.bytes_used(tokens),
             bytes_per_token=self.bytes_per_token,
+            window_tokens=self.window_cells,
+            bytes_per_token_past_window=self.bytes_per_token_past_window,
         )

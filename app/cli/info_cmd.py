@@ -114,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         "kv_cache": {
             "type": arithmetic["type_k"] if arithmetic["type_k"] == arithmetic["type_v"] else None,
             "bytes_per_token": layout.bytes_per_token,
+            "window_tokens": layout.window_cells,
+            "bytes_per_token_past_window": layout.bytes_per_token_past_window,
             "n_ctx": n_ctx,
             "bytes": layout.bytes_allocated,
             "training_context_bytes": train_layout.bytes_allocated if train_layout else None,
@@ -144,7 +146,11 @@ def run(args: argparse.Namespace) -> int:
                         if facts.byte_token_ids else "none"),
         ("attention path", _attention_text(arithmetic)),
         ("KV cache types", f"K {arithmetic['type_k']}, V {arithmetic['type_v']}"),
-        ("KV cache", f"{format_bytes(kv['bytes_per_token'])} per token; {format_bytes(kv['bytes'])} "
+        ("KV cache", f"{format_bytes(kv['bytes_per_token'])} per token"
+                     # Past the window its layers recycle cells: only the others grow.
+                     + (f" ({format_bytes(kv['bytes_per_token_past_window'])} past {kv['window_tokens']:,})"
+                        if kv["window_tokens"] else "")
+                     + f"; {format_bytes(kv['bytes'])} "
                            f"for {n_ctx:,} tokens"
                            + (f"; {format_bytes(kv['training_context_bytes'])} for the training context"
                               if train_layout else "")),

@@ -119,6 +119,21 @@ def test_bad_files_get_one_line(tmp_path: Path, random_model: Path, bad_gguf_fil
     assert_one_line_error(scriptorium("info", "--model", str(bad_gguf_files["truncated"])), "truncated")
 
 
+def test_info_says_what_a_token_costs_past_the_sliding_window(gguf_dir: Path) -> None:
+    from gguf_gemma3 import write_gemma3_model
+
+    model = write_gemma3_model(gguf_dir / "gemma3-info.gguf")
+    info = json.loads(scriptorium("info", "--model", str(model), "--ctx", "2048", "--json").stdout)
+    kv = info["kv_cache"]
+    # 7 of 8 layers keep only pad(128 + 512) = 768 cells: past 768 tokens only the
+    # eighth grows, so "per token" alone would not add up to the total for 2048.
+    assert kv["window_tokens"] == 768
+    assert kv["bytes"] == 768 * kv["bytes_per_token"] + (2048 - 768) * kv["bytes_per_token_past_window"]
+    assert kv["bytes_per_token_past_window"] * 8 == kv["bytes_per_token"]
+    text = scriptorium("info", "--model", str(model), "--ctx", "2048").stdout
+    assert "past 768" in text
+
+
 def test_info_finds_a_model_as_continue_does(random_model: Path, models_dir: Path, tmp_path: Path) -> None:
     """By the name `scriptorium models` lists, or the config's path, with the config's
     context: info took only a path ("model not found: mine") and always the training context."""

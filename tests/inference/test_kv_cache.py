@@ -281,6 +281,9 @@ def test_gemma3_usage_saturates_on_sliding_window_layers(gemma3_model: Path) -> 
         assert swa_cells == 512  # pad(128 + 256)
         dense_per_token = sum(b for b, swa in zip(layout.bytes_per_cell, engine.facts.swa_layers) if not swa)
         swa_per_token = layout.bytes_per_token - dense_per_token
+        # What the panel and `info` say a token costs once the window layers are full.
+        assert (engine.kv_usage().window_tokens, engine.kv_usage().bytes_per_token_past_window) == \
+            (swa_cells, dense_per_token)
         prompt = _prompt(700)
         checked = 0
         previous = None

@@ -67,10 +67,20 @@ class KVPanel(Panel):
             meter(usage.tokens, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{usage.tokens:,} / {usage.n_ctx:,} tokens"),
             Text(f"{_bytes(usage.bytes_used)} of {_bytes(usage.bytes_allocated)}"),
-            Text(f"{_bytes(usage.bytes_per_token)} per token", style=dim),
+            Text(clip(_per_token(usage), width), style=dim),
             reuse,
             split,
         ]
+
+
+def _per_token(usage: KVCacheUsage) -> str:
+    """Bytes one more token costs; on a sliding-window model also what it costs once the
+    window layers' cache is full (else "18 KiB per token" and "27 MiB for 4,096" disagree)."""
+    if usage.window_tokens is not None and usage.bytes_per_token_past_window is not None:
+        # Short, to fit the sidebar: "18.0 KiB/tok, 3.0 KiB past 1,024".
+        return (f"{_bytes(usage.bytes_per_token)}/tok, {_bytes(usage.bytes_per_token_past_window)}"
+                f" past {usage.window_tokens:,}")
+    return f"{_bytes(usage.bytes_per_token)} per token"
 
 
 def _bytes(count: int | None) -> str:
