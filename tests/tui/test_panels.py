@@ -178,3 +178,19 @@ def test_a_generation_that_fails_midway_is_not_shown_decoding(random_model: Path
             assert app.main.sidebar.speed.border_title == "Speed · failed"
 
     run(scenario)
+
+
+def test_the_kv_panel_says_what_a_token_costs_past_the_sliding_window(random_model: Path) -> None:
+    # Gemma 3 270M's figures at 4,096 tokens: 18 KiB a token for all 18 layers, 3 KiB for the
+    # 3 dense ones once the 15 window layers' 1,024 cells are full (27 MiB, not 72, in all).
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            kv = app.main.sidebar.kv
+            kv.show_usage(KVCacheUsage(tokens=2000, n_ctx=4096, bytes_allocated=27 << 20, bytes_used=21888000,
+                                       bytes_per_token=18 << 10, window_tokens=1024,
+                                       bytes_per_token_past_window=3 << 10))
+            assert "18.0 KiB/tok, 3.0 KiB past 1,024" in text_of(kv)
+
+    run(scenario)
