@@ -15,7 +15,13 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_
 Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
 OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
 PROBABILITY_DIGITS = 6
-"""Token probabilities are rounded when recorded: more digits only bloat the file."""
+"""Token probabilities are recorded to this many significant digits: more only bloat the
+file. Significant, not decimal places: a token sampled at p 3e-7 (a bias, a high
+temperature) would otherwise be recorded as impossible, p 0."""
+
+
+def recorded_p(p: float) -> float:
+    return float(f"{p:.{PROBABILITY_DIGITS}g}")
 
 
 def now_iso() -> str:
@@ -100,8 +106,8 @@ class TokenRecord:
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
         """From an inference.events.TokenEvent."""
-        top = tuple((c.id, c.text, round(c.p, PROBABILITY_DIGITS), c.banned) for c in event.top)
-        return cls(id=event.id, text=event.text, p=round(event.p, PROBABILITY_DIGITS), top=top)
+        top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
+        return cls(id=event.id, text=event.text, p=recorded_p(event.p), top=top)
 
 
 @dataclass(kw_only=True)

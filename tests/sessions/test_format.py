@@ -104,7 +104,7 @@ def test_any_session_reads_back_equal_and_is_laid_out_as_documented(json_values:
 def test_each_token_record_is_one_compact_line(rich_draft: DraftSession) -> None:
     text = session_format.dumps(rich_draft)
     assert text == _expected_layout(rich_draft)
-    assert '\n    {"id": 100, "text": "", "p": 0.5, "top": [[100, "", 0.5, false], [16001, "<0x01>", 0.012346, true]]},\n' in text
+    assert '\n    {"id": 100, "text": "", "p": 0.5, "top": [[100, "", 0.5, false], [16001, "<0x01>", 0.0123457, true]]},\n' in text
     assert '\n   "tokens": null,\n' in text  # a generation without records: as indent=1 writes it
 
 
@@ -115,3 +115,18 @@ def test_the_split_content_is_the_whole_file(chat: ChatSession) -> None:
     assert session_format.encode(chat).text == session_format.dumps(chat)
     assert session_format.encode(chat).fingerprint() == encoded.fingerprint()  # the stamp is left out
 
+
+
+def test_a_sampled_tokens_small_probability_is_recorded_as_it_was() -> None:
+    import pytest
+
+    from scriptorium.app.sessions.records import TokenRecord
+    from scriptorium.inference.events import Candidate, TokenEvent
+
+    # A bias or a high temperature can draw a token the model gave 3.2e-7: recorded to six
+    # decimal places it would read 0, "impossible", in the session and to any reader of it.
+    event = TokenEvent(index=0, id=5, text=" raro", p=3.2e-7, elapsed_ms=1.0, kv_tokens=3,
+                       top=(Candidate(9, " casa", 0.61234567, False), Candidate(5, " raro", 3.2e-7, False)))
+    record = TokenRecord.from_event(event)
+    assert record.p == pytest.approx(3.2e-7, rel=1e-6) and record.top[1][2] == pytest.approx(3.2e-7, rel=1e-6)
+    assert record.top[0][2] == 0.612346  # six significant digits, as before for p above 0.1
