@@ -28,10 +28,15 @@ class Knob:
     def moved(self, value: float, direction: int) -> float:
         if self.ladder:
             if direction > 0:
-                return next((v for v in self.ladder if v > value), self.ladder[-1])
-            return next((v for v in reversed(self.ladder) if v < value), self.ladder[0])
-        # Rounded, so ten steps of 0.05 land on a value that prints as typed.
-        return round(min(self.high, max(self.low, value + direction * self.step)), 4)
+                moved = next((v for v in self.ladder if v > value), self.ladder[-1])
+            else:
+                moved = next((v for v in reversed(self.ladder) if v < value), self.ladder[0])
+        else:
+            # Rounded, so ten steps of 0.05 land on a value that prints as typed.
+            moved = round(min(self.high, max(self.low, value + direction * self.step)), 4)
+        # The config and the flags allow values beyond the keys' range (temperature 3, top-k
+        # 5000): a step there must not jump back to the range's end against its direction.
+        return moved if (moved - value) * direction > 0 else value
 
 
 KNOBS: dict[str, Knob] = {

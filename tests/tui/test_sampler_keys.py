@@ -216,3 +216,21 @@ def test_keys_pressed_faster_than_the_panel_redraws_each_take_effect() -> None:
             assert f"{PROSE.temperature + 0.15:.2f}" in panel_text(app)
 
     run(scenario)
+
+
+def test_a_key_never_moves_a_value_beyond_its_range_against_its_direction() -> None:
+    """The config and the flags allow values the keys' steps do not reach (temperature 3,
+    top-k 5000): raising such a value must not lower it to the range's end, nor lowering
+    a top-p below the range raise it."""
+    beyond = PROSE.with_changes(temperature=3.0, top_k=5000, top_p=0.01, min_p=0.8, repeat_penalty=4.0)
+
+    async def scenario() -> None:
+        app = make_app(None, sampler=beyond)
+        async with app.run_test() as pilot:
+            await pilot.press("ctrl+t", "T", "K", "p", "M", "R")
+            assert app.sampler == beyond
+            await pilot.press("t", "k", "P", "m", "r")
+            assert (app.sampler.temperature, app.sampler.top_k, app.sampler.top_p) == (2.0, 1000, 0.06)
+            assert (app.sampler.min_p, app.sampler.repeat_penalty) == (0.5, 2.0)
+
+    run(scenario)
