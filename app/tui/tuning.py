@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Mapping
 
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings
 
@@ -64,12 +65,14 @@ def nudge(settings: SamplerSettings, knob_name: str, direction: int) -> SamplerS
     return settings.with_changes(**{knob.field: value})
 
 
-def next_preset(settings: SamplerSettings) -> SamplerSettings:
-    """The preset after the current one (the first one after 'custom'); keeps the seed,
-    the length and the stop strings, which are not part of a preset."""
-    names = list(PRESETS)
+def next_preset(settings: SamplerSettings,
+                presets: Mapping[str, SamplerSettings] = PRESETS) -> SamplerSettings:
+    """The preset after the current one among `presets` (the config's all_presets: the
+    author's own and their redefinitions of built-ins); the first one after 'custom'.
+    Keeps the seed, the length and the stop strings, which are not part of a preset."""
+    names = list(presets)
     following = names[(names.index(settings.preset) + 1) % len(names)] if settings.preset in names else names[0]
-    chosen = PRESETS[following]
+    chosen = presets[following]
     return chosen.with_changes(seed=settings.seed, max_tokens=settings.max_tokens, stop=settings.stop)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 from rich.style import Style
 from rich.text import Text
@@ -73,10 +73,15 @@ class SamplerPanel(Panel, can_focus=True):
         sampler: Callable[[SamplerSettings], SamplerSettings] | None = None
         bias: Callable[[LogitBias], LogitBias] | None = None
         lora_scale: Callable[[float], float] | None = None
+        next_preset: bool = False
+        """Switch to the preset after the current one: which one that is depends on the
+        presets the app knows (the config's own among them), not on the panel."""
 
-        def applied(self, sampler: SamplerSettings, bias: LogitBias,
-                    lora_scale: float | None) -> tuple[SamplerSettings, LogitBias, float | None]:
+        def applied(self, sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None,
+                    presets: Mapping[str, SamplerSettings]) -> tuple[SamplerSettings, LogitBias, float | None]:
             """The settings after this change; without an adapter the scale stays None."""
+            if self.next_preset:
+                sampler = tuning.next_preset(sampler, presets)
             return (sampler if self.sampler is None else self.sampler(sampler),
                     bias if self.bias is None else self.bias(bias),
                     lora_scale if self.lora_scale is None or lora_scale is None else self.lora_scale(lora_scale))
@@ -214,7 +219,7 @@ class SamplerPanel(Panel, can_focus=True):
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.nudge(sampler, knob, direction)))
 
     def action_cycle_preset(self) -> None:
-        self.post_message(self.Tuned(sampler=tuning.next_preset))
+        self.post_message(self.Tuned(next_preset=True))
 
     def action_toggle_ban(self) -> None:
         self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, not bias.ban_byte_tokens)))
