@@ -138,3 +138,44 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             await generated(pilot, "enter")
             assert len(chat._versions) == 1 and chat.version_title() == ""
     run(scenario)
+
+
+def test_a_reply_that_becomes_last_again_is_kept_as_a_version_when_regenerated(sentence_model: Path) -> None:
+    """Taking back the last message leaves the reply before it last: Ctrl+R on it must keep
+    it as a version (alt+← brings it back), as it does for a reply just written; and its
+    note no longer counts the versions it had before a turn followed it."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            await generated(pilot, *"Ciao", "enter")
+            await generated(pilot, "ctrl+r")
+            await generated(pilot, *"E poi?", "enter")
+            await pilot.press("ctrl+u", "up")
+            assert chat.input.value == "E poi?" and [m["role"] for m in chat.messages] == ["user", "assistant"]
+            last = chat.transcript.query(AssistantMessage).last()
+            assert last.border_subtitle == ""  # not 'version 2/2', whose other version is gone
+            kept = chat.messages[-1]["content"]
+            await generated(pilot, "ctrl+r")
+            assert chat.version_title() == "version 2/2 · re-roll"
+            await pilot.press("alt+left")
+            assert chat.version_title().startswith("version 1/2") and chat.messages[-1]["content"] == kept
+
+    run(scenario)
+
+
+def test_a_reopened_conversations_last_reply_is_kept_as_a_version_when_regenerated(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            # As a saved session is shown when it is opened (F5, --resume).
+            await chat.restore([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve."}])
+            await generated(pilot, "ctrl+r")
+            assert chat.version_title() == "version 2/2 · re-roll"
+            await pilot.press("alt+left")
+            assert chat.messages[-1]["content"] == "Salve."
+
+    run(scenario)

@@ -66,6 +66,11 @@ class ChatVersions(ChatInspection):
         """The conversation moved on (or was replaced): the last reply starts afresh."""
         self._versions, self._version = [], 0
 
+    def versions_from(self, text: str, records: list[TokenRecord]) -> None:
+        """The last reply is one already written (the author took back a later turn, or a
+        session was reopened): it is its own first version, so a re-roll keeps it."""
+        self._versions, self._version = [ReplyVersion(text, list(records))], 0
+
     def version_finished(self, text: str, records: list[TokenRecord], label: str | None) -> None:
         """A reply was written: a new version of the last reply (label) or a new reply (None)."""
         versions = list(self._versions) if label is not None else []
