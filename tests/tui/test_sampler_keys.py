@@ -234,3 +234,22 @@ def test_a_key_never_moves_a_value_beyond_its_range_against_its_direction() -> N
             assert (app.sampler.min_p, app.sampler.repeat_penalty) == (0.5, 2.0)
 
     run(scenario)
+
+
+def test_the_byte_ban_is_shown_on_or_off_for_a_vocabulary_without_byte_tokens() -> None:
+    """A GPT-2-style vocabulary has no <0xNN> tokens: the ban key must still show its
+    effect (and the author's own entries stay listed), not 'none' either way."""
+    from scriptorium.app.tui.widgets.sampler_panel import SamplerView
+    from scriptorium.inference.settings import LogitBias
+
+    async def scenario() -> None:
+        app = make_app(None, sampler=PROSE)
+        async with app.run_test():
+            panel = app.main.sidebar.sampler
+            panel.view = SamplerView(PROSE, LogitBias(ban_byte_tokens=True, entries=((42, 2.5),)), ())
+            banned = panel_text(app)
+            panel.view = SamplerView(PROSE, LogitBias(ban_byte_tokens=False, entries=((42, 2.5),)), ())
+            allowed = panel_text(app)
+            assert "banned" in banned and "allowed" in allowed and "+2.5" in allowed  # the entry is still listed
+
+    run(scenario)

@@ -148,10 +148,14 @@ class SamplerPanel(Panel, can_focus=True):
         }
 
     def _bias_text(self) -> str:
-        if self.byte_token_ids is None:
-            state = "banned" if self.bias.ban_byte_tokens else "allowed"
-            return f"byte tokens {state} (their ids are known once a model is loaded)"
-        return describe_bias(self.bias, self.byte_token_ids)
+        if self.byte_token_ids:
+            return describe_bias(self.bias, self.byte_token_ids)
+        # Without byte tokens to list, the ban's state is still said: else the ban key
+        # would change nothing on screen (before a load, or a vocabulary with none: GPT-2 style).
+        state = "banned" if self.bias.ban_byte_tokens else "allowed"
+        why = "their ids are known once a model is loaded" if self.byte_token_ids is None else "this vocabulary has none"
+        entries = "".join(f"; {token_id}: {value:+g}" for token_id, value in self.bias.entries)
+        return f"byte tokens {state} ({why}){entries}"
 
     def _bias_lines(self, width: int) -> list[str]:
         """The bias summary, wrapped beside its short label over as many lines as it needs."""
