@@ -179,3 +179,25 @@ def test_a_reopened_conversations_last_reply_is_kept_as_a_version_when_regenerat
             assert chat.messages[-1]["content"] == "Salve."
 
     run(scenario)
+
+
+def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token(sentence_model: Path) -> None:
+    """A reply cut off before its first token has no tokens to inspect: Ctrl+B while
+    inspecting the reply before it must not write a 'version' of the empty reply that starts
+    with a word from the earlier one."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            await generated(pilot, *"Ciao", "enter")
+            app.sampler = app.sampler.with_changes(stop=(" La",))  # the model's reply starts with it
+            await pilot.pause()
+            await generated(pilot, *"E poi?", "enter")
+            assert chat.messages[-1] == {"role": "assistant", "content": ""}
+            await pilot.press("f4")
+            assert chat.inspected is not None and chat.inspected_reply == 0
+            await pilot.press("ctrl+b")
+            assert not isinstance(app.screen, AlternativesScreen)
+
+    run(scenario)

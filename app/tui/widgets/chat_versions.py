@@ -56,8 +56,11 @@ class ChatVersions(ChatInspection):
         ends_with_reply = bool(self.messages) and self.messages[-1]["role"] == "assistant" and not self.streaming
         if action == "branch":
             views = self.query(ReplyTokens)
+            # An empty reply has no tokens, hence no view: the last view is then an earlier
+            # reply's, whose tokens cannot start a version of the last one.
             return (ends_with_reply and self.inspected is not None and bool(views)
-                    and self.inspected_reply == len(views) - 1)
+                    and self.inspected_reply == len(views) - 1
+                    and views.last().reply is self.transcript.query(".message").last())  # type: ignore[attr-defined]
         if action == "reply_version":
             return ends_with_reply and len(self._versions) > 1
         return None
