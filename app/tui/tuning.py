@@ -97,4 +97,7 @@ def with_ban(bias: LogitBias, banned: bool) -> LogitBias:
 
 
 def lora_scale_moved(scale: float, direction: int) -> float:
-    return round(min(LORA_MAX, max(0.0, scale + direction * LORA_STEP)), 4)
+    moved = round(min(LORA_MAX, max(0.0, scale + direction * LORA_STEP)), 4)
+    # --lora-scale takes up to 4: as for the knobs, a raise from beyond the keys' range
+    # must not lower the scale to their end.
+    return moved if (moved - scale) * direction > 0 else scale

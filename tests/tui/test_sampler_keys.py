@@ -253,3 +253,18 @@ def test_the_byte_ban_is_shown_on_or_off_for_a_vocabulary_without_byte_tokens() 
             assert "banned" in banned and "allowed" in allowed and "+2.5" in allowed  # the entry is still listed
 
     run(scenario)
+
+
+def test_raising_a_lora_scale_beyond_the_keys_range_keeps_it(random_model: Path, lora_adapter: Path) -> None:
+    """--lora-scale takes up to 4, the keys step up to 2: L on 3 must not lower it to 2."""
+    async def scenario() -> None:
+        app = make_app(random_model, lora=lora_adapter)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            app.lora_scale = 3.0
+            await pilot.press("ctrl+t", "L")
+            assert app.lora_scale == 3.0
+            await pilot.press("l")
+            assert app.lora_scale == 2.0
+
+    run(scenario)
