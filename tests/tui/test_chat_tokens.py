@@ -201,3 +201,19 @@ def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token(sente
             assert not isinstance(app.screen, AlternativesScreen)
 
     run(scenario)
+
+
+def test_a_taken_back_reply_does_not_stay_on_screen_as_coloured_tokens(sentence_model: Path) -> None:
+    """With colours on (F8) a reply is drawn as its tokens: ↑ takes the last message and
+    its reply back, and the reply's tokens must go with it."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            await generated(pilot, *"Ciao", "enter")
+            await pilot.press("f8", "up")
+            assert chat.messages == [] and chat.input.value == "Ciao"
+            assert not chat.transcript.query(ReplyTokens)
+
+    run(scenario)

@@ -176,6 +176,11 @@ class ChatPane(ChatVersions):
         replies = self._replies()
         if replies:
             await replies.last().remove()
+        await self._remove_taken_back_tokens()
+
+    async def _remove_taken_back_tokens(self) -> None:
+        """Remove the token views of replies taken off the screen: coloured (F8), a view
+        is what shows, and would go on showing a reply no longer in the conversation."""
         for view in self.transcript.query(ReplyTokens):
             if not view.reply.is_attached:  # type: ignore[attr-defined]
                 await view.remove()
@@ -204,6 +209,7 @@ class ChatPane(ChatVersions):
         del self.messages[last_user:]
         for widget in list(self.transcript.query(".message"))[-removed:]:
             await widget.remove()
+        await self._remove_taken_back_tokens()
         self._versions_from_last_reply()
         self.input.value = text
         self.input.cursor_position = len(text)
