@@ -382,7 +382,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- keys: the sampler panel's (the live sampler state), help, the palette ---------------
     @on(SamplerPanel.Tuned)
     def _tuned(self, message: SamplerPanel.Tuned) -> None:
-        self.sampler, self.bias, self.lora_scale = message.applied(self.sampler, self.bias, self.lora_scale)
+        self.sampler, self.bias, self.lora_scale = message.applied(
+            self.sampler, self.bias, self.lora_scale, self.config.all_presets())
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keys.rows()))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Mapping
 
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings
 
@@ -28,10 +29,15 @@ class Knob:
     def moved(self, value: float, direction: int) -> float:
         if self.ladder:
             if direction > 0:
-                return next((v for v in self.ladder if v > value), self.ladder[-1])
-            return next((v for v in reversed(self.ladder) if v < value), self.ladder[0])
-        # Rounded, so ten steps of 0.05 land on a value that prints as typed.
-        return round(min(self.high, max(self.low, value + direction * self.step)), 4)
+                moved = next((v for v in self.ladder if v > value), self.ladder[-1])
+            else:
+                moved = next((v for v in reversed(self.ladder) if v < value), self.ladder[0])
+        else:
+            # Rounded, so ten steps of 0.05 land on a value that prints as typed.
+            moved = round(min(self.high, max(self.low, value + direction * self.step)), 4)
+        # The config and the flags allow values beyond the keys' range (temperature 3, top-k
+        # 5000): a step there must not jump back to the range's end against its direction.
+        return moved if (moved - value) * direction > 0 else value
 
 
 KNOBS: dict[str, Knob] = {
@@ -59,12 +65,14 @@ def nudge(settings: SamplerSettings, knob_name: str, direction: int) -> SamplerS
     return settings.with_changes(**{knob.field: value})
 
 
-def next_preset(settings: SamplerSettings) -> SamplerSettings:
-    """The preset after the current one (the first one after 'custom'); keeps the seed,
-    the length and the stop strings, which are not part of a preset."""
-    names = list(PRESETS)
+def next_preset(settings: SamplerSettings,
+                presets: Mapping[str, SamplerSettings] = PRESETS) -> SamplerSettings:
+    """The preset after the current one among `presets` (the config's all_presets: the
+    author's own and their redefinitions of built-ins); the first one after 'custom'.
+    Keeps the seed, the length and the stop strings, which are not part of a preset."""
+    names = list(presets)
     following = names[(names.index(settings.preset) + 1) % len(names)] if settings.preset in names else names[0]
-    chosen = PRESETS[following]
+    chosen = presets[following]
     return chosen.with_changes(seed=settings.seed, max_tokens=settings.max_tokens, stop=settings.stop)
 
 
@@ -89,4 +97,7 @@ def with_ban(bias: LogitBias, banned: bool) -> LogitBias:
 
 
 def lora_scale_moved(scale: float, direction: int) -> float:
-    return round(min(LORA_MAX, max(0.0, scale + direction * LORA_STEP)), 4)
+    moved = round(min(LORA_MAX, max(0.0, scale + direction * LORA_STEP)), 4)
+    # --lora-scale takes up to 4: as for the knobs, a raise from beyond the keys' range
+    # must not lower the scale to their end.
+    return moved if (moved - scale) * direction > 0 else scale

@@ -138,3 +138,82 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             await generated(pilot, "enter")
             assert len(chat._versions) == 1 and chat.version_title() == ""
     run(scenario)
+
+
+def test_a_reply_that_becomes_last_again_is_kept_as_a_version_when_regenerated(sentence_model: Path) -> None:
+    """Taking back the last message leaves the reply before it last: Ctrl+R on it must keep
+    it as a version (alt+← brings it back), as it does for a reply just written; and its
+    note no longer counts the versions it had before a turn followed it."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            await generated(pilot, *"Ciao", "enter")
+            await generated(pilot, "ctrl+r")
+            await generated(pilot, *"E poi?", "enter")
+            await pilot.press("ctrl+u", "up")
+            assert chat.input.value == "E poi?" and [m["role"] for m in chat.messages] == ["user", "assistant"]
+            last = chat.transcript.query(AssistantMessage).last()
+            assert last.border_subtitle == ""  # not 'version 2/2', whose other version is gone
+            kept = chat.messages[-1]["content"]
+            await generated(pilot, "ctrl+r")
+            assert chat.version_title() == "version 2/2 · re-roll"
+            await pilot.press("alt+left")
+            assert chat.version_title().startswith("version 1/2") and chat.messages[-1]["content"] == kept
+
+    run(scenario)
+
+
+def test_a_reopened_conversations_last_reply_is_kept_as_a_version_when_regenerated(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            # As a saved session is shown when it is opened (F5, --resume).
+            await chat.restore([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve."}])
+            await generated(pilot, "ctrl+r")
+            assert chat.version_title() == "version 2/2 · re-roll"
+            await pilot.press("alt+left")
+            assert chat.messages[-1]["content"] == "Salve."
+
+    run(scenario)
+
+
+def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token(sentence_model: Path) -> None:
+    """A reply cut off before its first token has no tokens to inspect: Ctrl+B while
+    inspecting the reply before it must not write a 'version' of the empty reply that starts
+    with a word from the earlier one."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            await generated(pilot, *"Ciao", "enter")
+            app.sampler = app.sampler.with_changes(stop=(" La",))  # the model's reply starts with it
+            await pilot.pause()
+            await generated(pilot, *"E poi?", "enter")
+            assert chat.messages[-1] == {"role": "assistant", "content": ""}
+            await pilot.press("f4")
+            assert chat.inspected is not None and chat.inspected_reply == 0
+            await pilot.press("ctrl+b")
+            assert not isinstance(app.screen, AlternativesScreen)
+
+    run(scenario)
+
+
+def test_a_taken_back_reply_does_not_stay_on_screen_as_coloured_tokens(sentence_model: Path) -> None:
+    """With colours on (F8) a reply is drawn as its tokens: ↑ takes the last message and
+    its reply back, and the reply's tokens must go with it."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            await generated(pilot, *"Ciao", "enter")
+            await pilot.press("f8", "up")
+            assert chat.messages == [] and chat.input.value == "Ciao"
+            assert not chat.transcript.query(ReplyTokens)
+
+    run(scenario)

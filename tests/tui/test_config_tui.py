@@ -135,3 +135,24 @@ def test_the_welcome_screen_can_be_left_and_the_editor_works(monkeypatch: pytest
             assert any("No model is loaded" in message for message in notifications(app))
 
     run(scenario)
+
+
+def test_the_preset_key_cycles_through_the_authors_own_presets_from_the_config(
+        random_model: Path, tmp_path: Path) -> None:
+    """[presets.NAME] from the config are reached by the sampler panel's preset key, and a
+    redefined built-in comes with the author's values, not the built-in ones."""
+    config = tmp_path / "config.toml"
+    config.write_text('[presets.prose]\nbase = "prose"\ntemperature = 0.7\n'
+                      '[presets.dialogue]\nbase = "creative"\ntemperature = 0.9\n', encoding="utf-8")
+
+    async def scenario() -> None:
+        app = app_for("--config", str(config), "--model", str(random_model), "--ctx", "512", "--preset", "creative")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t", "c")
+            assert (app.sampler.preset, app.sampler.temperature) == ("dialogue", 0.9)
+            await pilot.press("c", "c")
+            assert (app.sampler.preset, app.sampler.temperature) == ("prose", 0.7)
+            assert app.main.sidebar.sampler.border_title == "Sampler · prose"
+
+    run(scenario)

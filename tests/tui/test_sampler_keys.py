@@ -216,3 +216,55 @@ def test_keys_pressed_faster_than_the_panel_redraws_each_take_effect() -> None:
             assert f"{PROSE.temperature + 0.15:.2f}" in panel_text(app)
 
     run(scenario)
+
+
+def test_a_key_never_moves_a_value_beyond_its_range_against_its_direction() -> None:
+    """The config and the flags allow values the keys' steps do not reach (temperature 3,
+    top-k 5000): raising such a value must not lower it to the range's end, nor lowering
+    a top-p below the range raise it."""
+    beyond = PROSE.with_changes(temperature=3.0, top_k=5000, top_p=0.01, min_p=0.8, repeat_penalty=4.0)
+
+    async def scenario() -> None:
+        app = make_app(None, sampler=beyond)
+        async with app.run_test() as pilot:
+            await pilot.press("ctrl+t", "T", "K", "p", "M", "R")
+            assert app.sampler == beyond
+            await pilot.press("t", "k", "P", "m", "r")
+            assert (app.sampler.temperature, app.sampler.top_k, app.sampler.top_p) == (2.0, 1000, 0.06)
+            assert (app.sampler.min_p, app.sampler.repeat_penalty) == (0.5, 2.0)
+
+    run(scenario)
+
+
+def test_the_byte_ban_is_shown_on_or_off_for_a_vocabulary_without_byte_tokens() -> None:
+    """A GPT-2-style vocabulary has no <0xNN> tokens: the ban key must still show its
+    effect (and the author's own entries stay listed), not 'none' either way."""
+    from scriptorium.app.tui.widgets.sampler_panel import SamplerView
+    from scriptorium.inference.settings import LogitBias
+
+    async def scenario() -> None:
+        app = make_app(None, sampler=PROSE)
+        async with app.run_test():
+            panel = app.main.sidebar.sampler
+            panel.view = SamplerView(PROSE, LogitBias(ban_byte_tokens=True, entries=((42, 2.5),)), ())
+            banned = panel_text(app)
+            panel.view = SamplerView(PROSE, LogitBias(ban_byte_tokens=False, entries=((42, 2.5),)), ())
+            allowed = panel_text(app)
+            assert "banned" in banned and "allowed" in allowed and "+2.5" in allowed  # the entry is still listed
+
+    run(scenario)
+
+
+def test_raising_a_lora_scale_beyond_the_keys_range_keeps_it(random_model: Path, lora_adapter: Path) -> None:
+    """--lora-scale takes up to 4, the keys step up to 2: L on 3 must not lower it to 2."""
+    async def scenario() -> None:
+        app = make_app(random_model, lora=lora_adapter)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            app.lora_scale = 3.0
+            await pilot.press("ctrl+t", "L")
+            assert app.lora_scale == 3.0
+            await pilot.press("l")
+            assert app.lora_scale == 2.0
+
+    run(scenario)

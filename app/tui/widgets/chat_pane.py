@@ -176,6 +176,11 @@ class ChatPane(ChatVersions):
         replies = self._replies()
         if replies:
             await replies.last().remove()
+        await self._remove_taken_back_tokens()
+
+    async def _remove_taken_back_tokens(self) -> None:
+        """Remove the token views of replies taken off the screen: coloured (F8), a view
+        is what shows, and would go on showing a reply no longer in the conversation."""
         for view in self.transcript.query(ReplyTokens):
             if not view.reply.is_attached:  # type: ignore[attr-defined]
                 await view.remove()
@@ -202,9 +207,10 @@ class ChatPane(ChatVersions):
         text = self.messages[last_user]["content"]
         removed = len(self.messages) - last_user
         del self.messages[last_user:]
-        self.forget_versions()
         for widget in list(self.transcript.query(".message"))[-removed:]:
             await widget.remove()
+        await self._remove_taken_back_tokens()
+        self._versions_from_last_reply()
         self.input.value = text
         self.input.cursor_position = len(text)
         self.input.focus()
@@ -264,6 +270,19 @@ class ChatPane(ChatVersions):
 
         return self.transcript.query(AssistantMessage)
 
+    def _versions_from_last_reply(self) -> None:
+        """The reply now last becomes its own first version: without one, a re-roll of it
+        would throw it away with no alt+← to bring it back. Its note loses the count of
+        versions it had while it was last (those were forgotten when a turn followed it)."""
+        replies = self._replies()
+        if not replies or not self.messages or self.messages[-1]["role"] != "assistant":
+            self.forget_versions()
+            return
+        reply = replies.last()
+        views = [view for view in self.transcript.query(ReplyTokens) if view.reply is reply]  # type: ignore[attr-defined]
+        self.versions_from(self.messages[-1]["content"], views[0].records if views else [])
+        self._note(reply, "stopped" if reply.has_class("-stopped") else "")
+
     @staticmethod
     def _note(reply: AssistantMessage, note: str) -> None:
         reply.border_subtitle = note
@@ -280,4 +299,5 @@ class ChatPane(ChatVersions):
                 await self.transcript.mount(UserMessage(message["content"], markup=False, classes="message"))
             else:
                 await self.transcript.mount(self._new_reply(message["content"]))
+        self._versions_from_last_reply()
         self.refresh_bindings()

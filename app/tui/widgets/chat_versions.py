@@ -56,8 +56,11 @@ class ChatVersions(ChatInspection):
         ends_with_reply = bool(self.messages) and self.messages[-1]["role"] == "assistant" and not self.streaming
         if action == "branch":
             views = self.query(ReplyTokens)
+            # An empty reply has no tokens, hence no view: the last view is then an earlier
+            # reply's, whose tokens cannot start a version of the last one.
             return (ends_with_reply and self.inspected is not None and bool(views)
-                    and self.inspected_reply == len(views) - 1)
+                    and self.inspected_reply == len(views) - 1
+                    and views.last().reply is self.transcript.query(".message").last())  # type: ignore[attr-defined]
         if action == "reply_version":
             return ends_with_reply and len(self._versions) > 1
         return None
@@ -65,6 +68,11 @@ class ChatVersions(ChatInspection):
     def forget_versions(self) -> None:
         """The conversation moved on (or was replaced): the last reply starts afresh."""
         self._versions, self._version = [], 0
+
+    def versions_from(self, text: str, records: list[TokenRecord]) -> None:
+        """The last reply is one already written (the author took back a later turn, or a
+        session was reopened): it is its own first version, so a re-roll keeps it."""
+        self._versions, self._version = [ReplyVersion(text, list(records))], 0
 
     def version_finished(self, text: str, records: list[TokenRecord], label: str | None) -> None:
         """A reply was written: a new version of the last reply (label) or a new reply (None)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 from rich.style import Style
 from rich.text import Text
@@ -73,10 +73,15 @@ class SamplerPanel(Panel, can_focus=True):
         sampler: Callable[[SamplerSettings], SamplerSettings] | None = None
         bias: Callable[[LogitBias], LogitBias] | None = None
         lora_scale: Callable[[float], float] | None = None
+        next_preset: bool = False
+        """Switch to the preset after the current one: which one that is depends on the
+        presets the app knows (the config's own among them), not on the panel."""
 
-        def applied(self, sampler: SamplerSettings, bias: LogitBias,
-                    lora_scale: float | None) -> tuple[SamplerSettings, LogitBias, float | None]:
+        def applied(self, sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None,
+                    presets: Mapping[str, SamplerSettings]) -> tuple[SamplerSettings, LogitBias, float | None]:
             """The settings after this change; without an adapter the scale stays None."""
+            if self.next_preset:
+                sampler = tuning.next_preset(sampler, presets)
             return (sampler if self.sampler is None else self.sampler(sampler),
                     bias if self.bias is None else self.bias(bias),
                     lora_scale if self.lora_scale is None or lora_scale is None else self.lora_scale(lora_scale))
@@ -143,10 +148,14 @@ class SamplerPanel(Panel, can_focus=True):
         }
 
     def _bias_text(self) -> str:
-        if self.byte_token_ids is None:
-            state = "banned" if self.bias.ban_byte_tokens else "allowed"
-            return f"byte tokens {state} (their ids are known once a model is loaded)"
-        return describe_bias(self.bias, self.byte_token_ids)
+        if self.byte_token_ids:
+            return describe_bias(self.bias, self.byte_token_ids)
+        # Without byte tokens to list, the ban's state is still said: else the ban key
+        # would change nothing on screen (before a load, or a vocabulary with none: GPT-2 style).
+        state = "banned" if self.bias.ban_byte_tokens else "allowed"
+        why = "their ids are known once a model is loaded" if self.byte_token_ids is None else "this vocabulary has none"
+        entries = "".join(f"; {token_id}: {value:+g}" for token_id, value in self.bias.entries)
+        return f"byte tokens {state} ({why}){entries}"
 
     def _bias_lines(self, width: int) -> list[str]:
         """The bias summary, wrapped beside its short label over as many lines as it needs."""
@@ -214,7 +223,7 @@ class SamplerPanel(Panel, can_focus=True):
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.nudge(sampler, knob, direction)))
 
     def action_cycle_preset(self) -> None:
-        self.post_message(self.Tuned(sampler=tuning.next_preset))
+        self.post_message(self.Tuned(next_preset=True))
 
     def action_toggle_ban(self) -> None:
         self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, not bias.ban_byte_tokens)))
