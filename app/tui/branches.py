@@ -20,6 +20,8 @@ class Version:
     tokens: list[TokenRecord] = field(default_factory=list)
     label: str = ""
     """How it came about: 'first', 're-roll', 'branch at “word”'."""
+    request_ids: list[int] = field(default_factory=list)
+    """The generations whose text this version is: accepting it credits them, not the others."""
 
 
 @dataclass(slots=True)
@@ -47,18 +49,19 @@ class Ghost:
 
 def _save_current(ghost: Ghost) -> None:
     if not ghost.versions:
-        ghost.versions.append(Version(ghost.text, list(ghost.tokens), "first"))
+        ghost.versions.append(Version(ghost.text, list(ghost.tokens), "first", list(ghost.request_ids)))
         ghost.version = 0
     else:
         slot = ghost.versions[ghost.version]
-        slot.text, slot.tokens = ghost.text, list(ghost.tokens)
+        slot.text, slot.tokens, slot.request_ids = ghost.text, list(ghost.tokens), list(ghost.request_ids)
 
 
 def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRecord] | None = None) -> None:
-    """Keep what is on screen as a version and start a new one with `text`."""
+    """Keep what is on screen as a version and start a new one with `text` (written by the
+    generations on screen so far, until the caller says otherwise)."""
     if ghost.text or ghost.versions:
         _save_current(ghost)
-    ghost.versions.append(Version(text, list(tokens or []), label))
+    ghost.versions.append(Version(text, list(tokens or []), label, list(ghost.request_ids)))
     ghost.version = len(ghost.versions) - 1
     ghost.text, ghost.tokens = text, list(tokens or [])
 
@@ -71,8 +74,19 @@ def move_version(ghost: Ghost, step: int) -> bool:
     _save_current(ghost)
     ghost.version = target
     chosen = ghost.versions[target]
-    ghost.text, ghost.tokens = chosen.text, list(chosen.tokens)
+    ghost.text, ghost.tokens, ghost.request_ids = chosen.text, list(chosen.tokens), list(chosen.request_ids)
     return True
+
+
+def every_request_id(ghost: Ghost) -> tuple[int, ...]:
+    """The generations of every version, the one on screen included: thrown away together."""
+    ids = [rid for version in ghost.versions for rid in version.request_ids] + ghost.request_ids
+    return tuple(dict.fromkeys(ids))
+
+
+def other_request_ids(ghost: Ghost) -> tuple[int, ...]:
+    """The generations of the versions not on screen: rejected when the one shown is kept."""
+    return tuple(rid for rid in every_request_id(ghost) if rid not in ghost.request_ids)
 
 
 def version_label(ghost: Ghost) -> str:

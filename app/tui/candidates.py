@@ -136,12 +136,12 @@ def put_on_ghost(ghost: "Ghost", candidates: list[Candidate], chosen: int) -> No
 
     A candidate continues the ghost's text as it stood, so each version is that text
     followed by the candidate."""
-    base_text, base_tokens = ghost.text, list(ghost.tokens)
+    base_text, base_tokens, base_ids = ghost.text, list(ghost.tokens), list(ghost.request_ids)
     shown = [c for c in candidates if c.usable]
     for candidate in shown:
         source = TokenSource("generated", candidate.request.settings, candidate.seed)
         tokens = base_tokens + records_from_events(candidate.events, len(base_text), source)
         start_version(ghost, f"candidate · seed {candidate.seed}", base_text + candidate.text, tokens)
+        ghost.request_ids = base_ids + [candidate.request.id]  # each version is its own candidate's
     move_version(ghost, shown.index(candidates[chosen]) - (len(shown) - 1))
     ghost.streaming = False
-    ghost.request_ids.append(candidates[chosen].request.id)

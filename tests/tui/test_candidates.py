@@ -205,3 +205,29 @@ def test_a_prompt_that_cannot_be_fitted_fails_every_candidate_once(phrases_model
             assert session is not None and session.generations == []
 
     run(scenario)
+
+
+def test_the_candidate_kept_from_the_versions_is_the_one_credited(phrases_model: Path) -> None:
+    """The candidates the author did not pick stay as versions of the suggestion: keeping
+    one of them later credits its own generation, and the others are rejected then."""
+    async def scenario() -> None:
+        app = make_app(phrases_model, sampler=SAMPLED)
+        async with app.run_test(size=(130, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT, "ctrl+n")
+            screen = await candidates_written(pilot)
+            ids = [c.request.id for c in screen.candidates]
+            texts = [c.text for c in screen.candidates]
+            await pilot.press("right", "enter")  # the second one
+            session = app.sessions.draft
+            assert session is not None
+            assert all(g.outcome == "pending" for g in session.generations)  # versions: not decided yet
+            await pilot.press("alt+left", "tab")  # back to the first, and kept
+            await pilot.pause()
+            by_seed = {g.seed: g for g in session.generations}
+            kept = by_seed[screen.candidates[0].seed]
+            assert kept.outcome == "accepted" and kept.accepted_text == texts[0]
+            assert all(by_seed[c.seed].outcome == "rejected" for c in screen.candidates[1:])
+            assert len(ids) == 3 and app.main.draft.editor.text == PROMPT + texts[0]
+
+    run(scenario)

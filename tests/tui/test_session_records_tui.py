@@ -96,3 +96,26 @@ def test_opening_another_session_mid_stream_keeps_the_generation_as_stopped(rand
         run(scenario)
     finally:
         gate.release()
+
+
+def test_the_version_kept_is_credited_to_the_generation_that_wrote_it(random_model: Path) -> None:
+    """A re-roll keeps the text it replaces as a version. Going back to it and keeping it
+    credited the re-roll (the suggestion's newest generation) with the first's text, so
+    the session and the export named the wrong seed and settings."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await generated(pilot, "ctrl+r")
+            await pilot.press("alt+left", "tab")
+            await pilot.pause()
+            session = app.sessions.draft
+            assert session is not None
+            first, reroll = session.generations
+            assert first.text and first.outcome == "accepted" and first.accepted_text == first.text
+            assert reroll.outcome == "rejected" and reroll.accepted_text is None
+            assert app.main.draft.editor.text == "Era notte" + first.text
+
+    run(scenario)

@@ -78,8 +78,9 @@ class DraftCandidates(DraftInspection):
 
     def _candidate_chosen(self, choice: CandidatesChoice | None, anchor: "Location", started: list[int]) -> None:
         editor = self.editor
-        chosen_id = choice.candidates[choice.chosen].request.id if choice is not None else None
-        not_taken = tuple(rid for rid in started if rid != chosen_id)
+        # The usable candidates stay as versions, decided with the one the author keeps.
+        kept = {c.request.id for c in choice.candidates if c.usable} if choice is not None else set()
+        not_taken = tuple(rid for rid in started if rid not in kept)
         if not_taken:
             self.post_message(self.SuggestionRejected("", not_taken))
         if choice is None:

@@ -25,7 +25,7 @@ from scriptorium.inference.window import Window, WindowError
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
-from scriptorium.app.tui.branches import Ghost, start_version
+from scriptorium.app.tui.branches import Ghost, every_request_id, other_request_ids, start_version
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
@@ -120,8 +120,8 @@ class DraftPane(DraftCandidates):
         editor = self.editor
         ghost = editor.ghost
         if ghost is not None and reroll:
-            self.post_message(self.SuggestionRejected(ghost.text, tuple(ghost.request_ids)))
-            # The text re-rolled away stays as an earlier version (alt+← goes back to it).
+            # The text re-rolled away stays as an earlier version (alt+← goes back to it): its
+            # generations are decided with the version the author keeps (or throws away).
             start_version(ghost, "re-roll")
             ghost.streaming, ghost.request_ids = True, []
         elif ghost is not None:
@@ -177,10 +177,10 @@ class DraftPane(DraftCandidates):
         ghost = self.editor.ghost
         if ghost is None:
             return
-        at, request_ids = ghost.anchor, tuple(ghost.request_ids)
+        at, request_ids, others = ghost.anchor, tuple(ghost.request_ids), other_request_ids(ghost)
         if ghost.replaces and ghost.text == self.editor.replaced_text():
             # The branch's "as it was" version: keeping it changes nothing in the draft.
-            self.post_message(self.SuggestionRejected("", request_ids))
+            self.post_message(self.SuggestionRejected("", request_ids + others))
             self.editor.clear_ghost("rejected")
             return
         accepted = self.editor.accept_ghost(word_only=word_only)
@@ -188,13 +188,15 @@ class DraftPane(DraftCandidates):
             editor = self.editor
             self.post_message(self.SuggestionAccepted(accepted, at, len(editor.text_before(at)), request_ids,
                                                       editor.text))
+        if others and (not word_only or self.editor.ghost is None):
+            self.post_message(self.SuggestionRejected("", others))  # the versions not kept
 
     def action_reject(self) -> None:
         if self.streaming:
             self.stop(forget=True)
         ghost = self.editor.ghost
         if ghost is not None:
-            self.post_message(self.SuggestionRejected(ghost.text, tuple(ghost.request_ids), restorable=True))
+            self.post_message(self.SuggestionRejected(ghost.text, every_request_id(ghost), restorable=True))
             self._thrown = (ghost, self.editor.text)
             if len(ghost.versions) > 1:
                 # Esc also leaves inspection and stops the model: one press too many must not cost the work.
@@ -213,7 +215,7 @@ class DraftPane(DraftCandidates):
         ghost = thrown[0]
         ghost.streaming = False
         self.editor.restore_ghost(ghost)
-        self.post_message(self.SuggestionRestored(tuple(ghost.request_ids)))
+        self.post_message(self.SuggestionRestored(every_request_id(ghost)))
 
     # ---- the sink the screen streams into --------------------------------------------
     async def stream_text(self, text: str) -> None:
