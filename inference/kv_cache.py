@@ -78,14 +78,13 @@ class KVLayout:
     @property
     def window_cells(self) -> int | None:
         """Cells of the smaller, sliding-window cache; None when every layer has n_ctx."""
-        smaller = [c for c in self.cells_per_layer if c < self.n_ctx]
-        return min(smaller) if smaller else None
+        return min((c for c in self.cells_per_layer if c < self.n_ctx), default=None)
 
     @property
     def bytes_per_token_past_window(self) -> int | None:
         """What one more token costs once the window caches are full (their cells are
-        recycled): the full-context layers only."""
-        if self.window_cells is None:
+        recycled): the full-context layers only; None without a window."""
+        if all(c >= self.n_ctx for c in self.cells_per_layer):
             return None
         return sum(b for c, b in zip(self.cells_per_layer, self.bytes_per_cell) if c >= self.n_ctx)
 

@@ -124,10 +124,10 @@ class SessionStore:
         session's stamp; the session's own wins when it is newer (a crash between the two writes)."""
         if text is None:
             return None
-        note = None
+        note, file_sha256 = None, draft_files.text_sha256(text)
         if text != session.text:
             stamp = session.draft_stamp
-            if stamp is None or draft_files.text_sha256(text) != stamp.sha256:
+            if stamp is None or file_sha256 != stamp.sha256:
                 if stamp is not None and draft_files.text_sha256(session.text) != stamp.sha256:
                     # The author wrote on after the file changed (a conflict): the file's text alone dropped it.
                     copy = self.create_copy(session, detached=True)  # or opening it would do this again
@@ -135,7 +135,7 @@ class SessionStore:
                             f"to it: the file's text is shown, and yours is kept in the session “{copy.title}”.")
                 session.set_text(text)
         stat = path.stat()
-        session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=draft_files.text_sha256(text))
+        session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=file_sha256)
         return note
 
     def find_for_draft(self, path: str | os.PathLike[str]) -> DraftSession | None:

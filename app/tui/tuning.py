@@ -96,8 +96,9 @@ def with_ban(bias: LogitBias, banned: bool) -> LogitBias:
     return LogitBias(ban_byte_tokens=banned, entries=bias.entries)
 
 
+LORA_KNOB = Knob("lora_scale", "LoRA scale", LORA_STEP, 0.0, LORA_MAX)
+"""Not a sampler setting, but moved by the same rule (--lora-scale takes up to 4)."""
+
+
 def lora_scale_moved(scale: float, direction: int) -> float:
-    moved = round(min(LORA_MAX, max(0.0, scale + direction * LORA_STEP)), 4)
-    # --lora-scale takes up to 4: as for the knobs, a raise from beyond the keys' range
-    # must not lower the scale to their end.
-    return moved if (moved - scale) * direction > 0 else scale
+    return LORA_KNOB.moved(scale, direction)
