@@ -1,6 +1,6 @@
 """What the model sees: memory, the draft window and the author's note, fitted in real tokens.
 
-A model sees `n_ctx - max_tokens` tokens of prompt at most, and a small model only knows
+A model sees `n_ctx - max_tokens` tokens of prompt at most (half the context at least), and a small model only knows
 the positions it was trained on. The prompt is built here, in one place, for the command
 line, the draft pane, chat and scoring:
 
@@ -143,10 +143,11 @@ class DroppedTokens:
 
 
 def prompt_budget(n_ctx: int, max_tokens: int) -> int:
-    """Tokens a prompt may take: what max_tokens leaves of the context. When max_tokens
-    alone fills it, a quarter of the context stays for the prompt, and generation stops
-    when the context is full."""
-    return max(n_ctx - max_tokens, n_ctx // 4, 1)
+    """Tokens a prompt may take: what max_tokens leaves of the context, but never less
+    than half of it; generation then stops when the context is full. A continuation in
+    the author's style needs their text before it: with a 256-token training window and
+    the default 200 tokens to write, the model would otherwise see 56 tokens of draft."""
+    return max(n_ctx - max_tokens, n_ctx // 2, 1)
 
 
 def check_note_depth(depth: int, key: str = "note depth") -> int:

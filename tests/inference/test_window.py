@@ -86,7 +86,7 @@ def test_the_template_wraps_the_window_and_counts() -> None:
 
 
 def test_budget_and_depth_rules() -> None:
-    assert prompt_budget(256, 64) == 192 and prompt_budget(256, 400) == 64
+    assert prompt_budget(256, 64) == 192 and prompt_budget(256, 200) == 128 and prompt_budget(256, 400) == 128
     assert check_note_depth(3) == 3
     with pytest.raises(WindowError, match="--note-depth must be a whole number from 0 to 100, not -1"):
         check_note_depth(-1, "--note-depth")
