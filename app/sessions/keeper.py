@@ -219,23 +219,22 @@ class SessionKeeper:
             if generation.finished_at is None:
                 generation.interrupt(live.text())
 
-    def accepted(self, kept: str, at: int, request_ids: tuple[int, ...], editor_text: str) -> bool:
+    def accepted(self, kept: str, at: int, request_ids: tuple[int, ...],
+                 parts: tuple[tuple[int | None, int, int], ...], editor_text: str) -> bool:
         """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`):
-        record which generation wrote which part, then save at once (the session file on the
+        record which generation wrote which part (`parts`: request id, or None for the
+        author's own word, start, end in `kept`), then save at once (the session file on the
         store's writing thread, started now). True when saved, or being saved."""
         session = self.draft
         if session is None:
             return self.save_draft(editor_text, in_background=True)
         session.set_text(editor_text[:at] + editor_text[at + len(kept):])
-        lives = [self._live[rid] for rid in request_ids if rid in self._live]
-        rest, offset = kept, at
-        for index, live in enumerate(lives):
-            already = len(live.generation.accepted_text or "")
-            part = rest if index == len(lives) - 1 else rest[:max(len(live.text()) - already, 0)]
-            if part:
-                session.accept(live.generation, part, offset)
-                offset += len(part)
-                rest = rest[len(part):]
+        for request_id, start, end in parts:
+            live = self._live.get(request_id) if request_id is not None else None
+            if live is not None:
+                session.accept(live.generation, kept[start:end], at + start)
+            else:
+                session.apply_edit(at + start, at + start, kept[start:end])  # the author's
         session.set_text(editor_text)
         for rid in request_ids:
             self._forget_if_all_accepted(rid)

@@ -13,6 +13,11 @@ from textual.widgets.text_area import Location
 
 from scriptorium.app.tui.token_spans import TokenRecord
 
+Writers = list[tuple[int | None, int]]
+"""Who wrote a suggestion's text: (a generation's request id, or None for the author's own
+word, where in the text its writing starts), in order; each wrote up to the next's start.
+Accepting credits each generation with exactly its characters, not a share by length."""
+
 
 @dataclass(slots=True)
 class Version:
@@ -22,6 +27,7 @@ class Version:
     """How it came about: 'first', 're-roll', 'branch at “word”'."""
     request_ids: list[int] = field(default_factory=list)
     """The generations whose text this version is: accepting it credits them, not the others."""
+    writers: Writers = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -36,6 +42,8 @@ class Ghost:
     streaming: bool = True
     request_ids: list[int] = field(default_factory=list)
     """The generations whose text this is (one, or several after "continue again")."""
+    writers: Writers = field(default_factory=list)
+    """Which part of `text` each of them (or the author, in a branch) wrote."""
     tokens: list[TokenRecord] = field(default_factory=list)
     """What the model thought of each token of `text` (offsets into `text`)."""
     versions: list[Version] = field(default_factory=list)
@@ -49,21 +57,53 @@ class Ghost:
 
 def _save_current(ghost: Ghost) -> None:
     if not ghost.versions:
-        ghost.versions.append(Version(ghost.text, list(ghost.tokens), "first", list(ghost.request_ids)))
+        ghost.versions.append(Version(ghost.text, list(ghost.tokens), "first", list(ghost.request_ids),
+                                      list(ghost.writers)))
         ghost.version = 0
     else:
         slot = ghost.versions[ghost.version]
         slot.text, slot.tokens, slot.request_ids = ghost.text, list(ghost.tokens), list(ghost.request_ids)
+        slot.writers = list(ghost.writers)
 
 
-def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRecord] | None = None) -> None:
+def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRecord] | None = None,
+                  writers: Writers | None = None) -> None:
     """Keep what is on screen as a version and start a new one with `text` (written by the
-    generations on screen so far, until the caller says otherwise)."""
+    generations on screen so far, until the caller says otherwise; by `writers`)."""
     if ghost.text or ghost.versions:
         _save_current(ghost)
-    ghost.versions.append(Version(text, list(tokens or []), label, list(ghost.request_ids)))
+    ghost.versions.append(Version(text, list(tokens or []), label, list(ghost.request_ids), list(writers or [])))
     ghost.version = len(ghost.versions) - 1
-    ghost.text, ghost.tokens = text, list(tokens or [])
+    ghost.text, ghost.tokens, ghost.writers = text, list(tokens or []), list(writers or [])
+
+
+def with_writer(writers: Writers, text: str, request_id: int | None) -> Writers:
+    """`writers` once `request_id` writes on after `text`. Text no one is said to have
+    written yet (a branch's chosen alternative, before its generation) is the new writer's:
+    it continues from that token as it continues from its own."""
+    return [*writers, (request_id, len(text) if writers else 0)]
+
+
+def writers_before(writers: Writers, end: int) -> Writers:
+    """The writers of text[:end] (a branch cuts the text there)."""
+    return [(writer, start) for writer, start in writers if start < end]
+
+
+def writers_after(writers: Writers, cut: int) -> Writers:
+    """The writers of text[cut:], their starts moved (the author kept text[:cut])."""
+    kept = [(writer, max(start - cut, 0)) for writer, start in writers]
+    # Of the writers starting at or before the cut, only the last one still writes after it.
+    return [w for i, w in enumerate(kept) if i + 1 == len(kept) or kept[i + 1][1] > 0]
+
+
+def written_parts(writers: Writers, length: int) -> list[tuple[int | None, int, int]]:
+    """(writer, start, end) of text[:length], each part non-empty."""
+    parts = []
+    for i, (writer, start) in enumerate(writers):
+        end = min(writers[i + 1][1] if i + 1 < len(writers) else length, length)
+        if end > start:
+            parts.append((writer, start, end))
+    return parts
 
 
 def move_version(ghost: Ghost, step: int) -> bool:
@@ -75,6 +115,7 @@ def move_version(ghost: Ghost, step: int) -> bool:
     ghost.version = target
     chosen = ghost.versions[target]
     ghost.text, ghost.tokens, ghost.request_ids = chosen.text, list(chosen.tokens), list(chosen.request_ids)
+    ghost.writers = list(chosen.writers)
     return True
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.settings import PRESETS, SamplerSettings
 
-from scriptorium.app.tui.branches import move_version, start_version
+from scriptorium.app.tui.branches import move_version, start_version, with_writer
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.token_spans import TokenSource, records_from_events
 from scriptorium.app.config.tui_settings import MAX_CANDIDATES
@@ -136,12 +136,13 @@ def put_on_ghost(ghost: "Ghost", candidates: list[Candidate], chosen: int) -> No
 
     A candidate continues the ghost's text as it stood, so each version is that text
     followed by the candidate."""
-    base_text, base_tokens, base_ids = ghost.text, list(ghost.tokens), list(ghost.request_ids)
+    base_text, base_tokens, base_ids, base_writers = ghost.text, list(ghost.tokens), list(ghost.request_ids), ghost.writers
     shown = [c for c in candidates if c.usable]
     for candidate in shown:
         source = TokenSource("generated", candidate.request.settings, candidate.seed)
         tokens = base_tokens + records_from_events(candidate.events, len(base_text), source)
-        start_version(ghost, f"candidate · seed {candidate.seed}", base_text + candidate.text, tokens)
+        start_version(ghost, f"candidate · seed {candidate.seed}", base_text + candidate.text, tokens,
+                      with_writer(base_writers, base_text, candidate.request.id))
         ghost.request_ids = base_ids + [candidate.request.id]  # each version is its own candidate's
     move_version(ghost, shown.index(candidates[chosen]) - (len(shown) - 1))
     ghost.streaming = False

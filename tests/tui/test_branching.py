@@ -68,6 +68,39 @@ def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(ran
     run(scenario)
 
 
+def test_a_branch_with_your_own_word_credits_each_generation_with_its_own_text(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            draft = app.main.draft
+            ghost = draft.editor.ghost
+            first_text = ghost.text
+            await pilot.press("f4", "left", "left", "left")
+            record = ghost.tokens[draft.inspected]
+            await pilot.press("ctrl+b")
+            app.screen.query_one(Input).focus()
+            await pilot.press(*"zebra")
+            await generated(pilot, "enter")
+            ghost = draft.editor.ghost
+            own = ghost.text[record.start:record.start + ghost.text[record.start:].index("zebra") + 5]
+            written_after = ghost.text[record.start + len(own):]
+            assert written_after
+            await pilot.press("tab")
+            session = app.sessions.draft
+            assert session is not None and session.text == PROMPT + first_text[:record.start] + own + written_after
+            first, second = session.generations[0], session.generations[-1]
+            assert len(session.generations) == 2
+            by_generation = {g: session.text[m.start:m.end] for g in (first.id, second.id)
+                             for m in session.spans if m.generation == g}
+            # Each generation is credited with exactly what it wrote; the author's word with no one.
+            assert by_generation == {first.id: first_text[:record.start], second.id: written_after}
+            assert first.accepted_text == first_text[:record.start] and second.accepted_text == written_after
+    run(scenario)
+
+
 def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(random_model, sampler=VARIED)
@@ -166,11 +199,13 @@ def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> No
             branched = draft.editor.ghost.text
             await pilot.press("tab")
             assert draft.editor.text == PROMPT + accepted[:record.start] + branched
-            # The session saw a replacement: the branch is the model's, the old tail gone.
+            # The session saw a replacement: the author's word is theirs, what the model wrote
+            # after it the model's, the old tail gone.
             session = app.sessions.draft
             assert session is not None and session.text == draft.editor.text
             start = len(PROMPT + accepted[:record.start])
-            assert any(m.start <= start + 1 and m.end == len(session.text) for m in session.spans)
+            assert not any(m.start < start + len(own) and m.end > start for m in session.spans)
+            assert any(m.start == start + len(own) and m.end == len(session.text) for m in session.spans)
             draft.editor.focus()
             await pilot.press("ctrl+z")
             assert draft.editor.text == PROMPT + accepted

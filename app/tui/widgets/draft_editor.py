@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
-from scriptorium.app.tui.branches import Ghost
+from scriptorium.app.tui.branches import Ghost, writers_after
 from scriptorium.app.tui.keys import typed_with_alt
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, split_records
 
@@ -142,6 +142,7 @@ class DraftEditor(TextArea):
         self.spans.add(Span(start, chunk, taken))
         self._build_highlight_map()
         ghost.text = ghost.text[len(chunk):]
+        ghost.writers = writers_after(ghost.writers, len(chunk))
         ghost.versions = []
         ghost.anchor = result.end_location
         self.move_cursor(result.end_location)

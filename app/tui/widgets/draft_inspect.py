@@ -20,7 +20,7 @@ from textual.worker import get_current_worker
 from scriptorium import prompts
 from scriptorium.inference.events import TokenEvent, TokenScore
 
-from scriptorium.app.tui.branches import Version, move_version, start_version
+from scriptorium.app.tui.branches import Version, move_version, start_version, writers_before
 from scriptorium.app.tui.scoring import (
     ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, new_score_id, scored_note,
     stream_scoring,
@@ -84,7 +84,9 @@ class DraftInspection(ModePane):
         at_index: int
         """The same place as an offset into `draft_text`."""
         request_ids: tuple[int, ...]
-        """The generations that wrote it (GenerationRequest.id)."""
+        """The generations whose suggestion it is (GenerationRequest.id)."""
+        parts: tuple[tuple[int | None, int, int], ...]
+        """(request id, or None for the author's own word, start, end) of `text`: who wrote what."""
         draft_text: str
         """The draft with it."""
 
@@ -242,8 +244,11 @@ class DraftInspection(ModePane):
             return
         record = ghost.tokens[index]
         text = ghost.text[:record.start] + choice
-        tokens = ghost.tokens[:index] + chosen_records(record, record.start, choice)
-        start_version(ghost, f"branch at “{choice.strip()}”", text, tokens)
+        chosen = chosen_records(record, record.start, choice)
+        writers = writers_before(ghost.writers, record.start)
+        if not chosen:
+            writers.append((None, record.start))  # the author's own word
+        start_version(ghost, f"branch at “{choice.strip()}”", text, ghost.tokens[:index] + chosen, writers)
         self.inspected = None
         self.write_on()
 
@@ -276,7 +281,7 @@ class DraftInspection(ModePane):
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
         choice, chosen = branch_choice(record, choice, editor.text[max(0, start - 1):start])
-        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen)
+        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen, [] if chosen else [(None, 0)])
         self.write_on()
 
     def action_version(self, step: int) -> None:

@@ -25,7 +25,14 @@ from scriptorium.inference.window import Window, WindowError
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
-from scriptorium.app.tui.branches import Ghost, every_request_id, other_request_ids, start_version
+from scriptorium.app.tui.branches import (
+    Ghost,
+    every_request_id,
+    other_request_ids,
+    start_version,
+    with_writer,
+    written_parts,
+)
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
@@ -137,6 +144,7 @@ class DraftPane(DraftCandidates):
         # process or a server, which may be slow to answer, and no key waits for it.
         request = self.new_request("draft", self.window_preparer(backend, prefix, template))
         ghost.request_ids.append(request.id)
+        ghost.writers = with_writer(ghost.writers, ghost.text, request.id)
         self.start(request)
         self._redraw()
 
@@ -178,6 +186,7 @@ class DraftPane(DraftCandidates):
         if ghost is None:
             return
         at, request_ids, others = ghost.anchor, tuple(ghost.request_ids), other_request_ids(ghost)
+        writers = list(ghost.writers)
         if ghost.replaces and ghost.text == self.editor.replaced_text():
             # The branch's "as it was" version: keeping it changes nothing in the draft.
             self.post_message(self.SuggestionRejected("", request_ids + others))
@@ -187,7 +196,7 @@ class DraftPane(DraftCandidates):
         if accepted:
             editor = self.editor
             self.post_message(self.SuggestionAccepted(accepted, at, len(editor.text_before(at)), request_ids,
-                                                      editor.text))
+                                                      tuple(written_parts(writers, len(accepted))), editor.text))
         if others and (not word_only or self.editor.ghost is None):
             self.post_message(self.SuggestionRejected("", others))  # the versions not kept
 
