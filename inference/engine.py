@@ -257,6 +257,11 @@ class Engine:
     def kv_usage(self) -> KVCacheUsage:
         return self.context.kv_usage()
 
+    @property
+    def kv_tokens(self) -> int:
+        """Tokens in the cache: what every batch of events from the child carries."""
+        return self.context.n_cached
+
     def clear_cache(self) -> None:
         with self.context.claim():
             self.context.clear()

@@ -113,7 +113,7 @@ class Worker:
             elif kind == "lora":
                 engine = self._loaded()
                 engine.set_lora_scale(message[2])
-                self._send(("done", request_id, engine.kv_usage().tokens))
+                self._send(("done", request_id, engine.kv_tokens))
             else:
                 raise ScriptoriumError(f"the engine does not know the request '{kind}'")
         except OSError:
@@ -150,7 +150,7 @@ class Worker:
                 if isinstance(event, (TokenEvent, TokenScore)):
                     tokens += isinstance(event, TokenEvent)
                     if tokens and tokens in (self._abort_after, self._hold_after):
-                        self._send(("events", request_id, batch, engine.kv_usage().tokens, False))
+                        self._send(("events", request_id, batch, engine.kv_tokens, False))
                         batch = []
                         if tokens == self._abort_after:
                             _abort_as_llama_cpp_does(f"scriptorium test hook: abort after {tokens} tokens")
@@ -161,9 +161,9 @@ class Worker:
                     if now - last_token_flush < FLUSH_INTERVAL_S:
                         continue
                     last_token_flush = now
-                self._send(("events", request_id, batch, engine.kv_usage().tokens, False))
+                self._send(("events", request_id, batch, engine.kv_tokens, False))
                 batch = []
-        self._send(("events", request_id, batch, engine.kv_usage().tokens, True))
+        self._send(("events", request_id, batch, engine.kv_tokens, True))
 
 
 def _transportable(error: Exception) -> Exception:
