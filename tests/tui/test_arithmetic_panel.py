@@ -26,7 +26,8 @@ def test_the_model_panel_shows_the_measured_attention_path(random_model: Path, t
             assert app.backend is not None and app.backend.arithmetic.flash_attn is flash_faster
             assert app.model_status.arithmetic == app.backend.arithmetic
             lines = [line.plain for line in app.main.sidebar.model.lines(60)]
-            expected = f"flash attention {'on' if flash_faster else 'off'} · KV f16 · 1 thread"
-            assert any(expected in line for line in lines), lines
+            # Two lines, so that a narrow panel cuts neither the path nor the threads.
+            expected = [f"flash attention {'on' if flash_faster else 'off'} · KV f16", "1 thread (2 for prompts)"]
+            assert expected[0] in lines and lines[lines.index(expected[0]) + 1] == expected[1], lines
 
     run(scenario)

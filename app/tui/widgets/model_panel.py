@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import var
 
+from scriptorium.inference.arithmetic import Arithmetic
 from scriptorium.inference.load_options import beyond_training
 
 from scriptorium.app.models.status import ModelStatus
@@ -26,12 +27,12 @@ class ModelView:
 
 class ModelPanel(Panel):
     """Name, architecture, parameters, quantization, GQA ratio, context, the arithmetic
-    (attention path, KV types, threads: the probabilities depend on it), LoRA and scale,
+    (attention path and KV types, then threads: the probabilities depend on it), LoRA and scale,
     tokenizer."""
 
     PANEL_NAME = "model"
     TITLE = "Model"
-    LINES = 7
+    LINES = 8
     COMPONENT_CLASSES = {"model--name", "model--dim", "model--error", "model--fill", "model--empty"}
 
     view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
@@ -90,7 +91,7 @@ class ModelPanel(Panel):
             # A server reports no heads; where it is matters more than the shape it hides.
             Text(clip(status.origin or f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width)),
             self._context_line(status.n_ctx, facts.context_length, width),
-            Text(clip(status.arithmetic.describe() if status.arithmetic else "arithmetic not reported", width)),
+            *(Text(clip(line, width)) for line in _arithmetic_lines(status.arithmetic)),
         ]
         if status.adapter is None:
             lines.append(Text("LoRA none", style=dim))
@@ -103,3 +104,12 @@ class ModelPanel(Panel):
         else:
             lines.append(Text(clip(f"tokenizer {status.tokenizer}", width), style=dim))
         return lines
+
+
+
+def _arithmetic_lines(arithmetic: Arithmetic | None) -> tuple[str, str]:
+    # Two lines: the side panel is too narrow for one, and a cut would hide the threads.
+    if arithmetic is None:
+        return "arithmetic not reported", ""
+    path, _, threads = arithmetic.describe().rpartition(" · ")
+    return path, threads
