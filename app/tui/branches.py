@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from textual.widgets.text_area import Location
 
-from scriptorium.app.tui.token_spans import TokenRecord
+from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
 
 Writers = list[tuple[int | None, int]]
 """Who wrote a suggestion's text: (a generation's request id, or None for the author's own
@@ -75,6 +75,18 @@ def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRe
     ghost.versions.append(Version(text, list(tokens or []), label, list(ghost.request_ids), list(writers or [])))
     ghost.version = len(ghost.versions) - 1
     ghost.text, ghost.tokens, ghost.writers = text, list(tokens or []), list(writers or [])
+
+
+def branch_at(ghost: Ghost, index: int, choice: str) -> None:
+    """A new version: the text up to token `index`, then `choice` (one of its alternatives,
+    or the author's own word) instead of it, for a generation to write on from."""
+    record = ghost.tokens[index]
+    chosen = chosen_records(record, record.start, choice)
+    writers = writers_before(ghost.writers, record.start)
+    if not chosen:
+        writers.append((None, record.start))  # the author's own word
+    start_version(ghost, f"branch at “{choice.strip()}”", ghost.text[:record.start] + choice,
+                  ghost.tokens[:index] + chosen, writers)
 
 
 def with_writer(writers: Writers, text: str, request_id: int | None) -> Writers:

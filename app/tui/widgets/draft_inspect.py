@@ -20,13 +20,13 @@ from textual.worker import get_current_worker
 from scriptorium import prompts
 from scriptorium.inference.events import TokenEvent, TokenScore
 
-from scriptorium.app.tui.branches import Version, move_version, start_version, writers_before
+from scriptorium.app.tui.branches import Version, branch_at, move_version, start_version
 from scriptorium.app.tui.scoring import (
     ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, new_score_id, scored_note,
     stream_scoring,
 )
 from scriptorium.app.tui.token_spans import (
-    Span, TokenRecord, TokenSource, branch_choice, chosen_records, record_from_score, records_from_events,
+    Span, TokenRecord, TokenSource, branch_choice, record_from_score, records_from_events,
 )
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.mode_pane import ModePane
@@ -242,13 +242,7 @@ class DraftInspection(ModePane):
         ghost = self.editor.ghost
         if choice is None or ghost is None or index >= len(ghost.tokens) or self.generating:
             return
-        record = ghost.tokens[index]
-        text = ghost.text[:record.start] + choice
-        chosen = chosen_records(record, record.start, choice)
-        writers = writers_before(ghost.writers, record.start)
-        if not chosen:
-            writers.append((None, record.start))  # the author's own word
-        start_version(ghost, f"branch at “{choice.strip()}”", text, ghost.tokens[:index] + chosen, writers)
+        branch_at(ghost, index, choice)
         self.inspected = None
         self.write_on()
 
