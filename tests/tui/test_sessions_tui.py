@@ -3,33 +3,24 @@ generations and chat turns recorded, --resume, the sessions screen, export."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import Gate, generated, loader_calling, make_app, model_ready, run
+from tui_helpers import Gate, generated, loader_calling, make_app, model_ready, run, saved_draft
 
 from scriptorium.inference.events import GenerationDone
-from scriptorium.app import atomic
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
-from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
-from scriptorium.app.sessions.keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, SessionKeeper
-from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.sessions import ChatSession, SessionStore
+from scriptorium.app.sessions.keeper import AUTOSAVE_LONGEST_SECONDS
 
 OPENING = "C'era una volta"
 
 
 def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
     return [n.message for n in app._notifications]
-
-
-def saved_draft(draft: Path) -> DraftSession:
-    session = SessionStore().find_for_draft(draft)
-    assert isinstance(session, DraftSession)
-    return session
 
 
 async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
@@ -136,108 +127,6 @@ def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path
             app.save_everything()
             (generation,) = saved_draft(draft).generations
             assert generation.outcome == "partly_accepted" and generation.accepted_text == word
-
-    run(scenario)
-
-
-def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
-    draft = tmp_path / "bozza.md"
-
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            await pilot.press(*"Appunti")
-            await pilot.pause()
-            assert not draft.exists() and app.main.draft.modified  # not on every keystroke
-            await pilot.pause(AUTOSAVE_SECONDS + 0.5)
-            assert draft.read_text(encoding="utf-8") == "Appunti"
-            assert saved_draft(draft).text == "Appunti"
-            assert not app.main.draft.modified
-
-    run(scenario)
-
-
-def test_keys_are_taken_while_an_autosave_writes_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A long session's file takes tens of milliseconds to write and fsync: an autosave
-    writes it on the store's own thread, and the editor takes keys meanwhile."""
-    draft = tmp_path / "bozza.md"
-    armed, started, release, finished = threading.Event(), threading.Event(), threading.Event(), threading.Event()
-    writers: list[str] = []
-    real_write = atomic.write_bytes
-
-    def held_write(path: Any, data: bytes, **kwargs: Any) -> Path:
-        if armed.is_set() and Path(path).suffix == ".json":  # the session file, not the author's draft file
-            writers.append(threading.current_thread().name)
-            started.set()
-            release.wait(10.0)
-            finished.set()
-        return real_write(path, data, **kwargs)
-
-    monkeypatch.setattr(atomic, "write_bytes", held_write)
-
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            armed.set()
-            await pilot.press(*"Uno")
-            while not started.is_set():  # the autosave after the pause
-                await pilot.pause(0.05)
-            await pilot.press(*" due")
-            assert app.main.draft.editor.text == "Uno due" and not finished.is_set()  # taken while the write waits
-            assert writers == ["scriptorium-session-writes"]
-            release.set()
-            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
-            assert saved_draft(draft).text == "Uno due"
-
-    run(scenario)
-
-
-def test_autosave_waits_for_a_pause_but_not_for_ever(tmp_path: Path) -> None:
-    """Each change moves the pending save to AUTOSAVE_SECONDS after it, until the first
-    unsaved one is AUTOSAVE_LONGEST_SECONDS old; a save starts the count afresh. The keeper
-    is given the clock, so the schedule, not the machine's speed, is under test."""
-    keeper = SessionKeeper(SessionStore(), DraftFile(tmp_path / "bozza.md"), lambda *args, **kwargs: None)
-    assert keeper.autosave_delay(1000.0) == AUTOSAVE_SECONDS
-    assert keeper.autosave_delay(1000.3) == AUTOSAVE_SECONDS  # a keystroke moves it
-    first_plus_longest = 1000.0 + AUTOSAVE_LONGEST_SECONDS
-    now = first_plus_longest - AUTOSAVE_SECONDS / 2
-    assert keeper.autosave_delay(now) == pytest.approx(first_plus_longest - now)  # not for ever
-    assert keeper.autosave_delay(first_plus_longest + 5.0) == 0.0
-    assert keeper.save_draft("ABC")
-    assert keeper.autosave_delay(2000.0) == AUTOSAVE_SECONDS
-
-
-def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
-    draft = tmp_path / "bozza.md"
-
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            await pilot.press("A")
-            first = app.autosave.timer
-            await pilot.press("B")
-            second = app.autosave.timer
-            assert first is not None and second is not first and first._task is None  # moved, the old one stopped
-            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
-            assert draft.read_text(encoding="utf-8") == "AB"
-
-    run(scenario)
-
-
-def test_a_save_due_at_once_is_made_and_the_app_closes_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """After AUTOSAVE_LONGEST_SECONDS of typing without a pause the save is due at once
-    (a delay of 0): it must still be made, and the timer must not fail (a Textual timer
-    of 0 s raised ZeroDivisionError, which surfaced as a traceback when the app closed)."""
-    draft = tmp_path / "bozza.md"
-
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            await pilot.press("A")
-            monkeypatch.setattr(app.sessions, "autosave_delay", lambda now: 0.0)
-            await pilot.press("B")
-            await pilot.pause(0.2)
-            assert draft.read_text(encoding="utf-8") == "AB"
 
     run(scenario)
 

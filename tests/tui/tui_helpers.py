@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 
 from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.errors import GenerationError
 from scriptorium.inference.events import Event, GenerationDone, PrefillDone, TokenEvent
@@ -244,3 +245,10 @@ async def saved(pilot: Pilot[Any]) -> None:
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
     """Run an async Pilot scenario from a plain pytest test."""
     asyncio.run(scenario())
+
+
+def saved_draft(draft: Path) -> DraftSession:
+    """The session saved for the draft file `draft` (it must have one)."""
+    session = SessionStore().find_for_draft(draft)
+    assert isinstance(session, DraftSession)
+    return session
