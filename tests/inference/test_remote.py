@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from gguf_models import FIRST_BYTE_ID, LORA_PUSH_PIECE, N_VOCAB, italian_vocab
+from gguf_models import FIRST_BYTE_ID, LORA_PUSH_PIECE, N_VOCAB, italian_vocab, write_llama_model
 from llama_server import CONTEXT, LlamaServer, closed_port, server_binary
 
 from scriptorium.inference.engine import Engine
@@ -169,6 +169,19 @@ def test_byte_tokens_are_banned_through_logit_bias(byte_server: LlamaServer) -> 
     assert all(c.banned == (c.id >= FIRST_BYTE_ID) for t in banned for c in t.top)
     assert banned[0].top[0].id == N_VOCAB - 1 and banned[0].top[0].text == "<0xFF>"
     assert [t.id for t in allowed] == [N_VOCAB - 1] * 4
+
+
+def test_byte_tokens_between_other_tokens_are_found_and_banned(gguf_dir: Path, server_logs: Path) -> None:
+    # Bytes neither right after the control tokens nor last, as in Gemma 3 (238..493).
+    model = write_llama_model(gguf_dir / "byte-loop-unused.gguf", kind="byte_loop", unused_tokens=64)
+    with LlamaServer(model, server_logs) as server:
+        backend = _connect(server)
+        try:
+            assert backend.byte_token_ids == tuple(range(FIRST_BYTE_ID, N_VOCAB))
+            banned, _, _ = _events(backend, PROMPT, top_n=5, settings=GREEDY.with_changes(max_tokens=4))
+        finally:
+            backend.close()
+    assert all(t.id < FIRST_BYTE_ID for t in banned)
 
 
 def test_utf8_split_over_byte_tokens_reads_as_locally(utf8_model: Path, utf8_server: LlamaServer) -> None:
