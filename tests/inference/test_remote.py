@@ -233,7 +233,25 @@ def test_timings_come_from_the_server_and_the_prompt_cache_is_reused(random_serv
     assert first.prefill_ms > 0 and first.prefill_tokens_per_s > 0 and first.decode_tokens_per_s > 0
     assert first.ttft_ms == first.prefill_ms and first.completion_tokens == 4
     assert 0 < again.reused_tokens < again.prompt_tokens  # the shared prefix was kept (cache_n)
-    assert backend.kv_usage().tokens == again.prompt_tokens + again.completion_tokens
+    assert backend.kv_usage().tokens == again.kv_cache.tokens
+
+
+@pytest.mark.parametrize("server_name, max_tokens, reason",
+                         [("random_server", 4, "length"), ("sentence_server", 20, "eos")])
+def test_the_kv_figure_is_what_the_servers_slot_holds(server_name: str, max_tokens: int, reason: str,
+                                                      request: pytest.FixtureRequest) -> None:
+    """The last token sampled is never decoded (the generation ends on it), on the server
+    as locally: the slot holds prompt + completion - 1 after a length stop, and prompt +
+    completion after an end-of-generation token (sampled, not a completion token)."""
+    backend = _connect(request.getfixturevalue(server_name))
+    try:
+        _, done, _ = _events(backend, PROMPT, settings=GREEDY.with_changes(max_tokens=max_tokens))
+        slots = backend.client.get("/slots")
+    finally:
+        backend.close()
+    assert done.stop_reason == reason
+    assert done.kv_cache.tokens == max(slot["n_prompt_tokens"] for slot in slots)
+    assert backend.kv_usage().tokens == done.kv_cache.tokens
 
 
 # ---- what is not available, and failures ---------------------------------------------------------
