@@ -32,7 +32,7 @@ from .errors import ScriptoriumError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts
 from .load_options import LoadOptions, beyond_training
-from .remote_http import ServerClient, ServerError, Timeouts
+from .remote_http import ServerChanged, ServerClient, ServerError, Timeouts
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
 
 SCORING_UNAVAILABLE = ("scoring the draft is not available with a llama-server: it needs the probabilities at "
@@ -115,6 +115,16 @@ class RemoteBackend:
         progress(1.0)
         return backend
 
+    def check_unchanged(self) -> None:
+        """ServerChanged when the server no longer serves the model and context it did at
+        connection (restarted with another): a request built from the old facts would ban
+        the old vocabulary's byte ids, which are ordinary tokens in the new one."""
+        props = self.client.get("/props")
+        served = _served(props)
+        if served != (str(self.facts.path), self.n_ctx):
+            raise ServerChanged(f"llama-server at {self.client.url} now serves {Path(served[0]).name} with a context "
+                                f"of {served[1]}, not {self.facts.path.name} with {self.n_ctx}: it restarted")
+
     # ---- the Backend protocol -----------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:
         """The scale sent with every request from now on (the server's own is left alone)."""
@@ -185,6 +195,14 @@ def _model_meta(models: Any) -> dict[str, Any]:
         return {}
     meta = data[0].get("meta")
     return meta if isinstance(meta, dict) else {}
+
+
+def _served(props: Any) -> tuple[str, int]:
+    """The model file and context /props names, as `connect` reads them."""
+    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+    path = props.get("model_path") if isinstance(props, dict) else None
+    return str(Path(str(path or "model.gguf"))), int(n_ctx) if isinstance(n_ctx, int) else 0
 
 
 def _slot_tokens(slots: Any) -> int:

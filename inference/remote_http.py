@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .errors import ScriptoriumError
+from .errors import EngineCrashed, ScriptoriumError
 
 if TYPE_CHECKING:
     pass
@@ -39,6 +39,13 @@ class ServerError(ScriptoriumError):
 
 class ContextExceeded(ServerError):
     """HTTP 400 exceed_context_size_error: the prompt is longer than the server's context."""
+
+
+class ServerChanged(ServerError, EngineCrashed):
+    """The server restarted with another model or context: what the backend learnt at
+    connection (the byte tokens it bans, the vocabulary, the context, the model sessions
+    record) is wrong now. An EngineCrashed too, so the app connects again, as it reloads
+    an engine that died."""
 
 
 @dataclass(frozen=True, slots=True)

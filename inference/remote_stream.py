@@ -38,6 +38,8 @@ class ServedModel(Protocol):
 
     def lora_request(self) -> list[dict[str, Any]]: ...
 
+    def check_unchanged(self) -> None: ...
+
     def kv_usage(self) -> KVCacheUsage: ...
 
 # SamplerSettings field -> llama-server's request field; each is checked against the
@@ -117,6 +119,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
       until the next one shows it was not the last."""
     stop_requested = should_stop or (lambda: False)
     started = time.perf_counter()
+    backend.check_unchanged()  # a server restarted with another model is not sent the old one's bias
     tokens = _tokenize(backend, prompt, special)
     seed = settings.resolved_seed()
     body = request_body(backend, tokens, settings, bias, top_n, seed)
