@@ -345,27 +345,6 @@ def test_a_server_killed_mid_stream_keeps_the_text_so_far(random_model: Path, se
     assert "llama-server" in failures[0].error and "\n" not in failures[0].error
 
 
-def test_a_server_restarted_with_another_model_is_connected_to_again(random_model: Path, sentence_model: Path,
-                                                                      server_logs: Path) -> None:
-    from scriptorium.app.models.loading import BackendCrashed
-    from scriptorium.app.tui.generation import GenerationFailed, GenerationRequest, stream_generation
-
-    with LlamaServer(random_model, server_logs) as first:
-        backend = _connect(first)
-    posted: list[object] = []
-    try:
-        with LlamaServer(sentence_model, server_logs, port=first.port, context=CONTEXT // 2):
-            request = GenerationRequest(kind="draft", id=1, prompt=PROMPT, settings=GREEDY.with_changes(max_tokens=4),
-                                        bias=LogitBias(), top_n=3)
-            stream_generation(backend, request, posted.append, should_stop=lambda: False, frame_interval=0.0)
-    finally:
-        backend.close()
-    # Nothing was asked with the old model's facts: the app is told to connect again.
-    assert [type(m) for m in posted] == [GenerationFailed, BackendCrashed]
-    assert f"now serves {sentence_model.name} with a context of {CONTEXT // 2}" in posted[0].error
-    assert posted[1].backend is backend
-
-
 def test_the_longest_piece_is_unknown_not_guessed(random_server: LlamaServer) -> None:
     backend = _connect(random_server)
     try:

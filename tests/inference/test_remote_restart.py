@@ -1,0 +1,42 @@
+"""A llama-server restarted with another model while the app is connected to it: what
+the backend learnt at connection no longer holds, so it connects again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from llama_server import CONTEXT, LlamaServer, server_binary
+
+from scriptorium.app.models.loading import BackendCrashed
+from scriptorium.app.tui.generation import GenerationFailed, GenerationRequest, stream_generation
+from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.remote import RemoteBackend
+from scriptorium.inference.settings import PRESETS, LogitBias
+
+GREEDY = PRESETS["greedy"]
+PROMPT = "La casa era buia, e la notte"
+
+
+@pytest.fixture
+def server_logs(tmp_path: Path) -> Path:
+    server_binary()  # skips, with the reason, when there is no binary
+    return tmp_path
+
+
+def test_a_server_restarted_with_another_model_is_connected_to_again(random_model: Path, sentence_model: Path,
+                                                                      server_logs: Path) -> None:
+    with LlamaServer(random_model, server_logs) as first:
+        backend = RemoteBackend.connect(first.url, LoadOptions(model_path=Path("unused.gguf")))
+    posted: list[object] = []
+    try:
+        with LlamaServer(sentence_model, server_logs, port=first.port, context=CONTEXT // 2):
+            request = GenerationRequest(kind="draft", id=1, prompt=PROMPT, settings=GREEDY.with_changes(max_tokens=4),
+                                        bias=LogitBias(), top_n=3)
+            stream_generation(backend, request, posted.append, should_stop=lambda: False, frame_interval=0.0)
+    finally:
+        backend.close()
+    # Nothing was asked with the old model's facts: the app is told to connect again.
+    assert [type(m) for m in posted] == [GenerationFailed, BackendCrashed]
+    assert f"now serves {sentence_model.name} with a context of {CONTEXT // 2}" in posted[0].error
+    assert posted[1].backend is backend
