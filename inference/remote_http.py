@@ -195,9 +195,16 @@ class ServerClient:
 
     def _failure(self, error: Exception, *, during_stream: bool = False, waited: float | None = None) -> ServerError:
         httpx = self._httpx
+        # llama-server speaks plain HTTP unless built with SSL and given a certificate: an
+        # https:// URL to it waits for a TLS answer that never comes (a timeout), or reads
+        # HTTP as TLS (an SSL error). Both look like a network fault unless said.
+        plain = f"try {'http' + self.url[len('https'):]}" if self._tls() else ""
         if isinstance(error, httpx.ConnectTimeout):
             return ServerError(f"llama-server at {self.url} did not answer within {self._client.timeout.connect:g} s "
-                               "(wrong address, or a firewall)")
+                               f"(wrong address, or a firewall{', or it speaks plain HTTP: ' + plain if plain else ''})")
+        if isinstance(error, httpx.ConnectError) and plain and _ssl_failure(error):
+            return ServerError(f"llama-server at {self.url} does not answer in TLS ({_reason(error)}): "
+                               f"it speaks plain HTTP? {plain}")
         if isinstance(error, httpx.ConnectError):
             return ServerError(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})")
         if isinstance(error, httpx.ReadTimeout):
@@ -207,6 +214,9 @@ class ServerClient:
             return ServerError(f"llama-server at {self.url} closed the connection mid-generation "
                                "(did it restart?); the text so far is kept")
         return ServerError(f"llama-server at {self.url}: {type(error).__name__}: {_reason(error)}")
+
+    def _tls(self) -> bool:
+        return self.url.lower().startswith("https://")
 
     def _rejection(self, status: int, text: str, path: str) -> ServerError:
         try:
@@ -225,6 +235,19 @@ class ServerClient:
         first_line = text.strip().splitlines()[0] if text.strip() else ""
         message = error.get("message") or first_line or "no reason given"
         return ServerError(f"llama-server at {self.url} refused {path} (HTTP {status}): {message}")
+
+
+def _ssl_failure(error: BaseException) -> bool:
+    """Whether an ssl.SSLError lies under `error` (httpx wraps httpcore's, which wraps it),
+    other than a certificate refused: that server does speak TLS."""
+    import ssl
+
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return not isinstance(cause, ssl.SSLCertVerificationError)
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _reason(error: Exception) -> str:

@@ -3,8 +3,10 @@ way the server can fail as one line with exit status 2."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -86,3 +88,20 @@ def test_flags_for_a_local_model_are_refused_with_a_server(flags: list[str]) -> 
 def test_a_malformed_server_url_is_named_as_given(url: str, message: str) -> None:
     result = scriptorium("continue", "-", "--server", url, stdin=DRAFT)
     assert_one_line_error(result, message)
+
+
+def test_https_to_a_plain_http_server_says_to_try_http(tmp_path: Path) -> None:
+    # It answers the TLS greeting in plain HTTP (a 400), as llama-server built without SSL would.
+    handler = lambda *args: http.server.SimpleHTTPRequestHandler(*args, directory=str(tmp_path))  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    try:
+        result = scriptorium("continue", "-", "--server", f"https://127.0.0.1:{port}", stdin=DRAFT)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert_one_line_error(result, "does not answer in TLS")
+    assert f"try http://127.0.0.1:{port}" in result.stderr

@@ -318,6 +318,17 @@ def test_a_server_that_never_answers_times_out() -> None:
         assert time.monotonic() - started < 10
 
 
+def test_https_to_a_server_that_never_answers_says_to_try_http() -> None:
+    # llama-server without SSL reads the TLS greeting as a request line and waits for its end.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        port = silent.getsockname()[1]
+        with pytest.raises(ServerError, match=f"or it speaks plain HTTP: try http://127.0.0.1:{port}"):
+            RemoteBackend.connect(f"https://127.0.0.1:{port}", LoadOptions(model_path=Path("x")),
+                                  timeouts=Timeouts(connect=0.5, read=30.0, answer=0.5))
+
+
 def test_a_server_killed_mid_stream_keeps_the_text_so_far(random_model: Path, server_logs: Path) -> None:
     from scriptorium.app.tui.generation import GenerationFailed, GenerationRequest, TokensGenerated, stream_generation
 
