@@ -8,6 +8,7 @@ as fast without a server as before.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import socket
 import threading
@@ -29,6 +30,9 @@ ANSWER_TIMEOUT_S = 10.0
 answers them at once, busy or not, and the app asks some of them while the author types."""
 
 
+API_KEY_VARIABLE = "LLAMA_API_KEY"
+"""The key for a server started with --api-key: the variable llama-server itself reads
+for its key, so one export serves both ends on a machine."""
 STOP_POLL_S = 0.05
 """How often a silent stream looks whether the author stopped it."""
 
@@ -96,8 +100,10 @@ class ServerClient:
         self.url = normalise_url(url)
         self._httpx = httpx
         self._answer_timeout = httpx.Timeout(timeouts.answer, connect=timeouts.connect)
+        self._has_key = bool(key := os.environ.get(API_KEY_VARIABLE))
         self._client = httpx.Client(
             base_url=self.url,
+            headers={"Authorization": f"Bearer {key}"} if key else None,
             timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
             # A server on this machine must not be sent through a proxy from the environment.
             trust_env=False,
@@ -230,6 +236,10 @@ class ServerClient:
             sizes = f" ({n_prompt} tokens, context {n_ctx})" if n_prompt and n_ctx else ""
             return ContextExceeded(f"the prompt is longer than llama-server's context{sizes}: "
                                    "start the server with a larger --ctx-size, or shorten the text")
+        if status == 401:
+            return ServerError(f"llama-server at {self.url} wants an API key (it was started with --api-key): "
+                               + (f"the one in {API_KEY_VARIABLE} is not it" if self._has_key
+                                  else f"set {API_KEY_VARIABLE} to it"))
         if status == 404 and not error:
             return ServerError(f"{self.url} has no {path}: it is not a llama-server")
         first_line = text.strip().splitlines()[0] if text.strip() else ""

@@ -105,3 +105,18 @@ def test_https_to_a_plain_http_server_says_to_try_http(tmp_path: Path) -> None:
         thread.join(timeout=10)
     assert_one_line_error(result, "does not answer in TLS")
     assert f"try http://127.0.0.1:{port}" in result.stderr
+
+
+def test_a_server_started_with_an_api_key_is_given_it(sentence_model: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LLAMA_API_KEY", raising=False)
+    with LlamaServer(sentence_model, tmp_path, "--api-key", "sekrit") as server:
+        missing = scriptorium("continue", "-", "--server", server.url, stdin="La casa era buia, e la notte")
+        monkeypatch.setenv("LLAMA_API_KEY", "wrong")  # after the start: llama-server reads it too
+        wrong = scriptorium("continue", "-", "--server", server.url, stdin="La casa era buia, e la notte")
+        monkeypatch.setenv("LLAMA_API_KEY", "sekrit")
+        given = scriptorium("continue", "-", "--server", server.url, stdin="La casa era buia, e la notte")
+    assert_one_line_error(missing, "wants an API key (it was started with --api-key): set LLAMA_API_KEY to it")
+    assert_one_line_error(wrong, "the one in LLAMA_API_KEY is not it")
+    assert given.returncode == 0, given.stderr
+    assert given.stdout.strip()
