@@ -133,10 +133,22 @@ class ModelLifecycle:
                                         f"scriptorium out. Press {models_key} to choose your own GGUF model."))
         self._demo = False
         if self._first_load and written_with is not None and not _same_model(written_with, backend):
+            # A server's model is switched where it runs: the picker lists this machine's files.
+            switch = "Start the llama-server with it to switch." if backend.origin else f"Press {models_key} to switch."
             notes.append(("Session", f"This session was last written with {written_with.name} ({written_with.path}); "
-                                     f"the model loaded is {backend.facts.name}. Press {models_key} to switch."))
+                                     f"the model loaded is {backend.facts.name}. {switch}"))
         self._first_load = False
         return notes
+
+    def picking_refused(self) -> str | None:
+        """Why the model picker is not offered, or None. A llama-server's model is the one it
+        was started with: the picker lists this machine's files, and choosing one only
+        connected to the same server again, its model unchanged."""
+        backend = self.backend
+        if backend is None or not backend.origin:
+            return None
+        return (f"The model is the one {backend.origin} serves: start the llama-server with another "
+                "--model to switch (the model picker lists the models on this machine).")
 
     # ---- before a file is known (start-up resolution, the demo's first assembly) ----------
     def resolving(self, reference: str | None, configured: str | None) -> None:

@@ -1,10 +1,9 @@
 """ScriptoriumApp: the Textual application around one model.
 
-It holds what outlives a screen, as reactive state the main screen receives (attributes
-down): the backend, the model's status, and the live sampler settings the keys change.
-What happens to them is decided elsewhere, each by one owner: the model lifecycle
-(models/lifecycle.py) for loading and switching, the session keeper (sessions/keeper.py)
-for what is written and saved. Requests come up as messages; each is handled here once.
+It holds what outlives a screen, as reactive state the main screen receives (attributes down):
+the backend, the model's status, the live sampler settings the keys change. Each has one owner:
+the model lifecycle (models/lifecycle.py) for loading and switching, the session keeper
+(sessions/keeper.py) for what is written and saved. Requests come up as messages, handled here once.
 """
 
 from __future__ import annotations
@@ -255,6 +254,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
                                          self.settings.generation_threads()), chosen)
 
     def action_pick_model(self) -> None:
+        if refusal := self.models.picking_refused():
+            return self.notify(refusal, title="Models", severity="warning", timeout=12)
         scale = self.lora_scale if self.lora_scale is not None else 1.0
         self.push_screen(ModelPickerScreen(self.config, lora_scale=scale), self._model_chosen)
 

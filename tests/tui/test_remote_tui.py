@@ -134,3 +134,33 @@ def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, tmp_pa
                 assert done.stop_reason != "cancelled" and app.main.last_generation[1]
 
     run(scenario)
+
+
+def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path,
+                                                           sentence_server: LlamaServer) -> None:
+    """The picker lists this machine's models, and the remote loader connects to the same
+    server whatever is chosen: with a server, neither the note nor the key offers it."""
+    async def write_here() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    async def resume_on_the_server() -> None:
+        app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url), resume=True)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            said = [n.message for n in app._notifications if "last written with" in n.message]
+            assert len(said) == 1 and said[0].endswith("Start the llama-server with it to switch.")
+            screens = len(app.screen_stack)
+            await pilot.press("f10")
+            await pilot.pause()
+            assert len(app.screen_stack) == screens
+            assert any(sentence_server.url in n.message and "--model to switch" in n.message
+                       for n in app._notifications)
+
+    run(write_here)
+    run(resume_on_the_server)
