@@ -38,6 +38,7 @@ from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
 SCORING_UNAVAILABLE = ("scoring the draft is not available with a llama-server: it needs the probabilities at "
                        "every position of the text, and llama-server returns them only for the tokens it generates")
 UNKNOWN = "unknown"
+CHATML_START = "<|im_start|>"
 
 
 class RemoteBackend:
@@ -72,6 +73,8 @@ class RemoteBackend:
         self.tokenizer_warning = self.tokenizer_note
         self.kv_tokens = kv_tokens
         """Tokens the server's slot holds, as of the last request (or /slots at connection)."""
+        self.bos_text = ""
+        """The BOS token's text (/props), for a chat template rendered here."""
 
     # ---- connecting ------------------------------------------------------------------------
     @classmethod
@@ -99,7 +102,7 @@ class RemoteBackend:
             byte_ids = find_byte_tokens(client, n_vocab)
             progress(0.8)
             slots = client.get("/slots", allow=(404, 501)) if props.get("endpoint_slots", True) else None
-            facts = _facts(props, meta, byte_ids)
+            facts = _facts(props, meta, byte_ids, _own_chat_template(client, props))
             backend = cls(
                 client, replace(options, n_ctx=int(settings["n_ctx"]), lora_path=None, model_path=facts.path), facts,
                 n_ctx=int(settings["n_ctx"]), n_vocab=n_vocab, byte_token_ids=byte_ids,
@@ -107,6 +110,7 @@ class RemoteBackend:
                 server_fields=frozenset(settings.get("params", {})),
                 build=str(props.get("build_info") or UNKNOWN), kv_tokens=_slot_tokens(slots),
             )
+            backend.bos_text = str(props.get("bos_token") or "")
         except BaseException:
             client.close()
             raise
@@ -158,7 +162,12 @@ class RemoteBackend:
         raise ScriptoriumError(SCORING_UNAVAILABLE)
 
     def chat_prompt(self, messages: list[dict[str, str]], fallback_template: str | None = None) -> str:
-        """The server renders the chat with the model's own template (/apply-template)."""
+        """The server renders the chat with the model's own template (/apply-template); a
+        model without one talks in the fallback's turns, rendered here as locally."""
+        if not self.facts.has_chat_template:
+            from .chat import render_chat
+
+            return render_chat(messages, None, fallback_template, self.bos_text)
         answer = self.client.post("/apply-template", {"messages": messages})
         prompt = answer.get("prompt") if isinstance(answer, dict) else None
         if not isinstance(prompt, str):
@@ -212,7 +221,21 @@ def _slot_tokens(slots: Any) -> int:
     return max((int(slot.get("n_prompt_tokens") or 0) for slot in slots if isinstance(slot, dict)), default=0)
 
 
-def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...]) -> ModelFacts:
+def _own_chat_template(client: ServerClient, props: dict[str, Any]) -> bool:
+    """Whether the chat template /props shows is the model's own. For a GGUF without one,
+    llama-server puts ChatML in its place, whose <|im_start|> is then no token of the
+    vocabulary: a model made for ChatML has it as one special token, so that tells them apart."""
+    template = props.get("chat_template")
+    if not isinstance(template, str) or not template:
+        return False
+    if CHATML_START not in template:
+        return True
+    answer = client.post("/tokenize", {"content": CHATML_START, "add_special": False, "parse_special": True})
+    return isinstance(answer, dict) and len(answer.get("tokens") or ()) == 1
+
+
+def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...],
+           own_chat_template: bool) -> ModelFacts:
     """What the server says about its model. The shape (layers, heads) it does not report:
     zero there means unknown, and the Model panel shows the server instead."""
     path = Path(str(props.get("model_path") or "model.gguf"))
@@ -234,6 +257,6 @@ def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...
         value_length=0,
         sliding_window=None,
         swa_layers=(),
-        has_chat_template=bool(props.get("chat_template")),
+        has_chat_template=own_chat_template,
         byte_token_ids=byte_ids,
     )

@@ -146,16 +146,6 @@ def test_greedy_tokens_and_text_match_the_local_engine(sentence_model: Path, sen
     assert remote_done.completion_tokens == local_done.completion_tokens == len(local_tokens)
 
 
-def test_chat_uses_the_models_own_template(sentence_model: Path, sentence_server: LlamaServer) -> None:
-    messages = [{"role": "user", "content": "ciao"}]
-    remote, local = _connect(sentence_server), _local(sentence_model)
-    try:
-        assert remote.chat_prompt(messages) == local.chat_prompt(messages) == "user: ciao\nassistant:"
-    finally:
-        remote.close()
-        local.close()
-
-
 def test_byte_tokens_are_banned_through_logit_bias(byte_server: LlamaServer) -> None:
     backend = _connect(byte_server)
     try:
