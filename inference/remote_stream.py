@@ -192,7 +192,8 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     # A cancelled stream is counted as locally (its last token decoded): the server's
     # slot, stopped when it sees the connection gone, is not asked.
     held = len(tokens) + (produced if reason == "cancelled" else max(sampled - 1, 0))
-    if reason == "length" and len(tokens) + produced >= backend.n_ctx:
+    # The server says "limit" for both; as locally, the length asked for is reached first.
+    if reason == "length" and produced < settings.max_tokens and len(tokens) + produced >= backend.n_ctx:
         reason = "context"
     # The server ends at a stop string itself; whatever of it was held back is not emitted.
     tail = "" if reason == "stop" else stops.feed(decoder.finish()) + stops.finish()

@@ -244,6 +244,20 @@ def test_the_kv_figure_is_what_the_servers_slot_holds(server_name: str, max_toke
     assert backend.kv_usage().tokens == done.kv_cache.tokens
 
 
+def test_the_length_asked_for_ending_at_the_context_is_a_length_stop(random_model: Path,
+                                                                       random_server: LlamaServer) -> None:
+    remote, local = _connect(random_server), _local(random_model)
+    try:
+        rest = GREEDY.with_changes(max_tokens=CONTEXT - remote.count_tokens(PROMPT))
+        _, remote_done, _ = _events(remote, PROMPT, settings=rest)
+        _, local_done, _ = _events(local, PROMPT, settings=rest)
+    finally:
+        remote.close()
+        local.close()
+    assert remote_done.completion_tokens == local_done.completion_tokens == rest.max_tokens
+    assert remote_done.stop_reason == local_done.stop_reason == "length"
+
+
 # ---- what is not available, and failures ---------------------------------------------------------
 def test_scoring_is_refused_with_the_reason(random_server: LlamaServer) -> None:
     backend = _connect(random_server)
