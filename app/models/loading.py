@@ -105,6 +105,8 @@ def load_backend(
     else:
         post(ModelLoaded(load_id, backend))
         files = [options.model_path] + ([options.lora_path] if backend.adapter is not None and options.lora_path else [])
+        if backend.origin:  # a server's files are on its machine: one here by the same name may be another
+            files = []
         for path in files:
             if should_stop():
                 return

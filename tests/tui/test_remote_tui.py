@@ -164,3 +164,18 @@ def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path,
 
     run(write_here)
     run(resume_on_the_server)
+
+
+def test_a_file_here_by_the_servers_model_path_is_not_hashed_as_its_model(sentence_model: Path,
+                                                                         sentence_server: LlamaServer) -> None:
+    """Connecting again (after a restart) carries the server's model path: the file at that
+    path on this machine may be another, so no hash of it is recorded as the server's model's."""
+    from scriptorium.app.models.loading import ModelFileHashed, ModelLoaded, load_backend
+    from scriptorium.inference.load_options import LoadOptions
+
+    posted: list[object] = []
+    load_backend(remote_loader(sentence_server.url), None, LoadOptions(model_path=sentence_model), 1, posted.append)
+    loaded = [m for m in posted if isinstance(m, ModelLoaded)]
+    assert len(loaded) == 1
+    loaded[0].backend.close()
+    assert not [m for m in posted if isinstance(m, ModelFileHashed)]
