@@ -120,3 +120,16 @@ def test_a_server_started_with_an_api_key_is_given_it(sentence_model: Path, tmp_
     assert_one_line_error(wrong, "the one in LLAMA_API_KEY is not it")
     assert given.returncode == 0, given.stderr
     assert given.stdout.strip()
+
+
+def test_info_describes_the_servers_model(sentence_model: Path, sentence_server: LlamaServer) -> None:
+    result = scriptorium("--server", sentence_server.url, "info", "--json")  # before the subcommand, as the help says
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["path"] == str(sentence_model) and report["server"].endswith(f"at {sentence_server.url}")
+    assert report["n_ctx"] == 512 and report["chat_template"] is True and report["kv_cache"] is None
+    assert report["byte_tokens"] == {"count": 256, "ids": "16000–16255"}
+    plain = scriptorium("info", "--server", sentence_server.url)
+    assert plain.returncode == 0 and "unknown (the server reports" in plain.stdout
+    assert_one_line_error(scriptorium("info", "--server", sentence_server.url, "--ctx", "256"),
+                          "--ctx is for a model file here: with --server, info describes the server's model")
