@@ -123,11 +123,12 @@ class RemoteBackend:
         """ServerChanged when the server no longer serves the model and context it did at
         connection (restarted with another): a request built from the old facts would ban
         the old vocabulary's byte ids, which are ordinary tokens in the new one."""
-        props = self.client.get("/props")
-        served = _served(props)
-        if served != (str(self.facts.path), self.n_ctx):
-            raise ServerChanged(f"llama-server at {self.client.url} now serves {Path(served[0]).name} with a context "
-                                f"of {served[1]}, not {self.facts.path.name} with {self.n_ctx}: it restarted")
+        name, n_ctx = _served(self.client.get("/props"))
+        # The file's name, not its folder: replicas behind a load balancer may keep the same
+        # model in different places, and each would otherwise read as a restart.
+        if (name, n_ctx) != (self.facts.path.name, self.n_ctx):
+            raise ServerChanged(f"llama-server at {self.client.url} now serves {name} with a context of {n_ctx}, "
+                                f"not {self.facts.path.name} with {self.n_ctx}: it restarted")
 
     # ---- the Backend protocol -----------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:
@@ -207,11 +208,11 @@ def _model_meta(models: Any) -> dict[str, Any]:
 
 
 def _served(props: Any) -> tuple[str, int]:
-    """The model file and context /props names, as `connect` reads them."""
+    """The model file's name and the context /props gives, as `connect` reads them."""
     settings = props.get("default_generation_settings") if isinstance(props, dict) else None
     n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
     path = props.get("model_path") if isinstance(props, dict) else None
-    return str(Path(str(path or "model.gguf"))), int(n_ctx) if isinstance(n_ctx, int) else 0
+    return Path(str(path or "model.gguf")).name, int(n_ctx) if isinstance(n_ctx, int) else 0
 
 
 def _slot_tokens(slots: Any) -> int:

@@ -40,3 +40,23 @@ def test_a_server_restarted_with_another_model_is_connected_to_again(random_mode
     assert [type(m) for m in posted] == [GenerationFailed, BackendCrashed]
     assert f"now serves {sentence_model.name} with a context of {CONTEXT // 2}" in posted[0].error
     assert posted[1].backend is backend
+
+
+def test_the_same_model_file_elsewhere_is_no_restart(sentence_model: Path, server_logs: Path,
+                                                     tmp_path: Path) -> None:
+    """Replicas behind a load balancer may keep the model in different folders."""
+    import shutil
+
+    from scriptorium.inference.events import GenerationDone
+
+    replica = tmp_path / "replica" / sentence_model.name
+    replica.parent.mkdir()
+    shutil.copyfile(sentence_model, replica)
+    with LlamaServer(sentence_model, server_logs) as first:
+        backend = RemoteBackend.connect(first.url, LoadOptions(model_path=Path("unused.gguf")))
+    try:
+        with LlamaServer(replica, server_logs, port=first.port):
+            events = list(backend.generate(PROMPT, GREEDY.with_changes(max_tokens=4), LogitBias()))
+    finally:
+        backend.close()
+    assert isinstance(events[-1], GenerationDone)
