@@ -89,6 +89,10 @@ class RemoteBackend:
                 raise ServerError(f"llama-server at {client.url} is still loading its model; try again in a moment")
             progress(0.2)
             props = client.get("/props")
+            if isinstance(props, dict) and props.get("role") == "router":
+                # Started with --models-dir, it serves several models, each request naming one.
+                raise ServerError(f"llama-server at {client.url} is a router of several models (--models-dir): "
+                                  "scriptorium writes with one model, so start llama-server with --model FILE")
             settings = props.get("default_generation_settings") if isinstance(props, dict) else None
             if not isinstance(settings, dict) or "n_ctx" not in settings:
                 raise ServerError(f"{client.url} answers, but not as a llama-server (its /props has no n_ctx)")

@@ -1,5 +1,5 @@
-"""A llama-server restarted with another model while the app is connected to it: what
-the backend learnt at connection no longer holds, so it connects again."""
+"""A llama-server that is not the one model the backend learnt at connection: restarted
+with another model (it connects again), a replica, or a router of several models."""
 
 from __future__ import annotations
 
@@ -60,3 +60,15 @@ def test_the_same_model_file_elsewhere_is_no_restart(sentence_model: Path, serve
     finally:
         backend.close()
     assert isinstance(events[-1], GenerationDone)
+
+
+def test_a_router_of_several_models_is_one_line(sentence_model: Path, server_logs: Path) -> None:
+    import re
+
+    from scriptorium.inference.remote_http import ServerError
+
+    router = LlamaServer(sentence_model, server_logs)
+    at = router.command.index("--model")
+    router.command[at:at + 2] = ["--models-dir", str(sentence_model.parent)]  # no model of its own
+    with router, pytest.raises(ServerError, match=re.escape("is a router of several models (--models-dir)")):
+        RemoteBackend.connect(router.url, LoadOptions(model_path=Path("unused.gguf")))
