@@ -179,3 +179,42 @@ def test_a_file_here_by_the_servers_model_path_is_not_hashed_as_its_model(senten
     assert len(loaded) == 1
     loaded[0].backend.close()
     assert not [m for m in posted if isinstance(m, ModelFileHashed)]
+
+
+def test_candidates_go_on_with_the_model_connected_to_again(sentence_model: Path, random_model: Path,
+                                                            tmp_path: Path) -> None:
+    """A server restarted with another model is connected to again; a candidate asked for
+    after that runs on the new connection, not the closed one the dialog opened with."""
+    from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
+
+    server_binary()
+
+    async def written(pilot: Any) -> CandidatesScreen:
+        screen = pilot.app.screen
+        assert isinstance(screen, CandidatesScreen)
+        while not all(c.finished or c.error for c in screen.candidates):
+            await pilot.pause(0.05)  # not workers.wait_for_complete: connecting again cancels a worker
+        return screen
+
+    async def scenario() -> None:
+        with LlamaServer(sentence_model, tmp_path) as first:
+            app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
+            async with app.run_test(size=(160, 48)) as pilot:
+                await model_ready(pilot)
+                await pilot.press(*"Era notte", "ctrl+n")
+                await written(pilot)
+                first.stop()
+                with LlamaServer(random_model, tmp_path, port=first.port):
+                    await pilot.press("plus")  # finds the restart, and the app connects again
+                    screen = await written(pilot)
+                    assert "it restarted" in (screen.candidates[-1].error or "")
+                    for _ in range(1200):  # a guard against hanging, not a time limit the test asserts
+                        if app.backend is not None and app.backend.facts.path == random_model:
+                            break
+                        await pilot.pause(0.05)
+                    assert app.backend is not None and app.backend.facts.path == random_model
+                    await pilot.press("plus")
+                    screen = await written(pilot)
+                    assert screen.candidates[-1].finished and not screen.candidates[-1].error
+
+    run(scenario)
