@@ -18,7 +18,7 @@ from scriptorium.inference.load_options import LoadOptions
 
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.models import choice as model_choice
-from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import ModelRef
 
 
@@ -92,17 +92,22 @@ class ModelLifecycle:
         self._ready(backend)
         return True
 
-    def failed(self, load_id: int, options: LoadOptions, error: str, kept: Backend | None = None) -> bool:
-        """False when a newer load superseded this one (the caller closes `kept`, the model
-        the refused files would have replaced); else True, and `kept` is the model again."""
+    def failed(self, load_id: int, options: LoadOptions, error: str, kept: Backend | None = None,
+               server: bool = False, load_key: str = "") -> str | None:
+        """None when a newer load superseded this one (the caller closes `kept`, the model
+        the refused files would have replaced); else what to tell the author, and `kept` is
+        the model again. `server`: a llama-server could not be used, so the remedy is to
+        connect again (`load_key` does), not another file; the status's origin says so."""
         if load_id != self._load_id:
-            return False
+            return None
         self._failed_options = options
         if kept is not None:
             self._ready(kept)
         else:
-            self._show(ModelStatus("failed", path=options.model_path, error=error))
-        return True
+            self._show(ModelStatus("failed", path=options.model_path, error=error,
+                                   origin="llama-server" if server else ""))
+        safe = f"Still writing with {kept.facts.name}" if kept is not None else "Your text is safe"
+        return f"{error}\n{safe}; press {load_key} to {CONNECT_AGAIN if server else 'load another model'}."
 
     def _ready(self, backend: Backend) -> None:
         self.backend = backend

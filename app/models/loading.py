@@ -72,6 +72,8 @@ class ModelLoadFailed(ModelLoadMessage):
     error: str
     kept: "Backend | None" = None
     """The model that was running, still loaded: the new files were refused before it was closed."""
+    server: bool = False
+    """A llama-server could not be used: the remedy is to connect again, not another file."""
 
 
 def load_backend(
@@ -99,7 +101,9 @@ def load_backend(
     try:
         backend = loader(options, lambda progress: post(ModelLoadProgressed(load_id, progress)))
     except ScriptoriumError as error:
-        post(ModelLoadFailed(load_id, options, str(error)))
+        from scriptorium.inference.remote_http import ServerError
+
+        post(ModelLoadFailed(load_id, options, str(error), server=isinstance(error, ServerError)))
     except Exception as error:  # noqa: BLE001 - never a traceback over the author's draft
         post(ModelLoadFailed(load_id, options, f"loading crashed ({type(error).__name__}: {error})"))
     else:

@@ -198,13 +198,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:
-        kept = message.kept
-        if self.models.failed(message.load_id, message.options, message.error, kept):
-            safe = f"Still writing with {kept.facts.name}" if kept is not None else "Your text is safe"
-            self.notify(f"{message.error}\n{safe}; press {self.keys.key_display('app.load_model')} to load another "
-                        "model.", title="Model not loaded", severity="error", timeout=15)
-        elif kept is not None:  # another load began meanwhile: it replaces this model too
-            self.run_worker(kept.close, thread=True, group="model-close")
+        said = self.models.failed(message.load_id, message.options, message.error, message.kept, message.server,
+                                  load_key=self.keys.key_display("app.load_model"))
+        if said is not None:
+            self.notify(said, title="Model not loaded", severity="error", timeout=15)
+        elif message.kept is not None:  # another load began meanwhile: it replaces this model too
+            self.run_worker(message.kept.close, thread=True, group="model-close")
 
     @on(BackendCrashed)
     def _backend_crashed(self, message: BackendCrashed) -> None:

@@ -73,6 +73,15 @@ def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None
             assert status.state == "failed" and "cannot reach llama-server" in status.error
             await pilot.press(*"ciao")
             assert app.main.draft.editor.text.startswith("ciao")
+            # The remedy is to ask the server again (the load key does), not another model file.
+            key = app.keys.key_display("app.load_model")
+            said = [n.message for n in app._notifications if "cannot reach llama-server" in n.message]
+            assert said and said[-1].endswith(f"press {key} to connect to the llama-server again.")
+            assert text_of(app.main.sidebar.model).rstrip().endswith(f"{key}: connect again")
+            await pilot.press("ctrl+g")
+            await pilot.pause()
+            assert app._notifications and list(app._notifications)[-1].message == (
+                f"No model is loaded: press {key} to connect to the llama-server again.")
 
     run(scenario)
 
