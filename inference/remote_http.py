@@ -91,18 +91,31 @@ def normalise_url(url: str) -> str:
     return text.rstrip("/")
 
 
+def _without_credentials(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
 class ServerClient:
     """One llama-server at `url`; every failure is a ServerError naming the URL."""
 
     def __init__(self, url: str, timeouts: Timeouts = Timeouts()) -> None:
         import httpx  # here: the local path never pays for it
 
-        self.url = normalise_url(url)
+        address = normalise_url(url)
+        self.url = _without_credentials(address)
+        """The address as messages say it and sessions record it: a user:password@ that a
+        reverse proxy in front of the server may ask for is sent (httpx makes it basic
+        auth), never written out."""
         self._httpx = httpx
         self._answer_timeout = httpx.Timeout(timeouts.answer, connect=timeouts.connect)
         self._has_key = bool(key := os.environ.get(API_KEY_VARIABLE))
         self._client = httpx.Client(
-            base_url=self.url,
+            base_url=address,
             headers={"Authorization": f"Bearer {key}"} if key else None,
             timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
             # A server on this machine must not be sent through a proxy from the environment.
