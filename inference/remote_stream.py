@@ -35,6 +35,7 @@ class ServedModel(Protocol):
     server_fields: frozenset[str]
     build: str
     kv_tokens: int
+    bos_text: str
 
     def lora_request(self) -> list[dict[str, Any]]: ...
 
@@ -121,6 +122,8 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     started = time.perf_counter()
     backend.check_unchanged()  # a server restarted with another model is not sent the old one's bias
     tokens = _tokenize(backend, prompt, special)
+    if not tokens:  # an empty prompt to a model that adds no BOS: start from its BOS, as locally
+        tokens = _tokenize(backend, backend.bos_text, True)[:1] if backend.bos_text else []
     seed = settings.resolved_seed()
     body = request_body(backend, tokens, settings, bias, top_n, seed)
     bias_map = bias.resolve(backend.byte_token_ids)

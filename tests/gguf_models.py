@@ -213,6 +213,7 @@ def write_llama_model(
     default_next: int = EOS_ID,
     f16: bool = False,
     unused_tokens: int = 0,
+    add_bos: bool = True,
 ) -> Path:
     """Write a llama-architecture GGUF of `kind` (see the module docstring) to `path`.
 
@@ -220,6 +221,7 @@ def write_llama_model(
     weights as float16 (general.file_type 1) instead of float32 (0). `unused_tokens`
     appends that many `<unusedN>` tokens after the byte tokens, which then sit neither
     first nor last (as in Gemma 3); their logits are far below every other token's.
+    `add_bos=False` writes a model that adds no BOS to a prompt (as SmolLM2).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -269,7 +271,7 @@ def write_llama_model(
     w.add_bos_token_id(BOS_ID)
     w.add_eos_token_id(EOS_ID)
     w.add_unk_token_id(UNK_ID)
-    w.add_add_bos_token(True)
+    w.add_add_bos_token(add_bos)
     w.add_add_eos_token(False)
     if chat_template is not None:
         w.add_chat_template(chat_template)

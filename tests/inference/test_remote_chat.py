@@ -1,5 +1,6 @@
-"""The chat on a llama-server: in the model's own template, or, for a model without one,
-in the fallback's turns as locally (llama-server would put ChatML in its place)."""
+"""Prompts on a llama-server as locally: the chat in the model's own template, or, for a
+model without one, in the fallback's turns (llama-server would put ChatML in its place);
+an empty prompt from the model's BOS."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from gguf_models import write_llama_model
 from llama_server import CONTEXT, LlamaServer, server_binary
 
 from scriptorium import prompts
@@ -43,6 +45,23 @@ def test_chat_uses_the_models_own_template(sentence_model: Path, sentence_server
     finally:
         remote.close()
         local.close()
+
+
+def test_an_empty_prompt_to_a_model_without_bos_starts_from_its_bos(gguf_dir: Path, server_logs: Path) -> None:
+    from scriptorium.inference.events import GenerationDone
+    from scriptorium.inference.settings import PRESETS, LogitBias
+
+    model = write_llama_model(gguf_dir / "no-bos.gguf", kind="sentence", add_bos=False)
+    settings = PRESETS["greedy"].with_changes(max_tokens=3)
+    with LlamaServer(model, server_logs) as server:
+        remote, local = _connect(server), _local(model)
+        try:
+            done = [list(backend.generate("", settings, LogitBias()))[-1] for backend in (remote, local)]
+        finally:
+            remote.close()
+            local.close()
+    assert all(isinstance(d, GenerationDone) for d in done)
+    assert done[0].prompt_tokens == done[1].prompt_tokens == 1 and done[0].text == done[1].text
 
 
 def test_a_model_without_a_template_talks_in_the_fallbacks_turns(random_model: Path, server_logs: Path) -> None:
