@@ -48,8 +48,10 @@ def fallback_start(client: _Detokenizer) -> int | None:
     for token in tokens if isinstance(tokens, list) else ():
         piece = token.get("piece") if isinstance(token, dict) else None
         # A piece that is not UTF-8 comes back as a list of byte values.
-        if isinstance(piece, list) and len(piece) == 1 and isinstance(piece[0], int) and isinstance(token.get("id"), int):
-            return token["id"] - piece[0]
+        if isinstance(piece, list) and len(piece) == 1 and isinstance(piece[0], int):
+            token_id = token.get("id")
+            if isinstance(token_id, int):
+                return token_id - piece[0]
     return None
 
 

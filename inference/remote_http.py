@@ -219,8 +219,9 @@ class ServerClient:
         # HTTP as TLS (an SSL error). Both look like a network fault unless said.
         plain = f"try {'http' + self.url[len('https'):]}" if self._tls() else ""
         if isinstance(error, httpx.ConnectTimeout):
+            causes = "wrong address, or a firewall" + (f", or it speaks plain HTTP: {plain}" if plain else "")
             return ServerError(f"llama-server at {self.url} did not answer within {self._client.timeout.connect:g} s "
-                               f"(wrong address, or a firewall{', or it speaks plain HTTP: ' + plain if plain else ''})")
+                               f"({causes})")
         if isinstance(error, httpx.ConnectError) and plain and _ssl_failure(error):
             return ServerError(f"llama-server at {self.url} does not answer in TLS ({_reason(error)}): "
                                f"it speaks plain HTTP? {plain}")
