@@ -7,7 +7,11 @@ and `POST /detokenize` of such a run gives exactly the characters U+0000..U+007F
 by the bytes 0x80..0xFF, which are no UTF-8 on their own and come back as U+FFFD. No run
 of ordinary pieces reads like that. The runs tried are where converters put them: right
 after the control tokens (ids 3..258: llama 2, Mistral, TinyLlama) and after the pieces
-(the last 256 ids: the author's 16k + 256 layout). One request per candidate run.
+(the last 256 ids: the author's 16k + 256 layout), and wherever the server's own
+tokenizer puts them: a character no vocabulary holds as a piece (a private-use one) falls
+back to byte tokens, and `/tokenize` with `with_pieces` names each one's byte, so its id
+minus its byte is where the run starts (Gemma 3 keeps them at 238..493). One request per
+candidate run, and one to find the last.
 
 Every id found is below the vocabulary size the server reported, so a logit bias built
 from them is never silently dropped by the server (it drops out-of-range ids).
@@ -21,15 +25,34 @@ BYTE_COUNT = 256
 ASCII = "".join(chr(code) for code in range(128))
 CONTROL_TOKENS = 3
 """<unk>, <s>, </s> come first in SentencePiece vocabularies; the bytes follow."""
+UNLIKELY_PIECE = "\U000f0000"
+"""A private-use character (bytes F3 B0 80 80): no vocabulary has it as a piece, so a
+SentencePiece tokenizer with byte fallback writes it as byte tokens."""
 
 
 class _Detokenizer(Protocol):
     def post(self, path: str, body: dict[str, object]) -> object: ...
 
 
-def candidate_starts(n_vocab: int) -> list[int]:
-    starts = [CONTROL_TOKENS, n_vocab - BYTE_COUNT]
+def candidate_starts(n_vocab: int, fallback_start: int | None = None) -> list[int]:
+    starts = [CONTROL_TOKENS, n_vocab - BYTE_COUNT] + ([fallback_start] if fallback_start is not None else [])
     return sorted({start for start in starts if 0 <= start and start + BYTE_COUNT <= n_vocab})
+
+
+def fallback_start(client: _Detokenizer) -> int | None:
+    """Where the byte run starts, as the tokenizer's byte fallback shows it: the id of a
+    token whose piece is one byte, minus that byte (None when no piece is a lone byte,
+    as in byte-level BPE, whose tokens are not byte tokens)."""
+    answer = client.post("/tokenize", {"content": UNLIKELY_PIECE, "add_special": False, "with_pieces": True})
+    tokens = answer.get("tokens") if isinstance(answer, dict) else None
+    for token in tokens if isinstance(tokens, list) else ():
+        piece = token.get("piece") if isinstance(token, dict) else None
+        # A piece that is not UTF-8 comes back as a list of byte values.
+        if isinstance(piece, list) and len(piece) == 1 and isinstance(piece[0], int):
+            token_id = token.get("id")
+            if isinstance(token_id, int):
+                return token_id - piece[0]
+    return None
 
 
 def is_byte_run(text: str) -> bool:
@@ -39,7 +62,7 @@ def is_byte_run(text: str) -> bool:
 
 def find_byte_tokens(client: _Detokenizer, n_vocab: int) -> tuple[int, ...]:
     """The byte-token ids of the server's vocabulary, () when it has none where they are kept."""
-    for start in candidate_starts(n_vocab):
+    for start in candidate_starts(n_vocab, fallback_start(client)):
         answer = client.post("/detokenize", {"tokens": list(range(start, start + BYTE_COUNT))})
         content = answer.get("content") if isinstance(answer, dict) else None
         if isinstance(content, str) and is_byte_run(content):

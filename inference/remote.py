@@ -32,12 +32,13 @@ from .errors import ScriptoriumError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts
 from .load_options import LoadOptions, beyond_training
-from .remote_http import ServerClient, ServerError, Timeouts
+from .remote_http import ServerChanged, ServerClient, ServerError, Timeouts
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
 
 SCORING_UNAVAILABLE = ("scoring the draft is not available with a llama-server: it needs the probabilities at "
                        "every position of the text, and llama-server returns them only for the tokens it generates")
 UNKNOWN = "unknown"
+CHATML_START = "<|im_start|>"
 
 
 class RemoteBackend:
@@ -72,6 +73,8 @@ class RemoteBackend:
         self.tokenizer_warning = self.tokenizer_note
         self.kv_tokens = kv_tokens
         """Tokens the server's slot holds, as of the last request (or /slots at connection)."""
+        self.bos_text = ""
+        """The BOS token's text (/props), for a chat template rendered here."""
 
     # ---- connecting ------------------------------------------------------------------------
     @classmethod
@@ -86,6 +89,10 @@ class RemoteBackend:
                 raise ServerError(f"llama-server at {client.url} is still loading its model; try again in a moment")
             progress(0.2)
             props = client.get("/props")
+            if isinstance(props, dict) and props.get("role") == "router":
+                # Started with --models-dir, it serves several models, each request naming one.
+                raise ServerError(f"llama-server at {client.url} is a router of several models (--models-dir): "
+                                  "scriptorium writes with one model, so start llama-server with --model FILE")
             settings = props.get("default_generation_settings") if isinstance(props, dict) else None
             if not isinstance(settings, dict) or "n_ctx" not in settings:
                 raise ServerError(f"{client.url} answers, but not as a llama-server (its /props has no n_ctx)")
@@ -99,7 +106,7 @@ class RemoteBackend:
             byte_ids = find_byte_tokens(client, n_vocab)
             progress(0.8)
             slots = client.get("/slots", allow=(404, 501)) if props.get("endpoint_slots", True) else None
-            facts = _facts(props, meta, byte_ids)
+            facts = _facts(props, meta, byte_ids, _own_chat_template(client, props))
             backend = cls(
                 client, replace(options, n_ctx=int(settings["n_ctx"]), lora_path=None, model_path=facts.path), facts,
                 n_ctx=int(settings["n_ctx"]), n_vocab=n_vocab, byte_token_ids=byte_ids,
@@ -107,6 +114,7 @@ class RemoteBackend:
                 server_fields=frozenset(settings.get("params", {})),
                 build=str(props.get("build_info") or UNKNOWN), kv_tokens=_slot_tokens(slots),
             )
+            backend.bos_text = str(props.get("bos_token") or "")
         except BaseException:
             client.close()
             raise
@@ -114,6 +122,17 @@ class RemoteBackend:
             backend.set_lora_scale(options.lora_scale)
         progress(1.0)
         return backend
+
+    def check_unchanged(self) -> None:
+        """ServerChanged when the server no longer serves the model and context it did at
+        connection (restarted with another): a request built from the old facts would ban
+        the old vocabulary's byte ids, which are ordinary tokens in the new one."""
+        name, n_ctx = _served(self.client.get("/props"))
+        # The file's name, not its folder: replicas behind a load balancer may keep the same
+        # model in different places, and each would otherwise read as a restart.
+        if (name, n_ctx) != (self.facts.path.name, self.n_ctx):
+            raise ServerChanged(f"llama-server at {self.client.url} now serves {name} with a context of {n_ctx}, "
+                                f"not {self.facts.path.name} with {self.n_ctx}: it restarted")
 
     # ---- the Backend protocol -----------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:
@@ -148,7 +167,12 @@ class RemoteBackend:
         raise ScriptoriumError(SCORING_UNAVAILABLE)
 
     def chat_prompt(self, messages: list[dict[str, str]], fallback_template: str | None = None) -> str:
-        """The server renders the chat with the model's own template (/apply-template)."""
+        """The server renders the chat with the model's own template (/apply-template); a
+        model without one talks in the fallback's turns, rendered here as locally."""
+        if not self.facts.has_chat_template:
+            from .chat import render_chat
+
+            return render_chat(messages, None, fallback_template, self.bos_text)
         answer = self.client.post("/apply-template", {"messages": messages})
         prompt = answer.get("prompt") if isinstance(answer, dict) else None
         if not isinstance(prompt, str):
@@ -187,6 +211,14 @@ def _model_meta(models: Any) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+def _served(props: Any) -> tuple[str, int]:
+    """The model file's name and the context /props gives, as `connect` reads them."""
+    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+    path = props.get("model_path") if isinstance(props, dict) else None
+    return Path(str(path or "model.gguf")).name, int(n_ctx) if isinstance(n_ctx, int) else 0
+
+
 def _slot_tokens(slots: Any) -> int:
     """The most tokens a slot holds: what the next request may reuse (0 when unknown)."""
     if not isinstance(slots, list):
@@ -194,7 +226,21 @@ def _slot_tokens(slots: Any) -> int:
     return max((int(slot.get("n_prompt_tokens") or 0) for slot in slots if isinstance(slot, dict)), default=0)
 
 
-def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...]) -> ModelFacts:
+def _own_chat_template(client: ServerClient, props: dict[str, Any]) -> bool:
+    """Whether the chat template /props shows is the model's own. For a GGUF without one,
+    llama-server puts ChatML in its place, whose <|im_start|> is then no token of the
+    vocabulary: a model made for ChatML has it as one special token, so that tells them apart."""
+    template = props.get("chat_template")
+    if not isinstance(template, str) or not template:
+        return False
+    if CHATML_START not in template:
+        return True
+    answer = client.post("/tokenize", {"content": CHATML_START, "add_special": False, "parse_special": True})
+    return isinstance(answer, dict) and len(answer.get("tokens") or ()) == 1
+
+
+def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...],
+           own_chat_template: bool) -> ModelFacts:
     """What the server says about its model. The shape (layers, heads) it does not report:
     zero there means unknown, and the Model panel shows the server instead."""
     path = Path(str(props.get("model_path") or "model.gguf"))
@@ -216,6 +262,6 @@ def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...
         value_length=0,
         sliding_window=None,
         swa_layers=(),
-        has_chat_template=bool(props.get("chat_template")),
+        has_chat_template=own_chat_template,
         byte_token_ids=byte_ids,
     )

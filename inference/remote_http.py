@@ -8,13 +8,14 @@ as fast without a server as before.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import socket
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .errors import ScriptoriumError
+from .errors import EngineCrashed, ScriptoriumError
 
 if TYPE_CHECKING:
     pass
@@ -29,6 +30,9 @@ ANSWER_TIMEOUT_S = 10.0
 answers them at once, busy or not, and the app asks some of them while the author types."""
 
 
+API_KEY_VARIABLE = "LLAMA_API_KEY"
+"""The key for a server started with --api-key: the variable llama-server itself reads
+for its key, so one export serves both ends on a machine."""
 STOP_POLL_S = 0.05
 """How often a silent stream looks whether the author stopped it."""
 
@@ -39,6 +43,13 @@ class ServerError(ScriptoriumError):
 
 class ContextExceeded(ServerError):
     """HTTP 400 exceed_context_size_error: the prompt is longer than the server's context."""
+
+
+class ServerChanged(ServerError, EngineCrashed):
+    """The server restarted with another model or context: what the backend learnt at
+    connection (the byte tokens it bans, the vocabulary, the context, the model sessions
+    record) is wrong now. An EngineCrashed too, so the app connects again, as it reloads
+    an engine that died."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,17 +91,32 @@ def normalise_url(url: str) -> str:
     return text.rstrip("/")
 
 
+def _without_credentials(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
 class ServerClient:
     """One llama-server at `url`; every failure is a ServerError naming the URL."""
 
     def __init__(self, url: str, timeouts: Timeouts = Timeouts()) -> None:
         import httpx  # here: the local path never pays for it
 
-        self.url = normalise_url(url)
+        address = normalise_url(url)
+        self.url = _without_credentials(address)
+        """The address as messages say it and sessions record it: a user:password@ that a
+        reverse proxy in front of the server may ask for is sent (httpx makes it basic
+        auth), never written out."""
         self._httpx = httpx
         self._answer_timeout = httpx.Timeout(timeouts.answer, connect=timeouts.connect)
+        self._has_key = bool(key := os.environ.get(API_KEY_VARIABLE))
         self._client = httpx.Client(
-            base_url=self.url,
+            base_url=address,
+            headers={"Authorization": f"Bearer {key}"} if key else None,
             timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
             # A server on this machine must not be sent through a proxy from the environment.
             trust_env=False,
@@ -188,9 +214,17 @@ class ServerClient:
 
     def _failure(self, error: Exception, *, during_stream: bool = False, waited: float | None = None) -> ServerError:
         httpx = self._httpx
+        # llama-server speaks plain HTTP unless built with SSL and given a certificate: an
+        # https:// URL to it waits for a TLS answer that never comes (a timeout), or reads
+        # HTTP as TLS (an SSL error). Both look like a network fault unless said.
+        plain = f"try {'http' + self.url[len('https'):]}" if self._tls() else ""
         if isinstance(error, httpx.ConnectTimeout):
+            causes = "wrong address, or a firewall" + (f", or it speaks plain HTTP: {plain}" if plain else "")
             return ServerError(f"llama-server at {self.url} did not answer within {self._client.timeout.connect:g} s "
-                               "(wrong address, or a firewall)")
+                               f"({causes})")
+        if isinstance(error, httpx.ConnectError) and plain and _ssl_failure(error):
+            return ServerError(f"llama-server at {self.url} does not answer in TLS ({_reason(error)}): "
+                               f"it speaks plain HTTP? {plain}")
         if isinstance(error, httpx.ConnectError):
             return ServerError(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})")
         if isinstance(error, httpx.ReadTimeout):
@@ -200,6 +234,9 @@ class ServerClient:
             return ServerError(f"llama-server at {self.url} closed the connection mid-generation "
                                "(did it restart?); the text so far is kept")
         return ServerError(f"llama-server at {self.url}: {type(error).__name__}: {_reason(error)}")
+
+    def _tls(self) -> bool:
+        return self.url.lower().startswith("https://")
 
     def _rejection(self, status: int, text: str, path: str) -> ServerError:
         try:
@@ -213,11 +250,28 @@ class ServerClient:
             sizes = f" ({n_prompt} tokens, context {n_ctx})" if n_prompt and n_ctx else ""
             return ContextExceeded(f"the prompt is longer than llama-server's context{sizes}: "
                                    "start the server with a larger --ctx-size, or shorten the text")
+        if status == 401:
+            return ServerError(f"llama-server at {self.url} wants an API key (it was started with --api-key): "
+                               + (f"the one in {API_KEY_VARIABLE} is not it" if self._has_key
+                                  else f"set {API_KEY_VARIABLE} to it"))
         if status == 404 and not error:
             return ServerError(f"{self.url} has no {path}: it is not a llama-server")
         first_line = text.strip().splitlines()[0] if text.strip() else ""
         message = error.get("message") or first_line or "no reason given"
         return ServerError(f"llama-server at {self.url} refused {path} (HTTP {status}): {message}")
+
+
+def _ssl_failure(error: BaseException) -> bool:
+    """Whether an ssl.SSLError lies under `error` (httpx wraps httpcore's, which wraps it),
+    other than a certificate refused: that server does speak TLS."""
+    import ssl
+
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return not isinstance(cause, ssl.SSLCertVerificationError)
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _reason(error: Exception) -> str:

@@ -35,8 +35,11 @@ class ServedModel(Protocol):
     server_fields: frozenset[str]
     build: str
     kv_tokens: int
+    bos_text: str
 
     def lora_request(self) -> list[dict[str, Any]]: ...
+
+    def check_unchanged(self) -> None: ...
 
     def kv_usage(self) -> KVCacheUsage: ...
 
@@ -117,7 +120,10 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
       until the next one shows it was not the last."""
     stop_requested = should_stop or (lambda: False)
     started = time.perf_counter()
+    backend.check_unchanged()  # a server restarted with another model is not sent the old one's bias
     tokens = _tokenize(backend, prompt, special)
+    if not tokens:  # an empty prompt to a model that adds no BOS: start from its BOS, as locally
+        tokens = _tokenize(backend, backend.bos_text, True)[:1] if backend.bos_text else []
     seed = settings.resolved_seed()
     body = request_body(backend, tokens, settings, bias, top_n, seed)
     bias_map = bias.resolve(backend.byte_token_ids)
@@ -178,11 +184,19 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
         reason = "stop"
     elif final is not None:
         reason = STOP_REASONS.get(str(final.get("stop_type")), "length")
+    # Every token the server sampled, the end-of-generation token included.
+    sampled = int((final or {}).get("tokens_predicted") or (emitted + len(empty)))
     if reason == "eos" and empty:
         empty.pop()  # the end-of-generation token: no event, as locally
     yield from empty
-    produced = int((final or {}).get("tokens_predicted") or (emitted + len(empty))) - (reason == "eos")
-    if reason == "length" and len(tokens) + produced >= backend.n_ctx:
+    produced = sampled - (reason == "eos")
+    # The last token sampled is never decoded into the cache (the generation ends on it),
+    # so the slot holds one token fewer than prompt + sampled, as the local cache does.
+    # A cancelled stream is counted as locally (its last token decoded): the server's
+    # slot, stopped when it sees the connection gone, is not asked.
+    held = len(tokens) + (produced if reason == "cancelled" else max(sampled - 1, 0))
+    # The server says "limit" for both; as locally, the length asked for is reached first.
+    if reason == "length" and produced < settings.max_tokens and len(tokens) + produced >= backend.n_ctx:
         reason = "context"
     # The server ends at a stop string itself; whatever of it was held back is not emitted.
     tail = "" if reason == "stop" else stops.feed(decoder.finish()) + stops.finish()
@@ -199,7 +213,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
         decode_ms=float(timings.get("predicted_ms", 0.0)),
         decode_tokens_per_s=float(timings.get("predicted_per_second", 0.0)) if produced > 1 else 0.0,
         prefill_tokens_per_s=float(timings.get("prompt_per_second", 0.0)) if prompt_ms > 0 else 0.0,
-        kv_cache=usage(len(tokens) + produced),
+        kv_cache=usage(held),
         text="".join(pieces),
         tail_text=tail,
         seed=seed if settings.temperature > 0 else None,

@@ -212,11 +212,16 @@ def write_llama_model(
     transitions: Mapping[int, int] | None = None,
     default_next: int = EOS_ID,
     f16: bool = False,
+    unused_tokens: int = 0,
+    add_bos: bool = True,
 ) -> Path:
     """Write a llama-architecture GGUF of `kind` (see the module docstring) to `path`.
 
     `transitions`/`default_next` apply to kind="markov" only. `f16` stores the 2-D
-    weights as float16 (general.file_type 1) instead of float32 (0).
+    weights as float16 (general.file_type 1) instead of float32 (0). `unused_tokens`
+    appends that many `<unusedN>` tokens after the byte tokens, which then sit neither
+    first nor last (as in Gemma 3); their logits are far below every other token's.
+    `add_bos=False` writes a model that adds no BOS to a prompt (as SmolLM2).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -243,6 +248,11 @@ def write_llama_model(
         embd, out = _biased_head(shape, rng, bias, 1.0)
         # Byte logits come from the bias channel alone, so their order never changes.
         out[FIRST_BYTE_ID:, 1:] = 0.0
+    if unused_tokens:
+        embd = np.concatenate([embd, np.zeros((unused_tokens, n_embd), np.float32)])
+        low = np.zeros((unused_tokens, n_embd), np.float32)
+        low[:, 0] = -40.0
+        out = np.concatenate([out, low])
     tensors.update({
         "token_embd.weight": embd,
         "output_norm.weight": np.ones(n_embd, np.float32),
@@ -253,15 +263,15 @@ def write_llama_model(
     w.add_name(name or f"scriptorium-test-{kind}")
     w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16 if f16 else gguf.LlamaFileType.ALL_F32))
     _add_hparams(w, shape, context_length)
-    w.add_vocab_size(N_VOCAB)
+    w.add_vocab_size(N_VOCAB + unused_tokens)
     w.add_tokenizer_model("llama")
-    w.add_token_list(vocab.tokens)
-    w.add_token_scores(vocab.scores)
-    w.add_token_types(vocab.types)
+    w.add_token_list(list(vocab.tokens) + [f"<unused{i}>" for i in range(unused_tokens)])
+    w.add_token_scores(list(vocab.scores) + [0.0] * unused_tokens)
+    w.add_token_types(list(vocab.types) + [int(gguf.TokenType.UNUSED)] * unused_tokens)
     w.add_bos_token_id(BOS_ID)
     w.add_eos_token_id(EOS_ID)
     w.add_unk_token_id(UNK_ID)
-    w.add_add_bos_token(True)
+    w.add_add_bos_token(add_bos)
     w.add_add_eos_token(False)
     if chat_template is not None:
         w.add_chat_template(chat_template)

@@ -54,9 +54,11 @@ class LlamaServer:
     """`with LlamaServer(model, log_dir) as server:` a llama-server serving `model`, stopped
     on leaving the block whatever happened inside it."""
 
-    def __init__(self, model: Path, log_dir: Path, *extra: str, context: int = CONTEXT) -> None:
+    def __init__(self, model: Path, log_dir: Path, *extra: str, context: int = CONTEXT,
+                 port: int | None = None) -> None:
+        """`port`: another server's, once it stopped (a restart, as the client sees it)."""
         self.model = model
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log_dir / f"llama-server-{model.stem}-{self.port}.log"
         self.command = [

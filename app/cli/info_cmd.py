@@ -28,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "training context, at most 4096, as the model would be loaded)")
     parser.add_argument("--flash-attn", choices=("auto", "on", "off"),
                         help="the attention path to report (default: the config's, else auto)")
+    parser.add_argument("--server", metavar="URL",
+                        help="describe the model the llama-server at URL serves, as it says (instead of a file here)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_config_argument(parser)
 
@@ -74,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.app.models.choice import resolve_model, stderr_progress
     from scriptorium.app.units import format_bytes, format_count
 
+    if args.server is not None:
+        from scriptorium.app.cli import info_remote
+
+        return info_remote.run(args)
     if args.ctx is not None:
         rule_for(LoadOptions, "n_ctx").check(args.ctx, "--ctx")
     # The model and context `continue` and the app would load: a name or the demo as well as a path.

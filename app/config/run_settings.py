@@ -101,17 +101,22 @@ def _bias(args: argparse.Namespace, config: Config) -> LogitBias:
 def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
     """Merge parsed flags over `config`; SettingsError / ScriptoriumError (one line) for a bad flag."""
     model_config = config.model
-    if _flag(args, "server") is not None:
-        local = [flag for name, flag in LOCAL_ONLY_FLAGS.items() if _flag(args, name) is not None]
-        if local:
-            raise ScriptoriumError(f"{local[0]} is for a model run here: with --server the server's own model "
-                                   "is used, with the settings llama-server was started with")
+    local = [flag for name, flag in LOCAL_ONLY_FLAGS.items() if _flag(args, name) is not None]
+    if _flag(args, "server") is not None and local:
+        raise ScriptoriumError(f"{local[0]} is for a model run here: with --server the server's own model "
+                               "is used, with the settings llama-server was started with")
     model = _flag(args, "model")
     lora = _flag(args, "lora")
     lora_scale = _flag(args, "lora_scale")
     lora_path = Path(lora).expanduser() if lora else model_config.lora
     spm = _flag(args, "spm")
     server = _server(args, config)
+    if server is not None and _flag(args, "server") is None:
+        if model is not None:
+            server = None  # a model named on the command line runs here: a flag over the config's server
+        elif local:
+            raise ScriptoriumError(f"{local[0]} is for a model run here, and the config's [server] url ({server}) "
+                                   "runs the server's own model: give --model to run one here")
     if lora_scale is not None and lora_path is None:
         if server is None:
             raise ScriptoriumError("--lora-scale needs --lora PATH (or lora in the config's [model])")

@@ -18,7 +18,7 @@ from scriptorium.inference.load_options import LoadOptions
 
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.models import choice as model_choice
-from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import ModelRef
 
 
@@ -92,17 +92,22 @@ class ModelLifecycle:
         self._ready(backend)
         return True
 
-    def failed(self, load_id: int, options: LoadOptions, error: str, kept: Backend | None = None) -> bool:
-        """False when a newer load superseded this one (the caller closes `kept`, the model
-        the refused files would have replaced); else True, and `kept` is the model again."""
+    def failed(self, load_id: int, options: LoadOptions, error: str, kept: Backend | None = None,
+               server: bool = False, load_key: str = "") -> str | None:
+        """None when a newer load superseded this one (the caller closes `kept`, the model
+        the refused files would have replaced); else what to tell the author, and `kept` is
+        the model again. `server`: a llama-server could not be used, so the remedy is to
+        connect again (`load_key` does), not another file; the status's origin says so."""
         if load_id != self._load_id:
-            return False
+            return None
         self._failed_options = options
         if kept is not None:
             self._ready(kept)
         else:
-            self._show(ModelStatus("failed", path=options.model_path, error=error))
-        return True
+            self._show(ModelStatus("failed", path=options.model_path, error=error,
+                                   origin="llama-server" if server else ""))
+        safe = f"Still writing with {kept.facts.name}" if kept is not None else "Your text is safe"
+        return f"{error}\n{safe}; press {load_key} to {CONNECT_AGAIN if server else 'load another model'}."
 
     def _ready(self, backend: Backend) -> None:
         self.backend = backend
@@ -133,10 +138,22 @@ class ModelLifecycle:
                                         f"scriptorium out. Press {models_key} to choose your own GGUF model."))
         self._demo = False
         if self._first_load and written_with is not None and not _same_model(written_with, backend):
+            # A server's model is switched where it runs: the picker lists this machine's files.
+            switch = "Start the llama-server with it to switch." if backend.origin else f"Press {models_key} to switch."
             notes.append(("Session", f"This session was last written with {written_with.name} ({written_with.path}); "
-                                     f"the model loaded is {backend.facts.name}. Press {models_key} to switch."))
+                                     f"the model loaded is {backend.facts.name}. {switch}"))
         self._first_load = False
         return notes
+
+    def picking_refused(self) -> str | None:
+        """Why the model picker is not offered, or None. A llama-server's model is the one it
+        was started with: the picker lists this machine's files, and choosing one only
+        connected to the same server again, its model unchanged."""
+        backend = self.backend
+        if backend is None or not backend.origin:
+            return None
+        return (f"The model is the one {backend.origin} serves: start the llama-server with another "
+                "--model to switch (the model picker lists the models on this machine).")
 
     # ---- before a file is known (start-up resolution, the demo's first assembly) ----------
     def resolving(self, reference: str | None, configured: str | None) -> None:

@@ -72,6 +72,8 @@ class ModelLoadFailed(ModelLoadMessage):
     error: str
     kept: "Backend | None" = None
     """The model that was running, still loaded: the new files were refused before it was closed."""
+    server: bool = False
+    """A llama-server could not be used: the remedy is to connect again, not another file."""
 
 
 def load_backend(
@@ -99,12 +101,16 @@ def load_backend(
     try:
         backend = loader(options, lambda progress: post(ModelLoadProgressed(load_id, progress)))
     except ScriptoriumError as error:
-        post(ModelLoadFailed(load_id, options, str(error)))
+        from scriptorium.inference.remote_http import ServerError
+
+        post(ModelLoadFailed(load_id, options, str(error), server=isinstance(error, ServerError)))
     except Exception as error:  # noqa: BLE001 - never a traceback over the author's draft
         post(ModelLoadFailed(load_id, options, f"loading crashed ({type(error).__name__}: {error})"))
     else:
         post(ModelLoaded(load_id, backend))
         files = [options.model_path] + ([options.lora_path] if backend.adapter is not None and options.lora_path else [])
+        if backend.origin:  # a server's files are on its machine: one here by the same name may be another
+            files = []
         for path in files:
             if should_stop():
                 return

@@ -1,10 +1,9 @@
 """ScriptoriumApp: the Textual application around one model.
 
-It holds what outlives a screen, as reactive state the main screen receives (attributes
-down): the backend, the model's status, and the live sampler settings the keys change.
-What happens to them is decided elsewhere, each by one owner: the model lifecycle
-(models/lifecycle.py) for loading and switching, the session keeper (sessions/keeper.py)
-for what is written and saved. Requests come up as messages; each is handled here once.
+It holds what outlives a screen, as reactive state the main screen receives (attributes down):
+the backend, the model's status, the live sampler settings the keys change. Each has one owner:
+the model lifecycle (models/lifecycle.py) for loading and switching, the session keeper
+(sessions/keeper.py) for what is written and saved. Requests come up as messages, handled here once.
 """
 
 from __future__ import annotations
@@ -199,13 +198,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:
-        kept = message.kept
-        if self.models.failed(message.load_id, message.options, message.error, kept):
-            safe = f"Still writing with {kept.facts.name}" if kept is not None else "Your text is safe"
-            self.notify(f"{message.error}\n{safe}; press {self.keys.key_display('app.load_model')} to load another "
-                        "model.", title="Model not loaded", severity="error", timeout=15)
-        elif kept is not None:  # another load began meanwhile: it replaces this model too
-            self.run_worker(kept.close, thread=True, group="model-close")
+        said = self.models.failed(message.load_id, message.options, message.error, message.kept, message.server,
+                                  load_key=self.keys.key_display("app.load_model"))
+        if said is not None:
+            self.notify(said, title="Model not loaded", severity="error", timeout=15)
+        elif message.kept is not None:  # another load began meanwhile: it replaces this model too
+            self.run_worker(message.kept.close, thread=True, group="model-close")
 
     @on(BackendCrashed)
     def _backend_crashed(self, message: BackendCrashed) -> None:
@@ -255,6 +253,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
                                          self.settings.generation_threads()), chosen)
 
     def action_pick_model(self) -> None:
+        if refusal := self.models.picking_refused():
+            return self.notify(refusal, title="Models", severity="warning", timeout=12)
         scale = self.lora_scale if self.lora_scale is not None else 1.0
         self.push_screen(ModelPickerScreen(self.config, lora_scale=scale), self._model_chosen)
 

@@ -3,8 +3,10 @@ way the server can fail as one line with exit status 2."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -86,3 +88,48 @@ def test_flags_for_a_local_model_are_refused_with_a_server(flags: list[str]) -> 
 def test_a_malformed_server_url_is_named_as_given(url: str, message: str) -> None:
     result = scriptorium("continue", "-", "--server", url, stdin=DRAFT)
     assert_one_line_error(result, message)
+
+
+def test_https_to_a_plain_http_server_says_to_try_http(tmp_path: Path) -> None:
+    # It answers the TLS greeting in plain HTTP (a 400), as llama-server built without SSL would.
+    handler = lambda *args: http.server.SimpleHTTPRequestHandler(*args, directory=str(tmp_path))  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    try:
+        result = scriptorium("continue", "-", "--server", f"https://127.0.0.1:{port}", stdin=DRAFT)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert_one_line_error(result, "does not answer in TLS")
+    assert f"try http://127.0.0.1:{port}" in result.stderr
+
+
+def test_a_server_started_with_an_api_key_is_given_it(sentence_model: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LLAMA_API_KEY", raising=False)
+    with LlamaServer(sentence_model, tmp_path, "--api-key", "sekrit") as server:
+        missing = scriptorium("continue", "-", "--server", server.url, stdin="La casa era buia, e la notte")
+        monkeypatch.setenv("LLAMA_API_KEY", "wrong")  # after the start: llama-server reads it too
+        wrong = scriptorium("continue", "-", "--server", server.url, stdin="La casa era buia, e la notte")
+        monkeypatch.setenv("LLAMA_API_KEY", "sekrit")
+        given = scriptorium("continue", "-", "--server", server.url, stdin="La casa era buia, e la notte")
+    assert_one_line_error(missing, "wants an API key (it was started with --api-key): set LLAMA_API_KEY to it")
+    assert_one_line_error(wrong, "the one in LLAMA_API_KEY is not it")
+    assert given.returncode == 0, given.stderr
+    assert given.stdout.strip()
+
+
+def test_info_describes_the_servers_model(sentence_model: Path, sentence_server: LlamaServer) -> None:
+    result = scriptorium("--server", sentence_server.url, "info", "--json")  # before the subcommand, as the help says
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["path"] == str(sentence_model) and report["server"].endswith(f"at {sentence_server.url}")
+    assert report["n_ctx"] == 512 and report["chat_template"] is True and report["kv_cache"] is None
+    assert report["byte_tokens"] == {"count": 256, "ids": "16000–16255"}
+    plain = scriptorium("info", "--server", sentence_server.url)
+    assert plain.returncode == 0 and "unknown (the server reports" in plain.stdout
+    assert_one_line_error(scriptorium("info", "--server", sentence_server.url, "--ctx", "256"),
+                          "--ctx is for a model file here: with --server, info describes the server's model")

@@ -137,3 +137,15 @@ def test_unknown_preset_flag_names_the_choices(config: Config) -> None:
 def test_missing_flags_count_as_not_given(config: Config) -> None:
     """A command that defines none of the flags (the TUI's parser, say) still gets the config."""
     assert run_settings(argparse.Namespace(), config) == run_settings(parse(), config)
+
+
+def test_a_model_named_on_the_command_line_runs_here_over_the_configs_server(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[server]\nurl = "http://gpu-box:8080"\n', encoding="utf-8")
+    config = load_config(path)
+    assert run_settings(parse(), config).server == "http://gpu-box:8080"
+    run = run_settings(parse("--model", "cli.gguf", "--ctx", "1024"), config)
+    assert (run.server, run.model, run.n_ctx) == (None, "cli.gguf", 1024)
+    # Without a model here, a flag for one is refused, not ignored, as with --server.
+    with pytest.raises(ScriptoriumError, match=r"--ctx is for a model run here, and the config's \[server\] url"):
+        run_settings(parse("--ctx", "1024"), config)

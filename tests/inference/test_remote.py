@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from gguf_models import FIRST_BYTE_ID, LORA_PUSH_PIECE, N_VOCAB, italian_vocab
+from gguf_models import FIRST_BYTE_ID, LORA_PUSH_PIECE, N_VOCAB, italian_vocab, write_llama_model
 from llama_server import CONTEXT, LlamaServer, closed_port, server_binary
 
 from scriptorium.inference.engine import Engine
@@ -146,16 +146,6 @@ def test_greedy_tokens_and_text_match_the_local_engine(sentence_model: Path, sen
     assert remote_done.completion_tokens == local_done.completion_tokens == len(local_tokens)
 
 
-def test_chat_uses_the_models_own_template(sentence_model: Path, sentence_server: LlamaServer) -> None:
-    messages = [{"role": "user", "content": "ciao"}]
-    remote, local = _connect(sentence_server), _local(sentence_model)
-    try:
-        assert remote.chat_prompt(messages) == local.chat_prompt(messages) == "user: ciao\nassistant:"
-    finally:
-        remote.close()
-        local.close()
-
-
 def test_byte_tokens_are_banned_through_logit_bias(byte_server: LlamaServer) -> None:
     backend = _connect(byte_server)
     try:
@@ -169,6 +159,19 @@ def test_byte_tokens_are_banned_through_logit_bias(byte_server: LlamaServer) -> 
     assert all(c.banned == (c.id >= FIRST_BYTE_ID) for t in banned for c in t.top)
     assert banned[0].top[0].id == N_VOCAB - 1 and banned[0].top[0].text == "<0xFF>"
     assert [t.id for t in allowed] == [N_VOCAB - 1] * 4
+
+
+def test_byte_tokens_between_other_tokens_are_found_and_banned(gguf_dir: Path, server_logs: Path) -> None:
+    # Bytes neither right after the control tokens nor last, as in Gemma 3 (238..493).
+    model = write_llama_model(gguf_dir / "byte-loop-unused.gguf", kind="byte_loop", unused_tokens=64)
+    with LlamaServer(model, server_logs) as server:
+        backend = _connect(server)
+        try:
+            assert backend.byte_token_ids == tuple(range(FIRST_BYTE_ID, N_VOCAB))
+            banned, _, _ = _events(backend, PROMPT, top_n=5, settings=GREEDY.with_changes(max_tokens=4))
+        finally:
+            backend.close()
+    assert all(t.id < FIRST_BYTE_ID for t in banned)
 
 
 def test_utf8_split_over_byte_tokens_reads_as_locally(utf8_model: Path, utf8_server: LlamaServer) -> None:
@@ -220,7 +223,39 @@ def test_timings_come_from_the_server_and_the_prompt_cache_is_reused(random_serv
     assert first.prefill_ms > 0 and first.prefill_tokens_per_s > 0 and first.decode_tokens_per_s > 0
     assert first.ttft_ms == first.prefill_ms and first.completion_tokens == 4
     assert 0 < again.reused_tokens < again.prompt_tokens  # the shared prefix was kept (cache_n)
-    assert backend.kv_usage().tokens == again.prompt_tokens + again.completion_tokens
+    assert backend.kv_usage().tokens == again.kv_cache.tokens
+
+
+@pytest.mark.parametrize("server_name, max_tokens, reason",
+                         [("random_server", 4, "length"), ("sentence_server", 20, "eos")])
+def test_the_kv_figure_is_what_the_servers_slot_holds(server_name: str, max_tokens: int, reason: str,
+                                                      request: pytest.FixtureRequest) -> None:
+    """The last token sampled is never decoded (the generation ends on it), on the server
+    as locally: the slot holds prompt + completion - 1 after a length stop, and prompt +
+    completion after an end-of-generation token (sampled, not a completion token)."""
+    backend = _connect(request.getfixturevalue(server_name))
+    try:
+        _, done, _ = _events(backend, PROMPT, settings=GREEDY.with_changes(max_tokens=max_tokens))
+        slots = backend.client.get("/slots")
+    finally:
+        backend.close()
+    assert done.stop_reason == reason
+    assert done.kv_cache.tokens == max(slot["n_prompt_tokens"] for slot in slots)
+    assert backend.kv_usage().tokens == done.kv_cache.tokens
+
+
+def test_the_length_asked_for_ending_at_the_context_is_a_length_stop(random_model: Path,
+                                                                       random_server: LlamaServer) -> None:
+    remote, local = _connect(random_server), _local(random_model)
+    try:
+        rest = GREEDY.with_changes(max_tokens=CONTEXT - remote.count_tokens(PROMPT))
+        _, remote_done, _ = _events(remote, PROMPT, settings=rest)
+        _, local_done, _ = _events(local, PROMPT, settings=rest)
+    finally:
+        remote.close()
+        local.close()
+    assert remote_done.completion_tokens == local_done.completion_tokens == rest.max_tokens
+    assert remote_done.stop_reason == local_done.stop_reason == "length"
 
 
 # ---- what is not available, and failures ---------------------------------------------------------
@@ -285,6 +320,17 @@ def test_a_server_that_never_answers_times_out() -> None:
         with pytest.raises(ServerError, match="went silent for 0.5 s"):
             RemoteBackend.connect(url, LoadOptions(model_path=Path("x")), timeouts=Timeouts(connect=2.0, read=30.0, answer=0.5))
         assert time.monotonic() - started < 10
+
+
+def test_https_to_a_server_that_never_answers_says_to_try_http() -> None:
+    # llama-server without SSL reads the TLS greeting as a request line and waits for its end.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        port = silent.getsockname()[1]
+        with pytest.raises(ServerError, match=f"or it speaks plain HTTP: try http://127.0.0.1:{port}"):
+            RemoteBackend.connect(f"https://127.0.0.1:{port}", LoadOptions(model_path=Path("x")),
+                                  timeouts=Timeouts(connect=0.5, read=30.0, answer=0.5))
 
 
 def test_a_server_killed_mid_stream_keeps_the_text_so_far(random_model: Path, server_logs: Path) -> None:

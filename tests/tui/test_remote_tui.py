@@ -73,6 +73,15 @@ def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None
             assert status.state == "failed" and "cannot reach llama-server" in status.error
             await pilot.press(*"ciao")
             assert app.main.draft.editor.text.startswith("ciao")
+            # The remedy is to ask the server again (the load key does), not another model file.
+            key = app.keys.key_display("app.load_model")
+            said = [n.message for n in app._notifications if "cannot reach llama-server" in n.message]
+            assert said and said[-1].endswith(f"press {key} to connect to the llama-server again.")
+            assert text_of(app.main.sidebar.model).rstrip().endswith(f"{key}: connect again")
+            await pilot.press("ctrl+g")
+            await pilot.pause()
+            assert app._notifications and list(app._notifications)[-1].message == (
+                f"No model is loaded: press {key} to connect to the llama-server again.")
 
     run(scenario)
 
@@ -132,5 +141,89 @@ def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, tmp_pa
                 # The wait was the server's: once it answers again, so does the app.
                 done = await generated(pilot, "ctrl+g")
                 assert done.stop_reason != "cancelled" and app.main.last_generation[1]
+
+    run(scenario)
+
+
+def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path,
+                                                           sentence_server: LlamaServer) -> None:
+    """The picker lists this machine's models, and the remote loader connects to the same
+    server whatever is chosen: with a server, neither the note nor the key offers it."""
+    async def write_here() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    async def resume_on_the_server() -> None:
+        app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url), resume=True)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            said = [n.message for n in app._notifications if "last written with" in n.message]
+            assert len(said) == 1 and said[0].endswith("Start the llama-server with it to switch.")
+            screens = len(app.screen_stack)
+            await pilot.press("f10")
+            await pilot.pause()
+            assert len(app.screen_stack) == screens
+            assert any(sentence_server.url in n.message and "--model to switch" in n.message
+                       for n in app._notifications)
+
+    run(write_here)
+    run(resume_on_the_server)
+
+
+def test_a_file_here_by_the_servers_model_path_is_not_hashed_as_its_model(sentence_model: Path,
+                                                                         sentence_server: LlamaServer) -> None:
+    """Connecting again (after a restart) carries the server's model path: the file at that
+    path on this machine may be another, so no hash of it is recorded as the server's model's."""
+    from scriptorium.app.models.loading import ModelFileHashed, ModelLoaded, load_backend
+    from scriptorium.inference.load_options import LoadOptions
+
+    posted: list[object] = []
+    load_backend(remote_loader(sentence_server.url), None, LoadOptions(model_path=sentence_model), 1, posted.append)
+    loaded = [m for m in posted if isinstance(m, ModelLoaded)]
+    assert len(loaded) == 1
+    loaded[0].backend.close()
+    assert not [m for m in posted if isinstance(m, ModelFileHashed)]
+
+
+def test_candidates_go_on_with_the_model_connected_to_again(sentence_model: Path, random_model: Path,
+                                                            tmp_path: Path) -> None:
+    """A server restarted with another model is connected to again; a candidate asked for
+    after that runs on the new connection, not the closed one the dialog opened with."""
+    from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
+
+    server_binary()
+
+    async def written(pilot: Any) -> CandidatesScreen:
+        screen = pilot.app.screen
+        assert isinstance(screen, CandidatesScreen)
+        while not all(c.finished or c.error for c in screen.candidates):
+            await pilot.pause(0.05)  # not workers.wait_for_complete: connecting again cancels a worker
+        return screen
+
+    async def scenario() -> None:
+        with LlamaServer(sentence_model, tmp_path) as first:
+            app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
+            async with app.run_test(size=(160, 48)) as pilot:
+                await model_ready(pilot)
+                await pilot.press(*"Era notte", "ctrl+n")
+                await written(pilot)
+                first.stop()
+                with LlamaServer(random_model, tmp_path, port=first.port):
+                    await pilot.press("plus")  # finds the restart, and the app connects again
+                    screen = await written(pilot)
+                    assert "it restarted" in (screen.candidates[-1].error or "")
+                    for _ in range(1200):  # a guard against hanging, not a time limit the test asserts
+                        if app.backend is not None and app.backend.facts.path == random_model:
+                            break
+                        await pilot.pause(0.05)
+                    assert app.backend is not None and app.backend.facts.path == random_model
+                    await pilot.press("plus")
+                    screen = await written(pilot)
+                    assert screen.candidates[-1].finished and not screen.candidates[-1].error
 
     run(scenario)

@@ -154,6 +154,9 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
             return
         waiting.started = True
         self._writing = waiting
+        # The model the app holds now: after an engine crash or a server's restart it was
+        # loaded again, and the one this dialog opened with is closed.
+        self.backend = getattr(self.app, "backend", None) or self.backend
         if self._started is not None:
             # Posted here, as the worker's messages are, so the session has the generation
             # before anything the worker says of it.

@@ -27,7 +27,7 @@ from scriptorium.inference.window import Pinned, Window, build_window, prompt_bu
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.loading import BackendCrashed
-from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.tui.generation import GenerationRequest, Prepared, new_request
 from scriptorium.app.tui.keys import KeyDisplay
 
@@ -133,7 +133,8 @@ class ModePane(Vertical):
         if status.state == "loading":
             self.notify(f"The model is still loading ({status.progress * 100:.0f}%); keep writing meanwhile.")
         else:
-            self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to choose one.",
+            remedy = CONNECT_AGAIN if status.origin else "choose one"  # a server that could not be used
+            self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to {remedy}.",
                         severity="warning")
         return None
 

@@ -80,7 +80,8 @@ class ModelPanel(Panel):
             ] + [Text()] * (self.LINES - 4)
         if status.state == "failed":
             wrapped = self._error_lines(width)
-            hint = Text(f"{self.load_hint}: choose another model", style=dim)
+            # A server that could not be used is asked again by the same key.
+            hint = Text(f"{self.load_hint}: {'connect again' if status.origin else 'choose another model'}", style=dim)
             return wrapped + [Text()] * (self.LINES - 1 - len(wrapped)) + [hint]
         facts = status.facts
         assert facts is not None
