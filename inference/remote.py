@@ -245,6 +245,8 @@ def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...
     zero there means unknown, and the Model panel shows the server instead."""
     path = Path(str(props.get("model_path") or "model.gguf"))
     alias = str(props.get("model_alias") or "")
+    if alias == str(path):
+        alias = ""  # llama-server's alias without --alias: the path, too long for a name
     return ModelFacts(
         path=path,
         name=alias or path.stem,

@@ -101,6 +101,7 @@ def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(random_serv
         assert backend.n_ctx == CONTEXT  # /props default_generation_settings.n_ctx
         assert backend.facts.vocab_size == N_VOCAB
         assert backend.facts.path.name == random_server.model.name
+        assert backend.facts.name == random_server.model.stem  # not the path llama-server's alias is
         assert backend.byte_token_ids == tuple(range(FIRST_BYTE_ID, N_VOCAB))
         assert random_server.url in backend.origin and backend.origin.startswith("llama-server ")
         assert backend.adapter is not None and backend.adapter.path == lora_adapter
