@@ -66,6 +66,12 @@ class ModelLifecycle:
         """What the load dialog starts from: the options that just failed, else the running ones."""
         return self._failed_options or (self.backend.options if self.backend else None)
 
+    def server_to_connect_again(self) -> LoadOptions | None:
+        """On a llama-server, what the load key connects to again, at once: the server's
+        model is the one it was started with, so the load dialog's file and adapter fields
+        would mean nothing there. None on this machine."""
+        return self.dialog_options() if self.status.origin else None
+
     def chose(self, model: Path) -> None:
         """The author (or the start-up) picked `model`: remember whether it is the demo."""
         self._demo = model_choice.is_demo_model(model)

@@ -246,6 +246,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
                     title="Model not loaded", severity="error", timeout=15)
 
     def action_load_model(self) -> None:
+        if (server := self.models.server_to_connect_again()) is not None:
+            return self.load_model(server)
+
         def chosen(options: LoadOptions | None) -> None:
             if options is not None:
                 self.load_model(options)

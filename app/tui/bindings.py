@@ -26,7 +26,7 @@ APP_BINDINGS: list[BindingType] = [
             tooltip="Go to the sampler panel: change settings with keys there (1-5 toggle panels)"),
     Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave scriptorium"),
     Binding("ctrl+l", "load_model", "Model", show=False, id="app.load_model",
-            tooltip="Load another model (and LoRA adapter)"),
+            tooltip="Load another model (and LoRA adapter); on a llama-server, connect to it again"),
     Binding("ctrl+c", "help_quit", "How to quit", show=False, system=True, id="app.help_quit",
             tooltip="Says which key quits (ctrl+c copies in the editor)"),
     Binding("f10,alt+m", "pick_model", "Models", show=False, id="app.models",

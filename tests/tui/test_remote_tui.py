@@ -64,8 +64,15 @@ def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaS
 
 
 def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None:
+    connect = remote_loader(f"http://127.0.0.1:{closed_port()}")
+    tries: list[object] = []
+
+    def counted(*args: Any) -> Any:
+        tries.append(args)
+        return connect(*args)
+
     async def scenario() -> None:
-        app = make_app(SERVER_MODEL, loader=remote_loader(f"http://127.0.0.1:{closed_port()}"))
+        app = make_app(SERVER_MODEL, loader=counted)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             assert app.backend is None
@@ -82,6 +89,11 @@ def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None
             await pilot.pause()
             assert app._notifications and list(app._notifications)[-1].message == (
                 f"No model is loaded: press {key} to connect to the llama-server again.")
+            # The load key tries the server again at once: no dialog asking for a model file.
+            await pilot.press("ctrl+l")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert len(tries) == 2 and app.screen is app.main
 
     run(scenario)
 
