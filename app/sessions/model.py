@@ -8,8 +8,10 @@ Text offsets are Python string indices (Unicode code points), never bytes.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -111,6 +113,14 @@ class FileStamp:
     sha256: str
 
 
+REMEMBERED_TEXTS = 32
+"""Texts whose passages DraftSession keeps for an undo then redo: a few dozen undo steps."""
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 @dataclass(kw_only=True)
 class DraftSession(Session):
     """A draft the author writes and the model continues."""
@@ -122,6 +132,10 @@ class DraftSession(Session):
     """How the draft file looked after scriptorium last read or wrote it (conflict check)."""
     spans: list[ModelSpan] = field(default_factory=list)
     """Passages of `text` written by the model, in order, never overlapping."""
+    _replaced: OrderedDict[bytes, list[ModelSpan]] = field(default_factory=OrderedDict, init=False, repr=False,
+                                                           compare=False)
+    """The passages of texts an edit replaced, by the text's digest: undo then redo brings a
+    text back whole, and its passages with it (a diff would credit them to the author)."""
 
     kind = "draft"
 
@@ -135,6 +149,14 @@ class DraftSession(Session):
         exact for typing, pasting and deleting; text typed inside a model passage is the author's.
         """
         if new_text == self.text:
+            return
+        if self.spans:
+            self._replaced[_digest(self.text)] = list(self.spans)
+            while len(self._replaced) > REMEMBERED_TEXTS:
+                self._replaced.popitem(last=False)
+        again = self._replaced.get(_digest(new_text)) if self._replaced else None
+        if again is not None:
+            self.text, self.spans = new_text, list(again)
             return
         start = _common_prefix_length(self.text, new_text)
         limit = min(len(self.text), len(new_text)) - start

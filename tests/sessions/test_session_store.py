@@ -126,6 +126,20 @@ def test_model_passages_follow_edits(store: SessionStore, generate) -> None:
     assert session.spans == []
 
 
+def test_a_text_brought_back_whole_gets_its_passages_back(store: SessionStore, generate) -> None:
+    """Undo then redo in the editor: read as a diff, the text coming back was the author's."""
+    session = store.create_draft(text="Hello.")
+    g = generate(session, " The model wrote this.")
+    session.accept(g, g.text, 6)
+    session.set_text("Hello. Mine.")
+    session.set_text("Hello.")  # undone
+    assert session.spans == []
+    session.set_text("Hello. The model wrote this.")  # redone
+    assert session.spans == [ModelSpan(start=6, end=28, generation="g1")]
+    session.set_text("Hello. The model wrote that.")  # an edit still splits it as before
+    assert [session.text[s.start:s.end] for s in session.spans] == [" The model wrote th", "."]
+
+
 def test_word_by_word_acceptance_accumulates(store: SessionStore, generate) -> None:
     session = store.create_draft(text="A")
     g = generate(session, " b c")

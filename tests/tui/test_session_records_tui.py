@@ -119,3 +119,31 @@ def test_the_version_kept_is_credited_to_the_generation_that_wrote_it(random_mod
             assert app.main.draft.editor.text == "Era notte" + first.text
 
     run(scenario)
+
+
+def test_redo_after_undo_gives_the_model_its_passage_back(random_model: Path) -> None:
+    """Undo then redo replays edits the session and the token colours did not see: once a
+    save came between the two, the redone suggestion was recorded as the author's text
+    (the export no longer marked it) and its tokens had lost their numbers."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            done = await generated(pilot, "ctrl+g")
+            await pilot.press("tab")
+            await pilot.pause()
+            session, editor = app.sessions.draft, app.main.draft.editor
+            assert session is not None
+            kept = [(s.start, s.end) for s in session.spans]
+            assert kept == [(9, 9 + len(done.text))] and len(editor.spans) == 1
+            await pilot.press("ctrl+z")
+            app.save_everything()  # as the autosave does once typing pauses
+            assert session.text == "Era notte" and session.spans == [] and len(editor.spans) == 0
+            await pilot.press("ctrl+y")
+            app.save_everything()
+            assert session.text == editor.text == "Era notte" + done.text
+            assert [(s.start, s.end) for s in session.spans] == kept
+            assert len(editor.spans) == 1 and editor.token_at_cursor() is not None
+
+    run(scenario)

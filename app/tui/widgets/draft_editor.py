@@ -197,12 +197,14 @@ class DraftEditor(TextArea):
     def undo(self) -> None:
         # Undo replays edits without going through edit(): the anchor cannot follow.
         self.clear_ghost("lost")
+        self.spans.remember(self.text)
         super().undo()
         self.spans.validate(self.text)
         self._build_highlight_map()
 
     def redo(self) -> None:
         self.clear_ghost("lost")
+        self.spans.remember(self.text)
         super().redo()
         self.spans.validate(self.text)
         self._build_highlight_map()
