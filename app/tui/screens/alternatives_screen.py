@@ -15,7 +15,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from scriptorium.app.tui.token_spans import TokenRecord
-from scriptorium.app.tui.widgets.formatting import visible_token
+from scriptorium.app.tui.widgets.formatting import pad, visible_token
 
 
 class AlternativesScreen(ModalScreen[str | None]):
@@ -37,7 +37,7 @@ class AlternativesScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         record = self.record
         options = [
-            Option(Text(f"{visible_token(c.text):<18} {c.p * 100:5.1f}%" + ("  (chosen)" if c.id == record.id else "")
+            Option(Text(f"{pad(visible_token(c.text), 18)} {c.p * 100:5.1f}%" + ("  (chosen)" if c.id == record.id else "")
                    + ("  (banned)" if c.banned else "")
                    + ("  (not text)" if c.id in self.not_text else "")),
                    id=str(index), disabled=c.id in self.not_text)
