@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rich.cells import split_graphemes
 from rich.style import Style
 from textual import events
 from textual.message import Message
@@ -33,6 +34,19 @@ def end_anchor(document: DocumentBase) -> Location:
         row = end[0] - 1
         return (row, len(document.get_line(row)))
     return end
+
+
+def grapheme_end(document: DocumentBase, location: Location) -> Location:
+    """`location`, or the end of the character it falls inside: the editor's cursor steps
+    by code point, so it can stand between an "e" and its combining accent, or inside an
+    emoji's joined sequence, where a suggestion inserted would take the accent for itself."""
+    row, column = location
+    line = document.get_line(row)
+    if 0 < column < len(line):
+        for start, end, _ in split_graphemes(line)[0]:
+            if start < column < end:
+                return (row, end)
+    return location
 
 
 def next_word(text: str) -> str:

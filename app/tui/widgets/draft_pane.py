@@ -30,7 +30,7 @@ from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
-from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor, grapheme_end
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 
 WINDOW_MARK_DELAY = 0.4
@@ -128,7 +128,7 @@ class DraftPane(DraftCandidates):
             ghost.streaming = True
         else:
             if from_cursor:
-                anchor = editor.selection.end
+                anchor = grapheme_end(editor.document, editor.selection.end)
             else:
                 anchor = end_anchor(editor.document)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
