@@ -19,7 +19,7 @@ from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.generation import Prepared
-from scriptorium.app.tui.keys import KeyDisplay, typed_with_alt
+from scriptorium.app.tui.keys import KeyDisplay, type_invisible, typed_with_alt
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
@@ -38,6 +38,8 @@ class ChatInput(Input):
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
             event.prevent_default()
+        else:
+            type_invisible(self, event)
 
 
 class UserMessage(Static):

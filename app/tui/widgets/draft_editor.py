@@ -19,7 +19,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
 from scriptorium.app.tui.branches import Ghost
-from scriptorium.app.tui.keys import typed_with_alt
+from scriptorium.app.tui.keys import type_invisible, typed_with_alt
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, split_records
 
 _NEXT_WORD = re.compile(r"\s*\S+")
@@ -107,6 +107,8 @@ class DraftEditor(TextArea):
         if typed_with_alt(event):
             # Not typed: the key goes on up to the bindings (alt+e opens the memory).
             event.prevent_default()
+        else:
+            type_invisible(self, event)  # TextArea's own handler, which would drop it, then does not run
 
     # ---- the ghost -------------------------------------------------------------------
     def begin_ghost(self, anchor: Location, *, from_cursor: bool) -> Ghost:
