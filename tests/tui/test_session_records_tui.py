@@ -147,3 +147,25 @@ def test_redo_after_undo_gives_the_model_its_passage_back(random_model: Path) ->
             assert len(editor.spans) == 1 and editor.token_at_cursor() is not None
 
     run(scenario)
+
+
+def test_a_suggestion_an_edit_takes_away_is_recorded_as_rejected(random_model: Path) -> None:
+    """Undo, or typing other words where the suggestion attaches, throws it away as Esc
+    does, but only Esc said so: the session (and the export) kept it 'undecided' for good."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("ctrl+z")  # the typing undone, and the suggestion with it
+            await pilot.pause()
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("backspace")  # an edit that reaches where it attaches
+            await pilot.pause()
+            session = app.sessions.draft
+            assert session is not None and app.main.draft.editor.ghost is None
+            assert [g.outcome for g in session.generations] == ["rejected", "rejected"]
+
+    run(scenario)

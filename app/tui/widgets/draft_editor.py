@@ -86,6 +86,8 @@ class DraftEditor(TextArea):
         reason: str
         """'typed' (consumed by matching typing), 'accepted', 'lost' (an edit invalidated
         it), 'cleared' or 'text' (new streamed text)."""
+        lost: Ghost | None = None
+        """The suggestion an edit (or undo) took away, when the reason is 'lost'."""
 
         @property
         def control(self) -> "DraftEditor":
@@ -123,8 +125,8 @@ class DraftEditor(TextArea):
 
     def clear_ghost(self, reason: str = "cleared") -> None:
         if self.ghost is not None:
-            self.ghost = None
-            self.post_message(self.GhostChanged(self, reason))
+            ghost, self.ghost = self.ghost, None
+            self.post_message(self.GhostChanged(self, reason, ghost if reason == "lost" else None))
 
     def text_before(self, location: Location) -> str:
         return self.document.get_text_range((0, 0), location)

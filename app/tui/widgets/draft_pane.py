@@ -284,6 +284,8 @@ class DraftPane(DraftCandidates):
         if message.reason == "lost" and self.streaming and self.editor.ghost is None:
             # The text it was continuing changed: what it would still write is moot.
             self.stop(forget=True)
+        if message.lost is not None:  # thrown away by the edit: recorded so, not left undecided
+            self.post_message(self.SuggestionRejected(message.lost.text, every_request_id(message.lost)))
         self._redraw()
 
     @on(DraftEditor.Changed)
