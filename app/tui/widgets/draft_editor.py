@@ -49,6 +49,16 @@ def grapheme_end(document: DocumentBase, location: Location) -> Location:
     return location
 
 
+def inserted_length(text: str, newline: int) -> int:
+    """How long `text` is once in the document, which splits it into lines at every
+    str.splitlines break (a pasted "\r\n" is two characters, one line break) and joins
+    them with its own newline, as Textual's Document.replace_range does."""
+    lines = text.splitlines()
+    if text.endswith(("\r\n", "\n", "\r")):
+        lines.append("")
+    return sum(map(len, lines)) + newline * max(len(lines) - 1, 0)
+
+
 def next_word(text: str) -> str:
     """The next word of a suggestion with the whitespace before it (' casa' of ' casa era')."""
     match = _NEXT_WORD.match(text)
@@ -173,7 +183,7 @@ class DraftEditor(TextArea):
         if self.spans:
             index = self.document.get_index_from_location
             top, bottom = index(edit.top), index(edit.bottom)
-            self.spans.edited(top, bottom, len(edit.text))
+            self.spans.edited(top, bottom, inserted_length(edit.text, len(self.document.newline)))
         return self._edit_with_ghost(edit)
 
     def _edit_with_ghost(self, edit: Edit) -> EditResult:
