@@ -169,3 +169,49 @@ def test_a_suggestion_an_edit_takes_away_is_recorded_as_rejected(random_model: P
             assert [g.outcome for g in session.generations] == ["rejected", "rejected"]
 
     run(scenario)
+
+
+def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(random_model: Path) -> None:
+    """SmolLM2's vocabulary has "\\r\\n" tokens. The editor turns "\\r\\n" into one line
+    break, but the suggestion's tokens and the session counted two characters: after
+    accepting, the colours and the passage credited to the model sat off by one a line."""
+    from dataclasses import replace
+
+    from tui_helpers import loader_wrapping
+
+    from scriptorium.inference.events import GenerationDone, TokenEvent
+
+    def with_crlf(generate: Any) -> Any:
+        texts: list[str] = []
+
+        def generating(*args: Any, **kwargs: Any) -> Any:
+            for event in generate(*args, **kwargs):
+                if isinstance(event, TokenEvent) and event.index in (1, 3):
+                    event = replace(event, text=event.text + "\r")  # a "\r" token's text, then
+                elif isinstance(event, TokenEvent) and event.index in (2, 4):
+                    event = replace(event, text="\n" + event.text)  # the "\n" of the next one
+                elif isinstance(event, GenerationDone):
+                    event = replace(event, text="".join(texts))
+                if isinstance(event, TokenEvent):
+                    texts.append(event.text)
+                yield event
+        return generating
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader_wrapping("generate", with_crlf))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            editor = app.main.draft.editor
+            assert editor.ghost is not None and editor.ghost.text.count("\n") == 2
+            await pilot.press("tab")
+            await pilot.pause()
+            [span] = editor.spans.spans
+            assert editor.text == "Era notte" + span.text
+            session = app.sessions.draft
+            assert session is not None and session.text == editor.text
+            assert [(s.start, s.end) for s in session.spans] == [(9, len(editor.text))]
+            assert session.generations[0].text == span.text
+
+    run(scenario)
