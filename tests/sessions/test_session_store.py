@@ -103,6 +103,14 @@ def test_list_latest_rename_delete(store: SessionStore, rich_draft: DraftSession
         store.load(chat.id)
 
 
+def test_words_of_chinese_and_japanese_are_counted_a_character_each(store: SessionStore) -> None:
+    """They write no spaces: split() counted a Japanese paragraph as one word."""
+    session = store.create_draft(text="東京の夜は静かだった。彼女は「まだ？」と言った。\n\nEra notte, and 我们 too.")
+    assert session.word_count() == 10 + 9 + 4 + 2  # "Era notte, and … too." and 我们
+    store.save(session)
+    assert [s.words for s in store.list() if s.id == session.id] == [25]
+
+
 def test_ambiguous_prefix_and_missing_store(store: SessionStore) -> None:
     assert store.list() == [] and store.latest() is None
     store.create_draft(title="a")
