@@ -47,7 +47,7 @@ DEFAULT_NOTE_DEPTH = 3
 NOTE_DEPTH_RANGE = (0, 100)
 
 PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
-SENTENCE_END = re.compile(r"[.!?…][\"'»”’)\]]*\s+|[。！？｡][」』”’）)\]]*\s*")  # CJK: no space after
+SENTENCE_END = re.compile(r"[.!?…।॥؟۔][\"'»”’)\]]*\s+|[。！？｡][」』”’）)\]]*\s*")  # Hindi, Arabic, Urdu; CJK: no space
 WORD_START = re.compile(r"\s+")
 
 MARGIN_TOKENS = 16

@@ -67,6 +67,15 @@ def test_text_written_without_spaces_is_cut_at_a_sentence_or_a_character_not_dro
     assert not unicodedata.combining(thai[window.start])
 
 
+@pytest.mark.parametrize("sentence", ["राम घर गया। वह खुश था। ", "هل أنت هنا؟ ومن معك؟ ", "وہ گھر گیا۔ "])
+def test_hindi_arabic_and_urdu_sentence_ends_are_sentence_ends(sentence: str) -> None:
+    """Their full stops and question marks (। ؟ ۔) were not sentence ends: the window began
+    at whatever word fitted, in the middle of a sentence."""
+    draft = sentence * 40
+    window = build_window(draft, budget=60, count=words)
+    assert window.start in boundaries(draft)[0] and draft[:window.start].rstrip()[-1] in "।؟.۔"
+
+
 def test_a_sentence_longer_than_the_room_is_cut_at_a_word_never_inside_one() -> None:
     draft = "Short one. " + " ".join(f"parola{i}" for i in range(200))
     window = build_window(draft, budget=50, count=words)
