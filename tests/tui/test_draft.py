@@ -238,28 +238,6 @@ def test_continue_from_the_cursor_uses_only_the_text_before_it(random_model: Pat
     run(scenario)
 
 
-def test_continue_from_a_cursor_inside_a_character_starts_after_it(random_model: Path) -> None:
-    """The editor's cursor steps by code point: between an "e" and its combining accent
-    (Italian typed as NFD), a continuation from the cursor went in between, and the accent
-    left the "e" for the suggestion's last letter."""
-    async def scenario() -> None:
-        load, spies = spying_loader()
-        app = make_app(random_model, loader=load)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            editor = app.main.draft.editor
-            editor.load_text("Perche\u0300 no. Fine.")
-            editor.move_cursor((0, 6))  # after the "e", before U+0300
-            done = await generated(pilot, "ctrl+o")
-            assert spies[0].last["prompt"].endswith("Perche\u0300")
-            ghost = editor.ghost
-            assert ghost is not None and ghost.anchor == (0, 7)
-            await pilot.press("tab")
-            assert editor.text == "Perche\u0300" + done.text + " no. Fine."
-
-    run(scenario)
-
-
 def test_the_author_can_edit_the_prompt_template(random_model: Path) -> None:
     async def scenario() -> None:
         paths.prompts_dir().mkdir(parents=True)

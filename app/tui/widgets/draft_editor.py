@@ -20,9 +20,11 @@ from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
 from scriptorium.app.tui.branches import Ghost
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
-from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, split_records
+from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
 
 _NEXT_WORD = re.compile(r"\s*\S+")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_PUNCTUATION = re.compile("[\u3000-\u303f\uff00-\uffef]")
 
 
 def end_anchor(document: DocumentBase) -> Location:
@@ -59,10 +61,19 @@ def inserted_length(text: str, newline: int) -> int:
     return sum(map(len, lines)) + newline * max(len(lines) - 1, 0)
 
 
-def next_word(text: str) -> str:
-    """The next word of a suggestion with the whitespace before it (' casa' of ' casa era')."""
+def next_word(text: str, tokens: list[TokenRecord] | None = None) -> str:
+    """The next word of a suggestion with the whitespace before it (' casa' of ' casa era').
+    Chinese and Japanese write no spaces, so there the run up to the next space is a whole
+    sentence: their word is the model's token (東京, の), or one character without tokens."""
     match = _NEXT_WORD.match(text)
-    return match.group(0) if match else text
+    word = match.group(0) if match else text
+    cjk = _CJK.search(word)
+    if cjk is None:
+        return word
+    if _CJK_PUNCTUATION.sub("", word[len(word) - len(word.lstrip()):cjk.start()]):
+        return word[:cjk.start()]  # a word in another script before it: that one first
+    ends = [r.end for r in tokens or () if r.start <= cjk.start() < r.end]
+    return word[:max(min(ends[0], len(word)) if ends else 0, cjk.end())]
 
 
 def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Location) -> Location | None:
@@ -155,7 +166,7 @@ class DraftEditor(TextArea):
         ghost = self.ghost
         if ghost is None or not ghost.text:
             return ""
-        chunk = next_word(ghost.text) if word_only else ghost.text
+        chunk = next_word(ghost.text, ghost.tokens) if word_only else ghost.text
         self.history.checkpoint()
         self._inserting_ghost = True
         start = self.document.get_index_from_location(ghost.anchor)
