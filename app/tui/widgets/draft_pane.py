@@ -284,8 +284,11 @@ class DraftPane(DraftCandidates):
         if message.reason == "lost" and self.streaming and self.editor.ghost is None:
             # The text it was continuing changed: what it would still write is moot.
             self.stop(forget=True)
-        if message.lost is not None:  # thrown away by the edit: recorded so, not left undecided
-            self.post_message(self.SuggestionRejected(message.lost.text, every_request_id(message.lost)))
+        lost = message.lost
+        if lost is not None and lost.text and not lost.streaming:
+            # Thrown away by the edit: recorded so, not left undecided. One still being written
+            # is stopped above and recorded as it ends; one that showed nothing never ran.
+            self.post_message(self.SuggestionRejected(lost.text, every_request_id(lost)))
         self._redraw()
 
     @on(DraftEditor.Changed)
