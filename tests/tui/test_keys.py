@@ -261,3 +261,20 @@ def test_format_characters_typed_reach_the_text() -> None:
             assert app.screen.query_one("#pinned-text").text.endswith(word)
 
     run(scenario)
+
+
+def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole() -> None:
+    """The message field is one line, and Textual's Input kept a paste's first line only:
+    the rest of a pasted paragraph was dropped without a word."""
+    from textual import events
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press("f2")
+            await pilot.pause()
+            app.post_message(events.Paste("Riassumi questo:\r\nla casa era buia.\n\ne il gatto dormiva."))
+            await pilot.pause()
+            assert app.main.chat.input.value == "Riassumi questo: la casa era buia. e il gatto dormiva."
+
+    run(scenario)

@@ -41,6 +41,19 @@ class ChatInput(Input):
         else:
             type_invisible(self, event)
 
+    def _on_paste(self, event: events.Paste) -> None:
+        # Input keeps a paste's first line only: the rest of a pasted paragraph was dropped
+        # without a word. The field holds one line, so the lines are joined by a space.
+        event.prevent_default()
+        event.stop()
+        text = " ".join(line for line in event.text.splitlines() if line.strip())
+        if text:
+            selection = self.selection
+            if selection.is_empty:
+                self.insert_text_at_cursor(text)
+            else:
+                self.replace(text, *sorted(selection))
+
 
 class UserMessage(Static):
     """What the author wrote."""
