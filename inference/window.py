@@ -33,6 +33,7 @@ Pure: no llama.cpp, no Textual.
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -46,7 +47,7 @@ DEFAULT_NOTE_DEPTH = 3
 NOTE_DEPTH_RANGE = (0, 100)
 
 PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
-SENTENCE_END = re.compile(r"[.!?…][\"'»”’)\]]*\s+")
+SENTENCE_END = re.compile(r"[.!?…।॥؟۔][\"'»”’)\]]*\s+|[。！？｡][」』”’）)\]]*\s*")  # Hindi, Arabic, Urdu; CJK: no space
 WORD_START = re.compile(r"\s+")
 
 MARGIN_TOKENS = 16
@@ -261,8 +262,8 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
         start = _earliest_fitting(sentences, size, budget)
         if start is None:
             start = _earliest_fitting(words, size, budget)
-        if start is None:
-            start = end  # not even the last word: the draft part is empty
+        if start is None:  # a text without spaces (Thai, Chinese, Japanese): from a character, not empty
+            start = _character_start(draft, _earliest_fitting(range(floor + 1, end), size, budget) or end, end)
     prompt, at = assemble(draft, start, end, memory, note, note_depth, wrap)
     prompt_tokens = size(start)
     memory_tokens = count(memory_block(memory)) - empty if memory.strip() else 0
@@ -337,6 +338,12 @@ def _starts_after(text: str, floor: int, end: int) -> tuple[list[int], list[int]
     sentences = {m.end() for pattern in (PARAGRAPH, SENTENCE_END) for m in pattern.finditer(text, floor, end)}
     words = {m.end() for m in WORD_START.finditer(text, floor, end)}
     return sorted(s for s in sentences if floor < s < end), sorted(w for w in words if floor < w < end)
+
+
+def _character_start(text: str, pos: int, end: int) -> int:  # after a mark or joined emoji it stands in
+    while pos < end and (unicodedata.combining(text[pos]) or text[pos - 1] == "\u200d" or text[pos] in "\u200d\ufe0f"):
+        pos += 1
+    return pos
 
 
 def _earliest_fitting(candidates: Sequence[int], size: Callable[[int], int], budget: int) -> int | None:

@@ -96,8 +96,12 @@ def read_draft(source: str | None) -> str:
             text = sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError:
             raise ScriptoriumError("draft on standard input is not UTF-8 text") from None
-        return text.replace("\r\n", "\n").replace("\r", "\n")  # newlines as a FILE reads them
-    return read_text_file(source, "draft")
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # newlines as a FILE reads them
+    else:
+        text = read_text_file(source, "draft")
+    # A byte-order mark (Windows editors write one) marks the file, not the text: the app's
+    # editor leaves it out of what the model sees, and so does this.
+    return text.removeprefix("\ufeff")
 
 
 def read_text_file(source: str, what: str) -> str:

@@ -15,7 +15,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _short(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= width:
+        return text
+    kept = set_cell_size(text, width - 1)
+    return (kept if text.startswith(kept) else kept[:-1]) + "…"  # not the space for half a wide character
+
+
+def _padded(cell: str, width: int, right: bool) -> str:
+    # In terminal cells: a title in Chinese or Japanese takes two a character, and ljust counted one.
+    from rich.cells import cell_len
+
+    fill = " " * max(width - cell_len(cell), 0)
+    return fill + cell if right else cell + fill
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,8 +47,10 @@ def run(args: argparse.Namespace) -> int:
     rows = [("ID", "TITLE", "KIND", "UPDATED", "MODEL", "WORDS")]
     rows += [(s.id, _short(s.title, TITLE_WIDTH), s.kind, s.updated_at.replace("T", " ")[:16],
               _short(s.model or "-", 30), str(s.words)) for s in summaries]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    from rich.cells import cell_len
+
+    widths = [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        cells = [cell.rjust(widths[i]) if i == len(row) - 1 else cell.ljust(widths[i]) for i, cell in enumerate(row)]
+        cells = [_padded(cell, widths[i], right=i == len(row) - 1) for i, cell in enumerate(row)]
         print("  ".join(cells).rstrip())
     return 0

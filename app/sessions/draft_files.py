@@ -1,11 +1,19 @@
 """The author's own draft file: read as UTF-8, and written back atomically, never over
 changes another program made to it since scriptorium last read or wrote it (the
-session's FileStamp of the file remembers what that was)."""
+session's FileStamp of the file remembers what that was).
+
+Inside scriptorium a draft's lines end in "\n" and it has no byte order mark: the
+editor counts its offsets that way, the model was trained on "\n", and an editor
+keeps only one kind of line break (every str.splitlines break becomes it). The file
+keeps its own: its BOM and line breaks (CRLF, CR) are put back on each save, read from
+the file as it is then. The stamp's hash is of the text in that inside form.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 from stat import S_ISREG
 
@@ -22,12 +30,49 @@ class DraftConflictError(DraftFileError):
     """The draft file changed on disk since scriptorium last read or wrote it."""
 
 
+BOM = "\ufeff"
+_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Every line break str.splitlines (so the editor) knows."""
+_NEWLINE = re.compile("\r\n|[\n\r]")
+_NAMES = {"\r\n": "CRLF", "\n": "LF", "\r": "CR", "\x0b": "vertical tab", "\x0c": "form feed",
+          "\x1c": "U+001C", "\x1d": "U+001D", "\x1e": "U+001E", "\x85": "U+0085 (NEL)",
+          "\u2028": "U+2028 line separator", "\u2029": "U+2029 paragraph separator"}
+_FORMAT_PROBE = 65537
+"""Bytes read to find a file's BOM and line break: 64 KiB, and one more for a CR's LF."""
+
+
+def inside_form(text: str) -> str:
+    """`text` as scriptorium keeps it: no BOM, every line break "\n"."""
+    return _BREAK.sub("\n", text.removeprefix(BOM))
+
+
+def file_form(text: str, newline: str, bom: bool) -> str:
+    """`text` as the file holds it: its line breaks `newline`, after a BOM if it had one."""
+    text = inside_form(text)  # idempotent: text from an older session may still hold "\r\n"
+    return (BOM if bom else "") + (text.replace("\n", newline) if newline != "\n" else text)
+
+
+def _file_newline(text: str) -> str:
+    first = _NEWLINE.search(text)
+    return first.group(0) if first else "\n"
+
+
+def _breaks_note(path: Path, text: str) -> str | None:
+    newline = _file_newline(text)
+    others = sorted({m.group(0) for m in _BREAK.finditer(text)} - {newline}, key=list(_NAMES).index)
+    if not others:
+        return None
+    kinds = ", ".join(_NAMES[o] for o in others)
+    return f"{path.name}: saving writes each of its line breaks ({kinds}) as {_NAMES[newline]}, the one kind the editor keeps."
+
+
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def read(path: Path) -> str | None:
-    """The draft file's text; None if there is no such file. Raises SessionError (one line)."""
+def read(path: Path, notes: list[str] | None = None) -> str | None:
+    """The draft file's text in the inside form; None if there is no such file. What saving
+    would change (mixed line breaks) is said in a line added to `notes`. Raises SessionError (one line)."""
     try:
         if not S_ISREG(path.stat().st_mode):
             # Read as a file, a pipe waits for a writer and /dev/zero never ends: no screen, ever.
@@ -39,9 +84,12 @@ def read(path: Path) -> str | None:
     except OSError as error:
         raise SessionError(f"cannot read {path}: {error.strerror or error}") from None
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise SessionError(f"{path} is not UTF-8 text; scriptorium opens only UTF-8 drafts") from None
+    if notes is not None and (note := _breaks_note(path, text)):
+        notes.append(note)
+    return inside_form(text)
 
 
 def save(session: DraftSession, overwrite: bool) -> None:
@@ -74,8 +122,9 @@ def save(session: DraftSession, overwrite: bool) -> None:
         # not stop: the protection the author set (as editors honour it) would be ignored.
         raise DraftFileError(f"{path.name} is read-only, so the draft file was not saved (the session was); "
                              f"make it writable to save it")
+    newline, bom = _format_on_disk(path) if stat is not None else ("\n", False)
     try:
-        atomic.write_text(path, session.text)
+        atomic.write_text(path, file_form(session.text, newline, bom))
         stat = path.stat()
     except (atomic.WriteError, OSError) as error:
         raise DraftFileError(f"session saved, but the draft file was not: {error}") from None
@@ -89,6 +138,17 @@ def _read_only(path: Path, mode: int) -> bool:
 
 def _file_sha256(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return text_sha256(inside_form(path.read_bytes().decode("utf-8")))
+    except (OSError, UnicodeDecodeError):
         return None
+
+
+def _format_on_disk(path: Path) -> tuple[str, bool]:
+    """The file's line break and whether it opens with a BOM: what a save keeps."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_FORMAT_PROBE)
+    except OSError:
+        return "\n", False
+    text = head.decode("utf-8", errors="replace")
+    return _file_newline(text), text.startswith(BOM)

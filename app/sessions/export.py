@@ -123,6 +123,10 @@ def _date_of(stamp: str) -> date | str:
 
 def _yaml_block(data: dict[str, Any]) -> str:
     body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
+    if "\x85" in body:
+        # PyYAML writes U+0085 (NEL) raw when allowed Unicode, and reads it back as a line
+        # break folded to a space: the title or memory would change. Escaped, it survives.
+        body = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, default_flow_style=False, width=1000)
     return f"---\n{body}---\n"
 
 

@@ -8,8 +8,10 @@ Text offsets are Python string indices (Unicode code points), never bytes.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -111,6 +113,25 @@ class FileStamp:
     sha256: str
 
 
+_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+                   r"|[^\s\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+"""A word: a run without spaces, or one Chinese or Japanese character (their punctuation none),
+as word processors count them: they write no spaces, so a Japanese chapter counted one 'word'
+a paragraph."""
+
+
+def count_words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+REMEMBERED_TEXTS = 32
+"""Texts whose passages DraftSession keeps for an undo then redo: a few dozen undo steps."""
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 @dataclass(kw_only=True)
 class DraftSession(Session):
     """A draft the author writes and the model continues."""
@@ -122,11 +143,15 @@ class DraftSession(Session):
     """How the draft file looked after scriptorium last read or wrote it (conflict check)."""
     spans: list[ModelSpan] = field(default_factory=list)
     """Passages of `text` written by the model, in order, never overlapping."""
+    _replaced: OrderedDict[bytes, list[ModelSpan]] = field(default_factory=OrderedDict, init=False, repr=False,
+                                                           compare=False)
+    """The passages of texts an edit replaced, by the text's digest: undo then redo brings a
+    text back whole, and its passages with it (a diff would credit them to the author)."""
 
     kind = "draft"
 
     def word_count(self) -> int:
-        return len(self.text.split())
+        return count_words(self.text)
 
     def set_text(self, new_text: str) -> None:
         """Take the editor's current text; model passages follow the edit.
@@ -135,6 +160,14 @@ class DraftSession(Session):
         exact for typing, pasting and deleting; text typed inside a model passage is the author's.
         """
         if new_text == self.text:
+            return
+        if self.spans:
+            self._replaced[_digest(self.text)] = list(self.spans)
+            while len(self._replaced) > REMEMBERED_TEXTS:
+                self._replaced.popitem(last=False)
+        again = self._replaced.get(_digest(new_text)) if self._replaced else None
+        if again is not None:
+            self.text, self.spans = new_text, list(again)
             return
         start = _common_prefix_length(self.text, new_text)
         limit = min(len(self.text), len(new_text)) - start
@@ -182,7 +215,7 @@ class ChatSession(Session):
     kind = "chat"
 
     def word_count(self) -> int:
-        return sum(len(turn.content.split()) for turn in self.turns)
+        return sum(count_words(turn.content) for turn in self.turns)
 
     def add_user_turn(self, content: str) -> ChatTurn:
         turn = ChatTurn(role="user", content=content, at=now_iso())

@@ -102,7 +102,7 @@ class SessionStore:
         If both changed, the session's text is kept in a copy, said in a line added to `notes`.
         """
         path = Path(path).expanduser().absolute()
-        text = draft_files.read(path)
+        text = draft_files.read(path, notes)
         session = self.find_for_draft(path)
         if session is None:
             session = self.create_draft(title=path.stem, text=text or "", draft_path=path)
@@ -116,7 +116,10 @@ class SessionStore:
         SessionError (one line) when the file cannot be read; the session keeps its own copy then."""
         if isinstance(session, DraftSession) and session.draft_path:
             path = Path(session.draft_path)
-            return self._take_file_text(session, path, draft_files.read(path))
+            notes: list[str] = []
+            text = draft_files.read(path, notes)
+            notes.extend(filter(None, [self._take_file_text(session, path, text)]))
+            return " ".join(notes) or None
         return None
 
     def _take_file_text(self, session: DraftSession, path: Path, text: str | None) -> str | None:

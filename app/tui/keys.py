@@ -8,6 +8,7 @@ screen exists. Widgets get `key_display` passed in (a plain callable), never thi
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Awaitable
@@ -16,6 +17,8 @@ from textual import events
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
+from textual.widget import Widget
+from textual.widgets import Input, TextArea
 
 # Keys that only move within a panel: in the help screen, not in the command palette.
 _NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_up", "sampler.adjust_down",
@@ -29,6 +32,29 @@ def typed_with_alt(event: events.Key) -> bool:
     Textual reads as 'alt+e' still carrying the character 'e', and its TextArea and Input
     type that character before any binding of the screen or the app may see the key."""
     return event.is_printable and not _COMMAND_MODIFIERS.isdisjoint(event.key.split("+")[:-1])
+
+
+def type_invisible(widget: Widget | None, event: events.Key) -> bool:
+    """Type a format character (U+200C ZWNJ from a Persian keyboard, U+200D ZWJ in an emoji
+    the picker sends, U+200E/F direction marks, a soft hyphen) into `widget`, a TextArea or
+    Input: theirs insert only what str.isprintable() passes, and these are not, so the
+    key was dropped and the text came out changed. True when it was typed."""
+    character = event.character
+    if not character or len(character) != 1 or event.is_printable or unicodedata.category(character) != "Cf":
+        return False
+    if isinstance(widget, TextArea) and not widget.read_only:
+        widget.replace(character, *widget.selection, maintain_selection_offset=False)
+    elif isinstance(widget, Input):
+        selection = widget.selection
+        if selection.is_empty:
+            widget.insert_text_at_cursor(character)
+        else:
+            widget.replace(character, *sorted(selection))
+    else:
+        return False
+    event.stop()
+    event.prevent_default()
+    return True
 
 
 KeyDisplay = Callable[[str], str]

@@ -9,7 +9,9 @@ always the number for exactly the text on screen.
 
 from __future__ import annotations
 
+import hashlib
 from bisect import bisect_right
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
@@ -153,11 +155,25 @@ class Span:
         return self.start + len(self.text)
 
 
+REMEMBERED_TEXTS = 32
+"""Texts whose spans SpanTracker keeps for an undo then redo: a few dozen undo steps."""
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _copies(spans: list[Span]) -> list[Span]:
+    return [Span(s.start, s.text, list(s.tokens)) for s in spans]  # edited() moves spans in place
+
+
 class SpanTracker:
     """The spans of one document, in order, kept right while it is edited."""
 
     def __init__(self) -> None:
         self.spans: list[Span] = []
+        self._left: OrderedDict[bytes, list[Span]] = OrderedDict()
+        """The spans of texts undo or redo left, by the text's digest (`remember`)."""
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -197,9 +213,21 @@ class SpanTracker:
         self.spans = kept
         return dropped
 
+    def remember(self, text: str) -> None:
+        """Keep the spans of `text`, which an undo or redo is about to leave."""
+        if self.spans:
+            self._left[_digest(text)] = _copies(self.spans)
+            while len(self._left) > REMEMBERED_TEXTS:
+                self._left.popitem(last=False)
+
     def validate(self, text: str) -> None:
-        """Drop spans whose characters are no longer theirs (after undo or redo, which
-        replay edits the tracker did not see)."""
+        """After undo or redo, which replay edits the tracker did not see: a text they bring
+        back gets its spans back (redo after undo would lose what the model wrote); else
+        spans whose characters are no longer theirs are dropped."""
+        again = self._left.get(_digest(text)) if self._left else None
+        if again is not None:
+            self.spans = _copies(again)
+            return
         self.spans = [s for s in self.spans if text[s.start:s.end] == s.text]
 
     def token_at(self, offset: int) -> tuple[Span, int] | None:

@@ -156,6 +156,24 @@ def test_stdin_newlines_read_as_a_files_do(random_model: Path, tmp_path: Path) -
     assert done_file["text"] == done_piped["text"]
 
 
+@pytest.mark.parametrize("piped", [False, True])
+def test_a_byte_order_mark_is_not_part_of_the_draft(random_model: Path, tmp_path: Path, piped: bool) -> None:
+    """A BOM (written by Windows editors) reached the model as a character at the start of
+    the prompt, which the app's editor leaves out: the same file continued differently."""
+    plain, marked = tmp_path / "plain.md", tmp_path / "bom.md"
+    plain.write_text(DRAFT, encoding="utf-8")
+    marked.write_bytes("\ufeff".encode() + DRAFT.encode())
+    args = ["continue", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "4", "--json"]
+    without = scriptorium(args[0], str(plain), *args[1:])
+    if piped:
+        with_bom = subprocess.run([sys.executable.replace("python", "scriptorium"), *args], input=marked.read_bytes(),
+                                  capture_output=True, timeout=120).stdout.decode()
+    else:
+        with_bom = scriptorium(args[0], str(marked), *args[1:]).stdout
+    done_plain, done_bom = (json.loads(out.splitlines()[-1]) for out in (without.stdout, with_bom))
+    assert done_bom["prompt_tokens"] == done_plain["prompt_tokens"] and done_bom["text"] == done_plain["text"]
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 @pytest.mark.parametrize("command", [["continue", "--max-tokens", "20"], ["continue", "--max-tokens", "20", "--json"],
                                      ["models"]])

@@ -4,6 +4,8 @@ is tested in test_window_engine.py."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from scriptorium.inference.window import (
@@ -43,6 +45,35 @@ def test_a_long_draft_is_cut_on_a_sentence_start_and_fits(budget: int) -> None:
     earlier = max(b for b in boundaries(DRAFT)[0] if b < window.start)
     assert words("Memory: a synopsis.\n\n" + DRAFT[earlier:]) > budget
     assert window.dropped_tokens == words(DRAFT[:window.start]) - 1
+
+
+def characters(text: str) -> int:
+    """One token per character: a stand-in for text written without spaces."""
+    return 1 + len(text)
+
+
+def test_text_written_without_spaces_is_cut_at_a_sentence_or_a_character_not_dropped() -> None:
+    """Japanese and Chinese end a sentence with 。！？ and no space, Thai has neither: with
+    no sentence or word start to cut at, a paragraph longer than the room left the model
+    no draft at all (the 46M model's 256 tokens hold a few lines of it)."""
+    japanese = "東京の夜は静かだった。彼女は窓の外を見て、「まだ？」と言った。" * 20
+    window = build_window(japanese, budget=100, count=characters)
+    assert window.prompt_tokens <= 100 and window.start in boundaries(japanese)[0]
+    assert japanese[window.start - 1] in "。」" and window.prompt.endswith(japanese[-20:])
+    assert characters(japanese[max(b for b in boundaries(japanese)[0] if b < window.start):]) > 100
+    thai = "สวัสดีครับวันนี้อากาศดีมาก" * 40  # its vowel marks are combining characters
+    window = build_window(thai, budget=100, count=characters)
+    assert 90 <= window.prompt_tokens <= 100 and window.prompt == thai[window.start:]
+    assert not unicodedata.combining(thai[window.start])
+
+
+@pytest.mark.parametrize("sentence", ["राम घर गया। वह खुश था। ", "هل أنت هنا؟ ومن معك؟ ", "وہ گھر گیا۔ "])
+def test_hindi_arabic_and_urdu_sentence_ends_are_sentence_ends(sentence: str) -> None:
+    """Their full stops and question marks (। ؟ ۔) were not sentence ends: the window began
+    at whatever word fitted, in the middle of a sentence."""
+    draft = sentence * 40
+    window = build_window(draft, budget=60, count=words)
+    assert window.start in boundaries(draft)[0] and draft[:window.start].rstrip()[-1] in "।؟.۔"
 
 
 def test_a_sentence_longer_than_the_room_is_cut_at_a_word_never_inside_one() -> None:

@@ -51,12 +51,22 @@ def test_lora_and_bias_reach_the_front_matter(store: SessionStore, generate, lor
     assert meta["logit_bias"] == "byte tokens allowed; 42: +2"
 
 
-@pytest.mark.parametrize("title", ['He said: "no"', "---", "a\nb", "null", "#hash", "1.5", "'quoted'", "[x]", "é ü 中文"])
+@pytest.mark.parametrize("title", ['He said: "no"', "---", "a\nb", "null", "#hash", "1.5", "'quoted'", "[x]", "é ü 中文",
+                                   "Capitolo\x85uno"])
 def test_any_title_survives_yaml(store: SessionStore, title: str) -> None:
     session = store.create_draft(title=title)
     meta, _ = split_front_matter(render_markdown(session))
     assert meta["title"] == title.strip()
     assert meta["model"] is None and meta["seed"] is None and meta["generations"] == 0
+
+
+def test_a_next_line_character_survives_the_front_matter(store: SessionStore) -> None:
+    """PyYAML writes U+0085 raw and reads it back as a folded line break (a space): a
+    memory pasted from a Windows-1252 text misread as Latin-1 came back changed."""
+    session = store.create_draft(title="Città")
+    session.memory = "Marco\x85Giulia, sorelle"
+    meta, _ = split_front_matter(render_markdown(session))
+    assert meta["memory"] == session.memory and meta["title"] == "Città"
 
 
 def test_mark_model_marks_exactly_the_model_passages(rich_draft: DraftSession) -> None:

@@ -38,6 +38,21 @@ def test_sessions_lists_newest_first(store: SessionStore, rich_draft: DraftSessi
     assert next(i for i in listed if i["id"] == rich_draft.id)["model"] == "Other"
 
 
+def test_sessions_columns_line_up_with_wide_titles(store: SessionStore, capsys: pytest.CaptureFixture[str]) -> None:
+    """Padded by characters, a title in Japanese (two cells a character) pushed its row's
+    kind, date and model to the right of everyone else's."""
+    from rich.cells import cell_len
+
+    store.save(store.create_draft(title="東京の夜は静かだった", text="夜。"))
+    store.save(store.create_draft(title="Night", text="Night."))
+    store.save(store.create_draft(title="東京の夜は静かだった、彼女は窓の外を見て、遠くの灯りを数えていた", text="x"))
+    assert main(["sessions"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    kind_columns = {cell_len(line[:line.index(" draft ")]) for line in out[1:]}
+    assert len(kind_columns) == 1, out
+    assert any("…" in line for line in out)
+
+
 def test_sessions_warns_about_damaged_files_and_goes_on(store: SessionStore, rich_draft: DraftSession,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     store.save(rich_draft)

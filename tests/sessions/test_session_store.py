@@ -103,6 +103,14 @@ def test_list_latest_rename_delete(store: SessionStore, rich_draft: DraftSession
         store.load(chat.id)
 
 
+def test_words_of_chinese_and_japanese_are_counted_a_character_each(store: SessionStore) -> None:
+    """They write no spaces: split() counted a Japanese paragraph as one word."""
+    session = store.create_draft(text="東京の夜は静かだった。彼女は「まだ？」と言った。\n\nEra notte, and 我们 too.")
+    assert session.word_count() == 10 + 9 + 4 + 2  # "Era notte, and … too." and 我们
+    store.save(session)
+    assert [s.words for s in store.list() if s.id == session.id] == [25]
+
+
 def test_ambiguous_prefix_and_missing_store(store: SessionStore) -> None:
     assert store.list() == [] and store.latest() is None
     store.create_draft(title="a")
@@ -124,6 +132,20 @@ def test_model_passages_follow_edits(store: SessionStore, generate) -> None:
     assert [session.text[s.start:s.end] for s in session.spans] == [" The model wrote this."]
     session.set_text("Oh. Hello.")
     assert session.spans == []
+
+
+def test_a_text_brought_back_whole_gets_its_passages_back(store: SessionStore, generate) -> None:
+    """Undo then redo in the editor: read as a diff, the text coming back was the author's."""
+    session = store.create_draft(text="Hello.")
+    g = generate(session, " The model wrote this.")
+    session.accept(g, g.text, 6)
+    session.set_text("Hello. Mine.")
+    session.set_text("Hello.")  # undone
+    assert session.spans == []
+    session.set_text("Hello. The model wrote this.")  # redone
+    assert session.spans == [ModelSpan(start=6, end=28, generation="g1")]
+    session.set_text("Hello. The model wrote that.")  # an edit still splits it as before
+    assert [session.text[s.start:s.end] for s in session.spans] == [" The model wrote th", "."]
 
 
 def test_word_by_word_acceptance_accumulates(store: SessionStore, generate) -> None:

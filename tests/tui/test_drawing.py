@@ -107,3 +107,11 @@ def test_a_long_paragraph_wraps_as_rich_wraps_it_while_it_grows(chunks: list[str
     """One paragraph many lines long (no line break): its finished lines are kept from
     frame to frame, with wide characters, folded long words and other white space."""
     grow_and_compare(chunks, width)
+
+
+def test_white_space_longer_than_a_line_keeps_the_words_after_it() -> None:
+    """Kept lines skipped every space after them, also the spaces Rich had put on the next
+    line: a run of spaces wider than the view took the next word out of the view until the
+    model stopped (here ' è' and the writing cursor, for a view 8 to 11 cells wide)."""
+    for width in range(4, 8):
+        grow_and_compare(["città", "世界", " " * 20, " è"], width)

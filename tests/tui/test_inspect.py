@@ -102,3 +102,27 @@ def test_colouring_by_probability_turns_on_and_off_with_a_legend(random_model: P
             assert not legend.display
             assert not [h for h in editor._highlights[0] if h[2].startswith("p")]
     run(scenario)
+
+
+def test_text_pasted_with_crlf_before_generated_text_leaves_its_tokens_in_place(random_model: Path) -> None:
+    """A paste from a Windows program brings "\r\n", which the editor keeps as one line
+    break: the generated text after it was moved on by two characters a line, so its
+    colours and its tokens under the cursor sat on the wrong letters."""
+    from textual import events
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("tab")
+            editor = app.main.draft.editor
+            editor.move_cursor((0, 0))
+            app.post_message(events.Paste("Uno\r\ndue\r\n"))
+            await pilot.pause()
+            assert editor.text.startswith("Uno\ndue\nEra notte")
+            [span] = editor.spans.spans
+            assert editor.text[span.start:span.end] == span.text
+
+    run(scenario)

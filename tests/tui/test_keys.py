@@ -7,6 +7,7 @@ import gc
 import sys
 import weakref
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -230,3 +231,50 @@ def test_remapping_one_of_the_keys_esc_serves_leaves_esc_to_the_others(random_mo
         run(scenario)
     finally:
         gate.release()
+
+
+def test_format_characters_typed_reach_the_text() -> None:
+    """ZWNJ (a Persian keyboard's Shift+Space), ZWJ (in an emoji the picker types), the
+    direction marks and the soft hyphen are not str.isprintable(): Textual's TextArea and
+    Input dropped them, so 'می‌خواهم' was written 'میخواهم' and a family emoji fell apart."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    async def typed(app: Any, pilot: Any, text: str) -> None:
+        for character in text:  # as the terminal's input parser makes them
+            app.post_message(events.Key(_character_to_key(character), character))
+            await pilot.pause()
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.pause()
+            word = "می\u200cخواهم \U0001F468\u200d\U0001F469 \u200eok\u00ad"
+            await typed(app, pilot, word)
+            assert app.main.draft.editor.text == word
+            await pilot.press("f2")
+            await typed(app, pilot, word)
+            assert app.main.chat.input.value == word
+            await pilot.press("alt+e")  # the memory: a TextArea of its own dialog
+            await pilot.pause()
+            await typed(app, pilot, word)
+            assert app.screen.query_one("#pinned-text").text.endswith(word)
+
+    run(scenario)
+
+
+def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole() -> None:
+    """The message field is one line, and Textual's Input kept a paste's first line only:
+    the rest of a pasted paragraph was dropped without a word."""
+    from textual import events
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press("f2")
+            await pilot.pause()
+            app.post_message(events.Paste("Riassumi questo:\r\nla casa era buia.\n\ne il gatto dormiva."))
+            await pilot.pause()
+            assert app.main.chat.input.value == "Riassumi questo: la casa era buia. e il gatto dormiva."
+
+    run(scenario)

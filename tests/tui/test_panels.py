@@ -7,12 +7,14 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
+from rich.cells import cell_len
+
 from tui_helpers import Gate, generated, loader_failing_after, make_app, model_ready, run
 
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
 from scriptorium.app.tui.widgets.probabilities_panel import RAW_NOTE
 from scriptorium.app.tui.widgets.sidebar import NUMBERS_INTERVAL_S
-from scriptorium.inference.events import KVCacheUsage, TokenEvent
+from scriptorium.inference.events import Candidate, KVCacheUsage, TokenEvent
 from scriptorium.inference.settings import preset
 
 
@@ -192,5 +194,28 @@ def test_the_kv_panel_says_what_a_token_costs_past_the_sliding_window(random_mod
                                        bytes_per_token=18 << 10, window_tokens=1024,
                                        bytes_per_token_past_window=3 << 10))
             assert "18.0 KiB/tok, 3.0 KiB past 1,024" in text_of(kv)
+
+    run(scenario)
+
+
+def test_candidates_line_up_whatever_their_characters_width() -> None:
+    """Labels were clipped and padded by characters: a Japanese token takes two cells a
+    character, so its bar and percentage were pushed out of the panel ('33.' for 33.9%);
+    a zero-width joiner or a combining mark alone left its label blank or drew it on the
+    marker before it."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            pieces = ["彼女", "東京の夜は静かだった", "\u200d", "\u0300", "🇮🇹", " casa"]
+            top = tuple(Candidate(id=i, text=t, p=0.3 - i * 0.04, banned=False) for i, t in enumerate(pieces))
+            panel.show_token(TokenEvent(index=0, id=0, text="彼女", p=0.3, top=top, elapsed_ms=1.0, kv_tokens=1))
+            width = 32
+            rows = [line.plain for line in panel.lines(width)][:len(pieces)]
+            percentages = [f"{c.p * 100:.1f}%" for c in top]
+            assert all(row.endswith(percent) for row, percent in zip(rows, percentages)), rows
+            assert len({cell_len(row) for row in rows}) == 1  # every bar starts in the same column
+            assert "U+200D" in rows[2] and "◌\u0300" in rows[3] and "東京の夜…" in rows[1]
 
     run(scenario)

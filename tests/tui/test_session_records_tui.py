@@ -119,3 +119,99 @@ def test_the_version_kept_is_credited_to_the_generation_that_wrote_it(random_mod
             assert app.main.draft.editor.text == "Era notte" + first.text
 
     run(scenario)
+
+
+def test_redo_after_undo_gives_the_model_its_passage_back(random_model: Path) -> None:
+    """Undo then redo replays edits the session and the token colours did not see: once a
+    save came between the two, the redone suggestion was recorded as the author's text
+    (the export no longer marked it) and its tokens had lost their numbers."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            done = await generated(pilot, "ctrl+g")
+            await pilot.press("tab")
+            await pilot.pause()
+            session, editor = app.sessions.draft, app.main.draft.editor
+            assert session is not None
+            kept = [(s.start, s.end) for s in session.spans]
+            assert kept == [(9, 9 + len(done.text))] and len(editor.spans) == 1
+            await pilot.press("ctrl+z")
+            app.save_everything()  # as the autosave does once typing pauses
+            assert session.text == "Era notte" and session.spans == [] and len(editor.spans) == 0
+            await pilot.press("ctrl+y")
+            app.save_everything()
+            assert session.text == editor.text == "Era notte" + done.text
+            assert [(s.start, s.end) for s in session.spans] == kept
+            assert len(editor.spans) == 1 and editor.token_at_cursor() is not None
+
+    run(scenario)
+
+
+def test_a_suggestion_an_edit_takes_away_is_recorded_as_rejected(random_model: Path) -> None:
+    """Undo, or typing other words where the suggestion attaches, throws it away as Esc
+    does, but only Esc said so: the session (and the export) kept it 'undecided' for good."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("ctrl+z")  # the typing undone, and the suggestion with it
+            await pilot.pause()
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            await pilot.press("backspace")  # an edit that reaches where it attaches
+            await pilot.pause()
+            session = app.sessions.draft
+            assert session is not None and app.main.draft.editor.ghost is None
+            assert [g.outcome for g in session.generations] == ["rejected", "rejected"]
+
+    run(scenario)
+
+
+def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(random_model: Path) -> None:
+    """SmolLM2's vocabulary has "\\r\\n" tokens. The editor turns "\\r\\n" into one line
+    break, but the suggestion's tokens and the session counted two characters: after
+    accepting, the colours and the passage credited to the model sat off by one a line."""
+    from dataclasses import replace
+
+    from tui_helpers import loader_wrapping
+
+    from scriptorium.inference.events import GenerationDone, TokenEvent
+
+    def with_crlf(generate: Any) -> Any:
+        texts: list[str] = []
+
+        def generating(*args: Any, **kwargs: Any) -> Any:
+            for event in generate(*args, **kwargs):
+                if isinstance(event, TokenEvent) and event.index in (1, 3):
+                    event = replace(event, text=event.text + "\r")  # a "\r" token's text, then
+                elif isinstance(event, TokenEvent) and event.index in (2, 4):
+                    event = replace(event, text="\n" + event.text)  # the "\n" of the next one
+                elif isinstance(event, GenerationDone):
+                    event = replace(event, text="".join(texts))
+                if isinstance(event, TokenEvent):
+                    texts.append(event.text)
+                yield event
+        return generating
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader_wrapping("generate", with_crlf))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            await generated(pilot, "ctrl+g")
+            editor = app.main.draft.editor
+            assert editor.ghost is not None and editor.ghost.text.count("\n") == 2
+            await pilot.press("tab")
+            await pilot.pause()
+            [span] = editor.spans.spans
+            assert editor.text == "Era notte" + span.text
+            session = app.sessions.draft
+            assert session is not None and session.text == editor.text
+            assert [(s.start, s.end) for s in session.spans] == [(9, len(editor.text))]
+            assert session.generations[0].text == span.text
+
+    run(scenario)

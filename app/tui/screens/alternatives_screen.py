@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Collection
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -14,8 +14,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from scriptorium.app.tui.keys import type_invisible
 from scriptorium.app.tui.token_spans import TokenRecord
-from scriptorium.app.tui.widgets.formatting import visible_token
+from scriptorium.app.tui.widgets.formatting import pad, visible_token
 
 
 class AlternativesScreen(ModalScreen[str | None]):
@@ -37,7 +38,7 @@ class AlternativesScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         record = self.record
         options = [
-            Option(Text(f"{visible_token(c.text):<18} {c.p * 100:5.1f}%" + ("  (chosen)" if c.id == record.id else "")
+            Option(Text(f"{pad(visible_token(c.text), 18)} {c.p * 100:5.1f}%" + ("  (chosen)" if c.id == record.id else "")
                    + ("  (banned)" if c.banned else "")
                    + ("  (not text)" if c.id in self.not_text else "")),
                    id=str(index), disabled=c.id in self.not_text)
@@ -49,6 +50,9 @@ class AlternativesScreen(ModalScreen[str | None]):
             yield OptionList(*options, id="alternatives-list")
             yield Label("…or your own word (Enter):")
             yield Input(placeholder="your word", id="alternatives-own")
+
+    def on_key(self, event: events.Key) -> None:
+        type_invisible(self.focused, event)  # a ZWNJ or ZWJ its fields dropped (keys.py)
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
+
+from scriptorium.app.tui.keys import type_invisible
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -56,6 +58,9 @@ class TextPromptScreen(ModalScreen[str | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("OK", variant="primary", id="ok")
                 yield Button("Cancel", id="cancel")
+
+    def on_key(self, event: events.Key) -> None:
+        type_invisible(self.focused, event)  # a ZWNJ or ZWJ its field dropped (keys.py)
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#ok")

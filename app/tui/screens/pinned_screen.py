@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
+
+from scriptorium.app.tui.keys import type_invisible
 
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.window import Pinned, check_note_depth
@@ -45,6 +47,9 @@ class PinnedScreen(ModalScreen[Pinned | None]):
                     yield Input(str(self._pinned.note_depth), id="pinned-depth", type="integer")
                 yield Button("Keep", variant="primary", id="keep")
                 yield Button("Cancel", id="cancel")
+
+    def on_key(self, event: events.Key) -> None:
+        type_invisible(self.focused, event)  # a ZWNJ or ZWJ its fields dropped (keys.py)
 
     def on_mount(self) -> None:
         self.query_one("#pinned-text", TextArea).focus()

@@ -19,7 +19,7 @@ from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.generation import Prepared
-from scriptorium.app.tui.keys import KeyDisplay, typed_with_alt
+from scriptorium.app.tui.keys import KeyDisplay, type_invisible, typed_with_alt
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
@@ -38,6 +38,21 @@ class ChatInput(Input):
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
             event.prevent_default()
+        else:
+            type_invisible(self, event)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        # Input keeps a paste's first line only: the rest of a pasted paragraph was dropped
+        # without a word. The field holds one line, so the lines are joined by a space.
+        event.prevent_default()
+        event.stop()
+        text = " ".join(line for line in event.text.splitlines() if line.strip())
+        if text:
+            selection = self.selection
+            if selection.is_empty:
+                self.insert_text_at_cursor(text)
+            else:
+                self.replace(text, *sorted(selection))
 
 
 class UserMessage(Static):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rich.cells import split_graphemes
 from rich.style import Style
 from textual import events
 from textual.message import Message
@@ -18,10 +19,12 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
 from scriptorium.app.tui.branches import Ghost, writers_after
-from scriptorium.app.tui.keys import typed_with_alt
-from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, split_records
+from scriptorium.app.tui.keys import type_invisible, typed_with_alt
+from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
 
 _NEXT_WORD = re.compile(r"\s*\S+")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_PUNCTUATION = re.compile("[\u3000-\u303f\uff00-\uffef]")
 
 
 def end_anchor(document: DocumentBase) -> Location:
@@ -35,10 +38,42 @@ def end_anchor(document: DocumentBase) -> Location:
     return end
 
 
-def next_word(text: str) -> str:
-    """The next word of a suggestion with the whitespace before it (' casa' of ' casa era')."""
+def grapheme_end(document: DocumentBase, location: Location) -> Location:
+    """`location`, or the end of the character it falls inside: the editor's cursor steps
+    by code point, so it can stand between an "e" and its combining accent, or inside an
+    emoji's joined sequence, where a suggestion inserted would take the accent for itself."""
+    row, column = location
+    line = document.get_line(row)
+    if 0 < column < len(line):
+        for start, end, _ in split_graphemes(line)[0]:
+            if start < column < end:
+                return (row, end)
+    return location
+
+
+def inserted_length(text: str, newline: int) -> int:
+    """How long `text` is once in the document, which splits it into lines at every
+    str.splitlines break (a pasted "\r\n" is two characters, one line break) and joins
+    them with its own newline, as Textual's Document.replace_range does."""
+    lines = text.splitlines()
+    if text.endswith(("\r\n", "\n", "\r")):
+        lines.append("")
+    return sum(map(len, lines)) + newline * max(len(lines) - 1, 0)
+
+
+def next_word(text: str, tokens: list[TokenRecord] | None = None) -> str:
+    """The next word of a suggestion with the whitespace before it (' casa' of ' casa era').
+    Chinese and Japanese write no spaces, so there the run up to the next space is a whole
+    sentence: their word is the model's token (東京, の), or one character without tokens."""
     match = _NEXT_WORD.match(text)
-    return match.group(0) if match else text
+    word = match.group(0) if match else text
+    cjk = _CJK.search(word)
+    if cjk is None:
+        return word
+    if _CJK_PUNCTUATION.sub("", word[len(word) - len(word.lstrip()):cjk.start()]):
+        return word[:cjk.start()]  # a word in another script before it: that one first
+    ends = [r.end for r in tokens or () if r.start <= cjk.start() < r.end]
+    return word[:max(min(ends[0], len(word)) if ends else 0, cjk.end())]
 
 
 def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Location) -> Location | None:
@@ -72,6 +107,8 @@ class DraftEditor(TextArea):
         reason: str
         """'typed' (consumed by matching typing), 'accepted', 'lost' (an edit invalidated
         it), 'cleared' or 'text' (new streamed text)."""
+        lost: Ghost | None = None
+        """The suggestion an edit (or undo) took away, when the reason is 'lost'."""
 
         @property
         def control(self) -> "DraftEditor":
@@ -93,6 +130,8 @@ class DraftEditor(TextArea):
         if typed_with_alt(event):
             # Not typed: the key goes on up to the bindings (alt+e opens the memory).
             event.prevent_default()
+        else:
+            type_invisible(self, event)  # TextArea's own handler, which would drop it, then does not run
 
     # ---- the ghost -------------------------------------------------------------------
     def begin_ghost(self, anchor: Location, *, from_cursor: bool) -> Ghost:
@@ -107,8 +146,8 @@ class DraftEditor(TextArea):
 
     def clear_ghost(self, reason: str = "cleared") -> None:
         if self.ghost is not None:
-            self.ghost = None
-            self.post_message(self.GhostChanged(self, reason))
+            ghost, self.ghost = self.ghost, None
+            self.post_message(self.GhostChanged(self, reason, ghost if reason == "lost" else None))
 
     def text_before(self, location: Location) -> str:
         return self.document.get_text_range((0, 0), location)
@@ -127,7 +166,7 @@ class DraftEditor(TextArea):
         ghost = self.ghost
         if ghost is None or not ghost.text:
             return ""
-        chunk = next_word(ghost.text) if word_only else ghost.text
+        chunk = next_word(ghost.text, ghost.tokens) if word_only else ghost.text
         self.history.checkpoint()
         self._inserting_ghost = True
         start = self.document.get_index_from_location(ghost.anchor)
@@ -156,7 +195,7 @@ class DraftEditor(TextArea):
         if self.spans:
             index = self.document.get_index_from_location
             top, bottom = index(edit.top), index(edit.bottom)
-            self.spans.edited(top, bottom, len(edit.text))
+            self.spans.edited(top, bottom, inserted_length(edit.text, len(self.document.newline)))
         return self._edit_with_ghost(edit)
 
     def _edit_with_ghost(self, edit: Edit) -> EditResult:
@@ -198,12 +237,14 @@ class DraftEditor(TextArea):
     def undo(self) -> None:
         # Undo replays edits without going through edit(): the anchor cannot follow.
         self.clear_ghost("lost")
+        self.spans.remember(self.text)
         super().undo()
         self.spans.validate(self.text)
         self._build_highlight_map()
 
     def redo(self) -> None:
         self.clear_ghost("lost")
+        self.spans.remember(self.text)
         super().redo()
         self.spans.validate(self.text)
         self._build_highlight_map()

@@ -37,7 +37,7 @@ from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
-from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor, grapheme_end
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 
 WINDOW_MARK_DELAY = 0.4
@@ -135,7 +135,7 @@ class DraftPane(DraftCandidates):
             ghost.streaming = True
         else:
             if from_cursor:
-                anchor = editor.selection.end
+                anchor = grapheme_end(editor.document, editor.selection.end)
             else:
                 anchor = end_anchor(editor.document)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
@@ -293,6 +293,11 @@ class DraftPane(DraftCandidates):
         if message.reason == "lost" and self.streaming and self.editor.ghost is None:
             # The text it was continuing changed: what it would still write is moot.
             self.stop(forget=True)
+        lost = message.lost
+        if lost is not None and lost.text and not lost.streaming:
+            # Thrown away by the edit: recorded so, not left undecided. One still being written
+            # is stopped above and recorded as it ends; one that showed nothing never ran.
+            self.post_message(self.SuggestionRejected(lost.text, every_request_id(lost)))
         self._redraw()
 
     @on(DraftEditor.Changed)

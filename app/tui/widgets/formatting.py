@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import unicodedata
+
+from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
@@ -12,14 +15,32 @@ _VISIBLE = str.maketrans({" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"})
 
 
 def visible_token(text: str) -> str:
-    """A token as a reader can see it: spaces and line breaks drawn, never blank."""
-    return text.translate(_VISIBLE) if text else "∅"
+    """A token as a reader can see it: spaces and line breaks drawn, never blank. A token of
+    characters that take no cell (a zero-width joiner, a variation selector) is named by
+    code point; a combining mark is drawn on a dotted circle, not on the cell before it."""
+    if not text:
+        return "∅"
+    shown = text.translate(_VISIBLE)
+    if unicodedata.combining(shown[0]):
+        return "◌" + shown
+    return shown if cell_len(shown) else " ".join(f"U+{ord(c):04X}" for c in shown)
 
 
 def clip(text: str, width: int) -> str:
+    """`text` in at most `width` cells (a wide character takes two), cut with '…'."""
     if width <= 0:
         return ""
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+    if cell_len(text) <= width:
+        return text
+    kept = set_cell_size(text, width - 1)
+    if not text.startswith(kept):
+        kept = kept[:-1]  # the space that stood for half of a wide character
+    return kept + "…"
+
+
+def pad(text: str, width: int) -> str:
+    """`text` followed by spaces to fill `width` cells: a column that lines up with wide characters."""
+    return text + " " * max(width - cell_len(text), 0)
 
 
 def bar(fraction: float, width: int) -> str:

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from scriptorium.inference.events import Candidate, TokenEvent
 
-from scriptorium.app.tui.widgets.formatting import bar, clip, visible_token
+from scriptorium.app.tui.widgets.formatting import bar, clip, pad, visible_token
 from scriptorium.app.tui.widgets.panel import Panel
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
@@ -107,7 +107,7 @@ class ProbabilitiesPanel(Panel):
             else Style()
         )
         row = Text(f"{marker} ", style=label_style)
-        row.append(clip(visible_token(candidate.text), label_width).ljust(label_width), style=label_style)
+        row.append(pad(clip(visible_token(candidate.text), label_width), label_width), style=label_style)
         row.append(" ")
         bar_style = self.style_of("probabilities--banned" if candidate.banned else "probabilities--bar")
         row.append(bar(candidate.p, bar_width), style=bar_style)

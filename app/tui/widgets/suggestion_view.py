@@ -188,10 +188,13 @@ class SuggestionView(Widget, can_focus=False):
         _, _, offset, before = written
         lines = list(paragraph[offset:].wrap(self.app.console, width))
         kept = list(before)
-        for line in lines[:-2]:
+        for line, following in zip(lines[:-2], lines[1:-1]):
             offset += len(line.plain)
-            while offset < len(plain) and plain[offset].isspace():
-                offset += 1  # white space Rich dropped at the end of a full line
+            # White space Rich dropped at the end of a full line; not white space the next
+            # line starts with (a run of spaces longer than the width): skipped, that took
+            # the next line's own characters out of every later frame.
+            while offset < len(plain) and plain[offset].isspace() and not plain.startswith(following.plain, offset):
+                offset += 1
             kept.append(line)
         self._written = (width, start, offset, kept)
         return before + lines
