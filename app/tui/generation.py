@@ -218,7 +218,11 @@ class LineBreaks:
         return "\n" if held else ""
 
     def event(self, event: TokenEvent) -> TokenEvent:
-        return replace(event, text=self.feed(event.text)) if event.text or self._held else event
+        # Most tokens hold no line break: they pass as they are (a copy per token is work
+        # on the thread that feeds the screen while llama.cpp decodes).
+        if self._held or _BREAK.search(event.text):
+            return replace(event, text=self.feed(event.text))
+        return event
 
     def done(self, done: GenerationDone) -> GenerationDone:
         return replace(done, text=_BREAK.sub("\n", done.text), tail_text=self.feed(done.tail_text) + self.finish())
