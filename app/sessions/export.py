@@ -12,6 +12,7 @@ footnote to each model passage whose settings differ from the passage before it.
 from __future__ import annotations
 
 import os
+import re
 from datetime import date, datetime
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +27,7 @@ from scriptorium.app.sessions.export_marks import Passage, render
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession
 from scriptorium.app.sessions.records import Generation, settings_key
 
+_FRONT_MATTER = re.compile(r"---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 OUTCOME_WORDS = {"pending": "undecided", "accepted": "accepted", "partly_accepted": "partly accepted", "rejected": "rejected"}
 
 
@@ -177,15 +179,37 @@ def render_markdown(session: AnySession, *, mark_model: bool = False, settings_c
     """The whole export as a string."""
     notes = _notes(session) if settings_changes else {}
     labels = {gid: label for gid, (label, _) in notes.items()}
+    meta = front_matter(session)
     if isinstance(session, DraftSession):
         passages = [p for _, p in _passages(session)]
-        body = render(session.text, passages, mark=mark_model, notes=labels)
+        own, start = _own_front_matter(session.text, passages)
+        # The author's own properties first (theirs where both name one), then how the text was made.
+        meta = {**own, **{key: value for key, value in meta.items() if key not in own}}
+        passages = [Passage(p.start - start, p.end - start, p.generation) for p in passages]
+        body = render(session.text[start:], passages, mark=mark_model, notes=labels)
+        if start:
+            body = body.lstrip("\n")  # the blank line after the author's block: the separator puts one back
         body = body if body.endswith("\n") or not body else body + "\n"
     else:
         body = _chat_body(session, mark_model, labels)
     footnotes = "".join(f"\n[^{label}]: {text}\n" for label, text in notes.values())
     separator = "\n" if body else ""
-    return _yaml_block(front_matter(session)) + separator + body + footnotes
+    return _yaml_block(meta) + separator + body + footnotes
+
+
+def _own_front_matter(text: str, passages: list[Passage]) -> tuple[dict[str, Any], int]:
+    """A draft that opens with its own YAML front matter (Obsidian's properties, a pandoc
+    header): its mapping and where the text after it starts, so that the export has one
+    block, not two (a second one is body text to Obsidian). ({}, 0) when there is none,
+    it is not a mapping, or the model wrote inside it."""
+    match = _FRONT_MATTER.match(text)
+    if match is None or any(p.start < match.end() for p in passages):
+        return {}, 0
+    try:
+        own = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return {}, 0
+    return (own, match.end()) if isinstance(own, dict) and own else ({}, 0)
 
 
 def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -> str:

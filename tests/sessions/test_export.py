@@ -69,6 +69,22 @@ def test_a_next_line_character_survives_the_front_matter(store: SessionStore) ->
     assert meta["memory"] == session.memory and meta["title"] == "Città"
 
 
+def test_a_draft_with_its_own_front_matter_exports_one_block(store: SessionStore, generate) -> None:
+    """Obsidian's properties or a pandoc header at the top of the draft: a second block
+    after scriptorium's would be body text to Obsidian. One block, the author's keys first."""
+    own = "---\ntitle: Il lago\ntags: [racconto, bozza]\n---\n\nC'era una volta."
+    session = store.create_draft(title="bozza", text=own)
+    g = generate(session, " Una casa.", anchor=len(own))
+    session.accept(g, g.text, len(own))
+    markdown = render_markdown(session, mark_model=True)
+    meta, body = split_front_matter(markdown)
+    assert markdown.count("---\n") == 2
+    assert list(meta)[:2] == ["title", "tags"] and meta["title"] == "Il lago" and meta["tags"] == ["racconto", "bozza"]
+    assert meta["session"] == session.id and meta["generations"] == 1
+    assert MARK.findall(body) == [(g.id, "Una casa.")]
+    assert MARK.sub(lambda m: m.group(2), body) == "\nC'era una volta. Una casa.\n"
+
+
 def test_mark_model_marks_exactly_the_model_passages(rich_draft: DraftSession) -> None:
     _, body = split_front_matter(render_markdown(rich_draft, mark_model=True))
     assert MARK.findall(body) == [("g1", "The waves rose, grey and slow."), ("g2", "Gulls cried overhead.")]
