@@ -12,20 +12,16 @@ the command line, the draft pane, chat and scoring:
 - Counting is done by the caller's `count` (the backend's tokenizer on the whole prompt,
   BOS included): a prompt that fits here fits in the engine, since the engine tokenizes
   the same text with the same tokenizer.
-- Only the end of the draft is counted, however long the draft: N tokens hold at most N
-  times the vocabulary's longest piece in characters, so no text further back can fit
-  (`_too_far_back`). The draft pane builds a window at every pause in typing, for its
-  marker; a book-length draft would otherwise be tokenized each time. The tokens before
-  the window are counted only when read (DroppedTokens).
+- Only the end of the draft is counted: N tokens hold at most N times the vocabulary's
+  longest piece in characters (`_too_far_back`), so a book-length draft is not tokenized
+  at every pause in typing. The tokens before the window are counted only when read.
 - Memory and note are never cut: when they alone do not fit, WindowError says so.
 - Chat (`fit_chat`): the system prompt (with the memory) stays, the oldest turns leave.
 
-Why the window starts on a boundary even though the cache is shifted: the engine's shift
-(context.py, `LlamaContext.reuse_prefix`) follows the window, it does not choose it.
-Cutting on a token count would let the window start mid-word ("ssimo giorno"), which a
-model trained on whole texts never saw at a start; a boundary costs a few tokens of room
-and, since the window then moves a sentence at a time, it moves less often. The cache
-reuse finds the new window inside the old one wherever it starts.
+Why the window starts on a boundary though the cache is shifted: the engine's shift
+(`LlamaContext.reuse_prefix`) follows the window. A cut on a token count could start it
+mid-word ("ssimo giorno"), which a model trained on whole texts never saw; a boundary costs
+a few tokens of room, and the cache reuse finds the new window wherever it starts.
 
 Pure: no llama.cpp, no Textual.
 """
@@ -49,6 +45,7 @@ NOTE_DEPTH_RANGE = (0, 100)
 PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 SENTENCE_END = re.compile(r"[.!?…।॥؟۔][\"'»”’)\]]*\s+|[。！？｡][」』”’）)\]]*\s*")  # Hindi, Arabic, Urdu; CJK: no space
 WORD_START = re.compile(r"\s+")
+LINE_BREAK = re.compile(r"\n\s*")
 
 MARGIN_TOKENS = 16
 """Slack in the window search's reach: see `_too_far_back`."""
@@ -200,7 +197,10 @@ def note_position(text: str, start: int, depth: int, end: int | None = None) -> 
     if start < end and text[start].isspace():
         while scan > 0 and text[scan - 1].isspace():
             scan -= 1
-    starts = [start] + [m.end() for m in PARAGRAPH.finditer(text, scan, end) if start < m.end() < end]
+    starts = [m.end() for m in PARAGRAPH.finditer(text, scan, end) if start < m.end() < end]
+    if not starts:  # paragraphs one line each, with no blank line between them, as many write
+        starts = [m.end() for m in LINE_BREAK.finditer(text, scan, end) if start < m.end() < end]
+    starts.insert(0, start)
     return starts[max(0, len(starts) - depth)]
 
 

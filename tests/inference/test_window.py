@@ -106,6 +106,13 @@ def test_a_note_deeper_than_the_window_opens_it_and_depth_zero_closes_it() -> No
     assert closing.prompt == "One.\n\nTwo.\n\nN\n\n"
 
 
+def test_paragraphs_of_one_line_each_count_for_the_notes_depth() -> None:
+    """Many write one paragraph a line, with no blank line between: the note then went
+    to the top of the window, whatever its depth."""
+    window = build_window("Uno.\nDue.\nTre.\nQuattro.", budget=100, count=words, note="N", note_depth=2)
+    assert window.prompt == "Uno.\nDue.\nN\n\nTre.\nQuattro."
+
+
 def test_memory_and_note_that_do_not_fit_are_said_never_cut() -> None:
     with pytest.raises(WindowError, match="memory and the author's note take 41 tokens, more than the 30"):
         build_window(DRAFT, budget=30, count=words, memory="m " * 30, note="n " * 10)
