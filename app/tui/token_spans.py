@@ -120,6 +120,16 @@ def records_from_events(events: Iterable[TokenEvent], offset: int, source: Token
     return records
 
 
+def scored_end(score: TokenScore, text: str) -> int:
+    """Where the last token scored before a stop ends in `text` (no next token says it):
+    after its own text where `text` holds it there, else after the one character it
+    starts in: a byte token's text is its label ('<0xE2>'), not the characters it is part of."""
+    for piece in (score.text, score.text.lstrip()):
+        if piece and text.startswith(piece, score.start):
+            return score.start + len(piece)
+    return min(score.start + 1, len(text))
+
+
 def record_from_score(score: TokenScore, text: str, end: int, source: TokenSource) -> TokenRecord:
     """A scored token covering text[score.start:end] (up to where the next one starts)."""
     return TokenRecord(score.start, text[score.start:end], score.id, score.p, score.top, source, score.index)

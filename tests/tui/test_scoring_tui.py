@@ -212,3 +212,30 @@ def test_no_key_waits_while_the_scored_window_is_counted(random_model: Path) -> 
         run(scenario)
     finally:
         counts.release()
+
+
+def test_a_byte_token_scored_last_before_a_stop_colours_no_more_than_its_character(random_model: Path) -> None:
+    """Stopped after a chunk, the last token scored has no next token to say where it
+    ends: its own text said, and a byte token's text is its label ('<0xE2>'), which
+    coloured several characters the scoring never reached."""
+    held = HeldScoring()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=held.loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            draft.editor.load_text("La casa " + "€" * 60)  # no piece has "€": three byte tokens each
+            await pilot.press("f9")
+            assert await asyncio.to_thread(held.reached.wait, 30)
+            await pilot.pause()
+            await pilot.press("escape")
+            held.open.set()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            spans = [span for span in draft.editor.spans.spans if span.tokens and span.tokens[0].source.kind == "scored"]
+            assert spans
+            last = max(spans, key=lambda span: span.start)
+            # 32 tokens a chunk: about eight of the sixty euros were reached, never more.
+            assert last.end - last.start <= 1 and last.end < len("La casa ") + 15
+    run(scenario)

@@ -26,7 +26,7 @@ from scriptorium.app.tui.scoring import (
     stream_scoring,
 )
 from scriptorium.app.tui.token_spans import (
-    Span, TokenRecord, TokenSource, branch_choice, record_from_score, records_from_events,
+    Span, TokenRecord, TokenSource, branch_choice, record_from_score, records_from_events, scored_end,
 )
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.mode_pane import ModePane
@@ -370,8 +370,8 @@ class DraftInspection(ModePane):
             return
         pending = self._score_pending
         if pending is not None:
-            self._add_scored(pending, min(pending.start + len(pending.text), len(self._score_text))
-                             if message.done.cancelled else len(self._score_text))
+            self._add_scored(pending, scored_end(pending, self._score_text) if message.done.cancelled
+                             else len(self._score_text))
         self._score_id, self._score_pending = None, None
         if message.done.kv_cache is not None:
             # Scoring filled the KV cache with the draft: the panel shows it as it is.
