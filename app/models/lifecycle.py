@@ -117,6 +117,9 @@ class ModelLifecycle:
         loaded (replaced already, or its crash already reported by another request)."""
         if backend is not self.backend:
             return None
+        # Gone, not kept: a reload whose files are refused keeps the model running (load_backend),
+        # and a dead one kept "ready" is found dead by the next request and reloaded, for ever.
+        self.backend = None
         if lora_scale is not None and backend.adapter is not None:
             return replace(backend.options, lora_scale=lora_scale)
         return backend.options

@@ -172,3 +172,34 @@ def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
             assert all(isinstance(t, TokenEvent) for t in app.main.last_generation[1])
 
     run(scenario)
+
+
+def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_the_model(
+        random_model: Path, tmp_path: Path) -> None:
+    """The model file truncated under the running app (an interrupted copy, a full disk),
+    then the engine dies: the reload refuses the file, and the dead engine is not kept as
+    "still writing with" it, where every request found it dead and reloaded it again, for ever."""
+    model = tmp_path / "copy.gguf"
+    model.write_bytes(random_model.read_bytes())
+
+    async def scenario() -> None:
+        app = make_app(model, loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            first = app.backend
+            assert isinstance(first, IsolatedBackend)
+            with model.open("r+b") as file:
+                file.truncate(model.stat().st_size // 2)
+            os.kill(first.pid, signal.SIGKILL)
+            await pilot.press(*OPENING, "ctrl+g")
+            await until(pilot, lambda: app.model_status.state == "failed", "the reload refused")
+            await model_ready(pilot)
+            for _ in range(10):  # a loop would find the engine dead again and reload, and again
+                await pilot.pause(0.05)
+            said = notifications(app)
+            assert app.backend is None and "truncated" in app.model_status.error
+            assert not any("Still writing with" in line for line in said), said
+            assert sum("SIGKILL" in line for line in said) == 1, said
+            assert app.main.draft.editor.text == OPENING
+
+    run(scenario)
