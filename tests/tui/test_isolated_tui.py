@@ -203,3 +203,35 @@ def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_the_mod
             assert app.main.draft.editor.text == OPENING
 
     run(scenario)
+
+
+def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_written(
+        phrases_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine dies under the first candidate: the others ran on the dead engine, each
+    failing at once with the same notification, and '+' failed for as long as the dialog
+    was open ('the model's engine was closed'). They wait for the reloaded model instead."""
+    from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
+
+    monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "2")
+    sampled = preset("prose").with_changes(seed=1234, max_tokens=6, preset="custom")
+
+    async def scenario() -> None:
+        app = make_app(phrases_model, sampler=sampled, loader=IsolatedBackend.load)
+        async with app.run_test(size=(130, 40)) as pilot:
+            await model_ready(pilot)
+            first = app.backend
+            monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
+            await pilot.press(*OPENING, "ctrl+n")
+            screen = app.screen
+            assert isinstance(screen, CandidatesScreen)
+            await until(pilot, lambda: all(c.finished for c in screen.candidates), "every candidate to end")
+            assert app.backend is not None and app.backend is not first
+            failed, *others = screen.candidates
+            assert failed.error is not None and "(SIGABRT)" in failed.error
+            assert all(c.error is None and c.done is not None for c in others), [c.error for c in others]
+            assert sum("SIGABRT" in line for line in notifications(app)) == 1, notifications(app)
+            await pilot.press("plus")
+            await until(pilot, lambda: all(c.finished for c in screen.candidates), "the fourth candidate")
+            assert len(screen.candidates) == 4 and screen.candidates[3].error is None
+
+    run(scenario)
