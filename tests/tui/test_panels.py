@@ -194,3 +194,22 @@ def test_the_kv_panel_says_what_a_token_costs_past_the_sliding_window(random_mod
             assert "18.0 KiB/tok, 3.0 KiB past 1,024" in text_of(kv)
 
     run(scenario)
+
+
+def test_a_generation_that_fails_in_its_prompt_is_not_shown_evaluating_it() -> None:
+    # The engine killed during a long prefill: the last progress stays, said as where it stopped.
+    from scriptorium.inference.events import PrefillProgress
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            sidebar = app.main.sidebar
+            sidebar.generation_started()
+            sidebar.prefill_progress(PrefillProgress(done=2048, total=3000))
+            assert "evaluating the prompt" in text_of(sidebar.speed)
+            sidebar.stream_ended(failed=True)
+            await pilot.pause()
+            speed = text_of(sidebar.speed)
+            assert "2,048 / 3,000" in speed and "evaluating" not in speed and "failed" in speed
+
+    run(scenario)
