@@ -213,3 +213,32 @@ def test_a_generation_that_fails_in_its_prompt_is_not_shown_evaluating_it() -> N
             assert "2,048 / 3,000" in speed and "evaluating" not in speed and "failed" in speed
 
     run(scenario)
+
+
+def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) -> None:
+    # The reload after an engine's death (or a switch) failed: no model, so no cache to show;
+    # the last model's '0 / 512 tokens' and its prompt's split read as the state of a model.
+    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.errors import ModelLoadError
+
+    loads: list[object] = []
+
+    def loader(options, on_progress=None):  # type: ignore[no-untyped-def]
+        loads.append(options)
+        if len(loads) > 1:
+            raise ModelLoadError("llama.cpp could not load it")
+        return Engine.load(options, on_progress)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Era notte", "ctrl+g")
+            kv = app.main.sidebar.kv
+            assert "/ 512 tokens" in text_of(kv) and kv.reused is not None
+            app.load_model(app.backend.options)
+            await model_ready(pilot)
+            assert app.model_status.state == "failed"
+            assert text_of(kv).split("\n")[0] == "no model loaded" and kv.reused is None and kv.window is None
+
+    run(scenario)
