@@ -22,6 +22,12 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.records import ModelRef
 
 
+RELOADS_IN_A_ROW = 2
+"""Engine deaths reloaded automatically with no generation finished between them; at the
+next the model is left for the author to load: an engine that dies on what the app asks
+by itself as a model is ready (the window marker's count) would die at every reload."""
+
+
 class ModelLifecycle:
     """Owns the loaded backend, the current load, and the ModelStatus the panels draw."""
 
@@ -38,6 +44,7 @@ class ModelLifecycle:
         self._failed_options: LoadOptions | None = None
         self._demo = False
         self._first_load = True
+        self._crashes_in_a_row = 0
 
     # ---- choosing what to load ---------------------------------------------------------
     def options_for(self, model: Path, lora: Path | None, scale: float) -> LoadOptions:
@@ -123,6 +130,22 @@ class ModelLifecycle:
         if lora_scale is not None and backend.adapter is not None:
             return replace(backend.options, lora_scale=lora_scale)
         return backend.options
+
+    def gives_up(self, options: LoadOptions) -> bool:
+        """True, and the model shown failed, when the engine has died once too often in a
+        row to be reloaded again (RELOADS_IN_A_ROW); else counts this death."""
+        self._crashes_in_a_row += 1
+        if self._crashes_in_a_row <= RELOADS_IN_A_ROW:
+            return False
+        self._crashes_in_a_row = 0  # the author's own load starts a new count
+        self._failed_options = options
+        self._show(ModelStatus("failed", path=options.model_path, error=(
+            f"the model's engine stopped {RELOADS_IN_A_ROW + 1} times in a row, so it was not loaded again.")))
+        return True
+
+    def generation_finished(self) -> None:
+        """A generation ended well: the engine's deaths so far do not come back every time."""
+        self._crashes_in_a_row = 0
 
     def notes_when_ready(self, models_key: str, written_with: ModelRef | None) -> list[tuple[str, str]]:
         """What the author is told, as (title, text), when a model is ready: that it is the

@@ -30,9 +30,8 @@ from scriptorium.app.config.schema import Config
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
-from scriptorium.app.models.loading import (
-    BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_backend,
-)
+from scriptorium.app.models.loading import (BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed,
+                                            ModelLoadProgressed, load_backend)
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
@@ -212,10 +211,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
         options = self.models.crashed(message.backend, self.lora_scale)
         if options is not None:
-            saved = self.save_everything()
-            said = f"Reloading {options.model_path.name} with the same settings.{' Your text is saved.' * saved}"
-            self.notify(said, title="Model engine restarting", timeout=10)
-            self.load_model(options)
+            saved, reload = " Your text is saved." * self.save_everything(), not self.models.gives_up(options)
+            said = f"Reloading {options.model_path.name} with the same settings." if reload else self.model_status.error
+            self.notify(said + saved, title="Model engine restarting" if reload else "Model not loaded", timeout=12)
+            if reload:
+                self.load_model(options)
 
     @on(ModelFileHashed)
     def _file_hashed(self, message: ModelFileHashed) -> None:
@@ -292,6 +292,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if message.event.seed is not None:
             self.last_seed = message.event.seed
         self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
+        self.models.generation_finished()
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
         self.autosave.schedule(at_once=True)
 

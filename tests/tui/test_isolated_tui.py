@@ -19,9 +19,10 @@ from typing import Any, Callable
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, run
 
 from scriptorium.inference.engine import Engine
+from scriptorium.inference.errors import EngineCrashed
 from scriptorium.inference.events import TokenEvent
 from scriptorium.inference.isolated import IsolatedBackend
 from scriptorium.inference.settings import preset
@@ -233,5 +234,38 @@ def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_written(
             await pilot.press("plus")
             await until(pilot, lambda: all(c.finished for c in screen.candidates), "the fourth candidate")
             assert len(screen.candidates) == 4 and screen.candidates[3].error is None
+
+    run(scenario)
+
+
+def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(random_model: Path) -> None:
+    """The window marker counts the draft's tokens as soon as a model is ready: an engine
+    that dies on that (llama.cpp's tokenizer aborting on the draft) died at every reload,
+    and each death reloaded the model again, without end. The reloads stop, and say so."""
+    loads: list[int] = []
+
+    def dies(count: Callable[..., int]) -> Callable[..., int]:
+        def dead(text: str) -> int:
+            raise EngineCrashed("the model's engine stopped (SIGABRT): tokenizer.cpp:1: GGML_ASSERT(x) failed")
+        return dead
+
+    wrapped = loader_wrapping("count_tokens", dies)
+
+    def loader(options, on_progress=None):  # type: ignore[no-untyped-def]
+        loads.append(1)
+        return wrapped(options, on_progress)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            await until(pilot, lambda: app.model_status.state == "failed", "the reloads to stop")
+            stopped_at = len(loads)
+            for _ in range(20):  # a timer's worth and more: no reload comes after
+                await pilot.pause(0.05)
+            assert len(loads) == stopped_at <= 4
+            assert "not loaded again" in app.model_status.error
+            assert app.main.draft.editor.text == OPENING
 
     run(scenario)
