@@ -269,3 +269,36 @@ def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(random_mod
             assert app.main.draft.editor.text == OPENING
 
     run(scenario)
+
+
+def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
+        sentence_model: Path, scriptorium_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a suggestion in the draft does: the reply vanished from the screen (and from the
+    conversation) when llama.cpp aborted under it, though the author had read it."""
+    monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat", loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            first = app.backend
+            monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
+            await pilot.press(*"Ciao", "enter")
+            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
+            await model_ready(pilot)
+            chat = app.main.chat
+            written = "".join(t.text for t in app.main.chat._versions[-1].records)
+            assert [m["role"] for m in chat.messages] == ["user", "assistant"]
+            assert chat.messages[-1]["content"] == written and written
+            app.save_everything()
+            app.sessions.store.flush()
+            [session] = [json.loads(p.read_text(encoding="utf-8"))
+                         for p in (scriptorium_home / "data" / "sessions").iterdir() if p.suffix == ".json"]
+            [generation] = session["generations"]
+            assert generation["stop_reason"] == "error" and generation["text"] == written
+            turns = session["chat"]["turns"]
+            assert [t["content"] for t in turns] == ["Ciao", written] and turns[1]["generation"] == generation["id"]
+            done = await generated(pilot, "ctrl+r")  # the reply again, on the reloaded engine
+            assert chat.messages[-1]["content"] == done.text and len(chat._versions) == 2
+
+    run(scenario)
