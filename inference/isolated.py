@@ -40,6 +40,7 @@ STOP_WAIT_S = 10.0
 answer before it is taken for hung and killed: it stops between two tokens, or inside a
 prefill batch through llama.cpp's abort callback, so only a child that no longer runs
 (stopped, spinning in native code) takes this long, and it would hold the app's exit."""
+HUNG = "the model's engine did not stop when asked, so it was ended"
 
 
 class IsolatedBackend:
@@ -145,7 +146,7 @@ class IsolatedBackend:
         """Stop the child once a running request has ended (a child that has not ended it
         within STOP_WAIT_S is killed); closing twice does nothing."""
         if not self._lock.acquire(timeout=STOP_WAIT_S):
-            self._process.kill("the model's engine did not stop when asked, so it was ended")
+            self._process.kill(HUNG)
             self._lock.acquire()  # the request's reading fails on the closed pipe and lets go
         try:
             if not self._closed:
@@ -183,7 +184,7 @@ class IsolatedBackend:
                         cancelled, cancelled_at = True, time.monotonic()
                     reply = self._process.receive(POLL_S)
                     if reply is None and cancelled and time.monotonic() - cancelled_at > STOP_WAIT_S:
-                        self._process.kill("the model's engine did not stop when asked, so it was ended")
+                        self._process.kill(HUNG)
                     if reply is None or reply[1] != request_id:
                         continue
                     if reply[0] == "error":
@@ -210,8 +211,10 @@ class IsolatedBackend:
             if not cancelled:
                 self._process.send(("cancel", request_id))
             while True:
-                reply = self._process.receive()
-                if reply is not None and reply[1] == request_id and (reply[0] == "error" or reply[-1] is True):
+                reply = self._process.receive(STOP_WAIT_S)
+                if reply is None:
+                    self._process.kill(HUNG)  # ctrl+c in `continue` waited here for ever
+                elif reply[1] == request_id and (reply[0] == "error" or reply[-1] is True):
                     return
         except EngineCrashed:
             return  # nothing left to read

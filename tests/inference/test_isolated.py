@@ -289,3 +289,21 @@ def test_closing_does_not_wait_for_ever_on_a_request_to_a_hung_child(
             os.kill(isolated.pid, signal.SIGCONT)
     assert "did not stop" in str(failures[0])
     assert isolated._process.process.poll() == -signal.SIGKILL
+
+
+def test_a_stream_left_unfinished_on_a_hung_child_lets_go(
+        byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ctrl+c in `continue` while the child no longer runs: the stream's end waited for it for ever.
+    monkeypatch.setattr(isolated_module, "STOP_WAIT_S", 0.5, raising=False)
+    monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")  # still writing when it is stopped
+    backend = IsolatedBackend.load(options(byte_loop_model))
+    events = backend.generate(PROMPT, LONG, LogitBias())
+    next(event for event in events if isinstance(event, TokenEvent))
+    os.kill(backend.pid, signal.SIGSTOP)
+    try:
+        assert _finishes(events.close)  # type: ignore[attr-defined]
+    finally:
+        if backend._process.process.poll() is None:
+            os.kill(backend.pid, signal.SIGCONT)
+        backend.close()
+    assert backend._process.process.poll() == -signal.SIGKILL
