@@ -115,9 +115,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         pinning.show_pinned(self.main, self.sessions)
         self._screen_ready = True
         self._report_startup()
-        chat = self.sessions.chat
-        if chat is not None:
-            await self.show_session(chat)
+        if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
+            await self.main.show_chat([{"role": t.role, "content": t.content} for t in chat.turns])
         if self._initial_load is not None:
             self.load_model(self._initial_load)
         elif self._model_source is not None:
