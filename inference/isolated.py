@@ -41,6 +41,15 @@ answer before it is taken for hung and killed: it stops between two tokens, or i
 prefill batch through llama.cpp's abort callback, so only a child that no longer runs
 (stopped, spinning in native code) takes this long, and it would hold the app's exit."""
 HUNG = "the model's engine did not stop when asked, so it was ended"
+LOADING: set[EngineProcess] = set()
+"""The children loading a model now (each added and taken out by the thread loading it)."""
+
+
+def end_loading(why: str) -> None:
+    """Kill every child still loading a model: the app's exit waits for the worker loading it,
+    which waits for the child, and a hung child (or a big model) held the exit."""
+    for process in list(LOADING):
+        process.kill(why)
 
 
 class IsolatedBackend:
@@ -78,6 +87,7 @@ class IsolatedBackend:
         reason, ModelLoadError quoting llama.cpp if the child dies while loading."""
         options = options.validated()
         process = EngineProcess()
+        LOADING.add(process)
         try:
             process.send(("load", options, flash_cache))
             while True:
@@ -95,6 +105,8 @@ class IsolatedBackend:
         except BaseException:
             process.stop()
             raise
+        finally:
+            LOADING.discard(process)
 
     # ---- requests --------------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:

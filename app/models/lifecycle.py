@@ -8,6 +8,7 @@ the first was still reading), so every load has an id and stale news is dropped.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -185,6 +186,10 @@ class ModelLifecycle:
         if self.backend is not None:
             self.backend.close()
             self.backend = None
+        # A load still waiting on its engine's child (hung, or a big model) would hold the app's
+        # exit, which waits for the load's worker: its child is ended. Never imported, none ran.
+        if (isolated := sys.modules.get("scriptorium.inference.isolated")) is not None:
+            isolated.end_loading("the app closed while the model was loading")
 
 
 def _size_or_zero(path: Path) -> int:

@@ -10,6 +10,7 @@ before llama.cpp sees them; this is the next one nobody has found yet.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -302,3 +303,33 @@ def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
             assert chat.messages[-1]["content"] == done.text and len(chat._versions) == 2
 
     run(scenario)
+
+
+def test_quitting_while_a_hung_engine_loads_does_not_wait_for_it(random_model: Path) -> None:
+    """The load's worker waits on the child's answer, and the app's exit waits for its
+    workers: an engine that hung while loading (or a big model still loading) held the
+    exit for ever, on a blank screen. The app's end ends the children still loading."""
+    import threading
+
+    from scriptorium.inference import isolated
+
+    stopped: list[int] = []
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            await until(pilot, lambda: bool(isolated.LOADING), "the engine's child to start")
+            [process] = list(isolated.LOADING)
+            os.kill(process.pid, signal.SIGSTOP)  # before its load is done: a child starts in ~0.3 s at best
+            stopped.append(process.pid)
+
+    ended: list[bool] = []
+    quitting = threading.Thread(target=lambda: ended.append(run(scenario) is None), daemon=True)
+    quitting.start()
+    quitting.join(60.0)  # far more than a kill takes: only a wait for ever fails it
+    try:
+        assert stopped and not quitting.is_alive() and ended == [True]
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
