@@ -46,6 +46,8 @@ class ModelLifecycle:
         self._demo = False
         self._first_load = True
         self._crashes_in_a_row = 0
+        self._reloading: LoadOptions | None = None
+        """The options a death is being reloaded with: any other load is the author's, a new count."""
 
     # ---- choosing what to load ---------------------------------------------------------
     def options_for(self, model: Path, lora: Path | None, scale: float) -> LoadOptions:
@@ -83,6 +85,9 @@ class ModelLifecycle:
         """Start loading `options`: returns the backend to close first (two big models rarely
         fit in memory together) and the id the load's messages will carry."""
         old, self.backend = self.backend, None
+        if options is not self._reloading:
+            self._crashes_in_a_row = 0
+        self._reloading = None
         self._show(ModelStatus("loading", path=options.model_path, file_size=_size_or_zero(options.model_path)))
         self._load_id += 1
         return old, self._load_id
@@ -137,8 +142,8 @@ class ModelLifecycle:
         row to be reloaded again (RELOADS_IN_A_ROW); else counts this death."""
         self._crashes_in_a_row += 1
         if self._crashes_in_a_row <= RELOADS_IN_A_ROW:
+            self._reloading = options
             return False
-        self._crashes_in_a_row = 0  # the author's own load starts a new count
         self._failed_options = options
         self._show(ModelStatus("failed", path=options.model_path, error=(
             f"the model's engine stopped {RELOADS_IN_A_ROW + 1} times in a row, so it was not loaded again.")))

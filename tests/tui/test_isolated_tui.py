@@ -333,3 +333,32 @@ def test_quitting_while_a_hung_engine_loads_does_not_wait_for_it(random_model: P
         for pid in stopped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
+
+
+def test_a_model_the_author_loads_starts_a_new_count_of_engine_deaths(random_model: Path) -> None:
+    """Two deaths of one engine, then the author loads a model: its first death is its own
+    first, reloaded, not the third in a row that leaves it unloaded."""
+    engines: list[str] = []
+    dying = iter(["dies", "dies", "lives", "dies", "lives"])
+
+    def loader(options, on_progress=None):  # type: ignore[no-untyped-def]
+        fate = next(dying)
+        engines.append(fate)
+        engine = Engine.load(options, on_progress)
+        if fate == "dies":
+            def dead(text: str) -> int:
+                raise EngineCrashed("the model's engine stopped (SIGABRT) without a message")
+            engine.count_tokens = dead  # type: ignore[method-assign]
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)  # the window marker's count finds each dying engine dead
+            await until(pilot, lambda: len(engines) == 3 and app.model_status.state == "ready", "the third engine")
+            app.load_model(app.backend.options)  # the author loads it again (ctrl+l)
+            await until(pilot, lambda: len(engines) == 5 and app.model_status.state == "ready", "the fifth engine")
+            assert app.model_status.state == "ready" and app.backend is not None
+
+    run(scenario)
