@@ -41,6 +41,7 @@ answer before it is taken for hung and killed: it stops between two tokens, or i
 prefill batch through llama.cpp's abort callback, so only a child that no longer runs
 (stopped, spinning in native code) takes this long, and it would hold the app's exit."""
 HUNG = "the model's engine did not stop when asked, so it was ended"
+BUSY = "the model's engine was still busy when it was closed, so it was ended"
 LOADING: set[EngineProcess] = set()
 """The children loading a model now (each added and taken out by the thread loading it)."""
 
@@ -158,7 +159,8 @@ class IsolatedBackend:
         """Stop the child once a running request has ended (a child that has not ended it
         within STOP_WAIT_S is killed); closing twice does nothing."""
         if not self._lock.acquire(timeout=STOP_WAIT_S):
-            self._process.kill(HUNG)
+            # Hung, or a request nobody stopped (scoring a long draft while the model is switched).
+            self._process.kill(BUSY)
             self._lock.acquire()  # the request's reading fails on the closed pipe and lets go
         try:
             if not self._closed:
