@@ -69,6 +69,7 @@ class EngineProcess:
         self._reader.start()
         self.death: str | None = None
         """Why the child ended, once it has (one line for the author)."""
+        self._killed_because: str | None = None
 
     @property
     def pid(self) -> int:
@@ -113,9 +114,14 @@ class EngineProcess:
             self.process.kill()
             code = self.process.wait()
         self._reader.join(timeout=EXIT_WAIT_S)  # the last lines it wrote
-        self.death = describe_death(code, list(self._tail))
+        self.death = self._killed_because or describe_death(code, list(self._tail))
         self._close_pipes()
         return self.death
+
+    def kill(self, why: str) -> None:
+        """End a child that no longer answers; the request reading its replies fails with `why`."""
+        self._killed_because = why
+        self.process.kill()
 
     def stop(self) -> None:
         """Ask the child to free the model and exit; kill it if it does not in time."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -34,6 +35,22 @@ POLL_S = 0.05
 """How often a stream waiting for the child looks at `should_stop` when no events come
 (a prefill): a cancel reaches the child within this, and the child stops at its next
 token. While tokens stream, their batches (worker.FLUSH_INTERVAL_S) wake it as often."""
+STOP_WAIT_S = 10.0
+"""How long a child asked to stop (a cancel, or a close while a request runs) may take to
+answer before it is taken for hung and killed: it stops between two tokens, or inside a
+prefill batch through llama.cpp's abort callback, so only a child that no longer runs
+(stopped, spinning in native code) takes this long, and it would hold the app's exit."""
+HUNG = "the model's engine did not stop when asked, so it was ended"
+BUSY = "the model's engine was still busy when it was closed, so it was ended"
+LOADING: set[EngineProcess] = set()
+"""The children loading a model now (each added and taken out by the thread loading it)."""
+
+
+def end_loading(why: str) -> None:
+    """Kill every child still loading a model: the app's exit waits for the worker loading it,
+    which waits for the child, and a hung child (or a big model) held the exit."""
+    for process in list(LOADING):
+        process.kill(why)
 
 
 class IsolatedBackend:
@@ -71,6 +88,7 @@ class IsolatedBackend:
         reason, ModelLoadError quoting llama.cpp if the child dies while loading."""
         options = options.validated()
         process = EngineProcess()
+        LOADING.add(process)
         try:
             process.send(("load", options, flash_cache))
             while True:
@@ -88,6 +106,8 @@ class IsolatedBackend:
         except BaseException:
             process.stop()
             raise
+        finally:
+            LOADING.discard(process)
 
     # ---- requests --------------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:
@@ -136,11 +156,18 @@ class IsolatedBackend:
         return render_chat(messages, self._loaded.chat_template, fallback_template, self._loaded.bos_text)
 
     def close(self) -> None:
-        """Stop the child once a running request has ended; closing twice does nothing."""
-        with self._lock:
+        """Stop the child once a running request has ended (a child that has not ended it
+        within STOP_WAIT_S is killed); closing twice does nothing."""
+        if not self._lock.acquire(timeout=STOP_WAIT_S):
+            # Hung, or a request nobody stopped (scoring a long draft while the model is switched).
+            self._process.kill(BUSY)
+            self._lock.acquire()  # the request's reading fails on the closed pipe and lets go
+        try:
             if not self._closed:
                 self._closed = True
                 self._process.stop()
+        finally:
+            self._lock.release()
 
     # ---- the pipe ----------------------------------------------------------------------
     def _reply(self, request_id: int) -> tuple[Any, ...]:
@@ -163,12 +190,15 @@ class IsolatedBackend:
             request_id = next(self._ids)
             self._process.send((request[0], request_id, *request[1:]))
             cancelled = finished = False
+            cancelled_at = 0.0
             try:
                 while True:
                     if not cancelled and should_stop is not None and should_stop():
                         self._process.send(("cancel", request_id))
-                        cancelled = True
+                        cancelled, cancelled_at = True, time.monotonic()
                     reply = self._process.receive(POLL_S)
+                    if reply is None and cancelled and time.monotonic() - cancelled_at > STOP_WAIT_S:
+                        self._process.kill(HUNG)
                     if reply is None or reply[1] != request_id:
                         continue
                     if reply[0] == "error":
@@ -195,8 +225,10 @@ class IsolatedBackend:
             if not cancelled:
                 self._process.send(("cancel", request_id))
             while True:
-                reply = self._process.receive()
-                if reply is not None and reply[1] == request_id and (reply[0] == "error" or reply[-1] is True):
+                reply = self._process.receive(STOP_WAIT_S)
+                if reply is None:
+                    self._process.kill(HUNG)  # ctrl+c in `continue` waited here for ever
+                elif reply[1] == request_id and (reply[0] == "error" or reply[-1] is True):
                     return
         except EngineCrashed:
             return  # nothing left to read

@@ -8,6 +8,7 @@ the first was still reading), so every load has an id and stale news is dropped.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -20,6 +21,12 @@ from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import ModelRef
+
+
+RELOADS_IN_A_ROW = 2
+"""Engine deaths reloaded automatically with no generation finished between them; at the
+next the model is left for the author to load: an engine that dies on what the app asks
+by itself as a model is ready (the window marker's count) would die at every reload."""
 
 
 class ModelLifecycle:
@@ -38,6 +45,9 @@ class ModelLifecycle:
         self._failed_options: LoadOptions | None = None
         self._demo = False
         self._first_load = True
+        self._crashes_in_a_row = 0
+        self._reloading: LoadOptions | None = None
+        """The options a death is being reloaded with: any other load is the author's, a new count."""
 
     # ---- choosing what to load ---------------------------------------------------------
     def options_for(self, model: Path, lora: Path | None, scale: float) -> LoadOptions:
@@ -81,6 +91,9 @@ class ModelLifecycle:
         """Start loading `options`: returns the backend to close first (two big models rarely
         fit in memory together) and the id the load's messages will carry."""
         old, self.backend = self.backend, None
+        if options is not self._reloading:
+            self._crashes_in_a_row = 0
+        self._reloading = None
         self._show(ModelStatus("loading", path=options.model_path, file_size=_size_or_zero(options.model_path)))
         self._load_id += 1
         return old, self._load_id
@@ -128,9 +141,28 @@ class ModelLifecycle:
         loaded (replaced already, or its crash already reported by another request)."""
         if backend is not self.backend:
             return None
+        # Gone, not kept: a reload whose files are refused keeps the model running (load_backend),
+        # and a dead one kept "ready" is found dead by the next request and reloaded, for ever.
+        self.backend = None
         if lora_scale is not None and backend.adapter is not None:
             return replace(backend.options, lora_scale=lora_scale)
         return backend.options
+
+    def gives_up(self, options: LoadOptions) -> bool:
+        """True, and the model shown failed, when the engine has died once too often in a
+        row to be reloaded again (RELOADS_IN_A_ROW); else counts this death."""
+        self._crashes_in_a_row += 1
+        if self._crashes_in_a_row <= RELOADS_IN_A_ROW:
+            self._reloading = options
+            return False
+        self._failed_options = options
+        self._show(ModelStatus("failed", path=options.model_path, error=(
+            f"the model's engine stopped {RELOADS_IN_A_ROW + 1} times in a row, so it was not loaded again.")))
+        return True
+
+    def generation_finished(self) -> None:
+        """A generation ended well: the engine's deaths so far do not come back every time."""
+        self._crashes_in_a_row = 0
 
     def notes_when_ready(self, models_key: str, written_with: ModelRef | None) -> list[tuple[str, str]]:
         """What the author is told, as (title, text), when a model is ready: that it is the
@@ -182,6 +214,10 @@ class ModelLifecycle:
         if self.backend is not None:
             self.backend.close()
             self.backend = None
+        # A load still waiting on its engine's child (hung, or a big model) would hold the app's
+        # exit, which waits for the load's worker: its child is ended. Never imported, none ran.
+        if (isolated := sys.modules.get("scriptorium.inference.isolated")) is not None:
+            isolated.end_loading("the app closed while the model was loading")
 
 
 def _size_or_zero(path: Path) -> int:

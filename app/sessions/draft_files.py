@@ -23,7 +23,8 @@ from scriptorium.app.sessions.model import DraftSession, FileStamp, SessionError
 
 
 class DraftFileError(SessionError):
-    """The draft file could not be written (the session itself may have been)."""
+    """The draft file could not be written. Raised before the session is written (the store
+    says whether it was): the message says nothing of it."""
 
 
 class DraftConflictError(DraftFileError):
@@ -103,9 +104,9 @@ def save(session: DraftSession, overwrite: bool) -> None:
     except FileNotFoundError:
         stat = None
     except OSError as error:
-        raise DraftFileError(f"session saved, but cannot reach draft file {path}: {error.strerror or error}") from None
+        raise DraftFileError(f"cannot reach draft file {path}: {error.strerror or error}") from None
     if stat is not None and not S_ISREG(stat.st_mode):  # hashing a pipe's "content" would wait for ever
-        raise DraftFileError(f"session saved, but the draft file was not: {path} is not a regular file")
+        raise DraftFileError(f"the draft file was not saved: {path} is not a regular file")
     if stat is not None and not overwrite:
         unchanged = stamp is not None and (stat.st_size, stat.st_mtime_ns) == (stamp.size, stamp.mtime_ns)
         on_disk = stamp.sha256 if unchanged and stamp else _file_sha256(path)
@@ -115,19 +116,17 @@ def save(session: DraftSession, overwrite: bool) -> None:
             return
         if stamp is None or on_disk != stamp.sha256:
             raise DraftConflictError(
-                f"{path.name} changed on disk since scriptorium last saved it; the draft file was not "
-                f"overwritten (the session was saved)")
+                f"{path.name} changed on disk since scriptorium last saved it; the draft file was not overwritten")
     if stat is not None and _read_only(path, stat.st_mode):
         # An atomic write replaces the file by renaming over it, which a read-only file does
         # not stop: the protection the author set (as editors honour it) would be ignored.
-        raise DraftFileError(f"{path.name} is read-only, so the draft file was not saved (the session was); "
-                             f"make it writable to save it")
+        raise DraftFileError(f"{path.name} is read-only, so the draft file was not saved; make it writable to save it")
     newline, bom = _format_on_disk(path) if stat is not None else ("\n", False)
     try:
         atomic.write_text(path, file_form(session.text, newline, bom))
         stat = path.stat()
     except (atomic.WriteError, OSError) as error:
-        raise DraftFileError(f"session saved, but the draft file was not: {error}") from None
+        raise DraftFileError(f"the draft file was not saved: {error}") from None
     session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
 
 

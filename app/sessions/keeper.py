@@ -292,12 +292,16 @@ class SessionKeeper:
             if session.draft_path:
                 _make_parent(Path(session.draft_path))
             self._save(session, overwrite_draft=overwrite_file, in_background=in_background)
-        except DraftConflictError as error:
-            self.conflict = True
-            self._problem(f"{error}. Press {self._save_key()} to replace it with your text.", about="draft file")
-            return False
         except DraftFileError as error:
-            self._problem(str(error), about="draft file")
+            # Raised once the session was written, or (in the background) as it is being written:
+            # its own failure, if it fails, is said by itself.
+            session_saved = " (the session is being saved)" if in_background else " (the session was saved)"
+            if isinstance(error, DraftConflictError):
+                self.conflict = True
+                self._problem(f"{error}{session_saved}. Press {self._save_key()} to replace it with your text.",
+                              about="draft file")
+            else:
+                self._problem(f"{error}{session_saved}", about="draft file")
             return False
         except SessionError as error:
             self._problem(str(error), about="draft")

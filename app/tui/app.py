@@ -29,9 +29,8 @@ from scriptorium.app.config.schema import Config
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
-from scriptorium.app.models.loading import (
-    BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed, ModelLoadProgressed, load_backend,
-)
+from scriptorium.app.models.loading import (BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed,
+                                            ModelLoadProgressed, load_backend)
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
@@ -115,9 +114,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         pinning.show_pinned(self.main, self.sessions)
         self._screen_ready = True
         self._report_startup()
-        chat = self.sessions.chat
-        if chat is not None:
-            await self.show_session(chat)
+        if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
+            await self.main.show_chat([{"role": t.role, "content": t.content} for t in chat.turns])
         if self._initial_load is not None:
             self.load_model(self._initial_load)
         elif self._model_source is not None:
@@ -173,6 +171,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self._screen_ready:
             # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
             self.main.stop_generation()
+            self.main.draft.stop_scoring("another model is loading")  # else closing the old one waits for it
         old, load_id = self.models.begin_load(options)
         self._load_worker(old, options, load_id)
 
@@ -210,10 +209,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
         options = self.models.crashed(message.backend, self.lora_scale)
         if options is not None:
-            saved = self.save_everything()
-            said = f"Reloading {options.model_path.name} with the same settings.{' Your text is saved.' * saved}"
-            self.notify(said, title="Model engine restarting", timeout=10)
-            self.load_model(options)
+            saved, reload = " Your text is saved." * self.save_everything(), not self.models.gives_up(options)
+            said = f"Reloading {options.model_path.name} with the same settings." if reload else self.model_status.error
+            self.notify(said + saved, title="Model engine restarting" if reload else "Model not loaded", timeout=12)
+            if reload:
+                self.load_model(options)
 
     @on(ModelFileHashed)
     def _file_hashed(self, message: ModelFileHashed) -> None:
@@ -295,6 +295,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if message.event.seed is not None:
             self.last_seed = message.event.seed
         self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
+        self.models.generation_finished()
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
         self.autosave.schedule(at_once=True)
 

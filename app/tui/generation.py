@@ -188,6 +188,8 @@ class GenerationFailed(GenerationMessage):
     title: str = "Generation failed"
     engine_started: bool = True
     """False when making the prompt failed: the engine was never asked, nothing ran."""
+    engine_lost: bool = False
+    """The engine's process died: any other request on that backend fails the same way."""
 
 
 FIRST_FRAME_WAIT = 1.0
@@ -306,7 +308,7 @@ def stream_generation(
                     post(ContextWasTrimmed(rid, event))
     except ScriptoriumError as error:
         post_tokens()
-        post(GenerationFailed(rid, str(error)))
+        post(GenerationFailed(rid, str(error), engine_lost=isinstance(error, EngineCrashed)))
         if isinstance(error, EngineCrashed):
             post(BackendCrashed(engine, str(error)))
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
@@ -326,7 +328,8 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
         # A server that did not answer, or an engine found dead, is the model's failure; the
         # rest (memory and note leaving no room...) is the window's.
         about_model = isinstance(error, (EngineCrashed, ServerError))
-        post(GenerationFailed(rid, str(error), "Model" if about_model else "Window", engine_started=False))
+        post(GenerationFailed(rid, str(error), "Model" if about_model else "Window", engine_started=False,
+                              engine_lost=isinstance(error, EngineCrashed)))
         if isinstance(error, EngineCrashed):
             post(BackendCrashed(engine, str(error)))
         return None

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 from contextlib import closing
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -26,6 +28,7 @@ from scriptorium.inference.child_process import describe_death, last_words
 from scriptorium.inference.engine import Engine
 from scriptorium.inference.errors import EngineCrashed, ModelFileError
 from scriptorium.inference.events import Candidate, GenerationDone, ScoreDone, TokenEvent, TokenScore
+from scriptorium.inference import isolated as isolated_module
 from scriptorium.inference.isolated import IsolatedBackend
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, SettingsError, preset
@@ -211,3 +214,96 @@ def test_the_longest_piece_is_the_engines(isolated: IsolatedBackend, sentence_mo
         assert isolated.longest_piece_chars == engine.longest_piece_chars > 1
     finally:
         engine.close()
+
+
+HUNG_WAIT_S = 60.0
+"""What a test waits for the app's side to give up on a hung child (STOP_WAIT_S, made
+short, and a kill): far more than that, so only a wait for ever fails it."""
+
+
+def _finishes(work: Callable[[], None]) -> bool:
+    """Whether `work` returns, run where a hang cannot take the test run with it."""
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(HUNG_WAIT_S)
+    return not thread.is_alive()
+
+
+def test_a_child_that_stops_answering_is_ended_once_asked_to_stop(
+        byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hung llama.cpp (stopped, swapped out, spinning in native code) answered no cancel:
+    the stream waited for it for ever, holding the lock, so Esc never ended the generation
+    and closing the backend (quitting the app, switching models) hung too."""
+    monkeypatch.setattr(isolated_module, "STOP_WAIT_S", 0.5, raising=False)
+    monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")
+    backend = IsolatedBackend.load(options(byte_loop_model))
+    seen: list[TokenEvent] = []
+    failures: list[EngineCrashed] = []
+
+    def stop() -> bool:
+        if len(seen) >= 3:
+            os.kill(backend.pid, signal.SIGSTOP)  # hung before the cancel reaches it
+            return True
+        return False
+
+    def generate() -> None:
+        try:
+            for event in backend.generate(PROMPT, LONG, LogitBias(), should_stop=stop):
+                if isinstance(event, TokenEvent):
+                    seen.append(event)
+        except EngineCrashed as error:
+            failures.append(error)
+
+    try:
+        assert _finishes(generate)
+    finally:
+        if backend._process.process.poll() is None:
+            os.kill(backend.pid, signal.SIGCONT)
+        backend.close()
+    assert "did not stop" in str(failures[0])
+    assert backend._process.process.poll() == -signal.SIGKILL
+
+
+def test_closing_does_not_wait_for_ever_on_a_request_to_a_hung_child(
+        isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Quitting while the window marker's count waits on a child that no longer runs.
+    monkeypatch.setattr(isolated_module, "STOP_WAIT_S", 0.5, raising=False)
+    os.kill(isolated.pid, signal.SIGSTOP)
+    failures: list[EngineCrashed] = []
+
+    def count() -> None:
+        try:
+            isolated.count_tokens(PROMPT)
+        except EngineCrashed as error:
+            failures.append(error)
+
+    counting = threading.Thread(target=count, daemon=True)
+    counting.start()
+    while not isolated._lock.locked():
+        time.sleep(0.01)
+    try:
+        assert _finishes(isolated.close)
+        counting.join()
+    finally:
+        if isolated._process.process.poll() is None:
+            os.kill(isolated.pid, signal.SIGCONT)
+    assert "still busy when it was closed" in str(failures[0])
+    assert isolated._process.process.poll() == -signal.SIGKILL
+
+
+def test_a_stream_left_unfinished_on_a_hung_child_lets_go(
+        byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ctrl+c in `continue` while the child no longer runs: the stream's end waited for it for ever.
+    monkeypatch.setattr(isolated_module, "STOP_WAIT_S", 0.5, raising=False)
+    monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")  # still writing when it is stopped
+    backend = IsolatedBackend.load(options(byte_loop_model))
+    events = backend.generate(PROMPT, LONG, LogitBias())
+    next(event for event in events if isinstance(event, TokenEvent))
+    os.kill(backend.pid, signal.SIGSTOP)
+    try:
+        assert _finishes(events.close)  # type: ignore[attr-defined]
+    finally:
+        if backend._process.process.poll() is None:
+            os.kill(backend.pid, signal.SIGCONT)
+        backend.close()
+    assert backend._process.process.poll() == -signal.SIGKILL

@@ -168,3 +168,23 @@ def test_an_explicit_save_is_on_disk_when_it_returns(store: SessionStore, held: 
     assert _on_disk(store, keeper.draft) and SessionStore().load(keeper.draft.id).text == "Prima. Dopo."
     assert shown == []
 
+
+
+def test_a_full_disk_is_not_said_to_have_saved_the_session(tmp_path: Path, store: SessionStore,
+                                                           held: HeldWrites) -> None:
+    """Draft and session on one full disk: the draft file's failure said 'session saved, but
+    the draft file was not' before the session's own write had been tried, and then the
+    session's failure said it was not saved. Only what is known is said."""
+    shown: list[str] = []
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = tmp_path / "bozza.md"
+    held.release.set()
+    assert keeper.save_draft("Zero.")
+    held.failures = 2  # the draft file, then the session
+    assert not keeper.save_draft("Uno.", in_background=True)
+    store.flush()
+    assert len(shown) == 2 and "session not saved" in shown[1], shown
+    assert "session saved" not in shown[0] and "session was saved" not in shown[0], shown
+    held.failures = 1  # the draft file only, in a save that waits for the session's write
+    assert not keeper.save_draft("Uno. Due.")
+    assert shown[2].endswith("(the session was saved)"), shown

@@ -10,6 +10,7 @@ before llama.cpp sees them; this is the next one nobody has found yet.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -19,9 +20,10 @@ from typing import Any, Callable
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, run
 
 from scriptorium.inference.engine import Engine
+from scriptorium.inference.errors import EngineCrashed
 from scriptorium.inference.events import TokenEvent
 from scriptorium.inference.isolated import IsolatedBackend
 from scriptorium.inference.settings import preset
@@ -170,5 +172,193 @@ def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
             done = await generated(pilot, "ctrl+g")
             assert done.completion_tokens == 12 and done.stop_reason == "length"
             assert all(isinstance(t, TokenEvent) for t in app.main.last_generation[1])
+
+    run(scenario)
+
+
+def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_the_model(
+        random_model: Path, tmp_path: Path) -> None:
+    """The model file truncated under the running app (an interrupted copy, a full disk),
+    then the engine dies: the reload refuses the file, and the dead engine is not kept as
+    "still writing with" it, where every request found it dead and reloaded it again, for ever."""
+    model = tmp_path / "copy.gguf"
+    model.write_bytes(random_model.read_bytes())
+
+    async def scenario() -> None:
+        app = make_app(model, loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            first = app.backend
+            assert isinstance(first, IsolatedBackend)
+            with model.open("r+b") as file:
+                file.truncate(model.stat().st_size // 2)
+            os.kill(first.pid, signal.SIGKILL)
+            await pilot.press(*OPENING, "ctrl+g")
+            await until(pilot, lambda: app.model_status.state == "failed", "the reload refused")
+            await model_ready(pilot)
+            for _ in range(10):  # a loop would find the engine dead again and reload, and again
+                await pilot.pause(0.05)
+            said = notifications(app)
+            assert app.backend is None and "truncated" in app.model_status.error
+            assert not any("Still writing with" in line for line in said), said
+            assert sum("SIGKILL" in line for line in said) == 1, said
+            assert app.main.draft.editor.text == OPENING
+
+    run(scenario)
+
+
+def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_written(
+        phrases_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine dies under the first candidate: the others ran on the dead engine, each
+    failing at once with the same notification, and '+' failed for as long as the dialog
+    was open ('the model's engine was closed'). They wait for the reloaded model instead."""
+    from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
+
+    monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "2")
+    sampled = preset("prose").with_changes(seed=1234, max_tokens=6, preset="custom")
+
+    async def scenario() -> None:
+        app = make_app(phrases_model, sampler=sampled, loader=IsolatedBackend.load)
+        async with app.run_test(size=(130, 40)) as pilot:
+            await model_ready(pilot)
+            first = app.backend
+            monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
+            await pilot.press(*OPENING, "ctrl+n")
+            screen = app.screen
+            assert isinstance(screen, CandidatesScreen)
+            await until(pilot, lambda: all(c.finished for c in screen.candidates), "every candidate to end")
+            assert app.backend is not None and app.backend is not first
+            failed, *others = screen.candidates
+            assert failed.error is not None and "(SIGABRT)" in failed.error
+            assert all(c.error is None and c.done is not None for c in others), [c.error for c in others]
+            assert sum("SIGABRT" in line for line in notifications(app)) == 1, notifications(app)
+            await pilot.press("plus")
+            await until(pilot, lambda: all(c.finished for c in screen.candidates), "the fourth candidate")
+            assert len(screen.candidates) == 4 and screen.candidates[3].error is None
+
+    run(scenario)
+
+
+def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(random_model: Path) -> None:
+    """The window marker counts the draft's tokens as soon as a model is ready: an engine
+    that dies on that (llama.cpp's tokenizer aborting on the draft) died at every reload,
+    and each death reloaded the model again, without end. The reloads stop, and say so."""
+    loads: list[int] = []
+
+    def dies(count: Callable[..., int]) -> Callable[..., int]:
+        def dead(text: str) -> int:
+            raise EngineCrashed("the model's engine stopped (SIGABRT): tokenizer.cpp:1: GGML_ASSERT(x) failed")
+        return dead
+
+    wrapped = loader_wrapping("count_tokens", dies)
+
+    def loader(options, on_progress=None):  # type: ignore[no-untyped-def]
+        loads.append(1)
+        return wrapped(options, on_progress)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            await until(pilot, lambda: app.model_status.state == "failed", "the reloads to stop")
+            stopped_at = len(loads)
+            for _ in range(20):  # a timer's worth and more: no reload comes after
+                await pilot.pause(0.05)
+            assert len(loads) == stopped_at <= 4
+            assert "not loaded again" in app.model_status.error
+            assert app.main.draft.editor.text == OPENING
+
+    run(scenario)
+
+
+def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
+        sentence_model: Path, scriptorium_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a suggestion in the draft does: the reply vanished from the screen (and from the
+    conversation) when llama.cpp aborted under it, though the author had read it."""
+    monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat", loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            first = app.backend
+            monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
+            await pilot.press(*"Ciao", "enter")
+            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
+            await model_ready(pilot)
+            chat = app.main.chat
+            written = "".join(t.text for t in app.main.chat._versions[-1].records)
+            assert [m["role"] for m in chat.messages] == ["user", "assistant"]
+            assert chat.messages[-1]["content"] == written and written
+            app.save_everything()
+            app.sessions.store.flush()
+            [session] = [json.loads(p.read_text(encoding="utf-8"))
+                         for p in (scriptorium_home / "data" / "sessions").iterdir() if p.suffix == ".json"]
+            [generation] = session["generations"]
+            assert generation["stop_reason"] == "error" and generation["text"] == written
+            turns = session["chat"]["turns"]
+            assert [t["content"] for t in turns] == ["Ciao", written] and turns[1]["generation"] == generation["id"]
+            done = await generated(pilot, "ctrl+r")  # the reply again, on the reloaded engine
+            assert chat.messages[-1]["content"] == done.text and len(chat._versions) == 2
+
+    run(scenario)
+
+
+def test_quitting_while_a_hung_engine_loads_does_not_wait_for_it(random_model: Path) -> None:
+    """The load's worker waits on the child's answer, and the app's exit waits for its
+    workers: an engine that hung while loading (or a big model still loading) held the
+    exit for ever, on a blank screen. The app's end ends the children still loading."""
+    import threading
+
+    from scriptorium.inference import isolated
+
+    stopped: list[int] = []
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            await until(pilot, lambda: bool(isolated.LOADING), "the engine's child to start")
+            [process] = list(isolated.LOADING)
+            os.kill(process.pid, signal.SIGSTOP)  # before its load is done: a child starts in ~0.3 s at best
+            stopped.append(process.pid)
+
+    ended: list[bool] = []
+    quitting = threading.Thread(target=lambda: ended.append(run(scenario) is None), daemon=True)
+    quitting.start()
+    quitting.join(60.0)  # far more than a kill takes: only a wait for ever fails it
+    try:
+        assert stopped and not quitting.is_alive() and ended == [True]
+    finally:
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+
+def test_a_model_the_author_loads_starts_a_new_count_of_engine_deaths(random_model: Path) -> None:
+    """Two deaths of one engine, then the author loads a model: its first death is its own
+    first, reloaded, not the third in a row that leaves it unloaded."""
+    engines: list[str] = []
+    dying = iter(["dies", "dies", "lives", "dies", "lives"])
+
+    def loader(options, on_progress=None):  # type: ignore[no-untyped-def]
+        fate = next(dying)
+        engines.append(fate)
+        engine = Engine.load(options, on_progress)
+        if fate == "dies":
+            def dead(text: str) -> int:
+                raise EngineCrashed("the model's engine stopped (SIGABRT) without a message")
+            engine.count_tokens = dead  # type: ignore[method-assign]
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)  # the window marker's count finds each dying engine dead
+            await until(pilot, lambda: len(engines) == 3 and app.model_status.state == "ready", "the third engine")
+            app.load_model(app.backend.options)  # the author loads it again (ctrl+l)
+            await until(pilot, lambda: len(engines) == 5 and app.model_status.state == "ready", "the fifth engine")
+            assert app.model_status.state == "ready" and app.backend is not None
 
     run(scenario)

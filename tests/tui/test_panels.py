@@ -218,4 +218,50 @@ def test_candidates_line_up_whatever_their_characters_width() -> None:
             assert len({cell_len(row) for row in rows}) == 1  # every bar starts in the same column
             assert "U+200D" in rows[2] and "◌\u0300" in rows[3] and "東京の夜…" in rows[1]
 
+
+def test_a_generation_that_fails_in_its_prompt_is_not_shown_evaluating_it() -> None:
+    # The engine killed during a long prefill: the last progress stays, said as where it stopped.
+    from scriptorium.inference.events import PrefillProgress
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            sidebar = app.main.sidebar
+            sidebar.generation_started()
+            sidebar.prefill_progress(PrefillProgress(done=2048, total=3000))
+            assert "evaluating the prompt" in text_of(sidebar.speed)
+            sidebar.stream_ended(failed=True)
+            await pilot.pause()
+            speed = text_of(sidebar.speed)
+            assert "2,048 / 3,000" in speed and "evaluating" not in speed and "failed" in speed
+
+    run(scenario)
+
+
+def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) -> None:
+    # The reload after an engine's death (or a switch) failed: no model, so no cache to show;
+    # the last model's '0 / 512 tokens' and its prompt's split read as the state of a model.
+    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.errors import ModelLoadError
+
+    loads: list[object] = []
+
+    def loader(options, on_progress=None):  # type: ignore[no-untyped-def]
+        loads.append(options)
+        if len(loads) > 1:
+            raise ModelLoadError("llama.cpp could not load it")
+        return Engine.load(options, on_progress)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Era notte", "ctrl+g")
+            kv = app.main.sidebar.kv
+            assert "/ 512 tokens" in text_of(kv) and kv.reused is not None
+            app.load_model(app.backend.options)
+            await model_ready(pilot)
+            assert app.model_status.state == "failed"
+            assert text_of(kv).split("\n")[0] == "no model loaded" and kv.reused is None and kv.window is None
+
     run(scenario)

@@ -238,4 +238,38 @@ def test_a_byte_token_scored_last_before_a_stop_colours_no_more_than_its_charact
             last = max(spans, key=lambda span: span.start)
             # 32 tokens a chunk: about eight of the sixty euros were reached, never more.
             assert last.end - last.start <= 1 and last.end < len("La casa ") + 15
+
+
+def test_choosing_another_model_stops_the_scoring(random_model: Path) -> None:
+    """The scoring went on on the model being replaced, and its engine was closed under it:
+    the new model waited for it (minutes for a long draft on a big model), or, in the child,
+    the scoring was killed and said the engine 'did not stop when asked'."""
+    import time
+
+    from tui_helpers import loader_wrapping
+
+    def held_until_stopped(score: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
+        def held(text: str, *, top_n: int = 10, should_stop: Callable[[], bool] = lambda: False) -> Iterator[Event]:
+            while not should_stop():  # a long draft on a big model, still scoring
+                time.sleep(0.01)
+            return score(text, top_n=top_n, should_stop=should_stop)
+        return held
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader_wrapping("score", held_until_stopped))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.load_text(TEXT)
+            await pilot.press("f9")
+            await pilot.pause()
+            assert app.main.draft.scoring
+            first = app.backend
+            app.load_model(first.options)
+            for _ in range(600):  # the new model ready, and the scoring ended: 30 s at most
+                if app.backend not in (None, first) and not app.main.draft.scoring:
+                    break
+                await pilot.pause(0.05)
+            assert not app.main.draft.scoring and app.model_status.state == "ready"
+            assert any("Scoring stopped: another model is loading" in n.message for n in app._notifications)
+
     run(scenario)

@@ -307,3 +307,36 @@ def test_a_background_save_that_fails_brings_the_unsaved_mark_back(tmp_path: Pat
             directory.mkdir()
 
     run(scenario)
+
+
+def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> None:
+    """Shown at start, the resumed chat went through 'save what is on screen first', and the
+    screen's empty conversation was matched onto it: every turn was taken back, its reply
+    recorded as rejected, and the chat opened (and stayed, once saved) empty."""
+    async def first() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao!", "enter")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    async def second() -> list[dict[str, str]]:
+        app = make_app(sentence_model, resume=True)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            return list(app.main.chat.messages)
+
+    run(first)
+    [chat] = [s for s in SessionStore().list() if s.kind == "chat"]
+    before = SessionStore().load(chat.id)
+    assert isinstance(before, ChatSession) and [t.role for t in before.turns] == ["user", "assistant"]
+    shown: list[list[dict[str, str]]] = []
+
+    async def resumed() -> None:
+        shown.append(await second())
+    run(resumed)
+    assert shown[0] == [{"role": t.role, "content": t.content} for t in before.turns]
+    after = SessionStore().load(chat.id)
+    assert isinstance(after, ChatSession) and after.turns == before.turns
+    assert [g.outcome for g in after.generations] == [g.outcome for g in before.generations]

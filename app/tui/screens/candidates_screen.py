@@ -99,6 +99,8 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
             self._add_candidate()
         self.selected = 0
         self._writing: Candidate | None = None
+        self._lost: Backend | None = None
+        """The backend whose engine died under a candidate: the rest wait for the app's reload."""
 
     def _add_candidate(self) -> Candidate:
         candidate = new_candidate(self.base, self.settings, [c.seed for c in self.candidates])
@@ -115,7 +117,14 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
 
     def on_mount(self) -> None:
         self._highlight()
+        self.watch(self.app, "backend", self._backend_changed, init=False)
         self._run_next()
+
+    def _backend_changed(self, backend: Backend | None) -> None:
+        # The app reloaded the model after its engine died: the candidates left run on it.
+        if backend is not None:
+            self.backend = backend
+            self._run_next()
 
     # ---- drawing ------------------------------------------------------------------------
     def _title(self) -> str:
@@ -147,7 +156,7 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
 
     # ---- generating, one candidate after another -------------------------------------------
     def _run_next(self) -> None:
-        if self._writing is not None:
+        if self._writing is not None or self.backend is self._lost:
             return
         waiting = next((c for c in self.candidates if not c.started), None)
         if waiting is None:
@@ -164,13 +173,12 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         view = self._view_of(waiting)
         if view is not None:
             view.redraw()
-        self._generate(waiting.request, next_frame(self))  # the engine starts once this is drawn
+        self._generate(self.backend, waiting.request, next_frame(self))  # the engine starts once this is drawn
 
     @work(thread=True, exclusive=True, group="candidates", exit_on_error=False)
-    def _generate(self, request: GenerationRequest, drawn: threading.Event) -> None:
+    def _generate(self, backend: Backend, request: GenerationRequest, drawn: threading.Event) -> None:
         worker = get_current_worker()
-        stream_generation(self.backend, request, self.post_message, lambda: worker.is_cancelled, self.frame_interval,
-                          drawn)
+        stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, self.frame_interval, drawn)
 
     def _candidate(self, request_id: int) -> Candidate | None:
         return next((c for c in self.candidates if c.request.id == request_id), None)
@@ -194,6 +202,9 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
     @on(GenerationFailed)
     def _failed(self, message: GenerationFailed) -> None:
         candidate = self._candidate(message.request_id)
+        if message.engine_lost:
+            # Not the next candidate on a dead engine (each would fail at once, saying so again).
+            self._lost = self.backend
         if candidate is not None:
             candidate.error = message.error
             title = "Candidate failed" if message.engine_started else message.title

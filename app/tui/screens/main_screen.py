@@ -151,8 +151,9 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def watch_backend(self, backend: Backend | None) -> None:
         self._show_settings()
-        if backend is not None and self.is_mounted:
-            self.sidebar.kv.show_usage(backend.kv_usage())
+        if self.is_mounted:
+            # None while another loads or after a failure: the last model's cache is gone with it.
+            self.sidebar.kv.show_model(backend.kv_usage() if backend is not None else None)
 
     # ---- modes and panels ----------------------------------------------------------
     @property

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Input
 
-from scriptorium.inference.events import GenerationDone, TokenEvent
+from scriptorium.inference.events import TokenEvent
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, records_from_events
 from scriptorium.app.tui.widgets.mode_pane import ModePane
@@ -79,14 +79,14 @@ class ChatInspection(ModePane):
         assert self._source is not None
         self._records.extend(records_from_events(events, offset, self._source))
 
-    async def attach_tokens(self, reply: "Widget", done: GenerationDone, text: str) -> list[TokenRecord]:
+    async def attach_tokens(self, reply: "Widget", seed: int | None, text: str) -> list[TokenRecord]:
         """Keep the finished reply's tokens beside it (drawn when colouring or inspecting);
-        `text` is the whole reply. Returns them."""
+        `text` is the whole reply, `seed` the one its generation drew. Returns them."""
         records, source = self._records or list(self._base_records), self._source
         self._records = self._source = None
         self.reply_prefix, self._base_records = "", []
         if source is not None:
-            source.seed = done.seed
+            source.seed = seed
         # The text stops before a stop string; tokens past it are not in the reply.
         records = [r for r in records if r.end <= len(text)]
         await self.attach_records(reply, text, records)

@@ -82,6 +82,8 @@ class ChatPane(ChatVersions):
         self._reply: AssistantMessage | None = None
         self._reply_label: str | None = None
         """How the streaming reply is a new version of the last one ('re-roll'...), or None."""
+        self._streamed = ""
+        """The streaming reply's text so far, after its prefix."""
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
@@ -234,19 +236,22 @@ class ChatPane(ChatVersions):
     # ---- the sink ------------------------------------------------------------------
     async def stream_text(self, text: str) -> None:
         if self._stream is not None:
+            self._streamed += text
             await self._stream.write(text)
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
         stream, reply = self._stream, self._reply
         # Read before attach_tokens, which forgets the prefix.
-        prefix, label = self.reply_prefix, self._reply_label
+        prefix, label, streamed = self.reply_prefix, self._reply_label, self._streamed
         self._stream = self._reply = None
-        self._reply_label = None
+        self._reply_label, self._streamed = None, ""
         if stream is not None:
             await stream.stop()
         if reply is None:
             return
-        if done is None:
+        # A reply failed midway (the engine died, the server went away) stays as far as it got,
+        # as a stopped one does: the author has read it. One that wrote nothing goes.
+        if done is None and not (error is not None and streamed):
             self.expect_reply("", [])
             await reply.remove()
             previous = self.current_version() if label is not None else None
@@ -259,15 +264,15 @@ class ChatPane(ChatVersions):
                 self._note(restored, self.version_note())
             self.refresh_bindings()
             return
-        text = prefix + done.text
+        text = prefix + (done.text if done is not None else streamed)
         # One full render at the end, so the reply is exactly the engine's text.
         await reply.update(text)
-        records = await self.attach_tokens(reply, done, text)
+        records = await self.attach_tokens(reply, done.seed if done is not None else None, text)
         self.version_finished(text, records, label)
         subtitle = [self.version_note()] if self.version_note() else []
-        if done.stop_reason == "cancelled":
+        if done is None or done.stop_reason == "cancelled":
             reply.add_class("-stopped")
-            subtitle.append("stopped")
+            subtitle.append("stopped" if done is not None else "failed")
         self._note(reply, " · ".join(subtitle))
         self.messages.append({"role": "assistant", "content": text})
         self.refresh_bindings()

@@ -40,6 +40,13 @@ class KVPanel(Panel):
         self.window = window
         self.refresh_lines(5, 1)
 
+    def show_model(self, usage: KVCacheUsage | None) -> None:
+        """A model was loaded (`usage`, its empty cache) or let go (None): what the last one's
+        requests reused and held is not this one's."""
+        self.reused = self.window = None
+        self.show_usage(usage)
+        self.refresh()
+
     def show_usage(self, usage: KVCacheUsage | None) -> None:
         same_shape = self.usage is not None and usage is not None and usage.n_ctx == self.usage.n_ctx
         self.usage = usage

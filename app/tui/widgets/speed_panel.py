@@ -37,6 +37,7 @@ class SpeedPanel(Panel):
         self.first_token_ms: float | None = None
         self.last_token: TokenEvent | None = None
         self.done: GenerationDone | None = None
+        self.failed = False
         self.border_title = self.TITLE
         self.refresh()
 
@@ -61,7 +62,9 @@ class SpeedPanel(Panel):
 
     def show_failed(self) -> None:
         """No GenerationDone will come: the figures stay as the last token left them."""
+        self.failed = True
         self.border_title = f"{self.TITLE} · failed"
+        self.refresh()
 
     def show_done(self, done: GenerationDone) -> None:
         self.done = done
@@ -96,7 +99,8 @@ class SpeedPanel(Panel):
         lines = [self._line("TTFT", format_ms(ttft) if ttft is not None else "–", width)]
         if prefill is None and done is None and self.progress is not None:
             lines.append(self._line("prefill", f"{self.progress.done:,} / {self.progress.total:,} tok", width))
-            lines.append(self._detail("evaluating the prompt…"))
+            # Failed mid-prompt (the engine died): the count is where it stopped, not work going on.
+            lines.append(self._detail("failed during the prompt" if self.failed else "evaluating the prompt…"))
         else:
             lines.append(self._line("prefill", format_rate(prefill_rate) if prefill_rate else "–", width))
             lines.append(self._detail(f"{prefill_tokens:,} tok in {format_ms(prefill_ms)}"))
