@@ -114,9 +114,13 @@ class SessionKeeper:
         elif isinstance(session, ChatSession):
             self.chat = session
 
+    def of_mode(self, mode: str) -> AnySession | None:
+        """The draft or the chat session, for the mode on screen ('draft' or 'chat')."""
+        return self.draft if mode == "draft" else self.chat
+
     def pinned(self, mode: str) -> Pinned:
         """The memory and author's note of the draft or chat session (none yet: empty)."""
-        session = self.draft if mode == "draft" else self.chat
+        session = self.of_mode(mode)
         return Pinned(session.memory, session.note, session.note_depth) if session is not None else Pinned()
 
     def set_pinned(self, mode: str, pinned: Pinned, draft_text: str) -> None:

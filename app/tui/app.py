@@ -166,8 +166,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self.backend is not None:
             self.lora_scale = self.backend.lora_scale if self.backend.adapter is not None else None
 
-    def load_model(self, options: LoadOptions) -> None:
-        """Load `options` in the background (the editor stays usable); the old model is closed first."""
+    def load_model(self, options: LoadOptions | None) -> None:
+        """Load `options` in the background (the editor stays usable); the old model is closed
+        first. None (the load dialog closed without one) loads nothing."""
+        if options is None:
+            return
         if self._screen_ready:
             # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
             self.main.stop_generation()
@@ -248,12 +251,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def action_load_model(self) -> None:
         if (server := self.models.server_to_connect_again()) is not None:
             return self.load_model(server)
-
-        def chosen(options: LoadOptions | None) -> None:
-            if options is not None:
-                self.load_model(options)
         self.push_screen(LoadModelScreen(self.models.dialog_options(), self.model_status.error,
-                                         self.settings.generation_threads()), chosen)
+                                         self.settings.generation_threads()), self.load_model)
 
     def action_pick_model(self) -> None:
         if refusal := self.models.picking_refused():
@@ -357,16 +356,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:
         self.save_everything()
-        current = self.sessions.draft if self.main.mode == "draft" else self.sessions.chat
-        self.push_screen(SessionsScreen(self.sessions, {current.id} if current else set()), self._open_session)
+        current = self.sessions.of_mode(self.main.mode)
+        self.push_screen(SessionsScreen(self.sessions, {current.id} if current else set()), self.show_session)
 
-    async def _open_session(self, session: AnySession | None) -> None:
-        if session is not None:
-            await self.show_session(session)
-            self.notify(f"Opened “{session.title}”.")
-
-    async def show_session(self, session: AnySession) -> None:
+    async def show_session(self, session: AnySession | None) -> None:
         """Put `session` on screen (the draft editor or the chat), replacing what was there."""
+        if session is None:  # the sessions screen closed without one
+            return
         self._stopped_and_saved()  # a generation still streaming is kept, stopped, in the session going away
         self.main.forget_generation()
         self.sessions.adopt(session)
@@ -375,14 +371,14 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.main.show_draft(session.text)
         elif isinstance(session, ChatSession):
             await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns])
+        self.notify(f"Opened “{session.title}”.")
 
     def action_edit_pinned(self, which: str) -> None:  # 'memory' or 'note'
         pinning.edit_pinned(self, self.main, self.sessions, which, self.save_everything)
 
     def action_export(self) -> None:
         self.save_everything()
-        session = self.sessions.draft if self.main.mode == "draft" else self.sessions.chat
-        exporting.export_with_confirmation(self, session)
+        exporting.export_with_confirmation(self, self.sessions.of_mode(self.main.mode))
 
     # ---- keys: the sampler panel's (the live sampler state), help, the palette ---------------
     @on(SamplerPanel.Tuned)
