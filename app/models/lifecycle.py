@@ -17,7 +17,7 @@ from scriptorium.inference.backend import Backend
 from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME
 from scriptorium.inference.load_options import LoadOptions
 
-from scriptorium.app.config.run_settings import RunSettings
+from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import ModelRef
@@ -76,11 +76,13 @@ class ModelLifecycle:
         """What the load dialog starts from: the options that just failed, else the running ones."""
         return self._failed_options or (self.backend.options if self.backend else None)
 
-    def server_to_connect_again(self) -> LoadOptions | None:
-        """On a llama-server, what the load key connects to again, at once: the server's
-        model is the one it was started with, so the load dialog's file and adapter fields
-        would mean nothing there. None on this machine."""
-        return self.dialog_options() if self.status.origin else None
+    def server_to_connect_again(self, lora_scale: float | None) -> LoadOptions | None:
+        """On a llama-server, what the load key connects to again, at once (the adapter at
+        `lora_scale`, the one in use): the server's model is the one it was started with,
+        so the load dialog's file and adapter fields would mean nothing there. None on
+        this machine."""
+        options = self.dialog_options() if self.status.origin else None
+        return _scaled(options, lora_scale, on_server=True) if options is not None else None
 
     def chose(self, model: Path) -> None:
         """The author (or the start-up) picked `model`: remember whether it is the demo."""
@@ -144,9 +146,8 @@ class ModelLifecycle:
         # Gone, not kept: a reload whose files are refused keeps the model running (load_backend),
         # and a dead one kept "ready" is found dead by the next request and reloaded, for ever.
         self.backend = None
-        if lora_scale is not None and backend.adapter is not None:
-            return replace(backend.options, lora_scale=lora_scale)
-        return backend.options
+        return _scaled(backend.options, lora_scale if backend.adapter is not None else None,
+                       on_server=bool(backend.origin))
 
     def gives_up(self, options: LoadOptions) -> bool:
         """True, and the model shown failed, when the engine has died once too often in a
@@ -235,3 +236,12 @@ def _same_model(recorded: ModelRef, backend: Backend) -> bool:
     except OSError:
         pass
     return (recorded.name, recorded.size) == (backend.facts.name, backend.facts.file_size)
+
+
+def _scaled(options: LoadOptions, lora_scale: float | None, *, on_server: bool) -> LoadOptions:
+    """`options` with the adapter at `lora_scale` (None: as they are). A llama-server's
+    adapter is the one it was started with (SERVER_ADAPTER names it): its options carry no
+    path, and connecting again set the server's own scale over the author's."""
+    if lora_scale is None:
+        return options
+    return replace(options, lora_scale=lora_scale, lora_path=SERVER_ADAPTER if on_server else options.lora_path)

@@ -249,7 +249,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
                     title="Model not loaded", severity="error", timeout=15)
 
     def action_load_model(self) -> None:
-        if (server := self.models.server_to_connect_again()) is not None:
+        if (server := self.models.server_to_connect_again(self.lora_scale)) is not None:
             return self.load_model(server)
         self.push_screen(LoadModelScreen(self.models.dialog_options(), self.model_status.error,
                                          self.settings.generation_threads()), self.load_model)

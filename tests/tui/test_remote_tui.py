@@ -239,3 +239,23 @@ def test_candidates_go_on_with_the_model_connected_to_again(sentence_model: Path
                     assert screen.candidates[-1].finished and not screen.candidates[-1].error
 
     run(scenario)
+
+
+def test_connecting_again_keeps_the_lora_scale_in_use(random_model: Path, lora_adapter: Path, tmp_path: Path) -> None:
+    """A llama-server's adapter has no path here: connecting again (the load key, or a
+    server restarted with another model) set the server's own scale over the author's."""
+    server_binary()
+
+    async def scenario() -> None:
+        with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter)) as server:
+            app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
+            async with app.run_test(size=(120, 40)) as pilot:
+                await model_ready(pilot)
+                assert app.lora_scale == 1.0  # the server's own
+                app.lora_scale = 0.25  # as the sampler panel's keys set it
+                await pilot.press("ctrl+l")
+                await app.workers.wait_for_complete()
+                await model_ready(pilot)
+                assert app.backend is not None and app.backend.lora_scale == 0.25 and app.lora_scale == 0.25
+
+    run(scenario)
