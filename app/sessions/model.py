@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from scriptorium.inference.errors import ScriptoriumError
 
@@ -113,8 +113,10 @@ class FileStamp:
     sha256: str
 
 
-_WORD = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
-                   r"|[^\s\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+CJK_CHARACTERS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""Kana and CJK ideographs: scripts written without spaces between words."""
+CJK_PUNCTUATION = "\u3000-\u303f\uff00-\uffef"
+_WORD = re.compile(f"[{CJK_CHARACTERS}]|[^\\s{CJK_PUNCTUATION}{CJK_CHARACTERS}]+")
 """A word: a run without spaces, or one Chinese or Japanese character (their punctuation none),
 as word processors count them: they write no spaces, so a Japanese chapter counted one 'word'
 a paragraph."""
@@ -124,12 +126,30 @@ def count_words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-REMEMBERED_TEXTS = 32
-"""Texts whose passages DraftSession keeps for an undo then redo: a few dozen undo steps."""
+T = TypeVar("T")
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+class TextMemory(Generic[T]):
+    """What went with the last few texts an edit left (their model passages), by the text's
+    digest: undo then redo brings a text back whole, and what went with it comes back too
+    (a diff would credit the model's passages to the author). A few dozen undo steps."""
+
+    LIMIT = 32
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[bytes, T] = OrderedDict()
+
+    @staticmethod
+    def _digest(text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def keep(self, text: str, value: T) -> None:
+        self._kept[self._digest(text)] = value
+        while len(self._kept) > self.LIMIT:
+            self._kept.popitem(last=False)
+
+    def get(self, text: str) -> T | None:
+        return self._kept.get(self._digest(text)) if self._kept else None
 
 
 @dataclass(kw_only=True)
@@ -143,10 +163,9 @@ class DraftSession(Session):
     """How the draft file looked after scriptorium last read or wrote it (conflict check)."""
     spans: list[ModelSpan] = field(default_factory=list)
     """Passages of `text` written by the model, in order, never overlapping."""
-    _replaced: OrderedDict[bytes, list[ModelSpan]] = field(default_factory=OrderedDict, init=False, repr=False,
-                                                           compare=False)
-    """The passages of texts an edit replaced, by the text's digest: undo then redo brings a
-    text back whole, and its passages with it (a diff would credit them to the author)."""
+    _replaced: TextMemory[list[ModelSpan]] = field(default_factory=TextMemory, init=False, repr=False,
+                                                   compare=False)
+    """The passages of texts an edit replaced."""
 
     kind = "draft"
 
@@ -162,10 +181,8 @@ class DraftSession(Session):
         if new_text == self.text:
             return
         if self.spans:
-            self._replaced[_digest(self.text)] = list(self.spans)
-            while len(self._replaced) > REMEMBERED_TEXTS:
-                self._replaced.popitem(last=False)
-        again = self._replaced.get(_digest(new_text)) if self._replaced else None
+            self._replaced.keep(self.text, list(self.spans))
+        again = self._replaced.get(new_text)
         if again is not None:
             self.text, self.spans = new_text, list(again)
             return

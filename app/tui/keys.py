@@ -34,6 +34,15 @@ def typed_with_alt(event: events.Key) -> bool:
     return event.is_printable and not _COMMAND_MODIFIERS.isdisjoint(event.key.split("+")[:-1])
 
 
+def type_into(field: Input, text: str) -> None:
+    """Put `text` where the cursor is in `field`, over what is selected."""
+    selection = field.selection
+    if selection.is_empty:
+        field.insert_text_at_cursor(text)
+    else:
+        field.replace(text, *sorted(selection))
+
+
 def type_invisible(widget: Widget | None, event: events.Key) -> bool:
     """Type a format character (U+200C ZWNJ from a Persian keyboard, U+200D ZWJ in an emoji
     the picker sends, U+200E/F direction marks, a soft hyphen) into `widget`, a TextArea or
@@ -45,11 +54,7 @@ def type_invisible(widget: Widget | None, event: events.Key) -> bool:
     if isinstance(widget, TextArea) and not widget.read_only:
         widget.replace(character, *widget.selection, maintain_selection_offset=False)
     elif isinstance(widget, Input):
-        selection = widget.selection
-        if selection.is_empty:
-            widget.insert_text_at_cursor(character)
-        else:
-            widget.replace(character, *sorted(selection))
+        type_into(widget, character)
     else:
         return False
     event.stop()

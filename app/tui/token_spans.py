@@ -9,14 +9,14 @@ always the number for exactly the text on screen.
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_right
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from scriptorium.inference.events import Candidate, TokenEvent, TokenScore
 from scriptorium.inference.settings import SamplerSettings
+
+from scriptorium.app.sessions.model import TextMemory
 
 BUCKETS = (
     (0.5, "p50", "≥50%"),
@@ -165,14 +165,6 @@ class Span:
         return self.start + len(self.text)
 
 
-REMEMBERED_TEXTS = 32
-"""Texts whose spans SpanTracker keeps for an undo then redo: a few dozen undo steps."""
-
-
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
 def _copies(spans: list[Span]) -> list[Span]:
     return [Span(s.start, s.text, list(s.tokens)) for s in spans]  # edited() moves spans in place
 
@@ -182,8 +174,8 @@ class SpanTracker:
 
     def __init__(self) -> None:
         self.spans: list[Span] = []
-        self._left: OrderedDict[bytes, list[Span]] = OrderedDict()
-        """The spans of texts undo or redo left, by the text's digest (`remember`)."""
+        self._left: TextMemory[list[Span]] = TextMemory()
+        """The spans of texts undo or redo left (`remember`)."""
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -226,15 +218,13 @@ class SpanTracker:
     def remember(self, text: str) -> None:
         """Keep the spans of `text`, which an undo or redo is about to leave."""
         if self.spans:
-            self._left[_digest(text)] = _copies(self.spans)
-            while len(self._left) > REMEMBERED_TEXTS:
-                self._left.popitem(last=False)
+            self._left.keep(text, _copies(self.spans))
 
     def validate(self, text: str) -> None:
         """After undo or redo, which replay edits the tracker did not see: a text they bring
         back gets its spans back (redo after undo would lose what the model wrote); else
         spans whose characters are no longer theirs are dropped."""
-        again = self._left.get(_digest(text)) if self._left else None
+        again = self._left.get(text)
         if again is not None:
             self.spans = _copies(again)
             return

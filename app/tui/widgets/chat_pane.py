@@ -19,7 +19,7 @@ from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.generation import Prepared
-from scriptorium.app.tui.keys import KeyDisplay, type_invisible, typed_with_alt
+from scriptorium.app.tui.keys import KeyDisplay, type_into, type_invisible, typed_with_alt
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
@@ -48,11 +48,7 @@ class ChatInput(Input):
         event.stop()
         text = " ".join(line for line in event.text.splitlines() if line.strip())
         if text:
-            selection = self.selection
-            if selection.is_empty:
-                self.insert_text_at_cursor(text)
-            else:
-                self.replace(text, *sorted(selection))
+            type_into(self, text)
 
 
 class UserMessage(Static):

@@ -18,13 +18,14 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
+from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
 from scriptorium.app.tui.branches import Ghost, writers_after
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
 
 _NEXT_WORD = re.compile(r"\s*\S+")
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_PUNCTUATION = re.compile("[\u3000-\u303f\uff00-\uffef]")
+_CJK = re.compile(f"[{CJK_CHARACTERS}]")
+_CJK_PUNCTUATION = re.compile(f"[{CJK_PUNCTUATION}]")
 
 
 def end_anchor(document: DocumentBase) -> Location:
