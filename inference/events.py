@@ -101,8 +101,9 @@ class TokenEvent:
     """0 for the first generated token."""
     id: int
     text: str
-    """The characters this token completes; '' while a UTF-8 sequence is still open.
-    Bytes that are not valid UTF-8 appear as \\xNN escapes."""
+    """The characters this token completes; '' while a UTF-8 sequence is still open (one
+    that never completes is dropped, text.py). Bytes that can never start a character
+    appear as \\xNN escapes."""
     p: float
     """Probability of this token under the model: softmax of the raw logits."""
     top: tuple[Candidate, ...]
@@ -134,8 +135,9 @@ class GenerationDone:
     text: str = ""
     """The whole completion, stop string excluded."""
     tail_text: str = ""
-    """Text released only at the end: held back while it might have begun a stop string,
-    or an unfinished UTF-8 sequence shown as escapes. Append it after the token texts."""
+    """Text released only at the end: held back while it might have begun a stop string
+    (an unfinished UTF-8 sequence is dropped, never released). Append it after the token
+    texts."""
     seed: int | None = None
     """The seed the sampler actually used (the random one drawn when none was set)."""
     trimmed_tokens: int = field(default=0)

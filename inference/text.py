@@ -1,8 +1,11 @@
 """From token bytes to text a reader can trust.
 
 A UTF-8 character can be split over several tokens (byte tokens especially): the
-decoder holds the open sequence until it completes. Bytes that can never be valid
-UTF-8 (the byte-token loop produces them) are shown as \\xNN, not dropped.
+decoder holds the open sequence until it completes. A character that never completes
+(the generation ended, was stopped or cut by a stop string first, or the next byte
+does not continue it) was never shown, and is dropped: nothing of it reaches the text
+the author accepts. Bytes that can never start a character (the byte-token loop
+produces <0xFF>) are shown as \\xNN, not dropped.
 """
 
 from __future__ import annotations
@@ -10,18 +13,34 @@ from __future__ import annotations
 import codecs
 import unicodedata
 
+_UNFINISHED_CHARACTER = "scriptorium-drop-unfinished"
+
+
+def _drop_unfinished(error: UnicodeDecodeError) -> tuple[str, int]:
+    """A lead byte (0xC2..0xF4) whose character did not complete is dropped; any other
+    invalid byte is written as an escape. Called only on an error: the common token pays
+    nothing for it."""
+    bad = error.object[error.start:error.end]
+    if 0xC2 <= bad[0] <= 0xF4:
+        return "", error.end
+    return "".join(f"\\x{byte:02x}" for byte in bad), error.end
+
+
+codecs.register_error(_UNFINISHED_CHARACTER, _drop_unfinished)
+
 
 class TokenTextDecoder:
-    """Incremental bytes -> str, invalid bytes made visible."""
+    """Incremental bytes -> str: unfinished characters dropped, invalid bytes made visible."""
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=_UNFINISHED_CHARACTER)
 
     def feed(self, piece: bytes) -> str:
         return self._decoder.decode(piece)
 
     def finish(self) -> str:
-        """Whatever is still open at the end, shown as escapes."""
+        """'': only an unfinished character can still be open at the end, and it is
+        dropped (the decoder is ready for the next generation)."""
         return self._decoder.decode(b"", final=True)
 
 

@@ -66,6 +66,18 @@ def test_no_byte_ban_lets_the_model_loop(byte_loop_model: Path) -> None:
     assert ids == [FIRST_BYTE_ID + 0xFF] * 4
 
 
+def test_continue_never_prints_half_a_character(utf8_model: Path) -> None:
+    """The utf8 model writes <0xC3> <0xA8> ("è") again and again: cut after three tokens,
+    with the byte ban lifted, continue printed "è\\xc3" (and --json a done text with it)."""
+    args = ("continue", "--model", str(utf8_model), "--preset", "greedy", "--max-tokens", "3", "--no-byte-ban")
+    plain = scriptorium(*args, stdin="La casa")
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == "è"
+    lines = [json.loads(line) for line in scriptorium(*args, "--json", stdin="La casa").stdout.splitlines()]
+    assert [line["text"] for line in lines[:-1]] == ["", "è", ""]
+    assert lines[-1]["text"] == "è" and lines[-1]["completion_tokens"] == 3
+
+
 def test_info_reports_the_facts(random_model: Path) -> None:
     result = scriptorium("info", "--model", str(random_model), "--json")
     assert result.returncode == 0, result.stderr

@@ -20,6 +20,7 @@ from scriptorium.inference.events import (
     TokenEvent,
 )
 from scriptorium.inference.settings import PRESETS, LogitBias, SettingsError
+from scriptorium.inference.text import TokenTextDecoder
 
 GREEDY = PRESETS["greedy"]
 DRAFT = "La casa era buia, e la notte più lunga."
@@ -156,10 +157,22 @@ def test_split_utf8_characters_come_out_whole_and_invalid_bytes_show(utf8_model:
     assert done_of(run(engine, "la casa era", GREEDY.with_changes(max_tokens=5), no_ban)).text == "’è"
 
 
-def test_an_unfinished_character_at_the_end_is_shown(utf8_model: Path) -> None:
+def test_an_unfinished_character_at_the_end_never_reaches_the_text(utf8_model: Path) -> None:
+    """With the byte ban lifted, a generation cut after <0xC3> (max tokens, Esc, a stop)
+    showed "\\xc3" at its end, and accepting it wrote that escape into the draft."""
     engine = load(utf8_model, n_ctx=256)
-    done = done_of(run(engine, "La casa", GREEDY.with_changes(max_tokens=3), LogitBias(ban_byte_tokens=False)))
-    assert done.text == "è\\xc3" and done.tail_text == "\\xc3"
+    events = run(engine, "La casa", GREEDY.with_changes(max_tokens=3), LogitBias(ban_byte_tokens=False))
+    done = done_of(events)
+    assert done.completion_tokens == 3 and done.text == "è" and done.tail_text == ""
+    assert "".join(t.text for t in tokens_of(events)) == done.text
+
+
+def test_a_character_interrupted_by_another_token_is_dropped_not_escaped() -> None:
+    decoder = TokenTextDecoder()
+    # <0xE2> <0x80> then a word: the character never completes; "\\xe2\\x80" was written.
+    assert [decoder.feed(piece) for piece in (b"\xe2", b"\x80", b" casa", b"\xc3", b"\xa8")] == ["", "", " casa", "", "è"]
+    # A byte that can never start a character is still shown, not dropped.
+    assert decoder.feed(b"\xff") == "\\xff" and decoder.finish() == ""
 
 
 def test_lora_scale_zero_equals_the_base_model(random_model: Path, lora_adapter: Path, random_engine: Engine) -> None:

@@ -137,6 +137,28 @@ def test_the_byte_ban_is_shown_and_toggling_it_changes_what_the_model_writes(byt
     run(scenario)
 
 
+def test_with_the_byte_ban_lifted_half_a_character_never_reaches_the_draft(utf8_model: Path) -> None:
+    """The utf8 model writes <0xC3> <0xA8> ("è") over and over; cut after three tokens it
+    showed "è\\xc3", and Tab wrote the escape into the draft and the session."""
+    async def scenario() -> None:
+        app = make_app(utf8_model, sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy"))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t", "b", "escape")
+            assert not app.bias.ban_byte_tokens
+            await pilot.press(*"La casa")
+            done = await generated(pilot, "ctrl+g")
+            editor = app.main.draft.editor
+            assert done.completion_tokens == 3 and editor.ghost is not None and editor.ghost.text == "è"
+            await pilot.press("tab")
+            await pilot.pause()
+            assert editor.text == "La casaè"
+            session = app.sessions.draft
+            assert session is not None and [g.text for g in session.generations] == ["è"]
+
+    run(scenario)
+
+
 def test_the_lora_scale_keys_change_the_adapter_the_next_generation_uses(
     random_model: Path, lora_adapter: Path
 ) -> None:
