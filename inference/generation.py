@@ -12,7 +12,7 @@ from .context import LlamaContext, never_stop
 from .events import ContextTrimmed, Event, GenerationDone, PrefillDone, PrefillProgress, TokenEvent
 from .sampling import StepReader
 from .settings import LogitBias, SamplerSettings
-from .text import StopStringFilter, TokenTextDecoder
+from .text import CompletionText
 from .vocabulary import Vocabulary
 from .window import prompt_budget
 
@@ -85,8 +85,7 @@ def run_generation(
         decode_one = context.one_token_decoder()
         token_text = vocabulary.token_text
         ends_generation, n_ctx = vocabulary.is_end_of_generation, context.n_ctx
-        decoder = TokenTextDecoder()
-        stops = StopStringFilter(settings.stop)
+        completion = CompletionText(settings.stop)
         pieces: list[str] = []
         produced = 0
         first_token_at = last_token_at = None
@@ -113,13 +112,13 @@ def run_generation(
                     reason = "eos"
                     break
                 p, top = step.measure(last_logits(), token, top_n, token_text, bias_map)
-                text = stops.feed(decoder.feed(token_bytes(token)))
+                text = completion.feed(token_bytes(token))
                 pieces.append(text)
                 produced += 1
                 yield TokenEvent(index=produced - 1, id=token, text=text, p=p,
                                  top=top, elapsed_ms=(last_token_at - started) * 1000.0,
                                  kv_tokens=held)
-                if stops.stopped:
+                if completion.stopped:
                     reason = "stop"
                     break
                 if produced >= settings.max_tokens:
@@ -132,7 +131,7 @@ def run_generation(
         finally:
             chain.close()
 
-        tail = "" if stops.stopped else stops.feed(decoder.finish()) + stops.finish()
+        tail = completion.finish()
         pieces.append(tail)
         # No first token, no time to it: a run cancelled during its prefill reports 0 (as
         # the remote backend does) rather than the time until it was cancelled.

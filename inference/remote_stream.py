@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Protocol
 from .events import Candidate, Event, GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
 from .remote_http import ServerClient, ServerError
 from .settings import BAN, LogitBias, SamplerSettings, SettingsError
-from .text import StopStringFilter, TokenTextDecoder, piece_text
+from .text import CompletionText, piece_text
 
 
 class ServedModel(Protocol):
@@ -45,8 +45,8 @@ class ServedModel(Protocol):
 
 # SamplerSettings field -> llama-server's request field; each is checked against the
 # fields the server's build lists in /props, so a setting it lacks is refused, not ignored.
-# Stop strings (`stop`) and `logit_bias` are not in that list (/props leaves them out) but
-# belong to /completion in every build.
+# `logit_bias` is not in that list (/props leaves it out) but belongs to /completion in
+# every build.
 SERVER_FIELDS = {
     "temperature": "temperature",
     "top_k": "top_k",
@@ -62,7 +62,7 @@ SERVER_FIELDS = {
 # The local chain's order (settings.py: bias -> penalties -> top-k -> top-p -> min-p ->
 # temperature); the server's other samplers (DRY, XTC, typical, top-n-sigma) are left out.
 SAMPLER_ORDER = ["penalties", "top_k", "top_p", "min_p", "temperature"]
-STOP_REASONS = {"eos": "eos", "limit": "length", "word": "stop"}
+STOP_REASONS = {"eos": "eos", "limit": "length"}
 
 
 def request_body(backend: ServedModel, tokens: list[int], settings: SamplerSettings, bias: LogitBias,
@@ -88,7 +88,10 @@ def request_body(backend: ServedModel, tokens: list[int], settings: SamplerSetti
         "presence_penalty": settings.presence_penalty,
         "frequency_penalty": settings.frequency_penalty,
         "seed": seed,
-        "stop": list(settings.stop),
+        # No "stop": stop strings are matched here, on the text as the author sees it
+        # (CompletionText), and the stream is dropped at one. The server would match them on
+        # the raw text, where "\n\n" never meets a model's "\r\n\r\n", and it withholds the
+        # bytes of every token that might begin one ("\r\n" ends in "\n"), so they never came.
         "samplers": SAMPLER_ORDER,
         "logit_bias": [[token, value] for token, value in sorted(bias_map.items())],
         "lora": backend.lora_request(),
@@ -113,8 +116,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     - a token that leaves a UTF-8 character unfinished is sent with no chunk at all; the
       token that completes it carries the whole character's bytes (and only its own
       probabilities), so the text is whole but those steps have no event of their own;
-    - text that might begin a stop string is held back (an empty chunk) and released with
-      a later token, and the stop string itself is never sent;
+    - stop strings are not sent (request_body): the local filter ends the stream at one;
     - the end-of-generation token is sent as an empty chunk before the final one says
       `stop_type: eos`; the local engine emits no event for it, so an empty chunk waits
       until the next one shows it was not the last."""
@@ -128,7 +130,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     body = request_body(backend, tokens, settings, bias, top_n, seed)
     bias_map = bias.resolve(backend.byte_token_ids)
     byte_ids = frozenset(backend.byte_token_ids)
-    decoder, stops = TokenTextDecoder(), StopStringFilter(settings.stop)
+    completion = CompletionText(settings.stop)
     pieces: list[str] = []
     timings: dict[str, Any] = {}
     final: dict[str, Any] | None = None
@@ -141,7 +143,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
         return backend.kv_usage()
 
     def event(entry: dict[str, Any], index: int) -> TokenEvent:
-        text = stops.feed(decoder.feed(bytes(entry.get("bytes") or ())))
+        text = completion.feed(bytes(entry.get("bytes") or ()))
         pieces.append(text)
         return TokenEvent(index=index, id=int(entry["id"]), text=text, p=_probability(entry.get("logprob")),
                           top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
@@ -170,17 +172,17 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
                 empty.clear()
                 usage(len(tokens) + index)
                 yield token
-            if stops.stopped or chunk.get("stop"):
+            if completion.stopped or chunk.get("stop"):
                 final = chunk
                 break
 
     # The stream itself ends at a stop (ServerClient.stream), dropping the connection.
-    cancelled = final is None and not stops.stopped and stop_requested()
-    if final is None and not stops.stopped and not cancelled:
+    cancelled = final is None and not completion.stopped and stop_requested()
+    if final is None and not completion.stopped and not cancelled:
         raise ServerError(f"llama-server at {backend.client.url} ended the stream before the generation finished; "
                           "the text so far is kept")
     reason = "cancelled"
-    if stops.stopped:
+    if completion.stopped:
         reason = "stop"
     elif final is not None:
         reason = STOP_REASONS.get(str(final.get("stop_type")), "length")
@@ -198,8 +200,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     # The server says "limit" for both; as locally, the length asked for is reached first.
     if reason == "length" and produced < settings.max_tokens and len(tokens) + produced >= backend.n_ctx:
         reason = "context"
-    # The server ends at a stop string itself; whatever of it was held back is not emitted.
-    tail = "" if reason == "stop" else stops.feed(decoder.finish()) + stops.finish()
+    tail = completion.finish()
     pieces.append(tail)
     prompt_ms = float(timings.get("prompt_ms", 0.0))
     yield GenerationDone(

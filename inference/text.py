@@ -6,12 +6,21 @@ decoder holds the open sequence until it completes. A character that never compl
 does not continue it) was never shown, and is dropped: nothing of it reaches the text
 the author accepts. Bytes that can never start a character (the byte-token loop
 produces <0xFF>) are shown as \\xNN, not dropped.
+
+Line breaks are the editor's: each one "\\n" (a vocabulary with "\\r\\n" tokens, SmolLM2's,
+writes two characters where the editor keeps one). Stop strings are matched on that text,
+the text the author sees: a stop "\\n\\n" ends a paragraph on such a model too.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
+
+OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+"""Besides "\\n", every line break str.splitlines (so the editor) knows."""
+_OTHER_BREAK = re.compile(f"\r\n|[{OTHER_LINE_BREAKS}]")
 
 _UNFINISHED_CHARACTER = "scriptorium-drop-unfinished"
 
@@ -42,6 +51,59 @@ class TokenTextDecoder:
         """'': only an unfinished character can still be open at the end, and it is
         dropped (the decoder is ready for the next generation)."""
         return self._decoder.decode(b"", final=True)
+
+
+def editor_line_breaks(text: str) -> str:
+    """`text` with every line break "\\n", as the editor holds text (and as the model's
+    output reaches the author)."""
+    return _OTHER_BREAK.sub("\n", text)
+
+
+class LineBreaks:
+    """Incremental editor_line_breaks: a "\\r" ending one token may open a "\\r\\n" the
+    next one closes, so it is held until the next text shows which."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        if not self._held and not _OTHER_BREAK.search(text):
+            return text  # most tokens hold no line break: no copy
+        text, self._held = self._held + text, ""
+        if text.endswith("\r"):
+            text, self._held = text[:-1], "\r"
+        return _OTHER_BREAK.sub("\n", text)
+
+    def finish(self) -> str:
+        held, self._held = self._held, ""
+        return "\n" if held else ""
+
+
+class CompletionText:
+    """A generation's token bytes as the text the author sees, one token at a time: whole
+    characters (TokenTextDecoder), the editor's line breaks, and no stop string (matched
+    on that text, the stop strings' own line breaks read the same way)."""
+
+    def __init__(self, stops: tuple[str, ...]) -> None:
+        self._decoder = TokenTextDecoder()
+        self._breaks = LineBreaks()
+        self._stops = StopStringFilter(tuple(editor_line_breaks(stop) for stop in stops))
+
+    @property
+    def stopped(self) -> bool:
+        """A stop string completed: the generation ends here."""
+        return self._stops.stopped
+
+    def feed(self, piece: bytes) -> str:
+        """The text this token's bytes release (often '' while something is held back)."""
+        return self._stops.feed(self._breaks.feed(self._decoder.feed(piece)))
+
+    def finish(self) -> str:
+        """What is still held back once the generation ends ('' after a stop string)."""
+        if self._stops.stopped:
+            return ""
+        last = self._breaks.feed(self._decoder.finish()) + self._breaks.finish()
+        return self._stops.feed(last) + self._stops.finish()
 
 
 def piece_text(piece: bytes) -> str:

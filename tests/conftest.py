@@ -86,6 +86,12 @@ def utf8_model(gguf_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def crlf_model(gguf_dir: Path) -> Path:
+    """Writes " La casa." then "\\r\\n" forever: its newline piece is SmolLM2's."""
+    return gguf_models.write_llama_model(gguf_dir / "crlf-lines.gguf", kind="crlf_lines")
+
+
+@pytest.fixture(scope="session")
 def sentence_model(gguf_dir: Path) -> Path:
     return gguf_models.write_llama_model(
         gguf_dir / "sentence.gguf", kind="sentence",

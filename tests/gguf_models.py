@@ -28,6 +28,9 @@ Model kinds (`write_llama_model(kind=...)`) and what they emit:
   token outside the chain it emits ▁La ▁casa ▁era ▁buia . </s> (" La casa era buia.")
   and stops; a prompt ending inside the chain continues from there ("▁casa" gives
   ▁era ▁buia . </s>; "." gives </s> at once).
+- "crlf_lines": a markov model whose newline piece (id 4) is "\\r\\n", as SmolLM2's
+  newline tokens are (see CRLF_PIECES): ▁La ▁casa . then "\\r\\n" forever
+  (" La casa.\\r\\n\\r\\n..."); a prompt ending in "▁casa" starts at ".".
 
 The LoRA adapter for these models and the files that must fail to load are written by
 gguf_adapters.py.
@@ -60,6 +63,8 @@ UTF8_CHAINS = (
 )
 UTF8_DEFAULT_PIECE = "<0xC3>"
 SENTENCE_PIECES = ("▁La", "▁casa", "▁era", "▁buia", ".", "</s>")
+CRLF_PIECES = ("▁La", "▁casa", ".", "\n", "\n")
+"""The "crlf_lines" chain, in the shared vocabulary's pieces: its "\\n" is written "\\r\\n"."""
 
 
 
@@ -81,6 +86,11 @@ def utf8_transitions() -> tuple[dict[int, int], int]:
     return table, italian_vocab().id_of(UTF8_DEFAULT_PIECE)
 
 
+def crlf_transitions() -> tuple[dict[int, int], int]:
+    """(transitions, default_next) of the "crlf_lines" kind."""
+    return _chain(*CRLF_PIECES), italian_vocab().id_of(CRLF_PIECES[0])
+
+
 def sentence_transitions() -> tuple[dict[int, int], int]:
     """(transitions, default_next) of the "sentence" kind."""
     return _chain(*SENTENCE_PIECES), italian_vocab().id_of(SENTENCE_PIECES[0])
@@ -92,7 +102,7 @@ SIMPLE_CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}assistant:{% endif %}"
 )
 
-KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence", "phrases")
+KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence", "phrases", "crlf_lines")
 
 # Channel 0 of the residual stream holds a constant in the "random" and "byte_loop"
 # models (nothing writes to it), so output-matrix column 0 acts as a per-token bias
@@ -234,6 +244,7 @@ def write_llama_model(
     markov = {"markov": lambda: (transitions, default_next),
               "utf8_bytes": utf8_transitions,
               "sentence": sentence_transitions,
+              "crlf_lines": crlf_transitions,
               "phrases": phrases_transitions}.get(kind, lambda: None)()
 
     tensors = _layers(shape, rng, silent=markov is not None)
@@ -265,7 +276,10 @@ def write_llama_model(
     _add_hparams(w, shape, context_length)
     w.add_vocab_size(N_VOCAB + unused_tokens)
     w.add_tokenizer_model("llama")
-    w.add_token_list(list(vocab.tokens) + [f"<unused{i}>" for i in range(unused_tokens)])
+    tokens = list(vocab.tokens)
+    if kind == "crlf_lines":
+        tokens[vocab.id_of("\n")] = "\r\n"
+    w.add_token_list(tokens + [f"<unused{i}>" for i in range(unused_tokens)])
     w.add_token_scores(list(vocab.scores) + [0.0] * unused_tokens)
     w.add_token_types(list(vocab.types) + [int(gguf.TokenType.UNUSED)] * unused_tokens)
     w.add_bos_token_id(BOS_ID)

@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from stat import S_ISREG
 
+from scriptorium.inference.text import OTHER_LINE_BREAKS, editor_line_breaks
+
 from scriptorium.app import atomic
 
 from scriptorium.app.sessions.model import DraftSession, FileStamp, SessionError
@@ -32,7 +34,7 @@ class DraftConflictError(DraftFileError):
 
 
 BOM = "\ufeff"
-_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_BREAK = re.compile(f"\r\n|[\n{OTHER_LINE_BREAKS}]")
 """Every line break str.splitlines (so the editor) knows."""
 _NEWLINE = re.compile("\r\n|[\n\r]")
 _NAMES = {"\r\n": "CRLF", "\n": "LF", "\r": "CR", "\x0b": "vertical tab", "\x0c": "form feed",
@@ -44,7 +46,7 @@ _FORMAT_PROBE = 65537
 
 def inside_form(text: str) -> str:
     """`text` as scriptorium keeps it: no BOM, every line break "\n"."""
-    return _BREAK.sub("\n", text.removeprefix(BOM))
+    return editor_line_breaks(text.removeprefix(BOM))
 
 
 def file_form(text: str, newline: str, bom: bool) -> str:

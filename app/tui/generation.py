@@ -8,7 +8,6 @@ and asks `should_stop` (the worker's cancellation flag) between tokens.
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 import time
 from contextlib import closing
@@ -197,39 +196,6 @@ FIRST_FRAME_WAIT = 1.0
 app closing may draw no more)."""
 
 
-_BREAK = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-
-
-class LineBreaks:
-    """The model's line breaks as the editor holds text: each one "\n" (draft_files.py). A
-    vocabulary with "\r\n" tokens (SmolLM2's) wrote two characters where the editor put
-    one, and every offset after it (colours, inspection, what the session credits to the
-    model) was off. A "\r" ending one token may open a "\r\n" the next closes: held."""
-
-    def __init__(self) -> None:
-        self._held = ""
-
-    def feed(self, text: str) -> str:
-        text, self._held = self._held + text, ""
-        if text.endswith("\r"):
-            text, self._held = text[:-1], "\r"
-        return _BREAK.sub("\n", text)
-
-    def finish(self) -> str:
-        held, self._held = self._held, ""
-        return "\n" if held else ""
-
-    def event(self, event: TokenEvent) -> TokenEvent:
-        # Most tokens hold no line break: they pass as they are (a copy per token is work
-        # on the thread that feeds the screen while llama.cpp decodes).
-        if self._held or _BREAK.search(event.text):
-            return replace(event, text=self.feed(event.text))
-        return event
-
-    def done(self, done: GenerationDone) -> GenerationDone:
-        return replace(done, text=_BREAK.sub("\n", done.text), tail_text=self.feed(done.tail_text) + self.finish())
-
-
 def next_frame(screen: "Screen[Any]") -> threading.Event:
     """An event set once `screen` has drawn what it shows now: a generation's first frame."""
     drawn = threading.Event()
@@ -270,7 +236,6 @@ def stream_generation(
             pass
     batch: list[TokenEvent] = []
     last_post = -frame_interval
-    breaks = LineBreaks()
 
     def post_tokens() -> None:
         nonlocal last_post
@@ -293,7 +258,7 @@ def stream_generation(
         with closing(generation) as events, older_collections_deferred():
             for event in events:
                 if isinstance(event, TokenEvent):
-                    batch.append(breaks.event(event))
+                    batch.append(event)
                     if time.monotonic() - last_post >= frame_interval:
                         post_tokens()
                     continue
@@ -303,7 +268,7 @@ def stream_generation(
                 elif isinstance(event, PrefillDone):
                     post(PrefillFinished(rid, event))
                 elif isinstance(event, GenerationDone):
-                    post(GenerationFinished(rid, breaks.done(event)))
+                    post(GenerationFinished(rid, event))
                 elif isinstance(event, ContextTrimmed):
                     post(ContextWasTrimmed(rid, event))
     except ScriptoriumError as error:

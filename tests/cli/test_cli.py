@@ -78,6 +78,16 @@ def test_continue_never_prints_half_a_character(utf8_model: Path) -> None:
     assert lines[-1]["text"] == "è" and lines[-1]["completion_tokens"] == 3
 
 
+def test_continue_stops_on_the_text_as_printed(crlf_model: Path) -> None:
+    """The model's newline token is "\\r\\n": `--stop` "\\n\\n" never fired, and the lines
+    came out as "\\r\\n" where the app writes "\\n"."""
+    args = ("continue", "--model", str(crlf_model), "--preset", "greedy", "--max-tokens", "8")
+    assert scriptorium(*args, stdin="Era notte").stdout == " La casa.\n\n\n\n\n"
+    stopped = scriptorium(*args, "--stop", "\n\n", "--json", stdin="Era notte")
+    done = json.loads(stopped.stdout.splitlines()[-1])
+    assert (done["text"], done["stop_reason"]) == (" La casa.", "stop")
+
+
 def test_info_reports_the_facts(random_model: Path) -> None:
     result = scriptorium("info", "--model", str(random_model), "--json")
     assert result.returncode == 0, result.stderr

@@ -175,6 +175,18 @@ def test_a_character_interrupted_by_another_token_is_dropped_not_escaped() -> No
     assert decoder.feed(b"\xff") == "\\xff" and decoder.finish() == ""
 
 
+def test_stop_strings_match_the_text_as_the_author_sees_it(crlf_model: Path) -> None:
+    """The model's newline token is "\\r\\n" (SmolLM2's are): the author's stop "\\n\\n"
+    was matched on the raw "\\r\\n\\r\\n" and never fired."""
+    engine = load(crlf_model, n_ctx=256)
+    events = run(engine, "Era notte", GREEDY.with_changes(max_tokens=8))
+    assert done_of(events).text == " La casa.\n\n\n\n\n"  # line breaks as the editor keeps them
+    assert "".join(t.text for t in tokens_of(events)) + done_of(events).tail_text == done_of(events).text
+    for stop in ("\n\n", "\r\n\r\n"):  # a stop written with CRLF reads as the author's text too
+        done = done_of(run(engine, "Era notte", GREEDY.with_changes(max_tokens=8, stop=(stop,))))
+        assert (done.text, done.stop_reason, done.completion_tokens) == (" La casa.", "stop", 5)
+
+
 def test_lora_scale_zero_equals_the_base_model(random_model: Path, lora_adapter: Path, random_engine: Engine) -> None:
     settings = GREEDY.with_changes(max_tokens=8)
     base = tokens_of(run(random_engine, DRAFT, settings))

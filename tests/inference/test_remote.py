@@ -193,6 +193,21 @@ def test_utf8_split_over_byte_tokens_reads_as_locally(utf8_model: Path, utf8_ser
     assert [t.index for t in remote_tokens] == [t.index for t in local_tokens if t.text]
 
 
+def test_stop_strings_match_the_text_as_the_author_sees_it(crlf_model: Path, server_logs: Path) -> None:
+    """The model's newline token is "\\r\\n": llama-server matches stop strings on the raw
+    text, where the author's "\\n\\n" never meets "\\r\\n\\r\\n", and the reply ran on."""
+    with LlamaServer(crlf_model, server_logs) as server:
+        remote = _connect(server)
+        try:
+            _, plain, _ = _events(remote, "Era notte", settings=GREEDY.with_changes(max_tokens=8))
+            tokens, done, _ = _events(remote, "Era notte", settings=GREEDY.with_changes(max_tokens=8, stop=("\n\n",)))
+        finally:
+            remote.close()
+    assert plain.text == " La casa.\n\n\n\n\n"
+    assert (done.text, done.stop_reason) == (" La casa.", "stop")
+    assert "".join(t.text for t in tokens) == " La casa."
+
+
 def test_lora_scale_is_sent_per_request(random_model: Path, lora_adapter: Path, random_server: LlamaServer) -> None:
     gatto = italian_vocab().id_of(LORA_PUSH_PIECE)
     one_step = GREEDY.with_changes(max_tokens=1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, loader_failing_after, make_app, model_ready, run
+from tui_helpers import GREEDY, generated, loader_failing_after, make_app, model_ready, run
 
 
 def notifications(app: Any) -> list[str]:
@@ -171,40 +171,19 @@ def test_a_suggestion_an_edit_takes_away_is_recorded_as_rejected(random_model: P
     run(scenario)
 
 
-def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(random_model: Path) -> None:
-    """SmolLM2's vocabulary has "\\r\\n" tokens. The editor turns "\\r\\n" into one line
-    break, but the suggestion's tokens and the session counted two characters: after
-    accepting, the colours and the passage credited to the model sat off by one a line."""
-    from dataclasses import replace
-
-    from tui_helpers import loader_wrapping
-
-    from scriptorium.inference.events import GenerationDone, TokenEvent
-
-    def with_crlf(generate: Any) -> Any:
-        texts: list[str] = []
-
-        def generating(*args: Any, **kwargs: Any) -> Any:
-            for event in generate(*args, **kwargs):
-                if isinstance(event, TokenEvent) and event.index in (1, 3):
-                    event = replace(event, text=event.text + "\r")  # a "\r" token's text, then
-                elif isinstance(event, TokenEvent) and event.index in (2, 4):
-                    event = replace(event, text="\n" + event.text)  # the "\n" of the next one
-                elif isinstance(event, GenerationDone):
-                    event = replace(event, text="".join(texts))
-                if isinstance(event, TokenEvent):
-                    texts.append(event.text)
-                yield event
-        return generating
-
+def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(crlf_model: Path) -> None:
+    """SmolLM2's vocabulary has "\\r\\n" tokens, as this model's newline. The editor turns
+    "\\r\\n" into one line break, but the suggestion's tokens and the session counted two
+    characters: after accepting, the colours and the passage credited to the model sat off
+    by one a line."""
     async def scenario() -> None:
-        app = make_app(random_model, loader=loader_wrapping("generate", with_crlf))
+        app = make_app(crlf_model)
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Era notte")
             await generated(pilot, "ctrl+g")
             editor = app.main.draft.editor
-            assert editor.ghost is not None and editor.ghost.text.count("\n") == 2
+            assert editor.ghost is not None and editor.ghost.text == " La casa." + "\n" * 9
             await pilot.press("tab")
             await pilot.pause()
             [span] = editor.spans.spans
@@ -213,5 +192,19 @@ def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(random_model: Pat
             assert session is not None and session.text == editor.text
             assert [(s.start, s.end) for s in session.spans] == [(9, len(editor.text))]
             assert session.generations[0].text == span.text
+
+    run(scenario)
+
+
+def test_a_stop_string_ends_the_suggestion_on_a_crlf_model(crlf_model: Path) -> None:
+    """The config's stop "\\n\\n" (a paragraph's end) never fired on a model whose newline
+    token is "\\r\\n": the suggestion ran on to its length."""
+    async def scenario() -> None:
+        app = make_app(crlf_model, sampler=GREEDY.with_changes(stop=("\n\n",)))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte")
+            done = await generated(pilot, "ctrl+g")
+            assert done.stop_reason == "stop" and app.main.draft.editor.ghost.text == " La casa."
 
     run(scenario)
