@@ -16,7 +16,8 @@ the command line, the draft pane, chat and scoring:
   longest piece in characters (`_too_far_back`), so a book-length draft is not tokenized
   at every pause in typing. The tokens before the window are counted only when read.
 - Memory and note are never cut: when they alone do not fit, WindowError says so.
-- Chat (`fit_chat`): the system prompt (with the memory) stays, the oldest turns leave.
+- Chat is fitted in chat_window.py: the system prompt (with the memory) stays, the oldest
+  turns leave.
 
 Why the window starts on a boundary though the cache is shifted: the engine's shift
 (`LlamaContext.reuse_prefix`) follows the window. A cut on a token count could start it
@@ -353,48 +354,3 @@ def _earliest_fitting(candidates: Sequence[int], size: Callable[[int], int], bud
         if size(candidates[i]) <= budget:
             return candidates[i]
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class ChatWindow:
-    messages: list[dict[str, str]]
-    """The conversation as sent: system prompt (with memory) and the most recent turns."""
-    prompt: str
-    prompt_tokens: int
-    dropped_turns: int
-
-
-def with_memory(messages: list[dict[str, str]], memory: str) -> list[dict[str, str]]:
-    """The memory joins the system prompt (a system message of its own when there is none)."""
-    memory = memory.strip()
-    if not memory:
-        return list(messages)
-    if messages and messages[0].get("role") == "system":
-        first = dict(messages[0], content=messages[0]["content"].rstrip() + "\n\n" + memory)
-        return [first, *messages[1:]]
-    return [{"role": "system", "content": memory}, *messages]
-
-
-def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
-             render: Callable[[list[dict[str, str]]], str], memory: str = "") -> ChatWindow:
-    """Drop the oldest turns until the rendered conversation fits `budget`; system
-    messages and the memory stay, and so does the last turn (WindowError if even that
-    does not fit)."""
-    messages = with_memory(messages, memory)
-    system = [m for m in messages if m.get("role") == "system"]
-    turns = [m for m in messages if m.get("role") != "system"]
-    dropped = 0
-    while True:
-        kept = system + turns[dropped:]
-        prompt = render(kept)
-        tokens = count(prompt)
-        if tokens <= budget:
-            return ChatWindow(kept, prompt, tokens, dropped)
-        if dropped >= len(turns) - 1:
-            raise WindowError(
-                f"the system prompt, memory and the last message take {tokens:,} tokens, more than the {budget:,} "
-                "the context leaves for the prompt: shorten them, or give the model a larger context")
-        dropped += 1
-        # A conversation resumes with the author's turn, not with a reply to nothing.
-        while dropped < len(turns) - 1 and turns[dropped].get("role") == "assistant":
-            dropped += 1

@@ -13,9 +13,9 @@ from scriptorium.inference.window import (
     boundaries,
     build_window,
     check_note_depth,
-    fit_chat,
     prompt_budget,
 )
+from scriptorium.inference.chat_window import fit_chat
 
 
 def words(text: str) -> int:

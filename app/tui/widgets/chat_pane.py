@@ -14,7 +14,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
 
 from scriptorium import prompts
-from scriptorium.inference.window import fit_chat, prompt_budget
+from scriptorium.inference.chat_window import fit_chat
+from scriptorium.inference.window import prompt_budget
 from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
