@@ -9,7 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from .errors import ScriptoriumError
+from .text import describe_character
+from .tokenizer import UnencodableTextError, describe_position
 from .window import Count, WindowError
+
+Render = Callable[[list[dict[str, str]]], str]
+WHOSE = {"system": "the system prompt", "user": "your message", "assistant": "a reply"}
+
+
+class ChatFormatError(ScriptoriumError):
+    """The chat's own format (its turn separators) has a character the vocabulary cannot
+    encode: no message the author could change would make the chat encodable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +44,11 @@ def with_memory(messages: list[dict[str, str]], memory: str) -> list[dict[str, s
 
 
 def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
-             render: Callable[[list[dict[str, str]]], str], memory: str = "") -> ChatWindow:
+             render: Render, memory: str = "") -> ChatWindow:
     """Drop the oldest turns until the rendered conversation fits `budget`; system
     messages and the memory stay, and so does the last turn (WindowError if even that
-    does not fit)."""
+    does not fit). A character the vocabulary cannot encode is named where the author
+    knows it: in a message, or in the chat's format (ChatFormatError)."""
     messages = with_memory(messages, memory)
     system = [m for m in messages if m.get("role") == "system"]
     turns = [m for m in messages if m.get("role") != "system"]
@@ -44,7 +56,10 @@ def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
     while True:
         kept = system + turns[dropped:]
         prompt = render(kept)
-        tokens = count(prompt)
+        try:
+            tokens = count(prompt)
+        except UnencodableTextError as error:
+            raise _placed(error, kept, render) from None
         if tokens <= budget:
             return ChatWindow(kept, prompt, tokens, dropped)
         if dropped >= len(turns) - 1:
@@ -55,3 +70,22 @@ def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
         # A conversation resumes with the author's turn, not with a reply to nothing.
         while dropped < len(turns) - 1 and turns[dropped].get("role") == "assistant":
             dropped += 1
+
+
+def _placed(error: UnencodableTextError, messages: list[dict[str, str]], render: Render) -> ScriptoriumError:
+    """The error said of the whole prompt ("character 93 (line 1, column 93)", a place the
+    author never saw), said again of the format or the message the character is in."""
+    try:
+        format_only = render([dict(message, content="") for message in messages])
+    except ScriptoriumError:
+        format_only = ""
+    if error.index >= 0 and error.character in format_only:
+        return ChatFormatError(
+            f"this model cannot chat: its chat format writes {describe_character(error.character)} between the "
+            "turns, and the model's vocabulary has no piece for it and no byte tokens to fall back on. "
+            "Write with it in the draft instead, or chat with a model that has byte tokens")
+    for message in reversed(messages):  # the newest first: most likely what was just written
+        at = message["content"].find(error.character)
+        if at >= 0:
+            return error.placed(f"{describe_position(message['content'], at)} of {WHOSE[message['role']]}")
+    return error

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual.message import Message
 
+from scriptorium.inference.chat_window import ChatFormatError
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import (
     ContextTrimmed,
@@ -290,9 +291,9 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
     try:
         prepared = request.prepare()
     except ScriptoriumError as error:
-        # A server that did not answer, or an engine found dead, is the model's failure; the
-        # rest (memory and note leaving no room...) is the window's.
-        about_model = isinstance(error, (EngineCrashed, ServerError))
+        # A server that did not answer, an engine found dead or a model that cannot chat is
+        # the model's failure; the rest (memory and note leaving no room...) is the window's.
+        about_model = isinstance(error, (EngineCrashed, ServerError, ChatFormatError))
         post(GenerationFailed(rid, str(error), "Model" if about_model else "Window", engine_started=False,
                               engine_lost=isinstance(error, EngineCrashed)))
         if isinstance(error, EngineCrashed):

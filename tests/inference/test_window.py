@@ -15,7 +15,8 @@ from scriptorium.inference.window import (
     check_note_depth,
     prompt_budget,
 )
-from scriptorium.inference.chat_window import fit_chat
+from scriptorium.inference.chat_window import ChatFormatError, fit_chat
+from scriptorium.inference.tokenizer import CharacterGuard, UnencodableTextError
 
 
 def words(text: str) -> int:
@@ -146,6 +147,32 @@ def test_chat_drops_the_oldest_turns_and_keeps_system_and_memory() -> None:
     assert chat.messages[1:] == turns[1 + chat.dropped_turns:]
     with pytest.raises(WindowError, match="system prompt, memory and the last message"):
         fit_chat(turns, budget=5, count=words, render=render)
+
+
+def guarded_words(missing: str):
+    """The word count of a vocabulary with no byte tokens and no piece for `missing`."""
+    pieces = {chr(c) for c in range(0x20, 0x7F)} | {"▁", "\n"}
+    guard = CharacterGuard(frozenset(pieces - set(missing)), (), (), add_space_prefix=False)
+
+    def count(text: str) -> int:
+        guard.check(text, special=True)
+        return words(text)
+    return count
+
+
+def test_a_chat_format_the_vocabulary_cannot_encode_is_refused_as_the_models() -> None:
+    """A vocabulary with neither byte tokens nor a newline piece: the chat said "cannot encode
+    '\\n' at character 18 (line 1, column 18). Remove or replace it", of a newline the
+    author never wrote (the turns' separator)."""
+    turns = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "ciao"}]
+    with pytest.raises(ChatFormatError, match="this model cannot chat: its chat format writes '\\\\n' "):
+        fit_chat(turns, budget=40, count=guarded_words("\n"), render=render)
+
+
+def test_a_character_the_vocabulary_cannot_encode_is_placed_in_the_message_that_has_it() -> None:
+    turns = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "ciao ~ come va"}]
+    with pytest.raises(UnencodableTextError, match="'~' .* at character 6 \\(line 1, column 6\\) of your message"):
+        fit_chat(turns, budget=40, count=guarded_words("~"), render=render)
 
 
 @pytest.mark.parametrize("template", ["{draft}", "Continua:\n{draft}", "{draft}\n\n(di nuovo) {draft}", "Senza segnaposto: "])

@@ -61,3 +61,23 @@ def test_a_model_that_does_not_match_is_named_in_the_panel_and_a_notification(un
             assert panel_text(app)[-1].startswith(f"tokenizer llama.cpp: {bpe_spm.name} does not match")
             assert any("does not match" in n.message for n in app._notifications)
     run(scenario)
+
+
+def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gguf: Path) -> None:
+    """No byte tokens and no newline piece: sending "ciao" said the vocabulary cannot encode
+    '\\n' "at character 93 (line 1, column 93)" and to remove it, of a line break the
+    author never wrote (the chat format's, between the turns)."""
+    async def scenario() -> None:
+        app = make_app(no_bytes_gguf, mode="chat")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            app._notifications.clear()
+            await pilot.press(*"ciao", "enter")
+            await app.workers.wait_for_complete()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            [said] = [n for n in app._notifications]
+            assert said.title == "Model" and said.message.startswith("this model cannot chat: its chat format writes '\\n'")
+            assert app.main.chat.messages == [{"role": "user", "content": "ciao"}]  # kept, as after any failed reply
+            assert app.backend is not None
+    run(scenario)
