@@ -106,9 +106,28 @@ class CompletionText:
         return self._stops.feed(last) + self._stops.finish()
 
 
+_BYTE_LABELS = "scriptorium-byte-labels"
+_BYTE_LABEL = re.compile("<0x[0-9A-F]{2}>")
+
+
+def _byte_labels(error: UnicodeDecodeError) -> tuple[str, int]:
+    return "".join(f"<0x{byte:02X}>" for byte in error.object[error.start:error.end]), error.end
+
+
+codecs.register_error(_BYTE_LABELS, _byte_labels)
+
+
 def piece_text(piece: bytes) -> str:
-    """A single token's text on its own, as a candidate list shows it."""
-    return piece.decode("utf-8", errors="backslashreplace")
+    """A single token's text on its own, as a candidate list shows it. Bytes that are no
+    character on their own (a byte-level BPE piece holding part of one, SmolLM2's for
+    Japanese) are written as the vocabulary writes byte tokens: <0xE3><0x83>."""
+    return piece.decode("utf-8", errors=_BYTE_LABELS)
+
+
+def label_is_text(label: str) -> bool:
+    """False for a candidate's label that names bytes (<0xE3>, " <0xE3><0x83>"): taken as a
+    word, it would write the label itself into the author's text."""
+    return _BYTE_LABEL.search(label) is None
 
 
 class StopStringFilter:

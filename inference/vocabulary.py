@@ -67,7 +67,8 @@ class Vocabulary:
 
     def token_text(self, token_id: int) -> str:
         """How a token reads in a candidate list: control tokens by name, byte tokens as
-        the vocabulary writes them (<0xFF>), other invalid UTF-8 as \\xNN."""
+        the vocabulary writes them (<0xFF>), and so the bytes of a piece that are no
+        character on their own (text.piece_text)."""
         label = self._labels.get(token_id)
         if label is None:
             if token_id in self._byte_tokens:

@@ -364,3 +364,37 @@ def test_a_control_token_alternative_is_not_written_into_the_text(sentence_model
             assert draft.editor.ghost.text == before
             assert all(options.get_option_at_index(i).disabled for i in named)
     run(scenario)
+
+
+def test_a_byte_level_piece_holding_part_of_a_character_is_not_written_into_the_text() -> None:
+    """SmolLM2 writes Japanese in byte-level pieces: at "パ" (<0xE3><0x83> then <0x91>) every
+    alternative was part of a character, labelled "\\xe3\\x83", "\\x92"... and taking one wrote
+    that escape into the draft."""
+    from textual.app import App
+
+    from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
+    from scriptorium.inference.events import Candidate
+    from scriptorium.inference.text import piece_text
+
+    pieces = ["パ".encode(), b"\xe3\x83", b"\x92", b" \xe3", "ー".encode()]
+    top = tuple(Candidate(10 + i, piece_text(piece), 0.5 ** (i + 1), False) for i, piece in enumerate(pieces))
+    record = TokenRecord(0, "パ", 10, top[0].p, top, TokenSource("generated"))
+    chosen: list[str | None] = []
+
+    async def scenario() -> None:
+        app: App[None] = App()
+        async with app.run_test(size=(100, 30)) as pilot:
+            app.push_screen(AlternativesScreen(record), chosen.append)
+            await pilot.pause()
+            options = app.screen.query_one(OptionList)
+            assert [options.get_option_at_index(i).disabled for i in range(len(top))] == [False, True, True, True, False]
+            assert [c.text for c in top[1:4]] == ["<0xE3><0x83>", "<0x92>", " <0xE3>"]
+            options.highlighted = 1
+            await pilot.press("enter")
+            await pilot.pause()
+            assert chosen == []  # a disabled option takes nothing
+            options.highlighted = 4
+            await pilot.press("enter")
+            await pilot.pause()
+            assert chosen == ["ー"]
+    run(scenario)

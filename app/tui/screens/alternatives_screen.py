@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from scriptorium.inference.text import label_is_text
+
 from scriptorium.app.tui.keys import type_invisible
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.tui.widgets.formatting import pad, visible_token
@@ -22,9 +24,10 @@ from scriptorium.app.tui.widgets.formatting import pad, visible_token
 class AlternativesScreen(ModalScreen[str | None]):
     """The token's top candidates as a list (Enter takes one), and an input for a word.
 
-    Some labels are not text: a byte token's (<0xE2>) is one byte of a character, a control
-    token's (</s>) a name. Taking one would write the label itself into the draft. They stay
-    in the list, as the model's alternatives, but cannot be chosen."""
+    Some labels are not text: a byte token's (<0xE2>) is one byte of a character, and so is
+    a byte-level piece's part of one (<0xE3><0x83>, SmolLM2's), a control token's (</s>) a
+    name. Taking one would write the label itself into the draft. They stay in the list, as
+    the model's alternatives, but cannot be chosen."""
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="alternatives.cancel", tooltip="Keep the text as it is"),
@@ -33,7 +36,7 @@ class AlternativesScreen(ModalScreen[str | None]):
     def __init__(self, record: TokenRecord, not_text: Collection[int] = ()) -> None:
         super().__init__()
         self.record = record
-        self.not_text = frozenset(not_text)
+        self.not_text = frozenset(not_text) | {c.id for c in record.top if not label_is_text(c.text)}
 
     def compose(self) -> ComposeResult:
         record = self.record
