@@ -96,12 +96,14 @@ def read_draft(source: str | None) -> str:
             text = sys.stdin.buffer.read().decode("utf-8")
         except UnicodeDecodeError:
             raise ScriptoriumError("draft on standard input is not UTF-8 text") from None
-        text = text.replace("\r\n", "\n").replace("\r", "\n")  # newlines as a FILE reads them
     else:
         text = read_text_file(source, "draft")
-    # A byte-order mark (Windows editors write one) marks the file, not the text: the app's
-    # editor leaves it out of what the model sees, and so does this.
-    return text.removeprefix("\ufeff")
+    from scriptorium.app.sessions.draft_files import inside_form
+
+    # As the app's editor holds it, so the model reads the same text there and here: no
+    # byte-order mark (it marks the file, not the text), every line break "\n" (a form
+    # feed or U+2028 is one line break in the editor).
+    return inside_form(text)
 
 
 def read_text_file(source: str, what: str) -> str:

@@ -83,14 +83,15 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.app.config.file import load_config
     from scriptorium.app.models.choice import resolve_model, stderr_progress
     from scriptorium.app.config.run_settings import SERVER_ADAPTER, run_settings
+    from scriptorium.app.sessions.draft_files import inside_form
 
     if args.top < 0:
         raise SettingsError(f"--top must be 0 or more, not {args.top}")
     config = load_config(args.config)
     chosen = run_settings(args, config)
     depth = check_note_depth(args.note_depth, "--note-depth") if args.note_depth is not None else DEFAULT_NOTE_DEPTH
-    memory = read_text_file(args.memory, "memory") if args.memory else ""
-    note = read_text_file(args.note, "author's note") if args.note else ""
+    memory = inside_form(read_text_file(args.memory, "memory")) if args.memory else ""
+    note = inside_form(read_text_file(args.note, "author's note")) if args.note else ""
     draft = read_draft(args.file)
     template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
     loader, remote = choose_loader(chosen.server)

@@ -88,6 +88,22 @@ def test_continue_stops_on_the_text_as_printed(crlf_model: Path) -> None:
     assert (done["text"], done["stop_reason"]) == (" La casa.", "stop")
 
 
+def test_continue_reads_line_breaks_as_the_app_does(random_model: Path, tmp_path: Path) -> None:
+    """A draft's U+2028 or form feed is a line break in the app's editor, which gives the
+    model "\\n"; continue gave the model the character itself (three byte tokens here)."""
+    def prompt_tokens(draft: str, memory: str) -> int:
+        (tmp_path / "draft.md").write_text(draft, encoding="utf-8")
+        (tmp_path / "memory.md").write_text(memory, encoding="utf-8")
+        result = scriptorium("continue", str(tmp_path / "draft.md"), "--memory", str(tmp_path / "memory.md"),
+                             "--model", str(random_model), "--preset", "greedy", "--max-tokens", "1", "--json")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.splitlines()[-1])["prompt_tokens"]
+
+    plain = prompt_tokens("La casa era buia.\nE la notte", "Una storia.\nDi notte.")
+    assert prompt_tokens("La casa era buia.\u2028E la notte", "Una storia.\nDi notte.") == plain
+    assert prompt_tokens("La casa era buia.\nE la notte", "Una storia.\u2029Di notte.") == plain
+
+
 def test_info_reports_the_facts(random_model: Path) -> None:
     result = scriptorium("info", "--model", str(random_model), "--json")
     assert result.returncode == 0, result.stderr
