@@ -102,8 +102,8 @@ class TokenEvent:
     id: int
     text: str
     """The characters this token completes; '' while a UTF-8 sequence is still open (one
-    that never completes is dropped, text.py). Bytes that can never start a character
-    appear as \\xNN escapes."""
+    that never completes is dropped, text.py). A byte that can never start a character
+    is U+FFFD; the candidates (`top`) name it by its byte, <0xFF>."""
     p: float
     """Probability of this token under the model: softmax of the raw logits."""
     top: tuple[Candidate, ...]

@@ -4,8 +4,11 @@ A UTF-8 character can be split over several tokens (byte tokens especially): the
 decoder holds the open sequence until it completes. A character that never completes
 (the generation ended, was stopped or cut by a stop string first, or the next byte
 does not continue it) was never shown, and is dropped: nothing of it reaches the text
-the author accepts. Bytes that can never start a character (the byte-token loop
-produces <0xFF>) are shown as \\xNN, not dropped.
+the author accepts. A byte that can never start a character (the byte-token loop
+produces <0xFF>; a lone continuation byte) is not text either, but the model did write
+it: it becomes U+FFFD, the replacement character, as any editor shows bytes it cannot
+read. Written as "\\xff", it reached the author's draft as four characters they could
+have typed. The panels still name the token by its byte (<0xFF>, piece_text).
 
 Line breaks are the editor's: each one "\\n" (a vocabulary with "\\r\\n" tokens, SmolLM2's,
 writes two characters where the editor keeps one). Stop strings are matched on that text,
@@ -17,32 +20,44 @@ from __future__ import annotations
 import codecs
 import re
 import unicodedata
+from typing import Callable
 
 OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """Besides "\\n", every line break str.splitlines (so the editor) knows."""
 _OTHER_BREAK = re.compile(f"\r\n|[{OTHER_LINE_BREAKS}]")
 
-_UNFINISHED_CHARACTER = "scriptorium-drop-unfinished"
+REPLACEMENT_CHARACTER = "\ufffd"
 
 
 def _drop_unfinished(error: UnicodeDecodeError) -> tuple[str, int]:
     """A lead byte (0xC2..0xF4) whose character did not complete is dropped; any other
-    invalid byte is written as an escape. Called only on an error: the common token pays
-    nothing for it."""
-    bad = error.object[error.start:error.end]
-    if 0xC2 <= bad[0] <= 0xF4:
+    invalid byte becomes U+FFFD (one per error, as Python's "replace" does). Called only on
+    an error: the common token pays nothing for it."""
+    if 0xC2 <= error.object[error.start] <= 0xF4:
         return "", error.end
-    return "".join(f"\\x{byte:02x}" for byte in bad), error.end
+    return REPLACEMENT_CHARACTER, error.end
 
 
-codecs.register_error(_UNFINISHED_CHARACTER, _drop_unfinished)
+def _byte_labels(error: UnicodeDecodeError) -> tuple[str, int]:
+    return "".join(f"<0x{byte:02X}>" for byte in error.object[error.start:error.end]), error.end
+
+
+_HANDLERS: dict[str, Callable[[UnicodeDecodeError], tuple[str, int]]] = {
+    "scriptorium-drop-unfinished": _drop_unfinished,
+    "scriptorium-byte-labels": _byte_labels,
+}
+
+
+for _name, _handler in _HANDLERS.items():
+    codecs.register_error(_name, _handler)
 
 
 class TokenTextDecoder:
-    """Incremental bytes -> str: unfinished characters dropped, invalid bytes made visible."""
+    """Incremental bytes -> str: unfinished characters dropped, bytes that are no
+    character replaced (U+FFFD)."""
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=_UNFINISHED_CHARACTER)
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="scriptorium-drop-unfinished")
 
     def feed(self, piece: bytes) -> str:
         return self._decoder.decode(piece)
@@ -106,22 +121,14 @@ class CompletionText:
         return self._stops.feed(last) + self._stops.finish()
 
 
-_BYTE_LABELS = "scriptorium-byte-labels"
 _BYTE_LABEL = re.compile("<0x[0-9A-F]{2}>")
-
-
-def _byte_labels(error: UnicodeDecodeError) -> tuple[str, int]:
-    return "".join(f"<0x{byte:02X}>" for byte in error.object[error.start:error.end]), error.end
-
-
-codecs.register_error(_BYTE_LABELS, _byte_labels)
 
 
 def piece_text(piece: bytes) -> str:
     """A single token's text on its own, as a candidate list shows it. Bytes that are no
     character on their own (a byte-level BPE piece holding part of one, SmolLM2's for
     Japanese) are written as the vocabulary writes byte tokens: <0xE3><0x83>."""
-    return piece.decode("utf-8", errors=_BYTE_LABELS)
+    return piece.decode("utf-8", errors="scriptorium-byte-labels")
 
 
 def label_is_text(label: str) -> bool:

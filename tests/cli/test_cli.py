@@ -78,6 +78,19 @@ def test_continue_never_prints_half_a_character(utf8_model: Path) -> None:
     assert lines[-1]["text"] == "è" and lines[-1]["completion_tokens"] == 3
 
 
+def test_continue_prints_a_byte_that_is_no_text_as_the_replacement_character(utf8_model: Path) -> None:
+    """After "notte" the utf8 model writes <0xFF>, never UTF-8: continue printed "\\xff",
+    four characters an editor piping it in took as text; --json named the token so too."""
+    args = ("continue", "--model", str(utf8_model), "--preset", "greedy", "--max-tokens", "4", "--no-byte-ban")
+    plain = scriptorium(*args, stdin="La notte")
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == "\ufffd casaè"
+    lines = [json.loads(line) for line in scriptorium(*args, "--json", stdin="La notte").stdout.splitlines()]
+    assert [line["text"] for line in lines[:-1]] == ["\ufffd", " casa", "", "è"]
+    assert lines[0]["top"][0]["text"] == "<0xFF>"  # the candidates name the token by its byte
+    assert lines[-1]["text"] == "\ufffd casaè"
+
+
 def test_continue_stops_on_the_text_as_printed(crlf_model: Path) -> None:
     """The model's newline token is "\\r\\n": `--stop` "\\n\\n" never fired, and the lines
     came out as "\\r\\n" where the app writes "\\n"."""

@@ -149,9 +149,12 @@ def test_split_utf8_characters_come_out_whole_and_invalid_bytes_show(utf8_model:
     events = tokens_of(run(engine, "La casa", GREEDY.with_changes(max_tokens=6), no_ban))
     assert [t.id for t in events] == [byte_id(0xC3), byte_id(0xA8)] * 3
     assert [t.text for t in events] == ["", "è"] * 3
-    # After "▁notte" the model emits <0xFF>, which is never valid UTF-8: shown, not dropped.
+    # After "▁notte" the model emits <0xFF>, which is never valid UTF-8: written as the
+    # replacement character, not dropped, and not as "\\xff" (four characters the author
+    # could have typed, written into the draft on Tab).
     events = run(engine, "la notte", GREEDY.with_changes(max_tokens=4), no_ban)
-    assert done_of(events).text == "\\xff casaè"
+    assert done_of(events).text == "\ufffd casaè"
+    assert tokens_of(events)[0].top[0].text == "<0xFF>"  # the panels name the token by its byte
     assert "".join(t.text for t in tokens_of(events)) + done_of(events).tail_text == done_of(events).text
     # A three-byte character split over three tokens.
     assert done_of(run(engine, "la casa era", GREEDY.with_changes(max_tokens=5), no_ban)).text == "’è"
@@ -171,8 +174,10 @@ def test_a_character_interrupted_by_another_token_is_dropped_not_escaped() -> No
     decoder = TokenTextDecoder()
     # <0xE2> <0x80> then a word: the character never completes; "\\xe2\\x80" was written.
     assert [decoder.feed(piece) for piece in (b"\xe2", b"\x80", b" casa", b"\xc3", b"\xa8")] == ["", "", " casa", "", "è"]
-    # A byte that can never start a character is still shown, not dropped.
-    assert decoder.feed(b"\xff") == "\\xff" and decoder.finish() == ""
+    # A byte that can never start a character is still shown, not dropped: as U+FFFD.
+    assert decoder.feed(b"\xff") == "\ufffd" and decoder.finish() == ""
+    # So is a lone continuation byte, and an overlong lead (C0, C1) that no byte completes.
+    assert [decoder.feed(piece) for piece in (b"\x80", b"a\xbf", b"\xc0", b"\xc1\x81")] == ["\ufffd", "a\ufffd", "\ufffd", "\ufffd\ufffd"]
 
 
 def test_stop_strings_match_the_text_as_the_author_sees_it(crlf_model: Path) -> None:

@@ -193,6 +193,21 @@ def test_utf8_split_over_byte_tokens_reads_as_locally(utf8_model: Path, utf8_ser
     assert [t.index for t in remote_tokens] == [t.index for t in local_tokens if t.text]
 
 
+def test_a_byte_that_is_no_text_reads_as_locally(utf8_model: Path, utf8_server: LlamaServer) -> None:
+    """After "notte", <0xFF>: never UTF-8, the replacement character in the text (it was
+    "\\xff", written into the author's draft on Tab), and <0xFF> in the candidates."""
+    remote, local = _connect(utf8_server), _local(utf8_model)
+    no_ban, settings = LogitBias(ban_byte_tokens=False), GREEDY.with_changes(max_tokens=4)
+    try:
+        remote_tokens, remote_done, _ = _events(remote, "La notte", bias=no_ban, settings=settings, top_n=2)
+        _, local_done, _ = _events(local, "La notte", bias=no_ban, settings=settings, top_n=2)
+    finally:
+        remote.close()
+        local.close()
+    assert remote_done.text == local_done.text == "\ufffd casaè"
+    assert remote_tokens[0].text == "\ufffd" and remote_tokens[0].top[0].text == "<0xFF>"
+
+
 def test_stop_strings_match_the_text_as_the_author_sees_it(crlf_model: Path, server_logs: Path) -> None:
     """The model's newline token is "\\r\\n": llama-server matches stop strings on the raw
     text, where the author's "\\n\\n" never meets "\\r\\n\\r\\n", and the reply ran on."""

@@ -238,3 +238,20 @@ def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> N
             messages = [n.message for n in app._notifications]
             assert any(m.startswith("The oldest message no longer fits") for m in messages), messages
     run(scenario)
+
+
+def test_a_reply_byte_that_is_no_text_is_the_replacement_character(byte_loop_model: Path) -> None:
+    """With the byte ban lifted the byte-loop model replies <0xFF> <0xFF>...: the reply read
+    "\\xff\\xff" and the conversation (sent back to the model, saved) held the escapes."""
+    async def scenario() -> None:
+        app = make_app(byte_loop_model, mode="chat", sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy"))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t", "b", "escape")
+            assert not app.bias.ban_byte_tokens
+            await generated(pilot, *"Ciao", "enter")
+            assert app.main.chat.messages[-1] == {"role": "assistant", "content": "\ufffd" * 3}
+            session = app.sessions.chat
+            assert session is not None and session.turns[-1].content == "\ufffd" * 3
+
+    run(scenario)

@@ -131,7 +131,7 @@ def test_the_byte_ban_is_shown_and_toggling_it_changes_what_the_model_writes(byt
             await pilot.press("escape", "ctrl+t", "b", "escape")
             assert not app.bias.ban_byte_tokens and "byte tokens allowed" in panel_text(app)
             allowed = await generated(pilot, "ctrl+g")
-            assert allowed.text.startswith("\\xff")  # <0xFF> is not UTF-8: shown as an escape
+            assert allowed.text.startswith("\ufffd")  # <0xFF> is not UTF-8: the replacement character
             assert not any(c.banned for c in app.main.sidebar.probabilities.event.top)
 
     run(scenario)
@@ -155,6 +155,34 @@ def test_with_the_byte_ban_lifted_half_a_character_never_reaches_the_draft(utf8_
             assert editor.text == "La casaè"
             session = app.sessions.draft
             assert session is not None and [g.text for g in session.generations] == ["è"]
+
+    run(scenario)
+
+
+def test_with_the_byte_ban_lifted_a_byte_that_is_no_text_reaches_the_draft_as_the_replacement_character(
+    byte_loop_model: Path, tmp_path: Path
+) -> None:
+    """The byte-loop model writes <0xFF> over and over: it showed "\\xff\\xff...", and Tab wrote
+    those escapes into the draft, the session and the export, four characters a time the
+    author could have typed. The panel still names the token by its byte."""
+    from scriptorium.app.sessions.export import export_session
+
+    async def scenario() -> None:
+        app = make_app(byte_loop_model, sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy"))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t", "b", "escape")
+            await pilot.press(*"La notte")
+            await generated(pilot, "ctrl+g")
+            rendered = "\n".join(line.plain for line in app.main.sidebar.probabilities.lines(40))
+            assert "chosen <0xFF>" in rendered
+            await pilot.press("tab")
+            await pilot.pause()
+            assert app.main.draft.editor.text == "La notte" + "\ufffd" * 3
+            session = app.sessions.draft
+            assert session is not None and [g.text for g in session.generations] == ["\ufffd" * 3]
+            exported = export_session(session, tmp_path / "export.md").read_text(encoding="utf-8")
+            assert exported.endswith("La notte" + "\ufffd" * 3 + "\n") and "\\x" not in exported
 
     run(scenario)
 
