@@ -18,6 +18,7 @@ the text the author sees: a stop "\\n\\n" ends a paragraph on such a model too.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 import unicodedata
 from typing import Callable
@@ -48,8 +49,12 @@ _HANDLERS: dict[str, Callable[[UnicodeDecodeError], tuple[str, int]]] = {
 }
 
 
-for _name, _handler in _HANDLERS.items():
-    codecs.register_error(_name, _handler)
+@functools.cache
+def _registered(name: str) -> str:
+    """`name`, once its handler is registered with codecs: on first use, not at import
+    (nothing runs when a module is imported)."""
+    codecs.register_error(name, _HANDLERS[name])
+    return name
 
 
 class TokenTextDecoder:
@@ -57,7 +62,7 @@ class TokenTextDecoder:
     character replaced (U+FFFD)."""
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="scriptorium-drop-unfinished")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=_registered("scriptorium-drop-unfinished"))
 
     def feed(self, piece: bytes) -> str:
         return self._decoder.decode(piece)
@@ -128,7 +133,10 @@ def piece_text(piece: bytes) -> str:
     """A single token's text on its own, as a candidate list shows it. Bytes that are no
     character on their own (a byte-level BPE piece holding part of one, SmolLM2's for
     Japanese) are written as the vocabulary writes byte tokens: <0xE3><0x83>."""
-    return piece.decode("utf-8", errors="scriptorium-byte-labels")
+    try:
+        return piece.decode("utf-8")
+    except UnicodeDecodeError:  # rare: the common piece pays nothing for the labels
+        return piece.decode("utf-8", errors=_registered("scriptorium-byte-labels"))
 
 
 def label_is_text(label: str) -> bool:

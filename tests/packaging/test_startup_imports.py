@@ -33,3 +33,17 @@ def test_building_the_app_imports_nothing_heavy() -> None:
 
 def test_building_the_app_leaves_later_modules_for_later() -> None:
     assert loaded_after(BUILD_APP, LATER) == []
+
+
+def test_importing_the_token_decoder_registers_nothing() -> None:
+    """Nothing runs at import: text.py registered its codec error handlers as it was
+    imported; they are registered when first used."""
+    probe = ("import codecs\nimport scriptorium.inference.text as text\n"
+             "for name in text._HANDLERS:\n"
+             "    try:\n        codecs.lookup_error(name)\n        print(name)\n"
+             "    except LookupError:\n        pass\n"
+             "text.TokenTextDecoder(), text.piece_text(b'\\xff')\n"
+             "print(sorted(name for name in text._HANDLERS if codecs.lookup_error(name)))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["['scriptorium-byte-labels', 'scriptorium-drop-unfinished']"]
