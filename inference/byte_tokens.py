@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from .remote_http import RequestRejected
+
 BYTE_COUNT = 256
 ASCII = "".join(chr(code) for code in range(128))
 CONTROL_TOKENS = 3
@@ -42,8 +44,13 @@ def candidate_starts(n_vocab: int, fallback_start: int | None = None) -> list[in
 def fallback_start(client: _Detokenizer) -> int | None:
     """Where the byte run starts, as the tokenizer's byte fallback shows it: the id of a
     token whose piece is one byte, minus that byte (None when no piece is a lone byte,
-    as in byte-level BPE, whose tokens are not byte tokens)."""
-    answer = client.post("/tokenize", {"content": UNLIKELY_PIECE, "add_special": False, "with_pieces": True})
+    as in byte-level BPE, whose tokens are not byte tokens, or when there are none)."""
+    try:
+        answer = client.post("/tokenize", {"content": UNLIKELY_PIECE, "add_special": False, "with_pieces": True})
+    except RequestRejected:
+        # A SentencePiece vocabulary with no byte tokens cannot write the character at all:
+        # llama.cpp throws looking for its bytes (HTTP 500 "unordered_map::at"). No byte run.
+        return None
     tokens = answer.get("tokens") if isinstance(answer, dict) else None
     for token in tokens if isinstance(tokens, list) else ():
         piece = token.get("piece") if isinstance(token, dict) else None

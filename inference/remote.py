@@ -32,7 +32,7 @@ from .errors import ScriptoriumError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts
 from .load_options import LoadOptions, beyond_training
-from .remote_http import ServerChanged, ServerClient, ServerError, Timeouts
+from .remote_http import RequestRejected, ServerChanged, ServerClient, ServerError, Timeouts
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
 
 SCORING_UNAVAILABLE = ("scoring the draft is not available with a llama-server: it needs the probabilities at "
@@ -235,7 +235,12 @@ def _own_chat_template(client: ServerClient, props: dict[str, Any]) -> bool:
         return False
     if CHATML_START not in template:
         return True
-    answer = client.post("/tokenize", {"content": CHATML_START, "add_special": False, "parse_special": True})
+    try:
+        answer = client.post("/tokenize", {"content": CHATML_START, "add_special": False, "parse_special": True})
+    except RequestRejected:
+        # A vocabulary with no byte tokens and no piece for a character of it cannot write
+        # it at all (HTTP 500 "unordered_map::at"): it is no token of this model's either.
+        return False
     return isinstance(answer, dict) and len(answer.get("tokens") or ()) == 1
 
 

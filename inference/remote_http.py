@@ -41,6 +41,11 @@ class ServerError(ScriptoriumError):
     """The server is down, refused, timed out, is not llama-server, or rejected the request."""
 
 
+class RequestRejected(ServerError):
+    """The server answered the request with an error of its own (HTTP 4xx or 5xx): it is up,
+    and refused this request."""
+
+
 class ContextExceeded(ServerError):
     """HTTP 400 exceed_context_size_error: the prompt is longer than the server's context."""
 
@@ -258,7 +263,7 @@ class ServerClient:
             return ServerError(f"{self.url} has no {path}: it is not a llama-server")
         first_line = text.strip().splitlines()[0] if text.strip() else ""
         message = error.get("message") or first_line or "no reason given"
-        return ServerError(f"llama-server at {self.url} refused {path} (HTTP {status}): {message}")
+        return RequestRejected(f"llama-server at {self.url} refused {path} (HTTP {status}): {message}")
 
 
 def _ssl_failure(error: BaseException) -> bool:
