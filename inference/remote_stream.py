@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 from .events import Candidate, Event, GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
 from .remote_http import ServerClient, ServerError
+from .remote_tokens import server_tokens
 from .settings import BAN, LogitBias, SamplerSettings, SettingsError
 from .text import CompletionText, piece_text
 
@@ -102,8 +103,7 @@ def request_body(backend: ServedModel, tokens: list[int], settings: SamplerSetti
 
 
 def _tokenize(backend: ServedModel, prompt: str, special: bool) -> list[int]:
-    answer = backend.client.post("/tokenize", {"content": prompt, "add_special": True, "parse_special": special})
-    tokens = [int(t) for t in answer.get("tokens", [])] if isinstance(answer, dict) else []
+    tokens = server_tokens(backend.client, prompt, special)
     if special and len(tokens) > 1 and tokens[0] == tokens[1]:
         tokens = tokens[1:]  # the chat template wrote its own BOS
     return tokens

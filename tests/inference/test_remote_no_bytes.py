@@ -11,8 +11,15 @@ from typing import Iterator
 import pytest
 from llama_server import LlamaServer, server_binary
 
+from scriptorium import prompts
+from scriptorium.inference.chat_window import ChatFormatError, fit_chat
+from scriptorium.inference.engine import Engine
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.remote import RemoteBackend
+from scriptorium.inference.tokenizer import UnencodableTextError
+from scriptorium.inference.window import build_window
+
+FALLBACK = prompts.load(prompts.CHAT_FALLBACK)
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +38,15 @@ def remote(no_bytes_server: LlamaServer) -> Iterator[RemoteBackend]:
         backend.close()
 
 
+@pytest.fixture(scope="module")
+def no_bytes_engine(no_bytes_gguf: Path) -> Iterator[Engine]:
+    engine = Engine.load(LoadOptions(model_path=no_bytes_gguf, n_ctx=512))
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
 def test_connecting_to_a_model_with_no_byte_tokens(remote: RemoteBackend) -> None:
     """Connecting asks the server to tokenize a character no vocabulary has (where are the
     byte tokens?) and "<|im_start|>" (is the ChatML in /props the model's own template?):
@@ -39,3 +55,40 @@ def test_connecting_to_a_model_with_no_byte_tokens(remote: RemoteBackend) -> Non
     assert remote.byte_token_ids == ()
     assert not remote.facts.has_chat_template  # the server's ChatML stand-in, not the model's
     assert remote.count_tokens("ciao bello") > 1
+
+
+HOSTILE = "Perché così? Città, caffè ☕ 東京 🍰"
+
+
+@pytest.mark.parametrize("text", ["ciao\nbello", HOSTILE, "ciao ~ bello\n e ~", "~"])
+def test_text_it_cannot_encode_is_refused_as_the_local_engine_refuses_it(
+    remote: RemoteBackend, no_bytes_engine: Engine, text: str
+) -> None:
+    """The server answered HTTP 500 "unordered_map::at"; the local engine names the character,
+    where it is, and how many others it cannot encode."""
+    with pytest.raises(UnencodableTextError) as local:
+        no_bytes_engine.count_tokens(text)
+    with pytest.raises(UnencodableTextError) as served:
+        remote.count_tokens(text)
+    assert str(served.value) == str(local.value)
+    assert served.value.index == local.value.index
+
+
+def test_a_draft_and_a_chat_it_cannot_encode_are_refused_as_locally(remote: RemoteBackend,
+                                                                     no_bytes_engine: Engine) -> None:
+    """In the draft the character is placed in the author's text; a chat whose format has
+    line breaks the model cannot write is the model's failure: it cannot chat."""
+    def refusals(backend: RemoteBackend | Engine) -> list[str]:
+        said = []
+        with pytest.raises(UnencodableTextError) as draft:
+            build_window("La casa era buia.\nE la notte", budget=200, count=backend.count_tokens)
+        said.append(str(draft.value))
+        with pytest.raises(ChatFormatError) as chat:
+            fit_chat([{"role": "user", "content": "ciao"}], budget=200, count=backend.count_tokens,
+                     render=lambda messages: backend.chat_prompt(messages, FALLBACK))
+        said.append(str(chat.value))
+        return said
+
+    local, served = refusals(no_bytes_engine), refusals(remote)
+    assert served == local
+    assert "of the draft" in served[0] and served[1].startswith("this model cannot chat")

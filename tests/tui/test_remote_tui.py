@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Iterator
 
 import pytest
 from tui_helpers import generated, make_app, model_ready, run
@@ -31,6 +32,18 @@ def sentence_server(sentence_model: Path, tmp_path_factory: pytest.TempPathFacto
     server_binary()
     with LlamaServer(sentence_model, tmp_path_factory.mktemp("llama-server-logs")) as server:
         yield server
+
+
+@asynccontextmanager
+async def served_app(model: Path, log_dir: Path) -> AsyncIterator[tuple[LlamaServer, Any, Any]]:
+    """(server, app, pilot): the app connected to a llama-server serving `model`."""
+    server_binary()
+    with LlamaServer(model, log_dir) as server:
+        app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            assert app.backend is not None
+            yield server, app, pilot
 
 
 def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaServer) -> None:
@@ -99,21 +112,15 @@ def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None
 
 
 def test_a_server_gone_when_continuing_is_said_as_the_models_failure(sentence_model: Path, tmp_path: Path) -> None:
-    server_binary()
-
     async def scenario() -> None:
-        with LlamaServer(sentence_model, tmp_path) as server:
-            app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
-            async with app.run_test(size=(120, 40)) as pilot:
-                await model_ready(pilot)
-                assert app.backend is not None
-                await pilot.press(*"La casa")
-                server.kill()
-                await pilot.press("ctrl+g")
-                await pilot.pause()
-                said = [n for n in app._notifications if "cannot reach llama-server" in n.message]
-                assert said and said[-1].title == "Model"
-                assert app.main.draft.editor.text == "La casa"
+        async with served_app(sentence_model, tmp_path) as (server, app, pilot):
+            await pilot.press(*"La casa")
+            server.kill()
+            await pilot.press("ctrl+g")
+            await pilot.pause()
+            said = [n for n in app._notifications if "cannot reach llama-server" in n.message]
+            assert said and said[-1].title == "Model"
+            assert app.main.draft.editor.text == "La casa"
 
     run(scenario)
 
@@ -257,5 +264,33 @@ def test_connecting_again_keeps_the_lora_scale_in_use(random_model: Path, lora_a
                 await app.workers.wait_for_complete()
                 await model_ready(pilot)
                 assert app.backend is not None and app.backend.lora_scale == 0.25 and app.lora_scale == 0.25
+
+    run(scenario)
+
+
+def test_text_a_served_model_cannot_encode_is_said_as_locally(no_bytes_gguf: Path, tmp_path: Path) -> None:
+    """A SentencePiece model with no byte tokens and no newline piece, on llama-server: the
+    draft's line break and the chat's (between the turns) were "refused /tokenize (HTTP
+    500): unordered_map::at"."""
+    async def scenario() -> None:
+        async with served_app(no_bytes_gguf, tmp_path) as (_, app, pilot):
+            app.main.draft.editor.load_text("La casa era buia.\nE la notte")
+            app._notifications.clear()
+            await pilot.press("ctrl+g")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            [said] = app._notifications
+            assert said.message.startswith("the model's vocabulary cannot encode '\\n' (U+000A) at character 18 "
+                                           "(line 1, column 18) of the draft")
+            await pilot.press("f2")  # chat
+            await pilot.pause()
+            app._notifications.clear()
+            await pilot.press(*"ciao", "enter")
+            await app.workers.wait_for_complete()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            [said] = app._notifications
+            assert said.title == "Model" and said.message.startswith("this model cannot chat: its chat format writes")
+            assert app.main.draft.editor.text == "La casa era buia.\nE la notte"
 
     run(scenario)
