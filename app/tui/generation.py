@@ -190,6 +190,9 @@ class GenerationFailed(GenerationMessage):
     """False when making the prompt failed: the engine was never asked, nothing ran."""
     engine_lost: bool = False
     """The engine's process died: any other request on that backend fails the same way."""
+    retry_helps: bool = True
+    """False when the prompt itself was refused (a model that cannot chat, text it cannot
+    encode, a prompt the context cannot hold): asking again fails the same way."""
 
 
 FIRST_FRAME_WAIT = 1.0
@@ -294,8 +297,10 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
         # A server that did not answer, an engine found dead or a model that cannot chat is
         # the model's failure; the rest (memory and note leaving no room...) is the window's.
         about_model = isinstance(error, (EngineCrashed, ServerError, ChatFormatError))
+        # Only the engine or the server may answer another time; the prompt stays what it is.
         post(GenerationFailed(rid, str(error), "Model" if about_model else "Window", engine_started=False,
-                              engine_lost=isinstance(error, EngineCrashed)))
+                              engine_lost=isinstance(error, EngineCrashed),
+                              retry_helps=isinstance(error, (EngineCrashed, ServerError))))
         if isinstance(error, EngineCrashed):
             post(BackendCrashed(engine, str(error)))
         return None

@@ -62,19 +62,21 @@ def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
     run(scenario)
 
 
-def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> None:
+def failing_once(generate: Any) -> Any:
+    """`generate`, whose first call fails as a server gone away does: asked again, it answers."""
     from scriptorium.inference.errors import GenerationError
 
-    def failing_once(generate: Any) -> Any:
-        calls = []
+    calls = []
 
-        def first_fails(*args: Any, **kwargs: Any) -> Any:
-            calls.append(args)
-            if len(calls) == 1:
-                raise GenerationError("the server went away")
-            return generate(*args, **kwargs)
-        return first_fails
+    def first_fails(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 1:
+            raise GenerationError("the server went away")
+        return generate(*args, **kwargs)
+    return first_fails
 
+
+def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat", loader=loader_wrapping("generate", failing_once))
         async with app.run_test() as pilot:
@@ -220,20 +222,27 @@ def test_escape_while_the_conversation_is_fitted_keeps_the_message_and_records_n
 
 
 def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> None:
-    """A message too long for the context stays in the transcript without a reply; the
-    next one leaves it out, and the notice says so of one message."""
+    """A message whose reply failed (the server went away) stays in the transcript without a
+    reply; the next one, too long to go with it, leaves it out, and the notice says so of
+    one message."""
     from tui_helpers import GREEDY
 
+    words = " ".join(["parola"] * 120)
+
     async def scenario() -> None:
-        app = make_app(sentence_model, mode="chat", sampler=GREEDY.with_changes(max_tokens=400))
+        # 256 tokens for the prompt (half the context): either message fits with the chat's
+        # 69, not both.
+        app = make_app(sentence_model, mode="chat", sampler=GREEDY.with_changes(max_tokens=400),
+                       loader=loader_wrapping("generate", failing_once))
         async with app.run_test() as pilot:
             await model_ready(pilot)
             chat = app.main.chat
-            chat.input.value = " ".join(["parola"] * 300)
+            chat.input.value = words
             await pilot.press("enter")
-            await pilot.pause()
-            assert any("the last message take" in n.message for n in app._notifications)
-            done = await generated(pilot, *"Ciao", "enter")
+            await app.main.wait_until_idle()
+            assert [m["role"] for m in chat.messages] == ["user"]
+            chat.input.value = "Ciao " + words
+            done = await generated(pilot, "enter")
             assert done.text == REPLY
             messages = [n.message for n in app._notifications]
             assert any(m.startswith("The oldest message no longer fits") for m in messages), messages
@@ -253,5 +262,37 @@ def test_a_reply_byte_that_is_no_text_is_the_replacement_character(byte_loop_mod
             assert app.main.chat.messages[-1] == {"role": "assistant", "content": "\ufffd" * 3}
             session = app.sessions.chat
             assert session is not None and session.turns[-1].content == "\ufffd" * 3
+
+    run(scenario)
+
+
+def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_model: Path) -> None:
+    """A message longer than the context leaves for the prompt was refused, and stayed in the
+    transcript as a turn with no reply that ctrl+r refused again the same way (and the
+    session saved it so)."""
+    from scriptorium.app.sessions import ChatSession, SessionStore
+
+    long_message = " ".join(["parola"] * 600)
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            done = await generated(pilot, *"Ciao", "enter")
+            chat = app.main.chat
+            chat.input.value = long_message
+            app._notifications.clear()
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            [said] = app._notifications
+            assert said.title == "Window" and "the last message take" in said.message
+            assert chat.messages == [{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": done.text}]
+            assert chat.input.value == long_message and len(chat.transcript.query(".message")) == 2
+            app.save_everything()
+            assert app.sessions.chat is not None
+            saved = SessionStore().load(app.sessions.chat.id)
+            assert isinstance(saved, ChatSession) and [t.content for t in saved.turns] == ["Ciao", done.text]
 
     run(scenario)

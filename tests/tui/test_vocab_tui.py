@@ -78,6 +78,10 @@ def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gguf: Pa
             await pilot.pause()
             [said] = [n for n in app._notifications]
             assert said.title == "Model" and said.message.startswith("this model cannot chat: its chat format writes '\\n'")
-            assert app.main.chat.messages == [{"role": "user", "content": "ciao"}]  # kept, as after any failed reply
+            # Asked again it fails the same way: the message goes back into the input, not
+            # left as a turn with no reply (ctrl+r refused it again and again).
+            chat = app.main.chat
+            assert chat.messages == [] and not chat.transcript.query(".message")
+            assert chat.input.value == "ciao" and app.focused is chat.input
             assert app.backend is not None
     run(scenario)

@@ -370,19 +370,19 @@ class MainScreen(Screen[None], inherit_bindings=False):
             return
         if isinstance(message, GenerationFailed):
             self.notify(message.error, title=message.title, severity="error", timeout=10)
-            await self._ended(active, error=message.error)
+            await self._ended(active, error=message.error, retry_helps=message.retry_helps)
         else:
             await self._ended(active)
 
     async def _ended(self, active: ActiveGeneration, done: GenerationDone | None = None,
-                     error: str | None = None) -> None:
-        """`active` ends: finished (`done`), failed (`error`), or stopped before it began (neither)."""
+                     error: str | None = None, retry_helps: bool = True) -> None:
+        """`active` ends: finished (`done`), failed (`error`, `retry_helps`), or neither: stopped first."""
         self._active = None
         self._generation_ended(failed=error is not None)
         if done is not None:
             self.sidebar.finished(done)
             self.last_generation = (active.request, active.tokens, done)
-        await active.sink.stream_finished(done, error)
+        await active.sink.stream_finished(done, error, retry_helps=retry_helps)
         self._show_generating()
         self._idle.set()
 

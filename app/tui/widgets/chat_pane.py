@@ -236,7 +236,8 @@ class ChatPane(ChatVersions):
             self._streamed += text
             await self._stream.write(text)
 
-    async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None:
+    async def stream_finished(self, done: GenerationDone | None, error: str | None, *,
+                              retry_helps: bool = True) -> None:
         stream, reply = self._stream, self._reply
         # Read before attach_tokens, which forgets the prefix.
         prefix, label, streamed = self.reply_prefix, self._reply_label, self._streamed
@@ -259,6 +260,11 @@ class ChatPane(ChatVersions):
                 await self.transcript.mount(restored)
                 await self.attach_records(restored, previous.text, previous.records)
                 self._note(restored, self.version_note())
+            elif error is not None and not retry_helps and not self.input.value:
+                # Refused as it stands (this model cannot chat, a character it cannot encode,
+                # a message too long): asked again, it fails the same way. The message goes
+                # back into the input, to be changed or kept, not left as a turn with no reply.
+                await self.action_edit_last()
             self.refresh_bindings()
             return
         text = prefix + (done.text if done is not None else streamed)

@@ -43,7 +43,10 @@ class StreamSink(Protocol):
 
     async def stream_text(self, text: str) -> None: ...
 
-    async def stream_finished(self, done: GenerationDone | None, error: str | None) -> None: ...
+    async def stream_finished(self, done: GenerationDone | None, error: str | None, *,
+                              retry_helps: bool = True) -> None:
+        """The generation ended: finished (`done`), failed (`error`: asking again may answer
+        unless `retry_helps` is False), or stopped before it began."""
 
     def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None: ...
 
