@@ -42,8 +42,9 @@ class KVCacheUsage:
     None where they cannot be derived exactly (a remote server reports neither its cache
     types nor the model's layers and heads): unknown, never guessed."""
 
-    tokens: int
-    """Positions holding a token now."""
+    tokens: int | None
+    """Positions holding a token now; None while unknown (a llama-server with several slots,
+    before this app's first generation there shows which slot is its)."""
     n_ctx: int
     bytes_allocated: int | None
     """What llama.cpp allocated for K and V of every layer."""

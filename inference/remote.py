@@ -10,7 +10,10 @@ asks it for what the local engine computes in-process. What it learns at connect
 - `/lora-adapters` (the adapters it was started with and their scales; the scale is then
   sent with every request as `lora: [{id, scale}]`, so changing it reloads nothing).
 - the byte tokens, by `POST /detokenize` over candidate runs of ids (see byte_tokens.py).
-- `/slots`, where the server allows it, for the tokens its cache holds now.
+- `/slots`, where the server allows it and has one slot, for the tokens its cache holds
+  now. A server with several slots (`--parallel`) gives a request the slot whose cache
+  shares most of its prompt, or the one used least recently: which is this app's is
+  unknown until its first generation (another client's figure is not this app's).
 
 What it cannot give: the logits at every prompt position (llama-server returns only the
 generated tokens' probabilities), so `score` is refused with that reason; and the KV
@@ -46,7 +49,7 @@ class RemoteBackend:
 
     def __init__(self, client: ServerClient, options: LoadOptions, facts: ModelFacts, *, n_ctx: int, n_vocab: int,
                  byte_token_ids: tuple[int, ...], adapters: list[dict[str, Any]], server_fields: frozenset[str],
-                 build: str, kv_tokens: int = 0) -> None:
+                 build: str, kv_tokens: int | None = None) -> None:
         self.client = client
         self.options = options
         self.facts = facts
@@ -72,7 +75,8 @@ class RemoteBackend:
         """Why a SentencePiece model named with --spm (or the config's) is not used."""
         self.tokenizer_warning = self.tokenizer_note
         self.kv_tokens = kv_tokens
-        """Tokens the server's slot holds, as of the last request (or /slots at connection)."""
+        """Tokens this app's slot holds, as of its last request (or /slots at connection, when
+        the server has one slot); None while unknown."""
         self.bos_text = ""
         """The BOS token's text (/props), for a chat template rendered here."""
 
@@ -106,6 +110,8 @@ class RemoteBackend:
             byte_ids = find_byte_tokens(client, n_vocab)
             progress(0.8)
             slots = client.get("/slots", allow=(404, 501)) if props.get("endpoint_slots", True) else None
+            if not _one_slot(props, slots):
+                slots = None
             facts = _facts(props, meta, byte_ids, _own_chat_template(client, props))
             backend = cls(
                 client, replace(options, n_ctx=int(settings["n_ctx"]), lora_path=None, model_path=facts.path), facts,
@@ -219,11 +225,18 @@ def _served(props: Any) -> tuple[str, int]:
     return Path(str(path or "model.gguf")).name, int(n_ctx) if isinstance(n_ctx, int) else 0
 
 
-def _slot_tokens(slots: Any) -> int:
-    """The most tokens a slot holds: what the next request may reuse (0 when unknown)."""
-    if not isinstance(slots, list):
-        return 0
-    return max((int(slot.get("n_prompt_tokens") or 0) for slot in slots if isinstance(slot, dict)), default=0)
+def _one_slot(props: dict[str, Any], slots: Any) -> bool:
+    """Whether the server has one slot: the one every request of this app will use."""
+    total = props.get("total_slots")
+    return total == 1 if isinstance(total, int) else isinstance(slots, list) and len(slots) == 1
+
+
+def _slot_tokens(slots: Any) -> int | None:
+    """The tokens the server's one slot holds (what the first request may reuse); None when
+    unknown (/slots disabled, or several slots: which one is this app's)."""
+    if not isinstance(slots, list) or len(slots) != 1 or not isinstance(slots[0], dict):
+        return None
+    return int(slots[0].get("n_prompt_tokens") or 0)
 
 
 def _own_chat_template(client: ServerClient, props: dict[str, Any]) -> bool:

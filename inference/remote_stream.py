@@ -35,7 +35,7 @@ class ServedModel(Protocol):
     byte_token_ids: tuple[int, ...]
     server_fields: frozenset[str]
     build: str
-    kv_tokens: int
+    kv_tokens: int | None
     bos_text: str
 
     def lora_request(self) -> list[dict[str, Any]]: ...

@@ -15,7 +15,7 @@ _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-from llama_server import LlamaServer, closed_port, server_binary  # noqa: E402
+from llama_server import CONTEXT, LlamaServer, closed_port, server_binary  # noqa: E402
 
 from scriptorium.app.cli.common import SERVER_MODEL  # noqa: E402
 from scriptorium.app.sessions.export import front_matter  # noqa: E402
@@ -35,10 +35,11 @@ def sentence_server(sentence_model: Path, tmp_path_factory: pytest.TempPathFacto
 
 
 @asynccontextmanager
-async def served_app(model: Path, log_dir: Path) -> AsyncIterator[tuple[LlamaServer, Any, Any]]:
+async def served_app(model: Path, log_dir: Path, *extra: str,
+                     context: int = CONTEXT) -> AsyncIterator[tuple[LlamaServer, Any, Any]]:
     """(server, app, pilot): the app connected to a llama-server serving `model`."""
     server_binary()
-    with LlamaServer(model, log_dir) as server:
+    with LlamaServer(model, log_dir, *extra, context=context) as server:
         app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
@@ -292,5 +293,33 @@ def test_text_a_served_model_cannot_encode_is_said_as_locally(no_bytes_gguf: Pat
             [said] = app._notifications
             assert said.title == "Model" and said.message.startswith("this model cannot chat: its chat format writes")
             assert app.main.draft.editor.text == "La casa era buia.\nE la notte"
+
+    run(scenario)
+
+
+def test_on_a_server_with_several_slots_the_kv_figure_waits_for_the_first_generation(
+    sentence_model: Path, tmp_path: Path
+) -> None:
+    """The KV panel showed the fullest slot's tokens at connection: another client's cache,
+    not the slot this app's requests will get."""
+    import json
+    import urllib.request
+
+    async def scenario() -> None:
+        async with served_app(sentence_model, tmp_path, "--parallel", "2", context=2 * CONTEXT) as (server, app, pilot):
+            body = json.dumps({"prompt": "La casa era buia, e la notte. " * 8, "n_predict": 2}).encode()
+            other = urllib.request.Request(f"{server.url}/completion", data=body,
+                                           headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(other, timeout=60) as response:  # another program, after connecting
+                response.read()
+            await pilot.press("ctrl+l")  # connect again: the other client's slot is full now
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            kv = text_of(app.main.sidebar.kv)
+            assert f"unknown / {CONTEXT:,} tokens" in kv and "slot unknown until a generation" in kv
+            await pilot.press(*"Era notte")
+            done = await generated(pilot, "ctrl+g")
+            kv = text_of(app.main.sidebar.kv)
+            assert f"{done.kv_cache.tokens:,} / {CONTEXT:,} tokens" in kv and "slot unknown" not in kv
 
     run(scenario)

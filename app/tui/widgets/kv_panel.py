@@ -62,7 +62,10 @@ class KVPanel(Panel):
             return [Text("the model is loading…" if self.loading else "no model loaded", style=dim)] + \
                 [Text()] * (self.LINES - 1)
         reuse = Text()
-        if self.reused is not None:
+        if usage.tokens is None:
+            # A llama-server with several slots: another client's figure is not this app's.
+            reuse = Text(clip("slot unknown until a generation", width), style=dim)
+        elif self.reused is not None:
             reused, prompt, how = self.reused
             moved = " (shifted)" if how == "shifted" else ""
             reuse = Text(f"reused {reused:,} of {prompt:,} tok{moved}", style=dim)
@@ -71,8 +74,8 @@ class KVPanel(Panel):
             f"mem {window.memory_tokens:,}·note {window.note_tokens:,}·draft {window.draft_tokens:,}·"
             f"free {max(0, usage.n_ctx - window.prompt_tokens):,}", width))
         return [
-            meter(usage.tokens, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
-            Text(f"{usage.tokens:,} / {usage.n_ctx:,} tokens"),
+            meter(usage.tokens or 0, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
+            Text(f"{_count(usage.tokens)} / {usage.n_ctx:,} tokens"),
             Text(f"{_bytes(usage.bytes_used)} of {_bytes(usage.bytes_allocated)}"),
             Text(clip(_per_token(usage), width), style=dim),
             reuse,
@@ -88,6 +91,10 @@ def _per_token(usage: KVCacheUsage) -> str:
         return (f"{_bytes(usage.bytes_per_token)}/tok, {_bytes(usage.bytes_per_token_past_window)}"
                 f" past {usage.window_tokens:,}")
     return f"{_bytes(usage.bytes_per_token)} per token"
+
+
+def _count(tokens: int | None) -> str:
+    return "unknown" if tokens is None else f"{tokens:,}"
 
 
 def _bytes(count: int | None) -> str:
