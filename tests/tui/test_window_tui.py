@@ -3,6 +3,7 @@ sent, and the marker showing where the model's window starts in the draft."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -279,4 +280,30 @@ def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model: Path)
             await pilot.press("alt+e")  # the memory is still edited in chat
             await pilot.pause()
             assert isinstance(app.screen, PinnedScreen) and app.screen.which == "memory"
+    run(scenario)
+
+
+def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(random_model: Path) -> None:
+    """At the panel's own width (the author's 140-column terminal gives it 28 cells), the
+    split 'mem 13·note 19·draft 64·free 160' was cut to '…·fre…': the room left, the number
+    an author with a 256-token window watches, was never shown once memory and note were set."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.", "enter", "enter", *"Un gatto nero dorme sul tetto.")
+            await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero. La casa è sul fiume.")
+            await write_pinned(pilot, "alt+n", "[Tono cupo, frasi brevi.]")
+            done = await generated(pilot, "ctrl+g")
+            window = app.main.last_generation[0].window
+            assert window is not None and window.memory_tokens >= 10 and window.note_tokens >= 10
+            kv = app.main.sidebar.kv
+            width = kv.content_size.width
+            assert width <= 30  # the side panels' own width, not a roomy one
+            split = kv.lines(width)[5].plain
+            free = app.backend.n_ctx - done.prompt_tokens
+            numbers = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", split)]
+            assert numbers == [window.memory_tokens, window.note_tokens, window.draft_tokens, free], split
+            assert "…" not in split and all(label in split for label in ("mem", "note", "draft", "free"))
+
     run(scenario)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from scriptorium.inference.events import KVCacheUsage
@@ -67,9 +68,7 @@ class KVPanel(Panel):
             moved = " (shifted)" if how == "shifted" else ""
             reuse = Text(f"reused {reused:,} of {prompt:,} tok{moved}", style=dim)
         window = self.window
-        split = Text() if window is None else Text(clip(
-            f"mem {window.memory_tokens:,}·note {window.note_tokens:,}·draft {window.draft_tokens:,}·"
-            f"free {max(0, usage.n_ctx - window.prompt_tokens):,}", width))
+        split = Text() if window is None else Text(_window_split(window, usage.n_ctx, width))
         return [
             meter(usage.tokens, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{usage.tokens:,} / {usage.n_ctx:,} tokens"),
@@ -78,6 +77,20 @@ class KVPanel(Panel):
             reuse,
             split,
         ]
+
+
+def _window_split(window: Window, n_ctx: int, width: int) -> str:
+    """'mem 13·note 19·draft 64·free 160', made to fit the panel: the room left is the
+    number a small context is watched for, so a memory or note of 0 goes first, then the
+    spaces, before anything is cut."""
+    parts = [("mem", window.memory_tokens), ("note", window.note_tokens), ("draft", window.draft_tokens),
+             ("free", max(0, n_ctx - window.prompt_tokens))]
+    shown = [(label, count) for label, count in parts if count or label in ("draft", "free")]
+    for labels, space in ((parts, " "), (shown, " "), (shown, "")):
+        text = "·".join(f"{label}{space}{count:,}" for label, count in labels)
+        if cell_len(text) <= width:
+            return text
+    return clip(text, width)
 
 
 def _per_token(usage: KVCacheUsage) -> str:
