@@ -307,3 +307,28 @@ def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(random_mo
             assert "…" not in split and all(label in split for label in ("mem", "note", "draft", "free"))
 
     run(scenario)
+
+
+def test_quitting_with_the_memory_or_note_open_keeps_what_was_typed(tmp_path: Path) -> None:
+    """ctrl+q with the memory dialog open quit at once and the synopsis typed there was gone
+    (the session saved the memory as it was before): the author's text, lost. Esc is the
+    way to leave it unchanged; quitting keeps it, as it keeps the draft."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Una casa sul fiume.")
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]")
+            await pilot.press("alt+e")
+            await pilot.pause()
+            assert isinstance(app.screen, PinnedScreen)
+            app.screen.query_one("#pinned-text", TextArea).text = "Sinossi: la nonna, Marco e Lucia, il mulino."
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert not app.is_running
+        session = SessionStore().load(SessionStore().list()[0].id)
+        assert session.memory == "Sinossi: la nonna, Marco e Lucia, il mulino."
+        assert session.note == "[Tono cupo.]" and session.text == "Una casa sul fiume."
+
+    run(scenario)
