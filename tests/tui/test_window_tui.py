@@ -24,6 +24,13 @@ PARAGRAPH = "Il gatto nero dorme sul tetto. La casa era buia nella notte più lu
 LONG = "\n\n".join(f"{PARAGRAPH} Poi il cane corre verso la porta {i}." for i in range(120))
 
 
+def long_draft(tmp_path: Path) -> Path:
+    """A draft file far longer than the short context's window."""
+    draft = tmp_path / "long.md"
+    draft.write_text(LONG, encoding="utf-8")
+    return draft
+
+
 async def write_pinned(pilot: Pilot[Any], key: str, text: str, depth: str | None = None) -> None:
     await pilot.press(key)
     await pilot.pause()
@@ -115,8 +122,7 @@ def test_a_bad_note_depth_is_refused_in_the_dialog(random_model: Path) -> None:
 
 
 def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, tmp_path: Path) -> None:
-    draft = tmp_path / "long.md"
-    draft.write_text(LONG, encoding="utf-8")
+    draft = long_draft(tmp_path)
 
     async def scenario() -> None:
         app = make_app(short_context_model, draft=draft)
@@ -330,5 +336,25 @@ def test_quitting_with_the_memory_or_note_open_keeps_what_was_typed(tmp_path: Pa
         session = SessionStore().load(SessionStore().list()[0].id)
         assert session.memory == "Sinossi: la nonna, Marco e Lucia, il mulino."
         assert session.note == "[Tono cupo.]" and session.text == "Una casa sul fiume."
+
+    run(scenario)
+
+
+def test_the_kv_panel_says_the_cache_was_shifted_in_its_own_width(short_context_model: Path, tmp_path: Path) -> None:
+    """'reused 455 of 487 tok (shifted)' is wider than the panel: it was drawn as
+    'reused 455 of 487 tok (shift', the word that says the cache slid with the window cut."""
+    draft = long_draft(tmp_path)
+
+    async def scenario() -> None:
+        app = make_app(short_context_model, draft=draft)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, "ctrl+g")
+            await pilot.press("tab", "end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
+            done = await generated(pilot, "ctrl+g")
+            assert done.cache_reuse == "shifted"
+            kv = app.main.sidebar.kv
+            drawn = kv.render_line(4).text.rstrip()
+            assert f"{done.reused_tokens}" in drawn and f"{done.prompt_tokens}" in drawn and "shifted" in drawn, drawn
 
     run(scenario)

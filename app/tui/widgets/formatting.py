@@ -38,6 +38,14 @@ def clip(text: str, width: int) -> str:
     return kept + "…"
 
 
+def fitting(width: int, *texts: str) -> str:
+    """The first of `texts` (the fullest first) that fits in `width` cells, else the last cut."""
+    for text in texts:
+        if cell_len(text) <= width:
+            return text
+    return clip(texts[-1], width)
+
+
 def pad(text: str, width: int) -> str:
     """`text` followed by spaces to fill `width` cells: a column that lines up with wide characters."""
     return text + " " * max(width - cell_len(text), 0)

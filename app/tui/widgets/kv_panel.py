@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from rich.cells import cell_len
 from rich.text import Text
 
 from scriptorium.inference.events import KVCacheUsage
 from scriptorium.inference.window import Window
 
-from scriptorium.app.tui.widgets.formatting import clip, format_bytes, meter
+from scriptorium.app.tui.widgets.formatting import clip, fitting, format_bytes, meter
 from scriptorium.app.tui.widgets.panel import Panel
 
 
@@ -66,7 +65,8 @@ class KVPanel(Panel):
         if self.reused is not None:
             reused, prompt, how = self.reused
             moved = " (shifted)" if how == "shifted" else ""
-            reuse = Text(f"reused {reused:,} of {prompt:,} tok{moved}", style=dim)
+            reuse = Text(fitting(width, f"reused {reused:,} of {prompt:,} tok{moved}",
+                                 f"reused {reused:,}/{prompt:,}{moved}"), style=dim)
         window = self.window
         split = Text() if window is None else Text(_window_split(window, usage.n_ctx, width))
         return [
@@ -86,11 +86,8 @@ def _window_split(window: Window, n_ctx: int, width: int) -> str:
     parts = [("mem", window.memory_tokens), ("note", window.note_tokens), ("draft", window.draft_tokens),
              ("free", max(0, n_ctx - window.prompt_tokens))]
     shown = [(label, count) for label, count in parts if count or label in ("draft", "free")]
-    for labels, space in ((parts, " "), (shown, " "), (shown, "")):
-        text = "·".join(f"{label}{space}{count:,}" for label, count in labels)
-        if cell_len(text) <= width:
-            return text
-    return clip(text, width)
+    return fitting(width, *("·".join(f"{label}{space}{count:,}" for label, count in labels)
+                            for labels, space in ((parts, " "), (shown, " "), (shown, ""))))
 
 
 def _per_token(usage: KVCacheUsage) -> str:
