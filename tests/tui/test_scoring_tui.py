@@ -296,3 +296,24 @@ def test_scoring_a_draft_longer_than_the_window_says_the_text_before_it_is_not_s
             assert said and f"the last {len(records)} tokens of your text" in said[-1]
             assert "the dimmed text before them is not scored" in said[-1]
     run(scenario)
+
+
+def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candidates(random_model: Path) -> None:
+    """The cursor on a word the model did not rank among its candidates drew
+    '▶ chosen ␣gatto  0.0%  (no': the words saying why the bars miss it were cut off."""
+    async def scenario() -> None:
+        app = make_app(random_model, top_n=5)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await model_ready(pilot)
+            records = await scored(pilot, TEXT)
+            # Far below the fifth candidate: unlisted whatever the rounding.
+            start, record = next((start, r) for start, r in records[1:]
+                                 if all(c.id != r.id for c in r.top) and r.p < r.top[-1].p / 2)
+            editor = app.main.draft.editor
+            editor.move_cursor(editor.document.get_location_from_index(start + len(record.text) // 2 + 1))
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            summary = panel.render_line(panel.line_count - 1).text.rstrip()
+            assert panel.content_size.width <= 30
+            assert "top 5)" in summary and record.text.strip()[:3] in summary, summary
+    run(scenario)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import unicodedata
+from typing import TypeVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
 from scriptorium.app.units import format_bytes, format_count  # noqa: F401  (re-exported for the panels)
+
+T = TypeVar("T", str, Text)
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _VISIBLE = str.maketrans({" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"})
@@ -38,12 +41,18 @@ def clip(text: str, width: int) -> str:
     return kept + "…"
 
 
-def fitting(width: int, *texts: str) -> str:
-    """The first of `texts` (the fullest first) that fits in `width` cells, else the last cut."""
+def fitting(width: int, *texts: T) -> T:
+    """The first of `texts` (plain or styled, the fullest first) that fits in `width`
+    cells, else the last cut."""
     for text in texts:
-        if cell_len(text) <= width:
+        if (text.cell_len if isinstance(text, Text) else cell_len(text)) <= width:
             return text
-    return clip(texts[-1], width)
+    last = texts[-1]
+    if isinstance(last, Text):
+        cut = last.copy()
+        cut.truncate(width, overflow="ellipsis")
+        return cut  # type: ignore[return-value]
+    return clip(last, width)  # type: ignore[return-value]
 
 
 def pad(text: str, width: int) -> str:
