@@ -241,8 +241,8 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
                              ("author's note", note, pinned_spans(len(block), note))]) from None
     if fixed > budget:
         raise WindowError(
-            f"the memory and the author's note take {fixed:,} tokens, more than the {budget:,} the context "
-            "leaves for the prompt (context size minus max tokens): shorten them, or give the model a larger context")
+            f"the memory and the author's note take {fixed:,} tokens, more than the {budget:,} the context leaves "
+            "for the prompt (context size minus max tokens, at least half the context): shorten them, or give the model a larger context")
     sizes: dict[int, int] = {}
 
     def size(start: int) -> int:

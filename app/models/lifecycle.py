@@ -46,6 +46,8 @@ class ModelLifecycle:
         self._demo = False
         self._first_load = True
         self._crashes_in_a_row = 0
+        self._configured_model: Path | None = None
+        """The model the command line or config named, which their SentencePiece .model is for."""
         self._reloading: LoadOptions | None = None
         """The options a death is being reloaded with: any other load is the author's, a new count."""
 
@@ -60,6 +62,8 @@ class ModelLifecycle:
             return replace(running, model_path=model, lora_path=lora, lora_scale=scale, spm_path=spm).validated()
         if self._run_config is not None:
             options = replace(self._run_config.load_options(model), lora_path=lora, lora_scale=scale)
+            if self._configured_model is None or Path(model) != self._configured_model:
+                options = replace(options, spm_path=None)  # the .model is the named model's (above)
         else:
             options = LoadOptions(model_path=model, lora_path=lora, lora_scale=scale)
         if options.n_threads is None:
@@ -70,6 +74,7 @@ class ModelLifecycle:
     def options_from_config(self, model: Path) -> LoadOptions:
         """Options for a model the command line or the config named (with their LoRA)."""
         run = self._run_config
+        self._configured_model = Path(model)
         return self.options_for(model, run.lora_path if run else None, run.lora_scale if run else 1.0)
 
     def dialog_options(self) -> LoadOptions | None:

@@ -129,9 +129,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.report_damaged()
 
     def _stopped_and_saved(self) -> bool:
-        # A generation still streaming is recorded as stopped, with the text drawn so far.
-        self.main.stop_generation()
+        self.main.stop_generation()  # a generation streaming is recorded as stopped, with the text drawn so far
         self.sessions.interrupt_live()
+        pinning.keep_typed(self, self.main, self.sessions)  # and a memory or note being edited is kept
         return self.save_everything()
 
     def _quit_on_signal(self) -> None:  # the terminal closed, or a kill: nobody to ask what to do

@@ -44,3 +44,13 @@ def show_pinned(main: MainScreen, sessions: SessionKeeper) -> None:
     """Give each pane its session's memory and note."""
     main.draft.pinned = sessions.pinned("draft")
     main.chat.pinned = sessions.pinned("chat")
+
+
+def keep_typed(app: App[None], main: MainScreen, sessions: SessionKeeper) -> None:
+    """Quitting with the memory or note editor open keeps what was typed there, as it keeps
+    the draft: it is the author's text (Esc is the way to leave it unchanged)."""
+    for screen in app.screen_stack:
+        if isinstance(screen, PinnedScreen):
+            typed = screen.typed(strict=False)
+            if typed != sessions.pinned(main.mode):
+                sessions.set_pinned(main.mode, typed, main.draft_text())

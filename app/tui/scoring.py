@@ -69,12 +69,15 @@ class ScoringWindowMade(ScoringMessage):
     window: "Window"
 
 
-def scored_note(done: ScoreDone, scored: int, branch_key: str) -> str:
-    """What the author is told when scoring ends, of the `scored` tokens of their text."""
+def scored_note(done: ScoreDone, scored: int, branch_key: str, window_start: int = 0) -> str:
+    """What the author is told when scoring ends, of the `scored` tokens of their text
+    (from `window_start` on: the window the model sees when it continues)."""
     if done.cancelled:
         return f"Scoring stopped after {scored:,} tokens; what was scored stays coloured."
     skipped = f" (the first {done.trimmed_tokens:,} did not fit the context)" if done.trimmed_tokens else ""
-    return (f"Scored {scored:,} tokens of your text{skipped}. Move the cursor over a word to see what the model "
+    which = f"the last {scored:,} tokens of your text, the window the model sees when it continues (the dimmed " \
+            "text before them is not scored)" if window_start else f"{scored:,} tokens of your text"
+    return (f"Scored {which}{skipped}. Move the cursor over a word to see what the model "
             f"expected there; {branch_key} writes on from one of its words.")
 
 

@@ -393,3 +393,26 @@ def test_accepting_and_rejecting_are_announced_for_sessions(random_model: Path) 
             assert (rejected.text, rejected.request_ids) == (done.text[len(word):], (request_id,))
 
     run(scenario)
+
+
+def test_ctrl_end_and_ctrl_home_reach_the_end_and_the_start_of_the_draft(tmp_path: Path) -> None:
+    """A draft opens with the cursor on its first line, and the editor had no key to its
+    end: an author writing on at the end of a long chapter paged down through all of it
+    (ctrl+end did nothing)."""
+    draft = tmp_path / "capitolo.md"
+    text = "\n\n".join(f"Paragrafo {i}: il fiume era grigio e largo." for i in range(300))
+    draft.write_text(text, encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            editor = app.main.draft.editor
+            assert editor.cursor_location == (0, 0)
+            await pilot.press("ctrl+end")
+            assert editor.cursor_location == editor.document.end
+            await pilot.press(*" Fine.")
+            assert editor.text == text + " Fine."
+            await pilot.press("ctrl+home")
+            assert editor.cursor_location == (0, 0)
+
+    run(scenario)

@@ -42,6 +42,23 @@ def test_every_binding_has_a_unique_id_and_a_description() -> None:
     run(scenario)
 
 
+def test_every_binding_id_names_the_area_its_key_works_in() -> None:
+    """The ids are what an author writes in the config's [keymap]; the chat's branch and
+    reply-version keys were listed by F1 as 'self.branch', 'self.version_previous' (a
+    rename gone too far), so 'chat.version_previous' from an older config named nothing."""
+    prefixes = {"General": "app.", "Focus": "focus.", "Draft": "draft.", "Chat": "chat.", "Panels": "panels.",
+                "Sampler panel": "sampler."}
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test():
+            misnamed = [(section.title, binding.id) for section in app.keys.sections for binding in section.bindings
+                        if not (binding.id or "").startswith(prefixes[section.title])]
+            assert misnamed == []
+
+    run(scenario)
+
+
 def test_f1_lists_every_binding(random_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(None)

@@ -227,3 +227,22 @@ def test_the_heap_is_frozen_once_a_model_is_ready_and_given_back_at_exit(random_
     run(scenario)
     assert gc.get_freeze_count() == 0
     assert sys.getswitchinterval() == switch_interval
+
+
+def test_the_load_dialog_can_be_read_whole_on_an_80x24_terminal(bad_gguf_files: dict[str, Path]) -> None:
+    """With the failure shown and three fields, the dialog is taller than 24 rows: its Load
+    button was drawn off the bottom of the screen, out of reach of the mouse."""
+    async def scenario() -> None:
+        app = make_app(bad_gguf_files["not_gguf"])
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            assert isinstance(app.screen, LoadModelScreen)
+            dialog, load = app.screen.query_one("#dialog"), app.screen.query_one("#load")
+            assert dialog.region.bottom <= 24
+            load.focus()
+            await pilot.pause()
+            assert app.screen.find_widget(load).region.bottom <= dialog.region.bottom
+
+    run(scenario)

@@ -145,3 +145,34 @@ def test_the_picker_lists_around_a_file_with_a_corrupt_tensor_count(random_model
             assert app.screen is app.main
 
     run(scenario)
+
+
+def test_a_model_picked_after_a_failed_load_is_not_given_the_other_models_tokenizer(
+    unigram_gguf: Path, random_model: Path, models_dir: Path, tmp_path: Path
+) -> None:
+    """A .model belongs to the model it was named for: once that model had failed to load
+    (here, its --spm mistyped), every model picked with F10 was given the same .model and
+    failed the same way, so F10 could not get the author writing again."""
+    from scriptorium.app.cli.main import build_parser
+    from scriptorium.app.cli.tui_cmd import build_app
+
+    shutil.copy(random_model, models_dir / "casuale.gguf")
+    missing = tmp_path / "tokeniser.model"
+
+    async def scenario() -> None:
+        app = build_app(build_parser(None).parse_args(["--model", str(unigram_gguf), "--spm", str(missing),
+                                                       "--ctx", "512"]))
+        async with app.run_test(size=(120, 45)) as pilot:
+            await model_ready(pilot)
+            assert app.backend is None and "SentencePiece model not found" in app.model_status.error
+            await open_picker(pilot)
+            models = app.screen.query_one("#picker-models", OptionList)
+            models.highlighted = _index_of(models, "casuale.gguf")
+            await pilot.pause()
+            await pilot.click("#load")
+            await model_ready(pilot)
+            assert app.model_status.error == ""
+            assert app.backend is not None and app.backend.options.model_path == models_dir / "casuale.gguf"
+            assert app.backend.options.spm_path is None
+
+    run(scenario)

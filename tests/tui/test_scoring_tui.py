@@ -32,6 +32,15 @@ def scored_records(app: Any) -> list[Any]:
             if span.tokens and span.tokens[0].source.kind == "scored"]
 
 
+async def scored(pilot: Any, text: str) -> list[Any]:
+    """Put `text` in the draft, score it with F9 and wait for the end: its scored records."""
+    pilot.app.main.draft.editor.load_text(text)
+    await pilot.press("f9")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    return scored_records(pilot.app)
+
+
 def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(random_model: Path) -> None:
     from llama_cpp import Llama
 
@@ -39,11 +48,7 @@ def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(ra
         app = make_app(random_model, loader=flash_loader(), top_n=5)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
-            app.main.draft.editor.load_text(TEXT)
-            await pilot.press("f9")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            records = scored_records(app)
+            records = await scored(pilot, TEXT)
             assert app.main.draft.colouring and not app.main.draft.scoring
             assert app.main.status.activity == ""
             # The cursor on the fourth token shows its numbers, marked as the author's text.
@@ -272,4 +277,43 @@ def test_choosing_another_model_stops_the_scoring(random_model: Path) -> None:
             assert not app.main.draft.scoring and app.model_status.state == "ready"
             assert any("Scoring stopped: another model is loading" in n.message for n in app._notifications)
 
+    run(scenario)
+
+
+def test_scoring_a_draft_longer_than_the_window_says_the_text_before_it_is_not_scored(
+        short_context_model: Path) -> None:
+    """On a 256-token model F9 on a chapter said 'Scored 120 tokens of your text', as if that
+    were all of it: only the window the model sees is scored, and the author is told so."""
+    chapter = "\n\n".join(f"Il gatto nero dorme sul tetto. La casa era buia {i}." for i in range(200))
+
+    async def scenario() -> None:
+        app = make_app(short_context_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            records = await scored(pilot, chapter)
+            assert 0 < records[0][0] == app.main.draft.editor.window_start
+            said = [n.message for n in app._notifications if n.message.startswith("Scored")]
+            assert said and f"the last {len(records)} tokens of your text" in said[-1]
+            assert "the dimmed text before them is not scored" in said[-1]
+    run(scenario)
+
+
+def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candidates(random_model: Path) -> None:
+    """The cursor on a word the model did not rank among its candidates drew
+    '▶ chosen ␣gatto  0.0%  (no': the words saying why the bars miss it were cut off."""
+    async def scenario() -> None:
+        app = make_app(random_model, top_n=5)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await model_ready(pilot)
+            records = await scored(pilot, TEXT)
+            # Far below the fifth candidate: unlisted whatever the rounding.
+            start, record = next((start, r) for start, r in records[1:]
+                                 if all(c.id != r.id for c in r.top) and r.p < r.top[-1].p / 2)
+            editor = app.main.draft.editor
+            editor.move_cursor(editor.document.get_location_from_index(start + len(record.text) // 2 + 1))
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            summary = panel.render_line(panel.line_count - 1).text.rstrip()
+            assert panel.content_size.width <= 30
+            assert "top 5)" in summary and record.text.strip()[:3] in summary, summary
     run(scenario)

@@ -7,7 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from textual.widgets import Input
 from tui_helpers import make_app, model_ready, run
+
+from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 
 from scriptorium.inference.engine import Engine, LoadOptions
 
@@ -84,4 +87,36 @@ def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gguf: Pa
             assert chat.messages == [] and not chat.transcript.query(".message")
             assert chat.input.value == "ciao" and app.focused is chat.input
             assert app.backend is not None
+
+    run(scenario)
+
+
+def test_a_sentencepiece_model_not_found_is_put_right_in_the_load_dialog(unigram_gguf: Path, unigram_spm: Path,
+                                                                         tmp_path: Path) -> None:
+    """A mistyped --spm (or config tokenizer) failed the load with 'press ^l to load another
+    model', but the load dialog had no place for the .model and kept the missing one: every
+    model typed there failed the same way until scriptorium was started again."""
+    missing = tmp_path / "tokeniser.model"
+
+    async def scenario() -> None:
+        app = make_app(unigram_gguf, spm=missing)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            assert app.backend is None and "SentencePiece model not found" in app.model_status.error
+            await pilot.press("ctrl+l")
+            assert isinstance(app.screen, LoadModelScreen)
+            field = app.screen.query_one("#spm-path", Input)
+            assert field.value == str(missing)
+            field.value = str(unigram_spm)
+            await pilot.press("enter")
+            await model_ready(pilot)
+            assert app.backend is not None and app.backend.options.spm_path == unigram_spm
+            assert panel_text(app)[-1] == f"tokenizer SentencePiece ({unigram_spm.name})"
+            # Emptied, the model loads with llama.cpp's own tokenizer.
+            await pilot.press("ctrl+l")
+            app.screen.query_one("#spm-path", Input).value = ""
+            await pilot.press("enter")
+            await model_ready(pilot)
+            assert app.backend is not None and app.backend.options.spm_path is None
+            assert panel_text(app)[-1].startswith("tokenizer llama.cpp")
     run(scenario)

@@ -3,6 +3,7 @@ sent, and the marker showing where the model's window starts in the draft."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -21,6 +22,13 @@ from scriptorium.inference.window import MARGIN_TOKENS, boundaries, prompt_budge
 
 PARAGRAPH = "Il gatto nero dorme sul tetto. La casa era buia nella notte più lunga."
 LONG = "\n\n".join(f"{PARAGRAPH} Poi il cane corre verso la porta {i}." for i in range(120))
+
+
+def long_draft(tmp_path: Path) -> Path:
+    """A draft file far longer than the short context's window."""
+    draft = tmp_path / "long.md"
+    draft.write_text(LONG, encoding="utf-8")
+    return draft
 
 
 async def write_pinned(pilot: Pilot[Any], key: str, text: str, depth: str | None = None) -> None:
@@ -114,8 +122,7 @@ def test_a_bad_note_depth_is_refused_in_the_dialog(random_model: Path) -> None:
 
 
 def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, tmp_path: Path) -> None:
-    draft = tmp_path / "long.md"
-    draft.write_text(LONG, encoding="utf-8")
+    draft = long_draft(tmp_path)
 
     async def scenario() -> None:
         app = make_app(short_context_model, draft=draft)
@@ -279,4 +286,75 @@ def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model: Path)
             await pilot.press("alt+e")  # the memory is still edited in chat
             await pilot.pause()
             assert isinstance(app.screen, PinnedScreen) and app.screen.which == "memory"
+    run(scenario)
+
+
+def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(random_model: Path) -> None:
+    """At the panel's own width (the author's 140-column terminal gives it 28 cells), the
+    split 'mem 13·note 19·draft 64·free 160' was cut to '…·fre…': the room left, the number
+    an author with a 256-token window watches, was never shown once memory and note were set."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.", "enter", "enter", *"Un gatto nero dorme sul tetto.")
+            await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero. La casa è sul fiume.")
+            await write_pinned(pilot, "alt+n", "[Tono cupo, frasi brevi.]")
+            done = await generated(pilot, "ctrl+g")
+            window = app.main.last_generation[0].window
+            assert window is not None and window.memory_tokens >= 10 and window.note_tokens >= 10
+            kv = app.main.sidebar.kv
+            width = kv.content_size.width
+            assert width <= 30  # the side panels' own width, not a roomy one
+            split = kv.lines(width)[5].plain
+            free = app.backend.n_ctx - done.prompt_tokens
+            numbers = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", split)]
+            assert numbers == [window.memory_tokens, window.note_tokens, window.draft_tokens, free], split
+            assert "…" not in split and all(label in split for label in ("mem", "note", "draft", "free"))
+
+    run(scenario)
+
+
+def test_quitting_with_the_memory_or_note_open_keeps_what_was_typed(tmp_path: Path) -> None:
+    """ctrl+q with the memory dialog open quit at once and the synopsis typed there was gone
+    (the session saved the memory as it was before): the author's text, lost. Esc is the
+    way to leave it unchanged; quitting keeps it, as it keeps the draft."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Una casa sul fiume.")
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]")
+            await pilot.press("alt+e")
+            await pilot.pause()
+            assert isinstance(app.screen, PinnedScreen)
+            app.screen.query_one("#pinned-text", TextArea).text = "Sinossi: la nonna, Marco e Lucia, il mulino."
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert not app.is_running
+        session = SessionStore().load(SessionStore().list()[0].id)
+        assert session.memory == "Sinossi: la nonna, Marco e Lucia, il mulino."
+        assert session.note == "[Tono cupo.]" and session.text == "Una casa sul fiume."
+
+    run(scenario)
+
+
+def test_the_kv_panel_says_the_cache_was_shifted_in_its_own_width(short_context_model: Path, tmp_path: Path) -> None:
+    """'reused 455 of 487 tok (shifted)' is wider than the panel: it was drawn as
+    'reused 455 of 487 tok (shift', the word that says the cache slid with the window cut."""
+    draft = long_draft(tmp_path)
+
+    async def scenario() -> None:
+        app = make_app(short_context_model, draft=draft)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, "ctrl+g")
+            await pilot.press("tab", "end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
+            done = await generated(pilot, "ctrl+g")
+            assert done.cache_reuse == "shifted"
+            kv = app.main.sidebar.kv
+            drawn = kv.render_line(4).text.rstrip()
+            assert f"{done.reused_tokens}" in drawn and f"{done.prompt_tokens}" in drawn and "shifted" in drawn, drawn
+
     run(scenario)

@@ -34,9 +34,11 @@ def make_app(
     loader: Callable[..., Engine] = Engine.load,
     top_n: int = 8,
     resume: bool = False,
+    spm: Path | None = None,
 ) -> ScriptoriumApp:
     # One thread: the same arithmetic order on any machine, so the same probabilities.
-    options = LoadOptions(model_path=model, lora_path=lora, n_ctx=512, n_threads=1) if model is not None else None
+    options = LoadOptions(model_path=model, lora_path=lora, spm_path=spm, n_ctx=512,
+                          n_threads=1) if model is not None else None
     return ScriptoriumApp(
         settings=TuiSettings(sampler=sampler, mode=mode, top_n=top_n),
         keymap=keymap,

@@ -25,7 +25,8 @@ def _expanded(text: str) -> Path | None:
 
 
 class LoadModelScreen(ModalScreen[LoadOptions | None]):
-    """Ask for a model file (and optionally a LoRA adapter); the draft stays as it is."""
+    """Ask for a model file (and optionally a LoRA adapter and the SentencePiece .model to
+    tokenize with); the draft stays as it is."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="load.cancel", tooltip="Keep writing without loading")]
 
@@ -48,6 +49,10 @@ class LoadModelScreen(ModalScreen[LoadOptions | None]):
             yield Label("LoRA adapter (optional)")
             yield Input(str(current.lora_path) if current and current.lora_path else "",
                         placeholder="/path/to/adapter.gguf", id="lora-path")
+            # Here too, or a .model that cannot be read would fail every model typed above.
+            yield Label("SentencePiece .model it was trained with (optional)")
+            yield Input(str(current.spm_path) if current and current.spm_path else "",
+                        placeholder="/path/to/tokenizer.model", id="spm-path")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Load", variant="primary", id="load")
                 yield Button("Cancel", id="cancel")
@@ -63,8 +68,9 @@ class LoadModelScreen(ModalScreen[LoadOptions | None]):
             self.notify("Type the path of a .gguf model file.", severity="warning")
             return
         lora = _expanded(self.query_one("#lora-path", Input).value)
+        spm = _expanded(self.query_one("#spm-path", Input).value)
         base = self._current or LoadOptions(model_path=model, n_threads=self._threads)
-        self.dismiss(replace(base, model_path=model, lora_path=lora))
+        self.dismiss(replace(base, model_path=model, lora_path=lora, spm_path=spm))
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

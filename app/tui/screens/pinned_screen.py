@@ -56,17 +56,25 @@ class PinnedScreen(ModalScreen[Pinned | None]):
 
     @on(Button.Pressed, "#keep")
     def action_save(self) -> None:
+        try:
+            self.dismiss(self.typed())
+        except ScriptoriumError as error:
+            self.notify(str(error), severity="warning")
+
+    def typed(self, *, strict: bool = True) -> Pinned:
+        """The session's Pinned with what the fields hold now. ScriptoriumError names a bad
+        depth; not `strict` (quitting, which keeps the text) the depth stays as it was."""
         text = self.query_one("#pinned-text", TextArea).text
         if self.which == "memory":
-            self.dismiss(Pinned(text, self._pinned.note, self._pinned.note_depth))
-            return
+            return Pinned(text, self._pinned.note, self._pinned.note_depth)
         raw = self.query_one("#pinned-depth", Input).value.strip()
         try:
             depth = check_note_depth(int(raw) if raw.lstrip("-").isdigit() else raw, "the note's depth")
-        except ScriptoriumError as error:
-            self.notify(str(error), severity="warning")
-            return
-        self.dismiss(Pinned(self._pinned.memory, text, depth))
+        except ScriptoriumError:
+            if strict:
+                raise
+            depth = self._pinned.note_depth
+        return Pinned(self._pinned.memory, text, depth)
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

@@ -17,12 +17,12 @@ from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
 
 BINDINGS = [
-    Binding("ctrl+b", "branch", "Branch", show=False, id="self.branch",
+    Binding("ctrl+b", "branch", "Branch", show=False, id="chat.branch",
             tooltip="While inspecting the last reply (F4): take another alternative at the token, or your own "
                     "word, and let the model write the reply on from there; the old reply stays as a version"),
-    Binding("alt+left", "reply_version(-1)", "Older reply", show=False, id="self.version_previous",
+    Binding("alt+left", "reply_version(-1)", "Older reply", show=False, id="chat.version_previous",
             tooltip="Show the last reply's previous version (regenerated and branched replies are kept)"),
-    Binding("alt+right", "reply_version(1)", "Newer reply", show=False, id="self.version_next",
+    Binding("alt+right", "reply_version(1)", "Newer reply", show=False, id="chat.version_next",
             tooltip="Show the last reply's next version"),
 ]
 
@@ -90,7 +90,7 @@ class ChatVersions(ChatInspection):
         title = self.version_title()
         if not title:
             return ""
-        return f"{title} · {self.key_display('self.version_previous')} {self.key_display('self.version_next')}"
+        return f"{title} · {self.key_display('chat.version_previous')} {self.key_display('chat.version_next')}"
 
     def current_version(self) -> ReplyVersion | None:
         return self._versions[self._version] if self._versions else None

@@ -380,7 +380,8 @@ class DraftInspection(ModePane):
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()
         scored = self.editor.spans.count_kind("scored")  # the draft's tokens, not the memory's
-        self.notify(scored_note(message.done, scored, self.key_display("draft.branch")))
+        start = self._score_window.start if self._score_window is not None else 0
+        self.notify(scored_note(message.done, scored, self.key_display("draft.branch"), start))
 
     def on_scoring_failed(self, message: ScoringFailed) -> None:
         if message.score_id != self._score_id:

@@ -72,6 +72,11 @@ class DraftPane(DraftCandidates):
         Binding("ctrl+r", "reroll", "Re-roll", show=False, id="draft.reroll",
                 tooltip="Throw the suggestion away and generate another from the same place"),
         Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
+        # The editor has no keys of its own to the ends of the text: a long draft opens at its top.
+        Binding("ctrl+end", "cursor_to_end(True)", "End", show=False, id="draft.end",
+                tooltip="Move the cursor to the end of the draft"),
+        Binding("ctrl+home", "cursor_to_end(False)", "Start", show=False, id="draft.start",
+                tooltip="Move the cursor to the start of the draft"),
         *draft_inspect.BINDINGS,
         *draft_candidates.BINDINGS,
     ]
@@ -371,6 +376,9 @@ class DraftPane(DraftCandidates):
 
     def action_save(self) -> None:
         self.post_message(self.SaveRequested())
+
+    def action_cursor_to_end(self, last: bool) -> None:
+        self.editor.move_cursor(self.editor.document.end if last else (0, 0))
 
     def anchor_index(self) -> int | None:
         """Where a suggestion being written attaches, as an offset into the draft."""

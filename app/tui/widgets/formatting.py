@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import unicodedata
+from typing import TypeVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
 from scriptorium.app.units import format_bytes, format_count  # noqa: F401  (re-exported for the panels)
+
+T = TypeVar("T", str, Text)
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _VISIBLE = str.maketrans({" ": "␣", "\n": "⏎", "\t": "⇥", "\r": "␍"})
@@ -36,6 +39,20 @@ def clip(text: str, width: int) -> str:
     if not text.startswith(kept):
         kept = kept[:-1]  # the space that stood for half of a wide character
     return kept + "…"
+
+
+def fitting(width: int, *texts: T) -> T:
+    """The first of `texts` (plain or styled, the fullest first) that fits in `width`
+    cells, else the last cut."""
+    for text in texts:
+        if (text.cell_len if isinstance(text, Text) else cell_len(text)) <= width:
+            return text
+    last = texts[-1]
+    if isinstance(last, Text):
+        cut = last.copy()
+        cut.truncate(width, overflow="ellipsis")
+        return cut  # type: ignore[return-value]
+    return clip(last, width)  # type: ignore[return-value]
 
 
 def pad(text: str, width: int) -> str:

@@ -7,7 +7,7 @@ from rich.text import Text
 from scriptorium.inference.events import KVCacheUsage
 from scriptorium.inference.window import Window
 
-from scriptorium.app.tui.widgets.formatting import clip, format_bytes, meter
+from scriptorium.app.tui.widgets.formatting import clip, fitting, format_bytes, meter
 from scriptorium.app.tui.widgets.panel import Panel
 
 
@@ -68,11 +68,10 @@ class KVPanel(Panel):
         elif self.reused is not None:
             reused, prompt, how = self.reused
             moved = " (shifted)" if how == "shifted" else ""
-            reuse = Text(f"reused {reused:,} of {prompt:,} tok{moved}", style=dim)
+            reuse = Text(fitting(width, f"reused {reused:,} of {prompt:,} tok{moved}",
+                                 f"reused {reused:,}/{prompt:,}{moved}"), style=dim)
         window = self.window
-        split = Text() if window is None else Text(clip(
-            f"mem {window.memory_tokens:,}·note {window.note_tokens:,}·draft {window.draft_tokens:,}·"
-            f"free {max(0, usage.n_ctx - window.prompt_tokens):,}", width))
+        split = Text() if window is None else Text(_window_split(window, usage.n_ctx, width))
         return [
             meter(usage.tokens or 0, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{_count(usage.tokens)} / {usage.n_ctx:,} tokens"),
@@ -81,6 +80,17 @@ class KVPanel(Panel):
             reuse,
             split,
         ]
+
+
+def _window_split(window: Window, n_ctx: int, width: int) -> str:
+    """'mem 13·note 19·draft 64·free 160', made to fit the panel: the room left is the
+    number a small context is watched for, so a memory or note of 0 goes first, then the
+    spaces, before anything is cut."""
+    parts = [("mem", window.memory_tokens), ("note", window.note_tokens), ("draft", window.draft_tokens),
+             ("free", max(0, n_ctx - window.prompt_tokens))]
+    shown = [(label, count) for label, count in parts if count or label in ("draft", "free")]
+    return fitting(width, *("·".join(f"{label}{space}{count:,}" for label, count in labels)
+                            for labels, space in ((parts, " "), (shown, " "), (shown, ""))))
 
 
 def _per_token(usage: KVCacheUsage) -> str:

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from scriptorium.inference.events import Candidate, TokenEvent
 
-from scriptorium.app.tui.widgets.formatting import bar, clip, pad, visible_token
+from scriptorium.app.tui.widgets.formatting import bar, clip, fitting, pad, visible_token
 from scriptorium.app.tui.widgets.panel import Panel
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
@@ -81,14 +81,17 @@ class ProbabilitiesPanel(Panel):
         rows = min(len(event.top), max(self.content_size.height - 1, 1))
         lines = [self._row(candidate, event.id, label_width, bar_width) for candidate in event.top[:rows]]
         lines += [Text()] * (rows - len(lines))
-        chosen_text = visible_token(self._chosen_piece(event))
+        label = clip(visible_token(self._chosen_piece(event)), label_width)
         listed = any(candidate.id == event.id for candidate in event.top)
-        summary = Text(f"{CHOSEN} chosen ", style=dim)
-        summary.append(clip(chosen_text, label_width), style=self.style_of("probabilities--chosen"))
-        summary.append(f"  {event.p * 100:.1f}%")
+        chosen, p, n = self.style_of("probabilities--chosen"), f"{event.p * 100:.1f}%", len(event.top)
+        # Unlisted (an author's word the model did not expect, often): why the bars miss it
+        # matters more than the word 'chosen' and the spacing, which go first.
+        summaries = [Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p}",
+                                   "" if listed else f"  (not in top {n})", style=dim)]
         if not listed:
-            summary.append(f"  (not in top {len(event.top)})", style=dim)
-        return lines + [summary]
+            summaries += [Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} (not {kind}top {n})", style=dim)
+                          for kind in ("in ", "")]
+        return lines + [fitting(width, *summaries)]
 
     @staticmethod
     def _chosen_piece(event: TokenEvent) -> str:
