@@ -31,6 +31,15 @@ class DraftConflictError(DraftFileError):
     """The draft file changed on disk since scriptorium last read or wrote it."""
 
 
+class DraftAndSessionError(SessionError):
+    """Neither the draft file nor its session was written (a full disk): both failures, in one line."""
+
+    def __init__(self, draft_problem: SessionError, session_problem: SessionError) -> None:
+        draft_part = str(draft_problem).removeprefix("the draft file was not saved: ")
+        session_part = str(session_problem).removeprefix("session not saved: ")
+        super().__init__(f"neither the draft file nor the session was saved: {draft_part}; {session_part}")
+
+
 BOM = "\ufeff"
 _BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 """Every line break str.splitlines (so the editor) knows."""

@@ -188,7 +188,13 @@ class SessionStore:
             self._writes.submit(str(self.path_for(session.id)), write, after)
             written = True
         else:
-            written = self._writes.run(str(self.path_for(session.id)), write)
+            try:
+                written = self._writes.run(str(self.path_for(session.id)), write)
+            except SessionError as session_problem:
+                if draft_problem is None:
+                    raise
+                # Raised alone, the session's failure hid the draft file's: the author took the file for saved.
+                raise draft_files.DraftAndSessionError(draft_problem, session_problem) from None
         if draft_problem is not None:
             raise draft_problem
         return written

@@ -170,16 +170,22 @@ def test_an_explicit_save_is_on_disk_when_it_returns(store: SessionStore, held: 
 
 
 
+def _keeper_with_a_saved_draft(tmp_path: Path, store: SessionStore, held: HeldWrites,
+                               shown: list[str]) -> SessionKeeper:
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = tmp_path / "bozza.md"
+    held.release.set()
+    assert keeper.save_draft("Zero.")
+    return keeper
+
+
 def test_a_full_disk_is_not_said_to_have_saved_the_session(tmp_path: Path, store: SessionStore,
                                                            held: HeldWrites) -> None:
     """Draft and session on one full disk: the draft file's failure said 'session saved, but
     the draft file was not' before the session's own write had been tried, and then the
     session's failure said it was not saved. Only what is known is said."""
     shown: list[str] = []
-    keeper = _keeper(store, shown)
-    keeper.draft_file.path = tmp_path / "bozza.md"
-    held.release.set()
-    assert keeper.save_draft("Zero.")
+    keeper = _keeper_with_a_saved_draft(tmp_path, store, held, shown)
     held.failures = 2  # the draft file, then the session
     assert not keeper.save_draft("Uno.", in_background=True)
     store.flush()
@@ -188,3 +194,16 @@ def test_a_full_disk_is_not_said_to_have_saved_the_session(tmp_path: Path, store
     held.failures = 1  # the draft file only, in a save that waits for the session's write
     assert not keeper.save_draft("Uno. Due.")
     assert shown[2].endswith("(the session was saved)"), shown
+
+
+def test_a_save_where_both_writes_fail_says_both_in_one_line(tmp_path: Path, store: SessionStore,
+                                                             held: HeldWrites) -> None:
+    """ctrl+s on a full disk, the draft file and the session both failing: only the session's
+    failure was said, so the author believed the draft file saved."""
+    shown: list[str] = []
+    keeper = _keeper_with_a_saved_draft(tmp_path, store, held, shown)
+    held.failures = 2  # the draft file, then the session
+    assert not keeper.save_draft("Uno.")
+    assert len(shown) == 1, shown
+    assert "bozza.md" in shown[0] and f"{keeper.draft.id}.json" in shown[0], shown
+    assert shown[0].count("No space left on device") == 2, shown
