@@ -150,7 +150,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             elif choice == "save-as":
                 saving.ask_save_path(self, self.main, self.draft_file, self._save_explicitly, then_exit=True)
 
-        self.push_screen(UnsavedScreen(self.draft_file, conflict=self.sessions.conflict), decided)
+        self.push_screen(UnsavedScreen(self.draft_file, self.sessions.problems.unsaved(), self.sessions.conflict), decided)
 
     def on_unmount(self) -> None:
         self.sessions.close()  # the session files still being written in the background, and their claims

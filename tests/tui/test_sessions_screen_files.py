@@ -196,3 +196,32 @@ def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_pat
             assert isinstance(app.screen, SavePathScreen)
 
     run(scenario)
+
+
+def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The draft file saved and only the session's write failing (its folder on a full
+    disk), the quit dialog said the draft had unsaved changes: the author went looking for a
+    way to save a file that was saved. It says what is lost: the session's record."""
+    draft = tmp_path / "capitolo.md"
+    draft.write_text("Prima.", encoding="utf-8")
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise SessionError("session not saved: cannot write it: No space left on device")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+            await pilot.press("end", *" Dopo.", "ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+            question = str(app.screen.query_one(".dialog-title", Static).render())
+            assert question.startswith("capitolo.md is saved, but its session could not be written"), question
+            assert "has changes that are not saved" not in question
+            assert draft.read_text(encoding="utf-8") == "Prima. Dopo."
+            await pilot.click("#discard")
+            await pilot.pause()
+            assert not app.is_running
+
+    run(scenario)

@@ -19,24 +19,42 @@ class UnsavedScreen(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Keep writing", id="unsaved.cancel",
                         tooltip="Go back to the draft")]
 
-    def __init__(self, draft_file: DraftFile, *, conflict: bool = False) -> None:
-        """`conflict`: another program changed the draft file, and saving would replace its text."""
+    def __init__(self, draft_file: DraftFile, unsaved: frozenset[str], conflict: bool = False) -> None:
+        """`unsaved`: what the save just tried could not write ('draft file', 'draft' (its session), 'chat').
+        `conflict`: another program changed the draft file, and saving would replace its text."""
         super().__init__()
         self._name = draft_file.display_name
         self._has_path = draft_file.path is not None
         self._conflict = conflict and self._has_path
+        # Unnamed, the draft's text lives in its session only.
+        self._text_unsaved = "draft file" in unsaved or ("draft" in unsaved and not self._has_path)
+        self._record_unsaved = "draft" in unsaved and not self._text_unsaved
+        self._chat_unsaved = "chat" in unsaved
+
+    def _question(self) -> str:
+        if self._conflict:
+            # "Save and quit" alone read as saving the author's text, and silently replaced the other program's.
+            # Not "has changes": quitting right after the other program wrote, there may be none here.
+            return (f"Another program changed {self._name} since scriptorium saved it: saving replaces "
+                    "that program's text with the text on screen here.")
+        lines = []
+        if self._text_unsaved or not (self._record_unsaved or self._chat_unsaved):
+            lines.append(f"{self._name} has changes that are not saved.")
+        if self._record_unsaved:
+            # Said as unsaved changes, it sent the author to save a file that was saved already.
+            lines.append(f"{self._name} is saved, but its session could not be written: quitting loses what "
+                         "the session recorded since its last save (which words the model wrote, with which "
+                         "model and settings, the memory and the author's note).")
+        if self._chat_unsaved:
+            lines.append("The chat could not be saved: quitting loses what was said since its last save.")
+        return "\n".join(lines)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
-            if self._conflict:
-                # "Save and quit" alone read as saving the author's text, and silently replaced the other program's.
-                # Not "has changes": quitting right after the other program wrote, there may be none here.
-                yield Static(f"Another program changed {self._name} since scriptorium saved it: saving replaces "
-                             "that program's text with the text on screen here.", classes="dialog-title", markup=False)
-            else:
-                yield Static(f"{self._name} has changes that are not saved.", classes="dialog-title", markup=False)
+            yield Static(self._question(), classes="dialog-title", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Replace the file and quit" if self._conflict else "Save and quit",
+                save = "Save and quit" if self._text_unsaved or self._conflict else "Try again and quit"
+                yield Button("Replace the file and quit" if self._conflict else save,
                              variant="error" if self._conflict else "primary",
                              id="save" if self._has_path else "save-as")
                 yield Button("Quit without saving", variant="error", id="discard")
