@@ -19,10 +19,12 @@ from scriptorium.inference.load_options import LoadOptions
 
 from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.models import choice as model_choice
+from scriptorium.app.models.replaced import ReplacedModelFiles
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import ModelRef
 
 
+REPLACED_TITLE = "Model file changed"
 RELOADS_IN_A_ROW = 2
 """Engine deaths reloaded automatically with no generation finished between them; at the
 next the model is left for the author to load: an engine that dies on what the app asks
@@ -48,6 +50,8 @@ class ModelLifecycle:
         self._crashes_in_a_row = 0
         self._reloading: LoadOptions | None = None
         """The options a death is being reloaded with: any other load is the author's, a new count."""
+        self._replaced = ReplacedModelFiles()
+        self._replaced_note: str | None = None
 
     # ---- choosing what to load ---------------------------------------------------------
     def options_for(self, model: Path, lora: Path | None, scale: float) -> LoadOptions:
@@ -111,7 +115,14 @@ class ModelLifecycle:
             return False
         self._failed_options = None
         self._ready(backend)
+        if not backend.origin:  # a server's files are on its machine (a restart there is found by the backend)
+            self._replaced_note = self._replaced.loaded(backend.facts)
         return True
+
+    def hashed(self, path: str, sha256: str) -> str | None:
+        """A file loaded here was hashed: what to tell the author if it now holds another model
+        than at its last load (a GGUF re-converted in place), else None."""
+        return self._replaced.hashed(path, sha256)
 
     def failed(self, load_id: int, options: LoadOptions, error: str, kept: Backend | None = None,
                server: bool = False, load_key: str = "") -> str | None:
@@ -172,6 +183,9 @@ class ModelLifecycle:
         backend, notes = self.backend, []
         if backend is None:
             return notes
+        if self._replaced_note:
+            notes.append((REPLACED_TITLE, self._replaced_note))
+            self._replaced_note = None
         if self._demo and model_choice.is_demo_model(backend.options.model_path):
             notes.append(("Demo model", f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
                                         f"scriptorium out. Press {models_key} to choose your own GGUF model."))

@@ -84,6 +84,8 @@ class SessionKeeper:
         self._thrown: dict[int, _Live] = {}
         """The generations of the suggestion last thrown away, while it may come back."""
         self._hashes: dict[str, str] = {}
+        self._awaiting_hash: dict[str, list[ModelRef | LoraRef]] = {}
+        """The models and adapters generations recorded before the file's hash arrived, per file."""
         self.problems = SaveProblems(notify)
         self._unsaved_since: float | None = None
 
@@ -144,15 +146,18 @@ class SessionKeeper:
         return max(generations, key=lambda g: g.started_at).model if generations else None
 
     # ---- recording generations -----------------------------------------------------------
+    def files_loaded(self, engine: "Backend") -> None:
+        """`engine` was loaded: the hashes known of its model's (and adapter's) files may be of
+        the files they replaced (a GGUF re-converted in place), so they wait for the new ones."""
+        for path in (str(f.path) for f in (engine.facts, engine.adapter) if f is not None):
+            self._hashes.pop(path, None)
+            self._awaiting_hash.pop(path, None)  # ran on the file as it was before: its hash is unknown
+
     def note_hash(self, path: str, sha256: str) -> None:
         """A model or adapter file's hash arrived (computed in a worker): fill it in where missing."""
         self._hashes[path] = sha256
-        for session in (self.draft, self.chat):
-            for generation in session.generations if session else ():
-                if generation.model.path == path and generation.model.sha256 is None:
-                    generation.model.sha256 = sha256
-                if generation.lora is not None and generation.lora.path == path and generation.lora.sha256 is None:
-                    generation.lora.sha256 = sha256
+        for ref in self._awaiting_hash.pop(path, ()):
+            ref.sha256 = sha256
 
     def generation_started(self, request: "GenerationRequest", engine: "Backend", draft_text: str,
                            anchor: int | None, chat_messages: list[dict[str, str]]) -> None:
@@ -177,6 +182,9 @@ class SessionKeeper:
                                               byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
                                               arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None,
                                               origin=engine.origin)
+        for ref in (model, lora) if not engine.origin else ():  # a server's files are hashed nowhere
+            if ref is not None and ref.sha256 is None:
+                self._awaiting_hash.setdefault(ref.path, []).append(ref)
         self._live[request.id] = _Live(session, generation)
 
     def tokens(self, request_id: int, events: tuple[TokenEvent, ...]) -> None:

@@ -28,7 +28,7 @@ from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.config.schema import Config
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import startup as model_startup
-from scriptorium.app.models.lifecycle import ModelLifecycle
+from scriptorium.app.models.lifecycle import REPLACED_TITLE, ModelLifecycle
 from scriptorium.app.models.loading import (BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed,
                                             ModelLoadProgressed, load_backend)
 from scriptorium.app.models.status import ModelStatus
@@ -141,14 +141,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     async def action_quit(self) -> None:
         if self._stopped_and_saved():  # the author's text is saved; only a failed save asks what to do
-            self.exit()
-            return
+            return self.exit()
 
         def decided(choice: str | None) -> None:
             if choice == "discard" or (choice == "save" and self.save_everything(explicit=True)):
                 self.exit()
             elif choice == "save-as":
-                saving.ask_save_path(self, self.main, self.draft_file, self._save_explicitly, then_exit=True)
+                saving.ask_save_path(self, self.main, self.draft_file, self.save_everything, then_exit=True)
 
         self.push_screen(UnsavedScreen(self.draft_file, self.sessions.problems.unsaved(), self.sessions.conflict), decided)
 
@@ -193,6 +192,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
         self._tuning.settle()
+        self.sessions.files_loaded(message.backend)  # a file re-converted in place: its old hash is not this one
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
         for title, note in self.models.notes_when_ready(self.keys.key_display("app.models"), self.sessions.last_model()):
@@ -210,8 +210,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(BackendCrashed)
     def _backend_crashed(self, message: BackendCrashed) -> None:
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
-        options = self.models.crashed(message.backend, self.lora_scale)
-        if options is not None:
+        if (options := self.models.crashed(message.backend, self.lora_scale)) is not None:
             saved, reload = " Your text is saved." * self.save_everything(), not self.models.gives_up(options)
             said = f"Reloading {options.model_path.name} with the same settings." if reload else self.model_status.error
             self.notify(said + saved, title="Model engine restarting" if reload else "Model not loaded", timeout=12)
@@ -221,6 +220,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(ModelFileHashed)
     def _file_hashed(self, message: ModelFileHashed) -> None:
         self.sessions.note_hash(message.path, message.sha256)
+        if note := self.models.hashed(message.path, message.sha256):
+            self.notify(note, title=REPLACED_TITLE, severity="warning", timeout=15)
 
     def resolve_model(self, source: model_startup.ModelSource) -> None:
         self.models.resolving(source.reference, source.config.model.path)
@@ -346,12 +347,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if message.kind == "draft" and self._screen_ready:  # the unsaved dot comes back: the text is only here
             self.main.draft_saved(saved=False)
 
-    def _save_explicitly(self, replace_file: bool = False) -> bool:
-        return self.save_everything(explicit=True, replace_file=replace_file)
-
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:
-        saving.save_requested(self, self.main, self.draft_file, self._save_explicitly)
+        saving.save_requested(self, self.main, self.draft_file, self.save_everything)
 
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:

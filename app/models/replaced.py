@@ -1,0 +1,72 @@
+"""A model file replaced in place while the app runs (the author re-converted their GGUF to
+the same path): the next load of that path, by the load key or after the engine died,
+loads another model than the one the author was writing with. Noticed here, by the file's
+header at the load and by its content hash once that is computed, so the author is told
+which model the file now holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SHORT_HASH = 12
+"""Hex digits of a SHA-256 shown: enough to tell two files apart at a glance."""
+
+
+@dataclass(slots=True)
+class _Seen:
+    """The model a file held at its last load here, and its hash once known."""
+
+    facts: Any
+    """inference.gguf_file.ModelFacts"""
+    sha256: str | None = None
+    before: "_Seen | None" = None
+    """The model the file held before this load, while the hash has not yet said whether it is another."""
+
+
+def _identity(facts: Any) -> tuple[object, ...]:
+    # What the header says of the model; the weights themselves only the hash tells apart.
+    return (facts.name, facts.architecture, facts.parameters, facts.file_type, facts.file_size, facts.vocab_size)
+
+
+def _label(seen: _Seen, other: _Seen) -> str:
+    facts = seen.facts
+    label = facts.name if facts.name != other.facts.name else f"{facts.name} {facts.file_type}"
+    return f"{label} (sha256 {seen.sha256[:SHORT_HASH]})" if seen.sha256 else label
+
+
+class ReplacedModelFiles:
+    """Remembers, per model file loaded on this machine, the model it held."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, _Seen] = {}
+
+    def loaded(self, facts: Any) -> str | None:
+        """The file at `facts.path` was loaded: what to tell the author when its header shows
+        another model than it held at its last load here (else None; the hash may say later)."""
+        path = str(facts.path)
+        before, now = self._seen.get(path), _Seen(facts)
+        self._seen[path] = now
+        if before is None:
+            return None
+        if _identity(before.facts) != _identity(facts):
+            return _said(path, before, now)
+        now.before = before  # the same header: the hash will tell
+        return None
+
+    def hashed(self, path: str, sha256: str) -> str | None:
+        """The hash of the file as last loaded: what to tell the author when it shows another
+        model than the one the file held before, with the same header (else None)."""
+        now = self._seen.get(path)
+        if now is None:
+            return None
+        before, now.before, now.sha256 = now.before, None, sha256
+        if before is None or before.sha256 is None or before.sha256 == sha256:
+            return None
+        return _said(path, before, now)
+
+
+def _said(path: str, before: _Seen, now: _Seen) -> str:
+    return (f"{Path(path).name} changed on disk since it was last loaded: {_label(before, now)} → {_label(now, before)}; "
+            "the session records the new model from now on.")

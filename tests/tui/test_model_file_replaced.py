@@ -1,0 +1,97 @@
+"""The author re-converts their GGUF to the same path while the app runs: the next load of
+that path (the load key, or the reload after the engine died) loads another model. The
+author is told which, and the session records the new model, as after a switch."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import threading
+from pathlib import Path
+
+import gguf_models
+import pytest
+from test_isolated_tui import engine_in_child, notifications, until
+from tui_helpers import generated, make_app, model_ready, run
+
+from scriptorium.app.models import loading
+from scriptorium.app.models.lifecycle import REPLACED_TITLE
+from scriptorium.inference.isolated import IsolatedBackend
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_recorded(
+        random_model: Path, phrases_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load key loaded the file's new model in silence, and the generations written
+    before its hash was computed recorded the old model's hash for it."""
+    model = tmp_path / "mio.gguf"
+    model.write_bytes(random_model.read_bytes())
+    hashing_allowed = threading.Event()
+    hashing_allowed.set()
+
+    def held_hash(path: Path, *args: object) -> str:
+        assert hashing_allowed.wait(30), "the hash was never released"
+        return sha256(path)
+
+    monkeypatch.setattr(loading, "file_sha256", held_hash)
+
+    async def scenario() -> None:
+        app = make_app(model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            first = app.backend
+            await generated(pilot, *"C'era", "ctrl+g")
+            model.write_bytes(phrases_model.read_bytes())  # re-converted to the same path
+            hashing_allowed.clear()  # a big file's hash takes seconds: the author writes meanwhile
+            await pilot.press("ctrl+l", "enter")
+            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
+            said = [n for n in app._notifications if n.title == REPLACED_TITLE]
+            assert len(said) == 1, notifications(app)
+            assert "mio.gguf changed on disk" in said[0].message
+            assert "scriptorium-test-random" in said[0].message.split("→")[0]
+            assert "scriptorium-test-phrases" in said[0].message.split("→")[1]
+            assert app.model_status.facts.name == "scriptorium-test-phrases"
+            await pilot.press("escape")
+            await generated(pilot, "ctrl+g")
+            hashing_allowed.set()
+            await model_ready(pilot)
+            before, after = app.sessions.draft.generations
+            assert (before.model.name, before.model.sha256) == ("scriptorium-test-random", sha256(random_model))
+            assert (after.model.name, after.model.sha256) == ("scriptorium-test-phrases", sha256(phrases_model))
+
+    run(scenario)
+
+
+def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_engine_died(
+        random_model: Path, tmp_path: Path) -> None:
+    """A checkpoint trained further and converted again: the same name, shape and size,
+    other weights. The reload after the engine died loaded it in silence, and the session
+    recorded the old file's hash for the new model."""
+    model = tmp_path / "mio.gguf"
+    model.write_bytes(random_model.read_bytes())
+    retrained = gguf_models.write_llama_model(tmp_path / "retrained.gguf", kind="random", seed=7)
+    assert retrained.stat().st_size == model.stat().st_size and sha256(retrained) != sha256(model)
+
+    async def scenario() -> None:
+        app = make_app(model, loader=IsolatedBackend.load)
+        async with app.run_test() as pilot:
+            first = await engine_in_child(pilot)
+            await generated(pilot, *"C'era", "ctrl+g")
+            await pilot.press("escape")
+            model.write_bytes(retrained.read_bytes())
+            os.kill(first.pid, signal.SIGKILL)
+            await pilot.press("ctrl+g")
+            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
+            await model_ready(pilot)
+            said = [n.message for n in app._notifications if n.title == REPLACED_TITLE]
+            assert len(said) == 1, notifications(app)
+            old, new = said[0].split("→")
+            assert sha256(random_model)[:12] in old and sha256(retrained)[:12] in new, said
+            await generated(pilot, "ctrl+g")
+            assert app.sessions.draft.generations[-1].model.sha256 == sha256(retrained)
+
+    run(scenario)
