@@ -124,15 +124,21 @@ class RemoteBackend:
         return backend
 
     def check_unchanged(self) -> None:
-        """ServerChanged when the server no longer serves the model and context it did at
-        connection (restarted with another): a request built from the old facts would ban
-        the old vocabulary's byte ids, which are ordinary tokens in the new one."""
+        """ServerChanged when the server no longer serves the model, context and LoRA adapters
+        it did at connection (restarted with others): a request built from the old facts would
+        ban the old vocabulary's byte ids, which are ordinary tokens in the new one, and send
+        the author's scale to whichever adapter now has the old one's id."""
         name, n_ctx = _served(self.client.get("/props"))
         # The file's name, not its folder: replicas behind a load balancer may keep the same
         # model in different places, and each would otherwise read as a restart.
         if (name, n_ctx) != (self.facts.path.name, self.n_ctx):
             raise ServerChanged(f"llama-server at {self.client.url} now serves {name} with a context of {n_ctx}, "
                                 f"not {self.facts.path.name} with {self.n_ctx}: it restarted")
+        # /props does not list the adapters (--lora): one more small request, never one per token.
+        adapters = _adapter_names(self.client.get("/lora-adapters"))
+        if adapters != _adapter_names(self._adapters):
+            raise ServerChanged(f"llama-server at {self.client.url} now applies the LoRA adapters "
+                                f"{_listed(adapters)}, not {_listed(_adapter_names(self._adapters))}: it restarted")
 
     # ---- the Backend protocol -----------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:
@@ -217,6 +223,16 @@ def _served(props: Any) -> tuple[str, int]:
     n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
     path = props.get("model_path") if isinstance(props, dict) else None
     return Path(str(path or "model.gguf")).name, int(n_ctx) if isinstance(n_ctx, int) else 0
+
+
+def _adapter_names(adapters: Any) -> tuple[tuple[int, str], ...]:
+    """Each adapter /lora-adapters lists, as (id, file name): by name, as the model, for replicas."""
+    listed = adapters if isinstance(adapters, list) else []
+    return tuple((int(a["id"]), Path(str(a.get("path", ""))).name) for a in listed if isinstance(a, dict) and "id" in a)
+
+
+def _listed(adapters: tuple[tuple[int, str], ...]) -> str:
+    return ", ".join(name for _, name in adapters) or "(none)"
 
 
 def _slot_tokens(slots: Any) -> int:

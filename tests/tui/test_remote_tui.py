@@ -259,3 +259,34 @@ def test_connecting_again_keeps_the_lora_scale_in_use(random_model: Path, lora_a
                 assert app.backend is not None and app.backend.lora_scale == 0.25 and app.lora_scale == 0.25
 
     run(scenario)
+
+
+def test_a_server_restarted_with_another_adapter_is_connected_to_again_and_recorded(
+        random_model: Path, lora_adapter: Path, tmp_path: Path) -> None:
+    """The same model, another --lora: the session went on recording the adapter the server
+    was first started with, and the author's scale went to the new one under its id."""
+    from gguf_adapters import write_lora_adapter
+
+    server_binary()
+    other = write_lora_adapter(tmp_path / "lora-altro.gguf", random_model, seed=3)
+
+    async def scenario() -> None:
+        with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter)) as first:
+            app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
+            async with app.run_test(size=(120, 40)) as pilot:
+                await model_ready(pilot)
+                await generated(pilot, *"Era notte", "ctrl+g")
+                await pilot.press("escape")
+                first.stop()
+                with LlamaServer(random_model, tmp_path, "--lora", str(other), port=first.port):
+                    await pilot.press("ctrl+g")  # finds the restart, and the app connects again
+                    for _ in range(1200):  # a guard against hanging, not a time limit the test asserts
+                        if app.backend is not None and app.backend.adapter.path.name == other.name:
+                            break
+                        await pilot.pause(0.05)
+                    await model_ready(pilot)
+                    await generated(pilot, "ctrl+g")
+                recorded = [g.lora.name for g in app.sessions.draft.generations if g.finished_at]
+                assert recorded[0] == lora_adapter.stem and recorded[-1] == other.stem, recorded
+
+    run(scenario)
