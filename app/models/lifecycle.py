@@ -52,6 +52,8 @@ class ModelLifecycle:
         """The options a death is being reloaded with: any other load is the author's, a new count."""
         self._replaced = ReplacedModelFiles()
         self._replaced_note: str | None = None
+        self._lost_origin = ""
+        """Where the model `crashed` lost ran: a llama-server's origin, or "" (this machine)."""
 
     # ---- choosing what to load ---------------------------------------------------------
     def options_for(self, model: Path, lora: Path | None, scale: float) -> LoadOptions:
@@ -156,9 +158,17 @@ class ModelLifecycle:
             return None
         # Gone, not kept: a reload whose files are refused keeps the model running (load_backend),
         # and a dead one kept "ready" is found dead by the next request and reloaded, for ever.
-        self.backend = None
+        self.backend, self._lost_origin = None, backend.origin
         return _scaled(backend.options, lora_scale if backend.adapter is not None else None,
                        on_server=bool(backend.origin))
+
+    def reload_said(self, options: LoadOptions) -> tuple[str, str]:
+        """(title, text) for the author as the model `crashed` lost is loaded again: a
+        llama-server's engine is not here to restart; the server restarted (with another
+        model or adapters), and the model is now whatever it serves."""
+        if self._lost_origin:
+            return "llama-server restarted", f"Connecting again to {self._lost_origin}, with the model it serves now."
+        return "Model engine restarting", f"Reloading {options.model_path.name} with the same settings."
 
     def gives_up(self, options: LoadOptions) -> bool:
         """True, and the model shown failed, when the engine has died once too often in a

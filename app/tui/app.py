@@ -212,8 +212,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
         if (options := self.models.crashed(message.backend, self.lora_scale)) is not None:
             saved, reload = " Your text is saved." * self.save_everything(), not self.models.gives_up(options)
-            said = f"Reloading {options.model_path.name} with the same settings." if reload else self.model_status.error
-            self.notify(said + saved, title="Model engine restarting" if reload else "Model not loaded", timeout=12)
+            title, said = self.models.reload_said(options) if reload else ("Model not loaded", self.model_status.error)
+            self.notify(said + saved, title=title, timeout=12)
             if reload:
                 self.load_model(options)
 
