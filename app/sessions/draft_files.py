@@ -40,6 +40,14 @@ class DraftAndSessionError(SessionError):
         super().__init__(f"neither the draft file nor the session was saved: {draft_part}; {session_part}")
 
 
+def noting_the_saved_file(error: BaseException | None, session: object) -> BaseException | None:
+    """The session's write failed (`error`) after its draft file was saved: said with the
+    failure, or the author, told "Not saved", takes the text for lost."""
+    if isinstance(error, SessionError) and isinstance(session, DraftSession) and session.draft_path:
+        return SessionError(f"{error} ({Path(session.draft_path).name} was saved)")
+    return error
+
+
 BOM = "\ufeff"
 _BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 """Every line break str.splitlines (so the editor) knows."""

@@ -207,3 +207,25 @@ def test_a_save_where_both_writes_fail_says_both_in_one_line(tmp_path: Path, sto
     assert len(shown) == 1, shown
     assert "bozza.md" in shown[0] and f"{keeper.draft.id}.json" in shown[0], shown
     assert shown[0].count("No space left on device") == 2, shown
+
+
+def test_a_session_that_fails_under_a_saved_draft_file_says_the_file_was_saved(
+        tmp_path: Path, store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the session's write failing (its folder on a full disk), the author was told
+    "Not saved: session not saved: ..." and took the draft, saved in its file, for lost."""
+    from scriptorium.app.sessions import SessionError
+
+    shown: list[str] = []
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = tmp_path / "bozza.md"
+    assert keeper.save_draft("Zero.")
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise SessionError("session not saved: cannot write it: No space left on device")
+
+    monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+    assert keeper.save_draft("Uno.", in_background=True)
+    store.flush()
+    assert not keeper.save_draft("Uno. Due.")
+    assert (tmp_path / "bozza.md").read_text(encoding="utf-8") == "Uno. Due."
+    assert len(shown) == 1 and shown[0].endswith("No space left on device (bozza.md was saved)"), shown
