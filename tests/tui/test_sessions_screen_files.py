@@ -17,6 +17,11 @@ from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 
 
+def disk_full(*args: object, **kwargs: object) -> None:
+    """SessionStore._write_session on a full disk."""
+    raise SessionError("session not saved: cannot write it: No space left on device")
+
+
 def saved_draft_session(draft: Path, text: str) -> DraftSession:
     draft.write_text(text, encoding="utf-8")
     store = SessionStore()
@@ -160,9 +165,6 @@ def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeyp
     store = SessionStore()
     other = store.create_draft("Altro", "Il testo di un'altra sessione.")
 
-    def disk_full(*args: object, **kwargs: object) -> None:
-        raise SessionError("session not saved: cannot write it: No space left on device")
-
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
@@ -206,9 +208,6 @@ def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
     draft = tmp_path / "capitolo.md"
     draft.write_text("Prima.", encoding="utf-8")
 
-    def disk_full(*args: object, **kwargs: object) -> None:
-        raise SessionError("session not saved: cannot write it: No space left on device")
-
     async def scenario() -> None:
         app = make_app(None, draft=draft)
         async with app.run_test() as pilot:
@@ -223,5 +222,22 @@ def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
             await pilot.click("#discard")
             await pilot.pause()
             assert not app.is_running
+
+    run(scenario)
+
+
+def test_quitting_with_only_the_chat_unsaved_says_the_chat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chat's session failing to save, the quit dialog spoke of the (empty, unnamed)
+    draft's unsaved changes, and never of the chat that quitting would lose."""
+    async def scenario() -> None:
+        app = make_app(None, mode="chat")
+        async with app.run_test() as pilot:
+            await app.main.show_chat([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve"}])
+            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+            question = str(app.screen.query_one(".dialog-title", Static).render())
+            assert question == "The chat could not be saved: quitting loses what was said since its last save."
 
     run(scenario)
