@@ -51,7 +51,7 @@ class ModelLifecycle:
         self._reloading: LoadOptions | None = None
         """The options a death is being reloaded with: any other load is the author's, a new count."""
         self._replaced = ReplacedModelFiles()
-        self._replaced_note: str | None = None
+        self._replaced_notes: list[str] = []
         self._lost_origin = ""
         """Where the model `crashed` lost ran: a llama-server's origin, or "" (this machine)."""
 
@@ -118,7 +118,8 @@ class ModelLifecycle:
         self._failed_options = None
         self._ready(backend)
         if not backend.origin:  # a server's files are on its machine (a restart there is found by the backend)
-            self._replaced_note = self._replaced.loaded(backend.facts)
+            said = (self._replaced.loaded(facts) for facts in (backend.facts, backend.adapter) if facts is not None)
+            self._replaced_notes = [note for note in said if note]
         return True
 
     def hashed(self, path: str, sha256: str) -> str | None:
@@ -193,9 +194,8 @@ class ModelLifecycle:
         backend, notes = self.backend, []
         if backend is None:
             return notes
-        if self._replaced_note:
-            notes.append((REPLACED_TITLE, self._replaced_note))
-            self._replaced_note = None
+        notes.extend((REPLACED_TITLE, note) for note in self._replaced_notes)
+        self._replaced_notes = []
         if self._demo and model_choice.is_demo_model(backend.options.model_path):
             notes.append(("Demo model", f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
                                         f"scriptorium out. Press {models_key} to choose your own GGUF model."))

@@ -1,8 +1,8 @@
-"""A model file replaced in place while the app runs (the author re-converted their GGUF to
-the same path): the next load of that path, by the load key or after the engine died,
-loads another model than the one the author was writing with. Noticed here, by the file's
-header at the load and by its content hash once that is computed, so the author is told
-which model the file now holds."""
+"""A model or LoRA file replaced in place while the app runs (the author converted their
+GGUF again, or trained the adapter further, to the same path): the next load of that path,
+by the load key or after the engine died, loads another model than the one the author was
+writing with. Noticed here, by the file's header at the load and by its content hash once
+that is computed, so the author is told what the file now holds."""
 
 from __future__ import annotations
 
@@ -19,32 +19,37 @@ class _Seen:
     """The model a file held at its last load here, and its hash once known."""
 
     facts: Any
-    """inference.gguf_file.ModelFacts"""
+    """inference.gguf_file.ModelFacts, or AdapterFacts"""
     sha256: str | None = None
     before: "_Seen | None" = None
     """The model the file held before this load, while the hash has not yet said whether it is another."""
 
 
+_HEADER_FIELDS = ("name", "architecture", "parameters", "file_type", "file_size", "vocab_size", "alpha")
+
+
 def _identity(facts: Any) -> tuple[object, ...]:
-    # What the header says of the model; the weights themselves only the hash tells apart.
-    return (facts.name, facts.architecture, facts.parameters, facts.file_type, facts.file_size, facts.vocab_size)
+    # What the header says of the model (or adapter); the weights themselves only the hash tells apart.
+    return tuple(getattr(facts, field, None) for field in _HEADER_FIELDS)
 
 
 def _label(seen: _Seen, other: _Seen) -> str:
-    facts = seen.facts
-    label = facts.name if facts.name != other.facts.name else f"{facts.name} {facts.file_type}"
-    return f"{label} (sha256 {seen.sha256[:SHORT_HASH]})" if seen.sha256 else label
+    name, other_name = getattr(seen.facts, "name", ""), getattr(other.facts, "name", "")
+    label = name if name != other_name else " ".join(filter(None, (name, getattr(seen.facts, "file_type", ""))))
+    if seen.sha256:
+        return f"{label} (sha256 {seen.sha256[:SHORT_HASH]})" if label else f"sha256 {seen.sha256[:SHORT_HASH]}"
+    return label or f"{seen.facts.file_size:,} bytes"  # an adapter has no name: its size tells them apart
 
 
 class ReplacedModelFiles:
-    """Remembers, per model file loaded on this machine, the model it held."""
+    """Remembers, per model and adapter file loaded on this machine, what it held."""
 
     def __init__(self) -> None:
         self._seen: dict[str, _Seen] = {}
 
     def loaded(self, facts: Any) -> str | None:
-        """The file at `facts.path` was loaded: what to tell the author when its header shows
-        another model than it held at its last load here (else None; the hash may say later)."""
+        """The file at `facts.path` (a model's or an adapter's) was loaded: what to tell the author
+        when its header shows another than it held at its last load here (else None; the hash may say later)."""
         path = str(facts.path)
         before, now = self._seen.get(path), _Seen(facts)
         self._seen[path] = now
@@ -69,4 +74,4 @@ class ReplacedModelFiles:
 
 def _said(path: str, before: _Seen, now: _Seen) -> str:
     return (f"{Path(path).name} changed on disk since it was last loaded: {_label(before, now)} → {_label(now, before)}; "
-            "the session records the new model from now on.")
+            "the session records the new one from now on.")

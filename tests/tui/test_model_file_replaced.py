@@ -95,3 +95,32 @@ def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_eng
             assert app.sessions.draft.generations[-1].model.sha256 == sha256(retrained)
 
     run(scenario)
+
+
+def test_an_adapter_trained_further_in_place_is_found_by_its_hash(random_model: Path, lora_adapter: Path,
+                                                                  tmp_path: Path) -> None:
+    """The adapter written again to its path (trained further: the same header, other
+    weights): the load key loaded it in silence."""
+    from gguf_adapters import write_lora_adapter
+
+    adapter = tmp_path / "mia-lora.gguf"
+    adapter.write_bytes(lora_adapter.read_bytes())
+    further = write_lora_adapter(tmp_path / "further.gguf", random_model, seed=3)
+    assert further.stat().st_size == adapter.stat().st_size and sha256(further) != sha256(adapter)
+
+    async def scenario() -> None:
+        app = make_app(random_model, lora=adapter)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            adapter.write_bytes(further.read_bytes())
+            await pilot.press("ctrl+l", "enter")
+            await model_ready(pilot)
+            said = [n.message for n in app._notifications if n.title == REPLACED_TITLE]
+            assert len(said) == 1, notifications(app)
+            old, new = said[0].removeprefix("mia-lora.gguf changed on disk since it was last loaded: ").split("→")
+            assert old.strip() == f"sha256 {sha256(lora_adapter)[:12]}", said
+            assert new.startswith(f" sha256 {sha256(further)[:12]};"), said
+            await generated(pilot, *"C'era", "ctrl+g")
+            assert app.sessions.draft.generations[-1].lora.sha256 == sha256(further)
+
+    run(scenario)
