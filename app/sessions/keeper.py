@@ -299,6 +299,7 @@ class SessionKeeper:
                 if self.draft_file.path is not None:
                     session.title = self.draft_file.path.stem
             session.set_text(text)
+            gone = bool(session.draft_path and session.draft_stamp and not Path(session.draft_path).exists())
             if session.draft_path:
                 _make_parent(Path(session.draft_path))
             self._save(session, overwrite_draft=overwrite_file, in_background=in_background)
@@ -318,6 +319,9 @@ class SessionKeeper:
             self.problems.failed(str(error), about="draft", also="draft file" if both else "")
             return False
         self.problems.saved("draft file")
+        if gone:  # written again, as the text must be somewhere; but a file moved away now exists twice
+            self._notify(f"{session.draft_path} was deleted or moved by another program since scriptorium last "
+                         "saved it: it was written there again.", title="Draft file", severity="warning", timeout=15)
         self.conflict = False
         self._unsaved_since = None
         return True

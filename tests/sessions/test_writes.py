@@ -229,3 +229,19 @@ def test_a_session_that_fails_under_a_saved_draft_file_says_the_file_was_saved(
     assert not keeper.save_draft("Uno. Due.")
     assert (tmp_path / "bozza.md").read_text(encoding="utf-8") == "Uno. Due."
     assert len(shown) == 1 and shown[0].endswith("No space left on device (bozza.md was saved)"), shown
+
+
+def test_a_draft_file_deleted_or_moved_away_is_written_again_and_said(tmp_path: Path, store: SessionStore) -> None:
+    """Another program moved the draft file away (renamed in a file manager): the next
+    autosave wrote it again at its old path without a word, and the author had two files."""
+    shown: list[str] = []
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = draft = tmp_path / "bozza.md"
+    assert keeper.save_draft("Uno.")
+    draft.rename(tmp_path / "capitolo-1.md")
+    assert keeper.save_draft("Uno. Due.", in_background=True)
+    store.flush()
+    assert draft.read_text(encoding="utf-8") == "Uno. Due."
+    assert len(shown) == 1 and shown[0].startswith(f"{draft} was deleted or moved by another program"), shown
+    assert keeper.save_draft("Uno. Due. Tre.")
+    assert len(shown) == 1, shown
