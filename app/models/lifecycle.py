@@ -19,6 +19,7 @@ from scriptorium.inference.load_options import LoadOptions
 
 from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.models import choice as model_choice
+from scriptorium.app.models.hashing import cached_sha256
 from scriptorium.app.models.replaced import ReplacedModelFiles
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import ModelRef
@@ -253,13 +254,12 @@ def _size_or_zero(path: Path) -> int:
 
 
 def _same_model(recorded: ModelRef, backend: Backend) -> bool:
-    loaded = backend.options.model_path
-    try:
-        if Path(recorded.path).resolve() == Path(loaded).resolve():
-            return True
-    except OSError:
-        pass
-    return (recorded.name, recorded.size) == (backend.facts.name, backend.facts.file_size)
+    # By what the file holds, not where: a copy elsewhere is the same model, and the same path
+    # may hold another since (a GGUF converted again in place).
+    if (recorded.name, recorded.size) != (backend.facts.name, backend.facts.file_size):
+        return False
+    known = None if backend.origin else cached_sha256(backend.options.model_path)  # never reads the file
+    return recorded.sha256 is None or known is None or recorded.sha256 == known
 
 
 def _scaled(options: LoadOptions, lora_scale: float | None, *, on_server: bool) -> LoadOptions:

@@ -215,3 +215,28 @@ def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(random_model: Pat
             assert session.generations[0].text == span.text
 
     run(scenario)
+
+
+def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
+        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    """The author converted another model to the same path between two runs: the session
+    was taken for written with the model loaded, because the path was the same."""
+    model = tmp_path / "mio.gguf"
+    model.write_bytes(random_model.read_bytes())
+
+    async def write_then_resume() -> None:
+        app = make_app(model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Era notte", "ctrl+g")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+        model.write_bytes(sentence_model.read_bytes())
+        resumed = make_app(model, resume=True)
+        async with resumed.run_test() as pilot:
+            await model_ready(pilot)
+            said = [message for message in notifications(resumed) if "last written with" in message]
+            assert len(said) == 1 and said[0].startswith(f"This session was last written with scriptorium-test-random "
+                                                         f"({model}); the model loaded is scriptorium-test-sentence"), said
+
+    run(write_then_resume)
