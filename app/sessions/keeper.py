@@ -379,7 +379,7 @@ class SessionKeeper:
 
     def only_on_screen(self) -> bool:
         """The draft's or chat's session failed to save (not just its draft file): its text is only on screen."""
-        return bool(self.problems.unsaved() & {"draft", "chat"})
+        return bool(self.problems.unsaved().keys() & {"draft", "chat"})
 
     def rename(self, session_id: str, title: str) -> None:
         """Rename a session; an open one is renamed in memory too, or the next autosave would undo it."""

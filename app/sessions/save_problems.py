@@ -31,7 +31,7 @@ class SaveProblems:
             self._shown[about] = message
         self._notify(message, title="Not saved", severity="error", timeout=15)
 
-    def unsaved(self) -> frozenset[str]:
-        """What the last saves could not write: 'draft file', 'draft' (its session), 'chat'."""
+    def unsaved(self) -> dict[str, str]:
+        """What the last saves could not write ('draft file', 'draft' (its session), 'chat'), and why."""
         with self._lock:
-            return frozenset(self._shown) - {""}
+            return {about: message for about, message in self._shown.items() if about}

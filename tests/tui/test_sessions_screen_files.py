@@ -241,3 +241,32 @@ def test_quitting_with_only_the_chat_unsaved_says_the_chat(monkeypatch: pytest.M
             assert question == "The chat could not be saved: quitting loses what was said since its last save."
 
     run(scenario)
+
+
+def test_quitting_over_a_draft_file_that_refuses_the_text_says_why_and_offers_another_name(tmp_path: Path) -> None:
+    """The draft file read-only, quitting asked only "Save and quit", which could never
+    work, without saying why: the author could neither save elsewhere nor tell what was wrong."""
+    draft = tmp_path / "capitolo.md"
+    draft.write_text("Prima.", encoding="utf-8")
+    elsewhere = tmp_path / "capitolo-copia.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            draft.chmod(0o444)
+            await pilot.press("end", *" Dopo.", "ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+            reason = str(app.screen.query_one(".dialog-reason", Static).render())
+            assert reason.startswith("capitolo.md is read-only, so the draft file was not saved"), reason
+            await pilot.click("#save-as")
+            await pilot.pause()
+            assert isinstance(app.screen, SavePathScreen)
+            app.screen.query_one(Input).value = str(elsewhere)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not app.is_running
+        assert elsewhere.read_text(encoding="utf-8") == "Prima. Dopo."
+        assert draft.read_text(encoding="utf-8") == "Prima."
+
+    run(scenario)
