@@ -307,12 +307,13 @@ class SessionKeeper:
             # Raised once the session was written, or (in the background) as it is being written:
             # its own failure, if it fails, is said by itself.
             session_saved = " (the session is being saved)" if in_background else " (the session was saved)"
+            # Said once, whether an autosave ("being saved") or a save that waited ("was saved") met it first.
             if isinstance(error, DraftConflictError):
                 self.conflict = True
                 self.problems.failed(f"{error}{session_saved}. Press {self._save_key()} to replace it with your text.",
-                              about="draft file")
+                                     about="draft file", failure=str(error))
             else:
-                self.problems.failed(f"{error}{session_saved}", about="draft file")
+                self.problems.failed(f"{error}{session_saved}", about="draft file", failure=str(error))
             return False
         except SessionError as error:
             both = isinstance(error, DraftAndSessionError)

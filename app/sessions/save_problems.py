@@ -13,25 +13,29 @@ class SaveProblems:
 
     def __init__(self, notify: Callable[..., object]) -> None:
         self._notify = notify
-        self._shown: dict[str, str] = {}
+        self._shown: dict[str, tuple[str, str]] = {}
+        """Per thing saved: the failure (what tells it from another) and the line shown."""
         self._lock = threading.Lock()
 
     def saved(self, about: str) -> None:
         with self._lock:
-            self._shown.pop(about, None)
+            if self._shown.pop(about, None) and about == "draft" and "draft file" in self._shown:
+                # Its session failed since the draft file's failure was said: said again, with the session saved now.
+                self._shown["draft file"] = ("", self._shown["draft file"][1])
 
-    def failed(self, message: str, *, about: str = "", also: str = "") -> None:
-        """Show `message` unless it is already shown for `about`; `also`: another thing
-        the same failure left unsaved, which the same line said."""
+    def failed(self, message: str, *, about: str = "", also: str = "", failure: str = "") -> None:
+        """Show `message` unless the same `failure` (by default the message) is already shown
+        for `about`; `also`: another thing the same failure left unsaved, which the same line said."""
+        shown = (failure or message, message)
         with self._lock:
             if also:
-                self._shown[also] = message
-            if self._shown.get(about) == message:
+                self._shown[also] = shown
+            if self._shown.get(about, ("", ""))[0] == shown[0]:
                 return  # autosave runs every few seconds: the same failure is shown once
-            self._shown[about] = message
+            self._shown[about] = shown
         self._notify(message, title="Not saved", severity="error", timeout=15)
 
     def unsaved(self) -> dict[str, str]:
         """What the last saves could not write ('draft file', 'draft' (its session), 'chat'), and why."""
         with self._lock:
-            return {about: message for about, message in self._shown.items() if about}
+            return {about: message for about, (_, message) in self._shown.items() if about}

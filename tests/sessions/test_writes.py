@@ -245,3 +245,17 @@ def test_a_draft_file_deleted_or_moved_away_is_written_again_and_said(tmp_path: 
     assert len(shown) == 1 and shown[0].startswith(f"{draft} was deleted or moved by another program"), shown
     assert keeper.save_draft("Uno. Due. Tre.")
     assert len(shown) == 1, shown
+
+
+def test_a_draft_file_failure_is_said_once_by_an_autosave_and_the_save_after_it(tmp_path: Path,
+                                                                              store: SessionStore) -> None:
+    """The draft file read-only: the autosave said it "(the session is being saved)", then
+    the save on quitting said it again "(the session was saved)", two toasts of one failure."""
+    shown: list[str] = []
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = draft = tmp_path / "bozza.md"
+    assert keeper.save_draft("Uno.")
+    draft.chmod(0o444)
+    assert not keeper.save_draft("Uno. Due.", in_background=True)
+    assert not keeper.save_draft("Uno. Due.")
+    assert len(shown) == 1 and "read-only" in shown[0], shown
