@@ -20,12 +20,11 @@ from scriptorium.inference.load_options import LoadOptions
 from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.models.hashing import cached_sha256
-from scriptorium.app.models.replaced import ReplacedModelFiles
+from scriptorium.app.models.replaced import REPLACED_TITLE, ReplacedModelFiles, file_stamp
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import ModelRef
 
 
-REPLACED_TITLE = "Model file changed"
 RELOADS_IN_A_ROW = 2
 """Engine deaths reloaded automatically with no generation finished between them; at the
 next the model is left for the author to load: an engine that dies on what the app asks
@@ -150,7 +149,8 @@ class ModelLifecycle:
         self._show(ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
                                n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
                                tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning,
-                               origin=backend.origin, arithmetic=backend.arithmetic))
+                               origin=backend.origin, arithmetic=backend.arithmetic,
+                               file_stamp=None if backend.origin else file_stamp(backend.options.model_path)))
 
     def crashed(self, backend: Backend, lora_scale: float | None) -> LoadOptions | None:
         """`backend`'s engine died: the options to load it again with (its last good

@@ -6,10 +6,12 @@ that is computed, so the author is told what the file now holds."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+REPLACED_TITLE = "Model file changed"
 SHORT_HASH = 12
 """Hex digits of a SHA-256 shown: enough to tell two files apart at a glance."""
 
@@ -75,3 +77,25 @@ class ReplacedModelFiles:
 def _said(path: str, before: _Seen, now: _Seen) -> str:
     return (f"{Path(path).name} changed on disk since it was last loaded: {_label(before, now)} → {_label(now, before)}; "
             "the session records the new one from now on.")
+
+
+FileStamp = tuple[int, int, int]
+"""A file's (inode, size, mtime in ns): written again in place, or replaced, it changes."""
+
+
+def file_stamp(path: Path) -> FileStamp | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def changed_under_the_engine(path: Path, loaded: FileStamp | None, load_key: str) -> str | None:
+    """What to tell the author, before a generation, when the model file is no longer as it
+    was loaded: llama.cpp maps it, so a file written again in place is read by the running
+    engine under the old model's layout, and the text would be recorded as the old model's."""
+    if loaded is None or file_stamp(path) == loaded:
+        return None
+    return (f"{path.name} changed on disk since it was loaded, so the model loaded may not match it any "
+            f"more: press {load_key} to load what it holds now.")

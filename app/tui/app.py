@@ -28,9 +28,10 @@ from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.config.schema import Config
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import startup as model_startup
-from scriptorium.app.models.lifecycle import REPLACED_TITLE, ModelLifecycle
+from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.loading import (BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed,
                                             ModelLoadProgressed, load_backend)
+from scriptorium.app.models.replaced import REPLACED_TITLE
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, loader_failing_after, make_app, model_ready, run
+from tui_helpers import copy_of, generated, loader_failing_after, make_app, model_ready, run
 
 
 def notifications(app: Any) -> list[str]:
@@ -221,8 +221,7 @@ def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
         random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
     """The author converted another model to the same path between two runs: the session
     was taken for written with the model loaded, because the path was the same."""
-    model = tmp_path / "mio.gguf"
-    model.write_bytes(random_model.read_bytes())
+    model = copy_of(random_model, tmp_path)
 
     async def write_then_resume() -> None:
         app = make_app(model)
