@@ -75,6 +75,8 @@ class RemoteBackend:
         """Tokens the server's slot holds, as of the last request (or /slots at connection)."""
         self.bos_text = ""
         """The BOS token's text (/props), for a chat template rendered here."""
+        self.served_model: tuple[object, ...] = ()
+        """What /props said of the model at connection beyond its name (_model_identity)."""
 
     # ---- connecting ------------------------------------------------------------------------
     @classmethod
@@ -115,6 +117,7 @@ class RemoteBackend:
                 build=str(props.get("build_info") or UNKNOWN), kv_tokens=_slot_tokens(slots),
             )
             backend.bos_text = str(props.get("bos_token") or "")
+            backend.served_model = _model_identity(props)
         except BaseException:
             client.close()
             raise
@@ -128,12 +131,17 @@ class RemoteBackend:
         it did at connection (restarted with others): a request built from the old facts would
         ban the old vocabulary's byte ids, which are ordinary tokens in the new one, and send
         the author's scale to whichever adapter now has the old one's id."""
-        name, n_ctx = _served(self.client.get("/props"))
+        props = self.client.get("/props")
+        name, n_ctx = _served(props)
         # The file's name, not its folder: replicas behind a load balancer may keep the same
         # model in different places, and each would otherwise read as a restart.
         if (name, n_ctx) != (self.facts.path.name, self.n_ctx):
             raise ServerChanged(f"llama-server at {self.client.url} now serves {name} with a context of {n_ctx}, "
                                 f"not {self.facts.path.name} with {self.n_ctx}: it restarted")
+        if self.served_model and _model_identity(props) != self.served_model:
+            # Converted again to the same path on the server's machine: its tokens may be others now.
+            raise ServerChanged(f"llama-server at {self.client.url} now serves another {name} (its file type, "
+                                "special tokens or chat template differ): it restarted")
         # /props does not list the adapters (--lora): one more small request, never one per token.
         adapters = _adapter_names(self.client.get("/lora-adapters"))
         if adapters != _adapter_names(self._adapters):
@@ -215,6 +223,12 @@ def _model_meta(models: Any) -> dict[str, Any]:
         return {}
     meta = data[0].get("meta")
     return meta if isinstance(meta, dict) else {}
+
+
+def _model_identity(props: Any) -> tuple[object, ...]:
+    """What /props says of the model beyond its file's name, to tell a file converted again from the same."""
+    fields = ("model_ftype", "bos_token", "eos_token", "chat_template")
+    return tuple(props.get(field) for field in fields) if isinstance(props, dict) else ()
 
 
 def _served(props: Any) -> tuple[str, int]:

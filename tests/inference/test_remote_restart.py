@@ -94,3 +94,18 @@ def test_a_server_restarted_with_other_lora_adapters_is_connected_to_again(rando
                                                            port=first.port))
     assert [type(m) for m in posted] == [GenerationFailed, BackendCrashed]
     assert f"now applies the LoRA adapters {other.name}, not {lora_adapter.name}: it restarted" in posted[0].error
+
+
+def test_a_server_restarted_with_another_model_at_the_same_path_is_connected_to_again(
+        random_model: Path, sentence_model: Path, server_logs: Path, tmp_path: Path) -> None:
+    """The model converted again on the server's machine, to the same path, and the server
+    restarted: the same file name and context read as the same model, whose byte ids and
+    facts were used with the new one."""
+    model = tmp_path / "modello.gguf"
+    model.write_bytes(random_model.read_bytes())
+    with LlamaServer(model, server_logs) as first:
+        backend = RemoteBackend.connect(first.url, LoadOptions(model_path=Path("unused.gguf")))
+    model.write_bytes(sentence_model.read_bytes())
+    posted = _generated_after_restart(backend, LlamaServer(model, server_logs, port=first.port))
+    assert [type(m) for m in posted] == [GenerationFailed, BackendCrashed]
+    assert "now serves another modello.gguf (its file type, special tokens or chat template differ)" in posted[0].error
