@@ -95,7 +95,8 @@ def changed_under_the_engine(path: Path, loaded: FileStamp | None, load_key: str
     """What to tell the author, before a generation, when the model file is no longer as it
     was loaded: llama.cpp maps it, so a file written again in place is read by the running
     engine under the old model's layout, and the text would be recorded as the old model's."""
-    if loaded is None or file_stamp(path) == loaded:
-        return None
+    now = file_stamp(path)
+    if loaded is None or now is None or now == loaded:
+        return None  # deleted or moved away, the file the engine maps stays whole until it lets go
     return (f"{path.name} changed on disk since it was loaded, so the model loaded may not match it any "
             f"more: press {load_key} to load what it holds now.")

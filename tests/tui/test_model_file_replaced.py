@@ -149,3 +149,21 @@ def test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with
             assert done.completion_tokens > 0 and app.model_status.facts.name == "scriptorium-test-phrases"
 
     run(scenario)
+
+
+def test_a_model_file_moved_away_under_the_loaded_model_is_still_generated_with(random_model: Path,
+                                                                                tmp_path: Path) -> None:
+    """The file moved to another folder while loaded: the engine maps it whole still, so
+    nothing stands in the way of writing (it was taken for a file written again)."""
+    model = copy_of(random_model, tmp_path)
+
+    async def scenario() -> None:
+        app = make_app(model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            model.rename(tmp_path / "altrove.gguf")
+            done = await generated(pilot, *"C'era", "ctrl+g")
+            assert done.completion_tokens > 0
+            assert not [n for n in app._notifications if n.title == REPLACED_TITLE]
+
+    run(scenario)
