@@ -35,6 +35,13 @@ class SaveProblems:
             self._shown[about] = shown
         self._notify(message, title="Not saved", severity="error", timeout=15)
 
+    def repeat_next(self, asked: bool) -> None:
+        """`asked`: the author asked for the save about to run (ctrl+s, the quit dialog), so its
+        failures are said even if said before: silence would read as the key doing nothing."""
+        if asked:
+            with self._lock:
+                self._shown = {about: ("", message) for about, (_, message) in self._shown.items()}
+
     def unsaved(self) -> dict[str, str]:
         """What the last saves could not write ('draft file', 'draft' (its session), 'chat'), and why."""
         with self._lock:

@@ -339,6 +339,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
         `replace_file`: over whatever the draft file holds; ctrl+s goes past a conflict it told of."""
         text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
+        self.sessions.problems.repeat_next(asked=explicit)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved

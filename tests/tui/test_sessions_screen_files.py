@@ -22,6 +22,13 @@ def disk_full(*args: object, **kwargs: object) -> None:
     raise SessionError("session not saved: cannot write it: No space left on device")
 
 
+def a_draft_file(folder: Path) -> Path:
+    """capitolo.md, holding "Prima."."""
+    draft = folder / "capitolo.md"
+    draft.write_text("Prima.", encoding="utf-8")
+    return draft
+
+
 def saved_draft_session(draft: Path, text: str) -> DraftSession:
     draft.write_text(text, encoding="utf-8")
     store = SessionStore()
@@ -114,8 +121,7 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
 def test_quitting_after_another_program_changed_the_file_says_so_and_enter_keeps_writing(tmp_path: Path) -> None:
     """The question read "has changes that are not saved" with "Save and quit" first, which
     wrote the author's text over the other program's without a word about it."""
-    draft = tmp_path / "capitolo.md"
-    draft.write_text("Prima.", encoding="utf-8")
+    draft = a_draft_file(tmp_path)
 
     async def scenario() -> None:
         app = make_app(None, draft=draft)
@@ -205,8 +211,7 @@ def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
     """The draft file saved and only the session's write failing (its folder on a full
     disk), the quit dialog said the draft had unsaved changes: the author went looking for a
     way to save a file that was saved. It says what is lost: the session's record."""
-    draft = tmp_path / "capitolo.md"
-    draft.write_text("Prima.", encoding="utf-8")
+    draft = a_draft_file(tmp_path)
 
     async def scenario() -> None:
         app = make_app(None, draft=draft)
@@ -246,8 +251,7 @@ def test_quitting_with_only_the_chat_unsaved_says_the_chat(monkeypatch: pytest.M
 def test_quitting_over_a_draft_file_that_refuses_the_text_says_why_and_offers_another_name(tmp_path: Path) -> None:
     """The draft file read-only, quitting asked only "Save and quit", which could never
     work, without saying why: the author could neither save elsewhere nor tell what was wrong."""
-    draft = tmp_path / "capitolo.md"
-    draft.write_text("Prima.", encoding="utf-8")
+    draft = a_draft_file(tmp_path)
     elsewhere = tmp_path / "capitolo-copia.md"
 
     async def scenario() -> None:
@@ -268,5 +272,23 @@ def test_quitting_over_a_draft_file_that_refuses_the_text_says_why_and_offers_an
             assert not app.is_running
         assert elsewhere.read_text(encoding="utf-8") == "Prima. Dopo."
         assert draft.read_text(encoding="utf-8") == "Prima."
+
+    run(scenario)
+
+
+def test_ctrl_s_again_on_a_failure_already_said_says_it_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sessions folder still full, a second ctrl+s said nothing at all (the failure had
+    been said once, for autosave's sake): the key seemed to do nothing."""
+    draft = a_draft_file(tmp_path)
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+            for _ in range(2):
+                await pilot.press("end", *" Dopo.", "ctrl+s")
+                await pilot.pause()
+            said = [n.message for n in app._notifications if n.title == "Not saved"]
+            assert len(said) == 2 and all("No space left on device" in line for line in said), said
 
     run(scenario)
