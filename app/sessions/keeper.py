@@ -358,7 +358,7 @@ class SessionKeeper:
                 self.problems.saved(about)
             else:
                 self.problems.failed(str(error) if isinstance(error, SessionError) else f"session not saved: {error}",
-                              about=about)
+                                     about=about)
                 self._unsaved(about)
 
         self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written)
