@@ -180,8 +180,11 @@ class ModelLifecycle:
             self._reloading = options
             return False
         self._failed_options = options
-        self._show(ModelStatus("failed", path=options.model_path, error=(
-            f"the model's engine stopped {RELOADS_IN_A_ROW + 1} times in a row, so it was not loaded again.")))
+        times = f"{RELOADS_IN_A_ROW + 1} times in a row"
+        # A server's: its origin kept, so the load key connects again, not asks for a file on its machine.
+        error = (f"{self._lost_origin} restarted {times}, so it was not connected to again." if self._lost_origin
+                 else f"the model's engine stopped {times}, so it was not loaded again.")
+        self._show(ModelStatus("failed", path=options.model_path, error=error, origin=self._lost_origin))
         return True
 
     def generation_finished(self) -> None:
