@@ -79,6 +79,8 @@ class RemoteBackend:
         the server has one slot); None while unknown."""
         self.bos_text = ""
         """The BOS token's text (/props), for a chat template rendered here."""
+        self.served_model: tuple[object, ...] = ()
+        """What /props said of the model at connection beyond its name (_model_identity)."""
 
     # ---- connecting ------------------------------------------------------------------------
     @classmethod
@@ -121,6 +123,7 @@ class RemoteBackend:
                 build=str(props.get("build_info") or UNKNOWN), kv_tokens=_slot_tokens(slots),
             )
             backend.bos_text = str(props.get("bos_token") or "")
+            backend.served_model = _model_identity(props)
         except BaseException:
             client.close()
             raise
@@ -130,15 +133,26 @@ class RemoteBackend:
         return backend
 
     def check_unchanged(self) -> None:
-        """ServerChanged when the server no longer serves the model and context it did at
-        connection (restarted with another): a request built from the old facts would ban
-        the old vocabulary's byte ids, which are ordinary tokens in the new one."""
-        name, n_ctx = _served(self.client.get("/props"))
+        """ServerChanged when the server no longer serves the model, context and LoRA adapters
+        it did at connection (restarted with others): a request built from the old facts would
+        ban the old vocabulary's byte ids, which are ordinary tokens in the new one, and send
+        the author's scale to whichever adapter now has the old one's id."""
+        props = self.client.get("/props")
+        name, n_ctx = _served(props)
         # The file's name, not its folder: replicas behind a load balancer may keep the same
         # model in different places, and each would otherwise read as a restart.
         if (name, n_ctx) != (self.facts.path.name, self.n_ctx):
             raise ServerChanged(f"llama-server at {self.client.url} now serves {name} with a context of {n_ctx}, "
                                 f"not {self.facts.path.name} with {self.n_ctx}: it restarted")
+        if self.served_model and _model_identity(props) != self.served_model:
+            # Converted again to the same path on the server's machine: its tokens may be others now.
+            raise ServerChanged(f"llama-server at {self.client.url} now serves another {name} (its file type, "
+                                "special tokens or chat template differ): it restarted")
+        # /props does not list the adapters (--lora): one more small request, never one per token.
+        adapters = _adapter_names(self.client.get("/lora-adapters"))
+        if adapters != _adapter_names(self._adapters):
+            raise ServerChanged(f"llama-server at {self.client.url} now applies the LoRA adapters "
+                                f"{_listed(adapters)}, not {_listed(_adapter_names(self._adapters))}: it restarted")
 
     # ---- the Backend protocol -----------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:
@@ -217,6 +231,12 @@ def _model_meta(models: Any) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+def _model_identity(props: Any) -> tuple[object, ...]:
+    """What /props says of the model beyond its file's name, to tell a file converted again from the same."""
+    fields = ("model_ftype", "bos_token", "eos_token", "chat_template")
+    return tuple(props.get(field) for field in fields) if isinstance(props, dict) else ()
+
+
 def _served(props: Any) -> tuple[str, int]:
     """The model file's name and the context /props gives, as `connect` reads them."""
     settings = props.get("default_generation_settings") if isinstance(props, dict) else None
@@ -237,6 +257,16 @@ def _slot_tokens(slots: Any) -> int | None:
     if not isinstance(slots, list) or len(slots) != 1 or not isinstance(slots[0], dict):
         return None
     return int(slots[0].get("n_prompt_tokens") or 0)
+
+
+def _adapter_names(adapters: Any) -> tuple[tuple[int, str], ...]:
+    """Each adapter /lora-adapters lists, as (id, file name): by name, as the model, for replicas."""
+    listed = adapters if isinstance(adapters, list) else []
+    return tuple((int(a["id"]), Path(str(a.get("path", ""))).name) for a in listed if isinstance(a, dict) and "id" in a)
+
+
+def _listed(adapters: tuple[tuple[int, str], ...]) -> str:
+    return ", ".join(name for _, name in adapters) or "(none)"
 
 
 def _own_chat_template(client: ServerClient, props: dict[str, Any]) -> bool:

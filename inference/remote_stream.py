@@ -122,7 +122,7 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
       until the next one shows it was not the last."""
     stop_requested = should_stop or (lambda: False)
     started = time.perf_counter()
-    backend.check_unchanged()  # a server restarted with another model is not sent the old one's bias
+    backend.check_unchanged()  # a server restarted with another model or adapters is not sent the old ones' bias or scale
     tokens = _tokenize(backend, prompt, special)
     if not tokens:  # an empty prompt to a model that adds no BOS: start from its BOS, as locally
         tokens = _tokenize(backend, backend.bos_text, True)[:1] if backend.bos_text else []

@@ -19,6 +19,8 @@ from scriptorium.inference.load_options import LoadOptions
 
 from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.models import choice as model_choice
+from scriptorium.app.models.hashing import cached_sha256
+from scriptorium.app.models.replaced import REPLACED_TITLE, ReplacedModelFiles, file_stamp
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import ModelRef
 
@@ -50,6 +52,10 @@ class ModelLifecycle:
         """The model the command line or config named, which their SentencePiece .model is for."""
         self._reloading: LoadOptions | None = None
         """The options a death is being reloaded with: any other load is the author's, a new count."""
+        self._replaced = ReplacedModelFiles()
+        self._replaced_notes: list[str] = []
+        self._lost_origin = ""
+        """Where the model `crashed` lost ran: a llama-server's origin, or "" (this machine)."""
 
     # ---- choosing what to load ---------------------------------------------------------
     def options_for(self, model: Path, lora: Path | None, scale: float) -> LoadOptions:
@@ -116,7 +122,15 @@ class ModelLifecycle:
             return False
         self._failed_options = None
         self._ready(backend)
+        if not backend.origin:  # a server's files are on its machine (a restart there is found by the backend)
+            said = (self._replaced.loaded(facts) for facts in (backend.facts, backend.adapter) if facts is not None)
+            self._replaced_notes = [note for note in said if note]
         return True
+
+    def hashed(self, path: str, sha256: str) -> str | None:
+        """A file loaded here was hashed: what to tell the author if it now holds another model
+        than at its last load (a GGUF re-converted in place), else None."""
+        return self._replaced.hashed(path, sha256)
 
     def failed(self, load_id: int, options: LoadOptions, error: str, kept: Backend | None = None,
                server: bool = False, load_key: str = "") -> str | None:
@@ -140,7 +154,8 @@ class ModelLifecycle:
         self._show(ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
                                n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
                                tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning,
-                               origin=backend.origin, arithmetic=backend.arithmetic))
+                               origin=backend.origin, arithmetic=backend.arithmetic,
+                               file_stamp=None if backend.origin else file_stamp(backend.options.model_path)))
 
     def crashed(self, backend: Backend, lora_scale: float | None) -> LoadOptions | None:
         """`backend`'s engine died: the options to load it again with (its last good
@@ -150,9 +165,17 @@ class ModelLifecycle:
             return None
         # Gone, not kept: a reload whose files are refused keeps the model running (load_backend),
         # and a dead one kept "ready" is found dead by the next request and reloaded, for ever.
-        self.backend = None
+        self.backend, self._lost_origin = None, backend.origin
         return _scaled(backend.options, lora_scale if backend.adapter is not None else None,
                        on_server=bool(backend.origin))
+
+    def reload_said(self, options: LoadOptions) -> tuple[str, str]:
+        """(title, text) for the author as the model `crashed` lost is loaded again: a
+        llama-server's engine is not here to restart; the server restarted (with another
+        model or adapters), and the model is now whatever it serves."""
+        if self._lost_origin:
+            return "llama-server restarted", f"Connecting again to {self._lost_origin}, with the model it serves now."
+        return "Model engine restarting", f"Reloading {options.model_path.name} with the same settings."
 
     def gives_up(self, options: LoadOptions) -> bool:
         """True, and the model shown failed, when the engine has died once too often in a
@@ -162,8 +185,11 @@ class ModelLifecycle:
             self._reloading = options
             return False
         self._failed_options = options
-        self._show(ModelStatus("failed", path=options.model_path, error=(
-            f"the model's engine stopped {RELOADS_IN_A_ROW + 1} times in a row, so it was not loaded again.")))
+        times = f"{RELOADS_IN_A_ROW + 1} times in a row"
+        # A server's: its origin kept, so the load key connects again, not asks for a file on its machine.
+        error = (f"{self._lost_origin} restarted {times}, so it was not connected to again." if self._lost_origin
+                 else f"the model's engine stopped {times}, so it was not loaded again.")
+        self._show(ModelStatus("failed", path=options.model_path, error=error, origin=self._lost_origin))
         return True
 
     def generation_finished(self) -> None:
@@ -177,6 +203,8 @@ class ModelLifecycle:
         backend, notes = self.backend, []
         if backend is None:
             return notes
+        notes.extend((REPLACED_TITLE, note) for note in self._replaced_notes)
+        self._replaced_notes = []
         if self._demo and model_choice.is_demo_model(backend.options.model_path):
             notes.append(("Demo model", f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
                                         f"scriptorium out. Press {models_key} to choose your own GGUF model."))
@@ -234,13 +262,12 @@ def _size_or_zero(path: Path) -> int:
 
 
 def _same_model(recorded: ModelRef, backend: Backend) -> bool:
-    loaded = backend.options.model_path
-    try:
-        if Path(recorded.path).resolve() == Path(loaded).resolve():
-            return True
-    except OSError:
-        pass
-    return (recorded.name, recorded.size) == (backend.facts.name, backend.facts.file_size)
+    # By what the file holds, not where: a copy elsewhere is the same model, and the same path
+    # may hold another since (a GGUF converted again in place).
+    if (recorded.name, recorded.size) != (backend.facts.name, backend.facts.file_size):
+        return False
+    known = None if backend.origin else cached_sha256(backend.options.model_path)  # never reads the file
+    return recorded.sha256 is None or known is None or recorded.sha256 == known
 
 
 def _scaled(options: LoadOptions, lora_scale: float | None, *, on_server: bool) -> LoadOptions:

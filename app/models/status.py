@@ -37,3 +37,5 @@ class ModelStatus:
     """Where the model runs: '' in-process, else the llama-server (build and URL)."""
     arithmetic: Arithmetic | None = None
     """Flash attention, KV types and threads in use, once ready: the probabilities depend on them."""
+    file_stamp: tuple[int, int, int] | None = None
+    """The model file's (inode, size, mtime) as it was loaded on this machine (replaced.file_stamp)."""

@@ -19,11 +19,11 @@ from scriptorium.app.sessions.model import (
 from scriptorium.app.sessions.records import (
     BiasRecord, Generation, LoraRef, ModelRef, TokenRecord, now_iso,
 )
-from scriptorium.app.sessions.draft_files import DraftConflictError, DraftFileError
+from scriptorium.app.sessions.draft_files import DraftAndSessionError, DraftConflictError, DraftFileError
 from scriptorium.app.sessions.store import SessionStore
 
 __all__ = [
-    "FORMAT", "VERSION", "AnySession", "BiasRecord", "ChatSession", "ChatTurn", "DraftConflictError",
+    "FORMAT", "VERSION", "AnySession", "BiasRecord", "ChatSession", "ChatTurn", "DraftAndSessionError", "DraftConflictError",
     "DraftFileError", "DraftSession", "FileStamp", "Generation", "LoraRef", "ModelRef", "ModelSpan", "Session", "SessionError",
     "SessionStore", "SessionSummary", "TokenRecord", "make_session_id", "now_iso", "slugify",
 ]

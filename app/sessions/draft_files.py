@@ -33,6 +33,23 @@ class DraftConflictError(DraftFileError):
     """The draft file changed on disk since scriptorium last read or wrote it."""
 
 
+class DraftAndSessionError(SessionError):
+    """Neither the draft file nor its session was written (a full disk): both failures, in one line."""
+
+    def __init__(self, draft_problem: SessionError, session_problem: SessionError) -> None:
+        draft_part = str(draft_problem).removeprefix("the draft file was not saved: ")
+        session_part = str(session_problem).removeprefix("session not saved: ")
+        super().__init__(f"neither the draft file nor the session was saved: {draft_part}; {session_part}")
+
+
+def noting_the_saved_file(error: BaseException | None, session: object) -> BaseException | None:
+    """The session's write failed (`error`) after its draft file was saved: said with the
+    failure, or the author, told "Not saved", takes the text for lost."""
+    if isinstance(error, SessionError) and isinstance(session, DraftSession) and session.draft_path:
+        return SessionError(f"{error} ({Path(session.draft_path).name} was saved)")
+    return error
+
+
 BOM = "\ufeff"
 _BREAK = re.compile(f"\r\n|[\n{OTHER_LINE_BREAKS}]")
 """Every line break str.splitlines (so the editor) knows."""

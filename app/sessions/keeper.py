@@ -11,7 +11,6 @@ after every accepted suggestion.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -20,10 +19,11 @@ from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.window import Pinned
 
 from scriptorium.app.sessions import (
-    AnySession, ChatSession, DraftConflictError, DraftFileError, DraftSession, Generation, LoraRef, ModelRef,
-    SessionError, SessionStore, claims,
+    AnySession, ChatSession, DraftAndSessionError, DraftConflictError, DraftFileError, DraftSession, Generation,
+    LoraRef, ModelRef, SessionError, SessionStore, claims,
 )
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
+from scriptorium.app.sessions.save_problems import SaveProblems
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -84,9 +84,9 @@ class SessionKeeper:
         self._thrown: dict[int, _Live] = {}
         """The generations of the suggestion last thrown away, while it may come back."""
         self._hashes: dict[str, str] = {}
-        self._shown_problems: dict[str, str] = {}
-        """The failure last shown per thing saved ("draft", "draft file", "chat"), until it is saved."""
-        self._problem_lock = threading.Lock()
+        self._awaiting_hash: dict[str, list[ModelRef | LoraRef]] = {}
+        """The models and adapters generations recorded before the file's hash arrived, per file."""
+        self.problems = SaveProblems(notify)
         self._unsaved_since: float | None = None
 
     # ---- when to save --------------------------------------------------------------------
@@ -146,15 +146,18 @@ class SessionKeeper:
         return max(generations, key=lambda g: g.started_at).model if generations else None
 
     # ---- recording generations -----------------------------------------------------------
+    def files_loaded(self, engine: "Backend") -> None:
+        """`engine` was loaded: the hashes known of its model's (and adapter's) files may be of
+        the files they replaced (a GGUF re-converted in place), so they wait for the new ones."""
+        for path in (str(f.path) for f in (engine.facts, engine.adapter) if f is not None):
+            self._hashes.pop(path, None)
+            self._awaiting_hash.pop(path, None)  # ran on the file as it was before: its hash is unknown
+
     def note_hash(self, path: str, sha256: str) -> None:
         """A model or adapter file's hash arrived (computed in a worker): fill it in where missing."""
         self._hashes[path] = sha256
-        for session in (self.draft, self.chat):
-            for generation in session.generations if session else ():
-                if generation.model.path == path and generation.model.sha256 is None:
-                    generation.model.sha256 = sha256
-                if generation.lora is not None and generation.lora.path == path and generation.lora.sha256 is None:
-                    generation.lora.sha256 = sha256
+        for ref in self._awaiting_hash.pop(path, ()):
+            ref.sha256 = sha256
 
     def generation_started(self, request: "GenerationRequest", engine: "Backend", draft_text: str,
                            anchor: int | None, chat_messages: list[dict[str, str]]) -> None:
@@ -167,7 +170,7 @@ class SessionKeeper:
                 session = self._draft_session(draft_text)
                 session.set_text(draft_text)
         except SessionError as error:
-            self._problem(str(error))
+            self.problems.failed(str(error))
             return
         facts = engine.facts
         model = ModelRef.from_facts(facts, self._hashes.get(str(facts.path)))
@@ -179,6 +182,9 @@ class SessionKeeper:
                                               byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
                                               arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None,
                                               origin=engine.origin)
+        for ref in (model, lora) if not engine.origin else ():  # a server's files are hashed nowhere
+            if ref is not None and ref.sha256 is None:
+                self._awaiting_hash.setdefault(ref.path, []).append(ref)
         self._live[request.id] = _Live(session, generation)
 
     def tokens(self, request_id: int, events: tuple[TokenEvent, ...]) -> None:
@@ -293,6 +299,7 @@ class SessionKeeper:
                 if self.draft_file.path is not None:
                     session.title = self.draft_file.path.stem
             session.set_text(text)
+            gone = bool(session.draft_path and session.draft_stamp and not Path(session.draft_path).exists())
             if session.draft_path:
                 _make_parent(Path(session.draft_path))
             self._save(session, overwrite_draft=overwrite_file, in_background=in_background)
@@ -300,17 +307,22 @@ class SessionKeeper:
             # Raised once the session was written, or (in the background) as it is being written:
             # its own failure, if it fails, is said by itself.
             session_saved = " (the session is being saved)" if in_background else " (the session was saved)"
+            # Said once, whether an autosave ("being saved") or a save that waited ("was saved") met it first.
             if isinstance(error, DraftConflictError):
                 self.conflict = True
-                self._problem(f"{error}{session_saved}. Press {self._save_key()} to replace it with your text.",
-                              about="draft file")
+                self.problems.failed(f"{error}{session_saved}. Press {self._save_key()} to replace it with your text.",
+                                     about="draft file", failure=str(error))
             else:
-                self._problem(f"{error}{session_saved}", about="draft file")
+                self.problems.failed(f"{error}{session_saved}", about="draft file", failure=str(error))
             return False
         except SessionError as error:
-            self._problem(str(error), about="draft")
+            both = isinstance(error, DraftAndSessionError)
+            self.problems.failed(str(error), about="draft", also="draft file" if both else "")
             return False
-        self._saved("draft file")
+        self.problems.saved("draft file")
+        if gone:  # written again, as the text must be somewhere; but a file moved away now exists twice
+            self._notify(f"{session.draft_path} was deleted or moved by another program since scriptorium last "
+                         "saved it: it was written there again.", title="Draft file", severity="warning", timeout=15)
         self.conflict = False
         self._unsaved_since = None
         return True
@@ -322,38 +334,34 @@ class SessionKeeper:
             self._sync_chat(messages)
             self._save(self._chat_session(), in_background=in_background)
         except SessionError as error:
-            self._problem(str(error), about="chat")
+            self.problems.failed(str(error), about="chat")
             return False
         return True
 
     def _save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool) -> None:
         about = session.kind
         if not in_background:
-            self.store.save(session, overwrite_draft=overwrite_draft)
-            return self._saved(about)
+            try:
+                self.store.save(session, overwrite_draft=overwrite_draft)
+            except DraftFileError:
+                self.problems.saved(about)  # the store wrote the session before it said the draft file failed
+                raise
+            except SessionError as error:
+                if isinstance(session, DraftSession) and not isinstance(error, DraftAndSessionError):
+                    self.problems.saved("draft file")  # written: only the session failed
+                raise
+            return self.problems.saved(about)
 
         def written(error: BaseException | None) -> None:
             # On the store's writing thread (notify is thread-safe).
             if error is None:
-                self._saved(about)
+                self.problems.saved(about)
             else:
-                self._problem(str(error) if isinstance(error, SessionError) else f"session not saved: {error}",
-                              about=about)
+                self.problems.failed(str(error) if isinstance(error, SessionError) else f"session not saved: {error}",
+                                     about=about)
                 self._unsaved(about)
 
         self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written)
-
-    def _saved(self, about: str) -> None:
-        with self._problem_lock:
-            self._shown_problems.pop(about, None)
-
-    def _problem(self, message: str, *, about: str = "") -> None:
-        # Autosave runs every few seconds: the same failure is shown once, until that thing is saved.
-        with self._problem_lock:
-            if self._shown_problems.get(about) == message:
-                return
-            self._shown_problems[about] = message
-        self._notify(message, title="Not saved", severity="error", timeout=15)
 
     def close(self) -> None:
         """The app is closing: wait for the sessions being written, then let other scriptoriums have them."""
@@ -372,7 +380,7 @@ class SessionKeeper:
 
     def only_on_screen(self) -> bool:
         """The draft's or chat's session failed to save (not just its draft file): its text is only on screen."""
-        return "draft" in self._shown_problems or "chat" in self._shown_problems  # each `in` atomic: no lock
+        return bool(self.problems.unsaved().keys() & {"draft", "chat"})
 
     def rename(self, session_id: str, title: str) -> None:
         """Rename a session; an open one is renamed in memory too, or the next autosave would undo it."""

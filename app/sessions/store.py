@@ -33,6 +33,10 @@ STALE_TEMP_SECONDS = 3600
 SESSION_FILE_MODE = 0o600
 
 
+def _noting_the_saved_file(after: After, session: AnySession) -> After:
+    return lambda error: after(draft_files.noting_the_saved_file(error, session))
+
+
 def _sort_time(stamp: str) -> float:
     try:
         return datetime.fromisoformat(stamp).timestamp()
@@ -185,10 +189,18 @@ class SessionStore:
             encoded = self._encode(session, updated_at=stamp)
         write = functools.partial(self._write_if_changed, session, encoded, stamp)
         if in_background:
+            if after is not None and draft_problem is None:
+                after = _noting_the_saved_file(after, session)
             self._writes.submit(str(self.path_for(session.id)), write, after)
             written = True
         else:
-            written = self._writes.run(str(self.path_for(session.id)), write)
+            try:
+                written = self._writes.run(str(self.path_for(session.id)), write)
+            except SessionError as session_problem:
+                if draft_problem is None:
+                    raise draft_files.noting_the_saved_file(session_problem, session) from None
+                # Raised alone, the session's failure hid the draft file's: the author took the file for saved.
+                raise draft_files.DraftAndSessionError(draft_problem, session_problem) from None
         if draft_problem is not None:
             raise draft_problem
         return written

@@ -31,6 +31,7 @@ from scriptorium.app.models import startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.loading import (BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed,
                                             ModelLoadProgressed, load_backend)
+from scriptorium.app.models.replaced import REPLACED_TITLE
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
@@ -141,16 +142,15 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     async def action_quit(self) -> None:
         if self._stopped_and_saved():  # the author's text is saved; only a failed save asks what to do
-            self.exit()
-            return
+            return self.exit()
 
         def decided(choice: str | None) -> None:
             if choice == "discard" or (choice == "save" and self.save_everything(explicit=True)):
                 self.exit()
             elif choice == "save-as":
-                saving.ask_save_path(self, self.main, self.draft_file, self._save_explicitly, then_exit=True)
+                saving.ask_save_path(self, self.main, self.draft_file, self.save_everything, then_exit=True)
 
-        self.push_screen(UnsavedScreen(self.draft_file, conflict=self.sessions.conflict), decided)
+        self.push_screen(UnsavedScreen(self.draft_file, self.sessions.problems.unsaved(), self.sessions.conflict), decided)
 
     def on_unmount(self) -> None:
         self.sessions.close()  # the session files still being written in the background, and their claims
@@ -193,6 +193,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
         self._tuning.settle()
+        self.sessions.files_loaded(message.backend)  # a file re-converted in place: its old hash is not this one
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
         for title, note in self.models.notes_when_ready(self.keys.key_display("app.models"), self.sessions.last_model()):
@@ -210,17 +211,18 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(BackendCrashed)
     def _backend_crashed(self, message: BackendCrashed) -> None:
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
-        options = self.models.crashed(message.backend, self.lora_scale)
-        if options is not None:
+        if (options := self.models.crashed(message.backend, self.lora_scale)) is not None:
             saved, reload = " Your text is saved." * self.save_everything(), not self.models.gives_up(options)
-            said = f"Reloading {options.model_path.name} with the same settings." if reload else self.model_status.error
-            self.notify(said + saved, title="Model engine restarting" if reload else "Model not loaded", timeout=12)
+            title, said = self.models.reload_said(options) if reload else ("Model not loaded", self.model_status.error)
+            self.notify(said + saved, title=title, timeout=12)
             if reload:
                 self.load_model(options)
 
     @on(ModelFileHashed)
     def _file_hashed(self, message: ModelFileHashed) -> None:
         self.sessions.note_hash(message.path, message.sha256)
+        if note := self.models.hashed(message.path, message.sha256):
+            self.notify(note, title=REPLACED_TITLE, severity="warning", timeout=15)
 
     def resolve_model(self, source: model_startup.ModelSource) -> None:
         self.models.resolving(source.reference, source.config.model.path)
@@ -337,6 +339,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
         `replace_file`: over whatever the draft file holds; ctrl+s goes past a conflict it told of."""
         text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
+        self.sessions.problems.repeat_next(asked=explicit)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
@@ -346,12 +349,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if message.kind == "draft" and self._screen_ready:  # the unsaved dot comes back: the text is only here
             self.main.draft_saved(saved=False)
 
-    def _save_explicitly(self, replace_file: bool = False) -> bool:
-        return self.save_everything(explicit=True, replace_file=replace_file)
-
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:
-        saving.save_requested(self, self.main, self.draft_file, self._save_explicitly)
+        saving.save_requested(self, self.main, self.draft_file, self.save_everything)
 
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:

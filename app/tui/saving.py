@@ -52,11 +52,11 @@ class Autosave:
 
 
 def save_requested(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool]) -> None:
-    """ctrl+s: save (`save` writes everything, past a draft-file conflict), or ask for a name first."""
+    """ctrl+s: save (`save(explicit=True)` writes everything, past a draft-file conflict), or ask for a name first."""
     if draft_file.path is None:
         ask_save_path(app, main, draft_file, save)
     else:
-        save_and_say(app, draft_file, save)
+        save_and_say(app, draft_file, lambda: save(explicit=True))
 
 
 def save_and_say(app: App[None], draft_file: DraftFile, save: Callable[[], bool]) -> bool:
@@ -67,12 +67,12 @@ def save_and_say(app: App[None], draft_file: DraftFile, save: Callable[[], bool]
 
 def ask_save_path(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool], *,
                   then_exit: bool = False) -> None:
-    """Ask for a name, then save there; `save(replace_file=True)` writes over a file the
+    """Ask for a name, then save there; `save(explicit=True, replace_file=True)` writes over a file the
     author agreed to replace (any other file there is a conflict, never overwritten)."""
     def save_to(path: Path, replace: bool) -> None:
         draft_file.path = path
         main.draft_state_changed()
-        if save_and_say(app, draft_file, lambda: save(replace_file=replace)):
+        if save_and_say(app, draft_file, lambda: save(explicit=True, replace_file=replace)):
             if then_exit:
                 app.exit()
             return

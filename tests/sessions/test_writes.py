@@ -170,16 +170,22 @@ def test_an_explicit_save_is_on_disk_when_it_returns(store: SessionStore, held: 
 
 
 
+def _keeper_with_a_saved_draft(tmp_path: Path, store: SessionStore, held: HeldWrites,
+                               shown: list[str]) -> SessionKeeper:
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = tmp_path / "bozza.md"
+    held.release.set()
+    assert keeper.save_draft("Zero.")
+    return keeper
+
+
 def test_a_full_disk_is_not_said_to_have_saved_the_session(tmp_path: Path, store: SessionStore,
                                                            held: HeldWrites) -> None:
     """Draft and session on one full disk: the draft file's failure said 'session saved, but
     the draft file was not' before the session's own write had been tried, and then the
     session's failure said it was not saved. Only what is known is said."""
     shown: list[str] = []
-    keeper = _keeper(store, shown)
-    keeper.draft_file.path = tmp_path / "bozza.md"
-    held.release.set()
-    assert keeper.save_draft("Zero.")
+    keeper = _keeper_with_a_saved_draft(tmp_path, store, held, shown)
     held.failures = 2  # the draft file, then the session
     assert not keeper.save_draft("Uno.", in_background=True)
     store.flush()
@@ -188,3 +194,68 @@ def test_a_full_disk_is_not_said_to_have_saved_the_session(tmp_path: Path, store
     held.failures = 1  # the draft file only, in a save that waits for the session's write
     assert not keeper.save_draft("Uno. Due.")
     assert shown[2].endswith("(the session was saved)"), shown
+
+
+def test_a_save_where_both_writes_fail_says_both_in_one_line(tmp_path: Path, store: SessionStore,
+                                                             held: HeldWrites) -> None:
+    """ctrl+s on a full disk, the draft file and the session both failing: only the session's
+    failure was said, so the author believed the draft file saved."""
+    shown: list[str] = []
+    keeper = _keeper_with_a_saved_draft(tmp_path, store, held, shown)
+    held.failures = 2  # the draft file, then the session
+    assert not keeper.save_draft("Uno.")
+    assert len(shown) == 1, shown
+    assert "bozza.md" in shown[0] and f"{keeper.draft.id}.json" in shown[0], shown
+    assert shown[0].count("No space left on device") == 2, shown
+
+
+def test_a_session_that_fails_under_a_saved_draft_file_says_the_file_was_saved(
+        tmp_path: Path, store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the session's write failing (its folder on a full disk), the author was told
+    "Not saved: session not saved: ..." and took the draft, saved in its file, for lost."""
+    from scriptorium.app.sessions import SessionError
+
+    shown: list[str] = []
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = tmp_path / "bozza.md"
+    assert keeper.save_draft("Zero.")
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise SessionError("session not saved: cannot write it: No space left on device")
+
+    monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+    assert keeper.save_draft("Uno.", in_background=True)
+    store.flush()
+    assert not keeper.save_draft("Uno. Due.")
+    assert (tmp_path / "bozza.md").read_text(encoding="utf-8") == "Uno. Due."
+    assert len(shown) == 1 and shown[0].endswith("No space left on device (bozza.md was saved)"), shown
+
+
+def test_a_draft_file_deleted_or_moved_away_is_written_again_and_said(tmp_path: Path, store: SessionStore) -> None:
+    """Another program moved the draft file away (renamed in a file manager): the next
+    autosave wrote it again at its old path without a word, and the author had two files."""
+    shown: list[str] = []
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = draft = tmp_path / "bozza.md"
+    assert keeper.save_draft("Uno.")
+    draft.rename(tmp_path / "capitolo-1.md")
+    assert keeper.save_draft("Uno. Due.", in_background=True)
+    store.flush()
+    assert draft.read_text(encoding="utf-8") == "Uno. Due."
+    assert len(shown) == 1 and shown[0].startswith(f"{draft} was deleted or moved by another program"), shown
+    assert keeper.save_draft("Uno. Due. Tre.")
+    assert len(shown) == 1, shown
+
+
+def test_a_draft_file_failure_is_said_once_by_an_autosave_and_the_save_after_it(tmp_path: Path,
+                                                                              store: SessionStore) -> None:
+    """The draft file read-only: the autosave said it "(the session is being saved)", then
+    the save on quitting said it again "(the session was saved)", two toasts of one failure."""
+    shown: list[str] = []
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = draft = tmp_path / "bozza.md"
+    assert keeper.save_draft("Uno.")
+    draft.chmod(0o444)
+    assert not keeper.save_draft("Uno. Due.", in_background=True)
+    assert not keeper.save_draft("Uno. Due.")
+    assert len(shown) == 1 and "read-only" in shown[0], shown

@@ -43,6 +43,14 @@ async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> 
     raise AssertionError(f"never happened: {what}")
 
 
+async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
+    """Wait for the model to load; its backend, the engine in its child process."""
+    await model_ready(pilot)
+    backend = pilot.app.backend
+    assert isinstance(backend, IsolatedBackend)
+    return backend
+
+
 def notifications(app: Any) -> list[str]:
     return [n.message for n in app._notifications]
 
@@ -142,9 +150,7 @@ def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
     async def scenario() -> None:
         app = make_app(random_model, draft=draft, loader=IsolatedBackend.load)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            first = app.backend
-            assert isinstance(first, IsolatedBackend)
+            first = await engine_in_child(pilot)
             # Only the first engine is rigged: the one started after the crash is healthy.
             monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS, raising=False)
             await pilot.press(*OPENING)
@@ -187,9 +193,7 @@ def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_the_mod
     async def scenario() -> None:
         app = make_app(model, loader=IsolatedBackend.load)
         async with app.run_test() as pilot:
-            await model_ready(pilot)
-            first = app.backend
-            assert isinstance(first, IsolatedBackend)
+            first = await engine_in_child(pilot)
             with model.open("r+b") as file:
                 file.truncate(model.stat().st_size // 2)
             os.kill(first.pid, signal.SIGKILL)

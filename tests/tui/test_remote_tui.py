@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 
 import pytest
 from tui_helpers import generated, make_app, model_ready, run
@@ -297,6 +297,52 @@ def test_text_a_served_model_cannot_encode_is_said_as_locally(no_bytes_gguf: Pat
     run(scenario)
 
 
+@asynccontextmanager
+async def app_on(server: LlamaServer) -> AsyncIterator[Any]:
+    """The app connected to `server`: its Pilot."""
+    app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        yield pilot
+
+
+async def connected_again_after_a_generation(pilot: Any, restarted: Callable[[Any], bool]) -> None:
+    """ctrl+g finds that the server restarted; wait until the app is connected to it again
+    (`restarted(backend)` holds)."""
+    app = pilot.app
+    await pilot.press("ctrl+g")
+    for _ in range(1200):  # a guard against hanging, not a time limit the test asserts
+        if app.backend is not None and restarted(app.backend):
+            break
+        await pilot.pause(0.05)
+    await model_ready(pilot)
+
+
+def test_a_server_restarted_with_another_adapter_is_connected_to_again_and_recorded(
+        random_model: Path, lora_adapter: Path, tmp_path: Path) -> None:
+    """The same model, another --lora: the session went on recording the adapter the server
+    was first started with, and the author's scale went to the new one under its id."""
+    from gguf_adapters import write_lora_adapter
+
+    server_binary()
+    other = write_lora_adapter(tmp_path / "lora-altro.gguf", random_model, seed=3)
+
+    async def scenario() -> None:
+        with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter)) as first:
+            async with app_on(first) as pilot:
+                app = pilot.app
+                await generated(pilot, *"Era notte", "ctrl+g")
+                await pilot.press("escape")
+                first.stop()
+                with LlamaServer(random_model, tmp_path, "--lora", str(other), port=first.port):
+                    await connected_again_after_a_generation(pilot, lambda backend: backend.adapter.path == other)
+                    await generated(pilot, "ctrl+g")
+                recorded = [g.lora.name for g in app.sessions.draft.generations if g.finished_at]
+                assert recorded[0] == lora_adapter.stem and recorded[-1] == other.stem, recorded
+
+    run(scenario)
+
+
 def test_on_a_server_with_several_slots_the_kv_figure_waits_for_the_first_generation(
     sentence_model: Path, tmp_path: Path
 ) -> None:
@@ -321,5 +367,25 @@ def test_on_a_server_with_several_slots_the_kv_figure_waits_for_the_first_genera
             done = await generated(pilot, "ctrl+g")
             kv = text_of(app.main.sidebar.kv)
             assert f"{done.kv_cache.tokens:,} / {CONTEXT:,} tokens" in kv and "slot unknown" not in kv
+
+    run(scenario)
+
+
+def test_a_server_restarted_with_another_model_is_said_as_a_restart_not_a_reload(
+        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    """The app said "Model engine restarting: Reloading random.gguf with the same settings":
+    no engine ran here, and the server now served another model."""
+    server_binary()
+
+    async def scenario() -> None:
+        with LlamaServer(random_model, tmp_path) as first:
+            async with app_on(first) as pilot:
+                app = pilot.app
+                first.stop()
+                with LlamaServer(sentence_model, tmp_path, port=first.port):
+                    await connected_again_after_a_generation(pilot, lambda backend: backend.facts.path == sentence_model)
+                said = [(n.title, n.message) for n in app._notifications if n.title != "Generation failed"]
+                assert said == [("llama-server restarted", f"Connecting again to {app.backend.origin}, with the model "
+                                                           "it serves now. Your text is saved.")], said
 
     run(scenario)

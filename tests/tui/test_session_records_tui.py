@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import GREEDY, generated, loader_failing_after, make_app, model_ready, run
+from tui_helpers import GREEDY, copy_of, generated, loader_failing_after, make_app, model_ready, run
 
 
 def notifications(app: Any) -> list[str]:
@@ -208,3 +208,27 @@ def test_a_stop_string_ends_the_suggestion_on_a_crlf_model(crlf_model: Path) -> 
             assert done.stop_reason == "stop" and app.main.draft.editor.ghost.text == " La casa."
 
     run(scenario)
+
+
+def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
+        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    """The author converted another model to the same path between two runs: the session
+    was taken for written with the model loaded, because the path was the same."""
+    model = copy_of(random_model, tmp_path)
+
+    async def write_then_resume() -> None:
+        app = make_app(model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Era notte", "ctrl+g")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+        model.write_bytes(sentence_model.read_bytes())
+        resumed = make_app(model, resume=True)
+        async with resumed.run_test() as pilot:
+            await model_ready(pilot)
+            said = [message for message in notifications(resumed) if "last written with" in message]
+            assert len(said) == 1 and said[0].startswith(f"This session was last written with scriptorium-test-random "
+                                                         f"({model}); the model loaded is scriptorium-test-sentence"), said
+
+    run(write_then_resume)

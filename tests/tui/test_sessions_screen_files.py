@@ -17,6 +17,18 @@ from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 
 
+def disk_full(*args: object, **kwargs: object) -> None:
+    """SessionStore._write_session on a full disk."""
+    raise SessionError("session not saved: cannot write it: No space left on device")
+
+
+def a_draft_file(folder: Path) -> Path:
+    """capitolo.md, holding "Prima."."""
+    draft = folder / "capitolo.md"
+    draft.write_text("Prima.", encoding="utf-8")
+    return draft
+
+
 def saved_draft_session(draft: Path, text: str) -> DraftSession:
     draft.write_text(text, encoding="utf-8")
     store = SessionStore()
@@ -109,8 +121,7 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
 def test_quitting_after_another_program_changed_the_file_says_so_and_enter_keeps_writing(tmp_path: Path) -> None:
     """The question read "has changes that are not saved" with "Save and quit" first, which
     wrote the author's text over the other program's without a word about it."""
-    draft = tmp_path / "capitolo.md"
-    draft.write_text("Prima.", encoding="utf-8")
+    draft = a_draft_file(tmp_path)
 
     async def scenario() -> None:
         app = make_app(None, draft=draft)
@@ -160,9 +171,6 @@ def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeyp
     store = SessionStore()
     other = store.create_draft("Altro", "Il testo di un'altra sessione.")
 
-    def disk_full(*args: object, **kwargs: object) -> None:
-        raise SessionError("session not saved: cannot write it: No space left on device")
-
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
@@ -194,5 +202,93 @@ def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_pat
             assert any(n.title == "Not saved" for n in app._notifications)
             await pilot.press("ctrl+s")
             assert isinstance(app.screen, SavePathScreen)
+
+    run(scenario)
+
+
+def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The draft file saved and only the session's write failing (its folder on a full
+    disk), the quit dialog said the draft had unsaved changes: the author went looking for a
+    way to save a file that was saved. It says what is lost: the session's record."""
+    draft = a_draft_file(tmp_path)
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+            await pilot.press("end", *" Dopo.", "ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+            question = str(app.screen.query_one(".dialog-title", Static).render())
+            assert question.startswith("capitolo.md is saved, but its session could not be written"), question
+            assert "has changes that are not saved" not in question
+            assert draft.read_text(encoding="utf-8") == "Prima. Dopo."
+            await pilot.click("#discard")
+            await pilot.pause()
+            assert not app.is_running
+
+    run(scenario)
+
+
+def test_quitting_with_only_the_chat_unsaved_says_the_chat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chat's session failing to save, the quit dialog spoke of the (empty, unnamed)
+    draft's unsaved changes, and never of the chat that quitting would lose."""
+    async def scenario() -> None:
+        app = make_app(None, mode="chat")
+        async with app.run_test() as pilot:
+            await app.main.show_chat([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve"}])
+            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+            question = str(app.screen.query_one(".dialog-title", Static).render())
+            assert question == "The chat could not be saved: quitting loses what was said since its last save."
+
+    run(scenario)
+
+
+def test_quitting_over_a_draft_file_that_refuses_the_text_says_why_and_offers_another_name(tmp_path: Path) -> None:
+    """The draft file read-only, quitting asked only "Save and quit", which could never
+    work, without saying why: the author could neither save elsewhere nor tell what was wrong."""
+    draft = a_draft_file(tmp_path)
+    elsewhere = tmp_path / "capitolo-copia.md"
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            draft.chmod(0o444)
+            await pilot.press("end", *" Dopo.", "ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+            reason = str(app.screen.query_one(".dialog-reason", Static).render())
+            assert reason.startswith("capitolo.md is read-only, so the draft file was not saved"), reason
+            await pilot.click("#save-as")
+            await pilot.pause()
+            assert isinstance(app.screen, SavePathScreen)
+            app.screen.query_one(Input).value = str(elsewhere)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not app.is_running
+        assert elsewhere.read_text(encoding="utf-8") == "Prima. Dopo."
+        assert draft.read_text(encoding="utf-8") == "Prima."
+
+    run(scenario)
+
+
+def test_ctrl_s_again_on_a_failure_already_said_says_it_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sessions folder still full, a second ctrl+s said nothing at all (the failure had
+    been said once, for autosave's sake): the key seemed to do nothing."""
+    draft = a_draft_file(tmp_path)
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+            for _ in range(2):
+                await pilot.press("end", *" Dopo.", "ctrl+s")
+                await pilot.pause()
+            said = [n.message for n in app._notifications if n.title == "Not saved"]
+            assert len(said) == 2 and all("No space left on device" in line for line in said), said
 
     run(scenario)

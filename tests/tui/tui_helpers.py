@@ -49,6 +49,13 @@ def make_app(
     )
 
 
+def copy_of(model: Path, folder: Path, name: str = "mio.gguf") -> Path:
+    """A copy of `model` in `folder`: a model file the test may write again in place."""
+    copy = folder / name
+    copy.write_bytes(model.read_bytes())
+    return copy
+
+
 async def model_ready(pilot: Pilot[Any]) -> None:
     """Wait for the background model load, and for its messages to be handled."""
     await pilot.app.workers.wait_for_complete()

@@ -3,6 +3,8 @@ another program's, when the draft file changed on disk behind scriptorium's back
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,28 +21,55 @@ class UnsavedScreen(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Keep writing", id="unsaved.cancel",
                         tooltip="Go back to the draft")]
 
-    def __init__(self, draft_file: DraftFile, *, conflict: bool = False) -> None:
-        """`conflict`: another program changed the draft file, and saving would replace its text."""
+    def __init__(self, draft_file: DraftFile, unsaved: Mapping[str, str], conflict: bool = False) -> None:
+        """`unsaved`: what the save just tried could not write ('draft file', 'draft' (its session),
+        'chat'), and why. `conflict`: another program changed the draft file, and saving would replace its text."""
         super().__init__()
+        # The failures were notified as they happened, and may have faded: the question says them again.
+        self._reasons = "\n".join(dict.fromkeys(unsaved.values()))
         self._name = draft_file.display_name
         self._has_path = draft_file.path is not None
         self._conflict = conflict and self._has_path
+        # Unnamed, the draft's text lives in its session only.
+        self._text_unsaved = "draft file" in unsaved or ("draft" in unsaved and not self._has_path)
+        self._record_unsaved = "draft" in unsaved and not self._text_unsaved
+        self._chat_unsaved = "chat" in unsaved
+
+    def _question(self) -> str:
+        if self._conflict:
+            # "Save and quit" alone read as saving the author's text, and silently replaced the other program's.
+            # Not "has changes": quitting right after the other program wrote, there may be none here.
+            return (f"Another program changed {self._name} since scriptorium saved it: saving replaces "
+                    "that program's text with the text on screen here.")
+        lines = []
+        if self._text_unsaved or not (self._record_unsaved or self._chat_unsaved):
+            lines.append(f"{self._name} has changes that are not saved.")
+        if self._record_unsaved:
+            # Said as unsaved changes, it sent the author to save a file that was saved already.
+            lines.append(f"{self._name} is saved, but its session could not be written: quitting loses what "
+                         "the session recorded since its last save (which words the model wrote, with which "
+                         "model and settings, the memory and the author's note).")
+        if self._chat_unsaved:
+            lines.append("The chat could not be saved: quitting loses what was said since its last save.")
+        return "\n".join(lines)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
-            if self._conflict:
-                # "Save and quit" alone read as saving the author's text, and silently replaced the other program's.
-                # Not "has changes": quitting right after the other program wrote, there may be none here.
-                yield Static(f"Another program changed {self._name} since scriptorium saved it: saving replaces "
-                             "that program's text with the text on screen here.", classes="dialog-title", markup=False)
+            yield Static(self._question(), classes="dialog-title", markup=False)
+            if self._reasons and not self._conflict:
+                yield Static(self._reasons, classes="dialog-reason", markup=False)
+            save = "Save and quit" if self._text_unsaved or self._conflict else "Try again and quit"
+            save_button = Button("Replace the file and quit" if self._conflict else save,
+                                 variant="error" if self._conflict else "primary",
+                                 id="save" if self._has_path else "save-as")
+            others = (Button("Quit without saving", variant="error", id="discard"), Button("Keep writing", id="cancel"))
+            if self._has_path and self._text_unsaved and not self._conflict:
+                # The file itself may refuse the text (read-only, its disk full): another place may not.
+                # Four buttons in one row do not fit the dialog: the saves above, the rest below.
+                yield Horizontal(save_button, Button("Save as… and quit", id="save-as"), classes="dialog-buttons")
+                yield Horizontal(*others, classes="dialog-buttons")
             else:
-                yield Static(f"{self._name} has changes that are not saved.", classes="dialog-title", markup=False)
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Replace the file and quit" if self._conflict else "Save and quit",
-                             variant="error" if self._conflict else "primary",
-                             id="save" if self._has_path else "save-as")
-                yield Button("Quit without saving", variant="error", id="discard")
-                yield Button("Keep writing", id="cancel")
+                yield Horizontal(save_button, *others, classes="dialog-buttons")
 
     def on_mount(self) -> None:
         if self._conflict:  # Enter alone never writes over another program's text

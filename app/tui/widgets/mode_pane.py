@@ -27,6 +27,7 @@ from scriptorium.inference.window import Pinned, Window, build_window, prompt_bu
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.loading import BackendCrashed
+from scriptorium.app.models.replaced import REPLACED_TITLE, changed_under_the_engine
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.tui.generation import GenerationRequest, Prepared, new_request
 from scriptorium.app.tui.keys import KeyDisplay
@@ -130,9 +131,14 @@ class ModePane(Vertical):
 
     def ready_backend(self) -> Backend | None:
         """The backend, or None after telling the author why there is none."""
+        status = self.model_status
+        if self.backend is not None and status.path is not None:
+            changed = changed_under_the_engine(status.path, status.file_stamp, self.key_display("app.load_model"))
+            if changed:
+                self.notify(changed, title=REPLACED_TITLE, severity="warning", timeout=15)
+                return None
         if self.backend is not None:
             return self.backend
-        status = self.model_status
         if status.state == "loading":
             self.notify(f"The model is still loading ({status.progress * 100:.0f}%); keep writing meanwhile.")
         else:
