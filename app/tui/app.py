@@ -333,7 +333,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         saving.take_changed_draft_file(self, self.main, self.sessions.draft)  # before its text is saved over it
         text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
         self.sessions.problems.repeat_next(asked=explicit)
-        if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
+        if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background, asked=explicit):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
 
