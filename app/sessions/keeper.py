@@ -172,8 +172,10 @@ class SessionKeeper:
         if engine.adapter is not None:
             scale = request.lora_scale if request.lora_scale is not None else engine.lora_scale
             lora = LoraRef.from_facts(engine.adapter, scale, self._hashes.get(str(engine.adapter.path)))
-        generation = session.start_generation(model=model, lora=lora, settings=request.settings, bias=request.bias,
-                                              byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
+        # A llama-server started with several --lora applies the others too, at its own scales.
+        others = tuple(LoraRef.from_facts(adapter, scale, None) for adapter, scale in getattr(engine, "other_adapters", ()))
+        generation = session.start_generation(model=model, lora=lora, other_loras=others, settings=request.settings,
+                                              bias=request.bias, byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
                                               arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None,
                                               origin=engine.origin)
         for ref in (model, lora) if not engine.origin else ():  # a server's files are hashed nowhere
