@@ -64,9 +64,11 @@ class RemoteBackend:
         self.build = build
         self._adapters = adapters
         first = adapters[0] if adapters else None
-        self.adapter = (AdapterFacts(path=Path(str(first.get("path", ""))), architecture=facts.architecture,
-                                     alpha=None, file_size=0) if first else None)
+        self.adapter = _adapter_facts(first, facts) if first else None
         self.lora_scale = float(first.get("scale", 0.0)) if first else 0.0
+        self.other_adapters = tuple((_adapter_facts(a, facts), float(a.get("scale", 0.0))) for a in adapters[1:])
+        """The adapters after the first (started with several --lora), at the server's own scales,
+        which every request sends them with (lora_request): each generation records them."""
         self.origin = f"llama-server {build} at {client.url}"
         self.arithmetic = None  # a server reports neither its attention path nor its KV types
         self.tokenizer_name = "llama.cpp (on the server)"
@@ -257,6 +259,12 @@ def _slot_tokens(slots: Any) -> int | None:
     if not isinstance(slots, list) or len(slots) != 1 or not isinstance(slots[0], dict):
         return None
     return int(slots[0].get("n_prompt_tokens") or 0)
+
+
+def _adapter_facts(adapter: dict[str, Any], model: ModelFacts) -> AdapterFacts:
+    """An adapter /lora-adapters lists: its path on the server's machine, nothing more known."""
+    return AdapterFacts(path=Path(str(adapter.get("path", ""))), architecture=model.architecture, alpha=None,
+                        file_size=0)
 
 
 def _adapter_names(adapters: Any) -> tuple[tuple[int, str], ...]:

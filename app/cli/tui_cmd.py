@@ -8,6 +8,7 @@ starts with defaults where it can and shows each problem as a notification.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     app = build_app(args)
     app.run()
+    # Said in the app too, but the save that quits said it as the screen went: the terminal keeps it.
+    for line in app.sessions.gone_files.after_exit():
+        print(f"scriptorium: {line}", file=sys.stderr)
     return app.return_code or 0
 
 

@@ -112,6 +112,33 @@ def read(path: Path, notes: list[str] | None = None) -> str | None:
     return inside_form(text)
 
 
+def take_changed_file(session: DraftSession, editor_text: str) -> str | None:
+    """The draft file's text, now the session's (its model passages following the change,
+    as they follow the author's edits), when another program changed the file and
+    `editor_text` holds nothing new since scriptorium last read or wrote it: a polished
+    editor's reload. None otherwise: the file is as scriptorium left it, gone or unreadable,
+    or the author changed the text here too (a save then asks whose text wins)."""
+    stamp = session.draft_stamp
+    if not session.draft_path or stamp is None or text_sha256(editor_text) != stamp.sha256:
+        return None
+    path = Path(session.draft_path)
+    try:
+        # Before the read: a change landing between the two is then seen at the next check,
+        # where a stat taken after it would stamp the new file with the old text's hash.
+        stat = path.stat()
+        if (stat.st_size, stat.st_mtime_ns) == (stamp.size, stamp.mtime_ns) or not S_ISREG(stat.st_mode):
+            return None
+        text = read(path)
+    except (OSError, SessionError):
+        return None
+    if text is None:
+        return None
+    session.set_text(editor_text)
+    session.set_text(text)
+    session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=text_sha256(text))
+    return text if text != editor_text else None
+
+
 def save(session: DraftSession, overwrite: bool) -> None:
     """Write the session's text to its draft file and stamp it. Raises DraftConflictError
     if the file changed on disk meanwhile (unless `overwrite`), DraftFileError otherwise."""

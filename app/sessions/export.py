@@ -102,6 +102,8 @@ def front_matter(session: AnySession) -> dict[str, Any]:
         "partly_accepted": counts["partly_accepted"],
         "rejected": counts["rejected"],
     }
+    if g is not None and g.other_loras:  # a llama-server started with several --lora
+        data["other_loras"] = [{"name": o.name, "scale": o.scale} for o in g.other_loras]
     if len(models) > 1:
         data["models"] = models
     arithmetics = list(dict.fromkeys(x.arithmetic_text() for x in session.generations))
@@ -139,7 +141,7 @@ def describe_changes(before: Generation | None, after: Generation) -> str:
         if settings_key(before)[0] != settings_key(after)[0]:
             parts.append(f"model {before.model.name} ({before.model.quantization}) → {after.model.name} ({after.model.quantization})")
         if settings_key(before)[1] != settings_key(after)[1]:
-            parts.append(f"LoRA {_lora_text(before)} → {_lora_text(after)}")
+            parts.append(f"LoRA {before.lora_text()} → {after.lora_text()}")
         for key in dict.fromkeys([*before.sampler, *after.sampler]):
             old, new = before.sampler.get(key), after.sampler.get(key)
             if old != new:
@@ -150,10 +152,6 @@ def describe_changes(before: Generation | None, after: Generation) -> str:
             parts.append(f"arithmetic {before.arithmetic_text()} → {after.arithmetic_text()}")
     parts.append(f"seed {after.seed}" if after.seed is not None else "seed unknown")
     return "; ".join(parts)
-
-
-def _lora_text(g: Generation) -> str:
-    return f"{g.lora.name} ×{g.lora.scale:g}" if g.lora else "none"
 
 
 def _value_text(value: Any) -> str:

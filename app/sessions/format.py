@@ -27,9 +27,7 @@ from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
 from scriptorium.app.sessions.encoding import TokenLines
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
-from scriptorium.app.sessions.records import (
-    OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord,
-)
+from scriptorium.app.sessions.records import OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord
 
 FORMAT = "scriptorium-session"
 VERSION = 2
@@ -53,9 +51,8 @@ def _model(model: ModelRef) -> dict[str, Any]:
 
 
 def _lora(lora: LoraRef | None) -> dict[str, Any] | None:
-    if lora is None:
-        return None
-    return {"path": lora.path, "name": lora.name, "size": lora.size, "sha256": lora.sha256, "scale": lora.scale}
+    return None if lora is None else {"path": lora.path, "name": lora.name, "size": lora.size, "sha256": lora.sha256,
+                                      "scale": lora.scale}
 
 
 def _token(token: TokenRecord) -> dict[str, Any]:
@@ -84,6 +81,7 @@ def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
         "tokens": tokens,
         "arithmetic": g.arithmetic,
         **({"origin": g.origin} if g.origin else {}),
+        **({"other_loras": [_lora(o) for o in g.other_loras]} if g.other_loras else {}),
     }
 
 
@@ -297,6 +295,8 @@ def _read_generation(data: Any, where: str) -> Generation:
         finished_at=_get(d, "finished_at", str, where, None),
         model=_read_model(_get(d, "model", dict, where), f"{where}.model"),
         lora=_read_lora(_get(d, "lora", dict, where, None), f"{where}.lora"),
+        other_loras=tuple(_read_lora(_object(o, f"{where}.other_loras[{i}]"), f"{where}.other_loras[{i}]")
+                          for i, o in enumerate(_get(d, "other_loras", list, where, []))),
         sampler=_get(d, "sampler", dict, where), seed=_get(d, "seed", int, where, None),
         bias=_read_bias(_get(d, "logit_bias", dict, where), f"{where}.logit_bias"),
         anchor=_get(d, "anchor", int, where, None), text=_get(d, "text", str, where, ""),

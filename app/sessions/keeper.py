@@ -22,6 +22,7 @@ from scriptorium.app.sessions import (
     AnySession, ChatSession, DraftAndSessionError, DraftConflictError, DraftFileError, DraftSession, Generation,
     LoraRef, ModelRef, SessionError, SessionStore, claims,
 )
+from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
 from scriptorium.app.sessions.save_problems import SaveProblems
 
@@ -55,14 +56,6 @@ def _title_from(text: str) -> str:
     return " ".join(words) if words else "Untitled draft"
 
 
-def _make_parent(path: Path) -> None:
-    # A draft named on the command line may live in a folder that does not exist yet.
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise SessionError(f"draft not saved: cannot create {path.parent}: {error.strerror or error}") from None
-
-
 class SessionKeeper:
     """Records the author's work into sessions and saves them. `notify` shows one line."""
 
@@ -87,6 +80,7 @@ class SessionKeeper:
         self._awaiting_hash: dict[str, list[ModelRef | LoraRef]] = {}
         """The models and adapters generations recorded before the file's hash arrived, per file."""
         self.problems = SaveProblems(notify)
+        self.gone_files = GoneDraftFiles(notify)
         self._unsaved_since: float | None = None
 
     # ---- when to save --------------------------------------------------------------------
@@ -178,8 +172,10 @@ class SessionKeeper:
         if engine.adapter is not None:
             scale = request.lora_scale if request.lora_scale is not None else engine.lora_scale
             lora = LoraRef.from_facts(engine.adapter, scale, self._hashes.get(str(engine.adapter.path)))
-        generation = session.start_generation(model=model, lora=lora, settings=request.settings, bias=request.bias,
-                                              byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
+        # A llama-server started with several --lora applies the others too, at its own scales.
+        others = tuple(LoraRef.from_facts(adapter, scale, None) for adapter, scale in getattr(engine, "other_adapters", ()))
+        generation = session.start_generation(model=model, lora=lora, other_loras=others, settings=request.settings,
+                                              bias=request.bias, byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
                                               arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None,
                                               origin=engine.origin)
         for ref in (model, lora) if not engine.origin else ():  # a server's files are hashed nowhere
@@ -283,10 +279,11 @@ class SessionKeeper:
         self._chat_session().match_conversation(messages, reply)
 
     # ---- saving ----------------------------------------------------------------------
-    def save_draft(self, text: str, *, overwrite_file: bool = False, in_background: bool = False) -> bool:
+    def save_draft(self, text: str, *, overwrite_file: bool = False, in_background: bool = False,
+                   asked: bool = False) -> bool:
         """Save the draft session (and its file); True when everything was written.
         `in_background`: the session file is written on the store's own thread (True when
-        asked for; a failure is shown when it happens)."""
+        asked for; a failure is shown when it happens). `asked`: by the author (ctrl+s)."""
         if self.draft is None and not text and self.draft_file.path is None:
             self._unsaved_since = None
             return True
@@ -299,10 +296,10 @@ class SessionKeeper:
                 if self.draft_file.path is not None:
                     session.title = self.draft_file.path.stem
             session.set_text(text)
-            gone = bool(session.draft_path and session.draft_stamp and not Path(session.draft_path).exists())
-            if session.draft_path:
-                _make_parent(Path(session.draft_path))
-            self._save(session, overwrite_draft=overwrite_file, in_background=in_background)
+            gone, leave = is_gone(session), left_gone(session, text, asked)
+            if session.draft_path and not leave:
+                make_parent(Path(session.draft_path))
+            self._save(session, overwrite_draft=overwrite_file, in_background=in_background, draft_file=not leave)
         except DraftFileError as error:
             # Raised once the session was written, or (in the background) as it is being written:
             # its own failure, if it fails, is said by itself.
@@ -320,9 +317,8 @@ class SessionKeeper:
             self.problems.failed(str(error), about="draft", also="draft file" if both else "")
             return False
         self.problems.saved("draft file")
-        if gone:  # written again, as the text must be somewhere; but a file moved away now exists twice
-            self._notify(f"{session.draft_path} was deleted or moved by another program since scriptorium last "
-                         "saved it: it was written there again.", title="Draft file", severity="warning", timeout=15)
+        if gone:
+            self.gone_files.said(session, written=not leave, save_key=self._save_key())
         self.conflict = False
         self._unsaved_since = None
         return True
@@ -338,11 +334,12 @@ class SessionKeeper:
             return False
         return True
 
-    def _save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool) -> None:
+    def _save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool,
+              draft_file: bool = True) -> None:
         about = session.kind
         if not in_background:
             try:
-                self.store.save(session, overwrite_draft=overwrite_draft)
+                self.store.save(session, overwrite_draft=overwrite_draft, draft_file=draft_file)
             except DraftFileError:
                 self.problems.saved(about)  # the store wrote the session before it said the draft file failed
                 raise
@@ -361,7 +358,7 @@ class SessionKeeper:
                                      about=about)
                 self._unsaved(about)
 
-        self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written)
+        self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written, draft_file=draft_file)
 
     def close(self) -> None:
         """The app is closing: wait for the sessions being written, then let other scriptoriums have them."""

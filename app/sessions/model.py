@@ -88,14 +88,14 @@ class Session:
     def start_generation(self, *, model: ModelRef, lora: LoraRef | None, settings: SamplerSettings,
                          bias: LogitBias, byte_token_ids: tuple[int, ...] = (),
                          anchor: int | None = None, arithmetic: dict[str, Any] | None = None,
-                         origin: str = "") -> Generation:
+                         origin: str = "", other_loras: tuple[LoraRef, ...] = ()) -> Generation:
         """Record a generation about to run; call .finish(done) on it when it ends."""
         number = 1 + max((int(g.id[1:]) for g in self.generations if g.id[1:].isdigit()), default=0)
         generation = Generation(
             id=f"g{number}", kind="chat" if isinstance(self, ChatSession) else "continue",
             started_at=now_iso(), model=model, lora=lora, sampler=settings.as_dict(),
             bias=BiasRecord.from_bias(bias, byte_token_ids), seed=settings.seed, anchor=anchor,
-            arithmetic=arithmetic, origin=origin,
+            arithmetic=arithmetic, origin=origin, other_loras=other_loras,
         )
         self.generations.append(generation)
         return generation

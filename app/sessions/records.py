@@ -120,6 +120,7 @@ class Generation:
     started_at: str
     model: ModelRef
     lora: LoraRef | None
+    """The adapter the author's scale applies to."""
     sampler: dict[str, Any]
     """SamplerSettings.as_dict(): kept as a dict so older files survive new settings."""
     bias: BiasRecord
@@ -142,6 +143,8 @@ class Generation:
     origin: str = ""
     """Where the model ran: '' on this machine, else the llama-server ('llama-server BUILD at URL'):
     `model.path` is then a path on the server's machine."""
+    other_loras: tuple[LoraRef, ...] = ()
+    """The further adapters a llama-server started with several `--lora` applied, each at the server's scale."""
     arithmetic: dict[str, Any] | None = None
     """Arithmetic.as_dict() of the backend that ran it (flash attention, KV types, threads):
     the probabilities depend on it. None in sessions written before it was recorded."""
@@ -205,8 +208,13 @@ class Generation:
         """A rejection taken back: the suggestion waits for the author again."""
         self.outcome, self.decided_at = "pending", None
 
+    def lora_text(self) -> str:
+        """'style ×0.5', every adapter applied ('style ×0.5 + tone ×1'), or 'none'."""
+        loras = [self.lora, *self.other_loras] if self.lora else []
+        return " + ".join(f"{lora.name} ×{lora.scale:g}" for lora in loras) or "none"
+
     def same_settings(self, other: "Generation") -> bool:
-        """Same model file, LoRA and scale, sampler settings, bias and arithmetic (the drawn seed aside)."""
+        """Same model file, LoRA adapters and scales, sampler settings, bias and arithmetic (the drawn seed aside)."""
         return settings_key(self) == settings_key(other)
 
 
@@ -215,7 +223,8 @@ def settings_key(generation: Generation) -> tuple[Any, ...]:
     lora = generation.lora
     return (
         model.sha256 or model.path,
-        (lora.sha256 or lora.path, lora.scale) if lora else None,
+        (lora.sha256 or lora.path, lora.scale, tuple((o.sha256 or o.path, o.scale) for o in generation.other_loras))
+        if lora else None,
         tuple(sorted((k, repr(v)) for k, v in generation.sampler.items())),
         (generation.bias.ban_byte_tokens, generation.bias.entries),
         generation.arithmetic_text(),

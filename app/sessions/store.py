@@ -165,8 +165,9 @@ class SessionStore:
     # ------------------------------------------------------------ saving
 
     def save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool = False,
-             after: After | None = None) -> bool:
-        """Write the session (and its draft file) if anything changed; True if the session file was written.
+             after: After | None = None, draft_file: bool = True) -> bool:
+        """Write the session (and its draft file, unless not `draft_file`) if anything changed; True if the
+        session file was written.
 
         Call it after every accepted suggestion (before going on) and a few seconds after
         typing stops. Raises SessionError; DraftConflictError when the draft file changed on
@@ -179,7 +180,7 @@ class SessionStore:
         """
         with self._lock:
             draft_problem: SessionError | None = None
-            if isinstance(session, DraftSession) and session.draft_path:
+            if isinstance(session, DraftSession) and session.draft_path and draft_file:
                 try:
                     draft_files.save(session, overwrite_draft)
                 except SessionError as error:

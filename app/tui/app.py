@@ -46,7 +46,6 @@ from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.screens.model_picker import ModelChoice, ModelPickerScreen, WelcomeScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
-from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
@@ -143,14 +142,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     async def action_quit(self) -> None:
         if self._stopped_and_saved():  # the author's text is saved; only a failed save asks what to do
             return self.exit()
-
-        def decided(choice: str | None) -> None:
-            if choice == "discard" or (choice == "save" and self.save_everything(explicit=True)):
-                self.exit()
-            elif choice == "save-as":
-                saving.ask_save_path(self, self.main, self.draft_file, self.save_everything, then_exit=True)
-
-        self.push_screen(UnsavedScreen(self.draft_file, self.sessions.problems.unsaved(), self.sessions.conflict), decided)
+        saving.ask_before_quitting(self, self.main, self.draft_file, self.sessions, self.save_everything)
 
     def on_unmount(self) -> None:
         self.sessions.close()  # the session files still being written in the background, and their claims
@@ -338,11 +330,16 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def save_everything(self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False) -> bool:
         """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
         `replace_file`: over whatever the draft file holds; ctrl+s goes past a conflict it told of."""
+        saving.take_changed_draft_file(self, self.main, self.sessions.draft)  # before its text is saved over it
         text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
         self.sessions.problems.repeat_next(asked=explicit)
-        if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
+        if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background, asked=explicit):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
+
+    def on_app_focus(self) -> None:  # back from the editor that may have changed the draft file
+        if self._screen_ready:
+            saving.take_changed_draft_file(self, self.main, self.sessions.draft)
 
     @on(saving.SaveFailed)
     def _save_failed(self, message: saving.SaveFailed) -> None:

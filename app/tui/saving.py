@@ -13,10 +13,13 @@ from textual.app import App
 from textual.message import Message
 from textual.timer import Timer
 
+from scriptorium.app.sessions import DraftSession, draft_files
+from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
+from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 
 
 @dataclass
@@ -49,6 +52,34 @@ class Autosave:
     def _due(self) -> None:
         self.timer = None
         self._save()
+
+
+def take_changed_draft_file(app: App[None], main: MainScreen, session: DraftSession | None) -> None:
+    """Another program changed the draft file, and the author has changed nothing here since
+    scriptorium last read or wrote it: the file's text is shown, as a polished editor
+    reloads, and said (else quitting asked whether to replace it with the older text on
+    screen). The undo history goes with the old text: undone, its autosave would silently
+    write it over the other program's. With changes of their own, a save asks (keeper.py);
+    a generation writing into the draft keeps its text until it ends."""
+    if session is None or main.is_generating:
+        return
+    if (text := draft_files.take_changed_file(session, main.draft_text())) is not None:
+        main.draft.show_text(text)
+        main.draft_state_changed()
+        app.notify(f"{Path(session.draft_path or '').name} was changed by another program: its text is shown (you had changed "
+                   "nothing here since it was saved).", title="Draft file", timeout=12)
+
+
+def ask_before_quitting(app: App[None], main: MainScreen, draft_file: DraftFile, sessions: SessionKeeper,
+                        save: Callable[..., bool]) -> None:
+    """Quitting met a save that failed: ask what to do (unsaved_screen.py)."""
+    def decided(choice: str | None) -> None:
+        if choice == "discard" or (choice == "save" and save(explicit=True)):
+            app.exit()
+        elif choice == "save-as":
+            ask_save_path(app, main, draft_file, save, then_exit=True)
+
+    app.push_screen(UnsavedScreen(draft_file, sessions.problems.unsaved(), sessions.conflict), decided)
 
 
 def save_requested(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool]) -> None:

@@ -36,14 +36,16 @@ def _generations(draw: st.DrawFn, json_values: st.SearchStrategy) -> list[Genera
     optional = st.one_of(st.none(), TEXTS)
     model = st.builds(ModelRef, path=TEXTS, name=TEXTS, size=INTS, sha256=optional, quantization=TEXTS,
                       architecture=TEXTS, parameters=INTS)
-    lora = st.one_of(st.none(), st.builds(LoraRef, path=TEXTS, name=TEXTS, size=INTS, sha256=optional, scale=FLOATS))
+    a_lora = st.builds(LoraRef, path=TEXTS, name=TEXTS, size=INTS, sha256=optional, scale=FLOATS)
+    lora = st.one_of(st.none(), a_lora)
     bias = st.builds(BiasRecord, ban_byte_tokens=st.booleans(), summary=TEXTS,
                      entries=st.lists(st.tuples(INTS, FLOATS), max_size=3).map(tuple))
     generations = []
     for number in range(1, draw(st.integers(0, 4)) + 1):
         generations.append(Generation(
             id=f"g{number}", kind=draw(st.sampled_from(["continue", "chat"])), started_at=draw(TEXTS),
-            model=draw(model), lora=draw(lora), sampler=draw(objects), bias=draw(bias),
+            model=draw(model), lora=draw(lora), other_loras=tuple(draw(st.lists(a_lora, max_size=2))),
+            sampler=draw(objects), bias=draw(bias),
             seed=draw(st.one_of(st.none(), INTS)), anchor=draw(st.one_of(st.none(), INTS)),
             finished_at=draw(optional), text=draw(TEXTS), stop_reason=draw(optional),
             prompt_tokens=draw(st.one_of(st.none(), INTS)), completion_tokens=draw(st.one_of(st.none(), INTS)),

@@ -259,3 +259,24 @@ def test_a_draft_file_failure_is_said_once_by_an_autosave_and_the_save_after_it(
     assert not keeper.save_draft("Uno. Due.", in_background=True)
     assert not keeper.save_draft("Uno. Due.")
     assert len(shown) == 1 and "read-only" in shown[0], shown
+
+
+def test_a_draft_file_moved_away_with_nothing_typed_since_is_not_written_again(
+        tmp_path: Path, store: SessionStore) -> None:
+    """Quitting without a key typed wrote the file moved away (`git mv`, a file manager)
+    again at its old path: a stray copy beside the moved one, said by a notification that
+    went with the screen. What happened is kept for the terminal after the app closes."""
+    shown: list[str] = []
+    keeper = _keeper(store, shown)
+    keeper.draft_file.path = draft = tmp_path / "bozza.md"
+    assert keeper.save_draft("Uno.")
+    draft.rename(tmp_path / "capitolo-1.md")
+    assert keeper.save_draft("Uno.")
+    assert keeper.save_draft("Uno.")
+    assert not draft.exists()
+    assert len(shown) == 1 and "it was not written there again" in shown[0], shown
+    assert keeper.gone_files.after_exit() == [shown[0].removesuffix(" Typing or ctrl+s writes it there.")]
+    assert store.load(keeper.draft.id).text == "Uno."
+    assert keeper.save_draft("Uno.", asked=True)  # ctrl+s
+    assert draft.read_text(encoding="utf-8") == "Uno."
+    assert len(shown) == 2 and keeper.gone_files.after_exit()[0].endswith("it was written there again."), shown

@@ -389,3 +389,27 @@ def test_a_server_restarted_with_another_model_is_said_as_a_restart_not_a_reload
                                                            "it serves now. Your text is saved.")], said
 
     run(scenario)
+
+
+def test_a_server_started_with_several_adapters_records_them_all(
+        random_model: Path, lora_adapter: Path, tmp_path: Path) -> None:
+    """Started with two --lora, the session recorded only the first: the text read as written
+    with one adapter when the server had applied both."""
+    from gguf_adapters import write_lora_adapter
+
+    server_binary()
+    other = write_lora_adapter(tmp_path / "lora-altro.gguf", random_model, seed=3)
+
+    async def scenario() -> None:
+        with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter), "--lora", str(other)) as server:
+            async with app_on(server) as pilot:
+                await generated(pilot, *"Era notte", "ctrl+g")
+                session = pilot.app.sessions.draft
+                generation = session.generations[-1]
+                assert generation.lora.name == lora_adapter.stem
+                assert [(o.name, o.scale) for o in generation.other_loras] == [(other.stem, 1.0)]
+                assert loads(dumps(session)).generations[-1].other_loras == generation.other_loras
+                assert front_matter(session)["other_loras"] == [{"name": other.stem, "scale": 1.0}]
+                assert generation.lora_text() == f"{lora_adapter.stem} ×1 + {other.stem} ×1"
+
+    run(scenario)

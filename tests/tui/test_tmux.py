@@ -136,3 +136,23 @@ def test_quitting_while_the_model_writes_leaves_no_traceback(
     left = terminal.screen()
     assert "Traceback" not in left and "Error" not in left, left
     assert draft.read_text(encoding="utf-8") == "C'era una volta"
+
+
+def test_quitting_after_the_draft_file_was_moved_away_says_so_in_the_terminal(
+    terminal: Terminal, random_model: Path, tmp_path: Path, scriptorium_home: Path
+) -> None:
+    """Quitting without typing wrote the moved file again at its old path, and the
+    notification saying so went with the screen."""
+    draft = tmp_path / "draft.md"
+    draft.write_text("Scritto prima.\n", encoding="utf-8")
+    command = f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} " \
+              f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --ctx 512"
+    terminal.start_kept(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
+    terminal.wait_for(lambda s: "Scritto prima." in s and "Probabilities" in s, "the draft")
+    draft.rename(tmp_path / "capitolo-1.md")
+    terminal.keys("C-q")
+    assert terminal.exit_status() == 0
+    left = "".join(terminal.screen().split())  # the line wraps at the terminal's width, mid-word
+    for words in (f"scriptorium: {draft} was deleted or moved by another program", "it was not written there again"):
+        assert "".join(words.split()) in left, left
+    assert not draft.exists()

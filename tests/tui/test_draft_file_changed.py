@@ -1,0 +1,102 @@
+"""The draft file changed by another program (vim, `echo >>`) while the author changed
+nothing here: scriptorium takes the file's text, as a polished editor reloads, instead of
+asking at the next save whether to replace it with the older text still on screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import events
+from tui_helpers import make_app, run
+
+from scriptorium.app.sessions import ModelSpan, SessionStore
+from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
+
+
+def capitolo(folder: Path, text: str) -> Path:
+    """The draft file, as another program will find it."""
+    draft = folder / "capitolo.md"
+    draft.write_text(text, encoding="utf-8")
+    return draft
+
+
+def test_quitting_without_typing_keeps_what_another_program_wrote(tmp_path: Path) -> None:
+    """ctrl+q asked whether to replace the other program's text with the old one on screen."""
+    draft = capitolo(tmp_path, "Prima.\n")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            with draft.open("a", encoding="utf-8") as handle:
+                handle.write("Scritto con vim.\n")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert not isinstance(app.screen, UnsavedScreen)
+            assert not app.is_running
+        assert draft.read_text(encoding="utf-8") == "Prima.\nScritto con vim.\n"
+        assert app.sessions.draft.text == "Prima.\nScritto con vim.\n"
+
+    run(scenario)
+
+
+def test_coming_back_to_the_app_shows_the_files_new_text_and_says_so(tmp_path: Path) -> None:
+    """Undo does not bring back the old text: its autosave would silently write it over the file."""
+    draft = capitolo(tmp_path, "Prima.")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            draft.write_text("Riscritto altrove.", encoding="utf-8")
+            app.post_message(events.AppFocus())
+            await pilot.pause()
+            assert app.main.draft.editor.text == "Riscritto altrove."
+            assert any(n.title == "Draft file" and "changed by another program" in n.message
+                       for n in app._notifications)
+            await pilot.press("ctrl+z")
+            await pilot.pause()
+            assert app.main.draft.editor.text == "Riscritto altrove."
+            app.save_everything()
+        assert draft.read_text(encoding="utf-8") == "Riscritto altrove."
+
+    run(scenario)
+
+
+def test_the_models_passages_follow_the_other_programs_change(tmp_path: Path) -> None:
+    """Text added before the model's passage moves it: the session still marks the model's words."""
+    draft = capitolo(tmp_path, "Io. Il modello.")
+    store = SessionStore()
+    session = store.open_draft(draft)
+    session.spans = [ModelSpan(start=4, end=15, generation="g1")]
+    store.save(session)
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            draft.write_text("Titolo.\n\nIo. Il modello.", encoding="utf-8")
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            kept = app.sessions.draft
+            assert kept.text == "Titolo.\n\nIo. Il modello."
+            assert [kept.text[s.start:s.end] for s in kept.spans] == ["Il modello."]
+        assert draft.read_text(encoding="utf-8") == "Titolo.\n\nIo. Il modello."
+
+    run(scenario)
+
+
+def test_with_changes_of_the_authors_own_quitting_still_asks(tmp_path: Path) -> None:
+    draft = capitolo(tmp_path, "Prima.")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test() as pilot:
+            draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
+            await pilot.press("end", *" Qui.")
+            app.post_message(events.AppFocus())
+            await pilot.pause()
+            assert app.main.draft.editor.text == "Prima. Qui."
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen)
+        assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
+
+    run(scenario)
