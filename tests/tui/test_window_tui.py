@@ -358,3 +358,26 @@ def test_the_kv_panel_says_the_cache_was_shifted_in_its_own_width(short_context_
             assert f"{done.reused_tokens}" in drawn and f"{done.prompt_tokens}" in drawn and "shifted" in drawn, drawn
 
     run(scenario)
+
+
+def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(random_model: Path) -> None:
+    """At depth 0 the note closes the window in its own paragraph and the model writes on
+    after it: the suggestion glued to the draft's last word ("dormeLa notte")."""
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(random_model, loader=load)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Il gatto dorme")
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+            done = await generated(pilot, "ctrl+g")
+            assert spies[-1].last["prompt"] == "Il gatto dorme\n\n[Tono cupo.]\n\n"
+            ghost = app.main.draft.editor.ghost
+            assert ghost is not None and ghost.text.startswith("\n\n")
+            written = ghost.text[2:]
+            assert written and done.stop_reason != "cancelled"
+            await pilot.press("tab")
+            await pilot.pause()
+            assert app.main.draft.text == "Il gatto dorme\n\n" + written
+
+    run(scenario)

@@ -21,6 +21,7 @@ from scriptorium.inference.backend import Backend
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.window import Window, WindowError
+from scriptorium.inference.window_layout import note_break
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -94,6 +95,7 @@ class DraftPane(DraftCandidates):
         """The suggestion last thrown away, and the draft then: it comes back while the draft is unchanged."""
         self._window_timer: Timer | None = None
         self._said_too_long = ""
+        self._lead_end: int | None = None  # the end of the break before a depth-0 note's continuation
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -145,6 +147,10 @@ class DraftPane(DraftCandidates):
                 anchor = end_anchor(editor.document)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
         prefix = editor.text_before(ghost.anchor) + ghost.text
+        lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
+        if lead:  # the paragraph break the model writes on after: no model's words, the author's to keep
+            ghost.writers, ghost.text = [*ghost.writers, (None, len(ghost.text))], ghost.text + lead
+        self._lead_end = len(ghost.text) if lead else None
         # Fitted to the window in the generation's worker: counting tokens asks the engine's
         # process or a server, which may be slow to answer, and no key waits for it.
         request = self.new_request("draft", self.window_preparer(backend, prefix, template))
@@ -251,6 +257,9 @@ class DraftPane(DraftCandidates):
             ghost.streaming = False
             if done is not None:
                 ghost.text += done.tail_text
+            if self._lead_end is not None and len(ghost.text) == self._lead_end:  # nothing after the break
+                ghost.text, ghost.writers = ghost.text.rstrip("\n"), ghost.writers[:-2]  # the break's and the request's
+            self._lead_end = None
             if not ghost.text:
                 self.editor.clear_ghost("empty")
                 if done is not None and done.stop_reason != "cancelled":
