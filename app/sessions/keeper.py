@@ -315,11 +315,13 @@ class SessionKeeper:
         self._unsaved_since = None
         return True
 
-    def save_chat(self, messages: list[dict[str, str]], *, in_background: bool = False) -> bool:
-        if self.chat is None and not messages:
+    def save_chat(self, messages: list[dict[str, str]], unsent: str = "", *, in_background: bool = False) -> bool:
+        """Save the conversation, and what the author typed in the chat box and did not send."""
+        if self.chat is None and not messages and not unsent:
             return True
         try:
             self._sync_chat(messages)
+            self._chat_session().unsent = unsent
             self._save(self._chat_session(), in_background=in_background)
         except SessionError as error:
             self._problem(str(error), about="chat")

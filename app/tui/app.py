@@ -115,7 +115,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._screen_ready = True
         self._report_startup()
         if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
-            await self.main.show_chat([{"role": t.role, "content": t.content} for t in chat.turns])
+            await self.main.show_chat([{"role": t.role, "content": t.content} for t in chat.turns], chat.unsent)
         if self._initial_load is not None:
             self.load_model(self._initial_load)
         elif self._model_source is not None:
@@ -339,7 +339,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background):
             self.main.draft_saved()
-        return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
+        return self.sessions.save_chat(self.main.chat.messages, self.main.chat.input.value, in_background=in_background) and saved
 
     @on(saving.SaveFailed)
     def _save_failed(self, message: saving.SaveFailed) -> None:
@@ -370,7 +370,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if isinstance(session, DraftSession):
             self.main.show_draft(session.text)
         elif isinstance(session, ChatSession):
-            await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns])
+            await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns], session.unsent)
         self.notify(f"Opened “{session.title}”.")
 
     def action_edit_pinned(self, which: str) -> None:  # 'memory' or 'note'

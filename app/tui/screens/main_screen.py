@@ -225,8 +225,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.draft_state_changed()
         self.switch_mode("draft")
 
-    async def show_chat(self, messages: list[dict[str, str]]) -> None:
-        await self.chat.restore(messages)
+    async def show_chat(self, messages: list[dict[str, str]], unsent: str = "") -> None:
+        await self.chat.restore(messages, unsent)
         self.switch_mode("chat")
 
     # ---- generation ----------------------------------------------------------------
