@@ -264,8 +264,13 @@ class SessionKeeper:
         if restorable:
             self._thrown = thrown
 
-    def restored(self, request_ids: tuple[int, ...]) -> None:
-        """The suggestion last thrown away is back: its generations wait for the author again."""
+    def restored(self, request_ids: tuple[int, ...], taken_back: tuple[tuple[int | None, int, int], ...] = ()) -> None:
+        """The suggestion last thrown away is back: its generations wait for the author again.
+        `taken_back`: an undo took back the word just kept ((request id, start, end) of it)."""
+        for rid, start, end in taken_back:
+            live = self._live.get(rid) if rid is not None else None
+            if live is not None:
+                live.generation.take_back(end - start)
         for rid in request_ids:
             live = self._thrown.pop(rid, None)
             if live is not None:

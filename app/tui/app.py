@@ -322,7 +322,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(DraftPane.SuggestionRestored)
     def _suggestion_restored(self, message: DraftPane.SuggestionRestored) -> None:
-        self.sessions.restored(message.request_ids)
+        self.sessions.restored(message.request_ids, message.taken_back)
 
     @on(ModePane.Edited)
     def _edited(self) -> None:

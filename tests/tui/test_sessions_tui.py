@@ -77,6 +77,34 @@ def test_a_generation_kept_whole_is_no_longer_held_live(random_model: Path, tmp_
     run(scenario)
 
 
+def test_undoing_a_word_accepted_gives_it_back_to_the_suggestion(random_model: Path, tmp_path: Path) -> None:
+    """ctrl+→ then ctrl+z: the rest of the suggestion was dropped, and alt+← could not bring
+    it back. Now the suggestion is as it was before the word went in, and keeping it all
+    then records the generation as kept whole (not the word twice)."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            done = await suggestion_after_opening(pilot)
+            editor = app.main.draft.editor
+            assert editor.ghost is not None and len(done.text.split()) > 1
+            tokens = list(editor.ghost.tokens)
+            await pilot.press("ctrl+right", "ctrl+z")
+            await pilot.pause()
+            ghost = editor.ghost
+            assert editor.text == OPENING
+            assert ghost is not None and ghost.text == done.text and ghost.tokens == tokens
+            assert app.main.draft.suggestion.display
+            await pilot.press("tab")
+            await pilot.pause()
+            assert editor.text == OPENING + done.text
+            (generation,) = saved_draft(draft).generations
+            assert generation.outcome == "accepted" and generation.accepted_text == done.text
+
+    run(scenario)
+
+
 def test_a_finished_generation_is_saved_before_the_next_can_start(random_model: Path, tmp_path: Path) -> None:
     """Its records are written as it ends, not after the autosave's pause, which would
     put the save inside the generation the author starts next (a re-roll)."""

@@ -27,12 +27,7 @@ from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
-    Ghost,
-    every_request_id,
-    other_request_ids,
-    start_version,
-    with_writer,
-    written_parts,
+    Ghost, every_request_id, other_request_ids, start_version, with_writer, written_parts,
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
@@ -50,9 +45,11 @@ class DraftPane(DraftCandidates):
 
     @dataclass
     class SuggestionRestored(Message):
-        """The suggestion last thrown away is back, as it was (its versions too)."""
+        """The suggestion last thrown away is back, as it was (its versions too); or an undo
+        gave it back the word just accepted (`taken_back`: who wrote what of that word)."""
 
         request_ids: tuple[int, ...]
+        taken_back: tuple[tuple[int | None, int, int], ...] = ()
 
     class SaveRequested(Message):
         """Save the draft to its file (ask for a name when it has none)."""
@@ -312,6 +309,8 @@ class DraftPane(DraftCandidates):
             # Thrown away by the edit: recorded so, not left undecided. One still being written
             # is stopped above and recorded as it ends; one that showed nothing never ran.
             self.post_message(self.SuggestionRejected(lost.text, every_request_id(lost)))
+        if message.reason == "untaken" and (ghost := self.editor.ghost) is not None:
+            self.post_message(self.SuggestionRestored((), tuple(written_parts(ghost.writers, len(message.taken_back)))))
         self._redraw()
 
     @on(DraftEditor.Changed)
