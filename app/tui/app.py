@@ -35,7 +35,7 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import exporting, generation, pinning, saving
+from scriptorium.app.tui import exporting, generation, pinning, saving, session_tokens
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -112,6 +112,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             ScriptoriumApp.lora_scale, ScriptoriumApp.last_seed)
         await self.push_screen(self.main)
         pinning.show_pinned(self.main, self.sessions)
+        self.main.draft.editor.show_spans(session_tokens.spans_of(self.sessions.draft))
         self._screen_ready = True
         self._report_startup()
         if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
@@ -141,8 +142,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     async def action_quit(self) -> None:
         if self._stopped_and_saved():  # the author's text is saved; only a failed save asks what to do
-            self.exit()
-            return
+            return self.exit()
 
         def decided(choice: str | None) -> None:
             if choice == "discard" or (choice == "save" and self.save_everything(explicit=True)):
@@ -368,7 +368,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.adopt(session)
         pinning.show_pinned(self.main, self.sessions)
         if isinstance(session, DraftSession):
-            self.main.show_draft(session.text)
+            self.main.show_draft(session.text, session_tokens.spans_of(session))
         elif isinstance(session, ChatSession):
             await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns], session.unsent)
         self.notify(f"Opened “{session.title}”.")

@@ -31,20 +31,11 @@ from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.generation import (
-    ContextWasTrimmed,
-    GenerationFailed,
-    GenerationFinished,
-    GenerationRequest,
-    GenerationStarted,
-    GenerationWithdrawn,
-    PrefillFinished,
-    PrefillProgressed,
-    PromptPrepared,
-    TokensGenerated,
-    next_frame,
-    stream_generation,
+    ContextWasTrimmed, GenerationFailed, GenerationFinished, GenerationRequest, GenerationStarted, GenerationWithdrawn,
+    PrefillFinished, PrefillProgressed, PromptPrepared, TokensGenerated, next_frame, stream_generation,
 )
 from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.token_spans import Span
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.key_footer import KeyFooter
@@ -220,8 +211,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def draft_state_changed(self) -> None:
         self.status.update_state(draft_name=self._draft_file.display_name, modified=self.draft.modified)
 
-    def show_draft(self, text: str) -> None:
-        self.draft.show_text(text)
+    def show_draft(self, text: str, spans: list[Span]) -> None:
+        self.draft.show_text(text, spans)
         self.draft_state_changed()
         self.switch_mode("draft")
 

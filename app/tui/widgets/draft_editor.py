@@ -288,6 +288,12 @@ class DraftEditor(TextArea):
         self.spans = SpanTracker()
         super().load_text(text)
 
+    def show_spans(self, spans: list[Span]) -> None:
+        """Give stretches of the text their known tokens (a reopened session's generated text)."""
+        for span in spans:
+            self.spans.add(span)
+        self._build_highlight_map()
+
     # ---- colouring tokens by probability ---------------------------------------------
     def token_at_cursor(self) -> tuple[Span, int] | None:
         """The known token under the cursor (or just before it, at the end of a span)."""

@@ -31,6 +31,7 @@ from scriptorium.app.tui.branches import (
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.token_spans import Span
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor, grapheme_end
@@ -45,11 +46,10 @@ class DraftPane(DraftCandidates):
 
     @dataclass
     class SuggestionRestored(Message):
-        """The suggestion last thrown away is back, as it was (its versions too); or an undo
-        gave it back the word just accepted (`taken_back`: who wrote what of that word)."""
+        """The suggestion last thrown away is back (versions too); or an undo gave it back the word just kept."""
 
         request_ids: tuple[int, ...]
-        taken_back: tuple[tuple[int | None, int, int], ...] = ()
+        taken_back: tuple[tuple[int | None, int, int], ...] = ()  # who wrote what of that word
 
     class SaveRequested(Message):
         """Save the draft to its file (ask for a name when it has none)."""
@@ -392,8 +392,9 @@ class DraftPane(DraftCandidates):
         ghost = self.editor.ghost
         return len(self.editor.text_before(ghost.anchor)) if ghost is not None else None
 
-    def show_text(self, text: str) -> None:
-        """Replace the draft with `text` (another session opened), as saved."""
+    def show_text(self, text: str, spans: list[Span]) -> None:
+        """Replace the draft with `text` (another session opened), as saved, with the tokens known of it."""
         self.editor.clear_ghost()
         self.editor.load_text(text)
+        self.editor.show_spans(spans)
         self.modified = False
