@@ -265,3 +265,32 @@ def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) -> Non
             assert text_of(kv).split("\n")[0] == "no model loaded" and kv.reused is None and kv.window is None
 
     run(scenario)
+
+
+def test_the_panels_show_the_mode_shown_and_the_last_request(random_model: Path) -> None:
+    """F2 left the draft's last numbers in the panels beside the chat, and after F9 the KV
+    split was the last generation's window, not the one scored."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte. La casa era buia.")
+            await generated(pilot, "ctrl+g")
+            sidebar = app.main.sidebar
+            generated_window = sidebar.kv.window
+            assert generated_window is not None and sidebar.kv.reused is not None
+            await pilot.press("escape", *" Il gatto dorme.", "f9")  # a longer draft scored
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            shown, scored = sidebar.kv.window, app.main.draft._score_window
+            assert shown is not None and scored is not None and sidebar.kv.reused is None
+            assert shown.draft_tokens == scored.draft_tokens > generated_window.draft_tokens
+            await generated(pilot, "ctrl+g")
+            assert sidebar.kv.window is not None and sidebar.probabilities.event is not None
+            await pilot.press("f2")
+            await pilot.pause()
+            assert sidebar.kv.window is None and sidebar.kv.reused is None
+            assert sidebar.probabilities.event is None and sidebar.speed.done is None
+            assert "send a message" in text_of(sidebar.probabilities)
+
+    run(scenario)

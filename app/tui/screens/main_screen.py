@@ -157,6 +157,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def switch_mode(self, mode: str | None = None) -> None:
         switcher = self.query_one(ContentSwitcher)
         switcher.current = mode or ("chat" if self.mode == "draft" else "draft")
+        if self._active is None:  # a generation running keeps its numbers live, whichever mode shows
+            self.sidebar.mode_switched()
         self.status.update_state(mode=self.mode)
         self._show_model_state()
         self.focus_mode()
@@ -388,4 +390,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     @on(ModePane.CacheShown)
     def _cache_shown(self, message: ModePane.CacheShown) -> None:
-        self.sidebar.kv.show_usage(message.usage)
+        kv = self.sidebar.kv
+        kv.forget_request()  # a generation's reuse and window are not what the cache holds now
+        kv.show_window(message.window)
+        kv.show_usage(message.usage)

@@ -375,7 +375,7 @@ class DraftInspection(ModePane):
         self._score_id, self._score_pending = None, None
         if message.done.kv_cache is not None:
             # Scoring filled the KV cache with the draft: the panel shows it as it is.
-            self.post_message(self.CacheShown(message.done.kv_cache))
+            self.post_message(self.CacheShown(message.done.kv_cache, self._score_window))
         self.editor.set_colouring(True)
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()

@@ -43,8 +43,13 @@ class KVPanel(Panel):
     def show_model(self, usage: KVCacheUsage | None) -> None:
         """A model was loaded (`usage`, its empty cache) or let go (None): what the last one's
         requests reused and held is not this one's."""
-        self.reused = self.window = None
+        self.forget_request()
         self.show_usage(usage)
+
+    def forget_request(self) -> None:
+        """What the last request reused and held is not what the panel stands for now (the
+        other mode's, or a generation's once scoring filled the cache)."""
+        self.reused = self.window = None
         self.refresh()
 
     def show_usage(self, usage: KVCacheUsage | None) -> None:
