@@ -381,3 +381,26 @@ def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(random_mod
             assert app.main.draft.text == "Il gatto dorme\n\n" + written
 
     run(scenario)
+
+
+def test_ctrl_a_selects_all_in_the_memory_and_note_dialogs() -> None:
+    """ctrl+a went to the line's start (the text field's default) where authors rewriting a
+    memory expect select-all."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.\nVive sul tetto.")
+            await pilot.press("alt+e")
+            await pilot.pause()
+            await pilot.press("ctrl+a", *"Nero è un cane.")
+            assert app.screen.query_one("#pinned-text", TextArea).text == "Nero è un cane."
+            await pilot.press("tab", "ctrl+a", "escape")  # from the button: nothing to select, nothing breaks
+            await pilot.pause()
+            await pilot.press("alt+n")
+            await pilot.pause()
+            app.screen.query_one("#pinned-depth", Input).focus()
+            await pilot.pause()
+            await pilot.press("ctrl+a", "4")
+            assert app.screen.query_one("#pinned-depth", Input).value == "4"
+
+    run(scenario)
