@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 from rich.cells import cell_len
 
 from tui_helpers import Gate, generated, loader_failing_after, make_app, model_ready, run
 
+from scriptorium.app.tui.widgets.kv_panel import _window_split
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
 from scriptorium.app.tui.widgets.probabilities_panel import RAW_NOTE
 from scriptorium.app.tui.widgets.sidebar import NUMBERS_INTERVAL_S
@@ -294,3 +296,12 @@ def test_the_panels_show_the_mode_shown_and_the_last_request(random_model: Path)
             assert "send a message" in text_of(sidebar.probabilities)
 
     run(scenario)
+
+
+def test_the_kv_split_of_a_large_context_keeps_the_room_left_whole() -> None:
+    """Memory and note on a context of thousands of tokens: 'mem150·note30·draft1,500·fr…'
+    at the panel's 28 cells, the room left cut off."""
+    window = SimpleNamespace(memory_tokens=150, note_tokens=30, draft_tokens=1500, prompt_tokens=1680)
+    split = _window_split(window, 4096, 28)  # type: ignore[arg-type]
+    assert "…" not in split and split.endswith("free 2,416") and "mem 150" in split and "note 30" in split, split
+    assert _window_split(window, 4096, 60) == "mem 150·note 30·draft 1,500·free 2,416"
