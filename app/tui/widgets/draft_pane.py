@@ -27,7 +27,7 @@ from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
-    Ghost, every_request_id, other_request_ids, start_version, with_writer, written_parts,
+    Ghost, every_request_id, other_request_ids, start_version, with_break, with_writer, written_parts,
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
@@ -145,8 +145,7 @@ class DraftPane(DraftCandidates):
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
         prefix = editor.text_before(ghost.anchor) + ghost.text
         lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
-        if lead:  # the paragraph break the model writes on after: no model's words, the author's to keep
-            ghost.writers, ghost.text = [*ghost.writers, (None, len(ghost.text))], ghost.text + lead
+        ghost.text, ghost.writers = with_break(ghost.text, ghost.writers, lead)
         self._lead_end = len(ghost.text) if lead else None
         # Fitted to the window in the generation's worker: counting tokens asks the engine's
         # process or a server, which may be slow to answer, and no key waits for it.
