@@ -136,6 +136,12 @@ def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_model: P
             await pilot.press("ctrl+b")
             await pilot.pause()
             assert not any("Put the cursor on generated" in message for message in notifications(app))
+            await pilot.press("escape")
+            editor.move_cursor((0, 1))  # the author's own words: F9 gives them tokens
+            await pilot.press("ctrl+b")
+            await pilot.pause()
+            assert any(message.startswith("Put the cursor on generated") and "f9 scores your own text" in message
+                       for message in notifications(app)), notifications(app)
 
     run(write)
     run(reopen)
