@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 
 from .errors import ScriptoriumError
 from .tokenizer import UnencodableTextError
-from .window_layout import draft_spans, in_text, pinned_spans, placed
+from .window_layout import draft_spans, in_text, note_break, pinned_spans, placed
 
 DEFAULT_NOTE_DEPTH = 3
 """Paragraphs between the author's note and the end of the window (as Kobold's default)."""
@@ -211,8 +211,8 @@ def assemble(draft: str, start: int, end: int, memory: str, note: str, depth: in
     at = note_position(draft, start, depth, end) if block else None
     if at is None:
         window = draft[start:end]
-    elif at >= end and end and draft[end - 1] != "\n":
-        window = draft[start:end] + "\n\n" + block  # depth 0: the note closes the window
+    elif at >= end:
+        window = draft[start:end] + note_break(draft[end - 1:end], note, depth) + block
     else:
         window = draft[start:at] + block + draft[at:end]
     return memory_block(memory) + wrap(window), at

@@ -27,6 +27,14 @@ def draft_spans(lead: int, start: int, end: int, note_at: int | None, note_lengt
     return ((lead, start, note_at - start), (lead + note_at - start + note_length, note_at, end - note_at))
 
 
+def note_break(text: str, note: str, depth: int) -> str:
+    """What a continuation of `text` begins with: at depth 0 the note closes the window in
+    a paragraph of its own, so the model writes on after a paragraph break, which the
+    draft gets too ("dorme" + "La notte" would glue); "" when the note sits elsewhere or
+    the text already ends a line."""
+    return "\n\n" if depth == 0 and note.strip() and text and text[-1] != "\n" else ""
+
+
 def in_text(spans: Spans, prompt_offset: int) -> int | None:
     """Where a character of the prompt is in the author's text; None outside `spans`."""
     for in_prompt, in_source, length in spans:

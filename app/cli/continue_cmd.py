@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.load_options import context_rounded
     from scriptorium.inference.settings import SettingsError
     from scriptorium.inference.window import build_window, check_note_depth, prompt_budget
+    from scriptorium.inference.window_layout import note_break
 
     from scriptorium.app import paths
     from scriptorium.app.config.file import load_config
@@ -124,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
               f"{dropped:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
               file=sys.stderr)
     out = sys.stdout
+    if not args.json:  # the paragraph break a depth-0 note leaves: the text printed is what follows the draft
+        out.write(note_break(draft, note, depth))
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=args.top)) as events:
         for event in events:
             if isinstance(event, TokenEvent):

@@ -108,7 +108,7 @@ def _head(session: AnySession) -> dict[str, Any]:
         }
     else:
         data["chat"] = {
-            "system_prompt": session.system_prompt,
+            "system_prompt": session.system_prompt, "unsent": session.unsent,
             "turns": [{"role": t.role, "content": t.content, "at": t.at, "generation": t.generation}
                       for t in session.turns],
         }
@@ -367,10 +367,10 @@ def from_dict(data: Any) -> AnySession:
             role = _get(t, "role", str, f"chat.turns[{i}]")
             if role not in ROLES:
                 raise FormatError(f"chat.turns[{i}].role is '{role}', not 'user' or 'assistant'")
-            turns.append(ChatTurn(role=role, content=_get(t, "content", str, f"chat.turns[{i}]"),
-                                  at=_get(t, "at", str, f"chat.turns[{i}]", ""),
+            turns.append(ChatTurn(role=role, content=_get(t, "content", str, f"chat.turns[{i}]"), at=_get(t, "at", str, f"chat.turns[{i}]", ""),
                                   generation=_get(t, "generation", str, f"chat.turns[{i}]", None)))
-        return ChatSession(**common, system_prompt=_get(chat, "system_prompt", str, "chat", ""), turns=turns)
+        prompt, unsent = (_get(chat, key, str, "chat", "") for key in ("system_prompt", "unsent"))
+        return ChatSession(**common, system_prompt=prompt, turns=turns, unsent=unsent)
     raise FormatError(f"kind is '{kind}', not 'draft' or 'chat'")
 
 

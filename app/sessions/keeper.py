@@ -266,8 +266,13 @@ class SessionKeeper:
         if restorable:
             self._thrown = thrown
 
-    def restored(self, request_ids: tuple[int, ...]) -> None:
-        """The suggestion last thrown away is back: its generations wait for the author again."""
+    def restored(self, request_ids: tuple[int, ...], taken_back: tuple[tuple[int | None, int, int], ...] = ()) -> None:
+        """The suggestion last thrown away is back: its generations wait for the author again.
+        `taken_back`: an undo took back the word just kept ((request id, start, end) of it)."""
+        for rid, start, end in taken_back:
+            live = self._live.get(rid) if rid is not None else None
+            if live is not None:
+                live.generation.take_back(end - start)
         for rid in request_ids:
             live = self._thrown.pop(rid, None)
             if live is not None:
@@ -323,11 +328,13 @@ class SessionKeeper:
         self._unsaved_since = None
         return True
 
-    def save_chat(self, messages: list[dict[str, str]], *, in_background: bool = False) -> bool:
-        if self.chat is None and not messages:
+    def save_chat(self, messages: list[dict[str, str]], unsent: str = "", *, in_background: bool = False) -> bool:
+        """Save the conversation, and what the author typed in the chat box and did not send."""
+        if self.chat is None and not messages and not unsent:
             return True
         try:
             self._sync_chat(messages)
+            self._chat_session().unsent = unsent
             self._save(self._chat_session(), in_background=in_background)
         except SessionError as error:
             self.problems.failed(str(error), about="chat")

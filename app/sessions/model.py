@@ -228,6 +228,8 @@ class ChatSession(Session):
 
     system_prompt: str = ""
     turns: list[ChatTurn] = field(default_factory=list)
+    unsent: str = ""
+    """What the author typed in the chat box and had not sent when the app closed: put back there."""
 
     kind = "chat"
 

@@ -199,6 +199,12 @@ class Generation:
         self.outcome = "accepted" if self.accepted_text == self.text else "partly_accepted"
         self.decided_at = now_iso()
 
+    def take_back(self, length: int) -> None:
+        """The last `length` characters kept were undone: they wait in the suggestion again."""
+        kept = (self.accepted_text or "")[:len(self.accepted_text or "") - length]
+        self.accepted_text = kept or None
+        self.outcome, self.decided_at = ("partly_accepted", now_iso()) if kept else ("pending", None)
+
     def reject(self) -> None:
         self.outcome = "rejected"
         self.accepted_text = None

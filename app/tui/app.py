@@ -36,7 +36,7 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import exporting, generation, pinning, saving
+from scriptorium.app.tui import exporting, generation, pinning, saving, session_tokens
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -112,10 +112,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             ScriptoriumApp.lora_scale, ScriptoriumApp.last_seed)
         await self.push_screen(self.main)
         pinning.show_pinned(self.main, self.sessions)
+        self.main.draft.editor.show_spans(session_tokens.spans_of(self.sessions.draft))
         self._screen_ready = True
         self._report_startup()
         if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
-            await self.main.show_chat([{"role": t.role, "content": t.content} for t in chat.turns])
+            await self.main.show_chat([{"role": t.role, "content": t.content} for t in chat.turns], chat.unsent)
         if self._initial_load is not None:
             self.load_model(self._initial_load)
         elif self._model_source is not None:
@@ -316,7 +317,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(DraftPane.SuggestionRestored)
     def _suggestion_restored(self, message: DraftPane.SuggestionRestored) -> None:
-        self.sessions.restored(message.request_ids)
+        self.sessions.restored(message.request_ids, message.taken_back)
 
     @on(ModePane.Edited)
     def _edited(self) -> None:
@@ -335,7 +336,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.problems.repeat_next(asked=explicit)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background, asked=explicit):
             self.main.draft_saved()
-        return self.sessions.save_chat(self.main.chat_messages(), in_background=in_background) and saved
+        return self.sessions.save_chat(self.main.chat.messages, self.main.chat.input.value, in_background=in_background) and saved
 
     def on_app_focus(self) -> None:  # back from the editor that may have changed the draft file
         if self._screen_ready:
@@ -365,9 +366,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.adopt(session)
         pinning.show_pinned(self.main, self.sessions)
         if isinstance(session, DraftSession):
-            self.main.show_draft(session.text)
+            self.main.show_draft(session.text, session_tokens.spans_of(session))
         elif isinstance(session, ChatSession):
-            await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns])
+            await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns], session.unsent)
         self.notify(f"Opened “{session.title}”.")
 
     def action_edit_pinned(self, which: str) -> None:  # 'memory' or 'note'

@@ -96,6 +96,12 @@ def with_writer(writers: Writers, text: str, request_id: int | None) -> Writers:
     return [*writers, (request_id, len(text) if writers else 0)]
 
 
+def with_break(text: str, writers: Writers, lead: str) -> tuple[str, Writers]:
+    """`text` and its writers once `lead` follows it: the paragraph break a depth-0 note
+    leaves before the model's words (window_layout.note_break), no model's, the author's."""
+    return (text + lead, [*writers, (None, len(text))]) if lead else (text, writers)
+
+
 def writers_before(writers: Writers, end: int) -> Writers:
     """The writers of text[:end] (a branch cuts the text there)."""
     return [(writer, start) for writer, start in writers if start < end]

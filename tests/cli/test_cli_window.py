@@ -57,3 +57,17 @@ def test_memory_that_does_not_fit_is_one_line(short_context_model: Path, tmp_pat
     assert_one_line_error(missing, "author's note not found")
     depth = scriptorium("continue", str(draft), "--model", str(short_context_model), "--note-depth", "-2")
     assert_one_line_error(depth, "--note-depth must be a whole number from 0 to 100, not -2")
+
+
+def test_a_note_at_depth_zero_starts_the_text_on_a_new_paragraph(short_context_model: Path, tmp_path: Path) -> None:
+    """The model writes on after the note's paragraph: the text printed, appended to the
+    draft, glued to its last word without the break."""
+    draft, _, note = files(tmp_path)
+    result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--preset", "greedy",
+                         "--max-tokens", "4", "--note", str(note), "--note-depth", "0")
+    as_json = scriptorium("continue", str(draft), "--model", str(short_context_model), "--preset", "greedy",
+                          "--max-tokens", "4", "--note", str(note), "--note-depth", "0", "--json")
+    assert result.returncode == 0 and as_json.returncode == 0, result.stderr + as_json.stderr
+    lines = [json.loads(line) for line in as_json.stdout.splitlines()]
+    written = "".join(line["text"] for line in lines if line["type"] == "token")
+    assert result.stdout == "\n\n" + written + lines[-1].get("tail_text", "")

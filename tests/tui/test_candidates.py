@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual.pilot import Pilot
+from test_window_tui import write_pinned
 from tui_helpers import EngineSpy, GREEDY, Gate, fixed_clock_loader, make_app, model_ready, run, saved, spying_loader
 
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
@@ -229,5 +230,26 @@ def test_the_candidate_kept_from_the_versions_is_the_one_credited(phrases_model:
             assert kept.outcome == "accepted" and kept.accepted_text == texts[0]
             assert all(by_seed[c.seed].outcome == "rejected" for c in screen.candidates[1:])
             assert len(ids) == 3 and app.main.draft.editor.text == PROMPT + texts[0]
+
+    run(scenario)
+
+
+def test_a_candidate_after_a_note_at_depth_zero_keeps_its_paragraph_break(phrases_model: Path) -> None:
+    """The candidates' model writes on after the note's paragraph, as a continuation's does:
+    the one chosen glued to the draft's last word."""
+    async def scenario() -> None:
+        app = make_app(phrases_model, sampler=SAMPLED)
+        async with app.run_test(size=(130, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+            await pilot.press("ctrl+n")
+            screen = await candidates_written(pilot)
+            texts = [c.text for c in screen.candidates]
+            await pilot.press("enter")
+            ghost = app.main.draft.editor.ghost
+            assert ghost is not None and [v.text for v in ghost.versions] == ["\n\n" + text for text in texts]
+            await pilot.press("tab")
+            assert app.main.draft.editor.text == PROMPT + "\n\n" + texts[0]
 
     run(scenario)

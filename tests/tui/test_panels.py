@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 from rich.cells import cell_len
 
 from tui_helpers import Gate, generated, loader_failing_after, make_app, model_ready, run
 
+from scriptorium.app.tui.widgets.kv_panel import _window_split
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
 from scriptorium.app.tui.widgets.probabilities_panel import RAW_NOTE
 from scriptorium.app.tui.widgets.sidebar import NUMBERS_INTERVAL_S
@@ -265,3 +267,41 @@ def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) -> Non
             assert text_of(kv).split("\n")[0] == "no model loaded" and kv.reused is None and kv.window is None
 
     run(scenario)
+
+
+def test_the_panels_show_the_mode_shown_and_the_last_request(random_model: Path) -> None:
+    """F2 left the draft's last numbers in the panels beside the chat, and after F9 the KV
+    split was the last generation's window, not the one scored."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte. La casa era buia.")
+            await generated(pilot, "ctrl+g")
+            sidebar = app.main.sidebar
+            generated_window = sidebar.kv.window
+            assert generated_window is not None and sidebar.kv.reused is not None
+            await pilot.press("escape", *" Il gatto dorme.", "f9")  # a longer draft scored
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            shown, scored = sidebar.kv.window, app.main.draft._score_window
+            assert shown is not None and scored is not None and sidebar.kv.reused is None
+            assert shown.draft_tokens == scored.draft_tokens > generated_window.draft_tokens
+            await generated(pilot, "ctrl+g")
+            assert sidebar.kv.window is not None and sidebar.probabilities.event is not None
+            await pilot.press("f2")
+            await pilot.pause()
+            assert sidebar.kv.window is None and sidebar.kv.reused is None
+            assert sidebar.probabilities.event is None and sidebar.speed.done is None
+            assert "send a message" in text_of(sidebar.probabilities)
+
+    run(scenario)
+
+
+def test_the_kv_split_of_a_large_context_keeps_the_room_left_whole() -> None:
+    """Memory and note on a context of thousands of tokens: 'mem150·note30·draft1,500·fr…'
+    at the panel's 28 cells, the room left cut off."""
+    window = SimpleNamespace(memory_tokens=150, note_tokens=30, draft_tokens=1500, prompt_tokens=1680)
+    split = _window_split(window, 4096, 28)  # type: ignore[arg-type]
+    assert "…" not in split and split.endswith("free 2,416") and "mem 150" in split and "note 30" in split, split
+    assert _window_split(window, 4096, 60) == "mem 150·note 30·draft 1,500·free 2,416"

@@ -232,3 +232,25 @@ def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
                                                          f"({model}); the model loaded is scriptorium-test-sentence"), said
 
     run(write_then_resume)
+
+
+def test_a_chat_message_typed_but_not_sent_is_there_again_on_resume() -> None:
+    """ctrl+q (or a closed terminal) with a message typed in the chat box, not yet sent:
+    the author's words were gone when the session was opened again."""
+    async def type_and_quit() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press("f2", *"Chi è Nero?")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    async def resume() -> None:
+        resumed = make_app(None, resume=True)
+        async with resumed.run_test() as pilot:
+            await pilot.pause()
+            assert resumed.main.chat.input.value == "Chi è Nero?"
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    run(type_and_quit)
+    run(resume)

@@ -15,6 +15,7 @@ from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPrompt
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
 from scriptorium.app.sessions import ChatSession, SessionStore
 from scriptorium.app.sessions.keeper import AUTOSAVE_LONGEST_SECONDS
+from scriptorium.app.sessions.records import recorded_p
 
 OPENING = "C'era una volta"
 
@@ -75,6 +76,75 @@ def test_a_generation_kept_whole_is_no_longer_held_live(random_model: Path, tmp_
             assert generation.outcome == "accepted" and generation.accepted_text == done.text
 
     run(scenario)
+
+
+def test_undoing_a_word_accepted_gives_it_back_to_the_suggestion(random_model: Path, tmp_path: Path) -> None:
+    """ctrl+→ then ctrl+z: the rest of the suggestion was dropped, and alt+← could not bring
+    it back. Now the suggestion is as it was before the word went in, and keeping it all
+    then records the generation as kept whole (not the word twice)."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            done = await suggestion_after_opening(pilot)
+            editor = app.main.draft.editor
+            assert editor.ghost is not None and len(done.text.split()) > 1
+            tokens = list(editor.ghost.tokens)
+            await pilot.press("ctrl+right", "ctrl+z")
+            await pilot.pause()
+            ghost = editor.ghost
+            assert editor.text == OPENING
+            assert ghost is not None and ghost.text == done.text and ghost.tokens == tokens
+            assert app.main.draft.suggestion.display
+            await pilot.press("tab")
+            await pilot.pause()
+            assert editor.text == OPENING + done.text
+            (generation,) = saved_draft(draft).generations
+            assert generation.outcome == "accepted" and generation.accepted_text == done.text
+
+    run(scenario)
+
+
+def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_model: Path, tmp_path: Path) -> None:
+    """Reopened, the accepted passage was plain text: ctrl+b asked for generated text and F8
+    coloured nothing until F9 scored it. The session's records give its tokens back."""
+    draft = tmp_path / "bozza.md"
+    kept: list[Any] = []
+
+    async def write() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            await suggestion_after_opening(pilot)
+            kept.extend(app.main.draft.editor.ghost.tokens)
+            await pilot.press("tab", "ctrl+q")
+            await pilot.pause()
+
+    async def reopen() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            editor = app.main.draft.editor
+            assert editor.text.startswith(OPENING)
+            (span,) = editor.spans.spans
+            assert span.start == len(OPENING) and span.text == editor.text[len(OPENING):]
+            # As saved: the probabilities to the digits the session file keeps.
+            assert [(t.start, t.text, t.id, t.p) for t in span.tokens] == [(t.start, t.text, t.id, recorded_p(t.p))
+                                                                           for t in kept]
+            assert [c.id for c in span.tokens[0].top] == [c.id for c in kept[0].top]
+            editor.move_cursor(editor.document.get_location_from_index(len(OPENING) + 1))
+            await pilot.press("ctrl+b")
+            await pilot.pause()
+            assert not any("Put the cursor on generated" in message for message in notifications(app))
+            await pilot.press("escape")
+            editor.move_cursor((0, 1))  # the author's own words: F9 gives them tokens
+            await pilot.press("ctrl+b")
+            await pilot.pause()
+            assert any(message.startswith("Put the cursor on generated") and "f9 scores your own text" in message
+                       for message in notifications(app)), notifications(app)
+
+    run(write)
+    run(reopen)
 
 
 def test_a_finished_generation_is_saved_before_the_next_can_start(random_model: Path, tmp_path: Path) -> None:

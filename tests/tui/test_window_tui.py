@@ -358,3 +358,49 @@ def test_the_kv_panel_says_the_cache_was_shifted_in_its_own_width(short_context_
             assert f"{done.reused_tokens}" in drawn and f"{done.prompt_tokens}" in drawn and "shifted" in drawn, drawn
 
     run(scenario)
+
+
+def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(random_model: Path) -> None:
+    """At depth 0 the note closes the window in its own paragraph and the model writes on
+    after it: the suggestion glued to the draft's last word ("dormeLa notte")."""
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(random_model, loader=load)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Il gatto dorme")
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+            done = await generated(pilot, "ctrl+g")
+            assert spies[-1].last["prompt"] == "Il gatto dorme\n\n[Tono cupo.]\n\n"
+            ghost = app.main.draft.editor.ghost
+            assert ghost is not None and ghost.text.startswith("\n\n")
+            written = ghost.text[2:]
+            assert written and done.stop_reason != "cancelled"
+            await pilot.press("tab")
+            await pilot.pause()
+            assert app.main.draft.text == "Il gatto dorme\n\n" + written
+
+    run(scenario)
+
+
+def test_ctrl_a_selects_all_in_the_memory_and_note_dialogs() -> None:
+    """ctrl+a went to the line's start (the text field's default) where authors rewriting a
+    memory expect select-all."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.\nVive sul tetto.")
+            await pilot.press("alt+e")
+            await pilot.pause()
+            await pilot.press("ctrl+a", *"Nero è un cane.")
+            assert app.screen.query_one("#pinned-text", TextArea).text == "Nero è un cane."
+            await pilot.press("tab", "ctrl+a", "escape")  # from the button: nothing to select, nothing breaks
+            await pilot.pause()
+            await pilot.press("alt+n")
+            await pilot.pause()
+            app.screen.query_one("#pinned-depth", Input).focus()
+            await pilot.pause()
+            await pilot.press("ctrl+a", "4")
+            assert app.screen.query_one("#pinned-depth", Input).value == "4"
+
+    run(scenario)

@@ -31,20 +31,11 @@ from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.generation import (
-    ContextWasTrimmed,
-    GenerationFailed,
-    GenerationFinished,
-    GenerationRequest,
-    GenerationStarted,
-    GenerationWithdrawn,
-    PrefillFinished,
-    PrefillProgressed,
-    PromptPrepared,
-    TokensGenerated,
-    next_frame,
-    stream_generation,
+    ContextWasTrimmed, GenerationFailed, GenerationFinished, GenerationRequest, GenerationStarted, GenerationWithdrawn,
+    PrefillFinished, PrefillProgressed, PromptPrepared, TokensGenerated, next_frame, stream_generation,
 )
 from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.token_spans import Span
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.key_footer import KeyFooter
@@ -166,6 +157,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def switch_mode(self, mode: str | None = None) -> None:
         switcher = self.query_one(ContentSwitcher)
         switcher.current = mode or ("chat" if self.mode == "draft" else "draft")
+        if self._active is None:  # a generation running keeps its numbers live, whichever mode shows
+            self.sidebar.mode_switched()
         self.status.update_state(mode=self.mode)
         self._show_model_state()
         self.focus_mode()
@@ -220,13 +213,13 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def draft_state_changed(self) -> None:
         self.status.update_state(draft_name=self._draft_file.display_name, modified=self.draft.modified)
 
-    def show_draft(self, text: str) -> None:
-        self.draft.show_text(text)
+    def show_draft(self, text: str, spans: list[Span]) -> None:
+        self.draft.show_text(text, spans)
         self.draft_state_changed()
         self.switch_mode("draft")
 
-    async def show_chat(self, messages: list[dict[str, str]]) -> None:
-        await self.chat.restore(messages)
+    async def show_chat(self, messages: list[dict[str, str]], unsent: str = "") -> None:
+        await self.chat.restore(messages, unsent)
         self.switch_mode("chat")
 
     # ---- generation ----------------------------------------------------------------
@@ -397,4 +390,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     @on(ModePane.CacheShown)
     def _cache_shown(self, message: ModePane.CacheShown) -> None:
-        self.sidebar.kv.show_usage(message.usage)
+        kv = self.sidebar.kv
+        kv.forget_request()  # a generation's reuse and window are not what the cache holds now
+        kv.show_window(message.window)
+        kv.show_usage(message.usage)

@@ -29,6 +29,10 @@ class PinnedScreen(ModalScreen[Pinned | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Keep", id="pinned.save", tooltip="Keep the text and close"),
         Binding("escape", "dismiss(None)", "Cancel", id="pinned.cancel", tooltip="Close without changing it"),
+        # Before the fields' own ctrl+a (line start): in a dialog of text to rewrite, authors
+        # reach for select-all there, as F7 is in the app.
+        Binding("ctrl+a", "select_all_text", "Select all", priority=True, show=False, id="pinned.select_all",
+                tooltip="Select all the text of the field"),
     ]
 
     def __init__(self, which: str, pinned: Pinned) -> None:
@@ -50,6 +54,10 @@ class PinnedScreen(ModalScreen[Pinned | None]):
 
     def on_key(self, event: events.Key) -> None:
         type_invisible(self.focused, event)  # a ZWNJ or ZWJ its fields dropped (keys.py)
+
+    def action_select_all_text(self) -> None:
+        if isinstance(self.focused, (TextArea, Input)):
+            self.focused.select_all()
 
     def on_mount(self) -> None:
         self.query_one("#pinned-text", TextArea).focus()

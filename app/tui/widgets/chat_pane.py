@@ -312,8 +312,9 @@ class ChatPane(ChatVersions):
         reply.set_class(bool(note), "-noted")
 
     # ---- for sessions (issue 4) ------------------------------------------------------
-    async def restore(self, messages: list[dict[str, str]]) -> None:
-        """Show a saved conversation (roles 'user' and 'assistant')."""
+    async def restore(self, messages: list[dict[str, str]], unsent: str = "") -> None:
+        """Show a saved conversation (roles 'user' and 'assistant'), `unsent` in the chat box."""
+        self.input.value = unsent
         await self.transcript.remove_children()
         self.forget_versions()
         self.messages = [dict(m) for m in messages]

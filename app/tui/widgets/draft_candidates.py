@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from textual.binding import Binding
 
 from scriptorium import prompts
+from scriptorium.inference.window_layout import note_break
 
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
@@ -88,7 +89,8 @@ class DraftCandidates(DraftInspection):
         # The dialog kept every key from the draft, so the suggestion (if any) is as it was.
         ghost = editor.ghost or editor.begin_ghost(anchor, from_cursor=False)
         self.inspected = None
-        put_on_ghost(ghost, choice.candidates, choice.chosen)
+        lead = note_break(editor.text_before(anchor) + ghost.text, self.pinned.note, self.pinned.note_depth)
+        put_on_ghost(ghost, choice.candidates, choice.chosen, lead)
         self.post_message(self.SeedChosen(choice.candidates[choice.chosen].seed))
         self.redraw_suggestion()
         self.refresh_bindings()

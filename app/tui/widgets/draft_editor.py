@@ -9,7 +9,8 @@ and typing at the anchor consumes the suggestion when the typed text matches it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from rich.cells import split_graphemes
 from rich.style import Style
@@ -95,6 +96,20 @@ OUTSIDE = "outside"
 """The highlight name of text before the model's window."""
 
 
+class TakenWord(NamedTuple):
+    """A word just accepted, for an undo to put back into the suggestion."""
+
+    before: str
+    """The draft before the word went in."""
+    suggestion: Ghost
+    """The suggestion then, as it was."""
+    after: str
+    """The draft with the word."""
+    rest: Ghost
+    """The suggestion left, which an undo finds unchanged (else it cannot give the word back)."""
+    rest_text: str
+
+
 class DraftEditor(TextArea):
     """The author's draft, with an optional ghost suggestion."""
 
@@ -107,9 +122,11 @@ class DraftEditor(TextArea):
         editor: "DraftEditor"
         reason: str
         """'typed' (consumed by matching typing), 'accepted', 'lost' (an edit invalidated
-        it), 'cleared' or 'text' (new streamed text)."""
+        it), 'untaken' (an undo gave an accepted word back), 'cleared' or 'text' (new streamed text)."""
         lost: Ghost | None = None
         """The suggestion an edit (or undo) took away, when the reason is 'lost'."""
+        taken_back: str = ""
+        """The word an undo took back into the suggestion, when the reason is 'untaken'."""
 
         @property
         def control(self) -> "DraftEditor":
@@ -126,6 +143,7 @@ class DraftEditor(TextArea):
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.ghost: Ghost | None = None
         self._inserting_ghost = False
+        self._taken_word: TakenWord | None = None
 
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
@@ -168,6 +186,8 @@ class DraftEditor(TextArea):
         if ghost is None or not ghost.text:
             return ""
         chunk = next_word(ghost.text, ghost.tokens) if word_only else ghost.text
+        before = (self.text, replace(ghost, tokens=list(ghost.tokens), writers=list(ghost.writers),
+                                     versions=list(ghost.versions)))
         self.history.checkpoint()
         self._inserting_ghost = True
         start = self.document.get_index_from_location(ghost.anchor)
@@ -188,6 +208,7 @@ class DraftEditor(TextArea):
         self.move_cursor(result.end_location)
         if not ghost.text and not ghost.streaming:
             self.ghost = None
+        self._taken_word = TakenWord(*before, self.text, ghost, ghost.text) if self.ghost is ghost else None
         self.post_message(self.GhostChanged(self, "accepted"))
         return chunk
 
@@ -236,12 +257,24 @@ class DraftEditor(TextArea):
         return (top < end and bottom > start) or start < top < end
 
     def undo(self) -> None:
-        # Undo replays edits without going through edit(): the anchor cannot follow.
-        self.clear_ghost("lost")
+        # Undo replays edits without going through edit(): the anchor cannot follow. The
+        # one exception: undoing a word just accepted gives the suggestion back as it was.
+        taken, self._taken_word = self._taken_word, None
+        ghost = self.ghost
+        if taken is None or ghost is not taken.rest or ghost.streaming or ghost.text != taken.rest_text \
+                or self.text != taken.after:
+            taken = None
+            self.clear_ghost("lost")
         self.spans.remember(self.text)
         super().undo()
         self.spans.validate(self.text)
         self._build_highlight_map()
+        if taken is not None and self.text == taken.before:
+            self.ghost = taken.suggestion
+            word = taken.suggestion.text[:len(taken.suggestion.text) - len(taken.rest_text)]
+            self.post_message(self.GhostChanged(self, "untaken", taken_back=word))
+        elif taken is not None:
+            self.clear_ghost("lost")
 
     def redo(self) -> None:
         self.clear_ghost("lost")
@@ -254,6 +287,12 @@ class DraftEditor(TextArea):
         self.clear_ghost("lost")
         self.spans = SpanTracker()
         super().load_text(text)
+
+    def show_spans(self, spans: list[Span]) -> None:
+        """Give stretches of the text their known tokens (a reopened session's generated text)."""
+        for span in spans:
+            self.spans.add(span)
+        self._build_highlight_map()
 
     # ---- colouring tokens by probability ---------------------------------------------
     def token_at_cursor(self) -> tuple[Span, int] | None:

@@ -231,8 +231,9 @@ class DraftInspection(ModePane):
             return
         found = self.editor.token_at_cursor()
         if found is None or found[0].tokens[found[1]].source.kind not in ("generated", "scored"):
-            self.notify("Put the cursor on generated or scored text (or inspect the suggestion with F4) to "
-                        "branch there.", severity="warning")
+            self.notify(f"Put the cursor on generated or scored text (or inspect the suggestion with "
+                        f"{self.key_display('draft.inspect')}) to branch there; {self.key_display('draft.score')} "
+                        "scores your own text, and text changed since it was generated.", severity="warning")
             return
         span, index = found
         self.app.push_screen(self.alternatives_screen(span.tokens[index]),
@@ -375,7 +376,7 @@ class DraftInspection(ModePane):
         self._score_id, self._score_pending = None, None
         if message.done.kv_cache is not None:
             # Scoring filled the KV cache with the draft: the panel shows it as it is.
-            self.post_message(self.CacheShown(message.done.kv_cache))
+            self.post_message(self.CacheShown(message.done.kv_cache, self._score_window))
         self.editor.set_colouring(True)
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()

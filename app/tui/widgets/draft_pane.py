@@ -21,20 +21,17 @@ from scriptorium.inference.backend import Backend
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.window import Window, WindowError
+from scriptorium.inference.window_layout import note_break
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
-    Ghost,
-    every_request_id,
-    other_request_ids,
-    start_version,
-    with_writer,
-    written_parts,
+    Ghost, every_request_id, other_request_ids, start_version, with_break, with_writer, written_parts,
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.token_spans import Span
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor, grapheme_end
@@ -49,9 +46,10 @@ class DraftPane(DraftCandidates):
 
     @dataclass
     class SuggestionRestored(Message):
-        """The suggestion last thrown away is back, as it was (its versions too)."""
+        """The suggestion last thrown away is back (versions too); or an undo gave it back the word just kept."""
 
         request_ids: tuple[int, ...]
+        taken_back: tuple[tuple[int | None, int, int], ...] = ()  # who wrote what of that word
 
     class SaveRequested(Message):
         """Save the draft to its file (ask for a name when it has none)."""
@@ -94,6 +92,7 @@ class DraftPane(DraftCandidates):
         """The suggestion last thrown away, and the draft then: it comes back while the draft is unchanged."""
         self._window_timer: Timer | None = None
         self._said_too_long = ""
+        self._lead_end: int | None = None  # the end of the break before a depth-0 note's continuation
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -145,6 +144,9 @@ class DraftPane(DraftCandidates):
                 anchor = end_anchor(editor.document)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
         prefix = editor.text_before(ghost.anchor) + ghost.text
+        lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
+        ghost.text, ghost.writers = with_break(ghost.text, ghost.writers, lead)
+        self._lead_end = len(ghost.text) if lead else None
         # Fitted to the window in the generation's worker: counting tokens asks the engine's
         # process or a server, which may be slow to answer, and no key waits for it.
         request = self.new_request("draft", self.window_preparer(backend, prefix, template))
@@ -252,6 +254,9 @@ class DraftPane(DraftCandidates):
             ghost.streaming = False
             if done is not None:
                 ghost.text += done.tail_text
+            if self._lead_end is not None and len(ghost.text) == self._lead_end:  # nothing after the break
+                ghost.text, ghost.writers = ghost.text.rstrip("\n"), ghost.writers[:-2]  # the break's and the request's
+            self._lead_end = None
             if not ghost.text:
                 self.editor.clear_ghost("empty")
                 if done is not None and done.stop_reason != "cancelled":
@@ -304,6 +309,8 @@ class DraftPane(DraftCandidates):
             # Thrown away by the edit: recorded so, not left undecided. One still being written
             # is stopped above and recorded as it ends; one that showed nothing never ran.
             self.post_message(self.SuggestionRejected(lost.text, every_request_id(lost)))
+        if message.reason == "untaken" and (ghost := self.editor.ghost) is not None:
+            self.post_message(self.SuggestionRestored((), tuple(written_parts(ghost.writers, len(message.taken_back)))))
         self._redraw()
 
     @on(DraftEditor.Changed)
@@ -385,8 +392,9 @@ class DraftPane(DraftCandidates):
         ghost = self.editor.ghost
         return len(self.editor.text_before(ghost.anchor)) if ghost is not None else None
 
-    def show_text(self, text: str) -> None:
-        """Replace the draft with `text` (another session opened), as saved."""
+    def show_text(self, text: str, spans: list[Span]) -> None:
+        """Replace the draft with `text` (another session opened), as saved, with the tokens known of it."""
         self.editor.clear_ghost()
         self.editor.load_text(text)
+        self.editor.show_spans(spans)
         self.modified = False

@@ -43,8 +43,13 @@ class KVPanel(Panel):
     def show_model(self, usage: KVCacheUsage | None) -> None:
         """A model was loaded (`usage`, its empty cache) or let go (None): what the last one's
         requests reused and held is not this one's."""
-        self.reused = self.window = None
+        self.forget_request()
         self.show_usage(usage)
+
+    def forget_request(self) -> None:
+        """What the last request reused and held is not what the panel stands for now (the
+        other mode's, or a generation's once scoring filled the cache)."""
+        self.reused = self.window = None
         self.refresh()
 
     def show_usage(self, usage: KVCacheUsage | None) -> None:
@@ -85,12 +90,14 @@ class KVPanel(Panel):
 def _window_split(window: Window, n_ctx: int, width: int) -> str:
     """'mem 13·note 19·draft 64·free 160', made to fit the panel: the room left is the
     number a small context is watched for, so a memory or note of 0 goes first, then the
-    spaces, before anything is cut."""
+    spaces, then the draft's count (the tokens line above holds it, with memory and note),
+    before anything is cut."""
     parts = [("mem", window.memory_tokens), ("note", window.note_tokens), ("draft", window.draft_tokens),
              ("free", max(0, n_ctx - window.prompt_tokens))]
     shown = [(label, count) for label, count in parts if count or label in ("draft", "free")]
+    pinned = [(label, count) for label, count in shown if label != "draft"]
     return fitting(width, *("·".join(f"{label}{space}{count:,}" for label, count in labels)
-                            for labels, space in ((parts, " "), (shown, " "), (shown, ""))))
+                            for labels, space in ((parts, " "), (shown, " "), (shown, ""), (pinned, " "), (pinned, ""))))
 
 
 def _per_token(usage: KVCacheUsage) -> str:

@@ -98,9 +98,10 @@ class ModePane(Vertical):
 
     @dataclass
     class CacheShown(Message):
-        """The KV cache as the pane's last engine call left it."""
+        """The KV cache as the pane's last engine call (scoring) left it, and the window it holds."""
 
         usage: KVCacheUsage
+        window: Window | None = None
 
     @dataclass
     class SeedChosen(Message):

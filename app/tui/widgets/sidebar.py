@@ -95,6 +95,13 @@ class Sidebar(VerticalScroll):
         else:
             self.probabilities.set_idle("no model loaded")
 
+    def mode_switched(self) -> None:
+        """Another mode shows: the last generation's numbers were the other mode's."""
+        self.probabilities.reset()
+        self.probabilities.stream_ended()
+        self.speed.reset()
+        self.kv.forget_request()
+
     # ---- the stream ----------------------------------------------------------------
     def generation_started(self) -> None:
         self._pending, self._numbers_at = None, -NUMBERS_INTERVAL_S

@@ -1,0 +1,57 @@
+"""The tokens of a reopened draft's generated text, from its session's records.
+
+The session keeps each generation's tokens (their probabilities and alternatives) and
+which stretches of the draft each generation wrote. A stretch still holding the text it
+was kept with gets its tokens back, so F8 colours it and ctrl+b branches in it as before
+the draft was closed; a stretch whose tokens cannot be lined up with its text (the author
+typed part of a token) stays plain text until F9 scores it.
+
+No Textual: pure data to pure data.
+"""
+
+from __future__ import annotations
+
+from scriptorium.inference.events import Candidate
+
+from scriptorium.app.sessions.model import DraftSession
+from scriptorium.app.sessions.records import Generation
+from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource
+
+
+def spans_of(session: DraftSession | None) -> list[Span]:
+    """The spans of `session`'s draft whose generation's tokens still spell their text."""
+    if session is None:
+        return []
+    generations = {g.id: g for g in session.generations}
+    spans = []
+    for kept in session.spans:
+        generation = generations.get(kept.generation)
+        text = session.text[kept.start:kept.end]
+        tokens = _tokens_spelling(generation, text) if generation is not None and generation.tokens else None
+        if tokens:
+            spans.append(Span(kept.start, text, tokens))
+    return spans
+
+
+def _tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | None:
+    """The generation's tokens from the first one that starts `text` (a word kept, then the
+    next: the stretch can start anywhere in what it wrote), up to the one ending it."""
+    records = generation.tokens or []
+    starts, offset = [], 0
+    for record in records:
+        starts.append(offset)
+        offset += len(record.text)
+    written = "".join(record.text for record in records)
+    source = TokenSource("generated", generation.sampler_settings(), generation.seed)
+    for first, start in enumerate(starts):
+        if not written.startswith(text, start):
+            continue
+        tokens = []
+        for index in range(first, len(records)):
+            if starts[index] >= start + len(text):
+                break
+            record = records[index]
+            top = tuple(Candidate(*alternative) for alternative in record.top)
+            tokens.append(TokenRecord(starts[index] - start, record.text, record.id, record.p, top, source, index))
+        return tokens
+    return None
