@@ -336,7 +336,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.problems.repeat_next(asked=explicit)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background, asked=explicit):
             self.main.draft_saved()
-        return self.sessions.save_chat(self.main.chat.messages, self.main.chat.input.value, in_background=in_background) and saved
+        return self.sessions.save_chat(self.main.chat_messages(), self.main.chat_unsent(), in_background=in_background) and saved
 
     def on_app_focus(self) -> None:  # back from the editor that may have changed the draft file
         if self._screen_ready:

@@ -207,6 +207,10 @@ class MainScreen(Screen[None], inherit_bindings=False):
     def chat_messages(self) -> list[dict[str, str]]:
         return self.chat.messages
 
+    def chat_unsent(self) -> str:
+        """The message typed in the chat box and not sent yet: the author's words too."""
+        return self.chat.input.value
+
     def draft_saved(self, saved: bool = True) -> None:
         self.draft.modified = not saved
 
