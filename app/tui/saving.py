@@ -16,6 +16,7 @@ from textual.timer import Timer
 from scriptorium.app.sessions import DraftSession, draft_files
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.tui import session_tokens
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
@@ -64,7 +65,7 @@ def take_changed_draft_file(app: App[None], main: MainScreen, session: DraftSess
     if session is None or main.is_generating:
         return
     if (text := draft_files.take_changed_file(session, main.draft_text())) is not None:
-        main.draft.show_text(text)
+        main.draft.show_text(text, session_tokens.spans_of(session))  # the model's passages the change kept
         main.draft_state_changed()
         app.notify(f"{Path(session.draft_path or '').name} was changed by another program: its text is shown (you had changed "
                    "nothing here since it was saved).", title="Draft file", timeout=12)
