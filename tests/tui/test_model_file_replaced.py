@@ -74,15 +74,28 @@ def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_eng
     retrained = gguf_models.write_llama_model(tmp_path / "retrained.gguf", kind="random", seed=7)
     assert retrained.stat().st_size == model.stat().st_size and sha256(retrained) != sha256(model)
 
+    reload_allowed = threading.Event()
+    reload_allowed.set()
+
+    def held_load(*args: object, **kwargs: object) -> IsolatedBackend:
+        assert reload_allowed.wait(30), "the reload was never released"
+        return IsolatedBackend.load(*args, **kwargs)
+
     async def scenario() -> None:
-        app = make_app(model, loader=IsolatedBackend.load)
+        app = make_app(model, loader=held_load)
         async with app.run_test() as pilot:
             first = await engine_in_child(pilot)
             await generated(pilot, *"C'era", "ctrl+g")
             await pilot.press("escape")
-            model.write_bytes(retrained.read_bytes())
+            # The engine dies first; the file is written while the reload waits. Written
+            # before the next ctrl+g, the check before a generation would see the change and
+            # ask for the load key instead (test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with).
+            reload_allowed.clear()
             os.kill(first.pid, signal.SIGKILL)
             await pilot.press("ctrl+g")
+            await until(pilot, lambda: app.backend is None and app.model_status.state == "loading", "the reload's start")
+            model.write_bytes(retrained.read_bytes())
+            reload_allowed.set()
             await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
             await model_ready(pilot)
             said = [n.message for n in app._notifications if n.title == REPLACED_TITLE and "→" in n.message]
