@@ -58,10 +58,13 @@ class ModelFileHashed(Message):
 class BackendCrashed(Message):
     """The process running `backend` died during a request (an abort or a segfault in
     llama.cpp, an out-of-memory kill); `error` quotes its last words. Posted by the
-    request's worker after its own failure message."""
+    request's worker after its own failure message, or, by a request the author did not
+    make (counting the window), with `said` False: its last words are then the app's to say,
+    once however many requests found the engine dead."""
 
     backend: "Backend"
     error: str
+    said: bool = True
 
 
 @dataclass

@@ -207,7 +207,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if (options := self.models.crashed(message.backend, self.lora_scale)) is not None:
             saved, reload = " Your text is saved." * self.save_everything(), not self.models.gives_up(options)
             title, said = self.models.reload_said(options) if reload else ("Model not loaded", self.model_status.error)
-            self.notify(said + saved, title=title, timeout=12)
+            last_words = "" if message.said else f"{message.error}. "
+            self.notify(last_words + said + saved, title=title, timeout=12)
             if reload:
                 self.load_model(options)
 

@@ -227,7 +227,14 @@ def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_written(
             await model_ready(pilot)
             first = app.backend
             monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
-            await pilot.press(*OPENING, "ctrl+n")
+            await pilot.press(*OPENING)
+            # The window marker counts the opening once typing pauses: done before the
+            # candidates start, it does not find the dead engine itself (the app would then
+            # say its last words too, if it were first to report them).
+            draft = app.main.draft
+            await until(pilot, lambda: draft._window_timer is None and not any(
+                worker.group == "window-mark" and not worker.is_finished for worker in app.workers), "the window marker")
+            await pilot.press("ctrl+n")
             screen = app.screen
             assert isinstance(screen, CandidatesScreen)
             await until(pilot, lambda: all(c.finished for c in screen.candidates), "every candidate to end")
@@ -272,6 +279,10 @@ def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(random_mod
             assert len(loads) == stopped_at <= 4
             assert "not loaded again" in app.model_status.error
             assert app.main.draft.editor.text == OPENING
+            # Found dead by the marker, not by a request of the author's: the app says its
+            # last words, with the reload, once a death (a request that fails says its own).
+            deaths = [m for m in notifications(app) if "GGML_ASSERT(x) failed" in m]
+            assert deaths and "Reloading random.gguf" in deaths[0], notifications(app)
 
     run(scenario)
 

@@ -356,7 +356,7 @@ class DraftPane(DraftCandidates):
         try:
             start = build(text).start
         except EngineCrashed as error:
-            self.app.call_from_thread(self.say_failure, backend, error, "Model")
+            self.found_dead(backend, error)
             return
         except WindowError as error:
             start, too_long = 0, str(error)

@@ -20,7 +20,7 @@ from textual.widget import Widget
 
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
-from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
+from scriptorium.inference.errors import EngineCrashed
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Pinned, Window, build_window, prompt_budget
 
@@ -191,11 +191,11 @@ class ModePane(Vertical):
             memory=pinned.memory, note=pinned.note, note_depth=pinned.note_depth,
             wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None)
 
-    def say_failure(self, backend: Backend, error: ScriptoriumError, title: str) -> None:
-        """One line for the author; an engine found dead while asking is reloaded by the app."""
-        self.notify(str(error), title=title, severity="error", timeout=12)
-        if isinstance(error, EngineCrashed):
-            self.post_message(BackendCrashed(backend, str(error)))
+    def found_dead(self, backend: Backend, error: EngineCrashed) -> None:
+        """The engine was found dead by a request the author did not make (counting the
+        window): the app says its last words, once however many requests found it so
+        (a generation's own failure may have said them already), and reloads it."""
+        self.post_message(BackendCrashed(backend, str(error), said=False))
 
     def start(self, request: GenerationRequest) -> None:
         """Ask the screen to run `request` into this pane."""
