@@ -265,3 +265,24 @@ def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) -> Non
             assert text_of(kv).split("\n")[0] == "no model loaded" and kv.reused is None and kv.window is None
 
     run(scenario)
+
+
+def test_a_message_refused_before_the_model_ran_keeps_the_last_speed_figures(sentence_model: Path) -> None:
+    """A chat message too long for the context is refused while its prompt is made: the
+    Speed panel said "failed" with every figure gone, though nothing in the model failed."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            done = await generated(pilot, *"Ciao", "enter")
+            speed = app.main.sidebar.speed
+            title, figures = speed.border_title, text_of(speed)
+            assert format_rate(done.decode_tokens_per_s) in figures
+            app.main.chat.input.value = " ".join(["parola"] * 600)
+            await pilot.press("enter")
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert app.main.chat.input.value  # refused before the engine was asked
+            assert (speed.border_title, text_of(speed)) == (title, figures)
+
+    run(scenario)

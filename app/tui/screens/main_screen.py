@@ -275,7 +275,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self.forget_generation()
         elif active is not None and active.request.prepare is not None:
             # Still making its prompt (a server slow to count tokens): nothing ran, it ends now.
-            await self._ended(active)
+            await self._ended(active, ran=False)
 
     def stop_generation(self) -> None:
         """Ask the worker to stop; GenerationFinished ('cancelled') follows."""
@@ -292,9 +292,9 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self._generation_ended()
             self._show_generating()
 
-    def _generation_ended(self, *, failed: bool = False) -> None:
+    def _generation_ended(self, *, failed: bool = False, ran: bool = True) -> None:
         self.status.update_state(activity="")
-        self.sidebar.stream_ended(failed=failed)
+        self.sidebar.stream_ended(failed=failed, ran=ran)
 
     def _show_generating(self) -> None:
         """Tell the panes (attributes down) whether a generation runs, and for whom."""
@@ -370,15 +370,15 @@ class MainScreen(Screen[None], inherit_bindings=False):
             return
         if isinstance(message, GenerationFailed):
             self.notify(message.error, title=message.title, severity="error", timeout=10)
-            await self._ended(active, error=message.error, retry_helps=message.retry_helps)
+            await self._ended(active, error=message.error, retry_helps=message.retry_helps, ran=message.engine_started)
         else:
-            await self._ended(active)
+            await self._ended(active, ran=False)
 
     async def _ended(self, active: ActiveGeneration, done: GenerationDone | None = None,
-                     error: str | None = None, retry_helps: bool = True) -> None:
-        """`active` ends: finished (`done`), failed (`error`, `retry_helps`), or neither: stopped first."""
+                     error: str | None = None, retry_helps: bool = True, ran: bool = True) -> None:
+        """`active` ends: finished (`done`), failed (`error`, `retry_helps`) or stopped first; `ran`: the engine was asked."""
         self._active = None
-        self._generation_ended(failed=error is not None)
+        self._generation_ended(failed=error is not None, ran=ran)
         if done is not None:
             self.sidebar.finished(done)
             self.last_generation = (active.request, active.tokens, done)
