@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from tui_helpers import Gate, HeldCounts, generated, loader_wrapping, make_app, model_ready, run, spying_loader
@@ -138,16 +139,38 @@ def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
                        sampler=preset("greedy").with_changes(max_tokens=200))
         async with app.run_test() as pilot:
             await start_held_reply(pilot, gate)
-            await pilot.press("escape")
-            gate.release()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            _, _, done = app.main.last_generation
+            _, done = await gate.escape(pilot)
             chat = app.main.chat
             assert done.stop_reason == "cancelled"
             reply = chat.transcript.query(AssistantMessage).last()
             assert reply.has_class("-stopped") and reply.source == done.text
             assert chat.messages[-1] == {"role": "assistant", "content": done.text}
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("writing", ["chat", "draft"])
+def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(random_model: Path, writing: str) -> None:
+    """While the chat's reply streamed, the draft's ctrl+g said "press Esc to stop it first",
+    and Esc in the draft did nothing (and the other way round): only the mode that started
+    the generation could stop it."""
+    async def scenario() -> None:
+        gate = Gate(after_tokens=3)
+        app = make_app(random_model, mode=writing, loader=gate.loader,
+                       sampler=preset("greedy").with_changes(max_tokens=200))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao", "enter" if writing == "chat" else "ctrl+g")
+            await gate.wait_reached()
+            await pilot.press("f2", *(("ctrl+g",) if writing == "chat" else ("O", "k", "enter")))
+            assert any("press Esc to stop it first" in n.message for n in app._notifications)
+            _, done = await gate.escape(pilot)
+            assert done.stop_reason == "cancelled"
+            if writing == "chat":
+                assert app.main.chat.messages[-1] == {"role": "assistant", "content": done.text}
+            else:
+                ghost = app.main.draft.editor.ghost
+                assert ghost is not None and ghost.text == done.text
 
     run(scenario)
 

@@ -100,7 +100,8 @@ class ChatPane(ChatVersions):
         if versions is not None:
             return versions
         if action == "stop":
-            return self.streaming
+            # The draft's suggestion too: "press Esc to stop it first" is what Enter says meanwhile.
+            return self.generating
         if action == "regenerate":  # a reply again, or the one that failed
             return bool(self.messages) and not self.streaming
         if action == "edit_last":
