@@ -319,3 +319,26 @@ def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_mod
             assert isinstance(saved, ChatSession) and [t.content for t in saved.turns] == ["Ciao", done.text]
 
     run(scenario)
+
+
+def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given(sentence_model: Path) -> None:
+    """The session never kept the system prompt a chat was asked with, so the export's
+    "System prompt" section never appeared: a reader saw replies to instructions they
+    could not see."""
+    from scriptorium.app.sessions import ChatSession, SessionStore
+    from scriptorium.app.sessions.export import render_markdown
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao", "enter")
+            app.save_everything()
+            assert app.sessions.chat is not None
+            saved = SessionStore().load(app.sessions.chat.id)
+            system = prompts.load(prompts.CHAT_SYSTEM).strip()
+            assert isinstance(saved, ChatSession) and saved.system_prompt == system
+            assert [t.content for t in saved.turns] == ["Ciao", REPLY]
+            assert f"## System prompt\n\n{system}\n" in render_markdown(saved)
+
+    run(scenario)

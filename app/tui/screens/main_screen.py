@@ -253,7 +253,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self._idle.clear()
         anchor = self.draft.anchor_index() if request.kind == "draft" else None
         self.post_message(GenerationStarted(request, self.draft.text, anchor,
-                                            list(self.chat.messages) if request.kind == "chat" else []))
+                                            self.chat.conversation() if request.kind == "chat" else []))
         self.sidebar.generation_started()
         self.status.update_state(activity="prefill…" if request.prepare is None else "fitting the prompt…")
         self._show_generating()

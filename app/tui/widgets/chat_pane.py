@@ -81,6 +81,8 @@ class ChatPane(ChatVersions):
         """How the streaming reply is a new version of the last one ('re-roll'...), or None."""
         self._streamed = ""
         """The streaming reply's text so far, after its prefix."""
+        self.system_prompt = ""
+        """The system prompt the last reply was asked with (the session keeps it for the export)."""
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
@@ -140,8 +142,8 @@ class ChatPane(ChatVersions):
         fallback = self.prompt_template(prompts.CHAT_FALLBACK) if system is not None else None
         if system is None or fallback is None:
             return
-        system = system.strip()
-        conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
+        self.system_prompt = system.strip()
+        conversation = self.conversation()
         budget, memory = prompt_budget(backend.n_ctx, self.sampler.max_tokens), self.pinned.memory
 
         def prepare() -> Prepared:
@@ -169,6 +171,11 @@ class ChatPane(ChatVersions):
             await self._stream.write(prefix)
         self.start(request)
         self.refresh_bindings()
+
+    def conversation(self) -> list[dict[str, str]]:
+        """The conversation with the system prompt it was last asked with, first."""
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return system + self.messages
 
     # ---- actions -------------------------------------------------------------------
     def action_stop(self) -> None:
