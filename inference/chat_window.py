@@ -44,18 +44,19 @@ def with_memory(messages: list[dict[str, str]], memory: str) -> list[dict[str, s
 
 
 def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
-             render: Render, memory: str = "") -> ChatWindow:
+             render: Render, memory: str = "", reply_start: str = "") -> ChatWindow:
     """Drop the oldest turns until the rendered conversation fits `budget`; system
     messages and the memory stay, and so does the last turn (WindowError if even that
-    does not fit). A character the vocabulary cannot encode is named where the author
-    knows it: in a message, or in the chat's format (ChatFormatError)."""
+    does not fit). `reply_start` is the reply the model goes on from (a branch): it ends
+    the prompt and counts with it. A character the vocabulary cannot encode is named where
+    the author knows it: in a message, or in the chat's format (ChatFormatError)."""
     messages = with_memory(messages, memory)
     system = [m for m in messages if m.get("role") == "system"]
     turns = [m for m in messages if m.get("role") != "system"]
     dropped = 0
     while True:
         kept = system + turns[dropped:]
-        prompt = render(kept)
+        prompt = render(kept) + reply_start
         try:
             tokens = count(prompt)
         except UnencodableTextError as error:
@@ -63,8 +64,9 @@ def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
         if tokens <= budget:
             return ChatWindow(kept, prompt, tokens, dropped)
         if dropped >= len(turns) - 1:
+            what = "the last message and the reply up to where it goes on" if reply_start else "the last message"
             raise WindowError(
-                f"the system prompt, memory and the last message take {tokens:,} tokens, more than the {budget:,} "
+                f"the system prompt, memory and {what} take {tokens:,} tokens, more than the {budget:,} "
                 "the context leaves for the prompt: shorten them, or give the model a larger context")
         dropped += 1
         # A conversation resumes with the author's turn, not with a reply to nothing.

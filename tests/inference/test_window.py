@@ -192,3 +192,20 @@ def test_every_draft_character_of_the_prompt_is_found_in_the_draft(template: str
     assert sorted(mapped[i] for i in found) == list(range(window.start, window.end))
     assert "Memoria." not in "".join(window.prompt[i] for i in found)
     assert "[Nota.]" not in "".join(window.prompt[i] for i in found)
+
+
+def test_a_reply_going_on_from_a_branch_counts_with_the_turns() -> None:
+    """A branched reply's start was added after the turns were fitted: past the budget, the
+    engine then cut the prompt's start (the system prompt, the memory, the author's last
+    message) instead of the oldest turns leaving."""
+    turns = [{"role": "system", "content": "Be brief."}]
+    for i in range(4):
+        turns += [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"}]
+    turns.append({"role": "user", "content": "last question"})
+    reply_start = " word" * 20
+    assert words(render(turns)) <= 40 < words(render(turns) + reply_start)
+    chat = fit_chat(turns, budget=40, count=words, render=render, reply_start=reply_start)
+    assert chat.prompt_tokens <= 40 and chat.dropped_turns > 0 and chat.prompt.endswith(reply_start)
+    assert chat.messages[0] == turns[0] and chat.messages[-1]["content"] == "last question"
+    with pytest.raises(WindowError, match="the last message and the reply up to where it goes on"):
+        fit_chat(turns, budget=25, count=words, render=render, reply_start=reply_start)

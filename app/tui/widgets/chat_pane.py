@@ -149,14 +149,16 @@ class ChatPane(ChatVersions):
         def prepare() -> Prepared:
             # In the generation's worker: counting tokens asks the engine's process or a
             # server. The oldest turns leave the window first; the system prompt and memory stay.
+            # A branched reply goes on from its prefix (the model continues its own turn):
+            # counted with the turns, so older turns leave for it, not the prompt's start.
             fitted = fit_chat(conversation, budget=budget, count=backend.count_tokens,
-                              render=lambda turns: backend.chat_prompt(turns, fallback), memory=memory)
+                              render=lambda turns: backend.chat_prompt(turns, fallback), memory=memory,
+                              reply_start=prefix)
             dropped = fitted.dropped_turns
             left_out = "The oldest message no longer fits" if dropped == 1 else f"The {dropped} oldest messages no longer fit"
             note = (f"{left_out} the model's {backend.n_ctx:,}-token context: it does not see "
                     f"{'it' if dropped == 1 else 'them'}.") if dropped else ""
-            # A branched reply goes on from its prefix: the model continues its own turn.
-            return Prepared(fitted.prompt + prefix, note=note)
+            return Prepared(fitted.prompt, note=note)
 
         # A model without its own template talks in the fallback's turns: stop where
         # it would start writing the author's next turn.
