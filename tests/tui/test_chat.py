@@ -125,6 +125,11 @@ def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next
     run(scenario)
 
 
+def held_app(model: Path, gate: Gate, *, mode: str = "chat", max_tokens: int = 200) -> Any:
+    """An app whose model `gate` holds mid-generation, writing greedily up to `max_tokens`."""
+    return make_app(model, mode=mode, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=max_tokens))
+
+
 async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
     """Send a message; return once the gate holds the model mid-reply."""
     await model_ready(pilot)
@@ -135,8 +140,7 @@ async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
 def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
-        app = make_app(random_model, mode="chat", loader=gate.loader,
-                       sampler=preset("greedy").with_changes(max_tokens=200))
+        app = held_app(random_model, gate)
         async with app.run_test() as pilot:
             await start_held_reply(pilot, gate)
             _, done = await gate.escape(pilot)
@@ -156,8 +160,7 @@ def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(random_mod
     the generation could stop it."""
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
-        app = make_app(random_model, mode=writing, loader=gate.loader,
-                       sampler=preset("greedy").with_changes(max_tokens=200))
+        app = held_app(random_model, gate, mode=writing)
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Ciao", "enter" if writing == "chat" else "ctrl+g")
@@ -175,11 +178,32 @@ def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(random_mod
     run(scenario)
 
 
+def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
+    """A reply stopped with Esc, then regenerated: going back to it with alt+← showed it
+    as if it had ended by itself (the mark was dropped for every version shown)."""
+    async def scenario() -> None:
+        gate = Gate(after_tokens=3)
+        app = held_app(random_model, gate, max_tokens=20)
+        async with app.run_test() as pilot:
+            await start_held_reply(pilot, gate)
+            await gate.escape(pilot)
+            await generated(pilot, "ctrl+r")
+            reply = app.main.chat.transcript.query(AssistantMessage).last()
+            assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
+            await pilot.press("alt+left")
+            reply = app.main.chat.transcript.query(AssistantMessage).last()
+            assert reply.has_class("-stopped") and str(reply.border_subtitle).startswith("version 1/2")
+            assert str(reply.border_subtitle).endswith(" · stopped")
+            await pilot.press("alt+right")
+            assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
+
+    run(scenario)
+
+
 def test_the_message_cursor_stays_lit_while_a_reply_streams(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
-        app = make_app(random_model, mode="chat", loader=gate.loader,
-                       sampler=preset("greedy").with_changes(max_tokens=200))
+        app = held_app(random_model, gate)
         async with app.run_test() as pilot:
             field = app.main.chat.input
             assert field.cursor_blink

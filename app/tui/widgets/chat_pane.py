@@ -217,8 +217,7 @@ class ChatPane(ChatVersions):
         reply = replies.last()
         self.messages[-1] = {"role": "assistant", "content": version.text}
         await reply.update(version.text)
-        reply.remove_class("-stopped")
-        self._note(reply, self.version_note())
+        self._show_version_note(reply)
         await self.attach_records(reply, version.text, version.records)
         self.post_message(self.Edited())
         self.refresh_bindings()
@@ -269,7 +268,7 @@ class ChatPane(ChatVersions):
                 restored = self._new_reply(previous.text)
                 await self.transcript.mount(restored)
                 await self.attach_records(restored, previous.text, previous.records)
-                self._note(restored, self.version_note())
+                self._show_version_note(restored)
             elif error is not None and not retry_helps and not self.input.value:
                 # Refused as it stands (this model cannot chat, a character it cannot encode,
                 # a message too long): asked again, it fails the same way. The message goes
@@ -281,12 +280,9 @@ class ChatPane(ChatVersions):
         # One full render at the end, so the reply is exactly the engine's text.
         await reply.update(text)
         records = await self.attach_tokens(reply, done.seed if done is not None else None, text)
-        self.version_finished(text, records, label)
-        subtitle = [self.version_note()] if self.version_note() else []
-        if done is None or done.stop_reason == "cancelled":
-            reply.add_class("-stopped")
-            subtitle.append("stopped" if done is not None else "failed")
-        self._note(reply, " · ".join(subtitle))
+        ending = "failed" if done is None else "stopped" if done.stop_reason == "cancelled" else ""
+        self.version_finished(text, records, label, ending)
+        self._show_version_note(reply)
         self.messages.append({"role": "assistant", "content": text})
         self.refresh_bindings()
 
@@ -313,11 +309,17 @@ class ChatPane(ChatVersions):
             return
         reply = replies.last()
         views = [view for view in self.transcript.query(ReplyTokens) if view.reply is reply]  # type: ignore[attr-defined]
-        self.versions_from(self.messages[-1]["content"], views[0].records if views else [])
-        self._note(reply, "stopped" if reply.has_class("-stopped") else "")
+        self.versions_from(self.messages[-1]["content"], views[0].records if views else [],
+                           "stopped" if reply.has_class("-stopped") else "")
+        self._show_version_note(reply)
 
-    @staticmethod
-    def _note(reply: AssistantMessage, note: str) -> None:
+    def _show_version_note(self, reply: AssistantMessage) -> None:
+        """Under the reply: which version it is (with the keys to the others) and, if it did
+        not end by itself, that it was stopped or failed. Each version keeps its own."""
+        version = self.current_version()
+        ending = version.ending if version is not None else ""
+        reply.set_class(bool(ending), "-stopped")
+        note = " · ".join(part for part in (self.version_note(), ending) if part)
         reply.border_subtitle = note
         reply.set_class(bool(note), "-noted")
 
