@@ -180,7 +180,9 @@ def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(random_mod
 
 def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
     """A reply stopped with Esc, then regenerated: going back to it with alt+← showed it
-    as if it had ended by itself (the mark was dropped for every version shown)."""
+    as if it had ended by itself (the mark was dropped for every version shown). Once a new
+    message followed, the versions were forgotten but the note under the reply still offered
+    them ("version 1/2 · first · alt+← alt+→"), keys that no longer did anything."""
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
         app = held_app(random_model, gate, max_tokens=20)
@@ -196,6 +198,9 @@ def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
             assert str(reply.border_subtitle).endswith(" · stopped")
             await pilot.press("alt+right")
             assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
+            await pilot.press("alt+left")
+            await generated(pilot, *"E poi?", "enter")
+            assert reply.border_subtitle == "stopped" and reply.has_class("-stopped")
 
     run(scenario)
 

@@ -122,6 +122,9 @@ class ChatPane(ChatVersions):
         if not self.ready_backend():
             return
         self.input.value = ""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            # Its versions go with the turn that now answers it: so do their keys under it.
+            self._show_version_note(self._replies().last(), versions=False)
         self.forget_versions()
         self.messages.append({"role": "user", "content": text})
         await self.transcript.mount(UserMessage(text, markup=False, classes="message"))
@@ -313,13 +316,14 @@ class ChatPane(ChatVersions):
                            "stopped" if reply.has_class("-stopped") else "")
         self._show_version_note(reply)
 
-    def _show_version_note(self, reply: AssistantMessage) -> None:
-        """Under the reply: which version it is (with the keys to the others) and, if it did
-        not end by itself, that it was stopped or failed. Each version keeps its own."""
+    def _show_version_note(self, reply: AssistantMessage, *, versions: bool = True) -> None:
+        """Under the reply: which version it is (with the keys to the others; not once a turn
+        follows it) and, if it did not end by itself, that it was stopped or failed. Each
+        version keeps its own."""
         version = self.current_version()
         ending = version.ending if version is not None else ""
         reply.set_class(bool(ending), "-stopped")
-        note = " · ".join(part for part in (self.version_note(), ending) if part)
+        note = " · ".join(part for part in (self.version_note() if versions else "", ending) if part)
         reply.border_subtitle = note
         reply.set_class(bool(note), "-noted")
 
