@@ -111,6 +111,36 @@ def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
     run(scenario)
 
 
+def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sentence_model: Path) -> None:
+    """↑ in the empty message field (pressed to scroll back, say) took the last message and
+    its reply off the conversation, with no way to bring the reply back."""
+    from scriptorium.app.sessions import SessionStore
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao", "enter")
+            chat = app.main.chat
+            conversation = list(chat.messages)
+            await pilot.press("up", "!", "escape")  # changed: Esc does not put back a message it would lose
+            assert chat.input.value == "Ciao!" and chat.messages == []
+            await pilot.press("backspace", "escape")
+            assert chat.messages == conversation and chat.input.value == ""
+            assert [type(m) for m in chat.transcript.query(".message")] == [UserMessage, AssistantMessage]
+            assert chat.transcript.query(AssistantMessage).last().source == REPLY
+            app.save_everything()
+            assert app.sessions.chat is not None
+            saved = SessionStore().load(app.sessions.chat.id)
+            assert [(t.role, t.content) for t in saved.turns] == [(m["role"], m["content"]) for m in conversation]
+            await pilot.press("up")
+            await generated(pilot, *" a tutti", "enter")  # sent: nothing is left to put back
+            await pilot.press("escape")
+            assert [m["content"] for m in chat.messages] == ["Ciao a tutti", REPLY]
+
+    run(scenario)
+
+
 def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next_turn(random_model: Path) -> None:
     async def scenario() -> None:
         load, spies = spying_loader()

@@ -67,6 +67,8 @@ class ChatPane(ChatVersions):
                 tooltip="Write the last reply again; the old one stays as a version (alt+←/→)"),
         Binding("up", "edit_last", "Edit last", key_display="↑", id="chat.edit_last",
                 tooltip="Take back your last message (and its reply) to edit and send it again"),
+        Binding("escape", "put_back", "Put back", id="chat.put_back",
+                tooltip="Put the message taken back, unchanged, and its reply back into the conversation"),
         *chat_inspect.BINDINGS,
         *chat_versions.BINDINGS,
     ]
@@ -83,6 +85,8 @@ class ChatPane(ChatVersions):
         """The streaming reply's text so far, after its prefix."""
         self.system_prompt = ""
         """The system prompt the last reply was asked with (the session keeps it for the export)."""
+        self._taken_back: tuple[list[dict[str, str]], list[ReplyVersion], int] | None = None
+        """The turns the edit key took back, with the reply's versions: Esc puts them back."""
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
@@ -108,6 +112,9 @@ class ChatPane(ChatVersions):
             return bool(self.messages) and not self.streaming
         if action == "edit_last":
             return not self.input.value and not self.streaming and any(m["role"] == "user" for m in self.messages)
+        if action == "put_back":
+            taken = self._taken_back
+            return taken is not None and not self.generating and self.input.value == taken[0][0]["content"]
         return True
 
     # ---- sending -------------------------------------------------------------------
@@ -141,6 +148,7 @@ class ChatPane(ChatVersions):
         backend = self.ready_backend()
         if backend is None:
             return
+        self._taken_back = None  # the conversation moves on without it
         system = self.prompt_template(prompts.CHAT_SYSTEM)
         fallback = self.prompt_template(prompts.CHAT_FALLBACK) if system is not None else None
         if system is None or fallback is None:
@@ -232,6 +240,8 @@ class ChatPane(ChatVersions):
             return
         text = self.messages[last_user]["content"]
         removed = len(self.messages) - last_user
+        # A stray ↑ must not cost the reply: kept until the message is sent or put back.
+        self._taken_back = (self.messages[last_user:], self._versions, self._version) if removed > 1 else None
         del self.messages[last_user:]
         for widget in list(self.transcript.query(".message"))[-removed:]:
             await widget.remove()
@@ -240,6 +250,29 @@ class ChatPane(ChatVersions):
         self.input.value = text
         self.input.cursor_position = len(text)
         self.input.focus()
+        if self._taken_back is not None:
+            self.notify(f"Your message is back in the input to edit; {self.key_display('chat.put_back')} puts it "
+                        "and its reply back as they were.", timeout=6)
+        self.refresh_bindings()
+
+    async def action_put_back(self) -> None:
+        """Undo the edit key: the message and its reply (with its versions) come back."""
+        if self._taken_back is None or self.generating:
+            return
+        turns, versions, version = self._taken_back
+        self._taken_back = None
+        self.input.value = ""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            self._show_version_note(self._replies().last(), versions=False)
+        self.messages.extend(turns)
+        await self.transcript.mount(UserMessage(turns[0]["content"], markup=False, classes="message"))
+        self._versions, self._version = versions, version
+        shown, reply = self.current_version(), self._new_reply(turns[1]["content"])
+        await self.transcript.mount(reply)
+        if shown is not None:
+            await self.attach_records(reply, shown.text, shown.records)
+        self._show_version_note(reply)
+        self.post_message(self.Edited())
         self.refresh_bindings()
 
     # ---- the sink ------------------------------------------------------------------
@@ -332,6 +365,7 @@ class ChatPane(ChatVersions):
         """Show a saved conversation (roles 'user' and 'assistant')."""
         await self.transcript.remove_children()
         self.forget_versions()
+        self._taken_back = None
         self.messages = [dict(m) for m in messages]
         for message in self.messages:
             if message["role"] == "user":
