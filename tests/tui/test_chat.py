@@ -235,6 +235,54 @@ def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
     run(scenario)
 
 
+def test_a_reply_after_opening_another_chat_mid_reply_holds_only_its_own_text(random_model: Path) -> None:
+    """Opening another chat while a reply streamed left the pane's stream behind: the next
+    reply's text began with the abandoned one's, which a reply failing midway then kept
+    (on screen and in the session)."""
+    from scriptorium.app.sessions import SessionStore
+    from scriptorium.inference.errors import GenerationError
+
+    gate = Gate(after_tokens=3)
+    calls: list[int] = []
+
+    def held_then_failing(*args: Any) -> Any:
+        engine = gate.loader(*args)
+        generate = engine.generate
+
+        def first_held_then_failing(*args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            for count, event in enumerate(generate(*args, **kwargs)):
+                if len(calls) > 1 and count == 6:
+                    raise GenerationError("llama-server closed the connection mid-generation")
+                yield event
+        engine.generate = first_held_then_failing
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(random_model, mode="chat", loader=held_then_failing,
+                       sampler=preset("greedy").with_changes(max_tokens=30))
+        async with app.run_test() as pilot:
+            store = SessionStore()
+            other = store.create_chat("Other")
+            other.add_user_turn("Salve")
+            store.save(other)
+            await start_held_reply(pilot, gate)
+            await app.show_session(store.load(other.id))
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.press(*"E poi", "enter")
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            chat = app.main.chat
+            assert [m["role"] for m in chat.messages] == ["user", "user", "assistant"]
+            reply = chat.transcript.query(AssistantMessage).last()
+            assert reply.has_class("-stopped") and reply.source == chat.messages[-1]["content"]
+            written = app.sessions.chat.generations[-1].text if app.sessions.chat else None
+            assert chat.messages[-1]["content"] == written
+
+    run(scenario)
+
+
 def test_the_message_cursor_stays_lit_while_a_reply_streams(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=3)

@@ -283,13 +283,8 @@ class ChatPane(ChatVersions):
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None, *,
                               retry_helps: bool = True) -> None:
-        stream, reply = self._stream, self._reply
-        # Read before attach_tokens, which forgets the prefix.
-        prefix, label, streamed = self.reply_prefix, self._reply_label, self._streamed
-        self._stream = self._reply = None
-        self._reply_label, self._streamed = None, ""
-        if stream is not None:
-            await stream.stop()
+        prefix = self.reply_prefix  # read before attach_tokens, which forgets it
+        stream, reply, label, streamed = await self._end_stream()
         if reply is None:
             return
         # A reply failed midway (the engine died, the server went away) stays as far as it got,
@@ -321,6 +316,15 @@ class ChatPane(ChatVersions):
         self._show_version_note(reply)
         self.messages.append({"role": "assistant", "content": text})
         self.refresh_bindings()
+
+    async def _end_stream(self) -> tuple[MarkdownStream | None, AssistantMessage | None, str | None, str]:
+        """The streaming reply's stream (stopped), widget, version label and text, forgotten here."""
+        ended = (self._stream, self._reply, self._reply_label, self._streamed)
+        self._stream = self._reply = self._reply_label = None
+        self._streamed = ""
+        if ended[0] is not None:
+            await ended[0].stop()
+        return ended
 
     @staticmethod
     def _new_reply(text: str = "") -> AssistantMessage:
@@ -362,7 +366,10 @@ class ChatPane(ChatVersions):
 
     # ---- for sessions (issue 4) ------------------------------------------------------
     async def restore(self, messages: list[dict[str, str]]) -> None:
-        """Show a saved conversation (roles 'user' and 'assistant')."""
+        """Show a saved conversation (roles 'user' and 'assistant'). A reply still streaming
+        was forgotten (kept in the session it belongs to): its stream ends here, unfinished."""
+        await self._end_stream()
+        self.expect_reply("", [])
         await self.transcript.remove_children()
         self.forget_versions()
         self._taken_back = None
