@@ -43,6 +43,20 @@ def with_memory(messages: list[dict[str, str]], memory: str) -> list[dict[str, s
     return [{"role": "system", "content": memory}, *messages]
 
 
+def alternating(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """`messages` with turns of the same role in a row joined into one (by a blank line).
+    A message whose reply failed stays in the conversation, so the next makes two of the
+    author's turns in a row, and many models' templates (Gemma's, Mistral's) refuse any
+    conversation whose roles do not alternate."""
+    joined: list[dict[str, str]] = []
+    for message in messages:
+        if joined and joined[-1].get("role") == message.get("role"):
+            joined[-1] = dict(joined[-1], content=joined[-1]["content"].rstrip() + "\n\n" + message["content"])
+        else:
+            joined.append(dict(message))
+    return joined
+
+
 def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
              render: Render, memory: str = "", reply_start: str = "") -> ChatWindow:
     """Drop the oldest turns until the rendered conversation fits `budget`; system
@@ -55,7 +69,8 @@ def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
     turns = [m for m in messages if m.get("role") != "system"]
     dropped = 0
     while True:
-        kept = system + turns[dropped:]
+        # Turns leave one by one; those of one role in a row are sent as one.
+        kept = alternating(system + turns[dropped:])
         prompt = render(kept) + reply_start
         try:
             tokens = count(prompt)

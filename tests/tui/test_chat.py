@@ -93,6 +93,33 @@ def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> 
     run(scenario)
 
 
+def test_a_message_after_one_whose_reply_failed_is_answered_on_a_strict_template(gguf_dir: Path) -> None:
+    """The message whose reply failed stays; sending another instead of ctrl+r made two user
+    turns in a row, which a template wanting alternating roles refused, for every message
+    after it: the chat was stuck."""
+    from gguf_models import STRICT_CHAT_TEMPLATE, write_llama_model
+
+    model = write_llama_model(gguf_dir / "strict-sentence.gguf", kind="sentence", chat_template=STRICT_CHAT_TEMPLATE)
+
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(model, mode="chat", loader=lambda *args: failing_once_engine(load(*args)))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao", "enter")
+            await app.main.wait_until_idle()
+            done = await generated(pilot, *"Ci sei?", "enter")
+            assert done.text == REPLY
+            assert "user: Ciao\n\nCi sei?\nassistant:" in spies[0].last["prompt"]
+
+    run(scenario)
+
+
+def failing_once_engine(engine: Any) -> Any:
+    engine.generate = failing_once(engine.generate)
+    return engine
+
+
 def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
     async def scenario() -> None:
         load, spies = spying_loader()
