@@ -141,6 +141,8 @@ def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
 def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sentence_model: Path) -> None:
     """↑ in the empty message field (pressed to scroll back, say) took the last message and
     its reply off the conversation, with no way to bring the reply back."""
+    from textual.widgets import Footer
+
     from scriptorium.app.sessions import SessionStore
 
     async def scenario() -> None:
@@ -150,8 +152,13 @@ def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sente
             await generated(pilot, *"Ciao", "enter")
             chat = app.main.chat
             conversation = list(chat.messages)
-            await pilot.press("up", "!", "escape")  # changed: Esc does not put back a message it would lose
+            await pilot.press("up")
+            footer = app.main.query_one(Footer)
+            assert "Put back" in [key.description for key in footer.query("FooterKey")]
+            await pilot.press("!", "escape")  # changed: Esc does not put back a message it would lose
             assert chat.input.value == "Ciao!" and chat.messages == []
+            await pilot.pause()  # and the footer no longer offers it
+            assert "Put back" not in [key.description for key in footer.query("FooterKey")]
             await pilot.press("backspace", "escape")
             assert chat.messages == conversation and chat.input.value == ""
             assert [type(m) for m in chat.transcript.query(".message")] == [UserMessage, AssistantMessage]

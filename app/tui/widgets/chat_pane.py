@@ -118,6 +118,11 @@ class ChatPane(ChatVersions):
         return True
 
     # ---- sending -------------------------------------------------------------------
+    @on(Input.Changed, "#chat-input")
+    def _input_changed(self) -> None:
+        # The edit and put-back keys hang on the field being empty, or unchanged: the footer follows it.
+        self.refresh_bindings()
+
     @on(Input.Submitted, "#chat-input")
     async def _submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
