@@ -140,10 +140,9 @@ def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
 
 def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sentence_model: Path) -> None:
     """↑ in the empty message field (pressed to scroll back, say) took the last message and
-    its reply off the conversation, with no way to bring the reply back."""
+    its reply off the conversation, with no way to bring the reply back; the session was
+    saved without them until the message was sent again."""
     from textual.widgets import Footer
-
-    from scriptorium.app.sessions import SessionStore
 
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")
@@ -153,6 +152,8 @@ def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sente
             chat = app.main.chat
             conversation = list(chat.messages)
             await pilot.press("up")
+            # Kept meanwhile: quitting now (the field is not saved) lost both.
+            assert [t.content for t in saved_chat(app).turns] == [m["content"] for m in conversation]
             footer = app.main.query_one(Footer)
             assert "Put back" in [key.description for key in footer.query("FooterKey")]
             await pilot.press("!", "escape")  # changed: Esc does not put back a message it would lose
@@ -163,14 +164,13 @@ def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sente
             assert chat.messages == conversation and chat.input.value == ""
             assert [type(m) for m in chat.transcript.query(".message")] == [UserMessage, AssistantMessage]
             assert chat.transcript.query(AssistantMessage).last().source == REPLY
-            app.save_everything()
-            assert app.sessions.chat is not None
-            saved = SessionStore().load(app.sessions.chat.id)
+            saved = saved_chat(app)
             assert [(t.role, t.content) for t in saved.turns] == [(m["role"], m["content"]) for m in conversation]
             await pilot.press("up")
             await generated(pilot, *" a tutti", "enter")  # sent: nothing is left to put back
             await pilot.press("escape")
             assert [m["content"] for m in chat.messages] == ["Ciao a tutti", REPLY]
+            assert [t.content for t in saved_chat(app).turns] == ["Ciao a tutti", REPLY]
 
     run(scenario)
 
@@ -192,6 +192,15 @@ def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next
 def held_app(model: Path, gate: Gate, *, mode: str = "chat", max_tokens: int = 200) -> Any:
     """An app whose model `gate` holds mid-generation, writing greedily up to `max_tokens`."""
     return make_app(model, mode=mode, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=max_tokens))
+
+
+def saved_chat(app: Any) -> Any:
+    """The chat session as saving everything now writes it, read back from disk."""
+    from scriptorium.app.sessions import SessionStore
+
+    app.save_everything()
+    assert app.sessions.chat is not None
+    return SessionStore().load(app.sessions.chat.id)
 
 
 async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
@@ -434,7 +443,7 @@ def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_mod
     """A message longer than the context leaves for the prompt was refused, and stayed in the
     transcript as a turn with no reply that ctrl+r refused again the same way (and the
     session saved it so)."""
-    from scriptorium.app.sessions import ChatSession, SessionStore
+    from scriptorium.app.sessions import ChatSession
 
     long_message = " ".join(["parola"] * 600)
 
@@ -454,9 +463,7 @@ def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_mod
             assert said.title == "Window" and "the last message take" in said.message
             assert chat.messages == [{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": done.text}]
             assert chat.input.value == long_message and len(chat.transcript.query(".message")) == 2
-            app.save_everything()
-            assert app.sessions.chat is not None
-            saved = SessionStore().load(app.sessions.chat.id)
+            saved = saved_chat(app)
             assert isinstance(saved, ChatSession) and [t.content for t in saved.turns] == ["Ciao", done.text]
 
     run(scenario)
@@ -466,7 +473,7 @@ def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given
     """The session never kept the system prompt a chat was asked with, so the export's
     "System prompt" section never appeared: a reader saw replies to instructions they
     could not see."""
-    from scriptorium.app.sessions import ChatSession, SessionStore
+    from scriptorium.app.sessions import ChatSession
     from scriptorium.app.sessions.export import render_markdown
 
     async def scenario() -> None:
@@ -474,9 +481,7 @@ def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await generated(pilot, *"Ciao", "enter")
-            app.save_everything()
-            assert app.sessions.chat is not None
-            saved = SessionStore().load(app.sessions.chat.id)
+            saved = saved_chat(app)
             system = prompts.load(prompts.CHAT_SYSTEM).strip()
             assert isinstance(saved, ChatSession) and saved.system_prompt == system
             assert [t.content for t in saved.turns] == ["Ciao", REPLY]

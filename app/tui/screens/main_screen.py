@@ -212,7 +212,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         return self.draft.text
 
     def chat_messages(self) -> list[dict[str, str]]:
-        return self.chat.messages
+        return self.chat.kept_messages()
 
     def draft_saved(self, saved: bool = True) -> None:
         self.draft.modified = not saved

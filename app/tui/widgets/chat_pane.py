@@ -190,6 +190,11 @@ class ChatPane(ChatVersions):
         self.start(request)
         self.refresh_bindings()
 
+    def kept_messages(self) -> list[dict[str, str]]:
+        """The conversation to save: with the turns ↑ took back, until they are sent again
+        (changed or not) or put back, so that quitting meanwhile loses neither."""
+        return self.messages + (self._taken_back[0] if self._taken_back is not None else [])
+
     def conversation(self) -> list[dict[str, str]]:
         """The conversation with the system prompt it was last asked with, first."""
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
