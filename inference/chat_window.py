@@ -43,19 +43,35 @@ def with_memory(messages: list[dict[str, str]], memory: str) -> list[dict[str, s
     return [{"role": "system", "content": memory}, *messages]
 
 
+def alternating(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """`messages` with turns of the same role in a row joined into one (by a blank line).
+    A message whose reply failed stays in the conversation, so the next makes two of the
+    author's turns in a row, and many models' templates (Gemma's, Mistral's) refuse any
+    conversation whose roles do not alternate."""
+    joined: list[dict[str, str]] = []
+    for message in messages:
+        if joined and joined[-1].get("role") == message.get("role"):
+            joined[-1] = dict(joined[-1], content=joined[-1]["content"].rstrip() + "\n\n" + message["content"])
+        else:
+            joined.append(dict(message))
+    return joined
+
+
 def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
-             render: Render, memory: str = "") -> ChatWindow:
+             render: Render, memory: str = "", reply_start: str = "") -> ChatWindow:
     """Drop the oldest turns until the rendered conversation fits `budget`; system
     messages and the memory stay, and so does the last turn (WindowError if even that
-    does not fit). A character the vocabulary cannot encode is named where the author
-    knows it: in a message, or in the chat's format (ChatFormatError)."""
+    does not fit). `reply_start` is the reply the model goes on from (a branch): it ends
+    the prompt and counts with it. A character the vocabulary cannot encode is named where
+    the author knows it: in a message, or in the chat's format (ChatFormatError)."""
     messages = with_memory(messages, memory)
     system = [m for m in messages if m.get("role") == "system"]
     turns = [m for m in messages if m.get("role") != "system"]
     dropped = 0
     while True:
-        kept = system + turns[dropped:]
-        prompt = render(kept)
+        # Turns leave one by one; those of one role in a row are sent as one.
+        kept = alternating(system + turns[dropped:])
+        prompt = render(kept) + reply_start
         try:
             tokens = count(prompt)
         except UnencodableTextError as error:
@@ -63,8 +79,9 @@ def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
         if tokens <= budget:
             return ChatWindow(kept, prompt, tokens, dropped)
         if dropped >= len(turns) - 1:
+            what = "the last message and the reply up to where it goes on" if reply_start else "the last message"
             raise WindowError(
-                f"the system prompt, memory and the last message take {tokens:,} tokens, more than the {budget:,} "
+                f"the system prompt, memory and {what} take {tokens:,} tokens, more than the {budget:,} "
                 "the context leaves for the prompt: shorten them, or give the model a larger context")
         dropped += 1
         # A conversation resumes with the author's turn, not with a reply to nothing.

@@ -102,6 +102,12 @@ SIMPLE_CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}assistant:{% endif %}"
 )
 
+STRICT_CHAT_TEMPLATE = (  # as Gemma's and Mistral's: refuses roles that do not alternate
+    "{% for m in messages %}{% if m['role'] != 'system' and (m['role'] == 'user') != (loop.index0 % 2 == 1) %}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+    "{% endif %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}"
+)
+
 KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence", "phrases", "crlf_lines")
 
 # Channel 0 of the residual stream holds a constant in the "random" and "byte_loop"

@@ -158,7 +158,9 @@ class SessionKeeper:
         try:
             if request.kind == "chat":
                 session: AnySession = self._chat_session()
-                self._sync_chat(chat_messages)
+                # The system prompt is not a turn: the session keeps it apart, for the export.
+                session.system_prompt = "".join(m["content"] for m in chat_messages if m["role"] == "system")
+                self._sync_chat([m for m in chat_messages if m["role"] != "system"])
                 anchor = len(session.turns) - 1
             else:
                 session = self._draft_session(draft_text)

@@ -115,7 +115,7 @@ class GenerationStarted(Message):
     anchor: int | None
     """Where in `draft_text` a draft generation continues; None for chat."""
     chat_messages: list[dict[str, str]]
-    """The conversation a chat reply answers; empty for the draft."""
+    """The conversation a chat reply answers, its system prompt first; empty for the draft."""
 
 
 @dataclass

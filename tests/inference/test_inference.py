@@ -338,6 +338,17 @@ def test_chat_prompt_uses_the_model_template_or_the_fallback(sentence_model: Pat
     assert fallback.startswith("Sii breve.") and "Utente: Ciao" in fallback and fallback.endswith("Assistente:")
 
 
+@pytest.mark.parametrize("reply", [" La casa era buia.", "\nLa casa.", "La casa."])
+def test_the_fallbacks_next_turn_holds_a_reply_as_the_model_wrote_it(random_engine: Engine, reply: str) -> None:
+    """A reply written after "Assistente:" starts with its own space (SentencePiece's ▁):
+    the next turn's prompt read "Assistente:  La casa", a double space the model never
+    wrote (an extra "▁" token), and the cached reply could not be reused from its first token."""
+    asked = [{"role": "user", "content": "Ciao"}]
+    answered = [*asked, {"role": "assistant", "content": reply}, {"role": "user", "content": "E poi?"}]
+    first, second = random_engine.chat_prompt(asked), random_engine.chat_prompt(answered)
+    assert second.startswith(first + reply + "\n") if reply[:1].isspace() else second.startswith(first + " " + reply)
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

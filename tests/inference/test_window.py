@@ -192,3 +192,39 @@ def test_every_draft_character_of_the_prompt_is_found_in_the_draft(template: str
     assert sorted(mapped[i] for i in found) == list(range(window.start, window.end))
     assert "Memoria." not in "".join(window.prompt[i] for i in found)
     assert "[Nota.]" not in "".join(window.prompt[i] for i in found)
+
+
+def test_a_reply_going_on_from_a_branch_counts_with_the_turns() -> None:
+    """A branched reply's start was added after the turns were fitted: past the budget, the
+    engine then cut the prompt's start (the system prompt, the memory, the author's last
+    message) instead of the oldest turns leaving."""
+    turns = [{"role": "system", "content": "Be brief."}]
+    for i in range(4):
+        turns += [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": f"answer {i}"}]
+    turns.append({"role": "user", "content": "last question"})
+    reply_start = " word" * 20
+    assert words(render(turns)) <= 40 < words(render(turns) + reply_start)
+    chat = fit_chat(turns, budget=40, count=words, render=render, reply_start=reply_start)
+    assert chat.prompt_tokens <= 40 and chat.dropped_turns > 0 and chat.prompt.endswith(reply_start)
+    assert chat.messages[0] == turns[0] and chat.messages[-1]["content"] == "last question"
+    with pytest.raises(WindowError, match="the last message and the reply up to where it goes on"):
+        fit_chat(turns, budget=25, count=words, render=render, reply_start=reply_start)
+
+
+def test_two_of_the_authors_turns_in_a_row_reach_a_strict_template_as_one() -> None:
+    """A message whose reply failed (a server gone) stays; the next one made two user turns
+    in a row, and a template that wants the roles to alternate (Gemma's, Mistral's) refused
+    every message from then on: "Conversation roles must alternate"."""
+    from gguf_models import STRICT_CHAT_TEMPLATE as strict
+
+    from scriptorium.inference.chat import render_chat
+    from scriptorium.inference.errors import ScriptoriumError
+
+    turns = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "first"},
+             {"role": "assistant", "content": "ok"}, {"role": "user", "content": "unanswered"},
+             {"role": "user", "content": "again"}]
+    with pytest.raises(ScriptoriumError, match="alternate"):
+        render_chat(turns, strict, None, "")
+    chat = fit_chat(turns, budget=40, count=words, render=lambda kept: render_chat(kept, strict, None, ""))
+    assert chat.messages[-1] == {"role": "user", "content": "unanswered\n\nagain"}
+    assert chat.prompt.endswith("user: unanswered\n\nagain\nassistant:")

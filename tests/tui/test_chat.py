@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from tui_helpers import Gate, HeldCounts, generated, loader_wrapping, make_app, model_ready, run, spying_loader
@@ -92,6 +93,33 @@ def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> 
     run(scenario)
 
 
+def test_a_message_after_one_whose_reply_failed_is_answered_on_a_strict_template(gguf_dir: Path) -> None:
+    """The message whose reply failed stays; sending another instead of ctrl+r made two user
+    turns in a row, which a template wanting alternating roles refused, for every message
+    after it: the chat was stuck."""
+    from gguf_models import STRICT_CHAT_TEMPLATE, write_llama_model
+
+    model = write_llama_model(gguf_dir / "strict-sentence.gguf", kind="sentence", chat_template=STRICT_CHAT_TEMPLATE)
+
+    async def scenario() -> None:
+        load, spies = spying_loader()
+        app = make_app(model, mode="chat", loader=lambda *args: failing_once_engine(load(*args)))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao", "enter")
+            await app.main.wait_until_idle()
+            done = await generated(pilot, *"Ci sei?", "enter")
+            assert done.text == REPLY
+            assert "user: Ciao\n\nCi sei?\nassistant:" in spies[0].last["prompt"]
+
+    run(scenario)
+
+
+def failing_once_engine(engine: Any) -> Any:
+    engine.generate = failing_once(engine.generate)
+    return engine
+
+
 def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
     async def scenario() -> None:
         load, spies = spying_loader()
@@ -110,6 +138,43 @@ def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
     run(scenario)
 
 
+def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sentence_model: Path) -> None:
+    """↑ in the empty message field (pressed to scroll back, say) took the last message and
+    its reply off the conversation, with no way to bring the reply back; the session was
+    saved without them until the message was sent again."""
+    from textual.widgets import Footer
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao", "enter")
+            chat = app.main.chat
+            conversation = list(chat.messages)
+            await pilot.press("up")
+            # Kept meanwhile: quitting now (the field is not saved) lost both.
+            assert [t.content for t in saved_chat(app).turns] == [m["content"] for m in conversation]
+            footer = app.main.query_one(Footer)
+            assert "Put back" in [key.description for key in footer.query("FooterKey")]
+            await pilot.press("!", "escape")  # changed: Esc does not put back a message it would lose
+            assert chat.input.value == "Ciao!" and chat.messages == []
+            await pilot.pause()  # and the footer no longer offers it
+            assert "Put back" not in [key.description for key in footer.query("FooterKey")]
+            await pilot.press("backspace", "escape")
+            assert chat.messages == conversation and chat.input.value == ""
+            assert [type(m) for m in chat.transcript.query(".message")] == [UserMessage, AssistantMessage]
+            assert chat.transcript.query(AssistantMessage).last().source == REPLY
+            saved = saved_chat(app)
+            assert [(t.role, t.content) for t in saved.turns] == [(m["role"], m["content"]) for m in conversation]
+            await pilot.press("up")
+            await generated(pilot, *" a tutti", "enter")  # sent: nothing is left to put back
+            await pilot.press("escape")
+            assert [m["content"] for m in chat.messages] == ["Ciao a tutti", REPLY]
+            assert [t.content for t in saved_chat(app).turns] == ["Ciao a tutti", REPLY]
+
+    run(scenario)
+
+
 def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next_turn(random_model: Path) -> None:
     async def scenario() -> None:
         load, spies = spying_loader()
@@ -124,6 +189,20 @@ def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next
     run(scenario)
 
 
+def held_app(model: Path, gate: Gate, *, mode: str = "chat", max_tokens: int = 200) -> Any:
+    """An app whose model `gate` holds mid-generation, writing greedily up to `max_tokens`."""
+    return make_app(model, mode=mode, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=max_tokens))
+
+
+def saved_chat(app: Any) -> Any:
+    """The chat session as saving everything now writes it, read back from disk."""
+    from scriptorium.app.sessions import SessionStore
+
+    app.save_everything()
+    assert app.sessions.chat is not None
+    return SessionStore().load(app.sessions.chat.id)
+
+
 async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
     """Send a message; return once the gate holds the model mid-reply."""
     await model_ready(pilot)
@@ -134,15 +213,10 @@ async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
 def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
-        app = make_app(random_model, mode="chat", loader=gate.loader,
-                       sampler=preset("greedy").with_changes(max_tokens=200))
+        app = held_app(random_model, gate)
         async with app.run_test() as pilot:
             await start_held_reply(pilot, gate)
-            await pilot.press("escape")
-            gate.release()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            _, _, done = app.main.last_generation
+            _, done = await gate.escape(pilot)
             chat = app.main.chat
             assert done.stop_reason == "cancelled"
             reply = chat.transcript.query(AssistantMessage).last()
@@ -152,11 +226,110 @@ def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
     run(scenario)
 
 
+@pytest.mark.parametrize("writing", ["chat", "draft"])
+def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(random_model: Path, writing: str) -> None:
+    """While the chat's reply streamed, the draft's ctrl+g said "press Esc to stop it first",
+    and Esc in the draft did nothing (and the other way round): only the mode that started
+    the generation could stop it."""
+    async def scenario() -> None:
+        gate = Gate(after_tokens=3)
+        app = held_app(random_model, gate, mode=writing)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Ciao", "enter" if writing == "chat" else "ctrl+g")
+            await gate.wait_reached()
+            await pilot.press("f2", *(("ctrl+g",) if writing == "chat" else ("O", "k", "enter")))
+            assert any("press Esc to stop it first" in n.message for n in app._notifications)
+            _, done = await gate.escape(pilot)
+            assert done.stop_reason == "cancelled"
+            if writing == "chat":
+                assert app.main.chat.messages[-1] == {"role": "assistant", "content": done.text}
+            else:
+                ghost = app.main.draft.editor.ghost
+                assert ghost is not None and ghost.text == done.text
+
+    run(scenario)
+
+
+def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
+    """A reply stopped with Esc, then regenerated: going back to it with alt+← showed it
+    as if it had ended by itself (the mark was dropped for every version shown). Once a new
+    message followed, the versions were forgotten but the note under the reply still offered
+    them ("version 1/2 · first · alt+← alt+→"), keys that no longer did anything."""
+    async def scenario() -> None:
+        gate = Gate(after_tokens=3)
+        app = held_app(random_model, gate, max_tokens=20)
+        async with app.run_test() as pilot:
+            await start_held_reply(pilot, gate)
+            await gate.escape(pilot)
+            await generated(pilot, "ctrl+r")
+            reply = app.main.chat.transcript.query(AssistantMessage).last()
+            assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
+            await pilot.press("alt+left")
+            reply = app.main.chat.transcript.query(AssistantMessage).last()
+            assert reply.has_class("-stopped") and str(reply.border_subtitle).startswith("version 1/2")
+            assert str(reply.border_subtitle).endswith(" · stopped")
+            await pilot.press("alt+right")
+            assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
+            await pilot.press("alt+left")
+            await generated(pilot, *"E poi?", "enter")
+            assert reply.border_subtitle == "stopped" and reply.has_class("-stopped")
+
+    run(scenario)
+
+
+def test_a_reply_after_opening_another_chat_mid_reply_holds_only_its_own_text(random_model: Path) -> None:
+    """Opening another chat while a reply streamed left the pane's stream behind: the next
+    reply's text began with the abandoned one's, which a reply failing midway then kept
+    (on screen and in the session)."""
+    from scriptorium.app.sessions import SessionStore
+    from scriptorium.inference.errors import GenerationError
+
+    gate = Gate(after_tokens=3)
+    calls: list[int] = []
+
+    def held_then_failing(*args: Any) -> Any:
+        engine = gate.loader(*args)
+        generate = engine.generate
+
+        def first_held_then_failing(*args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            for count, event in enumerate(generate(*args, **kwargs)):
+                if len(calls) > 1 and count == 6:
+                    raise GenerationError("llama-server closed the connection mid-generation")
+                yield event
+        engine.generate = first_held_then_failing
+        return engine
+
+    async def scenario() -> None:
+        app = make_app(random_model, mode="chat", loader=held_then_failing,
+                       sampler=preset("greedy").with_changes(max_tokens=30))
+        async with app.run_test() as pilot:
+            store = SessionStore()
+            other = store.create_chat("Other")
+            other.add_user_turn("Salve")
+            store.save(other)
+            await start_held_reply(pilot, gate)
+            await app.show_session(store.load(other.id))
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.press(*"E poi", "enter")
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            chat = app.main.chat
+            assert [m["role"] for m in chat.messages] == ["user", "user", "assistant"]
+            reply = chat.transcript.query(AssistantMessage).last()
+            assert reply.has_class("-stopped") and reply.source == chat.messages[-1]["content"]
+            written = app.sessions.chat.generations[-1].text if app.sessions.chat else None
+            assert chat.messages[-1]["content"] == written
+
+    run(scenario)
+
+
 def test_the_message_cursor_stays_lit_while_a_reply_streams(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
-        app = make_app(random_model, mode="chat", loader=gate.loader,
-                       sampler=preset("greedy").with_changes(max_tokens=200))
+        app = held_app(random_model, gate)
         async with app.run_test() as pilot:
             field = app.main.chat.input
             assert field.cursor_blink
@@ -270,7 +443,7 @@ def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_mod
     """A message longer than the context leaves for the prompt was refused, and stayed in the
     transcript as a turn with no reply that ctrl+r refused again the same way (and the
     session saved it so)."""
-    from scriptorium.app.sessions import ChatSession, SessionStore
+    from scriptorium.app.sessions import ChatSession
 
     long_message = " ".join(["parola"] * 600)
 
@@ -290,9 +463,28 @@ def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_mod
             assert said.title == "Window" and "the last message take" in said.message
             assert chat.messages == [{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": done.text}]
             assert chat.input.value == long_message and len(chat.transcript.query(".message")) == 2
-            app.save_everything()
-            assert app.sessions.chat is not None
-            saved = SessionStore().load(app.sessions.chat.id)
+            saved = saved_chat(app)
             assert isinstance(saved, ChatSession) and [t.content for t in saved.turns] == ["Ciao", done.text]
+
+    run(scenario)
+
+
+def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given(sentence_model: Path) -> None:
+    """The session never kept the system prompt a chat was asked with, so the export's
+    "System prompt" section never appeared: a reader saw replies to instructions they
+    could not see."""
+    from scriptorium.app.sessions import ChatSession
+    from scriptorium.app.sessions.export import render_markdown
+
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao", "enter")
+            saved = saved_chat(app)
+            system = prompts.load(prompts.CHAT_SYSTEM).strip()
+            assert isinstance(saved, ChatSession) and saved.system_prompt == system
+            assert [t.content for t in saved.turns] == ["Ciao", REPLY]
+            assert f"## System prompt\n\n{system}\n" in render_markdown(saved)
 
     run(scenario)

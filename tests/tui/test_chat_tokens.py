@@ -217,3 +217,43 @@ def test_a_taken_back_reply_does_not_stay_on_screen_as_coloured_tokens(sentence_
             assert not chat.transcript.query(ReplyTokens)
 
     run(scenario)
+
+
+def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_start(random_model: Path) -> None:
+    """The reply up to the branch point was added after the turns were fitted: past the
+    prompt's room, the engine cut the prompt's start ("the text is longer than the context"),
+    the system prompt and the chat format's opening with it, while older turns stayed."""
+    from scriptorium import prompts
+
+    loader, spies = spying_loader()
+
+    async def scenario() -> None:
+        # 512-token context, 200 to write: 312 for the prompt.
+        app = make_app(random_model, mode="chat", loader=loader, sampler=GREEDY.with_changes(max_tokens=200))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            # The old turns fit the prompt's room alone (275 tokens), not with the reply's start.
+            await chat.restore([{"role": "user", "content": "Ciao" + " parola" * 180},
+                                {"role": "assistant", "content": "Bene."}])
+            await generated(pilot, *"E poi?", "enter")
+            await pilot.press("f4", *["left"] * 170)
+            records = chat.query(ReplyTokens).last().records
+            record = records[chat.inspected]
+            engine = app.backend
+            assert engine is not None
+            system = prompts.load(prompts.CHAT_SYSTEM).strip()
+            before = engine.chat_prompt([{"role": "system", "content": system}, *chat.messages[:-1]])
+            prefix = chat.messages[-1]["content"][:record.start] + record.text
+            assert engine.count_tokens(before) <= 312 < engine.count_tokens(before + prefix)
+            await pilot.press("ctrl+b")
+            assert isinstance(app.screen, AlternativesScreen)
+            app._notifications.clear()
+            await generated(pilot, "enter")
+            prompt = spies[0].last["prompt"]
+            assert prompt.startswith(before[:before.index(system)]) and system in prompt
+            assert "parola" not in prompt and "E poi?" in prompt
+            assert engine.count_tokens(prompt) <= 312
+            said = [n.message for n in app._notifications]
+            assert any(m.startswith("The 2 oldest messages no longer fit") for m in said), said
+    run(scenario)

@@ -127,11 +127,7 @@ def test_escape_stops_the_model_and_keeps_what_it_wrote(random_model: Path) -> N
         app = make_app(random_model, loader=gate.loader, sampler=LONG_GREEDY)
         async with app.run_test() as pilot:
             await start_held_generation(pilot, gate)
-            await pilot.press("escape")
-            gate.release()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            _, tokens, done = app.main.last_generation
+            tokens, done = await gate.escape(pilot)
             assert done.stop_reason == "cancelled"
             assert done.completion_tokens < 200
             ghost = app.main.draft.editor.ghost

@@ -305,3 +305,24 @@ def test_the_kv_split_of_a_large_context_keeps_the_room_left_whole() -> None:
     split = _window_split(window, 4096, 28)  # type: ignore[arg-type]
     assert "…" not in split and split.endswith("free 2,416") and "mem 150" in split and "note 30" in split, split
     assert _window_split(window, 4096, 60) == "mem 150·note 30·draft 1,500·free 2,416"
+
+
+def test_a_message_refused_before_the_model_ran_keeps_the_last_speed_figures(sentence_model: Path) -> None:
+    """A chat message too long for the context is refused while its prompt is made: the
+    Speed panel said "failed" with every figure gone, though nothing in the model failed."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            done = await generated(pilot, *"Ciao", "enter")
+            speed = app.main.sidebar.speed
+            title, figures = speed.border_title, text_of(speed)
+            assert format_rate(done.decode_tokens_per_s) in figures
+            app.main.chat.input.value = " ".join(["parola"] * 600)
+            await pilot.press("enter")
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert app.main.chat.input.value  # refused before the engine was asked
+            assert (speed.border_title, text_of(speed)) == (title, figures)
+
+    run(scenario)

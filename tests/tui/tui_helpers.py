@@ -241,6 +241,18 @@ class Gate:
         engine.generate = generate  # type: ignore[method-assign]
         return engine
 
+    async def escape(self, pilot: Pilot[Any]) -> tuple[list[TokenEvent], GenerationDone]:
+        """Press Esc while the gate holds the model, let it go on, and return the
+        generation's tokens and its end once the app is idle."""
+        await pilot.press("escape")
+        self.release()
+        app = pilot.app
+        assert isinstance(app, ScriptoriumApp)
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        _, tokens, done = app.main.last_generation
+        return tokens, done
+
 
 async def saved(pilot: Pilot[Any]) -> None:
     """Save now what the autosave would save a moment later, so a screenshot never depends

@@ -205,7 +205,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         return self.draft.text
 
     def chat_messages(self) -> list[dict[str, str]]:
-        return self.chat.messages
+        return self.chat.kept_messages()
 
     def chat_unsent(self) -> str:
         """The message typed in the chat box and not sent yet: the author's words too."""
@@ -250,7 +250,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self._idle.clear()
         anchor = self.draft.anchor_index() if request.kind == "draft" else None
         self.post_message(GenerationStarted(request, self.draft.text, anchor,
-                                            list(self.chat.messages) if request.kind == "chat" else []))
+                                            self.chat.conversation() if request.kind == "chat" else []))
         self.sidebar.generation_started()
         self.status.update_state(activity="prefill…" if request.prepare is None else "fitting the prompt…")
         self._show_generating()
@@ -272,7 +272,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self.forget_generation()
         elif active is not None and active.request.prepare is not None:
             # Still making its prompt (a server slow to count tokens): nothing ran, it ends now.
-            await self._ended(active)
+            await self._ended(active, ran=False)
 
     def stop_generation(self) -> None:
         """Ask the worker to stop; GenerationFinished ('cancelled') follows."""
@@ -289,9 +289,9 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self._generation_ended()
             self._show_generating()
 
-    def _generation_ended(self, *, failed: bool = False) -> None:
+    def _generation_ended(self, *, failed: bool = False, ran: bool = True) -> None:
         self.status.update_state(activity="")
-        self.sidebar.stream_ended(failed=failed)
+        self.sidebar.stream_ended(failed=failed, ran=ran)
 
     def _show_generating(self) -> None:
         """Tell the panes (attributes down) whether a generation runs, and for whom."""
@@ -367,15 +367,15 @@ class MainScreen(Screen[None], inherit_bindings=False):
             return
         if isinstance(message, GenerationFailed):
             self.notify(message.error, title=message.title, severity="error", timeout=10)
-            await self._ended(active, error=message.error, retry_helps=message.retry_helps)
+            await self._ended(active, error=message.error, retry_helps=message.retry_helps, ran=message.engine_started)
         else:
-            await self._ended(active)
+            await self._ended(active, ran=False)
 
     async def _ended(self, active: ActiveGeneration, done: GenerationDone | None = None,
-                     error: str | None = None, retry_helps: bool = True) -> None:
-        """`active` ends: finished (`done`), failed (`error`, `retry_helps`), or neither: stopped first."""
+                     error: str | None = None, retry_helps: bool = True, ran: bool = True) -> None:
+        """`active` ends: finished (`done`), failed (`error`, `retry_helps`) or stopped first; `ran`: the engine was asked."""
         self._active = None
-        self._generation_ended(failed=error is not None)
+        self._generation_ended(failed=error is not None, ran=ran)
         if done is not None:
             self.sidebar.finished(done)
             self.last_generation = (active.request, active.tokens, done)

@@ -67,6 +67,8 @@ class ChatPane(ChatVersions):
                 tooltip="Write the last reply again; the old one stays as a version (alt+←/→)"),
         Binding("up", "edit_last", "Edit last", key_display="↑", id="chat.edit_last",
                 tooltip="Take back your last message (and its reply) to edit and send it again"),
+        Binding("escape", "put_back", "Put back", id="chat.put_back",
+                tooltip="Put the message taken back, unchanged, and its reply back into the conversation"),
         *chat_inspect.BINDINGS,
         *chat_versions.BINDINGS,
     ]
@@ -81,6 +83,10 @@ class ChatPane(ChatVersions):
         """How the streaming reply is a new version of the last one ('re-roll'...), or None."""
         self._streamed = ""
         """The streaming reply's text so far, after its prefix."""
+        self.system_prompt = ""
+        """The system prompt the last reply was asked with (the session keeps it for the export)."""
+        self._taken_back: tuple[list[dict[str, str]], list[ReplyVersion], int] | None = None
+        """The turns the edit key took back, with the reply's versions: Esc puts them back."""
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
@@ -100,14 +106,23 @@ class ChatPane(ChatVersions):
         if versions is not None:
             return versions
         if action == "stop":
-            return self.streaming
+            # The draft's suggestion too: "press Esc to stop it first" is what Enter says meanwhile.
+            return self.generating
         if action == "regenerate":  # a reply again, or the one that failed
             return bool(self.messages) and not self.streaming
         if action == "edit_last":
             return not self.input.value and not self.streaming and any(m["role"] == "user" for m in self.messages)
+        if action == "put_back":
+            taken = self._taken_back
+            return taken is not None and not self.generating and self.input.value == taken[0][0]["content"]
         return True
 
     # ---- sending -------------------------------------------------------------------
+    @on(Input.Changed, "#chat-input")
+    def _input_changed(self) -> None:
+        # The edit and put-back keys hang on the field being empty, or unchanged: the footer follows it.
+        self.refresh_bindings()
+
     @on(Input.Submitted, "#chat-input")
     async def _submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
@@ -119,6 +134,9 @@ class ChatPane(ChatVersions):
         if not self.ready_backend():
             return
         self.input.value = ""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            # Its versions go with the turn that now answers it: so do their keys under it.
+            self._show_version_note(self._replies().last(), versions=False)
         self.forget_versions()
         self.messages.append({"role": "user", "content": text})
         await self.transcript.mount(UserMessage(text, markup=False, classes="message"))
@@ -135,25 +153,28 @@ class ChatPane(ChatVersions):
         backend = self.ready_backend()
         if backend is None:
             return
+        self._taken_back = None  # the conversation moves on without it
         system = self.prompt_template(prompts.CHAT_SYSTEM)
         fallback = self.prompt_template(prompts.CHAT_FALLBACK) if system is not None else None
         if system is None or fallback is None:
             return
-        system = system.strip()
-        conversation = ([{"role": "system", "content": system}] if system else []) + self.messages
+        self.system_prompt = system.strip()
+        conversation = self.conversation()
         budget, memory = prompt_budget(backend.n_ctx, self.sampler.max_tokens), self.pinned.memory
 
         def prepare() -> Prepared:
             # In the generation's worker: counting tokens asks the engine's process or a
             # server. The oldest turns leave the window first; the system prompt and memory stay.
+            # A branched reply goes on from its prefix (the model continues its own turn):
+            # counted with the turns, so older turns leave for it, not the prompt's start.
             fitted = fit_chat(conversation, budget=budget, count=backend.count_tokens,
-                              render=lambda turns: backend.chat_prompt(turns, fallback), memory=memory)
+                              render=lambda turns: backend.chat_prompt(turns, fallback), memory=memory,
+                              reply_start=prefix)
             dropped = fitted.dropped_turns
             left_out = "The oldest message no longer fits" if dropped == 1 else f"The {dropped} oldest messages no longer fit"
             note = (f"{left_out} the model's {backend.n_ctx:,}-token context: it does not see "
                     f"{'it' if dropped == 1 else 'them'}.") if dropped else ""
-            # A branched reply goes on from its prefix: the model continues its own turn.
-            return Prepared(fitted.prompt + prefix, note=note)
+            return Prepared(fitted.prompt, note=note)
 
         # A model without its own template talks in the fallback's turns: stop where
         # it would start writing the author's next turn.
@@ -168,6 +189,16 @@ class ChatPane(ChatVersions):
             await self._stream.write(prefix)
         self.start(request)
         self.refresh_bindings()
+
+    def kept_messages(self) -> list[dict[str, str]]:
+        """The conversation to save: with the turns ↑ took back, until they are sent again
+        (changed or not) or put back, so that quitting meanwhile loses neither."""
+        return self.messages + (self._taken_back[0] if self._taken_back is not None else [])
+
+    def conversation(self) -> list[dict[str, str]]:
+        """The conversation with the system prompt it was last asked with, first."""
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return system + self.messages
 
     # ---- actions -------------------------------------------------------------------
     def action_stop(self) -> None:
@@ -207,8 +238,7 @@ class ChatPane(ChatVersions):
         reply = replies.last()
         self.messages[-1] = {"role": "assistant", "content": version.text}
         await reply.update(version.text)
-        reply.remove_class("-stopped")
-        self._note(reply, self.version_note())
+        self._show_version_note(reply)
         await self.attach_records(reply, version.text, version.records)
         self.post_message(self.Edited())
         self.refresh_bindings()
@@ -220,6 +250,8 @@ class ChatPane(ChatVersions):
             return
         text = self.messages[last_user]["content"]
         removed = len(self.messages) - last_user
+        # A stray ↑ must not cost the reply: kept until the message is sent or put back.
+        self._taken_back = (self.messages[last_user:], self._versions, self._version) if removed > 1 else None
         del self.messages[last_user:]
         for widget in list(self.transcript.query(".message"))[-removed:]:
             await widget.remove()
@@ -228,6 +260,29 @@ class ChatPane(ChatVersions):
         self.input.value = text
         self.input.cursor_position = len(text)
         self.input.focus()
+        if self._taken_back is not None:
+            self.notify(f"Your message is back in the input to edit; {self.key_display('chat.put_back')} puts it "
+                        "and its reply back as they were.", timeout=6)
+        self.refresh_bindings()
+
+    async def action_put_back(self) -> None:
+        """Undo the edit key: the message and its reply (with its versions) come back."""
+        if self._taken_back is None or self.generating:
+            return
+        turns, versions, version = self._taken_back
+        self._taken_back = None
+        self.input.value = ""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            self._show_version_note(self._replies().last(), versions=False)
+        self.messages.extend(turns)
+        await self.transcript.mount(UserMessage(turns[0]["content"], markup=False, classes="message"))
+        self._versions, self._version = versions, version
+        shown, reply = self.current_version(), self._new_reply(turns[1]["content"])
+        await self.transcript.mount(reply)
+        if shown is not None:
+            await self.attach_records(reply, shown.text, shown.records)
+        self._show_version_note(reply)
+        self.post_message(self.Edited())
         self.refresh_bindings()
 
     # ---- the sink ------------------------------------------------------------------
@@ -238,13 +293,8 @@ class ChatPane(ChatVersions):
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None, *,
                               retry_helps: bool = True) -> None:
-        stream, reply = self._stream, self._reply
-        # Read before attach_tokens, which forgets the prefix.
-        prefix, label, streamed = self.reply_prefix, self._reply_label, self._streamed
-        self._stream = self._reply = None
-        self._reply_label, self._streamed = None, ""
-        if stream is not None:
-            await stream.stop()
+        prefix = self.reply_prefix  # read before attach_tokens, which forgets it
+        stream, reply, label, streamed = await self._end_stream()
         if reply is None:
             return
         # A reply failed midway (the engine died, the server went away) stays as far as it got,
@@ -259,7 +309,7 @@ class ChatPane(ChatVersions):
                 restored = self._new_reply(previous.text)
                 await self.transcript.mount(restored)
                 await self.attach_records(restored, previous.text, previous.records)
-                self._note(restored, self.version_note())
+                self._show_version_note(restored)
             elif error is not None and not retry_helps and not self.input.value:
                 # Refused as it stands (this model cannot chat, a character it cannot encode,
                 # a message too long): asked again, it fails the same way. The message goes
@@ -271,14 +321,20 @@ class ChatPane(ChatVersions):
         # One full render at the end, so the reply is exactly the engine's text.
         await reply.update(text)
         records = await self.attach_tokens(reply, done.seed if done is not None else None, text)
-        self.version_finished(text, records, label)
-        subtitle = [self.version_note()] if self.version_note() else []
-        if done is None or done.stop_reason == "cancelled":
-            reply.add_class("-stopped")
-            subtitle.append("stopped" if done is not None else "failed")
-        self._note(reply, " · ".join(subtitle))
+        ending = "failed" if done is None else "stopped" if done.stop_reason == "cancelled" else ""
+        self.version_finished(text, records, label, ending)
+        self._show_version_note(reply)
         self.messages.append({"role": "assistant", "content": text})
         self.refresh_bindings()
+
+    async def _end_stream(self) -> tuple[MarkdownStream | None, AssistantMessage | None, str | None, str]:
+        """The streaming reply's stream (stopped), widget, version label and text, forgotten here."""
+        ended = (self._stream, self._reply, self._reply_label, self._streamed)
+        self._stream = self._reply = self._reply_label = None
+        self._streamed = ""
+        if ended[0] is not None:
+            await ended[0].stop()
+        return ended
 
     @staticmethod
     def _new_reply(text: str = "") -> AssistantMessage:
@@ -303,20 +359,32 @@ class ChatPane(ChatVersions):
             return
         reply = replies.last()
         views = [view for view in self.transcript.query(ReplyTokens) if view.reply is reply]  # type: ignore[attr-defined]
-        self.versions_from(self.messages[-1]["content"], views[0].records if views else [])
-        self._note(reply, "stopped" if reply.has_class("-stopped") else "")
+        self.versions_from(self.messages[-1]["content"], views[0].records if views else [],
+                           "stopped" if reply.has_class("-stopped") else "")
+        self._show_version_note(reply)
 
-    @staticmethod
-    def _note(reply: AssistantMessage, note: str) -> None:
+    def _show_version_note(self, reply: AssistantMessage, *, versions: bool = True) -> None:
+        """Under the reply: which version it is (with the keys to the others; not once a turn
+        follows it) and, if it did not end by itself, that it was stopped or failed. Each
+        version keeps its own."""
+        version = self.current_version()
+        ending = version.ending if version is not None else ""
+        reply.set_class(bool(ending), "-stopped")
+        note = " · ".join(part for part in (self.version_note() if versions else "", ending) if part)
         reply.border_subtitle = note
         reply.set_class(bool(note), "-noted")
 
     # ---- for sessions (issue 4) ------------------------------------------------------
     async def restore(self, messages: list[dict[str, str]], unsent: str = "") -> None:
-        """Show a saved conversation (roles 'user' and 'assistant'), `unsent` in the chat box."""
+        """Show a saved conversation (roles 'user' and 'assistant'), `unsent` in the chat box.
+        A reply still streaming was forgotten (kept in the session it belongs to): its
+        stream ends here, unfinished."""
+        await self._end_stream()
+        self.expect_reply("", [])
         self.input.value = unsent
         await self.transcript.remove_children()
         self.forget_versions()
+        self._taken_back = None
         self.messages = [dict(m) for m in messages]
         for message in self.messages:
             if message["role"] == "user":

@@ -32,6 +32,8 @@ class ReplyVersion:
     text: str
     records: list[TokenRecord] = field(default_factory=list)
     label: str = "first"
+    ending: str = ""
+    """How it ended when not by itself: 'stopped' (Esc) or 'failed'; shown under it."""
 
 
 class ChatVersions(ChatInspection):
@@ -69,15 +71,15 @@ class ChatVersions(ChatInspection):
         """The conversation moved on (or was replaced): the last reply starts afresh."""
         self._versions, self._version = [], 0
 
-    def versions_from(self, text: str, records: list[TokenRecord]) -> None:
+    def versions_from(self, text: str, records: list[TokenRecord], ending: str = "") -> None:
         """The last reply is one already written (the author took back a later turn, or a
         session was reopened): it is its own first version, so a re-roll keeps it."""
-        self._versions, self._version = [ReplyVersion(text, list(records))], 0
+        self._versions, self._version = [ReplyVersion(text, list(records), ending=ending)], 0
 
-    def version_finished(self, text: str, records: list[TokenRecord], label: str | None) -> None:
+    def version_finished(self, text: str, records: list[TokenRecord], label: str | None, ending: str = "") -> None:
         """A reply was written: a new version of the last reply (label) or a new reply (None)."""
         versions = list(self._versions) if label is not None else []
-        versions.append(ReplyVersion(text, records, label or "first"))
+        versions.append(ReplyVersion(text, records, label or "first", ending))
         self._versions, self._version = versions, len(versions) - 1
 
     def version_title(self) -> str:

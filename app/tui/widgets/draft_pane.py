@@ -110,7 +110,8 @@ class DraftPane(DraftCandidates):
         if action in ("accept", "accept_word", "reroll"):
             return ghost is not None
         if action == "stop":
-            return self.streaming
+            # The chat's reply too: "press Esc to stop it first" is what a key refused meanwhile says.
+            return self.generating
         if action == "reject":
             return ghost is not None and not self.streaming
         return True

@@ -135,11 +135,14 @@ class Sidebar(VerticalScroll):
             self.speed.show_token(event)
             self.kv.show_usage(kv_cache)
 
-    def stream_ended(self, *, failed: bool = False) -> None:
-        """The generation ended, failed or was dropped: its last token is drawn."""
+    def stream_ended(self, *, failed: bool = False, ran: bool = True) -> None:
+        """The generation ended, failed or was dropped: its last token is drawn. One that
+        never reached the model (`ran` False: its prompt refused) failed in nothing measured."""
         self._draw_pending()
         self.probabilities.stream_ended()
-        if failed:
+        if not ran:
+            self.speed.show_not_run()
+        elif failed:
             self.speed.show_failed()
 
     def finished(self, done: GenerationDone) -> None:

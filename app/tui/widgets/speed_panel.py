@@ -29,9 +29,19 @@ class SpeedPanel(Panel):
 
     def __init__(self) -> None:
         super().__init__()
-        self.reset()
+        self._clear()
+        self._before: tuple[object, ...] | None = None
+
+    def _figures(self) -> tuple[object, ...]:
+        return (self.progress, self.prefill, self.first_token_ms, self.last_token, self.done, self.failed,
+                self.border_title)
 
     def reset(self) -> None:
+        """A generation starts: the figures go, kept aside until it is known to run."""
+        self._before = self._figures()
+        self._clear()
+
+    def _clear(self) -> None:
         self.progress: PrefillProgress | None = None
         self.prefill: PrefillDone | None = None
         self.first_token_ms: float | None = None
@@ -59,6 +69,14 @@ class SpeedPanel(Panel):
             self.refresh()
         else:
             self.refresh_lines(3, 2)  # only the decode lines move
+
+    def show_not_run(self) -> None:
+        """The generation never reached the model (its prompt refused, or Esc while it was
+        made): nothing was measured, so the last generation's figures come back."""
+        if self._before is not None:
+            (self.progress, self.prefill, self.first_token_ms, self.last_token, self.done, self.failed,
+             self.border_title) = self._before
+            self.refresh()
 
     def show_failed(self) -> None:
         """No GenerationDone will come: the figures stay as the last token left them."""
