@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from textual.screen import ModalScreen
+from textual.widgets import Button
 from tui_helpers import GREEDY, generated, make_app, model_ready, run
 
+from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
+from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
+
+DISK_FULL = "[Errno 28] No space left on device: '/home/someone/writing/novel/chapter-one.md'"
 
 
 def _shown(view: SuggestionView) -> list[str]:
@@ -33,5 +41,37 @@ def test_a_suggestion_taller_than_its_view_shows_its_end_and_scrolls_back_to_its
             view.scroll_home(animate=False)
             await pilot.pause()
             assert _shown(view)[0].startswith("C'era una volta")
+
+    run(scenario)
+
+
+def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
+    return {
+        # Four buttons in two rows, with two lines of question and the reason.
+        "quit, named": UnsavedScreen(DraftFile(folder / "chapter-one.md"), {"draft file": DISK_FULL, "chat": DISK_FULL}),
+        # Three buttons in one row: wider than a 60-column terminal.
+        "quit, unnamed": UnsavedScreen(DraftFile(None), {"draft": DISK_FULL}),
+        "load": LoadModelScreen(None, error=f"Could not load the model: {DISK_FULL}"),
+    }
+
+
+@pytest.mark.parametrize("size", [(60, 24), (60, 15)])
+@pytest.mark.parametrize("which", ["quit, named", "quit, unnamed", "load"])
+def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
+        random_model: Path, tmp_path: Path, size: tuple[int, int], which: str) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=size) as pilot:
+            await model_ready(pilot)
+            dialog = _dialogs(tmp_path)[which]
+            app.push_screen(dialog)
+            await pilot.pause()
+            box = dialog.query_one("#dialog")
+            for button in dialog.query(Button):
+                button.focus()  # as Tab does: the dialog scrolls to it
+                await pilot.pause()
+                await pilot.pause()
+                visible = box.scrollable_content_region.intersection(dialog.region)
+                assert visible.contains_region(button.region), (button.id, button.region, visible)
 
     run(scenario)
