@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.screen import ModalScreen
 from textual.widgets import Button
-from tui_helpers import GREEDY, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, Gate, generated, make_app, model_ready, run
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
@@ -73,5 +73,36 @@ def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
                 await pilot.pause()
                 visible = box.scrollable_content_region.intersection(dialog.region)
                 assert visible.contains_region(button.region), (button.id, button.region, visible)
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 15), (160, 48)])
+def test_a_suggestion_under_a_long_draft_fits_with_its_keys_while_written_and_after(
+        random_model: Path, tmp_path: Path, size: tuple[int, int]) -> None:
+    draft = tmp_path / "long.md"
+    draft.write_text("\n\n".join(f"Paragrafo {n}: la casa era buia e il lago era fermo." for n in range(30)),
+                     encoding="utf-8")
+
+    async def scenario() -> None:
+        gate = Gate(after_tokens=40)
+        app = make_app(random_model, draft=draft, loader=gate.loader, sampler=GREEDY.with_changes(max_tokens=150))
+        async with app.run_test(size=size) as pilot:
+            await model_ready(pilot)
+            pane, view = app.main.draft, app.main.draft.suggestion
+            await pilot.press("ctrl+end", "ctrl+g")
+            await gate.wait_reached()
+            try:
+                await pilot.pause()
+                await pilot.pause()
+                assert view.has_class("-streaming")
+                assert pane.region.contains_region(view.region), (pane.region, view.region)
+            finally:
+                gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            await pilot.pause()
+            assert not view.has_class("-streaming")
+            assert pane.region.contains_region(view.region), (pane.region, view.region)
 
     run(scenario)

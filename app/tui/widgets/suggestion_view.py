@@ -60,6 +60,7 @@ class SuggestionView(ScrollView, can_focus=False):
         self._frame_style: Style | None = None
         """While streaming: the view's own style, read once per frame of text."""
         self._show_the_end = False
+        self._at_the_end = True
         self.colour_tokens = False
         self.inspected: int | None = None
         """Index of the token under the inspection cursor (in ghost.tokens), or None."""
@@ -99,7 +100,7 @@ class SuggestionView(ScrollView, can_focus=False):
         width = max(self.scrollable_content_region.width, 1)
         ghost = self._ghost
         height = len(self._wrapped(width)) if ghost is not None and not ghost.streaming else self.content_size.height
-        self._show_the_end = self._show_the_end or self.scroll_y >= self.max_scroll_y
+        self._show_the_end = self._show_the_end or self._at_the_end
         self.virtual_size = Size(width, height)
         # The layout that resized the view judged its scroll bar by the size before this one.
         self._refresh_scrollbars()
@@ -109,6 +110,11 @@ class SuggestionView(ScrollView, can_focus=False):
 
     def on_resize(self) -> None:
         self._fit()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        # Read here, not at a resize: a view made shorter has further to scroll by then.
+        self._at_the_end = new_value >= self.max_scroll_y
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._wrapped(max(width, 1))) if self._ghost is not None else 0
