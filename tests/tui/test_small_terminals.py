@@ -4,8 +4,10 @@ keys) stays reachable."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Awaitable, Callable
 
 import pytest
+from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import Button
 from tui_helpers import GREEDY, Gate, generated, make_app, model_ready, run
@@ -14,6 +16,7 @@ from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
+from scriptorium.inference.events import GenerationDone
 
 DISK_FULL = "[Errno 28] No space left on device: '/home/someone/writing/novel/chapter-one.md'"
 
@@ -22,27 +25,35 @@ def _shown(view: SuggestionView) -> list[str]:
     return [view.render_line(y).text.rstrip() for y in range(view.content_size.height)]
 
 
-def test_a_suggestion_taller_than_its_view_shows_its_end_and_scrolls_back_to_its_start(random_model: Path) -> None:
+def _with_a_tall_suggestion(model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]]) -> None:
+    """Run `check` at 80x24 after the model wrote a suggestion three times taller than its view."""
     async def scenario() -> None:
-        app = make_app(random_model, sampler=GREEDY.with_changes(max_tokens=150))
+        app = make_app(model, sampler=GREEDY.with_changes(max_tokens=150))
         async with app.run_test(size=(80, 24)) as pilot:
             await model_ready(pilot)
             await pilot.press(*"C'era una volta")
             done = await generated(pilot, "ctrl+g")
             await pilot.pause()
-            view = app.main.draft.suggestion
-            last_word = done.text.split()[-1]
-            assert view.virtual_size.height > view.content_size.height  # it does not fit
-            assert [line for line in _shown(view) if line][-1].endswith(last_word)
-            await pilot.resize_terminal(60, 15)
-            await pilot.pause()
-            await pilot.pause()
-            assert [line for line in _shown(view) if line][-1].endswith(last_word)
-            view.scroll_home(animate=False)
-            await pilot.pause()
-            assert _shown(view)[0].startswith("C'era una volta")
+            await check(pilot, done)
 
     run(scenario)
+
+
+def test_a_suggestion_taller_than_its_view_shows_its_end_and_scrolls_back_to_its_start(random_model: Path) -> None:
+    async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
+        view = pilot.app.main.draft.suggestion
+        last_word = done.text.split()[-1]
+        assert view.virtual_size.height > view.content_size.height  # it does not fit
+        assert [line for line in _shown(view) if line][-1].endswith(last_word)
+        await pilot.resize_terminal(60, 15)
+        await pilot.pause()
+        await pilot.pause()
+        assert [line for line in _shown(view) if line][-1].endswith(last_word)
+        view.scroll_home(animate=False)
+        await pilot.pause()
+        assert _shown(view)[0].startswith("C'era una volta")
+
+    _with_a_tall_suggestion(random_model, check)
 
 
 def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
@@ -106,3 +117,17 @@ def test_a_suggestion_under_a_long_draft_fits_with_its_keys_while_written_and_af
             assert pane.region.contains_region(view.region), (pane.region, view.region)
 
     run(scenario)
+
+
+def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_suggestion(random_model: Path) -> None:
+    async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
+        view = pilot.app.main.draft.suggestion
+        await pilot.press("f4", *["left"] * 60)
+        await pilot.pause()
+        await pilot.pause()
+        assert pilot.app.main.draft.inspected == 89
+        assert view.max_scroll_y > 0
+        shown = [view.render_line(y) for y in range(view.content_size.height)]
+        assert any(segment.style is not None and segment.style.reverse for strip in shown for segment in strip)
+
+    _with_a_tall_suggestion(random_model, check)

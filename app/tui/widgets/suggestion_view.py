@@ -31,6 +31,9 @@ from scriptorium.app.tui.widgets.token_text import token_text
 CONTEXT_CHARS = 40
 """How much of the anchor's line is shown before the suggestion."""
 
+_INSPECTED = "inspected_token"
+"""Marks the inspected token's characters (a Rich style meta), so its line can be found once wrapped."""
+
 
 class SuggestionView(ScrollView, can_focus=False):
     """Renders a Ghost; hidden while there is none."""
@@ -70,6 +73,25 @@ class SuggestionView(ScrollView, can_focus=False):
         self.colour_tokens, self.inspected = colour, inspected
         self._forget_wrapping()
         self.refresh()
+        if inspected is not None:
+            self.call_after_refresh(self._show_the_inspected)
+
+    def _show_the_inspected(self) -> None:
+        """Scroll the inspected token into view: moved back through a suggestion taller than
+        the view, it left the lines shown, and the author no longer saw which token it was."""
+        ghost = self._ghost
+        if ghost is None or ghost.streaming or self.inspected is None:
+            return
+        lines = self._wrapped(max(self.scrollable_content_region.width, 1))
+        row = next((row for row, line in enumerate(lines)
+                    if any(isinstance(span.style, Style) and span.style.meta.get(_INSPECTED) for span in line.spans)),
+                   None)
+        height = self.scrollable_content_region.height
+        if row is None or height < 1:
+            return
+        top = round(self.scroll_y)
+        if not top <= row < top + height:
+            self.scroll_to(y=row if row < top else row - height + 1, animate=False, force=True)
 
     def show(self, ghost: Ghost | None, context: str, hints: str) -> None:
         """Draw `ghost` after `context` (the text before its anchor on the same line)."""
@@ -172,7 +194,7 @@ class SuggestionView(ScrollView, can_focus=False):
         if ghost.tokens and (self.colour_tokens or self.inspected is not None):
             style_of = (lambda name: self._style(f"suggestion-view--{name}")) if self.colour_tokens else None
             rendered.append_text(token_text(ghost.text, ghost.tokens, base, style_of, self.inspected,
-                                            self._style("suggestion-view--inspected")))
+                                            self._style("suggestion-view--inspected") + Style.from_meta({_INSPECTED: True})))
         else:
             rendered.append(ghost.text, style=base)
         if ghost.streaming:
