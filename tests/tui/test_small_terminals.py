@@ -14,9 +14,11 @@ from tui_helpers import GREEDY, Gate, generated, make_app, model_ready, run
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
+from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.window import Pinned
 
 DISK_FULL = "[Errno 28] No space left on device: '/home/someone/writing/novel/chapter-one.md'"
 
@@ -63,11 +65,13 @@ def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
         # Three buttons in one row: wider than a 60-column terminal.
         "quit, unnamed": UnsavedScreen(DraftFile(None), {"draft": DISK_FULL}),
         "load": LoadModelScreen(None, error=f"Could not load the model: {DISK_FULL}"),
+        # The note's depth beside Keep and Cancel was wider than the dialog at 80 columns.
+        "note": PinnedScreen("note", Pinned("", "Piove.", 3)),
     }
 
 
-@pytest.mark.parametrize("size", [(60, 24), (60, 15)])
-@pytest.mark.parametrize("which", ["quit, named", "quit, unnamed", "load"])
+@pytest.mark.parametrize("size", [(80, 24), (60, 24), (60, 15)])
+@pytest.mark.parametrize("which", ["quit, named", "quit, unnamed", "load", "note"])
 def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
         random_model: Path, tmp_path: Path, size: tuple[int, int], which: str) -> None:
     async def scenario() -> None:
@@ -77,7 +81,7 @@ def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
             dialog = _dialogs(tmp_path)[which]
             app.push_screen(dialog)
             await pilot.pause()
-            box = dialog.query_one("#dialog")
+            box = dialog.query_one(".dialog")
             for button in dialog.query(Button):
                 button.focus()  # as Tab does: the dialog scrolls to it
                 await pilot.pause()
