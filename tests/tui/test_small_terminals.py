@@ -135,3 +135,19 @@ def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_sugges
         assert any(segment.style is not None and segment.style.reverse for strip in shown for segment in strip)
 
     _with_a_tall_suggestion(random_model, check)
+
+
+def test_the_candidates_dialog_keys_line_wraps_within_a_60_column_dialog(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=GREEDY.with_changes(max_tokens=20))
+        async with app.run_test(size=(60, 24)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"C'era una volta", "ctrl+n")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            dialog = app.screen.query_one("#candidates-dialog")
+            hints = app.screen.query_one("#candidates-hints")
+            assert dialog.scrollable_content_region.contains_region(hints.region), hints.region
+            await pilot.press("escape")
+
+    run(scenario)
