@@ -399,7 +399,10 @@ class SessionKeeper:
                 return
         self.store.rename(session_id, title)
 
+    def why_not_deletable(self, session_id: str) -> str | None:  # None: it can be deleted
+        return "this session is open: open another one first, then delete it" if session_id in self.open_ids() else None
+
     def delete(self, session_id: str) -> Path:
-        if session_id in self.open_ids():
-            raise SessionError("this session is open: open another one first, then delete it")
+        if reason := self.why_not_deletable(session_id):
+            raise SessionError(reason)
         return self.store.delete(session_id)

@@ -57,7 +57,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # Absolute, so that a subclass defined elsewhere still finds the stylesheet.
     CSS_PATH = Path(__file__).with_name("scriptorium.tcss")
     TITLE = "scriptorium"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-slim"), (76, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (36, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 

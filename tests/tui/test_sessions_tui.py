@@ -410,3 +410,22 @@ def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> No
     after = SessionStore().load(chat.id)
     assert isinstance(after, ChatSession) and after.turns == before.turns
     assert [g.outcome for g in after.generations] == [g.outcome for g in before.generations]
+
+
+def test_deleting_the_open_session_says_at_once_that_it_cannot_be_done(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press(*"Un testo aperto")
+            app.save_everything()
+            await pilot.press("f5")
+            screen = app.screen
+            assert isinstance(screen, SessionsScreen)
+            open_row = next(row for row, s in enumerate(screen._summaries) if s.id in screen._on_screen)
+            screen.query_one("DataTable").move_cursor(row=open_row)
+            await pilot.press("d")
+            assert app.screen is screen  # no question asked
+            assert any("this session is open" in n.message for n in app._notifications)
+            assert len(SessionStore().list()) == 1
+
+    run(scenario)

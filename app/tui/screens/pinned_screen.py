@@ -45,10 +45,12 @@ class PinnedScreen(ModalScreen[Pinned | None]):
         with Vertical(classes="dialog", id="pinned-dialog"):
             yield Static(HELP[self.which], classes="dialog-title", markup=False)
             yield TextArea(text, soft_wrap=True, id="pinned-text")
-            with Horizontal(classes="dialog-buttons"):
-                if self.which == "note":
+            if self.which == "note":
+                # A row of its own: beside the buttons, Cancel was past the right edge of an 80-column terminal.
+                with Horizontal(classes="dialog-buttons"):
                     yield Label("paragraphs before the end ")
                     yield Input(str(self._pinned.note_depth), id="pinned-depth", type="integer")
+            with Horizontal(classes="dialog-buttons"):
                 yield Button("Keep", variant="primary", id="keep")
                 yield Button("Cancel", id="cancel")
 

@@ -119,6 +119,10 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         summary = self._highlighted()
         if summary is None:
             return
+        if reason := self._keeper.why_not_deletable(summary.id):
+            # Said before the question: asked to confirm first, the author was then told it could not be done.
+            self.notify(reason, title="Session not deleted", severity="warning")
+            return
 
         def decided(yes: bool | None) -> None:
             if not yes:

@@ -5,7 +5,9 @@ its own style, so it reads as a continuation without ever being in the draft.
 
 While the model writes, the view keeps one size and shows the newest lines (a change
 of size would lay out the whole screen again, a frame's work many times over); when
-the model stops it fits its text and scrolls.
+the model stops it fits its text, up to its largest size, and scrolls to the end: a
+ScrollView, since a plain widget is never larger than its region and a suggestion taller
+than the room left (a 24-row terminal has 7 lines for it) lost its end out of reach.
 
 While it writes, the view also draws line by line (`render_line`): only the paragraph
 being written is wrapped again, and only lines that changed are turned into cells. A
@@ -16,9 +18,9 @@ from __future__ import annotations
 
 from rich.style import Style
 from rich.text import Text
-from textual.geometry import Region
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 
 from scriptorium.app.tui.branches import version_label
 from scriptorium.app.tui.token_spans import BUCKETS
@@ -29,8 +31,11 @@ from scriptorium.app.tui.widgets.token_text import token_text
 CONTEXT_CHARS = 40
 """How much of the anchor's line is shown before the suggestion."""
 
+_INSPECTED = "inspected_token"
+"""Marks the inspected token's characters (a Rich style meta), so its line can be found once wrapped."""
 
-class SuggestionView(Widget, can_focus=False):
+
+class SuggestionView(ScrollView, can_focus=False):
     """Renders a Ghost; hidden while there is none."""
 
     COMPONENT_CLASSES = {
@@ -57,6 +62,8 @@ class SuggestionView(Widget, can_focus=False):
         """While streaming: each row's line and its cells, redrawn only when the line changed."""
         self._frame_style: Style | None = None
         """While streaming: the view's own style, read once per frame of text."""
+        self._show_the_end = False
+        self._at_the_end = True
         self.colour_tokens = False
         self.inspected: int | None = None
         """Index of the token under the inspection cursor (in ghost.tokens), or None."""
@@ -66,6 +73,25 @@ class SuggestionView(Widget, can_focus=False):
         self.colour_tokens, self.inspected = colour, inspected
         self._forget_wrapping()
         self.refresh()
+        if inspected is not None:
+            self.call_after_refresh(self._show_the_inspected)
+
+    def _show_the_inspected(self) -> None:
+        """Scroll the inspected token into view: moved back through a suggestion taller than
+        the view, it left the lines shown, and the author no longer saw which token it was."""
+        ghost = self._ghost
+        if ghost is None or ghost.streaming or self.inspected is None:
+            return
+        lines = self._wrapped(max(self.scrollable_content_region.width, 1))
+        row = next((row for row, line in enumerate(lines)
+                    if any(isinstance(span.style, Style) and span.style.meta.get(_INSPECTED) for span in line.spans)),
+                   None)
+        height = self.scrollable_content_region.height
+        if row is None or height < 1:
+            return
+        top = round(self.scroll_y)
+        if not top <= row < top + height:
+            self.scroll_to(y=row if row < top else row - height + 1, animate=False, force=True)
 
     def show(self, ghost: Ghost | None, context: str, hints: str) -> None:
         """Draw `ghost` after `context` (the text before its anchor on the same line)."""
@@ -86,8 +112,34 @@ class SuggestionView(Widget, can_focus=False):
         self.border_subtitle = hints
         self._lines = -1
         self.refresh(layout=True)
-        if not streaming:
-            self.call_after_refresh(self.scroll_end, animate=False)
+        self._show_the_end = not streaming
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The scrollable size: every line of a finished suggestion; while it streams,
+        only what shows (the newest lines, never scrolled). A view showing its end keeps
+        showing it when its width changes (a resized terminal, its scroll bar)."""
+        width = max(self.scrollable_content_region.width, 1)
+        ghost = self._ghost
+        height = len(self._wrapped(width)) if ghost is not None and not ghost.streaming else self.content_size.height
+        self._show_the_end = self._show_the_end or self._at_the_end
+        self.virtual_size = Size(width, height)
+        # The layout that resized the view judged its scroll bar by the size before this one.
+        self._refresh_scrollbars()
+        if self._show_the_end or (ghost is not None and ghost.streaming):
+            self.scroll_to(y=max(height - self.scrollable_content_region.height, 0), animate=False, force=True)
+            self._show_the_end = False
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        # Read here, not at a resize: a view made shorter has further to scroll by then.
+        self._at_the_end = new_value >= self.max_scroll_y
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._wrapped(max(width, 1))) if self._ghost is not None else 0
 
     def grow(self) -> None:
         """More text arrived: repaint the lines that changed, nothing else."""
@@ -142,7 +194,7 @@ class SuggestionView(Widget, can_focus=False):
         if ghost.tokens and (self.colour_tokens or self.inspected is not None):
             style_of = (lambda name: self._style(f"suggestion-view--{name}")) if self.colour_tokens else None
             rendered.append_text(token_text(ghost.text, ghost.tokens, base, style_of, self.inspected,
-                                            self._style("suggestion-view--inspected")))
+                                            self._style("suggestion-view--inspected") + Style.from_meta({_INSPECTED: True})))
         else:
             rendered.append(ghost.text, style=base)
         if ghost.streaming:
@@ -201,9 +253,17 @@ class SuggestionView(Widget, can_focus=False):
 
     def render_line(self, y: int) -> Strip:
         ghost = self._ghost
+        width, height = max(self.scrollable_content_region.width, 1), max(self.content_size.height, 1)
         if ghost is None or not ghost.streaming:
-            return super().render_line(y)
-        width, height = max(self.content_size.width, 1), max(self.content_size.height, 1)
+            lines = self._wrapped(width)
+            if len(lines) != self.virtual_size.height or width != self.virtual_size.width:
+                self.call_later(self._fit)  # rewrapped to another width (a scroll bar came or went)
+            row = y + round(self.scroll_offset.y)
+            if row >= len(lines):
+                return Strip.blank(width, self._base_style())
+            line = lines[row].copy()
+            line.rstrip()  # the space a line was broken at, drawn unstyled as Rich draws it
+            return line_strip(line, width, self._base_style(), self.app.console)
         lines = self._wrapped(width)[-height:]
         if y >= len(lines):
             return Strip.blank(width, self._base_style())
@@ -212,11 +272,3 @@ class SuggestionView(Widget, can_focus=False):
         if drawn is None or drawn[0] != line or drawn[0].style != line.style or drawn[1].cell_length != width:
             drawn = self._row_strips[y] = (line, line_strip(line, width, self._base_style(), self.app.console))
         return drawn[1]
-
-    def render(self) -> Text:
-        if self._ghost is None or not self._ghost.streaming:
-            return self._text()
-        # Streaming: the newest lines that fit, the view's size unchanged (the size is
-        # measured from this; render_line draws the same lines).
-        lines = self._wrapped(max(self.content_size.width, 1))
-        return Text("\n").join(lines[-max(self.content_size.height, 1):])

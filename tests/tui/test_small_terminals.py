@@ -1,0 +1,153 @@
+"""The app in small and resized terminals: what matters (the draft, the suggestion, the
+keys) stays reachable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import pytest
+from textual.pilot import Pilot
+from textual.screen import ModalScreen
+from textual.widgets import Button
+from tui_helpers import GREEDY, Gate, generated, make_app, model_ready, run
+
+from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
+from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
+from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
+from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
+from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.window import Pinned
+
+DISK_FULL = "[Errno 28] No space left on device: '/home/someone/writing/novel/chapter-one.md'"
+
+
+def _shown(view: SuggestionView) -> list[str]:
+    return [view.render_line(y).text.rstrip() for y in range(view.content_size.height)]
+
+
+def _with_a_tall_suggestion(model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]]) -> None:
+    """Run `check` at 80x24 after the model wrote a suggestion three times taller than its view."""
+    async def scenario() -> None:
+        app = make_app(model, sampler=GREEDY.with_changes(max_tokens=150))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"C'era una volta")
+            done = await generated(pilot, "ctrl+g")
+            await pilot.pause()
+            await check(pilot, done)
+
+    run(scenario)
+
+
+def test_a_suggestion_taller_than_its_view_shows_its_end_and_scrolls_back_to_its_start(random_model: Path) -> None:
+    async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
+        view = pilot.app.main.draft.suggestion
+        last_word = done.text.split()[-1]
+        assert view.virtual_size.height > view.content_size.height  # it does not fit
+        assert [line for line in _shown(view) if line][-1].endswith(last_word)
+        await pilot.resize_terminal(60, 15)
+        await pilot.pause()
+        await pilot.pause()
+        assert [line for line in _shown(view) if line][-1].endswith(last_word)
+        view.scroll_home(animate=False)
+        await pilot.pause()
+        assert _shown(view)[0].startswith("C'era una volta")
+
+    _with_a_tall_suggestion(random_model, check)
+
+
+def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
+    return {
+        # Four buttons in two rows, with two lines of question and the reason.
+        "quit, named": UnsavedScreen(DraftFile(folder / "chapter-one.md"), {"draft file": DISK_FULL, "chat": DISK_FULL}),
+        # Three buttons in one row: wider than a 60-column terminal.
+        "quit, unnamed": UnsavedScreen(DraftFile(None), {"draft": DISK_FULL}),
+        "load": LoadModelScreen(None, error=f"Could not load the model: {DISK_FULL}"),
+        # The note's depth beside Keep and Cancel was wider than the dialog at 80 columns.
+        "note": PinnedScreen("note", Pinned("", "Piove.", 3)),
+    }
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 24), (60, 15)])
+@pytest.mark.parametrize("which", ["quit, named", "quit, unnamed", "load", "note"])
+def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
+        random_model: Path, tmp_path: Path, size: tuple[int, int], which: str) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=size) as pilot:
+            await model_ready(pilot)
+            dialog = _dialogs(tmp_path)[which]
+            app.push_screen(dialog)
+            await pilot.pause()
+            box = dialog.query_one(".dialog")
+            for button in dialog.query(Button):
+                button.focus()  # as Tab does: the dialog scrolls to it
+                await pilot.pause()
+                await pilot.pause()
+                visible = box.scrollable_content_region.intersection(dialog.region)
+                assert visible.contains_region(button.region), (button.id, button.region, visible)
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 15), (160, 48)])
+def test_a_suggestion_under_a_long_draft_fits_with_its_keys_while_written_and_after(
+        random_model: Path, tmp_path: Path, size: tuple[int, int]) -> None:
+    draft = tmp_path / "long.md"
+    draft.write_text("\n\n".join(f"Paragrafo {n}: la casa era buia e il lago era fermo." for n in range(30)),
+                     encoding="utf-8")
+
+    async def scenario() -> None:
+        gate = Gate(after_tokens=40)
+        app = make_app(random_model, draft=draft, loader=gate.loader, sampler=GREEDY.with_changes(max_tokens=150))
+        async with app.run_test(size=size) as pilot:
+            await model_ready(pilot)
+            pane, view = app.main.draft, app.main.draft.suggestion
+            await pilot.press("ctrl+end", "ctrl+g")
+            await gate.wait_reached()
+            try:
+                await pilot.pause()
+                await pilot.pause()
+                assert view.has_class("-streaming")
+                assert pane.region.contains_region(view.region), (pane.region, view.region)
+            finally:
+                gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            await pilot.pause()
+            assert not view.has_class("-streaming")
+            assert pane.region.contains_region(view.region), (pane.region, view.region)
+
+    run(scenario)
+
+
+def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_suggestion(random_model: Path) -> None:
+    async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
+        view = pilot.app.main.draft.suggestion
+        await pilot.press("f4", *["left"] * 60)
+        await pilot.pause()
+        await pilot.pause()
+        assert pilot.app.main.draft.inspected == 89
+        assert view.max_scroll_y > 0
+        shown = [view.render_line(y) for y in range(view.content_size.height)]
+        assert any(segment.style is not None and segment.style.reverse for strip in shown for segment in strip)
+
+    _with_a_tall_suggestion(random_model, check)
+
+
+def test_the_candidates_dialog_keys_line_wraps_within_a_60_column_dialog(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=GREEDY.with_changes(max_tokens=20))
+        async with app.run_test(size=(60, 24)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"C'era una volta", "ctrl+n")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            dialog = app.screen.query_one("#candidates-dialog")
+            hints = app.screen.query_one("#candidates-hints")
+            assert dialog.scrollable_content_region.contains_region(hints.region), hints.region
+            await pilot.press("escape")
+
+    run(scenario)
