@@ -38,6 +38,11 @@ def slugify(title: str, limit: int = 40) -> str:
     return slug or "untitled"
 
 
+def draft_title(text: str, words: int = 6) -> str:
+    """A new draft session's title when none is given: its first words."""
+    return " ".join(text.split()[:words]) or "Untitled draft"
+
+
 def make_session_id(title: str, when: datetime | None = None) -> str:
     """'2025-03-14-0915-chapter-one': sorts by creation time and says what it is."""
     when = when or datetime.now().astimezone()

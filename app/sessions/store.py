@@ -22,7 +22,7 @@ from scriptorium.app.sessions import claims, draft_files, writes
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
 from scriptorium.app.sessions.model import (
-    AnySession, ChatSession, DraftSession, FileStamp, SessionError, SessionSummary, make_session_id, now_iso,
+    AnySession, ChatSession, DraftSession, FileStamp, SessionError, SessionSummary, draft_title, make_session_id, now_iso,
 )
 from scriptorium.app.sessions.writes import After
 
@@ -60,9 +60,9 @@ class SessionStore:
     # ------------------------------------------------------------ creating
 
     def create_draft(self, title: str = "", text: str = "", draft_path: str | os.PathLike[str] | None = None) -> DraftSession:
-        """A new draft session, already on disk under a fresh id."""
+        """A new draft session, already on disk under a fresh id (titled by its first words if untitled)."""
         now = now_iso()
-        session = DraftSession(id="", title=title.strip() or "Untitled draft", created_at=now, updated_at=now,
+        session = DraftSession(id="", title=title.strip() or draft_title(text), created_at=now, updated_at=now,
                                text=text, draft_path=str(Path(draft_path).expanduser().absolute()) if draft_path else None)
         return self._reserve(session)
 

@@ -246,8 +246,7 @@ class DraftPane(DraftCandidates):
             self.editor.show_window_start(request.window.start)
         super().prompt_prepared(request, note)
 
-    async def stream_finished(self, done: GenerationDone | None, error: str | None, *,
-                              retry_helps: bool = True) -> None:
+    async def stream_finished(self, done: GenerationDone | None, error: str | None, *, retry_helps: bool = True) -> None:
         ghost = self.editor.ghost
         if done is not None:
             self.generation_seed(done.seed)
