@@ -23,7 +23,7 @@ import yaml
 from scriptorium.app import atomic
 from scriptorium.inference.errors import ScriptoriumError
 
-from scriptorium.app.sessions.export_marks import Passage, render
+from scriptorium.app.sessions.export_marks import Passage, below_headings, render
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession
 from scriptorium.app.sessions.records import Generation, settings_key
 
@@ -210,18 +210,23 @@ def _own_front_matter(text: str, passages: list[Passage]) -> tuple[dict[str, Any
     return (own, match.end()) if isinstance(own, dict) and own else ({}, 0)
 
 
+_CUT_SHORT = {"cancelled": " · stopped", "error": " · cut short"}
+"""A reply that did not end as the model chose, said in its heading: its last sentence may be half one."""
+
+
 def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -> str:
     by_id = {g.id: g for g in session.generations}
     sections: list[str] = []
     if session.system_prompt:
-        sections.append(f"## System prompt\n\n{session.system_prompt.rstrip()}\n")
+        sections.append(f"## System prompt\n\n{below_headings(session.system_prompt.rstrip(), 2)}\n")
     for turn in session.turns:
         if turn.role == "user":
             heading = "Author"
         else:
             generation = by_id.get(turn.generation or "")
             heading = f"Model ({generation.model.name})" if generation else "Model"
-        content = turn.content.rstrip()
+            heading += _CUT_SHORT.get(generation.stop_reason or "", "") if generation else ""
+        content = below_headings(turn.content.rstrip(), 2)  # under "## Author" / "## Model"
         if turn.role == "assistant" and turn.generation and content:
             content = render(content, [Passage(0, len(content), turn.generation)], mark=mark_model, notes=labels)
         sections.append(f"## {heading}\n\n{content}\n")

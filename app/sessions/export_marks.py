@@ -20,6 +20,7 @@ MARK_CLOSE = "</mark>"
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _BLOCK_PREFIX = re.compile(r"(?:[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+|>[ \t]?|\[[ xX]\][ \t]+))*")
+_ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _UNMARKABLE = re.compile(r"[ \t]{0,3}(?:\||<[A-Za-z!/]|([-*_=])(?:[ \t]*\1){2,}[ \t]*$)")
 
 
@@ -113,3 +114,16 @@ def _reference(text: str, lines: list[_Line], passage: Passage, label: str) -> t
             # Inside a code block the reference would be literal text: put it after the block.
             return (line.block_end, 1, f"\n\n[^{label}]")
     return (position, 1, f"[^{label}]")
+
+
+def below_headings(text: str, levels: int) -> str:
+    """`text` with its ATX headings (`# `..`###### `, not in fenced code) `levels` deeper, at
+    most `######`: a chat turn's own headings then sit under the export's turn headings
+    instead of reading as new turns (pandoc's --shift-heading-level-by)."""
+    pieces, done = [], 0
+    for line in _lines(text):
+        match = None if line.code else _ATX_HEADING.match(text, line.start, line.end)
+        if match is not None:
+            pieces += [text[done:match.start(1)], "#" * min(len(match.group(1)) + levels, 6)]
+            done = match.end(1)
+    return "".join(pieces) + text[done:]
