@@ -79,11 +79,11 @@ def _said(path: str, before: _Seen, now: _Seen) -> str:
             "the session records the new one from now on.")
 
 
-FileStamp = tuple[int, int, int]
+MappedFileStamp = tuple[int, int, int]
 """A file's (inode, size, mtime in ns): written again in place, or replaced, it changes."""
 
 
-def file_stamp(path: Path) -> FileStamp | None:
+def file_stamp(path: Path) -> MappedFileStamp | None:
     try:
         stat = os.stat(path)
     except OSError:
@@ -91,7 +91,7 @@ def file_stamp(path: Path) -> FileStamp | None:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def changed_under_the_engine(path: Path, loaded: FileStamp | None, load_key: str) -> str | None:
+def changed_under_the_engine(path: Path, loaded: MappedFileStamp | None, load_key: str) -> str | None:
     """What to tell the author, before a generation, when the model file is no longer as it
     was loaded: llama.cpp maps it, so a file written again in place is read by the running
     engine under the old model's layout, and the text would be recorded as the old model's."""
