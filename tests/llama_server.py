@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.remote import RemoteBackend
+
 REPO = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 60.0
 CONTEXT = 512
@@ -48,6 +51,11 @@ def free_port() -> int:
 def closed_port() -> int:
     """A loopback port nothing listens on (bound and released: the kernel refuses connects)."""
     return free_port()
+
+
+def connect_to(server: "LlamaServer", **kwargs) -> RemoteBackend:
+    """The remote backend on `server`, as the app connects (the model path is the server's)."""
+    return RemoteBackend.connect(server.url, LoadOptions(model_path=Path("unused.gguf")), **kwargs)
 
 
 class LlamaServer:

@@ -11,7 +11,6 @@ from float_tolerance import PROB_RTOL, assert_same_greedy_run, assert_top_matche
 from gguf_models import FIRST_BYTE_ID, LORA_PUSH_PIECE, N_VOCAB, byte_id, italian_vocab
 
 from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.errors import ModelFileError
 from scriptorium.inference.events import (
     ContextTrimmed,
     GenerationDone,
@@ -369,48 +368,3 @@ def test_invalid_sampler_values_are_named(change, message) -> None:
 def test_bias_for_a_token_outside_the_vocabulary(random_engine: Engine) -> None:
     with pytest.raises(SettingsError, match="token 99999"):
         run(random_engine, DRAFT, GREEDY, LogitBias(entries=((99999, -1.0),)))
-
-
-def test_bad_model_files_are_refused_before_llama_cpp(tmp_path: Path, bad_gguf_files, foreign_lora_adapter, random_model, lora_adapter) -> None:
-    with pytest.raises(ModelFileError, match="not found"):
-        load(tmp_path / "missing.gguf")
-    with pytest.raises(ModelFileError, match="not a GGUF file"):
-        load(bad_gguf_files["not_gguf"])
-    with pytest.raises(ModelFileError, match="truncated"):
-        load(bad_gguf_files["truncated"])
-    with pytest.raises(ModelFileError):
-        load(bad_gguf_files["empty"])
-    with pytest.raises(ModelFileError, match="'gemma3' model, but the model is 'llama'"):
-        load(random_model, lora_path=foreign_lora_adapter)
-    with pytest.raises(ModelFileError, match="is a LoRA adapter, not a model"):
-        load(lora_adapter)
-    with pytest.raises(ModelFileError, match="not a LoRA adapter"):
-        load(random_model, lora_path=random_model)
-
-
-def test_an_adapter_for_another_base_model_of_the_same_architecture_is_refused_by_its_shapes(
-        random_model: Path, wider_model_lora_adapter: Path) -> None:
-    with pytest.raises(ModelFileError, match=r"made for another base model: its blk\.0\.attn_q\.weight is 128 x 128, "
-                                             r"the model's 64 x 64"):
-        load(random_model, lora_path=wider_model_lora_adapter)
-
-
-def test_a_load_llama_cpp_refuses_says_why(random_model: Path) -> None:
-    from scriptorium.inference.errors import ModelLoadError
-
-    # 16-wide heads cannot hold a q8_0 K cache (blocks of 32): llama.cpp's own reason is kept.
-    with pytest.raises(ModelLoadError, match="does not divide"):
-        load(random_model, type_k="q8_0", flash_attn=True)
-
-
-def test_a_model_llama_cpp_cannot_load_names_the_reason_not_the_bare_failure(tmp_path: Path, random_model: Path) -> None:
-    from gguf_corrupt import corrupt_copy
-
-    from scriptorium.inference.errors import ModelLoadError
-
-    # llama.cpp logs "error loading model: ... tensor 'token_embd.weight' not found", then
-    # "failed to load model": the second says nothing the message does not already say.
-    missing_tensors = corrupt_copy(random_model, tmp_path / "three-tensors.gguf", tensor_count=3)
-    with pytest.raises(ModelLoadError, match="not found") as refused:
-        load(missing_tensors)
-    assert not str(refused.value).endswith("failed to load model")

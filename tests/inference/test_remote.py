@@ -9,25 +9,21 @@ flip with the server's thread count or batch shape.
 
 from __future__ import annotations
 
-import http.server
 import math
-import socket
-import threading
-import time
 from contextlib import closing
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 from gguf_models import FIRST_BYTE_ID, LORA_PUSH_PIECE, N_VOCAB, italian_vocab, write_llama_model
-from llama_server import CONTEXT, LlamaServer, closed_port, server_binary
+from llama_server import CONTEXT, LlamaServer, connect_to
 
 from scriptorium.inference.engine import Engine
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone, PrefillDone, TokenEvent
 from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.remote import SCORING_UNAVAILABLE, RemoteBackend, remote_loader
-from scriptorium.inference.remote_http import ContextExceeded, ServerError, Timeouts
+from scriptorium.inference.remote import SCORING_UNAVAILABLE
+from scriptorium.inference.remote_http import ContextExceeded
 from scriptorium.inference.settings import PRESETS, LogitBias, SettingsError
 
 GREEDY = PRESETS["greedy"]
@@ -55,12 +51,6 @@ def _events(backend, prompt: str, **kwargs) -> tuple[list[TokenEvent], Generatio
 
 
 @pytest.fixture(scope="module")
-def server_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    server_binary()  # skips the module, with the reason, when there is no binary
-    return tmp_path_factory.mktemp("llama-server-logs")
-
-
-@pytest.fixture(scope="module")
 def random_server(random_model: Path, lora_adapter: Path, server_logs: Path) -> Iterator[LlamaServer]:
     # The server lists the adapter at scale 1; every request sends the backend's own scale.
     with LlamaServer(random_model, server_logs, "--lora", str(lora_adapter)) as server:
@@ -85,10 +75,6 @@ def utf8_server(utf8_model: Path, server_logs: Path) -> Iterator[LlamaServer]:
         yield server
 
 
-def _connect(server: LlamaServer, **kwargs) -> RemoteBackend:
-    return RemoteBackend.connect(server.url, LoadOptions(model_path=Path("unused.gguf")), **kwargs)
-
-
 def _local(model: Path, **kwargs) -> Engine:
     return Engine.load(LoadOptions(model_path=model, n_ctx=CONTEXT, **kwargs))
 
@@ -96,7 +82,7 @@ def _local(model: Path, **kwargs) -> Engine:
 # ---- what the server says about itself ------------------------------------------------------
 def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(random_server: LlamaServer,
                                                                      lora_adapter: Path) -> None:
-    backend = _connect(random_server)
+    backend = connect_to(random_server)
     try:
         assert backend.n_ctx == CONTEXT  # /props default_generation_settings.n_ctx
         assert backend.facts.vocab_size == N_VOCAB
@@ -115,7 +101,7 @@ def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(random_serv
 
 # ---- generation against the local engine ------------------------------------------------------
 def test_first_step_probabilities_match_the_local_engine(random_model: Path, random_server: LlamaServer) -> None:
-    remote, local = _connect(random_server), _local(random_model)
+    remote, local = connect_to(random_server), _local(random_model)
     remote.set_lora_scale(0.0)  # scale 0 leaves the logits bit-identical to no adapter
     try:
         (remote_token, *_), _, _ = _events(remote, PROMPT, top_n=10, settings=GREEDY.with_changes(max_tokens=1))
@@ -134,7 +120,7 @@ def test_first_step_probabilities_match_the_local_engine(random_model: Path, ran
 
 
 def test_greedy_tokens_and_text_match_the_local_engine(sentence_model: Path, sentence_server: LlamaServer) -> None:
-    remote, local = _connect(sentence_server), _local(sentence_model)
+    remote, local = connect_to(sentence_server), _local(sentence_model)
     try:
         remote_tokens, remote_done, _ = _events(remote, PROMPT, top_n=3)
         local_tokens, local_done, _ = _events(local, PROMPT, top_n=3)
@@ -148,7 +134,7 @@ def test_greedy_tokens_and_text_match_the_local_engine(sentence_model: Path, sen
 
 
 def test_byte_tokens_are_banned_through_logit_bias(byte_server: LlamaServer) -> None:
-    backend = _connect(byte_server)
+    backend = connect_to(byte_server)
     try:
         banned, _, _ = _events(backend, PROMPT, top_n=5, settings=GREEDY.with_changes(max_tokens=4))
         allowed, _, _ = _events(backend, PROMPT, top_n=5, bias=LogitBias(ban_byte_tokens=False),
@@ -166,7 +152,7 @@ def test_byte_tokens_between_other_tokens_are_found_and_banned(gguf_dir: Path, s
     # Bytes neither right after the control tokens nor last, as in Gemma 3 (238..493).
     model = write_llama_model(gguf_dir / "byte-loop-unused.gguf", kind="byte_loop", unused_tokens=64)
     with LlamaServer(model, server_logs) as server:
-        backend = _connect(server)
+        backend = connect_to(server)
         try:
             assert backend.byte_token_ids == tuple(range(FIRST_BYTE_ID, N_VOCAB))
             banned, _, _ = _events(backend, PROMPT, top_n=5, settings=GREEDY.with_changes(max_tokens=4))
@@ -176,7 +162,7 @@ def test_byte_tokens_between_other_tokens_are_found_and_banned(gguf_dir: Path, s
 
 
 def test_utf8_split_over_byte_tokens_reads_as_locally(utf8_model: Path, utf8_server: LlamaServer) -> None:
-    remote, local = _connect(utf8_server), _local(utf8_model)
+    remote, local = connect_to(utf8_server), _local(utf8_model)
     # <0xE2> <0x80> <0x99> then <0xC3> <0xA8> three times: nine tokens, four characters.
     no_ban, settings = LogitBias(ban_byte_tokens=False), GREEDY.with_changes(max_tokens=9)
     try:
@@ -196,7 +182,7 @@ def test_utf8_split_over_byte_tokens_reads_as_locally(utf8_model: Path, utf8_ser
 def test_a_byte_that_is_no_text_reads_as_locally(utf8_model: Path, utf8_server: LlamaServer) -> None:
     """After "notte", <0xFF>: never UTF-8, the replacement character in the text (it was
     "\\xff", written into the author's draft on Tab), and <0xFF> in the candidates."""
-    remote, local = _connect(utf8_server), _local(utf8_model)
+    remote, local = connect_to(utf8_server), _local(utf8_model)
     no_ban, settings = LogitBias(ban_byte_tokens=False), GREEDY.with_changes(max_tokens=4)
     try:
         remote_tokens, remote_done, _ = _events(remote, "La notte", bias=no_ban, settings=settings, top_n=2)
@@ -212,7 +198,7 @@ def test_stop_strings_match_the_text_as_the_author_sees_it(crlf_model: Path, ser
     """The model's newline token is "\\r\\n": llama-server matches stop strings on the raw
     text, where the author's "\\n\\n" never meets "\\r\\n\\r\\n", and the reply ran on."""
     with LlamaServer(crlf_model, server_logs) as server:
-        remote = _connect(server)
+        remote = connect_to(server)
         try:
             _, plain, _ = _events(remote, "Era notte", settings=GREEDY.with_changes(max_tokens=8))
             tokens, done, _ = _events(remote, "Era notte", settings=GREEDY.with_changes(max_tokens=8, stop=("\n\n",)))
@@ -226,7 +212,7 @@ def test_stop_strings_match_the_text_as_the_author_sees_it(crlf_model: Path, ser
 def test_lora_scale_is_sent_per_request(random_model: Path, lora_adapter: Path, random_server: LlamaServer) -> None:
     gatto = italian_vocab().id_of(LORA_PUSH_PIECE)
     one_step = GREEDY.with_changes(max_tokens=1)
-    remote = _connect(random_server)
+    remote = connect_to(random_server)
     local = _local(random_model, lora_path=lora_adapter, lora_scale=1.0)
     try:
         remote.set_lora_scale(0.0)
@@ -243,7 +229,7 @@ def test_lora_scale_is_sent_per_request(random_model: Path, lora_adapter: Path, 
 
 
 def test_timings_come_from_the_server_and_the_prompt_cache_is_reused(random_server: LlamaServer) -> None:
-    backend = _connect(random_server)
+    backend = connect_to(random_server)
     settings = GREEDY.with_changes(max_tokens=4)
     try:
         _, first, prefills = _events(backend, PROMPT, settings=settings)
@@ -264,7 +250,7 @@ def test_the_kv_figure_is_what_the_servers_slot_holds(server_name: str, max_toke
     """The last token sampled is never decoded (the generation ends on it), on the server
     as locally: the slot holds prompt + completion - 1 after a length stop, and prompt +
     completion after an end-of-generation token (sampled, not a completion token)."""
-    backend = _connect(request.getfixturevalue(server_name))
+    backend = connect_to(request.getfixturevalue(server_name))
     try:
         _, done, _ = _events(backend, PROMPT, settings=GREEDY.with_changes(max_tokens=max_tokens))
         slots = backend.client.get("/slots")
@@ -277,7 +263,7 @@ def test_the_kv_figure_is_what_the_servers_slot_holds(server_name: str, max_toke
 
 def test_the_length_asked_for_ending_at_the_context_is_a_length_stop(random_model: Path,
                                                                        random_server: LlamaServer) -> None:
-    remote, local = _connect(random_server), _local(random_model)
+    remote, local = connect_to(random_server), _local(random_model)
     try:
         rest = GREEDY.with_changes(max_tokens=CONTEXT - remote.count_tokens(PROMPT))
         _, remote_done, _ = _events(remote, PROMPT, settings=rest)
@@ -291,7 +277,7 @@ def test_the_length_asked_for_ending_at_the_context_is_a_length_stop(random_mode
 
 # ---- what is not available, and failures ---------------------------------------------------------
 def test_scoring_is_refused_with_the_reason(random_server: LlamaServer) -> None:
-    backend = _connect(random_server)
+    backend = connect_to(random_server)
     try:
         with pytest.raises(ScriptoriumError, match="every position"):
             backend.score("La casa era buia.")
@@ -301,7 +287,7 @@ def test_scoring_is_refused_with_the_reason(random_server: LlamaServer) -> None:
 
 
 def test_a_setting_the_server_lacks_is_refused_not_ignored(random_server: LlamaServer) -> None:
-    backend = _connect(random_server)
+    backend = connect_to(random_server)
     backend.server_fields = backend.server_fields - {"min_p"}
     try:
         with pytest.raises(SettingsError, match="min_p: not available"):
@@ -311,7 +297,7 @@ def test_a_setting_the_server_lacks_is_refused_not_ignored(random_server: LlamaS
 
 
 def test_a_prompt_longer_than_the_context_is_one_line(random_server: LlamaServer) -> None:
-    backend = _connect(random_server)
+    backend = connect_to(random_server)
     try:
         with pytest.raises(ContextExceeded, match="longer than llama-server's context") as raised:
             _events(backend, "casa " * (CONTEXT * 2))
@@ -320,110 +306,9 @@ def test_a_prompt_longer_than_the_context_is_one_line(random_server: LlamaServer
     assert "\n" not in str(raised.value)
 
 
-def test_a_closed_port_is_one_line() -> None:
-    with pytest.raises(ServerError, match="cannot reach llama-server") as raised:
-        remote_loader(f"http://127.0.0.1:{closed_port()}")(LoadOptions(model_path=Path("x")), lambda p: None)
-    assert "\n" not in str(raised.value)
-
-
-def test_a_plain_http_server_is_not_taken_for_llama_server(tmp_path: Path) -> None:
-    handler = lambda *args: http.server.SimpleHTTPRequestHandler(*args, directory=str(tmp_path))  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        with pytest.raises(ServerError, match="not a llama-server"):
-            RemoteBackend.connect(f"http://127.0.0.1:{server.server_address[1]}", LoadOptions(model_path=Path("x")))
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-def test_a_server_that_never_answers_times_out() -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(1)  # accepts connections (the kernel does), never writes a byte
-        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        # Only a streamed generation may be silent as long as `read` (a long prefill): the
-        # other requests, some asked while the author types, give up after `answer`.
-        started = time.monotonic()
-        with pytest.raises(ServerError, match="went silent for 0.5 s"):
-            RemoteBackend.connect(url, LoadOptions(model_path=Path("x")), timeouts=Timeouts(connect=2.0, read=30.0, answer=0.5))
-        assert time.monotonic() - started < 10
-
-
-def test_https_to_a_server_that_never_answers_says_to_try_http() -> None:
-    # llama-server without SSL reads the TLS greeting as a request line and waits for its end.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(1)
-        port = silent.getsockname()[1]
-        with pytest.raises(ServerError, match=f"or it speaks plain HTTP: try http://127.0.0.1:{port}"):
-            RemoteBackend.connect(f"https://127.0.0.1:{port}", LoadOptions(model_path=Path("x")),
-                                  timeouts=Timeouts(connect=0.5, read=30.0, answer=0.5))
-
-
-def test_a_server_killed_mid_stream_keeps_the_text_so_far(random_model: Path, server_logs: Path) -> None:
-    from scriptorium.app.tui.generation import GenerationFailed, GenerationRequest, TokensGenerated, stream_generation
-
-    with LlamaServer(random_model, server_logs) as server:
-        backend = _connect(server)
-        posted: list[object] = []
-        killed = threading.Event()
-
-        def post(message: object) -> None:
-            posted.append(message)
-            if isinstance(message, TokensGenerated) and not killed.is_set():
-                killed.set()
-                server.kill()
-
-        request = GenerationRequest(kind="draft", id=1, prompt=PROMPT, settings=GREEDY.with_changes(max_tokens=400),
-                                    bias=LogitBias(), top_n=3)
-        try:
-            stream_generation(backend, request, post, should_stop=lambda: False, frame_interval=0.0)
-        finally:
-            backend.close()
-    tokens = [e for m in posted if isinstance(m, TokensGenerated) for e in m.events]
-    failures = [m for m in posted if isinstance(m, GenerationFailed)]
-    assert tokens, "the tokens streamed before the kill were posted"
-    assert len(failures) == 1 and isinstance(posted[-1], GenerationFailed)
-    assert "llama-server" in failures[0].error and "\n" not in failures[0].error
-
-
 def test_the_longest_piece_is_unknown_not_guessed(random_server: LlamaServer) -> None:
-    backend = _connect(random_server)
+    backend = connect_to(random_server)
     try:
         assert backend.longest_piece_chars is None  # the window search assumes its own safe length
     finally:
         backend.close()
-
-
-def test_a_stream_from_a_server_gone_silent_stops_when_asked(random_model: Path, server_logs: Path) -> None:
-    """A hung server (here stopped with SIGSTOP) or a lost link sends nothing more, and
-    keeps the connection open: a stop must not wait for the server, nor for the 120 s."""
-    import os
-    import signal
-
-    with LlamaServer(random_model, server_logs) as server:
-        backend = _connect(server)
-        stop = threading.Event()
-        events: list[object] = []
-        try:
-            stream = backend.generate(PROMPT, GREEDY.with_changes(max_tokens=2000), LogitBias(), top_n=3,
-                                      should_stop=stop.is_set)
-            with closing(stream):
-                for event in stream:
-                    events.append(event)
-                    if isinstance(event, TokenEvent) and not stop.is_set() and server.process is not None:
-                        os.kill(server.process.pid, signal.SIGSTOP)
-                        stopped_at = time.monotonic()
-                        threading.Timer(0.3, stop.set).start()
-            assert time.monotonic() - stopped_at < 5
-        finally:
-            if server.process is not None:
-                os.kill(server.process.pid, signal.SIGCONT)
-            backend.close()
-    done = [e for e in events if isinstance(e, GenerationDone)]
-    assert len(done) == 1 and done[0].stop_reason == "cancelled"
-    assert any(isinstance(e, TokenEvent) for e in events)

@@ -9,18 +9,11 @@ from typing import Iterator
 
 import pytest
 from gguf_models import write_llama_model
-from llama_server import CONTEXT, LlamaServer, server_binary
+from llama_server import CONTEXT, LlamaServer, connect_to
 
 from scriptorium import prompts
 from scriptorium.inference.engine import Engine
 from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.remote import RemoteBackend
-
-
-@pytest.fixture(scope="module")
-def server_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    server_binary()  # skips the module, with the reason, when there is no binary
-    return tmp_path_factory.mktemp("llama-server-logs")
 
 
 @pytest.fixture(scope="module")
@@ -29,17 +22,13 @@ def sentence_server(sentence_model: Path, server_logs: Path) -> Iterator[LlamaSe
         yield server
 
 
-def _connect(server: LlamaServer) -> RemoteBackend:
-    return RemoteBackend.connect(server.url, LoadOptions(model_path=Path("unused.gguf")))
-
-
 def _local(model: Path) -> Engine:
     return Engine.load(LoadOptions(model_path=model, n_ctx=CONTEXT))
 
 
 def test_chat_uses_the_models_own_template(sentence_model: Path, sentence_server: LlamaServer) -> None:
     messages = [{"role": "user", "content": "ciao"}]
-    remote, local = _connect(sentence_server), _local(sentence_model)
+    remote, local = connect_to(sentence_server), _local(sentence_model)
     try:
         assert remote.chat_prompt(messages) == local.chat_prompt(messages) == "user: ciao\nassistant:"
     finally:
@@ -54,7 +43,7 @@ def test_an_empty_prompt_to_a_model_without_bos_starts_from_its_bos(gguf_dir: Pa
     model = write_llama_model(gguf_dir / "no-bos.gguf", kind="sentence", add_bos=False)
     settings = PRESETS["greedy"].with_changes(max_tokens=3)
     with LlamaServer(model, server_logs) as server:
-        remote, local = _connect(server), _local(model)
+        remote, local = connect_to(server), _local(model)
         try:
             done = [list(backend.generate("", settings, LogitBias()))[-1] for backend in (remote, local)]
         finally:
@@ -68,7 +57,7 @@ def test_a_model_without_a_template_talks_in_the_fallbacks_turns(random_model: P
     messages = [{"role": "system", "content": "Sei un aiuto."}, {"role": "user", "content": "ciao"}]
     fallback = prompts.load(prompts.CHAT_FALLBACK)
     with LlamaServer(random_model, server_logs) as server:
-        remote, local = _connect(server), _local(random_model)
+        remote, local = connect_to(server), _local(random_model)
         try:
             assert remote.facts.has_chat_template is local.facts.has_chat_template is False
             assert remote.chat_prompt(messages, fallback) == local.chat_prompt(messages, fallback)

@@ -9,8 +9,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import pytest
-from llama_server import CONTEXT, LlamaServer, server_binary
+from llama_server import CONTEXT, LlamaServer
 
 from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.load_options import LoadOptions
@@ -46,12 +45,6 @@ def connect_and_write(server: LlamaServer) -> tuple[int | None, GenerationDone]:
         return at_connection, done
     finally:
         backend.close()
-
-
-@pytest.fixture(scope="module")
-def server_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    server_binary()  # skips the module, with the reason, when there is no binary
-    return tmp_path_factory.mktemp("llama-server-logs")
 
 
 def test_with_several_slots_the_figure_is_unknown_until_the_first_generation(random_model: Path,

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual.pilot import Pilot
-from test_window_tui import write_pinned
-from tui_helpers import EngineSpy, GREEDY, Gate, fixed_clock_loader, make_app, model_ready, run, saved, spying_loader
+from tui_helpers import EngineSpy, GREEDY, Gate, fixed_clock_loader, make_app, model_ready, run, saved, spying_loader, write_pinned
 
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.inference.engine import Engine, LoadOptions

@@ -1,14 +1,13 @@
-"""Chat mode with the real engine: send, stream, regenerate, edit and resend, stop."""
+"""Chat mode with the real engine: send, stream, regenerate, edit and resend, take back and
+put back, replies that failed and messages that do not fit. Stopping a reply is in
+test_chat_stop.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-import pytest
-from textual.pilot import Pilot
-
-from tui_helpers import Gate, HeldCounts, generated, loader_wrapping, make_app, model_ready, run, spying_loader
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -189,11 +188,6 @@ def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next
     run(scenario)
 
 
-def held_app(model: Path, gate: Gate, *, mode: str = "chat", max_tokens: int = 200) -> Any:
-    """An app whose model `gate` holds mid-generation, writing greedily up to `max_tokens`."""
-    return make_app(model, mode=mode, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=max_tokens))
-
-
 def saved_chat(app: Any) -> Any:
     """The chat session as saving everything now writes it, read back from disk."""
     from scriptorium.app.sessions import SessionStore
@@ -201,147 +195,6 @@ def saved_chat(app: Any) -> Any:
     app.save_everything()
     assert app.sessions.chat is not None
     return SessionStore().load(app.sessions.chat.id)
-
-
-async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
-    """Send a message; return once the gate holds the model mid-reply."""
-    await model_ready(pilot)
-    await pilot.press(*"Ciao", "enter")
-    await gate.wait_reached()
-
-
-def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
-    async def scenario() -> None:
-        gate = Gate(after_tokens=3)
-        app = held_app(random_model, gate)
-        async with app.run_test() as pilot:
-            await start_held_reply(pilot, gate)
-            _, done = await gate.escape(pilot)
-            chat = app.main.chat
-            assert done.stop_reason == "cancelled"
-            reply = chat.transcript.query(AssistantMessage).last()
-            assert reply.has_class("-stopped") and reply.source == done.text
-            assert chat.messages[-1] == {"role": "assistant", "content": done.text}
-
-    run(scenario)
-
-
-@pytest.mark.parametrize("writing", ["chat", "draft"])
-def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(random_model: Path, writing: str) -> None:
-    """While the chat's reply streamed, the draft's ctrl+g said "press Esc to stop it first",
-    and Esc in the draft did nothing (and the other way round): only the mode that started
-    the generation could stop it."""
-    async def scenario() -> None:
-        gate = Gate(after_tokens=3)
-        app = held_app(random_model, gate, mode=writing)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Ciao", "enter" if writing == "chat" else "ctrl+g")
-            await gate.wait_reached()
-            await pilot.press("f2", *(("ctrl+g",) if writing == "chat" else ("O", "k", "enter")))
-            assert any("press Esc to stop it first" in n.message for n in app._notifications)
-            _, done = await gate.escape(pilot)
-            assert done.stop_reason == "cancelled"
-            if writing == "chat":
-                assert app.main.chat.messages[-1] == {"role": "assistant", "content": done.text}
-            else:
-                ghost = app.main.draft.editor.ghost
-                assert ghost is not None and ghost.text == done.text
-
-    run(scenario)
-
-
-def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
-    """A reply stopped with Esc, then regenerated: going back to it with alt+← showed it
-    as if it had ended by itself (the mark was dropped for every version shown). Once a new
-    message followed, the versions were forgotten but the note under the reply still offered
-    them ("version 1/2 · first · alt+← alt+→"), keys that no longer did anything."""
-    async def scenario() -> None:
-        gate = Gate(after_tokens=3)
-        app = held_app(random_model, gate, max_tokens=20)
-        async with app.run_test() as pilot:
-            await start_held_reply(pilot, gate)
-            await gate.escape(pilot)
-            await generated(pilot, "ctrl+r")
-            reply = app.main.chat.transcript.query(AssistantMessage).last()
-            assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
-            await pilot.press("alt+left")
-            reply = app.main.chat.transcript.query(AssistantMessage).last()
-            assert reply.has_class("-stopped") and str(reply.border_subtitle).startswith("version 1/2")
-            assert str(reply.border_subtitle).endswith(" · stopped")
-            await pilot.press("alt+right")
-            assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
-            await pilot.press("alt+left")
-            await generated(pilot, *"E poi?", "enter")
-            assert reply.border_subtitle == "stopped" and reply.has_class("-stopped")
-
-    run(scenario)
-
-
-def test_a_reply_after_opening_another_chat_mid_reply_holds_only_its_own_text(random_model: Path) -> None:
-    """Opening another chat while a reply streamed left the pane's stream behind: the next
-    reply's text began with the abandoned one's, which a reply failing midway then kept
-    (on screen and in the session)."""
-    from scriptorium.app.sessions import SessionStore
-    from scriptorium.inference.errors import GenerationError
-
-    gate = Gate(after_tokens=3)
-    calls: list[int] = []
-
-    def held_then_failing(*args: Any) -> Any:
-        engine = gate.loader(*args)
-        generate = engine.generate
-
-        def first_held_then_failing(*args: Any, **kwargs: Any) -> Any:
-            calls.append(1)
-            for count, event in enumerate(generate(*args, **kwargs)):
-                if len(calls) > 1 and count == 6:
-                    raise GenerationError("llama-server closed the connection mid-generation")
-                yield event
-        engine.generate = first_held_then_failing
-        return engine
-
-    async def scenario() -> None:
-        app = make_app(random_model, mode="chat", loader=held_then_failing,
-                       sampler=preset("greedy").with_changes(max_tokens=30))
-        async with app.run_test() as pilot:
-            store = SessionStore()
-            other = store.create_chat("Other")
-            other.add_user_turn("Salve")
-            store.save(other)
-            await start_held_reply(pilot, gate)
-            await app.show_session(store.load(other.id))
-            gate.release()
-            await app.main.wait_until_idle()
-            await pilot.press(*"E poi", "enter")
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            chat = app.main.chat
-            assert [m["role"] for m in chat.messages] == ["user", "user", "assistant"]
-            reply = chat.transcript.query(AssistantMessage).last()
-            assert reply.has_class("-stopped") and reply.source == chat.messages[-1]["content"]
-            written = app.sessions.chat.generations[-1].text if app.sessions.chat else None
-            assert chat.messages[-1]["content"] == written
-
-    run(scenario)
-
-
-def test_the_message_cursor_stays_lit_while_a_reply_streams(random_model: Path) -> None:
-    async def scenario() -> None:
-        gate = Gate(after_tokens=3)
-        app = held_app(random_model, gate)
-        async with app.run_test() as pilot:
-            field = app.main.chat.input
-            assert field.cursor_blink
-            await start_held_reply(pilot, gate)
-            assert not field.cursor_blink
-            await pilot.press("escape")
-            gate.release()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            assert field.cursor_blink
-
-    run(scenario)
 
 
 def test_switching_modes_keeps_both(sentence_model: Path) -> None:
@@ -356,42 +209,6 @@ def test_switching_modes_keeps_both(sentence_model: Path) -> None:
             assert app.main.mode == "draft" and app.main.draft.editor.text == "Bozza"
 
     run(scenario)
-
-
-def test_escape_while_the_conversation_is_fitted_keeps_the_message_and_records_nothing(sentence_model: Path) -> None:
-    """Fitting the conversation to the window counts tokens in the generation's worker (a
-    server may be slow to answer): keys are taken meanwhile, Esc ends it at once, and the
-    author's message stays, ready for ctrl+r."""
-    counts = HeldCounts()
-
-    async def scenario() -> None:
-        app = make_app(sentence_model, mode="chat", loader=counts.loader())
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            counts.hold()
-            await pilot.press(*"Ciao", "enter")
-            await pilot.pause(0.2)
-            chat = app.main.chat
-            assert counts.counting.is_set() and app.main.is_generating
-            await pilot.press(*"Come va?")
-            assert chat.input.value == "Come va?"
-            await pilot.press("escape")
-            assert not app.main.is_generating
-            assert chat.messages == [{"role": "user", "content": "Ciao"}]
-            assert not list(chat.transcript.query(AssistantMessage))
-            counts.release()
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            session = app.sessions.chat
-            assert session is not None and session.generations == []
-            done = await generated(pilot, "ctrl+r")
-            assert done.text == REPLY
-            assert [m["role"] for m in chat.messages] == ["user", "assistant"]
-
-    try:
-        run(scenario)
-    finally:
-        counts.release()
 
 
 def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> None:

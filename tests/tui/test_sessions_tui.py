@@ -1,5 +1,6 @@
 """Sessions in the app: every accepted suggestion saved at once, typing within seconds,
-generations and chat turns recorded, --resume, the sessions screen, export."""
+generations and chat turns recorded, --resume, export. The sessions screen (F5) is in
+test_sessions_screen.py."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from textual.pilot import Pilot
 from tui_helpers import Gate, generated, loader_calling, make_app, model_ready, run, saved_draft
 
 from scriptorium.inference.events import GenerationDone
-from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
-from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
+from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.sessions import ChatSession, SessionStore
 from scriptorium.app.sessions.keeper import AUTOSAVE_LONGEST_SECONDS
 from scriptorium.app.sessions.records import recorded_p
@@ -238,43 +238,6 @@ def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
     run(scenario)
 
 
-def test_the_sessions_screen_opens_renames_and_deletes(tmp_path: Path) -> None:
-    store = SessionStore()
-    first = store.create_draft("Primo", "Il primo testo")
-    second = store.create_draft("Secondo", "Il secondo testo")
-
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await pilot.press("f5")
-            assert isinstance(app.screen, SessionsScreen)
-            titles = [s.title for s in app.screen._summaries]
-            assert set(titles) == {"Primo", "Secondo"}
-            index = [s.id for s in app.screen._summaries].index(second.id)
-            app.screen.query_one("DataTable").move_cursor(row=index)
-            await pilot.press("r")
-            assert isinstance(app.screen, TextPromptScreen)
-            app.screen.query_one("Input").value = "Secondo, rivisto"
-            await pilot.press("enter")
-            await pilot.pause()
-            assert store.load(second.id).title == "Secondo, rivisto"
-
-            index = [s.id for s in app.screen._summaries].index(first.id)
-            app.screen.query_one("DataTable").move_cursor(row=index)
-            await pilot.press("d")
-            assert isinstance(app.screen, ConfirmScreen)
-            await pilot.press("y")
-            await pilot.pause()
-            assert not store.path_for(first.id).exists() and store.path_for(second.id).exists()
-
-            await pilot.press("enter")  # the one left
-            await pilot.pause()
-            assert app.screen is app.main
-            assert app.main.draft.editor.text == "Il secondo testo" and app.sessions.draft.id == second.id
-
-    run(scenario)
-
-
 def test_export_asks_before_overwriting(tmp_path: Path) -> None:
     draft = tmp_path / "racconto.md"
     exported = tmp_path / "racconto.export.md"
@@ -410,22 +373,3 @@ def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> No
     after = SessionStore().load(chat.id)
     assert isinstance(after, ChatSession) and after.turns == before.turns
     assert [g.outcome for g in after.generations] == [g.outcome for g in before.generations]
-
-
-def test_deleting_the_open_session_says_at_once_that_it_cannot_be_done(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await pilot.press(*"Un testo aperto")
-            app.save_everything()
-            await pilot.press("f5")
-            screen = app.screen
-            assert isinstance(screen, SessionsScreen)
-            open_row = next(row for row, s in enumerate(screen._summaries) if s.id in screen._on_screen)
-            screen.query_one("DataTable").move_cursor(row=open_row)
-            await pilot.press("d")
-            assert app.screen is screen  # no question asked
-            assert any("this session is open" in n.message for n in app._notifications)
-            assert len(SessionStore().list()) == 1
-
-    run(scenario)

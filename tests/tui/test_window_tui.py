@@ -1,20 +1,18 @@
-"""Memory, the author's note and the window in the app: editing them, what the model is
-sent, and the marker showing where the model's window starts in the draft."""
+"""Memory, the author's note and the window in the app: what the model is sent, what does
+not fit, the KV panel's split, and the marker showing where the model's window starts in
+the draft. The memory and note dialogs themselves are in test_pinned_dialogs_tui.py."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from textual import events
-from textual.pilot import Pilot
-from textual.widgets import Input, TextArea
+from textual.widgets import TextArea
 
-from tui_helpers import HeldCounts, generated, make_app, model_ready, run, spying_loader
+from tui_helpers import HeldCounts, generated, make_app, model_ready, run, spying_loader, write_pinned
 
 from scriptorium.app.sessions import SessionStore
-from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
 from scriptorium.app.tui.widgets.draft_pane import WINDOW_MARK_DELAY
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -29,18 +27,6 @@ def long_draft(tmp_path: Path) -> Path:
     draft = tmp_path / "long.md"
     draft.write_text(LONG, encoding="utf-8")
     return draft
-
-
-async def write_pinned(pilot: Pilot[Any], key: str, text: str, depth: str | None = None) -> None:
-    await pilot.press(key)
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, PinnedScreen)
-    screen.query_one("#pinned-text", TextArea).text = text
-    if depth is not None:
-        screen.query_one("#pinned-depth", Input).value = depth
-    await pilot.press("ctrl+s")
-    await pilot.pause()
 
 
 def test_memory_and_note_are_edited_kept_and_sent(random_model: Path) -> None:
@@ -72,51 +58,6 @@ def test_memory_and_note_are_edited_kept_and_sent(random_model: Path) -> None:
             assert session.memory == "Il gatto si chiama Nero."
             # Kept in the session file.
             assert SessionStore().load(session.id).note == "[Tono cupo.]"
-
-    run(scenario)
-
-
-def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(random_model: Path) -> None:
-    """A terminal sends Alt+E as ESC e, which Textual reads as 'alt+e' carrying 'e' (Pilot's
-    press carries no character): the editors must leave the letter to the bindings."""
-    def alt(app: Any, letter: str) -> None:
-        key = events.Key(f"alt+{letter}", letter)
-        key.set_sender(app)
-        app.post_message(key)
-
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Una casa.")
-            for letter in "en":
-                alt(app, letter)
-                await pilot.pause()
-                assert isinstance(app.screen, PinnedScreen)
-                await pilot.press("escape")
-                await pilot.pause()
-            assert app.main.draft.editor.text == "Una casa."
-            await pilot.press("f2")
-            await pilot.press(*"Ciao")
-            alt(app, "e")
-            await pilot.pause()
-            assert isinstance(app.screen, PinnedScreen)
-            await pilot.press("escape")
-            await pilot.pause()
-            assert app.main.chat.input.value == "Ciao"
-
-    run(scenario)
-
-
-def test_a_bad_note_depth_is_refused_in_the_dialog(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await write_pinned(pilot, "alt+n", "[Nota]", depth="500")
-            assert isinstance(app.screen, PinnedScreen)  # still open, the author told why
-            await pilot.press("escape")
-            assert app.sessions.pinned("draft").note == ""
 
     run(scenario)
 
@@ -272,23 +213,6 @@ def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model:
     run(scenario)
 
 
-def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model: Path) -> None:
-    """A chat prompt holds the system prompt with the memory, then the turns: no author's
-    note. Keeping one there would be told 'the model sees it in every prompt', untrue."""
-    async def scenario() -> None:
-        app = make_app(random_model, mode="chat")
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            await pilot.press("alt+n")
-            await pilot.pause()
-            assert not isinstance(app.screen, PinnedScreen)
-            assert any("memory" in n.message and "draft" in n.message for n in app._notifications)
-            await pilot.press("alt+e")  # the memory is still edited in chat
-            await pilot.pause()
-            assert isinstance(app.screen, PinnedScreen) and app.screen.which == "memory"
-    run(scenario)
-
-
 def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(random_model: Path) -> None:
     """At the panel's own width (the author's 140-column terminal gives it 28 cells), the
     split 'mem 13·note 19·draft 64·free 160' was cut to '…·fre…': the room left, the number
@@ -311,31 +235,6 @@ def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(random_mo
             numbers = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", split)]
             assert numbers == [window.memory_tokens, window.note_tokens, window.draft_tokens, free], split
             assert "…" not in split and all(label in split for label in ("mem", "note", "draft", "free"))
-
-    run(scenario)
-
-
-def test_quitting_with_the_memory_or_note_open_keeps_what_was_typed(tmp_path: Path) -> None:
-    """ctrl+q with the memory dialog open quit at once and the synopsis typed there was gone
-    (the session saved the memory as it was before): the author's text, lost. Esc is the
-    way to leave it unchanged; quitting keeps it, as it keeps the draft."""
-    draft = tmp_path / "bozza.md"
-
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            await pilot.press(*"Una casa sul fiume.")
-            await write_pinned(pilot, "alt+n", "[Tono cupo.]")
-            await pilot.press("alt+e")
-            await pilot.pause()
-            assert isinstance(app.screen, PinnedScreen)
-            app.screen.query_one("#pinned-text", TextArea).text = "Sinossi: la nonna, Marco e Lucia, il mulino."
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-            assert not app.is_running
-        session = SessionStore().load(SessionStore().list()[0].id)
-        assert session.memory == "Sinossi: la nonna, Marco e Lucia, il mulino."
-        assert session.note == "[Tono cupo.]" and session.text == "Una casa sul fiume."
 
     run(scenario)
 
@@ -379,28 +278,5 @@ def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(random_mod
             await pilot.press("tab")
             await pilot.pause()
             assert app.main.draft.text == "Il gatto dorme\n\n" + written
-
-    run(scenario)
-
-
-def test_ctrl_a_selects_all_in_the_memory_and_note_dialogs() -> None:
-    """ctrl+a went to the line's start (the text field's default) where authors rewriting a
-    memory expect select-all."""
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.\nVive sul tetto.")
-            await pilot.press("alt+e")
-            await pilot.pause()
-            await pilot.press("ctrl+a", *"Nero è un cane.")
-            assert app.screen.query_one("#pinned-text", TextArea).text == "Nero è un cane."
-            await pilot.press("tab", "ctrl+a", "escape")  # from the button: nothing to select, nothing breaks
-            await pilot.pause()
-            await pilot.press("alt+n")
-            await pilot.pause()
-            app.screen.query_one("#pinned-depth", Input).focus()
-            await pilot.pause()
-            await pilot.press("ctrl+a", "4")
-            assert app.screen.query_one("#pinned-depth", Input).value == "4"
 
     run(scenario)

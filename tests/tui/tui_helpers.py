@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator
 
 from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
 
 from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -273,3 +275,16 @@ def saved_draft(draft: Path) -> DraftSession:
     session = SessionStore().find_for_draft(draft)
     assert isinstance(session, DraftSession)
     return session
+
+
+async def write_pinned(pilot: Pilot[Any], key: str, text: str, depth: str | None = None) -> None:
+    """Open the memory or note dialog with `key`, write `text` (and the note's `depth`) and keep it."""
+    await pilot.press(key)
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, PinnedScreen)
+    screen.query_one("#pinned-text", TextArea).text = text
+    if depth is not None:
+        screen.query_one("#pinned-depth", Input).value = depth
+    await pilot.press("ctrl+s")
+    await pilot.pause()
