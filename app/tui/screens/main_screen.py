@@ -196,9 +196,9 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.focus_mode()
 
     def command_targets(self) -> dict[str, DOMNode]:
-        """Where the command palette runs each section's actions (app/tui/keys.py)."""
-        return {"Focus": self, "Draft": self.draft, "Chat": self.chat, "Panels": self.sidebar,
-                "Sampler panel": self.sidebar.sampler}
+        """Where the palette runs each section's actions (app/tui/keys.py): the hidden mode's would act unseen."""
+        shown_pane = {"Draft": self.draft} if self.mode == "draft" else {"Chat": self.chat}
+        return {"Focus": self, **shown_pane, "Panels": self.sidebar, "Sampler panel": self.sidebar.sampler}
 
     # ---- the draft and the chat, for the app's sessions -----------------------------------
     def draft_text(self) -> str:
