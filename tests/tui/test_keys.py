@@ -304,3 +304,29 @@ def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole() -> None:
             assert app.main.chat.input.value == "Riassumi questo: la casa era buia. e il gatto dormiva."
 
     run(scenario)
+
+
+def test_a_narrow_key_bar_drops_lesser_keys_whole(random_model: Path) -> None:
+    """At 80 and 60 columns with a suggestion shown, the key bar keeps the suggestion's keys,
+    Keys and Quit, each whole, none under another; lesser keys go, and come back when wide."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era")
+            await generated(pilot, "ctrl+g")
+            footer = app.main.query_one(Footer)
+            for width in (80, 60):
+                await pilot.resize_terminal(width, 24)
+                await pilot.pause()
+                shown = [key for key in footer.query("FooterKey") if key.display]
+                assert {"Reject", "Continue", "Accept", "Keys", "Quit"} <= {key.description for key in shown}
+                for key in shown:
+                    assert footer.region.contains_region(key.region), key.description
+                    assert key.region.width == key.render().cell_len + key.styles.gutter.width, key.description
+                    assert not any(key.region.overlaps(other.region) for other in shown if other is not key)
+            await pilot.resize_terminal(120, 24)
+            await pilot.pause()
+            assert all(key.display for key in footer.query("FooterKey"))
+
+    run(scenario)
