@@ -80,16 +80,25 @@ def test_f1_lists_every_binding(random_model: Path) -> None:
 
 
 def test_the_command_palette_reaches_every_action() -> None:
+    """Every action is in the palette of one mode or the other; the hidden mode's are not,
+    as they would act unseen on the pane the author is not looking at."""
     async def scenario() -> None:
         app = make_app(None)
-        async with app.run_test():
-            titles = {command.title for command in app.get_system_commands(app.main)}
+        async with app.run_test() as pilot:
+            titles = {}
+            for mode in ("draft", "chat"):
+                if app.main.mode != mode:
+                    await pilot.press("f2")
+                titles[mode] = {command.title for command in app.get_system_commands(app.main)}
+            assert not {title for title in titles["draft"] if title.startswith("Chat: ")}
+            assert not {title for title in titles["chat"] if title.startswith("Draft: ")}
             for section in app.keys.sections:
+                mode = "chat" if section.title == "Chat" else "draft"
                 for binding in section.bindings:
                     if binding.id.split(".")[-1] in {"select_up", "select_down", "adjust_up", "adjust_down",
                                                      "leave", "next", "previous", "palette", "help_quit"}:
                         continue  # moving within a panel, or the palette itself
-                    assert f"{section.title}: {binding.description}" in titles, binding.id
+                    assert f"{section.title}: {binding.description}" in titles[mode], binding.id
 
     run(scenario)
 
@@ -293,5 +302,31 @@ def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole() -> None:
             app.post_message(events.Paste("Riassumi questo:\r\nla casa era buia.\n\ne il gatto dormiva."))
             await pilot.pause()
             assert app.main.chat.input.value == "Riassumi questo: la casa era buia. e il gatto dormiva."
+
+    run(scenario)
+
+
+def test_a_narrow_key_bar_drops_lesser_keys_whole(random_model: Path) -> None:
+    """At 80 and 60 columns with a suggestion shown, the key bar keeps the suggestion's keys,
+    Keys and Quit, each whole, none under another; lesser keys go, and come back when wide."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era")
+            await generated(pilot, "ctrl+g")
+            footer = app.main.query_one(Footer)
+            for width in (80, 60):
+                await pilot.resize_terminal(width, 24)
+                await pilot.pause()
+                shown = [key for key in footer.query("FooterKey") if key.display]
+                assert {"Reject", "Continue", "Accept", "Keys", "Quit"} <= {key.description for key in shown}
+                for key in shown:
+                    assert footer.region.contains_region(key.region), key.description
+                    assert key.region.width == key.render().cell_len + key.styles.gutter.width, key.description
+                    assert not any(key.region.overlaps(other.region) for other in shown if other is not key)
+            await pilot.resize_terminal(120, 24)
+            await pilot.pause()
+            assert all(key.display for key in footer.query("FooterKey"))
 
     run(scenario)

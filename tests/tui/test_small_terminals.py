@@ -151,3 +151,29 @@ def test_the_candidates_dialog_keys_line_wraps_within_a_60_column_dialog(random_
             await pilot.press("escape")
 
     run(scenario)
+
+
+def test_the_panels_give_way_on_a_narrow_terminal_and_come_back_unless_hidden() -> None:
+    """At 60 columns the panels took half the width; now they go by themselves below 80
+    columns and come back when it is wide again, unless the author hid them with F3."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(60, 24)) as pilot:
+            sidebar, editor = app.main.sidebar, app.main.draft.editor
+            await pilot.pause()
+            assert not sidebar.display and editor.size.width >= 50
+            await pilot.resize_terminal(120, 30)
+            await pilot.pause()
+            assert sidebar.display
+            await pilot.press("ctrl+t")  # the focus in the panels, then the terminal narrows
+            await pilot.resize_terminal(60, 24)
+            await pilot.pause()
+            assert not sidebar.display and app.focused is editor
+            await pilot.press("f3")  # asked for on a narrow terminal: shown all the same
+            assert sidebar.display
+            await pilot.press("f3")
+            await pilot.resize_terminal(120, 30)
+            await pilot.pause()
+            assert not sidebar.display  # the author hid them: wide again, they stay hidden
+
+    run(scenario)

@@ -1,11 +1,9 @@
 """The screen the author lives in: draft or chat in the middle, panels at the side.
 
-It is given the model and the sampler by the app (bound reactives) and passes them on to
-the panes and panels. It owns the generation worker: panes post what they want run or
-stopped, and the worker's messages come back here first. The worker posts tokens at most
-once per frame (settings.frame_interval), and each message is drawn once: a fast model
-never costs a redraw per token.
-"""
+It is given the model and the sampler by the app (bound reactives) and passes them on to the panes and panels.
+It owns the generation worker: panes post what they want run or stopped, and the worker's messages come back here
+first. The worker posts tokens at most once per frame (settings.frame_interval), and each message is drawn once:
+a fast model never costs a redraw per token."""
 
 from __future__ import annotations
 
@@ -100,14 +98,14 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.chat = ChatPane(settings, keys, id="chat").data_bind(*bound)
         self.sidebar = Sidebar(settings.top_n, settings.panels, id="sidebar").data_bind(
             MainScreen.sampler_view, MainScreen.model_view)
-        self.sidebar.display = settings.sidebar
+        self.sidebar.show(settings.sidebar)
         yield self.status
         with Horizontal(id="workspace"):
             with ContentSwitcher(initial=settings.mode, id="modes"):
                 yield self.draft
                 yield self.chat
             yield self.sidebar
-        yield KeyFooter(compact=True)
+        yield KeyFooter(keep={"quit", "help"}, lesser=("screen.focus_sampler", "screen.switch_mode", "command_palette"), compact=True)
 
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
@@ -134,8 +132,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
             self._show_model_state()
 
     def _show_model_state(self) -> None:
-        """What the panels say before a first token, true to the model's state, with the
-        key that starts one in this mode."""
+        """What the panels say before a first token, true to the model's state, with the key that starts one."""
         start = (f"press {self._key_display('draft.continue')} to continue the draft" if self.mode == "draft"
                  else "press ⏎ to send a message")
         self.sidebar.show_model_state(self.model_status.state, start)
@@ -169,13 +166,17 @@ class MainScreen(Screen[None], inherit_bindings=False):
         else:
             self.chat.input.focus()
 
+    def on_resize(self) -> None:
+        if self.sidebar.fit(self.size.width):  # the panels gave way: their keys go to the text
+            self.focus_mode()
+
     def action_toggle_sidebar(self) -> None:
-        self.sidebar.display = not self.sidebar.display
+        self.sidebar.show(not self.sidebar.display)
         if not self.sidebar.display:
             self.focus_mode()
 
     def action_focus_sampler(self) -> None:
-        self.sidebar.display = True
+        self.sidebar.show(True)
         sampler = self.sidebar.sampler
         sampler.display = True
         # At once, not on the next idle as focus() does: the keys after Ctrl+T are for the sampler.
@@ -183,7 +184,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         sampler.scroll_visible(animate=False)
 
     def action_toggle_panel(self, name: str) -> None:
-        self.sidebar.display = True
+        self.sidebar.show(True)
         panel = self.sidebar.panel(name)
         had_focus = panel.has_focus
         if self.sidebar.toggle(name):
@@ -196,9 +197,9 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.focus_mode()
 
     def command_targets(self) -> dict[str, DOMNode]:
-        """Where the command palette runs each section's actions (app/tui/keys.py)."""
-        return {"Focus": self, "Draft": self.draft, "Chat": self.chat, "Panels": self.sidebar,
-                "Sampler panel": self.sidebar.sampler}
+        """Where the palette runs each section's actions (app/tui/keys.py): the hidden mode's would act unseen."""
+        shown_pane = {"Draft": self.draft} if self.mode == "draft" else {"Chat": self.chat}
+        return {"Focus": self, **shown_pane, "Panels": self.sidebar, "Sampler panel": self.sidebar.sampler}
 
     # ---- the draft and the chat, for the app's sessions -----------------------------------
     def draft_text(self) -> str:
@@ -302,8 +303,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self._show_settings()
 
     def _current(self, request_id: int) -> ActiveGeneration | None:
-        """The generation a worker message belongs to, if it is still to be drawn: not once
-        the app is quitting and its panes are going (the draft is saved by then)."""
+        """The generation a worker message belongs to, if still to be drawn: not once the app quits (draft saved)."""
         active = self._active
         if active is None or active.request.id != request_id or not self.is_attached:
             return None

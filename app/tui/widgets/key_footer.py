@@ -1,8 +1,13 @@
-"""The bar of keys under the panes: Textual's Footer, without the leak in its rebuilds."""
+"""The bar of keys under the panes: Textual's Footer, without the leak in its rebuilds, and
+giving way on a narrow terminal by dropping its lesser keys whole."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
+from textual import events
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 class KeyFooter(Footer):
@@ -11,7 +16,17 @@ class KeyFooter(Footer):
     Textual forgets a watcher only when the watched value changes (Textual issue 6666),
     which `compact` never does here: every rebuild kept the replaced keys alive, with the
     lines they had drawn: some 1,800 objects a generation, never freed, and the
-    garbage collector's full passes, which come while tokens stream, walked them all."""
+    garbage collector's full passes, which come while tokens stream, walked them all.
+
+    Textual lets keys that do not fit run under the palette key, docked at the right, which
+    cut them mid-word ("^t Tun") and hid the last ones (Quit). Here the keys that do not fit
+    go whole: first the actions in `lesser`, in that order, then the others from the right;
+    never those in `keep`."""
+
+    def __init__(self, *, keep: Collection[str] = (), lesser: Sequence[str] = (), compact: bool = False) -> None:
+        super().__init__(compact=compact)
+        self._keep = frozenset(keep)
+        self._lesser = tuple(lesser)
 
     async def recompose(self) -> None:
         await super().recompose()
@@ -20,3 +35,28 @@ class KeyFooter(Footer):
         watchers = getattr(self, "__watchers", {}).get("compact")
         if watchers:
             watchers[:] = [(node, callback) for node, callback in watchers if node.is_attached]
+        self._give_way()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._give_way()
+
+    def _give_way(self) -> None:
+        keys = list(self.query_children(FooterKey))
+        widths = {key: _width(key) for key in keys}
+        # The last key's right margin is blank space past it: it need not fit.
+        spare = self.size.width - sum(widths.values()) + max((key.styles.margin.right for key in keys), default=0)
+        rest = [key for key in reversed(keys) if key.action not in self._keep and key.action not in self._lesser]
+        lesser = sorted((key for key in keys if key.action in self._lesser), key=lambda k: self._lesser.index(k.action))
+        dropped = set()
+        for key in lesser + rest:
+            if spare >= 0:
+                break
+            dropped.add(key)
+            spare += widths[key]
+        for key in keys:
+            key.display = key not in dropped
+
+
+def _width(key: FooterKey) -> int:
+    """Columns the key takes in the bar: its label, padding, border and margins."""
+    return key.render().cell_len + key.styles.gutter.width + key.styles.margin.width

@@ -26,6 +26,10 @@ second: as often as a person reads them), whatever the text's frame rate. A fram
 redraws the panels costs three to four times one that redraws only the text, and on a
 small machine that time is taken from llama.cpp's threads."""
 
+NARROW_COLUMNS = 80
+"""Below this many columns the panels give way to the text by themselves: at 60 they took half of it
+(at 80 the draft keeps 44 columns beside them)."""
+
 PANEL_TITLES = {"probabilities": "probabilities", "sampler": "sampler", "kv": "KV cache", "speed": "speed", "model": "model"}
 
 
@@ -52,6 +56,24 @@ class Sidebar(VerticalScroll):
         self._pending: tuple[TokenEvent, KVCacheUsage] | None = None
         """The newest token not drawn yet (the panels drew one less than NUMBERS_INTERVAL_S ago)."""
         self._numbers_at = -NUMBERS_INTERVAL_S
+        self._wanted = True
+        """The author's choice (F3, Ctrl+T, 1-5), which a narrow terminal overrides only while it lasts."""
+        self._narrow: bool | None = None
+
+    def show(self, wanted: bool) -> None:
+        """Show or hide the panels as the author asks, even on a narrow terminal."""
+        self._wanted = self.display = wanted
+
+    def fit(self, screen_width: int) -> bool:
+        """Hide the panels on a narrow terminal and bring them back when it is wide again,
+        unless the author hid them meanwhile; True when this hid them."""
+        narrow = screen_width < NARROW_COLUMNS
+        if narrow == self._narrow:
+            return False
+        self._narrow = narrow
+        hid = self.display and narrow
+        self.display = self._wanted and not narrow
+        return hid
 
     def compose(self) -> ComposeResult:
         self.probabilities = ProbabilitiesPanel(self._top_n)
