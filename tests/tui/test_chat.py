@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, HeldCounts, generated, loader_wrapping, make_app, model_ready, run, spying_loader
+from tui_helpers import (Gate, HeldCounts, generated, loader_wrapping, make_app, model_ready, run, saved_chat,
+                         spying_loader)
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -192,15 +193,6 @@ def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next
 def held_app(model: Path, gate: Gate, *, mode: str = "chat", max_tokens: int = 200) -> Any:
     """An app whose model `gate` holds mid-generation, writing greedily up to `max_tokens`."""
     return make_app(model, mode=mode, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=max_tokens))
-
-
-def saved_chat(app: Any) -> Any:
-    """The chat session as saving everything now writes it, read back from disk."""
-    from scriptorium.app.sessions import SessionStore
-
-    app.save_everything()
-    assert app.sessions.chat is not None
-    return SessionStore().load(app.sessions.chat.id)
 
 
 async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
