@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from textual.binding import Binding, BindingType
-from textual.widgets import Input, TextArea
+from textual.widgets import TextArea
 
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.screens.main_screen import MainScreen
+from scriptorium.app.tui.widgets.chat_input import ChatInput
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
@@ -47,7 +48,7 @@ def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[Bi
         ("General", app_bindings),
         ("Focus", MainScreen.BINDINGS),
         ("Draft", DraftPane.BINDINGS),
-        ("Chat", ChatPane.BINDINGS),
+        ("Chat", [*ChatInput.BINDINGS, *ChatPane.BINDINGS]),
         ("Panels", Sidebar.BINDINGS),
         ("Sampler panel", SamplerPanel.BINDINGS),
     ]
@@ -71,5 +72,5 @@ def keymap_problems(keymap: Mapping[str, str]) -> list[str]:
     unknown = keys.unknown_ids()
     lines = [f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)"] if unknown else []
     # The draft's editor and the chat's message field see a key before their pane does.
-    text_fields = {"Draft": ("draft editor", TextArea.BINDINGS), "Chat": ("message field", Input.BINDINGS)}
+    text_fields = {"Draft": ("draft editor", TextArea.BINDINGS), "Chat": ("message field", TextArea.BINDINGS)}
     return lines + keys.clashes(_active_together, text_fields)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, spying_loader
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, saved_chat, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -186,15 +186,6 @@ def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next
             assert "\nUtente:" in call["settings"].stop
 
     run(scenario)
-
-
-def saved_chat(app: Any) -> Any:
-    """The chat session as saving everything now writes it, read back from disk."""
-    from scriptorium.app.sessions import SessionStore
-
-    app.save_everything()
-    assert app.sessions.chat is not None
-    return SessionStore().load(app.sessions.chat.id)
 
 
 def test_switching_modes_keeps_both(sentence_model: Path) -> None:

@@ -289,9 +289,10 @@ def test_format_characters_typed_reach_the_text() -> None:
     run(scenario)
 
 
-def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole() -> None:
-    """The message field is one line, and Textual's Input kept a paste's first line only:
-    the rest of a pasted paragraph was dropped without a word."""
+def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole_with_its_line_breaks() -> None:
+    """Textual's Input kept a paste's first line only: the rest of a pasted paragraph was
+    dropped without a word. Then its lines were joined by spaces: a pasted poem lost its
+    lines. The field holds several lines now, and a Windows paste's \\r\\n is one break."""
     from textual import events
 
     async def scenario() -> None:
@@ -301,7 +302,7 @@ def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole() -> None:
             await pilot.pause()
             app.post_message(events.Paste("Riassumi questo:\r\nla casa era buia.\n\ne il gatto dormiva."))
             await pilot.pause()
-            assert app.main.chat.input.value == "Riassumi questo: la casa era buia. e il gatto dormiva."
+            assert app.main.chat.input.value == "Riassumi questo:\nla casa era buia.\n\ne il gatto dormiva."
 
     run(scenario)
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input
 from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
 
 SIZES = {"small": (80, 24), "large": (160, 48)}
@@ -31,7 +30,7 @@ async def continue_draft(pilot: Pilot[Any]) -> None:
 async def chat_once(pilot: Pilot[Any]) -> None:
     await model_ready(pilot)
     app = pilot.app
-    app.main.chat.query_one(Input).cursor_blink = False
+    app.main.chat.input.cursor_blink = False
     await pilot.press(*"Ciao! Com'è la casa?", "enter")
     await app.main.wait_until_idle()
     await saved(pilot)

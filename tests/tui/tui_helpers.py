@@ -270,6 +270,13 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(scenario())
 
 
+def saved_chat(app: Any) -> Any:
+    """The chat session as saving everything now writes it, read back from disk."""
+    app.save_everything()
+    assert app.sessions.chat is not None
+    return SessionStore().load(app.sessions.chat.id)
+
+
 def saved_draft(draft: Path) -> DraftSession:
     """The session saved for the draft file `draft` (it must have one)."""
     session = SessionStore().find_for_draft(draft)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Input
 
 from scriptorium.inference.events import TokenEvent
 
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
     from scriptorium.app.tui.generation import GenerationRequest
+    from scriptorium.app.tui.widgets.chat_input import ChatInput
 
 LEADING_BINDINGS = [
     Binding("escape", "leave_inspect", "Done", id="chat.inspect_leave", tooltip="Leave token inspection"),
@@ -49,7 +49,7 @@ class ChatInspection(ModePane):
     """Each reply's tokens: colouring them and stepping through them."""
 
     transcript: VerticalScroll
-    input: Input
+    input: ChatInput
     colouring: bool = False
     inspected: int | None = None
     """The token under the cursor, in reply number `inspected_reply`; None when not inspecting."""

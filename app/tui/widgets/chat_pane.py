@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Input, Static
+from textual.widgets import Static, TextArea
 
 from scriptorium import prompts
 from scriptorium.inference.chat_window import fit_chat
@@ -20,9 +20,10 @@ from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.generation import Prepared
-from scriptorium.app.tui.keys import KeyDisplay, type_into, type_invisible, typed_with_alt
+from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.tui.widgets import chat_inspect, chat_versions
+from scriptorium.app.tui.widgets.chat_input import ChatInput
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
 
@@ -31,25 +32,6 @@ if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
 
     from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
-
-
-class ChatInput(Input):
-    """The message being written; Alt+letter keys reach the bindings instead of the text."""
-
-    async def _on_key(self, event: events.Key) -> None:
-        if typed_with_alt(event):
-            event.prevent_default()
-        else:
-            type_invisible(self, event)
-
-    def _on_paste(self, event: events.Paste) -> None:
-        # Input keeps a paste's first line only: the rest of a pasted paragraph was dropped
-        # without a word. The field holds one line, so the lines are joined by a space.
-        event.prevent_default()
-        event.stop()
-        text = " ".join(line for line in event.text.splitlines() if line.strip())
-        if text:
-            type_into(self, text)
 
 
 class UserMessage(Static):
@@ -90,7 +72,8 @@ class ChatPane(ChatVersions):
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
-        self.input = ChatInput(placeholder="Message the model — Enter sends", id="chat-input")
+        self.input = ChatInput(placeholder=f"Message the model — Enter sends, {self.key_display('chat.new_line')} "
+                               "starts a new line", id="chat-input")
         yield self.transcript
         yield self.input
 
@@ -118,13 +101,13 @@ class ChatPane(ChatVersions):
         return True
 
     # ---- sending -------------------------------------------------------------------
-    @on(Input.Changed, "#chat-input")
+    @on(TextArea.Changed, "#chat-input")
     def _input_changed(self) -> None:
         # The edit and put-back keys hang on the field being empty, or unchanged: the footer follows it.
         self.refresh_bindings()
 
-    @on(Input.Submitted, "#chat-input")
-    async def _submitted(self, event: Input.Submitted) -> None:
+    @on(ChatInput.Submitted, "#chat-input")
+    async def _submitted(self, event: ChatInput.Submitted) -> None:
         text = event.value.strip()
         if not text:
             return
@@ -258,7 +241,6 @@ class ChatPane(ChatVersions):
         await self._remove_taken_back_tokens()
         self._versions_from_last_reply()
         self.input.value = text
-        self.input.cursor_position = len(text)
         self.input.focus()
         if self._taken_back is not None:
             self.notify(f"Your message is back in the input to edit; {self.key_display('chat.put_back')} puts it "

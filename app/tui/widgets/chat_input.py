@@ -1,0 +1,78 @@
+"""The chat's message field: a few lines that grow with the message, Enter sends it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+from scriptorium.app.tui.keys import type_invisible, typed_with_alt
+
+_IN_TURN = ("send", "new_line")
+"""The field's own keys that change what the keys after them type into."""
+
+
+class ChatInput(TextArea):
+    """The message being written. A pasted poem or dialogue keeps its line breaks, and the
+    author types one with ctrl+j: most terminals send shift+enter and alt+enter (under tmux)
+    as a plain Enter, which sends. Alt+letter keys reach the bindings instead of the text."""
+
+    BINDINGS = [
+        Binding("enter", "send", "Send", key_display="⏎", id="chat.send", tooltip="Send the message"),
+        Binding("ctrl+j,shift+enter", "new_line", "New line", id="chat.new_line",
+                tooltip="Start a new line in the message (Enter sends it)"),
+    ]
+
+    @dataclass
+    class Submitted(Message):
+        """Enter was pressed: `value` is the message as it stands."""
+
+        input: "ChatInput"
+        value: str
+
+        @property
+        def control(self) -> "ChatInput":
+            return self.input
+
+    def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
+        super().__init__(soft_wrap=True, tab_behavior="focus", show_line_numbers=False,
+                         highlight_cursor_line=False, placeholder=placeholder, id=id)
+
+    @property
+    def value(self) -> str:
+        return self.text
+
+    @value.setter
+    def value(self, text: str) -> None:
+        """Put `text` in the field, the cursor at its end (to go on writing it)."""
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    async def _on_key(self, event: events.Key) -> None:
+        if typed_with_alt(event):
+            # Not typed: the key goes on up to the bindings (alt+e opens the memory).
+            event.prevent_default()
+            return
+        own = self.screen.active_bindings.get(event.key) if not event.is_printable else None
+        if own is not None and own.node is self and own.binding.action in _IN_TURN:
+            # Run here, in turn with the keys around it. Left to bubble up to the bindings, a
+            # new line typed quickly landed after the letters that followed it; as a priority
+            # binding, before the letters that came first.
+            event.stop()
+            event.prevent_default()
+            await self.run_action(own.binding.action)
+            return
+        type_invisible(self, event)  # TextArea's own handler, which would drop it, then does not run
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # ↑ in the empty field takes the last message back (the chat pane's key), not a cursor move.
+        return not (action == "cursor_up" and not self.text)
+
+    def action_send(self) -> None:
+        self.post_message(self.Submitted(self, self.text))
+
+    def action_new_line(self) -> None:
+        self.replace("\n", *self.selection, maintain_selection_offset=False)

@@ -1,0 +1,98 @@
+"""The chat's message field holds several lines: typed, pasted, sent, saved, taken back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import generated, make_app, model_ready, run, saved_chat
+
+from scriptorium.app.tui.widgets.chat_pane import UserMessage
+
+POEM = "Meriggiare pallido e assorto\npresso un rovente muro d'orto"
+
+
+def test_a_new_line_typed_in_the_message_is_sent_and_shown_as_written(sentence_model: Path) -> None:
+    """The field held one line: an author could not write a second one, and Enter sent."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            first, second = POEM.split("\n")
+            await pilot.press(*first, "ctrl+j", *second)
+            assert chat.input.value == POEM and chat.messages == []
+            await generated(pilot, "enter")
+            assert chat.messages[0] == {"role": "user", "content": POEM}
+            assert [str(u.render()) for u in chat.transcript.query(UserMessage)] == [POEM]
+            assert chat.input.value == ""
+
+    run(scenario)
+
+
+def test_the_message_field_grows_with_its_lines_up_to_a_bound() -> None:
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(80, 40)) as pilot:
+            await pilot.press("f2")
+            await pilot.pause()
+            field = app.main.chat.input
+            one_line = field.outer_size.height
+            field.value = POEM
+            await pilot.pause()
+            assert field.outer_size.height == one_line + 1
+            field.value = "\n".join(["verso"] * 30)
+            await pilot.pause()
+            assert one_line + 1 < field.outer_size.height < 12  # then it scrolls
+
+    run(scenario)
+
+
+def test_a_message_of_several_lines_is_taken_back_and_put_back_whole(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            chat.input.value = POEM
+            await generated(pilot, "enter")
+            conversation = list(chat.messages)
+            await pilot.press("up")  # in the empty field: takes the message back
+            assert chat.input.value == POEM and chat.messages == []
+            await pilot.press("up")  # in the message: the cursor moves, nothing else
+            assert chat.input.value == POEM and chat.input.cursor_location[0] == 0
+            await pilot.press("escape")
+            assert chat.messages == conversation and chat.input.value == ""
+
+    run(scenario)
+
+
+def test_an_unsent_message_keeps_its_line_breaks_in_the_session(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("a", "ctrl+j", "b")
+            saved = saved_chat(app)
+            assert saved.unsent == "a\nb"
+            await app.main.show_chat([], saved.unsent)
+            assert app.main.chat.input.value == "a\nb"
+
+    run(scenario)
+
+
+def test_a_new_line_typed_quickly_lands_where_it_was_typed() -> None:
+    """In a terminal the keys arrive together: the new line, bubbled up to the bindings,
+    came after the letters typed after it ('uno' ^j 'due' was 'unodue' and a new line)."""
+    from textual import events
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press("f2")
+            await pilot.pause()
+            for key, character in [("u", "u"), ("n", "n"), ("ctrl+j", "\n"), ("d", "d")]:
+                app.post_message(events.Key(key, character))
+            await pilot.pause()
+            assert app.main.chat.input.value == "un\nd"
+
+    run(scenario)
