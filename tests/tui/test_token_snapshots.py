@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Input
 from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
 
 
@@ -30,7 +29,7 @@ async def coloured_draft(pilot: Pilot[Any]) -> None:
 async def coloured_chat(pilot: Pilot[Any]) -> None:
     await model_ready(pilot)
     app = pilot.app
-    app.main.chat.query_one(Input).cursor_blink = False
+    app.main.chat.input.cursor_blink = False
     await pilot.press(*"Ciao! Com'è la casa?", "enter")
     await app.main.wait_until_idle()
     await pilot.press("f8")
