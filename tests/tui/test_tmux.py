@@ -88,8 +88,9 @@ def test_the_scriptorium_command_in_a_real_terminal(
     terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
     terminal.text("C'era una volta")
     terminal.keys("C-g")
-    screen = terminal.wait_for(lambda s: "suggestion from the end" in s and "tab accept" in s,
-                               "a finished suggestion")
+    # "tab accept" is offered while it streams too: finished is when nothing says "writing…".
+    screen = terminal.wait_for(lambda s: "suggestion from the end" in s and "tab accept" in s
+                               and "writing…" not in s, "a finished suggestion")
     suggestion = screen[screen.index("suggestion from the end"):].splitlines()
     # Finished and taller than its view, it shows its end: the streamed words, not the line it continues.
     assert any(line.startswith("│ ") and line[2:].split("│")[0].strip() for line in suggestion[1:])
