@@ -55,6 +55,33 @@ class Ghost:
     a crash or an edit that invalidates the suggestion leave the draft as it was."""
 
 
+@dataclass(frozen=True, slots=True)
+class KeptWord:
+    """A word just accepted from a suggestion, for an undo to give back: the suggestion as
+    it was (a copy), and the text, tokens and writers of the rest it left. What the rest
+    gained since (the model wrote on, while or after the word was kept) follows the word back."""
+
+    suggestion: Ghost
+    rest_text: str
+    rest_tokens: int
+    rest_writers: int
+
+    def fits(self, ghost: Ghost) -> bool:
+        """`ghost`, the rest, has only been written on since (not typed into, re-rolled or branched)."""
+        return (not ghost.versions and ghost.text.startswith(self.rest_text)
+                and len(ghost.tokens) >= self.rest_tokens and len(ghost.writers) >= self.rest_writers)
+
+    def give_back(self, ghost: Ghost) -> str:
+        """Make `ghost` (which fits) the suggestion as it was, then what was written since; the word given back."""
+        was = self.suggestion
+        word = was.text[:len(was.text) - len(self.rest_text)]
+        ghost.text = was.text + ghost.text[len(self.rest_text):]
+        ghost.tokens = was.tokens + [record.moved(len(word)) for record in ghost.tokens[self.rest_tokens:]]
+        ghost.writers = was.writers + [(writer, start + len(word)) for writer, start in ghost.writers[self.rest_writers:]]
+        ghost.anchor, ghost.replaces, ghost.versions, ghost.version = was.anchor, was.replaces, was.versions, was.version
+        return word
+
+
 def _save_current(ghost: Ghost) -> None:
     if not ghost.versions:
         ghost.versions.append(Version(ghost.text, list(ghost.tokens), "first", list(ghost.request_ids),

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from scriptorium.app.tui.branches import with_writer, writers_after, writers_before, written_parts
+from dataclasses import replace
+
+from scriptorium.app.tui.branches import (
+    Ghost, KeptWord, start_version, with_writer, writers_after, writers_before, written_parts,
+)
 
 # "Il lago" by request 1, " zebra" by the author, " dormiva." by request 2.
 TEXT = "Il lago zebra dormiva."
@@ -27,3 +31,17 @@ def test_a_branch_cuts_and_the_next_generation_writes_on() -> None:
     assert with_writer([(1, 0)], "Il lago", 3) == [(1, 0), (3, 7)]
     # Text no one wrote yet (an alternative chosen in the draft) is the next generation's.
     assert with_writer([], " casa", 3) == [(3, 0)]
+
+
+def test_a_word_given_back_takes_what_was_written_since_with_it() -> None:
+    """ctrl+→ kept "Il", then the suggestion was continued (request 2): ctrl+z puts "Il"
+    back in front, and request 2 still wrote its own characters."""
+    ghost = Ghost(anchor=(0, 5), from_cursor=False, text="Il lago", request_ids=[1], writers=[(1, 0)])
+    kept = KeptWord(replace(ghost, writers=list(ghost.writers)), " lago", 0, 1)
+    ghost.text, ghost.anchor, ghost.writers = " lago", (0, 7), writers_after(ghost.writers, 2)
+    ghost.writers = with_writer(ghost.writers, ghost.text, 2)
+    ghost.text += " dormiva."
+    assert kept.fits(ghost) and kept.give_back(ghost) == "Il"
+    assert (ghost.text, ghost.anchor, ghost.writers) == ("Il lago dormiva.", (0, 5), [(1, 0), (2, 7)])
+    start_version(ghost, "re-roll")  # what the rest became is no longer the rest: nothing to give back into
+    assert not kept.fits(ghost)

@@ -295,3 +295,15 @@ async def write_pinned(pilot: Pilot[Any], key: str, text: str, depth: str | None
         screen.query_one("#pinned-depth", Input).value = depth
     await pilot.press("ctrl+s")
     await pilot.pause()
+
+
+async def kept_whole(pilot: Pilot[Any], draft: Path, before: str, done: GenerationDone) -> None:
+    """Keep the suggestion waiting (tab): the draft is `before` and all `done` wrote, and
+    the session records the generation as kept whole."""
+    await pilot.press("tab")
+    await pilot.pause()
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    assert app.main.draft.editor.text == before + done.text
+    (generation,) = saved_draft(draft).generations
+    assert generation.outcome == "accepted" and generation.accepted_text == done.text

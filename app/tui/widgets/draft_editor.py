@@ -20,7 +20,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
 from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
-from scriptorium.app.tui.branches import Ghost, writers_after
+from scriptorium.app.tui.branches import Ghost, KeptWord, writers_after
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
 
@@ -101,13 +101,11 @@ class TakenWord(NamedTuple):
 
     before: str
     """The draft before the word went in."""
-    suggestion: Ghost
-    """The suggestion then, as it was."""
     after: str
     """The draft with the word."""
     rest: Ghost
-    """The suggestion left, which an undo finds unchanged (else it cannot give the word back)."""
-    rest_text: str
+    """The suggestion left, which the model may still be writing into."""
+    kept: KeptWord
 
 
 class DraftEditor(TextArea):
@@ -186,8 +184,8 @@ class DraftEditor(TextArea):
         if ghost is None or not ghost.text:
             return ""
         chunk = next_word(ghost.text, ghost.tokens) if word_only else ghost.text
-        before = (self.text, replace(ghost, tokens=list(ghost.tokens), writers=list(ghost.writers),
-                                     versions=list(ghost.versions)))
+        before, suggestion = self.text, replace(ghost, tokens=list(ghost.tokens), writers=list(ghost.writers),
+                                                versions=list(ghost.versions))
         self.history.checkpoint()
         self._inserting_ghost = True
         start = self.document.get_index_from_location(ghost.anchor)
@@ -208,7 +206,8 @@ class DraftEditor(TextArea):
         self.move_cursor(result.end_location)
         if not ghost.text and not ghost.streaming:
             self.ghost = None
-        self._taken_word = TakenWord(*before, self.text, ghost, ghost.text) if self.ghost is ghost else None
+        self._taken_word = TakenWord(before, self.text, ghost, KeptWord(
+            suggestion, ghost.text, len(ghost.tokens), len(ghost.writers))) if self.ghost is ghost else None
         self.post_message(self.GhostChanged(self, "accepted"))
         return chunk
 
@@ -258,21 +257,19 @@ class DraftEditor(TextArea):
 
     def undo(self) -> None:
         # Undo replays edits without going through edit(): the anchor cannot follow. The
-        # one exception: undoing a word just accepted gives the suggestion back as it was.
+        # one exception: undoing a word just accepted gives it back to the front of the
+        # suggestion, with what the model wrote after it meanwhile (and writes on, if it still is).
         taken, self._taken_word = self._taken_word, None
         ghost = self.ghost
-        if taken is None or ghost is not taken.rest or ghost.streaming or ghost.text != taken.rest_text \
-                or self.text != taken.after:
+        if taken is None or ghost is not taken.rest or not taken.kept.fits(ghost) or self.text != taken.after:
             taken = None
             self.clear_ghost("lost")
         self.spans.remember(self.text)
         super().undo()
         self.spans.validate(self.text)
         self._build_highlight_map()
-        if taken is not None and self.text == taken.before:
-            self.ghost = taken.suggestion
-            word = taken.suggestion.text[:len(taken.suggestion.text) - len(taken.rest_text)]
-            self.post_message(self.GhostChanged(self, "untaken", taken_back=word))
+        if taken is not None and ghost is not None and self.text == taken.before:
+            self.post_message(self.GhostChanged(self, "untaken", taken_back=taken.kept.give_back(ghost)))
         elif taken is not None:
             self.clear_ghost("lost")
 
