@@ -130,9 +130,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.report_damaged()
 
     def _stopped_and_saved(self) -> bool:
-        self.main.stop_generation()  # a generation streaming is recorded as stopped, with the text drawn so far
-        self.sessions.interrupt_live()
-        pinning.keep_typed(self, self.main, self.sessions)  # and a memory or note being edited is kept
+        saving.leave_draft(self, self.main, self.sessions)
         return self.save_everything()
 
     def _quit_on_signal(self) -> None:  # the terminal closed, or a kill: nobody to ask what to do

@@ -16,7 +16,7 @@ from textual.timer import Timer
 from scriptorium.app.sessions import DraftSession, draft_files
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
-from scriptorium.app.tui import session_tokens
+from scriptorium.app.tui import pinning, session_tokens
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
@@ -55,20 +55,34 @@ class Autosave:
         self._save()
 
 
-def take_changed_draft_file(app: App[None], main: MainScreen, session: DraftSession | None) -> None:
+def take_changed_draft_file(app: App[None], main: MainScreen, session: DraftSession | None, *,
+                            leaving: bool = False) -> None:
     """Another program changed the draft file, and the author has changed nothing here since
     scriptorium last read or wrote it: the file's text is shown, as a polished editor
     reloads, and said (else quitting asked whether to replace it with the older text on
     screen). The undo history goes with the old text: undone, its autosave would silently
     write it over the other program's. With changes of their own, a save asks (keeper.py);
-    a generation writing into the draft keeps its text until it ends."""
-    if session is None or main.is_generating:
+    a generation writing into the draft keeps its suggestion until it ends, unless the
+    draft is being left (`leaving`): the suggestion goes with it then anyway."""
+    if session is None or (main.is_generating and not leaving):
         return
     if (text := draft_files.take_changed_file(session, main.draft_text())) is not None:
         main.draft.show_text(text, session_tokens.spans_of(session))  # the model's passages the change kept
         main.draft_state_changed()
         app.notify(f"{Path(session.draft_path or '').name} was changed by another program: its text is shown (you had changed "
                    "nothing here since it was saved).", title="Draft file", timeout=12)
+
+
+def leave_draft(app: App[None], main: MainScreen, sessions: SessionKeeper) -> None:
+    """The draft is about to be saved and left (the app quits, another session opens): a
+    generation still streaming is recorded as stopped, with the text drawn so far; a memory
+    or note being edited is kept; and a draft file another program changed is taken as when
+    nothing streams. Left to the save, it was a conflict: quitting asked whether to replace
+    the other program's text, though the author had changed nothing."""
+    main.stop_generation()
+    sessions.interrupt_live()
+    pinning.keep_typed(app, main, sessions)
+    take_changed_draft_file(app, main, sessions.draft, leaving=True)
 
 
 def ask_before_quitting(app: App[None], main: MainScreen, draft_file: DraftFile, sessions: SessionKeeper,

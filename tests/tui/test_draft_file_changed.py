@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual import events
-from tui_helpers import make_app, run
+from tui_helpers import Gate, make_app, model_ready, run
 
 from scriptorium.app.sessions import ModelSpan, SessionStore
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
+from scriptorium.inference.settings import preset
 
 
 def capitolo(folder: Path, text: str) -> Path:
@@ -97,6 +99,38 @@ def test_with_changes_of_the_authors_own_quitting_still_asks(tmp_path: Path) -> 
             await pilot.press("ctrl+q")
             await pilot.pause()
             assert isinstance(app.screen, UnsavedScreen)
+        assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["nothing-typed", "typed-here-too"])
+def test_quitting_while_the_model_writes_answers_as_when_it_does_not(random_model: Path, tmp_path: Path,
+                                                                     typed: bool) -> None:
+    """ctrl+q while a suggestion streamed: the changed file was not taken (a generation was
+    writing), so the save called it a conflict and quitting asked whether to replace the
+    other program's text, though the author had changed nothing. With a change of their own,
+    it still asks, as when nothing streams."""
+    draft = capitolo(tmp_path, "Prima.")
+
+    async def scenario() -> None:
+        gate = Gate(after_tokens=3)
+        app = make_app(random_model, draft=draft, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=200))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+end", "ctrl+g")
+            await gate.wait_reached()
+            draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
+            if typed:
+                await pilot.press("ctrl+home", *"Qui. ")  # before the suggestion: it streams on
+            assert app.main.is_generating and app.main.draft.editor.ghost is not None
+            await pilot.press("ctrl+q")
+            gate.release()
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen) == typed == app.is_running
+            if not typed:
+                assert app.sessions.draft.text == "Prima. Scritto con vim."
+                assert not [n for n in app._notifications if n.title == "Not saved"]
         assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
 
     run(scenario)
