@@ -1,13 +1,13 @@
-"""Undoing a word accepted from a suggestion the model is still writing (or wrote on after
-the word was kept): the word goes back to the front of the suggestion and nothing the
-model wrote is lost; the model writes on."""
+"""Undoing words accepted from a suggestion: each undo gives one back to the front of the
+suggestion, the last first; with the model still writing (or having written on after the
+word was kept), nothing it wrote is lost and it writes on."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from tui_helpers import Gate, kept_whole, make_app, model_ready, run
+from tui_helpers import Gate, generated, kept_whole, make_app, model_ready, run
 
 from scriptorium.app.tui.token_spans import TokenSource, records_from_events
 from scriptorium.app.tui.widgets.draft_editor import next_word
@@ -57,6 +57,36 @@ def test_undoing_a_word_kept_while_the_model_writes_gives_it_back(random_model: 
             assert ghost is editor.ghost and ghost.text == done.text and not ghost.streaming
             streamed = records_from_events(tokens, 0, TokenSource("generated", LONG_GREEDY))
             assert [(r.start, r.text) for r in ghost.tokens] == [(r.start, r.text) for r in streamed]
+            await kept_whole(pilot, draft, OPENING, done)
+
+    run(scenario)
+
+
+def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Path, tmp_path: Path) -> None:
+    """ctrl+→ three times, then ctrl+z three times: the first undo gave the last word back,
+    the second threw the suggestion away (and its first word with the draft's undo)."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            done = await generated(pilot, "ctrl+g")
+            editor = app.main.draft.editor
+            tokens = list(editor.ghost.tokens)
+            words = [next_word(done.text)]
+            for _ in range(2):
+                words.append(next_word(done.text[len("".join(words)):]))
+            assert len(done.text) > len("".join(words))
+            await pilot.press("ctrl+right", "ctrl+right", "ctrl+right")
+            assert editor.text == OPENING + "".join(words)
+            for kept in (2, 1, 0):
+                await pilot.press("ctrl+z")
+                await pilot.pause()
+                assert editor.text == OPENING + "".join(words[:kept])
+                assert editor.ghost is not None and editor.ghost.text == done.text[len("".join(words[:kept])):]
+            assert editor.ghost.tokens == tokens
             await kept_whole(pilot, draft, OPENING, done)
 
     run(scenario)

@@ -96,12 +96,18 @@ OUTSIDE = "outside"
 """The highlight name of text before the model's window."""
 
 
-class TakenWord(NamedTuple):
-    """A word just accepted, for an undo to put back into the suggestion."""
+def text_key(text: str) -> tuple[int, int]:
+    """Tells one draft from another without a copy of it: words kept one by one through a
+    long suggestion kept two copies of the whole draft each."""
+    return len(text), hash(text)
 
-    before: str
-    """The draft before the word went in."""
-    after: str
+
+class TakenWord(NamedTuple):
+    """A word accepted, for an undo to put back into the suggestion."""
+
+    before: tuple[int, int]
+    """The draft before the word went in (text_key)."""
+    after: tuple[int, int]
     """The draft with the word."""
     rest: Ghost
     """The suggestion left, which the model may still be writing into."""
@@ -141,7 +147,8 @@ class DraftEditor(TextArea):
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.ghost: Ghost | None = None
         self._inserting_ghost = False
-        self._taken_word: TakenWord | None = None
+        self._taken_words: list[TakenWord] = []
+        """The words kept from the suggestion on screen, the last last: each undo gives one back."""
 
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
@@ -162,6 +169,7 @@ class DraftEditor(TextArea):
         self.post_message(self.GhostChanged(self, "text"))
 
     def clear_ghost(self, reason: str = "cleared") -> None:
+        self._taken_words.clear()  # no suggestion left to give them back to
         if self.ghost is not None:
             ghost, self.ghost = self.ghost, None
             self.post_message(self.GhostChanged(self, reason, ghost if reason == "lost" else None))
@@ -206,8 +214,11 @@ class DraftEditor(TextArea):
         self.move_cursor(result.end_location)
         if not ghost.text and not ghost.streaming:
             self.ghost = None
-        self._taken_word = TakenWord(before, self.text, ghost, KeptWord(
-            suggestion, ghost.text, len(ghost.tokens), len(ghost.writers))) if self.ghost is ghost else None
+        if self.ghost is ghost:
+            self._taken_words.append(TakenWord(text_key(before), text_key(self.text), ghost, KeptWord(
+                suggestion, ghost.text, len(ghost.tokens), len(ghost.writers))))
+        else:
+            self._taken_words.clear()  # all of it kept: a plain undo takes it out of the draft
         self.post_message(self.GhostChanged(self, "accepted"))
         return chunk
 
@@ -257,18 +268,18 @@ class DraftEditor(TextArea):
 
     def undo(self) -> None:
         # Undo replays edits without going through edit(): the anchor cannot follow. The
-        # one exception: undoing a word just accepted gives it back to the front of the
-        # suggestion, with what the model wrote after it meanwhile (and writes on, if it still is).
-        taken, self._taken_word = self._taken_word, None
+        # one exception: undoing a word accepted (the last one first) gives it back to the front
+        # of the suggestion, with what the model wrote after it meanwhile (and writes on, if it still is).
+        taken = self._taken_words.pop() if self._taken_words else None
         ghost = self.ghost
-        if taken is None or ghost is not taken.rest or not taken.kept.fits(ghost) or self.text != taken.after:
+        if taken is None or ghost is not taken.rest or not taken.kept.fits(ghost) or text_key(self.text) != taken.after:
             taken = None
             self.clear_ghost("lost")
         self.spans.remember(self.text)
         super().undo()
         self.spans.validate(self.text)
         self._build_highlight_map()
-        if taken is not None and ghost is not None and self.text == taken.before:
+        if taken is not None and ghost is not None and text_key(self.text) == taken.before:
             self.post_message(self.GhostChanged(self, "untaken", taken_back=taken.kept.give_back(ghost)))
         elif taken is not None:
             self.clear_ghost("lost")
