@@ -1,7 +1,7 @@
 """Does the TUI cost decode speed, and does it answer keys while tokens stream?
 
     .venv/bin/python bench/tui_stream.py --model PATH [--tokens 256] [--rounds 5]
-        [--fps 10,20,5] [--in-process]
+        [--fps 10,20,5] [--panel-rates 5,2] [--in-process]
 
 Measured side by side, round after round, in one process:
   - reference: plain llama.cpp at its best here (reference.py: every usable core, flash
@@ -16,7 +16,9 @@ Measured side by side, round after round, in one process:
            once per frame rate given (the app's `frames_per_second`, [ui] in the config:
            how often streamed tokens are drawn);
   - app, panels hidden: the same at the first frame rate with the side panels hidden
-           (F3), as an author may: what the live panels cost.
+           (F3), as an author may: what the live panels cost;
+  - app, panels at other rates: the same at the first frame rate with the panels'
+           numbers changing at other rates a second than the app's (--panel-rates).
 Decode tokens/s is llama.cpp's loop's own figure (GenerationDone.decode_tokens_per_s).
 The interface's CPU is this process's CPU time while the app streams (the engine runs in
 its child): on a machine whose every core runs llama.cpp's threads, that time is taken
@@ -54,6 +56,7 @@ from scriptorium import prompts
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.app.tui.widgets import sidebar
 from scriptorium.inference.engine import Engine
 from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.isolated import IsolatedBackend
@@ -120,7 +123,8 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[int], in_process: bool) -> int:
+async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[int], panel_rates: list[float],
+                in_process: bool) -> int:
     print(machine_facts())
     reference = Reference.load(model, n_ctx)
     threads = TuiSettings().generation_threads()
@@ -147,6 +151,9 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     interface_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     decode_cpu: dict[int, list[float]] = {fps: [] for fps in frames}
     hidden_rates: list[float] = []
+    app_interval = sidebar.NUMBERS_INTERVAL_S
+    rated_rates: dict[float, list[float]] = {rate: [] for rate in panel_rates}
+    rated_cpu: dict[float, list[float]] = {rate: [] for rate in panel_rates}
     hidden_cpu: list[float] = []
     decode_began_at: list[float] = []
     """CPU seconds and wall time when the app's latest decode began (its prefill was drawn)."""
@@ -233,6 +240,17 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
             hidden_cpu.append(in_decode)
             shown.append(f"app@{frames[0]}fps, panels hidden {hidden.decode_tokens_per_s:6.1f} "
                          f"(in decode {in_decode * 100:4.1f}%)")
+            for rate in panel_rates:
+                # The sidebar reads its interval at each update: a module constant, set for this run only.
+                sidebar.NUMBERS_INTERVAL_S = 1.0 / rate
+                try:
+                    rated, _, in_decode = await app_run(frames[0], [])
+                finally:
+                    sidebar.NUMBERS_INTERVAL_S = app_interval
+                rated_rates[rate].append(rated.decode_tokens_per_s)
+                rated_cpu[rate].append(in_decode)
+                shown.append(f"app@{frames[0]}fps, panels {rate:g}/s {rated.decode_tokens_per_s:6.1f} "
+                             f"(in decode {in_decode * 100:4.1f}%)")
             print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
                   f"alone {alone.decode_tokens_per_s:6.1f}   " + "   ".join(shown), flush=True)
         typed, _, _ = await app_run(frames[0], ["x", "y"])
@@ -259,6 +277,11 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     print(f"app, drawing {frames[0]} frames/s, side panels hidden: {statistics.median(hidden_rates):7.1f} tok/s   "
           f"app / reference {ratio_summary(hidden_rates, best)}   "
           f"interface CPU during the decode {statistics.median(hidden_cpu) * 100:.1f}% of a core")
+    for rate in panel_rates:
+        print(f"app, drawing {frames[0]} frames/s, panels' numbers {rate:g} times a second "
+              f"(the app's: {1.0 / app_interval:g}): {statistics.median(rated_rates[rate]):7.1f} tok/s   "
+              f"app / reference {ratio_summary(rated_rates[rate], best)}   "
+              f"interface CPU during the decode {statistics.median(rated_cpu[rate]) * 100:.1f}% of a core")
     delays = typing_delays + nudge_delays
     if delays:
         print(f"keypress handled while streaming ({frames[0]} frames/s): median "
@@ -273,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = run_arguments(__doc__.splitlines()[0], tokens=256, rounds=5)
     parser.add_argument("--fps", default=str(TuiSettings().frames_per_second),
                         help="frame rates to compare, comma-separated (default: the app's)")
+    parser.add_argument("--panel-rates", default="",
+                        help="also run the app at the first frame rate with the panels' numbers changing "
+                             "this many times a second, comma-separated (e.g. 2,1)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the engine in the app's own process instead of its child")
     args = parse_run_arguments(parser, argv)
@@ -280,7 +306,14 @@ def main(argv: list[str] | None = None) -> int:
         frames = [int(value) for value in args.fps.split(",")]
     except ValueError:
         parser.exit(2, f"tui_stream.py: --fps takes whole frame rates separated by commas, not {args.fps!r}\n")
-    return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx, frames, args.in_process))
+    try:
+        panel_rates = [float(value) for value in args.panel_rates.split(",") if value.strip()]
+    except ValueError:
+        panel_rates = [0.0]
+    if any(not 0 < rate <= 60 for rate in panel_rates):
+        parser.exit(2, f"tui_stream.py: --panel-rates takes rates a second (above 0, at most 60) separated by "
+                       f"commas, not {args.panel_rates!r}\n")
+    return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx, frames, panel_rates, args.in_process))
 
 
 if __name__ == "__main__":
