@@ -102,7 +102,22 @@ def _segment(text: str, line: _Line, passage: Passage) -> tuple[int, int] | None
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
+    # A tag must not follow a backslash that escapes the character after it: `\</mark>`
+    # is a literal `<`, the mark never closes, and the escaped `*` or line break is lost.
+    # The backslash goes with what it escapes.
+    if _escaping(text, line.start, end):
+        end -= 1
+    if _escaping(text, line.start, start):
+        start -= 1
     return (start, end) if start < end else None
+
+
+def _escaping(text: str, line_start: int, position: int) -> bool:
+    """The character before `position` is a backslash that escapes the one at `position`."""
+    run = position
+    while run > line_start and text[run - 1] == "\\":
+        run -= 1
+    return (position - run) % 2 == 1
 
 
 def _reference(text: str, lines: list[_Line], passage: Passage, label: str) -> tuple[int, int, str]:

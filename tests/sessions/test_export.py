@@ -103,6 +103,21 @@ def test_marks_keep_markdown_structure() -> None:
     assert all(line.count("<mark") == line.count("</mark>") for line in lines)
 
 
+def test_a_mark_never_follows_an_escaping_backslash() -> None:
+    """A model passage ending in a backslash (a line's hard break, the `\\` of `\\*`) had its
+    mark closed right after it: `\\</mark>` is a literal `<`, so the mark never closed, the
+    rest of the text was inside it, and the break or the escaped `*` was lost."""
+    from markdown_it import MarkdownIt
+
+    text = "Fine riga\\\nVia \\*x* fine"
+    for start, end in ((0, 10), (5, len("Fine riga\\\nVia \\")), (len("Fine riga\\\nVia \\"), len(text))):
+        marked = render(text, [Passage(start, end, "g1")], mark=True, notes={})
+        html = MarkdownIt("commonmark").render(marked)
+        assert "&lt;" not in html and html.count("<mark ") == html.count("</mark>")
+        assert MARK.sub(lambda m: m.group(2), marked) == text
+        assert "<br />" in html and "*x*" in html
+
+
 def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
     markdown = render_markdown(rich_draft, mark_model=True, settings_changes=True)
     _, body = split_front_matter(markdown)
