@@ -13,6 +13,7 @@ that a tag would break are left unmarked: fenced code, tables, HTML blocks, rule
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
@@ -63,11 +64,14 @@ def _lines(text: str) -> list[_Line]:
             for (start, end), block in zip(raw, block_of)]
 
 
-def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, str]) -> str:
+def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, str],
+           hard_breaks: Sequence[int] = ()) -> str:
     """`text` with the passages marked (if `mark`) and, after the first passage of each
-    generation named in `notes`, the footnote reference `[^label]`."""
+    generation named in `notes`, the footnote reference `[^label]`; a backslash (a hard
+    line break) at each offset of `hard_breaks`, ends of lines (export_breaks)."""
     lines = _lines(text)
-    inserts: list[tuple[int, int, str]] = []  # (offset, order: close < ref < open, string)
+    # (offset, order: close < ref < open < line break, string): the break ends its line.
+    inserts: list[tuple[int, int, str]] = [(offset, 3, "\\") for offset in hard_breaks]
     noted: set[str] = set()
     for passage in sorted(passages, key=lambda p: p.start):
         if mark:
