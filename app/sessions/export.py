@@ -4,7 +4,8 @@ The front matter is plain YAML written by yaml.safe_dump (so any title or stop s
 quoted safely) between `---` lines, which pandoc and Obsidian both read. It describes the
 *headline* generation: the first one whose text appears in the export (else the latest),
 and the session's memory and author's note when it has them.
-The body is the draft as written, or the chat as one `##` section per turn. Options:
+The body is the draft as written, or the chat as one `##` section per turn; the author's
+single line breaks stay breaks (export_breaks), except in a Markdown draft. Options:
 `mark_model` marks the model's passages (see export_marks), `settings_changes` adds a
 footnote to each model passage whose settings differ from the passage before it.
 """
@@ -23,11 +24,13 @@ import yaml
 from scriptorium.app import atomic
 from scriptorium.inference.errors import ScriptoriumError
 
+from scriptorium.app.sessions.export_breaks import soft_break_ends
 from scriptorium.app.sessions.export_marks import Passage, below_headings, render
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession
 from scriptorium.app.sessions.records import Generation, settings_key
 
 _FRONT_MATTER = re.compile(r"---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+_MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdwn")
 OUTCOME_WORDS = {"pending": "undecided", "accepted": "accepted", "partly_accepted": "partly accepted", "rejected": "rejected"}
 
 
@@ -184,7 +187,9 @@ def render_markdown(session: AnySession, *, mark_model: bool = False, settings_c
         # The author's own properties first (theirs where both name one), then how the text was made.
         meta = {**own, **{key: value for key, value in meta.items() if key not in own}}
         passages = [Passage(p.start - start, p.end - start, p.generation) for p in passages]
-        body = render(session.text[start:], passages, mark=mark_model, notes=labels)
+        text = session.text[start:]
+        body = render(text, passages, mark=mark_model, notes=labels,
+                      hard_breaks=() if _written_in_markdown(session) else soft_break_ends(text))
         if start:
             body = body.lstrip("\n")  # the blank line after the author's block: the separator puts one back
         body = body if body.endswith("\n") or not body else body + "\n"
@@ -193,6 +198,15 @@ def render_markdown(session: AnySession, *, mark_model: bool = False, settings_c
     footnotes = "".join(f"\n[^{label}]: {text}\n" for label, text in notes.values())
     separator = "\n" if body else ""
     return _yaml_block(meta) + separator + body + footnotes
+
+
+def _written_in_markdown(session: DraftSession) -> bool:
+    """A draft kept in a Markdown file (.md) is written in Markdown: its author knows that a
+    single newline is a soft break (many wrap their paragraphs at a width, for their
+    editor or for diffs) and expects it read as Markdown, as their viewer does with the
+    draft file itself. It is exported as written. Any other draft (.txt, or one only in
+    its session) is plain text: its lines are kept as the author saw them in the editor."""
+    return Path(session.draft_path or "").suffix.lower() in _MARKDOWN_SUFFIXES
 
 
 def _own_front_matter(text: str, passages: list[Passage]) -> tuple[dict[str, Any], int]:
@@ -217,8 +231,8 @@ _CUT_SHORT = {"cancelled": " · stopped", "error": " · cut short"}
 def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -> str:
     by_id = {g.id: g for g in session.generations}
     sections: list[str] = []
-    if session.system_prompt:
-        sections.append(f"## System prompt\n\n{below_headings(session.system_prompt.rstrip(), 2)}\n")
+    if session.system_prompt:  # plain text (prompts/chat_system.txt), its lines kept
+        sections.append(f"## System prompt\n\n{_lines_kept(below_headings(session.system_prompt.rstrip(), 2))}\n")
     for turn in session.turns:
         if turn.role == "user":
             heading = "Author"
@@ -227,10 +241,18 @@ def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -
             heading = f"Model ({generation.model.name})" if generation else "Model"
             heading += _CUT_SHORT.get(generation.stop_reason or "", "") if generation else ""
         content = below_headings(turn.content.rstrip(), 2)  # under "## Author" / "## Model"
-        if turn.role == "assistant" and turn.generation and content:
+        if turn.role == "user":
+            # The chat shows the author's message as typed, its lines kept; the model's
+            # reply as Markdown, a single newline read as a space: the export shows each alike.
+            content = _lines_kept(content)
+        elif turn.generation and content:
             content = render(content, [Passage(0, len(content), turn.generation)], mark=mark_model, notes=labels)
         sections.append(f"## {heading}\n\n{content}\n")
     return "\n".join(sections)
+
+
+def _lines_kept(text: str) -> str:
+    return render(text, [], mark=False, notes={}, hard_breaks=soft_break_ends(text))
 
 
 def default_export_path(session: AnySession, directory: str | os.PathLike[str] | None = None) -> Path:

@@ -13,6 +13,7 @@ that a tag would break are left unmarked: fenced code, tables, HTML blocks, rule
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
@@ -63,11 +64,14 @@ def _lines(text: str) -> list[_Line]:
             for (start, end), block in zip(raw, block_of)]
 
 
-def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, str]) -> str:
+def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, str],
+           hard_breaks: Sequence[int] = ()) -> str:
     """`text` with the passages marked (if `mark`) and, after the first passage of each
-    generation named in `notes`, the footnote reference `[^label]`."""
+    generation named in `notes`, the footnote reference `[^label]`; a backslash (a hard
+    line break) at each offset of `hard_breaks`, ends of lines (export_breaks)."""
     lines = _lines(text)
-    inserts: list[tuple[int, int, str]] = []  # (offset, order: close < ref < open, string)
+    # (offset, order: close < ref < open < line break, string): the break ends its line.
+    inserts: list[tuple[int, int, str]] = [(offset, 3, "\\") for offset in hard_breaks]
     noted: set[str] = set()
     for passage in sorted(passages, key=lambda p: p.start):
         if mark:
@@ -102,7 +106,22 @@ def _segment(text: str, line: _Line, passage: Passage) -> tuple[int, int] | None
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
+    # A tag must not follow a backslash that escapes the character after it: `\</mark>`
+    # is a literal `<`, the mark never closes, and the escaped `*` or line break is lost.
+    # The backslash goes with what it escapes.
+    if _escaping(text, line.start, end):
+        end -= 1
+    if _escaping(text, line.start, start):
+        start -= 1
     return (start, end) if start < end else None
+
+
+def _escaping(text: str, line_start: int, position: int) -> bool:
+    """The character before `position` is a backslash that escapes the one at `position`."""
+    run = position
+    while run > line_start and text[run - 1] == "\\":
+        run -= 1
+    return (position - run) % 2 == 1
 
 
 def _reference(text: str, lines: list[_Line], passage: Passage, label: str) -> tuple[int, int, str]:

@@ -289,10 +289,20 @@ class ChatSession(Session):
             if writer is not None:
                 self.record_reply(writer, message["content"])
 
+    def turn_messages(self) -> list[dict[str, str]]:
+        """The turns as the chat shows them: {'role', 'content'} dicts, no system prompt."""
+        return [{"role": turn.role, "content": turn.content} for turn in self.turns]
+
+    def turn_endings(self) -> list[str]:
+        """For each turn, how its reply ended when not as the model chose ('stopped',
+        'failed'; Generation.ending), else '': a reopened chat marks them as the live one did."""
+        by_id = {g.id: g for g in self.generations}
+        return [by_id[turn.generation].ending if turn.generation in by_id else "" for turn in self.turns]
+
     def messages(self) -> list[dict[str, str]]:
         """The conversation as engine.chat_prompt() takes it."""
         head = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return head + [{"role": turn.role, "content": turn.content} for turn in self.turns]
+        return head + self.turn_messages()
 
 
 AnySession = DraftSession | ChatSession

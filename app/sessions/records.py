@@ -14,6 +14,10 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_
 
 Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
 OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
+REPLY_ENDINGS = {"cancelled": "stopped", "error": "failed"}
+"""stop_reason -> how the chat marks a reply that did not end as the model chose: stopped
+(Esc, or the app closing while it streamed) or failed midway (a server gone, an engine
+restarted). The live chat and a reopened one mark it alike."""
 PROBABILITY_DIGITS = 6
 """Token probabilities are recorded to this many significant digits: more only bloat the
 file. Significant, not decimal places: a token sampled at p 3e-7 (a bias, a high
@@ -148,6 +152,11 @@ class Generation:
     arithmetic: dict[str, Any] | None = None
     """Arithmetic.as_dict() of the backend that ran it (flash attention, KV types, threads):
     the probabilities depend on it. None in sessions written before it was recorded."""
+
+    @property
+    def ending(self) -> str:
+        """How its reply ended when not as the model chose, as the chat marks it: see REPLY_ENDINGS."""
+        return REPLY_ENDINGS.get(self.stop_reason or "", "")
 
     def arithmetic_text(self) -> str:
         """'flash attention on, KV f16' (threads aside: they do not change the numbers), or 'unknown'."""

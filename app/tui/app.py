@@ -116,7 +116,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._screen_ready = True
         self._report_startup()
         if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
-            await self.main.show_chat([{"role": t.role, "content": t.content} for t in chat.turns], chat.unsent)
+            await self.main.show_chat(chat.turn_messages(), chat.unsent, chat.turn_endings())
         if self._initial_load is not None:
             self.load_model(self._initial_load)
         elif self._model_source is not None:
@@ -367,7 +367,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if isinstance(session, DraftSession):
             self.main.show_draft(session.text, session_tokens.spans_of(session))
         elif isinstance(session, ChatSession):
-            await self.main.show_chat([{"role": t.role, "content": t.content} for t in session.turns], session.unsent)
+            await self.main.show_chat(session.turn_messages(), session.unsent, session.turn_endings())
         self.notify(f"Opened “{session.title}”.")
 
     def action_edit_pinned(self, which: str) -> None:  # 'memory' or 'note'

@@ -103,6 +103,21 @@ def test_marks_keep_markdown_structure() -> None:
     assert all(line.count("<mark") == line.count("</mark>") for line in lines)
 
 
+def test_a_mark_never_follows_an_escaping_backslash() -> None:
+    """A model passage ending in a backslash (a line's hard break, the `\\` of `\\*`) had its
+    mark closed right after it: `\\</mark>` is a literal `<`, so the mark never closed, the
+    rest of the text was inside it, and the break or the escaped `*` was lost."""
+    from markdown_it import MarkdownIt
+
+    text = "Fine riga\\\nVia \\*x* fine"
+    for start, end in ((0, 10), (5, len("Fine riga\\\nVia \\")), (len("Fine riga\\\nVia \\"), len(text))):
+        marked = render(text, [Passage(start, end, "g1")], mark=True, notes={})
+        html = MarkdownIt("commonmark").render(marked)
+        assert "&lt;" not in html and html.count("<mark ") == html.count("</mark>")
+        assert MARK.sub(lambda m: m.group(2), marked) == text
+        assert "<br />" in html and "*x*" in html
+
+
 def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
     markdown = render_markdown(rich_draft, mark_model=True, settings_changes=True)
     _, body = split_front_matter(markdown)
@@ -150,6 +165,61 @@ def test_a_chat_turns_own_headings_sit_under_the_turn_and_a_stopped_reply_says_s
     assert re.findall(r"^## (.+)$", body, flags=re.M) == ["Author", 'Model (Tiny Llama: "test") · stopped']
     assert "### Idea\nA poem?" in body and "#### Title" in body and "###### Deep" in body
     assert "```\n# not a heading\n```" in body  # code is left as it is
+
+
+POEM = ("Roses are red,\nviolets are blue.\n\n- one\n- two\n\n# Title\nUnder it\n\n```\ncode a\ncode b\n```\n\n"
+        "    indented a\n    indented b\n\n> quoted a\n> quoted b\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "Already broken  \nand escaped\\\nVia Roma 1\n00100 Roma")
+"""A plain-text draft: a poem's and an address's single line breaks, and Markdown structure around them."""
+
+
+def html_of(markdown: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+def test_an_authors_single_line_breaks_stay_line_breaks(store: SessionStore, generate) -> None:
+    """A poem, an address or lines of dialogue in a plain draft came out as one line in
+    every Markdown viewer: a single newline is a soft break, read as a space."""
+    session = store.create_draft(title="Poesie", text=POEM[:POEM.index("violets")])
+    # The model's passages are marked line by line; the author wrote the indented code.
+    for start, end in (("violets", "    indented"), ("> quoted", None)):
+        if not POEM[len(session.text):].startswith(start):
+            session.set_text(POEM[:POEM.index(start)])
+        g = generate(session, POEM[POEM.index(start):POEM.index(end) if end else None], anchor=len(session.text))
+        session.accept(g, g.text, len(session.text))
+    assert session.text == POEM
+    for mark_model in (False, True):
+        _, body = split_front_matter(render_markdown(session, mark_model=mark_model))
+        unmarked = MARK.sub(lambda m: m.group(2), body)
+        assert unmarked == "\n" + (POEM.replace("red,\n", "red,\\\n").replace("a\n> ", "a\\\n> ")
+                                   .replace("escaped\\\nVia Roma 1\n", "escaped\\\nVia Roma 1\\\n")) + "\n"
+        assert html_of(body).count("<br />") == 5  # red, quoted a, the two already broken, Via Roma 1
+        html = html_of(unmarked)
+        assert "code a\ncode b" in html and "indented a\nindented b" in html and "\\" not in html
+        assert "<li>one</li>" in html and "<h1>Title</h1>\n<p>Under it</p>" in html and "<table>" in html
+
+
+def test_a_markdown_draft_exports_as_written(tmp_path: Path, store: SessionStore) -> None:
+    """A .md draft is Markdown already: its author wraps paragraphs as they like and
+    expects them read as Markdown, so its soft breaks stay soft."""
+    session = store.create_draft(text="Una riga\nche continua.", draft_path=tmp_path / "bozza.md")
+    _, body = split_front_matter(render_markdown(session))
+    assert body == "\nUna riga\nche continua.\n"
+
+
+def test_the_authors_chat_lines_stay_lines(store: SessionStore, generate) -> None:
+    """The author's message showed its lines in the chat; the model's reply is Markdown,
+    shown in the chat with its soft breaks as spaces, and exported the same way."""
+    session = store.create_chat(title="Lettera", system_prompt="Sei breve.\nRispondi in italiano.")
+    session.add_user_turn("Caro Marco,\nti scrivo.\n\n# Idea\nUna poesia?")
+    session.record_reply(generate(session, "Il mare\ne il cielo.", anchor=0))
+    _, body = split_front_matter(render_markdown(session, mark_model=True))
+    assert "Sei breve.\\\nRispondi in italiano." in body
+    assert "Caro Marco,\\\nti scrivo.\n\n### Idea\nUna poesia?\n" in body
+    assert "\nIl mare\ne il cielo.\n" in MARK.sub(lambda m: m.group(2), body)
+    assert html_of(body).count("<br />") == 2
 
 
 def test_export_writes_and_refuses_to_overwrite(tmp_path: Path, rich_draft: DraftSession) -> None:

@@ -96,3 +96,20 @@ def test_a_new_line_typed_quickly_lands_where_it_was_typed() -> None:
             assert app.main.chat.input.value == "un\nd"
 
     run(scenario)
+
+
+def test_shift_and_alt_enter_start_a_new_line_where_the_terminal_tells_them_from_enter() -> None:
+    """Not offered (under tmux, and in terminals without the kitty keyboard protocol, they
+    arrive as Enter), but where they arrive as themselves they type the new line other
+    chats use them for: alt+enter did nothing."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.press("f2")
+            await pilot.pause()
+            await pilot.press("a", "shift+enter", "b", "alt+enter", "c")
+            assert app.main.chat.input.value == "a\nb\nc"
+            offered = [b.key for section in app.keys.sections for b in section.bindings if b.action == "new_line"]
+            assert offered == ["ctrl+j"]  # F1, the palette and the keymap know only it
+
+    run(scenario)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, HeldCounts, generated, make_app, model_ready, run
+from tui_helpers import Gate, HeldCounts, generated, loader_failing_after, make_app, model_ready, run
 
 from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 from scriptorium.inference.settings import preset
@@ -30,13 +30,19 @@ async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
     await gate.wait_reached()
 
 
+async def stopped_reply(pilot: Pilot[Any], gate: Gate) -> Any:
+    """Send a message and stop its reply with Esc while `gate` holds it; the reply's GenerationDone."""
+    await start_held_reply(pilot, gate)
+    _, done = await gate.escape(pilot)
+    return done
+
+
 def test_escape_stops_a_reply_and_keeps_it(random_model: Path) -> None:
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
         app = held_app(random_model, gate)
         async with app.run_test() as pilot:
-            await start_held_reply(pilot, gate)
-            _, done = await gate.escape(pilot)
+            done = await stopped_reply(pilot, gate)
             chat = app.main.chat
             assert done.stop_reason == "cancelled"
             reply = chat.transcript.query(AssistantMessage).last()
@@ -80,8 +86,7 @@ def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
         gate = Gate(after_tokens=3)
         app = held_app(random_model, gate, max_tokens=20)
         async with app.run_test() as pilot:
-            await start_held_reply(pilot, gate)
-            await gate.escape(pilot)
+            await stopped_reply(pilot, gate)
             await generated(pilot, "ctrl+r")
             reply = app.main.chat.transcript.query(AssistantMessage).last()
             assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
@@ -94,6 +99,67 @@ def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
             await pilot.press("alt+left")
             await generated(pilot, *"E poi?", "enter")
             assert reply.border_subtitle == "stopped" and reply.has_class("-stopped")
+
+    run(scenario)
+
+
+def test_a_reopened_chat_marks_the_replies_that_were_stopped(random_model: Path) -> None:
+    """Reopened with --resume or from the sessions screen, a chat showed a reply stopped
+    with Esc as if it had ended by itself, though the session records that it was stopped
+    (and the live chat and the export both said so)."""
+    from scriptorium.app.sessions import SessionStore
+
+    async def first() -> None:
+        gate = Gate(after_tokens=3)
+        app = held_app(random_model, gate, max_tokens=20)
+        async with app.run_test() as pilot:
+            await stopped_reply(pilot, gate)
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    async def reopened() -> None:
+        app = make_app(random_model, resume=True, sampler=preset("greedy").with_changes(max_tokens=5))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            reply = chat.transcript.query(AssistantMessage).last()
+            assert reply.has_class("-stopped") and reply.border_subtitle == "stopped"
+            await generated(pilot, *"E poi?", "enter")  # the stopped reply is no longer the last one
+            assert app.save_everything() and app.sessions.chat is not None
+            await app.show_session(SessionStore().load(app.sessions.chat.id))
+            await pilot.pause()
+            stopped, answer = chat.transcript.query(AssistantMessage)
+            assert stopped.has_class("-stopped") and stopped.border_subtitle == "stopped"
+            assert not answer.has_class("-stopped") and not answer.border_subtitle
+
+    run(first)
+    run(reopened)
+
+
+def test_a_failed_reply_stays_failed_as_the_last_one_again_and_reopened(random_model: Path) -> None:
+    """A reply that failed midway became 'stopped' once it was the last reply again (↑ took
+    back the turn after it), and showed nothing when the chat was reopened."""
+    from scriptorium.app.sessions import SessionStore
+
+    async def scenario() -> None:
+        app = make_app(random_model, mode="chat", loader=loader_failing_after(6),
+                       sampler=preset("greedy").with_changes(max_tokens=20))
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            chat = app.main.chat
+            for message in ("Ciao", "E poi?"):
+                await pilot.press(*message, "enter")
+                await app.main.wait_until_idle()
+                await pilot.pause()
+                assert chat.transcript.query(AssistantMessage).last().border_subtitle == "failed"
+            await pilot.press("up")
+            failed = chat.transcript.query(AssistantMessage).last()
+            assert failed.has_class("-stopped") and failed.border_subtitle == "failed"
+            await pilot.press("escape")  # both turns back, then reopened
+            assert app.save_everything() and app.sessions.chat is not None
+            await app.show_session(SessionStore().load(app.sessions.chat.id))
+            await pilot.pause()
+            assert [reply.border_subtitle for reply in chat.transcript.query(AssistantMessage)] == ["failed", "failed"]
 
     run(scenario)
 

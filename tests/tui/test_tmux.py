@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from textual.binding import Binding
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
@@ -158,3 +159,43 @@ def test_quitting_after_the_draft_file_was_moved_away_says_so_in_the_terminal(
     for words in (f"scriptorium: {draft} was deleted or moved by another program", "it was not written there again"):
         assert "".join(words.split()) in left, left
     assert not draft.exists()
+
+
+IN_TMUX = {"ctrl+j": "C-j", "alt+enter": "M-Enter", "shift+enter": "Enter", "ctrl+enter": "Enter"}
+"""Textual's name of a key a chat message's new line could be bound to -> the key tmux
+passes on to the app for it. Shift+enter and ctrl+enter have no encoding but the kitty
+protocol's (which Textual asks for and tmux 3.3 does not speak) or modifyOtherKeys'
+(which Textual does not ask for): tmux passes them on as Enter, as a terminal without
+either does (send-keys S-Enter then types the key's name)."""
+
+
+def test_every_key_offered_for_a_new_line_in_a_chat_message_types_one_in_tmux(
+    terminal: Terminal, random_model: Path, scriptorium_home: Path
+) -> None:
+    """Under tmux shift+enter reaches the app as a plain Enter, and alt+enter as ESC Enter,
+    which Textual reads as Enter too (textual#6663): the keys (F1) offered shift+enter for
+    a new line in a chat message, and it sent the message half written."""
+    from scriptorium.app.sessions import ChatSession, SessionStore
+    from scriptorium.app.tui.widgets.chat_input import ChatInput
+
+    [binding] = [b for b in ChatInput.BINDINGS if isinstance(b, Binding) and b.id == "chat.new_line"]
+    offered = [key.strip() for key in binding.key.split(",")]
+    command = f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} " \
+              f"--model {shlex.quote(str(random_model))} --preset greedy --ctx 512 --max-tokens 4"
+    terminal.start(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
+    terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
+    terminal.keys("F2")
+    terminal.wait_for(lambda s: "Message the model" in s, "the chat's message field")
+    lines = [f"verso {number}" for number in range(len(offered) + 1)]
+    terminal.text(lines[0])
+    for key, line in zip(offered, lines[1:]):
+        terminal.keys(IN_TMUX[key])
+        terminal.text(line)
+    terminal.wait_for(lambda s: lines[-1] in s, "the last line typed")
+    terminal.keys("C-q")
+    deadline = time.monotonic() + 15
+    while terminal.running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    [chat] = [SessionStore().load(s.id) for s in SessionStore().list() if s.kind == "chat"]
+    assert isinstance(chat, ChatSession)
+    assert chat.turns == [] and chat.unsent == "\n".join(lines)

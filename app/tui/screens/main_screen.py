@@ -223,8 +223,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.draft_state_changed()
         self.switch_mode("draft")
 
-    async def show_chat(self, messages: list[dict[str, str]], unsent: str = "") -> None:
-        await self.chat.restore(messages, unsent)
+    async def show_chat(self, messages: list[dict[str, str]], unsent: str = "", endings: list[str] | None = None) -> None:
+        await self.chat.restore(messages, unsent, endings)
         self.switch_mode("chat")
 
     # ---- generation ----------------------------------------------------------------

@@ -19,6 +19,7 @@ from scriptorium.inference.window import prompt_budget
 from scriptorium.inference.events import GenerationDone
 
 from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.sessions.records import REPLY_ENDINGS
 from scriptorium.app.tui.generation import Prepared
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import TokenRecord
@@ -303,7 +304,7 @@ class ChatPane(ChatVersions):
         # One full render at the end, so the reply is exactly the engine's text.
         await reply.update(text)
         records = await self.attach_tokens(reply, done.seed if done is not None else None, text)
-        ending = "failed" if done is None else "stopped" if done.stop_reason == "cancelled" else ""
+        ending = REPLY_ENDINGS["error"] if done is None else REPLY_ENDINGS.get(done.stop_reason, "")
         self.version_finished(text, records, label, ending)
         self._show_version_note(reply)
         self.messages.append({"role": "assistant", "content": text})
@@ -341,8 +342,7 @@ class ChatPane(ChatVersions):
             return
         reply = replies.last()
         views = [view for view in self.transcript.query(ReplyTokens) if view.reply is reply]  # type: ignore[attr-defined]
-        self.versions_from(self.messages[-1]["content"], views[0].records if views else [],
-                           "stopped" if reply.has_class("-stopped") else "")
+        self.versions_from(self.messages[-1]["content"], views[0].records if views else [], reply.ending)
         self._show_version_note(reply)
 
     def _show_version_note(self, reply: AssistantMessage, *, versions: bool = True) -> None:
@@ -350,15 +350,12 @@ class ChatPane(ChatVersions):
         follows it) and, if it did not end by itself, that it was stopped or failed. Each
         version keeps its own."""
         version = self.current_version()
-        ending = version.ending if version is not None else ""
-        reply.set_class(bool(ending), "-stopped")
-        note = " · ".join(part for part in (self.version_note() if versions else "", ending) if part)
-        reply.border_subtitle = note
-        reply.set_class(bool(note), "-noted")
+        reply.show_note(version.ending if version is not None else "", self.version_note() if versions else "")
 
     # ---- for sessions (issue 4) ------------------------------------------------------
-    async def restore(self, messages: list[dict[str, str]], unsent: str = "") -> None:
-        """Show a saved conversation (roles 'user' and 'assistant'), `unsent` in the chat box.
+    async def restore(self, messages: list[dict[str, str]], unsent: str = "", endings: list[str] | None = None) -> None:
+        """Show a saved conversation (roles 'user' and 'assistant'), `unsent` in the chat box,
+        each reply marked with its `endings` entry as it was when it was written ('stopped'...).
         A reply still streaming was forgotten (kept in the session it belongs to): its
         stream ends here, unfinished."""
         await self._end_stream()
@@ -368,10 +365,12 @@ class ChatPane(ChatVersions):
         self.forget_versions()
         self._taken_back = None
         self.messages = [dict(m) for m in messages]
-        for message in self.messages:
+        for message, ending in zip(self.messages, endings or [""] * len(messages)):
             if message["role"] == "user":
                 await self.transcript.mount(UserMessage(message["content"], markup=False, classes="message"))
             else:
-                await self.transcript.mount(self._new_reply(message["content"]))
+                reply = self._new_reply(message["content"])
+                await self.transcript.mount(reply)
+                reply.show_note(ending)
         self._versions_from_last_reply()
         self.refresh_bindings()

@@ -1,0 +1,55 @@
+"""The author's single line breaks, kept in the Markdown export.
+
+In CommonMark a single newline inside a paragraph is a soft break: viewers join the two
+lines with a space, so a poem, an address or lines of dialogue in a plain-text draft or
+an author's chat message read as one line. The export ends each such line with a
+backslash, CommonMark's hard break (pandoc, Obsidian and GitHub read it too). Not with two
+trailing spaces, the other hard break: editors and hooks that strip trailing whitespace
+undo them unseen, and nobody reading the file can see them.
+
+Which newlines are soft breaks is asked of markdown-it (the parser Textual's Markdown
+already brings), not guessed by rules of our own: only a newline inside a paragraph's
+text is one. Code (fenced or indented), headings, tables, HTML blocks, and a line just
+before a list item, quote or heading that interrupts the paragraph are left as written:
+a backslash there would show as one, or change the block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+"""What markdown-it counts as the end of a line."""
+
+
+def soft_break_ends(text: str) -> list[int]:
+    """Offsets in `text` of the ends of lines (before their newline) that a CommonMark
+    viewer joins to the next one: where a backslash makes the break stay a break."""
+    from markdown_it import MarkdownIt  # ~25 ms: with the first export, not at start
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    line_ends = [match.start() for match in _NEWLINE.finditer(text)]
+    ends: list[int] = []
+    for before, token in zip(tokens, tokens[1:]):
+        if before.type != "paragraph_open" or token.type != "inline" or token.map is None:
+            continue
+        first, after_last = token.map
+        breaks = [child.type for child in _inline(token.children or []) if child.type in ("softbreak", "hardbreak")]
+        if len(breaks) != after_last - first - 1:
+            # A newline inside a code span or an HTML tag makes no break: which line ends
+            # in one is then unknown, and a backslash inside `code` would show. As written.
+            continue
+        ends += [line_ends[first + line] for line, kind in enumerate(breaks) if kind == "softbreak"]
+    return ends
+
+
+def _inline(children: list[Token]) -> Iterator[Token]:
+    """The inline tokens in order, an image's alt text (its own children) included."""
+    for child in children:
+        yield child
+        yield from _inline(child.children or [])
