@@ -224,10 +224,6 @@ def _own_front_matter(text: str, passages: list[Passage]) -> tuple[dict[str, Any
     return (own, match.end()) if isinstance(own, dict) and own else ({}, 0)
 
 
-_CUT_SHORT = {"cancelled": " · stopped", "error": " · cut short"}
-"""A reply that did not end as the model chose, said in its heading: its last sentence may be half one."""
-
-
 def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -> str:
     by_id = {g.id: g for g in session.generations}
     sections: list[str] = []
@@ -239,7 +235,10 @@ def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -
         else:
             generation = by_id.get(turn.generation or "")
             heading = f"Model ({generation.model.name})" if generation else "Model"
-            heading += _CUT_SHORT.get(generation.stop_reason or "", "") if generation else ""
+            # A reply that did not end as the model chose (its last sentence may be half one)
+            # says so in its heading, in the chat's words.
+            if generation is not None and generation.ending:
+                heading += f" · {generation.ending}"
         content = below_headings(turn.content.rstrip(), 2)  # under "## Author" / "## Model"
         if turn.role == "user":
             # The chat shows the author's message as typed, its lines kept; the model's

@@ -152,17 +152,19 @@ def test_chat_is_one_section_per_turn(chat: ChatSession) -> None:
     assert "Knee.</mark>[^g3]" in body and "[^g3]: Generation g3" in body
 
 
-def test_a_chat_turns_own_headings_sit_under_the_turn_and_a_stopped_reply_says_so(
-        store: SessionStore, generate) -> None:
+@pytest.mark.parametrize(("stop_reason", "ending"), [("cancelled", "stopped"), ("error", "failed")])
+def test_a_chat_turns_own_headings_sit_under_the_turn_and_an_unfinished_reply_says_so(
+        store: SessionStore, generate, stop_reason: str, ending: str) -> None:
     """A reply's "## Title" read as a new turn beside "## Model", an author's "# Idea" as a
-    heading above them all, and a reply stopped mid-sentence looked finished."""
+    heading above them all, and a reply stopped mid-sentence looked finished. One that
+    failed midway was "cut short" in the export, "failed" in the chat: the chat's word."""
     session = store.create_chat(title="Headings")
     session.add_user_turn("# Idea\nA poem?")
     reply = generate(session, "## Title\n\n```\n# not a heading\n```\n###### Deep", anchor=0)
     session.record_reply(reply)
-    reply.stop_reason = "cancelled"
+    reply.stop_reason = stop_reason
     _, body = split_front_matter(render_markdown(session))
-    assert re.findall(r"^## (.+)$", body, flags=re.M) == ["Author", 'Model (Tiny Llama: "test") · stopped']
+    assert re.findall(r"^## (.+)$", body, flags=re.M) == ["Author", f'Model (Tiny Llama: "test") · {ending}']
     assert "### Idea\nA poem?" in body and "#### Title" in body and "###### Deep" in body
     assert "```\n# not a heading\n```" in body  # code is left as it is
 
