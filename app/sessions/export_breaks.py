@@ -34,18 +34,23 @@ def soft_break_ends(text: str) -> list[int]:
 
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     line_ends = [match.start() for match in _NEWLINE.finditer(text)]
-    ends: list[int] = []
+    return [line_ends[line] for _, line in kept_soft_breaks(tokens)]
+
+
+def kept_soft_breaks(tokens: list[Token]) -> Iterator[tuple[Token, int]]:
+    """The softbreak tokens of a parsed text that are to stay line breaks, each with the
+    line (of the parsed text, from 0) that it ends. The export puts a backslash there; the
+    chat (chat_reply.py) makes the token a hardbreak, so that both keep the same breaks."""
     for before, token in zip(tokens, tokens[1:]):
         if before.type != "paragraph_open" or token.type != "inline" or token.map is None:
             continue
         first, after_last = token.map
-        breaks = [child.type for child in _inline(token.children or []) if child.type in ("softbreak", "hardbreak")]
+        breaks = [child for child in _inline(token.children or []) if child.type in ("softbreak", "hardbreak")]
         if len(breaks) != after_last - first - 1:
             # A newline inside a code span or an HTML tag makes no break: which line ends
             # in one is then unknown, and a backslash inside `code` would show. As written.
             continue
-        ends += [line_ends[first + line] for line, kind in enumerate(breaks) if kind == "softbreak"]
-    return ends
+        yield from ((child, first + line) for line, child in enumerate(breaks) if child.type == "softbreak")
 
 
 def _inline(children: list[Token]) -> Iterator[Token]:

@@ -1,4 +1,4 @@
-"""A chat reply on screen: Markdown, streamed in.
+"""A chat reply on screen: Markdown, streamed in, its single line breaks kept.
 
 Its own module so that Textual's Markdown (markdown-it and Pygments, about 25 ms to
 import) loads with the first reply, not before the first screen is drawn: chat_pane.py
@@ -6,12 +6,37 @@ imports it inside the functions that make or find replies."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
+
+from scriptorium.app.sessions.export_breaks import kept_soft_breaks
+
+
+def _reply_parser() -> MarkdownIt:
+    """Textual's own parser ("gfm-like"), except that a single newline the model wrote
+    inside a paragraph (a poem's lines, an address) stays a line break, as chat UIs keep
+    it and as the export keeps it (export_breaks: one rule for both). Textual would draw
+    a soft break as a space. Textual makes a parser for each write of a streaming reply and
+    parses only the reply's last block: the rule walks that block's tokens, no more."""
+    parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
+    return parser
+
+
+def _keep_line_breaks(state: StateCore) -> None:
+    for token, _ in kept_soft_breaks(state.tokens):
+        token.type, token.tag = "hardbreak", "br"
 
 
 class AssistantMessage(Markdown):
     """A reply: streamed in through a MarkdownStream, set once in full at the end."""
+
+    def __init__(self, markdown: str | None = None, **options: Any) -> None:
+        super().__init__(markdown, parser_factory=_reply_parser, **options)
 
     ending = ""
     """How it ended when not by itself: 'stopped' (Esc) or 'failed'; marked at its side."""
