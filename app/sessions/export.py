@@ -5,7 +5,8 @@ quoted safely) between `---` lines, which pandoc and Obsidian both read. It desc
 *headline* generation: the first one whose text appears in the export (else the latest),
 and the session's memory and author's note when it has them.
 The body is the draft as written, or the chat as one `##` section per turn; the author's
-single line breaks stay breaks (export_breaks), except in a Markdown draft. Options:
+single line breaks and the model's in a chat stay breaks (export_breaks), except in a
+Markdown draft. Options:
 `mark_model` marks the model's passages (see export_marks), `settings_changes` adds a
 footnote to each model passage whose settings differ from the passage before it.
 """
@@ -240,12 +241,11 @@ def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -
             if generation is not None and generation.ending:
                 heading += f" · {generation.ending}"
         content = below_headings(turn.content.rstrip(), 2)  # under "## Author" / "## Model"
-        if turn.role == "user":
-            # The chat shows the author's message as typed, its lines kept; the model's
-            # reply as Markdown, a single newline read as a space: the export shows each alike.
-            content = _lines_kept(content)
-        elif turn.generation and content:
-            content = render(content, [Passage(0, len(content), turn.generation)], mark=mark_model, notes=labels)
+        # The chat shows the author's message as typed and the model's reply as Markdown,
+        # both with their single line breaks kept (chat_reply.py): the export keeps them alike.
+        model_passage = [Passage(0, len(content), turn.generation)] if turn.role == "assistant" and turn.generation else []
+        content = render(content, model_passage if content else [], mark=mark_model, notes=labels,
+                         hard_breaks=soft_break_ends(content))
         sections.append(f"## {heading}\n\n{content}\n")
     return "\n".join(sections)
 

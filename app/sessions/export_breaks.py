@@ -1,8 +1,8 @@
-"""The author's single line breaks, kept in the Markdown export.
+"""Single line breaks kept: the author's and a chat reply's, in the Markdown export and the chat.
 
 In CommonMark a single newline inside a paragraph is a soft break: viewers join the two
-lines with a space, so a poem, an address or lines of dialogue in a plain-text draft or
-an author's chat message read as one line. The export ends each such line with a
+lines with a space, so a poem, an address or lines of dialogue in a plain-text draft, an
+author's chat message or a model's reply read as one line. The export ends each such line with a
 backslash, CommonMark's hard break (pandoc, Obsidian and GitHub read it too). Not with two
 trailing spaces, the other hard break: editors and hooks that strip trailing whitespace
 undo them unseen, and nobody reading the file can see them.

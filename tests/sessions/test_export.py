@@ -211,17 +211,19 @@ def test_a_markdown_draft_exports_as_written(tmp_path: Path, store: SessionStore
     assert body == "\nUna riga\nche continua.\n"
 
 
-def test_the_authors_chat_lines_stay_lines(store: SessionStore, generate) -> None:
-    """The author's message showed its lines in the chat; the model's reply is Markdown,
-    shown in the chat with its soft breaks as spaces, and exported the same way."""
+def test_the_chat_lines_stay_lines(store: SessionStore, generate) -> None:
+    """The author's message showed its lines in the chat, and the model's reply shows its
+    own (chat_reply.py); the export joined the reply's, a poem read as one line."""
     session = store.create_chat(title="Lettera", system_prompt="Sei breve.\nRispondi in italiano.")
     session.add_user_turn("Caro Marco,\nti scrivo.\n\n# Idea\nUna poesia?")
-    session.record_reply(generate(session, "Il mare\ne il cielo.", anchor=0))
-    _, body = split_front_matter(render_markdown(session, mark_model=True))
-    assert "Sei breve.\\\nRispondi in italiano." in body
-    assert "Caro Marco,\\\nti scrivo.\n\n### Idea\nUna poesia?\n" in body
-    assert "\nIl mare\ne il cielo.\n" in MARK.sub(lambda m: m.group(2), body)
-    assert html_of(body).count("<br />") == 2
+    session.record_reply(generate(session, "Il mare\ne il cielo.\n\n```\nverso a\nverso b\n```", anchor=0))
+    for mark_model in (False, True):
+        _, body = split_front_matter(render_markdown(session, mark_model=mark_model))
+        assert "Sei breve.\\\nRispondi in italiano." in body
+        assert "Caro Marco,\\\nti scrivo.\n\n### Idea\nUna poesia?\n" in body
+        assert "\nIl mare\\\ne il cielo.\n\n```\nverso a\nverso b\n```\n" in MARK.sub(lambda m: m.group(2), body)
+        assert html_of(body).count("<br />") == 3
+        assert ('<mark class="model" data-generation="g1">Il mare</mark>\\\n' in body) is mark_model
 
 
 def test_export_writes_and_refuses_to_overwrite(tmp_path: Path, rich_draft: DraftSession) -> None:
