@@ -5,8 +5,8 @@ quoted safely) between `---` lines, which pandoc and Obsidian both read. It desc
 *headline* generation: the first one whose text appears in the export (else the latest),
 and the session's memory and author's note when it has them.
 The body is the draft as written, or the chat as one `##` section per turn; the author's
-single line breaks and the model's in a chat stay breaks (export_breaks), except in a
-Markdown draft. Options:
+single line breaks and the model's in a chat stay breaks (export_breaks), and a plain-text
+draft's indented paragraphs stay paragraphs (export_indents); a Markdown draft is as written. Options:
 `mark_model` marks the model's passages (see export_marks), `settings_changes` adds a
 footnote to each model passage whose settings differ from the passage before it.
 """
@@ -26,6 +26,7 @@ from scriptorium.app import atomic
 from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.app.sessions.export_breaks import soft_break_ends
+from scriptorium.app.sessions.export_indents import indents_as_typography
 from scriptorium.app.sessions.export_marks import Passage, below_headings, render
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession
 from scriptorium.app.sessions.records import Generation, settings_key
@@ -189,8 +190,11 @@ def render_markdown(session: AnySession, *, mark_model: bool = False, settings_c
         meta = {**own, **{key: value for key, value in meta.items() if key not in own}}
         passages = [Passage(p.start - start, p.end - start, p.generation) for p in passages]
         text = session.text[start:]
-        body = render(text, passages, mark=mark_model, notes=labels,
-                      hard_breaks=() if _written_in_markdown(session) else soft_break_ends(text))
+        if _written_in_markdown(session):
+            body = render(text, passages, mark=mark_model, notes=labels)
+        else:  # plain text: its indented paragraphs and single line breaks kept as the author saw them
+            text, passages = indents_as_typography(text, passages)
+            body = render(text, passages, mark=mark_model, notes=labels, hard_breaks=soft_break_ends(text))
         if start:
             body = body.lstrip("\n")  # the blank line after the author's block: the separator puts one back
         body = body if body.endswith("\n") or not body else body + "\n"

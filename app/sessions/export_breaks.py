@@ -30,27 +30,43 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 def soft_break_ends(text: str) -> list[int]:
     """Offsets in `text` of the ends of lines (before their newline) that a CommonMark
     viewer joins to the next one: where a backslash makes the break stay a break."""
+    line_ends = [match.start() for match in _NEWLINE.finditer(text)]
+    return [line_ends[line] for _, line in kept_soft_breaks(parse(text))]
+
+
+def parse(text: str) -> list[Token]:
+    """`text` as the export reads it: CommonMark with tables, as pandoc, Obsidian and GitHub do."""
     from markdown_it import MarkdownIt  # ~25 ms: with the first export, not at start
 
-    tokens = MarkdownIt("commonmark").enable("table").parse(text)
-    line_ends = [match.start() for match in _NEWLINE.finditer(text)]
-    return [line_ends[line] for _, line in kept_soft_breaks(tokens)]
+    return MarkdownIt("commonmark").enable("table").parse(text)
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset in `text` of each line's start, as markdown-it counts lines (its token maps)."""
+    return [0, *(match.end() for match in _NEWLINE.finditer(text))]
 
 
 def kept_soft_breaks(tokens: list[Token]) -> Iterator[tuple[Token, int]]:
     """The softbreak tokens of a parsed text that are to stay line breaks, each with the
     line (of the parsed text, from 0) that it ends. The export puts a backslash there; the
     chat (chat_reply.py) makes the token a hardbreak, so that both keep the same breaks."""
+    for paragraph, breaks in paragraphs_of_lines(tokens):
+        first = paragraph.map[0]  # type: ignore[index]
+        yield from ((child, first + line) for line, child in enumerate(breaks) if child.type == "softbreak")
+
+
+def paragraphs_of_lines(tokens: list[Token]) -> Iterator[tuple[Token, list[Token]]]:
+    """Each paragraph (its inline token, with a map) whose every newline is a line break,
+    with those breaks in order. One with a newline inside a code span or an HTML tag is
+    left out: that newline makes no break, so which line ends in one is unknown, and a
+    character added inside `code` would show. It is left as written."""
     for before, token in zip(tokens, tokens[1:]):
         if before.type != "paragraph_open" or token.type != "inline" or token.map is None:
             continue
         first, after_last = token.map
         breaks = [child for child in _inline(token.children or []) if child.type in ("softbreak", "hardbreak")]
-        if len(breaks) != after_last - first - 1:
-            # A newline inside a code span or an HTML tag makes no break: which line ends
-            # in one is then unknown, and a backslash inside `code` would show. As written.
-            continue
-        yield from ((child, first + line) for line, child in enumerate(breaks) if child.type == "softbreak")
+        if len(breaks) == after_last - first - 1:
+            yield token, breaks
 
 
 def _inline(children: list[Token]) -> Iterator[Token]:

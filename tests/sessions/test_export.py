@@ -185,7 +185,7 @@ def test_an_authors_single_line_breaks_stay_line_breaks(store: SessionStore, gen
     """A poem, an address or lines of dialogue in a plain draft came out as one line in
     every Markdown viewer: a single newline is a soft break, read as a space."""
     session = store.create_draft(title="Poesie", text=POEM[:POEM.index("violets")])
-    # The model's passages are marked line by line; the author wrote the indented code.
+    # The model's passages are marked line by line; the author wrote the indented lines.
     for start, end in (("violets", "    indented"), ("> quoted", None)):
         if not POEM[len(session.text):].startswith(start):
             session.set_text(POEM[:POEM.index(start)])
@@ -196,11 +196,45 @@ def test_an_authors_single_line_breaks_stay_line_breaks(store: SessionStore, gen
         _, body = split_front_matter(render_markdown(session, mark_model=mark_model))
         unmarked = MARK.sub(lambda m: m.group(2), body)
         assert unmarked == "\n" + (POEM.replace("red,\n", "red,\\\n").replace("a\n> ", "a\\\n> ")
-                                   .replace("escaped\\\nVia Roma 1\n", "escaped\\\nVia Roma 1\\\n")) + "\n"
-        assert html_of(body).count("<br />") == 5  # red, quoted a, the two already broken, Via Roma 1
+                                   .replace("escaped\\\nVia Roma 1\n", "escaped\\\nVia Roma 1\\\n")
+                                   .replace("    indented a\n    ", "&emsp;indented a\\\n&emsp;")) + "\n"
+        assert html_of(body).count("<br />") == 6  # red, indented a, quoted a, the two already broken, Via Roma 1
         html = html_of(unmarked)
-        assert "code a\ncode b" in html and "indented a\nindented b" in html and "\\" not in html
+        assert "code a\ncode b" in html and "\\" not in html
+        assert "<p>\u2003indented a<br />\n\u2003indented b</p>" in html  # a plain draft's indentation is no code
         assert "<li>one</li>" in html and "<h1>Title</h1>\n<p>Under it</p>" in html and "<table>" in html
+
+
+NOVEL = "Capitolo uno\n\n    Era una notte buia.\n    Pioveva.\n\n\tLei aspettava.\n        Più in là.\n\n    # Non un titolo"
+"""A plain-text novel: paragraphs opening with four spaces or a tab, as many are written."""
+
+
+def test_a_plain_drafts_indented_paragraphs_are_paragraphs(store: SessionStore, generate, tmp_path: Path) -> None:
+    """Four spaces or a tab before a paragraph made it a Markdown code block: monospace, in
+    a box, and the model's marks shown as literal <mark> tags inside it."""
+    # The model wrote the indentation too: its mark opens after it, on the text.
+    session = store.create_draft(title="Romanzo", text=NOVEL[:NOVEL.index("    Pioveva")])
+    g = generate(session, NOVEL[NOVEL.index("    Pioveva"):NOVEL.index("\tLei")], anchor=len(session.text))
+    session.accept(g, g.text, len(session.text))
+    session.set_text(NOVEL)
+    _, body = split_front_matter(render_markdown(session, mark_model=True))
+    html = html_of(body)
+    assert "<pre>" not in html and "<code>" not in html and "&lt;mark" not in html
+    assert html.splitlines() == [
+        "<p>Capitolo uno</p>",
+        '<p>\u2003Era una notte buia.<br />',
+        '\u2003<mark class="model" data-generation="g1">Pioveva.</mark></p>',
+        "<p>\u2003Lei aspettava.<br />",
+        "\u2003\u2003Più in là.</p>",  # deeper indentation stays deeper
+        "<p>\u2003# Non un titolo</p>"]
+    # A line indented under a paragraph's first is the paragraph's, its indentation kept
+    # too; not inside a code span, where the entity would show as typed.
+    lines = store.create_draft(text="Disse:\n    «Vieni.»\n\nUn `codice\n    lungo`.")
+    assert html_of(split_front_matter(render_markdown(lines))[1]) == (
+        "<p>Disse:<br />\n\u2003«Vieni.»</p>\n<p>Un <code>codice     lungo</code>.</p>\n")
+    # Written in Markdown, the indentation is the author's code block, as written.
+    markdown = store.create_draft(text=NOVEL, draft_path=tmp_path / "romanzo.md")
+    assert split_front_matter(render_markdown(markdown))[1] == "\n" + NOVEL + "\n"
 
 
 def test_a_markdown_draft_exports_as_written(tmp_path: Path, store: SessionStore) -> None:
