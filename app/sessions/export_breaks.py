@@ -11,7 +11,8 @@ Which newlines are soft breaks is asked of markdown-it (the parser Textual's Mar
 already brings), not guessed by rules of our own: only a newline inside a paragraph's
 text is one. Code (fenced or indented), headings, tables, HTML blocks, and a line just
 before a list item, quote or heading that interrupts the paragraph are left as written:
-a backslash there would show as one, or change the block.
+a backslash there would show as one, or change the block. So are the lines of `$$ … $$`
+display math (display_math), which CommonMark reads as paragraph text but is LaTeX.
 """
 
 from __future__ import annotations
@@ -52,7 +53,46 @@ def kept_soft_breaks(tokens: list[Token]) -> Iterator[tuple[Token, int]]:
     chat (chat_reply.py) makes the token a hardbreak, so that both keep the same breaks."""
     for paragraph, breaks in paragraphs_of_lines(tokens):
         first = paragraph.map[0]  # type: ignore[index]
-        yield from ((child, first + line) for line, child in enumerate(breaks) if child.type == "softbreak")
+        math = display_math(paragraph.content)
+        line_ends = [match.start() for match in _NEWLINE.finditer(paragraph.content)]
+        yield from ((child, first + line) for line, child in enumerate(breaks)
+                    if child.type == "softbreak" and not inside(math, line_ends[line]))
+
+
+_MATH_SCAN = re.compile(r"\\[\s\S]|`+|\$\$|(?:\r\n?|\n)[ \t]*(?=[\r\n])")
+"""What display math is looked for among: escapes, code span delimiters, `$$`, blank lines."""
+_BLANK_LINE = re.compile(r"(?:\r\n?|\n)[ \t]*(?:\r\n?|\n)")
+
+
+def display_math(text: str) -> list[tuple[int, int]]:
+    """The `$$ … $$` display math in `text`, as (start of the opening `$$`, end of the
+    closing one), as pandoc (tex_math_dollars) and Obsidian read it: never across a blank
+    line, nor in a code span or from an escaped `\\$`. Its lines are LaTeX, where a
+    backslash added at a line's end is a command: they stay as written. (CommonMark and
+    markdown-it read it as paragraph text, so it is looked for here.)"""
+    spans: list[tuple[int, int]] = []
+    opened: int | None = None
+    position = 0
+    while (match := _MATH_SCAN.search(text, position)) is not None:
+        found, position = match.group(), match.end()
+        if found[0] == "`":  # a code span: to its closing run, within the paragraph
+            blank = _BLANK_LINE.search(text, position)
+            closing = re.compile(rf"(?<!`){found}(?!`)").search(text, position, blank.start() if blank else len(text))
+            position = closing.end() if closing else position
+        elif found == "$$":
+            if opened is None:
+                opened = match.start()
+            else:
+                spans.append((opened, match.end()))
+                opened = None
+        elif found[0] != "\\":  # a blank line: a `$$` still open was no math
+            opened = None
+    return spans
+
+
+def inside(spans: list[tuple[int, int]], position: int) -> bool:
+    """`position` is strictly within one of `spans`."""
+    return any(start < position < end for start, end in spans)
 
 
 def paragraphs_of_lines(tokens: list[Token]) -> Iterator[tuple[Token, list[Token]]]:

@@ -16,15 +16,15 @@ the indentation would be safe everywhere, but lose what the author wrote.
 
 Only indentation Markdown would make code or drop is rewritten: in top-level indented
 code blocks, and on paragraph lines indented by four columns or more (not in a paragraph
-with a code span across lines, where an entity would show as typed). Fenced code, lists
-and quotes are left as written.
+with a code span across lines, nor in `$$` display math: an entity there would show as
+typed). Fenced code, lists and quotes are left as written.
 """
 
 from __future__ import annotations
 
 import re
 
-from scriptorium.app.sessions.export_breaks import line_starts, paragraphs_of_lines, parse
+from scriptorium.app.sessions.export_breaks import display_math, inside, line_starts, paragraphs_of_lines, parse
 from scriptorium.app.sessions.export_marks import Passage
 
 INDENT = "&emsp;"
@@ -40,8 +40,11 @@ def indents_as_typography(text: str, passages: list[Passage]) -> tuple[str, list
     tokens = parse(text)
     blocks = [token.map for token in tokens if token.type == "code_block" and token.level == 0 and token.map]
     blocks += [inline.map for inline, _ in paragraphs_of_lines(tokens) if inline.level == 1 and inline.map]
+    math = display_math(text)
     for first, after_last in sorted(blocks):
         for line in range(first, after_last):
+            if inside(math, starts[line]):
+                continue  # LaTeX, where the entity would be typed text: as written
             match = _LEADING.match(text, starts[line])
             columns = _columns(match.group()) if match else 0
             if match and columns >= _TAB_STOP:

@@ -260,6 +260,23 @@ def test_the_chat_lines_stay_lines(store: SessionStore, generate) -> None:
         assert ('<mark class="model" data-generation="g1">Il mare</mark>\\\n' in body) is mark_model
 
 
+MATH = "La formula:\n$$\na = b \\\\\n    c = d\n$$\ne poi.\n\nUn `$$`\nsolo."
+MATH_EXPORTED = "La formula:\\\n$$\na = b \\\\\n    c = d\n$$\\\ne poi.\n\nUn `$$`\\\nsolo."
+"""Display math over lines as written; the lines around it, and a `$$` in code, are lines."""
+
+
+def test_display_math_lines_stay_as_written(store: SessionStore, generate) -> None:
+    """A `$$ … $$` block over several lines is LaTeX: the backslash added at each line's end
+    (and an indentation's &emsp;) broke it in Obsidian and pandoc."""
+    draft = store.create_draft(text=MATH)
+    assert split_front_matter(render_markdown(draft))[1] == "\n" + MATH_EXPORTED + "\n"
+    chat = store.create_chat(title="Math")
+    chat.add_user_turn(MATH)
+    chat.record_reply(generate(chat, MATH, anchor=0))
+    _, body = split_front_matter(render_markdown(chat))
+    assert f"## Author\n\n{MATH_EXPORTED}\n" in body and f"\n\n{MATH_EXPORTED}\n" in body.split("## Model")[1]
+
+
 def test_export_writes_and_refuses_to_overwrite(tmp_path: Path, rich_draft: DraftSession) -> None:
     out = tmp_path / "chapter.md"
     assert export_session(rich_draft, out) == out
