@@ -53,6 +53,11 @@ class Ghost:
     """Characters after the anchor that accepting the suggestion replaces (a branch taken
     inside the draft, in accepted or scored text). They stay in the draft until then: Esc,
     a crash or an edit that invalidates the suggestion leave the draft as it was."""
+    break_end: int | None = None
+    """Where the paragraph break before a depth-0 note's continuation ends in `text`, while
+    that generation writes (window_layout.note_break): it goes again if the model writes
+    nothing after it. It moves with the words kept from the front and given back by an undo
+    (0 or less: the break went into the draft with them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +84,8 @@ class KeptWord:
         ghost.tokens = was.tokens + [record.moved(len(word)) for record in ghost.tokens[self.rest_tokens:]]
         ghost.writers = was.writers + [(writer, start + len(word)) for writer, start in ghost.writers[self.rest_writers:]]
         ghost.anchor, ghost.replaces, ghost.versions, ghost.version = was.anchor, was.replaces, was.versions, was.version
+        if ghost.break_end is not None:
+            ghost.break_end += len(word)
         return word
 
 

@@ -209,6 +209,8 @@ class DraftEditor(TextArea):
         self._build_highlight_map()
         ghost.text = ghost.text[len(chunk):]
         ghost.writers = writers_after(ghost.writers, len(chunk))
+        if ghost.break_end is not None:
+            ghost.break_end -= len(chunk)
         ghost.versions = []
         ghost.anchor = result.end_location
         self.move_cursor(result.end_location)
@@ -246,6 +248,8 @@ class DraftEditor(TextArea):
             ghost.text = ghost.text[len(edit.text):]
             # Typed by the author, so no longer the model's tokens.
             ghost.tokens = split_records(ghost.tokens, len(edit.text))[1]
+            if ghost.break_end is not None:
+                ghost.break_end -= len(edit.text)
             ghost.anchor = result.end_location
             if not ghost.text and not ghost.streaming:
                 self.ghost = None

@@ -81,7 +81,6 @@ class DraftPane(DraftWindowMark):
         self._enabled: tuple[bool, ...] = ()
         self._thrown: tuple[Ghost, str] | None = None
         """The suggestion last thrown away, and the draft then: it comes back while the draft is unchanged."""
-        self._lead_end: int | None = None  # the end of the break before a depth-0 note's continuation
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -136,7 +135,7 @@ class DraftPane(DraftWindowMark):
         prefix = editor.text_before(ghost.anchor) + ghost.text
         lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
         ghost.text, ghost.writers = with_break(ghost.text, ghost.writers, lead)
-        self._lead_end = len(ghost.text) if lead else None
+        ghost.break_end = len(ghost.text) if lead else None
         # Fitted to the window in the generation's worker: counting tokens asks the engine's
         # process or a server, which may be slow to answer, and no key waits for it.
         request = self.new_request("draft", self.window_preparer(backend, prefix, template))
@@ -243,9 +242,9 @@ class DraftPane(DraftWindowMark):
             ghost.streaming = False
             if done is not None:
                 ghost.text += done.tail_text
-            if self._lead_end is not None and len(ghost.text) == self._lead_end:  # nothing after the break
+            if ghost.break_end is not None and 0 < ghost.break_end == len(ghost.text):  # nothing after the break
                 ghost.text, ghost.writers = ghost.text.rstrip("\n"), ghost.writers[:-2]  # the break's and the request's
-            self._lead_end = None
+            ghost.break_end = None
             if not ghost.text:
                 self.editor.clear_ghost("empty")
                 if done is not None and done.stop_reason != "cancelled":
