@@ -3,7 +3,8 @@ refused as the local engine refuses it.
 
 A SentencePiece vocabulary with no byte tokens has no way to write a character it has no
 piece for: llama.cpp looks for its bytes among the byte tokens and throws, which
-llama-server answers with HTTP 500 `unordered_map::at` (and /completion with 400). The
+llama-server answers with HTTP 500 `unordered_map::at` (and /completion with 400): only
+that refusal is searched, any other is said as the server (or a gateway before it) gave it. The
 local engine refuses such text before tokenizing, naming the character and where it is
 (tokenizer.CharacterGuard): it knows the pieces, which the server does not list. So when
 the server refuses a text, the shortest beginning of it the server refuses is searched
@@ -14,7 +15,7 @@ window and the chat then place in the author's text as they do locally.
 
 from __future__ import annotations
 
-from .remote_http import RequestRejected, ServerClient
+from .remote_http import NoPieceRefused, ServerClient
 from .tokenizer import UnencodableTextError, describe_position
 
 
@@ -23,7 +24,8 @@ def server_tokens(client: ServerClient, text: str, special: bool) -> list[int]:
     for a character its vocabulary cannot encode."""
     try:
         return _tokens(client, text, special)
-    except RequestRejected as error:
+    except NoPieceRefused as error:
+        # Only this refusal is searched: any other (a gateway's, a server busy) is said as it is.
         raise _unencodable(client, text, special) or error from None
 
 
@@ -35,7 +37,7 @@ def _tokens(client: ServerClient, text: str, special: bool) -> list[int]:
 def _refused(client: ServerClient, text: str, special: bool) -> bool:
     try:
         _tokens(client, text, special)
-    except RequestRejected:
+    except NoPieceRefused:
         return True
     return False
 
