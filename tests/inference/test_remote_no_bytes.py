@@ -176,3 +176,21 @@ def test_text_refused_for_another_reason_is_not_a_character_the_model_cannot_enc
     assert not isinstance(refused.value, UnencodableTextError)
     assert "(HTTP 403): forbidden by policy" in str(refused.value)
     assert posts.paths == ["/tokenize"]
+
+
+def test_many_characters_it_cannot_encode_are_counted_in_a_few_requests(remote: RemoteBackend,
+                                                                         no_bytes_engine: Engine) -> None:
+    """Text in a script the vocabulary has no piece for (300 ideographs pasted into an Italian
+    draft): counting the others asked about halves down to each one, 614 requests, and again
+    at every pause in typing, when the window marker measures the draft."""
+    ideographs = "".join(chr(0x4E00 + i) for i in range(300))
+    text = f"La casa era buia. {ideographs} E la notte"
+    with pytest.raises(UnencodableTextError) as local:
+        no_bytes_engine.count_tokens(text)
+    posts = CountedPosts(remote)
+    with pytest.raises(UnencodableTextError) as served:
+        remote.count_tokens(text)
+    assert len(posts.paths) <= 64  # a dozen to find the first, a few dozen at most to count the others
+    assert (served.value.character, served.value.where) == (local.value.character, local.value.where)
+    assert local.value.others == 299 and 0 < served.value.others < 299
+    assert f"; at least {served.value.others} other characters too" in str(served.value)
