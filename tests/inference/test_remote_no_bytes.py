@@ -67,7 +67,13 @@ def test_connecting_to_a_model_with_no_byte_tokens(remote: RemoteBackend) -> Non
 HOSTILE = "Perché così? Città, caffè ☕ 東京 🍰"
 
 
-@pytest.mark.parametrize("text", ["ciao\nbello", HOSTILE, "ciao ~ bello\n e ~", "~"])
+# The first of several, one at either end, one after a character of two bytes, a combining
+# accent (its own code point, its own piece or none) and a grapheme of three code points
+# joined (the halving cuts it: each is searched as a character, as the local guard checks them).
+EDGES = ["~ciao", "ciao~", "a~b☕c~ caffè ~", "caffè~", "cafe\u0301 e bello", "ciao 👩\u200d💻 bello"]
+
+
+@pytest.mark.parametrize("text", ["ciao\nbello", HOSTILE, "ciao ~ bello\n e ~", "~", *EDGES])
 def test_text_it_cannot_encode_is_refused_as_the_local_engine_refuses_it(
     remote: RemoteBackend, no_bytes_engine: Engine, text: str
 ) -> None:
@@ -194,3 +200,18 @@ def test_many_characters_it_cannot_encode_are_counted_in_a_few_requests(remote: 
     assert (served.value.character, served.value.where) == (local.value.character, local.value.where)
     assert local.value.others == 299 and 0 < served.value.others < 299
     assert f"; at least {served.value.others} other characters too" in str(served.value)
+
+
+@pytest.mark.parametrize("at", ["start", "end"])
+def test_a_long_text_is_searched_in_a_few_requests(remote: RemoteBackend, no_bytes_engine: Engine, at: str) -> None:
+    """Halving: a request per halving of 54,001 characters, and two more (the empty text,
+    the character alone), not a request per character."""
+    prose = "la casa era buia. " * 3000
+    text = "~" + prose if at == "start" else prose + "~"
+    with pytest.raises(UnencodableTextError) as local:
+        no_bytes_engine.count_tokens(text)
+    posts = CountedPosts(remote)
+    with pytest.raises(UnencodableTextError) as served:
+        remote.count_tokens(text)
+    assert str(served.value) == str(local.value)
+    assert len(posts.paths) <= len(text).bit_length() + 4
