@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from textual.widgets.text_area import Location
 
-from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
+from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
 
 Writers = list[tuple[int | None, int]]
 """Who wrote a suggestion's text: (a generation's request id, or None for the author's own
@@ -146,6 +146,18 @@ def writers_after(writers: Writers, cut: int) -> Writers:
     kept = [(writer, max(start - cut, 0)) for writer, start in writers]
     # Of the writers starting at or before the cut, only the last one still writes after it.
     return [w for i, w in enumerate(kept) if i + 1 == len(kept) or kept[i + 1][1] > 0]
+
+
+def cut_front(ghost: Ghost, length: int) -> list[TokenRecord]:
+    """Take the suggestion's first `length` characters off (kept into the draft, or typed
+    there by the author); their tokens. Who wrote the rest, and where the note's break
+    ends in it, move with it."""
+    taken, ghost.tokens = split_records(ghost.tokens, length)
+    ghost.text = ghost.text[length:]
+    ghost.writers = writers_after(ghost.writers, length)
+    if ghost.break_end is not None:
+        ghost.break_end -= length
+    return taken
 
 
 def written_parts(writers: Writers, length: int) -> list[tuple[int | None, int, int]]:

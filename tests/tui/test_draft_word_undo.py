@@ -103,15 +103,6 @@ def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Path, tmp
     run(scenario)
 
 
-@pytest.fixture(scope="module")
-def comma_stop_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """After a line break writes " La" then ",." and stops: what is left once the word " La"
-    is kept is as long as a note's paragraph break ("\\n\\n")."""
-    vocab = italian_vocab()
-    chain = {vocab.id_of(a): vocab.id_of(b) for a, b in (("\n", "▁La"), ("▁La", ","), (",", "."))}
-    return write_llama_model(tmp_path_factory.mktemp("gguf") / "comma-stop.gguf", kind="markov", transitions=chain)
-
-
 @pytest.mark.parametrize("undo", [False, True], ids=["kept", "given-back-and-kept-again"])
 def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_its(comma_stop_model: Path,
                                                                            tmp_path: Path, undo: bool) -> None:
