@@ -46,6 +46,12 @@ class RequestRejected(ServerError):
     and refused this request."""
 
 
+class NoPieceRefused(RequestRejected):
+    """HTTP 500 "unordered_map::at" (libc++ and MSVC word it otherwise, all naming
+    unordered_map): llama.cpp met a character its SentencePiece vocabulary has no piece for
+    and looked for its bytes among byte tokens it has none of (remote_tokens.py)."""
+
+
 class ContextExceeded(ServerError):
     """HTTP 400 exceed_context_size_error: the prompt is longer than the server's context."""
 
@@ -263,7 +269,8 @@ class ServerClient:
             return ServerError(f"{self.url} has no {path}: it is not a llama-server")
         first_line = text.strip().splitlines()[0] if text.strip() else ""
         message = error.get("message") or first_line or "no reason given"
-        return RequestRejected(f"llama-server at {self.url} refused {path} (HTTP {status}): {message}")
+        kind = NoPieceRefused if status == 500 and "unordered_map" in str(message) else RequestRejected
+        return kind(f"llama-server at {self.url} refused {path} (HTTP {status}): {message}")
 
 
 def _ssl_failure(error: BaseException) -> bool:

@@ -3,19 +3,28 @@ refused as the local engine refuses it.
 
 A SentencePiece vocabulary with no byte tokens has no way to write a character it has no
 piece for: llama.cpp looks for its bytes among the byte tokens and throws, which
-llama-server answers with HTTP 500 `unordered_map::at` (and /completion with 400). The
+llama-server answers with HTTP 500 `unordered_map::at` (and /completion with 400): only
+that refusal is searched, any other is said as the server (or a gateway before it) gave it. The
 local engine refuses such text before tokenizing, naming the character and where it is
 (tokenizer.CharacterGuard): it knows the pieces, which the server does not list. So when
 the server refuses a text, the shortest beginning of it the server refuses is searched
 for, halving (a dozen requests for a long draft, and only on a refusal): its last
-character is the one; the others are counted by asking about halves of them. The error is the local one, UnencodableTextError, which the draft
-window and the chat then place in the author's text as they do locally.
+character is the one; the others are counted by asking about halves of them (COUNT_REQUESTS
+at most). The error is the local one, UnencodableTextError, which the draft window and the
+chat then place in the author's text as they do locally.
 """
 
 from __future__ import annotations
 
-from .remote_http import RequestRejected, ServerClient
+from collections import deque
+
+from .remote_http import NoPieceRefused, ServerClient
 from .tokenizer import UnencodableTextError, describe_position
+
+COUNT_REQUESTS = 32
+"""The most requests counting the other characters the server refuses may take: past them
+the author is told "at least" so many (a pasted page of a script the vocabulary cannot
+write would otherwise take two requests a character, at every pause in typing)."""
 
 
 def server_tokens(client: ServerClient, text: str, special: bool) -> list[int]:
@@ -23,7 +32,8 @@ def server_tokens(client: ServerClient, text: str, special: bool) -> list[int]:
     for a character its vocabulary cannot encode."""
     try:
         return _tokens(client, text, special)
-    except RequestRejected as error:
+    except NoPieceRefused as error:
+        # Only this refusal is searched: any other (a gateway's, a server busy) is said as it is.
         raise _unencodable(client, text, special) or error from None
 
 
@@ -35,7 +45,7 @@ def _tokens(client: ServerClient, text: str, special: bool) -> list[int]:
 def _refused(client: ServerClient, text: str, special: bool) -> bool:
     try:
         _tokens(client, text, special)
-    except RequestRejected:
+    except NoPieceRefused:
         return True
     return False
 
@@ -58,15 +68,34 @@ def _unencodable(client: ServerClient, text: str, special: bool) -> UnencodableT
         return None
     # As the local guard counts them: the other characters with no piece, each once.
     later = sorted(set(text[index + 1:]) - set(text[:refused]))
-    return UnencodableTextError(text[index], describe_position(text, index), _count_refused(client, later), index)
+    others, at_least = _count_refused(client, later)
+    return UnencodableTextError(text[index], describe_position(text, index), others, index, at_least)
 
 
-def _count_refused(client: ServerClient, characters: list[str]) -> int:
-    """How many of `characters` the server cannot tokenize, asking about halves of the
-    list: a request per character only for the refused ones' halves."""
+def _count_refused(client: ServerClient, characters: list[str]) -> tuple[int, bool]:
+    """How many of `characters` the server cannot tokenize, and whether that is a floor.
+    Halves of the refused groups are asked about, the largest groups first: a request or two
+    per group split, down to each refused character, for at most COUNT_REQUESTS requests; a
+    script the vocabulary has no pieces for would take two requests per character."""
     if not characters or not _refused(client, " ".join(characters), False):
-        return 0
-    if len(characters) == 1:
-        return 1
-    half = len(characters) // 2
-    return _count_refused(client, characters[:half]) + _count_refused(client, characters[half:])
+        return 0, False
+    refused_groups = deque([characters])  # each holds at least one character the server refuses
+    found, asked = 0, 1
+    while refused_groups:
+        group = refused_groups.popleft()
+        if len(group) == 1:
+            found += 1
+            continue
+        if asked + 2 > COUNT_REQUESTS:
+            return found + 1 + len(refused_groups), True
+        half = len(group) // 2
+        first, second = group[:half], group[half:]
+        asked += 1
+        if not _refused(client, " ".join(first), False):
+            refused_groups.append(second)  # the group's refused character is there: no need to ask
+            continue
+        refused_groups.append(first)
+        asked += 1
+        if _refused(client, " ".join(second), False):
+            refused_groups.append(second)
+    return found, False

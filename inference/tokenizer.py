@@ -36,18 +36,22 @@ class UnencodableTextError(ScriptoriumError):
     `index`: where it is in the text tokenized (-1: the space llama.cpp puts before it);
     `placed` names the place anew, in the text the author wrote (window_layout.py)."""
 
-    def __init__(self, character: str, where: str, others: int = 0, index: int = -1) -> None:
-        more = f"; {others} other character{'s' if others != 1 else ''} too" if others else ""
+    def __init__(self, character: str, where: str, others: int = 0, index: int = -1,
+                 others_at_least: bool = False) -> None:
+        at_least = "at least " if others_at_least else ""
+        more = f"; {at_least}{others} other character{'s' if others != 1 else ''} too" if others else ""
         super().__init__(f"the model's vocabulary cannot encode {describe_character(character)} at {where}: it has "
                          f"no piece for it and no byte tokens to fall back on{more}. Remove or replace it")
         self.character, self.where, self.others, self.index = character, where, others, index
+        self.others_at_least = others_at_least
+        """`others` is a floor: a server counted them, asked only so many times (remote_tokens.py)."""
 
-    def __reduce__(self) -> tuple[type, tuple[str, str, int, int]]:
+    def __reduce__(self) -> tuple[type, tuple[str, str, int, int, bool]]:
         # It crosses the pipe from the engine's process (wire.py): the fields travel too.
-        return type(self), (self.character, self.where, self.others, self.index)
+        return type(self), (self.character, self.where, self.others, self.index, self.others_at_least)
 
     def placed(self, where: str) -> "UnencodableTextError":
-        return UnencodableTextError(self.character, where, self.others, self.index)
+        return UnencodableTextError(self.character, where, self.others, self.index, self.others_at_least)
 
 
 class Tokenizer(Protocol):

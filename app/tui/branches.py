@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from textual.widgets.text_area import Location
 
-from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
+from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
 
 Writers = list[tuple[int | None, int]]
 """Who wrote a suggestion's text: (a generation's request id, or None for the author's own
@@ -53,6 +53,11 @@ class Ghost:
     """Characters after the anchor that accepting the suggestion replaces (a branch taken
     inside the draft, in accepted or scored text). They stay in the draft until then: Esc,
     a crash or an edit that invalidates the suggestion leave the draft as it was."""
+    break_end: int | None = None
+    """Where the paragraph break before a depth-0 note's continuation ends in `text`, while
+    that generation writes (window_layout.note_break): it goes again if the model writes
+    nothing after it. It moves with the words kept from the front and given back by an undo
+    (0 or less: the break went into the draft with them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +84,8 @@ class KeptWord:
         ghost.tokens = was.tokens + [record.moved(len(word)) for record in ghost.tokens[self.rest_tokens:]]
         ghost.writers = was.writers + [(writer, start + len(word)) for writer, start in ghost.writers[self.rest_writers:]]
         ghost.anchor, ghost.replaces, ghost.versions, ghost.version = was.anchor, was.replaces, was.versions, was.version
+        if ghost.break_end is not None:
+            ghost.break_end += len(word)
         return word
 
 
@@ -139,6 +146,18 @@ def writers_after(writers: Writers, cut: int) -> Writers:
     kept = [(writer, max(start - cut, 0)) for writer, start in writers]
     # Of the writers starting at or before the cut, only the last one still writes after it.
     return [w for i, w in enumerate(kept) if i + 1 == len(kept) or kept[i + 1][1] > 0]
+
+
+def cut_front(ghost: Ghost, length: int) -> list[TokenRecord]:
+    """Take the suggestion's first `length` characters off (kept into the draft, or typed
+    there by the author); their tokens. Who wrote the rest, and where the note's break
+    ends in it, move with it."""
+    taken, ghost.tokens = split_records(ghost.tokens, length)
+    ghost.text = ghost.text[length:]
+    ghost.writers = writers_after(ghost.writers, length)
+    if ghost.break_end is not None:
+        ghost.break_end -= length
+    return taken
 
 
 def written_parts(writers: Writers, length: int) -> list[tuple[int | None, int, int]]:

@@ -7,6 +7,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+from gguf_models import italian_vocab, write_llama_model
+
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
+
+
+@pytest.fixture(scope="session")
+def comma_stop_model(gguf_dir: Path) -> Path:
+    """After a line break writes " La" then ",." and stops: what is left once the word " La"
+    is kept is as long as a note's paragraph break ("\\n\\n")."""
+    vocab = italian_vocab()
+    chain = {vocab.id_of(a): vocab.id_of(b) for a, b in (("\n", "▁La"), ("▁La", ","), (",", "."))}
+    return write_llama_model(gguf_dir / "comma-stop.gguf", kind="markov", transitions=chain)

@@ -4,10 +4,16 @@ word was kept), nothing it wrote is lost and it writes on."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tui_helpers import Gate, generated, kept_whole, make_app, model_ready, run
+from textual.pilot import Pilot
+from gguf_models import italian_vocab, write_llama_model
+from tui_helpers import (
+    Gate, generated, kept_whole, loader_calling, make_app, model_ready, run, saved_draft, write_pinned,
+)
 
 from scriptorium.app.tui.token_spans import TokenSource, records_from_events
 from scriptorium.app.tui.widgets.draft_editor import next_word
@@ -16,6 +22,13 @@ from scriptorium.inference.settings import preset
 OPENING = "C'era una volta"
 LONG_GREEDY = preset("greedy").with_changes(max_tokens=40)
 """Long enough that the model is still writing when the gate holds it."""
+
+
+async def held(pilot: Pilot[Any], gate: Gate, *keys: str) -> None:
+    """Press `keys`, which start a generation, and wait until `gate` holds it, its first tokens shown."""
+    await pilot.press(*keys)
+    await gate.wait_reached()
+    await pilot.pause()
 
 
 @pytest.mark.parametrize("undone_while_writing", [True, False], ids=["while-writing", "after-it-ended"])
@@ -30,9 +43,7 @@ def test_undoing_a_word_kept_while_the_model_writes_gives_it_back(random_model: 
         app = make_app(random_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            await pilot.press(*OPENING, "ctrl+g")
-            await gate.wait_reached()
-            await pilot.pause()
+            await held(pilot, gate, *OPENING, "ctrl+g")
             editor = app.main.draft.editor
             shown = app.main.draft.suggestion.text
             assert shown and editor.ghost is not None and editor.ghost.streaming
@@ -88,5 +99,90 @@ def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Path, tmp
                 assert editor.ghost is not None and editor.ghost.text == done.text[len("".join(words[:kept])):]
             assert editor.ghost.tokens == tokens
             await kept_whole(pilot, draft, OPENING, done)
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("undo", [False, True], ids=["kept", "given-back-and-kept-again"])
+def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_its(comma_stop_model: Path,
+                                                                           tmp_path: Path, undo: bool) -> None:
+    """A note at depth 0 puts a paragraph break before the model's words. ctrl+→ kept
+    "\\n\\n La" while it wrote, and what it wrote after was ",.", as long as the break: at its
+    end the pane thought it had written nothing after the break, dropped its writer, and
+    keeping ",." credited nobody (the generation stayed partly kept)."""
+    draft = tmp_path / "bozza.md"
+
+    async def scenario() -> None:
+        gate = Gate(after_tokens=1)
+        app = make_app(comma_stop_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+            await held(pilot, gate, *"Il gatto dorme", "ctrl+g")
+            editor = app.main.draft.editor
+            assert editor.ghost is not None and editor.ghost.text == "\n\n La"
+            await pilot.press("ctrl+right")
+            if undo:  # given back, then kept again: the break is where it was each time
+                await pilot.press("ctrl+z")
+                await pilot.pause()
+                assert editor.ghost is not None and editor.ghost.text == "\n\n La"
+                await pilot.press("ctrl+right")
+            assert editor.text == "Il gatto dorme\n\n La"
+            gate.release()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            _, _, done = app.main.last_generation
+            assert done.text == " La,." and editor.ghost is not None and editor.ghost.text == ",."
+            await pilot.press("tab")
+            await pilot.pause()
+            assert editor.text == "Il gatto dorme\n\n La,."
+            (generation,) = saved_draft(draft).generations
+            assert generation.outcome == "accepted" and generation.accepted_text == done.text
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("undo", [False, True], ids=["kept", "given-back-and-kept-again"])
+def test_a_break_the_model_wrote_nothing_after_goes_when_words_before_it_were_kept(tmp_path: Path,
+                                                                                  undo: bool) -> None:
+    """A suggestion waiting, a note set at depth 0, ctrl+g: the suggestion gets the note's
+    paragraph break and the model writes on after it. ctrl+→ kept the suggestion's word
+    meanwhile (and ctrl+z gave it back, ctrl+→ kept it again); the model wrote nothing,
+    yet the break stayed, a suggestion of its own, as the pane looked for it where it no longer was."""
+    draft = tmp_path / "bozza.md"
+    vocab = italian_vocab()
+    chain = {vocab.id_of(a): vocab.id_of(b) for a, b in (("▁guardò", "▁La"), ("▁La", ","), (",", "."))}
+    model = write_llama_model(tmp_path / "stops-after-a-break.gguf", kind="markov", transitions=chain)
+    starts, go_on = [], threading.Event()
+
+    def held_from_the_second() -> None:
+        starts.append(1)
+        if len(starts) > 1:
+            go_on.wait(30)
+
+    async def scenario() -> None:
+        app = make_app(model, draft=draft, loader=loader_calling(held_from_the_second), sampler=LONG_GREEDY)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Il gatto guardò")
+            done = await generated(pilot, "ctrl+g")
+            assert done.text == " La,."
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+            await pilot.press("ctrl+g")
+            await pilot.pause()
+            editor = app.main.draft.editor
+            assert editor.ghost is not None and editor.ghost.streaming and editor.ghost.text == " La,.\n\n"
+            await pilot.press("ctrl+right")
+            if undo:
+                await pilot.press("ctrl+z")
+                await pilot.pause()
+                assert editor.ghost is not None and editor.ghost.text == " La,.\n\n"
+                await pilot.press("ctrl+right")
+            go_on.set()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            assert app.main.last_generation[2].text == ""
+            # The break went with the suggestion, which was all break: tab would have put it into the draft.
+            assert editor.text == "Il gatto guardò La,." and editor.ghost is None
 
     run(scenario)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import GREEDY, copy_of, generated, loader_failing_after, make_app, model_ready, run
+from tui_helpers import GREEDY, copy_of, generated, loader_failing_after, make_app, model_ready, run, write_pinned
 
 
 def notifications(app: Any) -> list[str]:
@@ -254,3 +254,30 @@ def test_a_chat_message_typed_but_not_sent_is_there_again_on_resume() -> None:
 
     run(type_and_quit)
     run(resume)
+
+
+def test_the_suggestions_beginning_typed_leaves_the_rest_credited_to_who_wrote_it(comma_stop_model: Path) -> None:
+    """A note at depth 0: the suggestion is the note's paragraph break (the author's) then
+    " La,." (the model's). Typing the break (Enter, Enter) consumed it from the suggestion,
+    but who wrote what still counted from the old start: keeping the rest credited " L" to
+    the break and the generation only with "a,." (partly kept)."""
+    async def scenario() -> None:
+        app = make_app(comma_stop_model)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Il gatto dorme")
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+            done = await generated(pilot, "ctrl+g")
+            editor = app.main.draft.editor
+            assert done.text == " La,." and editor.ghost is not None and editor.ghost.text == "\n\n La,."
+            await pilot.press("enter", "enter")
+            assert editor.ghost is not None and editor.ghost.text == " La,."
+            await pilot.press("tab")
+            await pilot.pause()
+            assert editor.text == "Il gatto dorme\n\n La,."
+            session = app.sessions.draft
+            assert session is not None
+            (generation,) = session.generations
+            assert generation.outcome == "accepted" and generation.accepted_text == done.text
+
+    run(scenario)

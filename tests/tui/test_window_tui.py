@@ -14,7 +14,7 @@ from tui_helpers import HeldCounts, generated, make_app, model_ready, run, spyin
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
-from scriptorium.app.tui.widgets.draft_pane import WINDOW_MARK_DELAY
+from scriptorium.app.tui.widgets.draft_window_mark import WINDOW_MARK_DELAY
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.window import MARGIN_TOKENS, boundaries, prompt_budget
 

@@ -20,9 +20,9 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
 from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
-from scriptorium.app.tui.branches import Ghost, KeptWord, writers_after
+from scriptorium.app.tui.branches import Ghost, KeptWord, cut_front
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
-from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord, split_records
+from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord
 
 _NEXT_WORD = re.compile(r"\s*\S+")
 _CJK = re.compile(f"[{CJK_CHARACTERS}]")
@@ -204,11 +204,8 @@ class DraftEditor(TextArea):
         finally:
             self._inserting_ghost = False
         self.history.checkpoint()
-        taken, ghost.tokens = split_records(ghost.tokens, len(chunk))
-        self.spans.add(Span(start, chunk, taken))
+        self.spans.add(Span(start, chunk, cut_front(ghost, len(chunk))))
         self._build_highlight_map()
-        ghost.text = ghost.text[len(chunk):]
-        ghost.writers = writers_after(ghost.writers, len(chunk))
         ghost.versions = []
         ghost.anchor = result.end_location
         self.move_cursor(result.end_location)
@@ -243,9 +240,7 @@ class DraftEditor(TextArea):
         typed_at_anchor = bool(edit.text) and top == bottom == ghost.anchor
         result = super().edit(edit)
         if typed_at_anchor and ghost.text.startswith(edit.text):
-            ghost.text = ghost.text[len(edit.text):]
-            # Typed by the author, so no longer the model's tokens.
-            ghost.tokens = split_records(ghost.tokens, len(edit.text))[1]
+            cut_front(ghost, len(edit.text))  # typed by the author: no longer the model's tokens
             ghost.anchor = result.end_location
             if not ghost.text and not ghost.streaming:
                 self.ghost = None

@@ -2,28 +2,22 @@
 
 The pane is built in layers, each a class of its own file: ModePane (what both modes are
 given and ask for), DraftInspection (inspect, branch, score), DraftCandidates (several
-continuations side by side), and DraftPane here (continue, accept, reject, the file)."""
+continuations side by side), DraftWindowMark (where the model's window starts), and
+DraftPane here (continue, accept, reject, the file)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import var
-from textual.timer import Timer
 
-from scriptorium import prompts
-from scriptorium.inference.backend import Backend
-from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import GenerationDone
-from scriptorium.inference.window import Window, WindowError
 from scriptorium.inference.window_layout import note_break
 
-from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
@@ -33,15 +27,12 @@ from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import Span
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
-from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor, grapheme_end
+from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 
-WINDOW_MARK_DELAY = 0.4
-"""Seconds of no typing before the window marker moves."""
 
-
-class DraftPane(DraftCandidates):
+class DraftPane(DraftWindowMark):
     """The editor and the suggestion view; also the sink of draft generations."""
 
     @dataclass
@@ -90,9 +81,6 @@ class DraftPane(DraftCandidates):
         self._enabled: tuple[bool, ...] = ()
         self._thrown: tuple[Ghost, str] | None = None
         """The suggestion last thrown away, and the draft then: it comes back while the draft is unchanged."""
-        self._window_timer: Timer | None = None
-        self._said_too_long = ""
-        self._lead_end: int | None = None  # the end of the break before a depth-0 note's continuation
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -147,7 +135,7 @@ class DraftPane(DraftCandidates):
         prefix = editor.text_before(ghost.anchor) + ghost.text
         lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
         ghost.text, ghost.writers = with_break(ghost.text, ghost.writers, lead)
-        self._lead_end = len(ghost.text) if lead else None
+        ghost.break_end = len(ghost.text) if lead else None
         # Fitted to the window in the generation's worker: counting tokens asks the engine's
         # process or a server, which may be slow to answer, and no key waits for it.
         request = self.new_request("draft", self.window_preparer(backend, prefix, template))
@@ -254,9 +242,9 @@ class DraftPane(DraftCandidates):
             ghost.streaming = False
             if done is not None:
                 ghost.text += done.tail_text
-            if self._lead_end is not None and len(ghost.text) == self._lead_end:  # nothing after the break
+            if ghost.break_end is not None and 0 < ghost.break_end == len(ghost.text):  # nothing after the break
                 ghost.text, ghost.writers = ghost.text.rstrip("\n"), ghost.writers[:-2]  # the break's and the request's
-            self._lead_end = None
+            ghost.break_end = None
             if not ghost.text:
                 self.editor.clear_ghost("empty")
                 if done is not None and done.stop_reason != "cancelled":
@@ -318,63 +306,6 @@ class DraftPane(DraftCandidates):
         self.modified = True
         self.post_message(self.Edited())
         self._mark_window_soon()
-
-    # ---- where the model's window starts ---------------------------------------------
-    def watch_backend(self) -> None:
-        self._mark_window_soon()
-
-    def watch_pinned(self) -> None:
-        self._mark_window_soon()
-
-    def _mark_window_soon(self) -> None:
-        """Move the window marker once typing pauses: counting a long draft's tokens on
-        every key would slow typing down."""
-        if self._window_timer is not None:
-            self._window_timer.stop()
-        self._window_timer = self.set_timer(WINDOW_MARK_DELAY, self._mark_window)
-
-    def _mark_window(self) -> None:
-        self._window_timer = None
-        backend = self.backend
-        if backend is None or self.generating or self.scoring or not self.is_mounted:
-            return  # counting asks the engine, which is busy: the marker moves once it is not
-        editor = self.editor
-        ghost = editor.ghost
-        anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
-        try:
-            template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
-        except prompts.PromptError:
-            template = None  # said when a continuation asks for it
-        self._measure_window(self.window_builder(backend, template), backend,
-                             editor.text_before(anchor) + (ghost.text if ghost else ""))
-
-    @work(thread=True, exclusive=True, group="window-mark", exit_on_error=False)
-    def _measure_window(self, build: Callable[[str], Window], backend: Backend, text: str) -> None:
-        # Off the UI thread: counting asks the engine's process, or a server that may hang,
-        # and the author is typing.
-        too_long = ""
-        try:
-            start = build(text).start
-        except EngineCrashed as error:
-            self.found_dead(backend, error)
-            return
-        except WindowError as error:
-            start, too_long = 0, str(error)
-        except ScriptoriumError:
-            start = 0  # said when a continuation asks for the window
-        self.app.call_from_thread(self._window_measured, text, start, too_long)
-
-    def _window_measured(self, text: str, start: int, too_long: str) -> None:
-        editor, ghost = self.editor, self.editor.ghost
-        anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
-        if editor.text_before(anchor) + (ghost.text if ghost else "") == text:  # else a newer one is coming
-            editor.show_window_start(start)
-        # Memory and note that leave no room are said as soon as they are (once, not at
-        # every pause in typing): the author has just been told they are in every prompt.
-        if too_long != self._said_too_long:
-            self._said_too_long = too_long
-            if too_long:
-                self.notify(too_long, title="Window", severity="warning", timeout=12)
 
     # ---- the file ------------------------------------------------------------------
     @property

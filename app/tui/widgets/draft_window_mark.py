@@ -1,0 +1,89 @@
+"""Draft mode: where the model's window starts in the draft, marked as the author types.
+A layer of the draft pane (draft_pane.py tells the layers apart)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from textual import work
+from textual.timer import Timer
+
+from scriptorium import prompts
+from scriptorium.inference.backend import Backend
+from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
+from scriptorium.inference.window import Window, WindowError
+
+from scriptorium.app import paths
+from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
+from scriptorium.app.tui.widgets.draft_editor import end_anchor
+
+WINDOW_MARK_DELAY = 0.4
+"""Seconds of no typing before the window marker moves."""
+
+
+class DraftWindowMark(DraftCandidates):
+    """The window marker: the draft dimmed before where the model's window starts."""
+
+    def __init__(self, settings: TuiSettings, key_display: KeyDisplay, **kwargs: object) -> None:
+        super().__init__(settings, key_display, **kwargs)
+        self._window_timer: Timer | None = None
+        self._said_too_long = ""
+
+    def watch_backend(self) -> None:
+        self._mark_window_soon()
+
+    def watch_pinned(self) -> None:
+        self._mark_window_soon()
+
+    def _mark_window_soon(self) -> None:
+        """Move the window marker once typing pauses: counting a long draft's tokens on
+        every key would slow typing down."""
+        if self._window_timer is not None:
+            self._window_timer.stop()
+        self._window_timer = self.set_timer(WINDOW_MARK_DELAY, self._mark_window)
+
+    def _mark_window(self) -> None:
+        self._window_timer = None
+        backend = self.backend
+        if backend is None or self.generating or self.scoring or not self.is_mounted:
+            return  # counting asks the engine, which is busy: the marker moves once it is not
+        editor = self.editor
+        ghost = editor.ghost
+        anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
+        try:
+            template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
+        except prompts.PromptError:
+            template = None  # said when a continuation asks for it
+        self._measure_window(self.window_builder(backend, template), backend,
+                             editor.text_before(anchor) + (ghost.text if ghost else ""))
+
+    @work(thread=True, exclusive=True, group="window-mark", exit_on_error=False)
+    def _measure_window(self, build: Callable[[str], Window], backend: Backend, text: str) -> None:
+        # Off the UI thread: counting asks the engine's process, or a server that may hang,
+        # and the author is typing.
+        too_long = ""
+        try:
+            start = build(text).start
+        except EngineCrashed as error:
+            self.found_dead(backend, error)
+            return
+        except WindowError as error:
+            start, too_long = 0, str(error)
+        except ScriptoriumError:
+            start = 0  # said when a continuation asks for the window
+        self.app.call_from_thread(self._window_measured, text, start, too_long)
+
+    def _window_measured(self, text: str, start: int, too_long: str) -> None:
+        editor, ghost = self.editor, self.editor.ghost
+        anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
+        if editor.text_before(anchor) + (ghost.text if ghost else "") == text:  # else a newer one is coming
+            editor.show_window_start(start)
+        # Memory and note that leave no room are said as soon as they are (once, not at
+        # every pause in typing): the author has just been told they are in every prompt.
+        if too_long != self._said_too_long:
+            self._said_too_long = too_long
+            if too_long:
+                self.notify(too_long, title="Window", severity="warning", timeout=12)
+
