@@ -317,3 +317,31 @@ def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candidates(ra
             assert panel.content_size.width <= 30
             assert "top 5)" in summary and record.text.strip()[:3] in summary, summary
     run(scenario)
+
+
+def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(random_model: Path) -> None:
+    """'Scored 59 tokens of your text' on a Japanese paragraph the 16k Italian vocabulary
+    spells in 172 byte tokens: the count was of the characters coloured, not of the
+    tokens llama.cpp scored."""
+    from tui_helpers import loader_wrapping
+
+    from scriptorium.inference.events import TokenScore
+
+    counted: list[int] = []
+
+    def spy(score: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
+        def counting(text: str, **kwargs: Any) -> Iterator[Event]:
+            for event in score(text, **kwargs):
+                counted.extend([1] if isinstance(event, TokenScore) else [])
+                yield event
+        return counting
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader_wrapping("score", spy))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            records = await scored(pilot, "La casa " + "€" * 5)  # no piece has "€": three byte tokens each
+            assert len(counted) > len(records)
+            said = [n.message for n in app._notifications if n.message.startswith("Scored")]
+            assert said and f"Scored {len(counted)} tokens of your text" in said[-1], said
+    run(scenario)

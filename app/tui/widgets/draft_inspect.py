@@ -109,6 +109,8 @@ class DraftInspection(ModePane):
     _score_window: "Window | None" = None
     """What the model saw when scoring (memory, the draft window, the note): scores' offsets
     into its prompt are moved into the draft by it, and those outside the draft dropped."""
+    _scored_tokens: int = 0
+    """The draft's tokens llama.cpp scored: a character spelled in byte tokens is one span, several tokens."""
 
     # What DraftPane, the layer above, does for this one.
     def write_on(self) -> None:
@@ -313,7 +315,7 @@ class DraftInspection(ModePane):
         build = self.window_builder(backend, self.prompt_template(prompts.CONTINUE))
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
-        self._score_text, self._score_pending, self._score_window = text, None, None
+        self._score_text, self._score_pending, self._score_window, self._scored_tokens = text, None, None, 0
         self.set_colouring(True)
         self.post_message(self.ActivityShown("scoring…"))
         self.refresh_bindings()
@@ -356,6 +358,7 @@ class DraftInspection(ModePane):
             if start is None:
                 continue  # the memory's, the note's or the template's: not the author's draft
             score = replace(score, start=start)
+            self._scored_tokens += 1
             if self._score_pending is not None:
                 self._add_scored(self._score_pending, score.start)
             self._score_pending = score
@@ -380,9 +383,8 @@ class DraftInspection(ModePane):
         self.editor.set_colouring(True)
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()
-        scored = self.editor.spans.count_kind("scored")  # the draft's tokens, not the memory's
         start = self._score_window.start if self._score_window is not None else 0
-        self.notify(scored_note(message.done, scored, self.key_display("draft.branch"), start))
+        self.notify(scored_note(message.done, self._scored_tokens, self.key_display("draft.branch"), start))
 
     def on_scoring_failed(self, message: ScoringFailed) -> None:
         if message.score_id != self._score_id:
