@@ -9,11 +9,10 @@ and a token cursor in the suggestion (F4, then ←/→).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
-from textual.message import Message
 from textual.widgets import TextArea
 from textual.worker import get_current_worker
 
@@ -28,14 +27,13 @@ from scriptorium.app.tui.scoring import (
 from scriptorium.app.tui.token_spans import (
     Span, TokenRecord, TokenSource, branch_choice, record_from_score, records_from_events, scored_end,
 )
+from scriptorium.app.tui.widgets import draft_messages
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.tui.widgets.token_text import TokenLegend
 
 if TYPE_CHECKING:
-    from textual.widgets.text_area import Location
-
     from scriptorium.inference.window import Window
 
     from scriptorium.app.tui.generation import GenerationRequest
@@ -74,29 +72,8 @@ BINDINGS = [
 class DraftInspection(ModePane):
     """Inspecting, branching and scoring: the draft pane's layer for what the model thought."""
 
-    @dataclass
-    class SuggestionAccepted(Message):
-        """Suggested text became ordinary draft text (all of it, or its next word)."""
-
-        text: str
-        at: Location
-        """Where it was inserted."""
-        at_index: int
-        """The same place as an offset into `draft_text`."""
-        request_ids: tuple[int, ...]
-        """The generations whose suggestion it is (GenerationRequest.id)."""
-        parts: tuple[tuple[int | None, int, int], ...]
-        """(request id, or None for the author's own word, start, end) of `text`: who wrote what."""
-        draft_text: str
-        """The draft with it."""
-
-    @dataclass
-    class SuggestionRejected(Message):
-        """A suggestion was thrown away (rejected, or replaced by a re-roll)."""
-
-        text: str
-        request_ids: tuple[int, ...]
-        restorable: bool = False  # the author may bring it back (DraftPane.SuggestionRestored)
+    SuggestionAccepted = draft_messages.SuggestionAccepted
+    SuggestionRejected = draft_messages.SuggestionRejected
 
     editor: DraftEditor
     suggestion: SuggestionView
