@@ -345,3 +345,33 @@ def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(ran
             said = [n.message for n in app._notifications if n.message.startswith("Scored")]
             assert said and f"Scored {len(counted)} tokens of your text" in said[-1], said
     run(scenario)
+
+
+def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, sentence_model: Path) -> None:
+    """Scored with one model, then another loaded: the cursor on the author's words still
+    showed the first model's numbers as 'your text, scored', under the new model's name.
+    The same model loaded again (as after a crash) keeps them."""
+    from dataclasses import replace as replaced
+
+    async def loaded(pilot: Any, options: Any) -> None:
+        app = pilot.app
+        first = app.backend
+        app.load_model(options)
+        for _ in range(600):  # 30 s at most
+            if app.backend not in (None, first) and app.model_status.state == "ready":
+                break
+            await pilot.pause(0.05)
+        await pilot.pause()
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            assert await scored(pilot, TEXT)
+            await loaded(pilot, app.backend.options)
+            assert scored_records(app), "the same model's scores stay"
+            await loaded(pilot, replaced(app.backend.options, model_path=sentence_model))
+            assert scored_records(app) == []
+            said = [n.message for n in app._notifications if "scores it with this one" in n.message]
+            assert said and "f9" in said[-1].lower()
+    run(scenario)

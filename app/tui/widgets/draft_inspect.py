@@ -34,6 +34,7 @@ from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.tui.widgets.token_text import TokenLegend
 
 if TYPE_CHECKING:
+    from scriptorium.inference.load_options import LoadOptions
     from scriptorium.inference.window import Window
 
     from scriptorium.app.tui.generation import GenerationRequest
@@ -87,6 +88,8 @@ class DraftInspection(ModePane):
     """What the model saw when scoring (memory, the draft window, the note): scores' offsets
     into its prompt are moved into the draft by it, and those outside the draft dropped."""
     _scored_tokens: int = 0
+    _scored_by: "LoadOptions | None" = None
+    """The model, as loaded, whose scores colour the draft."""
     """The draft's tokens llama.cpp scored: a character spelled in byte tokens is one span, several tokens."""
 
     # What DraftPane, the layer above, does for this one.
@@ -293,6 +296,7 @@ class DraftInspection(ModePane):
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
         self._score_text, self._score_pending, self._score_window, self._scored_tokens = text, None, None, 0
+        self._scored_by = backend.options
         self.set_colouring(True)
         self.post_message(self.ActivityShown("scoring…"))
         self.refresh_bindings()
@@ -317,6 +321,16 @@ class DraftInspection(ModePane):
             self.post_message(self.ActivityShown(""))
             self.refresh_bindings()
             self.notify(f"Scoring stopped: {reason}; what was scored stays coloured.")
+
+    def model_replaced(self, options: LoadOptions) -> None:
+        """The model of `options` is loading: scoring stops, and the scores another model
+        made go (the cursor on the author's words showed them as the new model's)."""
+        self.stop_scoring("another model is loading")
+        if options != self._scored_by and self.editor.spans.count_kind("scored"):
+            self.editor.spans.remove_kind("scored")
+            self.editor.set_colouring(self.colouring)
+            self.notify(f"The colours of your own text were the last model's; "
+                        f"{self.key_display('draft.score')} scores it with this one.")
 
     def _add_scored(self, score: TokenScore, end: int) -> None:
         record = record_from_score(score, self._score_text, end, SCORED)
