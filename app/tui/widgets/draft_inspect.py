@@ -154,15 +154,19 @@ class DraftInspection(ModePane):
         if self.inspected is not None:
             self.action_leave_inspect()
             return
+        key = self.key_display("draft.inspect")
         if ghost is not None and ghost.tokens:
             self.inspected = len(ghost.tokens) - 1 if not ghost.streaming else 0
             self._draw_inspection()
+            return
+        if ghost is not None and ghost.streaming:  # still reading its prompt (seconds, for a long one)
+            self.notify(f"The model has not written a token yet: press {key} again once it has.")
             return
         found = self.editor.token_at_cursor()
         if found is not None:
             self.show_record(found[0].tokens[found[1]])
             return
-        self.notify("Nothing to inspect here: generate a suggestion (inspect it with F4), or move the cursor "
+        self.notify(f"Nothing to inspect here: generate a suggestion (inspect it with {key}), or move the cursor "
                     "onto generated or scored text.", severity="warning")
 
     def action_inspect_move(self, step: int) -> None:
