@@ -375,3 +375,38 @@ def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, se
             said = [n.message for n in app._notifications if "scores it with this one" in n.message]
             assert said and "f9" in said[-1].lower()
     run(scenario)
+
+
+def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_alternatives(random_model: Path) -> None:
+    """'€' is three byte tokens to the vocabulary: the cursor on it showed the last byte's
+    numbers (how probable that byte was after the first two), and a branch there offered
+    what the model expected in the middle of the character. It shows the chance the model
+    gave the whole character (the product of its bytes') and the alternatives where it starts."""
+    from tui_helpers import loader_wrapping
+
+    from scriptorium.inference.events import TokenScore
+
+    events: list[TokenScore] = []
+
+    def spy(score: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
+        def kept(text: str, **kwargs: Any) -> Iterator[Event]:
+            for event in score(text, **kwargs):
+                events.extend([event] if isinstance(event, TokenScore) else [])
+                yield event
+        return kept
+
+    text = "La casa €"
+
+    async def scenario() -> list[Any]:
+        app = make_app(random_model, loader=loader_wrapping("score", spy))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            return await scored(pilot, text)
+
+    records = asyncio.run(scenario())
+    start, euro = records[-1]
+    assert (start, euro.text) == (text.index("€"), "€")
+    bytes_ = [event for event in events if event.start == start]
+    assert len(bytes_) == 3
+    assert euro.id == bytes_[0].id and euro.top == bytes_[0].top and euro.index == bytes_[0].index
+    assert euro.p == pytest.approx(bytes_[0].p * bytes_[1].p * bytes_[2].p, rel=1e-12)

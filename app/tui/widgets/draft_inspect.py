@@ -21,8 +21,8 @@ from scriptorium.inference.events import TokenEvent, TokenScore
 
 from scriptorium.app.tui.branches import Version, branch_at, move_version, start_version
 from scriptorium.app.tui.scoring import (
-    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, new_score_id, scored_note,
-    stream_scoring,
+    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, character_score, new_score_id,
+    scored_note, stream_scoring,
 )
 from scriptorium.app.tui.token_spans import (
     Span, TokenRecord, TokenSource, branch_choice, record_from_score, records_from_events, scored_end,
@@ -354,6 +354,9 @@ class DraftInspection(ModePane):
                 continue  # the memory's, the note's or the template's: not the author's draft
             score = replace(score, start=start)
             self._scored_tokens += 1
+            if (joined := character_score(self._score_pending, score)) is not None:
+                self._score_pending = joined
+                continue
             if self._score_pending is not None:
                 self._add_scored(self._score_pending, score.start)
             self._score_pending = score
