@@ -410,3 +410,28 @@ def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_altern
     assert len(bytes_) == 3
     assert euro.id == bytes_[0].id and euro.top == bytes_[0].top and euro.index == bytes_[0].index
     assert euro.p == pytest.approx(bytes_[0].p * bytes_[1].p * bytes_[2].p, rel=1e-12)
+
+
+def test_colours_turned_off_while_scoring_stay_off(random_model: Path) -> None:
+    """F8 during a long scoring hid the colours, and the next scores put them back on (the
+    legend still hidden): the next F8 then seemed to do nothing."""
+    held = HeldScoring()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=held.loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            draft.editor.load_text(" ".join([TEXT] * 6))
+            await pilot.press("f9")
+            assert await asyncio.to_thread(held.reached.wait, 30)
+            await pilot.pause()
+            await pilot.press("f8")
+            held.open.set()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert scored_records(app) and not draft.scoring
+            assert (draft.colouring, draft.editor.colour_tokens) == (False, False)
+            await pilot.press("f8")
+            assert (draft.colouring, draft.editor.colour_tokens) == (True, True)
+    run(scenario)

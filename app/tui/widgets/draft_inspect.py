@@ -360,7 +360,7 @@ class DraftInspection(ModePane):
             if self._score_pending is not None:
                 self._add_scored(self._score_pending, score.start)
             self._score_pending = score
-        self.editor.set_colouring(True)
+        self.editor.set_colouring(self.colouring)  # as the author left it (F8 while it ran)
 
     def on_scoring_progressed(self, message: ScoringProgressed) -> None:
         if message.score_id == self._score_id:
@@ -378,7 +378,7 @@ class DraftInspection(ModePane):
         if message.done.kv_cache is not None:
             # Scoring filled the KV cache with the draft: the panel shows it as it is.
             self.post_message(self.CacheShown(message.done.kv_cache, self._score_window))
-        self.editor.set_colouring(True)
+        self.editor.set_colouring(self.colouring)  # as the author left it (F8 while it ran)
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()
         start = self._score_window.start if self._score_window is not None else 0
