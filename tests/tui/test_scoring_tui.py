@@ -102,6 +102,13 @@ class HeldScoring:
         engine.score = score  # type: ignore[method-assign]
         return engine
 
+    async def scoring(self, pilot: Any, text: str) -> None:
+        """Put `text` in the draft and press F9: back once the run is held after its first chunk."""
+        pilot.app.main.draft.editor.load_text(text)
+        await pilot.press("f9")
+        assert await asyncio.to_thread(self.reached.wait, 30)  # its progress is posted by then
+        await pilot.pause()
+
 
 def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_model: Path) -> None:
     held = HeldScoring()
@@ -111,10 +118,7 @@ def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_model: Pat
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             draft = app.main.draft
-            draft.editor.load_text(" ".join([TEXT] * 10))
-            await pilot.press("f9")
-            assert await asyncio.to_thread(held.reached.wait, 30)  # its progress is posted by then
-            await pilot.pause()
+            await held.scoring(pilot, " ".join([TEXT] * 10))
             assert draft.scoring
             assert app.main.status.activity.startswith("scoring 32/")
             # The text the author sees is untouched while it is being scored.
@@ -230,10 +234,7 @@ def test_a_byte_token_scored_last_before_a_stop_colours_no_more_than_its_charact
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             draft = app.main.draft
-            draft.editor.load_text("La casa " + "€" * 60)  # no piece has "€": three byte tokens each
-            await pilot.press("f9")
-            assert await asyncio.to_thread(held.reached.wait, 30)
-            await pilot.pause()
+            await held.scoring(pilot, "La casa " + "€" * 60)  # no piece has "€": three byte tokens each
             await pilot.press("escape")
             held.open.set()
             await app.workers.wait_for_complete()
@@ -422,10 +423,7 @@ def test_colours_turned_off_while_scoring_stay_off(random_model: Path) -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             draft = app.main.draft
-            draft.editor.load_text(" ".join([TEXT] * 6))
-            await pilot.press("f9")
-            assert await asyncio.to_thread(held.reached.wait, 30)
-            await pilot.pause()
+            await held.scoring(pilot, " ".join([TEXT] * 6))
             await pilot.press("f8")
             held.open.set()
             await app.workers.wait_for_complete()
