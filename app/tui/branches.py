@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from textual.widgets.text_area import Location
 
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
+from scriptorium.app.tui.widgets.formatting import visible_token
 
 Writers = list[tuple[int | None, int]]
 """Who wrote a suggestion's text: (a generation's request id, or None for the author's own
@@ -104,6 +105,11 @@ def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRe
     ghost.text, ghost.tokens, ghost.writers = text, list(tokens or []), list(writers or [])
 
 
+def branch_label(choice: str) -> str:
+    """'branch at “word”'; a choice of white space only (a line break) drawn as the panel draws it."""
+    return f"branch at “{choice.strip() or visible_token(choice)}”"
+
+
 def branch_at(ghost: Ghost, index: int, choice: str) -> None:
     """A new version: the text up to token `index`, then `choice` (one of its alternatives,
     or the author's own word) instead of it, for a generation to write on from."""
@@ -112,7 +118,7 @@ def branch_at(ghost: Ghost, index: int, choice: str) -> None:
     writers = writers_before(ghost.writers, record.start)
     if not chosen:
         writers.append((None, record.start))  # the author's own word
-    start_version(ghost, f"branch at “{choice.strip()}”", ghost.text[:record.start] + choice,
+    start_version(ghost, branch_label(choice), ghost.text[:record.start] + choice,
                   ghost.tokens[:index] + chosen, writers)
 
 

@@ -19,7 +19,7 @@ from textual.worker import get_current_worker
 from scriptorium import prompts
 from scriptorium.inference.events import TokenEvent, TokenScore
 
-from scriptorium.app.tui.branches import Version, branch_at, move_version, start_version
+from scriptorium.app.tui.branches import Version, branch_at, branch_label, move_version, start_version
 from scriptorium.app.tui.scoring import (
     ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, character_score, new_score_id,
     scored_note, stream_scoring,
@@ -262,7 +262,7 @@ class DraftInspection(ModePane):
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
         choice, chosen = branch_choice(record, choice, editor.text[max(0, start - 1):start])
-        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen, [] if chosen else [(None, 0)])
+        start_version(ghost, branch_label(choice), choice, chosen, [] if chosen else [(None, 0)])
         self.write_on()
 
     def action_version(self, step: int) -> None:
