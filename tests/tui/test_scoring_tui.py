@@ -433,3 +433,39 @@ def test_colours_turned_off_while_scoring_stay_off(random_model: Path) -> None:
             await pilot.press("f8")
             assert (draft.colouring, draft.editor.colour_tokens) == (True, True)
     run(scenario)
+
+
+def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(random_model: Path,
+                                                                        sentence_model: Path) -> None:
+    """Another model chosen mid-scoring: 'Scoring stopped: another model is loading; what
+    was scored stays coloured', then the colours went (they were the last model's). Stopped
+    by an edit, the line says how to score again."""
+    from dataclasses import replace as replaced
+
+    held = HeldScoring()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=held.loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await held.scoring(pilot, " ".join([TEXT] * 6))
+            await pilot.press("x")
+            said = [n.message for n in app._notifications if n.message.startswith("Scoring stopped")]
+            assert said and "f9 scores it again" in said[-1].lower(), said
+            held.open.set()
+            await app.workers.wait_for_complete()
+            held.reached.clear()
+            held.open.clear()
+            await held.scoring(pilot, TEXT * 6)
+            first = app.backend
+            app.load_model(replaced(first.options, model_path=sentence_model))
+            held.open.set()
+            for _ in range(600):  # 30 s at most
+                if app.backend not in (None, first) and app.model_status.state == "ready":
+                    break
+                await pilot.pause(0.05)
+            await pilot.pause()
+            assert scored_records(app) == []
+            said = [n.message for n in app._notifications]
+            assert not any("another model is loading; what was scored stays coloured" in m for m in said), said
+    run(scenario)

@@ -317,20 +317,22 @@ class DraftInspection(ModePane):
         if self.scoring:
             self.workers.cancel_group(self, "scoring")
 
-    def stop_scoring(self, reason: str) -> None:
+    def stop_scoring(self, reason: str, colours_kept: bool = True) -> None:
         """Stop a scoring run because the draft or the engine is needed for something else."""
         if self.scoring:
             self.action_cancel_score()
             self._score_id = None
             self.post_message(self.ActivityShown(""))
             self.refresh_bindings()
-            self.notify(f"Scoring stopped: {reason}; what was scored stays coloured.")
+            kept = f"; what was scored stays coloured ({self.key_display('draft.score')} scores it again)"
+            self.notify(f"Scoring stopped: {reason}{kept if colours_kept else ''}.")
 
     def model_replaced(self, options: LoadOptions) -> None:
         """The model of `options` is loading: scoring stops, and the scores another model
         made go (the cursor on the author's words showed them as the new model's)."""
-        self.stop_scoring("another model is loading")
-        if options != self._scored_by and self.editor.spans.count_kind("scored"):
+        another = options != self._scored_by
+        self.stop_scoring("another model is loading", colours_kept=not another)
+        if another and self.editor.spans.count_kind("scored"):
             self.editor.spans.remove_kind("scored")
             self.editor.set_colouring(self.colouring)
             self.notify(f"The colours of your own text were the last model's; "
