@@ -181,6 +181,13 @@ def other_request_ids(ghost: Ghost) -> tuple[int, ...]:
     return tuple(rid for rid in every_request_id(ghost) if rid not in ghost.request_ids)
 
 
+def lost_note(ghost: Ghost, restore_key: str) -> str:
+    """What the author is told when an undo or redo took the suggestion `ghost` with it."""
+    versions = f" and its {len(ghost.versions)} versions" if len(ghost.versions) > 1 else ""
+    return (f"The suggestion{versions} went with the undo: with the draft as it was again (redo), "
+            f"{restore_key} brings it back.")
+
+
 def version_label(ghost: Ghost) -> str:
     """'version 2/3 · re-roll', or '' while there is only one."""
     if len(ghost.versions) < 2:
