@@ -260,8 +260,8 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
         # Past `floor` only: no start before it fits. A short draft (floor 0) is searched whole.
         sentences, words = _starts_after(draft, floor, end) if floor else boundaries(draft[:end])
         start = _earliest_fitting(sentences, size, budget)
-        if start is None:
-            start = _earliest_fitting(words, size, budget)
+        if start is None or _cut_sentence_too_long(draft, sentences, start, floor, count, budget - fixed + empty):
+            start = _earliest_fitting(words, size, budget) or start
         if start is None:  # a text without spaces (Thai, Chinese, Japanese): from a character, not empty
             start = _character_start(draft, _earliest_fitting(range(floor + 1, end), size, budget) or end, end)
     prompt, at = assemble(draft, start, end, memory, note, note_depth, wrap)
@@ -344,6 +344,17 @@ def _character_start(text: str, pos: int, end: int) -> int:  # after a mark or j
     while pos < end and (unicodedata.combining(text[pos]) or text[pos - 1] == "\u200d" or text[pos] in "\u200d\ufe0f"):
         pos += 1
     return pos
+
+
+def _cut_sentence_too_long(draft: str, sentences: Sequence[int], start: int, floor: int, count: Count,
+                           room: int) -> bool:
+    """The sentence that ends where the window starts could never be in it whole: longer
+    than the room alone (counted with the BOS, as `room` is). Starting at the next
+    sentence would leave its words out for nothing (a short sentence typed after a long one
+    took the window from 46 tokens of draft to 6); a word start keeps those that fit."""
+    i = sentences.index(start)
+    before = sentences[i - 1] if i else floor
+    return count(draft[before:start]) > room
 
 
 def _earliest_fitting(candidates: Sequence[int], size: Callable[[int], int], budget: int) -> int | None:

@@ -106,6 +106,7 @@ def front_matter(session: AnySession) -> dict[str, Any]:
         "accepted": counts["accepted"],
         "partly_accepted": counts["partly_accepted"],
         "rejected": counts["rejected"],
+        "undecided": counts["pending"],  # on screen when the app quit: neither kept nor thrown away
     }
     if g is not None and g.other_loras:  # a llama-server started with several --lora
         data["other_loras"] = [{"name": o.name, "scale": o.scale} for o in g.other_loras]

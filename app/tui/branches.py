@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from textual.widgets.text_area import Location
 
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
+from scriptorium.app.tui.widgets.formatting import visible_token
 
 Writers = list[tuple[int | None, int]]
 """Who wrote a suggestion's text: (a generation's request id, or None for the author's own
@@ -111,6 +112,11 @@ def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRe
     ghost.text, ghost.tokens, ghost.writers = text, list(tokens or []), list(writers or [])
 
 
+def branch_label(choice: str) -> str:
+    """'branch at “word”'; a choice of white space only (a line break) drawn as the panel draws it."""
+    return f"branch at “{choice.strip() or visible_token(choice)}”"
+
+
 def branch_at(ghost: Ghost, index: int, choice: str) -> None:
     """A new version: the text up to token `index`, then `choice` (one of its alternatives,
     or the author's own word) instead of it, for a generation to write on from."""
@@ -119,7 +125,7 @@ def branch_at(ghost: Ghost, index: int, choice: str) -> None:
     writers = writers_before(ghost.writers, record.start)
     if not chosen:
         writers.append((None, record.start))  # the author's own word
-    start_version(ghost, f"branch at “{choice.strip()}”", ghost.text[:record.start] + choice,
+    start_version(ghost, branch_label(choice), ghost.text[:record.start] + choice,
                   ghost.tokens[:index] + chosen, writers)
 
 
@@ -192,6 +198,13 @@ def every_request_id(ghost: Ghost) -> tuple[int, ...]:
 def other_request_ids(ghost: Ghost) -> tuple[int, ...]:
     """The generations of the versions not on screen: rejected when the one shown is kept."""
     return tuple(rid for rid in every_request_id(ghost) if rid not in ghost.request_ids)
+
+
+def lost_note(ghost: Ghost, restore_key: str) -> str:
+    """What the author is told when an undo or redo took the suggestion `ghost` with it."""
+    versions = f" and its {len(ghost.versions)} versions" if len(ghost.versions) > 1 else ""
+    return (f"The suggestion{versions} went with the undo: with the draft as it was again (redo), "
+            f"{restore_key} brings it back.")
 
 
 def version_label(ghost: Ghost) -> str:

@@ -228,3 +228,19 @@ def test_two_of_the_authors_turns_in_a_row_reach_a_strict_template_as_one() -> N
     chat = fit_chat(turns, budget=40, count=words, render=lambda kept: render_chat(kept, strict, None, ""))
     assert chat.messages[-1] == {"role": "user", "content": "unanswered\n\nagain"}
     assert chat.prompt.endswith("user: unanswered\n\nagain\nassistant:")
+
+
+def test_a_short_last_sentence_after_one_longer_than_the_room_keeps_the_words_that_fit() -> None:
+    """The 256-token model with a memory and a note: the last sentence ran past the room
+    and the model saw its last 46 tokens, cut at a word; the author typed ' Fine.' and the
+    window jumped to that new sentence, 6 tokens of draft, since a sentence start fitted.
+    A sentence longer than the room is never whole: the words of it that fit come along."""
+    long_sentence = "Conosceva a memoria " + " ".join(f"passo{i}" for i in range(60)) + "."
+    draft = "Maria si alzò. " + long_sentence + " Fine."
+    window = build_window(draft, budget=40, count=words, memory="Memoria breve.")
+    assert window.prompt_tokens <= 40
+    assert window.prompt_tokens >= 38, "the room is used, not left empty"
+    assert draft[window.start - 1] == " " and draft[window.start:].startswith("passo")
+    # A sentence that could fit whole is still not cut: the window starts at it or after it.
+    short = build_window("Uno due tre. Quattro cinque sei sette. Otto.", budget=6, count=words)
+    assert short.prompt == "Otto." or short.prompt.startswith("Quattro")

@@ -39,6 +39,15 @@ def test_front_matter_says_how_the_text_was_made(rich_draft: DraftSession) -> No
     assert body == "\n" + rich_draft.text + "\n"  # unmarked: the draft exactly as written
 
 
+def test_a_suggestion_left_undecided_is_counted(rich_draft: DraftSession, generate) -> None:
+    """A branch still on screen when the app quit: the front matter said 'generations: 4,
+    accepted 1, partly_accepted 1, rejected 1', and the fourth was in no count."""
+    generate(rich_draft, " A branch never taken.", anchor=len(rich_draft.text))
+    meta, _ = split_front_matter(render_markdown(rich_draft))
+    counted = (meta["accepted"], meta["partly_accepted"], meta["rejected"], meta["undecided"])
+    assert counted == (1, 1, 1, 1) and sum(counted) == meta["generations"]
+
+
 def test_lora_and_bias_reach_the_front_matter(store: SessionStore, generate, lora_ref) -> None:
     from scriptorium.inference.settings import LogitBias
 

@@ -45,3 +45,18 @@ def test_a_word_given_back_takes_what_was_written_since_with_it() -> None:
     assert (ghost.text, ghost.anchor, ghost.writers) == ("Il lago dormiva.", (0, 5), [(1, 0), (2, 7)])
     start_version(ghost, "re-roll")  # what the rest became is no longer the rest: nothing to give back into
     assert not kept.fits(ghost)
+
+
+def test_a_branch_at_a_line_break_says_which() -> None:
+    """Branching at Gemma's '⏎⏎⏎' with '⏎⏎' labelled the version 'branch at “”'."""
+    from scriptorium.app.tui.branches import branch_at, version_label
+    from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
+    from scriptorium.inference.events import Candidate
+
+    ghost = Ghost(anchor=(0, 0), from_cursor=False, text="Fine.\n\n\n", streaming=False)
+    top = (Candidate(108, "\n\n\n", 0.5, False), Candidate(107, "\n\n", 0.2, False))
+    ghost.tokens = [TokenRecord(5, "\n\n\n", 108, 0.5, top, TokenSource("generated"))]
+    branch_at(ghost, 0, "\n\n")
+    assert version_label(ghost) == "version 2/2 · branch at “⏎⏎”"
+    branch_at(ghost, 0, " mare")
+    assert version_label(ghost) == "version 3/3 · branch at “mare”"

@@ -125,18 +125,23 @@ def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
     run(scenario)
 
 
+async def two_versions(pilot: Pilot[Any]) -> tuple[Any, Any, Any]:
+    """The prompt typed, continued and re-rolled: the editor, the session and the suggestion of two versions."""
+    app = pilot.app
+    await model_ready(pilot)
+    await pilot.press(*PROMPT)
+    await generated(pilot, "ctrl+g")
+    await generated(pilot, "ctrl+r")
+    return app.main.draft.editor, app.sessions.draft, app.main.draft.editor.ghost
+
+
 def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Path) -> None:
     """Esc also leaves inspection and stops the model: one press too many must not cost the
     versions explored. alt+left brings the suggestion back while the draft is unchanged."""
     async def scenario() -> None:
         app = make_app(random_model, sampler=VARIED)
         async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*PROMPT)
-            await generated(pilot, "ctrl+g")
-            await generated(pilot, "ctrl+r")
-            editor, session = app.main.draft.editor, app.sessions.draft
-            ghost = editor.ghost
+            editor, session, ghost = await two_versions(pilot)
             shown, ids = ghost.text, tuple(ghost.request_ids)
             await pilot.press("escape")
             await pilot.pause()
@@ -397,4 +402,27 @@ def test_a_byte_level_piece_holding_part_of_a_character_is_not_written_into_the_
             await pilot.press("enter")
             await pilot.pause()
             assert chosen == ["ー"]
+    run(scenario)
+
+
+def test_a_suggestion_an_undo_took_comes_back_after_the_redo(random_model: Path) -> None:
+    """ctrl+z with a suggestion of several versions on screen undid the author's last typing
+    and took the suggestion with it: its versions were gone for good, even once ctrl+y put
+    the typing back. With the draft as it was, alt+left brings them back, and it is said."""
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=VARIED)
+        async with app.run_test(size=(120, 40)) as pilot:
+            editor, session, ghost = await two_versions(pilot)
+            shown = ghost.text
+            await pilot.press("ctrl+z")
+            await pilot.pause()
+            assert editor.ghost is None and editor.text != PROMPT
+            assert any("and its 2 versions went with the undo" in n.message for n in app._notifications)
+            await pilot.press("ctrl+y")
+            await pilot.pause()
+            assert editor.text == PROMPT
+            await pilot.press("alt+left")
+            await pilot.pause()
+            assert editor.ghost is ghost and ghost.text == shown and len(ghost.versions) == 2
+            assert session.generations[-1].outcome == "pending"
     run(scenario)

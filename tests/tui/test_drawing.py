@@ -115,3 +115,18 @@ def test_white_space_longer_than_a_line_keeps_the_words_after_it() -> None:
     model stopped (here ' è' and the writing cursor, for a view 8 to 11 cells wide)."""
     for width in range(4, 8):
         grow_and_compare(["città", "世界", " " * 20, " è"], width)
+
+
+def test_a_tab_in_a_suggestion_after_a_tab_indented_line_is_drawn() -> None:
+    """A draft of blank and tab-indented lines: the model's tab after it, once wrapped and
+    stripped, left two spans over the same characters with different styles, and sorting
+    them compared the styles themselves (TypeError: the app quit with a traceback)."""
+    console = Console()
+    line = Text("\t  ", style=Style(italic=True))
+    line.append("\tx", style=Style(bold=True))
+    base = Style(bgcolor="black")
+    for wrapped in line.wrap(console, 40):
+        wrapped = wrapped.copy()
+        wrapped.rstrip()
+        expected = Strip(list(Text("\n").join([wrapped]).render(console))).crop_extend(0, 40, base).apply_style(base)
+        assert cells(line_strip(wrapped, 40, base, console)) == cells(expected)

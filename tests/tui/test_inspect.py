@@ -3,6 +3,7 @@ in the suggestion and in the draft, for as long as its text is unchanged."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from tui_helpers import generated, make_app, model_ready, run
@@ -125,4 +126,34 @@ def test_text_pasted_with_crlf_before_generated_text_leaves_its_tokens_in_place(
             [span] = editor.spans.spans
             assert editor.text[span.start:span.end] == span.text
 
+    run(scenario)
+
+
+def test_inspecting_before_the_first_token_says_the_model_has_not_written_one(random_model: Path) -> None:
+    """F4 pressed while the model read a long prompt said 'Nothing to inspect here: generate
+    a suggestion (inspect it with F4)', with the suggestion being generated."""
+    import threading
+
+    from tui_helpers import loader_calling
+
+    started, go = threading.Event(), threading.Event()
+
+    def held() -> None:
+        started.set()
+        go.wait(30)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader_calling(held))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.load_text("La casa era buia.")
+            await pilot.press("ctrl+g")
+            assert await asyncio.to_thread(started.wait, 30)
+            await pilot.press("f4")
+            go.set()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            said = [n.message for n in app._notifications]
+            assert any("has not written a token yet" in message for message in said), said
+            assert not any("generate a suggestion" in message for message in said), said
     run(scenario)

@@ -102,6 +102,13 @@ class HeldScoring:
         engine.score = score  # type: ignore[method-assign]
         return engine
 
+    async def scoring(self, pilot: Any, text: str) -> None:
+        """Put `text` in the draft and press F9: back once the run is held after its first chunk."""
+        pilot.app.main.draft.editor.load_text(text)
+        await pilot.press("f9")
+        assert await asyncio.to_thread(self.reached.wait, 30)  # its progress is posted by then
+        await pilot.pause()
+
 
 def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_model: Path) -> None:
     held = HeldScoring()
@@ -111,10 +118,7 @@ def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_model: Pat
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             draft = app.main.draft
-            draft.editor.load_text(" ".join([TEXT] * 10))
-            await pilot.press("f9")
-            assert await asyncio.to_thread(held.reached.wait, 30)  # its progress is posted by then
-            await pilot.pause()
+            await held.scoring(pilot, " ".join([TEXT] * 10))
             assert draft.scoring
             assert app.main.status.activity.startswith("scoring 32/")
             # The text the author sees is untouched while it is being scored.
@@ -230,10 +234,7 @@ def test_a_byte_token_scored_last_before_a_stop_colours_no_more_than_its_charact
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             draft = app.main.draft
-            draft.editor.load_text("La casa " + "€" * 60)  # no piece has "€": three byte tokens each
-            await pilot.press("f9")
-            assert await asyncio.to_thread(held.reached.wait, 30)
-            await pilot.pause()
+            await held.scoring(pilot, "La casa " + "€" * 60)  # no piece has "€": three byte tokens each
             await pilot.press("escape")
             held.open.set()
             await app.workers.wait_for_complete()
@@ -316,4 +317,155 @@ def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candidates(ra
             summary = panel.render_line(panel.line_count - 1).text.rstrip()
             assert panel.content_size.width <= 30
             assert "top 5)" in summary and record.text.strip()[:3] in summary, summary
+    run(scenario)
+
+
+def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(random_model: Path) -> None:
+    """'Scored 59 tokens of your text' on a Japanese paragraph the 16k Italian vocabulary
+    spells in 172 byte tokens: the count was of the characters coloured, not of the
+    tokens llama.cpp scored."""
+    from tui_helpers import loader_wrapping
+
+    from scriptorium.inference.events import TokenScore
+
+    counted: list[int] = []
+
+    def spy(score: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
+        def counting(text: str, **kwargs: Any) -> Iterator[Event]:
+            for event in score(text, **kwargs):
+                counted.extend([1] if isinstance(event, TokenScore) else [])
+                yield event
+        return counting
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader_wrapping("score", spy))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            records = await scored(pilot, "La casa " + "€" * 5)  # no piece has "€": three byte tokens each
+            assert len(counted) > len(records)
+            said = [n.message for n in app._notifications if n.message.startswith("Scored")]
+            assert said and f"Scored {len(counted)} tokens of your text" in said[-1], said
+    run(scenario)
+
+
+def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, sentence_model: Path) -> None:
+    """Scored with one model, then another loaded: the cursor on the author's words still
+    showed the first model's numbers as 'your text, scored', under the new model's name.
+    The same model loaded again (as after a crash) keeps them."""
+    from dataclasses import replace as replaced
+
+    async def loaded(pilot: Any, options: Any) -> None:
+        app = pilot.app
+        first = app.backend
+        app.load_model(options)
+        for _ in range(600):  # 30 s at most
+            if app.backend not in (None, first) and app.model_status.state == "ready":
+                break
+            await pilot.pause(0.05)
+        await pilot.pause()
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            assert await scored(pilot, TEXT)
+            await loaded(pilot, app.backend.options)
+            assert scored_records(app), "the same model's scores stay"
+            await loaded(pilot, replaced(app.backend.options, model_path=sentence_model))
+            assert scored_records(app) == []
+            said = [n.message for n in app._notifications if "scores it with this one" in n.message]
+            assert said and "f9" in said[-1].lower()
+    run(scenario)
+
+
+def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_alternatives(random_model: Path) -> None:
+    """'€' is three byte tokens to the vocabulary: the cursor on it showed the last byte's
+    numbers (how probable that byte was after the first two), and a branch there offered
+    what the model expected in the middle of the character. It shows the chance the model
+    gave the whole character (the product of its bytes') and the alternatives where it starts."""
+    from tui_helpers import loader_wrapping
+
+    from scriptorium.inference.events import TokenScore
+
+    events: list[TokenScore] = []
+
+    def spy(score: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
+        def kept(text: str, **kwargs: Any) -> Iterator[Event]:
+            for event in score(text, **kwargs):
+                events.extend([event] if isinstance(event, TokenScore) else [])
+                yield event
+        return kept
+
+    text = "La casa €"
+
+    async def scenario() -> list[Any]:
+        app = make_app(random_model, loader=loader_wrapping("score", spy))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            return await scored(pilot, text)
+
+    records = asyncio.run(scenario())
+    start, euro = records[-1]
+    assert (start, euro.text) == (text.index("€"), "€")
+    bytes_ = [event for event in events if event.start == start]
+    assert len(bytes_) == 3
+    assert euro.id == bytes_[0].id and euro.top == bytes_[0].top and euro.index == bytes_[0].index
+    assert euro.p == pytest.approx(bytes_[0].p * bytes_[1].p * bytes_[2].p, rel=1e-12)
+
+
+def test_colours_turned_off_while_scoring_stay_off(random_model: Path) -> None:
+    """F8 during a long scoring hid the colours, and the next scores put them back on (the
+    legend still hidden): the next F8 then seemed to do nothing."""
+    held = HeldScoring()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=held.loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            draft = app.main.draft
+            await held.scoring(pilot, " ".join([TEXT] * 6))
+            await pilot.press("f8")
+            held.open.set()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert scored_records(app) and not draft.scoring
+            assert (draft.colouring, draft.editor.colour_tokens) == (False, False)
+            await pilot.press("f8")
+            assert (draft.colouring, draft.editor.colour_tokens) == (True, True)
+    run(scenario)
+
+
+def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(random_model: Path,
+                                                                        sentence_model: Path) -> None:
+    """Another model chosen mid-scoring: 'Scoring stopped: another model is loading; what
+    was scored stays coloured', then the colours went (they were the last model's). Stopped
+    by an edit, the line says how to score again."""
+    from dataclasses import replace as replaced
+
+    held = HeldScoring()
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=held.loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await held.scoring(pilot, " ".join([TEXT] * 6))
+            await pilot.press("x")
+            said = [n.message for n in app._notifications if n.message.startswith("Scoring stopped")]
+            assert said and "f9 scores it again" in said[-1].lower(), said
+            held.open.set()
+            await app.workers.wait_for_complete()
+            held.reached.clear()
+            held.open.clear()
+            await held.scoring(pilot, TEXT * 6)
+            first = app.backend
+            app.load_model(replaced(first.options, model_path=sentence_model))
+            held.open.set()
+            for _ in range(600):  # 30 s at most
+                if app.backend not in (None, first) and app.model_status.state == "ready":
+                    break
+                await pilot.pause(0.05)
+            await pilot.pause()
+            assert scored_records(app) == []
+            said = [n.message for n in app._notifications]
+            assert not any("another model is loading; what was scored stays coloured" in m for m in said), said
     run(scenario)

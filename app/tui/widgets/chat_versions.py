@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from textual.binding import Binding
 
+from scriptorium.app.tui.branches import branch_label
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
 from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
@@ -118,7 +119,7 @@ class ChatVersions(ChatInspection):
         prefix = self.messages[-1]["content"][:record.start] + choice
         self.action_leave_inspect()
         await self.take_back_reply()
-        await self.reply_again(label=f"branch at “{choice.strip()}”", prefix=prefix,
+        await self.reply_again(label=branch_label(choice), prefix=prefix,
                                prefix_records=records[:index] + chosen_records(record, record.start, choice))
 
     # ---- moving between versions ---------------------------------------------------------

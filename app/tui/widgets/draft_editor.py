@@ -131,6 +131,8 @@ class DraftEditor(TextArea):
         """The suggestion an edit (or undo) took away, when the reason is 'lost'."""
         taken_back: str = ""
         """The word an undo took back into the suggestion, when the reason is 'untaken'."""
+        lost_from: str = ""
+        """The draft `lost` fitted, when an undo or redo took it: with the draft so again, it can come back."""
 
         @property
         def control(self) -> "DraftEditor":
@@ -168,11 +170,11 @@ class DraftEditor(TextArea):
         self.ghost = ghost
         self.post_message(self.GhostChanged(self, "text"))
 
-    def clear_ghost(self, reason: str = "cleared") -> None:
+    def clear_ghost(self, reason: str = "cleared", lost_from: str = "") -> None:
         self._taken_words.clear()  # no suggestion left to give them back to
         if self.ghost is not None:
             ghost, self.ghost = self.ghost, None
-            self.post_message(self.GhostChanged(self, reason, ghost if reason == "lost" else None))
+            self.post_message(self.GhostChanged(self, reason, ghost if reason == "lost" else None, lost_from=lost_from))
 
     def text_before(self, location: Location) -> str:
         return self.document.get_text_range((0, 0), location)
@@ -269,7 +271,7 @@ class DraftEditor(TextArea):
         ghost = self.ghost
         if taken is None or ghost is not taken.rest or not taken.kept.fits(ghost) or text_key(self.text) != taken.after:
             taken = None
-            self.clear_ghost("lost")
+            self.clear_ghost("lost", lost_from=self.text)
         self.spans.remember(self.text)
         super().undo()
         self.spans.validate(self.text)
@@ -280,7 +282,7 @@ class DraftEditor(TextArea):
             self.clear_ghost("lost")
 
     def redo(self) -> None:
-        self.clear_ghost("lost")
+        self.clear_ghost("lost", lost_from=self.text)
         self.spans.remember(self.text)
         super().redo()
         self.spans.validate(self.text)

@@ -9,33 +9,32 @@ and a token cursor in the suggestion (F4, then ←/→).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual.binding import Binding
-from textual.message import Message
 from textual.widgets import TextArea
 from textual.worker import get_current_worker
 
 from scriptorium import prompts
 from scriptorium.inference.events import TokenEvent, TokenScore
 
-from scriptorium.app.tui.branches import Version, branch_at, move_version, start_version
+from scriptorium.app.tui.branches import Version, branch_at, branch_label, move_version, start_version
 from scriptorium.app.tui.scoring import (
-    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, new_score_id, scored_note,
-    stream_scoring,
+    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, character_score, new_score_id,
+    scored_note, stream_scoring,
 )
 from scriptorium.app.tui.token_spans import (
     Span, TokenRecord, TokenSource, branch_choice, record_from_score, records_from_events, scored_end,
 )
+from scriptorium.app.tui.widgets import draft_messages
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.tui.widgets.token_text import TokenLegend
 
 if TYPE_CHECKING:
-    from textual.widgets.text_area import Location
-
+    from scriptorium.inference.load_options import LoadOptions
     from scriptorium.inference.window import Window
 
     from scriptorium.app.tui.generation import GenerationRequest
@@ -74,29 +73,8 @@ BINDINGS = [
 class DraftInspection(ModePane):
     """Inspecting, branching and scoring: the draft pane's layer for what the model thought."""
 
-    @dataclass
-    class SuggestionAccepted(Message):
-        """Suggested text became ordinary draft text (all of it, or its next word)."""
-
-        text: str
-        at: Location
-        """Where it was inserted."""
-        at_index: int
-        """The same place as an offset into `draft_text`."""
-        request_ids: tuple[int, ...]
-        """The generations whose suggestion it is (GenerationRequest.id)."""
-        parts: tuple[tuple[int | None, int, int], ...]
-        """(request id, or None for the author's own word, start, end) of `text`: who wrote what."""
-        draft_text: str
-        """The draft with it."""
-
-    @dataclass
-    class SuggestionRejected(Message):
-        """A suggestion was thrown away (rejected, or replaced by a re-roll)."""
-
-        text: str
-        request_ids: tuple[int, ...]
-        restorable: bool = False  # the author may bring it back (DraftPane.SuggestionRestored)
+    SuggestionAccepted = draft_messages.SuggestionAccepted
+    SuggestionRejected = draft_messages.SuggestionRejected
 
     editor: DraftEditor
     suggestion: SuggestionView
@@ -109,6 +87,10 @@ class DraftInspection(ModePane):
     _score_window: "Window | None" = None
     """What the model saw when scoring (memory, the draft window, the note): scores' offsets
     into its prompt are moved into the draft by it, and those outside the draft dropped."""
+    _scored_tokens: int = 0
+    _scored_by: "LoadOptions | None" = None
+    """The model, as loaded, whose scores colour the draft."""
+    """The draft's tokens llama.cpp scored: a character spelled in byte tokens is one span, several tokens."""
 
     # What DraftPane, the layer above, does for this one.
     def write_on(self) -> None:
@@ -172,15 +154,19 @@ class DraftInspection(ModePane):
         if self.inspected is not None:
             self.action_leave_inspect()
             return
+        key = self.key_display("draft.inspect")
         if ghost is not None and ghost.tokens:
             self.inspected = len(ghost.tokens) - 1 if not ghost.streaming else 0
             self._draw_inspection()
+            return
+        if ghost is not None and ghost.streaming:  # still reading its prompt (seconds, for a long one)
+            self.notify(f"The model has not written a token yet: press {key} again once it has.")
             return
         found = self.editor.token_at_cursor()
         if found is not None:
             self.show_record(found[0].tokens[found[1]])
             return
-        self.notify("Nothing to inspect here: generate a suggestion (inspect it with F4), or move the cursor "
+        self.notify(f"Nothing to inspect here: generate a suggestion (inspect it with {key}), or move the cursor "
                     "onto generated or scored text.", severity="warning")
 
     def action_inspect_move(self, step: int) -> None:
@@ -276,7 +262,7 @@ class DraftInspection(ModePane):
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
         choice, chosen = branch_choice(record, choice, editor.text[max(0, start - 1):start])
-        start_version(ghost, f"branch at “{choice.strip()}”", choice, chosen, [] if chosen else [(None, 0)])
+        start_version(ghost, branch_label(choice), choice, chosen, [] if chosen else [(None, 0)])
         self.write_on()
 
     def action_version(self, step: int) -> None:
@@ -313,7 +299,8 @@ class DraftInspection(ModePane):
         build = self.window_builder(backend, self.prompt_template(prompts.CONTINUE))
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
-        self._score_text, self._score_pending, self._score_window = text, None, None
+        self._score_text, self._score_pending, self._score_window, self._scored_tokens = text, None, None, 0
+        self._scored_by = backend.options
         self.set_colouring(True)
         self.post_message(self.ActivityShown("scoring…"))
         self.refresh_bindings()
@@ -330,14 +317,26 @@ class DraftInspection(ModePane):
         if self.scoring:
             self.workers.cancel_group(self, "scoring")
 
-    def stop_scoring(self, reason: str) -> None:
+    def stop_scoring(self, reason: str, colours_kept: bool = True) -> None:
         """Stop a scoring run because the draft or the engine is needed for something else."""
         if self.scoring:
             self.action_cancel_score()
             self._score_id = None
             self.post_message(self.ActivityShown(""))
             self.refresh_bindings()
-            self.notify(f"Scoring stopped: {reason}; what was scored stays coloured.")
+            kept = f"; what was scored stays coloured ({self.key_display('draft.score')} scores it again)"
+            self.notify(f"Scoring stopped: {reason}{kept if colours_kept else ''}.")
+
+    def model_replaced(self, options: LoadOptions) -> None:
+        """The model of `options` is loading: scoring stops, and the scores another model
+        made go (the cursor on the author's words showed them as the new model's)."""
+        another = options != self._scored_by
+        self.stop_scoring("another model is loading", colours_kept=not another)
+        if another and self.editor.spans.count_kind("scored"):
+            self.editor.spans.remove_kind("scored")
+            self.editor.set_colouring(self.colouring)
+            self.notify(f"The colours of your own text were the last model's; "
+                        f"{self.key_display('draft.score')} scores it with this one.")
 
     def _add_scored(self, score: TokenScore, end: int) -> None:
         record = record_from_score(score, self._score_text, end, SCORED)
@@ -356,10 +355,14 @@ class DraftInspection(ModePane):
             if start is None:
                 continue  # the memory's, the note's or the template's: not the author's draft
             score = replace(score, start=start)
+            self._scored_tokens += 1
+            if (joined := character_score(self._score_pending, score)) is not None:
+                self._score_pending = joined
+                continue
             if self._score_pending is not None:
                 self._add_scored(self._score_pending, score.start)
             self._score_pending = score
-        self.editor.set_colouring(True)
+        self.editor.set_colouring(self.colouring)  # as the author left it (F8 while it ran)
 
     def on_scoring_progressed(self, message: ScoringProgressed) -> None:
         if message.score_id == self._score_id:
@@ -377,12 +380,11 @@ class DraftInspection(ModePane):
         if message.done.kv_cache is not None:
             # Scoring filled the KV cache with the draft: the panel shows it as it is.
             self.post_message(self.CacheShown(message.done.kv_cache, self._score_window))
-        self.editor.set_colouring(True)
+        self.editor.set_colouring(self.colouring)  # as the author left it (F8 while it ran)
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()
-        scored = self.editor.spans.count_kind("scored")  # the draft's tokens, not the memory's
         start = self._score_window.start if self._score_window is not None else 0
-        self.notify(scored_note(message.done, scored, self.key_display("draft.branch"), start))
+        self.notify(scored_note(message.done, self._scored_tokens, self.key_display("draft.branch"), start))
 
     def on_scoring_failed(self, message: ScoringFailed) -> None:
         if message.score_id != self._score_id:

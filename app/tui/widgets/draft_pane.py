@@ -21,7 +21,7 @@ from scriptorium.inference.window_layout import note_break
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
-    Ghost, every_request_id, other_request_ids, start_version, with_break, with_writer, written_parts,
+    Ghost, every_request_id, lost_note, other_request_ids, start_version, with_break, with_writer, written_parts,
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
@@ -91,8 +91,7 @@ class DraftPane(DraftWindowMark):
 
     # ---- what is enabled when ------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        inspect = self.check_inspect_action(action)
-        if inspect is not None:
+        if (inspect := self.check_inspect_action(action)) is not None:
             return inspect
         ghost = self.editor.ghost
         if action in ("accept", "accept_word", "reroll"):
@@ -146,16 +145,14 @@ class DraftPane(DraftWindowMark):
 
     def write_on(self) -> None:
         """Continue the suggestion as it stands (after a branch put new text at its end)."""
-        ghost = self.editor.ghost
-        if ghost is not None:
+        if (ghost := self.editor.ghost) is not None:
             self._continue(from_cursor=ghost.from_cursor)
 
     def redraw_suggestion(self) -> None:
         self._redraw()
 
     def action_reroll(self) -> None:
-        ghost = self.editor.ghost
-        if ghost is None:
+        if (ghost := self.editor.ghost) is None:
             return
         if self.sampler.seed is not None and self.sampler.temperature > 0:
             self.notify("The seed is fixed, so this gives the same text again. Press s in the sampler panel "
@@ -296,7 +293,10 @@ class DraftPane(DraftWindowMark):
         if lost is not None and lost.text and not lost.streaming:
             # Thrown away by the edit: recorded so, not left undecided. One still being written
             # is stopped above and recorded as it ends; one that showed nothing never ran.
-            self.post_message(self.SuggestionRejected(lost.text, every_request_id(lost)))
+            self.post_message(self.SuggestionRejected(lost.text, every_request_id(lost), bool(message.lost_from)))
+            if message.lost_from:  # an undo or redo: with the draft so again, the suggestion can come back
+                self._thrown = (lost, message.lost_from)
+                self.notify(lost_note(lost, self.key_display("draft.version_previous")))
         if message.reason == "untaken" and (ghost := self.editor.ghost) is not None:
             self.post_message(self.SuggestionRestored((), tuple(written_parts(ghost.writers, len(message.taken_back)))))
         self._redraw()

@@ -26,7 +26,9 @@ def line_strip(line: Text, width: int, base: Style, console: Console) -> Strip:
     plain = line.plain
     segments: list[Segment] = []
     position = 0
-    for span in sorted(line.spans):
+    # By place only: two spans over the same characters (Rich's tab expansion makes them)
+    # would compare their styles, which do not order.
+    for span in sorted(line.spans, key=lambda span: (span.start, span.end)):
         if span.start < position:  # overlapping spans: Rich's own stacking
             return Strip(line.render(console)).crop_extend(0, width, base).apply_style(base)
         if span.start > position:
