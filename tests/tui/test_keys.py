@@ -310,21 +310,26 @@ def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole_with_its_line_brea
     run(scenario)
 
 
-def test_a_narrow_key_bar_drops_lesser_keys_whole(random_model: Path) -> None:
-    """At 80 and 60 columns with a suggestion shown, the key bar keeps the suggestion's keys,
-    Keys and Quit, each whole, none under another; lesser keys go, and come back when wide."""
+@pytest.mark.parametrize("mode, keys, wanted", [
+    ("draft", ("E", "r", "a", "ctrl+g"), {"Reject", "Continue", "Accept"}),
+    ("chat", ("E", "r", "a", "enter"), {"Send", "Regenerate"}),
+])
+def test_a_narrow_key_bar_drops_lesser_keys_whole(random_model: Path, mode: str, keys: tuple[str, ...],
+                                                  wanted: set[str]) -> None:
+    """At 80 and 60 columns with a suggestion or a reply shown, the key bar keeps the mode's
+    main keys, Keys, Mode (at 80 it had dropped the key to switch modes) and Quit, each
+    whole, none under another; lesser keys go, and come back when wide."""
     async def scenario() -> None:
-        app = make_app(random_model)
+        app = make_app(random_model, mode=mode)
         async with app.run_test(size=(80, 24)) as pilot:
             await model_ready(pilot)
-            await pilot.press(*"Era")
-            await generated(pilot, "ctrl+g")
+            await generated(pilot, *keys)
             footer = app.main.query_one(Footer)
             for width in (80, 60):
                 await pilot.resize_terminal(width, 24)
                 await pilot.pause()
                 shown = [key for key in footer.query("FooterKey") if key.display]
-                assert {"Reject", "Continue", "Accept", "Keys", "Quit"} <= {key.description for key in shown}
+                assert wanted | {"Keys", "Mode", "Quit"} <= {key.description for key in shown}, width
                 for key in shown:
                     assert footer.region.contains_region(key.region), key.description
                     assert key.region.width == key.render().cell_len + key.styles.gutter.width, key.description
