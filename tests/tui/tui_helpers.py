@@ -64,6 +64,28 @@ async def model_ready(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
+    """Let the app run until `condition` holds (a process starts, a model loads)."""
+    for _ in range(600):  # a guard against hanging, not a time limit the test asserts
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def window_marked(pilot: Pilot[Any]) -> None:
+    """Wait until the window marker shows where the model's window starts in the draft as it
+    is now: the pause after typing (or the model's load) is over, and the count it started
+    in a worker is done and shown. A fixed pause lost the race to a loaded CPU."""
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    draft = app.main.draft
+    await pilot.pause()
+    await until(pilot, lambda: draft._window_timer is None and not any(
+        worker.group == "window-mark" and not worker.is_finished for worker in app.workers), "the window marker")
+    await pilot.pause()
+
+
 async def generated(pilot: Pilot[Any], *keys: str) -> GenerationDone:
     """Press `keys` (which start a generation), wait until it ends; its GenerationDone."""
     app = pilot.app
