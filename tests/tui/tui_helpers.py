@@ -156,6 +156,10 @@ class HeldCounts:
         self.holding.clear()
         self._released.set()
 
+    async def wait_counting(self) -> None:
+        """Wait until a count (in a worker thread) is held."""
+        assert await asyncio.to_thread(self.counting.wait, 30), "no token count was asked for"
+
     def loader(self) -> Callable[..., Engine]:
         def wrap(count: Callable[[str], int]) -> Callable[[str], int]:
             def held(text: str) -> int:
