@@ -86,6 +86,17 @@ async def window_marked(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def autosaved(pilot: Pilot[Any]) -> None:
+    """Wait for the autosave the last change scheduled: its timer fired, the session files it
+    writes on the store's own thread written, and what they said handled. A fixed pause
+    stood in for it, and a loaded CPU could hold the timer past it."""
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    await until(pilot, lambda: not app.autosave.pending, "the autosave")
+    app.sessions.store.flush()
+    await pilot.pause()
+
+
 async def generated(pilot: Pilot[Any], *keys: str) -> GenerationDone:
     """Press `keys` (which start a generation), wait until it ends; its GenerationDone."""
     app = pilot.app
