@@ -119,6 +119,7 @@ def test_a_server_gone_when_continuing_is_said_as_the_models_failure(sentence_mo
             await pilot.press(*"La casa")
             server.kill()
             await pilot.press("ctrl+g")
+            await app.main.wait_until_idle()  # the generation's worker finds the server gone
             await pilot.pause()
             said = [n for n in app._notifications if "cannot reach llama-server" in n.message]
             assert said and said[-1].title == "Model"
