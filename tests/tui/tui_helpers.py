@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
 from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions import DraftSession, SessionStore
@@ -95,6 +96,18 @@ async def autosaved(pilot: Pilot[Any]) -> None:
     await until(pilot, lambda: not app.autosave.pending, "the autosave")
     app.sessions.store.flush()
     await pilot.pause()
+
+
+async def candidates_written(pilot: Pilot[Any]) -> CandidatesScreen:
+    """Wait until every candidate in the dialog has finished (they run one after another).
+    Not workers.wait_for_complete: each candidate's end starts the next one's worker, which
+    cancels the one before if Textual has not yet marked it done, and the wait then raised
+    WorkerCancelled (with the workers a little slower, seven tests of test_candidates failed)."""
+    screen = pilot.app.screen
+    assert isinstance(screen, CandidatesScreen)
+    await until(pilot, lambda: all(c.finished for c in screen.candidates), "every candidate to end")
+    await pilot.pause()
+    return screen
 
 
 async def generated(pilot: Pilot[Any], *keys: str) -> GenerationDone:
