@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import make_app, run, saved_draft
+from tui_helpers import autosaved, make_app, run, saved_draft
 
 from scriptorium.app import atomic
 from scriptorium.app.sessions import SessionStore
@@ -25,7 +25,7 @@ def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
             await pilot.press(*"Appunti")
             await pilot.pause()
             assert not draft.exists() and app.main.draft.modified  # not on every keystroke
-            await pilot.pause(AUTOSAVE_SECONDS + 0.5)
+            await autosaved(pilot)
             assert draft.read_text(encoding="utf-8") == "Appunti"
             assert saved_draft(draft).text == "Appunti"
             assert not app.main.draft.modified
@@ -62,7 +62,7 @@ def test_keys_are_taken_while_an_autosave_writes_the_session(tmp_path: Path, mon
             assert app.main.draft.editor.text == "Uno due" and not finished.is_set()  # taken while the write waits
             assert writers == ["scriptorium-session-writes"]
             release.set()
-            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
+            await autosaved(pilot)
             assert saved_draft(draft).text == "Uno due"
 
     run(scenario)
@@ -94,7 +94,7 @@ def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
             await pilot.press("B")
             second = app.autosave.timer
             assert first is not None and second is not first and first._task is None  # moved, the old one stopped
-            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
+            await autosaved(pilot)
             assert draft.read_text(encoding="utf-8") == "AB"
 
     run(scenario)
@@ -112,7 +112,7 @@ def test_a_save_due_at_once_is_made_and_the_app_closes_cleanly(tmp_path: Path, m
             await pilot.press("A")
             monkeypatch.setattr(app.sessions, "autosave_delay", lambda now: 0.0)
             await pilot.press("B")
-            await pilot.pause(0.2)
+            await autosaved(pilot)
             assert draft.read_text(encoding="utf-8") == "AB"
 
     run(scenario)

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual.pilot import Pilot
-from tui_helpers import EngineSpy, GREEDY, Gate, fixed_clock_loader, make_app, model_ready, run, saved, spying_loader, write_pinned
+from tui_helpers import (EngineSpy, GREEDY, Gate, candidates_written, fixed_clock_loader, make_app, model_ready, run, saved,
+                         spying_loader, write_pinned)
 
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -20,16 +21,6 @@ from scriptorium.inference.settings import PRESETS
 PROMPT = "C'era una volta una casa sul lago."
 SAMPLED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=1234, max_tokens=10, preset="custom")
 """Hot enough that the phrases model writes something different for every seed."""
-
-
-async def candidates_written(pilot: Pilot[Any]) -> CandidatesScreen:
-    """Wait until every candidate in the dialog has finished (they run one after another)."""
-    screen = pilot.app.screen
-    assert isinstance(screen, CandidatesScreen)
-    while not all(c.finished for c in screen.candidates):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-    return screen
 
 
 def solo_text(model: Path, call: dict[str, Any]) -> str:

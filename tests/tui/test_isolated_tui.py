@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, run
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, until, window_marked
 
 from scriptorium.inference.engine import Engine
 from scriptorium.inference.errors import EngineCrashed
@@ -32,15 +32,6 @@ from scriptorium.inference.worker import TEST_ABORT_AFTER_TOKENS, TEST_HOLD_AFTE
 OPENING = "C'era una volta"
 TEXT = "La casa era buia, e la notte più lunga. Il gatto dorme sul letto."
 LONG_GREEDY = preset("greedy").with_changes(max_tokens=200, preset="greedy")
-
-
-async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
-    """Let the app run until `condition` holds (a process starts, a model loads)."""
-    for _ in range(600):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"never happened: {what}")
 
 
 async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
@@ -231,9 +222,7 @@ def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_written(
             # The window marker counts the opening once typing pauses: done before the
             # candidates start, it does not find the dead engine itself (the app would then
             # say its last words too, if it were first to report them).
-            draft = app.main.draft
-            await until(pilot, lambda: draft._window_timer is None and not any(
-                worker.group == "window-mark" and not worker.is_finished for worker in app.workers), "the window marker")
+            await window_marked(pilot)
             await pilot.press("ctrl+n")
             screen = app.screen
             assert isinstance(screen, CandidatesScreen)

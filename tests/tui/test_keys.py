@@ -14,7 +14,9 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-from textual.widgets import DataTable, Footer
+import pytest
+from textual.scroll_view import ScrollView
+from textual.widgets import Footer, OptionList
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT
@@ -59,20 +61,21 @@ def test_every_binding_id_names_the_area_its_key_works_in() -> None:
     run(scenario)
 
 
-def test_f1_lists_every_binding(random_model: Path) -> None:
+@pytest.mark.parametrize("width", [60, 80, 160])
+def test_f1_lists_every_binding_without_scrolling_sideways(width: int) -> None:
+    """The five-column table scrolled sideways even at 160 columns (and at 60 the id too)."""
     async def scenario() -> None:
         app = make_app(None)
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with app.run_test(size=(width, 24)) as pilot:
             await pilot.press("f1")
             assert isinstance(app.screen, HelpScreen)
-            table = app.screen.query_one(DataTable)
-            listed = {table.get_row_at(i)[3] for i in range(table.row_count)}
-            # The id column (a keymap's names) is on screen without scrolling sideways.
-            columns = list(table.columns.values())
-            assert columns[3].label.plain == "id"
-            assert sum(column.get_render_width(table) for column in columns[:4]) <= table.size.width
+            listing = app.screen.query_one("#help-table", ScrollView)
+            await pilot.pause()
+            assert listing.max_scroll_x == 0, listing.virtual_size
+            assert listing.virtual_size.width <= listing.scrollable_content_region.width
+            options = app.screen.query_one(OptionList).options
             expected = {b.id for section in app.keys.sections for b in section.bindings}
-            assert listed == expected
+            assert {option.id for option in options if option.id} == expected
             await pilot.press("escape")
             assert isinstance(app.screen, MainScreen)
 
@@ -307,21 +310,26 @@ def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole_with_its_line_brea
     run(scenario)
 
 
-def test_a_narrow_key_bar_drops_lesser_keys_whole(random_model: Path) -> None:
-    """At 80 and 60 columns with a suggestion shown, the key bar keeps the suggestion's keys,
-    Keys and Quit, each whole, none under another; lesser keys go, and come back when wide."""
+@pytest.mark.parametrize("mode, keys, wanted", [
+    ("draft", ("E", "r", "a", "ctrl+g"), {"Reject", "Continue", "Accept"}),
+    ("chat", ("E", "r", "a", "enter"), {"Send", "Regenerate"}),
+])
+def test_a_narrow_key_bar_drops_lesser_keys_whole(random_model: Path, mode: str, keys: tuple[str, ...],
+                                                  wanted: set[str]) -> None:
+    """At 80 and 60 columns with a suggestion or a reply shown, the key bar keeps the mode's
+    main keys, Keys, Mode (at 80 it had dropped the key to switch modes) and Quit, each
+    whole, none under another; lesser keys go, and come back when wide."""
     async def scenario() -> None:
-        app = make_app(random_model)
+        app = make_app(random_model, mode=mode)
         async with app.run_test(size=(80, 24)) as pilot:
             await model_ready(pilot)
-            await pilot.press(*"Era")
-            await generated(pilot, "ctrl+g")
+            await generated(pilot, *keys)
             footer = app.main.query_one(Footer)
             for width in (80, 60):
                 await pilot.resize_terminal(width, 24)
                 await pilot.pause()
                 shown = [key for key in footer.query("FooterKey") if key.display]
-                assert {"Reject", "Continue", "Accept", "Keys", "Quit"} <= {key.description for key in shown}
+                assert wanted | {"Keys", "Mode", "Quit"} <= {key.description for key in shown}, width
                 for key in shown:
                     assert footer.region.contains_region(key.region), key.description
                     assert key.region.width == key.render().cell_len + key.styles.gutter.width, key.description

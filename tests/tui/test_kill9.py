@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from test_tmux import Terminal, terminal  # noqa: F401 - the fixture, used by name
 
@@ -36,9 +37,11 @@ def test_kill_9_during_a_generation_keeps_the_accepted_suggestion_and_the_typing
     terminal.wait_for(lambda s: "writing" not in s and "tab accept" not in s, "the accepted suggestion")
     terminal.text(" FINE")
     # Autosaved AUTOSAVE_SECONDS after the first key; a busy machine can take longer to
-    # deliver the keys, so wait for the file rather than for a fixed time.
+    # deliver the keys, so wait for the files rather than for a fixed time. Both: the draft
+    # file is written first, the session on the store's own thread after it, and a kill
+    # between the two left a session without the typing.
     deadline = time.monotonic() + AUTOSAVE_SECONDS + 30
-    while time.monotonic() < deadline and not (draft.exists() and draft.read_text(encoding="utf-8").endswith(" FINE")):
+    while time.monotonic() < deadline and not (_ends_with(draft, " FINE") and _session_ends_with(scriptorium_home, " FINE")):
         time.sleep(0.1)
 
     terminal.keys("C-g")
@@ -49,9 +52,7 @@ def test_kill_9_during_a_generation_keeps_the_accepted_suggestion_and_the_typing
     while terminal.running() and time.monotonic() < deadline:
         time.sleep(0.1)
 
-    sessions = [p for p in (scriptorium_home / "data" / "sessions").iterdir() if p.suffix == ".json"]
-    assert len(sessions) == 1, sessions
-    session = json.loads(sessions[0].read_text(encoding="utf-8"))
+    session = _the_session(scriptorium_home)
     text = draft.read_text(encoding="utf-8")
     assert session["kind"] == "draft" and session["draft"]["text"] == text
     accepted = [g for g in session["generations"] if g["outcome"] in ("accepted", "partly_accepted")]
@@ -61,3 +62,19 @@ def test_kill_9_during_a_generation_keeps_the_accepted_suggestion_and_the_typing
     assert text.endswith(" FINE"), text
     start, end, generation = session["draft"]["model_spans"][0]
     assert text[start:end] == kept and generation == accepted[0]["id"]
+
+
+def _the_session(home: Path) -> dict[str, Any]:
+    sessions = [p for p in (home / "data" / "sessions").iterdir() if p.suffix == ".json"]
+    assert len(sessions) == 1, sessions
+    return json.loads(sessions[0].read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def _ends_with(draft: Path, end: str) -> bool:
+    return draft.exists() and draft.read_text(encoding="utf-8").endswith(end)
+
+
+def _session_ends_with(home: Path, end: str) -> bool:
+    folder = home / "data" / "sessions"
+    return folder.is_dir() and any(p.suffix == ".json" for p in folder.iterdir()) and \
+        _the_session(home)["draft"]["text"].endswith(end)

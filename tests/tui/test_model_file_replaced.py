@@ -12,8 +12,8 @@ from pathlib import Path
 
 import gguf_models
 import pytest
-from test_isolated_tui import engine_in_child, notifications, until
-from tui_helpers import copy_of, generated, make_app, model_ready, run
+from test_isolated_tui import engine_in_child, notifications
+from tui_helpers import copy_of, generated, make_app, model_ready, run, until
 
 from scriptorium.app.models import loading
 from scriptorium.app.models.replaced import REPLACED_TITLE

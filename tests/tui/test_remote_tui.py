@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Iterator
 
 import pytest
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready, run, window_marked
 
 _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:
@@ -119,6 +119,7 @@ def test_a_server_gone_when_continuing_is_said_as_the_models_failure(sentence_mo
             await pilot.press(*"La casa")
             server.kill()
             await pilot.press("ctrl+g")
+            await app.main.wait_until_idle()  # the generation's worker finds the server gone
             await pilot.pause()
             said = [n for n in app._notifications if "cannot reach llama-server" in n.message]
             assert said and said[-1].title == "Model"
@@ -144,8 +145,7 @@ def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, tmp_pa
                 await model_ready(pilot)
                 assert app.backend is not None
                 await pilot.press(*"La casa")
-                await pilot.pause(0.6)
-                await app.workers.wait_for_complete()  # the window marker's count
+                await window_marked(pilot)  # the window marker's count, before the server stops
                 os.kill(server.process.pid, signal.SIGSTOP)
                 try:
                     await pilot.press("ctrl+g")

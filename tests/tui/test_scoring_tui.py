@@ -189,7 +189,7 @@ def test_no_key_waits_while_the_scored_window_is_counted(random_model: Path) -> 
     """What scoring sees is the continuation's window, fitted by counting tokens (the
     engine's process, or a server that may hang): counted in the scoring worker, so keys
     are taken meanwhile; typing stops the scoring, and nothing lands on the changed text."""
-    from tui_helpers import HeldCounts
+    from tui_helpers import HeldCounts, window_marked
 
     counts = HeldCounts()
 
@@ -199,12 +199,11 @@ def test_no_key_waits_while_the_scored_window_is_counted(random_model: Path) -> 
             await model_ready(pilot)
             draft = app.main.draft
             await pilot.press(*"La casa era buia.")
-            await pilot.pause(0.6)
-            await app.workers.wait_for_complete()  # the window marker's count, not held
+            await window_marked(pilot)  # the window marker's count, not held
             counts.hold()
             await pilot.press("f9")
-            await pilot.pause(0.2)
-            assert counts.counting.is_set() and draft.scoring
+            await counts.wait_counting()
+            assert draft.scoring
             await pilot.press("end", *" Poi")
             assert draft.editor.text == "La casa era buia. Poi"  # taken while the count is held
             assert not draft.scoring

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import Gate, generated, kept_whole, loader_calling, make_app, model_ready, run, saved_draft
+from tui_helpers import Gate, autosaved, generated, kept_whole, loader_calling, make_app, model_ready, run, saved_draft
 
 from scriptorium.inference.events import GenerationDone
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.sessions import ChatSession, SessionStore
-from scriptorium.app.sessions.keeper import AUTOSAVE_LONGEST_SECONDS
 from scriptorium.app.sessions.records import recorded_p
 
 OPENING = "C'era una volta"
@@ -319,17 +318,14 @@ def test_a_background_save_that_fails_brings_the_unsaved_mark_back(tmp_path: Pat
         app = make_app(None)
         async with app.run_test() as pilot:
             await pilot.press(*"Prima")
-            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
-            app.sessions.store.flush()
+            await autosaved(pilot)
             draft = app.main.draft
             assert not draft.modified
             directory = app.sessions.store.directory
             shutil.rmtree(directory)
             directory.write_text("not a folder any more", encoding="utf-8")  # every write there fails
             await pilot.press(*" e dopo")
-            await pilot.pause(AUTOSAVE_LONGEST_SECONDS + 0.5)
-            app.sessions.store.flush()
-            await pilot.pause()
+            await autosaved(pilot)
             assert any(n.title == "Not saved" for n in app._notifications)
             assert draft.modified
             directory.unlink()

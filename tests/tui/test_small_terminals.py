@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import Button
-from tui_helpers import GREEDY, Gate, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, Gate, candidates_written, generated, make_app, model_ready, run
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
@@ -145,8 +145,7 @@ def test_the_candidates_dialog_keys_line_wraps_within_a_60_column_dialog(random_
         async with app.run_test(size=(60, 24)) as pilot:
             await model_ready(pilot)
             await pilot.press(*"C'era una volta", "ctrl+n")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await candidates_written(pilot)
             dialog = app.screen.query_one("#candidates-dialog")
             hints = app.screen.query_one("#candidates-hints")
             assert dialog.scrollable_content_region.contains_region(hints.region), hints.region

@@ -10,11 +10,10 @@ from typing import Callable
 
 from textual.widgets import TextArea
 
-from tui_helpers import HeldCounts, generated, make_app, model_ready, run, spying_loader, write_pinned
+from tui_helpers import HeldCounts, generated, make_app, model_ready, run, spying_loader, window_marked, write_pinned
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
-from scriptorium.app.tui.widgets.draft_window_mark import WINDOW_MARK_DELAY
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.window import MARGIN_TOKENS, boundaries, prompt_budget
 
@@ -70,8 +69,7 @@ def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, 
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             editor = app.main.draft.editor
-            await pilot.pause(WINDOW_MARK_DELAY + 0.2)  # the marker follows the loaded model
-            await app.main.wait_until_idle()
+            await window_marked(pilot)  # the marker follows the loaded model
             start = editor.window_start
             assert start > 0 and start in boundaries(LONG)[0]
             row, column = editor.document.get_location_from_index(start)
@@ -86,7 +84,7 @@ def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, 
             # Typing at the end moves the window on once typing pauses.
             await pilot.press("tab")  # accept the suggestion
             await pilot.press("end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
-            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
+            await window_marked(pilot)
             assert editor.window_start >= start
 
     run(scenario)
@@ -113,8 +111,7 @@ def test_the_marker_on_a_book_counts_only_the_end_of_it(short_context_model: Pat
         app = make_app(short_context_model, draft=draft, loader=load)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
-            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
-            await app.main.wait_until_idle()
+            await window_marked(pilot)
             editor, backend = app.main.draft.editor, app.backend
             assert editor.window_start > len(book) - 20_000 and editor.window_start in boundaries(book)[0]
             bound = (prompt_budget(backend.n_ctx, app.main.draft.sampler.max_tokens) + MARGIN_TOKENS) * \
@@ -138,16 +135,15 @@ def test_no_key_waits_for_the_window_to_be_counted(random_model: Path) -> None:
             await model_ready(pilot)
             editor = app.main.draft.editor
             await pilot.press(*"Una casa.")
-            await pilot.pause(WINDOW_MARK_DELAY + 0.3)
-            assert counts.counting.is_set()  # the marker's count started, and is held
+            await counts.wait_counting()  # the marker's count started, and is held
             await pilot.press(*" Un gatto.")
             assert editor.text == "Una casa. Un gatto."  # taken while the count is held
             counts.release()
             await app.workers.wait_for_complete()
             counts.hold()
             await pilot.press("ctrl+g")
-            await pilot.pause(0.2)
-            assert counts.counting.is_set() and app.main.is_generating
+            await counts.wait_counting()
+            assert app.main.is_generating
             await pilot.press(*" Nero.")
             assert editor.text == "Una casa. Un gatto. Nero."
             await pilot.press("escape")
@@ -197,18 +193,14 @@ def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model:
             await model_ready(pilot)
             await pilot.press(*"Una casa.")
             await write_pinned(pilot, "alt+e", LONG[:3000])
-            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
-            await app.main.wait_until_idle()
-            await pilot.pause()
+            await window_marked(pilot)
 
             def said() -> list[str]:
                 return [n.message for n in app._notifications if "the memory and the author's note take" in n.message]
 
             assert len(said()) == 1
             await pilot.press(*" Un gatto.")  # typing on: the same problem is not said again
-            await pilot.pause(WINDOW_MARK_DELAY + 0.2)
-            await app.main.wait_until_idle()
-            await pilot.pause()
+            await window_marked(pilot)
             assert len(said()) == 1
     run(scenario)
 

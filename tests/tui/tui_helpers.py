@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
 from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions import DraftSession, SessionStore
@@ -62,6 +63,51 @@ async def model_ready(pilot: Pilot[Any]) -> None:
     """Wait for the background model load, and for its messages to be handled."""
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
+    """Let the app run until `condition` holds (a process starts, a model loads)."""
+    for _ in range(600):  # a guard against hanging, not a time limit the test asserts
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def window_marked(pilot: Pilot[Any]) -> None:
+    """Wait until the window marker shows where the model's window starts in the draft as it
+    is now: the pause after typing (or the model's load) is over, and the count it started
+    in a worker is done and shown. A fixed pause lost the race to a loaded CPU."""
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    draft = app.main.draft
+    await pilot.pause()
+    await until(pilot, lambda: draft._window_timer is None and not any(
+        worker.group == "window-mark" and not worker.is_finished for worker in app.workers), "the window marker")
+    await pilot.pause()
+
+
+async def autosaved(pilot: Pilot[Any]) -> None:
+    """Wait for the autosave the last change scheduled: its timer fired, the session files it
+    writes on the store's own thread written, and what they said handled. A fixed pause
+    stood in for it, and a loaded CPU could hold the timer past it."""
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    await until(pilot, lambda: not app.autosave.pending, "the autosave")
+    app.sessions.store.flush()
+    await pilot.pause()
+
+
+async def candidates_written(pilot: Pilot[Any]) -> CandidatesScreen:
+    """Wait until every candidate in the dialog has finished (they run one after another).
+    Not workers.wait_for_complete: each candidate's end starts the next one's worker, which
+    cancels the one before if Textual has not yet marked it done, and the wait then raised
+    WorkerCancelled (with the workers a little slower, seven tests of test_candidates failed)."""
+    screen = pilot.app.screen
+    assert isinstance(screen, CandidatesScreen)
+    await until(pilot, lambda: all(c.finished for c in screen.candidates), "every candidate to end")
+    await pilot.pause()
+    return screen
 
 
 async def generated(pilot: Pilot[Any], *keys: str) -> GenerationDone:
@@ -133,6 +179,10 @@ class HeldCounts:
     def release(self) -> None:
         self.holding.clear()
         self._released.set()
+
+    async def wait_counting(self) -> None:
+        """Wait until a count (in a worker thread) is held."""
+        assert await asyncio.to_thread(self.counting.wait, 30), "no token count was asked for"
 
     def loader(self) -> Callable[..., Engine]:
         def wrap(count: Callable[[str], int]) -> Callable[[str], int]:

@@ -105,7 +105,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
                 yield self.draft
                 yield self.chat
             yield self.sidebar
-        yield KeyFooter(keep={"quit", "help"}, lesser=("screen.focus_sampler", "screen.switch_mode", "command_palette"), compact=True)
+        yield KeyFooter(keep={"quit", "help", "screen.switch_mode"}, lesser=("screen.focus_sampler", "command_palette"), compact=True)
 
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
