@@ -136,13 +136,12 @@ class LlamaContext:
 
     @property
     def handle(self) -> Any:
-        """The raw llama_context, for benchmarks and tests that drive llama.cpp directly.
-        The mirror does not follow what is done through it: clear() afterwards."""
+        """The raw llama_context, for benchmarks and tests (clear() after: the mirror does not follow)."""
         return self._ctx
 
     def memory_positions(self) -> tuple[int, int]:
-        """(lowest, highest) position llama.cpp holds for sequence 0; (-1, -1) when empty.
-        On a sliding-window model the lowest is that of the window's cache."""
+        """(lowest, highest) position llama.cpp holds for sequence 0 (-1, -1 when empty; a
+        sliding-window model's lowest is its window cache's)."""
         memory = self._lib.llama_get_memory(self._ctx)
         return int(self._lib.llama_memory_seq_pos_min(memory, 0)), int(self._lib.llama_memory_seq_pos_max(memory, 0))
 
@@ -173,10 +172,11 @@ class LlamaContext:
             self._lib.llama_perf_context_reset(self._ctx)
             yield
 
-    def close(self) -> None:
-        """Free the context, then its model, once the request holding it has ended;
-        closing again does nothing."""
+    def close(self, before_freeing: Callable[[], None] = lambda: None) -> None:
+        """Free the context, then its model, once the request holding it has ended (then
+        `before_freeing`: the vocabulary waits for its callers); closing again does nothing."""
         with self._lock:
+            before_freeing()
             if self._ctx is not None:
                 self._lib.llama_free(self._ctx)
                 self._ctx = None

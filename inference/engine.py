@@ -306,7 +306,7 @@ class Engine:
 
     def chat_format(self) -> tuple[str | None, str]:
         """The GGUF's chat template (None without one) and its BOS token's text ('' without one)."""
-        template = self._h.lib.llama_model_chat_template(self._h.model, None)
+        template = self.vocabulary.model_call(self._h.lib.llama_model_chat_template, self._h.model, None)
         bos = self.vocabulary.token_text(self.bos_id) if self.bos_id >= 0 else ""
         return (template.decode("utf-8") if template else None), bos
 
@@ -317,6 +317,7 @@ class Engine:
         return self._h
 
     def close(self) -> None:
-        """Free llama.cpp's objects once a running request has ended."""
-        self.context.close()
+        """Free llama.cpp's objects once a running request has ended, and the calls into
+        the vocabulary under way on other threads (tokenizing, with no request) too."""
+        self.context.close(before_freeing=self.vocabulary.close)
         self._h.adapter = self._h.model = self._h.vocab = None

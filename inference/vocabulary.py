@@ -6,16 +6,53 @@ engine (which imports them).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
 from . import native
+from .errors import GenerationError
 from .text import piece_text
 from .tokenizer import TOKEN_ATTR_BYTE, LlamaTokenizer, Tokenizer, guard_for
 
 
+class _Callers:
+    """The threads inside a call into the vocabulary, which its closing waits for.
+
+    The vocabulary is read without the context's lock (the window marker counts a draft
+    while a suggestion streams), so closing the engine, which frees it, must wait for
+    those calls: a count still running on another thread read freed memory, and llama.cpp
+    crashed the process. A call after the close raises instead."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._inside = 0
+        self._closed = False
+
+    @contextmanager
+    def call(self) -> Iterator[None]:
+        with self._changed:
+            if self._closed:
+                raise GenerationError("the model was closed")
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._inside -= 1
+                self._changed.notify_all()
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.wait_for(lambda: not self._inside)
+
+
 class Vocabulary:
-    """The llama.cpp vocabulary of one model; token pieces and labels are remembered."""
+    """The llama.cpp vocabulary of one model; token pieces and labels are remembered
+    (looked up again, they cost no call into llama.cpp)."""
 
     def __init__(self, lib: Any, vocab: Any, *, add_space_prefix: bool = True):
         """`add_space_prefix`: the GGUF's tokenizer.ggml.add_space_prefix (the C API has no getter)."""
@@ -32,6 +69,7 @@ class Vocabulary:
         self._pieces: dict[int, bytes] = {}
         self._labels: dict[int, str] = {}
         self._ends_generation: dict[int, bool] = {}
+        self._callers = _Callers()
         guard = guard_for(lib, vocab, add_space_prefix=add_space_prefix, has_byte_tokens=bool(self.byte_token_ids))
         self.tokenizer: Tokenizer = LlamaTokenizer(lib, vocab, guard)
         """What cuts text into ids; the engine swaps in the author's SentencePiece model
@@ -46,23 +84,26 @@ class Vocabulary:
         Asked for once (the window search's bound, window.py), not at load: one foreign
         call per token is a tenth of a second on a 262k vocabulary."""
         lib, vocab, longest = self._lib, self._vocab, 1
-        for token_id in range(self.n_vocab):
-            if token_id in self._byte_tokens:
-                continue
-            text = lib.llama_vocab_get_text(vocab, token_id) or b""
-            if len(text) > longest:  # bytes are never fewer than characters: decode only these
-                longest = max(longest, len(text.decode("utf-8", "replace")))
+        with self._callers.call():
+            for token_id in range(self.n_vocab):
+                if token_id in self._byte_tokens:
+                    continue
+                text = lib.llama_vocab_get_text(vocab, token_id) or b""
+                if len(text) > longest:  # bytes are never fewer than characters: decode only these
+                    longest = max(longest, len(text.decode("utf-8", "replace")))
         return longest
 
     def tokenize(self, text: str, *, add_bos: bool | None = None, special: bool = False) -> list[int]:
         """Tokens of `text`; `special` parses control-token text such as <start_of_turn>.
         UnencodableTextError for text the vocabulary cannot encode (tokenizer.py)."""
-        return self.tokenizer.tokenize(text, add_bos=self.add_bos if add_bos is None else add_bos, special=special)
+        with self._callers.call():
+            return self.tokenizer.tokenize(text, add_bos=self.add_bos if add_bos is None else add_bos, special=special)
 
     def token_bytes(self, token_id: int) -> bytes:
         piece = self._pieces.get(token_id)
         if piece is None:
-            piece = self._pieces[token_id] = native.token_piece(self._lib, self._vocab, token_id)
+            with self._callers.call():
+                piece = self._pieces[token_id] = native.token_piece(self._lib, self._vocab, token_id)
         return piece
 
     def token_text(self, token_id: int) -> str:
@@ -71,10 +112,11 @@ class Vocabulary:
         character on their own (text.piece_text)."""
         label = self._labels.get(token_id)
         if label is None:
-            if token_id in self._byte_tokens:
-                label = self._lib.llama_vocab_get_text(self._vocab, token_id).decode("utf-8", "replace")
-            else:
-                label = piece_text(native.token_piece(self._lib, self._vocab, token_id, special=True))
+            with self._callers.call():
+                if token_id in self._byte_tokens:
+                    label = self._lib.llama_vocab_get_text(self._vocab, token_id).decode("utf-8", "replace")
+                else:
+                    label = piece_text(native.token_piece(self._lib, self._vocab, token_id, special=True))
             self._labels[token_id] = label
         return label
 
@@ -82,5 +124,17 @@ class Vocabulary:
         # Asked once per generated token: remembered, it is a dict lookup, not a foreign call.
         ends = self._ends_generation.get(token_id)
         if ends is None:
-            ends = self._ends_generation[token_id] = bool(self._lib.llama_vocab_is_eog(self._vocab, token_id))
+            with self._callers.call():
+                ends = self._ends_generation[token_id] = bool(self._lib.llama_vocab_is_eog(self._vocab, token_id))
         return ends
+
+    def model_call(self, call: Any, *args: Any) -> Any:
+        """`call(*args)` into llama.cpp on the model this vocabulary belongs to, which
+        closing waits for (see _Callers)."""
+        with self._callers.call():
+            return call(*args)
+
+    def close(self) -> None:
+        """Wait for the calls into the vocabulary under way, and refuse the next: the
+        model that holds it is about to be freed."""
+        self._callers.close()

@@ -8,6 +8,8 @@ sequence 0), never from the mirror."""
 from __future__ import annotations
 
 import contextlib
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -226,6 +228,31 @@ def test_a_closed_engine_refuses_requests_in_one_line(random_model: Path) -> Non
     engine.close()  # closing twice is harmless
     with pytest.raises(GenerationError, match="closed"):
         run(engine, DRAFT)
+
+
+def test_closing_waits_for_a_count_under_way_on_another_thread(random_model: Path) -> None:
+    """The window marker counts tokens on a worker thread, without the context (a
+    suggestion may be streaming): a model switched meanwhile was freed under the count,
+    and llama.cpp crashed the process. Closing now waits for the count, and refuses the next."""
+    engine = load(random_model, n_ctx=256)
+    text = DRAFT * 4000  # about a second of tokenizing
+    started, finished, closed = threading.Event(), [0.0], [0.0]
+
+    def count() -> None:
+        started.set()
+        engine.count_tokens(text)
+        finished[0] = time.perf_counter()
+
+    counting = threading.Thread(target=count)
+    counting.start()
+    started.wait()
+    time.sleep(0.05)  # inside llama_tokenize by now
+    engine.close()
+    closed[0] = time.perf_counter()
+    counting.join()
+    assert 0 < finished[0] <= closed[0]
+    with pytest.raises(GenerationError, match="closed"):
+        engine.count_tokens(DRAFT)
 
 
 def test_an_abort_after_some_ubatches_removes_exactly_the_uncached_tail(engine: Engine) -> None:
