@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import io
 import sys
 from types import ModuleType
 
@@ -80,6 +82,7 @@ def split_subcommand(args: list[str]) -> tuple[str | None, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     from scriptorium.inference.errors import ScriptoriumError
 
+    _stand_in_for_closed_streams()
     subcommand, args_list = split_subcommand(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(subcommand)
     args = parser.parse_args(args_list)
@@ -105,6 +108,27 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         print(f"scriptorium: cannot write the output: {error.strerror or error}", file=sys.stderr)
         return EXIT_USAGE
+
+
+class ClosedOutput(io.TextIOBase):
+    """sys.stdout when the command started with it closed: every write fails."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _stand_in_for_closed_streams() -> None:
+    """Python sets sys.stdout or sys.stderr to None when the command starts with that
+    descriptor closed (`>&-`, `2>&-`): the first write then failed with a traceback far
+    from here. Messages for a closed stderr are dropped; output for a closed stdout fails
+    as a closed descriptor does, which main reports in one line. (A closed stdin is the
+    draft's business: common.read_draft.)"""
+    import os
+
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    if sys.stdout is None:
+        sys.stdout = ClosedOutput()
 
 
 def _drop_stdout() -> None:
