@@ -74,6 +74,17 @@ def _string(value: Any) -> str:
     return value
 
 
+def _list_of_strings(value: Any, what: str, *, blank_allowed: bool = True) -> list[str]:
+    """`value` as a list of strings; a bad item is named by its place, since "not a list"
+    for a list left the author to guess which entry was wrong."""
+    if not isinstance(value, list):
+        raise _Bad(f"must be a list of {what}, not {_show(value)}")
+    for place, item in enumerate(value, start=1):
+        if not isinstance(item, str) or not (blank_allowed or item.strip()):
+            raise _Bad(f"must be a list of {what}; item {place} is {_show(item)}")
+    return value
+
+
 def _unknown(key: str, allowed: tuple[str, ...] | list[str]) -> str:
     close = difflib.get_close_matches(key, allowed, n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(allowed)})"
@@ -129,9 +140,8 @@ class _Parser:
         return str(self.path(text)) if looks_like_path else text
 
     def folders(self, value: Any) -> tuple[Path, ...]:
-        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-            raise _Bad(f"must be a list of folder paths, not {_show(value)}")
-        return tuple(p for p in (self.path(item) for item in value) if p is not None)
+        folders = _list_of_strings(value, "folder paths", blank_allowed=False)
+        return tuple(p for p in (self.path(item) for item in folders) if p is not None)
 
     @staticmethod
     def flash_attn(value: Any) -> str:
@@ -193,9 +203,7 @@ class _Parser:
         if key in FLOAT_FIELDS:
             return _number(value)
         if key == "stop":
-            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-                raise _Bad(f"must be a list of strings, not {_show(value)}")
-            return tuple(value)
+            return tuple(_list_of_strings(value, "strings"))
         return _whole(value)
 
     def presets(self, data: Mapping[str, Any]) -> dict[str, SamplerSettings]:
