@@ -50,6 +50,10 @@ def build_parser(subcommand: str | None) -> argparse.ArgumentParser:
         module = _command_module(SUBCOMMANDS[subcommand])
         parser = OneLineParser(prog=f"scriptorium {subcommand}", description=module.HELP)
     module.add_arguments(parser)
+    if "--config" not in parser._option_string_actions:
+        # The help says options such as --config go before or after the subcommand: an
+        # alias `scriptorium --config F` must run the commands that read no config too.
+        parser.add_argument("--config", metavar="FILE", help=argparse.SUPPRESS)
     parser.set_defaults(run=module.run)
     return parser
 

@@ -235,3 +235,17 @@ def test_a_draft_named_like_a_subcommand_needs_a_path() -> None:
     assert split_subcommand(["--", "models"]) == (None, ["--", "models"])
     shown = " ".join(scriptorium("--help").stdout.split())
     assert "A draft named like a subcommand needs a path: `scriptorium ./models` edits the draft" in shown
+
+
+def test_every_subcommand_takes_config_before_or_after_it(tmp_path: Path) -> None:
+    """The help says --config goes before or after the subcommand; sessions, export and
+    vocab refused it (`unrecognized arguments`), so an alias `scriptorium --config F`
+    broke them."""
+    config = tmp_path / "elsewhere.toml"
+    config.write_text("", encoding="utf-8")
+    for command in (["sessions"], ["export", "nothing-here"], ["vocab", "--model", "m.gguf", "--spm", "t.model"]):
+        for args in (["--config", str(config), *command], [*command, "--config", str(config)]):
+            result = scriptorium(*args)
+            assert "unrecognized arguments" not in result.stderr, args
+            assert "Traceback" not in result.stderr
+    assert scriptorium("--config", str(config), "sessions").returncode == 0
