@@ -159,6 +159,9 @@ class _Parser:
                     return None  # 0 spells "every core"
                 problem = rule.problem(value)
                 if problem is not None:
+                    if not isinstance(value, (int, float)) or isinstance(value, bool):
+                        # As TOML spells it (true, "big"): the rule's own message says True, big.
+                        problem = f"must be {rule.describe()}, not {_show(value)}"
                     raise _Bad(problem + (" (or 0 for every core)" if zero_means_none else ""))
                 return float(value) if not rule.whole else value
             return read
