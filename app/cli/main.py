@@ -29,6 +29,19 @@ def _command_module(module_name: str) -> ModuleType:
     return importlib.import_module(f"scriptorium.app.cli.{module_name}")
 
 
+class VersionAction(argparse.Action):
+    """--version: the installed version, read only when asked (argparse's own wants it up front)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from scriptorium.app.version import scriptorium_version
+
+        print(f"scriptorium {scriptorium_version()}")
+        parser.exit()
+
+
 class OneLineParser(argparse.ArgumentParser):
     """Bad arguments get one line, not a usage dump: the user sees what is wrong at once."""
 
@@ -46,6 +59,7 @@ def build_parser(subcommand: str | None) -> argparse.ArgumentParser:
                    "as --config go before or after the subcommand. A draft named like a subcommand needs a "
                    "path: `scriptorium ./models` edits the draft, `scriptorium models` lists the models.",
         )
+        parser.add_argument("--version", action=VersionAction, help="print scriptorium's version and exit")
     else:
         module = _command_module(SUBCOMMANDS[subcommand])
         parser = OneLineParser(prog=f"scriptorium {subcommand}", description=module.HELP)

@@ -278,3 +278,11 @@ def test_plain_continue_ranks_no_candidates(random_model: Path, tmp_path: Path, 
     assert main([*args, "--json"]) == 0
     assert asked == [0, 7]
     assert "with --json" in scriptorium("continue", "--help").stdout
+
+
+def test_version() -> None:
+    """`scriptorium --version`, what a new user types first, was "unrecognized arguments"."""
+    from importlib import metadata
+
+    result = scriptorium("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"scriptorium {metadata.version('scriptorium')}\n", "")
