@@ -51,3 +51,13 @@ def test_a_closed_stderr_is_no_failure(random_model: Path, tmp_path: Path) -> No
                              "--max-tokens", "4")
     assert result.returncode == 0
     assert result.stdout.strip()
+
+
+def test_the_editor_with_stderr_closed_exits_at_once(random_model: Path, tmp_path: Path) -> None:
+    """Textual draws on the stderr the process started with: closed, the editor hung
+    half-started (or ran blind), and ignored kill. The subprocess timeout is the hang guard."""
+    draft = tmp_path / "draft.md"
+    draft.write_text(DRAFT, encoding="utf-8")
+    result = run_with_closed("2>&-", "--model", str(random_model), str(draft))
+    assert result.returncode == 2
+    assert draft.read_text(encoding="utf-8") == DRAFT
