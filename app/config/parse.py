@@ -33,6 +33,15 @@ class _Bad(ValueError):
     """One bad value; its message completes '<key>: ...'."""
 
 
+KEY_MODIFIERS = ("shift", "ctrl", "alt", "meta", "super", "hyper")
+"""The modifiers Textual names in a key (textual._xterm_parser.MODIFIERS, and shift)."""
+
+
+def _is_key(key: str) -> bool:
+    *modifiers, name = key.split("+")
+    return bool(name) and all(modifier.lower() in KEY_MODIFIERS for modifier in modifiers)
+
+
 def _textual_key(key: str) -> str:
     """`key` as Textual names the keys a terminal sends: modifiers and named keys in lower
     case ("Ctrl+G" and "F6" matched no key press, and moved the binding off its own key);
@@ -280,6 +289,11 @@ class _Parser:
             parts = [part.strip() for part in keys.split(",")]
             if not all(parts) or any(" " in part for part in parts):
                 self.report(where, f"must be keys separated by commas, like \"ctrl+g,f5\", not {_show(keys)}")
+                continue
+            # "ctrl+" or "strg+g" is no key a terminal sends: the binding went dead, unreported.
+            if broken := next((part for part in parts if not _is_key(part)), None):
+                self.report(where, f"{_show(broken)} is no key: a key name after any of "
+                                   f"{', '.join(m + '+' for m in KEY_MODIFIERS)}")
                 continue
             keymap[binding_id] = ",".join(_textual_key(part) for part in parts)
         return keymap

@@ -180,6 +180,10 @@ INVALID = [
     ("[keymap]\ngenerate = 5", "keymap.generate: must be a string of keys like \"ctrl+g,f5\", not 5"),
     ("[keymap]\ngenerate = \"ctrl+g,,f5\"", "keymap.generate: must be keys separated by commas, like \"ctrl+g,f5\", not \"ctrl+g,,f5\""),
     ("[keymap]\ngenerate = \"ctrl g\"", "keymap.generate: must be keys separated by commas, like \"ctrl+g,f5\", not \"ctrl g\""),
+    ("[keymap]\ngenerate = \"f5,ctrl+\"", "keymap.generate: \"ctrl+\" is no key: a key name after any of shift+, ctrl+, "
+                                          "alt+, meta+, super+, hyper+"),
+    ("[keymap]\ngenerate = \"strg+g\"", "keymap.generate: \"strg+g\" is no key: a key name after any of shift+, ctrl+, "
+                                         "alt+, meta+, super+, hyper+"),
     ("[ui]\ntheme = \"\"", f"ui.theme: unknown theme \"\"; the default is used (known: {', '.join(sorted(BUILTIN_THEMES))})"),
     ("[ui]\ntheme = 1", "ui.theme: must be a string, not 1"),
     ("[ui]\ncolour = \"red\"", "ui.colour: unknown key (known: theme, frames_per_second)"),
