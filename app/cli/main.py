@@ -97,12 +97,34 @@ def split_subcommand(args: list[str]) -> tuple[str | None, list[str]]:
     return None, args
 
 
+def _empty_argument(parser: argparse.ArgumentParser, args: list[str]) -> str | None:
+    """The option given "" (or the positional that is ""), if any. An unset variable in
+    `scriptorium continue --model "$MODEL"` read as the current folder ("model . is a
+    folder"), and `scriptorium export "$SESSION"` exported the latest session. A TEXT
+    value (--stop "") is left to its own check."""
+    value_options = {option: action.metavar != "TEXT" for action in parser._actions if action.nargs != 0
+                     for option in action.option_strings}
+    for index, arg in enumerate(args):
+        option, equals, value = arg.partition("=")
+        if equals and value_options.get(option) and not value:
+            return option
+        if arg == "":
+            before = args[index - 1] if index else ""
+            if before not in value_options:
+                return "an argument"
+            if value_options[before]:
+                return before
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     from scriptorium.inference.errors import ScriptoriumError
 
     _stand_in_for_closed_streams()
     subcommand, args_list = split_subcommand(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(subcommand)
+    if (empty := _empty_argument(parser, args_list)) is not None:
+        parser.error(f"{empty} is empty (an unset shell variable?)")
     args = parser.parse_args(args_list)
     try:
         code = int(args.run(args) or 0)
