@@ -13,6 +13,7 @@ tail, which is what llama.cpp last wrote before an abort.
 from __future__ import annotations
 
 import collections
+import fcntl
 import os
 import signal
 import subprocess
@@ -38,12 +39,29 @@ CHILD_ENVIRONMENT = {
 }
 
 
+def _pipe_above_standard_streams() -> tuple[int, int]:
+    """os.pipe(), never on descriptors 0-2. With the parent's stdin, stdout or stderr
+    closed (`scriptorium continue FILE <&-`), os.pipe() takes that lowest free number; the
+    child's own stdin/stdout/stderr then land on it, and the worker read its requests
+    from /dev/null and left at once: "the model's engine stopped without a message"."""
+    read, write = os.pipe()
+    return _above_standard_streams(read), _above_standard_streams(write)
+
+
+def _above_standard_streams(fd: int) -> int:
+    if fd > 2:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved
+
+
 class EngineProcess:
     """One running worker: send requests, receive replies, learn why it died."""
 
     def __init__(self) -> None:
-        request_read, request_write = os.pipe()
-        reply_read, reply_write = os.pipe()
+        request_read, request_write = _pipe_above_standard_streams()
+        reply_read, reply_write = _pipe_above_standard_streams()
         environment = {**os.environ, **CHILD_ENVIRONMENT}
         # A Python traceback of the dying child would bury llama.cpp's line.
         environment.pop("PYTHONFAULTHANDLER", None)

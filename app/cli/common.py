@@ -88,6 +88,8 @@ def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
 def read_draft(source: str | None) -> str:
     """The draft from a file, or from stdin for '-' or when piped."""
     if source in (None, "-"):
+        if sys.stdin is None:  # started with it closed (`<&-`), which is not an empty draft
+            raise ScriptoriumError("no draft: standard input is closed; give a FILE")
         if source is None and sys.stdin.isatty():
             raise ScriptoriumError("no draft: give a FILE, or pipe the text on standard input")
         # The bytes, decoded strictly: sys.stdin's own decoder may smuggle invalid bytes

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import io
 import sys
 from types import ModuleType
 
@@ -27,6 +29,19 @@ def _command_module(module_name: str) -> ModuleType:
     return importlib.import_module(f"scriptorium.app.cli.{module_name}")
 
 
+class VersionAction(argparse.Action):
+    """--version: the installed version, read only when asked (argparse's own wants it up front)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from scriptorium.app.version import scriptorium_version
+
+        print(f"scriptorium {scriptorium_version()}")
+        parser.exit()
+
+
 class OneLineParser(argparse.ArgumentParser):
     """Bad arguments get one line, not a usage dump: the user sees what is wrong at once."""
 
@@ -44,10 +59,15 @@ def build_parser(subcommand: str | None) -> argparse.ArgumentParser:
                    "as --config go before or after the subcommand. A draft named like a subcommand needs a "
                    "path: `scriptorium ./models` edits the draft, `scriptorium models` lists the models.",
         )
+        parser.add_argument("--version", action=VersionAction, help="print scriptorium's version and exit")
     else:
         module = _command_module(SUBCOMMANDS[subcommand])
         parser = OneLineParser(prog=f"scriptorium {subcommand}", description=module.HELP)
     module.add_arguments(parser)
+    if "--config" not in parser._option_string_actions:
+        # The help says options such as --config go before or after the subcommand: an
+        # alias `scriptorium --config F` must run the commands that read no config too.
+        parser.add_argument("--config", metavar="FILE", help=argparse.SUPPRESS)
     parser.set_defaults(run=module.run)
     return parser
 
@@ -77,11 +97,34 @@ def split_subcommand(args: list[str]) -> tuple[str | None, list[str]]:
     return None, args
 
 
+def _empty_argument(parser: argparse.ArgumentParser, args: list[str]) -> str | None:
+    """The option given "" (or the positional that is ""), if any. An unset variable in
+    `scriptorium continue --model "$MODEL"` read as the current folder ("model . is a
+    folder"), and `scriptorium export "$SESSION"` exported the latest session. A TEXT
+    value (--stop "") is left to its own check."""
+    value_options = {option: action.metavar != "TEXT" for action in parser._actions if action.nargs != 0
+                     for option in action.option_strings}
+    for index, arg in enumerate(args):
+        option, equals, value = arg.partition("=")
+        if equals and value_options.get(option) and not value:
+            return option
+        if arg == "":
+            before = args[index - 1] if index else ""
+            if before not in value_options:
+                return "an argument"
+            if value_options[before]:
+                return before
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     from scriptorium.inference.errors import ScriptoriumError
 
+    _stand_in_for_closed_streams()
     subcommand, args_list = split_subcommand(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(subcommand)
+    if (empty := _empty_argument(parser, args_list)) is not None:
+        parser.error(f"{empty} is empty (an unset shell variable?)")
     args = parser.parse_args(args_list)
     try:
         code = int(args.run(args) or 0)
@@ -105,6 +148,27 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         print(f"scriptorium: cannot write the output: {error.strerror or error}", file=sys.stderr)
         return EXIT_USAGE
+
+
+class ClosedOutput(io.TextIOBase):
+    """sys.stdout when the command started with it closed: every write fails."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _stand_in_for_closed_streams() -> None:
+    """Python sets sys.stdout or sys.stderr to None when the command starts with that
+    descriptor closed (`>&-`, `2>&-`): the first write then failed with a traceback far
+    from here. Messages for a closed stderr are dropped; output for a closed stdout fails
+    as a closed descriptor does, which main reports in one line. (A closed stdin is the
+    draft's business: common.read_draft.)"""
+    import os
+
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    if sys.stdout is None:
+        sys.stdout = ClosedOutput()
 
 
 def _drop_stdout() -> None:

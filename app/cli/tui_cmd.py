@@ -36,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if sys.__stderr__ is None:
+        # Textual draws the screen on the stderr the process started with: closed (2>&-),
+        # the editor ran blind, or hung half-started, deaf to kill.
+        from scriptorium.inference.errors import ScriptoriumError
+
+        raise ScriptoriumError("standard error is closed, and the editor draws its screen there")
     app = build_app(args)
     app.run()
     # Said in the app too, but the save that quits said it as the screen went: the terminal keeps it.

@@ -33,6 +33,15 @@ class _Bad(ValueError):
     """One bad value; its message completes '<key>: ...'."""
 
 
+KEY_MODIFIERS = ("shift", "ctrl", "alt", "meta", "super", "hyper")
+"""The modifiers Textual names in a key (textual._xterm_parser.MODIFIERS, and shift)."""
+
+
+def _is_key(key: str) -> bool:
+    *modifiers, name = key.split("+")
+    return bool(name) and all(modifier.lower() in KEY_MODIFIERS for modifier in modifiers)
+
+
 def _textual_key(key: str) -> str:
     """`key` as Textual names the keys a terminal sends: modifiers and named keys in lower
     case ("Ctrl+G" and "F6" matched no key press, and moved the binding off its own key);
@@ -71,6 +80,17 @@ def _number(value: Any) -> float:
 def _string(value: Any) -> str:
     if not isinstance(value, str):
         raise _Bad(f"must be a string, not {_show(value)}")
+    return value
+
+
+def _list_of_strings(value: Any, what: str, *, blank_allowed: bool = True) -> list[str]:
+    """`value` as a list of strings; a bad item is named by its place, since "not a list"
+    for a list left the author to guess which entry was wrong."""
+    if not isinstance(value, list):
+        raise _Bad(f"must be a list of {what}, not {_show(value)}")
+    for place, item in enumerate(value, start=1):
+        if not isinstance(item, str) or not (blank_allowed or item.strip()):
+            raise _Bad(f"must be a list of {what}; item {place} is {_show(item)}")
     return value
 
 
@@ -129,9 +149,8 @@ class _Parser:
         return str(self.path(text)) if looks_like_path else text
 
     def folders(self, value: Any) -> tuple[Path, ...]:
-        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-            raise _Bad(f"must be a list of folder paths, not {_show(value)}")
-        return tuple(p for p in (self.path(item) for item in value) if p is not None)
+        folders = _list_of_strings(value, "folder paths", blank_allowed=False)
+        return tuple(p for p in (self.path(item) for item in folders) if p is not None)
 
     @staticmethod
     def flash_attn(value: Any) -> str:
@@ -149,6 +168,9 @@ class _Parser:
                     return None  # 0 spells "every core"
                 problem = rule.problem(value)
                 if problem is not None:
+                    if not isinstance(value, (int, float)) or isinstance(value, bool):
+                        # As TOML spells it (true, "big"): the rule's own message says True, big.
+                        problem = f"must be {rule.describe()}, not {_show(value)}"
                     raise _Bad(problem + (" (or 0 for every core)" if zero_means_none else ""))
                 return float(value) if not rule.whole else value
             return read
@@ -193,9 +215,7 @@ class _Parser:
         if key in FLOAT_FIELDS:
             return _number(value)
         if key == "stop":
-            if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-                raise _Bad(f"must be a list of strings, not {_show(value)}")
-            return tuple(value)
+            return tuple(_list_of_strings(value, "strings"))
         return _whole(value)
 
     def presets(self, data: Mapping[str, Any]) -> dict[str, SamplerSettings]:
@@ -269,6 +289,11 @@ class _Parser:
             parts = [part.strip() for part in keys.split(",")]
             if not all(parts) or any(" " in part for part in parts):
                 self.report(where, f"must be keys separated by commas, like \"ctrl+g,f5\", not {_show(keys)}")
+                continue
+            # "ctrl+" or "strg+g" is no key a terminal sends: the binding went dead, unreported.
+            if broken := next((part for part in parts if not _is_key(part)), None):
+                self.report(where, f"{_show(broken)} is no key: a key name after any of "
+                                   f"{', '.join(m + '+' for m in KEY_MODIFIERS)}")
                 continue
             keymap[binding_id] = ",".join(_textual_key(part) for part in parts)
         return keymap

@@ -73,6 +73,9 @@ class RunSettings:
         return LoadOptions(
             model_path=Path(model_path), lora_path=self.lora_path, lora_scale=self.lora_scale, spm_path=self.spm_path,
             n_ctx=self.n_ctx, n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers, flash_attn=self.flash_attn,
+            # The author's --threads (or [model] threads) caps the prompt's threads too: set
+            # to leave cores free, it left prefill on every core. Not set: every core for both.
+            n_threads_batch=self.n_threads,
         ).validated()
 
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 import re
 from datetime import date, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from scriptorium.app import atomic
+from scriptorium.app.version import scriptorium_version
 from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.app.sessions.export_breaks import soft_break_ends
@@ -42,13 +42,6 @@ class ExportError(ScriptoriumError):
 
 class ExportExistsError(ExportError):
     """The target file exists and overwriting was not allowed (the TUI asks, the CLI wants --force)."""
-
-
-def _version() -> str:
-    try:
-        return metadata.version("scriptorium")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def _passages(session: AnySession) -> list[tuple[int, Passage]]:
@@ -89,7 +82,7 @@ def front_matter(session: AnySession) -> dict[str, Any]:
         "updated": session.updated_at,
         "session": session.id,
         "kind": session.kind,
-        "generator": f"scriptorium {_version()}",
+        "generator": f"scriptorium {scriptorium_version()}",
         "model": g.model.name if g else None,
         "model_file": os.path.basename(g.model.path) if g else None,
         "model_sha256": g.model.sha256 if g else None,

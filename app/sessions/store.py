@@ -18,7 +18,7 @@ from pathlib import Path
 from scriptorium.app import atomic
 from scriptorium.app import paths
 
-from scriptorium.app.sessions import claims, draft_files, writes
+from scriptorium.app.sessions import claims, draft_files, lookup, writes
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
 from scriptorium.app.sessions.model import (
@@ -26,7 +26,7 @@ from scriptorium.app.sessions.model import (
 )
 from scriptorium.app.sessions.writes import After
 
-SUFFIX = ".json"
+SUFFIX = lookup.SUFFIX
 CORRUPT_MARK = ".corrupt-"
 STALE_TEMP_SECONDS = 3600
 """A temp file this old belongs to a process that died mid-write: nothing will finish it."""
@@ -248,20 +248,7 @@ class SessionStore:
 
     def resolve(self, ref: str | os.PathLike[str]) -> Path:
         """A session file from an id, a unique id prefix or a path to a session file."""
-        text = os.fspath(ref)
-        candidate = Path(text).expanduser()
-        if (os.sep in text or text.endswith(SUFFIX)) and candidate.is_file():
-            return candidate
-        exact = self.path_for(text)
-        if exact.is_file():
-            return exact
-        matches = [path for path in self._session_files() if path.stem.startswith(text)]
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            names = ", ".join(sorted(path.stem for path in matches)[:5])
-            raise SessionError(f"'{text}' matches several sessions ({names}); give more of the id")
-        raise SessionError(f"no session '{text}' (`scriptorium sessions` lists them)")
+        return lookup.session_file(os.fspath(ref), self.directory, self._session_files)
 
     def load(self, ref: str | os.PathLike[str]) -> AnySession:
         """Read a session by id, id prefix or path. A damaged file in the store is moved aside."""

@@ -65,12 +65,21 @@ def _active_together(section: str, other: str) -> bool:
     return not area or not other_area or area == other_area
 
 
+def _closest_id(binding_id: str, ids: set[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(binding_id, sorted(ids), n=1, cutoff=0.8)  # ids share "draft."
+    return f" (did you mean '{close[0]}'?)" if close else " (F1 lists the ids)"
+
+
 def keymap_problems(keymap: Mapping[str, str]) -> list[str]:
     """Lines saying which keymap ids name no binding and which keys the keymap gave to two
     bindings at once: the app says them at start, `scriptorium config show` without starting it."""
     keys = KeyMap(binding_sections(APP_BINDINGS), keymap, lambda binding: binding.key)
-    unknown = keys.unknown_ids()
-    lines = [f"Keymap names no such binding: {', '.join(unknown)} (F1 lists the ids)"] if unknown else []
+    # One line per id, named as every other config problem is (keymap.<id>), so a typo
+    # is found by its key and, when close to a real id, corrected.
+    lines = [f"keymap.{binding_id}: no such binding{_closest_id(binding_id, keys.ids())}"
+             for binding_id in keys.unknown_ids()]
     # The draft's editor and the chat's message field see a key before their pane does.
     text_fields = {"Draft": ("draft editor", TextArea.BINDINGS), "Chat": ("message field", TextArea.BINDINGS)}
     return lines + keys.clashes(_active_together, text_fields)

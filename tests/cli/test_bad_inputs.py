@@ -241,3 +241,21 @@ def test_continue_says_in_one_line_that_its_engine_died_and_exits_2(
         assert [json.loads(row)["type"] for row in result.stdout.splitlines()] == ["token"] * 3
     else:
         assert result.stdout
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["continue", "--model", "", "-"], "--model is empty"),
+    (["continue", "--model=", "-"], "--model is empty"),
+    (["info", "--lora", ""], "--lora is empty"),
+    (["--config", "", "models"], "--config is empty"),
+    (["export", ""], "an argument is empty"),
+    (["continue", ""], "an argument is empty"),
+])
+def test_an_empty_argument_is_named(args: list[str], named: str) -> None:
+    """An unset shell variable (`--model "$MODEL"`) read as the current folder: "model . is
+    a folder, not a GGUF file"; `export "$SESSION"` exported the latest session."""
+    assert_one_line_error(scriptorium(*args, stdin=DRAFT), f"{named} (an unset shell variable?)")
+
+
+def test_an_empty_stop_keeps_its_own_message() -> None:
+    assert_one_line_error(scriptorium("continue", "--stop", "", stdin=DRAFT), "a stop string cannot be empty")

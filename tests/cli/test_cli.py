@@ -235,3 +235,54 @@ def test_a_draft_named_like_a_subcommand_needs_a_path() -> None:
     assert split_subcommand(["--", "models"]) == (None, ["--", "models"])
     shown = " ".join(scriptorium("--help").stdout.split())
     assert "A draft named like a subcommand needs a path: `scriptorium ./models` edits the draft" in shown
+
+
+def test_every_subcommand_takes_config_before_or_after_it(tmp_path: Path) -> None:
+    """The help says --config goes before or after the subcommand; sessions, export and
+    vocab refused it (`unrecognized arguments`), so an alias `scriptorium --config F`
+    broke them."""
+    config = tmp_path / "elsewhere.toml"
+    config.write_text("", encoding="utf-8")
+    for command in (["sessions"], ["export", "nothing-here"], ["vocab", "--model", "m.gguf", "--spm", "t.model"]):
+        for args in (["--config", str(config), *command], [*command, "--config", str(config)]):
+            result = scriptorium(*args)
+            assert "unrecognized arguments" not in result.stderr, args
+            assert "Traceback" not in result.stderr
+    assert scriptorium("--config", str(config), "sessions").returncode == 0
+
+
+def test_plain_continue_ranks_no_candidates(random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--top reports candidates in --json lines; plain text still ranked them for every
+    token, which --top 200000 made 20 times slower for nothing."""
+    from scriptorium.app.cli import continue_cmd
+    from scriptorium.app.cli.main import main
+
+    asked: list[int] = []
+    real_choose = continue_cmd.choose_loader
+
+    def spying_loader(server: str | None):
+        load, remote = real_choose(server)
+
+        def loading(options, progress):
+            engine = load(options, progress)
+            generate = engine.generate
+            engine.generate = lambda *args, top_n, **kwargs: asked.append(top_n) or generate(*args, top_n=top_n, **kwargs)
+            return engine
+        return loading, remote
+
+    monkeypatch.setattr(continue_cmd, "choose_loader", spying_loader)
+    draft = tmp_path / "draft.md"
+    draft.write_text(DRAFT, encoding="utf-8")
+    args = ["continue", str(draft), "--model", str(random_model), "--max-tokens", "2", "--top", "7"]
+    assert main(args) == 0
+    assert main([*args, "--json"]) == 0
+    assert asked == [0, 7]
+    assert "with --json" in scriptorium("continue", "--help").stdout
+
+
+def test_version() -> None:
+    """`scriptorium --version`, what a new user types first, was "unrecognized arguments"."""
+    from importlib import metadata
+
+    result = scriptorium("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"scriptorium {metadata.version('scriptorium')}\n", "")

@@ -149,3 +149,13 @@ def test_a_model_named_on_the_command_line_runs_here_over_the_configs_server(tmp
     # Without a model here, a flag for one is refused, not ignored, as with --server.
     with pytest.raises(ScriptoriumError, match=r"--ctx is for a model run here, and the config's \[server\] url"):
         run_settings(parse("--ctx", "1024"), config)
+
+
+@pytest.mark.parametrize("source", ["flag", "config"])
+def test_threads_cap_the_prompts_threads_too(source: str, config: Config) -> None:
+    """--threads 1 (to leave the other cores free) still ran prefill on every core."""
+    run = run_settings(parse("--threads", "1"), config) if source == "flag" else run_settings(parse(), config)
+    options = run.load_options(Path("model.gguf"))
+    assert options.n_threads_batch == options.n_threads == (1 if source == "flag" else 3)
+    every_core = run_settings(parse("--threads", "0"), config).load_options(Path("model.gguf"))
+    assert (every_core.n_threads, every_core.n_threads_batch) == (None, None)

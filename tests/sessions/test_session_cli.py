@@ -93,13 +93,17 @@ def test_export_by_path(tmp_path: Path, store: SessionStore, chat: ChatSession, 
     assert out.read_text(encoding="utf-8").startswith("---\ntitle: Questions\n")
 
 
-@pytest.mark.parametrize("case", ["no_sessions", "unknown_id", "exists", "unwritable", "damaged"])
+@pytest.mark.parametrize("case", ["no_sessions", "unknown_id", "exists", "unwritable", "damaged", "a_draft",
+                                  "missing_file"])
 def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store: SessionStore,
                                                  request: pytest.FixtureRequest) -> None:
     args = ["export"]
     expected = {"no_sessions": "no sessions to export yet", "unknown_id": "no session 'nope'",
                 "exists": "already exists; use --force", "unwritable": "Permission denied",
-                "damaged": "is damaged (invalid JSON"}[case]
+                "damaged": "is damaged (invalid JSON",
+                # Both were "no session '...'", as if the name had been taken for an id.
+                "a_draft": "novel.md is not a session: give a session's id or its .json file",
+                "missing_file": "session file not found: gone/s.json"}[case]
     if case != "no_sessions":
         store.save(request.getfixturevalue("rich_draft"))
     if case == "unknown_id":
@@ -112,6 +116,11 @@ def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store
     elif case == "damaged":
         (store.directory / "broken.json").write_text("{", encoding="utf-8")
         args.append("broken")
+    elif case == "a_draft":
+        (tmp_path / "novel.md").write_text("La casa era buia.", encoding="utf-8")
+        args.append("novel.md")
+    elif case == "missing_file":
+        args.append("gone/s.json")
     result = run_cli(*args, cwd=tmp_path)
     assert result.returncode == 2, result
     assert result.stdout == ""
