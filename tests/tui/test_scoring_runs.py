@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from scoring_helpers import TEXT, HeldScoring, scored, scored_records
-from tui_helpers import make_app, model_ready, run
+from tui_helpers import make_app, model_ready, replacement_ready, run
 
 from scriptorium.inference.events import Event
 
@@ -157,11 +157,7 @@ def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, se
         app = pilot.app
         first = app.backend
         app.load_model(options)
-        for _ in range(600):  # 30 s at most
-            if app.backend not in (None, first) and app.model_status.state == "ready":
-                break
-            await pilot.pause(0.05)
-        await pilot.pause()
+        await replacement_ready(pilot, first)
 
     async def scenario() -> None:
         app = make_app(random_model)
@@ -224,11 +220,7 @@ def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(random_m
             first = app.backend
             app.load_model(replaced(first.options, model_path=sentence_model))
             held.open.set()
-            for _ in range(600):  # 30 s at most
-                if app.backend not in (None, first) and app.model_status.state == "ready":
-                    break
-                await pilot.pause(0.05)
-            await pilot.pause()
+            await replacement_ready(pilot, first)
             assert scored_records(app) == []
             said = [n.message for n in app._notifications]
             assert not any("another model is loading; what was scored stays coloured" in m for m in said), said

@@ -64,6 +64,17 @@ async def model_ready(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def replacement_ready(pilot: Pilot[Any], first: Any) -> None:
+    """Wait (30 s at most) until a model loaded in place of `first` is ready, and its messages handled."""
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    for _ in range(600):
+        if app.backend not in (None, first) and app.model_status.state == "ready":
+            break
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
 async def generated(pilot: Pilot[Any], *keys: str) -> GenerationDone:
     """Press `keys` (which start a generation), wait until it ends; its GenerationDone."""
     app = pilot.app

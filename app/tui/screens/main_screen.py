@@ -120,6 +120,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         if self.is_mounted:
             # None while another loads or after a failure: the last model's cache is gone with it.
             self.sidebar.kv.show_model(backend.kv_usage() if backend is not None else None)
+            self.sidebar.model_replaced()
 
     # ---- modes and panels ----------------------------------------------------------
     @property
