@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.app.config.file import load_config
     from scriptorium.app.models.choice import resolve_model, stderr_progress
     from scriptorium.app.config.run_settings import SERVER_ADAPTER, run_settings
-    from scriptorium.app.sessions.draft_files import inside_form
+    from scriptorium.app.sessions.draft_files import end_of_writing, inside_form
 
     if args.top < 0:
         raise SettingsError(f"--top must be 0 or more, not {args.top}")
@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     memory = inside_form(read_text_file(args.memory, "memory")) if args.memory else ""
     note = inside_form(read_text_file(args.note, "author's note")) if args.note else ""
     draft = read_draft(args.file)
+    draft = draft[:end_of_writing(draft)]  # where the app continues it too
     template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
     loader, remote = choose_loader(chosen.server)
     model_path = SERVER_MODEL if remote else resolve_model(chosen.model, config, stderr_progress())

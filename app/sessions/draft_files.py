@@ -66,6 +66,15 @@ def inside_form(text: str) -> str:
     return editor_line_breaks(text.removeprefix(BOM))
 
 
+def end_of_writing(text: str) -> int:
+    """Where a continuation "from the end" of `text` attaches: its end, before the single
+    newline a text file ends with by convention (editors add it; it is the file's, not the
+    author's). Two newlines are the author's: a new paragraph, continued after them. The
+    app's editor and `scriptorium continue` both follow this, so the model reads the same
+    text in both."""
+    return len(text) - 1 if text.endswith("\n") and not text.endswith("\n\n") else len(text)
+
+
 def file_form(text: str, newline: str, bom: bool) -> str:
     """`text` as the file holds it: its line breaks `newline`, after a BOM if it had one."""
     text = inside_form(text)  # idempotent: text from an older session may still hold "\r\n"

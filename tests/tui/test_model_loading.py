@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 from gguf_corrupt import corrupt_copy
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready, replacement_ready, run
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -245,4 +245,28 @@ def test_the_load_dialog_can_be_read_whole_on_an_80x24_terminal(bad_gguf_files: 
             await pilot.pause()
             assert app.screen.find_widget(load).region.bottom <= dialog.region.bottom
 
+    run(scenario)
+
+
+def test_the_probabilities_panel_drops_the_last_model_s_token_when_another_loads(random_model: Path,
+                                                                                   sentence_model: Path) -> None:
+    """After choosing another model the panel kept the old model's candidates (under the
+    new model's name) until the cursor moved. It now says what the new model's state is."""
+    from dataclasses import replace
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"La casa")
+            await generated(pilot, "ctrl+g")
+            panel = app.main.sidebar.probabilities
+            assert panel.event is not None
+            first = app.backend
+            app.load_model(replace(first.options, model_path=sentence_model))
+            await replacement_ready(pilot, first)
+            assert app.model_status.state == "ready"
+            assert panel.event is None and panel.border_subtitle == ""
+            shown = "\n".join(line.plain for line in panel.lines(40))
+            assert "to continue the draft" in shown, shown
     run(scenario)

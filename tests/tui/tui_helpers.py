@@ -110,6 +110,15 @@ async def candidates_written(pilot: Pilot[Any]) -> CandidatesScreen:
     return screen
 
 
+async def replacement_ready(pilot: Pilot[Any], first: Any) -> None:
+    """Wait until a model loaded in place of `first` is ready, and its messages handled."""
+    app = pilot.app
+    assert isinstance(app, ScriptoriumApp)
+    await until(pilot, lambda: app.backend not in (None, first) and app.model_status.state == "ready",
+                "the new model ready")
+    await pilot.pause()
+
+
 async def generated(pilot: Pilot[Any], *keys: str) -> GenerationDone:
     """Press `keys` (which start a generation), wait until it ends; its GenerationDone."""
     app = pilot.app

@@ -1,43 +1,34 @@
 """The screen the author lives in: draft or chat in the middle, panels at the side.
 
 It is given the model and the sampler by the app (bound reactives) and passes them on to the panes and panels.
-It owns the generation worker: panes post what they want run or stopped, and the worker's messages come back here
-first. The worker posts tokens at most once per frame (settings.frame_interval), and each message is drawn once:
-a fast model never costs a redraw per token."""
+It owns the generation worker (its layer, GeneratingScreen: panes post what they want run or stopped, and the
+worker's messages come back there first)."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.dom import DOMNode
 from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher
-from textual.worker import get_current_worker
 
-from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.opening import DraftFile
-from scriptorium.app.tui.generation import (
-    ContextWasTrimmed, GenerationFailed, GenerationFinished, GenerationRequest, GenerationStarted, GenerationWithdrawn,
-    PrefillFinished, PrefillProgressed, PromptPrepared, TokensGenerated, next_frame, stream_generation,
-)
 from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.screens.generating_screen import GeneratingScreen
 from scriptorium.app.tui.token_spans import Span
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.key_footer import KeyFooter
-from scriptorium.app.tui.widgets.mode_pane import ModePane, StreamSink
+from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.model_panel import ModelView
 from scriptorium.app.tui.widgets.sampler_panel import SamplerView
 from scriptorium.app.tui.widgets.sidebar import Sidebar
@@ -47,18 +38,11 @@ if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
 
 
-@dataclass(slots=True)
-class ActiveGeneration:
-    request: GenerationRequest
-    sink: StreamSink
-    tokens: list[TokenEvent] = field(default_factory=list)
-
-
 _PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale")
 """What each pane is given, as the app gives it to this screen (with last_seed, for panels)."""
 
 
-class MainScreen(Screen[None], inherit_bindings=False):
+class MainScreen(GeneratingScreen, inherit_bindings=False):
     """Draft and chat modes, the side panels and the footer."""
 
     BINDINGS = [
@@ -83,12 +67,6 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self._draft_text = draft_text
         self._settings = settings
         self._key_display = key_display
-        self._active: ActiveGeneration | None = None
-        self._abandoned_id: int | None = None
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self.last_generation: tuple[GenerationRequest, list[TokenEvent], GenerationDone] | None = None
-        """The latest finished generation: request, token events, summary (inspection starts there)."""
 
     def compose(self) -> ComposeResult:
         settings, keys = self._settings, self._key_display
@@ -142,6 +120,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         if self.is_mounted:
             # None while another loads or after a failure: the last model's cache is gone with it.
             self.sidebar.kv.show_model(backend.kv_usage() if backend is not None else None)
+            self.sidebar.model_replaced()
 
     # ---- modes and panels ----------------------------------------------------------
     @property
@@ -226,162 +205,6 @@ class MainScreen(Screen[None], inherit_bindings=False):
     async def show_chat(self, messages: list[dict[str, str]], unsent: str = "", endings: list[str] | None = None) -> None:
         await self.chat.restore(messages, unsent, endings)
         self.switch_mode("chat")
-
-    # ---- generation ----------------------------------------------------------------
-    @property
-    def is_generating(self) -> bool:
-        return self._active is not None
-
-    async def wait_until_idle(self) -> None:
-        """Return once no generation is running (tests and the benchmark use it)."""
-        await self._idle.wait()
-
-    @on(ModePane.GenerationRequested)
-    async def _generation_requested(self, message: ModePane.GenerationRequested) -> None:
-        message.stop()
-        backend, request, sink = self.backend, message.request, message.sink
-        if self._active is not None or backend is None:
-            # Two requests crossed (or the model went away) between the key and this moment.
-            self.notify("The model is already writing: press Esc to stop it first." if backend is not None
-                        else "No model is loaded.", severity="warning")
-            await sink.stream_finished(None, None)
-            self._show_generating()
-            return
-        self._active = ActiveGeneration(request, sink)
-        self._idle.clear()
-        anchor = self.draft.anchor_index() if request.kind == "draft" else None
-        self.post_message(GenerationStarted(request, self.draft.text, anchor,
-                                            self.chat.conversation() if request.kind == "chat" else []))
-        self.sidebar.generation_started()
-        self.status.update_state(activity="prefill…" if request.prepare is None else "fitting the prompt…")
-        self._show_generating()
-        # The engine starts once the screen has drawn this (the suggestion's box, the keys).
-        self._generate(backend, request, self._settings.frame_interval, next_frame(self))
-
-    @work(thread=True, exclusive=True, group="generation", exit_on_error=False)
-    def _generate(self, backend: Backend, request: GenerationRequest, frame_interval: float,
-                  drawn: threading.Event) -> None:
-        worker = get_current_worker()
-        stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, frame_interval, drawn)
-
-    @on(ModePane.StopRequested)
-    async def _stop_requested(self, message: ModePane.StopRequested) -> None:
-        message.stop()
-        active = self._active
-        self.stop_generation()
-        if message.forget:
-            self.forget_generation()
-        elif active is not None and active.request.prepare is not None:
-            # Still making its prompt (a server slow to count tokens): nothing ran, it ends now.
-            await self._ended(active, ran=False)
-
-    def stop_generation(self) -> None:
-        """Ask the worker to stop; GenerationFinished ('cancelled') follows."""
-        if self._active is not None:
-            self.workers.cancel_group(self, "generation")
-
-    def forget_generation(self) -> None:
-        """Detach the running generation: what it still sends is not drawn (accepted, rejected, re-rolled)."""
-        active = self._active
-        if active is not None:
-            self._abandoned_id = active.request.id
-            self._active = None
-            self._idle.set()
-            self._generation_ended()
-            self._show_generating()
-
-    def _generation_ended(self, *, failed: bool = False, ran: bool = True) -> None:
-        self.status.update_state(activity="")
-        self.sidebar.stream_ended(failed=failed, ran=ran)
-
-    def _show_generating(self) -> None:
-        """Tell the panes (attributes down) whether a generation runs, and for whom."""
-        sink = self._active.sink if self._active is not None else None
-        for pane in (self.draft, self.chat):
-            pane.generating = sink is not None
-            pane.streaming = sink is pane
-        self._show_settings()
-
-    def _current(self, request_id: int) -> ActiveGeneration | None:
-        """The generation a worker message belongs to, if still to be drawn: not once the app quits (draft saved)."""
-        active = self._active
-        if active is None or active.request.id != request_id or not self.is_attached:
-            return None
-        return active
-
-    @on(PromptPrepared)
-    def _prompt_prepared(self, message: PromptPrepared) -> None:
-        active = self._current(message.request_id)
-        if active is not None:
-            active.request = message.request
-            active.sink.prompt_prepared(message.request, message.note)
-            self.status.update_state(activity="prefill…")
-
-    @on(PrefillProgressed)
-    def _prefill_progressed(self, message: PrefillProgressed) -> None:
-        if self._current(message.request_id):
-            self.sidebar.prefill_progress(message.event)
-            self.status.update_state(activity=f"prefill {message.event.done:,}/{message.event.total:,}")
-
-    @on(PrefillFinished)
-    def _prefill_finished(self, message: PrefillFinished) -> None:
-        if self._current(message.request_id):
-            self.sidebar.prefill_done(message.event)
-            assert self._active is not None
-            self.sidebar.kv.show_window(self._active.request.window)
-            self.status.update_state(activity="writing…")
-
-    @on(ContextWasTrimmed)
-    def _context_trimmed(self, message: ContextWasTrimmed) -> None:
-        if self._current(message.request_id):
-            event = message.event
-            self.notify(f"The text is longer than the context: the oldest {event.dropped_tokens:,} tokens were "
-                        f"left out ({event.kept_tokens:,} kept).", severity="warning")
-
-    @on(TokensGenerated)
-    async def _tokens_generated(self, message: TokensGenerated) -> None:
-        """Draw a frame's worth of tokens: the text to the sink, the newest token to the panels."""
-        active = self._current(message.request_id)
-        if active is None:
-            return
-        active.tokens.extend(message.events)
-        # Sinks keep each token's numbers (issue 6: inspect, colour).
-        active.sink.stream_tokens(active.request, message.events)
-        await active.sink.stream_text("".join(event.text for event in message.events))
-        self.sidebar.token(message.events[-1], message.kv_cache)
-
-    @on(GenerationFinished)
-    async def _generation_finished(self, message: GenerationFinished) -> None:
-        active = self._current(message.request_id)
-        if active is None:
-            if message.request_id == self._abandoned_id and self._active is None:
-                self.sidebar.finished(message.event)
-            return
-        await self._ended(active, message.event)
-
-    @on(GenerationFailed)
-    @on(GenerationWithdrawn)
-    async def _generation_cut_short(self, message: GenerationFailed | GenerationWithdrawn) -> None:
-        active = self._current(message.request_id)
-        if active is None:
-            return
-        if isinstance(message, GenerationFailed):
-            self.notify(message.error, title=message.title, severity="error", timeout=10)
-            await self._ended(active, error=message.error, retry_helps=message.retry_helps, ran=message.engine_started)
-        else:
-            await self._ended(active, ran=False)
-
-    async def _ended(self, active: ActiveGeneration, done: GenerationDone | None = None,
-                     error: str | None = None, retry_helps: bool = True, ran: bool = True) -> None:
-        """`active` ends: finished (`done`), failed (`error`, `retry_helps`) or stopped first; `ran`: the engine was asked."""
-        self._active = None
-        self._generation_ended(failed=error is not None, ran=ran)
-        if done is not None:
-            self.sidebar.finished(done)
-            self.last_generation = (active.request, active.tokens, done)
-        await active.sink.stream_finished(done, error, retry_helps=retry_helps)
-        self._show_generating()
-        self._idle.set()
 
     # ---- what the panes ask to show ---------------------------------------------------
     @on(ModePane.TokenShown)

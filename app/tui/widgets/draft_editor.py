@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
 
+from scriptorium.app.sessions.draft_files import end_of_writing
 from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
 from scriptorium.app.tui.branches import Ghost, KeptWord, cut_front
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
@@ -30,11 +31,10 @@ _CJK_PUNCTUATION = re.compile(f"[{CJK_PUNCTUATION}]")
 
 
 def end_anchor(document: DocumentBase) -> Location:
-    """Where "continue from the end" attaches: the end of the text, before the single
-    newline editors put at the end of a file (two newlines mean a new paragraph)."""
+    """Where "continue from the end" attaches, as a location (see end_of_writing)."""
     end = document.end
     text = document.text
-    if text.endswith("\n") and not text.endswith("\n\n") and end[0] > 0:
+    if end_of_writing(text) < len(text):  # before the file's final newline: the end of the line above
         row = end[0] - 1
         return (row, len(document.get_line(row)))
     return end

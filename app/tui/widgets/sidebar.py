@@ -124,6 +124,13 @@ class Sidebar(VerticalScroll):
         self.speed.reset()
         self.kv.forget_request()
 
+    def model_replaced(self) -> None:
+        """Another model (or none) took the last one's place: the token shown, and one still
+        to draw, were that model's numbers, not this one's."""
+        self._pending = None
+        self.probabilities.reset()
+        self.probabilities.stream_ended()
+
     # ---- the stream ----------------------------------------------------------------
     def generation_started(self) -> None:
         self._pending, self._numbers_at = None, -NUMBERS_INTERVAL_S
