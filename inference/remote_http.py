@@ -102,6 +102,12 @@ def normalise_url(url: str) -> str:
     return text.rstrip("/")
 
 
+def _root_of(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    return urlunsplit(urlsplit(url)._replace(path="", query="", fragment=""))
+
+
 def _without_credentials(url: str) -> str:
     from urllib.parse import urlsplit, urlunsplit
 
@@ -265,6 +271,11 @@ class ServerClient:
             return ServerError(f"llama-server at {self.url} wants an API key (it was started with --api-key): "
                                + (f"the one in {API_KEY_VARIABLE} is not it" if self._has_key
                                   else f"set {API_KEY_VARIABLE} to it"))
+        if status == 404 and (root := _root_of(self.url)) != self.url:
+            # llama-server answers only at its root: a route pasted into --server
+            # (/v1, /completion) makes every request a 404 that names no fix.
+            return ServerError(f"{self.url} has no {path}: --server takes the server's address "
+                               f"without a route, try {root}")
         if status == 404 and not error:
             return ServerError(f"{self.url} has no {path}: it is not a llama-server")
         first_line = text.strip().splitlines()[0] if text.strip() else ""
