@@ -71,7 +71,7 @@ class RemoteBackend:
         which every request sends them with (lora_request): each generation records them."""
         self.origin = f"llama-server {build} at {client.url}"
         self.arithmetic = None  # a server reports neither its attention path nor its KV types
-        self.tokenizer_name = "llama.cpp (on the server)"
+        self.tokenizer_name = "llama.cpp (server)"  # short: the side panel cut a longer one
         self.tokenizer_note = (f"the server tokenizes with llama.cpp; {options.spm_path.name} is not used"
                                if options.spm_path is not None else "")
         """Why a SentencePiece model named with --spm (or the config's) is not used."""

@@ -80,7 +80,8 @@ def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaS
 
 def test_the_model_panel_shows_the_servers_whole_address_at_the_sidebars_width(
         sentence_server: LlamaServer) -> None:
-    """At the sidebar's width the server's line was cut to "llama-server b1-… at http…"."""
+    """At the sidebar's width the server's line was cut to "llama-server b1-… at http…",
+    and the tokenizer's to "llama.cpp (on the ser…"."""
     async def scenario() -> None:
         app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url))
         async with app.run_test(size=(160, 48)) as pilot:
@@ -89,6 +90,7 @@ def test_the_model_panel_shows_the_servers_whole_address_at_the_sidebars_width(
             lines = [line.plain for line in panel.lines(panel.content_region.width)]
             assert f"at {sentence_server.url}" in lines and "arithmetic not reported" in lines
             assert len(lines) == panel.LINES, lines
+            assert not [line for line in lines if line.endswith("…")], lines
 
     run(scenario)
 
