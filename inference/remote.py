@@ -306,7 +306,7 @@ def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...
     return ModelFacts(
         path=path,
         name=alias or path.stem,
-        architecture=UNKNOWN,
+        architecture="",  # not reported; empty as in a session's record of a model whose is unknown
         parameters=int(meta.get("n_params") or 0),
         file_type=str(meta.get("ftype") or props.get("model_ftype") or UNKNOWN),
         file_size=int(meta.get("size") or 0),

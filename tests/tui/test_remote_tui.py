@@ -91,6 +91,7 @@ def test_the_model_panel_shows_the_servers_whole_address_at_the_sidebars_width(
             assert f"at {sentence_server.url}" in lines and "arithmetic not reported" in lines
             assert len(lines) == panel.LINES, lines
             assert not [line for line in lines if line.endswith("…")], lines
+            assert "unknown" not in lines[1] and "params" in lines[1], lines
 
     run(scenario)
 

@@ -88,7 +88,11 @@ class ModelPanel(Panel):
         heads = f"{facts.n_head} q / {max(facts.n_head_kv)} kv heads"
         lines = [
             Text(clip(facts.name, width), style=self.style_of("model--name")),
-            Text(clip(f"{facts.architecture} · {format_count(facts.parameters)} params · {facts.file_type}", width)),
+            # What is not known (a server reports no architecture) is left out: an unlabelled
+            # "unknown" first on the line read as a name.
+            Text(clip(" · ".join(part for part in (
+                facts.architecture, facts.parameters and f"{format_count(facts.parameters)} params", facts.file_type)
+                if part), width)),
             # A server reports no heads; where it is matters more than the shape it hides.
             *(_origin_lines(status.origin, width) if status.origin
               else [Text(clip(f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width))]),
