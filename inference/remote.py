@@ -71,7 +71,7 @@ class RemoteBackend:
         which every request sends them with (lora_request): each generation records them."""
         self.origin = f"llama-server {build} at {client.url}"
         self.arithmetic = None  # a server reports neither its attention path nor its KV types
-        self.tokenizer_name = "llama.cpp (on the server)"
+        self.tokenizer_name = "llama.cpp (server)"  # short: the side panel cut a longer one
         self.tokenizer_note = (f"the server tokenizes with llama.cpp; {options.spm_path.name} is not used"
                                if options.spm_path is not None else "")
         """Why a SentencePiece model named with --spm (or the config's) is not used."""
@@ -306,7 +306,7 @@ def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...
     return ModelFacts(
         path=path,
         name=alias or path.stem,
-        architecture=UNKNOWN,
+        architecture="",  # not reported; empty as in a session's record of a model whose is unknown
         parameters=int(meta.get("n_params") or 0),
         file_type=str(meta.get("ftype") or props.get("model_ftype") or UNKNOWN),
         file_size=int(meta.get("size") or 0),

@@ -25,6 +25,8 @@ CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 120.0
 """The longest silence allowed between two chunks: a long prefill on a busy server sends
 nothing until its first token, so this is generous, but a server that hangs still ends."""
+LLAMA_SERVER_PORT = 8080
+"""llama-server's port without --port."""
 ANSWER_TIMEOUT_S = 10.0
 """The longest wait for the answer to any other request (/tokenize, /props...): llama-server
 answers them at once, busy or not, and the app asks some of them while the author types."""
@@ -100,6 +102,25 @@ def normalise_url(url: str) -> str:
     except ValueError:
         raise ServerError(f"server URL '{url}' has no valid port (1-65535)") from None
     return text.rstrip("/")
+
+
+def _root_of(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    return urlunsplit(urlsplit(url)._replace(path="", query="", fragment=""))
+
+
+def _default_port_hint(url: str, reason: str) -> str:
+    """A URL without a port reaches port 80 (443), where llama-server never listens unless
+    told to: 'gpu-box' refused as though the server were down."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.port is not None or "refused" not in reason.lower():
+        return ""
+    with_port = urlunsplit(parts._replace(netloc=f"{parts.netloc}:{LLAMA_SERVER_PORT}"))
+    return (f": the URL gives no port, so {parts.scheme}'s own ({80 if parts.scheme == 'http' else 443}) was tried;"
+            f" llama-server listens on {LLAMA_SERVER_PORT} unless started with --port: try {with_port}")
 
 
 def _without_credentials(url: str) -> str:
@@ -237,7 +258,8 @@ class ServerClient:
             return ServerError(f"llama-server at {self.url} does not answer in TLS ({_reason(error)}): "
                                f"it speaks plain HTTP? {plain}")
         if isinstance(error, httpx.ConnectError):
-            return ServerError(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})")
+            return ServerError(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})"
+                               + _default_port_hint(self.url, _reason(error)))
         if isinstance(error, httpx.ReadTimeout):
             return ServerError(f"llama-server at {self.url} went silent for "
                                f"{waited if waited is not None else self._client.timeout.read:g} s")
@@ -265,6 +287,11 @@ class ServerClient:
             return ServerError(f"llama-server at {self.url} wants an API key (it was started with --api-key): "
                                + (f"the one in {API_KEY_VARIABLE} is not it" if self._has_key
                                   else f"set {API_KEY_VARIABLE} to it"))
+        if status == 404 and (root := _root_of(self.url)) != self.url:
+            # llama-server answers only at its root: a route pasted into --server
+            # (/v1, /completion) makes every request a 404 that names no fix.
+            return ServerError(f"{self.url} has no {path}: --server takes the server's address "
+                               f"without a route, try {root}")
         if status == 404 and not error:
             return ServerError(f"{self.url} has no {path}: it is not a llama-server")
         first_line = text.strip().splitlines()[0] if text.strip() else ""

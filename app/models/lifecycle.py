@@ -174,7 +174,9 @@ class ModelLifecycle:
         llama-server's engine is not here to restart; the server restarted (with another
         model or adapters), and the model is now whatever it serves."""
         if self._lost_origin:
-            return "llama-server restarted", f"Connecting again to {self._lost_origin}, with the model it serves now."
+            # The request that found the restart was not sent: nothing comes unless asked again.
+            return "llama-server restarted", (f"Connecting again to {self._lost_origin}, with the model it serves "
+                                              "now; what you asked was not sent: ask again once it is connected.")
         return "Model engine restarting", f"Reloading {options.model_path.name} with the same settings."
 
     def gives_up(self, options: LoadOptions) -> bool:

@@ -50,3 +50,25 @@ def test_credentials_in_the_url_are_sent_and_never_shown(sentence_model: Path, t
             assert backend.origin.endswith(f"at {server.url}")
         finally:
             backend.close()
+
+
+@pytest.mark.parametrize("route", ["/v1", "/completion"])
+def test_a_route_pasted_into_the_url_is_named_with_the_address_to_use(
+        sentence_model: Path, tmp_path: Path, route: str) -> None:
+    server_binary()
+    with LlamaServer(sentence_model, tmp_path) as server:
+        with pytest.raises(ServerError) as raised:
+            RemoteBackend.connect(server.url + route, LoadOptions(model_path=Path("x")))
+    assert f"try {server.url}" in str(raised.value)
+
+
+def test_a_url_without_a_port_names_llama_servers_own() -> None:
+    """'--server localhost' went to port 80 and said only 'Connection refused: is it running?'."""
+    import socket
+
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 80)) == 0:
+            pytest.skip("something listens on port 80 here")
+    with pytest.raises(ServerError) as raised:
+        RemoteBackend.connect("localhost", LoadOptions(model_path=Path("x")))
+    assert "try http://localhost:8080" in str(raised.value)

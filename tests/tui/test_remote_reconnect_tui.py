@@ -137,7 +137,8 @@ def test_a_server_restarted_with_another_model_is_said_as_a_restart_not_a_reload
                     await connected_again_after_a_generation(pilot, lambda backend: backend.facts.path == sentence_model)
                 said = [(n.title, n.message) for n in app._notifications if n.title != "Generation failed"]
                 assert said == [("llama-server restarted", f"Connecting again to {app.backend.origin}, with the model "
-                                                           "it serves now. Your text is saved.")], said
+                                                           "it serves now; what you asked was not sent: ask again "
+                                                           "once it is connected. Your text is saved.")], said
 
     run(scenario)
 

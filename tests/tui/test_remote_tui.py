@@ -78,6 +78,24 @@ def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaS
     run(scenario)
 
 
+def test_the_model_panel_shows_the_servers_whole_address_at_the_sidebars_width(
+        sentence_server: LlamaServer) -> None:
+    """At the sidebar's width the server's line was cut to "llama-server b1-… at http…",
+    and the tokenizer's to "llama.cpp (on the ser…"."""
+    async def scenario() -> None:
+        app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            panel = app.main.sidebar.model
+            lines = [line.plain for line in panel.lines(panel.content_region.width)]
+            assert f"at {sentence_server.url}" in lines and "arithmetic not reported" in lines
+            assert len(lines) == panel.LINES, lines
+            assert not [line for line in lines if line.endswith("…")], lines
+            assert "unknown" not in lines[1] and "params" in lines[1], lines
+
+    run(scenario)
+
+
 def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None:
     connect = remote_loader(f"http://127.0.0.1:{closed_port()}")
     tries: list[object] = []

@@ -88,11 +88,17 @@ class ModelPanel(Panel):
         heads = f"{facts.n_head} q / {max(facts.n_head_kv)} kv heads"
         lines = [
             Text(clip(facts.name, width), style=self.style_of("model--name")),
-            Text(clip(f"{facts.architecture} · {format_count(facts.parameters)} params · {facts.file_type}", width)),
+            # What is not known (a server reports no architecture) is left out: an unlabelled
+            # "unknown" first on the line read as a name.
+            Text(clip(" · ".join(part for part in (
+                facts.architecture, facts.parameters and f"{format_count(facts.parameters)} params", facts.file_type)
+                if part), width)),
             # A server reports no heads; where it is matters more than the shape it hides.
-            Text(clip(status.origin or f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width)),
+            *(_origin_lines(status.origin, width) if status.origin
+              else [Text(clip(f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width))]),
             self._context_line(status.n_ctx, facts.context_length, width),
-            *(Text(clip(line, width)) for line in _arithmetic_lines(status.arithmetic)),
+            # A server's address takes the arithmetic's blank second line (it reports none).
+            *(Text(clip(line, width)) for line in _arithmetic_lines(status.arithmetic) if line or not status.origin),
         ]
         if status.adapter is None:
             lines.append(Text("LoRA none", style=dim))
@@ -106,6 +112,12 @@ class ModelPanel(Panel):
             lines.append(Text(clip(f"tokenizer {status.tokenizer}", width), style=dim))
         return lines
 
+
+
+def _origin_lines(origin: str, width: int) -> list[Text]:
+    # On one line the side panel cut the address to "at http…": which server it is was lost.
+    server, _, address = origin.partition(" at ")
+    return [Text(clip(server, width)), Text(clip(f"at {address}", width))]
 
 
 def _arithmetic_lines(arithmetic: Arithmetic | None) -> tuple[str, str]:
