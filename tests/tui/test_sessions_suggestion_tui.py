@@ -74,3 +74,41 @@ def test_a_suggestion_whose_place_changed_in_the_file_is_dropped_and_said_so(ran
             assert len(dropped) == 1 and "changed" in dropped[0]
 
     run(reopened)
+
+
+def test_the_rest_of_a_suggestion_kept_word_by_word_comes_back_and_tab_completes_it(random_model: Path,
+                                                                                      tmp_path: Path) -> None:
+    draft = tmp_path / "bozza.md"
+    left: list[str] = []
+
+    async def first() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await pilot.press(*OPENING)
+            done = await generated(pilot, "ctrl+g")
+            await pilot.press("ctrl+right")  # one word kept
+            await pilot.pause()
+            ghost = app.main.draft.editor.ghost
+            assert ghost is not None and done.text.endswith(ghost.text) and ghost.text != done.text
+            left.extend([app.main.draft.editor.text, ghost.text, done.text])
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    async def reopened() -> None:
+        app = make_app(None, resume=True)
+        async with app.run_test() as pilot:
+            await pilot.pause()
+            text, rest, whole = left
+            editor = app.main.draft.editor
+            ghost = editor.ghost
+            assert editor.text == text and ghost is not None and ghost.text == rest
+            assert "".join(t.text for t in ghost.tokens) == rest
+            await pilot.press("tab")
+            await pilot.pause()
+            assert editor.text == OPENING + whole
+            (generation,) = saved_draft(draft).generations
+            assert generation.outcome == "accepted" and generation.accepted_text == whole
+
+    run(first)
+    run(reopened)
