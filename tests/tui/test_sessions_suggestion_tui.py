@@ -69,6 +69,7 @@ def test_a_suggestion_left_undecided_comes_back_with_resume_and_tab_accepts_it(r
             assert ghost is not None and ghost.text == text and not ghost.streaming
             assert editor.document.get_index_from_location(ghost.anchor) == len(OPENING)
             assert len(ghost.tokens) == left.tokens and "".join(t.text for t in ghost.tokens) == text
+            assert "accept" in str(app.main.draft.suggestion.border_subtitle)  # the keys that act on it show under it
             await pilot.press("tab")
             await pilot.pause()
             assert editor.ghost is None and editor.text == OPENING + text
