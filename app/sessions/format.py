@@ -1,17 +1,16 @@
 """The session file format, version 2 (docs/session-format.md): session objects <-> JSON.
 Version 1 files (no memory or author's note) still load.
 
-Reading validates every field a session needs and raises FormatError naming the first
-wrong one; the store turns that into a one-line SessionError and moves the file aside.
-Unknown keys are ignored, so a later minor addition does not make a file unreadable.
+Reading validates every field a session needs and raises FormatError naming the first wrong one; the store turns
+that into a one-line SessionError and moves the file aside. Unknown keys are ignored, so a later minor addition
+does not make a file unreadable.
 
-Writing lays the file out as json.dumps(indent=1) does (one member a line, for diffs),
-except token records: each is one compact line. A generation records every token with
-its alternatives, so they are most of a long session's file; indent would put every
-field of every alternative on a line of its own and, worse, makes json use its
-pure-Python encoder. A record on one line is encoded by json's C encoder, and can be
-encoded once and kept: `encode()` takes a TokenLines (encoding.py) that remembers the
-lines of earlier saves, so a save encodes only the tokens recorded since.
+Writing lays the file out as json.dumps(indent=1) does (one member a line, for diffs), except token records:
+each is one compact line. A generation records every token with its alternatives, so they are most of a long
+session's file; indent would put every field of every alternative on a line of its own and, worse, makes json
+use its pure-Python encoder. A record on one line is encoded by json's C encoder, and can be encoded once and
+kept: `encode()` takes a TokenLines (encoding.py) that remembers the lines of earlier saves, so a save encodes
+only the tokens recorded since.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 from scriptorium.app.sessions.encoding import TokenLines
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
 from scriptorium.app.sessions.records import OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord
+from scriptorium.app.sessions.suggestion import read_suggestion
 
 FORMAT = "scriptorium-session"
 VERSION = 2
@@ -46,8 +46,7 @@ class NewerFormatError(FormatError):
 
 def _model(model: ModelRef) -> dict[str, Any]:
     return {"path": model.path, "name": model.name, "size": model.size, "sha256": model.sha256,
-            "quantization": model.quantization, "architecture": model.architecture,
-            "parameters": model.parameters}
+            "quantization": model.quantization, "architecture": model.architecture, "parameters": model.parameters}
 
 
 def _lora(lora: LoraRef | None) -> dict[str, Any] | None:
@@ -56,8 +55,7 @@ def _lora(lora: LoraRef | None) -> dict[str, Any] | None:
 
 
 def _token(token: TokenRecord) -> dict[str, Any]:
-    return {"id": token.id, "text": token.text, "p": token.p,
-            "top": [list(alt) for alt in token.top]}
+    return {"id": token.id, "text": token.text, "p": token.p, "top": [list(alt) for alt in token.top]}
 
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False)
@@ -105,6 +103,7 @@ def _head(session: AnySession) -> dict[str, Any]:
             "text": session.text, "path": session.draft_path,
             "file_stamp": None if stamp is None else {"size": stamp.size, "mtime_ns": stamp.mtime_ns, "sha256": stamp.sha256},
             "model_spans": [[span.start, span.end, span.generation] for span in session.spans],
+            **({"suggestion": session.suggestion.as_dict()} if session.suggestion else {}),
         }
     else:
         data["chat"] = {
@@ -358,7 +357,8 @@ def from_dict(data: Any) -> AnySession:
             size=_get(stamp_data, "size", int, "draft.file_stamp"), mtime_ns=_get(stamp_data, "mtime_ns", int, "draft.file_stamp"),
             sha256=_get(stamp_data, "sha256", str, "draft.file_stamp"))
         return DraftSession(**common, text=text, draft_path=_get(draft, "path", str, "draft", None), draft_stamp=stamp,
-                            spans=_read_spans(_get(draft, "model_spans", list, "draft", []), len(text)))
+                            spans=_read_spans(_get(draft, "model_spans", list, "draft", []), len(text)),
+                            suggestion=read_suggestion(draft.get("suggestion")))
     if kind == "chat":
         chat = _get(d, "chat", dict, where)
         turns = []

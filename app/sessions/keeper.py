@@ -1,11 +1,10 @@
-"""The TUI's side of sessions: what the author writes and what the model proposes, kept in
-a session (app/sessions/) and saved often enough that nothing accepted is ever lost.
+"""The TUI's side of sessions: what the author writes and what the model proposes, kept in a session
+(app/sessions/) and saved often enough that nothing accepted is ever lost.
 
-It runs on the UI thread, so a session is never encoded while it changes (a background
-write's report only notifies). Autosaves hand the encoded file to the store's writing
-thread: a long session's fsynced write takes neither the keys nor a streaming model's CPU.
-A save with nothing changed costs nothing (the store compares a fingerprint), so autosave
-runs at every pause in the typing and at once after every accepted suggestion.
+It runs on the UI thread, so a session is never encoded while it changes (a background write's report only
+notifies). Autosaves hand the encoded file to the store's writing thread: a long session's fsynced write takes
+neither the keys nor a streaming model's CPU. A save with nothing changed costs nothing (the store compares a
+fingerprint), so autosave runs at every pause in the typing and at once after every accepted suggestion.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from scriptorium.app.sessions import (
     AnySession, ChatSession, DraftAndSessionError, DraftConflictError, DraftFileError, DraftSession, Generation,
     LoraRef, ModelRef, SessionError, SessionStore, claims,
 )
+from scriptorium.app.sessions.file_hashes import FileHashes
 from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
 from scriptorium.app.sessions.save_problems import SaveProblems
@@ -68,18 +68,15 @@ class SessionKeeper:
         self._live: dict[int, _Live] = {}
         self._thrown: dict[int, _Live] = {}
         """The generations of the suggestion last thrown away, while it may come back."""
-        self._hashes: dict[str, str] = {}
-        self._awaiting_hash: dict[str, list[ModelRef | LoraRef]] = {}
-        """The models and adapters generations recorded before the file's hash arrived, per file."""
+        self.hashes = FileHashes()
         self.problems = SaveProblems(notify)
         self.gone_files = GoneDraftFiles(notify)
         self._unsaved_since: float | None = None
 
     # ---- when to save --------------------------------------------------------------------
     def autosave_delay(self, now: float) -> float:
-        """Seconds from `now` (a monotonic time) until the changes just made are saved:
-        AUTOSAVE_SECONDS after the last change, and no later than AUTOSAVE_LONGEST_SECONDS
-        after the first unsaved one."""
+        """Seconds from `now` (a monotonic time) until the changes just made are saved: AUTOSAVE_SECONDS after the last
+        change, and no later than AUTOSAVE_LONGEST_SECONDS after the first unsaved one."""
         if self._unsaved_since is None:
             self._unsaved_since = now
         return max(min(AUTOSAVE_SECONDS, self._unsaved_since + AUTOSAVE_LONGEST_SECONDS - now), 0.0)
@@ -132,19 +129,6 @@ class SessionKeeper:
         return max(generations, key=lambda g: g.started_at).model if generations else None
 
     # ---- recording generations -----------------------------------------------------------
-    def files_loaded(self, engine: "Backend") -> None:
-        """`engine` was loaded: the hashes known of its model's (and adapter's) files may be of
-        the files they replaced (a GGUF re-converted in place), so they wait for the new ones."""
-        for path in (str(f.path) for f in (engine.facts, engine.adapter) if f is not None):
-            self._hashes.pop(path, None)
-            self._awaiting_hash.pop(path, None)  # ran on the file as it was before: its hash is unknown
-
-    def note_hash(self, path: str, sha256: str) -> None:
-        """A model or adapter file's hash arrived (computed in a worker): fill it in where missing."""
-        self._hashes[path] = sha256
-        for ref in self._awaiting_hash.pop(path, ()):
-            ref.sha256 = sha256
-
     def generation_started(self, request: "GenerationRequest", engine: "Backend", draft_text: str,
                            anchor: int | None, chat_messages: list[dict[str, str]]) -> None:
         try:
@@ -161,20 +145,19 @@ class SessionKeeper:
             self.problems.failed(str(error))
             return
         facts = engine.facts
-        model = ModelRef.from_facts(facts, self._hashes.get(str(facts.path)))
+        model = ModelRef.from_facts(facts, self.hashes.of(facts.path))
         lora = None
         if engine.adapter is not None:
             scale = request.lora_scale if request.lora_scale is not None else engine.lora_scale
-            lora = LoraRef.from_facts(engine.adapter, scale, self._hashes.get(str(engine.adapter.path)))
+            lora = LoraRef.from_facts(engine.adapter, scale, self.hashes.of(engine.adapter.path))
         # A llama-server started with several --lora applies the others too, at its own scales.
         others = tuple(LoraRef.from_facts(adapter, scale, None) for adapter, scale in getattr(engine, "other_adapters", ()))
         generation = session.start_generation(model=model, lora=lora, other_loras=others, settings=request.settings,
                                               bias=request.bias, byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
                                               arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None,
                                               origin=engine.origin)
-        for ref in (model, lora) if not engine.origin else ():  # a server's files are hashed nowhere
-            if ref is not None and ref.sha256 is None:
-                self._awaiting_hash.setdefault(ref.path, []).append(ref)
+        if not engine.origin:  # a server's files are hashed nowhere
+            self.hashes.wait_for(model, lora)
         self._live[request.id] = _Live(session, generation)
 
     def tokens(self, request_id: int, events: tuple[TokenEvent, ...]) -> None:
@@ -200,9 +183,9 @@ class SessionKeeper:
             self._forget_if_all_accepted(request_id)
 
     def generation_failed(self, request_id: int, *, ran: bool = True) -> None:
-        """The engine or the server failed midway: recorded now, as far as it got (its text
-        can still be accepted), not later as if a stop key had ended it. One that never
-        `ran` (its prompt could not be made, or it was stopped first) leaves no record."""
+        """The engine or the server failed midway: recorded now, as far as it got (its text can still be accepted), not
+        later as if a stop key had ended it. One that never `ran` (its prompt could not be made, or it was
+        stopped first) leaves no record."""
         live = self._live.get(request_id)
         if live is not None and not ran:
             del self._live[request_id]
@@ -211,9 +194,9 @@ class SessionKeeper:
             live.generation.interrupt(live.text(), "error")
 
     def interrupt_live(self) -> None:
-        """The app is closing while generations still stream: record each as the author
-        saw it, stopped ("cancelled", as a stop key records it) with the text it had,
-        not as an unfinished record that reads as if the process had died."""
+        """The app is closing while generations still stream: record each as the author saw it, stopped ("cancelled", as
+        a stop key records it) with the text it had, not as an unfinished record that reads as if the process had
+        died."""
         for live in self._live.values():
             generation = live.generation
             if generation.finished_at is None:
@@ -221,10 +204,9 @@ class SessionKeeper:
 
     def accepted(self, kept: str, at: int, request_ids: tuple[int, ...],
                  parts: tuple[tuple[int | None, int, int], ...], editor_text: str) -> bool:
-        """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`):
-        record which generation wrote which part (`parts`: request id, or None for the
-        author's own word, start, end in `kept`), then save at once (the session file on the
-        store's writing thread, started now). True when saved, or being saved."""
+        """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`): record which
+        generation wrote which part (`parts`: request id, or None for the author's own word, start, end in `kept`),
+        then save at once (on the store's writing thread, started now). True when saved, or being saved."""
         session = self.draft
         if session is None:
             return self.save_draft(editor_text, in_background=True)
@@ -248,8 +230,8 @@ class SessionKeeper:
             del self._live[request_id]
 
     def rejected(self, request_ids: tuple[int, ...], *, restorable: bool = False) -> None:
-        """The suggestion these generations wrote was thrown away; `restorable`: the author
-        may bring it back (`restored`), which only the last one thrown away can be."""
+        """The suggestion these generations wrote was thrown away; `restorable`: the author may bring it back
+        (`restored`), which only the last one thrown away can be."""
         thrown = {}
         for rid in request_ids:
             live = self._live.pop(rid, None)
@@ -259,6 +241,15 @@ class SessionKeeper:
                 thrown[rid] = live
         if restorable:
             self._thrown = thrown
+
+    def generation_id(self, request_id: int | None) -> str | None:
+        """The id of the generation request `request_id` records (None: the author's own word, or none)."""
+        return live.generation.id if request_id is not None and (live := self._live.get(request_id)) else None
+
+    def waits_again(self, request_id: int, generation: Generation) -> None:
+        """`generation`, of the suggestion put back on reopening the draft, is undecided again, as `request_id`."""
+        if self.draft is not None:
+            self._live[request_id] = _Live(self.draft, generation)
 
     def restored(self, request_ids: tuple[int, ...], taken_back: tuple[tuple[int | None, int, int], ...] = ()) -> None:
         """The suggestion last thrown away is back: its generations wait for the author again.
@@ -280,9 +271,9 @@ class SessionKeeper:
     # ---- saving ----------------------------------------------------------------------
     def save_draft(self, text: str, *, overwrite_file: bool = False, in_background: bool = False,
                    asked: bool = False) -> bool:
-        """Save the draft session (and its file); True when everything was written.
-        `in_background`: the session file is written on the store's own thread (True when
-        asked for; a failure is shown when it happens). `asked`: by the author (ctrl+s)."""
+        """Save the draft session (and its file); True when everything was written. `in_background`: the session file is
+        written on the store's own thread (True when asked for; a failure is shown when it happens). `asked`: by
+        the author (ctrl+s)."""
         if self.draft is None and not text and self.draft_file.path is None:
             self._unsaved_since = None
             return True

@@ -23,6 +23,7 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH
 
 from scriptorium.app.sessions.records import BiasRecord, Generation, LoraRef, ModelRef, now_iso
+from scriptorium.app.sessions.suggestion import Suggestion
 
 ROLES: tuple[str, ...] = ("user", "assistant")
 
@@ -168,6 +169,8 @@ class DraftSession(Session):
     """How the draft file looked after scriptorium last read or wrote it (conflict check)."""
     spans: list[ModelSpan] = field(default_factory=list)
     """Passages of `text` written by the model, in order, never overlapping."""
+    suggestion: Suggestion | None = None
+    """The suggestion left undecided beside the draft when it was saved (sessions/suggestion.py)."""
     _replaced: TextMemory[list[ModelSpan]] = field(default_factory=TextMemory, init=False, repr=False,
                                                    compare=False)
     """The passages of texts an edit replaced."""

@@ -36,7 +36,7 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import exporting, generation, pinning, saving, session_tokens
+from scriptorium.app.tui import exporting, generation, pinning, saving, session_tokens, suggestion_keeping
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -113,6 +113,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         await self.push_screen(self.main)
         pinning.show_pinned(self.main, self.sessions)
         self.main.draft.editor.show_spans(session_tokens.spans_of(self.sessions.draft))
+        suggestion_keeping.put_back(self.main, self.sessions, self.notify)
         self._screen_ready = True
         self._report_startup()
         if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
@@ -184,7 +185,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
         self._tuning.settle()
-        self.sessions.files_loaded(message.backend)  # a file re-converted in place: its old hash is not this one
+        self.sessions.hashes.loaded(message.backend)  # a file re-converted in place: its old hash is not this one
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
         for title, note in self.models.notes_when_ready(self.keys.key_display("app.models"), self.sessions.last_model()):
@@ -212,7 +213,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModelFileHashed)
     def _file_hashed(self, message: ModelFileHashed) -> None:
-        self.sessions.note_hash(message.path, message.sha256)
+        self.sessions.hashes.arrived(message.path, message.sha256)
         if note := self.models.hashed(message.path, message.sha256):
             self.notify(note, title=REPLACED_TITLE, severity="warning", timeout=15)
 
@@ -305,8 +306,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(DraftPane.SuggestionAccepted)
     def _suggestion_accepted(self, message: DraftPane.SuggestionAccepted) -> None:
         # An accepted suggestion is saved at once: it is the one thing a crash must never take.
-        if self.sessions.accepted(message.text, message.at_index, message.request_ids, message.parts,
-                                  message.draft_text):
+        suggestion_keeping.keep(self.main, self.sessions)  # what is left of it, if a word was kept
+        if self.sessions.accepted(message.text, message.at_index, message.request_ids, message.parts, message.draft_text):
             self.main.draft_saved()
 
     @on(DraftPane.SuggestionRejected)
@@ -333,6 +334,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         saving.take_changed_draft_file(self, self.main, self.sessions.draft)  # before its text is saved over it
         text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
         self.sessions.problems.repeat_next(asked=explicit)
+        suggestion_keeping.keep(self.main, self.sessions)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background, asked=explicit):
             self.main.draft_saved()
         return self.sessions.save_chat(self.main.chat_messages(), self.main.chat_unsent(), in_background=in_background) and saved
@@ -366,6 +368,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         pinning.show_pinned(self.main, self.sessions)
         if isinstance(session, DraftSession):
             self.main.show_draft(session.text, session_tokens.spans_of(session))
+            suggestion_keeping.put_back(self.main, self.sessions, self.notify)
         elif isinstance(session, ChatSession):
             await self.main.show_chat(session.turn_messages(), session.unsent, session.turn_endings())
         self.notify(f"Opened “{session.title}”.")

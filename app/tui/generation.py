@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 _request_ids = itertools.count(1)
 
 
+def new_request_id() -> int:
+    """An id no request of this run has: a generation of an earlier run, undecided, stands for itself by it."""
+    return next(_request_ids)
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """A prompt made in the generation's worker, and what the author should know of it."""

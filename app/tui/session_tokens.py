@@ -27,16 +27,18 @@ def spans_of(session: DraftSession | None) -> list[Span]:
     for kept in session.spans:
         generation = generations.get(kept.generation)
         text = session.text[kept.start:kept.end]
-        tokens = _tokens_spelling(generation, text) if generation is not None and generation.tokens else None
+        tokens = tokens_spelling(generation, text) if generation is not None else None
         if tokens:
             spans.append(Span(kept.start, text, tokens))
     return spans
 
 
-def _tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | None:
+def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | None:
     """The generation's tokens from the first one that starts `text` (a word kept, then the
     next: the stretch can start anywhere in what it wrote), up to the one ending it."""
     records = generation.tokens or []
+    if not records:
+        return None
     starts, offset = [], 0
     for record in records:
         starts.append(offset)

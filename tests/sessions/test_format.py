@@ -4,6 +4,7 @@ json.dumps(indent=1) lays it out, except each token record, compact on a line of
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from scriptorium.app.sessions import (
     TokenRecord,
 )
 from scriptorium.app.sessions.records import OUTCOMES
+from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion, read_suggestion
 
 PROPERTY = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -63,8 +65,14 @@ def _sessions(draw: st.DrawFn, json_values: st.SearchStrategy) -> DraftSession |
         text = draw(TEXTS)
         stamp = draw(st.one_of(st.none(), st.builds(FileStamp, size=INTS, mtime_ns=INTS, sha256=TEXTS)))
         spans = [ModelSpan(start=0, end=len(text), generation="g1")] if text and draw(st.booleans()) else []
+        writers = st.lists(st.tuples(st.one_of(st.none(), TEXTS), INTS), max_size=3)
+        versions = st.lists(st.builds(KeptVersion, text=TEXTS, label=TEXTS, writers=writers), min_size=2, max_size=3)
+        suggestion = st.builds(Suggestion, anchor=INTS, text=st.text(min_size=1, max_size=8), writers=writers,
+                               from_cursor=st.booleans(), replaces=INTS, before=TEXTS, after=TEXTS,
+                               versions=st.one_of(st.just([]), versions)).map(
+            lambda suggestion: replace(suggestion, version=1 if suggestion.versions else 0))
         return DraftSession(**common, text=text, draft_path=draw(st.one_of(st.none(), TEXTS)), draft_stamp=stamp,
-                            spans=spans)
+                            spans=spans, suggestion=draw(st.one_of(st.none(), suggestion)))
     turns = st.builds(ChatTurn, role=st.sampled_from(["user", "assistant"]), content=TEXTS, at=TEXTS,
                       generation=st.one_of(st.none(), TEXTS))
     return ChatSession(**common, system_prompt=draw(TEXTS), turns=draw(st.lists(turns, max_size=3)))
@@ -132,3 +140,24 @@ def test_a_sampled_tokens_small_probability_is_recorded_as_it_was() -> None:
     record = TokenRecord.from_event(event)
     assert record.p == pytest.approx(3.2e-7, rel=1e-6) and record.top[1][2] == pytest.approx(3.2e-7, rel=1e-6)
     assert record.top[0][2] == 0.612346  # six significant digits, as before for p above 0.1
+
+
+def test_a_session_without_a_suggestion_or_with_a_damaged_one_loads_without_it(rich_draft: DraftSession) -> None:
+    """Sessions written before the suggestion was kept have none; a damaged one loses only the suggestion."""
+    data = session_format.to_dict(rich_draft)
+    assert "suggestion" not in data["draft"]
+    for damaged in ({"anchor": "3", "text": "x"}, {"text": "x"}, {"anchor": 1, "text": ""}, [1, 2], "x"):
+        data["draft"]["suggestion"] = damaged
+        assert session_format.from_dict(data).suggestion is None
+    assert read_suggestion({"anchor": 1, "text": "x", "writers": [["g1", 0], "bad", [1, 0]]}).writers == [("g1", 0)]
+    # Versions that do not add up: the one on screen still comes back, alone.
+    alone = read_suggestion({"anchor": 1, "text": "x", "versions": [{"text": "x"}], "version": 4})
+    assert alone is not None and alone.text == "x" and alone.versions == [] and alone.version == 0
+
+
+def test_a_suggestion_fits_only_where_the_draft_around_it_is_as_it_was() -> None:
+    suggestion = Suggestion.in_draft("The sea was calm. Then", 17, " The waves", [("g1", 0)])
+    assert suggestion.fits("The sea was calm. Then")
+    assert not suggestion.fits("Preface. The sea was calm. Then")  # put back by offset: text before it moved it
+    assert not suggestion.fits("The sea was grey. Then") and not suggestion.fits("The sea was calm. Now")
+    assert not suggestion.fits("The sea")

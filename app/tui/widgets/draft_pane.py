@@ -266,23 +266,15 @@ class DraftPane(DraftWindowMark):
             self._enabled = enabled
             self.refresh_bindings()
 
-    def _hints(self, ghost: Ghost | None) -> str:
-        """The keys that act on the suggestion, as many as fit under it."""
+    def _hints(self, ghost: Ghost | None) -> list[str]:
+        """The keys that act on the suggestion, the most useful first (the view shows as many as fit)."""
         if ghost is None:
-            return ""
-        keys = self.key_display
+            return []
         names = (("draft.stop", "stop"), ("draft.accept", "accept"), ("draft.accept_word", "word")) \
             if ghost.streaming else (("draft.accept", "accept"), ("draft.accept_word", "word"),
                                      ("draft.reject", "reject"), ("draft.reroll", "re-roll"),
                                      ("draft.continue", "more"))
-        room = self.suggestion.size.width - 6
-        hints: list[str] = []
-        for binding_id, label in names:
-            hint = f"{keys(binding_id)} {label}"
-            if len(" · ".join([*hints, hint])) > room:
-                break
-            hints.append(hint)
-        return " · ".join(hints)
+        return [f"{self.key_display(binding_id)} {label}" for binding_id, label in names]
 
     @on(DraftEditor.GhostChanged)
     def _ghost_changed(self, message: DraftEditor.GhostChanged) -> None:

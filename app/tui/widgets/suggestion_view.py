@@ -50,6 +50,7 @@ class SuggestionView(ScrollView, can_focus=False):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._ghost: Ghost | None = None
         self._line_before = ""
+        self._hints: list[str] = []
         self._lines = 0
         self._rich_component_styles: dict[str, Style] = {}
         self._wrap_cache: tuple[tuple[int, int, bool], list[Text]] | None = None
@@ -93,8 +94,9 @@ class SuggestionView(ScrollView, can_focus=False):
         if not top <= row < top + height:
             self.scroll_to(y=row if row < top else row - height + 1, animate=False, force=True)
 
-    def show(self, ghost: Ghost | None, context: str, hints: str) -> None:
-        """Draw `ghost` after `context` (the text before its anchor on the same line)."""
+    def show(self, ghost: Ghost | None, context: str, hints: list[str]) -> None:
+        """Draw `ghost` after `context` (the text before its anchor on the same line), with
+        as many of the `hints` (the keys that act on it) as fit under it."""
         self._ghost = ghost
         self._line_before = context[-CONTEXT_CHARS:]
         self._forget_wrapping()
@@ -109,7 +111,8 @@ class SuggestionView(ScrollView, can_focus=False):
         replacing = f" · replaces {ghost.replaces:,} characters" if ghost.replaces else ""
         self.border_title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
                              f"{' · ' + version if version else ''}")
-        self.border_subtitle = hints
+        self._hints = hints
+        self._fit_hints()
         self._lines = -1
         self.refresh(layout=True)
         self._show_the_end = not streaming
@@ -130,7 +133,18 @@ class SuggestionView(ScrollView, can_focus=False):
             self.scroll_to(y=max(height - self.scrollable_content_region.height, 0), animate=False, force=True)
             self._show_the_end = False
 
+    def _fit_hints(self) -> None:
+        # Fitted again at each resize: a suggestion shown while the view was hidden (put
+        # back on reopening a draft, or after an undo) had no width yet, and showed no keys.
+        room, fitted = self.size.width - 6, []
+        for hint in self._hints:
+            if len(" · ".join([*fitted, hint])) > room:
+                break
+            fitted.append(hint)
+        self.border_subtitle = " · ".join(fitted)
+
     def on_resize(self) -> None:
+        self._fit_hints()
         self._fit()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
