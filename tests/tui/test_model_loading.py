@@ -270,3 +270,32 @@ def test_the_probabilities_panel_drops_the_last_model_s_token_when_another_loads
             shown = "\n".join(line.plain for line in panel.lines(40))
             assert "to continue the draft" in shown, shown
     run(scenario)
+
+
+def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(random_model: Path,
+                                                                           sentence_model: Path) -> None:
+    """After choosing another model the Speed panel kept the old model's TTFT and tok/s beside
+    the new model's name. The same model loaded again is still the model they measured."""
+    from dataclasses import replace
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            speed = app.main.sidebar.speed
+            idle = "\n".join(line.plain for line in speed.lines(40))  # before any generation
+            await pilot.press(*"La casa")
+            done = await generated(pilot, "ctrl+g")
+            figures = "\n".join(line.plain for line in speed.lines(40))
+            assert speed.done == done and figures != idle
+            first = app.backend
+            app.load_model(first.options)  # as after a crash: the same model's engine, again
+            await replacement_ready(pilot, first)
+            assert speed.done == done and "\n".join(line.plain for line in speed.lines(40)) == figures
+            second = app.backend
+            app.load_model(replace(second.options, model_path=sentence_model))
+            await replacement_ready(pilot, second)
+            assert app.model_status.state == "ready"
+            assert speed.done is None and speed.border_title == "Speed"
+            assert "\n".join(line.plain for line in speed.lines(40)) == idle
+    run(scenario)

@@ -120,7 +120,8 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         if self.is_mounted:
             # None while another loads or after a failure: the last model's cache is gone with it.
             self.sidebar.kv.show_model(backend.kv_usage() if backend is not None else None)
-            self.sidebar.model_replaced()
+            # Which server, which file: a reload of the same one (after a crash) keeps its speed figures.
+            self.sidebar.model_replaced((backend.origin, backend.options.model_path) if backend is not None else None)
 
     # ---- modes and panels ----------------------------------------------------------
     @property

@@ -56,6 +56,8 @@ class Sidebar(VerticalScroll):
         self._pending: tuple[TokenEvent, KVCacheUsage] | None = None
         """The newest token not drawn yet (the panels drew one less than NUMBERS_INTERVAL_S ago)."""
         self._numbers_at = -NUMBERS_INTERVAL_S
+        self._measured_model: object | None = None
+        """Which model the speed figures are of (see model_replaced)."""
         self._wanted = True
         """The author's choice (F3, Ctrl+T, 1-5), which a narrow terminal overrides only while it lasts."""
         self._narrow: bool | None = None
@@ -124,12 +126,17 @@ class Sidebar(VerticalScroll):
         self.speed.reset()
         self.kv.forget_request()
 
-    def model_replaced(self) -> None:
+    def model_replaced(self, model: object | None) -> None:
         """Another model (or none) took the last one's place: the token shown, and one still
-        to draw, were that model's numbers, not this one's."""
+        to draw, were that model's numbers, not this one's. `model` says which is loaded (None
+        while none is): the speed figures go when it is another one; the same model loaded
+        again (after its engine crashed) is still the model they measured."""
         self._pending = None
         self.probabilities.reset()
         self.probabilities.stream_ended()
+        if model is not None and model != self._measured_model:
+            self._measured_model = model
+            self.speed.forget()
 
     # ---- the stream ----------------------------------------------------------------
     def generation_started(self) -> None:

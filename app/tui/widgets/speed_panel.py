@@ -41,6 +41,11 @@ class SpeedPanel(Panel):
         self._before = self._figures()
         self._clear()
 
+    def forget(self) -> None:
+        """Another model is loaded: its figures, and those kept aside, were the last one's."""
+        self._before = None
+        self._clear()
+
     def _clear(self) -> None:
         self.progress: PrefillProgress | None = None
         self.prefill: PrefillDone | None = None
