@@ -203,10 +203,14 @@ class SessionKeeper:
                 generation.interrupt(live.text())
 
     def accepted(self, kept: str, at: int, request_ids: tuple[int, ...],
-                 parts: tuple[tuple[int | None, int, int], ...], editor_text: str) -> bool:
+                 parts: tuple[tuple[int | None, int, int], ...], editor_text: str, *,
+                 rejected_ids: tuple[int, ...] = ()) -> bool:
         """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`): record which
         generation wrote which part (`parts`: request id, or None for the author's own word, start, end in `kept`),
-        then save at once (on the store's writing thread, started now). True when saved, or being saved."""
+        and the generations `rejected_ids` (the versions not kept) rejected, then save at once (on the store's
+        writing thread, started now): what was accepted is the one thing a crash must never take, and the
+        versions not kept are decided in the same save. True when saved, or being saved."""
+        self.rejected(rejected_ids)
         session = self.draft
         if session is None:
             return self.save_draft(editor_text, in_background=True)

@@ -305,9 +305,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(DraftPane.SuggestionAccepted)
     def _suggestion_accepted(self, message: DraftPane.SuggestionAccepted) -> None:
-        # An accepted suggestion is saved at once: it is the one thing a crash must never take.
         suggestion_keeping.keep(self.main, self.sessions)  # what is left of it, if a word was kept
-        if self.sessions.accepted(message.text, message.at_index, message.request_ids, message.parts, message.draft_text):
+        if self.sessions.accepted(message.text, message.at_index, message.request_ids, message.parts, message.draft_text,
+                                  rejected_ids=message.rejected_ids):
             self.main.draft_saved()
 
     @on(DraftPane.SuggestionRejected)

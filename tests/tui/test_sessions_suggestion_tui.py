@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from tui_helpers import GREEDY, generated, make_app, model_ready, run, saved_draft
 
+from scriptorium.app.sessions import keeper
 from scriptorium.inference.settings import SamplerSettings
 
 OPENING = "C'era una volta"
@@ -122,12 +124,17 @@ def test_the_rest_of_a_suggestion_kept_word_by_word_comes_back_and_tab_completes
     run(reopened)
 
 
-def test_a_suggestions_versions_come_back_and_keeping_the_first_records_it_and_rejects_the_re_roll(random_model: Path,
-                                                                                                  tmp_path: Path) -> None:
+def test_a_suggestions_versions_come_back_and_keeping_the_first_records_it_and_rejects_the_re_roll(
+        random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The acceptance was saved at once but the re-roll's rejection waited for the next
+    autosave: a crash in between left it undecided. Both are now in the same save."""
     draft = tmp_path / "bozza.md"
     varied = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
     texts = quit_with_a_suggestion_on_screen(random_model, draft, "ctrl+r", sampler=varied).versions
     assert len(texts) == 2
+    # The crash comes before any autosave: none is due while the test reads.
+    monkeypatch.setattr(keeper, "AUTOSAVE_SECONDS", 3600.0)
+    monkeypatch.setattr(keeper, "AUTOSAVE_LONGEST_SECONDS", 3600.0)
 
     async def reopened() -> None:
         app = make_app(None, resume=True)
@@ -140,7 +147,7 @@ def test_a_suggestions_versions_come_back_and_keeping_the_first_records_it_and_r
             await pilot.press("tab")
             await pilot.pause()
             assert app.main.draft.editor.text == OPENING + texts[0]
-            assert app.save_everything()  # the re-roll's rejection is saved by the next autosave
+            app.sessions.store.flush()  # the acceptance's save, started at once on the store's thread
             first_one, re_roll = saved_draft(draft).generations
             assert (first_one.outcome, re_roll.outcome) == ("accepted", "rejected")
 

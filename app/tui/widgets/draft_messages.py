@@ -27,6 +27,9 @@ class SuggestionAccepted(Message):
     """(request id, or None for the author's own word, start, end) of `text`: who wrote what."""
     draft_text: str
     """The draft with it."""
+    rejected_ids: tuple[int, ...] = ()
+    """The generations of the versions not kept, rejected by keeping this one: in the same
+    save as the acceptance, so a crash cannot leave them undecided."""
 
 
 @dataclass

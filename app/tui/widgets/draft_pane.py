@@ -186,12 +186,14 @@ class DraftPane(DraftWindowMark):
             self.editor.clear_ghost("rejected")
             return
         accepted = self.editor.accept_ghost(word_only=word_only)
+        not_kept = others if not word_only or self.editor.ghost is None else ()  # the versions not kept
         if accepted:
             editor = self.editor
             self.post_message(self.SuggestionAccepted(accepted, at, len(editor.text_before(at)), request_ids,
-                                                      tuple(written_parts(writers, len(accepted))), editor.text))
-        if others and (not word_only or self.editor.ghost is None):
-            self.post_message(self.SuggestionRejected("", others))  # the versions not kept
+                                                      tuple(written_parts(writers, len(accepted))), editor.text,
+                                                      not_kept))
+        elif not_kept:
+            self.post_message(self.SuggestionRejected("", not_kept))
 
     def action_reject(self) -> None:
         if self.streaming:
