@@ -59,6 +59,7 @@ def test_the_status_line_says_when_the_engine_is_silent_and_clears_when_it_answe
             status = app.main.status
             await until(pilot, lambda: "has not answered" in status.activity, "the silence shown")
             assert status.activity.startswith(f"{who} has not answered for ") and status.activity.endswith("Esc stops")
+            assert "reading the prompt" not in status.activity  # tokens came: a stall, not a long prompt
             # Silence from here on is not long enough to be shown again: what is seen next is the answer.
             monkeypatch.setattr(generating_screen, "SILENCE_NOTICE_AFTER", 1000.0)
             holds.at[3].set()

@@ -40,6 +40,8 @@ SILENCE_NOTICE_AFTER = 5.0
 that stops answering otherwise shows "writing…" until its 120 s read timeout, and the author
 cannot tell a stall from a slow token. Five seconds is well past a token or a prefill batch on
 a small model, yet short enough that the author learns Esc is the way out."""
+WRITING = "writing…"
+"""The status line's activity once the first token is in."""
 SILENCE_CHECK_EVERY = 1.0
 """Seconds between checks of the engine's silence: the count shown moves once a second."""
 
@@ -171,8 +173,11 @@ class GeneratingScreen(Screen[None]):
         if self._active is None or silent < SILENCE_NOTICE_AFTER:
             return
         who = "the server" if self.backend is not None and self.backend.origin else "the model"
+        # Before the first token the silence may be a long prompt being read (a server sends
+        # no progress): said as what it may be, not as a stall.
+        reading = " (reading the prompt?)" if self._activity != WRITING else ""
         self._silence_shown = True
-        self.status.update_state(activity=f"{who} has not answered for {silent:.0f} s · Esc stops")
+        self.status.update_state(activity=f"{who} has not answered for {silent:.0f} s{reading} · Esc stops")
 
     def _current(self, request_id: int) -> ActiveGeneration | None:
         """The generation a worker message belongs to, if still to be drawn: not once the app quits (draft saved)."""
@@ -204,7 +209,7 @@ class GeneratingScreen(Screen[None]):
             self.sidebar.prefill_done(message.event)
             assert self._active is not None
             self.sidebar.kv.show_window(self._active.request.window)
-            self._show_activity("writing…")
+            self._show_activity(WRITING)
 
     @on(ContextWasTrimmed)
     def _context_trimmed(self, message: ContextWasTrimmed) -> None:
