@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from scriptorium.inference.events import GenerationDone, TokenEvent
@@ -31,6 +33,17 @@ from scriptorium.app.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
+
+
+SILENCE_NOTICE_AFTER = 5.0
+"""Seconds without a message from the engine before the status line says so: a llama-server
+that stops answering otherwise shows "writing…" until its 120 s read timeout, and the author
+cannot tell a stall from a slow token. Five seconds is well past a token or a prefill batch on
+a small model, yet short enough that the author learns Esc is the way out."""
+WRITING = "writing…"
+"""The status line's activity once the first token is in."""
+SILENCE_CHECK_EVERY = 1.0
+"""Seconds between checks of the engine's silence: the count shown moves once a second."""
 
 
 @dataclass(slots=True)
@@ -57,6 +70,12 @@ class GeneratingScreen(Screen[None]):
         self._abandoned_id: int | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        self._activity = ""
+        """What the status line says the generation is doing, shown again once a silent engine answers."""
+        self._heard_at = 0.0
+        """When (time.monotonic) the running generation's worker last sent a message."""
+        self._silence_shown = False
+        self._silence_timer: Timer | None = None
         self.last_generation: tuple[GenerationRequest, list[TokenEvent], GenerationDone] | None = None
         """The latest finished generation: request, token events, summary (inspection starts there)."""
 
@@ -89,7 +108,9 @@ class GeneratingScreen(Screen[None]):
         self.post_message(GenerationStarted(request, self.draft.text, anchor,
                                             self.chat.conversation() if request.kind == "chat" else []))
         self.sidebar.generation_started()
-        self.status.update_state(activity="prefill…" if request.prepare is None else "fitting the prompt…")
+        self._show_activity("prefill…" if request.prepare is None else "fitting the prompt…")
+        self._heard_at = time.monotonic()
+        self._silence_timer = self.set_interval(SILENCE_CHECK_EVERY, self._check_silence)
         self._show_generating()
         # The engine starts once the screen has drawn this (the suggestion's box, the keys).
         self._generate(backend, request, self._settings.frame_interval, next_frame(self))
@@ -127,7 +148,10 @@ class GeneratingScreen(Screen[None]):
             self._show_generating()
 
     def _generation_ended(self, *, failed: bool = False, ran: bool = True) -> None:
-        self.status.update_state(activity="")
+        if self._silence_timer is not None:
+            self._silence_timer.stop()
+            self._silence_timer = None
+        self._show_activity("")
         self.sidebar.stream_ended(failed=failed, ran=ran)
 
     def _show_generating(self) -> None:
@@ -138,11 +162,31 @@ class GeneratingScreen(Screen[None]):
             pane.streaming = sink is pane
         self._show_settings()
 
+    def _show_activity(self, activity: str) -> None:
+        self._activity = activity
+        self._silence_shown = False
+        self.status.update_state(activity=activity)
+
+    def _check_silence(self) -> None:
+        """Timer: say so while the engine has sent nothing for a while (a stalled server), and that Esc stops."""
+        silent = time.monotonic() - self._heard_at
+        if self._active is None or silent < SILENCE_NOTICE_AFTER:
+            return
+        who = "the server" if self.backend is not None and self.backend.origin else "the model"
+        # Before the first token the silence may be a long prompt being read (a server sends
+        # no progress): said as what it may be, not as a stall.
+        reading = " (reading the prompt?)" if self._activity != WRITING else ""
+        self._silence_shown = True
+        self.status.update_state(activity=f"{who} has not answered for {silent:.0f} s{reading} · Esc stops")
+
     def _current(self, request_id: int) -> ActiveGeneration | None:
         """The generation a worker message belongs to, if still to be drawn: not once the app quits (draft saved)."""
         active = self._active
         if active is None or active.request.id != request_id or not self.is_attached:
             return None
+        self._heard_at = time.monotonic()
+        if self._silence_shown:  # it answers again: back to what it is doing
+            self._show_activity(self._activity)
         return active
 
     @on(PromptPrepared)
@@ -151,13 +195,13 @@ class GeneratingScreen(Screen[None]):
         if active is not None:
             active.request = message.request
             active.sink.prompt_prepared(message.request, message.note)
-            self.status.update_state(activity="prefill…")
+            self._show_activity("prefill…")
 
     @on(PrefillProgressed)
     def _prefill_progressed(self, message: PrefillProgressed) -> None:
         if self._current(message.request_id):
             self.sidebar.prefill_progress(message.event)
-            self.status.update_state(activity=f"prefill {message.event.done:,}/{message.event.total:,}")
+            self._show_activity(f"prefill {message.event.done:,}/{message.event.total:,}")
 
     @on(PrefillFinished)
     def _prefill_finished(self, message: PrefillFinished) -> None:
@@ -165,7 +209,7 @@ class GeneratingScreen(Screen[None]):
             self.sidebar.prefill_done(message.event)
             assert self._active is not None
             self.sidebar.kv.show_window(self._active.request.window)
-            self.status.update_state(activity="writing…")
+            self._show_activity(WRITING)
 
     @on(ContextWasTrimmed)
     def _context_trimmed(self, message: ContextWasTrimmed) -> None:
