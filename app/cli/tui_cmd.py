@@ -80,6 +80,7 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
         # A server has its model loaded: connect at once, nothing to resolve on this machine.
         backend_loader=loader, load_options=chosen.load_options(SERVER_MODEL) if remote else None,
         settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
-        model_source=ModelSource(chosen.model, config), config=config, config_problems=problems,
+        model_source=ModelSource(chosen.model, config, named=args.model is not None or args.lora is not None),
+        config=config, config_problems=problems,
         run_config=chosen,
     )

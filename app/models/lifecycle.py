@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from scriptorium.inference.backend import Backend
 from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME
@@ -21,8 +21,12 @@ from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.models.hashing import cached_sha256
 from scriptorium.app.models.replaced import REPLACED_TITLE, ReplacedModelFiles, file_stamp
+from scriptorium.app.models.session_model import session_model
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
-from scriptorium.app.sessions.records import ModelRef
+from scriptorium.app.sessions.records import Generation, ModelRef
+
+if TYPE_CHECKING:
+    from scriptorium.app.models.startup import ModelSource
 
 
 RELOADS_IN_A_ROW = 2
@@ -54,6 +58,7 @@ class ModelLifecycle:
         """The options a death is being reloaded with: any other load is the author's, a new count."""
         self._replaced = ReplacedModelFiles()
         self._replaced_notes: list[str] = []
+        self._session_note: str | None = None
         self._lost_origin = ""
         """Where the model `crashed` lost ran: a llama-server's origin, or "" (this machine)."""
 
@@ -82,6 +87,17 @@ class ModelLifecycle:
         run = self._run_config
         self._configured_model = Path(model)
         return self.options_for(model, run.lora_path if run else None, run.lora_scale if run else 1.0)
+
+    def session_options(self, source: "ModelSource | None", last: Generation | None) -> LoadOptions | None:
+        """Options for the model the session reopened at start was last written with
+        (startup.session_model), the author told when the config names another; None: resolve `source`."""
+        if source is None or (kept := session_model(source.named, source.reference, last)) is None:
+            return None
+        self.chose(kept.path)
+        if kept.unlike_config:
+            self._session_note = (f"Writing with {kept.path.name}, as this session last did; "
+                                  "--model on the command line chooses another.")
+        return self.options_for(kept.path, kept.lora, kept.lora_scale)
 
     def dialog_options(self) -> LoadOptions | None:
         """What the load dialog starts from: the options that just failed, else the running ones."""
@@ -198,11 +214,12 @@ class ModelLifecycle:
         """A generation ended well: the engine's deaths so far do not come back every time."""
         self._crashes_in_a_row = 0
 
-    def notes_when_ready(self, models_key: str, written_with: ModelRef | None) -> list[tuple[str, str]]:
+    def notes_when_ready(self, models_key: str, last: Generation | None) -> list[tuple[str, str]]:
         """What the author is told, as (title, text), when a model is ready: that it is the
         demo model, which they did not choose; and, at the first load, that the session
-        reopened last ran on another model file (reopening a session does not switch models)."""
-        backend, notes = self.backend, []
+        reopened last ran on another model file (the command line named another, or its
+        file is gone: startup.session_model)."""
+        backend, notes, written_with = self.backend, [], last.model if last else None
         if backend is None:
             return notes
         notes.extend((REPLACED_TITLE, note) for note in self._replaced_notes)
@@ -211,6 +228,8 @@ class ModelLifecycle:
             notes.append(("Demo model", f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
                                         f"scriptorium out. Press {models_key} to choose your own GGUF model."))
         self._demo = False
+        if self._first_load and self._session_note:
+            notes.append(("Session", self._session_note))
         if self._first_load and written_with is not None and not _same_model(written_with, backend):
             # A server's model is switched where it runs: the picker lists this machine's files.
             switch = "Start the llama-server with it to switch." if backend.origin else f"Press {models_key} to switch."

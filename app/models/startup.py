@@ -23,8 +23,10 @@ class ModelSource:
     """What the command line and the config say about the model; resolved in the app."""
 
     reference: str | None
-    """--model (a path or a name), or None to use the config's, then the demo model."""
+    """--model (a path or a name), else the config's, or None for the demo model."""
     config: Config
+    named: bool = False
+    """The command line named the model or its adapter: a session reopened at start keeps to it."""
 
 
 @dataclass

@@ -123,10 +123,10 @@ class SessionKeeper:
             self.adopt(self.store.create_chat())
         return self.chat
 
-    def last_model(self) -> ModelRef | None:
-        """The model file of the newest generation in the sessions open now."""
+    def last_generation(self) -> Generation | None:
+        """The newest generation in the sessions open now: the model, adapter and scale it ran on."""
         generations = [g for session in (self.draft, self.chat) if session for g in session.generations]
-        return max(generations, key=lambda g: g.started_at).model if generations else None
+        return max(generations, key=lambda g: g.started_at) if generations else None
 
     # ---- recording generations -----------------------------------------------------------
     def generation_started(self, request: "GenerationRequest", engine: "Backend", draft_text: str,

@@ -118,8 +118,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._report_startup()
         if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
             await self.main.show_chat(chat.turn_messages(), chat.unsent, chat.turn_endings())
-        if self._initial_load is not None:
-            self.load_model(self._initial_load)
+        # Options given (a server), else the session reopened goes on with its model unless --model named one.
+        if start := self._initial_load or self.models.session_options(self._model_source, self.sessions.last_generation()):
+            self.load_model(start)
         elif self._model_source is not None:
             self.resolve_model(self._model_source)
 
@@ -159,8 +160,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.lora_scale = self.backend.lora_scale if self.backend.adapter is not None else None
 
     def load_model(self, options: LoadOptions | None) -> None:
-        """Load `options` in the background (the editor stays usable); the old model is closed
-        first. None (the load dialog closed without one) loads nothing."""
+        """Load `options` in the background, the old model closed first; None (no choice) loads nothing."""
         if options is None:
             return
         if self._screen_ready:
@@ -188,7 +188,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.hashes.loaded(message.backend)  # a file re-converted in place: its old hash is not this one
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
-        for title, note in self.models.notes_when_ready(self.keys.key_display("app.models"), self.sessions.last_model()):
+        for title, note in self.models.notes_when_ready(self.keys.key_display("app.models"), self.sessions.last_generation()):
             self.notify(note, title=title, timeout=12)
 
     @on(ModelLoadFailed)

@@ -14,7 +14,7 @@ def notifications(app: Any) -> list[str]:
 
 
 def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:
-    """Reopening a session does not switch models: the author is told which one it ran on."""
+    """A model given with the session (--model) is the one loaded: the author is told which one the session ran on."""
     async def write_with(model: Path) -> None:
         app = make_app(model)
         async with app.run_test() as pilot:

@@ -1,0 +1,93 @@
+"""A session reopened at start goes on with the model (and adapter, at its scale) it was
+last written with, unless the command line names another: the config's model is a
+default for new writing, not a switch for old."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tui_helpers import generated, model_ready, run
+
+from scriptorium.app.cli.main import build_parser
+from scriptorium.app.cli.tui_cmd import build_app
+
+
+def app_for(*argv: str) -> Any:
+    return build_app(build_parser(None).parse_args([*argv, "--ctx", "512", "--preset", "greedy", "--max-tokens", "4"]))
+
+
+def config_naming(model: Path, folder: Path) -> Path:
+    config = folder / "config.toml"
+    config.write_text(f'[model]\npath = "{model}"\n', encoding="utf-8")
+    return config
+
+
+def said(app: Any, words: str) -> list[str]:
+    return [n.message for n in app._notifications if words in n.message]
+
+
+async def write_with(*argv: str) -> None:
+    app = app_for(*argv)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await generated(pilot, *"Era notte", "ctrl+g")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+
+
+def resumed(*argv: str) -> tuple[Any, Any]:
+    """The app started with `argv`, run until its model is ready and then quit, and the
+    options its model was loaded with."""
+    app, loaded = app_for(*argv), []
+
+    async def scenario() -> None:
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            loaded.append(app.backend.options)
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    run(scenario)
+    return app, loaded[0]
+
+
+def test_resume_goes_on_with_the_sessions_model_not_the_configs(
+        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    config = config_naming(random_model, tmp_path)
+
+    run(lambda: write_with("--config", str(config), "--model", str(sentence_model)))
+    app, options = resumed("--config", str(config), "--resume")
+    assert options.model_path == sentence_model
+    assert said(app, "as this session last did") == [
+        f"Writing with {sentence_model.name}, as this session last did; --model on the command line chooses another."]
+    assert not said(app, "last written with")
+
+
+def test_a_model_named_on_the_command_line_wins_and_the_author_is_told(
+        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    run(lambda: write_with("--model", str(sentence_model)))
+    app, options = resumed("--resume", "--model", str(random_model))
+    assert options.model_path == random_model
+    assert len(said(app, "last written with")) == 1 and not said(app, "as this session last did")
+
+
+def test_the_sessions_adapter_comes_back_at_its_scale(random_model: Path, lora_adapter: Path, tmp_path: Path) -> None:
+    config = config_naming(random_model, tmp_path)
+
+    run(lambda: write_with("--config", str(config), "--lora", str(lora_adapter), "--lora-scale", "0.5"))
+    app, options = resumed("--config", str(config), "--resume")
+    assert (options.model_path, options.lora_path, options.lora_scale) == (random_model, lora_adapter, 0.5)
+    assert not said(app, "as this session last did")  # the config's model: nothing to tell
+
+
+def test_a_session_whose_model_file_is_gone_starts_with_the_configs_and_says_so(
+        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    gone = tmp_path / "gone.gguf"
+    gone.write_bytes(sentence_model.read_bytes())
+    config = config_naming(random_model, tmp_path)
+
+    run(lambda: write_with("--config", str(config), "--model", str(gone)))
+    gone.unlink()
+    app, options = resumed("--config", str(config), "--resume")
+    assert options.model_path == random_model and len(said(app, "last written with")) == 1
