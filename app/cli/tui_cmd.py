@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("draft", nargs="?", type=Path, metavar="DRAFT.md",
                         help="the draft to edit, saved with its session; created if it does not exist (one named "
                              "like a subcommand needs a path: ./models)")
-    parser.add_argument("--resume", action="store_true", help="reopen the last session")
+    parser.add_argument("--resume", action="store_true",
+                        help="reopen the last session, with the model it was last written with unless --model names one")
     add_config_argument(parser)
     add_model_arguments(parser)
     add_server_argument(parser)
