@@ -39,8 +39,10 @@ class ModelLifecycle:
     """Owns the loaded backend, the current load, and the ModelStatus the panels draw."""
 
     def __init__(self, run_config: RunSettings | None, generation_threads: int,
-                 on_change: Callable[[], None] = lambda: None) -> None:
-        """`on_change` is called after every change of the backend or the status."""
+                 on_change: Callable[[], None] = lambda: None, key_display: Callable[[str], str] = str) -> None:
+        """`on_change` is called after every change of the backend or the status; `key_display`
+        names the key of an action id ("app.models") as the author's keymap has it."""
+        self._key_display = key_display
         self.backend: Backend | None = None
         """The model ready to generate, or None while loading, after a failure, or before any."""
         self.status = ModelStatus("none")
@@ -214,29 +216,43 @@ class ModelLifecycle:
         """A generation ended well: the engine's deaths so far do not come back every time."""
         self._crashes_in_a_row = 0
 
-    def notes_when_ready(self, models_key: str, last: Generation | None) -> list[tuple[str, str]]:
+    def notes_when_ready(self, last: Generation | None) -> list[tuple[str, str]]:
         """What the author is told, as (title, text), when a model is ready: that it is the
         demo model, which they did not choose; and, at the first load, that the session
         reopened last ran on another model file (the command line named another, or its
         file is gone: startup.session_model)."""
-        backend, notes, written_with = self.backend, [], last.model if last else None
+        backend, notes = self.backend, []
         if backend is None:
             return notes
         notes.extend((REPLACED_TITLE, note) for note in self._replaced_notes)
         self._replaced_notes = []
         if self._demo and model_choice.is_demo_model(backend.options.model_path):
             notes.append(("Demo model", f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
-                                        f"scriptorium out. Press {models_key} to choose your own GGUF model."))
+                                        f"scriptorium out. Press {self._key_display('app.models')} to choose your own "
+                                        "GGUF model."))
         self._demo = False
         if self._first_load and self._session_note:
             notes.append(("Session", self._session_note))
-        if self._first_load and written_with is not None and not _same_model(written_with, backend):
-            # A server's model is switched where it runs: the picker lists this machine's files.
-            switch = "Start the llama-server with it to switch." if backend.origin else f"Press {models_key} to switch."
-            notes.append(("Session", f"This session was last written with {written_with.name} ({written_with.path}); "
-                                     f"the model loaded is {backend.facts.name}. {switch}"))
+        if self._first_load and (other := self.written_with_another(last)):
+            notes.append(("Session", other))
         self._first_load = False
         return notes
+
+    def session_opened(self, title: str, last: Generation | None) -> str:
+        """What the author is told on opening a session in the app (the sessions screen)."""
+        return f"Opened “{title}”. {self.written_with_another(last)}".strip()
+
+    def written_with_another(self, last: Generation | None) -> str:
+        """What the author is told of a session whose last generation ran on another model
+        than the one loaded (a session is opened with the model loaded, not switched); ''."""
+        backend, written_with = self.backend, last.model if last else None
+        if backend is None or written_with is None or _same_model(written_with, backend):
+            return ""
+        # A server's model is switched where it runs: the picker lists this machine's files.
+        switch = ("Start the llama-server with it to switch." if backend.origin
+                  else f"Press {self._key_display('app.models')} to switch.")
+        return (f"This session was last written with {written_with.name} ({written_with.path}); "
+                f"the model loaded is {backend.facts.name}. {switch}")
 
     def picking_refused(self) -> str | None:
         """Why the model picker is not offered, or None. A llama-server's model is the one it

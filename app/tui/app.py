@@ -81,7 +81,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.settings = (settings or TuiSettings()).validated()
         self.config = config or Config()
         self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display)
-        self.models = ModelLifecycle(run_config, self.settings.generation_threads(), self._show_model)
+        self.models = ModelLifecycle(run_config, self.settings.generation_threads(), self._show_model, self.keys.key_display)
         self.backend_loader = backend_loader
         self._config_problems = list(config_problems or ())
         self._model_source = model_source
@@ -188,7 +188,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sessions.hashes.loaded(message.backend)  # a file re-converted in place: its old hash is not this one
         if self.model_status.tokenizer_warning:
             self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
-        for title, note in self.models.notes_when_ready(self.keys.key_display("app.models"), self.sessions.last_generation()):
+        for title, note in self.models.notes_when_ready(self.sessions.last_generation()):
             self.notify(note, title=title, timeout=12)
 
     @on(ModelLoadFailed)
@@ -371,7 +371,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             suggestion_keeping.put_back(self.main, self.sessions, self.notify)
         elif isinstance(session, ChatSession):
             await self.main.show_chat(session.turn_messages(), session.unsent, session.turn_endings())
-        self.notify(f"Opened “{session.title}”.")
+        self.notify(self.models.session_opened(session.title, self.sessions.last_generation()))
 
     def action_edit_pinned(self, which: str) -> None:  # 'memory' or 'note'
         pinning.edit_pinned(self, self.main, self.sessions, which, self.save_everything)
