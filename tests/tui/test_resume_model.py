@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, model_ready, run
+from tui_helpers import model_ready, run, session_written_with
 
 from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
@@ -27,13 +27,8 @@ def said(app: Any, words: str) -> list[str]:
     return [n.message for n in app._notifications if words in n.message]
 
 
-async def write_with(*argv: str) -> None:
-    app = app_for(*argv)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
-        await generated(pilot, *"Era notte", "ctrl+g")
-        await pilot.press("ctrl+q")
-        await pilot.pause()
+def write_with(*argv: str) -> None:
+    session_written_with(app_for(*argv))
 
 
 def resumed(*argv: str) -> tuple[Any, Any]:
@@ -56,7 +51,7 @@ def test_resume_goes_on_with_the_sessions_model_not_the_configs(
         random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
     config = config_naming(random_model, tmp_path)
 
-    run(lambda: write_with("--config", str(config), "--model", str(sentence_model)))
+    write_with("--config", str(config), "--model", str(sentence_model))
     app, options = resumed("--config", str(config), "--resume")
     assert options.model_path == sentence_model
     assert said(app, "as this session last did") == [
@@ -66,7 +61,7 @@ def test_resume_goes_on_with_the_sessions_model_not_the_configs(
 
 def test_a_model_named_on_the_command_line_wins_and_the_author_is_told(
         random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
-    run(lambda: write_with("--model", str(sentence_model)))
+    write_with("--model", str(sentence_model))
     app, options = resumed("--resume", "--model", str(random_model))
     assert options.model_path == random_model
     assert len(said(app, "last written with")) == 1 and not said(app, "as this session last did")
@@ -75,7 +70,7 @@ def test_a_model_named_on_the_command_line_wins_and_the_author_is_told(
 def test_the_sessions_adapter_comes_back_at_its_scale(random_model: Path, lora_adapter: Path, tmp_path: Path) -> None:
     config = config_naming(random_model, tmp_path)
 
-    run(lambda: write_with("--config", str(config), "--lora", str(lora_adapter), "--lora-scale", "0.5"))
+    write_with("--config", str(config), "--lora", str(lora_adapter), "--lora-scale", "0.5")
     app, options = resumed("--config", str(config), "--resume")
     assert (options.model_path, options.lora_path, options.lora_scale) == (random_model, lora_adapter, 0.5)
     assert not said(app, "as this session last did")  # the config's model: nothing to tell
@@ -87,7 +82,7 @@ def test_a_session_whose_model_file_is_gone_starts_with_the_configs_and_says_so(
     gone.write_bytes(sentence_model.read_bytes())
     config = config_naming(random_model, tmp_path)
 
-    run(lambda: write_with("--config", str(config), "--model", str(gone)))
+    write_with("--config", str(config), "--model", str(gone))
     gone.unlink()
     app, options = resumed("--config", str(config), "--resume")
     assert options.model_path == random_model and len(said(app, "last written with")) == 1

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import GREEDY, copy_of, generated, loader_failing_after, make_app, model_ready, run, write_pinned
+from tui_helpers import (GREEDY, copy_of, generated, loader_failing_after, make_app, model_ready, run,
+                         session_written_with, write_pinned)
 
 
 def notifications(app: Any) -> list[str]:
@@ -15,15 +16,6 @@ def notifications(app: Any) -> list[str]:
 
 def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:
     """A model given with the session (--model) is the one loaded: the author is told which one the session ran on."""
-    async def write_with(model: Path) -> None:
-        app = make_app(model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Era notte")
-            await generated(pilot, "ctrl+g")
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-
     async def resume_with(model: Path, told: bool) -> None:
         resumed = make_app(model, resume=True)
         async with resumed.run_test() as pilot:
@@ -35,7 +27,7 @@ def test_resuming_a_session_written_with_another_model_says_so(random_model: Pat
             await pilot.press("ctrl+q")
             await pilot.pause()
 
-    run(lambda: write_with(random_model))
+    session_written_with(random_model)
     run(lambda: resume_with(random_model, told=False))
     run(lambda: resume_with(sentence_model, told=True))
 
@@ -216,14 +208,7 @@ def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
     was taken for written with the model loaded, because the path was the same."""
     model = copy_of(random_model, tmp_path)
 
-    async def write_then_resume() -> None:
-        app = make_app(model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await generated(pilot, *"Era notte", "ctrl+g")
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-        model.write_bytes(sentence_model.read_bytes())
+    async def resume() -> None:
         resumed = make_app(model, resume=True)
         async with resumed.run_test() as pilot:
             await model_ready(pilot)
@@ -231,7 +216,9 @@ def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
             assert len(said) == 1 and said[0].startswith(f"This session was last written with scriptorium-test-random "
                                                          f"({model}); the model loaded is scriptorium-test-sentence"), said
 
-    run(write_then_resume)
+    session_written_with(model)
+    model.write_bytes(sentence_model.read_bytes())
+    run(resume)
 
 
 def test_a_chat_message_typed_but_not_sent_is_there_again_on_resume() -> None:

@@ -329,6 +329,20 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(scenario())
 
 
+def session_written_with(model_or_app: Path | ScriptoriumApp) -> None:
+    """A draft session with one suggestion from a model (or an app made elsewhere), saved as the app quits."""
+    app = model_or_app if isinstance(model_or_app, ScriptoriumApp) else make_app(model_or_app)
+
+    async def scenario() -> None:
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Era notte", "ctrl+g")
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    run(scenario)
+
+
 def saved_chat(app: Any) -> Any:
     """The chat session as saving everything now writes it, read back from disk."""
     app.save_everything()
