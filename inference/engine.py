@@ -76,7 +76,9 @@ class Engine:
         `options.flash_attn` None: with a `flash_cache` file, the faster path for this model
         and build, measured at its first load and remembered there (flash_choice.py);
         without one, llama.cpp's own default for the backend."""
-        options = options.validated()
+        # Absolute: a session records these paths, and is reopened from any folder.
+        options = replace(options.validated(), model_path=options.model_path.absolute(),
+                          lora_path=options.lora_path.absolute() if options.lora_path else None)
         facts = read_model_facts(options.model_path)
         adapter = read_adapter_facts(options.lora_path, facts.architecture, facts.path) if options.lora_path else None
         lib = native.llama()

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tui_helpers import model_ready, run, session_written_with
 
 from scriptorium.app.cli.main import build_parser
@@ -86,3 +88,19 @@ def test_a_session_whose_model_file_is_gone_starts_with_the_configs_and_says_so(
     gone.unlink()
     app, options = resumed("--config", str(config), "--resume")
     assert options.model_path == random_model and len(said(app, "last written with")) == 1
+
+
+def test_a_model_named_by_a_relative_path_comes_back_from_another_folder(
+        random_model: Path, sentence_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session recorded "models/mio.gguf" as given: reopened from another folder, that
+    named nothing, and the config's model was loaded instead."""
+    (tmp_path / "progetto" / "models").mkdir(parents=True)
+    (tmp_path / "altrove").mkdir()
+    (tmp_path / "progetto" / "models" / "mio.gguf").write_bytes(sentence_model.read_bytes())
+    config = config_naming(random_model, tmp_path)
+    monkeypatch.chdir(tmp_path / "progetto")
+    write_with("--config", str(config), "--model", "models/mio.gguf")
+    monkeypatch.chdir(tmp_path / "altrove")
+    app, options = resumed("--config", str(config), "--resume")
+    assert options.model_path == tmp_path / "progetto" / "models" / "mio.gguf"
+    assert not said(app, "last written with")
