@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import make_app, run
+from tui_helpers import drawn_lines, make_app, run
 
 from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 
@@ -14,9 +14,7 @@ whose code span spans lines is read as Markdown, as the export leaves it (export
 
 def shown_lines(reply: AssistantMessage) -> list[str]:
     """The reply's text as drawn on screen, line by line, without blank lines and bullets."""
-    screen = reply.screen._compositor.render_strips()
-    region = reply.content_region
-    lines = [screen[y].crop(region.x, region.right).text.strip(" •▪‣⁃-▎▌│") for y in range(region.y, region.bottom)]
+    lines = [line.strip(" •▪‣⁃-▎▌│") for line in drawn_lines(reply)]
     return [line for line in lines if line]
 
 

@@ -329,6 +329,13 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(scenario())
 
 
+def drawn_lines(widget: Any) -> list[str]:
+    """What the screen shows of `widget`'s content, line by line, right spaces stripped."""
+    screen = widget.screen._compositor.render_strips()
+    region = widget.content_region
+    return [screen[y].crop(region.x, region.right).text.rstrip() for y in range(region.y, region.bottom)]
+
+
 def session_written_with(model_or_app: Path | ScriptoriumApp) -> None:
     """A draft session with one suggestion from a model (or an app made elsewhere), saved as the app quits."""
     app = model_or_app if isinstance(model_or_app, ScriptoriumApp) else make_app(model_or_app)

@@ -152,6 +152,12 @@ class DraftEditor(TextArea):
         self._taken_words: list[TakenWord] = []
         """The words kept from the suggestion on screen, the last last: each undo gives one back."""
 
+    def on_resize(self) -> None:
+        # TextArea rewraps at the new width but repaints only when its height in lines
+        # changes: the author's words painted at the old width stayed on screen, some
+        # hidden, until the next key (a draft opened as the side panels took their room).
+        self.refresh()
+
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
             # Not typed: the key goes on up to the bindings (alt+e opens the memory).
