@@ -4,9 +4,10 @@ The front matter is plain YAML written by yaml.safe_dump (so any title or stop s
 quoted safely) between `---` lines, which pandoc and Obsidian both read. It describes the
 *headline* generation: the first one whose text appears in the export (else the latest),
 and the session's memory and author's note when it has them.
-The body is the draft as written, or the chat as one `##` section per turn; the author's
-single line breaks and the model's in a chat stay breaks (export_breaks), and a plain-text
-draft's indented paragraphs stay paragraphs (export_indents); a Markdown draft is as written. Options:
+The body is the draft, or the chat as one `##` section per turn. A plain-text draft is
+escaped to show as written, its indentation kept (export_plain); a Markdown draft is as
+written. Single line breaks stay breaks (export_breaks), except in a Markdown draft,
+whose author wraps lines as they like. Options:
 `mark_model` marks the model's passages (see export_marks), `settings_changes` adds a
 footnote to each model passage whose settings differ from the passage before it.
 """
@@ -26,8 +27,8 @@ from scriptorium.app.version import scriptorium_version
 from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.app.sessions.export_breaks import soft_break_ends
-from scriptorium.app.sessions.export_indents import indents_as_typography
 from scriptorium.app.sessions.export_marks import Passage, below_headings, render
+from scriptorium.app.sessions.export_plain import plain_as_markdown
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession
 from scriptorium.app.sessions.records import Generation, settings_key
 
@@ -186,8 +187,8 @@ def render_markdown(session: AnySession, *, mark_model: bool = False, settings_c
         text = session.text[start:]
         if _written_in_markdown(session):
             body = render(text, passages, mark=mark_model, notes=labels)
-        else:  # plain text: its indented paragraphs and single line breaks kept as the author saw them
-            text, passages = indents_as_typography(text, passages)
+        else:  # plain text: shown as the author saw it in the editor, lines and indentation kept
+            text, passages = plain_as_markdown(text, passages)
             body = render(text, passages, mark=mark_model, notes=labels, hard_breaks=soft_break_ends(text))
         if start:
             body = body.lstrip("\n")  # the blank line after the author's block: the separator puts one back

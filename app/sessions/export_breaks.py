@@ -42,11 +42,6 @@ def parse(text: str) -> list[Token]:
     return MarkdownIt("commonmark").enable("table").parse(text)
 
 
-def line_starts(text: str) -> list[int]:
-    """The offset in `text` of each line's start, as markdown-it counts lines (its token maps)."""
-    return [0, *(match.end() for match in _NEWLINE.finditer(text))]
-
-
 def kept_soft_breaks(tokens: list[Token]) -> Iterator[tuple[Token, int]]:
     """The softbreak tokens of a parsed text that are to stay line breaks, each with the
     line (of the parsed text, from 0) that it ends. The export puts a backslash there; the

@@ -42,6 +42,34 @@ class _Line:
     """For a code line: the end of its fence's closing line (or of the text)."""
 
 
+def replaced(text: str, passages: list[Passage], replacements: list[tuple[int, int, str]]) -> tuple[str, list[Passage]]:
+    """`text` with each (start, stop, new) of `replacements` (in order, not overlapping) made,
+    and `passages` moved to match. A passage that starts inside a replaced stretch starts
+    after its new text, one that ends inside it ends before: a mark never holds only an
+    indentation, nor opens on it. Text inserted (start == stop) goes with the character after
+    it, as an escaping backslash does: a passage starting there starts before it."""
+    if not replacements:
+        return text, passages
+    pieces, done = [], 0
+    for start, stop, new in replacements:
+        pieces += [text[done:start], new]
+        done = stop
+    moved = [Passage(_moved(p.start, replacements, end=False), _moved(p.end, replacements, end=True), p.generation)
+             for p in passages]
+    return "".join(pieces) + text[done:], moved
+
+
+def _moved(offset: int, replacements: list[tuple[int, int, str]], *, end: bool) -> int:
+    shift = 0
+    for start, stop, new in replacements:
+        if offset < start or (offset == start and (end or start == stop)):
+            break
+        if offset < stop or (end and offset == stop):
+            return start + shift + (0 if end else len(new))
+        shift += len(new) - (stop - start)
+    return offset + shift
+
+
 def _lines(text: str) -> list[_Line]:
     raw = [(m.start(), m.start() + len(m.group().rstrip("\n"))) for m in re.finditer(r"[^\n]*\n|[^\n]+$", text)]
     block_of: list[int | None] = []

@@ -13,6 +13,8 @@ from scriptorium.app.sessions.export import ExportError, ExportExistsError, expo
 from scriptorium.app.sessions.export_marks import Passage, render
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
 
+from markdown_shown import assert_literal
+
 MARK = re.compile(r'<mark class="model" data-generation="(g\d+)">(.*?)</mark>')
 
 
@@ -36,7 +38,7 @@ def test_front_matter_says_how_the_text_was_made(rich_draft: DraftSession) -> No
     assert meta["logit_bias"] == "byte tokens 16000–16255 banned (256)"
     assert (meta["generations"], meta["accepted"], meta["partly_accepted"], meta["rejected"]) == (3, 1, 1, 1)
     assert meta["models"] == ['Tiny Llama: "test"', "Other"]
-    assert body == "\n" + rich_draft.text + "\n"  # unmarked: the draft exactly as written
+    assert body == "\n\\" + rich_draft.text + "\n"  # unmarked: the plain draft as written, its `#` no heading
 
 
 def test_a_suggestion_left_undecided_is_counted(rich_draft: DraftSession, generate) -> None:
@@ -97,7 +99,7 @@ def test_a_draft_with_its_own_front_matter_exports_one_block(store: SessionStore
 def test_mark_model_marks_exactly_the_model_passages(rich_draft: DraftSession) -> None:
     _, body = split_front_matter(render_markdown(rich_draft, mark_model=True))
     assert MARK.findall(body) == [("g1", "The waves rose, grey and slow."), ("g2", "Gulls cried overhead.")]
-    assert MARK.sub(lambda m: m.group(2), body) == "\n" + rich_draft.text + "\n"
+    assert MARK.sub(lambda m: m.group(2), body) == "\n\\" + rich_draft.text + "\n"
 
 
 def test_marks_keep_markdown_structure() -> None:
@@ -138,10 +140,10 @@ def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
     assert "seed 99" in note and "partly accepted" in note
 
 
-def test_footnote_after_a_code_block_stays_outside_it(store: SessionStore, generate) -> None:
+def test_footnote_after_a_code_block_stays_outside_it(store: SessionStore, generate, tmp_path: Path) -> None:
     from scriptorium.inference.settings import preset
 
-    session = store.create_draft(text="Start.")
+    session = store.create_draft(text="Start.", draft_path=tmp_path / "draft.md")  # Markdown: its code is code
     g1 = generate(session, " One.")
     session.accept(g1, g1.text, len(session.text))
     g2 = generate(session, "\n\n```\ncode\n```\n", settings=preset("creative"))
@@ -181,7 +183,7 @@ def test_a_chat_turns_own_headings_sit_under_the_turn_and_an_unfinished_reply_sa
 POEM = ("Roses are red,\nviolets are blue.\n\n- one\n- two\n\n# Title\nUnder it\n\n```\ncode a\ncode b\n```\n\n"
         "    indented a\n    indented b\n\n> quoted a\n> quoted b\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
         "Already broken  \nand escaped\\\nVia Roma 1\n00100 Roma")
-"""A plain-text draft: a poem's and an address's single line breaks, and Markdown structure around them."""
+"""A plain-text draft: a poem's and an address's single line breaks, and what Markdown would read as structure."""
 
 
 def html_of(markdown: str) -> str:
@@ -203,15 +205,9 @@ def test_an_authors_single_line_breaks_stay_line_breaks(store: SessionStore, gen
     assert session.text == POEM
     for mark_model in (False, True):
         _, body = split_front_matter(render_markdown(session, mark_model=mark_model))
-        unmarked = MARK.sub(lambda m: m.group(2), body)
-        assert unmarked == "\n" + (POEM.replace("red,\n", "red,\\\n").replace("a\n> ", "a\\\n> ")
-                                   .replace("escaped\\\nVia Roma 1\n", "escaped\\\nVia Roma 1\\\n")
-                                   .replace("    indented a\n    ", "&emsp;indented a\\\n&emsp;")) + "\n"
-        assert html_of(body).count("<br />") == 6  # red, indented a, quoted a, the two already broken, Via Roma 1
-        html = html_of(unmarked)
-        assert "code a\ncode b" in html and "\\" not in html
-        assert "<p>\u2003indented a<br />\n\u2003indented b</p>" in html  # a plain draft's indentation is no code
-        assert "<li>one</li>" in html and "<h1>Title</h1>\n<p>Under it</p>" in html and "<table>" in html
+        assert_literal(body, POEM)  # every line a line, its Markdown characters as typed
+        assert all(line.count("<mark") == line.count("</mark>") for line in body.splitlines())
+        assert "Roses are red,\\\nviolets are blue.\n" in MARK.sub(lambda m: m.group(2), body)
 
 
 NOVEL = "Capitolo uno\n\n    Era una notte buia.\n    Pioveva.\n\n\tLei aspettava.\n        Più in là.\n\n    # Non un titolo"
@@ -237,10 +233,10 @@ def test_a_plain_drafts_indented_paragraphs_are_paragraphs(store: SessionStore, 
         "\u2003\u2003Più in là.</p>",  # deeper indentation stays deeper
         "<p>\u2003# Non un titolo</p>"]
     # A line indented under a paragraph's first is the paragraph's, its indentation kept
-    # too; not inside a code span, where the entity would show as typed.
+    # too, and backticks in plain text are backticks: no code span to hide it in.
     lines = store.create_draft(text="Disse:\n    «Vieni.»\n\nUn `codice\n    lungo`.")
     assert html_of(split_front_matter(render_markdown(lines))[1]) == (
-        "<p>Disse:<br />\n\u2003«Vieni.»</p>\n<p>Un <code>codice     lungo</code>.</p>\n")
+        "<p>Disse:<br />\n\u2003«Vieni.»</p>\n<p>Un `codice<br />\n\u2003lungo`.</p>\n")
     # Written in Markdown, the indentation is the author's code block, as written.
     markdown = store.create_draft(text=NOVEL, draft_path=tmp_path / "romanzo.md")
     assert split_front_matter(render_markdown(markdown))[1] == "\n" + NOVEL + "\n"
@@ -276,14 +272,15 @@ MATH_EXPORTED = "La formula:\\\n$$\na = b \\\\\n    c = d\n$$\\\ne poi.\n\nUn `$
 
 def test_display_math_lines_stay_as_written(store: SessionStore, generate) -> None:
     """A `$$ … $$` block over several lines is LaTeX: the backslash added at each line's end
-    (and an indentation's &emsp;) broke it in Obsidian and pandoc."""
-    draft = store.create_draft(text=MATH)
-    assert split_front_matter(render_markdown(draft))[1] == "\n" + MATH_EXPORTED + "\n"
+    broke it in Obsidian and pandoc. In a plain draft `$$` is as typed, no math, and its
+    lines are lines."""
     chat = store.create_chat(title="Math")
     chat.add_user_turn(MATH)
     chat.record_reply(generate(chat, MATH, anchor=0))
     _, body = split_front_matter(render_markdown(chat))
-    assert f"## Author\n\n{MATH_EXPORTED}\n" in body and f"\n\n{MATH_EXPORTED}\n" in body.split("## Model")[1]
+    assert f"\n\n{MATH_EXPORTED}\n" in body.split("## Model")[1]
+    assert f"## Author\n\n{MATH_EXPORTED}\n" in body
+    assert_literal(split_front_matter(render_markdown(store.create_draft(text=MATH)))[1], MATH)
 
 
 def test_export_writes_and_refuses_to_overwrite(tmp_path: Path, rich_draft: DraftSession) -> None:

@@ -1,0 +1,79 @@
+"""Plain text in the export (a .txt draft, a draft only in its session, the author's chat
+message, the system prompt): rendered by a CommonMark viewer, it reads as the text the author
+sees in the app, every word kept and nothing turned into markup the author did not write.
+
+Checked by rendering the export with markdown-it (CommonMark with tables and strikethrough,
+as GitHub and Obsidian read it) and reading back the text a reader sees."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from scriptorium.app.sessions import SessionStore
+from scriptorium.app.sessions.export import render_markdown
+
+from markdown_shown import assert_literal, shown
+
+MARK = re.compile(r'<mark class="model" data-generation="(g\d+)">(.*?)</mark>')
+
+
+def body_of(markdown: str) -> str:
+    return markdown.split("\n---\n", 1)[1]
+
+
+def test_display_math_is_not_paired_across_a_code_fence(store: SessionStore) -> None:
+    """A `$$` in a ``` block paired with one after it: the lines between were taken for
+    LaTeX, their breaks and indentation dropped, and the fence became a code box."""
+    text = "```\n$$\n```\nUna riga\n    rientrata\n$$ fine"
+    assert_literal(body_of(render_markdown(store.create_draft(text=text))), text)
+
+
+@pytest.mark.parametrize("text", ["- voce\n    continua", "1. primo\n     segue\n\n      più in là", "* a\n\tb"])
+def test_a_list_items_indented_lines_keep_their_indentation(store: SessionStore, text: str) -> None:
+    """A line indented under a `- ` line of a plain draft lost its indentation (joined to the
+    item) or, after a blank line, became a code block inside a list the author never made."""
+    assert_literal(body_of(render_markdown(store.create_draft(text=text))), text)
+
+
+PROSE = [
+    "# Capitolo uno", "## Due", "#hashtag", "1. primo\n2. secondo", "2026. Un anno.", "3) terzo", "- trattino",
+    "* stella", "+ più", "> citato", "Sopra\n---\nsotto", "Titolo\n===", "---", "***", "___", "- - -",
+    "<div>blocco</div>", "a <b>grassetto</b> e <br>", "<!-- nota -->", "| a | b |\n|---|---|\n| 1 | 2 |",
+    "uno | due", "il `codice` qui", "```\nrecinto\n```", "~~~\ntilde\n~~~", "~~barrato~~", "*enfasi* e _x_",
+    "**forte** e __forte__", "a_b_c e 2*3*4", "[link](x) e ![img](y)", "[rif]: http://x", "[^1] nota",
+    "<http://x.it> e <a@b.it>", "&amp; &copy; &#35; &#x23; AT&T", "fine riga \\\nsotto", "barra\\ e \\* e \\\\",
+    "\\", "$x$ e $$y$$", "$$\nx = y\n$$", "==evidenziato== e %%commento%%", "Due spazi  \nsotto",
+    "    rientro\n    di codice", "\tTab", "Testo\n- interrompe\n> anche\n# e questo", "a\n\n\n\nb",
+]
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_a_plain_draft_reads_as_written(store: SessionStore, generate, tmp_path: Path, text: str) -> None:
+    """Markdown characters in a plain-text draft are prose: `# `, `- `, `1. `, a `|` table or
+    `*stars*` became a heading, a list, a table or emphasis, `<div>` vanished, `&amp;` became `&`."""
+    assert_literal(body_of(render_markdown(store.create_draft(text=text))), text)
+    # Written by the model, with its passage marked: the same text, marked.
+    session = store.create_draft(text="Inizio.\n\n")
+    g = generate(session, text, anchor=len(session.text))
+    session.accept(g, g.text, len(session.text))
+    body = body_of(render_markdown(session, mark_model=True))
+    assert_literal(body, session.text)
+    assert MARK.findall(body)
+    # The same text in a .md draft is the author's Markdown: as written.
+    markdown = store.create_draft(text=text, draft_path=tmp_path / "bozza.md")
+    assert body_of(render_markdown(markdown)) == "\n" + text + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("ab #>-+*_=`~|<>&;$[]()!\\:.1%\n\r\t"), max_size=40))
+def test_any_plain_text_reads_as_written(text: str) -> None:
+    from scriptorium.app.sessions.export_plain import plain_as_markdown
+    from scriptorium.app.sessions.export_breaks import soft_break_ends
+    from scriptorium.app.sessions.export_marks import render
+
+    markdown, _ = plain_as_markdown(text, [])
+    assert_literal(render(markdown, [], mark=False, notes={}, hard_breaks=soft_break_ends(markdown)), text)
