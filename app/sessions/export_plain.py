@@ -1,8 +1,9 @@
 """Plain text written as CommonMark that a viewer shows as that text.
 
-A plain-text draft (a .txt file, or a draft kept only in its session) is prose: the app
-shows it as typed. Read as Markdown, `# Chapter one` was a heading, `- ` and `1. ` lists,
-a `|` line a table, `*word*` emphasis, `<div>` vanished and `&amp;` became `&`. The export escapes what a viewer would read as
+A plain-text draft (a .txt file, or a draft kept only in its session), the author's chat
+messages and the system prompt are prose: the app shows them as typed. Read as Markdown,
+`# Chapter one` was a heading, `- ` and `1. ` lists, a `|` line a table, `*word*`
+emphasis, `<div>` vanished and `&amp;` became `&`. The export escapes what a viewer would read as
 markup, so every character shows as written. One rule for all plain text (_escape_markup):
 
 - Anywhere: `\\`, `` ` ``, `*`, `_`, `[`, `<`, `|`, `~`, `$` (code, emphasis, links and

@@ -166,8 +166,8 @@ def test_chat_is_one_section_per_turn(chat: ChatSession) -> None:
 @pytest.mark.parametrize(("stop_reason", "ending"), [("cancelled", "stopped"), ("error", "failed")])
 def test_a_chat_turns_own_headings_sit_under_the_turn_and_an_unfinished_reply_says_so(
         store: SessionStore, generate, stop_reason: str, ending: str) -> None:
-    """A reply's "## Title" read as a new turn beside "## Model", an author's "# Idea" as a
-    heading above them all, and a reply stopped mid-sentence looked finished. One that
+    """A reply's "## Title" read as a new turn beside "## Model" (an author's "# Idea" is no
+    heading at all: typed text), and a reply stopped mid-sentence looked finished. One that
     failed midway was "cut short" in the export, "failed" in the chat: the chat's word."""
     session = store.create_chat(title="Headings")
     session.add_user_turn("# Idea\nA poem?")
@@ -176,7 +176,8 @@ def test_a_chat_turns_own_headings_sit_under_the_turn_and_an_unfinished_reply_sa
     reply.stop_reason = stop_reason
     _, body = split_front_matter(render_markdown(session))
     assert re.findall(r"^## (.+)$", body, flags=re.M) == ["Author", f'Model (Tiny Llama: "test") · {ending}']
-    assert "### Idea\nA poem?" in body and "#### Title" in body and "###### Deep" in body
+    assert "\\# Idea\\\nA poem?" in body  # the author's message is shown as typed, `#` and all
+    assert "#### Title" in body and "###### Deep" in body
     assert "```\n# not a heading\n```" in body  # code is left as it is
 
 
@@ -259,9 +260,9 @@ def test_the_chat_lines_stay_lines(store: SessionStore, generate) -> None:
     for mark_model in (False, True):
         _, body = split_front_matter(render_markdown(session, mark_model=mark_model))
         assert "Sei breve.\\\nRispondi in italiano." in body
-        assert "Caro Marco,\\\nti scrivo.\n\n### Idea\nUna poesia?\n" in body
+        assert "Caro Marco,\\\nti scrivo.\n\n\\# Idea\\\nUna poesia?\n" in body  # as typed
         assert "\nIl mare\\\ne il cielo.\n\n```\nverso a\nverso b\n```\n" in MARK.sub(lambda m: m.group(2), body)
-        assert html_of(body).count("<br />") == 3
+        assert html_of(body).count("<br />") == 4
         assert ('<mark class="model" data-generation="g1">Il mare</mark>\\\n' in body) is mark_model
 
 
@@ -271,15 +272,15 @@ MATH_EXPORTED = "La formula:\\\n$$\na = b \\\\\n    c = d\n$$\\\ne poi.\n\nUn `$
 
 
 def test_display_math_lines_stay_as_written(store: SessionStore, generate) -> None:
-    """A `$$ … $$` block over several lines is LaTeX: the backslash added at each line's end
-    broke it in Obsidian and pandoc. In a plain draft `$$` is as typed, no math, and its
-    lines are lines."""
+    """A `$$ … $$` block over several lines of a reply is LaTeX: the backslash added at each
+    line's end broke it in Obsidian and pandoc. In plain text (a plain draft, the author's
+    message) `$$` is as typed, no math, and its lines are lines."""
     chat = store.create_chat(title="Math")
     chat.add_user_turn(MATH)
     chat.record_reply(generate(chat, MATH, anchor=0))
     _, body = split_front_matter(render_markdown(chat))
     assert f"\n\n{MATH_EXPORTED}\n" in body.split("## Model")[1]
-    assert f"## Author\n\n{MATH_EXPORTED}\n" in body
+    assert_literal(body.split("## Author\n")[1].split("## Model")[0], MATH)
     assert_literal(split_front_matter(render_markdown(store.create_draft(text=MATH)))[1], MATH)
 
 

@@ -77,3 +77,18 @@ def test_any_plain_text_reads_as_written(text: str) -> None:
 
     markdown, _ = plain_as_markdown(text, [])
     assert_literal(render(markdown, [], mark=False, notes={}, hard_breaks=soft_break_ends(markdown)), text)
+
+
+def test_the_authors_chat_message_reads_as_typed_and_the_reply_as_markdown(store: SessionStore, generate) -> None:
+    """The chat shows the author's message as typed and the model's reply as Markdown: the
+    export read the message as Markdown too (`# Idea` a heading, `*` emphasis)."""
+    message = "# Idea\n- una poesia\n*breve*, <per favore>\n    rientrata"
+    session = store.create_chat(title="Chat", system_prompt="Sei *breve*.\n> Rispondi | in italiano.")
+    session.add_user_turn(message)
+    session.record_reply(generate(session, "Il *mare*\ne il cielo.\n\n- uno", anchor=0))
+    body = body_of(render_markdown(session))
+    system, author, model = (section.split("\n\n", 1)[1] for section in body.split("## ")[1:])
+    assert_literal(system, session.system_prompt)
+    assert_literal(author, message)
+    html_tags = shown(model)[1]
+    assert shown(model)[0] == "Il mare\ne il cielo.\n\nuno" and {"em", "li"} <= html_tags
