@@ -6,10 +6,11 @@ messages and the system prompt are prose: the app shows them as typed. Read as M
 emphasis, `<div>` vanished and `&amp;` became `&`. The export escapes what a viewer would read as
 markup, so every character shows as written. One rule for all plain text (_escape_markup):
 
-- Anywhere: `\\`, `` ` ``, `*`, `_`, `[`, `<`, `|`, `~`, `$` (code, emphasis, links and
-  footnotes, HTML, tables, fences and strikethrough, pandoc's and Obsidian's math), `&`
-  where it starts an entity, and doubled `==` and `%%` (Obsidian's highlight and comment,
-  which hides the words).
+- Anywhere: `\\`, `` ` ``, `*`, `_`, `[`, `<`, `|`, `~`, `$`, `^` (code, emphasis, links
+  and footnotes, HTML, tables, fences and strikethrough, pandoc's and Obsidian's math,
+  pandoc's superscript and Obsidian's block id, which hides the word), `&` where it starts
+  an entity, and doubled `==` and `%%` (Obsidian's highlight, and its comment, which hides
+  the words).
 - At a line's start: `#`, `>`, `-`, `+`, `=` (headings, quotes, lists, rules, setext
   underlines) and the `.` or `)` of `1. ` (an ordered list).
 
@@ -41,7 +42,7 @@ from scriptorium.app.sessions.export_marks import Passage, replaced
 INDENT = "&emsp;"
 _TAB_STOP = 4
 _MARKUP_ANYWHERE = re.compile(
-    r"[\\`*_\[<|~$]|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]*;)|=(?==)|%(?=%)")
+    r"[\\`*_\[<|~$^]|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]*;)|=(?==)|%(?=%)")
 _LINE_START = r"(?:\A|(?<=[\n\r]))"
 """After any line break CommonMark knows: "\n", "\r\n" (a session from before they were
 normalised) or a lone "\r"."""
