@@ -235,7 +235,8 @@ def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -
             sections.append(f"## Author\n\n{_plain(turn.content.rstrip())}\n")
             continue
         generation = by_id.get(turn.generation or "")
-        heading = f"Model ({generation.model.name})" if generation else "Model"
+        # A model's name is the GGUF's or its file's: text, as the Model panel shows it.
+        heading = f"Model ({_plain(generation.model.name)})" if generation else "Model"
         # A reply that did not end as the model chose (its last sentence may be half one)
         # says so in its heading, in the chat's words.
         if generation is not None and generation.ending:

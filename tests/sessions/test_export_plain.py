@@ -103,3 +103,16 @@ def test_the_authors_chat_message_reads_as_typed_and_the_reply_as_markdown(store
     assert_literal(author, message)
     html_tags = shown(model)[1]
     assert shown(model)[0] == "Il mare\ne il cielo.\n\nuno" and {"em", "li"} <= html_tags
+
+
+def test_a_models_name_in_a_reply_heading_is_text(store: SessionStore, generate, model_ref) -> None:
+    """A model named from its file, `__base__ <q4> *mini*`, had its name read as Markdown in
+    the reply's heading: bold, emphasis, an HTML tag that vanished."""
+    import dataclasses
+
+    session = store.create_chat(title="Nomi")
+    session.add_user_turn("Ciao")
+    name = "__base__ <q4> *mini*"
+    session.record_reply(generate(session, "Ciao.", anchor=0, model=dataclasses.replace(model_ref, name=name)))
+    heading = next(line for line in body_of(render_markdown(session)).splitlines() if line.startswith("## Model"))
+    assert_literal(heading.removeprefix("## "), f"Model ({name})")
