@@ -196,7 +196,8 @@ def render_markdown(session: AnySession, *, mark_model: bool = False, settings_c
         body = body if body.endswith("\n") or not body else body + "\n"
     else:
         body = _chat_body(session, mark_model, labels)
-    footnotes = "".join(f"\n[^{label}]: {text}\n" for label, text in notes.values())
+    # A note names settings, stop strings and models: text, not Markdown (`</s>` is no tag).
+    footnotes = "".join(f"\n[^{label}]: {_plain(text)}\n" for label, text in notes.values())
     separator = "\n" if body else ""
     return _yaml_block(meta) + separator + body + footnotes
 

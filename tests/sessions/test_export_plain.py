@@ -116,3 +116,17 @@ def test_a_models_name_in_a_reply_heading_is_text(store: SessionStore, generate,
     session.record_reply(generate(session, "Ciao.", anchor=0, model=dataclasses.replace(model_ref, name=name)))
     heading = next(line for line in body_of(render_markdown(session)).splitlines() if line.startswith("## Model"))
     assert_literal(heading.removeprefix("## "), f"Model ({name})")
+
+
+def test_a_settings_footnote_shows_its_stop_strings(store: SessionStore, generate) -> None:
+    """A footnote said which settings changed, stop strings among them: `</s>` is an HTML
+    tag to a viewer, and vanished from the note; `*` made emphasis."""
+    from scriptorium.inference.settings import preset
+
+    session = store.create_draft(text="Inizio.")
+    for sampler in (preset("prose"), preset("prose").with_changes(stop=("</s>", "*fine*"))):
+        g = generate(session, " Poi.", settings=sampler)
+        session.accept(g, g.text, len(session.text))
+    [note] = [line for line in body_of(render_markdown(session, settings_changes=True)).splitlines()
+              if line.startswith("[^g2]: ")]
+    assert "stop [] → ['</s>', '*fine*']" in shown(note)[0]
