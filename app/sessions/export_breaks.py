@@ -95,13 +95,34 @@ def paragraphs_of_lines(tokens: list[Token]) -> Iterator[tuple[Token, list[Token
     with those breaks in order. One with a newline inside a code span or an HTML tag is
     left out: that newline makes no break, so which line ends in one is unknown, and a
     character added inside `code` would show. It is left as written."""
-    for before, token in zip(tokens, tokens[1:]):
-        if before.type != "paragraph_open" or token.type != "inline" or token.map is None:
-            continue
-        first, after_last = token.map
+    for token in _paragraph_inlines(tokens):
+        first, after_last = token.map  # type: ignore[misc]
         breaks = [child for child in _inline(token.children or []) if child.type in ("softbreak", "hardbreak")]
         if len(breaks) == after_last - first - 1:
             yield token, breaks
+
+
+def display_math_lines(text: str) -> set[int]:
+    """The lines (from 0) of `text` that hold display math, its `$$` lines included, found
+    paragraph by paragraph (display_math): never paired across a code block. They are
+    LaTeX, where a tag the export added (a model passage's mark) would be typed text."""
+    lines: set[int] = set()
+    for paragraph in _paragraph_inlines(parse(text)):
+        first = paragraph.map[0]  # type: ignore[index]
+        for start, end in display_math(paragraph.content):
+            lines.update(range(first + _line_of(paragraph.content, start), first + _line_of(paragraph.content, end) + 1))
+    return lines
+
+
+def _line_of(text: str, offset: int) -> int:
+    return len(_NEWLINE.findall(text, 0, offset))
+
+
+def _paragraph_inlines(tokens: list[Token]) -> Iterator[Token]:
+    """The inline token of each paragraph, whose map says its lines."""
+    for before, token in zip(tokens, tokens[1:]):
+        if before.type == "paragraph_open" and token.type == "inline" and token.map is not None:
+            yield token
 
 
 def _inline(children: list[Token]) -> Iterator[Token]:

@@ -7,7 +7,8 @@ PDF/LaTeX). Obsidian's `==…==` was not chosen because pandoc does not read it 
 
 Marks never cross a line: a passage spanning paragraphs is marked line by line, after any
 block marker (`# `, `- `, `1. `, `> `) so headings and lists stay headings and lists. Lines
-that a tag would break are left unmarked: fenced code, tables, HTML blocks, rules.
+that a tag would break are left unmarked: fenced code, tables, HTML blocks, rules, and
+`$$ … $$` display math (LaTeX).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from scriptorium.app.sessions.export_breaks import display_math_lines
 
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
 MARK_CLOSE = "</mark>"
@@ -98,13 +101,14 @@ def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, s
     generation named in `notes`, the footnote reference `[^label]`; a backslash (a hard
     line break) at each offset of `hard_breaks`, ends of lines (export_breaks)."""
     lines = _lines(text)
+    math = display_math_lines(text) if mark and passages else set()
     # (offset, order: close < ref < open < line break, string): the break ends its line.
     inserts: list[tuple[int, int, str]] = [(offset, 3, "\\") for offset in hard_breaks]
     noted: set[str] = set()
     for passage in sorted(passages, key=lambda p: p.start):
         if mark:
-            for line in lines:
-                if line.end < passage.start or line.start >= passage.end:
+            for index, line in enumerate(lines):
+                if line.end < passage.start or line.start >= passage.end or index in math:
                     continue
                 segment = _segment(text, line, passage)
                 if segment:

@@ -284,6 +284,26 @@ def test_display_math_lines_stay_as_written(store: SessionStore, generate) -> No
     assert_literal(split_front_matter(render_markdown(store.create_draft(text=MATH)))[1], MATH)
 
 
+def test_a_model_passage_is_not_marked_inside_display_math(store: SessionStore, generate, tmp_path: Path) -> None:
+    """With the model's passages marked, each line of a `$$ … $$` block got a <mark> tag:
+    LaTeX between `$$` and `$$`, broken in pandoc and Obsidian. Math is left as written, as
+    code is; a `$$` in a code block pairs with none outside it."""
+    fenced = "~~~\n$$\n~~~\nPrima\n"
+    chat = store.create_chat(title="Math")
+    chat.add_user_turn("?")
+    chat.record_reply(generate(chat, fenced + MATH, anchor=0))
+    draft = store.create_draft(text="Inizio.\n\n", draft_path=tmp_path / "bozza.md")
+    g = generate(draft, fenced + MATH, anchor=len(draft.text))
+    draft.accept(g, g.text, len(draft.text))
+    for session, math in ((chat, MATH_EXPORTED), (draft, MATH)):
+        _, body = split_front_matter(render_markdown(session, mark_model=True))
+        lines = body.splitlines()
+        opening = lines.index("$$", lines.index("$$") + 1)  # the first is in the code block
+        assert lines[opening:opening + 4] == math.splitlines()[1:5]  # no tag in the LaTeX
+        assert '<mark class="model" data-generation="g1">Prima</mark>' in body
+        assert MARK.sub(lambda m: m.group(2), body).endswith(math + "\n")
+
+
 def test_export_writes_and_refuses_to_overwrite(tmp_path: Path, rich_draft: DraftSession) -> None:
     out = tmp_path / "chapter.md"
     assert export_session(rich_draft, out) == out
