@@ -3,8 +3,9 @@
 A plain-text draft (a .txt file, or a draft kept only in its session), the author's chat
 messages and the system prompt are prose: the app shows them as typed. Read as Markdown,
 `# Chapter one` was a heading, `- ` and `1. ` lists, a `|` line a table, `*word*`
-emphasis, `<div>` vanished and `&amp;` became `&`. The export escapes what a viewer would read as
-markup, so every character shows as written. One rule for all plain text (_escape_markup):
+emphasis, `<div>` vanished and `&amp;` became `&`. The export escapes what a viewer would
+read as markup, so every character shows as written. One rule for all plain text
+(_escape_markup), and for what the export says in words (a model's name, a footnote):
 
 - Anywhere: `\\`, `` ` ``, `*`, `_`, `[`, `<`, `|`, `~`, `$`, `^` (code, emphasis, links
   and footnotes, HTML, tables, fences and strikethrough, pandoc's and Obsidian's math,
