@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scriptorium.app.sessions.export_breaks import display_math_lines
+from scriptorium.app.sessions.export_breaks import display_math_lines, parse
 
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
 MARK_CLOSE = "</mark>"
@@ -168,13 +168,32 @@ def _reference(text: str, lines: list[_Line], passage: Passage, label: str) -> t
 
 
 def below_headings(text: str, levels: int) -> str:
-    """`text` with its ATX headings (`# `..`###### `, not in fenced code) `levels` deeper, at
-    most `######`: a chat turn's own headings then sit under the export's turn headings
-    instead of reading as new turns (pandoc's --shift-heading-level-by)."""
+    """`text` with its headings `levels` deeper, at most `######`: a chat turn's own headings
+    then sit under the export's turn headings instead of reading as new turns (pandoc's
+    --shift-heading-level-by). ATX headings (`# `..`###### `, not in fenced code) get more
+    `#`; a top-level setext heading (a line over `===` or `---`), which has only two levels,
+    is written as the ATX heading it is first."""
+    text = _setext_as_atx(text)
     pieces, done = [], 0
     for line in _lines(text):
         match = None if line.code else _ATX_HEADING.match(text, line.start, line.end)
         if match is not None:
             pieces += [text[done:match.start(1)], "#" * min(len(match.group(1)) + levels, 6)]
             done = match.end(1)
+    return "".join(pieces) + text[done:]
+
+
+def _setext_as_atx(text: str) -> str:
+    lines = _lines(text)
+    tokens = parse(text)
+    pieces, done = [], 0
+    for opening, inline in zip(tokens, tokens[1:]):
+        if opening.type != "heading_open" or opening.markup not in ("=", "-") or opening.level or not opening.map:
+            continue
+        first, after_underline = opening.map
+        # One line, as an ATX heading must be; a trailing `#` run escaped, or it would be
+        # read as the optional closing sequence and dropped.
+        words = re.sub(r"(?<![^ \t])(#+)$", r"\\\1", re.sub(r"\n[ \t]*", " ", inline.content))
+        pieces += [text[done:lines[first].start], "#" * int(opening.tag[1]), " ", words]
+        done = lines[after_underline - 1].end
     return "".join(pieces) + text[done:]

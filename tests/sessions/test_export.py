@@ -181,6 +181,20 @@ def test_a_chat_turns_own_headings_sit_under_the_turn_and_an_unfinished_reply_sa
     assert "```\n# not a heading\n```" in body  # code is left as it is
 
 
+def test_a_replys_underlined_headings_sit_under_the_turn_too(store: SessionStore, generate) -> None:
+    """A reply's "Titolo" over `===` or `---` (a setext heading, as the chat draws it) was a
+    level 1 or 2 heading in the export: above "## Model" or beside it, a new turn to read."""
+    session = store.create_chat(title="Setext")
+    session.add_user_turn("Una poesia?")
+    session.record_reply(generate(session, "Titolo\n===\n\nParte *una*\ne due\n---\nVersi.\n\nFine #\n---", anchor=0))
+    _, body = split_front_matter(render_markdown(session))
+    html = html_of(body)
+    assert re.findall(r"<h(\d)>(.*?)</h\1>", html) == [
+        ("2", "Author"), ("2", 'Model (Tiny Llama: &quot;test&quot;)'), ("3", "Titolo"),
+        ("4", "Parte <em>una</em> e due"), ("4", "Fine #")]
+    assert "<p>Versi.</p>" in html
+
+
 POEM = ("Roses are red,\nviolets are blue.\n\n- one\n- two\n\n# Title\nUnder it\n\n```\ncode a\ncode b\n```\n\n"
         "    indented a\n    indented b\n\n> quoted a\n> quoted b\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
         "Already broken  \nand escaped\\\nVia Roma 1\n00100 Roma")
