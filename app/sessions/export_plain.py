@@ -11,7 +11,8 @@ read as markup, so every character shows as written. One rule for all plain text
   and footnotes, HTML, tables, fences and strikethrough, pandoc's and Obsidian's math,
   pandoc's superscript and Obsidian's block id, which hides the word), `&` where it starts
   an entity, and doubled `==` and `%%` (Obsidian's highlight, and its comment, which hides
-  the words).
+  the words). Not a `_` between letters or digits (`top_p`, `file_name`): no viewer
+  reads one there as emphasis, and the file stays readable.
 - At a line's start: `#`, `>`, `-`, `+`, `=` (headings, quotes, lists, rules, setext
   underlines) and the `.` or `)` of `1. ` (an ordered list).
 
@@ -43,7 +44,8 @@ from scriptorium.app.sessions.export_marks import Passage, replaced
 INDENT = "&emsp;"
 _TAB_STOP = 4
 _MARKUP_ANYWHERE = re.compile(
-    r"[\\`*_\[<|~$^]|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]*;)|=(?==)|%(?=%)")
+    r"[\\`*\[<|~$^]|(?<![^\W_])_|_(?![^\W_])"
+    r"|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]*;)|=(?==)|%(?=%)")
 _LINE_START = r"(?:\A|(?<=[\n\r]))"
 """After any line break CommonMark knows: "\n", "\r\n" (a session from before they were
 normalised) or a lone "\r"."""

@@ -79,6 +79,16 @@ def test_what_only_pandoc_or_obsidian_read_as_markup_is_escaped_too(store: Sessi
     assert not unescaped.search(body), body
 
 
+def test_an_underscore_inside_a_word_is_left_alone(store: SessionStore) -> None:
+    """Every `_` got a backslash, so a draft naming `file_name` or a footnote's `top_p` read
+    `file\\_name` in the file, though no viewer takes an underscore between letters for
+    emphasis. Only one that could open or close emphasis is escaped."""
+    text = "file_name, città_è, 1_000 e _corsivo_, a__b__c"
+    body = body_of(render_markdown(store.create_draft(text=text)))
+    assert_literal(body, text)
+    assert "file_name, città_è, 1_000 e \\_corsivo\\_, a\\_\\_b\\_\\_c" in body
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(st.sampled_from("ab #>-+*_=`~|<>&;$[]()!^\\:.1%\n\r\t"), max_size=40))
 def test_any_plain_text_reads_as_written(text: str) -> None:
