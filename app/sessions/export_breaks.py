@@ -102,16 +102,19 @@ def paragraphs_of_lines(tokens: list[Token]) -> Iterator[tuple[Token, list[Token
             yield token, breaks
 
 
-def display_math_lines(text: str) -> set[int]:
-    """The lines (from 0) of `text` that hold display math, its `$$` lines included, found
-    paragraph by paragraph (display_math): never paired across a code block. They are
-    LaTeX, where a tag the export added (a model passage's mark) would be typed text."""
-    lines: set[int] = set()
-    for paragraph in _paragraph_inlines(parse(text)):
+def verbatim_blocks(text: str) -> list[tuple[int, int]]:
+    """The lines of `text` shown as typed, as (first line, line after the last), from 0:
+    code blocks (fenced or indented, in a quote or a list too) and display math, found
+    paragraph by paragraph (display_math), so never paired across a code block. A tag the
+    export added there (a model passage's mark, a footnote reference) would be typed text,
+    or break the LaTeX."""
+    tokens = parse(text)
+    blocks = [(token.map[0], token.map[1]) for token in tokens if token.type in ("fence", "code_block") and token.map]
+    for paragraph in _paragraph_inlines(tokens):
         first = paragraph.map[0]  # type: ignore[index]
-        for start, end in display_math(paragraph.content):
-            lines.update(range(first + _line_of(paragraph.content, start), first + _line_of(paragraph.content, end) + 1))
-    return lines
+        blocks += [(first + _line_of(paragraph.content, start), first + _line_of(paragraph.content, end) + 1)
+                   for start, end in display_math(paragraph.content)]
+    return blocks
 
 
 def _line_of(text: str, offset: int) -> int:

@@ -7,8 +7,9 @@ PDF/LaTeX). Obsidian's `==…==` was not chosen because pandoc does not read it 
 
 Marks never cross a line: a passage spanning paragraphs is marked line by line, after any
 block marker (`# `, `- `, `1. `, `> `) so headings and lists stay headings and lists. Lines
-that a tag would break are left unmarked: fenced code, tables, HTML blocks, rules, and
-`$$ … $$` display math (LaTeX).
+that a tag would break are left unmarked: code blocks, tables, HTML blocks, rules, and
+`$$ … $$` display math (LaTeX); which lines are code or math, markdown-it says
+(verbatim_blocks).
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scriptorium.app.sessions.export_breaks import display_math_lines, parse
+from scriptorium.app.sessions.export_breaks import parse, verbatim_blocks
 
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
 MARK_CLOSE = "</mark>"
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _BLOCK_PREFIX = re.compile(r"(?:[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+|>[ \t]?|\[[ xX]\][ \t]+))*")
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _UNMARKABLE = re.compile(r"[ \t]{0,3}(?:\||<[A-Za-z!/]|([-*_=])(?:[ \t]*\1){2,}[ \t]*$)")
@@ -41,8 +41,9 @@ class _Line:
     end: int
     """End of the content, before the newline."""
     code: bool
+    """Shown as typed (verbatim_blocks): code, display math."""
     block_end: int
-    """For a code line: the end of its fence's closing line (or of the text)."""
+    """For a code line: the end of its block's last line."""
 
 
 def replaced(text: str, passages: list[Passage], replacements: list[tuple[int, int, str]]) -> tuple[str, list[Passage]]:
@@ -75,24 +76,11 @@ def _moved(offset: int, replacements: list[tuple[int, int, str]], *, end: bool) 
 
 def _lines(text: str) -> list[_Line]:
     raw = [(m.start(), m.start() + len(m.group().rstrip("\n"))) for m in re.finditer(r"[^\n]*\n|[^\n]+$", text)]
-    block_of: list[int | None] = []
-    block_ends: list[int] = []
-    fence: str | None = None
-    for start, end in raw:
-        match = _FENCE.match(text, start, end)
-        if fence is None:
-            if match:
-                fence = match.group(1)
-                block_ends.append(len(text))  # until a closing fence says otherwise
-            block_of.append(len(block_ends) - 1 if match else None)
-        else:
-            block_of.append(len(block_ends) - 1)
-            closer = match.group(1) if match else ""
-            if closer[:1] == fence[0] and len(closer) >= len(fence) and not text[match.end():end].strip():  # type: ignore[union-attr]
-                fence = None
-                block_ends[-1] = end
-    return [_Line(start, end, block is not None, block_ends[block] if block is not None else end)
-            for (start, end), block in zip(raw, block_of)]
+    block_end: dict[int, int] = {}
+    for first, after_last in verbatim_blocks(text):
+        last = min(after_last, len(raw)) - 1
+        block_end.update((line, raw[last][1]) for line in range(first, last + 1))
+    return [_Line(start, end, index in block_end, block_end.get(index, end)) for index, (start, end) in enumerate(raw)]
 
 
 def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, str],
@@ -101,14 +89,13 @@ def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, s
     generation named in `notes`, the footnote reference `[^label]`; a backslash (a hard
     line break) at each offset of `hard_breaks`, ends of lines (export_breaks)."""
     lines = _lines(text)
-    math = display_math_lines(text) if mark and passages else set()
     # (offset, order: close < ref < open < line break, string): the break ends its line.
     inserts: list[tuple[int, int, str]] = [(offset, 3, "\\") for offset in hard_breaks]
     noted: set[str] = set()
     for passage in sorted(passages, key=lambda p: p.start):
         if mark:
-            for index, line in enumerate(lines):
-                if line.end < passage.start or line.start >= passage.end or index in math:
+            for line in lines:
+                if line.end < passage.start or line.start >= passage.end:
                     continue
                 segment = _segment(text, line, passage)
                 if segment:
@@ -170,7 +157,7 @@ def _reference(text: str, lines: list[_Line], passage: Passage, label: str) -> t
 def below_headings(text: str, levels: int) -> str:
     """`text` with its headings `levels` deeper, at most `######`: a chat turn's own headings
     then sit under the export's turn headings instead of reading as new turns (pandoc's
-    --shift-heading-level-by). ATX headings (`# `..`###### `, not in fenced code) get more
+    --shift-heading-level-by). ATX headings (`# `..`###### `, not in code) get more
     `#`; a top-level setext heading (a line over `===` or `---`), which has only two levels,
     is written as the ATX heading it is first."""
     text = _setext_as_atx(text)

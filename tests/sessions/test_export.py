@@ -129,6 +129,24 @@ def test_a_mark_never_follows_an_escaping_backslash() -> None:
         assert "<br />" in html and "*x*" in html
 
 
+def test_no_mark_or_footnote_inside_any_code_block(store: SessionStore, generate, tmp_path: Path) -> None:
+    """Only ``` fences at a line's start were known as code: in an indented code block, a
+    fence inside a quote or a list, the model's <mark> tags and its footnote reference
+    showed as typed text in the code."""
+    from scriptorium.inference.settings import preset
+
+    code = "\n\n    codice rientrato\n    altra riga\n\n> ```\n> in citazione\n> ```\n\n- voce\n\n      in lista"
+    session = store.create_draft(text="Inizio.", draft_path=tmp_path / "bozza.md")
+    for text, settings in ((" Uno.", preset("prose")), (code, preset("creative"))):
+        g = generate(session, text, settings=settings)
+        session.accept(g, g.text, len(session.text))
+    _, body = split_front_matter(render_markdown(session, mark_model=True, settings_changes=True))
+    html = html_of(body)
+    assert "&lt;mark" not in html and "[^g2]" not in "".join(re.findall(r"<code>.*?</code>", html, re.S))
+    assert '<mark class="model" data-generation="g2">voce</mark>' in body
+    assert MARK.sub(lambda m: m.group(2), body).startswith("\n" + session.text)
+
+
 def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
     markdown = render_markdown(rich_draft, mark_model=True, settings_changes=True)
     _, body = split_front_matter(markdown)
