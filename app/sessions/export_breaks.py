@@ -102,14 +102,14 @@ def paragraphs_of_lines(tokens: list[Token]) -> Iterator[tuple[Token, list[Token
             yield token, breaks
 
 
-def verbatim_blocks(text: str) -> list[tuple[int, int]]:
-    """The lines of `text` shown as typed, as (first line, line after the last), from 0:
-    code blocks (fenced or indented, in a quote or a list too) and display math, found
-    paragraph by paragraph (display_math), so never paired across a code block. A tag the
-    export added there (a model passage's mark, a footnote reference) would be typed text,
-    or break the LaTeX."""
+def blocks_as_written(text: str) -> list[tuple[int, int]]:
+    """The lines of `text` that a tag the export adds (a model passage's mark, a footnote
+    reference) must not touch, as (first line, line after the last), from 0: code blocks
+    (fenced or indented, in a quote or a list too), where it would be typed text; tables,
+    whose delimiter row it would break; display math, found paragraph by paragraph
+    (display_math, so never paired across a code block), whose LaTeX it would break."""
     tokens = parse(text)
-    blocks = [(token.map[0], token.map[1]) for token in tokens if token.type in ("fence", "code_block") and token.map]
+    blocks = [(token.map[0], token.map[1]) for token in tokens if token.type in ("fence", "code_block", "table_open") and token.map]
     for paragraph in _paragraph_inlines(tokens):
         first = paragraph.map[0]  # type: ignore[index]
         blocks += [(first + _line_of(paragraph.content, start), first + _line_of(paragraph.content, end) + 1)

@@ -8,8 +8,8 @@ PDF/LaTeX). Obsidian's `==…==` was not chosen because pandoc does not read it 
 Marks never cross a line: a passage spanning paragraphs is marked line by line, after any
 block marker (`# `, `- `, `1. `, `> `) so headings and lists stay headings and lists. Lines
 that a tag would break are left unmarked: code blocks, tables, HTML blocks, rules, and
-`$$ … $$` display math (LaTeX); which lines are code or math, markdown-it says
-(verbatim_blocks).
+`$$ … $$` display math (LaTeX); which lines are code, tables or math, markdown-it says
+(blocks_as_written).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scriptorium.app.sessions.export_breaks import parse, verbatim_blocks
+from scriptorium.app.sessions.export_breaks import blocks_as_written, parse
 
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
 MARK_CLOSE = "</mark>"
@@ -40,8 +40,8 @@ class _Line:
     start: int
     end: int
     """End of the content, before the newline."""
-    code: bool
-    """Shown as typed (verbatim_blocks): code, display math."""
+    as_written: bool
+    """Left as written (blocks_as_written): code, tables, display math."""
     block_end: int
     """For a code line: the end of its block's last line."""
 
@@ -77,7 +77,7 @@ def _moved(offset: int, replacements: list[tuple[int, int, str]], *, end: bool) 
 def _lines(text: str) -> list[_Line]:
     raw = [(m.start(), m.start() + len(m.group().rstrip("\n"))) for m in re.finditer(r"[^\n]*\n|[^\n]+$", text)]
     block_end: dict[int, int] = {}
-    for first, after_last in verbatim_blocks(text):
+    for first, after_last in blocks_as_written(text):
         last = min(after_last, len(raw)) - 1
         block_end.update((line, raw[last][1]) for line in range(first, last + 1))
     return [_Line(start, end, index in block_end, block_end.get(index, end)) for index, (start, end) in enumerate(raw)]
@@ -116,7 +116,7 @@ def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, s
 
 
 def _segment(text: str, line: _Line, passage: Passage) -> tuple[int, int] | None:
-    if line.code or _UNMARKABLE.match(text, line.start, line.end):
+    if line.as_written or _UNMARKABLE.match(text, line.start, line.end):
         return None
     start, end = max(passage.start, line.start), min(passage.end, line.end)
     prefix_end = _BLOCK_PREFIX.match(text, line.start, line.end).end()  # type: ignore[union-attr]
@@ -148,8 +148,9 @@ def _reference(text: str, lines: list[_Line], passage: Passage, label: str) -> t
     while position > passage.start and text[position - 1].isspace():
         position -= 1
     for line in lines:
-        if line.start <= position <= line.end and line.code:
-            # Inside a code block the reference would be literal text: put it after the block.
+        if line.start <= position <= line.end and line.as_written:
+            # In code the reference would be typed text, in a table or math it would break them:
+            # after the block.
             return (line.block_end, 1, f"\n\n[^{label}]")
     return (position, 1, f"[^{label}]")
 
@@ -163,7 +164,7 @@ def below_headings(text: str, levels: int) -> str:
     text = _setext_as_atx(text)
     pieces, done = [], 0
     for line in _lines(text):
-        match = None if line.code else _ATX_HEADING.match(text, line.start, line.end)
+        match = None if line.as_written else _ATX_HEADING.match(text, line.start, line.end)
         if match is not None:
             pieces += [text[done:match.start(1)], "#" * min(len(match.group(1)) + levels, 6)]
             done = match.end(1)

@@ -147,6 +147,18 @@ def test_no_mark_or_footnote_inside_any_code_block(store: SessionStore, generate
     assert MARK.sub(lambda m: m.group(2), body).startswith("\n" + session.text)
 
 
+def test_a_model_table_without_edge_pipes_stays_a_table(store: SessionStore, generate) -> None:
+    """Only a line opening with `|` was known as a table's: in `a | b` over `--|--` each row
+    got a mark, the delimiter row was no longer one, and the table became a paragraph."""
+    session = store.create_chat(title="Tabelle")
+    session.add_user_turn("Una tabella?")
+    session.record_reply(generate(session, "Ecco:\n\nnome | età\n--|--\nAda | 36\n\nFine.", anchor=0))
+    _, body = split_front_matter(render_markdown(session, mark_model=True))
+    html = html_of(body)
+    assert "<th>nome</th>" in html and "<td>36</td>" in html and "<mark" not in html.split("<table>")[1].split("</table>")[0]
+    assert '<mark class="model" data-generation="g1">Fine.</mark>' in body
+
+
 def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
     markdown = render_markdown(rich_draft, mark_model=True, settings_changes=True)
     _, body = split_front_matter(markdown)
