@@ -96,10 +96,17 @@ def paragraphs_of_lines(tokens: list[Token]) -> Iterator[tuple[Token, list[Token
     left out: that newline makes no break, so which line ends in one is unknown, and a
     character added inside `code` would show. It is left as written."""
     for token in _paragraph_inlines(tokens):
-        first, after_last = token.map  # type: ignore[misc]
-        breaks = [child for child in _inline(token.children or []) if child.type in ("softbreak", "hardbreak")]
-        if len(breaks) == after_last - first - 1:
+        breaks = _line_breaks(token)
+        if breaks is not None:
             yield token, breaks
+
+
+def _line_breaks(paragraph: Token) -> list[Token] | None:
+    """The paragraph's line breaks, one a newline; None if a newline makes none (it is in a
+    code span or an HTML tag)."""
+    first, after_last = paragraph.map  # type: ignore[misc]
+    breaks = [child for child in _inline(paragraph.children or []) if child.type in ("softbreak", "hardbreak")]
+    return breaks if len(breaks) == after_last - first - 1 else None
 
 
 def blocks_as_written(text: str) -> list[tuple[int, int]]:
@@ -107,11 +114,16 @@ def blocks_as_written(text: str) -> list[tuple[int, int]]:
     reference) must not touch, as (first line, line after the last), from 0: code blocks
     (fenced or indented, in a quote or a list too), where it would be typed text; tables,
     whose delimiter row it would break; display math, found paragraph by paragraph
-    (display_math, so never paired across a code block), whose LaTeX it would break."""
+    (display_math, so never paired across a code block), whose LaTeX it would break; and
+    a paragraph with a code span or an HTML tag over its lines, where a tag at a line's
+    end or start would be inside it."""
     tokens = parse(text)
     blocks = [(token.map[0], token.map[1]) for token in tokens if token.type in ("fence", "code_block", "table_open") and token.map]
     for paragraph in _paragraph_inlines(tokens):
-        first = paragraph.map[0]  # type: ignore[index]
+        first, after_last = paragraph.map  # type: ignore[misc]
+        if _line_breaks(paragraph) is None:
+            blocks.append((first, after_last))
+            continue
         blocks += [(first + _line_of(paragraph.content, start), first + _line_of(paragraph.content, end) + 1)
                    for start, end in display_math(paragraph.content)]
     return blocks

@@ -23,7 +23,8 @@ from scriptorium.app.sessions.export_breaks import blocks_as_written, parse
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
 MARK_CLOSE = "</mark>"
 
-_BLOCK_PREFIX = re.compile(r"(?:[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d{1,9}[.)][ \t]+|>[ \t]?|\[[ xX]\][ \t]+))*")
+_BLOCK_PREFIX = re.compile(r"(?:[ \t]*(?:#{1,6}(?:[ \t]+|$)|[-*+](?:[ \t]+|$)|\d{1,9}[.)](?:[ \t]+|$)|>[ \t]?|\[[ xX]\][ \t]+))*")
+"""A line's block markers; one that ends the line (an empty list item or heading) too."""
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _UNMARKABLE = re.compile(r"[ \t]{0,3}(?:\||<[A-Za-z!/]|([-*_=])(?:[ \t]*\1){2,}[ \t]*$)")
 

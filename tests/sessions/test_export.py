@@ -114,6 +114,18 @@ def test_marks_keep_markdown_structure() -> None:
     assert all(line.count("<mark") == line.count("</mark>") for line in lines)
 
 
+def test_a_mark_changes_nothing_a_viewer_shows_but_the_highlight() -> None:
+    """A reply's code span over two lines got a mark on each line, so `</mark>` and `<mark …>`
+    showed as typed inside the code; an empty list item `-` or `1.` became `<mark>-</mark>`,
+    a paragraph with a dash in it."""
+    text = "Un `codice\nlungo` qui.\n\n-\n\n1.\n\n#\n\nFine."
+    marked = render(text, [Passage(0, len(text), "g1")], mark=True, notes={})
+    html = html_of(marked)
+    # Only Fine. is marked: the paragraph whose code runs over its lines is left as written.
+    assert "&lt;" not in html and html.count("<mark ") == html.count("</mark>") == 1
+    assert re.sub(r"</?mark[^>]*>", "", html) == html_of(text)
+
+
 def test_a_mark_never_follows_an_escaping_backslash() -> None:
     """A model passage ending in a backslash (a line's hard break, the `\\` of `\\*`) had its
     mark closed right after it: `\\</mark>` is a literal `<`, so the mark never closed, the
