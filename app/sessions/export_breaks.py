@@ -72,8 +72,7 @@ def display_math(text: str) -> list[tuple[int, int]]:
         found, position = match.group(), match.end()
         if found[0] == "`":  # a code span: to its closing run, within the paragraph
             blank = _BLANK_LINE.search(text, position)
-            closing = re.compile(rf"(?<!`){found}(?!`)").search(text, position, blank.start() if blank else len(text))
-            position = closing.end() if closing else position
+            position = code_span_end(text, position, found, blank.start() if blank else len(text)) or position
         elif found == "$$":
             if opened is None:
                 opened = match.start()
@@ -82,6 +81,28 @@ def display_math(text: str) -> list[tuple[int, int]]:
                 opened = None
         elif found[0] != "\\":  # a blank line: a `$$` still open was no math
             opened = None
+    return spans
+
+
+def code_span_end(text: str, after_opening: int, opening: str, limit: int) -> int | None:
+    """The end of the code span whose backtick run `opening` ends at `after_opening`: after
+    the next run of as many backticks before `limit`. None if there is none (the run is text)."""
+    closing = re.compile(rf"(?<!`){opening}(?!`)").search(text, after_opening, limit)
+    return closing.end() if closing else None
+
+
+_CODE_SCAN = re.compile(r"\\[\s\S]|`+")
+
+
+def code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The code spans in text[start:end] (one line), from opening backtick to closing."""
+    spans: list[tuple[int, int]] = []
+    position = start
+    while (match := _CODE_SCAN.search(text, position, end)) is not None:
+        position = match.end()
+        if match.group()[0] == "`" and (closing := code_span_end(text, position, match.group(), end)) is not None:
+            spans.append((match.start(), closing))
+            position = closing
     return spans
 
 

@@ -18,13 +18,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scriptorium.app.sessions.export_breaks import blocks_as_written, parse
+from scriptorium.app.sessions.export_breaks import blocks_as_written, code_spans, parse
 
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
 MARK_CLOSE = "</mark>"
 
 _BLOCK_PREFIX = re.compile(r"(?:[ \t]*(?:#{1,6}(?:[ \t]+|$)|[-*+](?:[ \t]+|$)|\d{1,9}[.)](?:[ \t]+|$)|>[ \t]?|\[[ xX]\][ \t]+))*")
 """A line's block markers; one that ends the line (an empty list item or heading) too."""
+_DELIMITERS = "*_~`"
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
 _UNMARKABLE = re.compile(r"[ \t]{0,3}(?:\||<[A-Za-z!/]|([-*_=])(?:[ \t]*\1){2,}[ \t]*$)")
 
@@ -126,6 +127,15 @@ def _segment(text: str, line: _Line, passage: Passage) -> tuple[int, int] | None
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
+    # A tag inside a code span is typed text, and one inside a run of `*`, `_` or `~` splits
+    # it into two runs, which mean something else: the mark takes in the whole span or run.
+    for span_start, span_end in code_spans(text, line.start, line.end):
+        start = span_start if span_start < start < span_end else start
+        end = span_end if span_start < end < span_end else end
+    while line.start < start < end and text[start - 1] == text[start] and text[start] in _DELIMITERS:
+        start -= 1
+    while start < end < line.end and text[end - 1] == text[end] and text[end] in _DELIMITERS:
+        end += 1
     # A tag must not follow a backslash that escapes the character after it: `\</mark>`
     # is a literal `<`, the mark never closes, and the escaped `*` or line break is lost.
     # The backslash goes with what it escapes.

@@ -126,6 +126,20 @@ def test_a_mark_changes_nothing_a_viewer_shows_but_the_highlight() -> None:
     assert re.sub(r"</?mark[^>]*>", "", html) == html_of(text)
 
 
+@pytest.mark.parametrize(("text", "written_by_the_author"), [
+    ("Un `codice` qui.", "Un `co"), ("Un ``due ` spunte`` qui.", "Un ``due ` sp"),
+    ("Una parola __forte__ qui.", "Una parola _"), ("Una **forte** qui.", "Una *")])
+def test_a_mark_never_opens_or_closes_inside_code_or_a_delimiter_run(text: str, written_by_the_author: str) -> None:
+    """A suggestion accepted inside a code span (the author wrote "`co", the model "dice`")
+    had its mark open inside it: the tag showed as typed code. One accepted between the two
+    `_` of `__` split the run, and the bold was lost. The mark takes in the whole span or run."""
+    for passage in (Passage(len(written_by_the_author), len(text), "g1"), Passage(0, len(written_by_the_author), "g1")):
+        marked = render(text, [passage], mark=True, notes={})
+        html = html_of(marked)
+        assert "&lt;" not in html and html.count("<mark ") == html.count("</mark>") == 1
+        assert re.sub(r"</?mark[^>]*>", "", html) == html_of(text)
+
+
 def test_a_mark_never_follows_an_escaping_backslash() -> None:
     """A model passage ending in a backslash (a line's hard break, the `\\` of `\\*`) had its
     mark closed right after it: `\\</mark>` is a literal `<`, so the mark never closed, the
