@@ -13,6 +13,9 @@ text is one. Code (fenced or indented), headings, tables, HTML blocks, and a lin
 before a list item, quote or heading that interrupts the paragraph are left as written:
 a backslash there would show as one, or change the block. So are the lines of `$$ … $$`
 display math (display_math), which CommonMark reads as paragraph text but is LaTeX.
+
+The same reading says where the model's marks must not go (blocks_as_written,
+code_spans; export_marks places them).
 """
 
 from __future__ import annotations
