@@ -90,7 +90,8 @@ def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, s
     """`text` with the passages marked (if `mark`) and, after the first passage of each
     generation named in `notes`, the footnote reference `[^label]`; a backslash (a hard
     line break) at each offset of `hard_breaks`, ends of lines (export_breaks)."""
-    lines = _lines(text)
+    # Where the lines and their blocks are takes a parse: only when a tag is to be placed.
+    lines = _lines(text) if passages and (mark or notes) else []
     # (offset, order: close < ref < open < line break, string): the break ends its line.
     inserts: list[tuple[int, int, str]] = [(offset, 3, "\\") for offset in hard_breaks]
     noted: set[str] = set()

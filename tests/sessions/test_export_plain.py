@@ -140,3 +140,15 @@ def test_a_settings_footnote_shows_its_stop_strings(store: SessionStore, generat
     [note] = [line for line in body_of(render_markdown(session, settings_changes=True)).splitlines()
               if line.startswith("[^g2]: ")]
     assert "stop [] → ['</s>', '*fine*']" in shown(note)[0]
+
+
+def test_a_plain_export_reads_the_text_once(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each markdown-it parse costs most of a second per megabyte of novel: an export with no
+    marks or notes to place parses the escaped text once, for its line breaks."""
+    from scriptorium.app.sessions import export_breaks
+
+    parses: list[str] = []
+    real_parse = export_breaks.parse
+    monkeypatch.setattr(export_breaks, "parse", lambda text: parses.append(text) or real_parse(text))
+    render_markdown(store.create_draft(text="    Rientro.\n\n# Non un titolo\nriga"))
+    assert len(parses) == 1
