@@ -4,9 +4,11 @@ The front matter is plain YAML written by yaml.safe_dump (so any title or stop s
 quoted safely) between `---` lines, which pandoc and Obsidian both read. It describes the
 *headline* generation: the first one whose text appears in the export (else the latest),
 and the session's memory and author's note when it has them.
-The body is the draft as written, or the chat as one `##` section per turn; the author's
-single line breaks and the model's in a chat stay breaks (export_breaks), and a plain-text
-draft's indented paragraphs stay paragraphs (export_indents); a Markdown draft is as written. Options:
+The body is the draft, or the chat as one `##` section per turn. Plain text (a plain-text
+draft, the author's messages, the system prompt) is escaped to show as written, its
+indentation kept (export_plain); a Markdown draft is as written, a model's chat reply is
+Markdown, as the chat shows it. Single line breaks stay breaks (export_breaks), except in
+a Markdown draft, whose author wraps lines as they like. Options:
 `mark_model` marks the model's passages (see export_marks), `settings_changes` adds a
 footnote to each model passage whose settings differ from the passage before it.
 """
@@ -26,8 +28,8 @@ from scriptorium.app.version import scriptorium_version
 from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.app.sessions.export_breaks import soft_break_ends
-from scriptorium.app.sessions.export_indents import indents_as_typography
 from scriptorium.app.sessions.export_marks import Passage, below_headings, render
+from scriptorium.app.sessions.export_plain import plain_as_markdown
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession
 from scriptorium.app.sessions.records import Generation, settings_key
 
@@ -186,15 +188,16 @@ def render_markdown(session: AnySession, *, mark_model: bool = False, settings_c
         text = session.text[start:]
         if _written_in_markdown(session):
             body = render(text, passages, mark=mark_model, notes=labels)
-        else:  # plain text: its indented paragraphs and single line breaks kept as the author saw them
-            text, passages = indents_as_typography(text, passages)
+        else:  # plain text: shown as the author saw it in the editor, lines and indentation kept
+            text, passages = plain_as_markdown(text, passages)
             body = render(text, passages, mark=mark_model, notes=labels, hard_breaks=soft_break_ends(text))
         if start:
             body = body.lstrip("\n")  # the blank line after the author's block: the separator puts one back
         body = body if body.endswith("\n") or not body else body + "\n"
     else:
         body = _chat_body(session, mark_model, labels)
-    footnotes = "".join(f"\n[^{label}]: {text}\n" for label, text in notes.values())
+    # A note names settings, stop strings and models: text, not Markdown (`</s>` is no tag).
+    footnotes = "".join(f"\n[^{label}]: {_plain(text)}\n" for label, text in notes.values())
     separator = "\n" if body else ""
     return _yaml_block(meta) + separator + body + footnotes
 
@@ -226,30 +229,30 @@ def _own_front_matter(text: str, passages: list[Passage]) -> tuple[dict[str, Any
 def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -> str:
     by_id = {g.id: g for g in session.generations}
     sections: list[str] = []
-    if session.system_prompt:  # plain text (prompts/chat_system.txt), its lines kept
-        sections.append(f"## System prompt\n\n{_lines_kept(below_headings(session.system_prompt.rstrip(), 2))}\n")
+    if session.system_prompt:  # plain text (prompts/chat_system.txt)
+        sections.append(f"## System prompt\n\n{_plain(session.system_prompt.rstrip())}\n")
     for turn in session.turns:
-        if turn.role == "user":
-            heading = "Author"
-        else:
-            generation = by_id.get(turn.generation or "")
-            heading = f"Model ({generation.model.name})" if generation else "Model"
-            # A reply that did not end as the model chose (its last sentence may be half one)
-            # says so in its heading, in the chat's words.
-            if generation is not None and generation.ending:
-                heading += f" · {generation.ending}"
-        content = below_headings(turn.content.rstrip(), 2)  # under "## Author" / "## Model"
-        # The chat shows the author's message as typed and the model's reply as Markdown,
-        # both with their single line breaks kept (chat_reply.py): the export keeps them alike.
-        model_passage = [Passage(0, len(content), turn.generation)] if turn.role == "assistant" and turn.generation else []
-        content = render(content, model_passage if content else [], mark=mark_model, notes=labels,
-                         hard_breaks=soft_break_ends(content))
+        if turn.role == "user":  # shown in the chat as typed
+            sections.append(f"## Author\n\n{_plain(turn.content.rstrip())}\n")
+            continue
+        generation = by_id.get(turn.generation or "")
+        # A model's name is the GGUF's or its file's: text, as the Model panel shows it.
+        heading = f"Model ({_plain(generation.model.name)})" if generation else "Model"
+        # A reply that did not end as the model chose (its last sentence may be half one)
+        # says so in its heading, in the chat's words.
+        if generation is not None and generation.ending:
+            heading += f" · {generation.ending}"
+        # The chat shows the reply as Markdown with its single line breaks kept (chat_reply.py).
+        content = below_headings(turn.content.rstrip(), 2)  # under "## Model"
+        passage = [Passage(0, len(content), turn.generation)] if turn.generation and content else []
+        content = render(content, passage, mark=mark_model, notes=labels, hard_breaks=soft_break_ends(content))
         sections.append(f"## {heading}\n\n{content}\n")
     return "\n".join(sections)
 
 
-def _lines_kept(text: str) -> str:
-    return render(text, [], mark=False, notes={}, hard_breaks=soft_break_ends(text))
+def _plain(text: str) -> str:
+    markdown, _ = plain_as_markdown(text, [])
+    return render(markdown, [], mark=False, notes={}, hard_breaks=soft_break_ends(markdown))
 
 
 def default_export_path(session: AnySession, directory: str | os.PathLike[str] | None = None) -> Path:

@@ -13,6 +13,9 @@ text is one. Code (fenced or indented), headings, tables, HTML blocks, and a lin
 before a list item, quote or heading that interrupts the paragraph are left as written:
 a backslash there would show as one, or change the block. So are the lines of `$$ … $$`
 display math (display_math), which CommonMark reads as paragraph text but is LaTeX.
+
+The same reading says where the model's marks must not go (blocks_as_written,
+code_spans; export_marks places them).
 """
 
 from __future__ import annotations
@@ -40,11 +43,6 @@ def parse(text: str) -> list[Token]:
     from markdown_it import MarkdownIt  # ~25 ms: with the first export, not at start
 
     return MarkdownIt("commonmark").enable("table").parse(text)
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset in `text` of each line's start, as markdown-it counts lines (its token maps)."""
-    return [0, *(match.end() for match in _NEWLINE.finditer(text))]
 
 
 def kept_soft_breaks(tokens: list[Token]) -> Iterator[tuple[Token, int]]:
@@ -77,8 +75,7 @@ def display_math(text: str) -> list[tuple[int, int]]:
         found, position = match.group(), match.end()
         if found[0] == "`":  # a code span: to its closing run, within the paragraph
             blank = _BLANK_LINE.search(text, position)
-            closing = re.compile(rf"(?<!`){found}(?!`)").search(text, position, blank.start() if blank else len(text))
-            position = closing.end() if closing else position
+            position = code_span_end(text, position, found, blank.start() if blank else len(text)) or position
         elif found == "$$":
             if opened is None:
                 opened = match.start()
@@ -87,6 +84,28 @@ def display_math(text: str) -> list[tuple[int, int]]:
                 opened = None
         elif found[0] != "\\":  # a blank line: a `$$` still open was no math
             opened = None
+    return spans
+
+
+def code_span_end(text: str, after_opening: int, opening: str, limit: int) -> int | None:
+    """The end of the code span whose backtick run `opening` ends at `after_opening`: after
+    the next run of as many backticks before `limit`. None if there is none (the run is text)."""
+    closing = re.compile(rf"(?<!`){opening}(?!`)").search(text, after_opening, limit)
+    return closing.end() if closing else None
+
+
+_CODE_SCAN = re.compile(r"\\[\s\S]|`+")
+
+
+def code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The code spans in text[start:end] (one line), from opening backtick to closing."""
+    spans: list[tuple[int, int]] = []
+    position = start
+    while (match := _CODE_SCAN.search(text, position, end)) is not None:
+        position = match.end()
+        if match.group()[0] == "`" and (closing := code_span_end(text, position, match.group(), end)) is not None:
+            spans.append((match.start(), closing))
+            position = closing
     return spans
 
 
@@ -100,13 +119,49 @@ def paragraphs_of_lines(tokens: list[Token]) -> Iterator[tuple[Token, list[Token
     with those breaks in order. One with a newline inside a code span or an HTML tag is
     left out: that newline makes no break, so which line ends in one is unknown, and a
     character added inside `code` would show. It is left as written."""
-    for before, token in zip(tokens, tokens[1:]):
-        if before.type != "paragraph_open" or token.type != "inline" or token.map is None:
-            continue
-        first, after_last = token.map
-        breaks = [child for child in _inline(token.children or []) if child.type in ("softbreak", "hardbreak")]
-        if len(breaks) == after_last - first - 1:
+    for token in _paragraph_inlines(tokens):
+        breaks = _line_breaks(token)
+        if breaks is not None:
             yield token, breaks
+
+
+def _line_breaks(paragraph: Token) -> list[Token] | None:
+    """The paragraph's line breaks, one a newline; None if a newline makes none (it is in a
+    code span or an HTML tag)."""
+    first, after_last = paragraph.map  # type: ignore[misc]
+    breaks = [child for child in _inline(paragraph.children or []) if child.type in ("softbreak", "hardbreak")]
+    return breaks if len(breaks) == after_last - first - 1 else None
+
+
+def blocks_as_written(text: str) -> list[tuple[int, int]]:
+    """The lines of `text` that a tag the export adds (a model passage's mark, a footnote
+    reference) must not touch, as (first line, line after the last), from 0: code blocks
+    (fenced or indented, in a quote or a list too), where it would be typed text; tables,
+    whose delimiter row it would break; display math, found paragraph by paragraph
+    (display_math, so never paired across a code block), whose LaTeX it would break; and
+    a paragraph with a code span or an HTML tag over its lines, where a tag at a line's
+    end or start would be inside it."""
+    tokens = parse(text)
+    blocks = [(token.map[0], token.map[1]) for token in tokens if token.type in ("fence", "code_block", "table_open") and token.map]
+    for paragraph in _paragraph_inlines(tokens):
+        first, after_last = paragraph.map  # type: ignore[misc]
+        if _line_breaks(paragraph) is None:
+            blocks.append((first, after_last))
+            continue
+        blocks += [(first + _line_of(paragraph.content, start), first + _line_of(paragraph.content, end) + 1)
+                   for start, end in display_math(paragraph.content)]
+    return blocks
+
+
+def _line_of(text: str, offset: int) -> int:
+    return len(_NEWLINE.findall(text, 0, offset))
+
+
+def _paragraph_inlines(tokens: list[Token]) -> Iterator[Token]:
+    """The inline token of each paragraph, whose map says its lines."""
+    for before, token in zip(tokens, tokens[1:]):
+        if before.type == "paragraph_open" and token.type == "inline" and token.map is not None:
+            yield token
 
 
 def _inline(children: list[Token]) -> Iterator[Token]:

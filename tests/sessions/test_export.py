@@ -13,6 +13,8 @@ from scriptorium.app.sessions.export import ExportError, ExportExistsError, expo
 from scriptorium.app.sessions.export_marks import Passage, render
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
 
+from markdown_shown import assert_literal
+
 MARK = re.compile(r'<mark class="model" data-generation="(g\d+)">(.*?)</mark>')
 
 
@@ -36,7 +38,7 @@ def test_front_matter_says_how_the_text_was_made(rich_draft: DraftSession) -> No
     assert meta["logit_bias"] == "byte tokens 16000–16255 banned (256)"
     assert (meta["generations"], meta["accepted"], meta["partly_accepted"], meta["rejected"]) == (3, 1, 1, 1)
     assert meta["models"] == ['Tiny Llama: "test"', "Other"]
-    assert body == "\n" + rich_draft.text + "\n"  # unmarked: the draft exactly as written
+    assert body == "\n\\" + rich_draft.text + "\n"  # unmarked: the plain draft as written, its `#` no heading
 
 
 def test_a_suggestion_left_undecided_is_counted(rich_draft: DraftSession, generate) -> None:
@@ -97,7 +99,7 @@ def test_a_draft_with_its_own_front_matter_exports_one_block(store: SessionStore
 def test_mark_model_marks_exactly_the_model_passages(rich_draft: DraftSession) -> None:
     _, body = split_front_matter(render_markdown(rich_draft, mark_model=True))
     assert MARK.findall(body) == [("g1", "The waves rose, grey and slow."), ("g2", "Gulls cried overhead.")]
-    assert MARK.sub(lambda m: m.group(2), body) == "\n" + rich_draft.text + "\n"
+    assert MARK.sub(lambda m: m.group(2), body) == "\n\\" + rich_draft.text + "\n"
 
 
 def test_marks_keep_markdown_structure() -> None:
@@ -110,6 +112,32 @@ def test_marks_keep_markdown_structure() -> None:
     assert lines[6:9] == ["```", "code line", "```"]
     assert lines[9] == "| a | b |" and lines[11] == "---"
     assert all(line.count("<mark") == line.count("</mark>") for line in lines)
+
+
+def test_a_mark_changes_nothing_a_viewer_shows_but_the_highlight() -> None:
+    """A reply's code span over two lines got a mark on each line, so `</mark>` and `<mark …>`
+    showed as typed inside the code; an empty list item `-` or `1.` became `<mark>-</mark>`,
+    a paragraph with a dash in it."""
+    text = "Un `codice\nlungo` qui.\n\n-\n\n1.\n\n#\n\nFine."
+    marked = render(text, [Passage(0, len(text), "g1")], mark=True, notes={})
+    html = html_of(marked)
+    # Only Fine. is marked: the paragraph whose code runs over its lines is left as written.
+    assert "&lt;" not in html and html.count("<mark ") == html.count("</mark>") == 1
+    assert re.sub(r"</?mark[^>]*>", "", html) == html_of(text)
+
+
+@pytest.mark.parametrize(("text", "written_by_the_author"), [
+    ("Un `codice` qui.", "Un `co"), ("Un ``due ` spunte`` qui.", "Un ``due ` sp"),
+    ("Una parola __forte__ qui.", "Una parola _"), ("Una **forte** qui.", "Una *")])
+def test_a_mark_never_opens_or_closes_inside_code_or_a_delimiter_run(text: str, written_by_the_author: str) -> None:
+    """A suggestion accepted inside a code span (the author wrote "`co", the model "dice`")
+    had its mark open inside it: the tag showed as typed code. One accepted between the two
+    `_` of `__` split the run, and the bold was lost. The mark takes in the whole span or run."""
+    for passage in (Passage(len(written_by_the_author), len(text), "g1"), Passage(0, len(written_by_the_author), "g1")):
+        marked = render(text, [passage], mark=True, notes={})
+        html = html_of(marked)
+        assert "&lt;" not in html and html.count("<mark ") == html.count("</mark>") == 1
+        assert re.sub(r"</?mark[^>]*>", "", html) == html_of(text)
 
 
 def test_a_mark_never_follows_an_escaping_backslash() -> None:
@@ -127,6 +155,36 @@ def test_a_mark_never_follows_an_escaping_backslash() -> None:
         assert "<br />" in html and "*x*" in html
 
 
+def test_no_mark_or_footnote_inside_any_code_block(store: SessionStore, generate, tmp_path: Path) -> None:
+    """Only ``` fences at a line's start were known as code: in an indented code block, a
+    fence inside a quote or a list, the model's <mark> tags and its footnote reference
+    showed as typed text in the code."""
+    from scriptorium.inference.settings import preset
+
+    code = "\n\n    codice rientrato\n    altra riga\n\n> ```\n> in citazione\n> ```\n\n- voce\n\n      in lista"
+    session = store.create_draft(text="Inizio.", draft_path=tmp_path / "bozza.md")
+    for text, settings in ((" Uno.", preset("prose")), (code, preset("creative"))):
+        g = generate(session, text, settings=settings)
+        session.accept(g, g.text, len(session.text))
+    _, body = split_front_matter(render_markdown(session, mark_model=True, settings_changes=True))
+    html = html_of(body)
+    assert "&lt;mark" not in html and "[^g2]" not in "".join(re.findall(r"<code>.*?</code>", html, re.S))
+    assert '<mark class="model" data-generation="g2">voce</mark>' in body
+    assert MARK.sub(lambda m: m.group(2), body).startswith("\n" + session.text)
+
+
+def test_a_model_table_without_edge_pipes_stays_a_table(store: SessionStore, generate) -> None:
+    """Only a line opening with `|` was known as a table's: in `a | b` over `--|--` each row
+    got a mark, the delimiter row was no longer one, and the table became a paragraph."""
+    session = store.create_chat(title="Tabelle")
+    session.add_user_turn("Una tabella?")
+    session.record_reply(generate(session, "Ecco:\n\nnome | età\n--|--\nAda | 36\n\nFine.", anchor=0))
+    _, body = split_front_matter(render_markdown(session, mark_model=True))
+    html = html_of(body)
+    assert "<th>nome</th>" in html and "<td>36</td>" in html and "<mark" not in html.split("<table>")[1].split("</table>")[0]
+    assert '<mark class="model" data-generation="g1">Fine.</mark>' in body
+
+
 def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
     markdown = render_markdown(rich_draft, mark_model=True, settings_changes=True)
     _, body = split_front_matter(markdown)
@@ -138,10 +196,10 @@ def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
     assert "seed 99" in note and "partly accepted" in note
 
 
-def test_footnote_after_a_code_block_stays_outside_it(store: SessionStore, generate) -> None:
+def test_footnote_after_a_code_block_stays_outside_it(store: SessionStore, generate, tmp_path: Path) -> None:
     from scriptorium.inference.settings import preset
 
-    session = store.create_draft(text="Start.")
+    session = store.create_draft(text="Start.", draft_path=tmp_path / "draft.md")  # Markdown: its code is code
     g1 = generate(session, " One.")
     session.accept(g1, g1.text, len(session.text))
     g2 = generate(session, "\n\n```\ncode\n```\n", settings=preset("creative"))
@@ -164,8 +222,8 @@ def test_chat_is_one_section_per_turn(chat: ChatSession) -> None:
 @pytest.mark.parametrize(("stop_reason", "ending"), [("cancelled", "stopped"), ("error", "failed")])
 def test_a_chat_turns_own_headings_sit_under_the_turn_and_an_unfinished_reply_says_so(
         store: SessionStore, generate, stop_reason: str, ending: str) -> None:
-    """A reply's "## Title" read as a new turn beside "## Model", an author's "# Idea" as a
-    heading above them all, and a reply stopped mid-sentence looked finished. One that
+    """A reply's "## Title" read as a new turn beside "## Model" (an author's "# Idea" is no
+    heading at all: typed text), and a reply stopped mid-sentence looked finished. One that
     failed midway was "cut short" in the export, "failed" in the chat: the chat's word."""
     session = store.create_chat(title="Headings")
     session.add_user_turn("# Idea\nA poem?")
@@ -174,14 +232,29 @@ def test_a_chat_turns_own_headings_sit_under_the_turn_and_an_unfinished_reply_sa
     reply.stop_reason = stop_reason
     _, body = split_front_matter(render_markdown(session))
     assert re.findall(r"^## (.+)$", body, flags=re.M) == ["Author", f'Model (Tiny Llama: "test") · {ending}']
-    assert "### Idea\nA poem?" in body and "#### Title" in body and "###### Deep" in body
+    assert "\\# Idea\\\nA poem?" in body  # the author's message is shown as typed, `#` and all
+    assert "#### Title" in body and "###### Deep" in body
     assert "```\n# not a heading\n```" in body  # code is left as it is
+
+
+def test_a_replys_underlined_headings_sit_under_the_turn_too(store: SessionStore, generate) -> None:
+    """A reply's "Titolo" over `===` or `---` (a setext heading, as the chat draws it) was a
+    level 1 or 2 heading in the export: above "## Model" or beside it, a new turn to read."""
+    session = store.create_chat(title="Setext")
+    session.add_user_turn("Una poesia?")
+    session.record_reply(generate(session, "Titolo\n===\n\nParte *una*\ne due\n---\nVersi.\n\nFine #\n---", anchor=0))
+    _, body = split_front_matter(render_markdown(session))
+    html = html_of(body)
+    assert re.findall(r"<h(\d)>(.*?)</h\1>", html) == [
+        ("2", "Author"), ("2", 'Model (Tiny Llama: &quot;test&quot;)'), ("3", "Titolo"),
+        ("4", "Parte <em>una</em> e due"), ("4", "Fine #")]
+    assert "<p>Versi.</p>" in html
 
 
 POEM = ("Roses are red,\nviolets are blue.\n\n- one\n- two\n\n# Title\nUnder it\n\n```\ncode a\ncode b\n```\n\n"
         "    indented a\n    indented b\n\n> quoted a\n> quoted b\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
         "Already broken  \nand escaped\\\nVia Roma 1\n00100 Roma")
-"""A plain-text draft: a poem's and an address's single line breaks, and Markdown structure around them."""
+"""A plain-text draft: a poem's and an address's single line breaks, and what Markdown would read as structure."""
 
 
 def html_of(markdown: str) -> str:
@@ -203,15 +276,9 @@ def test_an_authors_single_line_breaks_stay_line_breaks(store: SessionStore, gen
     assert session.text == POEM
     for mark_model in (False, True):
         _, body = split_front_matter(render_markdown(session, mark_model=mark_model))
-        unmarked = MARK.sub(lambda m: m.group(2), body)
-        assert unmarked == "\n" + (POEM.replace("red,\n", "red,\\\n").replace("a\n> ", "a\\\n> ")
-                                   .replace("escaped\\\nVia Roma 1\n", "escaped\\\nVia Roma 1\\\n")
-                                   .replace("    indented a\n    ", "&emsp;indented a\\\n&emsp;")) + "\n"
-        assert html_of(body).count("<br />") == 6  # red, indented a, quoted a, the two already broken, Via Roma 1
-        html = html_of(unmarked)
-        assert "code a\ncode b" in html and "\\" not in html
-        assert "<p>\u2003indented a<br />\n\u2003indented b</p>" in html  # a plain draft's indentation is no code
-        assert "<li>one</li>" in html and "<h1>Title</h1>\n<p>Under it</p>" in html and "<table>" in html
+        assert_literal(body, POEM)  # every line a line, its Markdown characters as typed
+        assert all(line.count("<mark") == line.count("</mark>") for line in body.splitlines())
+        assert "Roses are red,\\\nviolets are blue.\n" in MARK.sub(lambda m: m.group(2), body)
 
 
 NOVEL = "Capitolo uno\n\n    Era una notte buia.\n    Pioveva.\n\n\tLei aspettava.\n        Più in là.\n\n    # Non un titolo"
@@ -237,10 +304,10 @@ def test_a_plain_drafts_indented_paragraphs_are_paragraphs(store: SessionStore, 
         "\u2003\u2003Più in là.</p>",  # deeper indentation stays deeper
         "<p>\u2003# Non un titolo</p>"]
     # A line indented under a paragraph's first is the paragraph's, its indentation kept
-    # too; not inside a code span, where the entity would show as typed.
+    # too, and backticks in plain text are backticks: no code span to hide it in.
     lines = store.create_draft(text="Disse:\n    «Vieni.»\n\nUn `codice\n    lungo`.")
     assert html_of(split_front_matter(render_markdown(lines))[1]) == (
-        "<p>Disse:<br />\n\u2003«Vieni.»</p>\n<p>Un <code>codice     lungo</code>.</p>\n")
+        "<p>Disse:<br />\n\u2003«Vieni.»</p>\n<p>Un `codice<br />\n\u2003lungo`.</p>\n")
     # Written in Markdown, the indentation is the author's code block, as written.
     markdown = store.create_draft(text=NOVEL, draft_path=tmp_path / "romanzo.md")
     assert split_front_matter(render_markdown(markdown))[1] == "\n" + NOVEL + "\n"
@@ -263,9 +330,9 @@ def test_the_chat_lines_stay_lines(store: SessionStore, generate) -> None:
     for mark_model in (False, True):
         _, body = split_front_matter(render_markdown(session, mark_model=mark_model))
         assert "Sei breve.\\\nRispondi in italiano." in body
-        assert "Caro Marco,\\\nti scrivo.\n\n### Idea\nUna poesia?\n" in body
+        assert "Caro Marco,\\\nti scrivo.\n\n\\# Idea\\\nUna poesia?\n" in body  # as typed
         assert "\nIl mare\\\ne il cielo.\n\n```\nverso a\nverso b\n```\n" in MARK.sub(lambda m: m.group(2), body)
-        assert html_of(body).count("<br />") == 3
+        assert html_of(body).count("<br />") == 4
         assert ('<mark class="model" data-generation="g1">Il mare</mark>\\\n' in body) is mark_model
 
 
@@ -275,15 +342,36 @@ MATH_EXPORTED = "La formula:\\\n$$\na = b \\\\\n    c = d\n$$\\\ne poi.\n\nUn `$
 
 
 def test_display_math_lines_stay_as_written(store: SessionStore, generate) -> None:
-    """A `$$ … $$` block over several lines is LaTeX: the backslash added at each line's end
-    (and an indentation's &emsp;) broke it in Obsidian and pandoc."""
-    draft = store.create_draft(text=MATH)
-    assert split_front_matter(render_markdown(draft))[1] == "\n" + MATH_EXPORTED + "\n"
+    """A `$$ … $$` block over several lines of a reply is LaTeX: the backslash added at each
+    line's end broke it in Obsidian and pandoc. In plain text (a plain draft, the author's
+    message) `$$` is as typed, no math, and its lines are lines."""
     chat = store.create_chat(title="Math")
     chat.add_user_turn(MATH)
     chat.record_reply(generate(chat, MATH, anchor=0))
     _, body = split_front_matter(render_markdown(chat))
-    assert f"## Author\n\n{MATH_EXPORTED}\n" in body and f"\n\n{MATH_EXPORTED}\n" in body.split("## Model")[1]
+    assert f"\n\n{MATH_EXPORTED}\n" in body.split("## Model")[1]
+    assert_literal(body.split("## Author\n")[1].split("## Model")[0], MATH)
+    assert_literal(split_front_matter(render_markdown(store.create_draft(text=MATH)))[1], MATH)
+
+
+def test_a_model_passage_is_not_marked_inside_display_math(store: SessionStore, generate, tmp_path: Path) -> None:
+    """With the model's passages marked, each line of a `$$ … $$` block got a <mark> tag:
+    LaTeX between `$$` and `$$`, broken in pandoc and Obsidian. Math is left as written, as
+    code is; a `$$` in a code block pairs with none outside it."""
+    fenced = "~~~\n$$\n~~~\nPrima\n"
+    chat = store.create_chat(title="Math")
+    chat.add_user_turn("?")
+    chat.record_reply(generate(chat, fenced + MATH, anchor=0))
+    draft = store.create_draft(text="Inizio.\n\n", draft_path=tmp_path / "bozza.md")
+    g = generate(draft, fenced + MATH, anchor=len(draft.text))
+    draft.accept(g, g.text, len(draft.text))
+    for session, math in ((chat, MATH_EXPORTED), (draft, MATH)):
+        _, body = split_front_matter(render_markdown(session, mark_model=True))
+        lines = body.splitlines()
+        opening = lines.index("$$", lines.index("$$") + 1)  # the first is in the code block
+        assert lines[opening:opening + 4] == math.splitlines()[1:5]  # no tag in the LaTeX
+        assert '<mark class="model" data-generation="g1">Prima</mark>' in body
+        assert MARK.sub(lambda m: m.group(2), body).endswith(math + "\n")
 
 
 def test_export_writes_and_refuses_to_overwrite(tmp_path: Path, rich_draft: DraftSession) -> None:
