@@ -8,6 +8,11 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+import yaml
+
+MARK = re.compile(r'<mark class="model" data-generation="(g\d+)">(.*?)</mark>')
+"""A model passage as `--mark-model` marks it: (generation id, text)."""
+
 
 class _Reader(HTMLParser):
     """The text of rendered HTML as a reader sees it, and the tags it was rendered with."""
@@ -67,3 +72,18 @@ def assert_literal(markdown: str, plain: str) -> None:
     breaks and the model's marks."""
     text, tags = shown(markdown)
     assert (text, tags - {"p", "br", "mark"}) == (as_seen(plain), set())
+
+
+def split_front_matter(markdown: str) -> tuple[dict, str]:
+    """An export's front matter, read as YAML, and the body after it."""
+    assert markdown.startswith("---\n")
+    head, separator, body = markdown[4:].partition("\n---\n")
+    assert separator, "front matter is not closed"
+    return yaml.safe_load(head), body
+
+
+def html_of(markdown: str) -> str:
+    """The export as CommonMark with tables renders it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(markdown)
