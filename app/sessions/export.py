@@ -28,7 +28,8 @@ from scriptorium.app.version import scriptorium_version
 from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.app.sessions.export_breaks import soft_break_ends
-from scriptorium.app.sessions.export_marks import Passage, below_headings, render
+from scriptorium.app.sessions.export_html import html_starts
+from scriptorium.app.sessions.export_marks import Passage, below_headings, render, replaced
 from scriptorium.app.sessions.export_plain import plain_as_markdown
 from scriptorium.app.sessions.model import AnySession, ChatSession, DraftSession
 from scriptorium.app.sessions.records import Generation, settings_key
@@ -245,6 +246,7 @@ def _chat_body(session: ChatSession, mark_model: bool, labels: dict[str, str]) -
         # The chat shows the reply as Markdown with its single line breaks kept (chat_reply.py).
         content = below_headings(turn.content.rstrip(), 2)  # under "## Model"
         passage = [Passage(0, len(content), turn.generation)] if turn.generation and content else []
+        content, passage = replaced(content, passage, [(at, at, "\\") for at in html_starts(content)])
         content = render(content, passage, mark=mark_model, notes=labels, hard_breaks=soft_break_ends(content))
         sections.append(f"## {heading}\n\n{content}\n")
     return "\n".join(sections)

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-_NEWLINE = re.compile(r"\r\n?|\n")
+NEWLINE = re.compile(r"\r\n?|\n")
 """What markdown-it counts as the end of a line."""
 
 
 def soft_break_ends(text: str) -> list[int]:
     """Offsets in `text` of the ends of lines (before their newline) that a CommonMark
     viewer joins to the next one: where a backslash makes the break stay a break."""
-    line_ends = [match.start() for match in _NEWLINE.finditer(text)]
+    line_ends = [match.start() for match in NEWLINE.finditer(text)]
     return [line_ends[line] for _, line in kept_soft_breaks(parse(text))]
 
 
@@ -52,7 +52,7 @@ def kept_soft_breaks(tokens: list[Token]) -> Iterator[tuple[Token, int]]:
     for paragraph, breaks in paragraphs_of_lines(tokens):
         first = paragraph.map[0]  # type: ignore[index]
         math = display_math(paragraph.content)
-        line_ends = [match.start() for match in _NEWLINE.finditer(paragraph.content)]
+        line_ends = [match.start() for match in NEWLINE.finditer(paragraph.content)]
         yield from ((child, first + line) for line, child in enumerate(breaks)
                     if child.type == "softbreak" and not inside(math, line_ends[line]))
 
@@ -154,7 +154,7 @@ def blocks_as_written(text: str) -> list[tuple[int, int]]:
 
 
 def _line_of(text: str, offset: int) -> int:
-    return len(_NEWLINE.findall(text, 0, offset))
+    return len(NEWLINE.findall(text, 0, offset))
 
 
 def _paragraph_inlines(tokens: list[Token]) -> Iterator[Token]:

@@ -40,3 +40,19 @@ def test_a_replys_single_line_breaks_stay_breaks_reopened_and_streamed() -> None
 
     run(scenario)
 
+
+
+def test_html_in_a_reply_shows_as_typed() -> None:
+    """Textual draws no HTML: "use <br>" lost its tag, and a <think> or <div> alone on its
+    line hid every line after it up to a blank one."""
+    async def scenario() -> None:
+        app = make_app(None, mode="chat")
+        async with app.run_test(size=(100, 40)) as pilot:
+            chat = app.main.chat
+            reply = "<think>\nragiono\n</think>\n\nUsa <br> e <b>forte</b>, <!-- nota -->.\n\n<div>Ciao</div>"
+            await chat.restore([{"role": "user", "content": "HTML?"}, {"role": "assistant", "content": reply}])
+            await pilot.pause()
+            assert shown_lines(chat.transcript.query(AssistantMessage).last()) == [
+                "<think>", "ragiono", "</think>", "Usa <br> e <b>forte</b>, <!-- nota -->.", "<div>Ciao</div>"]
+
+    run(scenario)

@@ -17,12 +17,19 @@ from scriptorium.app.sessions.export_breaks import kept_soft_breaks
 
 
 def _reply_parser() -> MarkdownIt:
-    """Textual's own parser ("gfm-like"), except that a single newline the model wrote
-    inside a paragraph (a poem's lines, an address) stays a line break, as chat UIs keep
-    it and as the export keeps it (export_breaks: one rule for both). Textual would draw
-    a soft break as a space. Textual makes a parser for each write of a streaming reply and
-    parses only the reply's last block: the rule walks that block's tokens, no more."""
-    parser = MarkdownIt("gfm-like")
+    """Textual's own parser ("gfm-like"), except in two ways.
+
+    A single newline the model wrote inside a paragraph (a poem's lines, an address)
+    stays a line break, as chat UIs keep it and as the export keeps it (export_breaks: one
+    rule for both). Textual would draw a soft break as a space. Textual makes a parser for
+    each write of a streaming reply and parses only the reply's last block: the rule walks
+    that block's tokens, no more.
+
+    HTML the model wrote is shown as text. Textual's Markdown draws no HTML: a tag vanished
+    ("use <br> to break a line" lost its word), and a block opening with one (a `<div>`, a
+    `<think>` alone on its line) hid every line up to the next blank one. The export escapes
+    the same tags (export_html), so a viewer shows them too."""
+    parser = MarkdownIt("gfm-like").disable(["html_block", "html_inline"])
     parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
     return parser
 
