@@ -299,3 +299,38 @@ def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(rando
             assert speed.done is None and speed.border_title == "Speed"
             assert "\n".join(line.plain for line in speed.lines(40)) == idle
     run(scenario)
+
+
+def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_no_model(
+        random_model: Path, sentence_model: Path, bad_gguf_files: dict[str, Path]) -> None:
+    """llama.cpp refused the next model (out of memory, say) after the old one was closed:
+    no model was loaded, and the Speed panel still showed the old one's TTFT and tok/s. A
+    file refused before the old model is closed leaves it running, and its figures stay."""
+    from dataclasses import replace
+
+    from scriptorium.inference.errors import ModelLoadError
+
+    def loader(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        if options.model_path == sentence_model:
+            raise ModelLoadError(f"llama.cpp could not load {sentence_model}: failed to allocate the buffers")
+        return Engine.load(options, on_progress)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=loader)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            speed = app.main.sidebar.speed
+            idle = "\n".join(line.plain for line in speed.lines(40))
+            await pilot.press(*"La casa")
+            done = await generated(pilot, "ctrl+g")
+            figures = "\n".join(line.plain for line in speed.lines(40))
+            running = app.backend
+            app.load_model(replace(running.options, model_path=bad_gguf_files["truncated"]))
+            await model_ready(pilot)
+            assert app.backend is running and speed.done == done  # still the model they measured
+            assert "\n".join(line.plain for line in speed.lines(40)) == figures
+            app.load_model(replace(running.options, model_path=sentence_model))
+            await model_ready(pilot)
+            assert app.backend is None and app.model_status.state == "failed"
+            assert speed.done is None and "\n".join(line.plain for line in speed.lines(40)) == idle
+    run(scenario)

@@ -112,6 +112,11 @@ class Sidebar(VerticalScroll):
         ('none', 'loading', 'ready', 'failed'); `start_hint` says how to begin."""
         self.kv.loading = state == "loading"
         self.kv.refresh()
+        if state in ("none", "failed"):
+            # No model is there (a load failed after the old one was closed): figures measured
+            # of the last one are no model's now. A failed load that kept it stays "ready".
+            self._measured_model = None
+            self.speed.forget()
         if state == "ready":
             self.probabilities.set_idle(start_hint, "then the candidates show here")
         elif state == "loading":
