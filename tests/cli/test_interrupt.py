@@ -4,7 +4,7 @@ what was written and adds one line on stderr; the exit status is 130, as a shell
 
 The command is stopped mid-stream without any timing: its output (a model writing
 "▁aspettava" for ever, over thousands of tokens) is far larger than a pipe holds, so
-after the test reads the first line the command is still writing, blocked on the pipe,
+after the test reads the first lines the command is still writing, blocked on the pipe,
 when the signal arrives.
 """
 
@@ -55,7 +55,7 @@ def backend(request: pytest.FixtureRequest, endless_model: Path,
 
 def _interrupt_after_first_line(tmp_path: Path, *args: str) -> tuple[str, str, str, int]:
     """(what was read first, the rest of stdout, stderr, exit status) of a continue sent
-    SIGINT once its first line (--json) or its first token's text was read."""
+    SIGINT once its first lines (--json) or its first token's text was read."""
     stderr_path = tmp_path / "stderr.txt"
     with stderr_path.open("w") as stderr:
         process = subprocess.Popen([SCRIPTORIUM, "continue", "-", *args], stdin=subprocess.PIPE,
@@ -64,7 +64,9 @@ def _interrupt_after_first_line(tmp_path: Path, *args: str) -> tuple[str, str, s
             assert process.stdin is not None and process.stdout is not None
             process.stdin.write(DRAFT)
             process.stdin.close()
-            first = process.stdout.readline() if "--json" in args else process.stdout.read(len(LOOP_PIECE))
+            # Three tokens in, so that the decode speed has steps to be measured over.
+            first = ("".join(process.stdout.readline() for _ in range(3)) if "--json" in args
+                     else process.stdout.read(len(LOOP_PIECE)))
             process.send_signal(signal.SIGINT)
             rest = process.stdout.read()
             code = process.wait(timeout=120)
