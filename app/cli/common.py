@@ -37,6 +37,9 @@ def add_server_argument(parser: argparse.ArgumentParser) -> None:
                              "here; default: [server] url in the config")
 
 
+EXIT_INTERRUPTED = 130
+"""ctrl+c's exit status (128 + SIGINT), which shells and scripts read as "interrupted"."""
+
 SERVER_MODEL = Path("llama-server")
 """The model path a remote load carries: the server has loaded its model, the path is unused."""
 

@@ -10,12 +10,16 @@ close and exits too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
+from typing import Iterator
 
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH
 
-from scriptorium.app.cli.common import (SERVER_MODEL, add_model_arguments, add_sampler_arguments,
+from scriptorium.app.cli.common import (EXIT_INTERRUPTED, SERVER_MODEL, add_model_arguments, add_sampler_arguments,
                                         add_server_argument, choose_loader, read_draft, read_text_file)
 
 HELP = "Continue a draft and stream the continuation to stdout (for editors and pipes)."
@@ -42,10 +46,38 @@ def _candidate_json(candidate) -> dict:
     return {"id": candidate.id, "text": candidate.text, "p": candidate.p, "banned": candidate.banned}
 
 
+INTERRUPTED = "interrupted"
+"""The done line's stop reason after ctrl+c: the engine's "cancelled", said as the user did it."""
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops_the_stream() -> Iterator[threading.Event]:
+    """While the stream runs, ctrl+c (SIGINT) asks the engine to stop, as Esc does in the
+    app, and the stream ends as any other: the done line, the text's tail. A
+    KeyboardInterrupt raised anywhere in the loop (mid-write) lost the done line, and could
+    cut a token line in two. A second ctrl+c interrupts at once, for an engine that does
+    not stop."""
+    asked = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield asked  # only the main thread may set a handler (tests calling run() from another)
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        if asked.is_set():
+            raise KeyboardInterrupt
+        asked.set()
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield asked
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _done_json(done, engine, window) -> dict:
     return {
         "type": "done",
-        "stop_reason": done.stop_reason,
+        "stop_reason": INTERRUPTED if done.stop_reason == "cancelled" else done.stop_reason,
         "prompt_tokens": done.prompt_tokens,
         "completion_tokens": done.completion_tokens,
         "reused_tokens": done.reused_tokens,
@@ -71,8 +103,6 @@ def _done_json(done, engine, window) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    import contextlib
-
     from scriptorium import prompts
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
     from scriptorium.inference.load_options import context_rounded
@@ -130,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
         out.write(note_break(draft, note, depth))
     # Plain text shows no candidates: ranking them cost the whole run (--top 200000: 69 s, not 3).
     top_n = args.top if args.json else 0
-    with contextlib.closing(engine.generate(prompt, settings, bias, top_n=top_n)) as events:
+    interrupted = False
+    with (_ctrl_c_stops_the_stream() as ctrl_c,
+          contextlib.closing(engine.generate(prompt, settings, bias, top_n=top_n, should_stop=ctrl_c.is_set)) as events):
         for event in events:
             if isinstance(event, TokenEvent):
                 if args.json:
@@ -148,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
                     print(f"scriptorium: the draft is longer than the context; its first {event.dropped_tokens} "
                           "tokens were left out", file=sys.stderr)
             elif isinstance(event, GenerationDone):
+                interrupted = event.stop_reason == "cancelled"
                 if args.json:
                     out.write(json.dumps(_done_json(event, engine, window), ensure_ascii=False) + "\n")
                 else:
@@ -157,4 +190,7 @@ def run(args: argparse.Namespace) -> int:
                               "a larger --ctx gives it room)", file=sys.stderr)
                 out.flush()
     engine.close()
+    if interrupted:
+        print("scriptorium: interrupted (ctrl+c); the text so far is kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0

@@ -120,6 +120,8 @@ def _empty_argument(parser: argparse.ArgumentParser, args: list[str]) -> str | N
 def main(argv: list[str] | None = None) -> int:
     from scriptorium.inference.errors import ScriptoriumError
 
+    from scriptorium.app.cli.common import EXIT_INTERRUPTED
+
     _stand_in_for_closed_streams()
     subcommand, args_list = split_subcommand(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(subcommand)
@@ -134,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scriptorium: {error}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        print("scriptorium: interrupted (ctrl+c)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `scriptorium continue ... | head` closes the pipe early: not an error.
         _drop_stdout()

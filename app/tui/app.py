@@ -166,7 +166,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self._screen_ready:
             # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
             self.main.stop_generation()
-            self.main.draft.model_replaced(options)  # its scoring stops, else closing the old one waits for it
+            self.main.draft.stop_scoring("another model is loading", colours_kept=False)  # they go if another loads
         old, load_id = self.models.begin_load(options)
         self._load_worker(old, options, load_id)
 

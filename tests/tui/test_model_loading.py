@@ -24,6 +24,18 @@ def model_panel(app) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(line.plain for line in app.main.sidebar.model.lines(60))
 
 
+def refusing(model: Path, load: Callable[..., Engine] = Engine.load) -> Callable[..., Engine]:
+    """A loader with which llama.cpp refuses `model` (out of memory, an architecture it does
+    not know): a failure found only after the model running was closed."""
+    from scriptorium.inference.errors import ModelLoadError
+
+    def loader(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
+        if options.model_path == model:
+            raise ModelLoadError(f"llama.cpp could not load {model}: unknown model architecture: 'x'")
+        return load(options, on_progress)
+    return loader
+
+
 def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
     bad_gguf_files: dict[str, Path], random_model: Path
 ) -> None:
@@ -298,4 +310,66 @@ def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(rando
             assert app.model_status.state == "ready"
             assert speed.done is None and speed.border_title == "Speed"
             assert "\n".join(line.plain for line in speed.lines(40)) == idle
+    run(scenario)
+
+
+def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_no_model(
+        random_model: Path, sentence_model: Path, bad_gguf_files: dict[str, Path]) -> None:
+    """llama.cpp refused the next model (out of memory, say) after the old one was closed:
+    no model was loaded, and the Speed panel still showed the old one's TTFT and tok/s. A
+    file refused before the old model is closed leaves it running, and its figures stay."""
+    from dataclasses import replace
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=refusing(sentence_model))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            speed = app.main.sidebar.speed
+            idle = "\n".join(line.plain for line in speed.lines(40))
+            await pilot.press(*"La casa")
+            done = await generated(pilot, "ctrl+g")
+            figures = "\n".join(line.plain for line in speed.lines(40))
+            running = app.backend
+            app.load_model(replace(running.options, model_path=bad_gguf_files["truncated"]))
+            await model_ready(pilot)
+            assert app.backend is running and speed.done == done  # still the model they measured
+            assert "\n".join(line.plain for line in speed.lines(40)) == figures
+            app.load_model(replace(running.options, model_path=sentence_model))
+            await model_ready(pilot)
+            assert app.backend is None and app.model_status.state == "failed"
+            assert speed.done is None and "\n".join(line.plain for line in speed.lines(40)) == idle
+    run(scenario)
+
+
+def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behind(random_model: Path,
+                                                                             sentence_model: Path) -> None:
+    """Another model chosen while the model wrote: the generation's last tokens and its end,
+    drawn after the old model was closed, put its probabilities and its KV cache back on the
+    panels, and there they stayed once the new model failed to load: 'no model loaded' in
+    the Model panel beside a KV cache 6 tokens full."""
+    from dataclasses import replace
+
+    from tui_helpers import Gate, until
+
+    gate = Gate(after_tokens=3)
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=refusing(sentence_model, gate.loader))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"La casa", "ctrl+g")
+            await gate.wait_reached()
+            await pilot.pause()
+            app.load_model(replace(app.backend.options, model_path=sentence_model))
+            gate.release()
+            await app.main.wait_until_idle()
+            await until(pilot, lambda: app.model_status.state == "failed", "the load to fail")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            sidebar = app.main.sidebar
+            for panel in (sidebar.kv, sidebar.probabilities):
+                shown = "\n".join(line.plain for line in panel.lines(40))
+                assert shown.strip() == "no model loaded", shown
+            assert sidebar.speed.done is None and sidebar.speed.last_token is None
+            assert app.main.draft.editor.text == "La casa" and app.main.draft.editor.ghost is not None
     run(scenario)

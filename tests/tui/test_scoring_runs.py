@@ -224,3 +224,24 @@ def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(random_m
             said = [n.message for n in app._notifications]
             assert not any("another model is loading; what was scored stays coloured" in m for m in said), said
     run(scenario)
+
+
+def test_a_model_file_refused_keeps_the_running_model_s_colours(random_model: Path, tmp_path: Path) -> None:
+    """A mistyped path in the load dialog is refused and the model runs on, yet the colours it
+    gave the author's text went, with a second notification calling them the last model's."""
+    from dataclasses import replace as replaced
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            colours = await scored(pilot, TEXT)
+            assert colours
+            running = app.backend
+            app._notifications.clear()
+            app.load_model(replaced(running.options, model_path=tmp_path / "non-esiste.gguf"))
+            await model_ready(pilot)
+            assert app.backend is running and scored_records(app) == colours
+            said = [n.message for n in app._notifications]
+            assert len(said) == 1 and "Still writing with" in said[0], said
+    run(scenario)

@@ -206,9 +206,8 @@ class GeneratingScreen(Screen[None]):
     @on(PrefillFinished)
     def _prefill_finished(self, message: PrefillFinished) -> None:
         if self._current(message.request_id):
-            self.sidebar.prefill_done(message.event)
             assert self._active is not None
-            self.sidebar.kv.show_window(self._active.request.window)
+            self.sidebar.prefill_done(message.event, self._active.request.window)
             self._show_activity(WRITING)
 
     @on(ContextWasTrimmed)

@@ -122,6 +122,8 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
             self.sidebar.kv.show_model(backend.kv_usage() if backend is not None else None)
             # Which server, which file: a reload of the same one (after a crash) keeps its speed figures.
             self.sidebar.model_replaced((backend.origin, backend.options.model_path) if backend is not None else None)
+            if backend is not None:
+                self.draft.model_replaced(backend.options)
 
     # ---- modes and panels ----------------------------------------------------------
     @property

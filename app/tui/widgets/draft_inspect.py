@@ -328,11 +328,10 @@ class DraftInspection(ModePane):
             self.notify(f"Scoring stopped: {reason}{kept if colours_kept else ''}.")
 
     def model_replaced(self, options: LoadOptions) -> None:
-        """The model of `options` is loading: scoring stops, and the scores another model
-        made go (the cursor on the author's words showed them as the new model's)."""
-        another = options != self._scored_by
-        self.stop_scoring("another model is loading", colours_kept=not another)
-        if another and self.editor.spans.count_kind("scored"):
+        """The model of `options` is the one loaded now: the scores another model made go (the
+        cursor on the author's words showed them as the new model's). Not when the load
+        began: a file refused before the old model closed leaves it, and its scores, in place."""
+        if options != self._scored_by and self.editor.spans.count_kind("scored"):
             self.editor.spans.remove_kind("scored")
             self.editor.set_colouring(self.colouring)
             self.notify(f"The colours of your own text were the last model's; "

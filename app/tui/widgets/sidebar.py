@@ -10,6 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
+from scriptorium.inference.window import Window
 
 from scriptorium.app.config.tui_settings import PANELS
 from scriptorium.app.tui.widgets.kv_panel import KVPanel
@@ -58,6 +59,9 @@ class Sidebar(VerticalScroll):
         self._numbers_at = -NUMBERS_INTERVAL_S
         self._measured_model: object | None = None
         """Which model the speed figures are of (see model_replaced)."""
+        self._stream_outlived = False
+        """The model a stream still running writes with was replaced (a load began): what it
+        sends until it stops is the old model's, not the one the panels now stand for."""
         self._wanted = True
         """The author's choice (F3, Ctrl+T, 1-5), which a narrow terminal overrides only while it lasts."""
         self._narrow: bool | None = None
@@ -112,6 +116,11 @@ class Sidebar(VerticalScroll):
         ('none', 'loading', 'ready', 'failed'); `start_hint` says how to begin."""
         self.kv.loading = state == "loading"
         self.kv.refresh()
+        if state in ("none", "failed"):
+            # No model is there (a load failed after the old one was closed): figures measured
+            # of the last one are no model's now. A failed load that kept it stays "ready".
+            self._measured_model = None
+            self.speed.forget()
         if state == "ready":
             self.probabilities.set_idle(start_hint, "then the candidates show here")
         elif state == "loading":
@@ -131,7 +140,7 @@ class Sidebar(VerticalScroll):
         to draw, were that model's numbers, not this one's. `model` says which is loaded (None
         while none is): the speed figures go when it is another one; the same model loaded
         again (after its engine crashed) is still the model they measured."""
-        self._pending = None
+        self._pending, self._stream_outlived = None, True
         self.probabilities.reset()
         self.probabilities.stream_ended()
         if model is not None and model != self._measured_model:
@@ -140,21 +149,28 @@ class Sidebar(VerticalScroll):
 
     # ---- the stream ----------------------------------------------------------------
     def generation_started(self) -> None:
-        self._pending, self._numbers_at = None, -NUMBERS_INTERVAL_S
+        self._pending, self._numbers_at, self._stream_outlived = None, -NUMBERS_INTERVAL_S, False
         self.probabilities.reset()
         self.speed.reset()
 
     def prefill_progress(self, progress: PrefillProgress) -> None:
-        self.speed.show_progress(progress)
+        if not self._stream_outlived:
+            self.speed.show_progress(progress)
 
-    def prefill_done(self, prefill: PrefillDone) -> None:
+    def prefill_done(self, prefill: PrefillDone, window: Window | None) -> None:
+        """The prompt is in the cache: `window`, how it was split (None for a chat prompt)."""
+        if self._stream_outlived:
+            return
         self.speed.show_prefill(prefill)
         self.kv.show_usage(prefill.kv_cache)
         self.kv.show_reuse(prefill.reused_tokens, prefill.prompt_tokens, prefill.cache_reuse)
+        self.kv.show_window(window)
 
     def token(self, event: TokenEvent, kv_cache: KVCacheUsage) -> None:
         """The newest token: drawn now, or with the next one if the panels drew one very
         recently (the first at once; the last when the stream ends)."""
+        if self._stream_outlived:
+            return
         self._pending = (event, kv_cache)
         now = time.monotonic()
         # Frames come at a steady interval, give or take the event loop's jitter: a
@@ -173,7 +189,13 @@ class Sidebar(VerticalScroll):
 
     def stream_ended(self, *, failed: bool = False, ran: bool = True) -> None:
         """The generation ended, failed or was dropped: its last token is drawn. One that
-        never reached the model (`ran` False: its prompt refused) failed in nothing measured."""
+        never reached the model (`ran` False: its prompt refused) failed in nothing measured.
+        One whose model was replaced measured a model that is gone (or runs on, stopped
+        midway): nothing of it is shown."""
+        if self._stream_outlived:
+            self.probabilities.stream_ended()
+            self.speed.forget()
+            return
         self._draw_pending()
         self.probabilities.stream_ended()
         if not ran:
@@ -182,5 +204,7 @@ class Sidebar(VerticalScroll):
             self.speed.show_failed()
 
     def finished(self, done: GenerationDone) -> None:
+        if self._stream_outlived:
+            return
         self.speed.show_done(done)
         self.kv.show_usage(done.kv_cache)
