@@ -12,6 +12,7 @@ No Textual: pure data to pure data.
 from __future__ import annotations
 
 from scriptorium.inference.events import Candidate
+from scriptorium.inference.text import piece_text
 
 from scriptorium.app.sessions.model import DraftSession
 from scriptorium.app.sessions.records import Generation
@@ -55,7 +56,9 @@ def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | No
             record = records[index]
             top = tuple(Candidate(*alternative) for alternative in record.top)
             token = TokenRecord(starts[index] - start, record.text, record.id, record.p, top, source, index)
-            # The file keeps a byte token's own piece only among its alternatives, where the model ranked it.
-            append_token(tokens, token, next((c.text for c in top if c.id == record.id), record.text))
+            # A byte token's own piece: its bytes, or in older files among its alternatives (where the model ranked it).
+            label = piece_text(record.piece) if record.piece else next((c.text for c in top if c.id == record.id),
+                                                                          record.text)
+            append_token(tokens, token, label)
         return tokens
     return None
