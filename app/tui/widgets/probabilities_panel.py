@@ -7,7 +7,7 @@ from rich.text import Text
 
 from scriptorium.inference.events import Candidate, TokenEvent
 
-from scriptorium.app.tui.widgets.formatting import bar, clip, fitting, pad, visible_token
+from scriptorium.app.tui.widgets.formatting import bar, clip, fitting, pad, percent, visible_token
 from scriptorium.app.tui.widgets.panel import Panel
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
@@ -89,7 +89,7 @@ class ProbabilitiesPanel(Panel):
         lines += [Text()] * (rows - len(lines))
         label = clip(visible_token(self._chosen_piece(event)), label_width)
         listed = any(candidate.id == event.id for candidate in event.top)
-        chosen, p, n = self.style_of("probabilities--chosen"), f"{event.p * 100:.1f}%", len(event.top)
+        chosen, p, n = self.style_of("probabilities--chosen"), percent(event.p), len(event.top)
         # Unlisted (an author's word the model did not expect, often): why the bars miss it
         # matters more than the word 'chosen' and the spacing, which go first.
         summaries = [Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p}",
@@ -110,11 +110,11 @@ class ProbabilitiesPanel(Panel):
         for number, step in enumerate(steps, 1):
             lines.append(fitting(width, Text.assemble(
                 f"{number}/{len(steps)} token {step.index + 1}: {CHOSEN} ", (visible_token(step.text), chosen),
-                f" {step.p * 100:.1f}%", style=dim)))
+                f" {percent(step.p)}", style=dim)))
             lines += [self._row(candidate, step.id, label_width, bar_width) for candidate in step.top[:each - 1]]
         lines = lines[:rows]  # a squeezed panel (small terminal) still ends with the character's own line
-        label, p = visible_token(event.text), f"{event.p * 100:.1f}%"
-        product = " × ".join(f"{step.p * 100:.1f}%" for step in steps)
+        label, p = visible_token(event.text), percent(event.p)
+        product = " × ".join(percent(step.p) for step in steps)
         return lines + [fitting(width, Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p} = {product}", style=dim),
                                 Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} ({len(steps)} tokens)", style=dim))]
 
