@@ -239,6 +239,21 @@ def test_a_small_probability_is_shown_as_small_not_as_nothing() -> None:
     run(scenario)
 
 
+def test_a_streamed_byte_token_outside_the_candidates_is_named_by_its_byte() -> None:
+    """At a high temperature the sampler can draw <0xC3> from outside the top candidates:
+    while its character was still open the panel said '▶ chosen ∅'."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            top = (Candidate(id=1, text=" casa", p=0.6, banned=False),)
+            panel.show_token(TokenEvent(index=0, id=16195, text="", p=0.01, top=top, elapsed_ms=1.0, kv_tokens=1,
+                                        piece=b"\xc3"))
+            assert "chosen <0xC3>" in [line.plain for line in panel.lines(60)][-1]
+    run(scenario)
+
+
 def test_a_generation_that_fails_in_its_prompt_is_not_shown_evaluating_it() -> None:
     # The engine killed during a long prefill: the last progress stays, said as where it stopped.
     from scriptorium.inference.events import PrefillProgress

@@ -6,6 +6,7 @@ from rich.style import Style
 from rich.text import Text
 
 from scriptorium.inference.events import Candidate, TokenEvent
+from scriptorium.inference.text import piece_text
 
 from scriptorium.app.tui.widgets.formatting import bar, clip, fitting, pad, percent, visible_token
 from scriptorium.app.tui.widgets.panel import Panel
@@ -120,11 +121,12 @@ class ProbabilitiesPanel(Panel):
 
     @staticmethod
     def _chosen_piece(event: TokenEvent) -> str:
-        """The chosen token's own piece, as the candidate list shows it."""
+        """The chosen token's own piece, as the candidate list shows it (or as its bytes
+        spell it: a byte token's text is '' until its character is whole)."""
         for candidate in event.top:
             if candidate.id == event.id:
                 return candidate.text
-        return event.text
+        return piece_text(event.piece) if event.piece else event.text
 
     def _row(self, candidate: Candidate, chosen_id: int, label_width: int, bar_width: int) -> Text:
         is_chosen = candidate.id == chosen_id
