@@ -111,3 +111,29 @@ def test_a_character_left_open_at_the_end_leaves_no_token_behind(utf8_model: Pat
             ghost = app.main.draft.editor.ghost
             assert ghost.text == "è" and [(r.start, r.text) for r in ghost.tokens] == [(0, "è")]
     run(scenario)
+
+
+def test_a_chat_reply_in_byte_tokens_is_inspected_a_character_at_a_time(tmp_path: Path) -> None:
+    """The chat keeps a reply's tokens as the draft does: F4 on "è" showed <0xA8> alone, and
+    stepping went through a token of no text for each <0xC3>."""
+    import gguf_models
+
+    model = gguf_models.write_llama_model(tmp_path / "utf8-chat.gguf", kind="utf8_bytes",
+                                          chat_template=gguf_models.SIMPLE_CHAT_TEMPLATE)
+
+    async def scenario() -> None:
+        app = make_app(model, mode="chat", sampler=GREEDY_FOUR)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t", "b", "escape")
+            await generated(pilot, *"Ciao", "enter")
+            _, events, _ = app.main.last_generation
+            chat = app.main.chat
+            assert chat.messages[-1] == {"role": "assistant", "content": "èè"}
+            await pilot.press("f4")
+            panel = app.main.sidebar.probabilities
+            assert panel.event.id == C3 and panel.event.p == events[2].p * events[3].p
+            assert [(s.id, s.text) for s in panel.steps] == [(C3, "<0xC3>"), (A8, "<0xA8>")]
+            await pilot.press("left")
+            assert panel.event.p == events[0].p * events[1].p and panel.border_title == "Probabilities · tokens 1–2"
+    run(scenario)
