@@ -113,6 +113,11 @@ class TokenEvent:
     """Since the generation started."""
     kv_tokens: int
     """Tokens in the KV cache after this step."""
+    piece: bytes = b""
+    """The token's own bytes, as the vocabulary holds them: one byte for a byte token, so
+    a reader can join the bytes of a character the vocabulary spells in several (`text`
+    is '' until the last one). From llama-server, the bytes it sent with the token: the
+    whole character's, on the token that completes it."""
 
 
 @dataclass(frozen=True, slots=True)

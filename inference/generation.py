@@ -112,12 +112,13 @@ def run_generation(
                     reason = "eos"
                     break
                 p, top = step.measure(last_logits(), token, top_n, token_text, bias_map)
-                text = completion.feed(token_bytes(token))
+                piece = token_bytes(token)
+                text = completion.feed(piece)
                 pieces.append(text)
                 produced += 1
                 yield TokenEvent(index=produced - 1, id=token, text=text, p=p,
                                  top=top, elapsed_ms=(last_token_at - started) * 1000.0,
-                                 kv_tokens=held)
+                                 kv_tokens=held, piece=piece)
                 if completion.stopped:
                     reason = "stop"
                     break

@@ -143,11 +143,13 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
         return backend.kv_usage()
 
     def event(entry: dict[str, Any], index: int) -> TokenEvent:
-        text = completion.feed(bytes(entry.get("bytes") or ()))
+        piece = bytes(entry.get("bytes") or ())
+        text = completion.feed(piece)
         pieces.append(text)
         return TokenEvent(index=index, id=int(entry["id"]), text=text, p=_probability(entry.get("logprob")),
                           top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
-                          elapsed_ms=(time.perf_counter() - started) * 1000.0, kv_tokens=len(tokens) + index)
+                          elapsed_ms=(time.perf_counter() - started) * 1000.0, kv_tokens=len(tokens) + index,
+                          piece=piece)
 
     with closing(backend.client.stream("/completion", body, stop_requested)) as chunks:
         for chunk in chunks:

@@ -166,8 +166,10 @@ def run(args: argparse.Namespace) -> int:
         for event in events:
             if isinstance(event, TokenEvent):
                 if args.json:
-                    line = {"type": "token", "id": event.id, "text": event.text, "p": event.p,
-                            "top": [_candidate_json(c) for c in event.top]}
+                    # The token's own bytes: a character spelled in byte tokens has text only on
+                    # the line completing it, and a reader joins the bytes of the lines before.
+                    line = {"type": "token", "id": event.id, "text": event.text, "bytes": list(event.piece),
+                            "p": event.p, "top": [_candidate_json(c) for c in event.top]}
                     out.write(json.dumps(line, ensure_ascii=False) + "\n")
                 else:
                     out.write(event.text)

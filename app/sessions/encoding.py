@@ -18,13 +18,32 @@ Nothing here is locked: SessionStore calls it only while holding its own lock.
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scriptorium.app.sessions.records import TokenRecord
 
 KEPT_SESSIONS = 4
 """Sessions whose lines are kept: the app works in one at a time, and a session switched
 away from would otherwise hold its lines (as large as its file) until the app closes."""
+
+
+def token_json(token: "TokenRecord") -> dict[str, Any]:
+    """A token record as the file holds it; `bytes` only where its text is not its bytes."""
+    bytes_ = {"bytes": list(token.piece)} if token.piece else {}
+    return {"id": token.id, "text": token.text, **bytes_, "p": token.p, "top": [list(alt) for alt in token.top]}
+
+
+COMPACT_JSON = json.JSONEncoder(ensure_ascii=False)
+"""No indent, so json uses its C encoder: many times faster than the Python one indent needs."""
+
+
+def encode_token(token: "TokenRecord") -> str:
+    """One token record as one line of the file."""
+    return COMPACT_JSON.encode(token_json(token))
 
 
 class _Entry:

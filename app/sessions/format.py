@@ -24,7 +24,7 @@ from typing import Any
 
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
-from scriptorium.app.sessions.encoding import TokenLines
+from scriptorium.app.sessions.encoding import COMPACT_JSON, TokenLines, encode_token, token_json
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
 from scriptorium.app.sessions.records import OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord
 from scriptorium.app.sessions.suggestion import read_suggestion
@@ -54,19 +54,6 @@ def _lora(lora: LoraRef | None) -> dict[str, Any] | None:
                                       "scale": lora.scale}
 
 
-def _token(token: TokenRecord) -> dict[str, Any]:
-    return {"id": token.id, "text": token.text, "p": token.p, "top": [list(alt) for alt in token.top]}
-
-
-_COMPACT = json.JSONEncoder(ensure_ascii=False)
-"""No indent, so json uses its C encoder: many times faster than the Python one indent needs."""
-
-
-def encode_token(token: TokenRecord) -> str:
-    """One token record as one line of the file."""
-    return _COMPACT.encode(_token(token))
-
-
 def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
     return {
         "id": g.id, "kind": g.kind, "started_at": g.started_at, "finished_at": g.finished_at,
@@ -85,7 +72,7 @@ def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
 
 def to_dict(session: AnySession) -> dict[str, Any]:
     data = _head(session)
-    data["generations"] = [_generation(g, None if g.tokens is None else [_token(t) for t in g.tokens])
+    data["generations"] = [_generation(g, None if g.tokens is None else [token_json(t) for t in g.tokens])
                            for g in session.generations]
     return data
 
@@ -123,7 +110,7 @@ def _laid_out(value: Any, pad: str) -> str:
     indented by `pad`. Encoded JSON strings never hold a raw newline: every "\n" is a line
     break. (ensure_ascii=False, here and everywhere, keeps the author's text readable.)"""
     if not isinstance(value, (dict, list, tuple)):
-        return _COMPACT.encode(value)  # a scalar is laid out alike either way; the C encoder is quicker
+        return COMPACT_JSON.encode(value)  # a scalar is laid out alike either way; the C encoder is quicker
     return json.dumps(value, ensure_ascii=False, indent=1).replace("\n", "\n" + pad)
 
 
@@ -276,8 +263,11 @@ def _read_token(data: Any, where: str) -> TokenRecord:
                 and isinstance(alt[2], (int, float)) and isinstance(alt[3], bool)):
             raise FormatError(f"{where}.top[{i}] is not an [id, text, p, banned] entry")
         top.append((alt[0], alt[1], float(alt[2]), alt[3]))
+    piece = _get(d, "bytes", list, where, [])
+    if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= 255 for b in piece):
+        raise FormatError(f"{where}.bytes is not a list of byte values")
     return TokenRecord(id=_get(d, "id", int, where), text=_get(d, "text", str, where),
-                       p=_get(d, "p", (float, int), where), top=tuple(top))
+                       p=_get(d, "p", (float, int), where), top=tuple(top), piece=bytes(piece))
 
 
 def _read_generation(data: Any, where: str) -> Generation:

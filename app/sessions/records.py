@@ -106,12 +106,16 @@ class TokenRecord:
     text: str
     p: float
     top: tuple[Alternative, ...] = ()
+    piece: bytes = b""
+    """The token's own bytes where its text is not them (b"" elsewhere, and in older files):
+    a byte token's text is '' or the character it completes, and its bytes join into it."""
 
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
         """From an inference.events.TokenEvent."""
         top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
-        return cls(id=event.id, text=event.text, p=recorded_p(event.p), top=top)
+        piece = b"" if event.text.encode("utf-8") == event.piece else event.piece
+        return cls(id=event.id, text=event.text, p=recorded_p(event.p), top=top, piece=piece)
 
 
 @dataclass(kw_only=True)

@@ -16,7 +16,7 @@ from scriptorium.inference.settings import PRESETS, SamplerSettings
 
 from scriptorium.app.tui.branches import move_version, start_version, with_break, with_writer
 from scriptorium.app.tui.generation import GenerationRequest
-from scriptorium.app.tui.token_spans import TokenSource, records_from_events
+from scriptorium.app.tui.token_spans import TokenSource, add_records, close_records
 from scriptorium.app.config.tui_settings import MAX_CANDIDATES
 
 if TYPE_CHECKING:
@@ -141,7 +141,9 @@ def put_on_ghost(ghost: "Ghost", candidates: list[Candidate], chosen: int, lead:
     shown = [c for c in candidates if c.usable]
     for candidate in shown:
         source = TokenSource("generated", candidate.request.settings, candidate.seed)
-        tokens = base_tokens + records_from_events(candidate.events, len(base_text), source)
+        tokens = list(base_tokens)
+        add_records(tokens, candidate.events, len(base_text), source)
+        close_records(tokens, base_text + candidate.text)
         start_version(ghost, f"candidate · seed {candidate.seed}", base_text + candidate.text, tokens,
                       with_writer(base_writers, base_text, candidate.request.id))
         ghost.request_ids = base_ids + [candidate.request.id]  # each version is its own candidate's

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import time
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
@@ -79,16 +79,6 @@ def scored_note(done: ScoreDone, scored: int, branch_key: str, window_start: int
             "text before them is not scored)" if window_start else f"{scored:,} tokens of your text"
     return (f"Scored {which}{skipped}. Move the cursor over a word to see what the model "
             f"expected there; {branch_key} writes on from one of its words.")
-
-
-def character_score(pending: TokenScore | None, score: TokenScore) -> TokenScore | None:
-    """`pending` with `score`, the next byte token of the same character (both start on
-    it), or None when `score` starts another. A character spelled in bytes has the chance
-    of all of them, and the alternatives where it starts: those a branch there replaces it
-    with (the last byte's were what the model expected inside the character)."""
-    if pending is None or pending.start != score.start:
-        return None
-    return replace(pending, p=pending.p * score.p)
 
 
 def stream_scoring(

@@ -12,10 +12,11 @@ No Textual: pure data to pure data.
 from __future__ import annotations
 
 from scriptorium.inference.events import Candidate
+from scriptorium.inference.text import piece_text
 
 from scriptorium.app.sessions.model import DraftSession
 from scriptorium.app.sessions.records import Generation
-from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource
+from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource, append_token
 
 
 def spans_of(session: DraftSession | None) -> list[Span]:
@@ -48,12 +49,16 @@ def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | No
     for first, start in enumerate(starts):
         if not written.startswith(text, start):
             continue
-        tokens = []
+        tokens: list[TokenRecord] = []
         for index in range(first, len(records)):
             if starts[index] >= start + len(text):
                 break
             record = records[index]
             top = tuple(Candidate(*alternative) for alternative in record.top)
-            tokens.append(TokenRecord(starts[index] - start, record.text, record.id, record.p, top, source, index))
+            token = TokenRecord(starts[index] - start, record.text, record.id, record.p, top, source, index)
+            # A byte token's own piece: its bytes, or in older files among its alternatives (where the model ranked it).
+            label = piece_text(record.piece) if record.piece else next((c.text for c in top if c.id == record.id),
+                                                                          record.text)
+            append_token(tokens, token, label)
         return tokens
     return None

@@ -15,6 +15,7 @@ from typing import Iterable
 
 from scriptorium.inference.events import Candidate, TokenEvent, TokenScore
 from scriptorium.inference.settings import SamplerSettings
+from scriptorium.inference.text import piece_text
 
 from scriptorium.app.sessions.model import TextMemory
 
@@ -66,6 +67,23 @@ class TokenSource:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenStep:
+    """One of the tokens llama.cpp sampled or scored for a character the vocabulary spells
+    in several (byte tokens: <0xC3> <0xA8> for 'è'), with what it computed at that step."""
+
+    index: int
+    id: int
+    label: str
+    """The token's own piece, '<0xC3>': it is no text on its own."""
+    p: float
+    top: tuple[Candidate, ...]
+
+    def as_event(self) -> TokenEvent:
+        return TokenEvent(index=self.index, id=self.id, text=self.label, p=self.p, top=self.top,
+                          elapsed_ms=0.0, kv_tokens=0)
+
+
+@dataclass(frozen=True, slots=True)
 class TokenRecord:
     start: int
     """Character offset relative to what holds it (the suggestion's text, or a span)."""
@@ -75,18 +93,41 @@ class TokenRecord:
     top: tuple[Candidate, ...]
     source: TokenSource
     index: int = 0
+    steps: tuple[TokenStep, ...] = ()
+    """The tokens of a character spelled in several, each as llama.cpp computed it (the
+    record's own numbers are the character's: character_record); () for one token."""
 
     @property
     def end(self) -> int:
         return self.start + len(self.text)
 
+    @property
+    def own_steps(self) -> tuple[TokenStep, ...]:
+        return self.steps or (TokenStep(self.index, self.id, self.text, self.p, self.top),)
+
     def moved(self, delta: int) -> "TokenRecord":
-        return TokenRecord(self.start + delta, self.text, self.id, self.p, self.top, self.source, self.index)
+        return TokenRecord(self.start + delta, self.text, self.id, self.p, self.top, self.source, self.index, self.steps)
 
     def as_event(self) -> TokenEvent:
         """The shape the probabilities panel draws."""
         return TokenEvent(index=self.index, id=self.id, text=self.text, p=self.p, top=self.top,
                           elapsed_ms=0.0, kv_tokens=0)
+
+    def step_events(self) -> tuple[TokenEvent, ...]:
+        """Each of a character's tokens as the panel draws it; () for a single token."""
+        return tuple(step.as_event() for step in self.steps) if len(self.steps) > 1 else ()
+
+
+def character_record(pending: TokenRecord | None, record: TokenRecord) -> TokenRecord | None:
+    """`pending` with `record`, the next token of the same character (both start on it, in
+    one generation or one scoring run), or None when `record` starts another. A character
+    spelled in bytes has the chance of all of them (the product), each token kept as its
+    step, and the alternatives where it starts: those a branch there replaces it with (the
+    last byte's were what the model expected inside the character)."""
+    if pending is None or pending.start != record.start or pending.source is not record.source:
+        return None
+    return replace(pending, text=pending.text + record.text, p=pending.p * record.p,
+                   steps=pending.own_steps + record.own_steps)
 
 
 def chosen_records(record: TokenRecord, start: int, choice: str) -> list[TokenRecord]:
@@ -110,17 +151,40 @@ def branch_choice(record: TokenRecord, choice: str, previous_char: str) -> tuple
     return choice, tokens
 
 
-def records_from_events(events: Iterable[TokenEvent], offset: int, source: TokenSource) -> list[TokenRecord]:
-    """Records for streamed tokens whose text starts at `offset` of the suggestion."""
-    records = []
+def add_records(records: list[TokenRecord], events: Iterable[TokenEvent], offset: int, source: TokenSource) -> None:
+    """Append to `records` the streamed tokens whose text starts at `offset` of the
+    suggestion. A token that leaves a character open (text '') waits as a record of no
+    width for the one that completes it (character_record): the events of a character
+    can come in two batches."""
     for event in events:
-        if event.text:
-            records.append(TokenRecord(offset, event.text, event.id, event.p, event.top, source, event.index))
-            offset += len(event.text)
-    return records
+        record = TokenRecord(offset, event.text, event.id, event.p, event.top, source, event.index)
+        append_token(records, record, piece_text(event.piece) if event.piece else event.text)
+        offset += len(event.text)
 
 
-def scored_end(score: TokenScore, text: str) -> int:
+def close_records(records: list[TokenRecord], text: str) -> None:
+    """The generation ended and `text` is what `records` wrote: the tokens still waiting
+    for text at its end (a record of no width) get what was released at the end (text held
+    back in case a stop string began there), or go (a character left open, dropped)."""
+    if records and not records[-1].text:
+        last = records.pop()
+        if last.start < len(text):
+            records.append(replace(last, text=text[last.start:]))
+
+
+def append_token(records: list[TokenRecord], record: TokenRecord, label: str) -> None:
+    """Append `record`, whose own piece is `label`, to `records`: joined to the character
+    before when it completes it (character_record)."""
+    if label != record.text:  # a byte token: its text is the character it completes, or ''
+        record = replace(record, steps=(TokenStep(record.index, record.id, label, record.p, record.top),))
+    joined = character_record(records[-1] if records else None, record)
+    if joined is not None:
+        records[-1] = joined
+    else:
+        records.append(record)
+
+
+def scored_end(score: TokenScore | TokenRecord, text: str) -> int:
     """Where the last token scored before a stop ends in `text` (no next token says it):
     after its own text where `text` holds it there, else after the one character it
     starts in: a byte token's text is its label ('<0xE2>'), not the characters it is part of."""
@@ -130,9 +194,15 @@ def scored_end(score: TokenScore, text: str) -> int:
     return min(score.start + 1, len(text))
 
 
-def record_from_score(score: TokenScore, text: str, end: int, source: TokenSource) -> TokenRecord:
-    """A scored token covering text[score.start:end] (up to where the next one starts)."""
-    return TokenRecord(score.start, text[score.start:end], score.id, score.p, score.top, source, score.index)
+def record_from_score(score: TokenScore, source: TokenSource) -> TokenRecord:
+    """A scored token, its text still its own piece: once the next token's start says where
+    it ends, `covering` gives it the characters of the text it covers."""
+    return TokenRecord(score.start, score.text, score.id, score.p, score.top, source, score.index)
+
+
+def covering(record: TokenRecord, text: str, end: int) -> TokenRecord:
+    """`record` covering text[record.start:end] (up to where the next token starts)."""
+    return replace(record, text=text[record.start:end])
 
 
 def split_records(records: list[TokenRecord], at: int) -> tuple[list[TokenRecord], list[TokenRecord]]:

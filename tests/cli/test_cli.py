@@ -46,7 +46,7 @@ def test_continue_json_lines(byte_loop_model: Path) -> None:
     tokens, done = lines[:-1], lines[-1]
     assert [line["type"] for line in tokens] == ["token"] * 5
     for line in tokens:
-        assert set(line) == {"type", "id", "text", "p", "top"}
+        assert set(line) == {"type", "id", "text", "bytes", "p", "top"}
         assert len(line["top"]) == 3
         assert [c["p"] for c in line["top"]] == sorted((c["p"] for c in line["top"]), reverse=True)
         assert all(c["banned"] == (c["id"] >= FIRST_BYTE_ID) for c in line["top"])
@@ -76,6 +76,16 @@ def test_continue_never_prints_half_a_character(utf8_model: Path) -> None:
     lines = [json.loads(line) for line in scriptorium(*args, "--json", stdin="La casa").stdout.splitlines()]
     assert [line["text"] for line in lines[:-1]] == ["", "è", ""]
     assert lines[-1]["text"] == "è" and lines[-1]["completion_tokens"] == 3
+
+
+def test_continue_json_lines_carry_the_bytes_a_reader_joins_into_a_character(utf8_model: Path) -> None:
+    """"è" is <0xC3> <0xA8> to the vocabulary: --json gave a line of text "" then one of "è"
+    with <0xA8>'s probability, and nothing said which bytes made the character."""
+    args = ("continue", "--model", str(utf8_model), "--preset", "greedy", "--max-tokens", "4", "--no-byte-ban", "--json")
+    tokens = [json.loads(line) for line in scriptorium(*args, stdin="La casa").stdout.splitlines()][:-1]
+    assert [(line["id"], line["text"], line["bytes"]) for line in tokens] == [
+        (FIRST_BYTE_ID + 0xC3, "", [0xC3]), (FIRST_BYTE_ID + 0xA8, "è", [0xA8])] * 2
+    assert bytes(tokens[0]["bytes"] + tokens[1]["bytes"]).decode("utf-8") == "è"
 
 
 def test_continue_prints_a_byte_that_is_no_text_as_the_replacement_character(utf8_model: Path) -> None:

@@ -28,7 +28,8 @@ INTS = st.integers(-2**40, 2**40)
 
 def _token_records() -> st.SearchStrategy:
     alternative = st.tuples(INTS, TEXTS, FLOATS, st.booleans())  # (id, text, p, banned)
-    record = st.builds(TokenRecord, id=INTS, text=TEXTS, p=FLOATS, top=st.lists(alternative, max_size=4).map(tuple))
+    record = st.builds(TokenRecord, id=INTS, text=TEXTS, p=FLOATS, top=st.lists(alternative, max_size=4).map(tuple),
+                       piece=st.binary(max_size=4))
     return st.one_of(st.none(), st.just([]), st.lists(record, max_size=6))
 
 
@@ -140,6 +141,22 @@ def test_a_sampled_tokens_small_probability_is_recorded_as_it_was() -> None:
     record = TokenRecord.from_event(event)
     assert record.p == pytest.approx(3.2e-7, rel=1e-6) and record.top[1][2] == pytest.approx(3.2e-7, rel=1e-6)
     assert record.top[0][2] == 0.612346  # six significant digits, as before for p above 0.1
+
+
+def test_a_character_in_byte_tokens_is_recorded_with_the_bytes_a_reader_joins() -> None:
+    """With the byte ban lifted, "è" is <0xC3> <0xA8>: the file kept a token of text "" and
+    one of text "è", and nothing said which bytes made the character."""
+    from scriptorium.app.sessions.records import TokenRecord
+    from scriptorium.inference.events import TokenEvent
+
+    def event(token_id: int, text: str, piece: bytes) -> TokenEvent:
+        return TokenEvent(index=0, id=token_id, text=text, p=0.5, top=(), elapsed_ms=1.0, kv_tokens=3, piece=piece)
+
+    records = [TokenRecord.from_event(event(16195, "", b"\xc3")), TokenRecord.from_event(event(16168, "è", b"\xa8")),
+               TokenRecord.from_event(event(9, " casa", " casa".encode()))]
+    lines = [json.loads(session_format.encode_token(record)) for record in records]
+    assert [line.get("bytes") for line in lines] == [[0xC3], [0xA8], None]  # a token whose text is its bytes: none
+    assert bytes(lines[0]["bytes"] + lines[1]["bytes"]).decode("utf-8") == "è"
 
 
 def test_a_session_without_a_suggestion_or_with_a_damaged_one_loads_without_it(rich_draft: DraftSession) -> None:

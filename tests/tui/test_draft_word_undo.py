@@ -15,7 +15,7 @@ from tui_helpers import (
     Gate, generated, kept_whole, loader_calling, make_app, model_ready, run, saved_draft, write_pinned,
 )
 
-from scriptorium.app.tui.token_spans import TokenSource, records_from_events
+from scriptorium.app.tui.token_spans import TokenSource, add_records
 from scriptorium.app.tui.widgets.draft_editor import next_word
 from scriptorium.inference.settings import preset
 
@@ -66,7 +66,8 @@ def test_undoing_a_word_kept_while_the_model_writes_gives_it_back(random_model: 
             _, tokens, done = app.main.last_generation
             assert done.stop_reason != "cancelled"  # the undo did not stop it
             assert ghost is editor.ghost and ghost.text == done.text and not ghost.streaming
-            streamed = records_from_events(tokens, 0, TokenSource("generated", LONG_GREEDY))
+            streamed: list = []
+            add_records(streamed, tokens, 0, TokenSource("generated", LONG_GREEDY))
             assert [(r.start, r.text) for r in ghost.tokens] == [(r.start, r.text) for r in streamed]
             await kept_whole(pilot, draft, OPENING, done)
 

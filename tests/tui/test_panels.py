@@ -221,6 +221,39 @@ def test_candidates_line_up_whatever_their_characters_width() -> None:
             assert "U+200D" in rows[2] and "◌\u0300" in rows[3] and "東京の夜…" in rows[1]
 
 
+def test_a_small_probability_is_shown_as_small_not_as_nothing() -> None:
+    """The cursor on a byte token of the author's scored Japanese (p 3.2e-7) said
+    '▶ chosen <0xE3> 0.0%', as if the model had ruled it out."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            top = (Candidate(id=1, text=" casa", p=0.6, banned=False), Candidate(id=2, text=" notte", p=0.2, banned=False))
+            panel.show_token(TokenEvent(index=0, id=16227, text="<0xE3>", p=3.2e-7, top=top, elapsed_ms=1.0,
+                                        kv_tokens=1))
+            summary = [line.plain for line in panel.lines(60)][-1]
+            assert "3e-05%" in summary and "0.0%" not in summary, summary
+            panel.show_token(TokenEvent(index=0, id=1, text=" casa", p=0.000321, top=top, elapsed_ms=1.0, kv_tokens=1))
+            assert "0.03%" in [line.plain for line in panel.lines(60)][-1]
+    run(scenario)
+
+
+def test_a_streamed_byte_token_outside_the_candidates_is_named_by_its_byte() -> None:
+    """At a high temperature the sampler can draw <0xC3> from outside the top candidates:
+    while its character was still open the panel said '▶ chosen ∅'."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            top = (Candidate(id=1, text=" casa", p=0.6, banned=False),)
+            panel.show_token(TokenEvent(index=0, id=16195, text="", p=0.01, top=top, elapsed_ms=1.0, kv_tokens=1,
+                                        piece=b"\xc3"))
+            assert "chosen <0xC3>" in [line.plain for line in panel.lines(60)][-1]
+    run(scenario)
+
+
 def test_a_generation_that_fails_in_its_prompt_is_not_shown_evaluating_it() -> None:
     # The engine killed during a long prefill: the last progress stays, said as where it stopped.
     from scriptorium.inference.events import PrefillProgress

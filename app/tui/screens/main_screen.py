@@ -212,7 +212,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     # ---- what the panes ask to show ---------------------------------------------------
     @on(ModePane.TokenShown)
     def _token_shown(self, message: ModePane.TokenShown) -> None:
-        self.sidebar.probabilities.show_token(message.event, message.note)
+        self.sidebar.probabilities.show_token(message.event, message.note, message.steps)
 
     @on(ModePane.ActivityShown)
     def _activity_shown(self, message: ModePane.ActivityShown) -> None:

@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 
 from scriptorium.inference.events import TokenEvent
 
-from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, records_from_events
+from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, add_records, close_records
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
 
@@ -77,7 +77,7 @@ class ChatInspection(ModePane):
             self._request_id = request.id
         offset = max(self._records[-1].end if self._records else 0, len(self.reply_prefix))
         assert self._source is not None
-        self._records.extend(records_from_events(events, offset, self._source))
+        add_records(self._records, events, offset, self._source)
 
     async def attach_tokens(self, reply: "Widget", seed: int | None, text: str) -> list[TokenRecord]:
         """Keep the finished reply's tokens beside it (drawn when colouring or inspecting);
@@ -89,6 +89,7 @@ class ChatInspection(ModePane):
             source.seed = seed
         # The text stops before a stop string; tokens past it are not in the reply.
         records = [r for r in records if r.end <= len(text)]
+        close_records(records, text)
         await self.attach_records(reply, text, records)
         return records
 
@@ -135,7 +136,7 @@ class ChatInspection(ModePane):
         if self.inspected is not None:
             view = views[self.inspected_reply]
             record = view.records[self.inspected]
-            self.post_message(self.TokenShown(record.as_event(), record.source.describe()))
+            self.show_record(record)
             self.transcript.scroll_to_widget(view, animate=False)
         self.refresh_bindings()
 

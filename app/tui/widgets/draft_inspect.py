@@ -17,15 +17,16 @@ from textual.widgets import TextArea
 from textual.worker import get_current_worker
 
 from scriptorium import prompts
-from scriptorium.inference.events import TokenEvent, TokenScore
+from scriptorium.inference.events import TokenEvent
 
 from scriptorium.app.tui.branches import Version, branch_at, branch_label, move_version, start_version
 from scriptorium.app.tui.scoring import (
-    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, character_score, new_score_id,
-    scored_note, stream_scoring,
+    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, new_score_id, scored_note,
+    stream_scoring,
 )
 from scriptorium.app.tui.token_spans import (
-    Span, TokenRecord, TokenSource, branch_choice, record_from_score, records_from_events, scored_end,
+    Span, TokenRecord, TokenSource, add_records, branch_choice, character_record, covering, record_from_score,
+    scored_end,
 )
 from scriptorium.app.tui.widgets import draft_messages
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
@@ -83,14 +84,13 @@ class DraftInspection(ModePane):
     colouring: bool = False
     _score_id: int | None = None
     _score_text: str = ""
-    _score_pending: TokenScore | None = None
+    _score_pending: TokenRecord | None = None
     _score_window: "Window | None" = None
     """What the model saw when scoring (memory, the draft window, the note): scores' offsets
     into its prompt are moved into the draft by it, and those outside the draft dropped."""
     _scored_tokens: int = 0
     _scored_by: "LoadOptions | None" = None
     """The model, as loaded, whose scores colour the draft."""
-    """The draft's tokens llama.cpp scored: a character spelled in byte tokens is one span, several tokens."""
 
     # What DraftPane, the layer above, does for this one.
     def write_on(self) -> None:
@@ -127,7 +127,7 @@ class DraftInspection(ModePane):
         source = sources.get(request.id)
         if source is None:
             source = sources[request.id] = TokenSource("generated", request.settings)
-        ghost.tokens.extend(records_from_events(events, len(ghost.text), source))
+        add_records(ghost.tokens, events, len(ghost.text), source)
 
     def generation_seed(self, seed: int | None) -> None:
         """The seed a generation drew is known at its end; its tokens' source learns it
@@ -138,9 +138,6 @@ class DraftInspection(ModePane):
         sources.clear()
 
     # ---- inspecting --------------------------------------------------------------------
-    def show_record(self, record: TokenRecord) -> None:
-        self.post_message(self.TokenShown(record.as_event(), record.source.describe()))
-
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         if self.inspected is not None or self.generating:
             return
@@ -337,9 +334,9 @@ class DraftInspection(ModePane):
             self.notify(f"The colours of your own text were the last model's; "
                         f"{self.key_display('draft.score')} scores it with this one.")
 
-    def _add_scored(self, score: TokenScore, end: int) -> None:
-        record = record_from_score(score, self._score_text, end, SCORED)
-        self.editor.spans.add(Span(score.start, record.text, [record.moved(-score.start)]))
+    def _add_scored(self, record: TokenRecord, end: int) -> None:
+        record = covering(record, self._score_text, end)
+        self.editor.spans.add(Span(record.start, record.text, [record.moved(-record.start)]))
 
     def on_scoring_window_made(self, message: ScoringWindowMade) -> None:
         if message.score_id == self._score_id:
@@ -353,14 +350,14 @@ class DraftInspection(ModePane):
             start = self._score_window.draft_offset(score.start) if self._score_window is not None else None
             if start is None:
                 continue  # the memory's, the note's or the template's: not the author's draft
-            score = replace(score, start=start)
+            record = record_from_score(replace(score, start=start), SCORED)
             self._scored_tokens += 1
-            if (joined := character_score(self._score_pending, score)) is not None:
+            if (joined := character_record(self._score_pending, record)) is not None:
                 self._score_pending = joined
                 continue
             if self._score_pending is not None:
-                self._add_scored(self._score_pending, score.start)
-            self._score_pending = score
+                self._add_scored(self._score_pending, start)
+            self._score_pending = record
         self.editor.set_colouring(self.colouring)  # as the author left it (F8 while it ran)
 
     def on_scoring_progressed(self, message: ScoringProgressed) -> None:

@@ -25,7 +25,7 @@ from scriptorium.app.tui.branches import (
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
-from scriptorium.app.tui.token_spans import Span
+from scriptorium.app.tui.token_spans import Span, close_records
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor, grapheme_end
 from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
@@ -241,6 +241,7 @@ class DraftPane(DraftWindowMark):
             ghost.streaming = False
             if done is not None:
                 ghost.text += done.tail_text
+            close_records(ghost.tokens, ghost.text)
             if ghost.break_end is not None and 0 < ghost.break_end == len(ghost.text):  # nothing after the break
                 ghost.text, ghost.writers = ghost.text.rstrip("\n"), ghost.writers[:-2]  # the break's and the request's
             ghost.break_end = None

@@ -55,6 +55,14 @@ def fitting(width: int, *texts: T) -> T:
     return clip(last, width)  # type: ignore[return-value]
 
 
+def percent(p: float) -> str:
+    """A probability as a percentage: one decimal ('12.3%'), or its first significant digit
+    where that would read 0.0% ('0.003%', '3e-05%'): what the model gave a word it did not
+    expect, or a byte token, is small, not nothing (one digit: the panel's line is narrow)."""
+    shown = p * 100
+    return f"{shown:.1f}%" if shown >= 0.05 or shown == 0 else f"{shown:.1g}%"
+
+
 def pad(text: str, width: int) -> str:
     """`text` followed by spaces to fill `width` cells: a column that lines up with wide characters."""
     return text + " " * max(width - cell_len(text), 0)

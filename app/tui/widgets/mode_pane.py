@@ -89,6 +89,8 @@ class ModePane(Vertical):
 
         event: TokenEvent
         note: str
+        steps: tuple[TokenEvent, ...] = ()
+        """A character spelled in several tokens (bytes): each one as llama.cpp computed it."""
 
     @dataclass
     class ActivityShown(Message):
@@ -147,6 +149,10 @@ class ModePane(Vertical):
             self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to {remedy}.",
                         severity="warning")
         return None
+
+    def show_record(self, record: "TokenRecord") -> None:
+        """Show a generated or scored token's numbers (a character's, and each of its steps)."""
+        self.post_message(self.TokenShown(record.as_event(), record.source.describe(), record.step_events()))
 
     def alternatives_screen(self, record: "TokenRecord") -> "AlternativesScreen":
         """The dialog to branch at `record`, knowing which of its candidates are not text:

@@ -6,8 +6,9 @@ from rich.style import Style
 from rich.text import Text
 
 from scriptorium.inference.events import Candidate, TokenEvent
+from scriptorium.inference.text import piece_text
 
-from scriptorium.app.tui.widgets.formatting import bar, clip, fitting, pad, visible_token
+from scriptorium.app.tui.widgets.formatting import bar, clip, fitting, pad, percent, visible_token
 from scriptorium.app.tui.widgets.panel import Panel
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
@@ -33,6 +34,8 @@ class ProbabilitiesPanel(Panel):
         super().__init__()
         self.top_n = top_n
         self.event: TokenEvent | None = None
+        self.steps: tuple[TokenEvent, ...] = ()
+        """The tokens of a character spelled in several (bytes), when `event` is that character."""
         self.idle = ("no model loaded",)
         """What shows before the first token: set from the model's state (set_idle)."""
         self._generating = False
@@ -41,11 +44,13 @@ class ProbabilitiesPanel(Panel):
     def line_count(self) -> int:
         return max(self.top_n, 1) + 1
 
-    def show_token(self, event: TokenEvent, note: str = "") -> None:
+    def show_token(self, event: TokenEvent, note: str = "", steps: tuple[TokenEvent, ...] = ()) -> None:
         """Draw `event`; `note` (under the box) says how an inspected token was chosen;
-        without one, that the bars are raw probabilities."""
-        self.event = event
-        self.border_title = f"{self.TITLE} · token {event.index + 1}"
+        without one, that the bars are raw probabilities. With `steps`, `event` is a
+        character spelled in several tokens: each one's candidates are drawn in turn."""
+        self.event, self.steps = event, steps
+        numbers = f"tokens {steps[0].index + 1}–{steps[-1].index + 1}" if steps else f"token {event.index + 1}"
+        self.border_title = f"{self.TITLE} · {numbers}"
         self.border_subtitle = note or RAW_NOTE
         self.refresh()
 
@@ -63,7 +68,7 @@ class ProbabilitiesPanel(Panel):
     def reset(self) -> None:
         """A generation starts: nothing to show until its first token."""
         self._generating = True
-        self.event = None
+        self.event, self.steps = None, ()
         self.border_title = self.TITLE
         self.border_subtitle = ""
         self.refresh()
@@ -77,13 +82,15 @@ class ProbabilitiesPanel(Panel):
             return shown + [Text()] * (self.line_count - len(shown))
         label_width = min(14, max(6, width // 3))
         bar_width = max(width - label_width - 10, 1)
+        if self.steps:
+            return self._character_lines(event, width, label_width, bar_width)
         # Fewer rows than candidates when the panel is squeezed (small terminals).
         rows = min(len(event.top), max(self.content_size.height - 1, 1))
         lines = [self._row(candidate, event.id, label_width, bar_width) for candidate in event.top[:rows]]
         lines += [Text()] * (rows - len(lines))
         label = clip(visible_token(self._chosen_piece(event)), label_width)
         listed = any(candidate.id == event.id for candidate in event.top)
-        chosen, p, n = self.style_of("probabilities--chosen"), f"{event.p * 100:.1f}%", len(event.top)
+        chosen, p, n = self.style_of("probabilities--chosen"), percent(event.p), len(event.top)
         # Unlisted (an author's word the model did not expect, often): why the bars miss it
         # matters more than the word 'chosen' and the spacing, which go first.
         summaries = [Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p}",
@@ -93,13 +100,33 @@ class ProbabilitiesPanel(Panel):
                           for kind in ("in ", "")]
         return lines + [fitting(width, *summaries)]
 
+    def _character_lines(self, event: TokenEvent, width: int, label_width: int, bar_width: int) -> list[Text]:
+        """A character spelled in several tokens: each token's step (which of them, its
+        own probability, then its top candidates, as many as the rows allow each), and the
+        character's chance, the product of theirs."""
+        dim, chosen = self.style_of("probabilities--dim"), self.style_of("probabilities--chosen")
+        steps, rows = self.steps, max(self.content_size.height - 1, 1)
+        each = max(rows // len(steps), 1)
+        lines: list[Text] = []
+        for number, step in enumerate(steps, 1):
+            lines.append(fitting(width, Text.assemble(
+                f"{number}/{len(steps)} token {step.index + 1}: {CHOSEN} ", (visible_token(step.text), chosen),
+                f" {percent(step.p)}", style=dim)))
+            lines += [self._row(candidate, step.id, label_width, bar_width) for candidate in step.top[:each - 1]]
+        lines = lines[:rows]  # a squeezed panel (small terminal) still ends with the character's own line
+        label, p = visible_token(event.text), percent(event.p)
+        product = " × ".join(percent(step.p) for step in steps)
+        return lines + [fitting(width, Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p} = {product}", style=dim),
+                                Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} ({len(steps)} tokens)", style=dim))]
+
     @staticmethod
     def _chosen_piece(event: TokenEvent) -> str:
-        """The chosen token's own piece, as the candidate list shows it."""
+        """The chosen token's own piece, as the candidate list shows it (or as its bytes
+        spell it: a byte token's text is '' until its character is whole)."""
         for candidate in event.top:
             if candidate.id == event.id:
                 return candidate.text
-        return event.text
+        return piece_text(event.piece) if event.piece else event.text
 
     def _row(self, candidate: Candidate, chosen_id: int, label_width: int, bar_width: int) -> Text:
         is_chosen = candidate.id == chosen_id
