@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Iterable, Mapping
 
-from textual import on, work
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.dom import DOMNode
@@ -29,8 +29,8 @@ from scriptorium.app.config.schema import Config
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
-from scriptorium.app.models.loading import (BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed,
-                                            ModelLoadProgressed, load_backend)
+from scriptorium.app.models.loading import (BackendCrashed, ModelFileHashed, ModelFilesChecked, ModelLoaded,
+                                            ModelLoadFailed, ModelLoadProgressed, check_files, load_backend)
 from scriptorium.app.models.replaced import REPLACED_TITLE
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
@@ -160,20 +160,24 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.lora_scale = self.backend.lora_scale if self.backend.adapter is not None else None
 
     def load_model(self, options: LoadOptions | None) -> None:
-        """Load `options` in the background, the old model closed first; None (no choice) loads nothing."""
+        """Load `options` in the background, the old model closed once their files pass; None loads nothing."""
         if options is None:
             return
-        if self._screen_ready:
-            # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
-            self.main.stop_generation()
-            self.main.draft.stop_scoring("another model is loading", colours_kept=False)  # they go if another loads
-        old, load_id = self.models.begin_load(options)
-        self._load_worker(old, options, load_id)
+        load_id = self.models.asked()
+        if not self.models.checks_files_first():
+            return self._replace_model(ModelFilesChecked(load_id, options))
+        self.run_worker(lambda: check_files(options, load_id, self.post_message), thread=True, exit_on_error=False)
 
-    @work(thread=True, exclusive=True, group="model", exit_on_error=False)
-    def _load_worker(self, old: Backend | None, options: LoadOptions, load_id: int) -> None:
-        worker = get_current_worker()
-        load_backend(self.backend_loader, old, options, load_id, self.post_message, lambda: worker.is_cancelled)
+    @on(ModelFilesChecked)
+    def _replace_model(self, message: ModelFilesChecked) -> None:
+        if not self.models.is_current(message.load_id):  # another load was asked for meanwhile
+            return
+        if self._screen_ready:
+            self.main.another_model_loading()
+        old, options, load_id = self.models.begin_load(message.options), message.options, message.load_id
+        self.run_worker(lambda: load_backend(self.backend_loader, old, options, load_id, self.post_message,
+                                             lambda: get_current_worker().is_cancelled),  # another load began
+                        thread=True, exclusive=True, group="model", exit_on_error=False)
 
     @on(ModelLoadProgressed)
     def _load_progressed(self, message: ModelLoadProgressed) -> None:
@@ -193,12 +197,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModelLoadFailed)
     def _model_failed(self, message: ModelLoadFailed) -> None:
-        said = self.models.failed(message.load_id, message.options, message.error, message.kept, message.server,
-                                  load_key=self.keys.key_display("app.load_model"))
-        if said is not None:
+        if (said := self.models.failed(message.load_id, message.options, message.error, message.server)) is not None:
             self.notify(said, title="Model not loaded", severity="error", timeout=15)
-        elif message.kept is not None:  # another load began meanwhile: it replaces this model too
-            self.run_worker(message.kept.close, thread=True, group="model-close")
 
     @on(BackendCrashed)
     def _backend_crashed(self, message: BackendCrashed) -> None:
@@ -239,9 +239,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(model_startup.ModelNotResolved)
     def _model_not_resolved(self, message: model_startup.ModelNotResolved) -> None:
-        self.models.not_resolved(message.error)
-        self.notify(f"{message.error}\nYour text is safe; press {self.keys.key_display('app.models')} to choose a model.",
-                    title="Model not loaded", severity="error", timeout=15)
+        self.notify(self.models.not_resolved(message.error), title="Model not loaded", severity="error", timeout=15)
 
     def action_load_model(self) -> None:
         if (server := self.models.server_to_connect_again(self.lora_scale)) is not None:

@@ -125,6 +125,12 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
             if backend is not None:
                 self.draft.model_replaced(backend.options)
 
+    def another_model_loading(self) -> None:
+        """Stop what runs on the model about to be closed for another."""
+        # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
+        self.stop_generation()
+        self.draft.stop_scoring("another model is loading", colours_kept=False)  # they go if another loads
+
     # ---- modes and panels ----------------------------------------------------------
     @property
     def mode(self) -> str:
