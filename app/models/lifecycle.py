@@ -225,8 +225,18 @@ class ModelLifecycle:
         return True
 
     def generation_finished(self) -> None:
-        """A generation ended well: the engine's deaths so far do not come back every time."""
+        """A generation ended well: the engine's deaths so far do not come back every time,
+        and a llama-server not answering before does now."""
         self._crashes_in_a_row = 0
+        if self.status.not_answering:
+            self._show(replace(self.status, not_answering=False))
+
+    def not_answering(self, backend: Backend) -> None:
+        """Nothing answered at `backend`'s llama-server: kept (there is nothing to connect to
+        until it runs again, and then the next request just works, or finds it restarted with
+        another model and connects again), the panels saying what they show is the last known."""
+        if backend is self.backend and self.status.state == "ready":
+            self._show(replace(self.status, not_answering=True))
 
     def notes_when_ready(self, last: Generation | None) -> list[tuple[str, str]]:
         """What the author is told, as (title, text), when a model is ready: that it is the

@@ -76,6 +76,14 @@ class ModelFilesChecked(ModelLoadMessage):
 
 
 @dataclass
+class BackendUnreachable(Message):
+    """Nothing answered at the address of the llama-server behind `backend` (stopped, or the
+    network down): it stays the model, asked again by the next request."""
+
+    backend: "Backend"
+
+
+@dataclass
 class ModelLoadFailed(ModelLoadMessage):
     """The file was missing, not a model, or refused by llama.cpp; `error` is one line."""
 

@@ -111,9 +111,11 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
 
     def _show_model_state(self) -> None:
         """What the panels say before a first token, true to the model's state, with the key that starts one."""
-        start = (f"press {self._key_display('draft.continue')} to continue the draft" if self.mode == "draft"
-                 else "press ⏎ to send a message")
-        self.sidebar.show_model_state(self.model_status.state, start)
+        start = f"press {self._ask_key()} to " + ("continue the draft" if self.mode == "draft" else "send a message")
+        self.sidebar.show_model_state(self.model_status.state, start, answering=not self.model_status.not_answering)
+
+    def _ask_key(self) -> str:
+        return self._key_display("draft.continue") if self.mode == "draft" else "⏎"
 
     def watch_backend(self, backend: Backend | None) -> None:
         self._show_settings()
