@@ -43,6 +43,11 @@ class ServerError(ScriptoriumError):
     """The server is down, refused, timed out, is not llama-server, or rejected the request."""
 
 
+class ServerUnreachable(ServerError):
+    """Nothing answered at the server's address (not running, or not reachable): the same
+    request may well be answered once it runs again."""
+
+
 class RequestRejected(ServerError):
     """The server answered the request with an error of its own (HTTP 4xx or 5xx): it is up,
     and refused this request."""
@@ -252,14 +257,14 @@ class ServerClient:
         plain = f"try {'http' + self.url[len('https'):]}" if self._tls() else ""
         if isinstance(error, httpx.ConnectTimeout):
             causes = "wrong address, or a firewall" + (f", or it speaks plain HTTP: {plain}" if plain else "")
-            return ServerError(f"llama-server at {self.url} did not answer within {self._client.timeout.connect:g} s "
-                               f"({causes})")
+            return ServerUnreachable(f"llama-server at {self.url} did not answer within "
+                                     f"{self._client.timeout.connect:g} s ({causes})")
         if isinstance(error, httpx.ConnectError) and plain and _ssl_failure(error):
             return ServerError(f"llama-server at {self.url} does not answer in TLS ({_reason(error)}): "
                                f"it speaks plain HTTP? {plain}")
         if isinstance(error, httpx.ConnectError):
-            return ServerError(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})"
-                               + _default_port_hint(self.url, _reason(error)))
+            return ServerUnreachable(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})"
+                                     + _default_port_hint(self.url, _reason(error)))
         if isinstance(error, httpx.ReadTimeout):
             return ServerError(f"llama-server at {self.url} went silent for "
                                f"{waited if waited is not None else self._client.timeout.read:g} s")

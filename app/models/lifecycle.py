@@ -118,16 +118,30 @@ class ModelLifecycle:
         self._demo = model_choice.is_demo_model(model)
 
     # ---- a load and its news -------------------------------------------------------------
-    def begin_load(self, options: LoadOptions) -> tuple[Backend | None, int]:
-        """Start loading `options`: returns the backend to close first (two big models rarely
-        fit in memory together) and the id the load's messages will carry."""
+    def asked(self) -> int:
+        """A load was asked for: the id its messages will carry (a newer load's makes them
+        moot). The model running stays until `begin_load`: the new files may be refused."""
+        self._load_id += 1
+        return self._load_id
+
+    def is_current(self, load_id: int) -> bool:
+        return load_id == self._load_id
+
+    def checks_files_first(self) -> bool:
+        """Whether a load's files are checked (loading.check_files) before anything stops: a
+        model runs on this machine, which a mistyped path must leave writing. A llama-server
+        connected to again has no files here."""
+        return self.backend is not None and not self.backend.origin
+
+    def begin_load(self, options: LoadOptions) -> Backend | None:
+        """Start loading `options` (the load last `asked`): returns the backend to close first
+        (two big models rarely fit in memory together)."""
         old, self.backend = self.backend, None
         if options is not self._reloading:
             self._crashes_in_a_row = 0
         self._reloading = None
         self._show(ModelStatus("loading", path=options.model_path, file_size=_size_or_zero(options.model_path)))
-        self._load_id += 1
-        return old, self._load_id
+        return old
 
     def progressed(self, load_id: int, progress: float) -> None:
         if load_id == self._load_id and self.status.state == "loading":
@@ -150,21 +164,19 @@ class ModelLifecycle:
         than at its last load (a GGUF re-converted in place), else None."""
         return self._replaced.hashed(path, sha256)
 
-    def failed(self, load_id: int, options: LoadOptions, error: str, kept: Backend | None = None,
-               server: bool = False, load_key: str = "") -> str | None:
-        """None when a newer load superseded this one (the caller closes `kept`, the model
-        the refused files would have replaced); else what to tell the author, and `kept` is
-        the model again. `server`: a llama-server could not be used, so the remedy is to
-        connect again (`load_key` does), not another file; the status's origin says so."""
+    def failed(self, load_id: int, options: LoadOptions, error: str, server: bool = False) -> str | None:
+        """None when a newer load superseded this one; else what to tell the author (the model
+        running is still loaded when the files were refused before `begin_load`). `server`: a
+        llama-server could not be used, so the remedy is to connect again (the load key does),
+        not another file; the status's origin says so."""
         if load_id != self._load_id:
             return None
-        self._failed_options = options
-        if kept is not None:
-            self._ready(kept)
-        else:
+        self._failed_options, kept = options, self.backend
+        if kept is None:
             self._show(ModelStatus("failed", path=options.model_path, error=error,
                                    origin="llama-server" if server else ""))
         safe = f"Still writing with {kept.facts.name}" if kept is not None else "Your text is safe"
+        load_key = self._key_display("app.load_model")
         return f"{error}\n{safe}; press {load_key} to {CONNECT_AGAIN if server else 'load another model'}."
 
     def _ready(self, backend: Backend) -> None:
@@ -181,7 +193,7 @@ class ModelLifecycle:
         loaded (replaced already, or its crash already reported by another request)."""
         if backend is not self.backend:
             return None
-        # Gone, not kept: a reload whose files are refused keeps the model running (load_backend),
+        # Gone, not kept: a reload whose files are refused keeps the model running (check_files),
         # and a dead one kept "ready" is found dead by the next request and reloaded, for ever.
         self.backend, self._lost_origin = None, backend.origin
         return _scaled(backend.options, lora_scale if backend.adapter is not None else None,
@@ -213,8 +225,18 @@ class ModelLifecycle:
         return True
 
     def generation_finished(self) -> None:
-        """A generation ended well: the engine's deaths so far do not come back every time."""
+        """A generation ended well: the engine's deaths so far do not come back every time,
+        and a llama-server not answering before does now."""
         self._crashes_in_a_row = 0
+        if self.status.not_answering:
+            self._show(replace(self.status, not_answering=False))
+
+    def not_answering(self, backend: Backend) -> None:
+        """Nothing answered at `backend`'s llama-server: kept (there is nothing to connect to
+        until it runs again, and then the next request just works, or finds it restarted with
+        another model and connects again), the panels saying what they show is the last known."""
+        if backend is self.backend and self.status.state == "ready":
+            self._show(replace(self.status, not_answering=True))
 
     def notes_when_ready(self, last: Generation | None) -> list[tuple[str, str]]:
         """What the author is told, as (title, text), when a model is ready: that it is the
@@ -274,8 +296,10 @@ class ModelLifecycle:
     def none_found(self) -> None:
         self._show(ModelStatus("none"))
 
-    def not_resolved(self, error: str) -> None:
+    def not_resolved(self, error: str) -> str:
+        """The model named could not be found or assembled: what to tell the author."""
         self._show(ModelStatus("failed", error=error))
+        return f"{error}\nYour text is safe; press {self._key_display('app.models')} to choose a model."
 
     def _show(self, status: ModelStatus) -> None:
         self.status = status

@@ -68,15 +68,50 @@ class BackendCrashed(Message):
 
 
 @dataclass
+class ModelFilesChecked(ModelLoadMessage):
+    """The files to load passed the checks of their headers: the model running may now be
+    stopped and closed for them."""
+
+    options: LoadOptions
+
+
+@dataclass
+class BackendUnreachable(Message):
+    """Nothing answered at the address of the llama-server behind `backend` (stopped, or the
+    network down): it stays the model, asked again by the next request."""
+
+    backend: "Backend"
+
+
+@dataclass
 class ModelLoadFailed(ModelLoadMessage):
     """The file was missing, not a model, or refused by llama.cpp; `error` is one line."""
 
     options: LoadOptions
     error: str
-    kept: "Backend | None" = None
-    """The model that was running, still loaded: the new files were refused before it was closed."""
     server: bool = False
     """A llama-server could not be used: the remedy is to connect again, not another file."""
+
+
+def check_files(options: LoadOptions, load_id: int, post: Callable[[Message], object]) -> None:
+    """Check the files `options` name by their headers (missing, not a model, truncated, an
+    adapter for another model), without llama.cpp and without reading the weights: posts
+    ModelFilesChecked, or ModelLoadFailed with the reason in one line.
+
+    Run before the model in use is touched: a mistyped path must leave it writing, its
+    generation streaming and its scoring running, where reloading it (a 7B) takes a while."""
+    from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
+
+    try:
+        facts = read_model_facts(options.model_path)
+        if options.lora_path is not None:
+            read_adapter_facts(options.lora_path, facts.architecture, facts.path)
+    except ScriptoriumError as error:
+        post(ModelLoadFailed(load_id, options, str(error)))
+    except Exception as error:  # noqa: BLE001 - never a traceback over the author's draft
+        post(ModelLoadFailed(load_id, options, f"checking the files crashed ({type(error).__name__}: {error})"))
+    else:
+        post(ModelFilesChecked(load_id, options))
 
 
 def load_backend(
@@ -88,17 +123,7 @@ def load_backend(
     should_stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Close `old` (waiting for its generation to end), then load `options`; once loaded,
-    hash its files unless `should_stop` (another load began) says to give up.
-
-    Files that cannot load (missing, not a model, truncated, an adapter for another model)
-    are refused before a model running here is closed: a mistyped path costs the author
-    nothing, where reloading the model they write with (a 7B) would take a while."""
-    if old is not None and not old.origin:
-        try:
-            _check_files(options)
-        except ScriptoriumError as error:
-            post(ModelLoadFailed(load_id, options, str(error), kept=old))
-            return
+    hash its files unless `should_stop` (another load began) says to give up."""
     if old is not None:
         old.close()
     try:
@@ -122,12 +147,3 @@ def load_backend(
             except Exception:  # noqa: BLE001 - without a hash the record says null, which is honest
                 continue
 
-
-def _check_files(options: LoadOptions) -> None:
-    """The checks every load makes of its files' headers first (ModelFileError names the
-    problem), without llama.cpp and without reading the weights."""
-    from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
-
-    facts = read_model_facts(options.model_path)
-    if options.lora_path is not None:
-        read_adapter_facts(options.lora_path, facts.architecture, facts.path)

@@ -39,3 +39,6 @@ class ModelStatus:
     """Flash attention, KV types and threads in use, once ready: the probabilities depend on them."""
     file_stamp: tuple[int, int, int] | None = None
     """The model file's (inode, size, mtime) as it was loaded on this machine (replaced.file_stamp)."""
+    not_answering: bool = False
+    """Ready, but its llama-server did not answer the last request (stopped, or the network
+    down): what the panels show of it is the last known; the next request asks it again."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Iterable, Mapping
 
-from textual import on, work
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.dom import DOMNode
@@ -27,10 +27,8 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.config.schema import Config
 from scriptorium.app.config.tui_settings import TuiSettings
-from scriptorium.app.models import startup as model_startup
+from scriptorium.app.models import loading, startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
-from scriptorium.app.models.loading import (BackendCrashed, ModelFileHashed, ModelLoaded, ModelLoadFailed,
-                                            ModelLoadProgressed, load_backend)
 from scriptorium.app.models.replaced import REPLACED_TITLE
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
@@ -160,27 +158,32 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.lora_scale = self.backend.lora_scale if self.backend.adapter is not None else None
 
     def load_model(self, options: LoadOptions | None) -> None:
-        """Load `options` in the background, the old model closed first; None (no choice) loads nothing."""
+        """Load `options` in the background, the old model closed once their files pass; None loads nothing."""
         if options is None:
             return
+        load_id = self.models.asked()
+        if not self.models.checks_files_first():
+            return self._replace_model(loading.ModelFilesChecked(load_id, options))
+        self.run_worker(lambda: loading.check_files(options, load_id, self.post_message), thread=True,
+                        exit_on_error=False)
+
+    @on(loading.ModelFilesChecked)
+    def _replace_model(self, message: loading.ModelFilesChecked) -> None:
+        if not self.models.is_current(message.load_id):  # another load was asked for meanwhile
+            return
         if self._screen_ready:
-            # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
-            self.main.stop_generation()
-            self.main.draft.stop_scoring("another model is loading", colours_kept=False)  # they go if another loads
-        old, load_id = self.models.begin_load(options)
-        self._load_worker(old, options, load_id)
+            self.main.another_model_loading()
+        old, options, load_id = self.models.begin_load(message.options), message.options, message.load_id
+        self.run_worker(lambda: loading.load_backend(self.backend_loader, old, options, load_id, self.post_message,
+                                             lambda: get_current_worker().is_cancelled),  # another load began
+                        thread=True, exclusive=True, group="model", exit_on_error=False)
 
-    @work(thread=True, exclusive=True, group="model", exit_on_error=False)
-    def _load_worker(self, old: Backend | None, options: LoadOptions, load_id: int) -> None:
-        worker = get_current_worker()
-        load_backend(self.backend_loader, old, options, load_id, self.post_message, lambda: worker.is_cancelled)
-
-    @on(ModelLoadProgressed)
-    def _load_progressed(self, message: ModelLoadProgressed) -> None:
+    @on(loading.ModelLoadProgressed)
+    def _load_progressed(self, message: loading.ModelLoadProgressed) -> None:
         self.models.progressed(message.load_id, message.progress)
 
-    @on(ModelLoaded)
-    def _model_loaded(self, message: ModelLoaded) -> None:
+    @on(loading.ModelLoaded)
+    def _model_loaded(self, message: loading.ModelLoaded) -> None:
         if not self.models.loaded(message.load_id, message.backend):  # another was asked for meanwhile: not wanted
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
@@ -191,17 +194,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         for title, note in self.models.notes_when_ready(self.sessions.last_generation()):
             self.notify(note, title=title, timeout=12)
 
-    @on(ModelLoadFailed)
-    def _model_failed(self, message: ModelLoadFailed) -> None:
-        said = self.models.failed(message.load_id, message.options, message.error, message.kept, message.server,
-                                  load_key=self.keys.key_display("app.load_model"))
-        if said is not None:
+    @on(loading.ModelLoadFailed)
+    def _model_failed(self, message: loading.ModelLoadFailed) -> None:
+        if (said := self.models.failed(message.load_id, message.options, message.error, message.server)) is not None:
             self.notify(said, title="Model not loaded", severity="error", timeout=15)
-        elif message.kept is not None:  # another load began meanwhile: it replaces this model too
-            self.run_worker(message.kept.close, thread=True, group="model-close")
 
-    @on(BackendCrashed)
-    def _backend_crashed(self, message: BackendCrashed) -> None:
+    @on(loading.BackendCrashed)
+    def _backend_crashed(self, message: loading.BackendCrashed) -> None:
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
         if (options := self.models.crashed(message.backend, self.lora_scale)) is not None:
             saved, reload = " Your text is saved." * self.save_everything(), not self.models.gives_up(options)
@@ -211,8 +210,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             if reload:
                 self.load_model(options)
 
-    @on(ModelFileHashed)
-    def _file_hashed(self, message: ModelFileHashed) -> None:
+    @on(loading.BackendUnreachable)
+    def _backend_unreachable(self, message: loading.BackendUnreachable) -> None:
+        self.models.not_answering(message.backend)
+
+    @on(loading.ModelFileHashed)
+    def _file_hashed(self, message: loading.ModelFileHashed) -> None:
         self.sessions.hashes.arrived(message.path, message.sha256)
         if note := self.models.hashed(message.path, message.sha256):
             self.notify(note, title=REPLACED_TITLE, severity="warning", timeout=15)
@@ -239,9 +242,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(model_startup.ModelNotResolved)
     def _model_not_resolved(self, message: model_startup.ModelNotResolved) -> None:
-        self.models.not_resolved(message.error)
-        self.notify(f"{message.error}\nYour text is safe; press {self.keys.key_display('app.models')} to choose a model.",
-                    title="Model not loaded", severity="error", timeout=15)
+        self.notify(self.models.not_resolved(message.error), title="Model not loaded", severity="error", timeout=15)
 
     def action_load_model(self) -> None:
         if (server := self.models.server_to_connect_again(self.lora_scale)) is not None:
@@ -261,13 +262,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.models.chose(choice.model)
         if model_startup.model_choice.is_demo_model(choice.model) and not choice.model.is_file():
             # Listed but not assembled yet: assemble it first, with progress, in a worker.
-            self.resolve_model(model_startup.ModelSource(model_startup.model_choice.DEMO_NAME, self.config))
-            return
+            return self.resolve_model(model_startup.ModelSource(model_startup.model_choice.DEMO_NAME, self.config))
         try:
             options = self.models.options_for(choice.model, choice.lora, choice.lora_scale)
         except Exception as error:  # noqa: BLE001 - a bad value is a message
-            self.notify(str(error), severity="error")
-            return
+            return self.notify(str(error), severity="error")
         # Every generation records the model it ran on, so the session keeps the switch.
         self.load_model(options)
 

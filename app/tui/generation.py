@@ -26,11 +26,11 @@ from scriptorium.inference.events import (
     PrefillProgress,
     TokenEvent,
 )
-from scriptorium.inference.remote_http import ServerError
+from scriptorium.inference.remote_http import ServerError, ServerUnreachable
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Window
 
-from scriptorium.app.models.loading import BackendCrashed
+from scriptorium.app.models.loading import BackendCrashed, BackendUnreachable
 from scriptorium.app.tui.process_tuning import older_collections_deferred
 
 if TYPE_CHECKING:
@@ -198,6 +198,8 @@ class GenerationFailed(GenerationMessage):
     retry_helps: bool = True
     """False when the prompt itself was refused (a model that cannot chat, text it cannot
     encode, a prompt the context cannot hold): asking again fails the same way."""
+    server_gone: bool = False
+    """Nothing answered at the llama-server's address: asking again once it runs is the remedy."""
 
 
 FIRST_FRAME_WAIT = 1.0
@@ -282,9 +284,9 @@ def stream_generation(
                     post(ContextWasTrimmed(rid, event))
     except ScriptoriumError as error:
         post_tokens()
-        post(GenerationFailed(rid, str(error), engine_lost=isinstance(error, EngineCrashed)))
-        if isinstance(error, EngineCrashed):
-            post(BackendCrashed(engine, str(error)))
+        post(GenerationFailed(rid, str(error), engine_lost=isinstance(error, EngineCrashed),
+                              server_gone=isinstance(error, ServerUnreachable)))
+        said_of_the_model(engine, error, post)
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
         post_tokens()
         post(GenerationFailed(rid, f"generation crashed ({type(error).__name__}: {error})"))
@@ -305,9 +307,9 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
         # Only the engine or the server may answer another time; the prompt stays what it is.
         post(GenerationFailed(rid, str(error), "Model" if about_model else "Window", engine_started=False,
                               engine_lost=isinstance(error, EngineCrashed),
-                              retry_helps=isinstance(error, (EngineCrashed, ServerError))))
-        if isinstance(error, EngineCrashed):
-            post(BackendCrashed(engine, str(error)))
+                              retry_helps=isinstance(error, (EngineCrashed, ServerError)),
+                              server_gone=isinstance(error, ServerUnreachable)))
+        said_of_the_model(engine, error, post)
         return None
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
         post(GenerationFailed(rid, f"making the prompt crashed ({type(error).__name__}: {error})",
@@ -319,3 +321,13 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
     request = replace(request, prompt=prepared.prompt, window=prepared.window, prepare=None)
     post(PromptPrepared(rid, request, prepared.note))
     return request
+
+
+def said_of_the_model(engine: "Backend", error: ScriptoriumError, post: Callable[[Message], object]) -> None:
+    """What a request's failure tells the app of the model itself, beyond the request's own
+    message: its engine died (it is loaded again), or its llama-server is not answering (the
+    panels say so; the next request asks it again)."""
+    if isinstance(error, EngineCrashed):
+        post(BackendCrashed(engine, str(error)))
+    elif isinstance(error, ServerUnreachable):
+        post(BackendUnreachable(engine))

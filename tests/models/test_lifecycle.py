@@ -18,7 +18,8 @@ def test_a_server_restarting_too_often_in_a_row_is_left_to_connect_to_again() ->
     lifecycle = ModelLifecycle(None, 1)
     options = LoadOptions(model_path=Path("/server/models/model.gguf"))
     for _ in range(RELOADS_IN_A_ROW + 1):
-        _, load_id = lifecycle.begin_load(options)
+        load_id = lifecycle.asked()
+        lifecycle.begin_load(options)
         backend = SimpleNamespace(origin=ORIGIN, options=options, facts=SimpleNamespace(file_size=0), n_ctx=512,
                                   adapter=None, tokenizer_name="", tokenizer_warning="", arithmetic=None)
         assert lifecycle.loaded(load_id, backend)  # type: ignore[arg-type]

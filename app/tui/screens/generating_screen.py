@@ -83,6 +83,10 @@ class GeneratingScreen(Screen[None]):
         """The sampler panel shows whether a change waits for the running generation (MainScreen)."""
         raise NotImplementedError
 
+    def _ask_key(self) -> str:
+        """The key that asks the model in the mode showing (MainScreen)."""
+        raise NotImplementedError
+
     @property
     def is_generating(self) -> bool:
         return self._active is not None
@@ -245,7 +249,9 @@ class GeneratingScreen(Screen[None]):
         if active is None:
             return
         if isinstance(message, GenerationFailed):
-            self.notify(message.error, title=message.title, severity="error", timeout=10)
+            # Nothing to connect to until it runs again; then the same backend answers (or finds it restarted).
+            again = f"\nNothing to reconnect: once it runs again, {self._ask_key()} tries again." * message.server_gone
+            self.notify(message.error + again, title=message.title, severity="error", timeout=10)
             await self._ended(active, error=message.error, retry_helps=message.retry_helps, ran=message.engine_started)
         else:
             await self._ended(active, ran=False)

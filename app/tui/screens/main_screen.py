@@ -111,9 +111,11 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
 
     def _show_model_state(self) -> None:
         """What the panels say before a first token, true to the model's state, with the key that starts one."""
-        start = (f"press {self._key_display('draft.continue')} to continue the draft" if self.mode == "draft"
-                 else "press ⏎ to send a message")
-        self.sidebar.show_model_state(self.model_status.state, start)
+        start = f"press {self._ask_key()} to " + ("continue the draft" if self.mode == "draft" else "send a message")
+        self.sidebar.show_model_state(self.model_status.state, start, answering=not self.model_status.not_answering)
+
+    def _ask_key(self) -> str:
+        return self._key_display("draft.continue") if self.mode == "draft" else "⏎"
 
     def watch_backend(self, backend: Backend | None) -> None:
         self._show_settings()
@@ -124,6 +126,12 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
             self.sidebar.model_replaced((backend.origin, backend.options.model_path) if backend is not None else None)
             if backend is not None:
                 self.draft.model_replaced(backend.options)
+
+    def another_model_loading(self) -> None:
+        """Stop what runs on the model about to be closed for another."""
+        # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
+        self.stop_generation()
+        self.draft.stop_scoring("another model is loading", colours_kept=False)  # they go if another loads
 
     # ---- modes and panels ----------------------------------------------------------
     @property

@@ -26,6 +26,8 @@ class KVPanel(Panel):
         self.usage: KVCacheUsage | None = None
         self.loading = False
         """Whether a model is loading (no usage to show yet either way)."""
+        self.last_known = False
+        """Whether the figures are the last known: the llama-server holding them is not answering."""
         self.reused: tuple[int, int, str] | None = None
         """(tokens kept from the previous request, prompt tokens, how) of the last prefill."""
         self.window: Window | None = None
@@ -67,7 +69,9 @@ class KVPanel(Panel):
             return [Text("the model is loading…" if self.loading else "no model loaded", style=dim)] + \
                 [Text()] * (self.LINES - 1)
         reuse = Text()
-        if usage.tokens is None:
+        if self.last_known:  # a server restarted since holds none of them
+            reuse = Text(clip("last known figures", width), style=dim)
+        elif usage.tokens is None:
             # A llama-server with several slots: another client's figure is not this app's.
             reuse = Text(clip("slot unknown until a generation", width), style=dim)
         elif self.reused is not None:

@@ -88,6 +88,9 @@ class ModelPanel(Panel):
         heads = f"{facts.n_head} q / {max(facts.n_head_kv)} kv heads"
         lines = [
             Text(clip(facts.name, width), style=self.style_of("model--name")),
+            # Where the panel's lines are all taken (a server's): said at once below the name.
+            Text(clip("server not answering", width), style=self.style_of("model--error"))
+            if status.not_answering else
             # What is not known (a server reports no architecture) is left out: an unlabelled
             # "unknown" first on the line read as a name.
             Text(clip(" · ".join(part for part in (

@@ -111,10 +111,11 @@ class Sidebar(VerticalScroll):
         panel.display = not panel.display
         return bool(panel.display)
 
-    def show_model_state(self, state: str, start_hint: str) -> None:
+    def show_model_state(self, state: str, start_hint: str, answering: bool = True) -> None:
         """What the panels say before anything was generated, true to the model's state
-        ('none', 'loading', 'ready', 'failed'); `start_hint` says how to begin."""
-        self.kv.loading = state == "loading"
+        ('none', 'loading', 'ready', 'failed'); `start_hint` says how to begin; not
+        `answering`: its llama-server did not answer the last request."""
+        self.kv.loading, self.kv.last_known = state == "loading", not answering
         self.kv.refresh()
         if state in ("none", "failed"):
             # No model is there (a load failed after the old one was closed): figures measured
