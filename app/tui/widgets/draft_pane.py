@@ -27,7 +27,8 @@ from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import Span, close_records
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
-from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor, grapheme_end
+from scriptorium.app.tui.widgets.draft_anchors import before_trailing_spaces, end_anchor, grapheme_end
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 
@@ -130,7 +131,8 @@ class DraftPane(DraftWindowMark):
                 anchor = grapheme_end(editor.document, editor.selection.end)
             else:
                 anchor = end_anchor(editor.document)
-            ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
+            anchor, spaces = before_trailing_spaces(editor.document, anchor)
+            ghost = editor.begin_ghost(anchor, from_cursor=from_cursor, replaces=spaces)
         prefix = editor.text_before(ghost.anchor) + ghost.text
         lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
         ghost.text, ghost.writers = with_break(ghost.text, ghost.writers, lead)
@@ -261,7 +263,7 @@ class DraftPane(DraftWindowMark):
         self.set_class(ghost is not None, "-with-suggestion")
         if ghost is None:
             self.inspected = None
-        self.suggestion.show(ghost, context, self._hints(ghost))
+        self.suggestion.show(ghost, context, self._hints(ghost), self.editor.replaced_text())
         self.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
         # The footer rebuilds itself on refresh_bindings: only when what is enabled changed.
         enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming)
