@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from textual.widgets.text_area import Location
 
+from scriptorium.inference.window import prompt_end
+
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
 from scriptorium.app.tui.widgets.formatting import visible_token
 
@@ -164,6 +166,17 @@ def cut_front(ghost: Ghost, length: int) -> list[TokenRecord]:
     if ghost.break_end is not None:
         ghost.break_end -= length
     return taken
+
+
+def without_trailing_spaces(ghost: Ghost) -> None:
+    """Before the suggestion is written on: the spaces and tabs it ends with go (whole
+    tokens only, a lone "▁" the model stopped at or a branch chose). The prompt leaves them
+    out (window.prompt_end), so what the model writes next takes their place, as a
+    suggestion takes the place of the draft's (draft_anchors.before_trailing_spaces)."""
+    end = prompt_end(ghost.text)
+    if end < len(ghost.text) and not any(r.start < end < r.end for r in ghost.tokens):
+        ghost.tokens = split_records(ghost.tokens, end)[0]
+        ghost.text, ghost.writers = ghost.text[:end], writers_before(ghost.writers, end)
 
 
 def written_parts(writers: Writers, length: int) -> list[tuple[int | None, int, int]]:

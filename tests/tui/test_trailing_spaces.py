@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from textual.pilot import Pilot
+from textual.widgets import OptionList
 
 from tui_helpers import candidates_written, generated, make_app, model_ready, run, spying_loader
 
@@ -81,3 +82,20 @@ def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) 
             await pilot.press("tab")
             assert editor.text == "Il gatto dorme La casa era buia."
     run(scenario)
+
+
+def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(sentence_model: Path) -> None:
+    # A branch at "▁casa" to the lone "▁" among its alternatives: the suggestion then ends
+    # in a space, and what is written on from there comes in place of it, as after the draft's.
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        draft = pilot.app.main.draft
+        await pilot.press("f4")
+        while draft.inspected != 1:
+            await pilot.press("left")
+        record = editor.ghost.tokens[1]
+        assert record.text == " casa"
+        await pilot.press("ctrl+b")
+        pilot.app.screen.query_one(OptionList).highlighted = [c.text for c in record.top].index(" ")
+        await generated(pilot, "enter")
+        assert editor.ghost.text == " La casa era buia."  # after "▁La" the model writes "▁casa": one space
+    continuing(sentence_model, "Il gatto dorme", then)

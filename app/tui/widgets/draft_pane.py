@@ -21,7 +21,8 @@ from scriptorium.inference.window_layout import note_break
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
-    Ghost, every_request_id, lost_note, other_request_ids, start_version, with_break, with_writer, written_parts,
+    Ghost, every_request_id, lost_note, other_request_ids, start_version, with_break, with_writer,
+    without_trailing_spaces, written_parts,
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
@@ -125,6 +126,7 @@ class DraftPane(DraftWindowMark):
             start_version(ghost, "re-roll")
             ghost.streaming, ghost.request_ids = True, []
         elif ghost is not None:
+            without_trailing_spaces(ghost)
             ghost.streaming = True
         else:
             if from_cursor:
