@@ -99,3 +99,18 @@ def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(senten
         await generated(pilot, "enter")
         assert editor.ghost.text == " La casa era buia."  # after "▁La" the model writes "▁casa": one space
     continuing(sentence_model, "Il gatto dorme", then)
+
+
+def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence_model: Path) -> None:
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        ghost = editor.ghost
+        # As if the model had stopped right after a lone "▁": " La" then " ".
+        ghost.text, ghost.tokens = " La ", ghost.tokens[:1]
+        await pilot.press("ctrl+n")
+        await candidates_written(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.ghost.text == " La casa era buia."  # after "▁La" the model writes "▁casa": one space
+        await pilot.press("alt+left")
+        assert editor.ghost.text == " La "  # the suggestion as it was, an earlier version
+    continuing(sentence_model, "Il gatto dorme", then)
