@@ -12,6 +12,7 @@ from typing import Any, Awaitable, Callable
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
+from scoring_helpers import scored
 from tui_helpers import candidates_written, generated, make_app, model_ready, run, spying_loader
 
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
@@ -114,3 +115,14 @@ def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence
         await pilot.press("alt+left")
         assert editor.ghost.text == " La "  # the suggestion as it was, an earlier version
     continuing(sentence_model, "Il gatto dorme", then)
+
+
+def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await scored(pilot, "Il gatto dorme \t")
+            last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
+            assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it
+    run(scenario)
