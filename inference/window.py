@@ -6,7 +6,8 @@ the command line, the draft pane, chat and scoring:
 
     memory (pinned first) + the draft window, with the author's note N paragraphs before its end
 
-- The draft window is the text before the cursor (or the whole draft), its start moved
+- The draft window is the text before the cursor (or the whole draft) without the spaces
+  and tabs that end it (`prompt_end`), its start moved
   forward until everything fits. The start is always a paragraph or sentence start, or a
   word start when a single sentence is longer than the room (never mid-word).
 - Counting is done by the caller's `count` (the backend's tokenizer on the whole prompt,
@@ -85,7 +86,8 @@ class Window:
     start: int
     """Where the window starts in the draft (a character offset): text before it is outside."""
     end: int
-    """Where it ends (the cursor, or the end of the draft)."""
+    """Where it ends: the cursor, or the end of the draft, before the spaces and tabs
+    that end the text there (`prompt_end`)."""
     note_at: int | None
     """Where in the draft the author's note goes before (None: no note)."""
     budget: int
@@ -99,6 +101,8 @@ class Window:
     draft_spans: tuple[tuple[int, int, int], ...] = ()
     """(offset in the prompt, offset in the draft, length) of the draft's own text: the
     window before the note, and after it."""
+    spaces_left_out: int = 0
+    """The spaces and tabs between `end` and the cursor (or the draft's end): not in the prompt."""
 
     def draft_offset(self, prompt_offset: int) -> int | None:
         """Where a character of the prompt is in the draft; None in the memory, the note or
@@ -113,7 +117,8 @@ class Window:
 
     def as_json(self, n_ctx: int) -> dict[str, int]:
         return {"n_ctx": n_ctx, "memory_tokens": self.memory_tokens, "note_tokens": self.note_tokens,
-                "draft_tokens": self.draft_tokens, "dropped_tokens": self.dropped_tokens}
+                "draft_tokens": self.draft_tokens, "dropped_tokens": self.dropped_tokens,
+                "trailing_spaces_left_out": self.spaces_left_out}
 
 
 class DroppedTokens:
@@ -146,6 +151,19 @@ def prompt_budget(n_ctx: int, max_tokens: int) -> int:
     then stops when the context is full): with a 256-token training window and the
     default 200 tokens to write, the model would otherwise see 56 tokens of draft."""
     return max(n_ctx - max_tokens, n_ctx // 2, 1)
+
+
+def prompt_end(text: str, end: int | None = None) -> int:
+    """Where the prompt continuing text[:end] ends: before the spaces and tabs that end it
+    (never before a newline). A SentencePiece model reads "pronto. " as "▁pronto . ▁", a
+    lone "▁" it almost never saw in training: it then writes "▁balenu" (a second space)
+    and drifts. Without them it writes the space itself, or the newline or punctuation it
+    wants there (as KoboldCpp's "trim trailing whitespace"); the editor's suggestion takes
+    the place of the spaces left out, and `continue` prints what reads after them."""
+    end = len(text) if end is None else end
+    while end > 0 and text[end - 1] in " \t":
+        end -= 1
+    return end
 
 
 def check_note_depth(depth: int, key: str = "note depth") -> int:
@@ -228,7 +246,8 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     backend's `longest_piece_chars` (None: unknown). Only text near the end is ever
     counted, however long the draft (`_too_far_back`). WindowError when memory and note
     alone do not fit."""
-    end = len(draft) if end is None else max(0, min(end, len(draft)))
+    asked_end = len(draft) if end is None else max(0, min(end, len(draft)))
+    end = prompt_end(draft, asked_end)
     wrap = wrap or _as_is
     check_note_depth(note_depth)
     empty = count("")
@@ -272,7 +291,8 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     return Window(prompt=prompt, start=start, end=end, note_at=at, budget=budget, prompt_tokens=prompt_tokens,
                   memory_tokens=memory_tokens, note_tokens=note_tokens,
                   draft_tokens=prompt_tokens - memory_tokens - note_tokens,
-                  dropped=DroppedTokens(count, draft, start, empty), draft_spans=spans)
+                  dropped=DroppedTokens(count, draft, start, empty), draft_spans=spans,
+                  spaces_left_out=asked_end - end)
 
 
 def _as_is(text: str) -> str:

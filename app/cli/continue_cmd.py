@@ -74,6 +74,24 @@ def _ctrl_c_stops_the_stream() -> Iterator[threading.Event]:
         signal.signal(signal.SIGINT, previous)
 
 
+class _AfterTheInput:
+    """The plain text output, read after the input as it was given: the prompt left out the
+    spaces and tabs ending it (window.prompt_end), so the model writes its own ("▁balenu"),
+    which the input already has. Up to that many leading spaces and tabs of the output
+    are not printed: "pronto. " + "balenu", not "pronto.  balenu"."""
+
+    def __init__(self, spaces: int) -> None:
+        self._spaces = spaces
+
+    def __call__(self, text: str) -> str:
+        if self._spaces and text:
+            kept = text.lstrip(" \t")
+            eaten = min(self._spaces, len(text) - len(kept))
+            text = text[eaten:]
+            self._spaces = 0 if text else self._spaces - eaten
+        return text
+
+
 def _done_json(done, engine, window) -> dict:
     return {
         "type": "done",
@@ -156,8 +174,10 @@ def run(args: argparse.Namespace) -> int:
               f"{dropped:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
               file=sys.stderr)
     out = sys.stdout
+    lead = note_break(draft[:window.end], note, depth)
+    after_the_input = _AfterTheInput(0 if lead else window.spaces_left_out)
     if not args.json:  # the paragraph break a depth-0 note leaves: the text printed is what follows the draft
-        out.write(note_break(draft, note, depth))
+        out.write(lead)
     # Plain text shows no candidates: ranking them cost the whole run (--top 200000: 69 s, not 3).
     top_n = args.top if args.json else 0
     interrupted = False
@@ -172,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
                             "p": event.p, "top": [_candidate_json(c) for c in event.top]}
                     out.write(json.dumps(line, ensure_ascii=False) + "\n")
                 else:
-                    out.write(event.text)
+                    out.write(after_the_input(event.text))
                 out.flush()
             elif isinstance(event, ContextTrimmed):
                 if args.json:
@@ -186,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.json:
                     out.write(json.dumps(_done_json(event, engine, window), ensure_ascii=False) + "\n")
                 else:
-                    out.write(event.tail_text + ("\n" if out.isatty() else ""))
+                    out.write(after_the_input(event.tail_text) + ("\n" if out.isatty() else ""))
                     if event.stop_reason == "context":
                         print(f"scriptorium: stopped because the context is full ({event.kv_cache.n_ctx} tokens; "
                               "a larger --ctx gives it room)", file=sys.stderr)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from textual.widgets.text_area import Location
 
+from scriptorium.inference.window import prompt_end
+
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
 from scriptorium.app.tui.widgets.formatting import visible_token
 
@@ -164,6 +166,23 @@ def cut_front(ghost: Ghost, length: int) -> list[TokenRecord]:
     if ghost.break_end is not None:
         ghost.break_end -= length
     return taken
+
+
+def without_trailing_spaces(ghost: Ghost) -> None:
+    """Before the suggestion is written on: the spaces and tabs it ends with go (see written_on_from)."""
+    ghost.text, ghost.tokens, ghost.writers = written_on_from(ghost.text, ghost.tokens, ghost.writers)
+
+
+def written_on_from(text: str, tokens: list[TokenRecord], writers: Writers) -> tuple[str, list[TokenRecord], Writers]:
+    """A suggestion's text, tokens and writers as what the model writes next follows them:
+    without the spaces and tabs they end with (whole tokens only: a lone "▁" the model
+    stopped at, or a branch chose). The prompt leaves them out (window.prompt_end), so what
+    the model writes next takes their place, as a suggestion takes the place of the draft's
+    (draft_anchors.before_trailing_spaces)."""
+    end = prompt_end(text)
+    if end == len(text) or any(r.start < end < r.end for r in tokens):
+        return text, tokens, writers
+    return text[:end], split_records(tokens, end)[0], writers_before(writers, end)
 
 
 def written_parts(writers: Writers, length: int) -> list[tuple[int | None, int, int]]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.settings import PRESETS, SamplerSettings
 
-from scriptorium.app.tui.branches import move_version, start_version, with_break, with_writer
+from scriptorium.app.tui.branches import move_version, start_version, with_break, with_writer, written_on_from
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.token_spans import TokenSource, add_records, close_records
 from scriptorium.app.config.tui_settings import MAX_CANDIDATES
@@ -136,7 +136,8 @@ def put_on_ghost(ghost: "Ghost", candidates: list[Candidate], chosen: int, lead:
 
     A candidate continues the ghost's text as it stood, so each version is that text
     followed by the candidate (after `lead`, the break a depth-0 note leaves: note_break)."""
-    base_text, base_tokens, base_ids, base_writers = ghost.text, list(ghost.tokens), list(ghost.request_ids), ghost.writers
+    base_text, base_tokens, base_writers = written_on_from(ghost.text, list(ghost.tokens), ghost.writers)
+    base_ids = list(ghost.request_ids)
     base_text, base_writers = with_break(base_text, base_writers, lead)
     shown = [c for c in candidates if c.usable]
     for candidate in shown:

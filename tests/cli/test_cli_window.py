@@ -71,3 +71,21 @@ def test_a_note_at_depth_zero_starts_the_text_on_a_new_paragraph(short_context_m
     lines = [json.loads(line) for line in as_json.stdout.splitlines()]
     written = "".join(line["text"] for line in lines if line["type"] == "token")
     assert result.stdout == "\n\n" + written + lines[-1].get("tail_text", "")
+
+
+def test_spaces_ending_the_input_are_left_out_of_the_prompt(sentence_model: Path) -> None:
+    # "dorme " would end the prompt in a lone "▁", and the model's " La" would follow it:
+    # "dorme  La". Without the space the model writes its own, which the input already has.
+    result = scriptorium("continue", "--model", str(sentence_model), "--preset", "greedy", stdin="Il gatto dorme ")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "La casa era buia."
+
+
+def test_the_json_lines_say_how_many_spaces_the_prompt_left_out(sentence_model: Path) -> None:
+    # The tokens stay as sampled, so a script joins them to the input without its spaces.
+    result = scriptorium("continue", "--model", str(sentence_model), "--preset", "greedy", "--json",
+                         stdin="La casa era buia \t")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["text"] for line in lines if line["type"] == "token"] == ["."]  # after "▁buia", not after "▁"
+    assert lines[-1]["window"]["trailing_spaces_left_out"] == 2

@@ -28,6 +28,21 @@ PARAGRAPHS = [f"Paragraph {i} opens here. It goes on a little, then it ends." fo
 DRAFT = "\n\n".join(PARAGRAPHS)
 
 
+@pytest.mark.parametrize(("draft", "end", "prompt", "left_out"), [
+    ("Una casa. \t ", None, "Una casa.", 3),
+    ("Una casa. Un gatto.", 10, "Una casa.", 1),  # from the cursor after a space
+    ("Una casa.\n", None, "Una casa.\n", 0),  # a newline is the author's: kept
+    ("Una casa.\n  ", None, "Una casa.\n", 2),
+    ("   ", None, "", 3),
+])
+def test_the_spaces_ending_the_text_are_left_out_of_the_prompt(draft: str, end: int | None, prompt: str,
+                                                               left_out: int) -> None:
+    window = build_window(draft, budget=100, count=words, end=end, note="[Nota.]", note_depth=0)
+    # The note's paragraph break follows the text as the model reads it, not the spaces.
+    assert window.prompt == prompt + ("\n\n" if prompt and not prompt.endswith("\n") else "") + "[Nota.]\n\n"
+    assert (window.end, window.spaces_left_out) == (len(prompt), left_out)
+
+
 def test_a_short_draft_is_all_in_the_window() -> None:
     window = build_window("Una casa. Un gatto.", budget=100, count=words)
     assert (window.start, window.dropped_tokens, window.prompt) == (0, 0, "Una casa. Un gatto.")

@@ -17,7 +17,7 @@ from scriptorium.inference.window_layout import note_break
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
 from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice, CandidatesScreen
-from scriptorium.app.tui.widgets.draft_editor import end_anchor
+from scriptorium.app.tui.widgets.draft_anchors import before_trailing_spaces, end_anchor
 from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
 
 if TYPE_CHECKING:
@@ -55,7 +55,8 @@ class DraftCandidates(DraftInspection):
         backend, template = ready
         editor = self.editor
         ghost = editor.ghost
-        anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
+        anchor, spaces = (ghost.anchor, 0) if ghost is not None else before_trailing_spaces(editor.document,
+                                                                                          end_anchor(editor.document))
         prefix = editor.text_before(anchor) + (ghost.text if ghost is not None else "")
         # One prompt for every candidate, fitted to the window by the first one's worker.
         base = self.new_request("draft", prepared_once(self.window_preparer(backend, prefix, template)))
@@ -70,14 +71,15 @@ class DraftCandidates(DraftInspection):
 
         screen = CandidatesScreen(backend, base, settings, self.settings.candidates,
                                   self.settings.frame_interval, record)
-        self.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, started))
+        self.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, spaces, started))
 
     def _record_candidate(self, request: GenerationRequest, anchor: "Location") -> GenerationStarted:
         # Like any generation, each candidate is kept in the session with its settings and seed.
         editor = self.editor
         return GenerationStarted(request, editor.text, len(editor.text_before(anchor)), [])
 
-    def _candidate_chosen(self, choice: CandidatesChoice | None, anchor: "Location", started: list[int]) -> None:
+    def _candidate_chosen(self, choice: CandidatesChoice | None, anchor: "Location", spaces: int,
+                          started: list[int]) -> None:
         editor = self.editor
         # The usable candidates stay as versions, decided with the one the author keeps.
         kept = {c.request.id for c in choice.candidates if c.usable} if choice is not None else set()
@@ -87,7 +89,7 @@ class DraftCandidates(DraftInspection):
         if choice is None:
             return
         # The dialog kept every key from the draft, so the suggestion (if any) is as it was.
-        ghost = editor.ghost or editor.begin_ghost(anchor, from_cursor=False)
+        ghost = editor.ghost or editor.begin_ghost(anchor, from_cursor=False, replaces=spaces)
         self.inspected = None
         lead = note_break(editor.text_before(anchor) + ghost.text, self.pinned.note, self.pinned.note_depth)
         put_on_ghost(ghost, choice.candidates, choice.chosen, lead)

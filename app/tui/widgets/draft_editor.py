@@ -3,7 +3,8 @@
 The suggestion (the "ghost") is never part of the document until the author accepts
 it, so rejecting it leaves no trace in the text or the undo history. It is pinned to an
 anchor location; edits before the anchor move it, an edit across it drops the ghost,
-and typing at the anchor consumes the suggestion when the typed text matches it.
+and typing at the anchor (or after the spaces it stands in for, draft_anchors) consumes
+the suggestion when the typed text matches it.
 """
 
 from __future__ import annotations
@@ -12,14 +13,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from rich.cells import split_graphemes
 from rich.style import Style
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
-from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
+from textual.widgets.text_area import Edit, EditResult, Location
 
-from scriptorium.app.sessions.draft_files import end_of_writing
 from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
 from scriptorium.app.tui.branches import Ghost, KeptWord, cut_front
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
@@ -28,29 +27,6 @@ from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRec
 _NEXT_WORD = re.compile(r"\s*\S+")
 _CJK = re.compile(f"[{CJK_CHARACTERS}]")
 _CJK_PUNCTUATION = re.compile(f"[{CJK_PUNCTUATION}]")
-
-
-def end_anchor(document: DocumentBase) -> Location:
-    """Where "continue from the end" attaches, as a location (see end_of_writing)."""
-    end = document.end
-    text = document.text
-    if end_of_writing(text) < len(text):  # before the file's final newline: the end of the line above
-        row = end[0] - 1
-        return (row, len(document.get_line(row)))
-    return end
-
-
-def grapheme_end(document: DocumentBase, location: Location) -> Location:
-    """`location`, or the end of the character it falls inside: the editor's cursor steps
-    by code point, so it can stand between an "e" and its combining accent, or inside an
-    emoji's joined sequence, where a suggestion inserted would take the accent for itself."""
-    row, column = location
-    line = document.get_line(row)
-    if 0 < column < len(line):
-        for start, end, _ in split_graphemes(line)[0]:
-            if start < column < end:
-                return (row, end)
-    return location
 
 
 def inserted_length(text: str, newline: int) -> int:
@@ -166,8 +142,8 @@ class DraftEditor(TextArea):
             type_invisible(self, event)  # TextArea's own handler, which would drop it, then does not run
 
     # ---- the ghost -------------------------------------------------------------------
-    def begin_ghost(self, anchor: Location, *, from_cursor: bool) -> Ghost:
-        self.ghost = Ghost(anchor=anchor, from_cursor=from_cursor)
+    def begin_ghost(self, anchor: Location, *, from_cursor: bool, replaces: int = 0) -> Ghost:
+        self.ghost = Ghost(anchor=anchor, from_cursor=from_cursor, replaces=replaces)
         self.post_message(self.GhostChanged(self, "text"))
         return self.ghost
 
@@ -239,6 +215,15 @@ class DraftEditor(TextArea):
         ghost = self.ghost
         if ghost is None or self._inserting_ghost:
             return super().edit(edit)
+        if ghost.replaces and self._after_spaces_replaced(ghost, edit):
+            # Typed where the cursor was, after the spaces the suggestion stands in for: typed
+            # over them if the suggestion writes it, and it goes on after (as at the anchor).
+            typed, result = self.replaced_text() + edit.text, super().edit(edit)
+            if not ghost.text.startswith(typed):
+                self.clear_ghost("lost")
+                return result
+            ghost.replaces = 0
+            return self._typed_through(ghost, result, len(typed))
         if ghost.replaces and self._touches_replaced(ghost, edit):
             # The text the branch would replace is not what it was: the branch no longer fits.
             result = super().edit(edit)
@@ -248,12 +233,7 @@ class DraftEditor(TextArea):
         typed_at_anchor = bool(edit.text) and top == bottom == ghost.anchor
         result = super().edit(edit)
         if typed_at_anchor and ghost.text.startswith(edit.text):
-            cut_front(ghost, len(edit.text))  # typed by the author: no longer the model's tokens
-            ghost.anchor = result.end_location
-            if not ghost.text and not ghost.streaming:
-                self.ghost = None
-            self.post_message(self.GhostChanged(self, "typed"))
-            return result
+            return self._typed_through(ghost, result, len(edit.text))
         anchor = None if typed_at_anchor else shifted_anchor(ghost.anchor, top, bottom, result.end_location)
         if anchor is None:
             self.clear_ghost("lost")
@@ -261,6 +241,19 @@ class DraftEditor(TextArea):
             ghost.anchor = anchor
             self.post_message(self.GhostChanged(self, "moved"))
         return result
+
+    def _typed_through(self, ghost: Ghost, result: EditResult, typed: int) -> EditResult:
+        cut_front(ghost, typed)  # typed by the author: no longer the model's tokens
+        ghost.anchor = result.end_location
+        if not ghost.text and not ghost.streaming:
+            self.ghost = None
+        self.post_message(self.GhostChanged(self, "typed"))
+        return result
+
+    def _after_spaces_replaced(self, ghost: Ghost, edit: Edit) -> bool:
+        index = self.document.get_index_from_location
+        end = index(ghost.anchor) + ghost.replaces
+        return bool(edit.text) and index(edit.top) == index(edit.bottom) == end and not self.replaced_text().strip(" \t")
 
     def _touches_replaced(self, ghost: Ghost, edit: Edit) -> bool:
         index = self.document.get_index_from_location

@@ -370,8 +370,10 @@ class DraftInspection(ModePane):
             return
         pending = self._score_pending
         if pending is not None:
+            # The last token reaches the end of what was scored: the window's end, before the
+            # spaces the prompt left out (window.prompt_end), not over them.
             self._add_scored(pending, scored_end(pending, self._score_text) if message.done.cancelled
-                             else len(self._score_text))
+                             else self._score_window.end if self._score_window is not None else len(self._score_text))
         self._score_id, self._score_pending = None, None
         if message.done.kv_cache is not None:
             # Scoring filled the KV cache with the draft: the panel shows it as it is.

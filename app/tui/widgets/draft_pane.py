@@ -21,13 +21,15 @@ from scriptorium.inference.window_layout import note_break
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
-    Ghost, every_request_id, lost_note, other_request_ids, start_version, with_break, with_writer, written_parts,
+    Ghost, every_request_id, lost_note, other_request_ids, start_version, with_break, with_writer,
+    without_trailing_spaces, written_parts,
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import Span, close_records
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
-from scriptorium.app.tui.widgets.draft_editor import DraftEditor, end_anchor, grapheme_end
+from scriptorium.app.tui.widgets.draft_anchors import before_trailing_spaces, end_anchor, grapheme_end
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 
@@ -124,13 +126,15 @@ class DraftPane(DraftWindowMark):
             start_version(ghost, "re-roll")
             ghost.streaming, ghost.request_ids = True, []
         elif ghost is not None:
+            without_trailing_spaces(ghost)
             ghost.streaming = True
         else:
             if from_cursor:
                 anchor = grapheme_end(editor.document, editor.selection.end)
             else:
                 anchor = end_anchor(editor.document)
-            ghost = editor.begin_ghost(anchor, from_cursor=from_cursor)
+            anchor, spaces = before_trailing_spaces(editor.document, anchor)
+            ghost = editor.begin_ghost(anchor, from_cursor=from_cursor, replaces=spaces)
         prefix = editor.text_before(ghost.anchor) + ghost.text
         lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
         ghost.text, ghost.writers = with_break(ghost.text, ghost.writers, lead)
@@ -261,7 +265,7 @@ class DraftPane(DraftWindowMark):
         self.set_class(ghost is not None, "-with-suggestion")
         if ghost is None:
             self.inspected = None
-        self.suggestion.show(ghost, context, self._hints(ghost))
+        self.suggestion.show(ghost, context, self._hints(ghost), self.editor.replaced_text())
         self.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
         # The footer rebuilds itself on refresh_bindings: only when what is enabled changed.
         enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming)

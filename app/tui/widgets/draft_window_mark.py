@@ -17,7 +17,7 @@ from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.widgets.draft_candidates import DraftCandidates
-from scriptorium.app.tui.widgets.draft_editor import end_anchor
+from scriptorium.app.tui.widgets.draft_anchors import end_anchor
 
 WINDOW_MARK_DELAY = 0.4
 """Seconds of no typing before the window marker moves."""

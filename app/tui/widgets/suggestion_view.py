@@ -94,9 +94,11 @@ class SuggestionView(ScrollView, can_focus=False):
         if not top <= row < top + height:
             self.scroll_to(y=row if row < top else row - height + 1, animate=False, force=True)
 
-    def show(self, ghost: Ghost | None, context: str, hints: list[str]) -> None:
+    def show(self, ghost: Ghost | None, context: str, hints: list[str], replaced: str = "") -> None:
         """Draw `ghost` after `context` (the text before its anchor on the same line), with
-        as many of the `hints` (the keys that act on it) as fit under it."""
+        as many of the `hints` (the keys that act on it) as fit under it. `replaced`: the
+        draft's text it replaces, named in the title unless only the spaces it stands in for
+        (draft_anchors.before_trailing_spaces), as after every continuation from a space."""
         self._ghost = ghost
         self._line_before = context[-CONTEXT_CHARS:]
         self._forget_wrapping()
@@ -108,7 +110,7 @@ class SuggestionView(ScrollView, can_focus=False):
         row, column = ghost.anchor
         where = f"line {row + 1}:{column + 1}" if ghost.from_cursor else "the end"
         version = version_label(ghost)
-        replacing = f" · replaces {ghost.replaces:,} characters" if ghost.replaces else ""
+        replacing = f" · replaces {ghost.replaces:,} characters" if replaced.strip(" \t") else ""
         self.border_title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
                              f"{' · ' + version if version else ''}")
         self._hints = hints

@@ -1,0 +1,44 @@
+"""Where a suggestion in the draft attaches: the end of the writing, the cursor (never
+inside a character), and before the spaces the prompt leaves out."""
+
+from __future__ import annotations
+
+from rich.cells import split_graphemes
+from textual.widgets.text_area import DocumentBase, Location
+
+from scriptorium.inference.window import prompt_end
+
+from scriptorium.app.sessions.draft_files import end_of_writing
+
+
+def end_anchor(document: DocumentBase) -> Location:
+    """Where "continue from the end" attaches, as a location (see end_of_writing)."""
+    end = document.end
+    text = document.text
+    if end_of_writing(text) < len(text):  # before the file's final newline: the end of the line above
+        row = end[0] - 1
+        return (row, len(document.get_line(row)))
+    return end
+
+
+def before_trailing_spaces(document: DocumentBase, location: Location) -> tuple[Location, int]:
+    """`location` moved before the spaces and tabs ending the text there, and how many it
+    passed. The prompt leaves them out (window.prompt_end), so a suggestion from there
+    takes their place (Ghost.replaces): accepted, it brings the one space the model wrote,
+    or none before the newline or punctuation it wrote instead; Esc leaves them as typed."""
+    row, column = location
+    start = prompt_end(document.get_line(row), column)
+    return (row, start), column - start
+
+
+def grapheme_end(document: DocumentBase, location: Location) -> Location:
+    """`location`, or the end of the character it falls inside: the editor's cursor steps
+    by code point, so it can stand between an "e" and its combining accent, or inside an
+    emoji's joined sequence, where a suggestion inserted would take the accent for itself."""
+    row, column = location
+    line = document.get_line(row)
+    if 0 < column < len(line):
+        for start, end, _ in split_graphemes(line)[0]:
+            if start < column < end:
+                return (row, end)
+    return location

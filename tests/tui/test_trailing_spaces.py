@@ -1,0 +1,128 @@
+"""A continuation from after a space: the prompt leaves the spaces ending the text out
+(window.prompt_end), and the suggestion takes their place in the draft.
+
+The "sentence" model writes " La casa era buia." after any token outside that sentence
+(a lone "▁" too) and "." after "▁buia", each by a wide margin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from textual.pilot import Pilot
+from textual.widgets import OptionList
+
+from scoring_helpers import scored
+from tui_helpers import candidates_written, generated, make_app, model_ready, run, spying_loader
+
+from scriptorium.app.tui.widgets.draft_editor import DraftEditor
+
+
+def continuing(model: Path, typed: str, then: Callable[[Pilot[Any], DraftEditor], Awaitable[None]],
+               **app_options: Any) -> None:
+    """Type `typed` into a new draft, press ctrl+g, then run `then`."""
+    async def scenario() -> None:
+        app = make_app(model, **app_options)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*typed)
+            await generated(pilot, "ctrl+g")
+            await then(pilot, app.main.draft.editor)
+    run(scenario)
+
+
+def test_a_suggestion_after_a_space_takes_its_place(sentence_model: Path) -> None:
+    loader, spies = spying_loader()
+
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        assert spies[-1].last["prompt"].endswith("dorme")  # not a lone "▁" the model never saw
+        assert editor.ghost is not None and editor.ghost.text == " La casa era buia."
+        title = str(pilot.app.main.draft.suggestion.border_title)
+        assert "suggestion from the end" in title and "replaces" not in title  # the space it stands in for: no news
+        await pilot.press("escape")
+        assert editor.text == "Il gatto dorme "  # Esc: the author's space as typed
+        await generated(pilot, "ctrl+g")
+        await pilot.press("tab")
+        assert editor.text == "Il gatto dorme La casa era buia."  # one space, not two
+    continuing(sentence_model, "Il gatto dorme ", then, loader=loader)
+
+
+def test_no_space_is_left_before_the_punctuation_the_model_writes(sentence_model: Path) -> None:
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        await generated(pilot, "ctrl+r")  # a re-roll writes from the same place
+        assert editor.ghost is not None and editor.ghost.text == "."
+        await pilot.press("tab")
+        assert editor.text == "La casa era buia."
+    continuing(sentence_model, "La casa era buia ", then)
+
+
+def test_typing_after_the_space_types_through_the_suggestion(sentence_model: Path) -> None:
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        await pilot.press("x")  # not what it writes: the suggestion goes, the text is as typed
+        assert editor.ghost is None and editor.text == "Il gatto dorme x"
+        await pilot.press("backspace")
+        await generated(pilot, "ctrl+g")
+        await pilot.press("L")  # what the suggestion writes after the space
+        assert editor.ghost is not None and editor.ghost.text == "a casa era buia."
+        await pilot.press("tab")
+        assert editor.text == "Il gatto dorme La casa era buia."
+    continuing(sentence_model, "Il gatto dorme ", then)
+
+
+def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(sentence_model)
+        async with app.run_test(size=(130, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Il gatto dorme ", "ctrl+n")
+            await candidates_written(pilot)
+            await pilot.press("enter")
+            await pilot.pause()
+            editor = app.main.draft.editor
+            assert editor.ghost is not None and editor.ghost.text == " La casa era buia."
+            await pilot.press("tab")
+            assert editor.text == "Il gatto dorme La casa era buia."
+    run(scenario)
+
+
+def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(sentence_model: Path) -> None:
+    # A branch at "▁casa" to the lone "▁" among its alternatives: the suggestion then ends
+    # in a space, and what is written on from there comes in place of it, as after the draft's.
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        draft = pilot.app.main.draft
+        await pilot.press("f4")
+        while draft.inspected != 1:
+            await pilot.press("left")
+        record = editor.ghost.tokens[1]
+        assert record.text == " casa"
+        await pilot.press("ctrl+b")
+        pilot.app.screen.query_one(OptionList).highlighted = [c.text for c in record.top].index(" ")
+        await generated(pilot, "enter")
+        assert editor.ghost.text == " La casa era buia."  # after "▁La" the model writes "▁casa": one space
+    continuing(sentence_model, "Il gatto dorme", then)
+
+
+def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence_model: Path) -> None:
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        ghost = editor.ghost
+        # As if the model had stopped right after a lone "▁": " La" then " ".
+        ghost.text, ghost.tokens = " La ", ghost.tokens[:1]
+        await pilot.press("ctrl+n")
+        await candidates_written(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert editor.ghost.text == " La casa era buia."  # after "▁La" the model writes "▁casa": one space
+        await pilot.press("alt+left")
+        assert editor.ghost.text == " La "  # the suggestion as it was, an earlier version
+    continuing(sentence_model, "Il gatto dorme", then)
+
+
+def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await scored(pilot, "Il gatto dorme \t")
+            last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
+            assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it
+    run(scenario)
