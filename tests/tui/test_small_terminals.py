@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import Button
-from tui_helpers import GREEDY, Gate, candidates_written, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated, make_app, model_ready, run
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
@@ -176,5 +176,29 @@ def test_the_panels_give_way_on_a_narrow_terminal_and_come_back_unless_hidden() 
             await pilot.resize_terminal(120, 30)
             await pilot.pause()
             assert not sidebar.display  # the author hid them: wide again, they stay hidden
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("width", [120, 140])
+def test_the_panels_side_by_side_are_as_wide_as_stacked_and_cut_no_value(random_model: Path, width: int) -> None:
+    """From 120 columns the panels stand in two columns of 46% of the terminal: below 150
+    each column was narrower than the one stacked column of narrower terminals, and the
+    values the panels are written for were cut ("context 256 (trained 2…", "seed  new each")."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(100, 40)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Era notte", "ctrl+g")
+            sidebar = app.main.sidebar
+            stacked = sidebar.sampler.content_size.width
+            await pilot.resize_terminal(width, 40)
+            await pilot.pause()
+            await pilot.pause()
+            for panel in sidebar.panels():
+                assert panel.content_size.width >= stacked, (panel.PANEL_NAME, panel.content_size)
+            assert any(line.startswith("context ") and line.endswith(")")
+                       for line in drawn_lines(sidebar.model)), drawn_lines(sidebar.model)
+            assert any(line.endswith("new each time") for line in drawn_lines(sidebar.sampler))
 
     run(scenario)
