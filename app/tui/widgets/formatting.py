@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import TypeVar
+from typing import Sequence, TypeVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
@@ -53,6 +53,17 @@ def fitting(width: int, *texts: T) -> T:
         cut.truncate(width, overflow="ellipsis")
         return cut  # type: ignore[return-value]
     return clip(last, width)  # type: ignore[return-value]
+
+
+def leading_parts(parts: Sequence[str], width: int, *, more: str = "") -> str:
+    """As many of `parts` as fit in `width` cells, from the first, joined with " · ", each
+    whole: a part cut at the edge ("top-p 0.…") reads as another value. `more` (" · …")
+    ends the line when parts were left out, if it fits too; "" when not even the first fits."""
+    for count in range(len(parts), 0, -1):
+        joined = " · ".join(parts[:count]) + (more if count < len(parts) else "")
+        if cell_len(joined) <= width:
+            return joined
+    return parts[0] if parts and cell_len(parts[0]) <= width else ""
 
 
 def pad(text: str, width: int) -> str:

@@ -25,6 +25,7 @@ from textual.strip import Strip
 from scriptorium.app.tui.branches import version_label
 from scriptorium.app.tui.token_spans import BUCKETS
 from scriptorium.app.tui.branches import Ghost
+from scriptorium.app.tui.widgets.formatting import leading_parts
 from scriptorium.app.tui.widgets.strips import line_strip
 from scriptorium.app.tui.widgets.token_text import token_text
 
@@ -136,12 +137,7 @@ class SuggestionView(ScrollView, can_focus=False):
     def _fit_hints(self) -> None:
         # Fitted again at each resize: a suggestion shown while the view was hidden (put
         # back on reopening a draft, or after an undo) had no width yet, and showed no keys.
-        room, fitted = self.size.width - 6, []
-        for hint in self._hints:
-            if len(" · ".join([*fitted, hint])) > room:
-                break
-            fitted.append(hint)
-        self.border_subtitle = " · ".join(fitted)
+        self.border_subtitle = leading_parts(self._hints, self.size.width - 6)
 
     def on_resize(self) -> None:
         self._fit_hints()
