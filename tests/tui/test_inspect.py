@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import drawn_border, generated, make_app, model_ready, run
 
 from scriptorium.app.tui.token_spans import bucket
 from scriptorium.app.tui.widgets.token_text import TokenLegend
@@ -175,8 +175,7 @@ def test_how_an_inspected_token_was_sampled_is_never_cut_inside_a_number(random_
             note = app.main.draft.editor.ghost.tokens[-1].source.describe()
             parts = note.split(" · ")
             assert len(parts) > 3 and not panel.border_subtitle.endswith("sampling")  # the note, long
-            row = panel.screen._compositor.render_strips()[panel.region.bottom - 1]
-            shown = row.crop(panel.region.x, panel.region.right).text.strip("╰─╯ ")
+            shown = drawn_border(panel, bottom=True)
             assert shown and set(shown.split(" · ")) <= {*parts, "…"}, (shown, note)
 
     run(scenario)

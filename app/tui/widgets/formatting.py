@@ -60,10 +60,11 @@ def leading_parts(parts: Sequence[str], width: int, *, more: str = "") -> str:
     whole: a part cut at the edge ("top-p 0.…") reads as another value. `more` (" · …")
     ends the line when parts were left out, if it fits too; "" when not even the first fits."""
     for count in range(len(parts), 0, -1):
-        joined = " · ".join(parts[:count]) + (more if count < len(parts) else "")
-        if cell_len(joined) <= width:
-            return joined
-    return parts[0] if parts and cell_len(parts[0]) <= width else ""
+        joined = " · ".join(parts[:count])
+        for shown in ((joined + more, joined) if count < len(parts) else (joined,)):
+            if cell_len(shown) <= width:
+                return shown
+    return ""
 
 
 def pad(text: str, width: int) -> str:

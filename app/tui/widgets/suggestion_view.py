@@ -52,6 +52,8 @@ class SuggestionView(ScrollView, can_focus=False):
         self._ghost: Ghost | None = None
         self._line_before = ""
         self._hints: list[str] = []
+        self._title = ""
+        """The whole title; `border_title` shows as many of its parts as fit."""
         self._lines = 0
         self._rich_component_styles: dict[str, Style] = {}
         self._wrap_cache: tuple[tuple[int, int, bool], list[Text]] | None = None
@@ -110,10 +112,10 @@ class SuggestionView(ScrollView, can_focus=False):
         where = f"line {row + 1}:{column + 1}" if ghost.from_cursor else "the end"
         version = version_label(ghost)
         replacing = f" · replaces {ghost.replaces:,} characters" if ghost.replaces else ""
-        self.border_title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
-                             f"{' · ' + version if version else ''}")
+        self._title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
+                       f"{' · ' + version if version else ''}")
         self._hints = hints
-        self._fit_hints()
+        self._fit_borders()
         self._lines = -1
         self.refresh(layout=True)
         self._show_the_end = not streaming
@@ -134,13 +136,24 @@ class SuggestionView(ScrollView, can_focus=False):
             self.scroll_to(y=max(height - self.scrollable_content_region.height, 0), animate=False, force=True)
             self._show_the_end = False
 
-    def _fit_hints(self) -> None:
+    def _fit_borders(self) -> None:
         # Fitted again at each resize: a suggestion shown while the view was hidden (put
         # back on reopening a draft, or after an undo) had no width yet, and showed no keys.
-        self.border_subtitle = leading_parts(self._hints, self.size.width - 6)
+        room = self.size.width - 6
+        self.border_subtitle = leading_parts(self._hints, room)
+        # The title's parts whole, or Textual cut them at the edge: "version 2/2…",
+        # "replaces 1,2…" (a number that reads as another). The word "suggestion" goes
+        # before any of them: the box says what it is.
+        parts = self._title.split(" · ")
+        for first in (parts[0], parts[0].removeprefix("suggestion ")):
+            whole = [first, *parts[1:]]
+            title = leading_parts(whole, room, more=" · …")
+            if title == " · ".join(whole):
+                break
+        self.border_title = title or parts[0]
 
     def on_resize(self) -> None:
-        self._fit_hints()
+        self._fit_borders()
         self._fit()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
