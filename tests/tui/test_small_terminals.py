@@ -27,11 +27,13 @@ def _shown(view: SuggestionView) -> list[str]:
     return [view.render_line(y).text.rstrip() for y in range(view.content_size.height)]
 
 
-def _with_a_tall_suggestion(model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]]) -> None:
-    """Run `check` at 80x24 after the model wrote a suggestion three times taller than its view."""
+def _with_a_tall_suggestion(model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]],
+                            tokens: int = 150, height: int = 24) -> None:
+    """Run `check` at 80 columns after the model wrote a suggestion (by default, at 24 lines,
+    three times taller than its view)."""
     async def scenario() -> None:
-        app = make_app(model, sampler=GREEDY.with_changes(max_tokens=150))
-        async with app.run_test(size=(80, 24)) as pilot:
+        app = make_app(model, sampler=GREEDY.with_changes(max_tokens=tokens))
+        async with app.run_test(size=(80, height)) as pilot:
             await model_ready(pilot)
             await pilot.press(*"C'era una volta")
             done = await generated(pilot, "ctrl+g")
@@ -202,3 +204,19 @@ def test_the_panels_side_by_side_are_as_wide_as_stacked_and_cut_no_value(random_
             assert any(line.endswith("new each time") for line in drawn_lines(sidebar.sampler))
 
     run(scenario)
+
+
+def test_a_short_suggestion_shows_whole_at_every_width(random_model: Path) -> None:
+    """A suggestion of four lines at 88 columns was laid out four lines high, wrapped for the
+    width left beside a scroll bar into five, and scrolled: its first line, with the model's
+    first words, hidden behind a scroll bar while the pane had room to spare."""
+    async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
+        whole = " ".join(f"C'era una volta{done.text}".split())
+        view = pilot.app.main.draft.suggestion
+        for width in range(80, 126):  # each wraps it otherwise; one in a few was cut
+            await pilot.resize_terminal(width, 40)
+            await pilot.pause()
+            await pilot.pause()
+            assert " ".join(" ".join(drawn_lines(view)).split()) == whole, (width, drawn_lines(view))
+
+    _with_a_tall_suggestion(random_model, check, tokens=30, height=40)

@@ -125,9 +125,17 @@ class SuggestionView(ScrollView, can_focus=False):
         """The scrollable size: every line of a finished suggestion; while it streams,
         only what shows (the newest lines, never scrolled). A view showing its end keeps
         showing it when its width changes (a resized terminal, its scroll bar)."""
-        width = max(self.scrollable_content_region.width, 1)
         ghost = self._ghost
-        height = len(self._wrapped(width)) if ghost is not None and not ghost.streaming else self.content_size.height
+        finished = ghost is not None and not ghost.streaming
+        width = max(self.scrollable_content_region.width, 1)
+        if finished:
+            # Wrapped for the whole width when that fits the view: wrapped for the width a
+            # scroll bar leaves, a text the view was made high enough for took a line more,
+            # and kept its scroll bar, its first line scrolled out of sight.
+            full = max(self.content_size.width, 1)
+            fits = len(self._wrapped(full)) <= self.content_size.height
+            width = full if fits else max(full - self.styles.scrollbar_size_vertical, 1)
+        height = len(self._wrapped(width)) if finished else self.content_size.height
         self._show_the_end = self._show_the_end or self._at_the_end
         self.virtual_size = Size(width, height)
         # The layout that resized the view judged its scroll bar by the size before this one.
