@@ -13,11 +13,13 @@ from textual.widgets import Button
 from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated, make_app, model_ready, run
 
 from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
+from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
-from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.events import Candidate, GenerationDone
 from scriptorium.inference.window import Pinned
 
 DISK_FULL = "[Errno 28] No space left on device: '/home/someone/writing/novel/chapter-one.md'"
@@ -220,3 +222,22 @@ def test_a_short_suggestion_shows_whole_at_every_width(random_model: Path) -> No
             assert " ".join(" ".join(drawn_lines(view)).split()) == whole, (width, drawn_lines(view))
 
     _with_a_tall_suggestion(random_model, check, tokens=30, height=40)
+
+
+def test_the_alternatives_dialogs_question_wraps_beside_its_scroll_bar() -> None:
+    """At 80x24 the alternatives dialog is taller than the terminal: the scroll bar that came
+    covered the question's last letters, "…and continue from the" (there)."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(80, 24)) as pilot:
+            top = tuple(Candidate(n, f" parola{n}", 0.05, False) for n in range(12))
+            record = TokenRecord(0, " banida", 3, 0.05, top, TokenSource("generated"))
+            dialog = AlternativesScreen(record)
+            app.push_screen(dialog)
+            await pilot.pause()
+            await pilot.pause()
+            question = dialog.query_one(".dialog-title")
+            assert " ".join(" ".join(drawn_lines(question)).split()) == (
+                "Write something else instead of “␣banida”, and continue from there")
+
+    run(scenario)
