@@ -241,3 +241,21 @@ def test_the_alternatives_dialogs_question_wraps_beside_its_scroll_bar() -> None
                 "Write something else instead of “␣banida”, and continue from there")
 
     run(scenario)
+
+
+def test_a_long_draft_name_leaves_the_model_and_its_state_in_the_status_line(tmp_path: Path) -> None:
+    """The status line wrote the draft's name whole, and what the model is doing ('writing…',
+    'loading 40%', 'model failed to load') went past the right edge at 80 columns."""
+    draft = tmp_path / "the-lighthouse-keeper-chapter-one-second-draft-with-notes.md"
+    draft.write_text("Il faro.\n", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+end", "x")
+            await pilot.pause()
+            line = drawn_lines(app.main.status)[0]
+            assert line.endswith("no model") and "the-lighthouse-keeper-chapter" in line, line
+            assert "● " in line, line  # unsaved, as the name says when it shows whole
+
+    run(scenario)
