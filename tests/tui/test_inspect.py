@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui_helpers import drawn_border, generated, make_app, model_ready, run
+from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready, run
 
-from scriptorium.app.tui.token_spans import bucket
+from scriptorium.app.tui.token_spans import BUCKETS, bucket
 from scriptorium.app.tui.widgets.token_text import TokenLegend
 from scriptorium.inference.settings import preset
 
@@ -177,5 +177,23 @@ def test_how_an_inspected_token_was_sampled_is_never_cut_inside_a_number(random_
             assert len(parts) > 3 and not panel.border_subtitle.endswith("sampling")  # the note, long
             shown = drawn_border(panel, bottom=True)
             assert shown and set(shown.split(" · ")) <= {*parts, "…"}, (shown, note)
+
+    run(scenario)
+
+
+def test_the_colour_legend_names_every_band_at_80_columns(random_model: Path) -> None:
+    """At 80 columns the legend ran past the draft's edge: the last band, "<1%" (the tokens
+    the model least expected, the ones colouring is for), was not named."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *PROMPT, "ctrl+g")
+            await pilot.press("f8")
+            await pilot.pause()
+            legend = app.main.draft.query_one(TokenLegend)
+            assert legend.display
+            shown = drawn_lines(legend)[0]
+            assert all(label in shown for _, _, label in BUCKETS), shown
 
     run(scenario)
