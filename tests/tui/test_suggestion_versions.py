@@ -114,7 +114,7 @@ def test_the_suggestions_title_at_80_columns_shows_whole_parts(random_model: Pat
             await pilot.pause()
             view = app.main.draft.suggestion
             shown = drawn_border(view).split(" · ")
-            assert shown[0].endswith("from the end") and "version 2/2" in shown, shown
-            assert set(shown[1:]) <= {"version 2/2", "re-roll", "…"}, shown
+            # Every part, whole, in the 38 cells of a 44-cell border: "suggestion" gave way.
+            assert shown == ["from the end", "version 2/2", "re-roll"], shown
 
     run(scenario)

@@ -67,6 +67,12 @@ def leading_parts(parts: Sequence[str], width: int, *, more: str = "") -> str:
     return ""
 
 
+def border_text_room(outer_width: int) -> int:
+    """Cells a title (or subtitle) has in a round or thick border `outer_width` wide: Textual
+    draws a corner, a line and a space on each side of it."""
+    return outer_width - 6
+
+
 def pad(text: str, width: int) -> str:
     """`text` followed by spaces to fill `width` cells: a column that lines up with wide characters."""
     return text + " " * max(width - cell_len(text), 0)

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from scriptorium.inference.events import Candidate, TokenEvent
 
-from scriptorium.app.tui.widgets.formatting import bar, clip, fitting, leading_parts, pad, visible_token
+from scriptorium.app.tui.widgets.formatting import bar, border_text_room, clip, fitting, leading_parts, pad, visible_token
 from scriptorium.app.tui.widgets.panel import Panel
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
@@ -55,7 +55,8 @@ class ProbabilitiesPanel(Panel):
     def _fit_note(self) -> None:
         # Whole settings only, as many as the box's edge leaves room for: the seed goes
         # before a top-p is cut to "0.…". What does not fit at all, Textual cuts.
-        self.border_subtitle = leading_parts(self._note.split(" · "), self.size.width - 6, more=" · …") or self._note
+        self.border_subtitle = leading_parts(self._note.split(" · "), border_text_room(self.outer_size.width),
+                                             more=" · …") or self._note
 
     def on_resize(self) -> None:
         if self._note:

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from scriptorium.app.tui.branches import version_label
 from scriptorium.app.tui.token_spans import BUCKETS
 from scriptorium.app.tui.branches import Ghost
-from scriptorium.app.tui.widgets.formatting import leading_parts
+from scriptorium.app.tui.widgets.formatting import border_text_room, leading_parts
 from scriptorium.app.tui.widgets.strips import line_strip
 from scriptorium.app.tui.widgets.token_text import token_text
 
@@ -147,15 +147,14 @@ class SuggestionView(ScrollView, can_focus=False):
     def _fit_borders(self) -> None:
         # Fitted again at each resize: a suggestion shown while the view was hidden (put
         # back on reopening a draft, or after an undo) had no width yet, and showed no keys.
-        room = self.size.width - 6
-        self.border_subtitle = leading_parts(self._hints, room)
+        self.border_subtitle = leading_parts(self._hints, self.size.width - 6)
         # The title's parts whole, or Textual cut them at the edge: "version 2/2…",
         # "replaces 1,2…" (a number that reads as another). The word "suggestion" goes
         # before any of them: the box says what it is.
         parts = self._title.split(" · ")
         for first in (parts[0], parts[0].removeprefix("suggestion ")):
             whole = [first, *parts[1:]]
-            title = leading_parts(whole, room, more=" · …")
+            title = leading_parts(whole, border_text_room(self.outer_size.width), more=" · …")
             if title == " · ".join(whole):
                 break
         self.border_title = title or parts[0]
