@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run, saved_chat
+from tui_helpers import drawn_lines, generated, make_app, model_ready, run, saved_chat
 
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
 
@@ -111,5 +111,21 @@ def test_shift_and_alt_enter_start_a_new_line_where_the_terminal_tells_them_from
             assert app.main.chat.input.value == "a\nb\nc"
             offered = [b.key for section in app.keys.sections for b in section.bindings if b.action == "new_line"]
             assert offered == ["ctrl+j"]  # F1, the palette and the keymap know only it
+
+    run(scenario)
+
+
+def test_the_empty_fields_hint_shows_whole_on_a_narrow_terminal() -> None:
+    """At 80 columns the hint was cut at the field's edge to "Enter sends, ^j": a key without
+    what it does. It shows whole, shorter when it must, and whole again when wider."""
+    async def scenario() -> None:
+        app = make_app(None, mode="chat")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            field = app.main.chat.input
+            assert drawn_lines(field)[0].strip() == "Message the model — Enter sends"
+            await pilot.resize_terminal(100, 30)
+            await pilot.pause()
+            assert drawn_lines(field)[0].strip() == "Message the model — Enter sends, ^j starts a new line"
 
     run(scenario)

@@ -257,3 +257,21 @@ def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_st
             said = [n.message for n in app._notifications]
             assert any(m.startswith("The 2 oldest messages no longer fit") for m in said), said
     run(scenario)
+
+
+def test_an_inspected_reply_keeps_its_place_and_frame(sentence_model: Path) -> None:
+    """F4 drew the reply as its tokens without the reply's bar, margin and padding: at 80
+    columns its words moved to other lines and places, under the key that was to show them."""
+    async def scenario() -> None:
+        app = make_app(sentence_model, mode="chat")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Ciao!", "enter")
+            view = app.main.chat.query_one(ReplyTokens)
+            shown = view.reply.content_region  # type: ignore[attr-defined]
+            await pilot.press("f4")
+            await pilot.pause()
+            assert view.display and view.content_region.x == shown.x and view.content_region.width == shown.width
+            assert view.styles.border_left == view.reply.styles.border_left  # type: ignore[attr-defined]
+
+    run(scenario)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready, run
 
-from scriptorium.app.tui.token_spans import bucket
+from scriptorium.app.tui.token_spans import BUCKETS, bucket
 from scriptorium.app.tui.widgets.token_text import TokenLegend
+from scriptorium.inference.settings import preset
 
 PROMPT = "C'era una volta una casa sul lago."
 
@@ -156,4 +157,43 @@ def test_inspecting_before_the_first_token_says_the_model_has_not_written_one(ra
             said = [n.message for n in app._notifications]
             assert any("has not written a token yet" in message for message in said), said
             assert not any("generate a suggestion" in message for message in said), said
+    run(scenario)
+
+
+def test_how_an_inspected_token_was_sampled_is_never_cut_inside_a_number(random_model: Path) -> None:
+    """Under the probabilities, how the inspected token was sampled: at 80 columns it was
+    cut at the box's edge as "T 0.8 · top-k 50 · top-p 0.…", a top-p that reads as any."""
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=preset("prose").with_changes(max_tokens=6, seed=1234567))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*PROMPT)
+            await generated(pilot, "ctrl+g")
+            await pilot.press("f4")
+            await pilot.pause()
+            panel = app.main.sidebar.probabilities
+            note = app.main.draft.editor.ghost.tokens[-1].source.describe()
+            parts = note.split(" · ")
+            assert len(parts) > 3 and not panel.border_subtitle.endswith("sampling")  # the note, long
+            shown = drawn_border(panel, bottom=True)
+            assert shown and set(shown.split(" · ")) <= {*parts, "…"}, (shown, note)
+
+    run(scenario)
+
+
+def test_the_colour_legend_names_every_band_at_80_columns(random_model: Path) -> None:
+    """At 80 columns the legend ran past the draft's edge: the last band, "<1%" (the tokens
+    the model least expected, the ones colouring is for), was not named."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *PROMPT, "ctrl+g")
+            await pilot.press("f8")
+            await pilot.pause()
+            legend = app.main.draft.query_one(TokenLegend)
+            assert legend.display
+            shown = drawn_lines(legend)[0]
+            assert all(label in shown for _, _, label in BUCKETS), shown
+
     run(scenario)

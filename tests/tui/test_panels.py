@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from rich.cells import cell_len
 
-from tui_helpers import Gate, generated, loader_failing_after, make_app, model_ready, run
+from tui_helpers import Gate, drawn_lines, generated, loader_failing_after, make_app, model_ready, run
 
 from scriptorium.app.tui.widgets.kv_panel import _window_split
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
@@ -196,6 +196,13 @@ def test_the_kv_panel_says_what_a_token_costs_past_the_sliding_window(random_mod
                                        bytes_per_token=18 << 10, window_tokens=1024,
                                        bytes_per_token_past_window=3 << 10))
             assert "18.0 KiB/tok, 3.0 KiB past 1,024" in text_of(kv)
+            # As drawn, in the panel's own width: it was cut to "past 1,…" at every size but
+            # the widest, a window of any number of thousands.
+            for size in ((80, 24), (160, 48)):
+                await pilot.resize_terminal(*size)
+                await pilot.pause()
+                assert any(line.startswith("18.0 KiB/tok, 3.0") and line.endswith(" past 1,024")
+                           for line in drawn_lines(kv)), (size, drawn_lines(kv))
 
     run(scenario)
 

@@ -213,7 +213,7 @@ def test_the_lora_scale_keys_change_the_adapter_the_next_generation_uses(
 
 
 def test_a_change_while_streaming_is_marked_for_the_next_generation(random_model: Path) -> None:
-    from tui_helpers import Gate
+    from tui_helpers import Gate, drawn_border
 
     async def scenario() -> None:
         gate = Gate(after_tokens=2)
@@ -223,7 +223,9 @@ def test_a_change_while_streaming_is_marked_for_the_next_generation(random_model
             await pilot.press(*"Era", "ctrl+g")
             await gate.wait_reached()
             await pilot.press("ctrl+t", "T")
-            assert app.main.sidebar.sampler.border_subtitle == "applies to the next generation"
+            await pilot.pause()
+            # Whole at 80 columns, where "applies to the next generation" was cut to "…generat…".
+            assert drawn_border(app.main.sidebar.sampler, bottom=True) == "for the next generation"
             gate.release()
             await app.main.wait_until_idle()
             await pilot.pause()

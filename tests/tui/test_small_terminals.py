@@ -10,14 +10,16 @@ import pytest
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import Button
-from tui_helpers import GREEDY, Gate, candidates_written, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated, make_app, model_ready, run
 
 from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
+from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
-from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.events import Candidate, GenerationDone
 from scriptorium.inference.window import Pinned
 
 DISK_FULL = "[Errno 28] No space left on device: '/home/someone/writing/novel/chapter-one.md'"
@@ -27,11 +29,13 @@ def _shown(view: SuggestionView) -> list[str]:
     return [view.render_line(y).text.rstrip() for y in range(view.content_size.height)]
 
 
-def _with_a_tall_suggestion(model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]]) -> None:
-    """Run `check` at 80x24 after the model wrote a suggestion three times taller than its view."""
+def _with_a_tall_suggestion(model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]],
+                            tokens: int = 150, height: int = 24) -> None:
+    """Run `check` at 80 columns after the model wrote a suggestion (by default, at 24 lines,
+    three times taller than its view)."""
     async def scenario() -> None:
-        app = make_app(model, sampler=GREEDY.with_changes(max_tokens=150))
-        async with app.run_test(size=(80, 24)) as pilot:
+        app = make_app(model, sampler=GREEDY.with_changes(max_tokens=tokens))
+        async with app.run_test(size=(80, height)) as pilot:
             await model_ready(pilot)
             await pilot.press(*"C'era una volta")
             done = await generated(pilot, "ctrl+g")
@@ -176,5 +180,82 @@ def test_the_panels_give_way_on_a_narrow_terminal_and_come_back_unless_hidden() 
             await pilot.resize_terminal(120, 30)
             await pilot.pause()
             assert not sidebar.display  # the author hid them: wide again, they stay hidden
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("width", [120, 140])
+def test_the_panels_side_by_side_are_as_wide_as_stacked_and_cut_no_value(random_model: Path, width: int) -> None:
+    """From 120 columns the panels stand in two columns of 46% of the terminal: below 150
+    each column was narrower than the one stacked column of narrower terminals, and the
+    values the panels are written for were cut ("context 256 (trained 2…", "seed  new each")."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(100, 40)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Era notte", "ctrl+g")
+            sidebar = app.main.sidebar
+            stacked = sidebar.sampler.content_size.width
+            await pilot.resize_terminal(width, 40)
+            await pilot.pause()
+            await pilot.pause()
+            for panel in sidebar.panels():
+                assert panel.content_size.width >= stacked, (panel.PANEL_NAME, panel.content_size)
+            assert any(line.startswith("context ") and line.endswith(")")
+                       for line in drawn_lines(sidebar.model)), drawn_lines(sidebar.model)
+            assert any(line.endswith("new each time") for line in drawn_lines(sidebar.sampler))
+
+    run(scenario)
+
+
+def test_a_short_suggestion_shows_whole_at_every_width(random_model: Path) -> None:
+    """A suggestion of four lines at 88 columns was laid out four lines high, wrapped for the
+    width left beside a scroll bar into five, and scrolled: its first line, with the model's
+    first words, hidden behind a scroll bar while the pane had room to spare."""
+    async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
+        whole = " ".join(f"C'era una volta{done.text}".split())
+        view = pilot.app.main.draft.suggestion
+        for width in range(80, 126):  # each wraps it otherwise; one in a few was cut
+            await pilot.resize_terminal(width, 40)
+            await pilot.pause()
+            await pilot.pause()
+            assert " ".join(" ".join(drawn_lines(view)).split()) == whole, (width, drawn_lines(view))
+
+    _with_a_tall_suggestion(random_model, check, tokens=30, height=40)
+
+
+def test_the_alternatives_dialogs_question_wraps_beside_its_scroll_bar() -> None:
+    """At 80x24 the alternatives dialog is taller than the terminal: the scroll bar that came
+    covered the question's last letters, "…and continue from the" (there)."""
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(80, 24)) as pilot:
+            top = tuple(Candidate(n, f" parola{n}", 0.05, False) for n in range(12))
+            record = TokenRecord(0, " banida", 3, 0.05, top, TokenSource("generated"))
+            dialog = AlternativesScreen(record)
+            app.push_screen(dialog)
+            await pilot.pause()
+            await pilot.pause()
+            question = dialog.query_one(".dialog-title")
+            assert " ".join(" ".join(drawn_lines(question)).split()) == (
+                "Write something else instead of “␣banida”, and continue from there")
+
+    run(scenario)
+
+
+def test_a_long_draft_name_leaves_the_model_and_its_state_in_the_status_line(tmp_path: Path) -> None:
+    """The status line wrote the draft's name whole, and what the model is doing ('writing…',
+    'loading 40%', 'model failed to load') went past the right edge at 80 columns."""
+    draft = tmp_path / "the-lighthouse-keeper-chapter-one-second-draft-with-notes.md"
+    draft.write_text("Il faro.\n", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+end", "x")
+            await pilot.pause()
+            line = drawn_lines(app.main.status)[0]
+            assert line.endswith("no model") and "the-lighthouse-keeper-chapter" in line, line
+            assert "● " in line, line  # unsaved, as the name says when it shows whole
 
     run(scenario)

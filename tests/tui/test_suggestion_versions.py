@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from tui_helpers import GREEDY, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, drawn_border, generated, make_app, model_ready, run
 
 PROMPT = "C'era una volta una casa sul lago."
 VARIED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
@@ -101,4 +101,20 @@ def test_a_suggestion_an_undo_took_comes_back_after_the_redo(random_model: Path)
             await pilot.pause()
             assert editor.ghost is ghost and ghost.text == shown and len(ghost.versions) == 2
             assert session.generations[-1].outcome == "pending"
+    run(scenario)
+
+
+def test_the_suggestions_title_at_80_columns_shows_whole_parts(random_model: Path) -> None:
+    """At 80 columns the suggestion's title was cut at its box's edge: 'suggestion from the
+    end · versio…', and while a re-roll streamed, 'writing… ·…' ate the version."""
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=VARIED)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await two_versions(pilot)
+            await pilot.pause()
+            view = app.main.draft.suggestion
+            shown = drawn_border(view).split(" · ")
+            # Every part, whole, in the 38 cells of a 44-cell border: "suggestion" gave way.
+            assert shown == ["from the end", "version 2/2", "re-roll"], shown
+
     run(scenario)

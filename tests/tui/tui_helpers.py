@@ -336,6 +336,14 @@ def drawn_lines(widget: Any) -> list[str]:
     return [screen[y].crop(region.x, region.right).text.rstrip() for y in range(region.y, region.bottom)]
 
 
+def drawn_border(widget: Any, *, bottom: bool = False) -> str:
+    """What the screen shows in `widget`'s top (or bottom) border: its title (subtitle), the
+    corners and lines stripped."""
+    region = widget.region
+    row = widget.screen._compositor.render_strips()[region.bottom - 1 if bottom else region.y]
+    return row.crop(region.x, region.right).text.strip("╭╮╰╯─ ")
+
+
 def session_written_with(model_or_app: Path | ScriptoriumApp) -> None:
     """A draft session with one suggestion from a model (or an app made elsewhere), saved as the app quits."""
     app = model_or_app if isinstance(model_or_app, ScriptoriumApp) else make_app(model_or_app)

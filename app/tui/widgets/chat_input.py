@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from textual import events
 from textual.binding import Binding
@@ -10,6 +11,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
+from scriptorium.app.tui.widgets.formatting import fitting
 
 _IN_TURN = ("send", "new_line")
 """The field's own keys that change what the keys after them type into."""
@@ -44,9 +46,16 @@ class ChatInput(TextArea):
         def control(self) -> "ChatInput":
             return self.input
 
-    def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
+    def __init__(self, *, placeholders: Sequence[str] = ("",), id: str | None = None) -> None:
+        """`placeholders`: the empty field's hint, the fullest first; the first that fits
+        shows. The field is one line high: a longer hint was cut at its edge."""
         super().__init__(soft_wrap=True, tab_behavior="focus", show_line_numbers=False,
-                         highlight_cursor_line=False, placeholder=placeholder, id=id)
+                         highlight_cursor_line=False, placeholder=placeholders[0], id=id)
+        self._placeholders = tuple(placeholders)
+
+    def on_resize(self) -> None:
+        # One cell short of the width: the cursor stands after the hint.
+        self.placeholder = fitting(self.content_size.width - 1, *self._placeholders)
 
     @property
     def value(self) -> str:

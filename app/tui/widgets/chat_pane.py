@@ -73,8 +73,8 @@ class ChatPane(ChatVersions):
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
-        self.input = ChatInput(placeholder=f"Message the model — Enter sends, {self.key_display('chat.new_line')} "
-                               "starts a new line", id="chat-input")
+        self.input = ChatInput(placeholders=(f"Message the model — Enter sends, {self.key_display('chat.new_line')} "
+                                             "starts a new line", "Message the model — Enter sends"), id="chat-input")
         yield self.transcript
         yield self.input
 

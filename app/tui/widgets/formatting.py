@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import TypeVar
+from typing import Sequence, TypeVar
 
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
@@ -61,6 +61,24 @@ def percent(p: float) -> str:
     expect, or a byte token, is small, not nothing (one digit: the panel's line is narrow)."""
     shown = p * 100
     return f"{shown:.1f}%" if shown >= 0.05 or shown == 0 else f"{shown:.1g}%"
+
+
+def leading_parts(parts: Sequence[str], width: int, *, more: str = "") -> str:
+    """As many of `parts` as fit in `width` cells, from the first, joined with " · ", each
+    whole: a part cut at the edge ("top-p 0.…") reads as another value. `more` (" · …")
+    ends the line when parts were left out, if it fits too; "" when not even the first fits."""
+    for count in range(len(parts), 0, -1):
+        joined = " · ".join(parts[:count])
+        for shown in ((joined + more, joined) if count < len(parts) else (joined,)):
+            if cell_len(shown) <= width:
+                return shown
+    return ""
+
+
+def border_text_room(outer_width: int) -> int:
+    """Cells a title (or subtitle) has in a round or thick border `outer_width` wide: Textual
+    draws a corner, a line and a space on each side of it."""
+    return outer_width - 6
 
 
 def pad(text: str, width: int) -> str:

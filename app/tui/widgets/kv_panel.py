@@ -85,7 +85,7 @@ class KVPanel(Panel):
             meter(usage.tokens or 0, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{_count(usage.tokens)} / {usage.n_ctx:,} tokens"),
             Text(f"{_bytes(usage.bytes_used)} of {_bytes(usage.bytes_allocated)}"),
-            Text(clip(_per_token(usage), width), style=dim),
+            Text(_per_token(usage, width), style=dim),
             reuse,
             split,
         ]
@@ -104,14 +104,18 @@ def _window_split(window: Window, n_ctx: int, width: int) -> str:
                             for labels, space in ((parts, " "), (shown, " "), (shown, ""), (pinned, " "), (pinned, ""))))
 
 
-def _per_token(usage: KVCacheUsage) -> str:
+def _per_token(usage: KVCacheUsage, width: int) -> str:
     """Bytes one more token costs; on a sliding-window model also what it costs once the
     window layers' cache is full (else "18 KiB per token" and "27 MiB for 4,096" disagree)."""
     if usage.window_tokens is not None and usage.bytes_per_token_past_window is not None:
-        # Short, to fit the sidebar: "18.0 KiB/tok, 3.0 KiB past 1,024".
-        return (f"{_bytes(usage.bytes_per_token)}/tok, {_bytes(usage.bytes_per_token_past_window)}"
-                f" past {usage.window_tokens:,}")
-    return f"{_bytes(usage.bytes_per_token)} per token"
+        each, past = _bytes(usage.bytes_per_token), _bytes(usage.bytes_per_token_past_window)
+        # "18.0 KiB/tok, 3.0 KiB past 1,024" is 33 cells, a stacked panel 30 or 32: the
+        # second unit goes when it is the first's, before the edge cuts the window's size.
+        past_number, _, past_unit = past.partition(" ")
+        same_unit = each.partition(" ")[2] == past_unit
+        return fitting(width, f"{each}/tok, {past} past {usage.window_tokens:,}",
+                       f"{each}/tok, {past_number if same_unit else past} past {usage.window_tokens:,}")
+    return clip(f"{_bytes(usage.bytes_per_token)} per token", width)
 
 
 def _count(tokens: int | None) -> str:

@@ -8,7 +8,8 @@ from rich.text import Text
 from scriptorium.inference.events import Candidate, TokenEvent
 from scriptorium.inference.text import piece_text
 
-from scriptorium.app.tui.widgets.formatting import bar, clip, fitting, pad, percent, visible_token
+from scriptorium.app.tui.widgets.formatting import (bar, border_text_room, clip, fitting, leading_parts, pad, percent,
+                                                    visible_token)
 from scriptorium.app.tui.widgets.panel import Panel
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
@@ -39,6 +40,8 @@ class ProbabilitiesPanel(Panel):
         self.idle = ("no model loaded",)
         """What shows before the first token: set from the model's state (set_idle)."""
         self._generating = False
+        self._note = ""
+        """How the token shown was chosen, whole; `border_subtitle` shows what fits of it."""
 
     @property
     def line_count(self) -> int:
@@ -51,8 +54,19 @@ class ProbabilitiesPanel(Panel):
         self.event, self.steps = event, steps
         numbers = f"tokens {steps[0].index + 1}–{steps[-1].index + 1}" if steps else f"token {event.index + 1}"
         self.border_title = f"{self.TITLE} · {numbers}"
-        self.border_subtitle = note or RAW_NOTE
+        self._note = note or RAW_NOTE
+        self._fit_note()
         self.refresh()
+
+    def _fit_note(self) -> None:
+        # Whole settings only, as many as the box's edge leaves room for: the seed goes
+        # before a top-p is cut to "0.…". What does not fit at all, Textual cuts.
+        self.border_subtitle = leading_parts(self._note.split(" · "), border_text_room(self.outer_size.width),
+                                             more=" · …") or self._note
+
+    def on_resize(self) -> None:
+        if self._note:
+            self._fit_note()
 
     def set_idle(self, *lines: str) -> None:
         self.idle = lines
@@ -70,7 +84,7 @@ class ProbabilitiesPanel(Panel):
         self._generating = True
         self.event, self.steps = None, ()
         self.border_title = self.TITLE
-        self.border_subtitle = ""
+        self.border_subtitle = self._note = ""
         self.refresh()
 
     def lines(self, width: int) -> list[Text]:

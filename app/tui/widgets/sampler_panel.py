@@ -136,7 +136,7 @@ class SamplerPanel(Panel, can_focus=True):
         self.sampler, self.bias = view.sampler, view.bias
         self.byte_token_ids, self.lora_scale = view.byte_token_ids, view.lora_scale
         self.border_title = f"{self.TITLE} · {view.sampler.preset}"
-        self.border_subtitle = "applies to the next generation" if view.pending else ""
+        self.border_subtitle = "for the next generation" if view.pending else ""
         self.refresh(layout=True)
 
     @staticmethod

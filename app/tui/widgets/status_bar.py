@@ -8,6 +8,7 @@ from textual.reactive import var
 from textual.widget import Widget
 
 from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.tui.widgets.formatting import clip
 
 
 class StatusBar(Widget, can_focus=False):
@@ -38,7 +39,6 @@ class StatusBar(Widget, can_focus=False):
         for mode in ("draft", "chat"):
             label = f" {mode.capitalize()} "
             left.append(label, style=self._style("status-bar--mode") if mode == self.mode else self._style("status-bar--dim"))
-        left.append(f"  {self.draft_name}{' ●' if self.modified else ''}")
         model = self.model
         if model.state == "loading":
             right = Text(f"loading {model.path.name if model.path else ''} {model.progress * 100:.0f}%",
@@ -52,5 +52,10 @@ class StatusBar(Widget, can_focus=False):
         if self.activity:
             right = Text.assemble((self.activity, self._style("status-bar--busy")), "  ", right)
         width = self.content_size.width
+        # The name gives way to what the model is doing: a long one pushed 'writing…' and
+        # 'model failed to load' past the edge. Cut at its end, the unsaved mark kept.
+        mark = " ●" if self.modified else ""
+        room = width - left.cell_len - 2 - len(mark) - 2 - right.cell_len - 1
+        left.append(f"  {clip(self.draft_name, max(room, 8))}{mark}")
         gap = max(width - left.cell_len - right.cell_len - 1, 1)
         return Text.assemble(left, " " * gap, right)

@@ -25,6 +25,7 @@ from textual.strip import Strip
 from scriptorium.app.tui.branches import version_label
 from scriptorium.app.tui.token_spans import BUCKETS
 from scriptorium.app.tui.branches import Ghost
+from scriptorium.app.tui.widgets.formatting import border_text_room, leading_parts
 from scriptorium.app.tui.widgets.strips import line_strip
 from scriptorium.app.tui.widgets.token_text import token_text
 
@@ -51,6 +52,8 @@ class SuggestionView(ScrollView, can_focus=False):
         self._ghost: Ghost | None = None
         self._line_before = ""
         self._hints: list[str] = []
+        self._title = ""
+        """The whole title; `border_title` shows as many of its parts as fit."""
         self._lines = 0
         self._rich_component_styles: dict[str, Style] = {}
         self._wrap_cache: tuple[tuple[int, int, bool], list[Text]] | None = None
@@ -111,10 +114,10 @@ class SuggestionView(ScrollView, can_focus=False):
         where = f"line {row + 1}:{column + 1}" if ghost.from_cursor else "the end"
         version = version_label(ghost)
         replacing = f" · replaces {ghost.replaces:,} characters" if replaced.strip(" \t") else ""
-        self.border_title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
-                             f"{' · ' + version if version else ''}")
+        self._title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
+                       f"{' · ' + version if version else ''}")
         self._hints = hints
-        self._fit_hints()
+        self._fit_borders()
         self._lines = -1
         self.refresh(layout=True)
         self._show_the_end = not streaming
@@ -124,9 +127,17 @@ class SuggestionView(ScrollView, can_focus=False):
         """The scrollable size: every line of a finished suggestion; while it streams,
         only what shows (the newest lines, never scrolled). A view showing its end keeps
         showing it when its width changes (a resized terminal, its scroll bar)."""
-        width = max(self.scrollable_content_region.width, 1)
         ghost = self._ghost
-        height = len(self._wrapped(width)) if ghost is not None and not ghost.streaming else self.content_size.height
+        finished = ghost is not None and not ghost.streaming
+        width = max(self.scrollable_content_region.width, 1)
+        if finished:
+            # Wrapped for the whole width when that fits the view: wrapped for the width a
+            # scroll bar leaves, a text the view was made high enough for took a line more,
+            # and kept its scroll bar, its first line scrolled out of sight.
+            full = max(self.content_size.width, 1)
+            fits = len(self._wrapped(full)) <= self.content_size.height
+            width = full if fits else max(full - self.styles.scrollbar_size_vertical, 1)
+        height = len(self._wrapped(width)) if finished else self.content_size.height
         self._show_the_end = self._show_the_end or self._at_the_end
         self.virtual_size = Size(width, height)
         # The layout that resized the view judged its scroll bar by the size before this one.
@@ -135,18 +146,23 @@ class SuggestionView(ScrollView, can_focus=False):
             self.scroll_to(y=max(height - self.scrollable_content_region.height, 0), animate=False, force=True)
             self._show_the_end = False
 
-    def _fit_hints(self) -> None:
+    def _fit_borders(self) -> None:
         # Fitted again at each resize: a suggestion shown while the view was hidden (put
         # back on reopening a draft, or after an undo) had no width yet, and showed no keys.
-        room, fitted = self.size.width - 6, []
-        for hint in self._hints:
-            if len(" · ".join([*fitted, hint])) > room:
+        self.border_subtitle = leading_parts(self._hints, self.size.width - 6)
+        # The title's parts whole, or Textual cut them at the edge: "version 2/2…",
+        # "replaces 1,2…" (a number that reads as another). The word "suggestion" goes
+        # before any of them: the box says what it is.
+        parts = self._title.split(" · ")
+        for first in (parts[0], parts[0].removeprefix("suggestion ")):
+            whole = [first, *parts[1:]]
+            title = leading_parts(whole, border_text_room(self.outer_size.width), more=" · …")
+            if title == " · ".join(whole):
                 break
-            fitted.append(hint)
-        self.border_subtitle = " · ".join(fitted)
+        self.border_title = title or parts[0]
 
     def on_resize(self) -> None:
-        self._fit_hints()
+        self._fit_borders()
         self._fit()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:

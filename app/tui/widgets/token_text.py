@@ -52,10 +52,15 @@ class TokenLegend(Widget, can_focus=False):
     DEFAULT_CSS = "TokenLegend { height: 1; }"
 
     def render(self) -> Text:
-        line = Text("probability ", style=self.get_component_rich_style("token-legend--label"))
-        for _, name, label in BUCKETS:
-            line.append(f" {label} ", style=self.get_component_rich_style(f"token-legend--{name}"))
-            line.append(" ")
+        # The word goes before a band: at 80 columns the whole line ran past the edge and
+        # took "<1%", the band colouring is for.
+        for word in ("probability ", "p ", ""):
+            line = Text(word, style=self.get_component_rich_style("token-legend--label"))
+            for _, name, label in BUCKETS:
+                line.append(f" {label} ", style=self.get_component_rich_style(f"token-legend--{name}"))
+                line.append(" ")
+            if line.cell_len - 1 <= self.content_size.width:  # the space after the last band may go
+                break
         return line
 
 
