@@ -56,6 +56,11 @@ class Ghost:
     """Characters after the anchor that accepting the suggestion replaces (a branch taken
     inside the draft, in accepted or scored text). They stay in the draft until then: Esc,
     a crash or an edit that invalidates the suggestion leave the draft as it was."""
+    spaces_left_out: int = 0
+    """The author's spaces and tabs ending the text where the suggestion attaches, which the
+    prompt left out (window.prompt_end), while the suggestion's text decides where it goes
+    (place_by_first_text): before them, taking their place (`replaces` = them), or after them.
+    0 once the author typed or kept any of it, or when none were left out."""
     break_end: int | None = None
     """Where the paragraph break before a depth-0 note's continuation ends in `text`, while
     that generation writes (window_layout.note_break): it goes again if the model writes
@@ -87,9 +92,27 @@ class KeptWord:
         ghost.tokens = was.tokens + [record.moved(len(word)) for record in ghost.tokens[self.rest_tokens:]]
         ghost.writers = was.writers + [(writer, start + len(word)) for writer, start in ghost.writers[self.rest_writers:]]
         ghost.anchor, ghost.replaces, ghost.versions, ghost.version = was.anchor, was.replaces, was.versions, was.version
+        ghost.spaces_left_out = was.spaces_left_out
         if ghost.break_end is not None:
             ghost.break_end += len(word)
         return word
+
+
+def place_by_first_text(ghost: Ghost) -> None:
+    """Where the suggestion goes among the author's spaces the prompt left out, decided by
+    the text shown (the rule stated once): a model that writes white space first (a space, a
+    tab, a newline) wrote its own, which takes their place; one that writes a word, or
+    punctuation, follows them, so "pronto. " + "lire" keeps the author's space and a line's
+    indentation stays. Nothing is decided before the first text (nothing is shown)."""
+    spaces = ghost.spaces_left_out
+    if not spaces or not ghost.text:
+        return
+    row, column = ghost.anchor
+    before = column if ghost.replaces else column - spaces  # they are on the anchor's line
+    if ghost.text[0].isspace():
+        ghost.anchor, ghost.replaces = (row, before), spaces
+    else:
+        ghost.anchor, ghost.replaces = (row, before + spaces), 0
 
 
 def _save_current(ghost: Ghost) -> None:
@@ -112,6 +135,7 @@ def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRe
     ghost.versions.append(Version(text, list(tokens or []), label, list(ghost.request_ids), list(writers or [])))
     ghost.version = len(ghost.versions) - 1
     ghost.text, ghost.tokens, ghost.writers = text, list(tokens or []), list(writers or [])
+    place_by_first_text(ghost)
 
 
 def branch_label(choice: str) -> str:
@@ -205,6 +229,7 @@ def move_version(ghost: Ghost, step: int) -> bool:
     chosen = ghost.versions[target]
     ghost.text, ghost.tokens, ghost.request_ids = chosen.text, list(chosen.tokens), list(chosen.request_ids)
     ghost.writers = list(chosen.writers)
+    place_by_first_text(ghost)
     return True
 
 

@@ -9,18 +9,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from textual import on
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from scoring_helpers import scored
 from tui_helpers import candidates_written, generated, make_app, model_ready, run, spying_loader
 
+from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.app.tui.branches import Ghost, move_version, start_version
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
+from scriptorium.app.tui.widgets.draft_pane import DraftPane
+from scriptorium.inference.settings import preset
 
 
-def continuing(model: Path, typed: str, then: Callable[[Pilot[Any], DraftEditor], Awaitable[None]],
+def continuing(model: Path, typed: str | list[str], then: Callable[[Pilot[Any], DraftEditor], Awaitable[None]],
                **app_options: Any) -> None:
-    """Type `typed` into a new draft, press ctrl+g, then run `then`."""
+    """Type `typed` (or press its keys) into a new draft, press ctrl+g, then run `then`."""
     async def scenario() -> None:
         app = make_app(model, **app_options)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -47,12 +52,13 @@ def test_a_suggestion_after_a_space_takes_its_place(sentence_model: Path) -> Non
     continuing(sentence_model, "Il gatto dorme ", then, loader=loader)
 
 
-def test_no_space_is_left_before_the_punctuation_the_model_writes(sentence_model: Path) -> None:
+def test_punctuation_the_model_writes_after_the_authors_space_keeps_it(sentence_model: Path) -> None:
+    # Only white space the model wrote takes the place of the author's: a "." follows theirs.
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         await generated(pilot, "ctrl+r")  # a re-roll writes from the same place
         assert editor.ghost is not None and editor.ghost.text == "."
         await pilot.press("tab")
-        assert editor.text == "La casa era buia."
+        assert editor.text == "La casa era buia ."
     continuing(sentence_model, "La casa era buia ", then)
 
 
@@ -126,3 +132,70 @@ def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> Non
             last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
             assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it
     run(scenario)
+
+
+# The "utf8_bytes" model writes "è" (the bytes <0xC3> <0xA8>) after any token outside its
+# chains, "." and a newline too, by a wide margin: a first token with no space before it.
+GREEDY_FOUR = preset("greedy").with_changes(max_tokens=4, preset="greedy")
+BYTES_ALLOWED = ["ctrl+t", "b", "escape"]  # the sampler panel's byte ban lifted
+
+
+def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> None:
+    seen: list[DraftPane.SuggestionAccepted] = []
+
+    class Recording(ScriptoriumApp):
+        @on(DraftPane.SuggestionAccepted)
+        def record(self, message: DraftPane.SuggestionAccepted) -> None:
+            seen.append(message)
+
+    async def scenario() -> None:
+        template = make_app(utf8_model, sampler=GREEDY_FOUR)
+        app = Recording(backend_loader=template.backend_loader, settings=template.settings, draft=template.draft_file,
+                        load_options=template._initial_load)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*BYTES_ALLOWED, *"pronto. ")
+            editor = app.main.draft.editor
+            await generated(pilot, "ctrl+g")
+            assert editor.ghost is not None and editor.ghost.text == "èè"
+            await pilot.press("ctrl+right")  # a word: after the author's space, not in its place
+            assert editor.text == "pronto. èè"
+            assert (seen[-1].text, seen[-1].at, seen[-1].at_index) == ("èè", (0, 8), 8)
+            await pilot.press("ctrl+z")
+            assert editor.text == "pronto. "
+            await generated(pilot, "ctrl+g")
+            await pilot.press("escape")
+            assert editor.text == "pronto. "
+            await generated(pilot, "ctrl+g")
+            await generated(pilot, "ctrl+r")  # a re-roll: the same text, in the same place
+            await pilot.press("tab")
+            assert editor.text == "pronto. èè"
+            assert (seen[-1].text, seen[-1].at_index) == ("èè", 8)
+    run(scenario)
+
+
+def test_typing_after_the_authors_space_types_through_a_word_that_follows_it(utf8_model: Path) -> None:
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        await pilot.press("è")
+        assert editor.ghost is not None and editor.ghost.text == "è"
+        await pilot.press("tab")
+        assert editor.text == "pronto. èè"
+    continuing(utf8_model, [*BYTES_ALLOWED, *"pronto. "], then, sampler=GREEDY_FOUR)
+
+
+def test_an_unindented_line_written_after_the_indentation_keeps_it(utf8_model: Path) -> None:
+    async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
+        assert editor.ghost is not None and editor.ghost.text == "èè"
+        await pilot.press("tab")
+        assert editor.text == "Il gatto\n    èè"
+    continuing(utf8_model, [*BYTES_ALLOWED, *"Il gatto", "enter", *"    "], then, sampler=GREEDY_FOUR)
+
+
+def test_each_version_takes_the_spaces_place_only_if_it_begins_with_white_space() -> None:
+    ghost = Ghost(anchor=(0, 7), from_cursor=False, replaces=1, spaces_left_out=1)  # "pronto." then " "
+    start_version(ghost, "first", "lire")
+    assert (ghost.anchor, ghost.replaces) == ((0, 8), 0)
+    start_version(ghost, "re-roll", " La")
+    assert (ghost.anchor, ghost.replaces) == ((0, 7), 1)
+    move_version(ghost, -1)
+    assert (ghost.anchor, ghost.replaces) == ((0, 8), 0)

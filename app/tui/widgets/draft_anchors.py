@@ -24,8 +24,8 @@ def end_anchor(document: DocumentBase) -> Location:
 def before_trailing_spaces(document: DocumentBase, location: Location) -> tuple[Location, int]:
     """`location` moved before the spaces and tabs ending the text there, and how many it
     passed. The prompt leaves them out (window.prompt_end), so a suggestion from there
-    takes their place (Ghost.replaces): accepted, it brings the one space the model wrote,
-    or none before the newline or punctuation it wrote instead; Esc leaves them as typed."""
+    stands in for them until its first text decides whether it takes their place or
+    follows them (branches.place_by_first_text); Esc leaves them as typed."""
     row, column = location
     start = prompt_end(document.get_line(row), column)
     return (row, start), column - start

@@ -89,7 +89,7 @@ class DraftCandidates(DraftInspection):
         if choice is None:
             return
         # The dialog kept every key from the draft, so the suggestion (if any) is as it was.
-        ghost = editor.ghost or editor.begin_ghost(anchor, from_cursor=False, replaces=spaces)
+        ghost = editor.ghost or editor.begin_ghost(anchor, from_cursor=False, spaces_left_out=spaces)
         self.inspected = None
         lead = note_break(editor.text_before(anchor) + ghost.text, self.pinned.note, self.pinned.note_depth)
         put_on_ghost(ghost, choice.candidates, choice.chosen, lead)

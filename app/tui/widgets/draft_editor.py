@@ -142,8 +142,11 @@ class DraftEditor(TextArea):
             type_invisible(self, event)  # TextArea's own handler, which would drop it, then does not run
 
     # ---- the ghost -------------------------------------------------------------------
-    def begin_ghost(self, anchor: Location, *, from_cursor: bool, replaces: int = 0) -> Ghost:
-        self.ghost = Ghost(anchor=anchor, from_cursor=from_cursor, replaces=replaces)
+    def begin_ghost(self, anchor: Location, *, from_cursor: bool, spaces_left_out: int = 0) -> Ghost:
+        """A suggestion at `anchor`, before `spaces_left_out` spaces the prompt left out: it
+        stands in for them until its first text says whether it takes their place."""
+        self.ghost = Ghost(anchor=anchor, from_cursor=from_cursor, replaces=spaces_left_out,
+                           spaces_left_out=spaces_left_out)
         self.post_message(self.GhostChanged(self, "text"))
         return self.ghost
 
@@ -184,7 +187,7 @@ class DraftEditor(TextArea):
         try:
             end = self.document.get_location_from_index(start + ghost.replaces)
             result = self.replace(chunk, ghost.anchor, end, maintain_selection_offset=False)
-            ghost.replaces = 0
+            ghost.replaces = ghost.spaces_left_out = 0
         finally:
             self._inserting_ghost = False
         self.history.checkpoint()
@@ -229,6 +232,8 @@ class DraftEditor(TextArea):
             result = super().edit(edit)
             self.clear_ghost("lost")
             return result
+        if ghost.spaces_left_out and self._touches_spaces_followed(ghost, edit):
+            ghost.spaces_left_out = 0  # the author's to change: the suggestion stays after what they leave
         top, bottom = edit.top, edit.bottom
         typed_at_anchor = bool(edit.text) and top == bottom == ghost.anchor
         result = super().edit(edit)
@@ -244,6 +249,7 @@ class DraftEditor(TextArea):
 
     def _typed_through(self, ghost: Ghost, result: EditResult, typed: int) -> EditResult:
         cut_front(ghost, typed)  # typed by the author: no longer the model's tokens
+        ghost.spaces_left_out = 0  # where it goes is the author's doing now
         ghost.anchor = result.end_location
         if not ghost.text and not ghost.streaming:
             self.ghost = None
@@ -256,9 +262,16 @@ class DraftEditor(TextArea):
         return bool(edit.text) and index(edit.top) == index(edit.bottom) == end and not self.replaced_text().strip(" \t")
 
     def _touches_replaced(self, ghost: Ghost, edit: Edit) -> bool:
+        start = self.document.get_index_from_location(ghost.anchor)
+        return self._touches(start, start + ghost.replaces, edit)
+
+    def _touches_spaces_followed(self, ghost: Ghost, edit: Edit) -> bool:
+        """The edit changes the author's spaces a suggestion placed after them follows."""
+        end = self.document.get_index_from_location(ghost.anchor)
+        return not ghost.replaces and self._touches(end - ghost.spaces_left_out, end, edit)
+
+    def _touches(self, start: int, end: int, edit: Edit) -> bool:
         index = self.document.get_index_from_location
-        start = index(ghost.anchor)
-        end = start + ghost.replaces
         top, bottom = index(edit.top), index(edit.bottom)
         return (top < end and bottom > start) or start < top < end
 

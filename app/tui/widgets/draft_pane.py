@@ -21,8 +21,8 @@ from scriptorium.inference.window_layout import note_break
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
-    Ghost, every_request_id, lost_note, other_request_ids, start_version, with_break, with_writer,
-    without_trailing_spaces, written_parts,
+    Ghost, every_request_id, lost_note, other_request_ids, place_by_first_text, start_version, with_break,
+    with_writer, without_trailing_spaces, written_parts,
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
@@ -134,7 +134,7 @@ class DraftPane(DraftWindowMark):
             else:
                 anchor = end_anchor(editor.document)
             anchor, spaces = before_trailing_spaces(editor.document, anchor)
-            ghost = editor.begin_ghost(anchor, from_cursor=from_cursor, replaces=spaces)
+            ghost = editor.begin_ghost(anchor, from_cursor=from_cursor, spaces_left_out=spaces)
         prefix = editor.text_before(ghost.anchor) + ghost.text
         lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
         ghost.text, ghost.writers = with_break(ghost.text, ghost.writers, lead)
@@ -230,6 +230,7 @@ class DraftPane(DraftWindowMark):
         ghost = self.editor.ghost
         if ghost is not None:
             ghost.text += text
+            place_by_first_text(ghost)
             self.suggestion.grow()
 
     def prompt_prepared(self, request: GenerationRequest, note: str) -> None:
@@ -245,6 +246,7 @@ class DraftPane(DraftWindowMark):
             ghost.streaming = False
             if done is not None:
                 ghost.text += done.tail_text
+                place_by_first_text(ghost)
             close_records(ghost.tokens, ghost.text)
             if ghost.break_end is not None and 0 < ghost.break_end == len(ghost.text):  # nothing after the break
                 ghost.text, ghost.writers = ghost.text.rstrip("\n"), ghost.writers[:-2]  # the break's and the request's
