@@ -157,6 +157,10 @@ class DraftEditor(TextArea):
         # changes: the author's words painted at the old width stayed on screen, some
         # hidden, until the next key (a draft opened as the side panels took their room).
         self.refresh()
+        if self.ghost is not None:
+            # Shrunk to make room for the suggestion: the line it continues stays in view
+            # (a draft scrolled to its end showed its top lines, the end out of sight).
+            self.call_after_refresh(self.scroll_cursor_visible)
 
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
