@@ -15,6 +15,7 @@ from typing import NamedTuple
 from rich.cells import split_graphemes
 from rich.style import Style
 from textual import events
+from textual.geometry import Region, Spacing
 from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import DocumentBase, Edit, EditResult, Location
@@ -158,9 +159,17 @@ class DraftEditor(TextArea):
         # hidden, until the next key (a draft opened as the side panels took their room).
         self.refresh()
         if self.ghost is not None:
-            # Shrunk to make room for the suggestion: the line it continues stays in view
-            # (a draft scrolled to its end showed its top lines, the end out of sight).
-            self.call_after_refresh(self.scroll_cursor_visible)
+            # Shrunk to make room for the suggestion (or opened with one): the line it
+            # continues stays in view, else a long draft showed its top lines and the
+            # suggestion below them seemed to follow those.
+            self.call_after_refresh(self._show_ghost_anchor)
+
+    def _show_ghost_anchor(self) -> None:
+        if self.ghost is None:
+            return
+        x, y = self.wrapped_document.location_to_offset(self.ghost.anchor)
+        self.scroll_to_region(Region(x, y, width=1, height=1), spacing=Spacing(right=self.gutter_width),
+                              animate=False, force=True)
 
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
