@@ -341,7 +341,7 @@ class DraftInspection(ModePane):
     def on_scoring_window_made(self, message: ScoringWindowMade) -> None:
         if message.score_id == self._score_id:
             self._score_window = message.window
-            self.editor.show_window_start(message.window.start)
+            self.editor.show_window(message.window.start)  # the whole draft is scored: offsets are its own
 
     def on_scores_arrived(self, message: ScoresArrived) -> None:
         if message.score_id != self._score_id:
