@@ -61,3 +61,10 @@ def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(ra
 
     run(left_undecided)
     run(reopened)
+
+
+def test_a_branch_replacing_one_character_says_so_in_the_singular() -> None:
+    from scriptorium.app.tui.widgets.suggestion_view import replaced_label
+
+    assert (replaced_label(1), replaced_label(2), replaced_label(1200)) == \
+        ("1 character", "2 characters", "1,200 characters")
