@@ -334,3 +334,28 @@ def test_a_suggestion_longer_than_the_window_thrown_away_gives_the_draft_its_mar
             assert editor.ghost is None and editor.window_start == before
 
     run(scenario)
+
+
+def test_the_kv_split_adds_up_to_the_prompt_llama_cpp_evaluated(random_model: Path) -> None:
+    """A cache moved with the window keeps the window's first words as it spelled them
+    (" Poi" where the new prompt has "Poi"): llama.cpp then evaluates a token more or less
+    than the window counted, and the panel said 'reused 106 of 106' beside a split adding
+    up to 107. The split is of what was evaluated."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa. Un gatto nero dorme sul tetto.")
+            await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.")
+            done = await generated(pilot, "ctrl+g")
+            window = app.main.last_generation[0].window
+            assert window is not None
+            kv = app.main.sidebar.kv
+            evaluated = done.prompt_tokens - 1  # as a respelled lead leaves it
+            kv.show_reuse(evaluated - 3, evaluated, "shifted")
+            kv.show_window(window)
+            numbers = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", kv.lines(60)[5].plain)]
+            assert numbers[0] == window.memory_tokens and sum(numbers[:-1]) == evaluated
+            assert numbers[-1] == app.backend.n_ctx - evaluated
+
+    run(scenario)
