@@ -56,9 +56,14 @@ def run_generation(
         token_bytes = vocabulary.token_bytes
 
         def same_text(a: Sequence[int], b: Sequence[int]) -> bool:
+            # The same words, spelled with or without the space before them (" Poi" after a
+            # full stop, "Poi" after a paragraph break). Only spaces, and only before words:
+            # a lead of line breaks alone read as "the same" as the cache's other line
+            # breaks, or none, and the model saw "resto.\n[Nota" where "resto.\n\n[Nota" was sent.
             def text(ids: Sequence[int]) -> str:
-                return b"".join(map(token_bytes, ids)).decode("utf-8", "replace").lstrip()
-            return text(a) == text(b)
+                return b"".join(map(token_bytes, ids)).decode("utf-8", "replace").lstrip(" ")
+            words = text(a)
+            return words == text(b) and words.strip() != ""
 
         tokens, reuse = context.reuse(tokens, same_text)
         reused = reuse.tokens

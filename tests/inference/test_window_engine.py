@@ -122,3 +122,15 @@ def test_appending_within_the_window_reuses_the_prefix(engine: Engine) -> None:
     events = run(engine, window_for(engine, draft + " Poi il gatto dorme.").prompt)
     prefill = next(e for e in events if isinstance(e, PrefillDone))
     assert prefill.cache_reuse == "prefix" and prefill.prefill_tokens < 10
+
+
+def test_a_paragraph_break_is_evaluated_as_written_not_as_the_line_break_the_cache_holds(engine: Engine) -> None:
+    # Scoring a draft that ends in a newline, then continuing it, puts the author's note
+    # after one newline, then after a paragraph break: the same text but for whitespace.
+    body, note = long_draft(3), "[Nota: " + paragraph(7) + " " + paragraph(8) + "]\n\n"
+    run(engine, body + "\n" + note)
+    prompt = body + "\n\n" + note
+    prefill = next(e for e in run(engine, prompt) if isinstance(e, PrefillDone))
+    fresh = engine.tokenize(prompt)
+    assert prefill.prompt_tokens == len(fresh)
+    assert list(engine.cached_tokens[:len(fresh)]) == fresh

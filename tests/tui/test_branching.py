@@ -10,6 +10,7 @@ from textual.widgets import Input, OptionList
 from tui_helpers import generated, make_app, model_ready, run, spying_loader
 
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
+from scriptorium.app.tui.widgets.suggestion_view import replaced_label
 
 PROMPT = "C'era una volta una casa sul lago."
 
@@ -119,7 +120,7 @@ def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> No
             own = (record.text[0] if record.text[0].isspace() else "") + "zebra"
             assert ghost.text.startswith(own)
             assert ghost.replaces == len(accepted) - record.start
-            assert f"replaces {ghost.replaces:,} characters" in str(draft.suggestion.border_title)
+            assert f"replaces {replaced_label(ghost.replaces)}" in str(draft.suggestion.border_title)
             branched = ghost.text
             # The replaced text is the first version: accepting it leaves the draft as it was.
             await pilot.press("alt+left")

@@ -16,6 +16,18 @@ from tui_helpers import make_app, model_ready, run
 from scriptorium.inference.events import Event
 
 
+def scoring_recorded(scored_texts: list[str]) -> Callable[..., Any]:
+    """A loader whose engine records every text it is asked to score in `scored_texts`."""
+    from tui_helpers import loader_wrapping
+
+    def spy(score: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
+        def recorded(text: str, **kwargs: Any) -> Iterator[Event]:
+            scored_texts.append(text)
+            return score(text, **kwargs)
+        return recorded
+    return loader_wrapping("score", spy)
+
+
 def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(random_model: Path) -> None:
     from llama_cpp import Llama
 
@@ -59,21 +71,13 @@ def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_mode
     """The scores are how probable the model finds the author's words given what it sees
     when it continues: the memory first, the note N paragraphs before the end. Only the
     draft's own tokens are scored, each over its own characters."""
-    from tui_helpers import loader_wrapping
-
     from scriptorium.inference.window import Pinned
 
     draft_text = "Uno due tre.\n\nIl gatto dorme sul letto."
     scored_texts: list[str] = []
 
-    def spy(score: Callable[..., Iterator[Event]]) -> Callable[..., Iterator[Event]]:
-        def recorded(text: str, **kwargs: Any) -> Iterator[Event]:
-            scored_texts.append(text)
-            return score(text, **kwargs)
-        return recorded
-
     async def scenario() -> None:
-        app = make_app(random_model, loader=loader_wrapping("score", spy))
+        app = make_app(random_model, loader=scoring_recorded(scored_texts))
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             draft = app.main.draft
@@ -191,3 +195,25 @@ def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_altern
     assert len(bytes_) == 3
     assert euro.id == bytes_[0].id and euro.top == bytes_[0].top and euro.index == bytes_[0].index
     assert euro.p == pytest.approx(bytes_[0].p * bytes_[1].p * bytes_[2].p, rel=1e-12)
+
+
+def test_scoring_a_draft_ending_in_a_newline_scores_the_prompt_a_continuation_sends(random_model: Path) -> None:
+    """F9 says it scores the window the model sees when it continues: the draft before the
+    newline a file ends with (the file's, not the author's), as ctrl+g and `continue` read
+    it. With the note at depth 0 the scored prompt had it after that newline instead of
+    after a paragraph break, a token short of what ctrl+g then sent."""
+    from tui_helpers import generated, write_pinned
+
+    scored_texts: list[str] = []
+
+    async def scenario() -> None:
+        app = make_app(random_model, loader=scoring_recorded(scored_texts))
+        async with app.run_test(size=(160, 50)) as pilot:
+            await model_ready(pilot)
+            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+            await scored(pilot, "Uno due tre.\n\nIl gatto dorme sul letto.\n")
+            await generated(pilot, "ctrl+g")
+            window = app.main.last_generation[0].window
+            assert window is not None and scored_texts == [window.prompt]
+
+    run(scenario)

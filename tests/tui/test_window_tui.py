@@ -10,7 +10,7 @@ from typing import Callable
 
 from textual.widgets import TextArea
 
-from tui_helpers import HeldCounts, generated, make_app, model_ready, run, spying_loader, window_marked, write_pinned
+from tui_helpers import GREEDY, HeldCounts, generated, make_app, model_ready, run, spying_loader, window_marked, write_pinned
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
@@ -270,5 +270,92 @@ def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(random_mod
             await pilot.press("tab")
             await pilot.pause()
             assert app.main.draft.text == "Il gatto dorme\n\n" + written
+
+    run(scenario)
+
+
+def test_a_suggestion_from_the_cursor_dims_the_text_after_it_which_the_model_does_not_see(
+        short_context_model: Path, tmp_path: Path) -> None:
+    draft = long_draft(tmp_path)
+    middle = LONG.index("Poi il cane corre verso la porta 60.")  # mid-line: the rest of its line is unseen too
+
+    async def scenario() -> None:
+        app = make_app(short_context_model, draft=draft)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            editor = app.main.draft.editor
+            editor.move_cursor(editor.document.get_location_from_index(middle))
+            await generated(pilot, "ctrl+o")
+            await window_marked(pilot)
+            ghost = editor.ghost
+            assert ghost is not None and ghost.from_cursor
+            window = app.main.last_generation[0].window
+            assert window is not None and window.end == middle and 0 < window.start < middle
+            row, column = ghost.anchor
+            column_bytes = len(editor.document.get_line(row)[:column].encode("utf-8"))
+
+            def dimmed(at_row: int) -> list[tuple[int, int | None]]:
+                return [(start, end) for start, end, name in editor._highlights[at_row] if name == OUTSIDE]
+
+            assert dimmed(row) == [(column_bytes, None)]  # what the model saw ends at the suggestion
+            assert all(dimmed(after) == [(0, None)] for after in range(row + 1, editor.document.line_count))
+            assert window.start <= editor.window_start < middle  # the next one sees the suggestion too
+            seen_from = editor.document.get_location_from_index(editor.window_start)[0]
+            assert all(not dimmed(seen) for seen in range(seen_from + 1, row))
+            # Thrown away, the suggestion takes its marker with it: the next continues from the end.
+            await pilot.press("escape")
+            await window_marked(pilot)
+            assert not dimmed(editor.document.line_count - 1)
+
+    run(scenario)
+
+
+def test_a_suggestion_longer_than_the_window_thrown_away_gives_the_draft_its_marker_back(
+        short_context_model: Path, tmp_path: Path) -> None:
+    draft = long_draft(tmp_path)
+    writes_a_window = GREEDY.with_changes(max_tokens=400)  # the prompt keeps half the context, the suggestion the rest
+
+    async def scenario() -> None:
+        app = make_app(short_context_model, draft=draft, sampler=writes_a_window)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await window_marked(pilot)
+            editor = app.main.draft.editor
+            before = editor.window_start
+            assert 0 < before < len(LONG)
+            await generated(pilot, "ctrl+g")
+            await window_marked(pilot)
+            ghost = editor.ghost
+            assert ghost is not None and len(ghost.tokens) >= prompt_budget(app.backend.n_ctx, 400)
+            await generated(pilot, "ctrl+g")  # more: the model now sees the suggestion only
+            assert editor.window_start == len(LONG)  # none of the draft
+            await pilot.press("escape")  # thrown away
+            await window_marked(pilot)
+            assert editor.ghost is None and editor.window_start == before
+
+    run(scenario)
+
+
+def test_the_kv_split_adds_up_to_the_prompt_llama_cpp_evaluated(random_model: Path) -> None:
+    """A cache moved with the window keeps the window's first words as it spelled them
+    (" Poi" where the new prompt has "Poi"): llama.cpp then evaluates a token more or less
+    than the window counted, and the panel said 'reused 106 of 106' beside a split adding
+    up to 107. The split is of what was evaluated."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa. Un gatto nero dorme sul tetto.")
+            await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.")
+            done = await generated(pilot, "ctrl+g")
+            window = app.main.last_generation[0].window
+            assert window is not None
+            kv = app.main.sidebar.kv
+            evaluated = done.prompt_tokens - 1  # as a respelled lead leaves it
+            kv.show_reuse(evaluated - 3, evaluated, "shifted")
+            kv.show_window(window)
+            numbers = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", kv.lines(60)[5].plain)]
+            assert numbers[0] == window.memory_tokens and sum(numbers[:-1]) == evaluated
+            assert numbers[-1] == app.backend.n_ctx - evaluated
 
     run(scenario)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from rich.style import Style
 from textual import events
+from textual.geometry import Region, Spacing
 from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult, Location
@@ -23,6 +24,7 @@ from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
 from scriptorium.app.tui.branches import Ghost, KeptWord, cut_front
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord
+from scriptorium.app.tui.widgets.window_marks import dimmed_spans, window_in_draft
 
 _NEXT_WORD = re.compile(r"\s*\S+")
 _CJK = re.compile(f"[{CJK_CHARACTERS}]")
@@ -122,6 +124,8 @@ class DraftEditor(TextArea):
         """Colour known tokens by probability (token_spans.BUCKETS)."""
         self.window_start = 0
         """Where the model's window starts in the text: what is before it is drawn dimmed."""
+        self.window_end: int | None = None
+        """Where it ends (None: at the end of the text): what is after it is drawn dimmed."""
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.ghost: Ghost | None = None
         self._inserting_ghost = False
@@ -133,6 +137,18 @@ class DraftEditor(TextArea):
         # changes: the author's words painted at the old width stayed on screen, some
         # hidden, until the next key (a draft opened as the side panels took their room).
         self.refresh()
+        if self.ghost is not None:
+            # Shrunk to make room for the suggestion (or opened with one): the line it
+            # continues stays in view, else a long draft showed its top lines and the
+            # suggestion below them seemed to follow those.
+            self.call_after_refresh(self._show_ghost_anchor)
+
+    def _show_ghost_anchor(self) -> None:
+        if self.ghost is None:
+            return
+        x, y = self.wrapped_document.location_to_offset(self.ghost.anchor)
+        self.scroll_to_region(Region(x, y, width=1, height=1), spacing=Spacing(right=self.gutter_width),
+                              animate=False, force=True)
 
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
@@ -322,12 +338,17 @@ class DraftEditor(TextArea):
         self._build_highlight_map()
         self.refresh()
 
-    def show_window_start(self, start: int) -> None:
-        """Mark where the model's window starts (0: it sees all the text)."""
-        if start != self.window_start:
-            self.window_start = start
+    def show_window(self, start: int, end: int | None = None) -> None:
+        """Mark what the model sees, text[start:end] (end None: to the end of the text); the
+        rest is drawn dimmed."""
+        if (start, end) != (self.window_start, self.window_end):
+            self.window_start, self.window_end = start, end
             self._build_highlight_map()
             self.refresh()
+
+    def window_in_text(self, start: int) -> tuple[int, int | None]:
+        """Where a window starting at `start` of the continued text lies in the draft (window_marks)."""
+        return window_in_draft(self.document, self.ghost, start)
 
     def _build_highlight_map(self) -> None:
         super()._build_highlight_map()
@@ -341,16 +362,14 @@ class DraftEditor(TextArea):
         self._install_token_styles()
 
     def _mark_outside(self) -> None:
-        """Dim the text before the window: first, so token colours drawn later still show."""
-        start = min(self.window_start, len(self.text))
-        if start <= 0:
+        """Dim the text outside the window: first, so token colours drawn later still show."""
+        length = len(self.text)
+        start = min(self.window_start, length)
+        end = length if self.window_end is None else min(self.window_end, length)
+        if start <= 0 and end >= length:
             return
-        end = self.document.get_location_from_index(start)
-        for row in range(end[0]):
-            self._highlights[row].insert(0, (0, None, OUTSIDE))
-        line = self.document.get_line(end[0])
-        if end[1]:
-            self._highlights[end[0]].insert(0, (0, len(line[:end[1]].encode("utf-8")), OUTSIDE))
+        for row, since, until in dimmed_spans(self.document, ((0, start), (end, length))):
+            self._highlights[row].insert(0, (since, until, OUTSIDE))
         theme = self._theme
         if theme is not None and OUTSIDE not in theme.syntax_styles:
             # A copy: the theme object's dict is shared with the registered theme.

@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 from scriptorium import prompts
 from scriptorium.inference.events import TokenEvent
 
+from scriptorium.app.sessions.draft_files import end_of_writing
 from scriptorium.app.tui.branches import Version, branch_at, branch_label, move_version, start_version
 from scriptorium.app.tui.scoring import (
     ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, new_score_id, scored_note,
@@ -291,8 +292,9 @@ class DraftInspection(ModePane):
         if not text.strip():
             self.notify("There is no text to score yet.", severity="warning")
             return
-        # Scored as continued, the same prompt (memory and note included): what the model
-        # would not see is not scored. The window is made in the worker (ScoringWindowMade).
+        # Scored as continued, the same prompt (memory and note included, the draft before
+        # the newline a file ends with, as ctrl+g reads it): what the model would not see is
+        # not scored. The window is made in the worker (ScoringWindowMade).
         build = self.window_builder(backend, self.prompt_template(prompts.CONTINUE))
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
@@ -305,7 +307,7 @@ class DraftInspection(ModePane):
 
         def run() -> None:
             worker = get_current_worker()
-            stream_scoring(backend, lambda: build(text), top_n, score_id, self.post_message,
+            stream_scoring(backend, lambda: build(text[:end_of_writing(text)]), top_n, score_id, self.post_message,
                            lambda: worker.is_cancelled, frame)
 
         self.run_worker(run, thread=True, group="scoring", exclusive=True, exit_on_error=False)
@@ -341,7 +343,7 @@ class DraftInspection(ModePane):
     def on_scoring_window_made(self, message: ScoringWindowMade) -> None:
         if message.score_id == self._score_id:
             self._score_window = message.window
-            self.editor.show_window_start(message.window.start)
+            self.editor.show_window(message.window.start)  # the whole draft is scored: offsets are its own
 
     def on_scores_arrived(self, message: ScoresArrived) -> None:
         if message.score_id != self._score_id:

@@ -235,7 +235,7 @@ class DraftPane(DraftWindowMark):
 
     def prompt_prepared(self, request: GenerationRequest, note: str) -> None:
         if request.window is not None:
-            self.editor.show_window_start(request.window.start)
+            self.editor.show_window(*self.editor.window_in_text(request.window.start))
         super().prompt_prepared(request, note)
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None, *, retry_helps: bool = True) -> None:
@@ -301,6 +301,8 @@ class DraftPane(DraftWindowMark):
         if message.reason == "untaken" and (ghost := self.editor.ghost) is not None:
             self.post_message(self.SuggestionRestored((), tuple(written_parts(ghost.writers, len(message.taken_back)))))
         self._redraw()
+        if self.editor.ghost is None:  # gone: the window is the draft's end again, not the suggestion's
+            self._mark_window_soon()
 
     @on(DraftEditor.Changed)
     def _text_changed(self) -> None:

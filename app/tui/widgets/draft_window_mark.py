@@ -79,7 +79,7 @@ class DraftWindowMark(DraftCandidates):
         editor, ghost = self.editor, self.editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         if editor.text_before(anchor) + (ghost.text if ghost else "") == text:  # else a newer one is coming
-            editor.show_window_start(start)
+            editor.show_window(*editor.window_in_text(start))
         # Memory and note that leave no room are said as soon as they are (once, not at
         # every pause in typing): the author has just been told they are in every prompt.
         if too_long != self._said_too_long:

@@ -80,7 +80,10 @@ class KVPanel(Panel):
             reuse = Text(fitting(width, f"reused {reused:,} of {prompt:,} tok{moved}",
                                  f"reused {reused:,}/{prompt:,}{moved}"), style=dim)
         window = self.window
-        split = Text() if window is None else Text(_window_split(window, usage.n_ctx, width))
+        # The prompt as llama.cpp evaluated it: a cache moved with the window keeps the first
+        # words of the window as it spelled them (" Poi" for "Poi"), a token more or less.
+        evaluated = None if self.reused is None else self.reused[1]
+        split = Text() if window is None else Text(_window_split(window, usage.n_ctx, width, evaluated))
         return [
             meter(usage.tokens or 0, usage.n_ctx, width, self.style_of("kv--fill"), self.style_of("kv--empty")),
             Text(f"{_count(usage.tokens)} / {usage.n_ctx:,} tokens"),
@@ -91,13 +94,15 @@ class KVPanel(Panel):
         ]
 
 
-def _window_split(window: Window, n_ctx: int, width: int) -> str:
+def _window_split(window: Window, n_ctx: int, width: int, evaluated: int | None = None) -> str:
     """'mem 13·note 19·draft 64·free 160', made to fit the panel: the room left is the
     number a small context is watched for, so a memory or note of 0 goes first, then the
     spaces, then the draft's count (the tokens line above holds it, with memory and note),
-    before anything is cut."""
-    parts = [("mem", window.memory_tokens), ("note", window.note_tokens), ("draft", window.draft_tokens),
-             ("free", max(0, n_ctx - window.prompt_tokens))]
+    before anything is cut. `evaluated`: the prompt's tokens as llama.cpp evaluated them
+    (None: as counted), which the parts add up to."""
+    prompt = window.prompt_tokens if evaluated is None else evaluated
+    parts = [("mem", window.memory_tokens), ("note", window.note_tokens),
+             ("draft", max(0, prompt - window.memory_tokens - window.note_tokens)), ("free", max(0, n_ctx - prompt))]
     shown = [(label, count) for label, count in parts if count or label in ("draft", "free")]
     pinned = [(label, count) for label, count in shown if label != "draft"]
     return fitting(width, *("·".join(f"{label}{space}{count:,}" for label, count in labels)

@@ -36,6 +36,11 @@ _INSPECTED = "inspected_token"
 """Marks the inspected token's characters (a Rich style meta), so its line can be found once wrapped."""
 
 
+def replaced_label(characters: int) -> str:
+    """How much of the draft a branch replaces ("1 character": a full stop at a line's end)."""
+    return f"{characters:,} character{'' if characters == 1 else 's'}"
+
+
 class SuggestionView(ScrollView, can_focus=False):
     """Renders a Ghost; hidden while there is none."""
 
@@ -113,7 +118,7 @@ class SuggestionView(ScrollView, can_focus=False):
         row, column = ghost.anchor
         where = f"line {row + 1}:{column + 1}" if ghost.from_cursor else "the end"
         version = version_label(ghost)
-        replacing = f" · replaces {ghost.replaces:,} characters" if replaced.strip(" \t") else ""
+        replacing = f" · replaces {replaced_label(ghost.replaces)}" if replaced.strip(" \t") else ""
         self._title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
                        f"{' · ' + version if version else ''}")
         self._hints = hints
