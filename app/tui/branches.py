@@ -98,18 +98,24 @@ class KeptWord:
         return word
 
 
+CLOSING_PUNCTUATION = ".,;:!?…)]}»”’"
+"""What ends a word or a clause against it: written after the author's space, it takes the space's place."""
+
+
 def place_by_first_text(ghost: Ghost) -> None:
     """Where the suggestion goes among the author's spaces the prompt left out, decided by
     the text shown (the rule stated once): a model that writes white space first (a space, a
-    tab, a newline) wrote its own, which takes their place; one that writes a word, or
-    punctuation, follows them, so "pronto. " + "lire" keeps the author's space and a line's
-    indentation stays. Nothing is decided before the first text (nothing is shown)."""
+    tab, a newline) wrote its own, which takes their place, and so does punctuation that
+    closes what the author wrote ("buia " + "." is "buia.": no language sets a space before
+    it); one that writes a word, or opens a quote, follows them, so "pronto. " + "lire"
+    keeps the author's space and a line's indentation stays. Nothing is decided before the
+    first text (nothing is shown)."""
     spaces = ghost.spaces_left_out
     if not spaces or not ghost.text:
         return
     row, column = ghost.anchor
     before = column if ghost.replaces else column - spaces  # they are on the anchor's line
-    if ghost.text[0].isspace():
+    if ghost.text[0].isspace() or ghost.text[0] in CLOSING_PUNCTUATION:
         ghost.anchor, ghost.replaces = (row, before), spaces
     else:
         ghost.anchor, ghost.replaces = (row, before + spaces), 0

@@ -52,13 +52,13 @@ def test_a_suggestion_after_a_space_takes_its_place(sentence_model: Path) -> Non
     continuing(sentence_model, "Il gatto dorme ", then, loader=loader)
 
 
-def test_punctuation_the_model_writes_after_the_authors_space_keeps_it(sentence_model: Path) -> None:
-    # Only white space the model wrote takes the place of the author's: a "." follows theirs.
+def test_closing_punctuation_the_model_writes_takes_the_authors_space(sentence_model: Path) -> None:
+    # "buia " + "." kept the author's space, "buia .": no language sets one before a full stop.
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         await generated(pilot, "ctrl+r")  # a re-roll writes from the same place
         assert editor.ghost is not None and editor.ghost.text == "."
         await pilot.press("tab")
-        assert editor.text == "La casa era buia ."
+        assert editor.text == "La casa era buia."
     continuing(sentence_model, "La casa era buia ", then)
 
 
