@@ -41,6 +41,8 @@ def test_a_suggestion_after_a_space_takes_its_place(sentence_model: Path) -> Non
 
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         assert spies[-1].last["prompt"].endswith("dorme")  # not a lone "▁" the model never saw
+        window = pilot.app.main.last_generation[0].window
+        assert window is not None and window.spaces_left_out == 1  # and the window says so, as `continue --json`
         assert editor.ghost is not None and editor.ghost.text == " La casa era buia."
         title = str(pilot.app.main.draft.suggestion.border_title)
         assert "suggestion from the end" in title and "replaces" not in title  # the space it stands in for: no news

@@ -31,6 +31,16 @@ def before_trailing_spaces(document: DocumentBase, location: Location) -> tuple[
     return (row, start), column - start
 
 
+def asked_text(document: DocumentBase, anchor: Location, spaces: int, written: str) -> str:
+    """The text a continuation at `anchor` asks its window for: the draft before it and what
+    the suggestion has written so far; while it has written nothing, the draft up to the
+    end of the `spaces` after `anchor` that the prompt leaves out, so that the window built
+    from it leaves them out itself and records how many (Window.spaces_left_out, in the
+    session as in `continue --json`)."""
+    row, column = anchor
+    return document.get_text_range((0, 0), (row, column + (0 if written else spaces))) + written
+
+
 def grapheme_end(document: DocumentBase, location: Location) -> Location:
     """`location`, or the end of the character it falls inside: the editor's cursor steps
     by code point, so it can stand between an "e" and its combining accent, or inside an

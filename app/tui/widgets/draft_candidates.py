@@ -17,7 +17,7 @@ from scriptorium.inference.window_layout import note_break
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
 from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice, CandidatesScreen
-from scriptorium.app.tui.widgets.draft_anchors import before_trailing_spaces, end_anchor
+from scriptorium.app.tui.widgets.draft_anchors import asked_text, before_trailing_spaces, end_anchor
 from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
 
 if TYPE_CHECKING:
@@ -57,9 +57,10 @@ class DraftCandidates(DraftInspection):
         ghost = editor.ghost
         anchor, spaces = (ghost.anchor, 0) if ghost is not None else before_trailing_spaces(editor.document,
                                                                                           end_anchor(editor.document))
-        prefix = editor.text_before(anchor) + (ghost.text if ghost is not None else "")
+        written = ghost.text if ghost is not None else ""
         # One prompt for every candidate, fitted to the window by the first one's worker.
-        base = self.new_request("draft", prepared_once(self.window_preparer(backend, prefix, template)))
+        asked = asked_text(editor.document, anchor, spaces, written)
+        base = self.new_request("draft", prepared_once(self.window_preparer(backend, asked, template)))
         settings, note = candidate_sampler(base.settings)
         if note is not None:
             self.notify(note, timeout=8)

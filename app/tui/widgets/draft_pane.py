@@ -28,7 +28,7 @@ from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import Span, close_records
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
-from scriptorium.app.tui.widgets.draft_anchors import before_trailing_spaces, end_anchor, grapheme_end
+from scriptorium.app.tui.widgets.draft_anchors import asked_text, before_trailing_spaces, end_anchor, grapheme_end
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
@@ -136,12 +136,14 @@ class DraftPane(DraftWindowMark):
             anchor, spaces = before_trailing_spaces(editor.document, anchor)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor, spaces_left_out=spaces)
         prefix = editor.text_before(ghost.anchor) + ghost.text
+        # The spaces it stands in for, when it is anchored before them (ghost.replaces them).
+        asked = asked_text(editor.document, ghost.anchor, ghost.replaces if ghost.spaces_left_out else 0, ghost.text)
         lead = note_break(prefix, self.pinned.note, self.pinned.note_depth)
         ghost.text, ghost.writers = with_break(ghost.text, ghost.writers, lead)
         ghost.break_end = len(ghost.text) if lead else None
         # Fitted to the window in the generation's worker: counting tokens asks the engine's
         # process or a server, which may be slow to answer, and no key waits for it.
-        request = self.new_request("draft", self.window_preparer(backend, prefix, template))
+        request = self.new_request("draft", self.window_preparer(backend, asked, template))
         ghost.request_ids.append(request.id)
         ghost.writers = with_writer(ghost.writers, ghost.text, request.id)
         self.start(request)
