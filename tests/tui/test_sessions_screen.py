@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import drawn_lines, make_app, model_ready, run, session_written_with
+from tui_helpers import make_app, model_ready, run, session_written_with
 
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
@@ -84,20 +84,3 @@ def test_opening_a_session_written_with_another_model_says_which(random_model: P
 
     session_written_with(sentence_model)
     run(open_it_on_the_random_model)
-
-
-def test_a_long_title_leaves_every_column_in_view_at_80_columns() -> None:
-    """A title as long as a draft's file name took the table's width at 80 columns: the date,
-    model, words and size went out of view to the right."""
-    SessionStore().create_draft("the-lighthouse-keeper-chapter-one-second-draft-with-notes", "Il faro")
-
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.press("f5")
-            await pilot.pause()
-            shown = drawn_lines(app.screen.query_one("DataTable"))
-            assert shown[0].split() == ["title", "kind", "updated", "model", "words", "size"], shown
-            assert shown[1].split()[0].startswith("the-lighthouse-keeper") and shown[1].endswith(" B"), shown
-
-    run(scenario)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -15,16 +14,10 @@ from textual.widgets import DataTable, Static
 
 from scriptorium.app.sessions import AnySession, SessionError, SessionSummary
 from scriptorium.app.units import format_bytes
-from scriptorium.app.tui.widgets.formatting import clip
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 
 if TYPE_CHECKING:
     from scriptorium.app.sessions.keeper import SessionKeeper
-
-
-COLUMNS = ("title", "kind", "updated", "model", "words", "size")
-MIN_TITLE = 12
-"""Cells a title keeps however narrow the table: enough to tell sessions apart."""
 
 
 class SessionsScreen(ModalScreen[AnySession | None]):
@@ -53,37 +46,23 @@ class SessionsScreen(ModalScreen[AnySession | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
+        table.add_columns("title", "kind", "updated", "model", "words", "size")
         self._fill()
         table.focus()
 
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._show_rows)  # the table's new width is known once laid out
-
     def _fill(self) -> None:
-        self._summaries = self._keeper.store.list()
-        self._keeper.report_damaged()
-        self._show_rows()
-        self.call_after_refresh(self._show_rows)
-
-    def _show_rows(self) -> None:
         table: DataTable[str | Text] = self.query_one(DataTable)
         row = table.cursor_row
-        table.clear(columns=True)  # a column keeps the width of its widest cell, even one cleared
-        table.add_columns(*COLUMNS)
+        table.clear()
+        self._summaries = self._keeper.store.list()
+        self._keeper.report_damaged()
         open_ids = self._keeper.open_ids()
-        rows = [(summary.title, summary.kind,
-                 summary.updated_at[:16].replace("T", " "), summary.model or "—", str(summary.words),
-                 format_bytes(summary.file_size)) for summary in self._summaries]
-        # The title takes what the other columns leave (each with its padding, and room for
-        # a scroll bar): a long one pushed the date, model, words and size out of view.
-        others = sum(max(len(header), *(cell_len(cells[n]) for cells in rows)) + 2 * table.cell_padding
-                     for n, header in enumerate(COLUMNS) if n) if rows else 0
-        room = max(table.size.width - others - 2 * table.cell_padding - 2, MIN_TITLE) if table.size.width else 10**6
-        for summary, (title, kind, updated, model, words, size) in zip(self._summaries, rows):
+        for summary in self._summaries:
+            title = summary.title + ("  (open)" if summary.id in open_ids else "")
             # As Text: a plain string cell is read as markup, and a title such as "[/i]" (the
             # draft's first words) stopped the app with a MarkupError.
-            mark = "  (open)" if summary.id in open_ids else ""  # kept when the title is cut
-            table.add_row(Text(clip(title, room - len(mark)) + mark), kind, updated, Text(model), words, size,
+            table.add_row(Text(title), summary.kind, summary.updated_at[:16].replace("T", " "),
+                          Text(summary.model or "—"), str(summary.words), format_bytes(summary.file_size),
                           key=summary.id)
         if not self._summaries:
             table.add_row("No saved sessions yet", "", "", "", "", "")
