@@ -27,6 +27,7 @@ from scriptorium.inference.window import (
     note_block,
     note_position,
     prompt_budget,
+    prompt_end,
 )
 
 
@@ -93,8 +94,9 @@ def old_assemble(draft: str, start: int, end: int, memory: str, note: str, depth
 
 def exhaustive(draft: str, *, budget: int, count, end: int | None = None, memory: str = "", note: str = "",
                note_depth: int = 3, wrap=None) -> tuple[int, str, int | None]:
-    """(start, prompt, note_at) of the largest window, every candidate tried from the first."""
-    end = len(draft) if end is None else end
+    """(start, prompt, note_at) of the largest window, every candidate tried from the first.
+    The prompt ends before the spaces ending the text there (the rule build_window keeps too)."""
+    end = prompt_end(draft, end)
     wrap = wrap or (lambda text: text)
 
     def fits(start: int) -> bool:
