@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 from scriptorium.inference.backend import Backend
 from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME
 from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.settings import SettingsError
 
 from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.models import choice as model_choice
@@ -95,11 +96,15 @@ class ModelLifecycle:
         (startup.session_model), the author told when the config names another; None: resolve `source`."""
         if source is None or (kept := session_model(source.named, source.reference, last)) is None:
             return None
+        try:
+            options = self.options_for(kept.path, kept.lora, kept.lora_scale)
+        except SettingsError:  # a session file edited by hand (a scale no load accepts): start as without it
+            return None
         self.chose(kept.path)
         if kept.unlike_config:
             self._session_note = (f"Writing with {kept.path.name}, as this session last did; "
                                   "--model on the command line chooses another.")
-        return self.options_for(kept.path, kept.lora, kept.lora_scale)
+        return options
 
     def dialog_options(self) -> LoadOptions | None:
         """What the load dialog starts from: the options that just failed, else the running ones."""

@@ -42,3 +42,23 @@ def test_nothing_is_brought_back_when_it_would_not_be_the_same_model(tmp_path: P
     assert session_model(named=False, configured=None, last=written) is None
     model.unlink()
     assert session_model(named=False, configured=None, last=generation(model)) is None
+
+
+def test_a_recorded_scale_no_load_accepts_starts_as_without_a_session(tmp_path: Path) -> None:
+    """A session edited by hand (a LoRA scale of 9, past the 4 a load accepts) stopped the
+    app at start with a traceback: it now starts as it would with no session to follow."""
+    from dataclasses import replace
+
+    from scriptorium.app.models.lifecycle import ModelLifecycle
+    from scriptorium.app.models.startup import ModelSource
+    from scriptorium.app.config.schema import Config
+
+    model, lora = tmp_path / "m.gguf", tmp_path / "a.gguf"
+    model.write_bytes(b"x" * 10)
+    lora.write_bytes(b"y" * 5)
+    written = generation(model, lora)
+    written.lora = replace(written.lora, scale=9.0)
+    lifecycle = ModelLifecycle(None, 1)
+    assert lifecycle.session_options(ModelSource(None, Config()), written) is None
+    written.lora = replace(written.lora, scale=0.5)
+    assert lifecycle.session_options(ModelSource(None, Config()), written).lora_scale == 0.5
