@@ -13,7 +13,7 @@ import mmap
 import os
 import struct
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,14 @@ CHECK_EVERY = 4096
 
 # GGUF value types -> struct codes (GGUFValueType in gguf-py).
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_WIDTHS = {code: struct.calcsize(f"<{code}") for code in _SCALARS.values()}
 _STRING, _ARRAY = 8, 9
+UINT32, FLOAT32 = 4, 6
+"""The value types llama.cpp reads some keys as directly (gguf_get_val_u32, _f32), asserting the
+type: general.alignment, adapter.lora.alpha. Any other type there aborts the process."""
+REMOVED_TYPES = {4: "Q4_2", 5: "Q4_3", 31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8",
+                 36: "IQ4_NL_4_4", 37: "IQ4_NL_4_8", 38: "IQ4_NL_8_8"}
+"""Tensor types ggml once had and no longer loads (ggml.h keeps their numbers as comments)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +72,8 @@ class GGUFHeader:
     array_lengths: dict[str, int]
     """The element count of every array, kept or not."""
     tensors: tuple[TensorExtent, ...]
+    value_types: dict[str, int] = field(default_factory=dict)
+    """The GGUF value type of every key (arrays: 9), for the keys llama.cpp reads by type."""
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.metadata.get(key, default)
@@ -95,16 +104,18 @@ class _Cursor:
         return count
 
     def unpack(self, code: str) -> Any:
-        fmt = self.endian + code
-        value = struct.unpack_from(fmt, self.buffer, self.offset)[0]
-        self.offset += struct.calcsize(fmt)
+        width = _WIDTHS[code]
+        if self.offset + width > len(self.buffer):
+            raise ValueError(f"the file ends inside the header, at byte {len(self.buffer):,}")
+        value = struct.unpack_from(self.endian + code, self.buffer, self.offset)[0]
+        self.offset += width
         return value
 
     def string(self) -> str:
         length = self.unpack("Q")
         end = self.offset + length
         if end > len(self.buffer):
-            raise struct.error("string runs past the end of the file")
+            raise ValueError(f"a {length:,}-byte string at byte {self.offset - 8:,} runs past the end of the file")
         text = bytes(self.buffer[self.offset:end]).decode("utf-8", errors="replace")
         self.offset = end
         return text
@@ -112,19 +123,23 @@ class _Cursor:
     def strings(self, count: int, keep: bool) -> tuple[bytes, ...] | None:
         """Step over `count` strings; with `keep`, their raw bytes (as llama.cpp compares them)."""
         unpack_from, buffer, fmt = struct.unpack_from, self.buffer, self.endian + "Q"
-        offset = self.offset
+        offset, size = self.offset, len(buffer)
         kept: list[bytes] = []
         for index in range(count):
             start = offset + 8
+            if start > size:
+                break
             offset = start + unpack_from(fmt, buffer, offset)[0]
+            if offset > size:
+                break
             if keep:
                 kept.append(buffer[start:offset])
             if index % CHECK_EVERY == 0:
                 self.check_time()
-        if offset > len(buffer):
-            raise struct.error("string array runs past the end of the file")
-        self.offset = offset
-        return tuple(kept) if keep else None
+        else:
+            self.offset = offset
+            return tuple(kept) if keep else None
+        raise ValueError(f"string {index:,} of an array of {count:,} runs past the end of the file")
 
     def value(self, value_type: int, keep_whole: bool = False) -> tuple[Any, int | None]:
         """(value, array length or None); value is None for an array too long to keep,
@@ -153,8 +168,6 @@ class _Cursor:
             return values.copy(), count
         if count > MAX_KEPT_ARRAY:
             self.offset += count * width
-            if self.offset > len(self.buffer):
-                raise struct.error("array runs past the end of the file")
             return None, count
         fmt = f"{self.endian}{count}{code}"
         values = struct.unpack_from(fmt, self.buffer, self.offset)
@@ -205,6 +218,7 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
     cursor.offset = 8
     metadata: dict[str, Any] = {}
     array_lengths: dict[str, int] = {}
+    value_types: dict[str, int] = {}
     try:
         # Both counts come before the entries: bound the tensors by what the entries leave.
         tensor_count = cursor.unpack("Q")
@@ -215,7 +229,8 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
             if index % CHECK_EVERY == 0:
                 cursor.check_time()
             key = cursor.string()
-            value, length = cursor.value(cursor.unpack("I"), key in whole_arrays)
+            value_types[key] = cursor.unpack("I")
+            value, length = cursor.value(value_types[key], key in whole_arrays)
             if length is not None:
                 array_lengths[key] = length
             if value is not None:
@@ -235,17 +250,68 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
             if n_elements > MAX_ELEMENTS:
                 raise ValueError(f"tensor {name[:40]!r} has more elements than llama.cpp can count")
             infos.append((name, cursor.unpack("I"), n_elements, cursor.unpack("Q"), shape))
-    except (struct.error, ValueError, OverflowError) as error:
-        raise ModelFileError(f"{path} has a truncated or corrupt GGUF header ({error})") from None
-    alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
-    if not isinstance(alignment, int) or alignment <= 0:
-        alignment = DEFAULT_ALIGNMENT
+    except ValueError as error:
+        # A big-endian version with little-endian counts after it: say how the counts were read.
+        read_as = "; read big-endian, as its version field is written" if endian == ">" else ""
+        raise ModelFileError(f"{path} has a truncated or corrupt GGUF header ({error}{read_as})") from None
+    except (struct.error, OverflowError):  # the cursor bounds every read: kept in its words all the same
+        raise ModelFileError(f"{path} has a truncated or corrupt GGUF header (a field runs past the end "
+                             "of the file)") from None
+    alignment = _alignment(path, metadata, value_types)
     data_start = -(-cursor.offset // alignment) * alignment
     tensors = []
     for name, type_code, n_elements, offset, shape in infos:
         n_bytes = _tensor_bytes(type_code, n_elements)
         tensors.append(TensorExtent(name, type_code, n_elements, n_bytes, data_start + offset + (n_bytes or 0), shape))
-    return GGUFHeader(path, version, size, metadata, array_lengths, tuple(tensors))
+    try:
+        _check_layout(infos, alignment)
+    except ValueError as error:
+        raise ModelFileError(f"{path} has a corrupt GGUF header ({error})") from None
+    return GGUFHeader(path, version, size, metadata, array_lengths, tuple(tensors), value_types)
+
+
+def _alignment(path: Path, metadata: dict[str, Any], value_types: dict[str, int]) -> int:
+    """general.alignment as llama.cpp takes it: a u32 (read by type, which asserts) and a power of two."""
+    alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+    if "general.alignment" in value_types and (value_types["general.alignment"] != UINT32 or alignment <= 0
+                                               or alignment & (alignment - 1)):
+        raise ModelFileError(f"{path} has general.alignment = {alignment!r}; GGUF needs a power of two "
+                             "stored as a 32-bit unsigned integer")
+    return alignment
+
+
+def _check_layout(infos: list[tuple[str, int, int, int, tuple[int, ...]]], alignment: int) -> None:
+    """What llama.cpp's GGUF reader refuses with only "failed to load model": unknown or
+    removed tensor types, rows that are not whole blocks, empty or repeated tensors, and
+    data that is not packed in order (each tensor at the padded end of the one before)."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    seen: set[str] = set()
+    expected = 0
+    for name, type_code, n_elements, offset, shape in infos:
+        shown = repr(name[:40])
+        if name in seen:
+            raise ValueError(f"tensor {shown} is listed twice")
+        seen.add(name)
+        if type_code in REMOVED_TYPES:
+            raise ValueError(f"tensor {shown} is of type {REMOVED_TYPES[type_code]}, which llama.cpp no longer reads")
+        try:
+            kind = GGMLQuantizationType(type_code)
+            block_size, type_size = GGML_QUANT_SIZES[kind]
+        except (ValueError, KeyError):
+            raise ValueError(f"tensor {shown} has unknown type {type_code}") from None
+        if 0 in shape:
+            raise ValueError(f"tensor {shown} has a dimension of 0 ({' x '.join(map(str, shape))})")
+        if shape and shape[0] % block_size:
+            raise ValueError(f"tensor {shown} has rows of {shape[0]} values, not whole {kind.name} blocks "
+                             f"of {block_size}: its type is wrong")
+        if offset % alignment:
+            raise ValueError(f"tensor {shown} starts at data offset {offset:,}, not a multiple of the "
+                             f"file's alignment ({alignment})")
+        if offset != expected:
+            where = "inside the data of the tensors before it" if offset < expected else "after a gap"
+            raise ValueError(f"tensor {shown} starts at data offset {offset:,}, {where}: they end at {expected:,}")
+        expected += -(-(n_elements // block_size * type_size) // alignment) * alignment
 
 
 def quantization_name(header: GGUFHeader) -> str:

@@ -118,3 +118,80 @@ def test_the_reader_gives_up_after_its_time(random_model: Path, monkeypatch: pyt
     monkeypatch.setattr(gguf_header, "HEADER_SECONDS", -1.0)
     with pytest.raises(ModelFileError, match="still reading the header after -1 s"):
         read_gguf_header(random_model)
+
+
+def _tensor(name: bytes, dims: list[int], type_code: int = 0, offset: int = 0) -> bytes:
+    return struct.pack("<Q", len(name)) + name + struct.pack("<I", len(dims)) + struct.pack(
+        f"<{len(dims)}Q", *dims) + struct.pack("<IQ", type_code, offset)
+
+
+def _alignment(value: int, value_type: int = 4) -> bytes:
+    key = b"general.alignment"
+    code = {4: "<I", 10: "<Q"}[value_type]
+    return struct.pack("<Q", len(key)) + key + struct.pack("<I", value_type) + struct.pack(code, value)
+
+
+@pytest.mark.parametrize("content, reason", [
+    (_header_bytes(1, 0, _tensor(b"w", [8], type_code=99)), "tensor 'w' has unknown type 99"),
+    (_header_bytes(1, 0, _tensor(b"w", [32], type_code=4)), "tensor 'w' is of type Q4_2, which llama.cpp no longer reads"),
+    (_header_bytes(1, 0, _tensor(b"w", [8, 2], type_code=int(gguf.GGMLQuantizationType.Q4_0))),
+     "tensor 'w' has rows of 8 values, not whole Q4_0 blocks of 32: its type is wrong"),
+    (_header_bytes(2, 0, _tensor(b"w", [8]) + _tensor(b"w", [8], offset=32)), "tensor 'w' is listed twice"),
+    (_header_bytes(2, 0, _tensor(b"a", [8]) + _tensor(b"b", [8], offset=16)),
+     "tensor 'b' starts at data offset 16, not a multiple of the file's alignment (32)"),
+    (_header_bytes(2, 0, _tensor(b"a", [16]) + _tensor(b"b", [8], offset=32)),
+     "tensor 'b' starts at data offset 32, inside the data of the tensors before it: they end at 64"),
+    (_header_bytes(2, 0, _tensor(b"a", [8]) + _tensor(b"b", [8], offset=64)),
+     "tensor 'b' starts at data offset 64, after a gap: they end at 32"),
+    (_header_bytes(1, 0, _tensor(b"w", [8, 0])), "tensor 'w' has a dimension of 0 (8 x 0)"),
+])
+def test_a_tensor_layout_llama_cpp_refuses_is_named(tmp_path: Path, content: bytes, reason: str) -> None:
+    """llama.cpp said only "failed to load model from X" for each of these."""
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(content + bytes(64))
+    with pytest.raises(ModelFileError, match="has a corrupt GGUF header") as caught:
+        read_gguf_header(path)
+    assert reason in str(caught.value)
+
+
+@pytest.mark.parametrize("entry, shown", [
+    (_alignment(0), "general.alignment = 0"),
+    (_alignment(3), "general.alignment = 3"),
+    (_alignment(32, value_type=10), "general.alignment = 32"),  # llama.cpp reads it as a u32 only
+])
+def test_an_alignment_llama_cpp_refuses_is_named(tmp_path: Path, entry: bytes, shown: str) -> None:
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(_header_bytes(1, 1, entry + _tensor(b"w", [8])) + bytes(64))
+    with pytest.raises(ModelFileError, match=f"{shown}; GGUF needs a power of two stored as a 32-bit unsigned integer"):
+        read_gguf_header(path)
+
+
+PYTHON_WORDS = ("unpack_from", "ssize_t", "buffer", "struct", "codec", "Python")
+
+
+@pytest.mark.parametrize("content", [
+    # A string array whose second length is 2^63: the next read was at an offset past what C can index.
+    _header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2) + struct.pack("<Q", 1) + b"a"
+                  + struct.pack("<Q", 2**63) + bytes(32)),
+    # Cut before the first key's value.
+    _header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<I", 4)),
+    # Cut inside a tensor's dimensions.
+    _header_bytes(1, 0, struct.pack("<Q", 1) + b"w" + struct.pack("<IQ", 2, 8) + b"\x01\x00\x00"),
+])
+def test_a_truncated_or_fuzzed_header_is_described_in_plain_words(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(content)
+    with pytest.raises(ModelFileError, match="has a truncated or corrupt GGUF header") as caught:
+        read_gguf_header(path)
+    assert not any(word in str(caught.value) for word in PYTHON_WORDS), caught.value
+    assert "runs past the end of the file" in str(caught.value) or "ends inside the header" in str(caught.value)
+
+
+def test_a_big_endian_version_names_the_byte_order_the_counts_were_read_in(tmp_path: Path) -> None:
+    """The version big-endian, the counts after it little-endian (as a bad edit leaves them):
+    "1369094286720630784 metadata entries" alone did not say why the count was so large."""
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(b"GGUF" + struct.pack(">I", 3) + struct.pack("<QQ", 0, 19) + bytes(64))
+    with pytest.raises(ModelFileError, match="metadata entries cannot fit in the file; read big-endian, as its "
+                                             "version field is written"):
+        read_gguf_header(path)
