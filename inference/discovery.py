@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .errors import ModelFileError
+from .errors import ModelFileError, ScriptoriumError
+from .gguf_file import check_model_header
 from .gguf_header import GGUFHeader, quantization_name, read_gguf_header
 
 SOURCE_CONFIG = "config"
@@ -215,6 +216,8 @@ def describe_file(path: Path, source: str, repo: str | None = None, shard_paths:
         problem = f"{path} is a '{header.get('adapter.type')}' adapter, not a LoRA"
     elif kind == KIND_MODEL and not arch:
         kind, problem = KIND_UNREADABLE, f"{path} has no general.architecture: not a llama.cpp model"
+    elif kind == KIND_MODEL and problem is None:
+        problem = _model_problem(path, header)
     size = header.file_size
     parameters = sum(t.n_elements for t in header.tensors)
     for shard in shard_paths:
@@ -246,6 +249,15 @@ def describe_file(path: Path, source: str, repo: str | None = None, shard_paths:
         shards=max(expected_shards, present),
         problem=problem,
     )
+
+
+def _model_problem(path: Path, header: GGUFHeader) -> str | None:
+    """What `info` and a load would refuse the model for: listed as unusable here too."""
+    try:
+        check_model_header(path, header)
+    except ScriptoriumError as error:
+        return str(error)
+    return None
 
 
 def _header_problem(header: GGUFHeader) -> str | None:

@@ -13,11 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ModelFileError
-from .gguf_header import GGUFHeader, quantization_name, read_gguf_header
-from .preflight import TOKEN_TEXTS, check_model
-
-TOKEN_TYPES = "tokenizer.ggml.token_type"
-TOKEN_TYPE_BYTE = 6
+from .gguf_header import FLOAT32, GGUFHeader, quantization_name, read_gguf_header
+from .preflight import TOKEN_TEXTS, TOKEN_TYPE_BYTE, TOKEN_TYPES, check_model
 TOKEN_TYPES_NAMED = (2, 3, 5)
 """Unknown, control and unused tokens: a candidate list shows their names (<unk>, </s>),
 which are not the text they stand for."""
@@ -123,26 +120,43 @@ def _swa_layers(header: GGUFHeader, arch: str, n_layer: int, window: int | None)
     return tuple(n_pattern == 0 or (il % n_pattern < n_pattern - 1) for il in range(n_layer))
 
 
+def _dimensions(path: Path, header: GGUFHeader) -> tuple[str, int, int, int]:
+    """(architecture, layers, embedding width, most attention heads) of a model's header;
+    ModelFileError naming what is missing or not a count."""
+    if header.get("general.type", "model") == "adapter":
+        raise ModelFileError(f"{path} is a LoRA adapter, not a model (pass it with --lora)")
+    arch = header.get("general.architecture")
+    if not arch or not isinstance(arch, str):
+        raise ModelFileError(f"model {path} has no general.architecture: not a llama.cpp model")
+    counts = []
+    for name in ("block_count", "embedding_length", "attention.head_count"):
+        value = header.get(f"{arch}.{name}", 0)
+        values = value if isinstance(value, tuple) else (value,)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values) or not values:
+            raise ModelFileError(f"model {path} has {arch}.{name} = {str(value)[:40]!r}, not a count")
+        counts.append(max(values))
+    n_layer, n_embd, n_head = counts
+    if not (n_layer and n_embd and n_head):
+        raise ModelFileError(f"model {path} lacks block_count, embedding_length or head_count for '{arch}'")
+    return arch, n_layer, n_embd, n_head
+
+
+def check_model_header(path: Path, header: GGUFHeader) -> None:
+    """The one validity check of a model file, for `models` as for a load: ModelFileError or
+    ModelLoadError (one line naming the key) for a header llama.cpp would refuse or abort on."""
+    arch, n_layer, _, _ = _dimensions(path, header)
+    check_model(path, header, arch, n_layer)
+
+
 def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) -> ModelFacts:
     """Validate a model GGUF and read its facts; raises ModelFileError with a one-line reason,
     or (with `preflight`) ModelLoadError for a file that parses but that llama.cpp would
     abort on. `scriptorium vocab` reads such files too: it reports their faults itself."""
     path = Path(path)
     header = _open(path, "model", frozenset({TOKEN_TYPES, TOKEN_TEXTS}))
-    kind = header.get("general.type", "model")
-    if kind == "adapter":
-        raise ModelFileError(f"{path} is a LoRA adapter, not a model (pass it with --lora)")
-    arch = header.get("general.architecture")
-    if not arch:
-        raise ModelFileError(f"model {path} has no general.architecture: not a llama.cpp model")
-    n_layer = int(header.get(f"{arch}.block_count", 0))
-    n_embd = int(header.get(f"{arch}.embedding_length", 0))
-    n_head_value = header.get(f"{arch}.attention.head_count", 0)
-    n_head = max(n_head_value) if isinstance(n_head_value, tuple) else int(n_head_value)
-    if not (n_layer and n_embd and n_head):
-        raise ModelFileError(f"model {path} lacks block_count, embedding_length or head_count for '{arch}'")
+    arch, n_layer, n_embd, n_head = _dimensions(path, header)
     if preflight:
-        check_model(path, header, str(arch), n_layer)
+        check_model(path, header, arch, n_layer)
     n_head_kv = _per_layer(header.get(f"{arch}.attention.head_count_kv"), n_layer, n_head)
     head_dim = n_embd // n_head
     window = header.get(f"{arch}.attention.sliding_window")
@@ -195,16 +209,33 @@ def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | N
         raise ModelFileError(
             f"LoRA adapter {path} is for a '{arch}' model, but the model is '{model_architecture}'"
         )
+    alpha = header.get("adapter.lora.alpha")
+    if alpha is not None and header.value_types.get("adapter.lora.alpha") != FLOAT32:
+        # llama.cpp reads it with gguf_get_val_f32, which aborts on any other type.
+        raise ModelFileError(f"LoRA adapter {path} has adapter.lora.alpha = {str(alpha)[:40]!r}; llama.cpp "
+                             "needs a 32-bit float there")
+    if damage := _rank_mismatch(header):
+        raise ModelFileError(f"LoRA adapter {path} is damaged: {damage}")
     misfit = _tensor_misfit(header, _open(Path(model_path), "model")) if model_path is not None else None
     if misfit:
         raise ModelFileError(f"LoRA adapter {path} was made for another base model: {misfit}")
-    alpha = header.get("adapter.lora.alpha")
     return AdapterFacts(
         path=path,
         architecture=arch,
         alpha=float(alpha) if alpha is not None else None,
         file_size=header.file_size,
     )
+
+
+def _rank_mismatch(adapter: GGUFHeader) -> str:
+    """A lora_a/lora_b pair whose ranks differ, else '': llama.cpp refuses it in words about
+    an old "finetune" example ("lora_a tensor is not transposed")."""
+    shapes = {tensor.name: tensor.shape for tensor in adapter.tensors}
+    for name, lora_a in shapes.items():
+        lora_b = shapes.get(name.removesuffix(".lora_a") + ".lora_b") if name.endswith(".lora_a") else None
+        if lora_b is not None and len(lora_a) >= 2 and len(lora_b) >= 2 and lora_a[1] != lora_b[0]:
+            return f"its {name} has rank {lora_a[1]}, its lora_b rank {lora_b[0]}"
+    return ""
 
 
 def _tensor_misfit(adapter: GGUFHeader, model: GGUFHeader) -> str:

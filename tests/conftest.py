@@ -158,6 +158,10 @@ def write_gguf(
         writer.add_file_type(file_type)
     if context_length is not None and not adapter:
         writer.add_context_length(context_length)
+    if not adapter:  # the dimensions every model declares, or `models` lists it as unusable
+        writer.add_block_count(1)
+        writer.add_embedding_length(8)
+        writer.add_head_count(1)
     if split is not None:
         writer.add_uint16("split.no", split[0] - 1)
         writer.add_uint16("split.count", split[1])

@@ -59,3 +59,41 @@ def corrupt_copy(
 def _scalar(reader: gguf.GGUFReader, key: str) -> np.ndarray:
     field = reader.fields[key]
     return field.parts[field.data[0]]
+
+
+def rewritten_copy(source: str | Path, target: str | Path, *, metadata: dict | None = None,
+                   tensors: dict[str, np.ndarray] | None = None) -> Path:
+    """Write `source` again to `target` with some keys set to new values, of any type (a
+    scalar made an array, a float a string: what no in-place edit can do) and some tensors
+    replaced. A value is a (value, GGUFValueType) pair, or a bare string or list of ints;
+    None removes the key."""
+    reader = gguf.GGUFReader(str(source))
+    arch = reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(str(target), arch)
+    changes = dict(metadata or {})
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture" or name in changes:
+            continue
+        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(name, field.contents(), field.types[0], sub_type=sub_type)
+    for name, value in changes.items():
+        if value is None:
+            continue
+        if isinstance(value, tuple):
+            value, value_type = value
+        else:
+            value_type = gguf.GGUFValueType.STRING if isinstance(value, str) else gguf.GGUFValueType.ARRAY
+        sub_type = gguf.GGUFValueType.UINT32 if value_type == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(name, value, value_type, sub_type=sub_type)
+    for tensor in reader.tensors:
+        data = (tensors or {}).get(tensor.name)
+        if data is not None:
+            writer.add_tensor(tensor.name, data)
+        else:
+            writer.add_tensor(tensor.name, tensor.data, raw_shape=tuple(reversed([int(n) for n in tensor.shape])),
+                              raw_dtype=tensor.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return Path(target)
