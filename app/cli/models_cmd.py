@@ -12,6 +12,8 @@ HELP = ("List GGUF models and LoRA adapters in your model folders, the data dir,
         "the Hugging Face cache, plus the demo model.")
 
 COLUMNS = ("NAME", "KIND", "ARCH", "QUANT", "SIZE", "SOURCE", "PATH")
+NAME_WIDTH = 60
+"""A GGUF's general.name is anyone's text, a megabyte of it pads every row: the table cuts it."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,21 +24,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _row(model) -> tuple[str, ...]:
+    from scriptorium.app.display_text import display_safe, escaped
+
     source = f"{model.source} ({model.note})" if model.note else model.source
     name = f"{model.repo} · {model.name}" if model.repo and model.repo.rsplit("/", 1)[-1] != model.name else model.name
-    return (name, model.kind_label, model.architecture or "-", model.quantization or "-",
-            format_bytes(model.size_bytes) if model.size_bytes else "-", source, str(model.path))
+    return (display_safe(name, NAME_WIDTH), display_safe(model.kind_label, NAME_WIDTH),
+            display_safe(model.architecture or "-", 20), display_safe(model.quantization or "-", 20),
+            format_bytes(model.size_bytes) if model.size_bytes else "-", source, escaped(str(model.path)))
 
 
 def _table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    from rich.cells import cell_len
+
+    # In terminal cells: a name in Chinese or Japanese takes two a character.
+    widths = [max(cell_len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell + " " * (width - cell_len(cell)) for cell, width in zip(row, widths)).rstrip()
+             for row in rows]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     from scriptorium.app import paths
     from scriptorium.app.config.file import load_config_lenient
+    from scriptorium.app.display_text import escaped
     from scriptorium.app.models.choice import discover, discovery_folders
 
     config, config_problems = load_config_lenient(args.config)
@@ -64,5 +74,5 @@ def run(args: argparse.Namespace) -> int:
     if broken:
         print("\nUnusable files:")
         for model in broken:
-            print(f"  {model.problem}")
+            print(f"  {escaped(model.problem)}")
     return 0

@@ -8,19 +8,11 @@ import sys
 
 HELP = "List saved sessions, most recently updated first."
 TITLE_WIDTH = 40
+ID_WIDTH = 40
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print a JSON list (id, title, kind, dates, model, words, path)")
-
-
-def _short(text: str, width: int) -> str:
-    from rich.cells import cell_len, set_cell_size
-
-    if cell_len(text) <= width:
-        return text
-    kept = set_cell_size(text, width - 1)
-    return (kept if text.startswith(kept) else kept[:-1]) + "…"  # not the space for half a wide character
 
 
 def _padded(cell: str, width: int, right: bool) -> str:
@@ -32,6 +24,7 @@ def _padded(cell: str, width: int, right: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from scriptorium.app.display_text import display_safe
     from scriptorium.app.sessions import SessionStore
 
     store = SessionStore()
@@ -45,8 +38,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"no sessions yet (they are kept in {store.directory})", file=sys.stderr)
         return 0
     rows = [("ID", "TITLE", "KIND", "UPDATED", "MODEL", "WORDS")]
-    rows += [(s.id, _short(s.title, TITLE_WIDTH), s.kind, s.updated_at.replace("T", " ")[:16],
-              _short(s.model or "-", 30), str(s.words)) for s in summaries]
+    rows += [(display_safe(s.id, ID_WIDTH), display_safe(s.title, TITLE_WIDTH), s.kind,
+              display_safe(s.updated_at.replace("T", " ")[:16], 16), display_safe(s.model or "-", 30), str(s.words))
+             for s in summaries]
     from rich.cells import cell_len
 
     widths = [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]

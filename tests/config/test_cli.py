@@ -41,7 +41,7 @@ def test_models_table(capsys, populated: Path) -> None:
     lines = out.splitlines()
     assert lines[0].split() == ["NAME", "KIND", "ARCH", "QUANT", "SIZE", "SOURCE", "PATH"]
     assert lines[1].split()[:4] == ["Dropped", "model", "gemma3", "Q8_0"]
-    assert lines[2].split()[:8] == ["pub/tiny-GGUF", "·", "Tiny", "model", "llama", "Q8_0", "800", "B"]
+    assert lines[2].split()[:8] == ["pub/tiny-GGUF", "·", "Tiny", "model", "llama", "Q8_0", "928", "B"]
     assert "LM Studio" in lines[2]
     assert "LoRA for llama" in lines[3]
     assert lines[-2:] == ["Unusable files:", f"  {populated / 'broken.gguf'} is not a GGUF file (only 11 bytes)"]
@@ -174,3 +174,18 @@ def test_config_nested_too_deeply_is_one_line(capsys, tmp_path: Path) -> None:
     config.write_text("a = " + "[" * 50_000)
     code, out, err = run(capsys, "config", "show", "--config", str(config))
     assert (code, out, err) == (2, "", f"scriptorium: {config}: not valid TOML: nested too deeply\n")
+
+
+def test_models_cuts_a_long_name_and_escapes_control_characters(capsys, fake_home: Path, models_dir: Path,
+                                                               make_gguf, no_demo) -> None:
+    """A 1 MB general.name padded every row of the table to a megabyte (123 MB of output for
+    217 rows); a name is anyone's text, escape sequences too."""
+    make_gguf(models_dir / "huge-name.gguf", name="a" * 1_000_000)
+    make_gguf(models_dir / "escapes.gguf", name="\x1b[2Jclear")
+    make_gguf(models_dir / "short.gguf", name="Short")
+    code, out, _ = run(capsys, "models")
+    assert code == 0
+    assert max(len(line) for line in out.splitlines()) < 400
+    huge = next(line for line in out.splitlines() if "huge-name.gguf" in line)
+    assert "a…" in huge
+    assert "\x1b" not in out and "\\x1b[2Jclear" in out

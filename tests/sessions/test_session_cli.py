@@ -168,3 +168,15 @@ def test_export_force_refuses_what_is_not_a_regular_file(kind: str, tmp_path: Pa
     assert line.endswith("it is not a regular file")
     assert not target.is_file() and (target.is_fifo() if kind == "fifo" else target.is_symlink())
     assert Path(os.devnull).is_char_device()
+
+
+def test_sessions_shows_a_titles_control_characters_escaped(store: SessionStore,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A title holding the sequences that set the terminal's title and clear its screen was
+    printed raw: the terminal obeyed them."""
+    store.save(store.create_draft(title="\x1b]0;pwned\x07\x1b[2JNight\nfall", text="x"))
+    assert main(["sessions"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b]0;pwned\\x07\\x1b[2JNight\\nfall" in out
+    assert len(out.splitlines()) == 2  # the newline in the title took no row of its own

@@ -5,10 +5,11 @@ from __future__ import annotations
 import unicodedata
 from typing import Sequence, TypeVar
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 
+from scriptorium.app.display_text import clip  # noqa: F401  (re-exported for the panels)
 from scriptorium.app.units import format_bytes, format_count  # noqa: F401  (re-exported for the panels)
 
 T = TypeVar("T", str, Text)
@@ -27,18 +28,6 @@ def visible_token(text: str) -> str:
     if unicodedata.combining(shown[0]):
         return "◌" + shown
     return shown if cell_len(shown) else " ".join(f"U+{ord(c):04X}" for c in shown)
-
-
-def clip(text: str, width: int) -> str:
-    """`text` in at most `width` cells (a wide character takes two), cut with '…'."""
-    if width <= 0:
-        return ""
-    if cell_len(text) <= width:
-        return text
-    kept = set_cell_size(text, width - 1)
-    if not text.startswith(kept):
-        kept = kept[:-1]  # the space that stood for half of a wide character
-    return kept + "…"
 
 
 def fitting(width: int, *texts: T) -> T:
