@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top < 0:
         raise SettingsError(f"--top must be 0 or more, not {args.top}")
-    config = load_config(args.config)
+    config = load_config(args.config, warn=lambda line: print(f"scriptorium: warning: {line}", file=sys.stderr))
     chosen = run_settings(args, config)
     depth = check_note_depth(args.note_depth, "--note-depth") if args.note_depth is not None else DEFAULT_NOTE_DEPTH
     memory = inside_form(read_text_file(args.memory, "memory")) if args.memory else ""

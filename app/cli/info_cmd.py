@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ctx is not None:
         rule_for(LoadOptions, "n_ctx").check(args.ctx, "--ctx")
     # The model and context `continue` and the app would load: a name or the demo as well as a path.
-    config = load_config(args.config)
+    config = load_config(args.config, warn=lambda line: print(f"scriptorium: warning: {line}", file=sys.stderr))
     facts = read_model_facts(resolve_model(args.model, config, stderr_progress()))
     adapter = read_adapter_facts(args.lora, facts.architecture, facts.path) if args.lora else None
     tokenizer = _tokenizer(facts, args.spm)

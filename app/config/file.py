@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from scriptorium.app import paths
@@ -35,7 +36,8 @@ def _read(path: Path, explicit: bool) -> tuple[dict | None, str | None]:
     except OSError as error:
         return None, f"cannot read config file {path}: {error.strerror or error}"
     try:
-        return tomllib.loads(text), None
+        # A byte-order mark (Notepad's "UTF-8 with BOM") marks the file, not the TOML in it.
+        return tomllib.loads(text.removeprefix("\ufeff")), None
     except tomllib.TOMLDecodeError as error:
         return None, f"{path}: not valid TOML: {error}"
     except RecursionError:  # `a = [[[[...`: the parser's own depth limit
@@ -53,9 +55,24 @@ def load_config_lenient(cli_value: str | os.PathLike[str] | None = None) -> tupl
     return config, [f"{path}: {line}" for line in problems]
 
 
-def load_config(cli_value: str | os.PathLike[str] | None = None) -> Config:
-    """The config, or ConfigError naming the first problem in one line."""
+APP_ONLY_SECTIONS = ("keymap", "ui")
+"""Sections only the app reads: a command that does not start it is not stopped by their problems."""
+_APP_ONLY_KEYS = tuple(f"{section}{after}" for section in APP_ONLY_SECTIONS for after in (".", ":"))
+"""How a problem line of theirs starts once the file's path is taken off (parse.py's 'key: problem')."""
+
+
+def load_config(cli_value: str | os.PathLike[str] | None = None, *,
+                warn: Callable[[str], None] | None = None) -> Config:
+    """The config, or ConfigError naming the first problem in one line. With `warn` (a
+    command that does not start the app), a problem in APP_ONLY_SECTIONS goes to `warn`
+    instead: the default is used there, as the line says, and the command has no use for it."""
     config, problems = load_config_lenient(cli_value)
+    if warn is not None:
+        prefix = f"{config_path(cli_value)}: "
+        app_only = [line for line in problems if line.removeprefix(prefix).startswith(_APP_ONLY_KEYS)]
+        for line in app_only:
+            warn(line)
+        problems = [line for line in problems if line not in app_only]
     if problems:
         more = f" (and {len(problems) - 1} more; see scriptorium config show)" if len(problems) > 1 else ""
         raise ConfigError(problems[0] + more)

@@ -259,3 +259,13 @@ def test_an_empty_argument_is_named(args: list[str], named: str) -> None:
 
 def test_an_empty_stop_keeps_its_own_message() -> None:
     assert_one_line_error(scriptorium("continue", "--stop", "", stdin=DRAFT), "a stop string cannot be empty")
+
+
+def test_continue_warns_about_a_bad_theme_and_goes_on(random_model: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[ui]\ntheme = "nope"\n', encoding="utf-8")
+    result = scriptorium("continue", "--config", str(config), "--model", str(random_model), "--preset", "greedy",
+                         "--max-tokens", "2", stdin=DRAFT)
+    assert result.returncode == 0, result.stderr
+    assert "scriptorium: warning: " in result.stderr and "unknown theme" in result.stderr
+    assert result.stdout.strip()

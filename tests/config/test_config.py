@@ -299,3 +299,24 @@ def test_server_url_is_read_normalised_and_shown(tmp_path: Path) -> None:
     assert config.server.url == "http://gpu-box:8080"
     assert 'url = "http://gpu-box:8080"' in effective_config_toml(config)
     assert "[server]" in DEFAULT_CONFIG_TEXT and "# url = " in DEFAULT_CONFIG_TEXT
+
+
+def test_a_config_starting_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """Notepad's "UTF-8 with BOM" made the whole file "not valid TOML"."""
+    path = tmp_path / "config.toml"
+    path.write_bytes("\ufeff[sampler]\ntemperature = 0.5\n".encode("utf-8"))
+    assert load_config(path).sampler.temperature == 0.5
+
+
+def test_a_command_that_does_not_start_the_app_only_warns_about_the_apps_sections(tmp_path: Path) -> None:
+    """`continue` exited 2 for a bad theme, though the line itself says the default is used."""
+    path = tmp_path / "config.toml"
+    path.write_text('[ui]\ntheme = "nope"\n[keymap]\n"app.quit" = 5\n[sampler]\ntemperature = 0.5\n', encoding="utf-8")
+    warned: list[str] = []
+    assert load_config(path, warn=warned.append).sampler.temperature == 0.5
+    assert sorted(line.split(": ", 2)[1] for line in warned) == ["keymap.app.quit", "ui.theme"]
+    with pytest.raises(ConfigError, match="keymap.app.quit"):
+        load_config(path)  # read strictly, they are problems as before
+    path.write_text('[ui]\ntheme = "nope"\n[sampler]\ntemperature = "hot"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="sampler.temperature"):
+        load_config(path, warn=warned.append)
