@@ -111,7 +111,7 @@ def _fields(buffer: bytes) -> Iterator[tuple[int, int | bytes]]:
         elif wire == 5:
             value, offset = int.from_bytes(buffer[offset:offset + 4], "little"), offset + 4
         else:
-            raise ValueError(f"unsupported wire type {wire}")
+            raise ValueError(f"its bytes are no protobuf message (a field of wire type {wire})")
         if offset > len(buffer):
             raise ValueError("a field runs past the end")
         yield number, value
@@ -158,19 +158,32 @@ def load_spm(path: str | Path) -> SpmModel:
     """Read a `.model`; ModelFileError (one line) if it is missing or not SentencePiece."""
     path = Path(path)
     data = read_named_bytes(path, "SentencePiece model", ModelFileError)
+
+    def not_spm(reason: str) -> ModelFileError:
+        # The reason in the author's words: not the protobuf decoder's or the codec's.
+        return ModelFileError(f"{path} is not a SentencePiece model ({reason})")
+
+    if not data:
+        raise not_spm("it is empty")
     try:
         spec = _parse(data)
-    except (ValueError, UnicodeDecodeError, struct.error) as error:
-        raise ModelFileError(f"{path} is not a SentencePiece model ({error})") from None
+    except UnicodeDecodeError:
+        raise not_spm("a piece's text is not UTF-8") from None
+    except struct.error:
+        raise not_spm("a piece's score is not a number") from None
+    except ValueError as error:
+        raise not_spm(str(error)) from None
+    if not spec["pieces"]:
+        raise not_spm("it holds no pieces")
     import sentencepiece
 
     processor = sentencepiece.SentencePieceProcessor()
     try:
         processor.LoadFromSerializedProto(data)
-    except (RuntimeError, OSError, TypeError) as error:
-        raise ModelFileError(f"{path} is not a SentencePiece model ({error})") from None
-    if not spec["pieces"] or processor.get_piece_size() != len(spec["pieces"]):
-        raise ModelFileError(f"{path} is not a SentencePiece model (it holds no pieces)")
+    except (RuntimeError, OSError, TypeError):
+        raise not_spm("the sentencepiece library cannot load it") from None
+    if processor.get_piece_size() != len(spec["pieces"]):
+        raise not_spm("the sentencepiece library reads another number of pieces in it")
     return SpmModel(
         path=path,
         pieces=tuple(spec["pieces"]),

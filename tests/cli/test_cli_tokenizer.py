@@ -67,3 +67,19 @@ def test_info_shows_the_tokenizer_facts_and_warns_without_byte_tokens(
     report = json.loads(scriptorium("info", "--model", unigram_gguf, "--spm", unigram_spm, "--json").stdout)
     assert report["tokenizer"]["used"] == f"SentencePiece ({unigram_spm.name})"
     assert report["byte_tokens"] == {"count": 256, "ids": "500–755"}
+
+
+def test_a_file_that_is_no_sentencepiece_model_is_said_to_be_one_in_plain_words(
+        unigram_gguf: Path, unigram_spm: Path, tmp_path: Path) -> None:
+    """An empty --spm file said "(INTERNAL: unk is not defined.)", a bit-flipped one
+    "'utf-8' codec can't decode byte...": the library's words, not the author's."""
+    empty = tmp_path / "empty.model"
+    empty.write_bytes(b"")
+    data = bytearray(unigram_spm.read_bytes())
+    data[data.index("▁".encode())] = 0xFF  # a piece's text is no longer UTF-8
+    flipped = tmp_path / "flipped.model"
+    flipped.write_bytes(bytes(data))
+    for spm, reason in ((empty, "it is empty"), (flipped, "a piece's text is not UTF-8")):
+        result = scriptorium("info", "--model", unigram_gguf, "--spm", spm)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip() == f"scriptorium: {spm} is not a SentencePiece model ({reason})"
