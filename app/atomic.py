@@ -86,7 +86,9 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = 
     try:
         fd, temp_name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{target.name}.", suffix=TEMP_SUFFIX, dir=directory)
     except OSError as error:
-        raise WriteError(f"cannot write {target}: {_reason(error)}") from None
+        # The new text is written beside the target first: a folder that takes no new file
+        # (/proc says "No such file or directory") refuses that, whatever the target is.
+        raise WriteError(f"cannot write {target}: {directory} does not take new files ({_reason(error)})") from None
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -94,7 +94,7 @@ def test_export_by_path(tmp_path: Path, store: SessionStore, chat: ChatSession, 
 
 
 @pytest.mark.parametrize("case", ["no_sessions", "unknown_id", "exists", "unwritable", "damaged", "a_draft",
-                                  "missing_file"])
+                                  "missing_file", "proc_file"])
 def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store: SessionStore,
                                                  request: pytest.FixtureRequest) -> None:
     args = ["export"]
@@ -103,7 +103,9 @@ def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store
                 "damaged": "is damaged (invalid JSON",
                 # Both were "no session '...'", as if the name had been taken for an id.
                 "a_draft": "novel.md is not a session: give a session's id or its .json file",
-                "missing_file": "session file not found: gone/s.json"}[case]
+                "missing_file": "session file not found: gone/s.json",
+                # Was "No such file or directory", of a file that is there.
+                "proc_file": "cannot write /proc/version: /proc does not take new files"}[case]
     if case != "no_sessions":
         store.save(request.getfixturevalue("rich_draft"))
     if case == "unknown_id":
@@ -121,6 +123,8 @@ def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store
         args.append("novel.md")
     elif case == "missing_file":
         args.append("gone/s.json")
+    elif case == "proc_file":
+        args += ["--out", "/proc/version", "--force"]
     result = run_cli(*args, cwd=tmp_path)
     assert result.returncode == 2, result
     assert result.stdout == ""
