@@ -101,9 +101,14 @@ class ModelLifecycle:
         except SettingsError:  # a session file edited by hand (a scale no load accepts): start as without it
             return None
         self.chose(kept.path)
+        notes = []
         if kept.unlike_config:
-            self._session_note = (f"Writing with {kept.path.name}, as this session last did; "
-                                  "--model on the command line chooses another.")
+            notes.append(f"Writing with {kept.path.name}, as this session last did; "
+                         "--model on the command line chooses another.")
+        if kept.lora_gone is not None:
+            notes.append(f"This session's LoRA adapter {kept.lora_gone} is gone or is another file now: "
+                         f"writing with {kept.path.name} without it.")
+        self._session_note = " ".join(notes) or None
         return options
 
     def dialog_options(self) -> LoadOptions | None:

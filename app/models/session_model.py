@@ -20,6 +20,9 @@ class SessionModel:
     lora_scale: float
     unlike_config: bool
     """The config (or the demo default) would have chosen another: the author is told."""
+    lora_gone: Path | None = None
+    """The adapter the session ran with, gone or another file now: the model runs without it,
+    and the author is told (the demo, loaded instead, said nothing of it)."""
 
 
 def session_model(named: bool, configured: str | None, last: Generation | None) -> SessionModel | None:
@@ -27,16 +30,20 @@ def session_model(named: bool, configured: str | None, last: Generation | None) 
     at start: the author goes on with the model they left it with. `configured` is the
     config's model (None: the demo). None when the command line named a model (`named`),
     the session never ran one on this machine, or its model file or adapter is gone or
-    no longer the size it was (another model converted to the path)."""
+    no longer the size it was (another model converted to the path). An adapter gone or
+    replaced is left out (`lora_gone`): the base model is still the one written with."""
     if named or last is None or last.origin:
         return None
     model, lora = Path(last.model.path), Path(last.lora.path) if last.lora else None
-    if not _still_there(model, last.model.size) or (lora is not None and not _still_there(lora, last.lora.size)):
+    if not _still_there(model, last.model.size):
         return None
+    lora_gone = lora if lora is not None and last.lora is not None and not _still_there(lora, last.lora.size) else None
     if configured:
         unlike_config = not _same_file(Path(configured).expanduser(), model)
     else:
         unlike_config = not model_choice.is_demo_model(model)
+    if lora_gone is not None:
+        return SessionModel(model, None, 1.0, unlike_config, lora_gone)
     return SessionModel(model, lora, last.lora.scale if last.lora else 1.0, unlike_config)
 
 

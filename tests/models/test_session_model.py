@@ -36,10 +36,6 @@ def test_nothing_is_brought_back_when_it_would_not_be_the_same_model(tmp_path: P
     assert session_model(named=True, configured=None, last=written) is None  # --model on the command line
     assert session_model(named=False, configured=None, last=None) is None  # never generated
     assert session_model(named=False, configured=None, last=generation(model, origin="llama-server at x")) is None
-    lora.write_bytes(b"y" * 6)  # another adapter written to the path
-    assert session_model(named=False, configured=None, last=written) is None
-    lora.unlink()
-    assert session_model(named=False, configured=None, last=written) is None
     model.unlink()
     assert session_model(named=False, configured=None, last=generation(model)) is None
 
@@ -62,3 +58,25 @@ def test_a_recorded_scale_no_load_accepts_starts_as_without_a_session(tmp_path: 
     assert lifecycle.session_options(ModelSource(None, Config()), written) is None
     written.lora = replace(written.lora, scale=0.5)
     assert lifecycle.session_options(ModelSource(None, Config()), written).lora_scale == 0.5
+
+
+def test_an_adapter_gone_leaves_the_model_and_says_so(tmp_path: Path) -> None:
+    """--resume with the session's LoRA file gone loaded the demo model and never said
+    why: the session's model now runs without it, and the author is told."""
+    from scriptorium.app.config.schema import Config
+    from scriptorium.app.models.lifecycle import ModelLifecycle
+    from scriptorium.app.models.startup import ModelSource
+
+    model, lora = tmp_path / "m.gguf", tmp_path / "a.gguf"
+    model.write_bytes(b"x" * 10)
+    lora.write_bytes(b"y" * 5)
+    written = generation(model, lora)
+    for change in (lambda: lora.write_bytes(b"y" * 6), lora.unlink):  # another adapter at the path, then none
+        change()
+        kept = session_model(named=False, configured=str(model), last=written)
+        assert kept is not None and (kept.path, kept.lora, kept.lora_gone) == (model, None, lora)
+    lifecycle = ModelLifecycle(None, 1)
+    options = lifecycle.session_options(ModelSource(str(model), Config()), written)
+    assert options is not None and options.model_path == model and options.lora_path is None
+    assert lifecycle._session_note == (f"This session's LoRA adapter {lora} is gone or is another file now: "
+                                       "writing with m.gguf without it.")
