@@ -260,7 +260,7 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
                              ("author's note", note, pinned_spans(len(block), note))]) from None
     if fixed > budget:
         raise WindowError(
-            f"the memory and the author's note take {fixed:,} tokens, more than the {budget:,} the context leaves "
+            f"{_fixed_parts(memory, note, wrap)} {fixed:,} tokens, more than the {budget:,} the context leaves "
             "for the prompt (context size minus max tokens, at least half the context): shorten them, or give the model a larger context")
     sizes: dict[int, int] = {}
 
@@ -297,6 +297,16 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
 
 def _as_is(text: str) -> str:
     return text
+
+
+def _fixed_parts(memory: str, note: str, wrap: Callable[[str], str]) -> str:
+    """What of the prompt is there whatever the window, and its verb: 'the memory and the
+    prompt template take', 'the prompt template alone takes'."""
+    parts = [name for name, text in (("the memory", memory.strip()), ("the author's note", note.strip()),
+                                     ("the prompt template", wrap("").strip())) if text]
+    if len(parts) < 2:
+        return (parts or ["the prompt's fixed text"])[0] + " alone takes"
+    return ", ".join(parts[:-1]) + " and " + parts[-1] + " take"
 
 
 def _too_far_back(draft: str, end: int, budget: int, fixed: int, size: Callable[[int], int], longest: int) -> int:

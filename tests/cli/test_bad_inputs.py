@@ -205,6 +205,9 @@ def test_a_pipe_closed_early_is_quiet(random_model: Path) -> None:
     ("not-utf8", "continue.txt is not UTF-8 text"),
     ("dangling-link", "prompt template not found"),
     ("folder", "continue.txt is a folder, not a file"),
+    # A 16-character draft "seen from character 17 on"; a 2M-token template called the memory and note.
+    ("placeholders", "continue.txt holds {draft} 3 times; it takes it once, where the draft goes"),
+    ("huge", f"continue.txt is {prompts.MAX_TEMPLATE_CHARS + 1:,} characters long; a template holds at most"),
 ])
 def test_a_prompt_template_that_cannot_be_read_is_one_line(random_model: Path, scriptorium_home: Path,
                                                             damage: str, fragment: str) -> None:
@@ -215,6 +218,10 @@ def test_a_prompt_template_that_cannot_be_read_is_one_line(random_model: Path, s
         copy.write_bytes(b"Racconto \xe8 breve.\n\n{draft}")
     elif damage == "dangling-link":
         copy.symlink_to(folder / "gone.txt")
+    elif damage == "placeholders":
+        copy.write_text("{draft}\n\n{draft}\n\n{draft}", encoding="utf-8")
+    elif damage == "huge":
+        copy.write_text("x" * (prompts.MAX_TEMPLATE_CHARS + 1), encoding="utf-8")
     else:
         copy.mkdir()
     assert_one_line_error(scriptorium("continue", "--model", str(random_model), "--max-tokens", "2", stdin=DRAFT),

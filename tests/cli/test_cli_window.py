@@ -48,7 +48,7 @@ def test_memory_that_does_not_fit_is_one_line(short_context_model: Path, tmp_pat
     draft, memory, _ = files(tmp_path)
     memory.write_text(PARAGRAPH * 30, encoding="utf-8")
     result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--memory", str(memory))
-    assert_one_line_error(result, "the memory and the author's note take")
+    assert_one_line_error(result, "the memory alone takes")  # no note was given: none is named
     # 256 - 200 to write would be 56, but the prompt keeps half the context: said, so that
     # lowering --max-tokens (which leaves the 128 as it is) is not what the author tries.
     assert "more than the 128 the context leaves for the prompt (context size minus max tokens, at least half " \

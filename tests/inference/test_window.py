@@ -134,6 +134,16 @@ def test_memory_and_note_that_do_not_fit_are_said_never_cut() -> None:
         build_window(DRAFT, budget=30, count=words, memory="m " * 30, note="n " * 10)
 
 
+def test_what_takes_the_room_is_named_as_it_is() -> None:
+    """A template of 2M tokens was "the memory and the author's note take 2,000,002 tokens",
+    neither given."""
+    huge = "parola " * 50
+    with pytest.raises(WindowError, match="^the prompt template alone takes 51 tokens, more than the 30"):
+        build_window(DRAFT, budget=30, count=words, wrap=lambda text: huge + text)
+    with pytest.raises(WindowError, match="^the memory and the prompt template take 81 tokens"):
+        build_window(DRAFT, budget=30, count=words, memory="m " * 30, wrap=lambda text: huge + text)
+
+
 def test_the_template_wraps_the_window_and_counts() -> None:
     window = build_window(DRAFT, budget=60, count=words, wrap=lambda text: f"Story:\n{text}")
     assert window.prompt.startswith("Story:\n") and window.prompt_tokens <= 60

@@ -196,7 +196,7 @@ def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model:
             await window_marked(pilot)
 
             def said() -> list[str]:
-                return [n.message for n in app._notifications if "the memory and the author's note take" in n.message]
+                return [n.message for n in app._notifications if "the memory alone takes" in n.message]
 
             assert len(said()) == 1
             await pilot.press(*" Un gatto.")  # typing on: the same problem is not said again
