@@ -123,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     from scriptorium.app.cli.common import EXIT_INTERRUPTED
 
     _stand_in_for_closed_streams()
-    subcommand, args_list = split_subcommand(list(sys.argv[1:] if argv is None else argv))
+    given = list(sys.argv[1:] if argv is None else argv)
+    if not SUBCOMMANDS.keys() & set(given):  # the editor: keys typed as it starts must reach it
+        from scriptorium.app.cli.start_keys import keep_keys_typed_at_start
+
+        keep_keys_typed_at_start()
+    subcommand, args_list = split_subcommand(given)
     parser = build_parser(subcommand)
     if (empty := _empty_argument(parser, args_list)) is not None:
         parser.error(f"{empty} is empty (an unset shell variable?)")

@@ -37,3 +37,33 @@ def test_a_closed_terminal_or_a_kill_saves_the_typing_and_quits(tmp_path: Path, 
     finally:
         signal.signal(number, previous)
     assert not unhandled
+
+
+def test_ctrl_q_right_at_start_quits_before_the_model_is_ready(random_model: Path, tmp_path: Path) -> None:
+    """Keys pressed while the app starts count: ctrl+q before the model is ready quits, and
+    the draft typed first is saved (the terminal's part: tests/cli/test_start_keys.py)."""
+    import threading
+
+    from scriptorium.inference.engine import Engine
+
+    release = threading.Event()
+
+    def slow_load(options, on_progress):  # type: ignore[no-untyped-def]
+        release.wait(60)
+        return Engine.load(options, on_progress)
+
+    draft = tmp_path / "draft.md"
+
+    async def scenario() -> None:
+        app = make_app(random_model, draft=draft, loader=slow_load)
+        try:
+            async with app.run_test() as pilot:
+                await pilot.press(*"Presto", "ctrl+q")
+                await pilot.pause()
+                assert app.backend is None  # still loading
+                assert not app.is_running
+        finally:
+            release.set()
+
+    run(scenario)
+    assert draft.read_text(encoding="utf-8") == "Presto"
