@@ -310,7 +310,8 @@ def _check_layout(infos: list[tuple[str, int, int, int, tuple[int, ...]]], align
                              f"file's alignment ({alignment})")
         if offset != expected:
             where = "inside the data of the tensors before it" if offset < expected else "after a gap"
-            raise ValueError(f"tensor {shown} starts at data offset {offset:,}, {where}: they end at {expected:,}")
+            raise ValueError(f"tensor {shown} starts at data offset {offset:,}, {where}: they end at {expected:,} "
+                             "(the type or shape of one of them, or this offset, is wrong)")
         expected += -(-(n_elements // block_size * type_size) // alignment) * alignment
 
 
