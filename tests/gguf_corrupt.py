@@ -65,8 +65,8 @@ def rewritten_copy(source: str | Path, target: str | Path, *, metadata: dict | N
                    tensors: dict[str, np.ndarray] | None = None) -> Path:
     """Write `source` again to `target` with some keys set to new values, of any type (a
     scalar made an array, a float a string: what no in-place edit can do) and some tensors
-    replaced. A value is a (value, GGUFValueType) pair, or a bare string or list of ints;
-    None removes the key."""
+    replaced. A value is a (value, GGUFValueType[, element type]) tuple, or a bare string or
+    list of ints (an array of UINT32); None removes the key."""
     reader = gguf.GGUFReader(str(source))
     arch = reader.fields["general.architecture"].contents()
     writer = gguf.GGUFWriter(str(target), arch)
@@ -80,10 +80,11 @@ def rewritten_copy(source: str | Path, target: str | Path, *, metadata: dict | N
         if value is None:
             continue
         if isinstance(value, tuple):
-            value, value_type = value
+            value, value_type, *element_type = value
         else:
             value_type = gguf.GGUFValueType.STRING if isinstance(value, str) else gguf.GGUFValueType.ARRAY
-        sub_type = gguf.GGUFValueType.UINT32 if value_type == gguf.GGUFValueType.ARRAY else None
+            element_type = []
+        sub_type = (element_type or [gguf.GGUFValueType.UINT32])[0] if value_type == gguf.GGUFValueType.ARRAY else None
         writer.add_key_value(name, value, value_type, sub_type=sub_type)
     for tensor in reader.tensors:
         data = (tensors or {}).get(tensor.name)
