@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scriptorium.app.config.schema import Config
 
+NAME_WIDTH = 80
+"""general.name is anyone's text: a megabyte of it, or escape sequences, are not printed as they are."""
+
 HELP = "Show a model's facts: architecture, size, attention heads, KV-cache cost, tokenizer and byte tokens."
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.settings import describe_ranges, rule_for
 
     from scriptorium.app.config.file import load_config
+    from scriptorium.app.display_text import display_safe, escaped
     from scriptorium.app.models.choice import resolve_model, stderr_progress
     from scriptorium.app.units import format_bytes, format_count
 
@@ -133,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     kv = report["kv_cache"]
     rows = [
-        ("model", f"{facts.name}  ({facts.path})"),
+        ("model", f"{display_safe(facts.name, NAME_WIDTH)}  ({escaped(str(facts.path))})"),
         ("architecture", facts.architecture),
         ("parameters", f"{format_count(facts.parameters)} ({facts.parameters:,})"),
         ("quantization", facts.file_type),

@@ -1,6 +1,7 @@
 """Files llama.cpp aborts on inside the engine's child process (contained, but reported with
 a GGML_ASSERT and its build path, sometimes blaming the wrong file), or passes through in its
-own words: each is refused before llama.cpp sees it, in one line naming the file and the key."""
+own words: each is refused before llama.cpp sees it, in one line naming the file and the key.
+What a file says of itself (its general.name) is shown cut and escaped."""
 
 from __future__ import annotations
 
@@ -84,3 +85,12 @@ def test_an_adapter_whose_ranks_differ_is_refused_in_plain_words(random_model: P
     assert_one_line_error(result, f"LoRA adapter {broken} is damaged: its {lora_b.name.removesuffix('_b')}_a has "
                                   "rank 4, its lora_b rank 5")
     assert "transposed" not in result.stderr
+
+
+def test_info_cuts_a_huge_name_and_escapes_its_control_characters(random_model: Path, tmp_path: Path) -> None:
+    named = rewritten_copy(random_model, tmp_path / "named.gguf", metadata={"general.name": "\x1b[2J" + "a" * 1_000_000})
+    result = scriptorium("info", "--model", str(named))
+    assert result.returncode == 0, result.stderr
+    model_line = result.stdout.splitlines()[0]
+    assert model_line.startswith("model") and "\\x1b[2Jaaa" in model_line and "a…" in model_line
+    assert len(result.stdout) < 5_000 and "\x1b" not in result.stdout
