@@ -25,6 +25,8 @@ MAX_KEPT_ARRAY = 4096
 """Numeric arrays up to this many elements are kept; longer ones only have their length."""
 MAX_DIMS = 4
 """GGML_MAX_DIMS: llama.cpp refuses a tensor with more dimensions."""
+MAX_NAME = 64
+"""GGML_MAX_NAME: a tensor name takes fewer bytes (and its final NUL) in llama.cpp."""
 MAX_ELEMENTS = 2**63 - 1
 """llama.cpp refuses a tensor whose element count overflows int64."""
 # The fewest bytes a metadata entry (key length, type, a one-byte value) and a tensor
@@ -229,6 +231,8 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
             if index % CHECK_EVERY == 0:
                 cursor.check_time()
             key = cursor.string()
+            if key in value_types:  # llama.cpp refuses the file, saying only "failed to load model"
+                raise ValueError(f"key {key[:60]!r} is listed twice")
             value_types[key] = cursor.unpack("I")
             value, length = cursor.value(value_types[key], key in whole_arrays)
             if length is not None:
@@ -292,6 +296,9 @@ def _check_layout(infos: list[tuple[str, int, int, int, tuple[int, ...]]], align
         shown = repr(name[:40])
         if name in seen:
             raise ValueError(f"tensor {shown} is listed twice")
+        if len(name.encode("utf-8", "replace")) >= MAX_NAME:
+            raise ValueError(f"tensor {shown} has a name of {len(name.encode('utf-8', 'replace'))} bytes; "
+                             f"llama.cpp takes at most {MAX_NAME - 1}")
         seen.add(name)
         if type_code in REMOVED_TYPES:
             raise ValueError(f"tensor {shown} is of type {REMOVED_TYPES[type_code]}, which llama.cpp no longer reads")

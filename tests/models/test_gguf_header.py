@@ -144,6 +144,7 @@ def _alignment(value: int, value_type: int = 4) -> bytes:
     (_header_bytes(2, 0, _tensor(b"a", [8]) + _tensor(b"b", [8], offset=64)),
      "tensor 'b' starts at data offset 64, after a gap: they end at 32"),
     (_header_bytes(1, 0, _tensor(b"w", [8, 0])), "tensor 'w' has a dimension of 0 (8 x 0)"),
+    (_header_bytes(1, 0, _tensor(b"w" * 64, [8])), "has a name of 64 bytes; llama.cpp takes at most 63"),
 ])
 def test_a_tensor_layout_llama_cpp_refuses_is_named(tmp_path: Path, content: bytes, reason: str) -> None:
     """llama.cpp said only "failed to load model from X" for each of these."""
@@ -194,4 +195,11 @@ def test_a_big_endian_version_names_the_byte_order_the_counts_were_read_in(tmp_p
     path.write_bytes(b"GGUF" + struct.pack(">I", 3) + struct.pack("<QQ", 0, 19) + bytes(64))
     with pytest.raises(ModelFileError, match="metadata entries cannot fit in the file; read big-endian, as its "
                                              "version field is written"):
+        read_gguf_header(path)
+
+
+def test_a_key_listed_twice_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(_header_bytes(0, 2, _alignment(32) + _alignment(64)) + bytes(64))
+    with pytest.raises(ModelFileError, match="key 'general.alignment' is listed twice"):
         read_gguf_header(path)
