@@ -15,6 +15,7 @@ from typing import Any
 from .errors import ModelFileError
 from .gguf_header import FLOAT32, GGUFHeader, quantization_name, read_gguf_header
 from .preflight import TOKEN_TEXTS, TOKEN_TYPE_BYTE, TOKEN_TYPES, check_model
+
 TOKEN_TYPES_NAMED = (2, 3, 5)
 """Unknown, control and unused tokens: a candidate list shows their names (<unk>, </s>),
 which are not the text they stand for."""
@@ -210,10 +211,11 @@ def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | N
             f"LoRA adapter {path} is for a '{arch}' model, but the model is '{model_architecture}'"
         )
     alpha = header.get("adapter.lora.alpha")
-    if alpha is not None and header.value_types.get("adapter.lora.alpha") != FLOAT32:
+    if header.value_types.get("adapter.lora.alpha", FLOAT32) != FLOAT32:
         # llama.cpp reads it with gguf_get_val_f32, which aborts on any other type.
-        raise ModelFileError(f"LoRA adapter {path} has adapter.lora.alpha = {str(alpha)[:40]!r}; llama.cpp "
-                             "needs a 32-bit float there")
+        shown = repr(str(alpha)[:40]) if alpha is not None else "a long array"
+        raise ModelFileError(f"LoRA adapter {path} has adapter.lora.alpha = {shown}; llama.cpp needs a 32-bit "
+                             "float there")
     if damage := _rank_mismatch(header):
         raise ModelFileError(f"LoRA adapter {path} is damaged: {damage}")
     misfit = _tensor_misfit(header, _open(Path(model_path), "model")) if model_path is not None else None
