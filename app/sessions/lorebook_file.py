@@ -1,5 +1,5 @@
 """A lorebook as the author keeps it: a TOML file shared by several drafts
-(docs/lorebook-format.md).
+(docs/lorebook-format.md), and the same fields inside a session file.
 
 One declaration of the fields (`_ENTRY_FIELDS`) serves both: `from_dict` reads a parsed
 TOML table or a session's JSON object, `as_dict` writes one. A hand-written file is read
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.inference.errors import read_named_text
-from scriptorium.inference.lore import DEFAULT_BUDGET, DEFAULT_SCAN_DEPTH, LoreEntry, LoreError, Lorebook
+from scriptorium.inference.lore import DEFAULT_BUDGET, DEFAULT_SCAN_DEPTH, Fired, LoreEntry, LoreError, Lorebook
 
 from scriptorium.app import atomic
 
@@ -143,3 +143,43 @@ def _toml_string(text: str, *, multiline: bool) -> str:
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
+
+# ---------------------------------------------------------------- in a session file
+
+def session_lore_json(lorebook: Lorebook, path: str | None) -> dict[str, Any]:
+    """The members a session's "window" gets for its lorebook: none for a session without
+    one, so that its file is as before."""
+    members: dict[str, Any] = {}
+    if lorebook != Lorebook():
+        members["lore"] = as_dict(lorebook)
+    if path is not None:
+        members["lore_file"] = path
+    return members
+
+
+def read_session_lore(window: dict[str, Any], error: type[Exception]) -> dict[str, Any]:
+    """Session fields from a session's "window" (none in files written before the lorebook).
+    A lorebook that cannot be used is `error`, naming the field, as any wrong field is."""
+    fields: dict[str, Any] = {}
+    if "lore" in window:
+        try:
+            fields["lore"] = from_dict(window["lore"])
+        except LoreError as problem:
+            raise error(f"window.lore: {problem}") from None
+    path = window.get("lore_file")
+    if path is not None:
+        if not isinstance(path, str):
+            raise error(f"window.lore_file has the wrong type ({type(path).__name__})")
+        fields["lore_path"] = path
+    return fields
+
+
+def fired_from_json(items: object) -> tuple[Fired, ...]:
+    """A generation's record of the lore that fired. A record that is not one only loses
+    itself (it says what the prompt held; the text is elsewhere), never the session."""
+    fired = []
+    for item in items if isinstance(items, list) else ():
+        if (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("key"), str)
+                and type(item.get("tokens")) is int and isinstance(item.get("kept"), bool)):
+            fired.append(Fired(item["name"], item["key"], item["tokens"], item["kept"]))
+    return tuple(fired)

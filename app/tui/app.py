@@ -287,7 +287,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def _generation_finished(self, message: generation.GenerationFinished) -> None:
         if message.event.seed is not None:
             self.last_seed = message.event.seed
-        self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
+        self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages(), message.lore)
         self.models.generation_finished()
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
         self.autosave.schedule(at_once=True)
