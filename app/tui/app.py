@@ -372,7 +372,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             await self.main.show_chat(session.turn_messages(), session.unsent, session.turn_endings())
         self.notify(self.models.session_opened(session.title, self.sessions.last_generation()))
 
-    def action_edit_pinned(self, which: str) -> None:  # 'memory' or 'note'
+    def action_edit_pinned(self, which: str) -> None:  # 'memory', 'note' or 'lore'
         pinning.edit_pinned(self, self.main, self.sessions, which, self.save_everything)
 
     def action_export(self) -> None:

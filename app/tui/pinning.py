@@ -15,14 +15,18 @@ from scriptorium.inference.window import Pinned
 from scriptorium.app.sessions import session_lore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.model import DraftSession
+from scriptorium.app.tui import lore_editing
 from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
 
 def edit_pinned(app: App[None], main: MainScreen, sessions: SessionKeeper, which: str,
                 save: Callable[[], object]) -> None:
-    """Open the editor of the memory or the note (`which`) for the mode on screen."""
+    """Open the editor of the memory, the note or the lorebook (`which`) for the mode on screen."""
     if app.screen is not main:  # a dialog open keeps the keys
+        return
+    if which == "lore":
+        lore_editing.edit_lore(app, main, sessions, save)
         return
     mode = main.mode
     if which == "note" and mode == "chat":
