@@ -70,7 +70,11 @@ def test_entries_are_added_edited_switched_and_deleted_at_80_by_24(random_model:
             # Every field and both buttons on an 80x24 terminal, with lines for the text.
             for widget in (*editor.query(Input), *editor.query(Checkbox), *editor.query(Button)):
                 assert inside_the_screen(widget), widget
-            assert editor.query_one("#lore-text", TextArea).region.height >= 3
+            assert editor.query_one("#lore-text", TextArea).region.height >= 5
+            await pilot.press("tab")  # from the name to the keys: the app's keys have no tab of their own
+            assert editor.focused is editor.query_one("#lore-keys", Input)
+            await pilot.press("shift+tab")
+            assert editor.focused is editor.query_one("#lore-name", Input)
             await write_entry(pilot, keys="Lucia, la ragazza", text="Lucia ha sedici anni.", priority="5")
             assert app.screen is screen
             assert rows(screen) == [["✓", "Lucia", "Lucia, la ragazza", "5", ""]]

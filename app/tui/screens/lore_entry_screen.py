@@ -17,8 +17,8 @@ from scriptorium.inference.lore import LoreEntry, LoreError, compiled_keys
 
 from scriptorium.app.tui.keys import type_invisible
 
-HELP = ("Keys: words or phrases, comma-separated, matched on whole words in any case; /between slashes/ a "
-        "regular expression. Secondary: one of them must be found too.")
+HELP = ("Keys: comma-separated words or phrases, matched on whole words in any case, or a /regular expression/. "
+        "Secondary: one must be found too.")
 _KEY = re.compile(r"\s*(/(?:\\.|[^/\\])+/|[^,]+)\s*,?")
 """A key of a comma-separated list: a regular expression between slashes is taken whole,
 commas and all (`/a{1,3}/`)."""
@@ -38,6 +38,10 @@ class LoreEntryScreen(ModalScreen[LoreEntry | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Keep", id="lore_entry.save", tooltip="Keep the entry and close"),
         Binding("escape", "dismiss(None)", "Cancel", id="lore_entry.cancel", tooltip="Close without changing it"),
+        # The app's own keys replace Textual's, tab among them: a dialog of fields moves through them itself.
+        Binding("tab", "app.focus_next", "Next field", show=False, id="lore_entry.next", tooltip="The next field"),
+        Binding("shift+tab", "app.focus_previous", "Previous field", show=False, id="lore_entry.previous",
+                tooltip="The field before"),
     ]
 
     def __init__(self, entry: LoreEntry | None = None) -> None:
@@ -48,7 +52,7 @@ class LoreEntryScreen(ModalScreen[LoreEntry | None]):
         entry = self._entry
         with Vertical(classes="dialog", id="lore-entry-dialog"):
             yield Static(HELP, classes="dialog-title", markup=False)
-            with Horizontal(classes="lore-field"):
+            with Horizontal(classes="lore-field", id="lore-name-row"):
                 yield Label("name")
                 yield Input(entry.name, id="lore-name")
             with Horizontal(classes="lore-field"):
