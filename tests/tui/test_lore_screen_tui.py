@@ -173,6 +173,31 @@ def test_a_shared_lorebook_file_is_used_written_and_left(random_model: Path, tmp
     run(scenario)
 
 
+def test_the_scan_depth_and_the_budget_are_set_and_checked(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=SIZE) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Una casa.")
+            screen = await open_lorebook(pilot)
+            for key, value in (("b", "12"), ("s", "zero")):
+                await pilot.press(key)
+                await pilot.pause()
+                assert isinstance(app.screen, TextPromptScreen)
+                app.screen.query_one(Input).value = value
+                await pilot.press("enter")
+                await pilot.pause()
+            assert app.screen is screen
+            session = app.sessions.draft
+            assert (session.lore.budget, session.lore.scan_depth) == (12, 64)
+            assert app.main.draft.lorebook.budget == 12
+            assert "scans the last 64 tokens · budget 12 tokens" in screen.query_one("#lore-where").render().plain
+            said = [n.message for n in app._notifications if "scan_depth" in n.message]
+            assert said == ["lorebook scan_depth must be a whole number from 1 to 100,000, not 'zero'"]
+
+    run(scenario)
+
+
 def test_the_palette_reaches_the_lorebook_and_chat_points_to_the_memory(random_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(random_model)

@@ -44,6 +44,10 @@ class LoreScreen(ModalScreen[None]):
         Binding("enter,e", "edit", "Edit", id="lore.edit", tooltip="Edit the highlighted entry"),
         Binding("space", "switch", "On/off", id="lore.switch", tooltip="Switch the highlighted entry on or off"),
         Binding("d,delete", "delete", "Delete", id="lore.delete", tooltip="Delete the highlighted entry (asks first)"),
+        Binding("s", "number('scan_depth')", "Scan depth", id="lore.scan_depth",
+                tooltip="How many tokens at the end of the draft are searched for keys"),
+        Binding("b", "number('budget')", "Budget", id="lore.budget",
+                tooltip="How many tokens the entries may take in the prompt"),
         Binding("f", "file", "File", id="lore.file",
                 tooltip="Keep the entries in a lorebook file shared by several drafts, or back in the session"),
     ]
@@ -58,7 +62,8 @@ class LoreScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="lore-box"):
-            yield Static("Lorebook · a adds · Enter edits · Space on/off · d deletes · f file · Esc closes",
+            yield Static("Lorebook · a adds · Enter edits · Space on/off · d deletes · s scan depth · b budget · "
+                         "f file · Esc closes",
                          id="lore-title")
             yield Static(self._where(), id="lore-where", markup=False)
             yield DataTable(id="lore-table", cursor_type="row", zebra_stripes=True)
@@ -71,8 +76,9 @@ class LoreScreen(ModalScreen[None]):
         table.focus()
 
     def _where(self) -> str:
-        path = self._shelf.path
-        return f"kept in {path}" if path else "kept in this session (f: share a lorebook file)"
+        path, book = self._shelf.path, self.lorebook
+        where = f"kept in {path}" if path else "kept in this session (f: share a lorebook file)"
+        return f"scans the last {book.scan_depth:,} tokens · budget {book.budget:,} tokens · {where}"
 
     def _fill(self) -> None:
         table: DataTable[str | Text] = self.query_one(DataTable)
@@ -146,6 +152,24 @@ class LoreScreen(ModalScreen[None]):
                 self._keep(replace(self.lorebook, entries=entries[:index] + entries[index + 1:]))
 
         self.app.push_screen(ConfirmScreen(f"Delete the lore entry “{entry.name}”?", "Delete"), decided)
+
+    def action_number(self, field: str) -> None:
+        """Set the scan depth or the budget (`field`), checked as a lorebook file's are."""
+        what = {"scan_depth": "Tokens at the end of the draft searched for keys",
+                "budget": "Tokens the entries may take in the prompt (at most half of what memory and note leave)"}
+
+        def chosen(value: str | None) -> None:
+            if value is None:
+                return
+            try:
+                number: object = int(value) if value.strip().lstrip("-").isdigit() else value
+                lorebook = replace(self.lorebook, **{field: number})
+            except ScriptoriumError as error:
+                self.notify(str(error), title="Lorebook", severity="warning")
+                return
+            self._keep(lorebook)
+
+        self.app.push_screen(TextPromptScreen(what[field], str(getattr(self.lorebook, field))), chosen)
 
     def action_file(self) -> None:
         """With no file: ask for one (read if it exists, else written with the entries);
