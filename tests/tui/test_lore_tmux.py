@@ -11,6 +11,10 @@ from pathlib import Path
 
 from test_tmux import TMUX, Terminal, pytestmark, terminal  # noqa: F401  (the fixture, the skip without tmux)
 
+LOOK = 0.3
+"""Seconds between a screen showing and the next key, as a person looks before typing:
+keys sent while a dialog is drawn (or an Escape and the key after it, in one read) reached
+the screen under it."""
 SCRIPTORIUM = shlex.quote(str(Path(sys.executable).parent / "scriptorium"))
 
 
@@ -25,36 +29,44 @@ def test_a_lorebook_entry_written_in_the_app_fires_there_and_in_continue(
 
     terminal.keys("M-l")
     terminal.wait_for(lambda s: "Lorebook" in s and "No entries yet" in s, "the lorebook screen")
+    time.sleep(LOOK)
     terminal.text("a")
     terminal.wait_for(lambda s: "regular expression" in s and "Keep" in s, "the entry editor")
     # As a person types, a field at a time: "Lucia" and a Tab sent in one write reached the
     # terminal's reader together, and the Tab was read as typed text of the name.
     for keys in (["Lucia"], ["Tab"], ["Lucia, la ragazza"], *[["Tab"]] * 6, ["Lucia ha sedici anni."]):
-        time.sleep(0.3)
+        time.sleep(LOOK)
         if keys == ["Tab"]:
             terminal.keys(*keys)
         else:
             terminal.text(*keys)
-    time.sleep(0.3)
+    time.sleep(LOOK)
     terminal.keys("C-s")
     terminal.wait_for(lambda s: "Lucia, la ragazza" in s and "regular expression" not in s, "the entry listed")
+    time.sleep(LOOK)
     terminal.text("f")
     terminal.wait_for(lambda s: "shared by several drafts" in s, "the file prompt")
+    time.sleep(LOOK)
     terminal.text(str(shared))
+    time.sleep(LOOK)
     terminal.keys("Enter")
-    terminal.wait_for(lambda s: "kept in" in s and "mondo.tom" in s, "the file in use")  # its path wraps
+    # Its path wraps; the prompt, which shows it too, closed.
+    terminal.wait_for(lambda s: "mondo.tom" in s and "shared by several" not in s and "kept in this" not in s,
+                      "the file in use")
     assert "Lucia ha sedici anni." in shared.read_text(encoding="utf-8")
     terminal.keys("Escape")
     terminal.wait_for(lambda s: "Lorebook ·" not in s, "the draft again")
-
+    time.sleep(LOOK)
     terminal.text("Poi arrivò Lucia.")
     terminal.keys("C-g")
     terminal.wait_for(lambda s: "tab accept" in s and "writing…" not in s, "a finished suggestion")
     terminal.keys("Escape")
+    time.sleep(LOOK)  # an Escape and the alt+l after it, read together, are one key
     terminal.keys("M-l")
     screen = terminal.wait_for(lambda s: "lore: Lucia (Lucia, " in s, "the lore the prompt held")
     assert "in, " in screen
     terminal.keys("Escape")
+    time.sleep(LOOK)
     terminal.keys("C-q")
     deadline = time.monotonic() + 15
     while terminal.running() and time.monotonic() < deadline:
