@@ -10,6 +10,11 @@ evaluated at the same positions, nothing moved.
     python bench/author_model.py /tmp/author-256.gguf 256
     python bench/window.py --model /tmp/author-256.gguf [--rounds 9] [--threads 1]
 
+With a lorebook: re-continuing after an entry fires (the sentence appended names it),
+and after it leaves (the scan depth has moved past it), against continuing cold. The
+entry sits right after the memory, which stays cached: an entry that arrives has the
+draft after it evaluated again; one that leaves lets the cache move the draft back.
+
 It also builds the window of a ~500 KB draft (a book in Italian), against counting that
 draft once: the search before it was bounded counted it whole at least twice (the fit
 check, the tokens before the window) and then a suffix per bisection step.
@@ -22,9 +27,11 @@ import contextlib
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.events import GenerationDone, PrefillDone
+from scriptorium.inference.lore import LoreEntry, Lorebook
 from scriptorium.inference.settings import PRESETS, LogitBias
 from scriptorium.inference.window import build_window, prompt_budget
 
@@ -32,6 +39,10 @@ WORDS = ("il gatto nero dorme sul tetto e la casa era buia nella notte più lung
          "porta mentre Lucia torna al paese con il vento che porta odore di castagne").split()
 MEMORY = "Lucia torna al paese dopo vent'anni. Il gatto si chiama Nero."
 SETTINGS = PRESETS["greedy"].with_changes(max_tokens=32)
+LORE = Lorebook((LoreEntry("Marco", ("Marco",), "Marco è il fratello di Lucia: fa il pescatore e non parla mai del padre."),
+                 LoreEntry("Torre", ("torre",), "La torre sul porto è crollata nell'inverno del 1902.")),
+                scan_depth=24, budget=48)
+NAMING = "Poi arrivò Marco, con la barca. "
 
 
 def sentence(i: int) -> str:
@@ -42,9 +53,9 @@ def draft(n: int) -> str:
     return "".join(sentence(i) + ("\n\n" if i % 4 == 3 else "") for i in range(n))
 
 
-def window_prompt(engine: Engine, text: str) -> str:
+def window_prompt(engine: Engine, text: str, lorebook: Lorebook | None = None) -> str:
     return build_window(text, budget=prompt_budget(engine.n_ctx, SETTINGS.max_tokens), count=engine.count_tokens,
-                        longest_piece=engine.longest_piece_chars, memory=MEMORY).prompt
+                        longest_piece=engine.longest_piece_chars, memory=MEMORY, lorebook=lorebook).prompt
 
 
 def timed_ms(call) -> float:
@@ -53,8 +64,9 @@ def timed_ms(call) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def continue_once(engine: Engine, text: str, prompt: str | None = None) -> tuple[float, PrefillDone]:
-    prompt = prompt if prompt is not None else window_prompt(engine, text)
+def continue_once(engine: Engine, text: str, prompt: str | None = None,
+                  lorebook: Lorebook | None = None) -> tuple[float, PrefillDone]:
+    prompt = prompt if prompt is not None else window_prompt(engine, text, lorebook)
     with contextlib.closing(engine.generate(prompt, SETTINGS.with_changes(max_tokens=1), LogitBias())) as events:
         seen = list(events)
     prefill = next(e for e in seen if isinstance(e, PrefillDone))
@@ -68,7 +80,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    engine = Engine.load(LoadOptions(model_path=args.model, n_threads=args.threads, n_threads_batch=args.threads))
+    engine = Engine.load(LoadOptions(model_path=Path(args.model), n_threads=args.threads, n_threads_batch=args.threads))
     print(f"model {engine.facts.name}: n_ctx {engine.n_ctx} (trained {engine.facts.context_length}), "
           f"{args.threads} thread(s)")
     long_draft = draft(400)
@@ -92,6 +104,26 @@ def main() -> int:
         ms, prefill = continue_once(engine, "", full)
         appended.append(ms)
         appended_tokens.append(prefill.prefill_tokens)
+    lore_cold, cold_tokens, entered, left, entered_tokens, left_tokens, left_how = [], [], [], [], [], [], []
+    for r in range(args.rounds):
+        base = long_draft + sentence(3000 + r)
+        named = base + NAMING
+        moved_on = named + sentence(4000 + r) + sentence(5000 + r) + sentence(6000 + r)
+        assert LORE.entries[0].text in window_prompt(engine, named, LORE)
+        assert LORE.entries[0].text not in window_prompt(engine, moved_on, LORE)
+        engine.clear_cache()
+        ms, prefill = continue_once(engine, named, lorebook=LORE)
+        lore_cold.append(ms)
+        cold_tokens.append(prefill.prefill_tokens)
+        engine.clear_cache()
+        continue_once(engine, base, lorebook=LORE)
+        ms, prefill = continue_once(engine, named, lorebook=LORE)  # the entry fires
+        entered.append(ms)
+        entered_tokens.append(prefill.prefill_tokens)
+        ms, prefill = continue_once(engine, moved_on, lorebook=LORE)  # past the scan depth: it leaves
+        left.append(ms)
+        left_tokens.append(prefill.prefill_tokens)
+        left_how.append(prefill.cache_reuse)
     book = draft(8000)  # ~500 KB
     engine.longest_piece_chars  # found once per model, before timing
     built = [timed_ms(lambda: window_prompt(engine, book)) for _ in range(args.rounds)]
@@ -104,6 +136,11 @@ def main() -> int:
     print(f"the appended tokens alone:        TTFT {med(appended):7.1f} ms  ({med(appended_tokens):.0f} tokens evaluated)")
     print(f"re-continue / appended alone: {med(shifted) / med(appended):.2f} (target at most 1.5); "
           f"re-continue / cold: {med(shifted) / med(cold):.2f}")
+    print(f"lore: cold continue, entry in:    TTFT {med(lore_cold):7.1f} ms  ({med(cold_tokens):.0f} tokens evaluated)")
+    print(f"lore: re-continue, entry fired:   TTFT {med(entered):7.1f} ms  ({med(entered_tokens):.0f} tokens evaluated; "
+          f"/ cold {med(entered) / med(lore_cold):.2f})")
+    print(f"lore: re-continue, entry left:    TTFT {med(left):7.1f} ms  ({med(left_tokens):.0f} tokens evaluated; "
+          f"cache {', '.join(sorted(set(left_how)))}; / cold {med(left) / med(lore_cold):.2f})")
     print(f"window of a {len(book.encode()) // 1000} KB draft:   {med(built):7.1f} ms; counting it whole once "
           f"{med(counted):7.1f} ms (window / whole count: {med(built) / med(counted):.3f})")
     return 0

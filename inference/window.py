@@ -4,7 +4,7 @@ A prompt takes what max_tokens leaves of the context (`prompt_budget`), and a sm
 only knows the positions it was trained on. The prompt is built here, in one place, for
 the command line, the draft pane, chat and scoring:
 
-    memory (pinned first) + the draft window, with the author's note N paragraphs before its end
+    memory (pinned first) + lore that fired + the draft window, with the author's note N paragraphs before its end
 
 - The draft window is the text before the cursor (or the whole draft) without the spaces
   and tabs that end it (`prompt_end`), its start moved
@@ -16,7 +16,8 @@ the command line, the draft pane, chat and scoring:
 - Only the end of the draft is counted: N tokens hold at most N times the vocabulary's
   longest piece in characters (`_too_far_back`), so a book-length draft is not tokenized
   at every pause in typing. The tokens before the window are counted only when read.
-- Memory and note are never cut: when they alone do not fit, WindowError says so.
+- Memory and note are never cut: when they alone do not fit, WindowError says so. Lore
+  (lore_window.py) is fitted in what they leave, and counted apart as the memory is.
 - Chat is fitted in chat_window.py: the system prompt (with the memory) stays, the oldest
   turns leave.
 
@@ -37,6 +38,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .errors import ScriptoriumError
+from .lore import Fired, Lorebook
+from .lore_window import choose_lore
 from .tokenizer import UnencodableTextError
 from .window_layout import draft_spans, in_text, note_break, pinned_spans, placed
 
@@ -103,6 +106,9 @@ class Window:
     window before the note, and after it."""
     spaces_left_out: int = 0
     """The spaces and tabs between `end` and the cursor (or the draft's end): not in the prompt."""
+    lore_tokens: int = 0
+    lore: tuple[Fired, ...] = ()
+    """The lore entries that fired, in priority order: those kept, and those dropped for room."""
 
     def draft_offset(self, prompt_offset: int) -> int | None:
         """Where a character of the prompt is in the draft; None in the memory, the note or
@@ -118,7 +124,7 @@ class Window:
     def as_json(self, n_ctx: int) -> dict[str, int]:
         return {"n_ctx": n_ctx, "memory_tokens": self.memory_tokens, "note_tokens": self.note_tokens,
                 "draft_tokens": self.draft_tokens, "dropped_tokens": self.dropped_tokens,
-                "trailing_spaces_left_out": self.spaces_left_out}
+                "trailing_spaces_left_out": self.spaces_left_out, "lore_tokens": self.lore_tokens}
 
 
 class DroppedTokens:
@@ -224,7 +230,7 @@ def note_position(text: str, start: int, depth: int, end: int | None = None) -> 
 
 
 def assemble(draft: str, start: int, end: int, memory: str, note: str, depth: int,
-             wrap: Callable[[str], str]) -> tuple[str, int | None]:
+             wrap: Callable[[str], str], lore: str = "") -> tuple[str, int | None]:
     block = note_block(note)
     at = note_position(draft, start, depth, end) if block else None
     if at is None:
@@ -233,19 +239,21 @@ def assemble(draft: str, start: int, end: int, memory: str, note: str, depth: in
         window = draft[start:end] + note_break(draft[end - 1:end], note, depth) + block
     else:
         window = draft[start:at] + block + draft[at:end]
-    return memory_block(memory) + wrap(window), at
+    return memory_block(memory) + lore + wrap(window), at
 
 
 def build_window(draft: str, *, budget: int, count: Count, end: int | None = None, memory: str = "",
                  note: str = "", note_depth: int = DEFAULT_NOTE_DEPTH,
-                 wrap: Callable[[str], str] | None = None, longest_piece: int | None = None) -> Window:
+                 wrap: Callable[[str], str] | None = None, longest_piece: int | None = None,
+                 lorebook: Lorebook | None = None) -> Window:
     """The largest window of `draft[:end]` that fits in `budget` tokens with memory and note.
 
     `wrap` turns the window (note inside) into the draft part of the prompt (the continue
     template); it may add text, never leave the window's out. `longest_piece`: the
     backend's `longest_piece_chars` (None: unknown). Only text near the end is ever
     counted, however long the draft (`_too_far_back`). WindowError when memory and note
-    alone do not fit."""
+    alone do not fit. `lorebook`: the entries the end of the draft or the note fire go
+    between the memory and the draft, in what memory and note leave (lore_window.py)."""
     asked_end = len(draft) if end is None else max(0, min(end, len(draft)))
     end = prompt_end(draft, asked_end)
     wrap = wrap or _as_is
@@ -262,11 +270,15 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
         raise WindowError(
             f"{_fixed_parts(memory, note, wrap)} {fixed:,} tokens, more than the {budget:,} the context leaves "
             "for the prompt (context size minus max tokens, at least half the context): shorten them, or give the model a larger context")
+    lore = choose_lore(lorebook, draft, asked_end, note, budget - fixed, count)
+    if lore.block:
+        lead += len(lore.block)
+        fixed = count(block + lore.block + note_block(note) + wrap(""))
     sizes: dict[int, int] = {}
 
     def size(start: int) -> int:
         if start not in sizes:
-            prompt, at = assemble(draft, start, end, memory, note, note_depth, wrap)
+            prompt, at = assemble(draft, start, end, memory, note, note_depth, wrap, lore.block)
             try:
                 sizes[start] = count(prompt)
             except UnencodableTextError as error:  # memory and note passed above: the draft's
@@ -283,16 +295,17 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
             start = _earliest_fitting(words, size, budget) or start
         if start is None:  # a text without spaces (Thai, Chinese, Japanese): from a character, not empty
             start = _character_start(draft, _earliest_fitting(range(floor + 1, end), size, budget) or end, end)
-    prompt, at = assemble(draft, start, end, memory, note, note_depth, wrap)
+    prompt, at = assemble(draft, start, end, memory, note, note_depth, wrap, lore.block)
     prompt_tokens = size(start)
     memory_tokens = count(memory_block(memory)) - empty if memory.strip() else 0
     note_tokens = count(note_block(note)) - empty if note.strip() else 0
+    lore_tokens = count(lore.block) - empty if lore.block else 0
     spans = draft_spans(lead, start, end, at, len(note_block(note)))
     return Window(prompt=prompt, start=start, end=end, note_at=at, budget=budget, prompt_tokens=prompt_tokens,
                   memory_tokens=memory_tokens, note_tokens=note_tokens,
-                  draft_tokens=prompt_tokens - memory_tokens - note_tokens,
+                  draft_tokens=prompt_tokens - memory_tokens - note_tokens - lore_tokens,
                   dropped=DroppedTokens(count, draft, start, empty), draft_spans=spans,
-                  spaces_left_out=asked_end - end)
+                  spaces_left_out=asked_end - end, lore_tokens=lore_tokens, lore=lore.fired)
 
 
 def _as_is(text: str) -> str:

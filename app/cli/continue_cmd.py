@@ -38,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     window.add_argument("--note", metavar="FILE", help="an author's note, put a few paragraphs before the end")
     window.add_argument("--note-depth", type=int, metavar="N",
                         help=f"paragraphs between the note and the end (default {DEFAULT_NOTE_DEPTH})")
+    window.add_argument("--lore", metavar="FILE",
+                        help="a lorebook (TOML, docs/lorebook-format.md): entries whose keys the end of the draft "
+                             "mentions go between the memory and the draft")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="candidates reported per token with --json (default 10)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line: tokens, then a summary")
 
@@ -101,6 +104,7 @@ def _done_json(done, engine, window) -> dict:
         "reused_tokens": done.reused_tokens,
         "cache_reuse": done.cache_reuse,
         "window": window.as_json(engine.n_ctx),
+        "lore": [fired.as_json() for fired in window.lore],
         "prefill_ms": done.prefill_ms,
         "ttft_ms": done.ttft_ms,
         "decode_tokens_per_s": done.decode_tokens_per_s,
@@ -127,12 +131,14 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.settings import SettingsError
     from scriptorium.inference.window import build_window, check_note_depth, prompt_budget
     from scriptorium.inference.window_layout import note_break
+    from scriptorium.inference.lore import lore_summary
 
     from scriptorium.app import paths
     from scriptorium.app.config.file import load_config
     from scriptorium.app.models.choice import resolve_model, stderr_progress
     from scriptorium.app.config.run_settings import SERVER_ADAPTER, run_settings
     from scriptorium.app.sessions.draft_files import end_of_writing, inside_form
+    from scriptorium.app.sessions.lorebook_file import read_lorebook
 
     if args.top < 0:
         raise SettingsError(f"--top must be 0 or more, not {args.top}")
@@ -141,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     depth = check_note_depth(args.note_depth, "--note-depth") if args.note_depth is not None else DEFAULT_NOTE_DEPTH
     memory = inside_form(read_text_file(args.memory, "memory")) if args.memory else ""
     note = inside_form(read_text_file(args.note, "author's note")) if args.note else ""
+    lorebook = read_lorebook(args.lore) if args.lore else None
     draft = read_draft(args.file)
     draft = draft[:end_of_writing(draft)]  # where the app continues it too
     template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
@@ -160,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         window = build_window(draft, budget=prompt_budget(engine.n_ctx, settings.max_tokens),
                               count=engine.count_tokens, longest_piece=engine.longest_piece_chars,
-                              memory=memory, note=note, note_depth=depth,
+                              memory=memory, note=note, note_depth=depth, lorebook=lorebook,
                               wrap=lambda text: prompts.render_continue(text, template))
         # Counted now, between requests: the --json line reads it while the stream below
         # holds the engine, which a child process answers one request at a time.
@@ -173,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"scriptorium: the model sees the draft from character {window.start + 1:,} on; the "
               f"{dropped:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
               file=sys.stderr)
+    if window.lore and not args.json:
+        print(f"scriptorium: {lore_summary(window.lore)}", file=sys.stderr)
     out = sys.stdout
     lead = note_break(draft[:window.end], note, depth)
     after_the_input = _AfterTheInput(0 if lead else window.spaces_left_out)

@@ -117,6 +117,11 @@ def front_matter(session: AnySession) -> dict[str, Any]:
     if session.note.strip():
         data["authors_note"] = session.note
         data["note_depth"] = session.note_depth
+    lore = [{"generation": x.id, "entries": [f.name for f in x.lore if f.kept],
+             **({"dropped": dropped} if (dropped := [f.name for f in x.lore if not f.kept]) else {})}
+            for x in session.generations if x.lore]
+    if lore:  # which lorebook entries each suggestion's prompt held (and left out for room)
+        data["lore"] = lore
     return data
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
 from scriptorium.app.sessions.encoding import COMPACT_JSON, TokenLines, encode_token, token_json
+from scriptorium.app.sessions.lorebook_file import fired_from_json, read_session_lore, session_lore_json
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
 from scriptorium.app.sessions.records import OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord
 from scriptorium.app.sessions.suggestion import read_suggestion
@@ -67,6 +68,7 @@ def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
         "arithmetic": g.arithmetic,
         **({"origin": g.origin} if g.origin else {}),
         **({"other_loras": [_lora(o) for o in g.other_loras]} if g.other_loras else {}),
+        **({"lore": [fired.as_json() for fired in g.lore]} if g.lore else {}),
     }
 
 
@@ -82,7 +84,8 @@ def _head(session: AnySession) -> dict[str, Any]:
     data: dict[str, Any] = {
         "format": FORMAT, "version": VERSION, "kind": session.kind, "id": session.id, "title": session.title,
         "created_at": session.created_at, "updated_at": session.updated_at,
-        "window": {"memory": session.memory, "note": session.note, "note_depth": session.note_depth},
+        "window": {"memory": session.memory, "note": session.note, "note_depth": session.note_depth,
+                   **session_lore_json(session.lore, session.lore_path)},
     }
     if isinstance(session, DraftSession):
         stamp = session.draft_stamp
@@ -296,7 +299,7 @@ def _read_generation(data: Any, where: str) -> Generation:
         decided_at=_get(d, "decided_at", str, where, None),
         tokens=None if tokens is None else [_read_token(t, f"{where}.tokens[{i}]") for i, t in enumerate(tokens)],
         arithmetic=_get(d, "arithmetic", dict, where, None),
-        origin=_get(d, "origin", str, where, ""),
+        origin=_get(d, "origin", str, where, ""), lore=fired_from_json(d.get("lore")),
     )
 
 
@@ -320,7 +323,7 @@ def _read_window(data: dict[str, Any] | None) -> dict[str, Any]:
     depth = _get(data, "note_depth", int, "window", DEFAULT_NOTE_DEPTH)
     low, high = NOTE_DEPTH_RANGE
     return {"memory": _get(data, "memory", str, "window", ""), "note": _get(data, "note", str, "window", ""),
-            "note_depth": depth if low <= depth <= high else DEFAULT_NOTE_DEPTH}
+            "note_depth": depth if low <= depth <= high else DEFAULT_NOTE_DEPTH, **read_session_lore(data, FormatError)}
 
 
 def from_dict(data: Any) -> AnySession:

@@ -27,6 +27,7 @@ from scriptorium.app.sessions.save_problems import SaveProblems
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
+    from scriptorium.inference.lore import Fired
 
     from scriptorium.app.tui.generation import GenerationRequest
 
@@ -167,12 +168,14 @@ class SessionKeeper:
                 live.generation.add_token(event)
                 live.parts.append(event.text)
 
-    def generation_finished(self, request_id: int, done: GenerationDone, chat_messages: list[dict[str, str]]) -> None:
+    def generation_finished(self, request_id: int, done: GenerationDone, chat_messages: list[dict[str, str]],
+                            lore: tuple[Fired, ...] = ()) -> None:
         live = self._live.get(request_id)
         if live is None:
             return
         generation = live.generation
         generation.finish(done)
+        generation.lore = lore
         if generation.accepted_text is not None and generation.outcome != "rejected":
             # Accepted while it still streamed: only now is the whole text known.
             generation.outcome = "accepted" if generation.accepted_text == generation.text else "partly_accepted"

@@ -20,6 +20,7 @@ from typing import Any, Generic, Literal, TypeVar
 from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.lore import Lorebook
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH
 
 from scriptorium.app.sessions.records import BiasRecord, Generation, LoraRef, ModelRef, now_iso
@@ -82,6 +83,10 @@ class Session:
     note: str = ""
     """The author's note, put `note_depth` paragraphs before the end of the window."""
     note_depth: int = DEFAULT_NOTE_DEPTH
+    lore: Lorebook = Lorebook()
+    """The session's own lorebook entries (inference/lore.py); empty when `lore_path` names a shared one."""
+    lore_path: str | None = None
+    """A lorebook file shared by several drafts, read when the session opens (None: its own entries)."""
 
     kind = "session"
 

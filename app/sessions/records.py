@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from scriptorium.inference.lore import Fired
 from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias
 
 Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
@@ -153,6 +154,8 @@ class Generation:
     `model.path` is then a path on the server's machine."""
     other_loras: tuple[LoraRef, ...] = ()
     """The further adapters a llama-server started with several `--lora` applied, each at the server's scale."""
+    lore: tuple[Fired, ...] = ()
+    """The lorebook entries that fired for its prompt: those in it, and those dropped for room."""
     arithmetic: dict[str, Any] | None = None
     """Arithmetic.as_dict() of the backend that ran it (flash attention, KV types, threads):
     the probabilities depend on it. None in sessions written before it was recorded."""

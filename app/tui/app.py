@@ -287,7 +287,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def _generation_finished(self, message: generation.GenerationFinished) -> None:
         if message.event.seed is not None:
             self.last_seed = message.event.seed
-        self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages())
+        self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages(), message.lore)
         self.models.generation_finished()
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
         self.autosave.schedule(at_once=True)
@@ -372,7 +372,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             await self.main.show_chat(session.turn_messages(), session.unsent, session.turn_endings())
         self.notify(self.models.session_opened(session.title, self.sessions.last_generation()))
 
-    def action_edit_pinned(self, which: str) -> None:  # 'memory' or 'note'
+    def action_edit_pinned(self, which: str) -> None:  # 'memory', 'note' or 'lore'
         pinning.edit_pinned(self, self.main, self.sessions, which, self.save_everything)
 
     def action_export(self) -> None:

@@ -38,6 +38,8 @@ APP_BINDINGS: list[BindingType] = [
             tooltip="Edit the memory: text pinned at the top of every prompt (synopsis, characters, style)"),
     Binding("alt+n", "edit_pinned('note')", "Note", show=False, id="app.note",
             tooltip="Edit the author's note: put a few paragraphs before the end of what the model sees"),
+    Binding("alt+l", "edit_pinned('lore')", "Lorebook", show=False, id="app.lore",
+            tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them"),
     Binding("f12", "export", "Export", show=False, id="app.export",
             tooltip="Export this session to Markdown, with how it was made in the front matter"),
 ]

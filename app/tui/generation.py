@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from scriptorium.inference.backend import Backend
+    from scriptorium.inference.lore import Fired
 
 _request_ids = itertools.count(1)
 
@@ -175,6 +176,8 @@ class GenerationFinished(GenerationMessage):
     """The generation ended: stopped, finished, cancelled or out of context."""
 
     event: GenerationDone
+    lore: tuple[Fired, ...] = ()
+    """The lorebook entries that fired for its prompt (kept and dropped), for the session."""
 
 
 @dataclass
@@ -279,7 +282,7 @@ def stream_generation(
                 elif isinstance(event, PrefillDone):
                     post(PrefillFinished(rid, event))
                 elif isinstance(event, GenerationDone):
-                    post(GenerationFinished(rid, event))
+                    post(GenerationFinished(rid, event, request.window.lore if request.window else ()))
                 elif isinstance(event, ContextTrimmed):
                     post(ContextWasTrimmed(rid, event))
     except ScriptoriumError as error:

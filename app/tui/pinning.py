@@ -8,17 +8,25 @@ from typing import Callable
 
 from textual.app import App
 
+from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.lore import Lorebook
 from scriptorium.inference.window import Pinned
 
+from scriptorium.app.sessions import session_lore
 from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.sessions.model import DraftSession
+from scriptorium.app.tui import lore_editing
 from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
 
 def edit_pinned(app: App[None], main: MainScreen, sessions: SessionKeeper, which: str,
                 save: Callable[[], object]) -> None:
-    """Open the editor of the memory or the note (`which`) for the mode on screen."""
+    """Open the editor of the memory, the note or the lorebook (`which`) for the mode on screen."""
     if app.screen is not main:  # a dialog open keeps the keys
+        return
+    if which == "lore":
+        lore_editing.edit_lore(app, main, sessions, save)
         return
     mode = main.mode
     if which == "note" and mode == "chat":
@@ -41,9 +49,21 @@ def edit_pinned(app: App[None], main: MainScreen, sessions: SessionKeeper, which
 
 
 def show_pinned(main: MainScreen, sessions: SessionKeeper) -> None:
-    """Give each pane its session's memory and note."""
+    """Give each pane its session's memory and note, and the draft its lorebook."""
     main.draft.pinned = sessions.pinned("draft")
     main.chat.pinned = sessions.pinned("chat")
+    main.draft.lorebook = lorebook_shown(main, sessions.draft)
+
+
+def lorebook_shown(main: MainScreen, session: DraftSession | None) -> Lorebook:
+    """The draft session's lorebook; a shared file that cannot be read is said, and the
+    draft goes on without lore until it can."""
+    try:
+        return session_lore.lorebook_of(session)
+    except ScriptoriumError as error:
+        main.notify(f"{error}; the draft is continued without its lore until the file is fixed.", title="Lorebook",
+                    severity="error", timeout=15)
+        return Lorebook()
 
 
 def keep_typed(app: App[None], main: MainScreen, sessions: SessionKeeper) -> None:

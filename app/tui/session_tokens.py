@@ -16,7 +16,7 @@ from scriptorium.inference.text import piece_text
 
 from scriptorium.app.sessions.model import DraftSession
 from scriptorium.app.sessions.records import Generation
-from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource, append_token
+from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource, append_token, kept_lore
 
 
 def spans_of(session: DraftSession | None) -> list[Span]:
@@ -45,7 +45,7 @@ def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | No
         starts.append(offset)
         offset += len(record.text)
     written = "".join(record.text for record in records)
-    source = TokenSource("generated", generation.sampler_settings(), generation.seed)
+    source = TokenSource("generated", generation.sampler_settings(), generation.seed, kept_lore(generation.lore))
     for first, start in enumerate(starts):
         if not written.startswith(text, start):
             continue

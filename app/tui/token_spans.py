@@ -14,8 +14,10 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from scriptorium.inference.events import Candidate, TokenEvent, TokenScore
+from scriptorium.inference.lore import Fired
 from scriptorium.inference.settings import SamplerSettings
 from scriptorium.inference.text import piece_text
+from scriptorium.inference.window import Window
 
 from scriptorium.app.sessions.model import TextMemory
 
@@ -37,6 +39,11 @@ def bucket(p: float) -> str:
     return BUCKETS[-1][1]
 
 
+def kept_lore(fired: Iterable[Fired]) -> tuple[str, ...]:
+    """The names of the lorebook entries a prompt held."""
+    return tuple(entry.name for entry in fired if entry.kept)
+
+
 @dataclass(slots=True)
 class TokenSource:
     """Where a token came from: sampled by a generation (its settings) or scored."""
@@ -46,6 +53,13 @@ class TokenSource:
     settings: SamplerSettings | None = None
     seed: int | None = None
     """The seed the generation used, known once it finished."""
+    lore: tuple[str, ...] = ()
+    """The lorebook entries its prompt held (their names)."""
+
+    @classmethod
+    def generated(cls, settings: SamplerSettings, window: Window | None) -> "TokenSource":
+        """A generation's tokens, from the prompt made for it (F4 says the lore it held)."""
+        return cls("generated", settings, lore=kept_lore(window.lore) if window is not None else ())
 
     def describe(self) -> str:
         """One short line for the probabilities panel: how the token was chosen."""
@@ -63,7 +77,8 @@ class TokenSource:
         if s.repeat_penalty != 1.0:
             text += f" · rep {s.repeat_penalty:g}"
         seed = self.seed if self.seed is not None else s.seed
-        return text + (f" · seed {seed}" if seed is not None else "")
+        lore = f" · lore: {', '.join(self.lore)}" if self.lore else ""
+        return text + (f" · seed {seed}" if seed is not None else "") + lore
 
 
 @dataclass(frozen=True, slots=True)

@@ -341,10 +341,14 @@ def test_the_panels_show_the_mode_shown_and_the_last_request(random_model: Path)
 def test_the_kv_split_of_a_large_context_keeps_the_room_left_whole() -> None:
     """Memory and note on a context of thousands of tokens: 'mem150·note30·draft1,500·fr…'
     at the panel's 28 cells, the room left cut off."""
-    window = SimpleNamespace(memory_tokens=150, note_tokens=30, draft_tokens=1500, prompt_tokens=1680)
+    window = SimpleNamespace(memory_tokens=150, note_tokens=30, draft_tokens=1500, prompt_tokens=1680, lore_tokens=0,
+                             lore=())
     split = _window_split(window, 4096, 28)  # type: ignore[arg-type]
     assert "…" not in split and split.endswith("free 2,416") and "mem 150" in split and "note 30" in split, split
     assert _window_split(window, 4096, 60) == "mem 150·note 30·draft 1,500·free 2,416"
+    # With a lorebook, the entries in the prompt are counted apart from the draft.
+    window.lore_tokens, window.lore, window.draft_tokens = 40, ("an entry",), 1460
+    assert _window_split(window, 4096, 60) == "mem 150·note 30·lore 40·draft 1,460·free 2,416"
 
 
 def test_a_message_refused_before_the_model_ran_keeps_the_last_speed_figures(sentence_model: Path) -> None:

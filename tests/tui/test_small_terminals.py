@@ -15,11 +15,13 @@ from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
+from scriptorium.app.tui.screens.lore_entry_screen import LoreEntryScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.inference.events import Candidate, GenerationDone
+from scriptorium.inference.lore import LoreEntry
 from scriptorium.inference.window import Pinned
 
 DISK_FULL = "[Errno 28] No space left on device: '/home/someone/writing/novel/chapter-one.md'"
@@ -71,11 +73,12 @@ def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
         "load": LoadModelScreen(None, error=f"Could not load the model: {DISK_FULL}"),
         # The note's depth beside Keep and Cancel was wider than the dialog at 80 columns.
         "note": PinnedScreen("note", Pinned("", "Piove.", 3)),
+        "lore entry": LoreEntryScreen(LoreEntry("Lucia", ("Lucia", "la ragazza"), "Lucia ha sedici anni.")),
     }
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 24), (60, 15)])
-@pytest.mark.parametrize("which", ["quit, named", "quit, unnamed", "load", "note"])
+@pytest.mark.parametrize("which", ["quit, named", "quit, unnamed", "load", "note", "lore entry"])
 def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
         random_model: Path, tmp_path: Path, size: tuple[int, int], which: str) -> None:
     async def scenario() -> None:

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 
 
 class Terminal:
-    """A tmux server of our own (its own socket), one 100x30 session."""
+    """A tmux server of our own (its own socket), one 100x30 session (or of the size asked)."""
 
     def __init__(self, socket: str) -> None:
         self.socket = socket
@@ -31,9 +31,9 @@ class Terminal:
         return subprocess.run([TMUX, "-L", self.socket, *args], check=True, capture_output=True, text=True,
                               timeout=30).stdout
 
-    def start(self, command: str, env: dict[str, str]) -> None:
+    def start(self, command: str, env: dict[str, str], size: tuple[int, int] = (100, 30)) -> None:
         exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
-        self.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "main", f"env {exports} {command}")
+        self.tmux("new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), "-s", "main", f"env {exports} {command}")
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "main", *keys)
@@ -55,9 +55,9 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"the screen never showed {what}:\n{screen}")
 
-    def start_kept(self, command: str, env: dict[str, str]) -> None:
+    def start_kept(self, command: str, env: dict[str, str], size: tuple[int, int] = (100, 30)) -> None:
         """Start `command`, then keep the pane to show what it left and its exit status."""
-        self.start(f"{command}; echo \"[exit status $?]\"; sleep 60", env)
+        self.start(f"{command}; echo \"[exit status $?]\"; sleep 60", env, size)
 
     def exit_status(self, timeout: float = 15.0) -> int:
         """The exit status of the command started with start_kept, once it has ended."""

@@ -127,7 +127,7 @@ class DraftInspection(ModePane):
         sources = self.__dict__.setdefault("_sources", {})
         source = sources.get(request.id)
         if source is None:
-            source = sources[request.id] = TokenSource("generated", request.settings)
+            source = sources[request.id] = TokenSource.generated(request.settings, request.window)
         add_records(ghost.tokens, events, len(ghost.text), source)
 
     def generation_seed(self, seed: int | None) -> None:

@@ -238,6 +238,7 @@ class DraftPane(DraftWindowMark):
     def prompt_prepared(self, request: GenerationRequest, note: str) -> None:
         if request.window is not None:
             self.editor.show_window(*self.editor.window_in_text(request.window.start))
+            self.lore_seen(request.window.lore)
         super().prompt_prepared(request, note)
 
     async def stream_finished(self, done: GenerationDone | None, error: str | None, *, retry_helps: bool = True) -> None:

@@ -1,5 +1,6 @@
-"""Draft mode: where the model's window starts in the draft, marked as the author types.
-A layer of the draft pane (draft_pane.py tells the layers apart)."""
+"""Draft mode: where the model's window starts in the draft, marked as the author types,
+and which lorebook entries the prompt would hold there. A layer of the draft pane
+(draft_pane.py tells the layers apart)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from textual.timer import Timer
 from scriptorium import prompts
 from scriptorium.inference.backend import Backend
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
+from scriptorium.inference.lore import Fired
 from scriptorium.inference.window import Window, WindowError
 
 from scriptorium.app import paths
@@ -30,11 +32,16 @@ class DraftWindowMark(DraftCandidates):
         super().__init__(settings, key_display, **kwargs)
         self._window_timer: Timer | None = None
         self._said_too_long = ""
+        self.last_lore: tuple[Fired, ...] = ()
+        """The lorebook entries the last prompt made for the draft held and dropped (the lorebook screen lists them)."""
 
     def watch_backend(self) -> None:
         self._mark_window_soon()
 
     def watch_pinned(self) -> None:
+        self._mark_window_soon()
+
+    def watch_lorebook(self) -> None:
         self._mark_window_soon()
 
     def _mark_window_soon(self) -> None:
@@ -63,9 +70,10 @@ class DraftWindowMark(DraftCandidates):
     def _measure_window(self, build: Callable[[str], Window], backend: Backend, text: str) -> None:
         # Off the UI thread: counting asks the engine's process, or a server that may hang,
         # and the author is typing.
-        too_long = ""
+        too_long, lore = "", self.last_lore
         try:
-            start = build(text).start
+            window = build(text)
+            start, lore = window.start, window.lore
         except EngineCrashed as error:
             self.found_dead(backend, error)
             return
@@ -73,13 +81,14 @@ class DraftWindowMark(DraftCandidates):
             start, too_long = 0, str(error)
         except ScriptoriumError:
             start = 0  # said when a continuation asks for the window
-        self.app.call_from_thread(self._window_measured, text, start, too_long)
+        self.app.call_from_thread(self._window_measured, text, start, too_long, lore)
 
-    def _window_measured(self, text: str, start: int, too_long: str) -> None:
+    def _window_measured(self, text: str, start: int, too_long: str, lore: tuple[Fired, ...] = ()) -> None:
         editor, ghost = self.editor, self.editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         if editor.text_before(anchor) + (ghost.text if ghost else "") == text:  # else a newer one is coming
             editor.show_window(*editor.window_in_text(start))
+            self.lore_seen(lore)
         # Memory and note that leave no room are said as soon as they are (once, not at
         # every pause in typing): the author has just been told they are in every prompt.
         if too_long != self._said_too_long:
@@ -87,3 +96,14 @@ class DraftWindowMark(DraftCandidates):
             if too_long:
                 self.notify(too_long, title="Window", severity="warning", timeout=12)
 
+
+    def lore_seen(self, lore: tuple[Fired, ...]) -> None:
+        """The lore of the newest prompt made for the draft. Entries dropped for room are
+        said when they change (not at every pause in typing): the author learns what the
+        model will not see, and can raise the budget or a priority (alt+l)."""
+        dropped = [fired for fired in lore if not fired.kept]
+        if dropped and {f.name for f in dropped} != {f.name for f in self.last_lore if not f.kept}:
+            names = ", ".join(f"{fired.name} ({fired.tokens:,} tok)" for fired in dropped)
+            self.notify(f"Left out for room: {names}. A larger lore budget or a higher priority lets them in.",
+                        title="Lorebook", severity="warning", timeout=8)
+        self.last_lore = lore

@@ -14,7 +14,7 @@ from scriptorium.app.tui.widgets.panel import Panel
 class KVPanel(Panel):
     """Tokens held / n_ctx as a meter, bytes in use / allocated, bytes per token, how
     much of the last prompt was already in the cache, and what the last draft prompt held:
-    memory / note / draft / free, in tokens."""
+    memory / note / lore / draft / free, in tokens."""
 
     PANEL_NAME = "kv"
     TITLE = "KV cache"
@@ -95,14 +95,16 @@ class KVPanel(Panel):
 
 
 def _window_split(window: Window, n_ctx: int, width: int, evaluated: int | None = None) -> str:
-    """'mem 13·note 19·draft 64·free 160', made to fit the panel: the room left is the
+    """'mem 13·note 19·lore 22·draft 64·free 160', made to fit the panel: the room left is the
     number a small context is watched for, so a memory or note of 0 goes first, then the
     spaces, then the draft's count (the tokens line above holds it, with memory and note),
     before anything is cut. `evaluated`: the prompt's tokens as llama.cpp evaluated them
     (None: as counted), which the parts add up to."""
     prompt = window.prompt_tokens if evaluated is None else evaluated
-    parts = [("mem", window.memory_tokens), ("note", window.note_tokens),
-             ("draft", max(0, prompt - window.memory_tokens - window.note_tokens)), ("free", max(0, n_ctx - prompt))]
+    pinned_tokens = window.memory_tokens + window.note_tokens + window.lore_tokens
+    lore = [("lore", window.lore_tokens)] if window.lore else []  # a draft without a lorebook: as before
+    parts = [("mem", window.memory_tokens), ("note", window.note_tokens), *lore,
+             ("draft", max(0, prompt - pinned_tokens)), ("free", max(0, n_ctx - prompt))]
     shown = [(label, count) for label, count in parts if count or label in ("draft", "free")]
     pinned = [(label, count) for label, count in shown if label != "draft"]
     return fitting(width, *("·".join(f"{label}{space}{count:,}" for label, count in labels)

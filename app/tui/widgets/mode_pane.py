@@ -21,6 +21,7 @@ from textual.widget import Widget
 from scriptorium import prompts
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
 from scriptorium.inference.errors import EngineCrashed
+from scriptorium.inference.lore import Lorebook
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Pinned, Window, build_window, prompt_budget
 
@@ -68,6 +69,8 @@ class ModePane(Vertical):
     """A generation is running for this pane."""
     pinned: var[Pinned] = var(Pinned)
     """The session's memory and author's note, pinned into every prompt."""
+    lorebook: var[Lorebook] = var(Lorebook)
+    """The session's lorebook: entries that enter a draft prompt when its end mentions them."""
 
     @dataclass
     class GenerationRequested(Message):
@@ -191,10 +194,10 @@ class ModePane(Vertical):
         """build_window with what is pinned and the sampler's length now: a plain function,
         for a worker thread (counting asks the engine's process, or a server, for tokens).
         It raises ScriptoriumError."""
-        pinned, budget = self.pinned, prompt_budget(backend.n_ctx, self.sampler.max_tokens)
+        pinned, lorebook, budget = self.pinned, self.lorebook, prompt_budget(backend.n_ctx, self.sampler.max_tokens)
         return lambda text: build_window(
             text, budget=budget, count=backend.count_tokens, longest_piece=backend.longest_piece_chars,
-            memory=pinned.memory, note=pinned.note, note_depth=pinned.note_depth,
+            memory=pinned.memory, note=pinned.note, note_depth=pinned.note_depth, lorebook=lorebook,
             wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None)
 
     def found_dead(self, backend: Backend, error: EngineCrashed) -> None:

@@ -1,0 +1,65 @@
+"""Editing the draft session's lorebook (alt+l, the palette): the app's action lands here,
+the session keeps the entries (or the shared file they are in), and the draft pane is
+given the lorebook (attributes down)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from textual.app import App
+
+from scriptorium.inference.lore import Lorebook
+
+from scriptorium.app.sessions import session_lore
+from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.sessions.model import DraftSession
+from scriptorium.app.tui.screens.lore_screen import LoreScreen
+from scriptorium.app.tui.screens.main_screen import MainScreen
+
+
+class SessionLoreShelf:
+    """The LoreScreen's shelf: the draft session on screen (made now if there is none yet),
+    its pane given every change, and the session saved after each."""
+
+    def __init__(self, main: MainScreen, sessions: SessionKeeper, save: Callable[[], object]) -> None:
+        self._main, self._sessions, self._save = main, sessions, save
+
+    @property
+    def path(self) -> str | None:
+        session = self._sessions.draft
+        return session.lore_path if session is not None else None
+
+    def _session(self) -> DraftSession:
+        if self._sessions.draft is None:
+            # An empty, unnamed draft has no session yet: keeping what is pinned as it is makes one.
+            self._sessions.set_pinned("draft", self._sessions.pinned("draft"), self._main.draft_text())
+        assert self._sessions.draft is not None
+        return self._sessions.draft
+
+    def _kept(self, lorebook: Lorebook) -> Lorebook:
+        self._main.draft.lorebook = lorebook
+        self._save()
+        return lorebook
+
+    def keep(self, lorebook: Lorebook) -> None:
+        session_lore.keep_lorebook(self._session(), lorebook)
+        self._kept(lorebook)
+
+    def use_file(self, path: str) -> Lorebook:
+        return self._kept(session_lore.use_file(self._session(), path))
+
+    def use_own_entries(self, lorebook: Lorebook) -> None:
+        session_lore.use_own_entries(self._session(), lorebook)
+        self._kept(lorebook)
+
+
+def edit_lore(app: App[None], main: MainScreen, sessions: SessionKeeper, save: Callable[[], object]) -> None:
+    """Open the lorebook screen of the draft session."""
+    if main.mode == "chat":
+        app.notify("The lorebook is for the draft: its entries enter a draft prompt when the text mentions them. "
+                   f"In chat, what every reply should know goes in the memory ({main.chat.key_display('app.memory')}).",
+                   timeout=8)
+        return
+    draft = main.draft
+    app.push_screen(LoreScreen(SessionLoreShelf(main, sessions, save), draft.lorebook, draft.last_lore))
+
