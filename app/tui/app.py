@@ -34,7 +34,9 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import exporting, generation, pinning, saving, session_tokens, suggestion_keeping
+from scriptorium.app.tui import (
+    draft_conflict, exporting, generation, pinning, saving, session_tokens, suggestion_keeping,
+)
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -329,9 +331,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def save_everything(self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False) -> bool:
         """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
-        `replace_file`: over whatever the draft file holds; ctrl+s goes past a conflict it told of."""
+        `replace_file`: over whatever the draft file holds, its own text set aside first (draft_files.set_aside).
+        No other save replaces a file another program changed: ctrl+s asks whose text it keeps (draft_conflict.py)."""
         saving.take_changed_draft_file(self, self.main, self.sessions.draft)  # before its text is saved over it
-        text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
+        text, overwrite = self.main.draft_text(), replace_file
         self.sessions.problems.repeat_next(asked=explicit)
         suggestion_keeping.keep(self.main, self.sessions)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background, asked=explicit):
@@ -350,6 +353,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:
         saving.save_requested(self, self.main, self.draft_file, self.save_everything)
+        if self.sessions.conflict and self.draft_file.path is not None:
+            draft_conflict.ask_whose_text(self, self.main, self.sessions, self.save_everything)
 
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:

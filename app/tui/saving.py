@@ -87,9 +87,10 @@ def leave_draft(app: App[None], main: MainScreen, sessions: SessionKeeper) -> No
 
 def ask_before_quitting(app: App[None], main: MainScreen, draft_file: DraftFile, sessions: SessionKeeper,
                         save: Callable[..., bool]) -> None:
-    """Quitting met a save that failed: ask what to do (unsaved_screen.py)."""
+    """Quitting met a save that failed: ask what to do (unsaved_screen.py). Replacing a draft file another
+    program changed sets its text aside first (draft_files.set_aside)."""
     def decided(choice: str | None) -> None:
-        if choice == "discard" or (choice == "save" and save(explicit=True)):
+        if choice == "discard" or (choice == "save" and save(explicit=True, replace_file=sessions.conflict)):
             app.exit()
         elif choice == "save-as":
             ask_save_path(app, main, draft_file, save, then_exit=True)
@@ -98,7 +99,8 @@ def ask_before_quitting(app: App[None], main: MainScreen, draft_file: DraftFile,
 
 
 def save_requested(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool]) -> None:
-    """ctrl+s: save (`save(explicit=True)` writes everything, past a draft-file conflict), or ask for a name first."""
+    """ctrl+s: save (`save(explicit=True)` writes everything but a draft file another program changed), or ask
+    for a name first."""
     if draft_file.path is None:
         ask_save_path(app, main, draft_file, save)
     else:
