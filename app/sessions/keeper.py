@@ -18,8 +18,9 @@ from scriptorium.inference.window import Pinned
 
 from scriptorium.app.sessions import (
     AnySession, ChatSession, DraftAndSessionError, DraftConflictError, DraftFileError, DraftSession, Generation,
-    LoraRef, ModelRef, SessionError, SessionStore, claims, draft_files,
+    LoraRef, ModelRef, SessionError, SessionStore, claims,
 )
+from scriptorium.app.sessions.file_choice import SetAsides
 from scriptorium.app.sessions.file_hashes import FileHashes
 from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
@@ -59,10 +60,8 @@ class SessionKeeper:
         self.store = store
         self._unsaved = unsaved
         self.conflict = False
-        """The draft file changed on disk behind scriptorium's back, and the author's text here too: no save
-        replaces it until the author chooses whose text it keeps (`take_file_text`, or a save told to replace it)."""
-        self.set_aside: Path | None = None
-        """The copy of the draft file's own text last set aside before a save replaced it (draft_files.set_aside)."""
+        """The draft file changed on disk and here: no save replaces it unless told to (file_choice.py)."""
+        self.set_asides = SetAsides(notify, draft_file)
         self._save_key = save_key
         self.draft_file = draft_file
         self.draft: DraftSession | None = None
@@ -304,7 +303,6 @@ class SessionKeeper:
             # Said once, whether an autosave ("being saved") or a save that waited ("was saved") met it first.
             if isinstance(error, DraftConflictError):
                 self.conflict = True
-                # "Press ^s to replace it with your text": one ctrl+s, a writer's reflex, lost the other program's.
                 self.problems.failed(f"{error}{session_saved}. Press {self._save_key()} to choose whose text it keeps "
                                      "(nothing is lost either way).", about="draft file", failure=str(error))
             else:
@@ -320,29 +318,6 @@ class SessionKeeper:
         self.conflict = False
         self._unsaved_since = None
         return True
-
-    def take_file_text(self, editor_text: str) -> tuple[str, str]:
-        """The author chose the draft file's text over `editor_text`, theirs: theirs is kept first in a copy of the
-        session (with which words the model wrote), then the session takes the file's text and is saved. Returns
-        (the file's text, the copy's title). Raises SessionError (one line): nothing changed then."""
-        session = self.draft
-        if session is None or not session.draft_path:
-            raise SessionError("this draft has no file to take text from")
-        if draft_files.read(Path(session.draft_path)) is None:  # raises SessionError if it cannot be read
-            raise SessionError(f"{Path(session.draft_path).name} is gone: there is no text on disk to take")
-        session.set_text(editor_text)
-        copy = self.store.create_copy(session, detached=True)
-        draft_files.take_file(session, editor_text)
-        self.conflict = False
-        self.problems.saved("draft file")
-        self._save(session, in_background=False)
-        self._unsaved_since = None
-        return session.text, copy.title
-
-    def _said_set_aside(self, copy: Path) -> None:
-        self.set_aside = copy
-        self._notify(f"{self.draft_file.display_name} had been changed by another program: that text is kept in "
-                     f"{copy.name}, beside it. The file now holds your text.", title="Draft file", timeout=20)
 
     def save_chat(self, messages: list[dict[str, str]], unsent: str = "", *, in_background: bool = False) -> bool:
         """Save the conversation, and what the author typed in the chat box and did not send."""
@@ -362,8 +337,7 @@ class SessionKeeper:
         about = session.kind
         if not in_background:
             try:
-                self.store.save(session, overwrite_draft=overwrite_draft, draft_file=draft_file,
-                                set_aside=self._said_set_aside)
+                self.store.save(session, overwrite_draft=overwrite_draft, draft_file=draft_file, set_aside=self.set_asides.said)
             except DraftFileError:
                 self.problems.saved(about)  # the store wrote the session before it said the draft file failed
                 raise
@@ -383,7 +357,7 @@ class SessionKeeper:
                 self._unsaved(about)
 
         self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written, draft_file=draft_file,
-                        set_aside=self._said_set_aside)
+                        set_aside=self.set_asides.said)
 
     def close(self) -> None:
         """The app is closing: wait for the sessions being written, then let other scriptoriums have them."""

@@ -34,9 +34,7 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import (
-    draft_conflict, exporting, generation, pinning, saving, session_tokens, suggestion_keeping,
-)
+from scriptorium.app.tui import exporting, generation, pinning, saving, session_tokens, suggestion_keeping
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -331,8 +329,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def save_everything(self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False) -> bool:
         """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
-        `replace_file`: over whatever the draft file holds, its own text set aside first (draft_files.set_aside).
-        No other save replaces a file another program changed: ctrl+s asks whose text it keeps (draft_conflict.py)."""
+        `replace_file`: over whatever the draft file holds (set aside first, if another program changed it: no
+        other save replaces such a file, and ctrl+s asks whose text it keeps; sessions/file_choice.py)."""
         saving.take_changed_draft_file(self, self.main, self.sessions.draft)  # before its text is saved over it
         text, overwrite = self.main.draft_text(), replace_file
         self.sessions.problems.repeat_next(asked=explicit)
@@ -352,9 +350,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:
-        saving.save_requested(self, self.main, self.draft_file, self.save_everything)
-        if self.sessions.conflict and self.draft_file.path is not None:
-            draft_conflict.ask_whose_text(self, self.main, self.sessions, self.save_everything)
+        saving.save_requested(self, self.main, self.sessions, self.save_everything)
 
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:

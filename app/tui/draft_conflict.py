@@ -10,7 +10,7 @@ from typing import Callable
 
 from textual.app import App
 
-from scriptorium.app.sessions import SessionError, draft_files
+from scriptorium.app.sessions import SessionError, draft_files, file_choice
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.tui import session_tokens
 from scriptorium.app.tui.screens.file_conflict_screen import FileConflictScreen
@@ -43,10 +43,11 @@ def take_file_text(app: App[None], main: MainScreen, sessions: SessionKeeper) ->
     """Show the file's text in place of the author's, theirs kept in a copy of the session."""
     main.stop_generation()  # its suggestion is recorded with the author's text, in the copy
     try:
-        text, copy_title = sessions.take_file_text(main.draft_text())
+        text, copy_title = file_choice.take_file_text(sessions.draft, sessions.store, main.draft_text())
     except SessionError as error:
         app.notify(str(error), title="Not taken", severity="error", timeout=15)
         return
+    sessions.save_draft(text)  # the file already holds it: this stamps the file and saves the session
     main.draft.show_text(text, session_tokens.spans_of(sessions.draft))
     main.draft_state_changed()
     app.notify(f"{sessions.draft_file.display_name}'s text is shown; yours is kept in the session “{copy_title}” "

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from scriptorium.app.sessions import DraftConflictError, DraftFileError, DraftSession, SessionStore
+from scriptorium.app.sessions.file_choice import take_file_text
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 
@@ -115,9 +116,9 @@ def test_the_keeper_asks_instead_of_replacing_then_says_where_the_files_text_wen
     assert keeper.conflict and draft.read_text(encoding="utf-8") == MINE + APPENDED
     assert "choose whose text it keeps" in shown[-1] and "replace it with your text" not in shown[-1]
     assert keeper.save_draft(mine, overwrite_file=True, asked=True)  # "Keep mine"
-    assert not keeper.conflict and keeper.set_aside is not None
-    assert keeper.set_aside.read_text(encoding="utf-8") == MINE + APPENDED
-    assert keeper.set_aside.name in shown[-1] and draft.read_text(encoding="utf-8") == mine
+    copy = keeper.set_asides.last
+    assert not keeper.conflict and copy is not None and copy.read_text(encoding="utf-8") == MINE + APPENDED
+    assert copy.name in shown[-1] and draft.read_text(encoding="utf-8") == mine
 
 
 def test_taking_the_files_text_keeps_the_authors_in_a_copy_of_the_session(tmp_path: Path, store: SessionStore) -> None:
@@ -126,7 +127,8 @@ def test_taking_the_files_text_keeps_the_authors_in_a_copy_of_the_session(tmp_pa
     appended_elsewhere(draft)
     mine = MINE + "Il mare era calmo.\n"
     assert not keeper.save_draft(mine)
-    text, copy_title = keeper.take_file_text(mine)
+    text, copy_title = take_file_text(keeper.draft, store, mine)
+    assert keeper.save_draft(text)
     assert text == MINE + APPENDED and keeper.draft.text == text and not keeper.conflict
     assert draft.read_text(encoding="utf-8") == MINE + APPENDED
     assert SessionStore().load(keeper.draft.id).text == MINE + APPENDED

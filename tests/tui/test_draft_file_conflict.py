@@ -31,10 +31,11 @@ def porto(tmp_path: Path) -> Path:
 
 
 async def typed_while_another_program_appended(pilot: Pilot[Any], draft: Path) -> None:
-    """The author types, another program appends a line, and the autosave meets the change."""
-    await pilot.press("ctrl+home", "end", *TYPED)
+    """Another program appends a line, the author types, and the autosave meets the change. (Appended
+    after the typing, the line could come after an autosave that had saved all of it: no conflict.)"""
     with draft.open("a", encoding="utf-8") as handle:
         handle.write(APPENDED)
+    await pilot.press("ctrl+home", "end", *TYPED)
     await autosaved(pilot)
     assert pilot.app.sessions.conflict
     assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED  # no autosave replaces it
