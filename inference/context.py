@@ -32,7 +32,9 @@ from typing import Any, Callable, Iterator, Sequence
 from .errors import GenerationError, ModelLoadError
 from .events import KVCacheUsage
 from .gguf_file import ModelFacts
+from .fresh_prefix import FreshPrefix
 from .kv_cache import KVLayout
+from .row_batch import EveryRowBatch
 from .sampling import LastLogits, SamplerChain
 from .settings import SamplerSettings
 
@@ -68,7 +70,8 @@ class Reuse:
     """Tokens of the prompt not evaluated again."""
     how: str
     """'prefix' (the common prefix), 'shifted' (the prefix kept and the rest moved back),
-    'refilled' (the window slid but the model cannot shift its cache: evaluated again)."""
+    'refilled' (the window slid but the model cannot shift its cache: evaluated again),
+    'fresh' (a fixed seed: as from an empty cache, fresh_prefix.py)."""
     shifted: int = 0
     """Of `tokens`, how many were moved by the shift."""
 
@@ -112,6 +115,8 @@ class LlamaContext:
         self.kv_layout = KVLayout.for_model(facts, self.n_ctx, type_k=type_k, type_v=type_v,
                                             n_ubatch=int(lib.llama_n_ubatch(ctx)), swa_full=swa_full)
         self._tokens: list[int] = []
+        self.fresh = FreshPrefix()
+        """What an evaluation from an empty cache left before its prompt's last token (for a fixed seed)."""
         self._lock = threading.Lock()
         self._abort_check: Callable[[], bool] | None = None
 
@@ -190,6 +195,7 @@ class LlamaContext:
     def clear(self) -> None:
         self._lib.llama_memory_clear(self._lib.llama_get_memory(self._ctx), True)
         self._tokens.clear()
+        self.fresh.cut(0)
 
     def trim(self, keep: int) -> int:
         """Forget the tokens from position `keep` on; return how many stay. A memory that
@@ -198,6 +204,7 @@ class LlamaContext:
             self.clear()
             return 0
         del self._tokens[keep:]
+        self.fresh.cut(keep)
         return len(self._tokens)
 
     def reuse_prefix(self, tokens: Sequence[int]) -> int:
@@ -236,6 +243,7 @@ class LlamaContext:
         memory = self._lib.llama_get_memory(self._ctx)
         cached = self._tokens
         end = run.start + run.length
+        self.fresh.cut(keep)  # positions from `keep` on are to hold other tokens
         if not (self._lib.llama_memory_seq_rm(memory, 0, end, -1)
                 and self._lib.llama_memory_seq_rm(memory, 0, keep, run.start)):
             self.clear()
@@ -289,7 +297,7 @@ class LlamaContext:
         its uncached tail is removed, so the chunks before it stay reusable. Any other
         failure clears the cache and raises GenerationError ("failed to `failure`")."""
         size = max(1, min(chunk or self.n_batch, self.n_batch))
-        rows = _EveryRowBatch(self._lib, size) if every_row else None
+        rows = EveryRowBatch(self._lib, size) if every_row else None
         self._interruptible(should_stop)
         try:
             for begin in range(0, len(tokens), size):
@@ -374,27 +382,3 @@ class _OneTokenDecoder:
         tokens = self._tokens
         tokens.append(token)
         return len(tokens)
-
-
-class _EveryRowBatch:
-    """A llama_batch that asks for the logits of every position, made once per request."""
-
-    def __init__(self, lib: Any, size: int):
-        self._lib = lib
-        self._batch = lib.llama_batch_init(size, 0, 1)
-        batch = self._batch
-        for i in range(size):  # every position: sequence 0, logits wanted
-            batch.n_seq_id[i] = 1
-            batch.seq_id[i][0] = 0
-            batch.logits[i] = 1
-        self._tokens = (ctypes.c_int32 * size).from_address(ctypes.addressof(batch.token.contents))
-        self._positions = (ctypes.c_int32 * size).from_address(ctypes.addressof(batch.pos.contents))
-
-    def filled(self, tokens: Sequence[int], first_position: int) -> Any:
-        self._batch.n_tokens = len(tokens)
-        self._tokens[:len(tokens)] = tokens
-        self._positions[:len(tokens)] = range(first_position, first_position + len(tokens))
-        return self._batch
-
-    def free(self) -> None:
-        self._lib.llama_batch_free(self._batch)

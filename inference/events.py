@@ -88,7 +88,8 @@ class PrefillDone:
     kv_cache: KVCacheUsage
     cache_reuse: str = "prefix"
     """How the cache was reused: 'prefix', 'shifted' (the window slid and the cache moved
-    with it) or 'refilled' (it slid, but the model cannot shift: evaluated again)."""
+    with it), 'refilled' (it slid, but the model cannot shift: evaluated again) or 'fresh'
+    (a fixed seed: only what an evaluation from an empty cache left; fresh_prefix.py)."""
     shifted_tokens: int = 0
     """Of reused_tokens, those moved back by the shift."""
 

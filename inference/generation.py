@@ -8,7 +8,7 @@ from contextlib import closing
 from typing import Callable, Iterator, Sequence
 
 from . import native
-from .context import LlamaContext, never_stop
+from .context import DecodedChunk, LlamaContext, Reuse, never_stop
 from .events import ContextTrimmed, Event, GenerationDone, PrefillDone, PrefillProgress, TokenEvent
 from .sampling import StepReader
 from .settings import LogitBias, SamplerSettings
@@ -28,6 +28,30 @@ def fit_to_context(tokens: list[int], n_ctx: int, max_tokens: int, bos_id: int |
     head = tokens[:1] if keep_bos else []
     tail = tokens[len(tokens) - (budget - len(head)):]
     return head + tail, len(tokens) - len(head) - len(tail)
+
+
+def reuse_fresh(context: LlamaContext, tokens: Sequence[int]) -> Reuse:
+    """For a fixed seed: keep the cache only as far as an evaluation of `tokens` from an empty cache left it
+    (before the last token: a re-roll), else clear it; the rest is then evaluated as `continue` evaluates it."""
+    head = tuple(tokens[:-1])
+    if context.fresh.covers(head) and context.cached_tokens[:len(head)] == head:
+        return Reuse(context.trim(len(head)), "fresh")
+    context.clear()
+    return Reuse(0, "fresh")
+
+
+def decode_prompt(context: LlamaContext, pending: Sequence[int], should_stop: Callable[[], bool]
+                  ) -> Iterator[DecodedChunk]:
+    """Evaluate the uncached rest of a prompt, its last token alone: a re-roll, which evaluates only that
+    token again, then computes what the first run computed (fresh_prefix.py). From an empty cache, what
+    came before the last token is remembered for `reuse_fresh`."""
+    from_empty = context.n_cached == 0
+    yield from context.decode(pending[:-1], should_stop=should_stop)
+    if not pending or context.n_cached < len(pending) - 1:
+        return  # stopped midway
+    if from_empty:
+        context.fresh.left(context.cached_tokens)
+    yield from context.decode(pending[-1:], should_stop=should_stop)
 
 
 def run_generation(
@@ -65,13 +89,16 @@ def run_generation(
             words = text(a)
             return words == text(b) and words.strip() != ""
 
-        tokens, reuse = context.reuse(tokens, same_text)
+        if settings.seed is not None and settings.temperature > 0:
+            reuse = reuse_fresh(context, tokens)  # the seed gives the same text warm or cold (fresh_prefix.py)
+        else:
+            tokens, reuse = context.reuse(tokens, same_text)
         reused = reuse.tokens
         pending = tokens[reused:]
 
         prefill_ms = 0.0
         prefilled = 0
-        with closing(context.decode(pending, should_stop=stop_requested)) as chunks:
+        with closing(decode_prompt(context, pending, stop_requested)) as chunks:
             for chunk in chunks:
                 prefill_ms += chunk.ms
                 prefilled += chunk.tokens

@@ -13,6 +13,13 @@ have typed. The panels still name the token by its byte (<0xFF>, piece_text).
 Line breaks are the editor's: each one "\\n" (a vocabulary with "\\r\\n" tokens, SmolLM2's,
 writes two characters where the editor keeps one). Stop strings are matched on that text,
 the text the author sees: a stop "\\n\\n" ends a paragraph on such a model too.
+
+Control characters other than "\\n" and "\\t" (byte tokens <0x1F>, <0x0E>... with the byte
+ban lifted) are no text either: each becomes its Unicode control picture (U+241F ␟ for
+U+001F, U+2421 ␡ for DEL; U+FFFD for the C1 controls, which have none), as the panels draw
+a token's "\\r" as ␍. Written as they came, they reached the author's draft file, and the
+suggestion's box, whose cells they took no room in, lost its border's line. This is the one
+place the rule is kept: the draft, the chat, `continue` and the session all get this text.
 """
 
 from __future__ import annotations
@@ -28,6 +35,19 @@ OTHER_LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _OTHER_BREAK = re.compile(f"\r\n|[{OTHER_LINE_BREAKS}]")
 
 REPLACEMENT_CHARACTER = "\ufffd"
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Every control character but "\\t" and "\\n" (the other line breaks are "\\n" by then)."""
+_CONTROL_PICTURES = {
+    **{code: 0x2400 + code for code in range(0x20) if chr(code) not in "\t\n"},
+    0x7F: 0x2421,
+    **{code: ord(REPLACEMENT_CHARACTER) for code in range(0x80, 0xA0)},
+}
+
+
+def visible_controls(text: str) -> str:
+    """`text` with each control character but "\\t" and "\\n" drawn as its control picture (module docstring)."""
+    return text.translate(_CONTROL_PICTURES) if _CONTROL.search(text) else text
 
 
 def _drop_unfinished(error: UnicodeDecodeError) -> tuple[str, int]:
@@ -101,8 +121,9 @@ class LineBreaks:
 
 class CompletionText:
     """A generation's token bytes as the text the author sees, one token at a time: whole
-    characters (TokenTextDecoder), the editor's line breaks, and no stop string (matched
-    on that text, the stop strings' own line breaks read the same way)."""
+    characters (TokenTextDecoder), the editor's line breaks, control characters drawn
+    (visible_controls), and no stop string (matched on that text, the stop strings' own
+    line breaks read the same way)."""
 
     def __init__(self, stops: tuple[str, ...]) -> None:
         self._decoder = TokenTextDecoder()
@@ -116,14 +137,14 @@ class CompletionText:
 
     def feed(self, piece: bytes) -> str:
         """The text this token's bytes release (often '' while something is held back)."""
-        return self._stops.feed(self._breaks.feed(self._decoder.feed(piece)))
+        return self._stops.feed(visible_controls(self._breaks.feed(self._decoder.feed(piece))))
 
     def finish(self) -> str:
         """What is still held back once the generation ends ('' after a stop string)."""
         if self._stops.stopped:
             return ""
         last = self._breaks.feed(self._decoder.finish()) + self._breaks.finish()
-        return self._stops.feed(last) + self._stops.finish()
+        return self._stops.feed(visible_controls(last)) + self._stops.finish()
 
 
 _BYTE_LABEL = re.compile("<0x[0-9A-F]{2}>")

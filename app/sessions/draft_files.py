@@ -7,6 +7,10 @@ editor counts its offsets that way, the model was trained on "\n", and an editor
 keeps only one kind of line break (every str.splitlines break becomes it). The file
 keeps its own: its BOM and line breaks (CRLF, CR) are put back on each save, read from
 the file as it is then. The stamp's hash is of the text in that inside form.
+
+Text that exists only on disk is never destroyed: a save told to replace a file whose text
+scriptorium never read or wrote (another program changed it) first copies the file, byte
+for byte, beside it as `NAME.disk-YYYYMMDD-HHMMSS` (`set_aside`), and says where.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from pathlib import Path
 from stat import S_ISREG
 
@@ -142,15 +147,38 @@ def take_changed_file(session: DraftSession, editor_text: str) -> str | None:
         return None
     if text is None:
         return None
-    session.set_text(editor_text)
-    session.set_text(text)
-    session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=text_sha256(text))
+    _take(session, editor_text, text, stat)
     return text if text != editor_text else None
 
 
-def save(session: DraftSession, overwrite: bool) -> None:
+def take_file(session: DraftSession, editor_text: str) -> str:
+    """The draft file's text, now the session's, whatever the author changed here: the
+    author chose the file's text over theirs (which the caller keeps elsewhere first).
+    Raises SessionError (one line) when the file is gone or cannot be read."""
+    path = Path(session.draft_path or "")
+    try:
+        stat = path.stat()
+    except OSError as error:
+        raise SessionError(f"cannot read {path}: {error.strerror or error}") from None
+    text = read(path)
+    if text is None:
+        raise SessionError(f"{path.name} is gone: there is no text on disk to take")
+    _take(session, editor_text, text, stat)
+    return text
+
+
+def _take(session: DraftSession, editor_text: str, text: str, stat: os.stat_result) -> None:
+    # The editor's text first: the model's passages then follow the change to the file's.
+    session.set_text(editor_text)
+    session.set_text(text)
+    session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=text_sha256(text))
+
+
+def save(session: DraftSession, overwrite: bool) -> Path | None:
     """Write the session's text to its draft file and stamp it. Raises DraftConflictError
-    if the file changed on disk meanwhile (unless `overwrite`), DraftFileError otherwise."""
+    if the file changed on disk meanwhile (unless `overwrite`), DraftFileError otherwise.
+    Returns the copy the file's own text was set aside in (`overwrite` past a change made
+    elsewhere), None when there was nothing of another program's to keep."""
     path = Path(session.draft_path or "")
     digest = text_sha256(session.text)
     stamp = session.draft_stamp
@@ -162,20 +190,24 @@ def save(session: DraftSession, overwrite: bool) -> None:
         raise DraftFileError(f"cannot reach draft file {path}: {error.strerror or error}") from None
     if stat is not None and not S_ISREG(stat.st_mode):  # hashing a pipe's "content" would wait for ever
         raise DraftFileError(f"the draft file was not saved: {path} is not a regular file")
-    if stat is not None and not overwrite:
+    changed_elsewhere = False
+    if stat is not None:
         unchanged = stamp is not None and (stat.st_size, stat.st_mtime_ns) == (stamp.size, stamp.mtime_ns)
         on_disk = stamp.sha256 if unchanged and stamp else _file_sha256(path)
         if on_disk == digest:
             if not unchanged:
                 session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
-            return
-        if stamp is None or on_disk != stamp.sha256:
+            return None
+        changed_elsewhere = stamp is None or on_disk != stamp.sha256
+        if changed_elsewhere and not overwrite:
             raise DraftConflictError(
                 f"{path.name} changed on disk since scriptorium last saved it; the draft file was not overwritten")
     if stat is not None and _read_only(path, stat.st_mode):
         # An atomic write replaces the file by renaming over it, which a read-only file does
         # not stop: the protection the author set (as editors honour it) would be ignored.
         raise DraftFileError(f"{path.name} is read-only, so the draft file was not saved; make it writable to save it")
+    # One ctrl+s replaced another program's text, kept nowhere: it is copied aside first.
+    kept = set_aside(path) if changed_elsewhere else None
     newline, bom = _format_on_disk(path) if stat is not None else ("\n", False)
     try:
         atomic.write_text(path, file_form(session.text, newline, bom))
@@ -183,6 +215,33 @@ def save(session: DraftSession, overwrite: bool) -> None:
     except (atomic.WriteError, OSError) as error:
         raise DraftFileError(f"the draft file was not saved: {error}") from None
     session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=digest)
+    return kept
+
+
+SET_ASIDE_MARK = ".disk-"
+"""Between the draft file's name and the time in the name of a copy set aside: `porto.md.disk-20261203-134500`.
+After the whole name, so a folder's `*.md` (a book built from its chapters) never takes the copy in."""
+
+
+def set_aside(path: Path) -> Path:
+    """Copy the file at `path`, its bytes as they are (whatever their encoding), to a new
+    file beside it named for now; return the copy's path. Written atomically and never
+    over another file. Raises DraftFileError (one line): the file is then not to be replaced."""
+    try:
+        data, mode = path.read_bytes(), path.stat().st_mode & 0o777  # no more readable than the file
+    except OSError as error:
+        raise DraftFileError(f"the draft file was not saved: its text on disk could not be kept first "
+                             f"({error.strerror or error})") from None
+    stem = f"{path.name}{SET_ASIDE_MARK}{time.strftime('%Y%m%d-%H%M%S')}"
+    for attempt in range(1, 100):
+        copy = path.with_name(stem if attempt == 1 else f"{stem}-{attempt}")
+        try:
+            return atomic.write_bytes(copy, data, overwrite=False, mode=mode)
+        except atomic.FileExistsRefused:
+            continue
+        except atomic.WriteError as error:
+            raise DraftFileError(f"the draft file was not saved: its text on disk could not be kept first ({error})") from None
+    raise DraftFileError(f"the draft file was not saved: no free name beside it for a copy of its text on disk ({stem})")
 
 
 def _read_only(path: Path, mode: int) -> bool:

@@ -20,6 +20,7 @@ from scriptorium.app.sessions import (
     AnySession, ChatSession, DraftAndSessionError, DraftConflictError, DraftFileError, DraftSession, Generation,
     LoraRef, ModelRef, SessionError, SessionStore, claims,
 )
+from scriptorium.app.sessions.file_choice import SetAsides
 from scriptorium.app.sessions.file_hashes import FileHashes
 from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
@@ -60,7 +61,8 @@ class SessionKeeper:
         self.store = store
         self._unsaved = unsaved
         self.conflict = False
-        """The draft file changed on disk behind scriptorium's back: an explicit save replaces it."""
+        """The draft file changed on disk and here: no save replaces it unless told to (file_choice.py)."""
+        self.set_asides = SetAsides(notify, draft_file)
         self._save_key = save_key
         self.draft_file = draft_file
         self.draft: DraftSession | None = None
@@ -304,8 +306,8 @@ class SessionKeeper:
             # Said once, whether an autosave ("being saved") or a save that waited ("was saved") met it first.
             if isinstance(error, DraftConflictError):
                 self.conflict = True
-                self.problems.failed(f"{error}{session_saved}. Press {self._save_key()} to replace it with your text.",
-                                     about="draft file", failure=str(error))
+                self.problems.failed(f"{error}{session_saved}. Press {self._save_key()} to choose whose text it keeps "
+                                     "(nothing is lost either way).", about="draft file", failure=str(error))
             else:
                 self.problems.failed(f"{error}{session_saved}", about="draft file", failure=str(error))
             return False
@@ -338,7 +340,7 @@ class SessionKeeper:
         about = session.kind
         if not in_background:
             try:
-                self.store.save(session, overwrite_draft=overwrite_draft, draft_file=draft_file)
+                self.store.save(session, overwrite_draft=overwrite_draft, draft_file=draft_file, set_aside=self.set_asides.said)
             except DraftFileError:
                 self.problems.saved(about)  # the store wrote the session before it said the draft file failed
                 raise
@@ -357,7 +359,8 @@ class SessionKeeper:
                                      about=about)
                 self._unsaved(about)
 
-        self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written, draft_file=draft_file)
+        self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written, draft_file=draft_file,
+                        set_aside=self.set_asides.said)
 
     def close(self) -> None:
         """The app is closing: wait for the sessions being written, then let other scriptoriums have them."""

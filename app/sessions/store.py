@@ -14,6 +14,7 @@ import threading
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 from scriptorium.app import atomic
 from scriptorium.app import paths
@@ -165,13 +166,15 @@ class SessionStore:
     # ------------------------------------------------------------ saving
 
     def save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool = False,
-             after: After | None = None, draft_file: bool = True) -> bool:
+             after: After | None = None, draft_file: bool = True,
+             set_aside: Callable[[Path], object] = lambda copy: None) -> bool:
         """Write the session (and its draft file, unless not `draft_file`) if anything changed; True if the
         session file was written.
 
         Call it after every accepted suggestion (before going on) and a few seconds after
         typing stops. Raises SessionError; DraftConflictError when the draft file changed on
-        disk (the session itself is saved; overwrite_draft=True replaces the file anyway).
+        disk (the session itself is saved; overwrite_draft=True replaces the file anyway, once
+        its text is copied beside it: `set_aside(the copy's path)` is told, here).
 
         The session is encoded here, and its file written on the store's writing thread
         (writes.py), after the writes asked for before. `in_background`: return True at
@@ -182,7 +185,8 @@ class SessionStore:
             draft_problem: SessionError | None = None
             if isinstance(session, DraftSession) and session.draft_path and draft_file:
                 try:
-                    draft_files.save(session, overwrite_draft)
+                    if (copy := draft_files.save(session, overwrite_draft)) is not None:
+                        set_aside(copy)
                 except SessionError as error:
                     draft_problem = error
             # Encoded once, stamped with the time it would be written: compared, then written as is.

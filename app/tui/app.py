@@ -329,9 +329,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def save_everything(self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False) -> bool:
         """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
-        `replace_file`: over whatever the draft file holds; ctrl+s goes past a conflict it told of."""
+        `replace_file`: over whatever the draft file holds (set aside first, if another program changed it: no
+        other save replaces such a file, and ctrl+s asks whose text it keeps; sessions/file_choice.py)."""
         saving.take_changed_draft_file(self, self.main, self.sessions.draft)  # before its text is saved over it
-        text, overwrite = self.main.draft_text(), replace_file or (explicit and self.sessions.conflict)
+        text, overwrite = self.main.draft_text(), replace_file
         self.sessions.problems.repeat_next(asked=explicit)
         suggestion_keeping.keep(self.main, self.sessions)
         if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background, asked=explicit):
@@ -349,7 +350,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:
-        saving.save_requested(self, self.main, self.draft_file, self.save_everything)
+        saving.save_requested(self, self.main, self.sessions, self.save_everything)
 
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:

@@ -16,7 +16,7 @@ from textual.timer import Timer
 from scriptorium.app.sessions import DraftSession, draft_files
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
-from scriptorium.app.tui import pinning, session_tokens
+from scriptorium.app.tui import draft_conflict, pinning, session_tokens
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
@@ -87,9 +87,10 @@ def leave_draft(app: App[None], main: MainScreen, sessions: SessionKeeper) -> No
 
 def ask_before_quitting(app: App[None], main: MainScreen, draft_file: DraftFile, sessions: SessionKeeper,
                         save: Callable[..., bool]) -> None:
-    """Quitting met a save that failed: ask what to do (unsaved_screen.py)."""
+    """Quitting met a save that failed: ask what to do (unsaved_screen.py). Replacing a draft file another
+    program changed sets its text aside first (draft_files.set_aside)."""
     def decided(choice: str | None) -> None:
-        if choice == "discard" or (choice == "save" and save(explicit=True)):
+        if choice == "discard" or (choice == "save" and save(explicit=True, replace_file=sessions.conflict)):
             app.exit()
         elif choice == "save-as":
             ask_save_path(app, main, draft_file, save, then_exit=True)
@@ -97,12 +98,14 @@ def ask_before_quitting(app: App[None], main: MainScreen, draft_file: DraftFile,
     app.push_screen(UnsavedScreen(draft_file, sessions.problems.unsaved(), sessions.conflict), decided)
 
 
-def save_requested(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool]) -> None:
-    """ctrl+s: save (`save(explicit=True)` writes everything, past a draft-file conflict), or ask for a name first."""
+def save_requested(app: App[None], main: MainScreen, sessions: SessionKeeper, save: Callable[..., bool]) -> None:
+    """ctrl+s: save (`save(explicit=True)` writes everything but a draft file another program changed: the
+    author is asked whose text it keeps, draft_conflict.py), or ask for a name first."""
+    draft_file = sessions.draft_file
     if draft_file.path is None:
         ask_save_path(app, main, draft_file, save)
-    else:
-        save_and_say(app, draft_file, lambda: save(explicit=True))
+    elif not save_and_say(app, draft_file, lambda: save(explicit=True)) and sessions.conflict:
+        draft_conflict.ask_whose_text(app, main, sessions, save)
 
 
 def save_and_say(app: App[None], draft_file: DraftFile, save: Callable[[], bool]) -> bool:

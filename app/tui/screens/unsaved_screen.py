@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from scriptorium.app.sessions.draft_files import SET_ASIDE_MARK
 from scriptorium.app.sessions.opening import DraftFile
 
 
@@ -40,7 +41,8 @@ class UnsavedScreen(ModalScreen[str | None]):
             # "Save and quit" alone read as saving the author's text, and silently replaced the other program's.
             # Not "has changes": quitting right after the other program wrote, there may be none here.
             return (f"Another program changed {self._name} since scriptorium saved it: saving replaces "
-                    "that program's text with the text on screen here.")
+                    f"that program's text with the text on screen here, and keeps its text beside it as "
+                    f"{self._name}{SET_ASIDE_MARK}<date-time>.")
         lines = []
         if self._text_unsaved or not (self._record_unsaved or self._chat_unsaved):
             lines.append(f"{self._name} has changes that are not saved.")

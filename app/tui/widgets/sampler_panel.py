@@ -233,6 +233,10 @@ class SamplerPanel(Panel, can_focus=True):
 
     def action_fix_seed(self) -> None:
         last_seed = self.view.last_seed if self.view is not None else None
+        if self.view is not None and self.view.sampler.seed is None and self.view.sampler.temperature > 0:
+            # A reused cache is computed a little differently (inference/generation.py): said, the wait is no surprise.
+            self.notify("Seed fixed: the prompt is now evaluated afresh, as `scriptorium continue --seed` does, so the "
+                        "seed gives the same text in both (a re-roll then evaluates one token).", title="Seed")
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.with_seed_fixed(sampler, last_seed)))
 
     def action_lora_scale(self, direction: int) -> None:
