@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, str] = {
     "sessions": "sessions_cmd",
     "vocab": "vocab_cmd",
     "quantize": "quantize_cmd",
+    "compare": "compare_cmd",
 }
 TUI_COMMAND = "tui_cmd"
 
