@@ -100,6 +100,8 @@ def _child(pipe: Connection, job: CompareJob) -> None:
         _score_job(pipe, job)
     except ScriptoriumError as error:
         pipe.send(("error", str(error)))
+    except Exception as error:  # noqa: BLE001 - a row's failure, in one line, not the child's traceback
+        pipe.send(("error", f"scoring {job.options.model_path.name} failed: {type(error).__name__}: {error}"))
     pipe.send(("done",))
     pipe.close()
 
@@ -124,7 +126,7 @@ def _score_job(pipe: Connection, job: CompareJob) -> None:
             finally:
                 if handle is not None:
                     handle.close()
-            if writing is not None and score.ppl_tokens:
+            if writing is not None and score.ppl_tokens and not score.cancelled:
                 reference = Reference(writing, score.tokens_digest, score.n_ctx, engine.n_vocab)
                 pipe.send(("reference", reference))
             tokens = engine.vocabulary.tokenize(job.text)

@@ -150,6 +150,8 @@ def _run_plan(plan: list[Planned], text: str, args: argparse.Namespace, scratch:
             notes = list(planned.notes)
             if index > 0 and planned.digest != first.digest:
                 notes.append("not compared with the first model: another vocabulary")
+            elif index > 0 and job.reference is None and shares_vocabulary:
+                notes.append("not compared with the first model: it gave no distributions to compare with")
             results.append(row_record(_label(planned, row.scale), planned, row, notes))
 
         try:
