@@ -186,8 +186,7 @@ def _score_window(context: LlamaContext, tokens: list[int], window: Window, voca
         address = context.every_row_logits()
         logits = np.ctypeslib.as_array((ctypes.c_float * (decoded.tokens * n_vocab)).from_address(address))
         logits = logits.reshape(decoded.tokens, n_vocab)
-        top = logits.max(axis=1, keepdims=True)
-        log_norm = top[:, 0] + np.log(np.exp(logits - top, dtype=np.float32).sum(axis=1, dtype=np.float64))
+        log_norm = _log_normalisers(logits, address)
         for row in range(decoded.tokens):
             target = window.start + begin + row + 1
             if target >= len(tokens):
@@ -200,7 +199,7 @@ def _score_window(context: LlamaContext, tokens: list[int], window: Window, voca
                 result.nll += nll
                 result.ppl_tokens += 1
                 if write_reference is not None or reading is not None:
-                    log_probs = (logits[row] - log_norm[row]).astype(np.float32)
+                    log_probs = logits[row] - np.float32(log_norm[row])
                     if write_reference is not None:
                         write_reference.write(log_probs.tobytes())
                     if reading is not None:
@@ -208,6 +207,25 @@ def _score_window(context: LlamaContext, tokens: list[int], window: Window, voca
         begin += decoded.tokens
     if begin < len(part):
         result.cancelled = True
+
+
+def _log_normalisers(logits: np.ndarray, address: int) -> np.ndarray:
+    """log(sum(exp(row))) of every row. llama.cpp's own softmax kernel, row by row, when
+    this build exports it: numpy's passes over a chunk of rows (up to 128 MiB) and their
+    temporaries cost a third of the decode itself on a 262k vocabulary."""
+    from . import native
+
+    top = logits.max(axis=1)
+    kernel = native.softmax_kernel()
+    if kernel is None:
+        sums = np.exp(logits - top[:, None], dtype=np.float32).sum(axis=1, dtype=np.float64)
+        return top + np.log(sums)
+    n_rows, n_vocab = logits.shape
+    scratch = np.empty(n_vocab, dtype=np.float32)
+    row_bytes = n_vocab * ctypes.sizeof(ctypes.c_float)
+    sums = np.fromiter((kernel(n_vocab, scratch.ctypes.data, address + row * row_bytes, float(top[row]))
+                        for row in range(n_rows)), dtype=np.float64, count=n_rows)
+    return top + np.log(sums)
 
 
 def _compare_row(reading: BinaryIO, log_probs: np.ndarray, n_vocab: int, result: TextScore) -> None:
