@@ -82,7 +82,7 @@ def _plan(args: argparse.Namespace) -> list[Planned]:
     from scriptorium.inference.comparison import vocabulary_digest
     from scriptorium.inference.errors import ModelFileError, ScriptoriumError
     from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
-    from scriptorium.inference.load_options import LoadOptions
+    from scriptorium.inference.load_options import LoadOptions, beyond_training
     from scriptorium.inference.settings import rule_for
 
     if args.lora_scale and args.lora is None:
@@ -103,6 +103,9 @@ def _plan(args: argparse.Namespace) -> list[Planned]:
         options = LoadOptions(model_path=path, n_ctx=args.ctx, n_threads=args.threads, n_threads_batch=args.threads,
                               flash_attn=flash, spm_path=args.spm).validated()
         planned = Planned(options, path.name, (None,), vocabulary_digest(path), facts.file_size)
+        beyond = beyond_training(options.context_for(facts.context_length), facts.context_length)
+        if beyond:
+            planned.notes.append(beyond)
         if args.lora is not None:
             try:
                 adapter = read_adapter_facts(args.lora, facts.architecture, path)
@@ -121,6 +124,7 @@ def _run_plan(plan: list[Planned], text: str, args: argparse.Namespace, scratch:
     from scriptorium.app.models.choice import stderr_progress
     from scriptorium.inference.compare_worker import CompareJob, run_job
     from scriptorium.inference.errors import ScriptoriumError
+    from scriptorium.inference.load_options import context_rounded
 
     from .compare_output import row_record
 
@@ -148,6 +152,9 @@ def _run_plan(plan: list[Planned], text: str, args: argparse.Namespace, scratch:
             nonlocal done
             done += 1
             notes = list(planned.notes)
+            rounded = context_rounded(args.ctx, row.score.n_ctx)
+            if rounded:
+                notes.append(rounded + " (llama-perplexity's windows would be the size asked)")
             if index > 0 and planned.digest != first.digest:
                 notes.append("not compared with the first model: another vocabulary")
             elif index > 0 and job.reference is None and shares_vocabulary:
