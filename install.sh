@@ -105,11 +105,12 @@ if [ "$with_tests" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
     fi
 fi
 if [ "$with_tests" = 1 ]; then
-    # The remote backend's tests run a real llama-server built from the llama.cpp that
-    # llama-cpp-python vendors (cached under the user cache dir, keyed by that commit: only
-    # the first run compiles, about 14 minutes on 2 cores). Without it those tests skip.
+    # The remote backend's tests run a real llama-server, and compare's tests llama-perplexity,
+    # built from the llama.cpp that llama-cpp-python vendors (cached under the user cache dir,
+    # keyed by that commit: only the first run compiles, about 14 minutes on 2 cores). Without
+    # them those tests skip.
     if ! "$venv/bin/python" tools/build_llama_server.py >/dev/null; then
-        echo "install.sh: llama-server was not built; the remote backend's tests will be skipped" >&2
+        echo "install.sh: llama-server or llama-perplexity was not built; the tests that need them will be skipped" >&2
     fi
 fi
 echo "install.sh: done"

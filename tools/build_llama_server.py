@@ -1,7 +1,8 @@
-"""Build llama.cpp's `llama-server` once, from the llama.cpp that llama-cpp-python vendors.
+"""Build llama.cpp's `llama-server` and `llama-perplexity` once, from the llama.cpp that llama-cpp-python vendors.
 
-    .venv/bin/python tools/build_llama_server.py            build it (or reuse the cache); print its path
-    .venv/bin/python tools/build_llama_server.py --locate   print the cached binary's path, build nothing
+    .venv/bin/python tools/build_llama_server.py            build them (or reuse the cache); print the server's path
+    .venv/bin/python tools/build_llama_server.py --locate   print the cached server's path, build nothing
+    .venv/bin/python tools/build_llama_server.py --locate --tool llama-perplexity
 
 The remote backend's tests compare a real llama-server with the in-process engine on
 the same model, so both must be the same llama.cpp: the source is the sdist of the
@@ -12,9 +13,10 @@ is compiled, with the web UI's download skipped (`LLAMA_USE_PREBUILT_UI=OFF`), a
 Linux x86-64 with Intel AMX off, as install.sh builds llama-cpp-python (llama.cpp's AMX
 matmul segfaults under virtualisation).
 
-`SCRIPTORIUM_LLAMA_SERVER` names a binary to use instead (a server built elsewhere).
-Exit status: 0 the binary is there (its path on stdout), 1 it could not be built or is
-not cached (one line on stderr saying why).
+`SCRIPTORIUM_LLAMA_SERVER` and `SCRIPTORIUM_LLAMA_PERPLEXITY` name binaries to use
+instead (built elsewhere). Exit status: 0 the binaries are there (the server's path, or
+with --locate the tool's, on stdout), 1 one could not be built or is not cached (one
+line on stderr saying why).
 """
 
 from __future__ import annotations
@@ -34,12 +36,17 @@ from pathlib import Path
 import platformdirs
 
 BINARY_ENV = "SCRIPTORIUM_LLAMA_SERVER"
+SERVER = "llama-server"
+PERPLEXITY = "llama-perplexity"
+TOOLS = (SERVER, PERPLEXITY)
+"""The targets built and cached; the server first (the remote tests need it most)."""
+OVERRIDES = {SERVER: BINARY_ENV, PERPLEXITY: "SCRIPTORIUM_LLAMA_PERPLEXITY"}
 DISTRIBUTION = "llama-cpp-python"
 AMX_OFF = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 
 
 class BuildError(Exception):
-    """Why llama-server is not available on this machine, in one line."""
+    """Why a tool is not available on this machine, in one line."""
 
 
 def cache_root() -> Path:
@@ -60,26 +67,28 @@ def _version_pointer(version: str) -> Path:
     return cache_root() / f"{DISTRIBUTION}-{version}.commit"
 
 
-def _binary_for(commit: str) -> Path:
-    return cache_root() / commit / "llama-server"
+def _binary_for(commit: str, tool: str = SERVER) -> Path:
+    # The cache folder keeps its name from when it held the server alone: a server cached
+    # then is found where it is, and only the other tools are built beside it.
+    return cache_root() / commit / tool
 
 
-def locate() -> Path:
+def locate(tool: str = SERVER) -> Path:
     """The binary to test against, without building: the override or the cache."""
-    override = os.environ.get(BINARY_ENV)
+    override = os.environ.get(OVERRIDES[tool])
     if override:
         path = Path(override).expanduser()
         if not (path.is_file() and os.access(path, os.X_OK)):
-            raise BuildError(f"{BINARY_ENV}={override} is not an executable file")
+            raise BuildError(f"{OVERRIDES[tool]}={override} is not an executable file")
         return path
     version = installed_version()
     pointer = _version_pointer(version)
     if not pointer.is_file():
         raise BuildError(
-            f"llama-server for {DISTRIBUTION} {version} is not built "
+            f"{tool} for {DISTRIBUTION} {version} is not built "
             "(run ./install.sh --test or tools/build_llama_server.py)"
         )
-    binary = _binary_for(pointer.read_text(encoding="utf-8").strip())
+    binary = _binary_for(pointer.read_text(encoding="utf-8").strip(), tool)
     if not binary.is_file():
         raise BuildError(f"{binary} is missing (run tools/build_llama_server.py)")
     return binary
@@ -135,14 +144,22 @@ def _run(cmd: list[str], log: Path) -> None:
             raise BuildError(f"'{' '.join(cmd[:3])} ...' failed; see {log}")
 
 
+def _missing_tools() -> list[str]:
+    missing = []
+    for tool in TOOLS:
+        try:
+            locate(tool)
+        except BuildError:
+            missing.append(tool)
+    return missing
+
+
 def build(jobs: int) -> Path:
-    """Build (or reuse) the binary for the installed llama-cpp-python; returns its path."""
-    try:
+    """Build (or reuse) the binaries for the installed llama-cpp-python; returns the server's path."""
+    if not _missing_tools():
         return locate()
-    except BuildError:
-        pass
     if shutil.which("cmake") is None:
-        raise BuildError("cmake is not installed, so llama-server cannot be built")
+        raise BuildError("cmake is not installed, so llama.cpp's tools cannot be built")
     version = installed_version()
     cache_root().mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="llama-server-build-") as tmp:
@@ -155,37 +172,43 @@ def build(jobs: int) -> Path:
                 tar.extractall(work)
         source = next(p for p in work.iterdir() if p.is_dir())
         commit = _vendored_commit(source)
-        binary = _binary_for(commit)
-        if not binary.is_file():
+        # An overridden tool is not built; of the others, those not cached for this commit.
+        targets = [tool for tool in TOOLS if not os.environ.get(OVERRIDES[tool]) and not _binary_for(commit, tool).is_file()]
+        if targets:
             log = cache_root() / f"build-{commit[:12]}.log"
             log.write_text("", encoding="utf-8")
             llama = source / "vendor" / "llama.cpp"
             build_dir = work / "build"
             started = time.monotonic()
             _run(["cmake", "-S", str(llama), "-B", str(build_dir), *_cmake_args(commit)], log)
-            _run(["cmake", "--build", str(build_dir), "--target", "llama-server",
-                  "--parallel", str(jobs)], log)
-            built = build_dir / "bin" / "llama-server"
-            if not built.is_file():
-                raise BuildError(f"the build finished without {built}; see {log}")
-            binary.parent.mkdir(parents=True, exist_ok=True)
-            # Copy then rename: a half-copied binary is never found by locate().
-            partial = binary.with_suffix(".partial")
-            shutil.copy2(built, partial)
-            partial.replace(binary)
-            print(f"build_llama_server: built in {time.monotonic() - started:.0f} s "
+            for tool in targets:
+                # One target at a time in the same build folder: what they share compiles once,
+                # and a tool that fails to build leaves the ones before it cached.
+                _run(["cmake", "--build", str(build_dir), "--target", tool, "--parallel", str(jobs)], log)
+                built = build_dir / "bin" / tool
+                if not built.is_file():
+                    raise BuildError(f"the build finished without {built}; see {log}")
+                binary = _binary_for(commit, tool)
+                binary.parent.mkdir(parents=True, exist_ok=True)
+                # Copy then rename: a half-copied binary is never found by locate().
+                partial = binary.with_suffix(".partial")
+                shutil.copy2(built, partial)
+                partial.replace(binary)
+                _version_pointer(version).write_text(commit + "\n", encoding="utf-8")
+            print(f"build_llama_server: built {', '.join(targets)} in {time.monotonic() - started:.0f} s "
                   f"with {jobs} jobs (llama.cpp {commit[:12]})", file=sys.stderr)
         _version_pointer(version).write_text(commit + "\n", encoding="utf-8")
-    return binary
+    return locate()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locate", action="store_true", help="print the cached binary's path; build nothing")
+    parser.add_argument("--tool", choices=TOOLS, default=SERVER, help="the binary --locate prints (default: llama-server)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel compile jobs")
     args = parser.parse_args(argv)
     try:
-        path = locate() if args.locate else build(max(1, args.jobs))
+        path = locate(args.tool) if args.locate else build(max(1, args.jobs))
     except BuildError as exc:
         print(f"build_llama_server: {exc}", file=sys.stderr)
         return 1

@@ -19,6 +19,8 @@ SUBCOMMANDS: dict[str, str] = {
     "config": "config_cmd",
     "sessions": "sessions_cmd",
     "vocab": "vocab_cmd",
+    "quantize": "quantize_cmd",
+    "compare": "compare_cmd",
 }
 TUI_COMMAND = "tui_cmd"
 
