@@ -17,6 +17,8 @@ DAMAGED = {
     "wrong_format": json.dumps({"format": "something-else", "version": 1}).encode(),
     "list": b"[1, 2, 3]",
     "deep": b"[" * 200_000,  # the JSON parser gives up with a RecursionError
+    # Past Python's 4,300-digit limit int() raises ValueError, not a JSONDecodeError.
+    "huge_int": b"1" + b"0" * 5000,
 }
 
 
