@@ -11,7 +11,8 @@ a round trip, so a long generation in the child never freezes a redraw:
   - `kv_usage` from the model's KV layout and the latest token count the child reported
     (every event batch and reply carries it, and each TokenEvent has its own);
   - `chat_prompt` by rendering the GGUF's chat template, which the child sent at load
-    (a Jinja template in Python, nothing native).
+    (a Jinja template, nothing native: rendered in the bounded renderer process of
+    template_process.py, never waiting on the engine).
 """
 
 from __future__ import annotations
