@@ -44,6 +44,9 @@ START_WAIT_S = 60.0
 RENDERED_CHARS_LIMIT = 32_000_000
 """The longest prompt a template may write: far more than any context holds (a 128k-token
 context is under a million characters), so only a runaway template reaches it."""
+RENDERER_MEMORY_BYTES = 1_000_000_000
+"""The address space the renderer may take (where the system lets a process limit its own):
+`'x' * 10**10` is refused with a MemoryError at once instead of pushing the machine into swap."""
 RENDERER_MODULE = "scriptorium.inference.template_process"
 
 
@@ -191,6 +194,12 @@ def _serve(requests: Connection, replies: Connection) -> None:
         raise _Overrun
 
     signal.signal(signal.SIGALRM, overrun)
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (RENDERER_MEMORY_BYTES, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (ImportError, ValueError, OSError):
+        pass  # not on this system: the time bound and the app's kill still hold
     replies.send_bytes(_encode(("ready",)))
     while True:
         try:

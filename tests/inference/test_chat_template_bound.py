@@ -76,6 +76,11 @@ def test_a_template_that_writes_for_ever_is_stopped_at_its_output_bound(monkeypa
     assert "wrote more than 10,000 characters" in str(_failure_within(20, WRITING_FOR_EVER))
 
 
+def test_a_template_that_asks_for_gigabytes_is_one_line() -> None:
+    assert "MemoryError" in str(_failure_within(20, "{{ 'x' * 10**10 }}"))
+    assert render_chat(MESSAGES, "{{ 3 }}", None, "") == "3"
+
+
 def test_the_templates_own_refusals_and_errors_are_still_one_line() -> None:
     with pytest.raises(ScriptoriumError, match="refused the conversation: roles must alternate"):
         render_chat(MESSAGES, "{{ raise_exception('roles must alternate') }}", None, "")
