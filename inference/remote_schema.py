@@ -23,12 +23,17 @@ SHOWN_CHARS = 40
 """The most of a refused value the message quotes."""
 
 
+MISSING = object()
+"""The value of a required field the answer does not have."""
+
+
 class AnswerMismatch(ValueError):
     """An answer with a field of the wrong shape: `where` names it (`a.b[0].c`)."""
 
     def __init__(self, where: str, value: Any, expected: str) -> None:
         self.where, self.value, self.expected = where or "the answer", value, expected
-        super().__init__(f"{self.where} = {_shown(value)}, not {expected}")
+        said = "missing" if value is MISSING else f"= {_shown(value)}, not {expected}"
+        super().__init__(f"{self.where} {said}")
 
 
 class Shape(Protocol):
@@ -58,8 +63,9 @@ class Whole:
 
     def checked(self, value: Any, where: str) -> int:
         if not _is_whole(value) or value < self.minimum or (self.maximum is not None and value > self.maximum):
-            upto = f" to {self.maximum}" if self.maximum is not None else " or more"
-            raise AnswerMismatch(where, value, f"a whole number from {self.minimum}{upto}")
+            span = (f"from {self.minimum} to {self.maximum}" if self.maximum is not None
+                    else f"of {self.minimum} or more")
+            raise AnswerMismatch(where, value, f"a whole number {span}")
         return value
 
 
@@ -140,15 +146,16 @@ class Record:
     def checked(self, value: Any, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise AnswerMismatch(where, value, "an object")
-        out = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             shape = self.fields.get(key)
             if shape is None:
                 out[key] = item
             elif item is not None or key in self.required:
                 out[key] = shape.checked(item, f"{where}.{key}" if where else key)
-        for key in self.required - out.keys():
-            raise AnswerMismatch(f"{where}.{key}" if where else key, None, "there (it is missing)")
+        missing = sorted(self.required - out.keys())
+        if missing:
+            raise AnswerMismatch(f"{where}.{missing[0]}" if where else missing[0], MISSING, "there")
         return out
 
 

@@ -47,8 +47,8 @@ def short_bound(monkeypatch: pytest.MonkeyPatch) -> float:
 
 
 def test_a_template_that_loops_for_ever_is_stopped_in_one_line(short_bound: float) -> None:
-    assert str(_failure_within(20, LOOPING)) == ("the chat template did not finish within 0.5 s (a loop that never ends?), "
-                                 "so it was stopped")
+    assert str(_failure_within(20, LOOPING)) == (
+        "the chat template did not finish within 0.5 s (a loop that never ends?), so it was stopped")
     # Nothing is left spinning, and the next render works.
     assert render_chat(MESSAGES, "{{ messages[0].content }}!", None, "") == "Ciao!"
 
