@@ -159,6 +159,22 @@ class Record:
         return out
 
 
+@dataclass(frozen=True)
+class Unless:
+    """`shape`, unless the answer is an object whose `key` is `value`: a llama-server of
+    another role (a router of several models, whose context is 0) is refused by the
+    backend with its own message, which names the remedy."""
+
+    key: str
+    value: Any
+    shape: Shape
+
+    def checked(self, value: Any, where: str) -> Any:
+        if isinstance(value, dict) and value.get(self.key) == self.value:
+            return value
+        return self.shape.checked(value, where)
+
+
 BYTES = ListOf(Whole(0, 255), "a list of byte values")
 """A token's bytes (a piece that is not UTF-8 text comes as a list of byte values)."""
 LOG_PROBABILITY = Number(maximum=0.01, meaning="a log-probability (a finite number, 0 or less)")
@@ -171,11 +187,11 @@ GENERATED = Record({"id": TOKEN_ID, "bytes": BYTES, "logprob": LOG_PROBABILITY,
 
 ROUTES: dict[str, Shape] = {
     "/health": Anything(),
-    "/props": Record({
+    "/props": Unless("role", "router", Record({
         "default_generation_settings": Record({"n_ctx": Whole(1), "params": Record()}),
         "total_slots": Whole(1),
         "endpoint_slots": Flag(),
-    }),
+    })),
     "/v1/models": Record({"data": ListOf(Record({"meta": Record({
         "n_vocab": Whole(1), "n_params": Whole(0), "size": Whole(0), "n_ctx_train": Whole(0), "n_embd": Whole(0),
     })}))}),

@@ -17,7 +17,7 @@ from scriptorium.inference import remote
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone, KVCacheUsage
 from scriptorium.inference.remote_schema import (
-    ROUTES, AnswerMismatch, Anything, Either, Flag, ListOf, Number, Record, Text, Whole, checked_answer,
+    ROUTES, AnswerMismatch, Anything, Either, Flag, ListOf, Number, Record, Text, Unless, Whole, checked_answer,
 )
 from scriptorium.inference.remote_stream import run_remote_generation
 from scriptorium.inference.settings import PRESETS, LogitBias
@@ -46,6 +46,8 @@ def near(shape: Any) -> st.SearchStrategy[Any]:
         return ANY_JSON
     elif isinstance(shape, ListOf):
         fits = st.lists(near(shape.item), max_size=4)
+    elif isinstance(shape, Unless):
+        return near(shape.shape)
     elif isinstance(shape, Either):
         fits = st.one_of([near(option) for option in shape.shapes])
     else:
