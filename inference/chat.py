@@ -20,21 +20,9 @@ def render_chat(
 
         fallback_template = prompts.load(prompts.CHAT_FALLBACK)
     template = model_template or fallback_template
-    import jinja2
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from .template_process import render_template
 
-    environment = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-
-    def raise_exception(message: str) -> None:
-        raise ScriptoriumError(f"the chat template refused the conversation: {message}")
-
-    try:
-        return environment.from_string(template).render(
-            messages=messages,
-            add_generation_prompt=True,
-            bos_token=bos_token,
-            eos_token="",
-            raise_exception=raise_exception,
-        )
-    except jinja2.TemplateError as error:
-        raise ScriptoriumError(f"the chat template could not be rendered: {error}") from None
+    # In a process of its own, bounded in time and output: a template is a program, and
+    # one that loops for ever must not take the app with it (template_process.py).
+    return render_template(template, {"messages": messages, "add_generation_prompt": True,
+                                       "bos_token": bos_token, "eos_token": ""})

@@ -11,7 +11,8 @@ a round trip, so a long generation in the child never freezes a redraw:
   - `kv_usage` from the model's KV layout and the latest token count the child reported
     (every event batch and reply carries it, and each TokenEvent has its own);
   - `chat_prompt` by rendering the GGUF's chat template, which the child sent at load
-    (a Jinja template in Python, nothing native).
+    (a Jinja template, nothing native: rendered in the bounded renderer process of
+    template_process.py, never waiting on the engine).
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ STOP_WAIT_S = 10.0
 answer before it is taken for hung and killed: it stops between two tokens, or inside a
 prefill batch through llama.cpp's abort callback, so only a child that no longer runs
 (stopped, spinning in native code) takes this long, and it would hold the app's exit."""
+REPLY_WAIT_S = 10.0
+"""How long a request answered at once (counting a prompt's tokens, a LoRA scale) may wait
+for its answer: the child answers in milliseconds (a count is of a window, at most a
+context's worth of text), so silence this long is a child that no longer runs (stopped,
+spinning in native code). It is killed and the app loads the model again, as for a stream
+that does not stop (STOP_WAIT_S); waiting on, the request held the lock for ever, and
+every later request waited behind it, though Esc had ended the generation on screen."""
 HUNG = "the model's engine did not stop when asked, so it was ended"
 BUSY = "the model's engine was still busy when it was closed, so it was ended"
 LOADING: set[EngineProcess] = set()
@@ -171,10 +179,15 @@ class IsolatedBackend:
 
     # ---- the pipe ----------------------------------------------------------------------
     def _reply(self, request_id: int) -> tuple[Any, ...]:
-        """The reply that ends `request_id` (the lock held); raises the child's error."""
+        """The reply that ends `request_id` (the lock held); raises the child's error, and
+        EngineCrashed once the child, silent for REPLY_WAIT_S, is killed."""
+        deadline = time.monotonic() + REPLY_WAIT_S
         while True:
-            reply = self._process.receive()
-            assert reply is not None
+            reply = self._process.receive(max(deadline - time.monotonic(), 0.0))
+            if reply is None:
+                self._process.kill(f"the model's engine did not answer within {REPLY_WAIT_S:g} s, so it was ended")
+                reply = self._process.receive()  # EngineCrashed, with that reason, once it is dead
+                assert reply is not None
             if reply[1] != request_id:
                 continue  # the tail of a stream abandoned earlier
             if reply[0] == "error":

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .errors import EngineCrashed, ScriptoriumError
+from .remote_schema import AnswerMismatch, checked_answer
 
 if TYPE_CHECKING:
     pass
@@ -243,11 +244,17 @@ class ServerClient:
 
     # ---- what went wrong, in one line ----------------------------------------------------
     def _json(self, text: str, path: str) -> Any:
+        """The answer to `path`, checked against its declared shape (remote_schema.py): every
+        answer passes here, so none of the backend's arithmetic meets a wrong type."""
         try:
-            return json.loads(text)
+            answer = json.loads(text)
         except ValueError:
             raise ServerError(f"{self.url} answered {path} with something that is not JSON: "
                               "is it a llama-server?") from None
+        try:
+            return checked_answer(path, answer)
+        except AnswerMismatch as mismatch:
+            raise ServerError(f"llama-server at {self.url} answered {path} with {mismatch}") from None
 
     def _failure(self, error: Exception, *, during_stream: bool = False, waited: float | None = None) -> ServerError:
         httpx = self._httpx

@@ -40,7 +40,7 @@ class VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
         from scriptorium.app.version import scriptorium_version
 
-        print(f"scriptorium {scriptorium_version()}")
+        parser._print_message(f"scriptorium {scriptorium_version()}\n", sys.stdout)
         parser.exit()
 
 
@@ -49,6 +49,17 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+    def _print_message(self, message: str, file: object = None) -> None:  # type: ignore[override]
+        """Output (--help, --version) written and flushed here, so that a failure reaches
+        main, which says it in one line: argparse drops a failed write without a word
+        (`--help > /dev/full` exited 0 with nothing written), and what stays buffered failed
+        at exit with a traceback. Messages for stderr keep argparse's own handling."""
+        if file is not sys.stdout or not message:
+            super()._print_message(message, file)  # type: ignore[arg-type]
+            return
+        sys.stdout.write(message)
+        sys.stdout.flush()
 
 
 def build_parser(subcommand: str | None) -> argparse.ArgumentParser:
@@ -134,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(subcommand)
     if (empty := _empty_argument(parser, args_list)) is not None:
         parser.error(f"{empty} is empty (an unset shell variable?)")
-    args = parser.parse_args(args_list)
     try:
+        args = parser.parse_args(args_list)  # inside: --help and --version write to stdout
         code = int(args.run(args) or 0)
         sys.stdout.flush()  # here, where a full disk is still this function's to report
         return code

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from scriptorium.inference.errors import read_regular_file, universal_newlines
+
 from scriptorium.app import paths
 from scriptorium.app.config.parse import parse_config
 from scriptorium.app.config.schema import Config, ConfigError
@@ -26,7 +28,8 @@ def config_path(cli_value: str | os.PathLike[str] | None = None) -> Path:
 def _read(path: Path, explicit: bool) -> tuple[dict | None, str | None]:
     """(TOML table or None, problem or None); a missing default file is simply no config."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # Bounded, and only a regular file: `--config /dev/zero` filled gigabytes, a FIFO waited for ever.
+        text = universal_newlines(read_regular_file(path).decode("utf-8"))
     except FileNotFoundError:
         return None, (f"config file not found: {path}" if explicit else None)
     except IsADirectoryError:

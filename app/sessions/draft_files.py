@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from stat import S_ISREG
 
+from scriptorium.inference.errors import NotARegularFile, read_regular_file
 from scriptorium.inference.text import OTHER_LINE_BREAKS, editor_line_breaks
 
 from scriptorium.app import atomic
@@ -108,13 +109,13 @@ def read(path: Path, notes: list[str] | None = None) -> str | None:
     """The draft file's text in the inside form; None if there is no such file. What saving
     would change (mixed line breaks) is said in a line added to `notes`. Raises SessionError (one line)."""
     try:
-        if not S_ISREG(path.stat().st_mode):
-            # Read as a file, a pipe waits for a writer and /dev/zero never ends: no screen, ever.
-            kind = "a folder" if path.is_dir() else "not a regular file (a pipe, device or socket)"
-            raise SessionError(f"draft {path} is {kind}; scriptorium opens only files")
-        data = path.read_bytes()
+        data = read_regular_file(path)
     except FileNotFoundError:
         return None
+    except (IsADirectoryError, NotARegularFile):
+        # Read as a file, a pipe waits for a writer and /dev/zero never ends: no screen, ever.
+        kind = "a folder" if path.is_dir() else "not a regular file (a pipe, device or socket)"
+        raise SessionError(f"draft {path} is {kind}; scriptorium opens only files") from None
     except OSError as error:
         raise SessionError(f"cannot read {path}: {error.strerror or error}") from None
     try:
@@ -251,7 +252,7 @@ def _read_only(path: Path, mode: int) -> bool:
 
 def _file_sha256(path: Path) -> str | None:
     try:
-        return text_sha256(inside_form(path.read_bytes().decode("utf-8")))
+        return text_sha256(inside_form(read_regular_file(path).decode("utf-8")))
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -375,6 +375,11 @@ def loads(text: str) -> AnySession:
     except RecursionError:
         # A session is a handful of levels deep; the parser's own limit stops `[[[[...`.
         raise FormatError("JSON nested too deeply to be a session") from None
+    except ValueError:
+        # The one other refusal of json.loads: an integer of more than 4,300 digits, which
+        # Python will not convert (a guard against quadratic-time conversions). No session
+        # holds such a number, so the file is damaged like any other.
+        raise FormatError("an integer of thousands of digits, which no session holds") from None
     if _SURROGATE_ESCAPE.search(text):  # rare, so the whole check only then
         _refuse_lone_surrogates(data)
     return from_dict(data)

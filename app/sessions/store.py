@@ -16,6 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
+from scriptorium.inference.errors import read_regular_file
+
 from scriptorium.app import atomic
 from scriptorium.app import paths
 
@@ -32,6 +34,9 @@ CORRUPT_MARK = ".corrupt-"
 STALE_TEMP_SECONDS = 3600
 """A temp file this old belongs to a process that died mid-write: nothing will finish it."""
 SESSION_FILE_MODE = 0o600
+SESSION_FILE_LIMIT = 2_000_000_000
+"""The largest session file read: the author's text is a few MB, but every token of every
+generation is recorded with its candidates."""
 
 
 def _noting_the_saved_file(after: After, session: AnySession) -> After:
@@ -269,7 +274,9 @@ class SessionStore:
         self._writes.flush()  # a file still being written is read as it will be
         inside = path.resolve().parent == self.directory.resolve()
         try:
-            session = session_format.loads(path.read_bytes().decode("utf-8"))
+            # Only a regular file (`export /dev/zero` filled the memory), bounded far above the
+            # author's own files: a long session's token records make it large.
+            session = session_format.loads(read_regular_file(path, SESSION_FILE_LIMIT).decode("utf-8"))
         except session_format.NewerFormatError as error:
             raise SessionError(f"cannot open session {path.name}: {error}") from None
         except (OSError, UnicodeDecodeError, session_format.FormatError) as error:

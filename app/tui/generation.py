@@ -312,7 +312,9 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
                               engine_lost=isinstance(error, EngineCrashed),
                               retry_helps=isinstance(error, (EngineCrashed, ServerError)),
                               server_gone=isinstance(error, ServerUnreachable)))
-        said_of_the_model(engine, error, post)
+        # Stopped while its prompt was made, the generation has ended on screen already
+        # (GenerationWithdrawn's case): its failure is not shown, so the app says the engine's.
+        said_of_the_model(engine, error, post, said=not should_stop())
         return None
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
         post(GenerationFailed(rid, f"making the prompt crashed ({type(error).__name__}: {error})",
@@ -326,11 +328,12 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
     return request
 
 
-def said_of_the_model(engine: "Backend", error: ScriptoriumError, post: Callable[[Message], object]) -> None:
+def said_of_the_model(engine: "Backend", error: ScriptoriumError, post: Callable[[Message], object],
+                      said: bool = True) -> None:
     """What a request's failure tells the app of the model itself, beyond the request's own
-    message: its engine died (it is loaded again), or its llama-server is not answering (the
-    panels say so; the next request asks it again)."""
+    message (`said`: shown to the author): its engine died (it is loaded again), or its
+    llama-server is not answering (the panels say so; the next request asks it again)."""
     if isinstance(error, EngineCrashed):
-        post(BackendCrashed(engine, str(error)))
+        post(BackendCrashed(engine, str(error), said=said))
     elif isinstance(error, ServerUnreachable):
         post(BackendUnreachable(engine))

@@ -187,6 +187,17 @@ def test_a_full_disk_on_stdout_is_one_line(random_model: Path, command: list[str
     assert result.stderr.strip().splitlines() == ["scriptorium: cannot write the output: No space left on device"]
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("option", [["--version"], ["--help"], ["models", "--help"]])
+def test_version_and_help_on_a_full_disk_are_one_line(option: list[str]) -> None:
+    """--version failed with an OSError traceback; --help exited 0 with its text lost."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable.replace("python", "scriptorium"), *option], stdout=full,
+                                stderr=subprocess.PIPE, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == ["scriptorium: cannot write the output: No space left on device"]
+
+
 def test_a_pipe_closed_early_is_quiet(random_model: Path) -> None:
     """`scriptorium continue ... | head -c 1`: the reader goes away; that is not an error."""
     exe = sys.executable.replace("python", "scriptorium")

@@ -229,6 +229,16 @@ def _finishes(work: Callable[[], None]) -> bool:
     return not thread.is_alive()
 
 
+def _counting(backend: IsolatedBackend, failures: list[EngineCrashed]) -> Callable[[], None]:
+    """A token count on `backend` that notes how it failed."""
+    def count() -> None:
+        try:
+            backend.count_tokens(PROMPT)
+        except EngineCrashed as error:
+            failures.append(error)
+    return count
+
+
 def test_a_child_that_stops_answering_is_ended_once_asked_to_stop(
         byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A hung llama.cpp (stopped, swapped out, spinning in native code) answered no cancel:
@@ -270,12 +280,7 @@ def test_closing_does_not_wait_for_ever_on_a_request_to_a_hung_child(
     monkeypatch.setattr(isolated_module, "STOP_WAIT_S", 0.5, raising=False)
     os.kill(isolated.pid, signal.SIGSTOP)
     failures: list[EngineCrashed] = []
-
-    def count() -> None:
-        try:
-            isolated.count_tokens(PROMPT)
-        except EngineCrashed as error:
-            failures.append(error)
+    count = _counting(isolated, failures)
 
     counting = threading.Thread(target=count, daemon=True)
     counting.start()
@@ -307,3 +312,44 @@ def test_a_stream_left_unfinished_on_a_hung_child_lets_go(
             os.kill(backend.pid, signal.SIGCONT)
         backend.close()
     assert backend._process.process.poll() == -signal.SIGKILL
+
+
+def test_a_child_stopped_while_idle_is_ended_at_the_next_request(
+        isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGSTOP while idle, then ctrl+g: the prompt's count waited for ever, holding the lock;
+    Esc ended the generation on screen only, and every later request waited behind it."""
+    monkeypatch.setattr(isolated_module, "REPLY_WAIT_S", 0.5, raising=False)
+    os.kill(isolated.pid, signal.SIGSTOP)
+    failures: list[EngineCrashed] = []
+    count = _counting(isolated, failures)
+
+    try:
+        assert _finishes(count)
+    finally:
+        if isolated._process.process.poll() is None:
+            os.kill(isolated.pid, signal.SIGCONT)
+    assert "did not answer within 0.5 s" in str(failures[0])
+    assert isolated._process.process.poll() == -signal.SIGKILL
+    assert not isolated._lock.locked()
+
+
+def test_a_generation_on_a_stopped_idle_child_asks_for_the_engine_to_be_loaded_again(
+        isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the app does with it: the request fails as the engine's, and the engine is loaded again."""
+    from scriptorium.app.models.loading import BackendCrashed
+    from scriptorium.app.tui.generation import GenerationFailed, Prepared, new_request, stream_generation
+
+    monkeypatch.setattr(isolated_module, "REPLY_WAIT_S", 0.5, raising=False)
+    os.kill(isolated.pid, signal.SIGSTOP)
+    posted: list[object] = []
+    request = new_request("draft", lambda: Prepared(PROMPT * isolated.count_tokens(PROMPT)), GREEDY, LogitBias(),
+                          3, None)
+    try:
+        assert _finishes(lambda: stream_generation(isolated, request, posted.append, should_stop=lambda: False,
+                                                   frame_interval=0.0))
+    finally:
+        if isolated._process.process.poll() is None:
+            os.kill(isolated.pid, signal.SIGCONT)
+    failed, crashed = posted
+    assert isinstance(failed, GenerationFailed) and failed.engine_lost and "did not answer" in failed.error
+    assert isinstance(crashed, BackendCrashed) and crashed.backend is isolated

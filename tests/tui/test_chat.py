@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, saved_chat, spying_loader
 
 from scriptorium import prompts
@@ -294,5 +295,34 @@ def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given
             assert isinstance(saved, ChatSession) and saved.system_prompt == system
             assert [t.content for t in saved.turns] == ["Ciao", REPLY]
             assert f"## System prompt\n\n{system}\n" in render_markdown(saved)
+
+    run(scenario)
+
+
+def test_a_chat_template_that_loops_for_ever_is_one_notification(gguf_dir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nested range(99999) loops in the GGUF's template ran in the app's own process at 100%
+    CPU: Esc could not stop it and the app outlived ctrl+q. Rendered in its own process, it
+    is stopped at the bound; the message goes back into the input, and the app goes on."""
+    import gguf_models
+
+    from scriptorium.inference import template_process
+
+    monkeypatch.setattr(template_process, "RENDER_WAIT_S", 0.5)
+    looping = "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}"
+    model = gguf_models.write_llama_model(gguf_dir / "looping-chat.gguf", kind="sentence", chat_template=looping)
+
+    async def scenario() -> None:
+        app = make_app(model, mode="chat")
+        async with app.run_test() as pilot:
+            await model_ready(pilot)
+            app._notifications.clear()
+            await pilot.press(*"Ciao", "enter")
+            await app.workers.wait_for_complete()
+            await app.main.wait_until_idle()
+            await pilot.pause()
+            [said] = app._notifications
+            assert "the chat template did not finish within 0.5 s" in said.message
+            assert app.main.chat.input.value == "Ciao" and app.main.chat.messages == []
 
     run(scenario)
