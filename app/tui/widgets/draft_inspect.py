@@ -295,7 +295,7 @@ class DraftInspection(ModePane):
         # Scored as continued, the same prompt (memory and note included, the draft before
         # the newline a file ends with, as ctrl+g reads it): what the model would not see is
         # not scored. The window is made in the worker (ScoringWindowMade).
-        build = self.window_builder(backend, self.prompt_template(prompts.CONTINUE))
+        build = self.unknown_checked(backend, self.window_builder(backend, self.prompt_template(prompts.CONTINUE)))
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
         self._score_text, self._score_pending, self._score_window, self._scored_tokens = text, None, None, 0

@@ -331,6 +331,7 @@ class DraftPane(DraftWindowMark):
     def show_text(self, text: str, spans: list[Span]) -> None:
         """Replace the draft with `text` (another session opened), as saved, with the tokens known of it."""
         self.editor.clear_ghost()
+        self.unknown_said = ""  # another draft: its <unk> characters are said anew
         self.editor.load_text(text)
         self.editor.show_spans(spans)
         self.modified = False
