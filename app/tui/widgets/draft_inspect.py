@@ -101,7 +101,7 @@ class DraftInspection(ModePane):
     def redraw_suggestion(self) -> None:
         raise NotImplementedError
 
-    def action_reject(self) -> None:
+    def reject(self, *, say: bool = True) -> None:
         raise NotImplementedError
 
     @property
@@ -251,7 +251,7 @@ class DraftInspection(ModePane):
             old_tokens = [r.moved(-record.start) for r in span.tokens[index:]]
         old_text = editor.text[start:end]
         if editor.ghost is not None:
-            self.action_reject()
+            self.reject(say=False)  # the branch takes its place: no undo brings it back
         at = editor.document.get_location_from_index(start)
         editor.move_cursor(at)
         # The old text stays in the draft until the author accepts the branch (Tab).
