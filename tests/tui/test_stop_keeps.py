@@ -9,13 +9,19 @@ rejected suggestion back. The texts compared are what streamed, never particular
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from test_draft import LONG_GREEDY, OPENING, start_held_generation
+from textual.widgets import Footer
 from tui_helpers import Gate, drawn_border, generated, make_app, model_ready, run
 
 
-def said(app: object) -> list[str]:
-    return [n.message for n in app._notifications]  # type: ignore[attr-defined]
+def said(app: Any) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def footer_keys(app: Any) -> list[str]:
+    return [key.description for key in app.main.query_one(Footer).query("FooterKey")]
 
 
 def test_an_esc_that_comes_as_the_model_finishes_keeps_the_suggestion(random_model: Path) -> None:
@@ -26,11 +32,12 @@ def test_an_esc_that_comes_as_the_model_finishes_keeps_the_suggestion(random_mod
             await pilot.press(*OPENING)
             done = await generated(pilot, "ctrl+g")  # finished before the Esc meant to stop it
             editor, view = app.main.draft.editor, app.main.draft.suggestion
-            assert "esc twice: reject" in drawn_border(view, bottom=True)
+            assert "esc twice: reject" in drawn_border(view, bottom=True) and "Reject…" in footer_keys(app)
             await pilot.press("escape")
             await pilot.pause()
             assert editor.ghost is not None and editor.ghost.text == done.text and view.display
             assert "esc again: reject" in drawn_border(view, bottom=True)
+            assert "Reject" in footer_keys(app) and "Reject…" not in footer_keys(app)
             assert any("esc again throws the suggestion away" in m for m in said(app))
             await pilot.press("escape")  # the deliberate second one
             assert editor.ghost is None and editor.text == OPENING

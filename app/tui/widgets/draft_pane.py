@@ -312,7 +312,7 @@ class DraftPane(DraftWindowMark):
         self.suggestion.show(ghost, context, self._hints(ghost), self.editor.replaced_text())
         self.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
         # The footer rebuilds itself on refresh_bindings: only when what is enabled changed.
-        enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming)
+        enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming, ghost is self._asked)
         if enabled != self._enabled:
             self._enabled = enabled
             self.refresh_bindings()
