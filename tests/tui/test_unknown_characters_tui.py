@@ -8,9 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from rich.style import Style
 from scoring_helpers import scored
 from tui_helpers import generated, make_app, model_ready, run
 
+from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
+from scriptorium.app.tui.widgets.token_text import token_text
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.spm_model import load_spm
 
@@ -65,3 +68,14 @@ def test_the_probabilities_panel_names_the_unknown_token(prose_spm: Path, prose_
             assert label.style.dim and label.style.italic  # drawn as a name, not as text
 
     run(scenario)
+
+
+def test_inspected_tokens_draw_the_unknown_one_by_name() -> None:
+    """F4 in a suggestion and a chat reply's tokens draw text token by token (token_text): a
+    generated <unk> writes no text, and one scored stands for the author's characters."""
+    unknown = Style(dim=True, italic=True)
+    records = [TokenRecord(0, "La ", 5, 0.5, (), TokenSource("generated")),
+               TokenRecord(3, "?»", 0, 0.01, (), TokenSource("scored"))]
+    drawn = token_text("La ?» casa", records, Style(), None, unknown=(frozenset({0}), unknown))
+    assert drawn.plain == "La <unk> casa"
+    assert [drawn.plain[s.start:s.end] for s in drawn.spans if s.style == unknown] == ["<unk>"]

@@ -76,7 +76,8 @@ class TokenLegend(Widget, can_focus=False):
 class ReplyTokens(Widget, can_focus=False):
     """A chat reply as its tokens (shown instead of its Markdown while colouring or inspecting)."""
 
-    COMPONENT_CLASSES = {f"reply-tokens--{name}" for _, name, _ in BUCKETS} | {"reply-tokens--cursor"}
+    COMPONENT_CLASSES = {f"reply-tokens--{name}" for _, name, _ in BUCKETS} | {"reply-tokens--cursor",
+                                                                                "reply-tokens--unknown"}
 
     DEFAULT_CSS = "ReplyTokens { height: auto; }"
 
@@ -86,6 +87,8 @@ class ReplyTokens(Widget, can_focus=False):
         self.records = records
         self.cursor: int | None = None
         self.colour = True
+        self.unknown_ids: frozenset[int] = frozenset()
+        """The model's <unk> token(s): drawn by name (token_text)."""
 
     def show(self, *, colour: bool, cursor: int | None) -> None:
         self.colour, self.cursor = colour, cursor
@@ -94,4 +97,5 @@ class ReplyTokens(Widget, can_focus=False):
     def render(self) -> Text:
         style_of = (lambda name: self.get_component_rich_style(f"reply-tokens--{name}")) if self.colour else None
         return token_text(self.text, self.records, Style(), style_of, self.cursor,
-                          self.get_component_rich_style("reply-tokens--cursor"))
+                          self.get_component_rich_style("reply-tokens--cursor"),
+                          (self.unknown_ids, self.get_component_rich_style("reply-tokens--unknown")))
