@@ -96,6 +96,8 @@ class DraftPane(DraftWindowMark):
         """The finished suggestion a first Esc (or the stop that finished it) asked about: the next Esc throws it away."""
         self._undo_rejects = False
         """The undo key brings back the suggestion just thrown away: no edit came since."""
+        self._typed_over: Ghost | None = None
+        """The suggestion typing stopped the model of (it is said once)."""
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -135,7 +137,8 @@ class DraftPane(DraftWindowMark):
             return
         backend, template = ready
         self.inspected = None
-        self._asked = None  # a first Esc asked about the text as it was: an Esc as this ends stops it
+        # A first Esc asked about the text as it was (an Esc as this ends stops it); typing stops this one too.
+        self._asked = self._typed_over = None
         editor = self.editor
         ghost = editor.ghost
         if ghost is not None and reroll:
@@ -333,7 +336,7 @@ class DraftPane(DraftWindowMark):
 
     @on(DraftEditor.GhostChanged)
     def _ghost_changed(self, message: DraftEditor.GhostChanged) -> None:
-        if message.reason == "interrupted" and self.streaming:
+        if message.reason == "interrupted" and self.streaming and self._typed_over is not self.editor.ghost:
             self._stopped_by_typing()
         if message.reason == "lost" and self.streaming and self.editor.ghost is None:
             # The text it was continuing changed: what it would still write is moot.
@@ -356,6 +359,7 @@ class DraftPane(DraftWindowMark):
         """The author typed where the model was writing: it stops, and what it wrote stays a
         suggestion (a writer who types over it means to write, not to lose what it wrote)."""
         self.stop()
+        self._typed_over = self.editor.ghost  # said once: a key typed before the model has stopped says no more
         self.notify(f"Stopped: you typed. What the model wrote stays a suggestion: {self.key_display('draft.accept')} "
                     f"accepts it, {self.key_display('draft.reject')} twice throws it away.", timeout=6)
 
