@@ -74,6 +74,10 @@ class Backend(Protocol):
     def count_tokens(self, text: str) -> int:
         """How many tokens `text` is as a prompt, BOS included: what the window is fitted with."""
 
+    def unknown_characters(self, text: str) -> str:
+        """The characters of `text` the model reads as <unk> (a SentencePiece `.model` without
+        byte fallback cuts them so), each once in order; '' for none."""
+
     def set_lora_scale(self, scale: float) -> None:
         """Change the adapter's strength without reloading (0 disables it); raises SettingsError without one."""
 

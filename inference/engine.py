@@ -218,6 +218,10 @@ class Engine:
         """How many tokens `text` is as a prompt (a BOS included when the model adds one)."""
         return len(self.vocabulary.tokenize(text))
 
+    def unknown_characters(self, text: str) -> str:
+        """The characters of `text` the tokenizer in use turns into <unk> (tokenizer.py)."""
+        return self.vocabulary.tokenizer.unknown_characters(text)
+
     @property
     def context_warning(self) -> str:
         """One line when the context exceeds the model's training context, else ''."""

@@ -16,6 +16,7 @@ from .errors import ModelFileError
 from .gguf_header import FLOAT32, GGUFHeader, quantization_name, read_gguf_header
 from .preflight import TOKEN_TEXTS, TOKEN_TYPE_BYTE, TOKEN_TYPES, check_model
 
+TOKEN_TYPE_UNKNOWN = 2
 TOKEN_TYPES_NAMED = (2, 3, 5)
 """Unknown, control and unused tokens: a candidate list shows their names (<unk>, </s>),
 which are not the text they stand for."""
@@ -59,6 +60,9 @@ class ModelFacts:
     """tokenizer.ggml.add_space_prefix (llama.cpp's default when absent: true)."""
     named_token_ids: tuple[int, ...] = ()
     """Unknown, control and unused tokens (TOKEN_TYPES_NAMED): not text to write into a draft."""
+    unknown_token_ids: tuple[int, ...] = ()
+    """<unk>: the token a SentencePiece model reads any character it has no piece for as.
+    The panels name it, never show the characters it stood for as if they were its text."""
 
     @property
     def gqa_ratio(self) -> float:
@@ -165,12 +169,14 @@ def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) ->
     token_types = header.get(TOKEN_TYPES)
     byte_ids: tuple[int, ...] = ()
     named_ids: tuple[int, ...] = ()
+    unknown_ids: tuple[int, ...] = ()
     if token_types is not None:
         import numpy as np
 
         types = np.asarray(token_types)
         byte_ids = tuple(int(i) for i in np.flatnonzero(types == TOKEN_TYPE_BYTE))
         named_ids = tuple(int(i) for i in np.flatnonzero(np.isin(types, TOKEN_TYPES_NAMED)))
+        unknown_ids = tuple(int(i) for i in np.flatnonzero(types == TOKEN_TYPE_UNKNOWN))
     return ModelFacts(
         path=path,
         name=str(header.get("general.name") or path.stem),
@@ -194,6 +200,7 @@ def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) ->
         add_bos=header.get("tokenizer.ggml.add_bos_token"),
         add_space_prefix=bool(header.get("tokenizer.ggml.add_space_prefix", True)),
         named_token_ids=named_ids,
+        unknown_token_ids=unknown_ids,
     )
 
 

@@ -140,6 +140,13 @@ class IsolatedBackend:
             self._process.send(("count", request_id, text))
             return int(self._reply(request_id)[2])
 
+    def unknown_characters(self, text: str) -> str:
+        """The characters of `text` the child's tokenizer turns into <unk> (between requests, as counting)."""
+        with self._lock:
+            request_id = next(self._ids)
+            self._process.send(("unknown", request_id, text))
+            return str(self._reply(request_id)[2])
+
     @property
     def context_warning(self) -> str:
         return beyond_training(self.n_ctx, self.facts.context_length)

@@ -207,6 +207,10 @@ class RemoteBackend:
 
         return len(_tokenize(self, text, False))
 
+    def unknown_characters(self, text: str) -> str:
+        """'': the server tokenizes with llama.cpp, which writes no <unk> (tokenizer.py)."""
+        return ""
+
     @property
     def context_warning(self) -> str:
         """The server's context past the model's training context, when /props says both."""

@@ -57,6 +57,24 @@ class SpmModel:
     def encode_pieces(self, text: str) -> list[str]:
         return list(self.processor.encode(text, out_type=str))
 
+    def unknown_characters(self, text: str) -> str:
+        """The characters of `text` this model reads as <unk>, each once, in the order they
+        first appear ('' for none). A model trained without byte_fallback has no piece for a
+        character it never saw, or saw too rarely: «, ? and a digit all become the same
+        <unk>, and the model never sees which. The one place that decides it: the tokenizer
+        (tokenizer.py) and `scriptorium vocab` ask here. Read from SentencePiece's own cut
+        (each <unk> piece's surface: the author's characters it stands for)."""
+        if self.unk_id < 0 or not text:
+            return ""
+        found: dict[str, None] = {}
+        for number, value in _fields(self.processor.encode(text, out_type="serialized_proto")):
+            if number == 2 and isinstance(value, bytes):  # SentencePieceText.pieces
+                piece = dict(_fields(value))
+                if piece.get(2, 0) == self.unk_id:  # SentencePiece.id; .surface is field 3
+                    surface = bytes(piece.get(3, b"")).decode("utf-8", errors="replace")  # type: ignore[arg-type]
+                    found.update(dict.fromkeys(c for c in surface if not c.isspace()))
+        return "".join(found)
+
     def normalize(self, text: str) -> str:
         """The text as the model's normalizer rewrites it before cutting it."""
         return str(self.processor.normalize(text))

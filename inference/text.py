@@ -203,8 +203,33 @@ class StopStringFilter:
         return best
 
 
+def quoted_character(char: str) -> str:
+    """'☕'; an invisible character by its escape ('\\x1f')."""
+    shown = char if char.isprintable() and char != " " else char.encode("unicode_escape").decode("ascii")
+    return f"'{shown}'"
+
+
 def describe_character(char: str) -> str:
     """'☕' (U+2615 HOT BEVERAGE); invisible characters by escape and code point only."""
     name = unicodedata.name(char, "")
-    shown = char if char.isprintable() and char != " " else char.encode("unicode_escape").decode("ascii")
-    return f"'{shown}' (U+{ord(char):04X}{' ' + name if name else ''})"
+    return f"{quoted_character(char)} (U+{ord(char):04X}{' ' + name if name else ''})"
+
+
+UNKNOWN_LISTED = 12
+"""The most characters read as <unk> one line names (the rest are counted)."""
+
+
+def shown_characters(characters: str) -> str:
+    """'«', '?', '—' and 3 others: characters as a line names them (escaped when invisible)."""
+    shown = [quoted_character(c) for c in characters[:UNKNOWN_LISTED]]
+    rest = len(characters) - len(shown)
+    if rest:
+        shown.append(f"{rest} other{'s' if rest != 1 else ''}")
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def unknown_warning(characters: str, tokenizer_name: str) -> str:
+    """The one line the app, `continue` and `vocab` say of characters read as <unk>."""
+    count = len(characters)
+    return (f"{tokenizer_name} has no piece for {shown_characters(characters)}: the model reads "
+            f"{'it' if count == 1 else 'each'} as <unk>, the same token for any unknown character, not as what you wrote")

@@ -60,6 +60,9 @@ class Tokenizer(Protocol):
 
     def tokenize(self, text: str, *, add_bos: bool, special: bool) -> list[int]: ...
 
+    def unknown_characters(self, text: str) -> str:
+        """The characters of `text` the model would read as <unk>, each once ('' for none)."""
+
 
 def describe_position(text: str, index: int) -> str:
     """'character 24 (line 2, column 5)', counted from 1 as editors do."""
@@ -112,8 +115,6 @@ class CharacterGuard:
 
 
 NO_BYTE_TOKENS = "no byte tokens: text with a character it has no piece for is refused"
-
-
 def tokenizer_warning(tokenizer: Tokenizer, note: str) -> str:
     """What the author should know about the tokenizer in use, in one line, else ''."""
     if note:
@@ -151,6 +152,11 @@ class LlamaTokenizer:
     def __init__(self, lib: Any, vocab: Any, guard: CharacterGuard | None) -> None:
         self._lib, self._vocab, self.guard = lib, vocab, guard
 
+    def unknown_characters(self, text: str) -> str:
+        """Always '': llama.cpp spells a character it has no piece for in byte tokens, and
+        without them the guard refuses the text (no <unk>, see the module's doc)."""
+        return ""
+
     def tokenize(self, text: str, *, add_bos: bool, special: bool) -> list[int]:
         if self.guard is not None:
             self.guard.check(text, special=special)
@@ -175,6 +181,9 @@ class SentencePieceTokenizer:
         self._control_pattern = (
             re.compile("|".join(re.escape(p) for p in sorted(controls, key=len, reverse=True))) if controls else None
         )
+
+    def unknown_characters(self, text: str) -> str:
+        return self.spm.unknown_characters(text)
 
     def tokenize(self, text: str, *, add_bos: bool, special: bool) -> list[int]:
         ids = [self.bos_id] if add_bos and self.bos_id >= 0 else []

@@ -19,7 +19,7 @@ import numpy as np
 from .gguf_vocab import GGUFVocab
 from .settings import describe_ranges
 from .spm_model import BYTE, NORMAL, PIECE_TYPE_NAMES, USER_DEFINED, SpmModel
-from .text import describe_character
+from .text import describe_character, unknown_warning
 
 GGUF_TYPE_NAMES = {0: "UNDEFINED", 1: "NORMAL", 2: "UNKNOWN", 3: "CONTROL", 4: "USER_DEFINED", 5: "UNUSED", 6: "BYTE"}
 ALLOWED_TYPES = {t: {t} for t in PIECE_TYPE_NAMES} | {USER_DEFINED: {USER_DEFINED, NORMAL}}
@@ -237,6 +237,25 @@ def normalization_changes(spm: SpmModel, sample: Sequence[str]) -> list[str]:
             rewritten = normalized.removeprefix("▁").removeprefix("a").removesuffix("a").replace("▁", " ")
             changes.append(f"{describe_character(char)} -> {rewritten!r}")
     return changes
+
+
+def check_unknown_characters(spm: SpmModel, sample: Sequence[str], *, spm_used: bool) -> Clause:
+    """The sample's characters the .model reads as <unk> (SpmModel.unknown_characters). With
+    the .model tokenizing, the model sees <unk> for each, the same token for «, ? and 7: the
+    contract does not hold for this text. Without it, llama.cpp spells them in byte tokens
+    instead, which training never showed the model (a warning)."""
+    unknown = spm.unknown_characters("\n".join(sample))
+    data = {"characters": list(unknown), "byte_fallback": spm.byte_fallback, "fails": spm_used}
+    if not unknown:
+        return Clause(name="unknown characters", holds=True, data=data,
+                      summary="no character of the text is <unk> to the .model")
+    said = unknown_warning(unknown, f"the .model ({spm.path.name})")
+    details = tuple(describe_character(c) for c in unknown[:MAX_LISTED])
+    if spm_used:
+        return Clause(name="unknown characters", holds=False, summary=said, details=details, data=data)
+    return Clause(name="unknown characters", holds=True, details=details, data=data,
+                  summary=f"llama.cpp tokenizes: it spells {len(unknown)} character(s) in byte tokens",
+                  warnings=(f"{said} in training: byte tokens for them are new to it",))
 
 
 def check_model_type(spm: SpmModel, gguf: GGUFVocab) -> Clause:

@@ -11,6 +11,7 @@ parent -> child                                    child -> parent
 ("score", id, text, top_n)                         ("done", id, kv_tokens)
 ("lora", id, scale)                                ("error", id, ScriptoriumError)
 ("count", id, text)                                ("done", id, token count)
+("unknown", id, text)                              ("done", id, the characters read as <unk>)
 ("cancel", id)
 ("close",)
 """

@@ -110,6 +110,8 @@ class Worker:
                 self._stream(request_id, self._loaded().score(text, top_n=top_n, should_stop=stop), stop)
             elif kind == "count":
                 self._send(("done", request_id, self._loaded().count_tokens(message[2])))
+            elif kind == "unknown":
+                self._send(("done", request_id, self._loaded().unknown_characters(message[2])))
             elif kind == "lora":
                 engine = self._loaded()
                 engine.set_lora_scale(message[2])

@@ -239,6 +239,17 @@ def unigram_gguf(spm_dir: Path, unigram_spm: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def prose_spm(spm_dir: Path) -> Path:
+    """A model that never saw «, », ?, — or a digit (spm_models.UNSEEN): it reads them as <unk>."""
+    return spm_models.train_spm(spm_dir / "prosa.model", without=spm_models.UNSEEN)
+
+
+@pytest.fixture(scope="session")
+def prose_gguf(spm_dir: Path, prose_spm: Path) -> Path:
+    return spm_models.convert_to_gguf(prose_spm, spm_dir / "prosa.gguf")
+
+
+@pytest.fixture(scope="session")
 def no_bytes_gguf(spm_dir: Path, unigram_spm: Path) -> Path:
     """The same conversion without byte tokens: llama.cpp aborts on a character with no piece."""
     return spm_models.convert_to_gguf(unigram_spm, spm_dir / "unigram-no-bytes.gguf", byte_tokens="none")

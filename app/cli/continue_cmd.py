@@ -95,7 +95,7 @@ class _AfterTheInput:
         return text
 
 
-def _done_json(done, engine, window) -> dict:
+def _done_json(done, engine, window, unknown: str) -> dict:
     return {
         "type": "done",
         "stop_reason": INTERRUPTED if done.stop_reason == "cancelled" else done.stop_reason,
@@ -112,6 +112,7 @@ def _done_json(done, engine, window) -> dict:
         "seed": done.seed,
         "tokenizer": engine.tokenizer_name,
         "tokenizer_warning": engine.tokenizer_warning or None,
+        "unknown_characters": list(unknown),
         "arithmetic": engine.arithmetic.as_dict() if engine.arithmetic else None,
         "text": done.text,
         "kv_cache": {
@@ -129,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
     from scriptorium.inference.load_options import context_rounded
     from scriptorium.inference.settings import SettingsError
+    from scriptorium.inference.text import unknown_warning
     from scriptorium.inference.window import build_window, check_note_depth, prompt_budget
     from scriptorium.inference.window_layout import note_break
     from scriptorium.inference.lore import lore_summary
@@ -172,10 +174,15 @@ def run(args: argparse.Namespace) -> int:
         # Counted now, between requests: the --json line reads it while the stream below
         # holds the engine, which a child process answers one request at a time.
         dropped = window.dropped_tokens
+        # What the model will read as <unk> (memory and note too): said before the text, as
+        # the app says it once per draft, and in the --json summary.
+        unknown = engine.unknown_characters(window.prompt)
     except BaseException:
         engine.close()
         raise
     prompt = window.prompt
+    if unknown:
+        print(f"scriptorium: warning: {unknown_warning(unknown, engine.tokenizer_name)}", file=sys.stderr)
     if dropped and not args.json:
         print(f"scriptorium: the model sees the draft from character {window.start + 1:,} on; the "
               f"{dropped:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
@@ -213,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
             elif isinstance(event, GenerationDone):
                 interrupted = event.stop_reason == "cancelled"
                 if args.json:
-                    out.write(json.dumps(_done_json(event, engine, window), ensure_ascii=False) + "\n")
+                    out.write(json.dumps(_done_json(event, engine, window, unknown), ensure_ascii=False) + "\n")
                 else:
                     out.write(after_the_input(event.tail_text) + ("\n" if out.isatty() else ""))
                     if event.stop_reason == "context":

@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from scriptorium.inference.gguf_vocab import read_gguf_vocab
     from scriptorium.inference.spm_model import load_spm
     from scriptorium.inference.vocab_contract import (
-        Clause, check_byte_tokens, check_model_type, check_pieces, check_settings, piece_text_mismatch,
+        Clause, check_byte_tokens, check_model_type, check_pieces, check_settings, check_unknown_characters,
+        piece_text_mismatch,
     )
     from scriptorium.inference.vocab_parity import SAMPLE, compare_lines, parity_clause
 
@@ -48,16 +49,18 @@ def run(args: argparse.Namespace) -> int:
         raise ScriptoriumError(f"--text {', '.join(args.text)}: no line of text to tokenize both ways")
     pieces = check_pieces(spm, gguf)
     clauses = [pieces, check_byte_tokens(spm, gguf), check_settings(spm, gguf, lines), check_model_type(spm, gguf)]
+    # The engine uses the .model only when its pieces' texts are the GGUF's (tokenizer.py):
+    # otherwise llama.cpp tokenizes, named or not, and that is the parity that counts.
+    unusable = bool(piece_text_mismatch(spm.pieces, gguf.tokens))
+    spm_used = not (args.llama_tokenizer or unusable)
     if pieces.data["duplicates"]:
         clauses.append(Clause("parity", False, "not run: llama.cpp would abort loading a vocabulary with duplicate texts"))
     else:
-        # The engine uses the .model only when its pieces' texts are the GGUF's (tokenizer.py):
-        # otherwise llama.cpp tokenizes, named or not, and that is the parity that counts.
-        unusable = bool(piece_text_mismatch(spm.pieces, gguf.tokens))
         clauses.append(parity_clause(
-            _parity(args.model, gguf, spm, lines, compare_lines), spm_used=not (args.llama_tokenizer or unusable),
+            _parity(args.model, gguf, spm, lines, compare_lines), spm_used=spm_used,
             unused_because=" (the .model's pieces do not match the GGUF's, so scriptorium cannot use it)"
             if unusable and not args.llama_tokenizer else ""))
+    clauses.append(check_unknown_characters(spm, lines, spm_used=spm_used))
     failed = [c.name for c in clauses if not c.holds]
     if args.json:
         print(json.dumps({

@@ -23,7 +23,8 @@ from textual.widgets import Input, TextArea
 # Keys that only move within a panel: in the help screen, not in the command palette.
 _NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_up", "sampler.adjust_down",
                    "panels.leave", "focus.next", "focus.previous"}
-_NOT_IN_PALETTE = {"command_palette", "help_quit"}
+_NOT_IN_PALETTE = {"command_palette", "help_quit", "ask_reject"}
+"""The palette itself, and Esc's first press on a suggestion (the palette's Reject is deliberate already)."""
 _COMMAND_MODIFIERS = {"alt", "meta", "super"}
 
 

@@ -165,7 +165,7 @@ def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(random_mode
                 await generated(pilot, "enter")
                 assert draft.editor.ghost is not None and draft.editor.ghost.replaces
                 if leave == "escape":
-                    await pilot.press("escape")
+                    await pilot.press("escape", "escape")
                     assert draft.editor.text == whole
                 else:
                     # Typing inside the text the branch would replace: the branch no longer fits.

@@ -98,12 +98,16 @@ def test_reject_leaves_no_trace_in_the_text_or_the_undo_history(random_model: Pa
             editor = app.main.draft.editor
             undo_before = [list(batch) for batch in editor.history.undo_stack]
             await generated(pilot, "ctrl+g")
-            await pilot.press("escape")
+            await pilot.press("escape", "escape")  # the first asks, the second throws it away
             assert editor.ghost is None and not app.main.draft.suggestion.display
             assert editor.text == OPENING
             assert [list(b) for b in editor.history.undo_stack] == undo_before
-            await pilot.press("ctrl+z")
-            assert editor.text == ""
+            await pilot.press("ctrl+z")  # brings the suggestion back: the draft had no edit since
+            assert editor.ghost is not None and editor.text == OPENING
+            await pilot.press("escape", "escape", "ctrl+z")
+            assert editor.ghost is not None
+            await pilot.press("escape", "escape", "x", "ctrl+z", "ctrl+z")  # the typing, then what was typed before
+            assert editor.ghost is None and editor.text == ""
 
     run(scenario)
 
@@ -328,7 +332,7 @@ def test_accepting_and_rejecting_are_announced_for_sessions(random_model: Path) 
             request_id = app.main.last_generation[0].id
             await pilot.press("ctrl+right")
             word = next_word(done.text)
-            await pilot.press("escape")
+            await pilot.press("escape", "escape")
             await pilot.pause()
             accepted, rejected = seen
             assert isinstance(accepted, DraftPane.SuggestionAccepted)

@@ -56,7 +56,7 @@ def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Pat
         async with app.run_test(size=(120, 40)) as pilot:
             editor, session, ghost = await two_versions(pilot)
             shown, ids = ghost.text, tuple(ghost.request_ids)
-            await pilot.press("escape")
+            await pilot.press("escape", "escape")
             await pilot.pause()
             assert editor.ghost is None
             assert any("2 versions were thrown away" in n.message for n in app._notifications)
@@ -72,7 +72,7 @@ def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Pat
             assert last.outcome == "accepted" and last.accepted_text == shown
             # Once the draft changed, what was thrown away stays away.
             await generated(pilot, "ctrl+g")
-            await pilot.press("escape")
+            await pilot.press("escape", "escape")
             await pilot.press(*" e")
             await pilot.press("alt+left")
             await pilot.pause()

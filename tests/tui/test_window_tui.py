@@ -305,7 +305,7 @@ def test_a_suggestion_from_the_cursor_dims_the_text_after_it_which_the_model_doe
             seen_from = editor.document.get_location_from_index(editor.window_start)[0]
             assert all(not dimmed(seen) for seen in range(seen_from + 1, row))
             # Thrown away, the suggestion takes its marker with it: the next continues from the end.
-            await pilot.press("escape")
+            await pilot.press("escape", "escape")
             await window_marked(pilot)
             assert not dimmed(editor.document.line_count - 1)
 
@@ -331,7 +331,7 @@ def test_a_suggestion_longer_than_the_window_thrown_away_gives_the_draft_its_mar
             assert ghost is not None and len(ghost.tokens) >= prompt_budget(app.backend.n_ctx, 400)
             await generated(pilot, "ctrl+g")  # more: the model now sees the suggestion only
             assert editor.window_start == len(LONG)  # none of the draft
-            await pilot.press("escape")  # thrown away
+            await pilot.press("escape", "escape")  # thrown away
             await window_marked(pilot)
             assert editor.ghost is None and editor.window_start == before
 

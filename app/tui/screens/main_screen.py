@@ -122,6 +122,8 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         if self.is_mounted:
             # None while another loads or after a failure: the last model's cache is gone with it.
             self.sidebar.kv.show_model(backend.kv_usage() if backend is not None else None)
+            unknown = frozenset(backend.facts.unknown_token_ids) if backend is not None else frozenset()
+            self.sidebar.probabilities.unknown_ids = self.draft.suggestion.unknown_ids = unknown
             # Which server, which file: a reload of the same one (after a crash) keeps its speed figures.
             self.sidebar.model_replaced((backend.origin, backend.options.model_path) if backend is not None else None)
             if backend is not None:

@@ -100,6 +100,7 @@ class ChatInspection(ModePane):
                 await view.remove()
         if records:
             view = ReplyTokens(text, records, classes="reply-tokens")
+            view.unknown_ids = frozenset(self.backend.facts.unknown_token_ids) if self.backend else frozenset()
             view.reply = reply  # type: ignore[attr-defined]
             view.display = False
             await self.transcript.mount(view, after=reply)

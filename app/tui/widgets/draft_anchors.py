@@ -52,3 +52,17 @@ def grapheme_end(document: DocumentBase, location: Location) -> Location:
             if start < column < end:
                 return (row, end)
     return location
+
+
+def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Location) -> Location | None:
+    """Where `anchor` lands after the text between `top` and `bottom` became text ending
+    at `end`; None when the edit reached the anchor (the text the suggestion continues
+    has changed)."""
+    if top >= anchor:
+        return anchor
+    if bottom < anchor:
+        row, column = anchor
+        if row == bottom[0]:
+            return (end[0], end[1] + column - bottom[1])
+        return (row + end[0] - bottom[0], column)
+    return None

@@ -2,9 +2,9 @@
 
 The suggestion (the "ghost") is never part of the document until the author accepts
 it, so rejecting it leaves no trace in the text or the undo history. It is pinned to an
-anchor location; edits before the anchor move it, an edit across it drops the ghost,
-and typing at the anchor (or after the spaces it stands in for, draft_anchors) consumes
-the suggestion when the typed text matches it.
+anchor location; edits before the anchor move it, an edit across it drops a finished
+ghost (one still being written stays and the model stops), and typing at the anchor (or
+after the spaces it stands in for, draft_anchors) consumes it when the text matches it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from textual.widgets.text_area import Edit, EditResult, Location
 from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
 from scriptorium.app.tui.branches import Ghost, KeptWord, cut_front
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
+from scriptorium.app.tui.widgets.draft_anchors import shifted_anchor
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord
 from scriptorium.app.tui.widgets.window_marks import dimmed_spans, window_in_draft
 
@@ -54,20 +55,6 @@ def next_word(text: str, tokens: list[TokenRecord] | None = None) -> str:
         return word[:cjk.start()]  # a word in another script before it: that one first
     ends = [r.end for r in tokens or () if r.start <= cjk.start() < r.end]
     return word[:max(min(ends[0], len(word)) if ends else 0, cjk.end())]
-
-
-def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Location) -> Location | None:
-    """Where `anchor` lands after the text between `top` and `bottom` became text ending
-    at `end`; None when the edit reached the anchor (the text the suggestion continues
-    has changed)."""
-    if top >= anchor:
-        return anchor
-    if bottom < anchor:
-        row, column = anchor
-        if row == bottom[0]:
-            return (end[0], end[1] + column - bottom[1])
-        return (row + end[0] - bottom[0], column)
-    return None
 
 
 OUTSIDE = "outside"
@@ -104,7 +91,8 @@ class DraftEditor(TextArea):
         editor: "DraftEditor"
         reason: str
         """'typed' (consumed by matching typing), 'accepted', 'lost' (an edit invalidated
-        it), 'untaken' (an undo gave an accepted word back), 'cleared' or 'text' (new streamed text)."""
+        it), 'interrupted' (an edit reached it while the model writes: it stays, the model is
+        to stop), 'untaken' (an undo gave an accepted word back), 'cleared' or 'text' (new streamed text)."""
         lost: Ghost | None = None
         """The suggestion an edit (or undo) took away, when the reason is 'lost'."""
         taken_back: str = ""
@@ -238,7 +226,7 @@ class DraftEditor(TextArea):
             # over them if the suggestion writes it, and it goes on after (as at the anchor).
             typed, result = self.replaced_text() + edit.text, super().edit(edit)
             if not ghost.text.startswith(typed):
-                self.clear_ghost("lost")
+                self._reached(ghost, ghost.anchor)
                 return result
             ghost.replaces = 0
             return self._typed_through(ghost, result, len(typed))
@@ -256,11 +244,22 @@ class DraftEditor(TextArea):
             return self._typed_through(ghost, result, len(edit.text))
         anchor = None if typed_at_anchor else shifted_anchor(ghost.anchor, top, bottom, result.end_location)
         if anchor is None:
-            self.clear_ghost("lost")
+            self._reached(ghost, top)
         elif anchor != ghost.anchor:
             ghost.anchor = anchor
             self.post_message(self.GhostChanged(self, "moved"))
         return result
+
+    def _reached(self, ghost: Ghost, top: Location) -> None:
+        """An edit reached the suggestion's place: the text it continues is not what it was.
+        A finished one goes, as does one with nothing written yet. One the model is writing
+        stays, before what the author typed (at the edit's start, as a suggestion from the
+        cursor does), and the pane stops the model: typing threw away its text, unseen."""
+        if not ghost.streaming or not ghost.text:
+            self.clear_ghost("lost")
+            return
+        ghost.anchor = top
+        self.post_message(self.GhostChanged(self, "interrupted"))
 
     def _typed_through(self, ghost: Ghost, result: EditResult, typed: int) -> EditResult:
         cut_front(ghost, typed)  # typed by the author: no longer the model's tokens

@@ -101,7 +101,7 @@ class DraftInspection(ModePane):
     def redraw_suggestion(self) -> None:
         raise NotImplementedError
 
-    def action_reject(self) -> None:
+    def reject(self, *, say: bool = True) -> None:
         raise NotImplementedError
 
     @property
@@ -251,7 +251,7 @@ class DraftInspection(ModePane):
             old_tokens = [r.moved(-record.start) for r in span.tokens[index:]]
         old_text = editor.text[start:end]
         if editor.ghost is not None:
-            self.action_reject()
+            self.reject(say=False)  # the branch takes its place: no undo brings it back
         at = editor.document.get_location_from_index(start)
         editor.move_cursor(at)
         # The old text stays in the draft until the author accepts the branch (Tab).
@@ -295,7 +295,7 @@ class DraftInspection(ModePane):
         # Scored as continued, the same prompt (memory and note included, the draft before
         # the newline a file ends with, as ctrl+g reads it): what the model would not see is
         # not scored. The window is made in the worker (ScoringWindowMade).
-        build = self.window_builder(backend, self.prompt_template(prompts.CONTINUE))
+        build = self.unknown_checked(backend, self.window_builder(backend, self.prompt_template(prompts.CONTINUE)))
         self.editor.spans.remove_kind("scored")
         score_id = self._score_id = new_score_id()
         self._score_text, self._score_pending, self._score_window, self._scored_tokens = text, None, None, 0

@@ -57,9 +57,18 @@ class DraftPane(DraftWindowMark):
                 tooltip="Put the whole suggestion into the draft"),
         Binding("ctrl+right,ctrl+f", "accept_word", "Word", key_display="^→", priority=True, show=False,
                 id="draft.accept_word", tooltip="Put the suggestion's next word into the draft"),
-        Binding("escape", "stop", "Stop", id="draft.stop", tooltip="Stop the model; the suggestion so far stays"),
+        Binding("escape", "stop", "Stop", id="draft.stop",
+                tooltip="Stop the model; what it wrote stays as a suggestion to accept or reject"),
+        # Esc stops, and a stop never throws anything away: pressed as the model finished, the
+        # stop found nothing to stop, and the same key threw the whole suggestion away. So a
+        # finished suggestion goes at the second Esc (the first, or the stop, asks).
+        Binding("escape", "ask_reject", "Reject…", id="draft.ask_reject",
+                tooltip="On a finished suggestion: ask to throw it away; Esc again does"),
         Binding("escape", "reject", "Reject", id="draft.reject",
-                tooltip="Throw the suggestion away (the older-version key brings it back)"),
+                tooltip="Throw the suggestion away (Esc after a stop or a first Esc); the undo key brings it back"),
+        Binding("ctrl+z", "undo_reject", "Undo reject", show=False, priority=True, id="draft.undo_reject",
+                tooltip="Bring back the suggestion just thrown away (until the draft is edited); "
+                        "otherwise the key undoes the last edit"),
         Binding("ctrl+r", "reroll", "Re-roll", show=False, id="draft.reroll",
                 tooltip="Throw the suggestion away and generate another from the same place"),
         Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
@@ -83,6 +92,12 @@ class DraftPane(DraftWindowMark):
         self._enabled: tuple[bool, ...] = ()
         self._thrown: tuple[Ghost, str] | None = None
         """The suggestion last thrown away, and the draft then: it comes back while the draft is unchanged."""
+        self._asked: Ghost | None = None
+        """The finished suggestion a first Esc (or the stop that finished it) asked about: the next Esc throws it away."""
+        self._undo_rejects = False
+        """The undo key brings back the suggestion just thrown away: no edit came since."""
+        self._typed_over: Ghost | None = None
+        """The suggestion typing stopped the model of (it is said once)."""
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -103,6 +118,10 @@ class DraftPane(DraftWindowMark):
             return self.generating
         if action == "reject":
             return ghost is not None and not self.streaming
+        if action == "ask_reject":
+            return ghost is not None and not self.streaming and ghost is not self._asked
+        if action == "undo_reject":
+            return self._undo_rejects and self._thrown is not None and ghost is None and not self.generating
         return True
 
     # ---- generation ----------------------------------------------------------------
@@ -118,6 +137,8 @@ class DraftPane(DraftWindowMark):
             return
         backend, template = ready
         self.inspected = None
+        # A first Esc asked about the text as it was (an Esc as this ends stops it); typing stops this one too.
+        self._asked = self._typed_over = None
         editor = self.editor
         ghost = editor.ghost
         if ghost is not None and reroll:
@@ -168,7 +189,17 @@ class DraftPane(DraftWindowMark):
         self._continue(from_cursor=ghost.from_cursor, reroll=True)
 
     def action_stop(self) -> None:
+        ghost = self.editor.ghost
         self.stop()
+        if self.streaming and ghost is not None:
+            self._asked = ghost
+            self.notify(f"Stopped: what the model wrote stays. {self.key_display('draft.reject')} again throws it away.",
+                        timeout=4)
+
+    def action_ask_reject(self) -> None:
+        self._asked = self.editor.ghost
+        self.notify(f"Kept. {self.key_display('draft.reject')} again throws the suggestion away.", timeout=4)
+        self._redraw()
 
     def action_accept(self) -> None:
         if self.streaming:
@@ -202,17 +233,28 @@ class DraftPane(DraftWindowMark):
             self.post_message(self.SuggestionRejected("", not_kept))
 
     def action_reject(self) -> None:
+        self.reject()
+
+    def reject(self, *, say: bool = True) -> None:
+        """Throw the suggestion away; `say`: that the undo key brings it back."""
         if self.streaming:
             self.stop(forget=True)
         ghost = self.editor.ghost
         if ghost is not None:
             self.post_message(self.SuggestionRejected(ghost.text, every_request_id(ghost), restorable=True))
-            self._thrown = (ghost, self.editor.text)
-            if len(ghost.versions) > 1:
-                # Esc also leaves inspection and stops the model: one press too many must not cost the work.
-                self.notify(f"The suggestion and its {len(ghost.versions)} versions were thrown away: "
-                            f"{self.key_display('draft.version_previous')} brings them back.")
+            self._thrown, self._undo_rejects = (ghost, self.editor.text), say
+            # Esc also leaves inspection and stops the model: one press too many must not cost the work.
+            what = f"The suggestion and its {len(ghost.versions)} versions were" if len(ghost.versions) > 1 \
+                else "The suggestion was"
+            if say:
+                self.notify(f"{what} thrown away: {self.key_display('draft.undo_reject')} brings it back.", timeout=4)
         self.editor.clear_ghost("rejected")
+
+    def action_undo_reject(self) -> None:
+        if self._thrown is None or self._thrown[1] != self.editor.text:
+            self.editor.undo()  # the draft changed since: the key's own meaning
+            return
+        self.action_version(-1)
 
     def action_version(self, step: int) -> None:
         if self.editor.ghost is not None or step > 0:
@@ -222,6 +264,7 @@ class DraftPane(DraftWindowMark):
         if thrown is None or thrown[1] != self.editor.text or self.generating:
             self.notify("No suggestion to bring back.")
             return
+        self._undo_rejects, self._asked = False, None
         ghost = thrown[0]
         ghost.streaming = False
         self.editor.restore_ghost(ghost)
@@ -273,7 +316,7 @@ class DraftPane(DraftWindowMark):
         self.suggestion.show(ghost, context, self._hints(ghost), self.editor.replaced_text())
         self.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
         # The footer rebuilds itself on refresh_bindings: only when what is enabled changed.
-        enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming)
+        enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming, ghost is self._asked)
         if enabled != self._enabled:
             self._enabled = enabled
             self.refresh_bindings()
@@ -282,14 +325,20 @@ class DraftPane(DraftWindowMark):
         """The keys that act on the suggestion, the most useful first (the view shows as many as fit)."""
         if ghost is None:
             return []
-        names = (("draft.stop", "stop"), ("draft.accept", "accept"), ("draft.accept_word", "word")) \
-            if ghost.streaming else (("draft.accept", "accept"), ("draft.accept_word", "word"),
-                                     ("draft.reject", "reject"), ("draft.reroll", "re-roll"),
-                                     ("draft.continue", "more"))
+        if ghost.streaming:
+            names = (("draft.stop", "stop"), ("draft.accept", "accept"), ("draft.accept_word", "word"))
+        elif ghost is self._asked:  # the next Esc throws it away: said first
+            names = (("draft.reject", "again: reject"), ("draft.accept", "accept"), ("draft.accept_word", "word"),
+                     ("draft.reroll", "re-roll"), ("draft.continue", "more"))
+        else:
+            names = (("draft.accept", "accept"), ("draft.accept_word", "word"), ("draft.ask_reject", "twice: reject"),
+                     ("draft.reroll", "re-roll"), ("draft.continue", "more"))
         return [f"{self.key_display(binding_id)} {label}" for binding_id, label in names]
 
     @on(DraftEditor.GhostChanged)
     def _ghost_changed(self, message: DraftEditor.GhostChanged) -> None:
+        if message.reason == "interrupted" and self.streaming and self._typed_over is not self.editor.ghost:
+            self._stopped_by_typing()
         if message.reason == "lost" and self.streaming and self.editor.ghost is None:
             # The text it was continuing changed: what it would still write is moot.
             self.stop(forget=True)
@@ -307,8 +356,17 @@ class DraftPane(DraftWindowMark):
         if self.editor.ghost is None:  # gone: the window is the draft's end again, not the suggestion's
             self._mark_window_soon()
 
+    def _stopped_by_typing(self) -> None:
+        """The author typed where the model was writing: it stops, and what it wrote stays a
+        suggestion (a writer who types over it means to write, not to lose what it wrote)."""
+        self.stop()
+        self._typed_over = self.editor.ghost  # said once: a key typed before the model has stopped says no more
+        self.notify(f"Stopped: you typed. What the model wrote stays a suggestion: {self.key_display('draft.accept')} "
+                    f"accepts it, {self.key_display('draft.reject')} twice throws it away.", timeout=6)
+
     @on(DraftEditor.Changed)
     def _text_changed(self) -> None:
+        self._undo_rejects = False
         self.modified = True
         self.post_message(self.Edited())
         self._mark_window_soon()
@@ -332,6 +390,7 @@ class DraftPane(DraftWindowMark):
     def show_text(self, text: str, spans: list[Span]) -> None:
         """Replace the draft with `text` (another session opened), as saved, with the tokens known of it."""
         self.editor.clear_ghost()
+        self.unknown_said = ""  # another draft: its <unk> characters are said anew
         self.editor.load_text(text)
         self.editor.show_spans(spans)
         self.modified = False

@@ -23,6 +23,7 @@ from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEven
 from scriptorium.inference.errors import EngineCrashed
 from scriptorium.inference.lore import Lorebook
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.text import unknown_warning
 from scriptorium.inference.window import Pinned, Window, build_window, prompt_budget
 
 from scriptorium.app import paths
@@ -117,11 +118,20 @@ class ModePane(Vertical):
     class Edited(Message):
         """The pane's text changed (the draft typed in, a reply version shown): save soon."""
 
+    @dataclass
+    class UnknownCharacters(Message, bubble=False):
+        """A prompt holds characters the model reads as <unk> (found in the generation's worker)."""
+
+        characters: str
+        tokenizer: str
+
     def __init__(self, settings: TuiSettings, key_display: KeyDisplay, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.settings = settings
         self.key_display = key_display
         self._held_blinks: dict[Widget, bool] = {}
+        self.unknown_said = ""
+        """The characters read as <unk> the author was told of: each is said once per draft."""
 
     def watch_streaming(self, streaming: bool) -> None:
         # While the model writes, the text cursor stays lit instead of blinking: each blink
@@ -183,12 +193,30 @@ class ModePane(Vertical):
 
     def window_preparer(self, backend: Backend, text: str, template: str | None) -> Callable[[], Prepared]:
         """What makes the prompt continuing `text` in the generation's worker (GenerationRequest.prepare)."""
-        build = self.window_builder(backend, template)
+        build = self.unknown_checked(backend, self.window_builder(backend, template))
 
         def prepare() -> Prepared:
             window = build(text)
             return Prepared(window.prompt, window)
         return prepare
+
+    def unknown_checked(self, backend: Backend, build: Callable[[str], Window]) -> Callable[[str], Window]:
+        """`build`, also telling the pane (UnknownCharacters) which characters of the prompt
+        the model reads as <unk>: memory and note too, as the tokenizer decides (tokenizer.py).
+        For the worker that makes a generation's or a scoring's window; never the marker's."""
+        def checked(text: str) -> Window:
+            window = build(text)
+            if unknown := backend.unknown_characters(window.prompt):
+                self.post_message(self.UnknownCharacters(unknown, backend.tokenizer_name))
+            return window
+        return checked
+
+    def on_mode_pane_unknown_characters(self, message: UnknownCharacters) -> None:
+        new = "".join(c for c in message.characters if c not in self.unknown_said)
+        if new:
+            self.unknown_said += new
+            self.notify(f"{unknown_warning(new, message.tokenizer)}. Said once for this draft.", title="Vocabulary",
+                        severity="warning", timeout=15)
 
     def window_builder(self, backend: Backend, template: str | None) -> Callable[[str], Window]:
         """build_window with what is pinned and the sampler's length now: a plain function,

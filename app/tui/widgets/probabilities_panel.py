@@ -11,8 +11,11 @@ from scriptorium.inference.text import piece_text
 from scriptorium.app.tui.widgets.formatting import (bar, border_text_room, clip, fitting, leading_parts, pad, percent,
                                                     visible_token)
 from scriptorium.app.tui.widgets.panel import Panel
+from scriptorium.app.tui.widgets.token_text import UNKNOWN
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
+# The unknown token is named (token_text.UNKNOWN), dimmed, never drawn as the characters it
+# stood for: an author's "?»", read as one <unk>, was labelled "?»" as if the model had that piece.
 # Said under the box while a generation streams: a logit bias can make the sampler pick a
 # token the bars rank lower (or one outside them), and nothing else on screen says why.
 RAW_NOTE = "p before bias and sampling"
@@ -29,6 +32,7 @@ class ProbabilitiesPanel(Panel):
         "probabilities--bar",
         "probabilities--banned",
         "probabilities--dim",
+        "probabilities--unknown",
     }
 
     def __init__(self, top_n: int) -> None:
@@ -42,6 +46,8 @@ class ProbabilitiesPanel(Panel):
         self._generating = False
         self._note = ""
         """How the token shown was chosen, whole; `border_subtitle` shows what fits of it."""
+        self.unknown_ids: frozenset[int] = frozenset()
+        """The model's <unk> token(s) (ModelFacts.unknown_token_ids), set as a model loads."""
 
     @property
     def line_count(self) -> int:
@@ -102,9 +108,9 @@ class ProbabilitiesPanel(Panel):
         rows = min(len(event.top), max(self.content_size.height - 1, 1))
         lines = [self._row(candidate, event.id, label_width, bar_width) for candidate in event.top[:rows]]
         lines += [Text()] * (rows - len(lines))
-        label = clip(visible_token(self._chosen_piece(event)), label_width)
+        label = clip(self._label(event.id, self._chosen_piece(event)), label_width)
         listed = any(candidate.id == event.id for candidate in event.top)
-        chosen, p, n = self.style_of("probabilities--chosen"), percent(event.p), len(event.top)
+        chosen, p, n = self._label_style(event.id, self.style_of("probabilities--chosen")), percent(event.p), len(event.top)
         # Unlisted (an author's word the model did not expect, often): why the bars miss it
         # matters more than the word 'chosen' and the spacing, which go first.
         summaries = [Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p}",
@@ -142,6 +148,12 @@ class ProbabilitiesPanel(Panel):
                 return candidate.text
         return piece_text(event.piece) if event.piece else event.text
 
+    def _label(self, token_id: int, text: str) -> str:
+        return UNKNOWN if token_id in self.unknown_ids else visible_token(text)
+
+    def _label_style(self, token_id: int, style: Style) -> Style:
+        return style + self.style_of("probabilities--unknown") if token_id in self.unknown_ids else style
+
     def _row(self, candidate: Candidate, chosen_id: int, label_width: int, bar_width: int) -> Text:
         is_chosen = candidate.id == chosen_id
         marker = CHOSEN if is_chosen else BANNED if candidate.banned else PLAIN
@@ -151,7 +163,8 @@ class ProbabilitiesPanel(Panel):
             else Style()
         )
         row = Text(f"{marker} ", style=label_style)
-        row.append(pad(clip(visible_token(candidate.text), label_width), label_width), style=label_style)
+        row.append(pad(clip(self._label(candidate.id, candidate.text), label_width), label_width),
+                   style=self._label_style(candidate.id, label_style))
         row.append(" ")
         bar_style = self.style_of("probabilities--banned" if candidate.banned else "probabilities--bar")
         row.append(bar(candidate.p, bar_width), style=bar_style)

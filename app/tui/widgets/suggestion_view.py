@@ -49,6 +49,7 @@ class SuggestionView(ScrollView, can_focus=False):
         "suggestion-view--text",
         "suggestion-view--cursor",
         "suggestion-view--inspected",
+        "suggestion-view--unknown",
         *(f"suggestion-view--{name}" for _, name, _ in BUCKETS),
     }
 
@@ -76,6 +77,8 @@ class SuggestionView(ScrollView, can_focus=False):
         self.colour_tokens = False
         self.inspected: int | None = None
         """Index of the token under the inspection cursor (in ghost.tokens), or None."""
+        self.unknown_ids: frozenset[int] = frozenset()
+        """The model's <unk> token(s): drawn by name while the tokens show (token_text)."""
 
     def set_inspection(self, *, colour: bool, inspected: int | None) -> None:
         """Colour the tokens by probability, and/or mark the inspected one."""
@@ -231,7 +234,8 @@ class SuggestionView(ScrollView, can_focus=False):
         if ghost.tokens and (self.colour_tokens or self.inspected is not None):
             style_of = (lambda name: self._style(f"suggestion-view--{name}")) if self.colour_tokens else None
             rendered.append_text(token_text(ghost.text, ghost.tokens, base, style_of, self.inspected,
-                                            self._style("suggestion-view--inspected") + Style.from_meta({_INSPECTED: True})))
+                                            self._style("suggestion-view--inspected") + Style.from_meta({_INSPECTED: True}),
+                                            (self.unknown_ids, self._style("suggestion-view--unknown"))))
         else:
             rendered.append(ghost.text, style=base)
         if ghost.streaming:

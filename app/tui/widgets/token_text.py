@@ -15,6 +15,9 @@ from textual.widget import Widget
 
 from scriptorium.app.tui.token_spans import BUCKETS, TokenRecord, bucket
 
+UNKNOWN = "<unk>"
+"""How a token of the unknown id is drawn: by name (the probabilities panel says it so too)."""
+
 
 def token_text(
     text: str,
@@ -23,9 +26,13 @@ def token_text(
     style_of: Callable[[str], Style] | None,
     cursor: int | None = None,
     cursor_style: Style | None = None,
+    unknown: tuple[frozenset[int], Style] = (frozenset(), Style()),
 ) -> Text:
     """`text` in `base`; each record's characters also in its band's style (when
-    `style_of` is given) and the record at `cursor` in `cursor_style`."""
+    `style_of` is given) and the record at `cursor` in `cursor_style`. A record of an
+    `unknown` id (<unk>) is drawn as its name in that style, not as the characters it
+    stands for: the model saw <unk>, not them."""
+    unknown_ids, unknown_style = unknown
     rendered = Text()
     position = 0
     for index, record in enumerate(records):
@@ -37,6 +44,8 @@ def token_text(
         if index == cursor and cursor_style is not None:
             style = style + cursor_style
         piece = text[record.start:record.end]
+        if record.id in unknown_ids:
+            piece, style = UNKNOWN, style + unknown_style
         rendered.append(piece, style=style)
         position = max(position, record.end)
     if position < len(text):
@@ -67,7 +76,8 @@ class TokenLegend(Widget, can_focus=False):
 class ReplyTokens(Widget, can_focus=False):
     """A chat reply as its tokens (shown instead of its Markdown while colouring or inspecting)."""
 
-    COMPONENT_CLASSES = {f"reply-tokens--{name}" for _, name, _ in BUCKETS} | {"reply-tokens--cursor"}
+    COMPONENT_CLASSES = {f"reply-tokens--{name}" for _, name, _ in BUCKETS} | {"reply-tokens--cursor",
+                                                                                "reply-tokens--unknown"}
 
     DEFAULT_CSS = "ReplyTokens { height: auto; }"
 
@@ -77,6 +87,8 @@ class ReplyTokens(Widget, can_focus=False):
         self.records = records
         self.cursor: int | None = None
         self.colour = True
+        self.unknown_ids: frozenset[int] = frozenset()
+        """The model's <unk> token(s): drawn by name (token_text)."""
 
     def show(self, *, colour: bool, cursor: int | None) -> None:
         self.colour, self.cursor = colour, cursor
@@ -85,4 +97,5 @@ class ReplyTokens(Widget, can_focus=False):
     def render(self) -> Text:
         style_of = (lambda name: self.get_component_rich_style(f"reply-tokens--{name}")) if self.colour else None
         return token_text(self.text, self.records, Style(), style_of, self.cursor,
-                          self.get_component_rich_style("reply-tokens--cursor"))
+                          self.get_component_rich_style("reply-tokens--cursor"),
+                          (self.unknown_ids, self.get_component_rich_style("reply-tokens--unknown")))
