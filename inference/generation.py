@@ -100,15 +100,16 @@ def run_generation(
         decoded = steps = 0
         reason = "cancelled" if cancelled else "length"
         try:
-            if settings.repeat_window:
-                chain.remember(tokens[-settings.repeat_window:])
+            if history := settings.history_length():
+                chain.remember(tokens[-history:])
             while not cancelled and produced < settings.max_tokens:
                 if stop_requested():
                     reason = "cancelled"
                     break
                 # Sample first: llama.cpp's sampler leaves the logits as they are and pulls
                 # them into this core's cache, so reading them afterwards is cheaper.
-                token = chain.sample()
+                logits = last_logits()
+                token = chain.sample(logits)
                 last_token_at = time.perf_counter()
                 steps = decoded
                 if first_token_at is None:
@@ -116,7 +117,7 @@ def run_generation(
                 if ends_generation(token):
                     reason = "eos"
                     break
-                p, top = step.measure(last_logits(), token, top_n, token_text, bias_map)
+                p, top = step.measure(logits, token, top_n, token_text, bias_map)
                 piece = token_bytes(token)
                 text = completion.feed(piece)
                 pieces.append(text)
