@@ -48,10 +48,11 @@ class CandidateArray:
 
     def fill(self, logits_address: int) -> None:
         """Every token with its raw logit, in id order, as llama_sampler_sample starts."""
+        # Two strided numpy copies: measured cheaper in CPU time than a C loop writing the
+        # structs (0.27 against 0.45 ms for 262k tokens), and llama.cpp's own fill is such a loop.
         logits = np.frombuffer((ctypes.c_float * self.n_vocab).from_address(logits_address), dtype=np.float32)
-        buffer = self._buffer
-        buffer["id"] = self._ids
-        buffer["logit"] = logits
+        self._buffer["id"] = self._ids
+        self._buffer["logit"] = logits
         struct = self.struct
         # A sampler may move the start (XTC drops the top choices by advancing it).
         struct.data = ctypes.cast(self._base, type(struct.data))

@@ -75,6 +75,12 @@ class StepReader:
         return p, tuple(Candidate(token_id, text_of(token_id), q, bias.get(token_id, 0.0) <= BAN)
                         for token_id, q in pairs)
 
+    def probability_beside(self, token_id: int, top: tuple[Candidate, ...]) -> float:
+        """After `measure` gave `top` (not empty): the probability of another token, from the
+        exp(logit - max) both paths leave in the scratch buffer, without another pass."""
+        first = top[0]
+        return float(self._scratch[token_id]) * first.p / float(self._scratch[first.id])
+
     def read(self, logits: np.ndarray) -> None:
         self.logits = logits
         grid = logits[:self._grid_size].reshape(self._groups, self._width)

@@ -110,13 +110,22 @@ class TokenRecord:
     piece: bytes = b""
     """The token's own bytes where its text is not them (b"" elsewhere, and in older files):
     a byte token's text is '' or the character it completes, and its bytes join into it."""
+    kept: tuple[tuple[int, float], ...] = ()
+    """What the sampler chain kept: (id, probability after the chain), likeliest first
+    (TokenEvent.kept); () where unknown (llama-server, older files)."""
+    removed: tuple[tuple[int, str], ...] = ()
+    """(id, sampler) for each of `top` a sampler took out."""
+    pushed: tuple[tuple[int, str, float], ...] = ()
+    """(id, sampler, change of its logit) for each of `top` the bias, the penalties or DRY moved."""
 
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
         """From an inference.events.TokenEvent."""
         top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
         piece = b"" if event.text.encode("utf-8") == event.piece else event.piece
-        return cls(id=event.id, text=event.text, p=recorded_p(event.p), top=top, piece=piece)
+        kept = tuple((token, recorded_p(p)) for token, p in event.kept)
+        return cls(id=event.id, text=event.text, p=recorded_p(event.p), top=top, piece=piece, kept=kept,
+                   removed=event.removed, pushed=event.pushed)
 
 
 @dataclass(kw_only=True)

@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 
-import pytest
-from gguf_loop import PROMPT, loop_transitions, repeated_share
-from gguf_models import write_llama_model
+from gguf_loop import PROMPT, repeated_share
+from sampler_reference import loop_engine  # noqa: F401  (a fixture)
 
-from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.engine import Engine
 from scriptorium.inference.events import TokenEvent
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings
 
 TOKENS = 300
-
-
-@pytest.fixture(scope="module")
-def loop_engine(tmp_path_factory: pytest.TempPathFactory):
-    transitions, default_next = loop_transitions()
-    path = write_llama_model(tmp_path_factory.mktemp("loop") / "loop.gguf", kind="markov",
-                             transitions=transitions, default_next=default_next)
-    engine = Engine.load(LoadOptions(model_path=path, n_ctx=512, flash_attn=False))
-    yield engine
-    engine.close()
 
 
 def drawn(engine: Engine, settings: SamplerSettings) -> list[TokenEvent]:

@@ -45,3 +45,19 @@ def test_a_session_from_before_reads_as_it_ran(store: SessionStore, generate) ->
     assert describe_changes(old, new) == "seed 1234"
     assert describe_changes(old, generate(session, " x", settings=preset("anti-loop"))) == \
         "dry_multiplier 0.0 → 0.8; preset 'prose' → 'anti-loop'; seed 1234"
+
+
+def test_what_the_chain_did_at_each_token_is_saved_and_read_back(store: SessionStore, generate) -> None:
+    from scriptorium.inference.events import Candidate, TokenEvent
+
+    session = store.create_draft(title="did", text="La casa")
+    g = generate(session, " era", settings=preset("anti-loop"))
+    g.add_token(TokenEvent(index=0, id=5, text=" era", p=0.4, top=(Candidate(5, " era", 0.4, False),
+                                                                      Candidate(6, " fu", 0.3, False)),
+                           elapsed_ms=1.0, kv_tokens=3, kept=((5, 0.61234567),), removed=((6, "xtc"),),
+                           pushed=((5, "dry", -0.8),)))
+    g.add_token(TokenEvent(index=1, id=7, text=".", p=0.9, top=(), elapsed_ms=2.0, kv_tokens=4))  # as from a server
+    store.save(session)
+    first, second = store.load(session.id).generations[0].tokens
+    assert (first.kept, first.removed, first.pushed) == (((5, 0.612346),), ((6, "xtc"),), ((5, "dry", -0.8),))
+    assert (second.kept, second.removed, second.pushed) == ((), (), ())
