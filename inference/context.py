@@ -35,7 +35,7 @@ from .gguf_file import ModelFacts
 from .fresh_prefix import FreshPrefix
 from .kv_cache import KVLayout
 from .row_batch import EveryRowBatch
-from .sampling import LastLogits, SamplerChain
+from .sampler_chain import LastLogits, SamplerChain
 from .settings import SamplerSettings
 
 DECODE_ABORTED = 2
@@ -163,8 +163,8 @@ class LlamaContext:
         return address
 
     def sampler(self, n_vocab: int, settings: SamplerSettings, bias: dict[int, float], seed: int) -> SamplerChain:
-        """llama.cpp's sampler chain drawing from this context's last logits."""
-        return SamplerChain(self._lib, self._ctx, n_vocab, settings, bias, seed)
+        """llama.cpp's sampler chain for this context's model (DRY tokenizes its breakers with its vocabulary)."""
+        return SamplerChain(self._lib, self._lib.llama_model_get_vocab(self._model), n_vocab, settings, bias, seed)
 
     # ---- holding -------------------------------------------------------------------
     @contextmanager

@@ -119,6 +119,14 @@ class TokenEvent:
     a reader can join the bytes of a character the vocabulary spells in several (`text`
     is '' until the last one). From llama-server, the bytes it sent with the token: the
     whole character's, on the token that completes it."""
+    kept: tuple[tuple[int, float], ...] = ()
+    """What the sampler chain kept: the likeliest survivors (as many as `top`), with the
+    probability the token was drawn by (after bias, penalties, truncation, temperature),
+    most probable first; () where unknown (llama-server, older sessions)."""
+    removed: tuple[tuple[int, str], ...] = ()
+    """(id, sampler) for each of `top` a sampler took out (top_k, xtc, temperature at 0...)."""
+    pushed: tuple[tuple[int, str, float], ...] = ()
+    """(id, sampler, change of its logit) for each of `top` the logit bias, the penalties or DRY moved."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from typing import Callable, Iterator, Sequence
 from . import native
 from .context import DecodedChunk, LlamaContext, Reuse, never_stop
 from .events import ContextTrimmed, Event, GenerationDone, PrefillDone, PrefillProgress, TokenEvent
+from .sampler_trace import ChainTrace
 from .sampling import StepReader
 from .settings import LogitBias, SamplerSettings
 from .text import CompletionText
@@ -113,6 +114,10 @@ def run_generation(
         seed = settings.resolved_seed()
         chain = context.sampler(vocabulary.n_vocab, settings, bias_map, seed)
         step = StepReader(vocabulary.n_vocab, native.softmax_kernel())
+        trace = ChainTrace()
+        if top_n:
+            chain.observer = trace
+        greedy = settings.greedy_draw()
         last_logits = context.last_logits()
         decode_one = context.one_token_decoder()
         token_text = vocabulary.token_text
@@ -127,15 +132,17 @@ def run_generation(
         decoded = steps = 0
         reason = "cancelled" if cancelled else "length"
         try:
-            if settings.repeat_window:
-                chain.remember(tokens[-settings.repeat_window:])
+            if history := settings.history_length():
+                chain.remember(tokens[-history:])
             while not cancelled and produced < settings.max_tokens:
                 if stop_requested():
                     reason = "cancelled"
                     break
-                # Sample first: llama.cpp's sampler leaves the logits as they are and pulls
-                # them into this core's cache, so reading them afterwards is cheaper.
-                token = chain.sample()
+                logits = last_logits()
+                if top_n:  # the model's own candidates first: the trace follows them through the chain
+                    _, top = step.measure(logits, -1, top_n, token_text, bias_map)
+                    trace.follow([candidate.id for candidate in top])
+                token = chain.sample(logits)
                 last_token_at = time.perf_counter()
                 steps = decoded
                 if first_token_at is None:
@@ -143,14 +150,18 @@ def run_generation(
                 if ends_generation(token):
                     reason = "eos"
                     break
-                p, top = step.measure(last_logits(), token, top_n, token_text, bias_map)
+                if top_n:
+                    p = next((c.p for c in top if c.id == token), None) or step.probability_beside(token, top)
+                else:
+                    p, top = step.measure(logits, token, 0, token_text, bias_map)
+                did = trace.finish(chain.candidates, token, greedy, top_n)
                 piece = token_bytes(token)
                 text = completion.feed(piece)
                 pieces.append(text)
                 produced += 1
                 yield TokenEvent(index=produced - 1, id=token, text=text, p=p,
                                  top=top, elapsed_ms=(last_token_at - started) * 1000.0,
-                                 kv_tokens=held, piece=piece)
+                                 kv_tokens=held, piece=piece, kept=did.kept, removed=did.removed, pushed=did.pushed)
                 if completion.stopped:
                     reason = "stop"
                     break

@@ -59,16 +59,58 @@ SERVER_FIELDS = {
     "frequency_penalty": "frequency_penalty",
     "seed": "seed",
     "max_tokens": "n_predict",
+    "samplers": "samplers",
 }
-# The local chain's order (settings.py: bias -> penalties -> top-k -> top-p -> min-p ->
-# temperature); the server's other samplers (DRY, XTC, typical, top-n-sigma) are left out.
-SAMPLER_ORDER = ["penalties", "top_k", "top_p", "min_p", "temperature"]
+# The samplers added after those: their fields have the same names in llama-server, save
+# typical-p. A build without one of them is only refused while it acts (its value not the
+# default, which is off): an older server leaves out what it does not know, which then
+# changes nothing.
+LATER_SERVER_FIELDS = {
+    "dry_multiplier": "dry_multiplier",
+    "dry_base": "dry_base",
+    "dry_allowed_length": "dry_allowed_length",
+    "dry_penalty_last_n": "dry_penalty_last_n",
+    "xtc_probability": "xtc_probability",
+    "xtc_threshold": "xtc_threshold",
+    "typical_p": "typical_p",
+    "top_n_sigma": "top_n_sigma",
+    "dynatemp_range": "dynatemp_range",
+    "dynatemp_exponent": "dynatemp_exponent",
+    "mirostat": "mirostat",
+    "mirostat_tau": "mirostat_tau",
+    "mirostat_eta": "mirostat_eta",
+}
 STOP_REASONS = {"eos": "eos", "limit": "length"}
+_DEFAULTS = SamplerSettings()
+
+
+def sampler_fields(settings: SamplerSettings) -> dict[str, Any]:
+    """The sampler settings as llama-server's request fields, the chain's order included."""
+    values = {field: getattr(settings, name) for name, field in {**SERVER_FIELDS, **LATER_SERVER_FIELDS}.items()
+              if name not in ("seed", "max_tokens")}
+    values["samplers"] = list(settings.samplers)
+    # Not in the fields /props lists (as `logit_bias`), but read by /completion in every build with DRY.
+    values["dry_sequence_breakers"] = list(settings.dry_sequence_breakers)
+    if not settings.dry_sequence_breakers:
+        # llama-server refuses an empty list; without DRY acting none is needed.
+        if "dry" in settings.acting_samplers():
+            raise SettingsError("llama-server needs at least one DRY sequence breaker")
+        del values["dry_sequence_breakers"]
+    return values
+
+
+def missing_fields(settings: SamplerSettings, known: frozenset[str]) -> list[str]:
+    """The settings this server's build has no field for: each of the first samplers', and
+    each later one that acts."""
+    missing = [name for name, field in SERVER_FIELDS.items() if field not in known]
+    missing += [name for name, field in LATER_SERVER_FIELDS.items()
+                if field not in known and getattr(settings, name) != getattr(_DEFAULTS, name)]
+    return missing
 
 
 def request_body(backend: ServedModel, tokens: list[int], settings: SamplerSettings, bias: LogitBias,
                  top_n: int, seed: int) -> dict[str, Any]:
-    missing = [name for name, field in SERVER_FIELDS.items() if field not in backend.server_fields]
+    missing = missing_fields(settings, backend.server_fields)
     if missing and backend.server_fields:
         raise SettingsError(f"llama-server {backend.build} has no {', '.join(missing)}: not available remotely")
     bias_map = bias.resolve(backend.byte_token_ids)
@@ -80,20 +122,12 @@ def request_body(backend: ServedModel, tokens: list[int], settings: SamplerSetti
         "stream": True,
         "n_predict": settings.max_tokens,
         "n_probs": max(top_n, 1),  # the chosen token's bytes come with its probabilities
-        "temperature": settings.temperature,
-        "top_k": settings.top_k,
-        "top_p": settings.top_p,
-        "min_p": settings.min_p,
-        "repeat_penalty": settings.repeat_penalty,
-        "repeat_last_n": settings.repeat_window,
-        "presence_penalty": settings.presence_penalty,
-        "frequency_penalty": settings.frequency_penalty,
+        **sampler_fields(settings),
         "seed": seed,
         # No "stop": stop strings are matched here, on the text as the author sees it
         # (CompletionText), and the stream is dropped at one. The server would match them on
         # the raw text, where "\n\n" never meets a model's "\r\n\r\n", and it withholds the
         # bytes of every token that might begin one ("\r\n" ends in "\n"), so they never came.
-        "samplers": SAMPLER_ORDER,
         "logit_bias": [[token, value] for token, value in sorted(bias_map.items())],
         "lora": backend.lora_request(),
         "cache_prompt": True,

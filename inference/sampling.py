@@ -3,22 +3,20 @@
 The probabilities are a softmax of the raw logits of the last position, computed once per
 step in one pass over the vocabulary plus llama.cpp's own softmax kernel: cheap even for a
 262k vocabulary, unlike llama-cpp-python's logprobs path (a full sort per token). Sampling
-is llama.cpp's sampler chain, so what is drawn is exactly what llama.cpp would draw.
+is llama.cpp's sampler chain (sampler_chain.py), so what is drawn is exactly what llama.cpp would draw.
 """
 
 from __future__ import annotations
 
 import ctypes
 import math
-from types import ModuleType
 from typing import Any, Callable
 
 import numpy as np
 
-from . import native
 from .errors import GenerationError
 from .events import Candidate
-from .settings import BAN, SamplerSettings
+from .settings import BAN
 
 
 COMPILED_TOP_LIMIT = 256
@@ -77,6 +75,12 @@ class StepReader:
         return p, tuple(Candidate(token_id, text_of(token_id), q, bias.get(token_id, 0.0) <= BAN)
                         for token_id, q in pairs)
 
+    def probability_beside(self, token_id: int, top: tuple[Candidate, ...]) -> float:
+        """After `measure` gave `top` (not empty): the probability of another token, from the
+        exp(logit - max) both paths leave in the scratch buffer, without another pass."""
+        first = top[0]
+        return float(self._scratch[token_id]) * first.p / float(self._scratch[first.id])
+
     def read(self, logits: np.ndarray) -> None:
         self.logits = logits
         grid = logits[:self._grid_size].reshape(self._groups, self._width)
@@ -127,71 +131,3 @@ def _compiled_step() -> Callable[..., tuple[float, tuple[tuple[int, float], ...]
     except ImportError:
         return None
     return top_candidates
-
-
-class SamplerChain:
-    """llama.cpp's sampler chain for one generation (owns the C object), drawing from
-    the last logits of the context `ctx`."""
-
-    def __init__(self, lib: ModuleType, ctx: Any, n_vocab: int, settings: SamplerSettings,
-                 bias: dict[int, float], seed: int):
-        self._lib = lib
-        self._ctx = ctx
-        params = lib.llama_sampler_chain_default_params()
-        params.no_perf = True
-        self._chain: Any = lib.llama_sampler_chain_init(params)
-        self.seed = seed
-        add = lambda sampler: lib.llama_sampler_chain_add(self._chain, sampler)  # noqa: E731
-        if bias:
-            entries = (lib.llama_logit_bias * len(bias))()
-            for slot, (token_id, value) in enumerate(bias.items()):
-                entries[slot].token = token_id
-                entries[slot].bias = value
-            add(lib.llama_sampler_init_logit_bias(n_vocab, len(bias), entries))
-        penalised = settings.repeat_penalty != 1.0 or settings.frequency_penalty or settings.presence_penalty
-        if settings.repeat_window > 0 and penalised:
-            add(lib.llama_sampler_init_penalties(
-                n_vocab, settings.repeat_window, settings.repeat_penalty,
-                settings.frequency_penalty, settings.presence_penalty,
-            ))
-        if settings.temperature == 0.0:
-            add(lib.llama_sampler_init_greedy())
-            return
-        if settings.top_k > 0:
-            add(lib.llama_sampler_init_top_k(settings.top_k))
-        if settings.top_p < 1.0:
-            add(lib.llama_sampler_init_top_p(settings.top_p, 1))
-        if settings.min_p > 0.0:
-            add(lib.llama_sampler_init_min_p(settings.min_p, 1))
-        add(lib.llama_sampler_init_temp(settings.temperature))
-        add(lib.llama_sampler_init_dist(seed))
-
-    def remember(self, tokens: list[int]) -> None:
-        """Feed context tokens to the penalties' history, as llama.cpp does with the prompt."""
-        for token in tokens:
-            self._lib.llama_sampler_accept(self._chain, token)
-
-    def sample(self) -> int:
-        """Draw from the last position's logits and record the token in the history."""
-        return int(self._lib.llama_sampler_sample(self._chain, self._ctx, -1))
-
-    def close(self) -> None:
-        if self._chain is not None:
-            self._lib.llama_sampler_free(self._chain)
-            self._chain = None
-
-
-class LastLogits:
-    """The address of the last position's logits (valid until the next decode), read with
-    one foreign call: the binding llama-cpp-python declares returns a pointer object that
-    then needs a cast, and between decodes every Python step shows in tokens per second."""
-
-    def __init__(self, ctx: Any):
-        self._ctx = ctx
-        self._get = native.own_binding("llama_get_logits_ith", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)
-
-    def __call__(self) -> int:
-        address = self._get(self._ctx, -1)
-        if not address:
-            raise GenerationError("llama.cpp returned no logits for the last position")
-        return address

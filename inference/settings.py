@@ -100,13 +100,24 @@ def check_top_n(top_n: int) -> None:
 NOT_OF_A_PRESET = frozenset({"seed", "max_tokens", "stop", "preset"})
 """SamplerSettings fields a preset does not fix: changing them keeps the preset's name."""
 
+SAMPLER_NAMES = ("penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc", "temperature")
+"""The samplers whose order can change, by llama.cpp's own names (`--samplers`, llama-server's
+`samplers` field), in llama.cpp's default order (common/common.h)."""
+DEFAULT_DRY_BREAKERS = ("\n", ":", "\"", "*")
+"""llama.cpp's default DRY sequence breakers: a repetition is not followed across them."""
+DRY_BREAKER_LIMIT = 40
+"""llama.cpp cuts a longer DRY sequence breaker silently (MAX_CHAR_LEN): refused here instead."""
+MIROSTAT_VERSIONS = (0, 1, 2)
+
 
 @dataclass(frozen=True, slots=True)
 class SamplerSettings:
-    """How the next token is chosen. Applied by llama.cpp's own sampler chain, in the
-    order logit bias -> penalties -> top-k -> top-p -> min-p -> temperature -> draw
-    (llama.cpp's common order). Temperature 0 takes the most probable token after bias
-    and penalties."""
+    """How the next token is chosen. Applied by llama.cpp's own sampler chain: the logit
+    bias, then the samplers in `samplers` order (llama.cpp's default: penalties -> DRY ->
+    top-n-sigma -> top-k -> typical -> top-p -> min-p -> XTC -> temperature), then the
+    draw; with Mirostat, temperature then Mirostat's draw (llama.cpp's common_sampler).
+    Every sampler is off at its neutral value. Temperature 0 takes the most probable token
+    of what the samplers before it left."""
 
     temperature: float = 0.8
     """0 picks the most probable token every time (greedy); higher flattens the distribution."""
@@ -124,6 +135,39 @@ class SamplerSettings:
     """Subtracted once from the logit of any token seen in the window."""
     frequency_penalty: float = 0.0
     """Subtracted from a token's logit for each time it occurs in the window."""
+    dry_multiplier: float = 0.0
+    """DRY ("don't repeat yourself"): a token that would extend a sequence already seen loses
+    multiplier * base^(length - allowed length) from its logit; 0 disables it."""
+    dry_base: float = 1.75
+    """How fast the DRY penalty grows with the length of the repetition (at least 1)."""
+    dry_allowed_length: int = 2
+    """Repetitions up to this many tokens are not penalised by DRY."""
+    dry_penalty_last_n: int = 64
+    """How many recent tokens DRY scans for repetitions; 0 disables it."""
+    dry_sequence_breakers: tuple[str, ...] = DEFAULT_DRY_BREAKERS
+    """DRY does not follow a repetition across these (a line break, a colon, a quote...)."""
+    xtc_probability: float = 0.0
+    """XTC ("exclude top choices"): with this probability, every candidate above the threshold
+    but the least likely of them is removed; 0 disables it."""
+    xtc_threshold: float = 0.1
+    """The probability above which XTC counts a candidate as a top choice (above 0.5 it never acts)."""
+    typical_p: float = 1.0
+    """Locally typical sampling: keep the candidates whose surprise is closest to the
+    average, adding up to p; 1 disables it."""
+    top_n_sigma: float = -1.0
+    """Keep the candidates within n standard deviations of the top logit; -1 disables it."""
+    dynatemp_range: float = 0.0
+    """Dynamic temperature: the temperature moves within ± this range with the entropy; 0 disables it."""
+    dynatemp_exponent: float = 1.0
+    """How the entropy maps onto the dynamic temperature's range."""
+    mirostat: int = 0
+    """Mirostat version (1 or 2) in place of the truncating samplers; 0 disables it."""
+    mirostat_tau: float = 5.0
+    """Mirostat's target surprise (cross-entropy)."""
+    mirostat_eta: float = 0.1
+    """Mirostat's learning rate."""
+    samplers: tuple[str, ...] = SAMPLER_NAMES
+    """The order llama.cpp applies the samplers in (its `--samplers`); one left out is not applied."""
     seed: int | None = None
     """Fixed seed for a reproducible run; None draws a fresh one per generation."""
     max_tokens: int = 200
@@ -147,10 +191,71 @@ class SamplerSettings:
         need(self.repeat_window >= 0, f"repeat window must be 0 or more, not {self.repeat_window}")
         need(-10.0 <= self.presence_penalty <= 10.0, f"presence penalty must be in [-10, 10], not {self.presence_penalty}")
         need(-10.0 <= self.frequency_penalty <= 10.0, f"frequency penalty must be in [-10, 10], not {self.frequency_penalty}")
+        need(0.0 <= self.dry_multiplier <= 10.0, f"DRY multiplier must be in [0, 10], not {self.dry_multiplier}")
+        need(1.0 <= self.dry_base <= 10.0, f"DRY base must be in [1, 10], not {self.dry_base}")
+        need(0 <= self.dry_allowed_length <= 1000,
+             f"DRY allowed length must be a whole number from 0 to 1000, not {self.dry_allowed_length}")
+        need(self.dry_penalty_last_n >= 0, f"DRY window (penalty last n) must be 0 or more, not {self.dry_penalty_last_n}")
+        need(all(0 < len(b) <= DRY_BREAKER_LIMIT for b in self.dry_sequence_breakers),
+             f"a DRY sequence breaker must be 1 to {DRY_BREAKER_LIMIT} characters long")
+        need(0.0 <= self.xtc_probability <= 1.0, f"XTC probability must be in [0, 1], not {self.xtc_probability}")
+        need(0.0 <= self.xtc_threshold <= 1.0, f"XTC threshold must be in [0, 1], not {self.xtc_threshold}")
+        need(0.0 < self.typical_p <= 1.0, f"typical-p must be in (0, 1], not {self.typical_p}")
+        need(self.top_n_sigma == -1.0 or 0.0 < self.top_n_sigma <= 10.0,
+             f"top-n-sigma must be -1 (off) or in (0, 10], not {self.top_n_sigma}")
+        need(0.0 <= self.dynatemp_range <= 10.0, f"dynamic temperature range must be in [0, 10], not {self.dynatemp_range}")
+        need(0.0 < self.dynatemp_exponent <= 10.0,
+             f"dynamic temperature exponent must be in (0, 10], not {self.dynatemp_exponent}")
+        need(self.mirostat in MIROSTAT_VERSIONS and not isinstance(self.mirostat, bool),
+             f"mirostat must be 0 (off), 1 or 2, not {self.mirostat}")
+        need(0.0 <= self.mirostat_tau <= 20.0, f"mirostat tau must be in [0, 20], not {self.mirostat_tau}")
+        need(0.0 < self.mirostat_eta <= 1.0, f"mirostat eta must be in (0, 1], not {self.mirostat_eta}")
+        check_order(self.samplers)
         need(self.seed is None or 0 <= self.seed < 2**32, f"seed must be in [0, 2^32), not {self.seed}")
         need(self.max_tokens >= 1, f"max tokens must be at least 1, not {self.max_tokens}")
         need(all(self.stop), "a stop string cannot be empty")
         return self
+
+    def acting_samplers(self) -> tuple[str, ...]:
+        """The samplers of `samplers` that change anything at these values, in order (each
+        other one returns at once in llama.cpp); with Mirostat, none of them: llama.cpp
+        then applies temperature and Mirostat alone."""
+        if self.mirostat:
+            return ()
+        acting = {
+            "penalties": self.repeat_window != 0 and (self.repeat_penalty != 1.0 or self.frequency_penalty != 0.0
+                                                      or self.presence_penalty != 0.0),
+            "dry": self.dry_multiplier != 0.0 and self.dry_penalty_last_n != 0,
+            "top_n_sigma": self.top_n_sigma > 0.0,
+            "top_k": self.top_k > 0,
+            "typ_p": self.typical_p < 1.0,
+            "top_p": self.top_p < 1.0,
+            "min_p": self.min_p > 0.0,
+            "xtc": self.xtc_probability > 0.0 and self.xtc_threshold <= 0.5,
+            "temperature": True,
+        }
+        return tuple(name for name in self.samplers if acting[name])
+
+    def greedy_draw(self) -> bool:
+        """Temperature 0 applied last: the most probable token of what is left, whatever the seed."""
+        acting = self.acting_samplers()
+        return (not self.mirostat and self.temperature == 0.0 and self.dynatemp_range == 0.0
+                and bool(acting) and acting[-1] == "temperature")
+
+    def applied_chain(self) -> tuple[str, ...]:
+        """What llama.cpp applies after the logit bias, in order, ending with the draw: the
+        acting samplers then 'dist' (a draw by the probabilities); temperature 0 last is
+        'greedy' in its place; with Mirostat, 'temperature' and 'mirostat'."""
+        if self.mirostat:
+            return ("temperature", "mirostat")
+        acting = self.acting_samplers()
+        return acting[:-1] + ("greedy",) if self.greedy_draw() else acting + ("dist",)
+
+    def history_length(self) -> int:
+        """How many recent tokens the penalties and DRY look at (0 when neither acts)."""
+        acting = self.acting_samplers()
+        return max(self.repeat_window if "penalties" in acting else 0,
+                   self.dry_penalty_last_n if "dry" in acting else 0)
 
     def with_changes(self, **changes: object) -> "SamplerSettings":
         """A validated copy. Unless a preset is named, it keeps this one's name while only
@@ -173,11 +278,38 @@ class SamplerSettings:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
 
 
+def check_order(names: tuple[str, ...]) -> None:
+    """SettingsError unless `names` are llama.cpp sampler names, each at most once."""
+    for name in names:
+        if name not in SAMPLER_NAMES:
+            raise SettingsError(f"samplers: unknown sampler '{name}' (known: {', '.join(SAMPLER_NAMES)})")
+    if len(set(names)) != len(names):
+        repeated = next(name for name in names if names.count(name) > 1)
+        raise SettingsError(f"samplers: '{repeated}' is listed twice")
+
+
+def describe_chain(settings: SamplerSettings, biased: bool) -> str:
+    """'logit bias → top_k → top_p → temperature → dist': what llama.cpp applies, in order."""
+    return " → ".join((("logit bias",) if biased else ()) + settings.applied_chain())
+
+
+def parse_order(text: str) -> tuple[str, ...]:
+    """'penalties;dry;top_k;temperature' (llama.cpp's `--samplers`; commas work too) as a checked order."""
+    names = tuple(part.strip() for part in text.replace(",", ";").split(";") if part.strip())
+    check_order(names)
+    return names
+
+
 PRESETS: dict[str, SamplerSettings] = {
     "greedy": SamplerSettings(temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0, preset="greedy"),
     # The values the author uses for narrative text.
     "prose": SamplerSettings(temperature=0.8, top_k=50, top_p=0.95, min_p=0.0, repeat_penalty=1.0, preset="prose"),
-    "creative": SamplerSettings(temperature=1.1, top_k=100, top_p=0.98, min_p=0.02, repeat_penalty=1.05, preset="creative"),
+    # text-generation-webui's "Creative": min-p 0.02 and XTC at probability 0.5, nothing else truncating.
+    "creative": SamplerSettings(temperature=1.0, top_k=0, top_p=1.0, min_p=0.02, xtc_probability=0.5,
+                                xtc_threshold=0.1, preset="creative"),
+    # The prose values with DRY at the multiplier llama.cpp's docs recommend, its base and allowed length.
+    "anti-loop": SamplerSettings(temperature=0.8, top_k=50, top_p=0.95, min_p=0.0, dry_multiplier=0.8, dry_base=1.75,
+                                 dry_allowed_length=2, preset="anti-loop"),
 }
 
 

@@ -17,13 +17,16 @@ from types import MappingProxyType
 from typing import Any
 
 from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError, rule_for
+from scriptorium.inference.settings import (PRESETS, LogitBias, SamplerSettings, SettingsError, parse_order,
+                                                 rule_for)
 
 from scriptorium.app.config.schema import DEFAULT_PRESET, FLASH_ATTN_CHOICES, Config, ModelConfig, ServerConfig, UiConfig
 
 TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui", "server")
 SAMPLER_FIELDS = tuple(f.name for f in fields(SamplerSettings) if f.name != "preset")
-FLOAT_FIELDS = {"temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"}
+FLOAT_FIELDS = {"temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
+                "dry_multiplier", "dry_base", "xtc_probability", "xtc_threshold", "typical_p", "top_n_sigma",
+                "dynatemp_range", "dynatemp_exponent", "mirostat_tau", "mirostat_eta"}
 PRESET_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 RESERVED_PRESET_NAMES = {"custom"}
 """SamplerSettings.preset says 'custom' once a value is changed by hand."""
@@ -216,6 +219,12 @@ class _Parser:
             return _number(value)
         if key == "stop":
             return tuple(_list_of_strings(value, "strings"))
+        if key == "dry_sequence_breakers":
+            return tuple(_list_of_strings(value, "strings"))
+        if key == "samplers":
+            # llama.cpp's own spelling ("penalties;dry;top_k") as well as a TOML list.
+            names = parse_order(value) if isinstance(value, str) else _list_of_strings(value, "sampler names")
+            return tuple(names)
         return _whole(value)
 
     def presets(self, data: Mapping[str, Any]) -> dict[str, SamplerSettings]:

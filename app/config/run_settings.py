@@ -15,12 +15,14 @@ from typing import Any
 
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import LogitBias, SamplerSettings, rule_for
+from scriptorium.inference.settings import LogitBias, SamplerSettings, parse_order, rule_for
 
 from scriptorium.app.config.schema import FLASH_ATTN_CHOICES, Config
 
 SAMPLER_FLAGS = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "repeat_window",
-                 "presence_penalty", "frequency_penalty", "seed", "max_tokens")
+                 "presence_penalty", "frequency_penalty", "dry_multiplier", "dry_base", "dry_allowed_length",
+                 "dry_penalty_last_n", "xtc_probability", "xtc_threshold", "typical_p", "top_n_sigma",
+                 "dynatemp_range", "dynatemp_exponent", "mirostat", "mirostat_tau", "mirostat_eta", "seed", "max_tokens")
 """SamplerSettings fields that have a flag of the same name (cli/common.py)."""
 
 LOCAL_ONLY_FLAGS = {"model": "--model", "lora": "--lora", "spm": "--spm", "ctx": "--ctx", "threads": "--threads",
@@ -91,6 +93,10 @@ def _sampler(args: argparse.Namespace, config: Config) -> SamplerSettings:
     }
     if _flag(args, "stop"):
         changes["stop"] = tuple(_flag(args, "stop"))
+    if _flag(args, "dry_sequence_breaker"):
+        changes["dry_sequence_breakers"] = tuple(_flag(args, "dry_sequence_breaker"))
+    if _flag(args, "samplers") is not None:
+        changes["samplers"] = parse_order(_flag(args, "samplers"))
     return settings.with_changes(**changes) if changes else settings.validated()
 
 

@@ -7,6 +7,7 @@ uncomments a value, and later built-in defaults still reach people who never tou
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from scriptorium.inference.settings import PRESETS, SamplerSettings
@@ -47,7 +48,7 @@ DEFAULT_CONFIG_TEXT = f"""\
 # folders = ["~/models"]
 
 [sampler]
-# Starting values: a built-in preset (greedy, prose, creative) or one of yours below.
+# Starting values: a built-in preset (greedy, prose, creative, anti-loop) or one of yours below.
 # preset = "{DEFAULT_PRESET}"
 # Any of these overrides the preset:
 # temperature = {_PROSE.temperature}
@@ -58,6 +59,26 @@ DEFAULT_CONFIG_TEXT = f"""\
 # repeat_window = {_PROSE.repeat_window}
 # presence_penalty = {_PROSE.presence_penalty}
 # frequency_penalty = {_PROSE.frequency_penalty}
+# DRY ("don't repeat yourself"): a token that would extend a repetition loses
+# multiplier * base^(length - allowed_length); 0 is off, llama.cpp suggests 0.8.
+# dry_multiplier = {_PROSE.dry_multiplier}
+# dry_base = {_PROSE.dry_base}
+# dry_allowed_length = {_PROSE.dry_allowed_length}
+# dry_penalty_last_n = {_PROSE.dry_penalty_last_n}
+# dry_sequence_breakers = ["\\n", ":", "\\"", "*"]
+# XTC ("exclude top choices"): with this probability, the candidates above the
+# threshold are removed but the least likely of them; 0 is off.
+# xtc_probability = {_PROSE.xtc_probability}
+# xtc_threshold = {_PROSE.xtc_threshold}
+# typical_p = {_PROSE.typical_p}          # 1 is off
+# top_n_sigma = {_PROSE.top_n_sigma}        # -1 is off
+# dynatemp_range = {_PROSE.dynatemp_range}     # dynamic temperature: ± this range; 0 is off
+# dynatemp_exponent = {_PROSE.dynatemp_exponent}
+# mirostat = {_PROSE.mirostat}             # 1 or 2: Mirostat in place of the samplers below
+# mirostat_tau = {_PROSE.mirostat_tau}
+# mirostat_eta = {_PROSE.mirostat_eta}
+# The order of the chain (llama.cpp's --samplers); a sampler left out is not applied.
+# samplers = {json.dumps(list(_PROSE.samplers))}
 # seed = 42            # not set: a fresh seed for every generation
 # max_tokens = {_PROSE.max_tokens}
 # stop = ["\\n\\n"]

@@ -31,10 +31,27 @@ KEPT_SESSIONS = 4
 away from would otherwise hold its lines (as large as its file) until the app closes."""
 
 
+CHAIN_DID = {"kept": ((int,), (float, int)), "removed": ((int,), (str,)), "pushed": ((int,), (str,), (float, int))}
+"""A token record's optional lists of what the sampler chain did, and the types of an entry's
+values: [id, p] kept, [id, sampler] removed, [id, sampler, change of its logit] pushed."""
+
+
+def chain_did_entry(entry: Any, shape: tuple[tuple[type, ...], ...]) -> tuple[Any, ...] | None:
+    """One entry of CHAIN_DID's lists as read from a file, or None when it is not of `shape`."""
+    if not (isinstance(entry, list) and len(entry) == len(shape)
+            and all(isinstance(v, t) and not isinstance(v, bool) for v, t in zip(entry, shape))):
+        return None
+    return tuple(float(v) if float in t else v for v, t in zip(entry, shape))
+
+
 def token_json(token: "TokenRecord") -> dict[str, Any]:
     """A token record as the file holds it; `bytes` only where its text is not its bytes."""
     bytes_ = {"bytes": list(token.piece)} if token.piece else {}
-    return {"id": token.id, "text": token.text, **bytes_, "p": token.p, "top": [list(alt) for alt in token.top]}
+    record = {"id": token.id, "text": token.text, **bytes_, "p": token.p, "top": [list(alt) for alt in token.top]}
+    for key in CHAIN_DID:  # only where it was recorded (not remotely, nor in older files)
+        if entries := getattr(token, key):
+            record[key] = [list(entry) for entry in entries]
+    return record
 
 
 COMPACT_JSON = json.JSONEncoder(ensure_ascii=False)

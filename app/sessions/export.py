@@ -94,6 +94,7 @@ def front_matter(session: AnySession) -> dict[str, Any]:
         "lora_scale": g.lora.scale if g and g.lora else None,
         "lora_sha256": g.lora.sha256 if g and g.lora else None,
         "sampler": dict(g.sampler) if g else None,
+        "sampler_chain": g.chain_text() if g else None,
         "seed": g.seed if g else None,
         "logit_bias": g.bias.summary if g else None,
         "arithmetic": dict(g.arithmetic) if g and g.arithmetic else None,
@@ -149,8 +150,9 @@ def describe_changes(before: Generation | None, after: Generation) -> str:
             parts.append(f"model {before.model.name} ({before.model.quantization}) → {after.model.name} ({after.model.quantization})")
         if settings_key(before)[1] != settings_key(after)[1]:
             parts.append(f"LoRA {before.lora_text()} → {after.lora_text()}")
-        for key in dict.fromkeys([*before.sampler, *after.sampler]):
-            old, new = before.sampler.get(key), after.sampler.get(key)
+        old_values, new_values = before.sampler_values(), after.sampler_values()
+        for key in dict.fromkeys([*old_values, *new_values]):
+            old, new = old_values.get(key), new_values.get(key)
             if old != new:
                 parts.append(f"{key} {_value_text(old)} → {_value_text(new)}")
         if settings_key(before)[3] != settings_key(after)[3]:

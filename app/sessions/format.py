@@ -24,7 +24,8 @@ from typing import Any
 
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
-from scriptorium.app.sessions.encoding import COMPACT_JSON, TokenLines, encode_token, token_json
+from scriptorium.app.sessions.encoding import (CHAIN_DID, COMPACT_JSON, TokenLines, chain_did_entry, encode_token,
+                                               token_json)
 from scriptorium.app.sessions.lorebook_file import fired_from_json, read_session_lore, session_lore_json
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
 from scriptorium.app.sessions.records import OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord
@@ -270,7 +271,16 @@ def _read_token(data: Any, where: str) -> TokenRecord:
     if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= 255 for b in piece):
         raise FormatError(f"{where}.bytes is not a list of byte values")
     return TokenRecord(id=_get(d, "id", int, where), text=_get(d, "text", str, where),
-                       p=_get(d, "p", (float, int), where), top=tuple(top), piece=bytes(piece))
+                       p=_get(d, "p", (float, int), where), top=tuple(top), piece=bytes(piece), **_read_chain_did(d, where))
+
+
+def _read_chain_did(d: dict[str, Any], where: str) -> dict[str, Any]:
+    """A token record's `kept`, `removed` and `pushed` (what the sampler chain did), where present."""
+    read = {key: [chain_did_entry(e, shape) for e in _list(_get(d, key, list, where, []), f"{where}.{key}")]
+            for key, shape in CHAIN_DID.items()}
+    if bad := next((key for key, entries in read.items() if None in entries), None):
+        raise FormatError(f"{where}.{bad} holds an entry that is not [id, p], [id, sampler] or [id, sampler, change]")
+    return {key: tuple(entries) for key, entries in read.items()}
 
 
 def _read_generation(data: Any, where: str) -> Generation:

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scriptorium.inference.lore import Fired
-from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias
+from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias, describe_chain
 
 Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
 OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
+_SAMPLER_DEFAULTS = {key: value for key, value in SamplerSettings().as_dict().items() if key != "preset"}
 REPLY_ENDINGS = {"cancelled": "stopped", "error": "failed"}
 """stop_reason -> how the chat marks a reply that did not end as the model chose: stopped
 (Esc, or the app closing while it streamed) or failed midway (a server gone, an engine
@@ -110,13 +111,22 @@ class TokenRecord:
     piece: bytes = b""
     """The token's own bytes where its text is not them (b"" elsewhere, and in older files):
     a byte token's text is '' or the character it completes, and its bytes join into it."""
+    kept: tuple[tuple[int, float], ...] = ()
+    """What the sampler chain kept: (id, probability after the chain), likeliest first
+    (TokenEvent.kept); () where unknown (llama-server, older files)."""
+    removed: tuple[tuple[int, str], ...] = ()
+    """(id, sampler) for each of `top` a sampler took out."""
+    pushed: tuple[tuple[int, str, float], ...] = ()
+    """(id, sampler, change of its logit) for each of `top` the bias, the penalties or DRY moved."""
 
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
         """From an inference.events.TokenEvent."""
         top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
         piece = b"" if event.text.encode("utf-8") == event.piece else event.piece
-        return cls(id=event.id, text=event.text, p=recorded_p(event.p), top=top, piece=piece)
+        kept = tuple((token, recorded_p(p)) for token, p in event.kept)
+        return cls(id=event.id, text=event.text, p=recorded_p(event.p), top=top, piece=piece, kept=kept,
+                   removed=event.removed, pushed=event.pushed)
 
 
 @dataclass(kw_only=True)
@@ -174,11 +184,26 @@ class Generation:
         kv = type_k if type_k == type_v else f"K {type_k} / V {type_v}"
         return f"flash attention {'on' if values['flash_attn'] else 'off'}, KV {kv}"
 
+    def sampler_values(self) -> dict[str, Any]:
+        """The recorded settings, with the defaults for those a file written before they
+        existed leaves out (DRY, XTC, ..., the chain's order): those samplers were off,
+        and the order of the others was llama.cpp's default, as the defaults say."""
+        return {**_SAMPLER_DEFAULTS, **self.sampler}
+
+    def chain_text(self) -> str:
+        """The chain llama.cpp applied, in order ('logit bias → top_k → ... → dist'), or 'unknown'."""
+        settings = self.sampler_settings()
+        if settings is None:
+            return "unknown"
+        # The summary says "banned" only where the vocabulary had byte tokens to ban.
+        return describe_chain(settings, biased=bool(self.bias.entries) or "banned" in self.bias.summary)
+
     def sampler_settings(self) -> SamplerSettings | None:
         """The settings as the typed object, or None if this version cannot read them."""
         values = dict(self.sampler)
-        if isinstance(values.get("stop"), list):
-            values["stop"] = tuple(values["stop"])
+        for key in ("stop", "dry_sequence_breakers", "samplers"):
+            if isinstance(values.get(key), list):
+                values[key] = tuple(values[key])
         try:
             return SamplerSettings(**values)
         except TypeError:
@@ -247,7 +272,7 @@ def settings_key(generation: Generation) -> tuple[Any, ...]:
         model.sha256 or model.path,
         (lora.sha256 or lora.path, lora.scale, tuple((o.sha256 or o.path, o.scale) for o in generation.other_loras))
         if lora else None,
-        tuple(sorted((k, repr(v)) for k, v in generation.sampler.items())),
+        tuple(sorted((k, repr(v)) for k, v in generation.sampler_values().items())),
         (generation.bias.ban_byte_tokens, generation.bias.entries),
         generation.arithmetic_text(),
     )

@@ -55,7 +55,8 @@ def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | No
                 break
             record = records[index]
             top = tuple(Candidate(*alternative) for alternative in record.top)
-            token = TokenRecord(starts[index] - start, record.text, record.id, record.p, top, source, index)
+            token = TokenRecord(starts[index] - start, record.text, record.id, record.p, top, source, index,
+                                chain_did=(record.kept, record.removed, record.pushed))
             # A byte token's own piece: its bytes, or in older files among its alternatives (where the model ranked it).
             label = piece_text(record.piece) if record.piece else next((c.text for c in top if c.id == record.id),
                                                                           record.text)

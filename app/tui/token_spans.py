@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
-from typing import Iterable
+from typing import Any, Iterable
 
 from scriptorium.inference.events import Candidate, TokenEvent, TokenScore
 from scriptorium.inference.lore import Fired
@@ -76,6 +76,12 @@ class TokenSource:
                 text += f" · min-p {s.min_p:g}"
         if s.repeat_penalty != 1.0:
             text += f" · rep {s.repeat_penalty:g}"
+        acting = s.acting_samplers()
+        extras = {"dry": f"DRY {s.dry_multiplier:g}", "xtc": f"XTC {s.xtc_probability:g}",
+                  "typ_p": f"typical {s.typical_p:g}", "top_n_sigma": f"top-n-σ {s.top_n_sigma:g}"}
+        text += "".join(f" · {shown}" for name, shown in extras.items() if name in acting)
+        if s.mirostat:
+            text += f" · mirostat {s.mirostat}"
         seed = self.seed if self.seed is not None else s.seed
         lore = f" · lore: {', '.join(self.lore)}" if self.lore else ""
         return text + (f" · seed {seed}" if seed is not None else "") + lore
@@ -111,6 +117,8 @@ class TokenRecord:
     steps: tuple[TokenStep, ...] = ()
     """The tokens of a character spelled in several, each as llama.cpp computed it (the
     record's own numbers are the character's: character_record); () for one token."""
+    chain_did: tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] = ((), (), ())
+    """What the sampler chain did at this token (TokenEvent's kept, removed, pushed)."""
 
     @property
     def end(self) -> int:
@@ -121,12 +129,14 @@ class TokenRecord:
         return self.steps or (TokenStep(self.index, self.id, self.text, self.p, self.top),)
 
     def moved(self, delta: int) -> "TokenRecord":
-        return TokenRecord(self.start + delta, self.text, self.id, self.p, self.top, self.source, self.index, self.steps)
+        return TokenRecord(self.start + delta, self.text, self.id, self.p, self.top, self.source, self.index, self.steps,
+                           self.chain_did)
 
     def as_event(self) -> TokenEvent:
         """The shape the probabilities panel draws."""
+        kept, removed, pushed = self.chain_did
         return TokenEvent(index=self.index, id=self.id, text=self.text, p=self.p, top=self.top,
-                          elapsed_ms=0.0, kv_tokens=0)
+                          elapsed_ms=0.0, kv_tokens=0, kept=kept, removed=removed, pushed=pushed)
 
     def step_events(self) -> tuple[TokenEvent, ...]:
         """Each of a character's tokens as the panel draws it; () for a single token."""
@@ -172,7 +182,8 @@ def add_records(records: list[TokenRecord], events: Iterable[TokenEvent], offset
     width for the one that completes it (character_record): the events of a character
     can come in two batches."""
     for event in events:
-        record = TokenRecord(offset, event.text, event.id, event.p, event.top, source, event.index)
+        record = TokenRecord(offset, event.text, event.id, event.p, event.top, source, event.index,
+                             chain_did=(event.kept, event.removed, event.pushed))
         append_token(records, record, piece_text(event.piece) if event.piece else event.text)
         offset += len(event.text)
 

@@ -47,7 +47,32 @@ KNOBS: dict[str, Knob] = {
     "top_p": Knob("top_p", "top-p", 0.05, 0.05, 1.0),
     "min_p": Knob("min_p", "min-p", 0.01, 0.0, 0.5),
     "repeat_penalty": Knob("repeat_penalty", "repetition penalty", 0.05, 0.5, 2.0),
+    "repeat_window": Knob("repeat_window", "repeat window", 1, 0, 4096, ladder=(0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)),
+    "frequency_penalty": Knob("frequency_penalty", "frequency penalty", 0.05, -2.0, 2.0),
+    "presence_penalty": Knob("presence_penalty", "presence penalty", 0.05, -2.0, 2.0),
+    "dry_multiplier": Knob("dry_multiplier", "DRY multiplier", 0.1, 0.0, 3.0),
+    "dry_base": Knob("dry_base", "DRY base", 0.05, 1.0, 4.0),
+    "dry_allowed_length": Knob("dry_allowed_length", "DRY allowed length", 1, 0, 20),
+    "dry_penalty_last_n": Knob("dry_penalty_last_n", "DRY window", 1, 0, 4096,
+                               ladder=(0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)),
+    "xtc_probability": Knob("xtc_probability", "XTC probability", 0.05, 0.0, 1.0),
+    "xtc_threshold": Knob("xtc_threshold", "XTC threshold", 0.01, 0.0, 0.5),
+    "typical_p": Knob("typical_p", "typical-p", 0.05, 0.05, 1.0),
+    # -1 is off; the useful values are a few standard deviations.
+    "top_n_sigma": Knob("top_n_sigma", "top-n-sigma", 0.5, -1.0, 5.0, ladder=(-1.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0)),
+    "dynatemp_range": Knob("dynatemp_range", "dynamic temperature range", 0.05, 0.0, 2.0),
+    "dynatemp_exponent": Knob("dynatemp_exponent", "dynamic temperature exponent", 0.1, 0.1, 4.0),
+    "mirostat": Knob("mirostat", "Mirostat version", 1, 0, 2, ladder=(0, 1, 2)),
+    "mirostat_tau": Knob("mirostat_tau", "Mirostat tau", 0.5, 0.0, 10.0),
+    "mirostat_eta": Knob("mirostat_eta", "Mirostat eta", 0.01, 0.01, 1.0),
 }
+
+KNOB_SAMPLER = {"temperature": "temperature", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
+                "repeat_penalty": "penalties", "repeat_window": "penalties", "frequency_penalty": "penalties",
+                "presence_penalty": "penalties", "dry_multiplier": "dry", "dry_base": "dry", "dry_allowed_length": "dry",
+                "dry_penalty_last_n": "dry", "xtc_probability": "xtc", "xtc_threshold": "xtc", "typical_p": "typ_p",
+                "top_n_sigma": "top_n_sigma", "dynatemp_range": "temperature", "dynatemp_exponent": "temperature"}
+"""The sampler of the chain each knob belongs to (Mirostat's replace the chain: none)."""
 
 LORA_STEP = 0.1
 LORA_MAX = 2.0
@@ -63,6 +88,27 @@ def nudge(settings: SamplerSettings, knob_name: str, direction: int) -> SamplerS
     if value == current:
         return settings
     return settings.with_changes(**{knob.field: value})
+
+
+def moved_in_order(settings: SamplerSettings, knob_name: str, direction: int) -> SamplerSettings:
+    """`settings` with the sampler `knob_name` belongs to moved past the next sampler that
+    acts, earlier (-1) or later (+1) in the chain's order (past the next one, when none
+    acts that way): the panel shows the acting ones, and a step past one that does nothing
+    would change nothing on screen. Unchanged at an end, or for a knob of no sampler in it."""
+    name = KNOB_SAMPLER.get(knob_name)
+    order = list(settings.samplers)
+    if name not in order:
+        return settings
+    here = order.index(name)
+    acting = settings.acting_samplers()
+    beyond = [order[i] for i in range(here + direction, -1 if direction < 0 else len(order), direction)]
+    target = next((other for other in beyond if other in acting), beyond[0] if beyond else None)
+    if target is None:
+        return settings
+    order.remove(name)
+    at = order.index(target)
+    order.insert(at + 1 if direction > 0 else at, name)
+    return settings.with_changes(samplers=tuple(order))
 
 
 def next_preset(settings: SamplerSettings,

@@ -78,7 +78,7 @@ def test_full_config_is_typed(tmp_path: Path, fake_home: Path) -> None:
     assert config.logit_bias == LogitBias(ban_byte_tokens=False, entries=((16001, -50.0), (42, 2.5)))
     assert dict(config.keymap) == {"generate": "ctrl+g,f5", "app.quit": "ctrl+q"}
     assert config.ui == UiConfig(theme="nord", frames_per_second=20)
-    assert list(config.all_presets()) == ["greedy", "prose", "creative", "tight", "loose"]
+    assert list(config.all_presets()) == ["greedy", "prose", "creative", "anti-loop", "tight", "loose"]
 
 
 def test_sampler_naming_a_preset_keeps_its_name(tmp_path: Path) -> None:
@@ -158,16 +158,16 @@ INVALID = [
     ("[sampler]\nmax_tokens = 0", "sampler.max_tokens: max tokens must be at least 1, not 0"),
     ("[sampler]\nstop = \"\\n\"", "sampler.stop: must be a list of strings, not \"\\n\""),
     ("[sampler]\nstop = [\"\"]", "sampler.stop: a stop string cannot be empty"),
-    ("[sampler]\npreset = \"wild\"", "sampler.preset: unknown preset \"wild\" (choose from greedy, prose, creative)"),
+    ("[sampler]\npreset = \"wild\"", "sampler.preset: unknown preset \"wild\" (choose from greedy, prose, creative, anti-loop)"),
     ("[sampler]\ntemprature = 1", "sampler.temprature: unknown key (did you mean 'temperature'?)"),
     ("presets = 1", "presets: must be a table ([presets]), not 1"),
     ("[presets]\nmine = 1", "presets.mine: must be a table ([presets.mine]), not 1"),
     ("[presets.custom]\ntop_k = 1", "presets.custom: a preset name uses letters, digits, '-' and '_' and is not 'custom'"),
     ("[presets.\"my preset\"]\ntop_k = 1", "presets.my preset: a preset name uses letters, digits, '-' and '_' and is not 'custom'"),
-    ("[presets.mine]\nbase = \"wild\"", "presets.mine.base: unknown preset \"wild\" (choose from greedy, prose, creative)"),
+    ("[presets.mine]\nbase = \"wild\"", "presets.mine.base: unknown preset \"wild\" (choose from greedy, prose, creative, anti-loop)"),
     ("[presets.mine]\ntop_p = 2", "presets.mine.top_p: top-p must be in (0, 1], not 2.0"),
     ("[presets.mine]\npreset = \"x\"", "presets.mine.preset: unknown key (known: base, temperature, top_k, top_p, "
-     "min_p, repeat_penalty, repeat_window, presence_penalty, frequency_penalty, seed, max_tokens, stop)"),
+     "min_p, repeat_penalty, repeat_window, presence_penalty, frequency_penalty, dry_multiplier, dry_base, dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers, xtc_probability, xtc_threshold, typical_p, top_n_sigma, dynatemp_range, dynatemp_exponent, mirostat, mirostat_tau, mirostat_eta, samplers, seed, max_tokens, stop)"),
     ("[logit_bias]\nban_byte_tokens = 1", "logit_bias.ban_byte_tokens: must be true or false, not 1"),
     ("[logit_bias]\nentries = {a = 1}", "logit_bias.entries: must be a list of [token_id, bias] pairs, not a table"),
     ("[logit_bias]\nentries = [[1, 2, 3]]", "logit_bias.entries[0]: must be a [token_id, bias] pair, not a list"),
@@ -247,7 +247,7 @@ def test_explicit_file_must_exist_the_default_need_not(tmp_path: Path) -> None:
 def test_config_preset_lookup() -> None:
     config, _ = parse_config({"presets": {"mine": {"top_k": 3}}})
     assert config.preset("mine").top_k == 3 and config.preset("mine").preset == "mine"
-    with pytest.raises(SettingsError, match="^unknown preset 'x' \\(choose from greedy, prose, creative, mine\\)$"):
+    with pytest.raises(SettingsError, match="^unknown preset 'x' \\(choose from greedy, prose, creative, anti-loop, mine\\)$"):
         config.preset("x")
 
 

@@ -14,7 +14,7 @@ from tui_helpers import Gate, drawn_lines, generated, loader_failing_after, make
 
 from scriptorium.app.tui.widgets.kv_panel import _window_split
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
-from scriptorium.app.tui.widgets.probabilities_panel import RAW_NOTE
+from scriptorium.app.tui.widgets.probabilities_panel import CHAIN_NOTE
 from scriptorium.app.tui.widgets.sidebar import NUMBERS_INTERVAL_S
 from scriptorium.inference.events import Candidate, KVCacheUsage, TokenEvent
 from scriptorium.inference.settings import preset
@@ -40,7 +40,7 @@ def test_after_a_generation_every_panel_shows_the_engines_numbers(random_model: 
             assert f"▶ {visible_token(chosen.text)}" in text_of(sidebar.probabilities)
             assert f"{chosen.p * 100:.1f}%" in text_of(sidebar.probabilities)
             # The bars are raw probabilities: a bias can pick a token they rank lower, so say so.
-            assert sidebar.probabilities.border_subtitle == RAW_NOTE
+            assert sidebar.probabilities.border_subtitle == CHAIN_NOTE  # and what the chain kept beside them
 
             assert sidebar.kv.usage == done.kv_cache
             kv = text_of(sidebar.kv)

@@ -82,8 +82,10 @@ def test_presets_cycle_and_keep_the_seed(random_model: Path) -> None:
             seed = app.sampler.seed
             assert seed is not None and f"{seed} (fixed)" in panel_text(app)
             await pilot.press("c")
-            assert app.sampler.preset == "creative" and app.sampler.temperature == 1.1
+            assert app.sampler.preset == "creative" and app.sampler.xtc_probability == 0.5
             assert app.sampler.seed == seed
+            await pilot.press("c")
+            assert app.sampler.preset == "anti-loop" and app.sampler.dry_multiplier == 0.8
             await pilot.press("c")
             assert app.sampler.preset == "greedy" and app.sampler.temperature == 0.0
             await pilot.press("escape", *"Era")

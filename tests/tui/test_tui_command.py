@@ -20,7 +20,7 @@ def scriptorium(*args: str) -> subprocess.CompletedProcess[str]:
     ("args", "message"),
     [
         (["--ctx", "many"], "argument --ctx: invalid int value: 'many'"),
-        (["--preset", "wild"], "unknown preset 'wild' (choose from greedy, prose, creative)"),
+        (["--preset", "wild"], "unknown preset 'wild' (choose from greedy, prose, creative, anti-loop)"),
         (["--bogus"], "unrecognized arguments: --bogus"),
         (["--lora-scale", "0.5"], "--lora-scale needs --lora PATH"),
         (["--resume", "a.md"], "--resume reopens the last session; give either it or DRAFT.md"),

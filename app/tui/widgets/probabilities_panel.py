@@ -19,6 +19,27 @@ CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
 # Said under the box while a generation streams: a logit bias can make the sampler pick a
 # token the bars rank lower (or one outside them), and nothing else on screen says why.
 RAW_NOTE = "p before bias and sampling"
+CHAIN_NOTE = "raw p · → after the chain"
+"""With what the chain did (an in-process generation): each row also says what became of
+its candidate: its probability after the chain (→), the sampler that took it out (✗), or
+the one that pushed its logit, by how much."""
+DID_WIDTH = 7
+SHORT_SAMPLER = {"logit_bias": "bias", "penalties": "pen", "dry": "dry", "top_n_sigma": "σ", "top_k": "top-k",
+                 "typ_p": "typ", "top_p": "top-p", "min_p": "min-p", "xtc": "xtc", "temperature": "T0",
+                 "greedy": "T0", "mirostat": "miro"}
+
+
+def did_text(candidate_id: int, kept: dict[int, float], removed: dict[int, str],
+             pushed: dict[int, tuple[str, float]]) -> str:
+    """What the chain did to one candidate, in DID_WIDTH cells: '✗xtc', 'dry-1.4', '→ 61%'."""
+    if candidate_id in removed:
+        return f"✗{SHORT_SAMPLER.get(removed[candidate_id], '?')}"
+    if candidate_id in pushed:
+        stage, change = pushed[candidate_id]
+        return f"{SHORT_SAMPLER.get(stage, '?')}{change:+.1f}"
+    if candidate_id in kept:
+        return f"→{kept[candidate_id] * 100:4.0f}%"
+    return ""
 
 
 class ProbabilitiesPanel(Panel):
@@ -60,7 +81,7 @@ class ProbabilitiesPanel(Panel):
         self.event, self.steps = event, steps
         numbers = f"tokens {steps[0].index + 1}–{steps[-1].index + 1}" if steps else f"token {event.index + 1}"
         self.border_title = f"{self.TITLE} · {numbers}"
-        self._note = note or RAW_NOTE
+        self._note = note or (CHAIN_NOTE if event.kept else RAW_NOTE)
         self._fit_note()
         self.refresh()
 
@@ -106,7 +127,10 @@ class ProbabilitiesPanel(Panel):
             return self._character_lines(event, width, label_width, bar_width)
         # Fewer rows than candidates when the panel is squeezed (small terminals).
         rows = min(len(event.top), max(self.content_size.height - 1, 1))
-        lines = [self._row(candidate, event.id, label_width, bar_width) for candidate in event.top[:rows]]
+        did = self._did(event)
+        if did is not None:
+            bar_width = max(bar_width - DID_WIDTH, 1)
+        lines = [self._row(candidate, event.id, label_width, bar_width, did) for candidate in event.top[:rows]]
         lines += [Text()] * (rows - len(lines))
         label = clip(self._label(event.id, self._chosen_piece(event)), label_width)
         listed = any(candidate.id == event.id for candidate in event.top)
@@ -154,7 +178,19 @@ class ProbabilitiesPanel(Panel):
     def _label_style(self, token_id: int, style: Style) -> Style:
         return style + self.style_of("probabilities--unknown") if token_id in self.unknown_ids else style
 
-    def _row(self, candidate: Candidate, chosen_id: int, label_width: int, bar_width: int) -> Text:
+    @staticmethod
+    def _did(event: TokenEvent) -> tuple[dict[int, float], dict[int, str], dict[int, tuple[str, float]]] | None:
+        """What the chain did to the candidates, looked up by id; None where unknown."""
+        if not event.kept:
+            return None
+        # A token pushed by two samplers (the penalties, then DRY) shows their sum, named by the last.
+        pushed: dict[int, tuple[str, float]] = {}
+        for token, stage, change in event.pushed:
+            pushed[token] = (stage, pushed.get(token, ("", 0.0))[1] + change)
+        return dict(event.kept), dict(event.removed), pushed
+
+    def _row(self, candidate: Candidate, chosen_id: int, label_width: int, bar_width: int,
+             did: tuple[dict[int, float], dict[int, str], dict[int, tuple[str, float]]] | None = None) -> Text:
         is_chosen = candidate.id == chosen_id
         marker = CHOSEN if is_chosen else BANNED if candidate.banned else PLAIN
         label_style = (
@@ -169,4 +205,7 @@ class ProbabilitiesPanel(Panel):
         bar_style = self.style_of("probabilities--banned" if candidate.banned else "probabilities--bar")
         row.append(bar(candidate.p, bar_width), style=bar_style)
         row.append(f"{candidate.p * 100:6.1f}%", style=label_style)
+        if did is not None:
+            row.append(did_text(candidate.id, *did).rjust(DID_WIDTH)[:DID_WIDTH],
+                       style=self.style_of("probabilities--dim") if candidate.id not in did[0] else label_style)
         return row

@@ -17,22 +17,76 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_
 from scriptorium.app.tui import tuning
 from scriptorium.app.tui.widgets.panel import Panel
 
-# (label, what left/right do on that row)
-ROWS: tuple[tuple[str, str], ...] = (
+# (label, what left/right do on that row): a tuning.KNOBS name or one of the panel's own.
+MAIN_ROWS: tuple[tuple[str, str], ...] = (
     ("preset", "preset"),
     ("temperature", "temperature"),
     ("top-k", "top_k"),
     ("top-p", "top_p"),
     ("min-p", "min_p"),
     ("repeat penalty", "repeat_penalty"),
+)
+SAMPLER_ROWS: tuple[tuple[str, str], ...] = (
+    ("frequency pen.", "frequency_penalty"),
+    ("presence pen.", "presence_penalty"),
+    ("DRY", "dry_multiplier"),
+    ("XTC", "xtc_probability"),
+    ("typical-p", "typical_p"),
+    ("top-n-sigma", "top_n_sigma"),
+    ("dynamic temp.", "dynatemp_range"),
+    ("mirostat", "mirostat"),
+)
+"""Shown while they act (their value not the one that turns them off), all of them with `a`."""
+DETAIL_ROWS: dict[str, tuple[tuple[str, str], ...]] = {
+    "repeat_penalty": (("  window", "repeat_window"),),
+    "dry_multiplier": (("  base", "dry_base"), ("  allowed", "dry_allowed_length"),
+                       ("  last n", "dry_penalty_last_n")),
+    "xtc_probability": (("  threshold", "xtc_threshold"),),
+    "dynatemp_range": (("  exponent", "dynatemp_exponent"),),
+    "mirostat": (("  tau", "mirostat_tau"), ("  eta", "mirostat_eta")),
+}
+"""The values that refine a sampler, under its row with `a`."""
+END_ROWS: tuple[tuple[str, str], ...] = (
     ("seed", "seed"),
     ("LoRA scale", "lora"),
+    ("order", "order"),
     ("bias", "ban"),
 )
+WRAPPED = ("order", "ban")
+"""Rows whose text wraps beside a short label over as many lines as it needs."""
+OFF = {"frequency_penalty": 0.0, "presence_penalty": 0.0, "dry_multiplier": 0.0, "xtc_probability": 0.0,
+       "typical_p": 1.0, "top_n_sigma": -1.0, "dynatemp_range": 0.0, "mirostat": 0}
+"""The value at which each of SAMPLER_ROWS does nothing."""
+CHAIN_NAMES = {"penalties": "penalties", "dry": "DRY", "top_n_sigma": "top-n-σ", "top_k": "top-k", "typ_p": "typical",
+               "top_p": "top-p", "min_p": "min-p", "xtc": "XTC", "temperature": "temp", "dist": "draw",
+               "greedy": "greedy", "mirostat": "mirostat"}
+
+
+def panel_rows(sampler: SamplerSettings, show_all: bool) -> list[tuple[str, str]]:
+    """The rows the panel shows for `sampler`: what acts, or everything with `show_all`."""
+    rows = list(MAIN_ROWS)
+    if show_all:
+        rows += DETAIL_ROWS["repeat_penalty"]
+    for label, row in SAMPLER_ROWS:
+        if show_all or getattr(sampler, row) != OFF[row]:
+            rows.append((label, row))
+            if show_all:
+                rows += DETAIL_ROWS.get(row, ())
+    return rows + list(END_ROWS)
+
+
+def chain_text(sampler: SamplerSettings, show_all: bool) -> str:
+    """'top-k › top-p › temp › draw': what llama.cpp applies, in order; with `show_all`
+    the whole order, the samplers that do nothing now in brackets."""
+    if not show_all or sampler.mirostat:
+        return " › ".join(CHAIN_NAMES[name] for name in sampler.applied_chain())
+    acting = sampler.acting_samplers()
+    return " › ".join(CHAIN_NAMES[name] if name in acting else f"({CHAIN_NAMES[name]})" for name in sampler.samplers)
 
 
 BIAS_INDENT = 5
 """The bias summary is long: it starts right after its label ("bias ") and wraps."""
+INDENTS = {"ban": BIAS_INDENT, "order": 6}
 
 
 def _nudges(key: str, knob: str, label: str) -> list[Binding]:
@@ -102,6 +156,20 @@ class SamplerPanel(Panel, can_focus=True):
         *_nudges("p", "top_p", "top-p"),
         *_nudges("m", "min_p", "min-p"),
         *_nudges("r", "repeat_penalty", "repetition penalty"),
+        *_nudges("q", "frequency_penalty", "frequency penalty"),
+        *_nudges("w", "presence_penalty", "presence penalty"),
+        *_nudges("d", "dry_multiplier", "DRY multiplier"),
+        *_nudges("x", "xtc_probability", "XTC probability"),
+        *_nudges("y", "typical_p", "typical-p"),
+        *_nudges("n", "top_n_sigma", "top-n-sigma"),
+        *_nudges("e", "dynatemp_range", "dynamic temperature range"),
+        *_nudges("o", "mirostat", "Mirostat version"),
+        Binding("a", "toggle_all", "All samplers", id="sampler.all",
+                tooltip="Show every sampler and its values, or only those that act"),
+        Binding("less_than_sign,comma", "move_in_order(-1)", "Earlier", show=False, id="sampler.order_earlier",
+                tooltip="Apply the selected sampler earlier in the chain"),
+        Binding("greater_than_sign,full_stop", "move_in_order(1)", "Later", show=False, id="sampler.order_later",
+                tooltip="Apply the selected sampler later in the chain"),
         Binding("c", "cycle_preset", "Preset", id="sampler.preset", tooltip="Switch to the next sampler preset"),
         Binding("b", "toggle_ban", "Byte ban", id="sampler.ban",
                 tooltip="Ban or allow the byte tokens (<0x00>..<0xFF>) with a bias of -100"),
@@ -119,7 +187,9 @@ class SamplerPanel(Panel, can_focus=True):
 
     def __init__(self) -> None:
         super().__init__()
-        self.selected = 1
+        self.selected_row = "temperature"
+        self.show_all = False
+        """Every sampler and its values (`a`), not only those that act."""
         self.sampler: SamplerSettings | None = None
         self.bias = LogitBias()
         self.byte_token_ids: tuple[int, ...] | None = None
@@ -141,11 +211,13 @@ class SamplerPanel(Panel, can_focus=True):
 
     @staticmethod
     def _values(sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None) -> dict[str, object]:
-        return {
-            "preset": sampler.preset, "temperature": sampler.temperature, "top_k": sampler.top_k,
-            "top_p": sampler.top_p, "min_p": sampler.min_p, "repeat_penalty": sampler.repeat_penalty,
-            "seed": sampler.seed, "lora": lora_scale, "ban": bias.ban_byte_tokens,
-        }
+        values: dict[str, object] = {name: getattr(sampler, name) for name in tuning.KNOBS}
+        values.update(preset=sampler.preset, seed=sampler.seed, lora=lora_scale, ban=bias.ban_byte_tokens,
+                      order=sampler.samplers)
+        return values
+
+    def rows(self) -> list[tuple[str, str]]:
+        return panel_rows(self.sampler, self.show_all) if self.sampler is not None else list(MAIN_ROWS + END_ROWS)
 
     def _bias_text(self) -> str:
         if self.byte_token_ids:
@@ -157,12 +229,17 @@ class SamplerPanel(Panel, can_focus=True):
         entries = "".join(f"; {token_id}: {value:+g}" for token_id, value in self.bias.entries)
         return f"byte tokens {state} ({why}){entries}"
 
-    def _bias_lines(self, width: int) -> list[str]:
-        """The bias summary, wrapped beside its short label over as many lines as it needs."""
-        return [line.plain for line in Text(self._bias_text()).wrap(self.app.console, max(width - BIAS_INDENT, 1))]
+    def _wrapped_lines(self, row: str, width: int) -> list[str]:
+        """The bias summary or the order, wrapped beside its short label over as many lines as it needs."""
+        assert self.sampler is not None
+        text = self._bias_text() if row == "ban" else chain_text(self.sampler, self.show_all)
+        return [line.plain for line in Text(text).wrap(self.app.console, max(width - INDENTS[row], 1))]
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(ROWS) - 1 + len(self._bias_lines(width))
+        if self.sampler is None:
+            return len(MAIN_ROWS + END_ROWS)
+        rows = self.rows()
+        return len(rows) - len(WRAPPED) + sum(len(self._wrapped_lines(row, width)) for row in WRAPPED)
 
     def _value_text(self, row: str) -> str:
         s = self.sampler
@@ -177,37 +254,51 @@ class SamplerPanel(Panel, can_focus=True):
             return "new each time" if s.seed is None else f"{s.seed} (fixed)"
         if row == "lora":
             return "no adapter" if self.lora_scale is None else f"{self.lora_scale:.2f}"
-        return f"{getattr(s, row):.2f}"
+        value = getattr(s, row)
+        if row in OFF and value == OFF[row]:
+            return "off"
+        if row == "xtc_probability":
+            return f"{value:.2f} · above {s.xtc_threshold:.2f}"
+        if row == "dynatemp_range":
+            return f"±{value:.2f}"
+        if row == "mirostat":
+            return f"v{value} · τ {s.mirostat_tau:g} η {s.mirostat_eta:g}"
+        return str(value) if isinstance(value, int) else f"{value:.2f}"
 
     def lines(self, width: int) -> list[Text]:
         if self.sampler is None:
             return [Text()]
         label_width = 15
         lines = []
-        for index, (label, row) in enumerate(ROWS):
+        for label, row in self.rows():
             style = Style()
             if row in self.changed:
                 style = self.style_of("sampler--changed")
-            if self.has_focus and index == self.selected:
+            if self.has_focus and row == self.selected_row:
                 style = self.style_of("sampler--selected")
             label_style = style or self.style_of("sampler--label")
-            if row == "ban":
-                for number, part in enumerate(self._bias_lines(width)):
-                    line = Text((label if number == 0 else "").ljust(BIAS_INDENT), style=label_style)
-                    lines.append(line + Text(part.strip().rjust(max(width - BIAS_INDENT, 0)), style=style))
+            if row in WRAPPED:
+                indent = INDENTS[row]
+                for number, part in enumerate(self._wrapped_lines(row, width)):
+                    line = Text((label if number == 0 else "").ljust(indent), style=label_style)
+                    lines.append(line + Text(part.strip().rjust(max(width - indent, 0)), style=style))
                 continue
             line = Text(label.ljust(label_width), style=label_style)
-            lines.append(line + Text(self._value_text(row).rjust(max(width - label_width, 0)), style=style))
+            line += Text(self._value_text(row).rjust(max(width - label_width, 0)), style=style)
+            line.truncate(width)  # a long value on a narrow panel is cut, never wrapped onto the next row
+            lines.append(line)
         return lines
 
     # ---- keys ----------------------------------------------------------------------
     def action_select(self, step: int) -> None:
-        self.selected = (self.selected + step) % len(ROWS)
+        rows = [row for _label, row in self.rows()]
+        here = rows.index(self.selected_row) if self.selected_row in rows else 0
+        self.selected_row = rows[(here + step) % len(rows)]
         self.refresh()
 
     def action_adjust(self, direction: int) -> None:
         """Left/right on the selected row."""
-        row = ROWS[self.selected][1]
+        row = self.selected_row
         if row == "preset":
             self.action_cycle_preset()
         elif row == "seed":
@@ -216,8 +307,21 @@ class SamplerPanel(Panel, can_focus=True):
             self.action_lora_scale(direction)
         elif row == "ban":
             self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, direction > 0)))
+        elif row == "order":
+            self.notify("Select a sampler's row and press < or > to move it in the chain.")
         else:
             self.action_nudge(row, direction)
+
+    def action_toggle_all(self) -> None:
+        self.show_all = not self.show_all
+        self.refresh(layout=True)
+
+    def action_move_in_order(self, direction: int) -> None:
+        row = self.selected_row
+        if row not in tuning.KNOB_SAMPLER:
+            self.notify("Select a sampler's row (temperature, top-k, DRY…) to move it in the chain.")
+            return
+        self.post_message(self.Tuned(sampler=lambda sampler: tuning.moved_in_order(sampler, row, direction)))
 
     def action_nudge(self, knob: str, direction: int) -> None:
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.nudge(sampler, knob, direction)))
