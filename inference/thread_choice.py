@@ -12,9 +12,10 @@ best known count, and now and then tries a neighbouring count for a few steps, k
 it only when it was clearly faster than the count in use just before. A probe starts
 when its period has passed (the period doubles each time the probe loses, up to a
 ceiling, so a quiet machine pays almost nothing) or sooner, when the count in use
-suddenly runs at another speed than it settled at (load came or went), but never
-sooner than the shortest period after the last probe: the count can never change more
-often than that. Decode (one token per llama_decode, `n_threads`) and prompt batches
+suddenly runs slower (load came: fewer threads are tried) or faster (it left: more are)
+than it settled at, but never sooner than the shortest period after the last probe: the
+count can never change more often than that. A probe step twice as slow as the count in
+use ends the probe at once, since on a busy machine the count tried can be many times slower. Decode (one token per llama_decode, `n_threads`) and prompt batches
 (`n_threads_batch`) have a chooser each, since prefill is compute-bound and decode
 memory-bound. `ThreadTuner` holds both, applies a change through a callback, and says
 what is in use as a `ThreadsChosen` event. A fixed count (`threads = N`, `--threads N`)
@@ -60,6 +61,14 @@ PREFILL_SCHEDULE = ProbeSchedule(min_period=4, max_period=64, length=1, warmup=0
 """Prompt batches (only those of PREFILL_MIN_TOKENS or more count): one batch tried, since
 a prompt is a few batches. Prefill is compute-bound, so a batch on half the cores takes
 about twice as long: one in 64 costs about 1.5%."""
+ABANDON = 2.0
+"""A probe's step this many times slower than the count in use ends the probe: lost."""
+FIRST_PROBE_AFTER = 3
+"""Steps at the starting count (every core) before the first probe."""
+PROBE_BUDGET = 0.02
+"""The share of time probing may cost: a count that lost by a factor r over s steps is
+not tried again for (r - 1) x s / PROBE_BUDGET steps. On a machine where every core is
+taken, two threads ran 13 times slower than one: each probe of them costs 12 steps' time."""
 PREFILL_MIN_TOKENS = 32
 """Smaller batches (re-continuing after a few words) are timed mostly by their overhead."""
 
@@ -94,7 +103,10 @@ class ThreadChooser:
         self._probing: int | None = None
         self._probe_seen = 0
         self._probe_samples: list[float] = []
+        self._probe_fastest = 0.0
         self._probes = 0
+        self._not_before: dict[int, int] = {}
+        """Per count, the sample before which it is not tried again (PROBE_BUDGET)."""
         self.samples = 0
         self.switches: list[int] = []
         """The sample numbers at which the count in use changed (tests read its spacing)."""
@@ -123,17 +135,26 @@ class ThreadChooser:
             return self._probe_sample(seconds)
         self._recent.append(seconds)
         self._since_probe += 1
-        if self._since_probe < self._schedule.min_period or len(self._recent) < self._recent.maxlen:
+        if not self._probes:
+            # The first probe comes as soon as the speed in use is roughly known: on a machine
+            # whose cores are all taken, every step of a wrong start costs many.
+            return len(self._recent) >= min(FIRST_PROBE_AFTER, self._schedule.recent) and self._start_probe()
+        if len(self._recent) < self._recent.maxlen or self._since_probe < self._schedule.min_period:
             return False
         now = statistics.median(self._recent)
         if self._settled is None:
             self._settled = now
-        moved = max(now, self._settled) / min(now, self._settled) >= self._schedule.change
-        if moved:
-            self._period = self._schedule.min_period  # load came or went: look again soon, and again
-        if self._since_probe < self._period and not moved:
-            return False
-        return self._start_probe()
+        # Slower than it settled at: load came, fewer threads may do better; faster: it
+        # left, more may. Only that side is tried: the other would be slower still, and a
+        # probe of an overloaded count costs the most (2 threads ran 8x slower than 1 here).
+        slower, faster = now >= self._settled * self._schedule.change, now * self._schedule.change <= self._settled
+        if slower or faster:
+            if self._start_probe(fewer=slower):
+                return True
+            if not any((n < self._best) == slower for n in self._ladder if n != self._best):
+                self._settled = now  # no side to try: this speed is the one changes are judged from
+            return False  # else that side waits for its probing budget (PROBE_BUDGET), then is tried
+        return self._since_probe >= self._period and self._start_probe()
 
     def _candidates(self) -> list[int]:
         """The counts a probe may try from `best`, in turn: one step fewer (load is what
@@ -144,10 +165,11 @@ class ThreadChooser:
         place = ladder.index(best) if best in ladder else len(ladder) - 1
         half = min(ladder, key=lambda n: abs(n - best / 2))
         steps = [ladder[place - 1] if place > 0 else None, ladder[place + 1] if place + 1 < len(ladder) else None, half]
-        return list(dict.fromkeys(n for n in steps if n is not None and n != best))
+        return list(dict.fromkeys(n for n in steps if n is not None and n != best
+                                  and self._not_before.get(n, 0) <= self.samples))
 
-    def _start_probe(self) -> bool:
-        candidates = self._candidates()
+    def _start_probe(self, *, fewer: bool | None = None) -> bool:
+        candidates = [n for n in self._candidates() if fewer is None or (n < self._best) == fewer]
         if not candidates:
             return False
         self._probing = candidates[self._probes % len(candidates)]
@@ -158,15 +180,20 @@ class ThreadChooser:
 
     def _probe_sample(self, seconds: float) -> bool:
         self._probe_seen += 1
-        if self._probe_seen <= self._schedule.warmup:
+        before_time = statistics.median(self._recent)
+        # Every step so far twice as slow as the count in use (the warm-up's too) ends the
+        # probe: an overloaded count is not waited on for the rest of its steps, while one
+        # step that lost its core for a moment (they come on any machine) ends nothing.
+        self._probe_fastest = min(self._probe_fastest, seconds) if self._probe_seen > 1 else seconds
+        abandoned = self._probe_fastest > ABANDON * before_time
+        if not abandoned and self._probe_seen <= self._schedule.warmup:
             return False
         self._probe_samples.append(seconds)
-        if len(self._probe_samples) < self._schedule.length:
+        if not abandoned and len(self._probe_samples) < self._schedule.length:
             return False
         tried, before = self._probing, self._best
         assert tried is not None
-        tried_time = statistics.median(self._probe_samples)
-        before_time = statistics.median(self._recent)
+        tried_time = self._probe_fastest if abandoned else statistics.median(self._probe_samples)
         self._probing = None
         self._since_probe = 0
         if tried_time < before_time * (1.0 - self._schedule.margin):
@@ -180,6 +207,8 @@ class ThreadChooser:
         else:
             self._settled = before_time
             self._period = min(self._period * 2, self._schedule.max_period)
+            lost = max(0.0, tried_time / before_time - 1.0) * self._probe_seen
+            self._not_before[tried] = self.samples + min(int(lost / PROBE_BUDGET), 2 * self._schedule.max_period)
             self.reason = _slower(tried, before)
         return True  # back to the count in use, or on at the tried one: either way a change from the probe's
 
