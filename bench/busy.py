@@ -28,6 +28,8 @@ Default model: the Gemma 3 270M demo (installed with scriptorium[demo]).
 from __future__ import annotations
 
 import argparse
+import ctypes
+import json
 import statistics
 import subprocess
 import sys
@@ -101,6 +103,23 @@ def auto_rate(engine: Engine, settings, bias: LogitBias) -> tuple[float, str]:
     return done.decode_tokens_per_s, f"{done.threads.n_threads} threads{moves}"
 
 
+def step_seconds(engine: Engine, prompt: list[int], n_tokens: int) -> list[float]:
+    """Each llama_decode's seconds in plain llama.cpp's loop (the chooser's input): the
+    timing sequences tests/inference/test_thread_choice.py replays."""
+    lib, ctx = engine.handles.lib, engine.context.handle
+    engine.clear_cache()
+    tokens = (ctypes.c_int32 * len(prompt))(*prompt)
+    lib.llama_decode(ctx, lib.llama_batch_get_one(tokens, len(prompt)))
+    one, seconds = (ctypes.c_int32 * 1)(), []
+    for _ in range(n_tokens):
+        one[0] = prompt[-1]  # the same token again: a step's cost does not depend on which
+        started = time.perf_counter()
+        lib.llama_decode(ctx, lib.llama_batch_get_one(one, 1))
+        seconds.append(time.perf_counter() - started)
+    engine.clear_cache()
+    return seconds
+
+
 def spread(values: list[float], digits: int = 1) -> str:
     return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
@@ -114,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=900.0,
                         help="seconds after which a competing process ends by itself (default 900)")
     parser.add_argument("--only", nargs="*", help="run only these conditions (quiet, one, all, interface)")
+    parser.add_argument("--record", type=Path, metavar="FILE",
+                        help="also write each count's per-step decode seconds under each condition (JSON)")
     args = parser.parse_args(argv)
     model = args.model
     if model is None:
@@ -139,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = preset("greedy").with_changes(max_tokens=args.tokens)
     auto_rate(auto, settings.with_changes(max_tokens=8), bias)  # warm-up
     summary = []
+    recorded: dict[str, dict[int, list[float]]] = {}
     try:
         for name, (program, count) in conditions(cores).items():
             if args.only and name not in args.only:
@@ -152,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
                         rates[n].append(plain_decode_tokens_per_s(engine, prompt, args.tokens))
                     rate, threads = auto_rate(auto, settings, bias)
                     autos.append(rate)
+                if args.record:
+                    recorded[name] = {n: [round(t * 1000, 2) for t in step_seconds(engine, prompt, args.tokens)]
+                                      for n, engine in fixed.items()}
             per_round_best = [max(rates[n][i] for n in fixed) for i in range(args.rounds)]
             vs_best = [a / b for a, b in zip(autos, per_round_best)]
             vs_all = [a / r for a, r in zip(autos, rates[cores])]
@@ -168,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         auto.close()
         for engine in fixed.values():
             engine.close()
+    if args.record:
+        args.record.write_text(json.dumps({"unit": "ms per decode step", "model": model.name,
+                                           "conditions": recorded}) + "\n")
     print("\nsummary (medians): " + "; ".join(f"{name}: auto/best {b:.3f}, auto/every core {a:.3f}"
                                              for name, b, a in summary))
     return 0

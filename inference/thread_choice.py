@@ -88,13 +88,11 @@ class ThreadChooser:
     Feed it with `record(seconds)` after each sample, run at `threads`; when it returns
     True, `threads` changed and the caller applies it before the next sample."""
 
-    def __init__(self, cores: int, *, fixed: int | None = None, schedule: ProbeSchedule = DECODE_SCHEDULE,
-                 what: str = "") -> None:
+    def __init__(self, cores: int, *, fixed: int | None = None, schedule: ProbeSchedule = DECODE_SCHEDULE) -> None:
         self.cores = max(1, cores)
         self.fixed = fixed
         self._schedule = schedule
         self._ladder = probe_ladder(self.cores)
-        self._what = what
         self._best = fixed or self.cores
         self._recent: deque[float] = deque(maxlen=schedule.recent)
         self._settled: float | None = None
@@ -111,6 +109,7 @@ class ThreadChooser:
         self.switches: list[int] = []
         """The sample numbers at which the count in use changed (tests read its spacing)."""
         self.reason = "set" if fixed else ("one core" if self.cores == 1 else "measuring")
+        """Why the count in use is the count: 'set', 'measuring', '2 were slower while other work ran'..."""
 
     @property
     def auto(self) -> bool:
@@ -212,10 +211,6 @@ class ThreadChooser:
             self.reason = _slower(tried, before)
         return True  # back to the count in use, or on at the tried one: either way a change from the probe's
 
-    def describe(self) -> str:
-        """Why the count in use is the count: 'set', 'measuring', '2 were slower...'."""
-        return self.reason
-
 
 def _slower(slower: int, kept: int) -> str:
     """The reason a count is kept: another one measured slower."""
@@ -265,4 +260,4 @@ class ThreadTuner:
         """What is in use now, and why: the chosen counts (a probe under way is not a choice)."""
         return ThreadsChosen(n_threads=self.decode.best, n_threads_batch=self.prefill.best,
                              cores=self.decode.cores, auto=self.decode.auto,
-                             reason=self.decode.describe(), reason_batch=self.prefill.describe())
+                             reason=self.decode.reason, reason_batch=self.prefill.reason)
