@@ -13,7 +13,8 @@ In one run, under each condition:
               the decode are better sharing every core or splitting them (decode on one
               core fewer).
 The competing processes are started here, each ending by itself after --limit seconds
-at the latest, and stopped here when their condition ends (or the run fails).
+at the latest or as soon as the benchmark is gone (killed, say), and stopped here when
+their condition ends (or the run fails).
 
 Plain llama.cpp: llama_decode and llama.cpp's greedy sampler on a context with a fixed
 thread count (bench/reference.py's loop). scriptorium: the whole generation (the top-10
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -49,16 +51,16 @@ PROMPT = ("Era una sera d'autunno quando Lucia tornò al paese. Le strade erano 
           "e dalla finestra della vecchia scuola usciva ancora una luce gialla. Si fermò davanti al cancello e")
 
 SPIN = """\
-import sys, time
-end = time.monotonic() + float(sys.argv[1])
-while time.monotonic() < end:
+import os, sys, time
+end, parent = time.monotonic() + float(sys.argv[1]), int(sys.argv[2])
+while time.monotonic() < end and os.getppid() == parent:  # ends with the benchmark, however it ends
     pass
 """
 INTERFACE = """\
-import sys, time
-end = time.monotonic() + float(sys.argv[1])
+import os, sys, time
+end, parent = time.monotonic() + float(sys.argv[1]), int(sys.argv[2])
 tick = time.monotonic()
-while tick < end:
+while tick < end and os.getppid() == parent:
     tick += 0.1
     time.sleep(max(0.0, tick - time.monotonic()))
     busy_until = time.monotonic() + 0.005
@@ -74,9 +76,9 @@ def conditions(cores: int) -> dict[str, tuple[str, int]]:
 
 @contextmanager
 def competing(program: str, count: int, limit: float) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """`count` processes running `program`, each ending by itself after `limit` seconds,
-    stopped (killed, by their own ids) when the block ends."""
-    processes = [subprocess.Popen([sys.executable, "-c", program, str(limit)]) for _ in range(count)]
+    """`count` processes running `program`, each ending by itself after `limit` seconds or
+    when this process is gone, stopped (killed, by their own ids) when the block ends."""
+    processes = [subprocess.Popen([sys.executable, "-c", program, str(limit), str(os.getpid())]) for _ in range(count)]
     try:
         time.sleep(0.5 if count else 0.0)  # let them take their cores
         yield processes
@@ -174,9 +176,11 @@ def main(argv: list[str] | None = None) -> int:
                         rates[n].append(plain_decode_tokens_per_s(engine, prompt, args.tokens))
                     rate, threads = auto_rate(auto, settings, bias)
                     autos.append(rate)
-                if args.record:
+                if args.record:  # written after each condition: a run stopped midway keeps what it measured
                     recorded[name] = {n: [round(t * 1000, 2) for t in step_seconds(engine, prompt, args.tokens)]
                                       for n, engine in fixed.items()}
+                    args.record.write_text(json.dumps({"unit": "ms per decode step", "model": model.name,
+                                                       "conditions": recorded}) + "\n")
             per_round_best = [max(rates[n][i] for n in fixed) for i in range(args.rounds)]
             vs_best = [a / b for a, b in zip(autos, per_round_best)]
             vs_all = [a / r for a, r in zip(autos, rates[cores])]
@@ -193,9 +197,6 @@ def main(argv: list[str] | None = None) -> int:
         auto.close()
         for engine in fixed.values():
             engine.close()
-    if args.record:
-        args.record.write_text(json.dumps({"unit": "ms per decode step", "model": model.name,
-                                           "conditions": recorded}) + "\n")
     print("\nsummary (medians): " + "; ".join(f"{name}: auto/best {b:.3f}, auto/every core {a:.3f}"
                                              for name, b, a in summary))
     return 0
