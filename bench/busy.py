@@ -102,7 +102,8 @@ def auto_rate(engine: Engine, settings, bias: LogitBias) -> tuple[float, str]:
                 done = event
     assert done is not None and done.threads is not None
     moves = f" (moved: {' -> '.join(chosen)})" if chosen else ""
-    return done.decode_tokens_per_s, f"{done.threads.n_threads} threads{moves}"
+    n = done.threads.n_threads
+    return done.decode_tokens_per_s, f"{n} thread{'s' if n != 1 else ''}{moves}"
 
 
 def step_seconds(engine: Engine, prompt: list[int], n_tokens: int) -> list[float]:

@@ -6,7 +6,10 @@ the chooser is fed what the count it picked would have taken, as the engine feed
 
 from __future__ import annotations
 
+import json
 import random
+import statistics
+from pathlib import Path
 from typing import Callable
 
 import pytest
@@ -205,3 +208,28 @@ def test_a_slowdown_at_the_fewest_threads_tries_nothing_more_but_a_speed_up_does
     # More load: one thread slows down too; two would be slower still, so nothing is tried soon.
     used = run(chooser, lambda n, i: 1 / {1: 10.0, 2: 3.0}[n], 60, start=300)
     assert used.count(2) == 0 and len(chooser.switches) == before
+
+
+RECORDED = Path(__file__).parent.parent / "data" / "thread_timings.json"
+"""Per-step decode times of Gemma 3 270M in plain llama.cpp at 1 and 2 threads, recorded by
+`bench/busy.py --record` on the 2-core machine while other work shared it: quiet (no
+competing process of the benchmark's own), one competing process, one per core, and the
+interface's stand-in."""
+
+
+def replayed(condition: str) -> tuple[Machine, dict[int, float]]:
+    """The recorded steps of each count, in order, round and round; and each count's mean."""
+    steps = {int(n): [ms / 1000 for ms in values]
+             for n, values in json.loads(RECORDED.read_text())["conditions"][condition].items()}
+    return (lambda n, i: steps[n][i % len(steps[n])]), {n: statistics.fmean(v) for n, v in steps.items()}
+
+
+@pytest.mark.parametrize("condition", ["quiet", "one", "all", "interface"])
+def test_on_recorded_timings_it_spends_little_more_than_the_faster_count(condition: str) -> None:
+    machine, mean = replayed(condition)
+    chooser = ThreadChooser(2)
+    used = run(chooser, machine, 2000)
+    spent = sum(machine(n, i) for i, n in enumerate(used))
+    best = min(mean.values()) * len(used)
+    assert spent <= 1.10 * best, (condition, spent / best, mean)
+    assert all(gap >= DECODE_SCHEDULE.min_period for gap in switch_gaps(chooser))
