@@ -10,8 +10,10 @@ after the context is made (its own log, its thread getters), not copied from the
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
+
+from .events import ThreadsChosen
 
 _FLASH_LINE = re.compile(r"flash_attn\s*=\s*(enabled|disabled|auto)")
 _FLASH_RESOLVED = re.compile(r"Flash Attention (?:was auto, set to )?(enabled|disabled)")
@@ -32,6 +34,13 @@ class Arithmetic:
     """CPU threads decoding one token at a time."""
     n_threads_batch: int
     """CPU threads evaluating prompt batches."""
+    threads: ThreadsChosen | None = None
+    """How the thread counts were chosen (measured or set) and why; None where not known.
+    They change while the model writes (thread_choice.py): `with_threads` follows them."""
+
+    def with_threads(self, chosen: ThreadsChosen) -> "Arithmetic":
+        """The same arithmetic on the thread counts `chosen` (they never change the numbers' meaning)."""
+        return replace(self, n_threads=chosen.n_threads, n_threads_batch=chosen.n_threads_batch, threads=chosen)
 
     @property
     def attention(self) -> str:
@@ -42,16 +51,26 @@ class Arithmetic:
         """'f16' when keys and values share a type, else 'K q8_0 / V f16'."""
         return self.type_k if self.type_k == self.type_v else f"K {self.type_k} / V {self.type_v}"
 
-    def describe(self) -> str:
-        """One line: 'flash attention off · KV f16 · 2 threads'."""
+    @property
+    def threads_text(self) -> str:
+        """'2 threads', or measured: 'threads 1 of 2 (auto: 2 were slower while other work ran)'."""
+        if self.threads is not None:
+            return self.threads.describe()
         threads = f"{self.n_threads} thread{'s' if self.n_threads != 1 else ''}"
         if self.n_threads_batch != self.n_threads:
             threads += f" ({self.n_threads_batch} for prompts)"
-        return f"{self.attention} · KV {self.kv_types} · {threads}"
+        return threads
+
+    def describe(self) -> str:
+        """One line: 'flash attention off · KV f16 · 2 threads'."""
+        return f"{self.attention} · KV {self.kv_types} · {self.threads_text}"
 
     def as_dict(self) -> dict[str, object]:
-        return {"flash_attn": self.flash_attn, "type_k": self.type_k, "type_v": self.type_v,
-                "n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch}
+        values: dict[str, object] = {"flash_attn": self.flash_attn, "type_k": self.type_k, "type_v": self.type_v,
+                                     "n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch}
+        if self.threads is not None:
+            values.update(self.threads.as_dict())
+        return values
 
 
 def read_arithmetic(log_lines: Iterable[str], *, asked_flash: bool | None, type_k: str, type_v: str,

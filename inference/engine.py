@@ -9,6 +9,7 @@ KV memory belong to a LlamaContext (context.py), the vocabulary to a Vocabulary;
 from __future__ import annotations
 
 import ctypes
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -21,6 +22,7 @@ from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_
 from .kv_cache import KVLayout
 from .load_options import LoadOptions, beyond_training, usable_cores
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
+from .thread_choice import ThreadTuner
 from .tokenizer import Tokenizer, sentencepiece_tokenizer, tokenizer_warning
 from .vocabulary import Vocabulary
 
@@ -51,7 +53,13 @@ class Engine:
     def __init__(self, options: LoadOptions, facts: ModelFacts, adapter: AdapterFacts | None,
                  handles: _Handles, context: "LlamaContext", arithmetic: Arithmetic):
         self.options = options
-        self.arithmetic = arithmetic
+        ctx = context.handle
+        # Between two decodes (generation.py calls it there): llama.cpp reads the counts at each
+        # llama_decode, so a change costs nothing and touches no cached key or value.
+        self.threads = ThreadTuner(lambda n, n_batch: handles.lib.llama_set_n_threads(ctx, n, n_batch),
+                                   usable_cores(), fixed=options.n_threads, fixed_batch=options.n_threads_batch)
+        """The thread counts, chosen by measurement while decoding unless the options fix them."""
+        self.arithmetic = arithmetic.with_threads(self.threads.chosen())
         self.facts = facts
         self.adapter = adapter
         self.lora_scale = options.lora_scale if adapter else 0.0
@@ -289,8 +297,19 @@ class Engine:
         settings = settings.validated()
         bias = bias.validated(self.n_vocab)
         check_top_n(top_n)
-        return run_generation(self.context, self.vocabulary, prompt, settings, bias,
-                              top_n=top_n, should_stop=should_stop, special=special)
+        return self._following_threads(run_generation(
+            self.context, self.vocabulary, prompt, settings, bias, top_n=top_n, should_stop=should_stop,
+            special=special, threads=self.threads))
+
+    def _following_threads(self, events: Iterator[Event]) -> Iterator[Event]:
+        """`events`, the arithmetic kept up with the thread counts they announce."""
+        from .events import ThreadsChosen
+
+        with closing(events):  # type: ignore[arg-type]
+            for event in events:
+                if type(event) is ThreadsChosen:
+                    self.arithmetic = self.arithmetic.with_threads(event)
+                yield event
 
     def score(
         self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None

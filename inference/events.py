@@ -130,6 +130,40 @@ class TokenEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadsChosen:
+    """The thread counts llama.cpp runs with, and why (thread_choice.py): sent when the
+    measured choice changes, and with every GenerationDone."""
+
+    n_threads: int
+    """Threads decoding one token at a time."""
+    n_threads_batch: int
+    """Threads evaluating prompt batches."""
+    cores: int
+    """The cores this engine may run on."""
+    auto: bool
+    """The decode count is chosen by measurement (threads = "auto"); False when set."""
+    reason: str = ""
+    """Why the decode count is the count: 'set', 'measuring', 'one core', '2 were slower
+    while other work ran', '1 was slower'."""
+    reason_batch: str = ""
+    """The same for prompt batches."""
+
+    def describe(self) -> str:
+        """'threads 1 of 2 (auto: 2 were slower while other work ran)', or '2 threads' when set."""
+        if not self.auto:
+            text = f"{self.n_threads} thread{'s' if self.n_threads != 1 else ''}"
+            return text + (f" ({self.n_threads_batch} for prompts)" if self.n_threads_batch != self.n_threads else "")
+        text = f"threads {self.n_threads} of {self.cores} (auto: {self.reason})"
+        if self.n_threads_batch != self.n_threads:
+            text += f", {self.n_threads_batch} for prompts"
+        return text
+
+    def as_dict(self) -> dict[str, object]:
+        return {"n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch, "threads_auto": self.auto,
+                "threads_reason": self.reason if self.auto else None, "cores": self.cores}
+
+
+@dataclass(frozen=True, slots=True)
 class GenerationDone:
     """The last event of every generation, including a cancelled one."""
 
@@ -159,6 +193,8 @@ class GenerationDone:
     cache_reuse: str = "prefix"
     """As PrefillDone.cache_reuse."""
     shifted_tokens: int = 0
+    threads: ThreadsChosen | None = None
+    """The thread counts in use as it ended; None where the backend does not say (a llama-server)."""
 
 
 @_pickled_by_fields
@@ -195,4 +231,5 @@ class ScoreDone:
     """The cache after scoring: it holds the scored text (if cancelled, the chunks scored before)."""
 
 
-Event = ContextTrimmed | PrefillProgress | PrefillDone | TokenEvent | GenerationDone | TokenScore | ScoreProgress | ScoreDone
+Event = (ContextTrimmed | PrefillProgress | PrefillDone | TokenEvent | ThreadsChosen | GenerationDone | TokenScore
+         | ScoreProgress | ScoreDone)

@@ -14,6 +14,7 @@ from .sampler_trace import ChainTrace
 from .sampling import StepReader
 from .settings import LogitBias, SamplerSettings
 from .text import CompletionText
+from .thread_choice import ThreadTuner
 from .vocabulary import Vocabulary
 from .window import prompt_budget
 
@@ -65,7 +66,11 @@ def run_generation(
     top_n: int,
     should_stop: Callable[[], bool] | None,
     special: bool,
+    threads: ThreadTuner | None = None,
 ) -> Iterator[Event]:
+    """Stream the generation's events. With `threads`, each decode step and prompt batch
+    is timed for it, and the thread counts it chooses apply from the next decode on
+    (announced as a ThreadsChosen event)."""
     stop_requested = should_stop or never_stop
     with context.claim():
         started = time.perf_counter()
@@ -103,6 +108,8 @@ def run_generation(
             for chunk in chunks:
                 prefill_ms += chunk.ms
                 prefilled += chunk.tokens
+                if threads is not None and (chosen := threads.prefilled(chunk.tokens, chunk.ms / 1000.0)):
+                    yield chosen
                 yield PrefillProgress(done=reused + prefilled, total=len(tokens))
         cancelled = prefilled < len(pending)
         held = context.n_cached
@@ -120,6 +127,8 @@ def run_generation(
         greedy = settings.greedy_draw()
         last_logits = context.last_logits()
         decode_one = context.one_token_decoder()
+        clock = time.perf_counter
+        decoded_in = threads.decoded if threads is not None else None
         token_text = vocabulary.token_text
         ends_generation, n_ctx = vocabulary.is_end_of_generation, context.n_ctx
         completion = CompletionText(settings.stop)
@@ -170,7 +179,14 @@ def run_generation(
                 if held >= n_ctx:
                     reason = "context"
                     break
-                held = decode_one(token)
+                if decoded_in is None:
+                    held = decode_one(token)
+                else:
+                    # Only llama_decode is timed: the thread count changes nothing else in a step.
+                    step_started = clock()
+                    held = decode_one(token)
+                    if chosen := decoded_in(clock() - step_started):
+                        yield chosen
                 decoded += 1
         finally:
             chain.close()
@@ -198,4 +214,5 @@ def run_generation(
             trimmed_tokens=dropped,
             cache_reuse=reuse.how,
             shifted_tokens=reuse.shifted,
+            threads=threads.chosen() if threads is not None else None,
         )

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 from .arithmetic import Arithmetic
 from .child_process import EngineProcess
 from .errors import EngineCrashed, ModelLoadError
-from .events import Event, KVCacheUsage, TokenEvent
+from .events import Event, GenerationDone, KVCacheUsage, ThreadsChosen, TokenEvent
 from .gguf_file import AdapterFacts, ModelFacts
 from .load_options import LoadOptions, beyond_training
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
@@ -229,6 +229,10 @@ class IsolatedBackend:
                     for event in events:
                         if type(event) is TokenEvent:
                             self._kv_tokens = event.kv_tokens
+                        elif type(event) is ThreadsChosen:
+                            self._follow_threads(event)
+                        elif type(event) is GenerationDone and event.threads is not None:
+                            self._follow_threads(event.threads)
                         yield event
                     self._kv_tokens = kv_tokens
                     if final:
@@ -237,6 +241,11 @@ class IsolatedBackend:
             finally:
                 if not finished:
                     self._abandon(request_id, cancelled)
+
+    def _follow_threads(self, chosen: ThreadsChosen) -> None:
+        """The child's engine chose other thread counts: `arithmetic` says so from now on."""
+        if self.arithmetic is not None:
+            self.arithmetic = self.arithmetic.with_threads(chosen)
 
     def _abandon(self, request_id: int, cancelled: bool) -> None:
         """The consumer stopped reading (or a crash ended the stream): stop the child's

@@ -63,11 +63,12 @@ class LoadOptions:
     """Context size in tokens; llama.cpp rounds it up to a multiple of 256. None: the
     model's training context, at most DEFAULT_CONTEXT_CAP (`context_for`)."""
     n_threads: int | None = ruled(None, Rule("threads", 1, 1024, whole=True, optional=True))
-    """CPU threads for decoding one token at a time; None uses every core."""
+    """CPU threads for decoding one token at a time; None chooses them by measurement while
+    decoding (every core to start with; thread_choice.py)."""
     n_threads_batch: int | None = ruled(None, Rule("prefill threads", 1, 1024, whole=True, optional=True))
-    """CPU threads for prompt batches (prefill, scoring); None uses every core. Prefill is
-    compute-bound and wants them all; an app that keeps one core for its UI lowers only
-    n_threads."""
+    """CPU threads for prompt batches (prefill, scoring); None chooses them by measurement
+    too, apart from decode's: prefill is compute-bound and wants every core a busy
+    machine leaves it."""
     n_gpu_layers: int = ruled(-1, Rule("GPU layers", -1, whole=True))
     """Layers offloaded to the GPU (Metal on a Mac); -1 offloads all, 0 none."""
     n_batch: int = ruled(512, Rule("batch size", 1, 8192, whole=True))

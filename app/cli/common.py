@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Callable
 
 from scriptorium.inference.errors import ScriptoriumError, read_named_text
 
+from scriptorium.app.config.run_settings import threads_argument
+
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend, BackendLoader
     from scriptorium.inference.load_options import LoadOptions
@@ -25,7 +27,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--spm", type=Path, metavar="PATH",
                        help="the SentencePiece .model the model was trained with: tokenize with it (default: config)")
     group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default: the model's training context, at most 4096)")
-    group.add_argument("--threads", type=int, metavar="N", help="CPU threads; 0 uses every core (default: the config's, else every core)")
+    group.add_argument("--threads", type=threads_argument, metavar="N|auto",
+                       help="CPU threads: a number fixes them, 0 at every core; auto measures while writing and "
+                            "keeps the faster count (default: the config's, else auto)")
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")
     group.add_argument("--flash-attn", choices=("auto", "on", "off"),
                        help="flash attention; auto times both paths at a model's first load (default: auto)")

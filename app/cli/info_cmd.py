@@ -18,7 +18,7 @@ NAME_WIDTH = 80
 HELP = "Show a model's facts: architecture, size, attention heads, KV-cache cost, tokenizer and byte tokens."
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from scriptorium.app.config.run_settings import add_config_argument
+    from scriptorium.app.config.run_settings import add_config_argument, threads_argument
 
     parser.add_argument("--model", metavar="PATH|NAME",
                         help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)")
@@ -31,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "training context, at most 4096, as the model would be loaded)")
     parser.add_argument("--flash-attn", choices=("auto", "on", "off"),
                         help="the attention path to report (default: the config's, else auto)")
+    parser.add_argument("--threads", type=threads_argument, metavar="N|auto",
+                        help="the thread setting to report (default: the config's, else auto)")
     parser.add_argument("--server", metavar="URL",
                         help="describe the model the llama-server at URL serves, as it says (instead of a file here)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -42,20 +44,34 @@ def _arithmetic(args: argparse.Namespace, model: Path, config: "Config") -> dict
     ask for and the attention path, set in the config or by flag, or (auto) the one timed
     faster at the model's first load with this llama.cpp build."""
     from scriptorium.inference.flash_choice import remembered_timing
-    from scriptorium.inference.load_options import LoadOptions
+    from scriptorium.inference.load_options import LoadOptions, usable_cores
+    from scriptorium.inference.settings import rule_for
 
     from scriptorium.app import paths
+    from scriptorium.app.config.run_settings import fixed_threads
 
     setting = args.flash_attn or config.model.flash_attn
     defaults = LoadOptions(model_path=model)
     report: dict = {"flash_attn_setting": setting, "flash_attn": {"on": True, "off": False}.get(setting),
                     "measured": None, "type_k": defaults.type_k, "type_v": defaults.type_v}
+    threads = fixed_threads(args.threads if args.threads is not None else config.model.threads)
+    if threads is not None:
+        rule_for(LoadOptions, "n_threads").check(threads, "--threads" if args.threads is not None else "model.threads")
+    # "auto": chosen while the model writes, so only the start is known here.
+    report.update(threads_auto=threads is None, n_threads=threads or usable_cores(), cores=usable_cores())
     if setting == "auto":
         timing = remembered_timing(model, paths.flash_choice_file(), n_gpu_layers=config.model.gpu_layers)
         if timing is not None:
             report["flash_attn"] = timing.faster
             report["measured"] = {"on_ms": timing.on_ms, "off_ms": timing.off_ms}
     return report
+
+
+def _threads_text(arithmetic: dict) -> str:
+    if not arithmetic["threads_auto"]:
+        return f"{arithmetic['n_threads']} (set), of {arithmetic['cores']} cores"
+    return (f"auto: every core ({arithmetic['cores']}) to start, then measured while the model writes; "
+            "fewer are kept while other work makes them faster")
 
 
 def _attention_text(arithmetic: dict) -> str:
@@ -156,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
                         if facts.byte_token_ids else "none"),
         ("attention path", _attention_text(arithmetic)),
         ("KV cache types", f"K {arithmetic['type_k']}, V {arithmetic['type_v']}"),
+        ("threads", _threads_text(arithmetic)),
         ("KV cache", f"{format_bytes(kv['bytes_per_token'])} per token"
                      # Past the window its layers recycle cells: only the others grow.
                      + (f" ({format_bytes(kv['bytes_per_token_past_window'])} past {kv['window_tokens']:,})"

@@ -162,21 +162,31 @@ class _Parser:
         return value
 
     def model(self, data: Mapping[str, Any]) -> ModelConfig:
-        def ruled(option: str, *, zero_means_none: bool = False) -> Callable[[Any], Any]:
+        def ruled(option: str) -> Callable[[Any], Any]:
             """The engine's own rule for `option` (LoadOptions), read from a config value."""
             rule = rule_for(LoadOptions, option)
 
             def read(value: Any) -> Any:
-                if zero_means_none and value == 0 and not isinstance(value, bool):
-                    return None  # 0 spells "every core"
                 problem = rule.problem(value)
                 if problem is not None:
                     if not isinstance(value, (int, float)) or isinstance(value, bool):
                         # As TOML spells it (true, "big"): the rule's own message says True, big.
                         problem = f"must be {rule.describe()}, not {_show(value)}"
-                    raise _Bad(problem + (" (or 0 for every core)" if zero_means_none else ""))
+                    raise _Bad(problem)
                 return float(value) if not rule.whole else value
             return read
+
+        def threads(value: Any) -> int | None:
+            """"auto" (None: measured while writing), 0 (every core) or a count the engine's rule allows."""
+            if value == "auto":
+                return None
+            if value == 0 and not isinstance(value, bool):
+                return 0
+            try:
+                return ruled("n_threads")(value)
+            except _Bad:
+                raise _Bad(f'must be "auto", 0 for every core, or {rule_for(LoadOptions, "n_threads").describe()}, '
+                           f"not {_show(value)}") from None
 
         good = self.each(self.table(data, "model"), "model", {
             "path": self.model_reference,
@@ -184,7 +194,7 @@ class _Parser:
             "tokenizer": self.path,
             "lora_scale": ruled("lora_scale"),
             "context_size": ruled("n_ctx"),
-            "threads": ruled("n_threads", zero_means_none=True),
+            "threads": threads,
             "gpu_layers": ruled("n_gpu_layers"),
             "flash_attn": self.flash_attn,
             "folders": self.folders,

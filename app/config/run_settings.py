@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.load_options import LoadOptions, usable_cores
 from scriptorium.inference.settings import LogitBias, SamplerSettings, parse_order, rule_for
 
 from scriptorium.app.config.schema import FLASH_ATTN_CHOICES, Config
@@ -58,6 +58,7 @@ class RunSettings:
     n_ctx: int | None
     """--ctx, else [model] context_size; None: the model's training context, capped."""
     n_threads: int | None
+    """--threads, else [model] threads: a fixed count; None chooses it by measurement ("auto")."""
     n_gpu_layers: int
     flash_attn: bool | None
     """--flash-attn, else [model] flash_attn: on True, off False, auto None (measured)."""
@@ -76,7 +77,7 @@ class RunSettings:
             model_path=Path(model_path), lora_path=self.lora_path, lora_scale=self.lora_scale, spm_path=self.spm_path,
             n_ctx=self.n_ctx, n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers, flash_attn=self.flash_attn,
             # The author's --threads (or [model] threads) caps the prompt's threads too: set
-            # to leave cores free, it left prefill on every core. Not set: every core for both.
+            # to leave cores free, it left prefill on every core. "auto": both measured.
             n_threads_batch=self.n_threads,
         ).validated()
 
@@ -133,8 +134,8 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         # the scale with every request when the options name an adapter.
         lora_path = SERVER_ADAPTER
     threads, ctx, gpu_layers = _flag(args, "threads"), _flag(args, "ctx"), _flag(args, "gpu_layers")
-    every_core = threads == 0  # as the config's threads = 0, and over a count the config sets
-    for option, value in (("lora_scale", lora_scale), ("n_ctx", ctx), ("n_threads", None if every_core else threads),
+    for option, value in (("lora_scale", lora_scale), ("n_ctx", ctx),
+                          ("n_threads", threads if threads not in (AUTO_THREADS, 0) else None),
                           ("n_gpu_layers", gpu_layers)):
         if value is not None:
             rule_for(LoadOptions, option).check(value, LOAD_FLAGS[option])
@@ -144,13 +145,34 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         lora_scale=lora_scale if lora_scale is not None else model_config.lora_scale,
         spm_path=Path(spm).expanduser() if spm else model_config.tokenizer,
         n_ctx=ctx if ctx is not None else model_config.context_size,
-        n_threads=None if every_core else threads if threads is not None else model_config.threads,
+        n_threads=fixed_threads(threads if threads is not None else model_config.threads),
         n_gpu_layers=gpu_layers if gpu_layers is not None else model_config.gpu_layers,
         flash_attn=FLASH_ATTN_CHOICES[_flag(args, "flash_attn") or model_config.flash_attn],
         sampler=_sampler(args, config),
         bias=_bias(args, config),
         server=server,
     )
+
+
+AUTO_THREADS = "auto"
+"""--threads auto: chosen by measurement, over a count the config sets."""
+
+
+def threads_argument(text: str) -> int | str:
+    """--threads N|auto, as argparse reads it (the count is checked with the other flags)."""
+    if text.strip().lower() == AUTO_THREADS:
+        return AUTO_THREADS
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be auto or a whole number, not {text!r}") from None
+
+
+def fixed_threads(setting: int | str | None) -> int | None:
+    """A fixed count, or None for "auto"; 0 is every core, fixed."""
+    if setting is None or setting == AUTO_THREADS:
+        return None
+    return usable_cores() if setting == 0 else int(setting)
 
 
 def _server(args: argparse.Namespace, config: Config) -> str | None:

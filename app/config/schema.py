@@ -52,7 +52,8 @@ class ModelConfig:
     """Context size in tokens (at least 64); None: the model's training context, at most
     DEFAULT_CONTEXT_SIZE. A larger value is allowed, and said to exceed the training."""
     threads: int | None = None
-    """CPU threads; None (or 0 in the file) uses every core."""
+    """CPU threads: None ("auto" in the file, the default) chooses them by measurement while
+    the model writes (inference/thread_choice.py); a number fixes them, 0 at every core."""
     gpu_layers: int = -1
     """Layers offloaded to the GPU: -1 all, 0 none."""
     flash_attn: str = "auto"

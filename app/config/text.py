@@ -36,8 +36,9 @@ DEFAULT_CONFIG_TEXT = f"""\
 # Context size in tokens (at least 64). Not set: the model's training context, at most
 # {DEFAULT_CONTEXT_SIZE}; a larger value is allowed, and said to exceed the training.
 # context_size = {DEFAULT_CONTEXT_SIZE}
-# CPU threads; 0 uses every core.
-# threads = 0
+# CPU threads: "auto" measures while the model writes and keeps the faster count (fewer
+# when other work takes the cores); a number fixes it, 0 at every core.
+# threads = "auto"
 # Layers offloaded to the GPU: -1 all, 0 none.
 # gpu_layers = -1
 # Flash attention: "on", "off", or "auto" (both paths timed at a model's first load,
@@ -128,7 +129,7 @@ def effective_config(config: Config) -> dict[str, object]:
         "lora_scale": model.lora_scale,
         "tokenizer": str(model.tokenizer) if model.tokenizer else None,
         "context_size": model.context_size,
-        "threads": model.threads if model.threads is not None else 0,
+        "threads": model.threads if model.threads is not None else "auto",
         "gpu_layers": model.gpu_layers,
         "flash_attn": model.flash_attn,
         "folders": [str(folder) for folder in model.folders],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from scriptorium.inference.load_options import LoadOptions, usable_cores
+from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, Rule, SamplerSettings, SettingsError, preset, ruled, rule_for
 
 PANELS = ("probabilities", "speed", "kv", "sampler", "model")
@@ -44,7 +44,9 @@ class TuiSettings:
     on a machine whose every core runs llama.cpp each frame's CPU time is taken from the
     decode (README, "Speed and arithmetic"; bench/tui_stream.py --fps)."""
     threads: int | None = None
-    """CPU threads for llama.cpp; None uses every core, as plain llama.cpp at its best does.
+    """CPU threads for llama.cpp; None chooses them by measurement while the model writes
+    (every core to start with, as plain llama.cpp at its best; fewer when other work, the
+    interface's drawing included, makes every core slower: inference/thread_choice.py).
     The engine runs in its own process, so its threads spinning between tokens take no
     interpreter from the interface (bench/isolated.py, bench/tui_stream.py)."""
     candidates: int = 3
@@ -76,8 +78,9 @@ class TuiSettings:
         """Seconds between two frames while tokens stream."""
         return 1.0 / self.frames_per_second
 
-    def generation_threads(self) -> int:
-        return self.threads or usable_cores()
+    def generation_threads(self) -> int | None:
+        """The threads a model is loaded with when nothing else says: None, measured."""
+        return self.threads
 
     def with_changes(self, **changes: object) -> "TuiSettings":
         return replace(self, **changes).validated()

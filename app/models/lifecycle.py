@@ -27,6 +27,7 @@ from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import Generation, ModelRef
 
 if TYPE_CHECKING:
+    from scriptorium.inference.events import ThreadsChosen
     from scriptorium.app.models.startup import ModelSource
 
 
@@ -39,7 +40,7 @@ by itself as a model is ready (the window marker's count) would die at every rel
 class ModelLifecycle:
     """Owns the loaded backend, the current load, and the ModelStatus the panels draw."""
 
-    def __init__(self, run_config: RunSettings | None, generation_threads: int,
+    def __init__(self, run_config: RunSettings | None, generation_threads: int | None,
                  on_change: Callable[[], None] = lambda: None, key_display: Callable[[str], str] = str) -> None:
         """`on_change` is called after every change of the backend or the status; `key_display`
         names the key of an action id ("app.models") as the author's keymap has it."""
@@ -80,9 +81,10 @@ class ModelLifecycle:
                 options = replace(options, spm_path=None)  # the .model is the named model's (above)
         else:
             options = LoadOptions(model_path=model, lora_path=lora, lora_scale=scale)
-        if options.n_threads is None:
-            # The TUI's own default (TuiSettings.threads) when neither flag nor config sets one.
-            options = replace(options, n_threads=self._generation_threads)
+        if options.n_threads is None and self._generation_threads is not None:
+            # The TUI's own setting (TuiSettings.threads) when neither flag nor config sets one.
+            options = replace(options, n_threads=self._generation_threads,
+                              n_threads_batch=self._generation_threads)
         return options.validated()
 
     def options_from_config(self, model: Path) -> LoadOptions:
@@ -234,12 +236,18 @@ class ModelLifecycle:
         self._show(ModelStatus("failed", path=options.model_path, error=error, origin=self._lost_origin))
         return True
 
-    def generation_finished(self) -> None:
+    def generation_finished(self, threads: "ThreadsChosen | None" = None) -> None:
         """A generation ended well: the engine's deaths so far do not come back every time,
-        and a llama-server not answering before does now."""
+        and a llama-server not answering before does now. `threads`: the thread counts
+        the engine measured and chose while it wrote, which the Model panel says with why."""
         self._crashes_in_a_row = 0
-        if self.status.not_answering:
-            self._show(replace(self.status, not_answering=False))
+        status = self.status
+        if status.not_answering:
+            status = replace(status, not_answering=False)
+        if threads is not None and status.arithmetic is not None and status.arithmetic.threads != threads:
+            status = replace(status, arithmetic=status.arithmetic.with_threads(threads))
+        if status is not self.status:
+            self._show(status)
 
     def not_answering(self, backend: Backend) -> None:
         """Nothing answered at `backend`'s llama-server: kept (there is nothing to connect to

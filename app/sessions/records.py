@@ -224,6 +224,10 @@ class Generation:
         self.completion_tokens = done.completion_tokens
         if done.seed is not None:
             self.seed = done.seed
+        # The thread counts move while the model writes (measured): those it ended on, and why.
+        threads = getattr(done, "threads", None)
+        if threads is not None and self.arithmetic is not None:
+            self.arithmetic = {**self.arithmetic, **threads.as_dict()}
 
     def interrupt(self, text: str, reason: str = "cancelled") -> None:
         """Record a generation that ended without its summary as the author saw it, with the

@@ -288,7 +288,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if message.event.seed is not None:
             self.last_seed = message.event.seed
         self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages(), message.lore)
-        self.models.generation_finished()
+        self.models.generation_finished(message.event.threads)
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
         self.autosave.schedule(at_once=True)
 

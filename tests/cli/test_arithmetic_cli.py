@@ -21,8 +21,27 @@ def done_line(model: Path, *flags: str) -> dict:
 def test_the_done_line_names_the_arithmetic(random_model: Path, flag: str, flash: bool) -> None:
     arithmetic = done_line(random_model, "--flash-attn", flag, "--threads", "1")["arithmetic"]
     assert arithmetic == {"flash_attn": flash, "type_k": "f16", "type_v": "f16", "n_threads": 1,
-                          "n_threads_batch": arithmetic["n_threads_batch"]}
-    assert arithmetic["n_threads_batch"] >= 1
+                          "n_threads_batch": 1, "threads_auto": False, "threads_reason": None,
+                          "cores": arithmetic["cores"]}
+    assert arithmetic["cores"] >= 1
+
+
+def test_the_done_line_and_info_say_the_threads_are_measured_by_default(random_model: Path) -> None:
+    arithmetic = done_line(random_model)["arithmetic"]
+    assert arithmetic["threads_auto"] is True and arithmetic["n_threads"] <= arithmetic["cores"]
+    # A two-token run measures nothing yet: every core, as at the start.
+    assert arithmetic["threads_reason"] in ("measuring", "one core")
+    info = json.loads(scriptorium("info", "--model", str(random_model), "--json").stdout)["arithmetic"]
+    assert info["threads_auto"] is True and info["n_threads"] == info["cores"]
+    info = json.loads(scriptorium("info", "--model", str(random_model), "--json", "--threads", "1").stdout)["arithmetic"]
+    assert info["threads_auto"] is False and info["n_threads"] == 1
+    text = scriptorium("info", "--model", str(random_model)).stdout
+    assert "threads" in text and "auto: every core" in text
+
+
+def test_a_bad_thread_count_is_one_line_naming_the_flag(random_model: Path) -> None:
+    result = scriptorium("continue", "--model", str(random_model), "--threads", "many", stdin=DRAFT)
+    assert result.returncode == 2 and "--threads" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_auto_is_measured_once_and_info_reports_the_choice(random_model: Path, scriptorium_home: Path) -> None:

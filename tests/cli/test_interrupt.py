@@ -95,7 +95,12 @@ def test_json_stream_ends_with_an_interrupted_done_line(backend: tuple[str, ...]
     assert set(done) == set(normal)
     for key in ("prompt_tokens", "prefill_ms", "decode_tokens_per_s"):
         assert done[key] > 0, key
-    assert done["arithmetic"] == normal["arithmetic"] and done["window"] == normal["window"]
+    # The thread counts are measured while the model writes: a long run may end on others than a short one.
+    moving = {"n_threads", "n_threads_batch", "threads_reason"}
+
+    def arithmetic(line: dict) -> dict | None:
+        return line["arithmetic"] and {k: v for k, v in line["arithmetic"].items() if k not in moving}
+    assert arithmetic(done) == arithmetic(normal) and done["window"] == normal["window"]
     assert done["kv_cache"]["n_ctx"] == normal["kv_cache"]["n_ctx"]
 
 

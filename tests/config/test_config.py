@@ -14,7 +14,7 @@ from scriptorium.app import paths
 from scriptorium.app.config.file import config_path, load_config, load_config_lenient
 from scriptorium.app.config.schema import Config, ConfigError, ModelConfig, UiConfig
 from scriptorium.app.config.parse import parse_config
-from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT, effective_config_toml, write_default_config
+from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT, effective_config, effective_config_toml, write_default_config
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
 
 FULL = """
@@ -97,7 +97,14 @@ def test_model_name_is_kept_as_written(tmp_path: Path) -> None:
 
 
 def test_threads_zero_means_every_core(tmp_path: Path) -> None:
-    assert load_config(write(tmp_path, "[model]\nthreads = 0\n")).model.threads is None
+    assert load_config(write(tmp_path, "[model]\nthreads = 0\n")).model.threads == 0
+
+
+def test_threads_are_measured_unless_a_count_is_set(tmp_path: Path) -> None:
+    """The default is "auto" (None): chosen by measurement while the model writes."""
+    assert load_config(write(tmp_path, "[model]\n")).model.threads is None
+    assert load_config(write(tmp_path, '[model]\nthreads = "auto"\n')).model.threads is None
+    assert effective_config(load_config(write(tmp_path, "[model]\n")))["model"]["threads"] == "auto"
 
 
 def test_defaults_when_there_is_no_file() -> None:
@@ -140,7 +147,9 @@ INVALID = [
     ("[model]\nlora_scale = nan", "model.lora_scale: must be between 0 and 4, not nan"),
     ("[model]\ncontext_size = 2048.5", "model.context_size: must be a whole number from 64 to 1048576, not 2048.5"),
     ("[model]\ncontext_size = 32", "model.context_size: must be a whole number from 64 to 1048576, not 32"),
-    ("[model]\nthreads = -2", "model.threads: must be a whole number from 1 to 1024, not -2 (or 0 for every core)"),
+    ("[model]\nthreads = -2", 'model.threads: must be "auto", 0 for every core, or a whole number from 1 to 1024, not -2'),
+    ("[model]\nthreads = \"fast\"",
+     'model.threads: must be "auto", 0 for every core, or a whole number from 1 to 1024, not "fast"'),
     ("[model]\ngpu_layers = -5", "model.gpu_layers: must be a whole number of at least -1, not -5"),
     ("[model]\ngpu_layers = true", "model.gpu_layers: must be a whole number of at least -1, not true"),
     ("[model]\ncontext_size = \"big\"", "model.context_size: must be a whole number from 64 to 1048576, not \"big\""),

@@ -12,6 +12,7 @@ from scriptorium.app.config.file import load_config
 from scriptorium.app.config.schema import Config
 from scriptorium.app.config.run_settings import add_config_argument, run_settings
 from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.load_options import usable_cores
 from scriptorium.inference.settings import PRESETS, LogitBias, SettingsError
 
 CONFIG = """
@@ -110,7 +111,13 @@ def test_threads_0_uses_every_core_over_the_configs_count(config: Config) -> Non
     """As `threads = 0` in the config does; the flag refused 0, leaving no way to undo the
     config's count for one run."""
     assert config.model.threads == 3
-    assert run_settings(parse("--threads", "0"), config).load_options(Path("/m.gguf")).n_threads is None
+    assert run_settings(parse("--threads", "0"), config).load_options(Path("/m.gguf")).n_threads == usable_cores()
+
+
+def test_threads_auto_measures_over_the_configs_count(config: Config) -> None:
+    assert config.model.threads == 3
+    options = run_settings(parse("--threads", "auto"), config).load_options(Path("/m.gguf"))
+    assert (options.n_threads, options.n_threads_batch) == (None, None)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -158,4 +165,4 @@ def test_threads_cap_the_prompts_threads_too(source: str, config: Config) -> Non
     options = run.load_options(Path("model.gguf"))
     assert options.n_threads_batch == options.n_threads == (1 if source == "flag" else 3)
     every_core = run_settings(parse("--threads", "0"), config).load_options(Path("model.gguf"))
-    assert (every_core.n_threads, every_core.n_threads_batch) == (None, None)
+    assert (every_core.n_threads, every_core.n_threads_batch) == (usable_cores(),) * 2

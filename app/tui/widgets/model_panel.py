@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -47,12 +48,16 @@ class ModelPanel(Panel):
         # A failure's message is shown whole, so the panel grows for it (a re-layout,
         # only when the failure comes or goes: never per frame).
         relayout = "failed" in (view.status.state, old.status.state) and view.status != old.status
+        # The threads' reason may take a second line (measured threads change rarely: never per frame).
+        relayout = relayout or view.status.arithmetic != old.status.arithmetic
         self.status, self.lora_scale, self.load_hint = view.status, view.lora_scale, view.load_hint
         self.refresh(layout=relayout)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.status.state == "failed":
             return max(self.LINES, len(self._error_lines(width)) + 1)
+        if self.status.state == "ready" and not self.status.origin:
+            return self.LINES - 1 + len(_threads_lines(self.status.arithmetic, width))
         return self.LINES
 
     def _context_line(self, n_ctx: int, trained: int, width: int) -> Text:
@@ -101,7 +106,8 @@ class ModelPanel(Panel):
               else [Text(clip(f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width))]),
             self._context_line(status.n_ctx, facts.context_length, width),
             # A server's address takes the arithmetic's blank second line (it reports none).
-            *(Text(clip(line, width)) for line in _arithmetic_lines(status.arithmetic) if line or not status.origin),
+            *(Text(clip(line, width)) for line in _arithmetic_lines(status.arithmetic, width)
+              if line or not status.origin),
         ]
         if status.adapter is None:
             lines.append(Text("LoRA none", style=dim))
@@ -123,9 +129,17 @@ def _origin_lines(origin: str, width: int) -> list[Text]:
     return [Text(clip(server, width)), Text(clip(f"at {address}", width))]
 
 
-def _arithmetic_lines(arithmetic: Arithmetic | None) -> tuple[str, str]:
-    # Two lines: the side panel is too narrow for one, and a cut would hide the threads.
+def _threads_lines(arithmetic: Arithmetic | None, width: int) -> list[str]:
+    """The threads in use, on a second line where the reason does not fit one ("threads 1
+    of 2 (auto: 2 were slower while other work ran)"); the rest of a longer one is cut."""
     if arithmetic is None:
-        return "arithmetic not reported", ""
-    path, _, threads = arithmetic.describe().rpartition(" · ")
-    return path, threads
+        return [""]
+    wrapped = textwrap.wrap(arithmetic.threads_text, max(width, 1)) or [""]
+    return wrapped[:1] + ([" ".join(wrapped[1:])] if len(wrapped) > 1 else [])
+
+
+def _arithmetic_lines(arithmetic: Arithmetic | None, width: int) -> list[str]:
+    # The path and the threads apart: the side panel is too narrow for one line, and a cut would hide the threads.
+    if arithmetic is None:
+        return ["arithmetic not reported", ""]
+    return [f"{arithmetic.attention} · KV {arithmetic.kv_types}", *_threads_lines(arithmetic, width)]

@@ -9,6 +9,7 @@ from scriptorium.inference.events import GenerationDone, PrefillDone, PrefillPro
 
 from scriptorium.app.tui.widgets.formatting import format_ms, format_rate
 from scriptorium.app.tui.widgets.panel import Panel
+from scriptorium.app.tui.widgets.usual_rate import UsualRate
 
 
 def rate_between(tokens: int, milliseconds: float) -> float | None:
@@ -20,21 +21,23 @@ def rate_between(tokens: int, milliseconds: float) -> float | None:
 
 
 class SpeedPanel(Panel):
-    """Time to first token, prefill and decode speed, updated as tokens arrive."""
+    """Time to first token, prefill and decode speed, updated as tokens arrive; a decode
+    far below this model's usual rate says that the machine is busy (usual_rate.py)."""
 
     PANEL_NAME = "speed"
     TITLE = "Speed"
     LINES = 5
-    COMPONENT_CLASSES = {"speed--label", "speed--value", "speed--dim"}
+    COMPONENT_CLASSES = {"speed--label", "speed--value", "speed--dim", "speed--busy"}
 
     def __init__(self) -> None:
         super().__init__()
+        self.usual = UsualRate()
         self._clear()
         self._before: tuple[object, ...] | None = None
 
     def _figures(self) -> tuple[object, ...]:
         return (self.progress, self.prefill, self.first_token_ms, self.last_token, self.done, self.failed,
-                self.border_title)
+                self.border_title, self.busy_usual)
 
     def reset(self) -> None:
         """A generation starts: the figures go, kept aside until it is known to run."""
@@ -44,6 +47,7 @@ class SpeedPanel(Panel):
     def forget(self) -> None:
         """Another model is loaded: its figures, and those kept aside, were the last one's."""
         self._before = None
+        self.usual.forget()
         self._clear()
 
     def _clear(self) -> None:
@@ -53,6 +57,8 @@ class SpeedPanel(Panel):
         self.last_token: TokenEvent | None = None
         self.done: GenerationDone | None = None
         self.failed = False
+        self.busy_usual: float | None = None
+        """The usual decode rate a finished run fell far below: the machine was busy."""
         self.border_title = self.TITLE
         self.refresh()
 
@@ -80,7 +86,7 @@ class SpeedPanel(Panel):
         made): nothing was measured, so the last generation's figures come back."""
         if self._before is not None:
             (self.progress, self.prefill, self.first_token_ms, self.last_token, self.done, self.failed,
-             self.border_title) = self._before
+             self.border_title, self.busy_usual) = self._before
             self.refresh()
 
     def show_failed(self) -> None:
@@ -91,6 +97,9 @@ class SpeedPanel(Panel):
 
     def show_done(self, done: GenerationDone) -> None:
         self.done = done
+        # Judged against the runs before it: a slow run must not lower the measure of itself.
+        self.busy_usual = self.usual.collapsed(done.decode_tokens_per_s, done.completion_tokens)
+        self.usual.add(done.decode_tokens_per_s, done.completion_tokens)
         self.border_title = f"{self.TITLE} · {done.stop_reason}"
         self.refresh()
 
@@ -128,5 +137,10 @@ class SpeedPanel(Panel):
             lines.append(self._line("prefill", format_rate(prefill_rate) if prefill_rate else "–", width))
             lines.append(self._detail(f"{prefill_tokens:,} tok in {format_ms(prefill_ms)}"))
         lines.append(self._line("decode", format_rate(decode_rate) if decode_rate else "–", width))
-        lines.append(self._detail(f"{decoded:,} tok in {format_ms(decode_ms)}"))
+        usual = self.busy_usual if done is not None else self.usual.collapsed(decode_rate, decoded)
+        if usual is not None:
+            # Whole in the side panel's 32 columns, for a model as fast as 9,999 tok/s.
+            lines.append(Text(f"  machine busy; usual {usual:.0f} tok/s", style=self.style_of("speed--busy")))
+        else:
+            lines.append(self._detail(f"{decoded:,} tok in {format_ms(decode_ms)}"))
         return lines
