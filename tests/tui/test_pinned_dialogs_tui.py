@@ -5,6 +5,7 @@ model is sent and the window are in test_window_tui.py."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,23 @@ def test_ctrl_a_selects_all_in_the_memory_and_note_dialogs() -> None:
             assert app.screen.query_one("#pinned-depth", Input).value == "4"
 
     run(scenario)
+
+
+def test_the_note_depth_field_is_on_screen_beside_its_label() -> None:
+    """The label took the whole row (`.dialog Label { width: 100% }`) and pushed the depth
+    field out of the dialog: 'paragraphs before the end' with nothing to type into."""
+    async def scenario(size: tuple[int, int]) -> None:
+        app = make_app(None)
+        async with app.run_test(size=size) as pilot:
+            await pilot.press("alt+n")
+            await pilot.pause()
+            depth = app.screen.query_one("#pinned-depth", Input)
+            dialog = app.screen.query_one("#pinned-dialog")
+            region = depth.region
+            assert region.width >= 5 and region.height >= 1, (size, region)
+            assert dialog.region.contains_region(region), (size, region, dialog.region)
+            assert app.screen.find_widget(depth) is not None
+            assert depth in [app.screen.get_widget_at(region.x + 2, region.y + 1)[0]]
+
+    for size in ((80, 24), (120, 40), (200, 50)):
+        asyncio.run(scenario(size))

@@ -47,7 +47,7 @@ class PinnedScreen(ModalScreen[Pinned | None]):
             yield TextArea(text, soft_wrap=True, id="pinned-text")
             if self.which == "note":
                 # A row of its own: beside the buttons, Cancel was past the right edge of an 80-column terminal.
-                with Horizontal(classes="dialog-buttons"):
+                with Horizontal(classes="dialog-buttons", id="pinned-depth-row"):
                     yield Label("paragraphs before the end ")
                     yield Input(str(self._pinned.note_depth), id="pinned-depth", type="integer")
             with Horizontal(classes="dialog-buttons"):
