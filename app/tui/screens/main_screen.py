@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.dom import DOMNode
 from textual.reactive import var
+from textual.timer import Timer
 from textual.widgets import ContentSwitcher
 
 from scriptorium.inference.settings import LogitBias, SamplerSettings
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
 
 
+WORD_COUNT_DELAY = 0.3
+"""Seconds of no typing before the status bar counts the draft's words again."""
 _PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale")
 """What each pane is given, as the app gives it to this screen (with last_seed, for panels)."""
 
@@ -67,6 +70,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         self._draft_text = draft_text
         self._settings = settings
         self._key_display = key_display
+        self._words_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         settings, keys = self._settings, self._key_display
@@ -87,6 +91,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
 
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
+        self._count_words()
         self.watch(self.draft, "modified", self.draft_state_changed, init=False)
         for shown in ("sampler", "bias", "lora_scale", "last_seed"):
             self.watch(self, shown, self._show_settings, init=False)
@@ -213,7 +218,20 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     def show_draft(self, text: str, spans: list[Span]) -> None:
         self.draft.show_text(text, spans)
         self.draft_state_changed()
+        self._count_words()
         self.switch_mode("draft")
+
+    @on(ModePane.Edited)
+    def _count_words_soon(self) -> None:
+        """The draft's word count in the status bar, once typing pauses: counting a long
+        draft on every key would slow typing down."""
+        if self._words_timer is not None:
+            self._words_timer.stop()
+        self._words_timer = self.set_timer(WORD_COUNT_DELAY, self._count_words)
+
+    def _count_words(self) -> None:
+        self._words_timer = None
+        self.status.update_state(words=len(self.draft.text.split()))
 
     async def show_chat(self, messages: list[dict[str, str]], unsent: str = "", endings: list[str] | None = None) -> None:
         await self.chat.restore(messages, unsent, endings)
@@ -223,6 +241,20 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     @on(ModePane.TokenShown)
     def _token_shown(self, message: ModePane.TokenShown) -> None:
         self.sidebar.probabilities.show_token(message.event, message.note, message.steps)
+        if message.asked:  # F4 on accepted or scored text: the panel shows it, unless hidden
+            self._say_where_token_shows(message.event.text)
+
+    def _say_where_token_shows(self, token: str) -> None:
+        panels = self.sidebar
+        if panels.display and panels.probabilities.display:
+            self.notify(f"The probabilities panel shows {token!r} and what else the model considered there.",
+                        timeout=3)
+        elif not panels.display:
+            self.notify(f"The probabilities panel would show {token!r}, but the panels are hidden: "
+                        f"{self._key_display('app.sidebar')} shows them (they need 80 columns).", severity="warning")
+        else:
+            self.notify(f"The probabilities panel would show {token!r}, but it is hidden: "
+                        f"{self._key_display('app.tune')}, then 1, shows it.", severity="warning")
 
     @on(ModePane.ActivityShown)
     def _activity_shown(self, message: ModePane.ActivityShown) -> None:

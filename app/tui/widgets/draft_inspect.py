@@ -162,7 +162,7 @@ class DraftInspection(ModePane):
             return
         found = self.editor.token_at_cursor()
         if found is not None:
-            self.show_record(found[0].tokens[found[1]])
+            self.show_record(found[0].tokens[found[1]], asked=True)
             return
         self.notify(f"Nothing to inspect here: generate a suggestion (inspect it with {key}), or move the cursor "
                     "onto generated or scored text.", severity="warning")

@@ -69,6 +69,10 @@ class DraftPane(DraftWindowMark):
         Binding("ctrl+z", "undo_reject", "Undo reject", show=False, priority=True, id="draft.undo_reject",
                 tooltip="Bring back the suggestion just thrown away (until the draft is edited); "
                         "otherwise the key undoes the last edit"),
+        # The editor's own undo and redo, named here so that F1 and the palette list them ("undo"
+        # found nothing); not priority: with the editor focused its own keys answer first, the same edit.
+        Binding("ctrl+z", "undo", "Undo", show=False, id="draft.undo", tooltip="Undo the last edit of the draft"),
+        Binding("ctrl+y", "redo", "Redo", show=False, id="draft.redo", tooltip="Redo the edit just undone"),
         Binding("ctrl+r", "reroll", "Re-roll", show=False, id="draft.reroll",
                 tooltip="Throw the suggestion away and generate another from the same place"),
         Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
@@ -255,6 +259,12 @@ class DraftPane(DraftWindowMark):
             self.editor.undo()  # the draft changed since: the key's own meaning
             return
         self.action_version(-1)
+
+    def action_undo(self) -> None:
+        self.editor.undo()
+
+    def action_redo(self) -> None:
+        self.editor.redo()
 
     def action_version(self, step: int) -> None:
         if self.editor.ghost is not None or step > 0:

@@ -95,6 +95,8 @@ class ModePane(Vertical):
         note: str
         steps: tuple[TokenEvent, ...] = ()
         """A character spelled in several tokens (bytes): each one as llama.cpp computed it."""
+        asked: bool = False
+        """The author pressed the inspect key for it: told where it shows, or why it cannot."""
 
     @dataclass
     class ActivityShown(Message):
@@ -163,9 +165,10 @@ class ModePane(Vertical):
                         severity="warning")
         return None
 
-    def show_record(self, record: "TokenRecord") -> None:
-        """Show a generated or scored token's numbers (a character's, and each of its steps)."""
-        self.post_message(self.TokenShown(record.as_event(), record.source.describe(), record.step_events()))
+    def show_record(self, record: "TokenRecord", *, asked: bool = False) -> None:
+        """Show a generated or scored token's numbers (a character's, and each of its steps);
+        `asked`: by the inspect key, which must visibly do something."""
+        self.post_message(self.TokenShown(record.as_event(), record.source.describe(), record.step_events(), asked))
 
     def alternatives_screen(self, record: "TokenRecord") -> "AlternativesScreen":
         """The dialog to branch at `record`, knowing which of its candidates are not text:

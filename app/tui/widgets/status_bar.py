@@ -22,6 +22,8 @@ class StatusBar(Widget, can_focus=False):
         self.draft_name = "untitled"
         self.modified = False
         self.activity = ""
+        self.words: int | None = None
+        """The draft's words (the main screen counts them once typing pauses)."""
 
     def watch_model(self) -> None:
         self.refresh()
@@ -55,7 +57,11 @@ class StatusBar(Widget, can_focus=False):
         # The name gives way to what the model is doing: a long one pushed 'writing…' and
         # 'model failed to load' past the edge. Cut at its end, the unsaved mark kept.
         mark = " ●" if self.modified else ""
-        room = width - left.cell_len - 2 - len(mark) - 2 - right.cell_len - 1
+        words = Text()
+        if self.mode == "draft" and self.words is not None:
+            words = Text(f"  {self.words:,} word{'' if self.words == 1 else 's'}", style=self._style("status-bar--dim"))
+        room = width - left.cell_len - 2 - len(mark) - words.cell_len - 2 - right.cell_len - 1
         left.append(f"  {clip(self.draft_name, max(room, 8))}{mark}")
+        left.append_text(words)
         gap = max(width - left.cell_len - right.cell_len - 1, 1)
         return Text.assemble(left, " " * gap, right)
