@@ -16,6 +16,7 @@ from scriptorium.app.sessions import session_lore
 from scriptorium.app.sessions.keeper import SessionKeeper
 from scriptorium.app.sessions.model import DraftSession
 from scriptorium.app.tui import lore_editing
+from scriptorium.app.tui.pinned_count import PinnedCounter
 from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
@@ -43,9 +44,18 @@ def edit_pinned(app: App[None], main: MainScreen, sessions: SessionKeeper, which
         show_pinned(main, sessions)
         save()
         what, text = ("Memory", pinned.memory) if which == "memory" else ("Author's note", pinned.note)
-        app.notify(f"{what} kept: the model sees it in every prompt." if text.strip() else f"{what} cleared.")
+        if not text.strip():
+            app.notify(f"{what} cleared.")
+        elif screen.pinned_size is None or screen.pinned_size.fits:
+            app.notify(f"{what} kept: the model sees it in every prompt.")
+        elif mode == "chat":  # no window marker there to say it
+            app.notify(f"{what} kept, but {screen.pinned_size.line()}.", severity="warning", timeout=12)
+        # Else the window's warning alone says it: 'the model sees it' then 'more than the window' contradicted each other.
 
-    app.push_screen(PinnedScreen(which, sessions.pinned(mode)), kept)
+    backend = main.backend
+    counter = None if backend is None else PinnedCounter(backend.count_tokens, backend.n_ctx, main.sampler.max_tokens)
+    screen = PinnedScreen(which, sessions.pinned(mode), counter)
+    app.push_screen(screen, kept)
 
 
 def show_pinned(main: MainScreen, sessions: SessionKeeper) -> None:

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from scriptorium.app.tui.keys import type_invisible
+from scriptorium.app.tui.pinned_count import PinnedCounter, PinnedSize
 
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.window import Pinned, check_note_depth
@@ -20,6 +22,9 @@ HELP = {
               "In chat it joins the system prompt.",
     "note": "Author's note: put a few paragraphs before the end of what the model sees, where it steers most.",
 }
+
+COUNT_DELAY = 0.25
+"""Seconds of no typing before the dialog counts the tokens again: typing stays instant."""
 
 
 class PinnedScreen(ModalScreen[Pinned | None]):
@@ -35,16 +40,22 @@ class PinnedScreen(ModalScreen[Pinned | None]):
                 tooltip="Select all the text of the field"),
     ]
 
-    def __init__(self, which: str, pinned: Pinned) -> None:
+    def __init__(self, which: str, pinned: Pinned, counter: PinnedCounter | None = None) -> None:
         super().__init__()
         self.which = which
         self._pinned = pinned
+        self._counter = counter
+        self._count_timer: Timer | None = None
+        self.pinned_size: PinnedSize | None = None
+        """Memory and note as last counted (None: no model to count with, or not yet)."""
 
     def compose(self) -> ComposeResult:
         text = self._pinned.memory if self.which == "memory" else self._pinned.note
         with Vertical(classes="dialog", id="pinned-dialog"):
             yield Static(HELP[self.which], classes="dialog-title", markup=False)
             yield TextArea(text, soft_wrap=True, id="pinned-text")
+            yield Static("no model loaded to count the tokens" if self._counter is None else "counting…",
+                         id="pinned-count", markup=False)
             if self.which == "note":
                 # A row of its own: beside the buttons, Cancel was past the right edge of an 80-column terminal.
                 with Horizontal(classes="dialog-buttons", id="pinned-depth-row"):
@@ -63,6 +74,37 @@ class PinnedScreen(ModalScreen[Pinned | None]):
 
     def on_mount(self) -> None:
         self.query_one("#pinned-text", TextArea).focus()
+        self._count()
+
+    @on(TextArea.Changed)
+    def _count_soon(self) -> None:
+        if self._counter is None:
+            return
+        if self._count_timer is not None:
+            self._count_timer.stop()
+        self._count_timer = self.set_timer(COUNT_DELAY, self._count)
+
+    def _count(self) -> None:
+        self._count_timer = None
+        if self._counter is not None:
+            self._measure(self._counter, self.typed(strict=False))
+
+    @work(thread=True, exclusive=True, group="pinned-count", exit_on_error=False)
+    def _measure(self, counter: PinnedCounter, pinned: Pinned) -> None:
+        try:
+            size = counter.size(pinned)
+        except Exception as error:  # noqa: BLE001 - a count that failed is said on the line, never a traceback
+            self.app.call_from_thread(self._show_count, None, f"tokens not counted: {error}")
+            return
+        self.app.call_from_thread(self._show_count, size, size.line())
+
+    def _show_count(self, size: PinnedSize | None, line: str) -> None:
+        if not self.is_attached:
+            return
+        self.pinned_size = size
+        count = self.query_one("#pinned-count", Static)
+        count.update(line)
+        count.set_class(size is not None and not size.fits, "-too-long")
 
     @on(Button.Pressed, "#keep")
     def action_save(self) -> None:
