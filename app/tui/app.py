@@ -78,6 +78,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         super().__init__()
         self.settings = (settings or TuiSettings()).validated()
         self.config = config or Config()
+        self._custom_sampler: SamplerSettings | None = None
+        """The author's own values last tuned (set on the command line, or with the keys): the preset cycle comes back to them."""
         self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display)
         self.models = ModelLifecycle(run_config, self.settings.generation_threads(), self._show_model, self.keys.key_display)
         self.backend_loader = backend_loader
@@ -383,8 +385,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- keys: the sampler panel's (the live sampler state), help, the palette ---------------
     @on(SamplerPanel.Tuned)
     def _tuned(self, message: SamplerPanel.Tuned) -> None:
+        if self.sampler.preset == "custom":  # the author's own values, for the preset cycle to come back to
+            self._custom_sampler = self.sampler
         self.sampler, self.bias, self.lora_scale = message.applied(
-            self.sampler, self.bias, self.lora_scale, self.config.all_presets())
+            self.sampler, self.bias, self.lora_scale, self.config.all_presets(), self._custom_sampler)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keys.rows()))

@@ -65,6 +65,9 @@ KNOBS: dict[str, Knob] = {
     "mirostat": Knob("mirostat", "Mirostat version", 1, 0, 2, ladder=(0, 1, 2)),
     "mirostat_tau": Knob("mirostat_tau", "Mirostat tau", 0.5, 0.0, 10.0),
     "mirostat_eta": Knob("mirostat_eta", "Mirostat eta", 0.01, 0.01, 1.0),
+    # The length is not a sampler, but the author tunes it beside them (a preset keeps it).
+    "max_tokens": Knob("max_tokens", "max tokens", 1, 1, 4096,
+                       ladder=(1, 8, 16, 32, 50, 64, 100, 128, 200, 256, 400, 512, 1024, 2048, 4096)),
 }
 
 KNOB_SAMPLER = {"temperature": "temperature", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
@@ -111,14 +114,16 @@ def moved_in_order(settings: SamplerSettings, knob_name: str, direction: int) ->
     return settings.with_changes(samplers=tuple(order))
 
 
-def next_preset(settings: SamplerSettings,
-                presets: Mapping[str, SamplerSettings] = PRESETS) -> SamplerSettings:
+def next_preset(settings: SamplerSettings, presets: Mapping[str, SamplerSettings] = PRESETS,
+                custom: SamplerSettings | None = None) -> SamplerSettings:
     """The preset after the current one among `presets` (the config's all_presets: the
     author's own and their redefinitions of built-ins); the first one after 'custom'.
-    Keeps the seed, the length and the stop strings, which are not part of a preset."""
-    names = list(presets)
+    `custom`: the author's own values last tuned, which come back after the last preset
+    (cycling threw them away with no way back). Keeps the seed, the length and the stop
+    strings, which are not part of a preset."""
+    names = list(presets) + (["custom"] if custom is not None else [])
     following = names[(names.index(settings.preset) + 1) % len(names)] if settings.preset in names else names[0]
-    chosen = presets[following]
+    chosen = custom if following == "custom" and custom is not None else presets[following]
     return chosen.with_changes(seed=settings.seed, max_tokens=settings.max_tokens, stop=settings.stop)
 
 

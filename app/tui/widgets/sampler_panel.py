@@ -47,6 +47,9 @@ DETAIL_ROWS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """The values that refine a sampler, under its row with `a`."""
 END_ROWS: tuple[tuple[str, str], ...] = (
+    # Length and stops always shown: set on the command line they acted while the panel said only "custom".
+    ("max tokens", "max_tokens"),
+    ("stops", "stop"),
     ("seed", "seed"),
     ("LoRA scale", "lora"),
     ("order", "order"),
@@ -132,10 +135,12 @@ class SamplerPanel(Panel, can_focus=True):
         presets the app knows (the config's own among them), not on the panel."""
 
         def applied(self, sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None,
-                    presets: Mapping[str, SamplerSettings]) -> tuple[SamplerSettings, LogitBias, float | None]:
-            """The settings after this change; without an adapter the scale stays None."""
+                    presets: Mapping[str, SamplerSettings], custom: SamplerSettings | None = None,
+                    ) -> tuple[SamplerSettings, LogitBias, float | None]:
+            """The settings after this change; without an adapter the scale stays None.
+            `custom`: the author's own values, which the preset cycle comes back to."""
             if self.next_preset:
-                sampler = tuning.next_preset(sampler, presets)
+                sampler = tuning.next_preset(sampler, presets, custom)
             return (sampler if self.sampler is None else self.sampler(sampler),
                     bias if self.bias is None else self.bias(bias),
                     lora_scale if self.lora_scale is None or lora_scale is None else self.lora_scale(lora_scale))
@@ -164,6 +169,7 @@ class SamplerPanel(Panel, can_focus=True):
         *_nudges("n", "top_n_sigma", "top-n-sigma"),
         *_nudges("e", "dynatemp_range", "dynamic temperature range"),
         *_nudges("o", "mirostat", "Mirostat version"),
+        *_nudges("g", "max_tokens", "max tokens"),
         Binding("a", "toggle_all", "All samplers", id="sampler.all",
                 tooltip="Show every sampler and its values, or only those that act"),
         Binding("less_than_sign,comma", "move_in_order(-1)", "Earlier", show=False, id="sampler.order_earlier",
@@ -212,7 +218,7 @@ class SamplerPanel(Panel, can_focus=True):
     @staticmethod
     def _values(sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None) -> dict[str, object]:
         values: dict[str, object] = {name: getattr(sampler, name) for name in tuning.KNOBS}
-        values.update(preset=sampler.preset, seed=sampler.seed, lora=lora_scale, ban=bias.ban_byte_tokens,
+        values.update(preset=sampler.preset, seed=sampler.seed, stop=sampler.stop, lora=lora_scale, ban=bias.ban_byte_tokens,
                       order=sampler.samplers)
         return values
 
@@ -250,6 +256,8 @@ class SamplerPanel(Panel, can_focus=True):
             return "off" if s.top_k == 0 else str(s.top_k)
         if row == "repeat_penalty":
             return f"{s.repeat_penalty:.2f} · last {s.repeat_window}"
+        if row == "stop":
+            return " ".join(repr(stop) for stop in s.stop) if s.stop else "none"
         if row == "seed":
             return "new each time" if s.seed is None else f"{s.seed} (fixed)"
         if row == "lora":

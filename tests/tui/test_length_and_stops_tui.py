@@ -1,0 +1,53 @@
+"""Max tokens and stop strings on screen in the Sampler panel and settable from the
+palette; the preset cycle comes back to the author's own values ('custom')."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tui_helpers import make_app, model_ready, run
+
+from scriptorium.inference.settings import preset
+
+MINE = preset("prose").with_changes(temperature=1.3, max_tokens=37, stop=("\n\n", "FINE"), repeat_window=128)
+
+
+def panel_text(app) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(line.plain for line in app.main.sidebar.sampler.lines(60))
+
+
+def test_length_and_stops_set_on_the_command_line_show_in_the_panel(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=MINE)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await model_ready(pilot)
+            text = panel_text(app)
+            assert app.sampler.preset == "custom"
+            assert re.search(r"max tokens\s+37", text), text
+            assert re.search(r"stops\s+'\\n\\n' 'FINE'", text), text
+            assert "last 128" in text  # the repeat window
+            commands = {c.title: c for c in app.get_system_commands(app.main)}
+            await commands["Sampler panel: max tokens +"].callback()
+            await pilot.pause()
+            assert app.sampler.max_tokens == 50
+            assert re.search(r"max tokens\s+50", panel_text(app))
+
+    run(scenario)
+
+
+def test_cycling_presets_comes_back_to_the_authors_own_values(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=MINE)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t")
+            seen = []
+            for _ in range(len(app.config.all_presets()) + 1):
+                await pilot.press("c")
+                await pilot.pause()
+                seen.append(app.sampler.preset)
+            assert seen[-1] == "custom", seen
+            assert app.sampler.temperature == 1.3 and app.sampler.stop == ("\n\n", "FINE")
+
+    run(scenario)
