@@ -1,0 +1,34 @@
+"""Words on screen at 120×40 and 80×24: what the panels, titles and notices say reads whole
+and in the writer's terms (issue 37, "Words on screen")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import drawn_border, generated, make_app, model_ready, run
+
+from scriptorium.app.tui.widgets.suggestion_view import line_words
+
+
+def test_a_suggestion_from_the_cursor_is_titled_by_its_lines_first_words(random_model: Path) -> None:
+    """"from line 1:364 · replaces 11 characters · …": a position no writer counts, and a
+    title cut at 120 columns. The line's first words say which line; the title reads whole."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Lucia scese al porto quella mattina, " * 8)
+            await pilot.press(*["left"] * 11)
+            await generated(pilot, "ctrl+o")
+            await pilot.pause()
+            title = drawn_border(app.main.draft.suggestion)
+            assert title == "suggestion from ‘Lucia scese al…’", title
+
+    run(scenario)
+
+
+def test_line_words_cut_at_a_word_and_say_so() -> None:
+    assert line_words("Lucia scese al porto") == "‘Lucia scese al…’"
+    assert line_words("  Lucia  ") == "‘Lucia’"
+    assert line_words("Precipitevolissimevolmente disse") == "‘Precipitevoliss…’"
+    assert line_words("   ") == "the start of a line"
