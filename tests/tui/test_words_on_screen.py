@@ -3,9 +3,10 @@ and in the writer's terms (issue 37, "Words on screen")."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from tui_helpers import drawn_border, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, drawn_border, drawn_lines, generated, make_app, model_ready, run
 
 from scriptorium.app.tui.widgets.suggestion_view import line_words
 
@@ -32,3 +33,18 @@ def test_line_words_cut_at_a_word_and_say_so() -> None:
     assert line_words("  Lucia  ") == "‘Lucia’"
     assert line_words("Precipitevolissimevolmente disse") == "‘Precipitevoliss…’"
     assert line_words("   ") == "the start of a line"
+
+
+def test_a_fixed_seed_reads_whole_in_the_sampler_panel_at_120_columns(random_model: Path) -> None:
+    """"seed 2904346228 (fixe": the value was cut while eleven cells beside "seed" stood blank."""
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=replace(GREEDY, seed=2904346228))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t")
+            await pilot.pause()
+            shown = drawn_lines(app.main.sidebar.sampler)
+            seed = [line for line in shown if line.lstrip().startswith("seed")]
+            assert len(seed) == 1 and seed[0].rstrip().endswith("2904346228 (fixed)"), shown
+
+    run(scenario)
