@@ -48,3 +48,20 @@ def test_a_fixed_seed_reads_whole_in_the_sampler_panel_at_120_columns(random_mod
             assert len(seed) == 1 and seed[0].rstrip().endswith("2904346228 (fixed)"), shown
 
     run(scenario)
+
+
+def test_the_key_bar_keeps_tune_at_80_columns(random_model: Path) -> None:
+    """At 80×24 the bar dropped "^t Tune" first: the one key that reaches the sampler."""
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await model_ready(pilot)
+            await pilot.pause()
+            bars = [app.screen._compositor.render_strips()[23].text]
+            await pilot.press(*"Lucia scese al porto.")
+            await generated(pilot, "ctrl+g")
+            await pilot.pause()
+            bars.append(app.screen._compositor.render_strips()[23].text)
+            assert all("^t Tune" in bar and "Quit" in bar for bar in bars), bars
+
+    run(scenario)
