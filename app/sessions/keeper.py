@@ -21,6 +21,7 @@ from scriptorium.app.sessions import (
     LoraRef, ModelRef, SessionError, SessionStore, claims,
 )
 from scriptorium.app.sessions.file_choice import SetAsides
+from scriptorium.app.sessions.model import author_titled
 from scriptorium.app.sessions.file_hashes import FileHashes
 from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
@@ -291,9 +292,9 @@ class SessionKeeper:
             wanted = str(self.draft_file.path.expanduser().absolute()) if self.draft_file.path else None
             if wanted != session.draft_path:
                 # "Save as": the file is new to this session, so the store must not assume it knows it.
-                session.draft_path, session.draft_stamp = wanted, None
-                if self.draft_file.path is not None:
+                if self.draft_file.path is not None and not author_titled(session):
                     session.title = self.draft_file.path.stem
+                session.draft_path, session.draft_stamp = wanted, None
             session.set_text(text)
             gone, leave = is_gone(session), left_gone(session, text, asked)
             if session.draft_path and not leave:

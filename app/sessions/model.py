@@ -45,6 +45,16 @@ def draft_title(text: str, words: int = 6) -> str:
     return " ".join(text.split()[:words]) or "Untitled draft"
 
 
+def author_titled(session: "DraftSession") -> bool:
+    """Whether the author gave the draft session its title (renamed it), rather than the app:
+    its first words (draft_title) or its file's name. Saving as another file renames only
+    the app's titles: "Il porto di Lucia" became "porto"."""
+    title = session.title
+    if session.draft_path and title == Path(session.draft_path).stem:
+        return False
+    return title != draft_title("") and not " ".join(session.text.split()).startswith(title)
+
+
 def make_session_id(title: str, when: datetime | None = None) -> str:
     """'2025-03-14-0915-chapter-one': sorts by creation time and says what it is."""
     when = when or datetime.now().astimezone()
