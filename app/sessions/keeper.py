@@ -21,7 +21,7 @@ from scriptorium.app.sessions import (
     LoraRef, ModelRef, SessionError, SessionStore, claims,
 )
 from scriptorium.app.sessions.file_choice import SetAsides
-from scriptorium.app.sessions.model import author_titled
+from scriptorium.app.sessions.model import CHAT_TITLE, author_titled, chat_title
 from scriptorium.app.sessions.file_hashes import FileHashes
 from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
@@ -276,7 +276,10 @@ class SessionKeeper:
                 self._live[rid] = live
 
     def _sync_chat(self, messages: list[dict[str, str]], reply: Generation | None = None) -> None:
-        self._chat_session().match_conversation(messages, reply)
+        session = self._chat_session()
+        session.match_conversation(messages, reply)
+        if session.title == CHAT_TITLE:  # the app's own title, never one the author gave
+            session.title = chat_title(messages) or CHAT_TITLE
 
     # ---- saving ----------------------------------------------------------------------
     def save_draft(self, text: str, *, overwrite_file: bool = False, in_background: bool = False,

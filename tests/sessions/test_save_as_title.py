@@ -35,3 +35,22 @@ def test_save_as_names_a_session_the_app_titled_after_the_file(tmp_path: Path, s
         keeper.draft_file.path = tmp_path / f"{name}.md"
         assert keeper.save_draft(TEXT, asked=True) and keeper.draft is not None
         assert store.load(keeper.draft.id).title == name
+
+
+def test_two_chats_are_told_apart_by_their_first_words(store: SessionStore) -> None:
+    """Two chat sessions were both "Chat" in the sessions list."""
+    titles = []
+    for first in ("Dove va Lucia?", "Scrivi una poesia sul mare"):
+        keeper = SessionKeeper(store, DraftFile(None), lambda *_, **__: None)
+        assert keeper.save_chat([{"role": "user", "content": first}])
+        assert keeper.chat is not None
+        titles.append(store.load(keeper.chat.id).title)
+    assert titles == ["Chat: Dove va Lucia?", "Chat: Scrivi una poesia sul mare"]
+
+
+def test_a_renamed_chat_keeps_its_title(store: SessionStore) -> None:
+    keeper = SessionKeeper(store, DraftFile(None), lambda *_, **__: None)
+    assert keeper.save_chat([{"role": "user", "content": "Ciao"}]) and keeper.chat is not None
+    keeper.rename(keeper.chat.id, "Domande")
+    assert keeper.save_chat([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve"}])
+    assert store.load(keeper.chat.id).title == "Domande"
