@@ -98,6 +98,7 @@ class SessionKeeper:
         if isinstance(session, DraftSession):
             self.draft = session
             self.draft_file.path = Path(session.draft_path) if session.draft_path else None
+            self.draft_file.session_title = session.title
         elif isinstance(session, ChatSession):
             self.chat = session
 
@@ -392,6 +393,8 @@ class SessionKeeper:
                 if not title.strip():
                     raise SessionError("a session title cannot be empty")
                 session.title = title.strip()
+                if session is self.draft:
+                    self.draft_file.session_title = session.title
                 self.store.save(session)
                 return
         self.store.rename(session_id, title)

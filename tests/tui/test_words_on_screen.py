@@ -65,3 +65,21 @@ def test_the_key_bar_keeps_tune_at_80_columns(random_model: Path) -> None:
             assert all("^t Tune" in bar and "Quit" in bar for bar in bars), bars
 
     run(scenario)
+
+
+def test_resume_shows_the_sessions_title_not_untitled(random_model: Path) -> None:
+    """--resume of a draft with no file said "untitled" over a session the author had titled."""
+    from scriptorium.app.sessions import SessionStore
+
+    SessionStore().create_draft(title="Il porto di Lucia", text="Lucia scese al porto.")
+
+    async def scenario() -> None:
+        app = make_app(random_model, resume=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.pause()
+            status = app.main.status
+            line = app.screen._compositor.render_strips()[status.region.y].text
+            assert "Il porto di Lucia" in line and "untitled" not in line, line
+
+    run(scenario)
