@@ -141,6 +141,8 @@ class SuggestionView(ScrollView, can_focus=False):
             return
         row, column = ghost.anchor
         where = line_words(context) if ghost.from_cursor else "the end"
+        # Shorter ways to say it, for a title that does not fit whole (_fit_borders).
+        self._shorter_wheres = [f"from {line_words(context, room)}" for room in (8, 1)] if ghost.from_cursor else []
         version = version_label(ghost)
         replacing = f" · replaces {replaced_label(ghost.replaces)}" if replaced.strip(" \t") else ""
         self._title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
@@ -183,7 +185,7 @@ class SuggestionView(ScrollView, can_focus=False):
         # "replaces 1,2…" (a number that reads as another). The word "suggestion" goes
         # before any of them: the box says what it is.
         parts = self._title.split(" · ")
-        for first in (parts[0], parts[0].removeprefix("suggestion ")):
+        for first in (parts[0], parts[0].removeprefix("suggestion "), *getattr(self, "_shorter_wheres", ())):
             whole = [first, *parts[1:]]
             title = leading_parts(whole, border_text_room(self.outer_size.width), more=" · …")
             if title == " · ".join(whole):
