@@ -93,9 +93,16 @@ def _summary(discovery: Discovery) -> str:
     models = discovery.usable(KIND_MODEL)
     if not models:
         return "discovery found no GGUF models"
-    shown = ", ".join(f"{m.name} ({m.path.name})" for m in models[:SHOWN_IN_ERRORS])
-    more = f" and {len(models) - SHOWN_IN_ERRORS} more" if len(models) > SHOWN_IN_ERRORS else ""
-    return f"discovery found {len(models)}: {shown}{more} (see scriptorium models)"
+    shown = _first_few(f"{m.name} ({m.path.name})" for m in models)
+    return f"discovery found {len(models)}: {shown} (see scriptorium models)"
+
+
+def _first_few(names) -> str:
+    """The first SHOWN_IN_ERRORS of `names`, then "and N more": a count the list disagrees with
+    reads as a lost model."""
+    names = list(names)
+    more = f" and {len(names) - SHOWN_IN_ERRORS} more" if len(names) > SHOWN_IN_ERRORS else ""
+    return ", ".join(names[:SHOWN_IN_ERRORS]) + more
 
 
 def _by_name(reference: str, origin: str, discovery: Discovery) -> Path:
@@ -103,7 +110,7 @@ def _by_name(reference: str, origin: str, discovery: Discovery) -> Path:
     if len(matches) == 1:
         return matches[0].path
     if matches:
-        shown = ", ".join(str(m.path) for m in matches[:SHOWN_IN_ERRORS])
+        shown = _first_few(str(m.path) for m in matches)
         raise ModelFileError(f"model '{reference}' ({origin}) matches {len(matches)} models: {shown}; give a path")
     raise ModelFileError(f"model not found: {reference} ({origin}) is not a file, and {_summary(discovery)}")
 

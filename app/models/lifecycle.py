@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -25,6 +26,7 @@ from scriptorium.app.models.replaced import REPLACED_TITLE, ReplacedModelFiles, 
 from scriptorium.app.models.session_model import session_model
 from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
 from scriptorium.app.sessions.records import Generation, ModelRef
+from scriptorium.app.units import format_bytes
 
 if TYPE_CHECKING:
     from scriptorium.inference.events import ThreadsChosen
@@ -292,7 +294,7 @@ class ModelLifecycle:
         switch = ("Start the llama-server with it to switch." if backend.origin
                   else f"Press {self._key_display('app.models')} to switch.")
         return (f"This session was last written with {written_with.name} ({written_with.path}); "
-                f"the model loaded is {backend.facts.name}. {switch}")
+                f"{_what_differs(written_with, backend)}. {switch}")
 
     def picking_refused(self) -> str | None:
         """Why the model picker is not offered, or None. A llama-server's model is the one it
@@ -338,6 +340,21 @@ def _size_or_zero(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
+
+
+def _what_differs(recorded: ModelRef, backend: Backend) -> str:
+    """The loaded model beside the one a session recorded. Under the same name (another
+    conversion of one model) naming it twice says nothing: say what is not the same."""
+    loaded = backend.facts
+    if recorded.name != loaded.name:
+        return f"the model loaded is {loaded.name}"
+    where = (f"another file of that name, {loaded.path}" if str(recorded.path) != str(loaded.path)
+             else "the file at that path has been written again since")
+    size = (f"{format_bytes(loaded.file_size)}, not {format_bytes(recorded.size)}" if loaded.file_size != recorded.size
+            else f"the same size, {format_bytes(loaded.file_size)}, other contents")
+    stamp = None if backend.origin else file_stamp(Path(loaded.path))
+    dated = f", modified {datetime.fromtimestamp(stamp[2] / 1e9):%Y-%m-%d %H:%M}" if stamp else ""
+    return f"the model loaded is {where} ({size}{dated})"
 
 
 def _same_model(recorded: ModelRef, backend: Backend) -> bool:

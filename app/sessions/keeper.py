@@ -21,6 +21,7 @@ from scriptorium.app.sessions import (
     LoraRef, ModelRef, SessionError, SessionStore, claims,
 )
 from scriptorium.app.sessions.file_choice import SetAsides
+from scriptorium.app.sessions.model import CHAT_TITLE, author_titled, chat_title
 from scriptorium.app.sessions.file_hashes import FileHashes
 from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
@@ -97,6 +98,7 @@ class SessionKeeper:
         if isinstance(session, DraftSession):
             self.draft = session
             self.draft_file.path = Path(session.draft_path) if session.draft_path else None
+            self.draft_file.session_title = session.title
         elif isinstance(session, ChatSession):
             self.chat = session
 
@@ -275,7 +277,10 @@ class SessionKeeper:
                 self._live[rid] = live
 
     def _sync_chat(self, messages: list[dict[str, str]], reply: Generation | None = None) -> None:
-        self._chat_session().match_conversation(messages, reply)
+        session = self._chat_session()
+        session.match_conversation(messages, reply)
+        if session.title == CHAT_TITLE:  # the app's own title, never one the author gave
+            session.title = chat_title(messages) or CHAT_TITLE
 
     # ---- saving ----------------------------------------------------------------------
     def save_draft(self, text: str, *, overwrite_file: bool = False, in_background: bool = False,
@@ -291,9 +296,9 @@ class SessionKeeper:
             wanted = str(self.draft_file.path.expanduser().absolute()) if self.draft_file.path else None
             if wanted != session.draft_path:
                 # "Save as": the file is new to this session, so the store must not assume it knows it.
-                session.draft_path, session.draft_stamp = wanted, None
-                if self.draft_file.path is not None:
+                if self.draft_file.path is not None and not author_titled(session):
                     session.title = self.draft_file.path.stem
+                session.draft_path, session.draft_stamp = wanted, None
             session.set_text(text)
             gone, leave = is_gone(session), left_gone(session, text, asked)
             if session.draft_path and not leave:
@@ -388,6 +393,8 @@ class SessionKeeper:
                 if not title.strip():
                     raise SessionError("a session title cannot be empty")
                 session.title = title.strip()
+                if session is self.draft:
+                    self.draft_file.session_title = session.title
                 self.store.save(session)
                 return
         self.store.rename(session_id, title)

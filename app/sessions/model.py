@@ -45,6 +45,27 @@ def draft_title(text: str, words: int = 6) -> str:
     return " ".join(text.split()[:words]) or "Untitled draft"
 
 
+CHAT_TITLE = "Chat"
+"""A chat session's title until its first message gives it one (chat_title)."""
+
+
+def chat_title(messages: list[dict[str, str]]) -> str | None:
+    """"Chat: " and the first words the author sent, or None before any: two chats both
+    titled "Chat" could not be told apart in the sessions list."""
+    first = next((m.get("content", "") for m in messages if m.get("role") == "user" and m.get("content", "").strip()), "")
+    return f"{CHAT_TITLE}: {draft_title(first)}" if first else None
+
+
+def author_titled(session: "DraftSession") -> bool:
+    """Whether the author gave the draft session its title (renamed it), rather than the app:
+    its first words (draft_title) or its file's name. Saving as another file renames only
+    the app's titles: "Il porto di Lucia" became "porto"."""
+    title = session.title
+    if session.draft_path and title == Path(session.draft_path).stem:
+        return False
+    return title != draft_title("") and not " ".join(session.text.split()).startswith(title)
+
+
 def make_session_id(title: str, when: datetime | None = None) -> str:
     """'2025-03-14-0915-chapter-one': sorts by creation time and says what it is."""
     when = when or datetime.now().astimezone()

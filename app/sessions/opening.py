@@ -14,10 +14,13 @@ class DraftFile:
     """Where the draft lives on disk (None: an unnamed draft, kept only in its session)."""
 
     path: Path | None
+    session_title: str = ""
+    """The draft session's title: an unnamed draft's name on screen (after --resume it read
+    "untitled" over a session the author had titled)."""
 
     @property
     def display_name(self) -> str:
-        return self.path.name if self.path else "untitled"
+        return self.path.name if self.path else (self.session_title or "untitled")
 
 
 def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -> tuple[AnySession | None, list[str]]:

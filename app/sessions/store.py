@@ -25,7 +25,7 @@ from scriptorium.app.sessions import claims, draft_files, lookup, writes
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
 from scriptorium.app.sessions.model import (
-    AnySession, ChatSession, DraftSession, FileStamp, SessionError, SessionSummary, draft_title, make_session_id, now_iso,
+    CHAT_TITLE, AnySession, ChatSession, DraftSession, FileStamp, SessionError, SessionSummary, draft_title, make_session_id, now_iso,
 )
 from scriptorium.app.sessions.writes import After
 
@@ -75,7 +75,7 @@ class SessionStore:
     def create_chat(self, title: str = "", system_prompt: str = "") -> ChatSession:
         """A new chat session, already on disk under a fresh id."""
         now = now_iso()
-        session = ChatSession(id="", title=title.strip() or "Chat", created_at=now, updated_at=now,
+        session = ChatSession(id="", title=title.strip() or CHAT_TITLE, created_at=now, updated_at=now,
                               system_prompt=system_prompt)
         return self._reserve(session)
 

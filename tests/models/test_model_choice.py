@@ -98,3 +98,14 @@ def test_discover_reports_missing_configured_folder(tmp_path: Path, models_dir: 
     found = discover(config_with(folders=(tmp_path / "gone",)))
     assert [(m.path.name, m.source) for m in found.models] == [("dropped.gguf", SOURCE_MODELS_DIR)]
     assert found.problems == (f"model folder {tmp_path / 'gone'} does not exist",)
+
+
+def test_a_name_four_files_share_lists_all_or_counts_the_rest(fake_home: Path, make_gguf, no_demo) -> None:
+    folder = fake_home / ".lmstudio" / "models" / "pub" / "gemma-GGUF"
+    for quant in ("Q4_K_M", "Q5_K_M", "Q8_0", "F16"):
+        make_gguf(folder / f"gemma-{quant}.gguf", name="Gemma")
+    with pytest.raises(ModelFileError) as caught:
+        resolve_model("Gemma", Config())
+    message = str(caught.value)
+    assert message.startswith("model 'Gemma' (--model) matches 4 models: ")
+    assert message.count(".gguf") == 3 and message.endswith(" and 1 more; give a path")

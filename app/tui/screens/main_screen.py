@@ -87,7 +87,9 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
                 yield self.draft
                 yield self.chat
             yield self.sidebar
-        yield KeyFooter(keep={"quit", "help", "screen.switch_mode"}, lesser=("screen.focus_sampler", "command_palette"), compact=True)
+        # The palette goes before Tune: ctrl+p is the key every Textual app shares, and ^t
+        # is the only way to the sampler panel a writer finds in the bar.
+        yield KeyFooter(keep={"quit", "help", "screen.switch_mode"}, lesser=("command_palette", "screen.focus_sampler"), compact=True)
 
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)

@@ -291,9 +291,13 @@ class SamplerPanel(Panel, can_focus=True):
                     line = Text((label if number == 0 else "").ljust(indent), style=label_style)
                     lines.append(line + Text(part.strip().rjust(max(width - indent, 0)), style=style))
                 continue
-            line = Text(label.ljust(label_width), style=label_style)
-            line += Text(self._value_text(row).rjust(max(width - label_width, 0)), style=style)
-            line.truncate(width)  # a long value on a narrow panel is cut, never wrapped onto the next row
+            value = self._value_text(row)
+            # A long value takes the label column's spare room before it is cut: "seed
+            # 2904346228 (fixe" at 120 columns, with eleven blank cells beside "seed".
+            column = max(min(label_width, width - len(value)), len(label) + 1)
+            line = Text(label.ljust(column), style=label_style)
+            line += Text(value.rjust(max(width - column, 0)), style=style)
+            line.truncate(width)  # a value still too long is cut, never wrapped onto the next row
             lines.append(line)
         return lines
 

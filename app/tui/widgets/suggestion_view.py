@@ -41,6 +41,27 @@ def replaced_label(characters: int) -> str:
     return f"{characters:,} character{'' if characters == 1 else 's'}"
 
 
+LINE_WORDS_ROOM = 16
+"""Characters of the continued line's first words in the title: enough to recognise it,
+short enough to leave the title's other parts room at 120 columns."""
+
+
+def line_words(before: str, room: int = LINE_WORDS_ROOM) -> str:
+    """Where a suggestion from the cursor starts, in the writer's words: the first words of
+    its line ("‘Lucia scese…’"), not "line 1:43", a position no writer counts."""
+    words = before.split()
+    if not words:
+        return "the start of a line"
+    shown = ""
+    for word in words:
+        if len(shown) + len(word) + (1 if shown else 0) > room:
+            break
+        shown = f"{shown} {word}" if shown else word
+    shown = shown or words[0][:room - 1]
+    cut = shown != " ".join(words)
+    return f"‘{shown}{'…' if cut else ''}’"
+
+
 class SuggestionView(ScrollView, can_focus=False):
     """Renders a Ghost; hidden while there is none."""
 
@@ -119,7 +140,9 @@ class SuggestionView(ScrollView, can_focus=False):
         if ghost is None:
             return
         row, column = ghost.anchor
-        where = f"line {row + 1}:{column + 1}" if ghost.from_cursor else "the end"
+        where = line_words(context) if ghost.from_cursor else "the end"
+        # Shorter ways to say it, for a title that does not fit whole (_fit_borders).
+        self._shorter_wheres = [f"from {line_words(context, room)}" for room in (8, 1)] if ghost.from_cursor else []
         version = version_label(ghost)
         replacing = f" · replaces {replaced_label(ghost.replaces)}" if replaced.strip(" \t") else ""
         self._title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
@@ -162,7 +185,7 @@ class SuggestionView(ScrollView, can_focus=False):
         # "replaces 1,2…" (a number that reads as another). The word "suggestion" goes
         # before any of them: the box says what it is.
         parts = self._title.split(" · ")
-        for first in (parts[0], parts[0].removeprefix("suggestion ")):
+        for first in (parts[0], parts[0].removeprefix("suggestion "), *getattr(self, "_shorter_wheres", ())):
             whole = [first, *parts[1:]]
             title = leading_parts(whole, border_text_room(self.outer_size.width), more=" · …")
             if title == " · ".join(whole):
