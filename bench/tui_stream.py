@@ -63,8 +63,10 @@ from scriptorium.inference.isolated import IsolatedBackend
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, preset
 
-DRAFT = ("La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "
-         "Il cielo era ancora grigio e le strade erano vuote. ")
+DRAFT = (
+    "La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "
+    "Il cielo era ancora grigio e le strade erano vuote. "
+)
 TOP_N = 12
 KEY_INTERVAL = 0.1
 
@@ -123,16 +125,26 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[int], panel_rates: list[float],
-                in_process: bool) -> int:
+async def bench(  # noqa: C901 - one run: its rounds and conditions in the order it prints them
+    model: Path,
+    tokens: int,
+    rounds: int,
+    n_ctx: int,
+    frames: list[int],
+    panel_rates: list[float],
+    in_process: bool,
+) -> int:
     print(machine_facts())
     reference = Reference.load(model, n_ctx)
     threads = TuiSettings().generation_threads()
     options = LoadOptions(model_path=model, n_ctx=n_ctx, n_threads=threads)
     with tempfile.TemporaryDirectory() as cache:  # flash attention measured afresh, as at a first load
         flash_cache = Path(cache) / "flash.json"
-        backend: Any = (Engine.load(options, flash_cache=flash_cache) if in_process
-                        else IsolatedBackend.load(options, flash_cache=flash_cache))
+        backend: Any = (
+            Engine.load(options, flash_cache=flash_cache)
+            if in_process
+            else IsolatedBackend.load(options, flash_cache=flash_cache)
+        )
     where = "in the app's process" if in_process else "in its child process (the app's default)"
     print(f"engine {where}: {backend.arithmetic.describe()}")
     settings = preset("greedy").with_changes(max_tokens=tokens, preset="greedy")
@@ -142,8 +154,12 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     reference.measure_round(prompt_tokens, 16)
     reference.rates = {True: [], False: []}
 
-    app = ScriptoriumApp(settings=TuiSettings(sampler=settings, top_n=TOP_N), draft=None,
-                         load_options=backend.options, backend_loader=lambda options, progress: backend)
+    app = ScriptoriumApp(
+        settings=TuiSettings(sampler=settings, top_n=TOP_N),
+        draft=None,
+        load_options=backend.options,
+        backend_loader=lambda options, progress: backend,
+    )
     alone_rates: list[float] = []
     app_rates: dict[int, list[float]] = {fps: [] for fps in frames}
     floor_rates: dict[int, list[float]] = {fps: [] for fps in frames}
@@ -167,6 +183,7 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
         def record() -> None:
             if pending:
                 into.append((time.perf_counter() - pending.pop(0)) * 1000.0)
+
         return record
 
     async with app.run_test(size=(200, 50)) as pilot:
@@ -233,13 +250,17 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
                 app_rates[fps].append(streamed.decode_tokens_per_s)
                 interface_cpu[fps].append(share)
                 decode_cpu[fps].append(in_decode)
-                shown.append(f"app@{fps}fps {streamed.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%, "
-                             f"in decode {in_decode * 100:4.1f}%)")
+                shown.append(
+                    f"app@{fps}fps {streamed.decode_tokens_per_s:6.1f} (ui {share * 100:4.1f}%, "
+                    f"in decode {in_decode * 100:4.1f}%)"
+                )
             hidden, _, in_decode = await app_run(frames[0], [], panels=False)
             hidden_rates.append(hidden.decode_tokens_per_s)
             hidden_cpu.append(in_decode)
-            shown.append(f"app@{frames[0]}fps, panels hidden {hidden.decode_tokens_per_s:6.1f} "
-                         f"(in decode {in_decode * 100:4.1f}%)")
+            shown.append(
+                f"app@{frames[0]}fps, panels hidden {hidden.decode_tokens_per_s:6.1f} "
+                f"(in decode {in_decode * 100:4.1f}%)"
+            )
             for rate in panel_rates:
                 # The sidebar reads its interval at each update: a module constant, set for this run only.
                 sidebar.NUMBERS_INTERVAL_S = 1.0 / rate
@@ -249,10 +270,15 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
                     sidebar.NUMBERS_INTERVAL_S = app_interval
                 rated_rates[rate].append(rated.decode_tokens_per_s)
                 rated_cpu[rate].append(in_decode)
-                shown.append(f"app@{frames[0]}fps, panels {rate:g}/s {rated.decode_tokens_per_s:6.1f} "
-                             f"(in decode {in_decode * 100:4.1f}%)")
-            print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
-                  f"alone {alone.decode_tokens_per_s:6.1f}   " + "   ".join(shown), flush=True)
+                shown.append(
+                    f"app@{frames[0]}fps, panels {rate:g}/s {rated.decode_tokens_per_s:6.1f} "
+                    f"(in decode {in_decode * 100:4.1f}%)"
+                )
+            print(
+                f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
+                f"alone {alone.decode_tokens_per_s:6.1f}   " + "   ".join(shown),
+                flush=True,
+            )
         typed, _, _ = await app_run(frames[0], ["x", "y"])
         nudged, _, _ = await app_run(frames[0], ["T", "t"])
         keyed_rates = [typed.decode_tokens_per_s, nudged.decode_tokens_per_s]
@@ -260,47 +286,68 @@ async def bench(model: Path, tokens: int, rounds: int, n_ctx: int, frames: list[
     reference.close()
 
     best = reference.rates[reference.best_path]
-    print(f"\nmodel: {model.name}   tokens per run: {tokens}   rounds: {rounds}   "
-          f"llama.cpp threads: {threads} of {os.cpu_count()} cores   engine {where}")
+    print(
+        f"\nmodel: {model.name}   tokens per run: {tokens}   rounds: {rounds}   "
+        f"llama.cpp threads: {threads} of {os.cpu_count()} cores   engine {where}"
+    )
     print(reference.describe())
-    print(f"alone (the backend in a plain loop): {statistics.median(alone_rates):7.1f} tok/s   "
-          f"alone / reference {ratio_summary(alone_rates, best)}")
+    print(
+        f"alone (the backend in a plain loop): {statistics.median(alone_rates):7.1f} tok/s   "
+        f"alone / reference {ratio_summary(alone_rates, best)}"
+    )
     for fps in frames:
-        print(f"floor, drawing {fps} frames/s: {statistics.median(floor_rates[fps]):7.1f} tok/s   "
-              f"floor / reference {ratio_summary(floor_rates[fps], best)}   "
-              f"interface CPU {statistics.median(floor_cpu[fps]) * 100:.1f}% of a core")
+        print(
+            f"floor, drawing {fps} frames/s: {statistics.median(floor_rates[fps]):7.1f} tok/s   "
+            f"floor / reference {ratio_summary(floor_rates[fps], best)}   "
+            f"interface CPU {statistics.median(floor_cpu[fps]) * 100:.1f}% of a core"
+        )
     for fps in frames:
-        print(f"app, drawing {fps} frames/s: {statistics.median(app_rates[fps]):7.1f} tok/s   "
-              f"app / reference {ratio_summary(app_rates[fps], best)}   "
-              f"interface CPU {statistics.median(interface_cpu[fps]) * 100:.1f}% of a core "
-              f"({statistics.median(decode_cpu[fps]) * 100:.1f}% during the decode)")
-    print(f"app, drawing {frames[0]} frames/s, side panels hidden: {statistics.median(hidden_rates):7.1f} tok/s   "
-          f"app / reference {ratio_summary(hidden_rates, best)}   "
-          f"interface CPU during the decode {statistics.median(hidden_cpu) * 100:.1f}% of a core")
+        print(
+            f"app, drawing {fps} frames/s: {statistics.median(app_rates[fps]):7.1f} tok/s   "
+            f"app / reference {ratio_summary(app_rates[fps], best)}   "
+            f"interface CPU {statistics.median(interface_cpu[fps]) * 100:.1f}% of a core "
+            f"({statistics.median(decode_cpu[fps]) * 100:.1f}% during the decode)"
+        )
+    print(
+        f"app, drawing {frames[0]} frames/s, side panels hidden: {statistics.median(hidden_rates):7.1f} tok/s   "
+        f"app / reference {ratio_summary(hidden_rates, best)}   "
+        f"interface CPU during the decode {statistics.median(hidden_cpu) * 100:.1f}% of a core"
+    )
     for rate in panel_rates:
-        print(f"app, drawing {frames[0]} frames/s, panels' numbers {rate:g} times a second "
-              f"(the app's: {1.0 / app_interval:g}): {statistics.median(rated_rates[rate]):7.1f} tok/s   "
-              f"app / reference {ratio_summary(rated_rates[rate], best)}   "
-              f"interface CPU during the decode {statistics.median(rated_cpu[rate]) * 100:.1f}% of a core")
+        print(
+            f"app, drawing {frames[0]} frames/s, panels' numbers {rate:g} times a second "
+            f"(the app's: {1.0 / app_interval:g}): {statistics.median(rated_rates[rate]):7.1f} tok/s   "
+            f"app / reference {ratio_summary(rated_rates[rate], best)}   "
+            f"interface CPU during the decode {statistics.median(rated_cpu[rate]) * 100:.1f}% of a core"
+        )
     delays = typing_delays + nudge_delays
     if delays:
-        print(f"keypress handled while streaming ({frames[0]} frames/s): median "
-              f"{statistics.median(delays):.1f} ms, max {max(delays):.1f} ms over {len(delays)} keys "
-              f"(typing {len(typing_delays)}, sampler nudges {len(nudge_delays)}, one every "
-              f"{KEY_INTERVAL * 1000:.0f} ms); decode meanwhile {statistics.median(keyed_rates):.1f} tok/s, "
-              f"{statistics.median(keyed_rates) / statistics.median(best):.3f} of the reference")
+        print(
+            f"keypress handled while streaming ({frames[0]} frames/s): median "
+            f"{statistics.median(delays):.1f} ms, max {max(delays):.1f} ms over {len(delays)} keys "
+            f"(typing {len(typing_delays)}, sampler nudges {len(nudge_delays)}, one every "
+            f"{KEY_INTERVAL * 1000:.0f} ms); decode meanwhile {statistics.median(keyed_rates):.1f} tok/s, "
+            f"{statistics.median(keyed_rates) / statistics.median(best):.3f} of the reference"
+        )
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = run_arguments(__doc__.splitlines()[0], tokens=256, rounds=5)
-    parser.add_argument("--fps", default=str(TuiSettings().frames_per_second),
-                        help="frame rates to compare, comma-separated (default: the app's)")
-    parser.add_argument("--panel-rates", default="",
-                        help="also run the app at the first frame rate with the panels' numbers changing "
-                             "this many times a second, comma-separated (e.g. 2,1)")
-    parser.add_argument("--in-process", action="store_true",
-                        help="run the engine in the app's own process instead of its child")
+    parser.add_argument(
+        "--fps",
+        default=str(TuiSettings().frames_per_second),
+        help="frame rates to compare, comma-separated (default: the app's)",
+    )
+    parser.add_argument(
+        "--panel-rates",
+        default="",
+        help="also run the app at the first frame rate with the panels' numbers changing "
+        "this many times a second, comma-separated (e.g. 2,1)",
+    )
+    parser.add_argument(
+        "--in-process", action="store_true", help="run the engine in the app's own process instead of its child"
+    )
     args = parse_run_arguments(parser, argv)
     try:
         frames = [int(value) for value in args.fps.split(",")]
@@ -311,8 +358,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         panel_rates = [0.0]
     if any(not 0 < rate <= 60 for rate in panel_rates):
-        parser.exit(2, f"tui_stream.py: --panel-rates takes rates a second (above 0, at most 60) separated by "
-                       f"commas, not {args.panel_rates!r}\n")
+        parser.exit(
+            2,
+            f"tui_stream.py: --panel-rates takes rates a second (above 0, at most 60) separated by "
+            f"commas, not {args.panel_rates!r}\n",
+        )
     return asyncio.run(bench(args.model, args.tokens, args.rounds, args.ctx, frames, panel_rates, args.in_process))
 
 

@@ -165,10 +165,6 @@ class EngineProcess:
             except OSError:
                 pass
 
-    def stderr_tail(self) -> list[str]:
-        return list(self._tail)
-
-
 def describe_death(returncode: int, tail: list[str]) -> str:
     """One line: how the engine ended, quoting what llama.cpp last wrote."""
     if returncode < 0:

@@ -56,7 +56,7 @@ def decode_prompt(context: LlamaContext, pending: Sequence[int], should_stop: Ca
     yield from context.decode(pending[-1:], should_stop=should_stop)
 
 
-def run_generation(
+def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purpose: a call per step costs decode speed
     context: LlamaContext,
     vocabulary: Vocabulary,
     prompt: str,

@@ -207,7 +207,7 @@ def read_gguf_header(path: str | os.PathLike[str], *, whole_arrays: frozenset[st
         raise ModelFileError(f"cannot read {path}: {error.strerror or error}") from None
 
 
-def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> GGUFHeader:
+def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> GGUFHeader:  # noqa: C901 - the header read in file order, a branch per field
     if buffer[:4] != GGUF_MAGIC:
         raise ModelFileError(f"{path} is not a GGUF file (it does not start with 'GGUF')")
     version = struct.unpack_from("<I", buffer, 4)[0]

@@ -13,13 +13,10 @@ import queue
 import socket
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from .errors import EngineCrashed, ScriptoriumError
 from .remote_schema import AnswerMismatch, checked_answer
-
-if TYPE_CHECKING:
-    pass
 
 CONNECT_TIMEOUT_S = 5.0
 """A wrong host or a firewall that drops packets fails within this."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 

@@ -355,15 +355,6 @@ class LogitBias:
         except ValueError:
             raise SettingsError(f"bias '{text}' is not of the form ID=VALUE (e.g. 16001=-100)") from None
 
-    @staticmethod
-    def from_pairs(pairs: object) -> tuple[tuple[int, float], ...]:
-        """Accept the author's `[[id, bias], ...]` form."""
-        try:
-            return tuple((int(token), float(bias)) for token, bias in pairs)  # type: ignore[union-attr]
-        except (TypeError, ValueError):
-            raise SettingsError("logit bias must be a list of [token_id, bias] pairs") from None
-
-
 def describe_ranges(ids: tuple[int, ...]) -> str:
     """'16000–16255' for a run of ids, comma-separated runs otherwise."""
     if not ids:

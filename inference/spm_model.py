@@ -54,9 +54,6 @@ class SpmModel:
     def encode(self, text: str) -> list[int]:
         return list(self.processor.encode(text))
 
-    def encode_pieces(self, text: str) -> list[str]:
-        return list(self.processor.encode(text, out_type=str))
-
     def unknown_characters(self, text: str) -> str:
         """The characters of `text` this model reads as <unk>, each once, in the order they
         first appear ('' for none). A model trained without byte_fallback has no piece for a

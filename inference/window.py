@@ -201,12 +201,6 @@ def boundaries(text: str) -> tuple[list[int], list[int]]:
     return sorted(s for s in sentences if s < n or s == 0), sorted(w for w in words if w < n or w == 0)
 
 
-def paragraph_starts(text: str) -> list[int]:
-    starts = [0]
-    starts.extend(m.end() for m in PARAGRAPH.finditer(text) if m.end() < len(text))
-    return starts
-
-
 def note_position(text: str, start: int, depth: int, end: int | None = None) -> int:
     """Where the note goes: before the `depth`-th paragraph from the end of text[start:end]
     (depth 0: after all of it), never before `start`.

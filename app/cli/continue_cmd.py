@@ -15,12 +15,21 @@ import json
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 from typing import Iterator
 
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH
 
-from scriptorium.app.cli.common import (EXIT_INTERRUPTED, SERVER_MODEL, add_model_arguments, add_sampler_arguments,
-                                        add_server_argument, choose_loader, read_draft, read_text_file)
+from scriptorium.app.cli.common import (
+    EXIT_INTERRUPTED,
+    SERVER_MODEL,
+    add_model_arguments,
+    add_sampler_arguments,
+    add_server_argument,
+    choose_loader,
+    read_draft,
+    read_text_file,
+)
 
 HELP = "Continue a draft and stream the continuation to stdout (for editors and pipes)."
 
@@ -34,14 +43,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_server_argument(parser)
     add_sampler_arguments(parser)
     window = parser.add_argument_group("window")
-    window.add_argument("--memory", metavar="FILE", help="text pinned at the top of the prompt (synopsis, characters, style)")
+    window.add_argument(
+        "--memory", metavar="FILE", help="text pinned at the top of the prompt (synopsis, characters, style)"
+    )
     window.add_argument("--note", metavar="FILE", help="an author's note, put a few paragraphs before the end")
-    window.add_argument("--note-depth", type=int, metavar="N",
-                        help=f"paragraphs between the note and the end (default {DEFAULT_NOTE_DEPTH})")
-    window.add_argument("--lore", metavar="FILE",
-                        help="a lorebook (TOML, docs/lorebook-format.md): entries whose keys the end of the draft "
-                             "mentions go between the memory and the draft")
-    parser.add_argument("--top", type=int, default=10, metavar="N", help="candidates reported per token with --json (default 10)")
+    window.add_argument(
+        "--note-depth",
+        type=int,
+        metavar="N",
+        help=f"paragraphs between the note and the end (default {DEFAULT_NOTE_DEPTH})",
+    )
+    window.add_argument(
+        "--lore",
+        metavar="FILE",
+        help="a lorebook (TOML, docs/lorebook-format.md): entries whose keys the end of the draft "
+        "mentions go between the memory and the draft",
+    )
+    parser.add_argument(
+        "--top", type=int, default=10, metavar="N", help="candidates reported per token with --json (default 10)"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per line: tokens, then a summary")
 
 
@@ -126,33 +146,69 @@ def _done_json(done, engine, window, unknown: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scriptorium import prompts
-    from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
-    from scriptorium.inference.load_options import context_rounded
     from scriptorium.inference.settings import SettingsError
-    from scriptorium.inference.text import unknown_warning
-    from scriptorium.inference.window import build_window, check_note_depth, prompt_budget
-    from scriptorium.inference.window_layout import note_break
-    from scriptorium.inference.lore import lore_summary
 
-    from scriptorium.app import paths
     from scriptorium.app.config.file import load_config
-    from scriptorium.app.models.choice import resolve_model, stderr_progress
-    from scriptorium.app.config.run_settings import SERVER_ADAPTER, run_settings
-    from scriptorium.app.sessions.draft_files import end_of_writing, inside_form
-    from scriptorium.app.sessions.lorebook_file import read_lorebook
+    from scriptorium.app.config.run_settings import run_settings
 
     if args.top < 0:
         raise SettingsError(f"--top must be 0 or more, not {args.top}")
     config = load_config(args.config, warn=lambda line: print(f"scriptorium: warning: {line}", file=sys.stderr))
     chosen = run_settings(args, config)
-    depth = check_note_depth(args.note_depth, "--note-depth") if args.note_depth is not None else DEFAULT_NOTE_DEPTH
-    memory = inside_form(read_text_file(args.memory, "memory")) if args.memory else ""
-    note = inside_form(read_text_file(args.note, "author's note")) if args.note else ""
-    lorebook = read_lorebook(args.lore) if args.lore else None
-    draft = read_draft(args.file)
-    draft = draft[:end_of_writing(draft)]  # where the app continues it too
-    template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
+    inputs = _Inputs.read(args)
+    engine = _load_engine(chosen, config)
+    try:
+        window, dropped, unknown = _fit_window(inputs, engine, chosen.sampler.max_tokens)
+    except BaseException:
+        engine.close()
+        raise
+    _say_what_the_model_sees(window, dropped, unknown, engine, args.json)
+    interrupted = _stream(args, inputs, engine, window, unknown, chosen)
+    engine.close()
+    if interrupted:
+        print("scriptorium: interrupted (ctrl+c); the text so far is kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What the author gave: the draft and what goes around it in the prompt."""
+
+    draft: str
+    memory: str
+    note: str
+    depth: int
+    lorebook: object | None
+    template: str
+
+    @classmethod
+    def read(cls, args: argparse.Namespace) -> _Inputs:
+        from scriptorium import prompts
+        from scriptorium.inference.window import check_note_depth
+
+        from scriptorium.app import paths
+        from scriptorium.app.sessions.draft_files import end_of_writing, inside_form
+        from scriptorium.app.sessions.lorebook_file import read_lorebook
+
+        depth = check_note_depth(args.note_depth, "--note-depth") if args.note_depth is not None else DEFAULT_NOTE_DEPTH
+        memory = inside_form(read_text_file(args.memory, "memory")) if args.memory else ""
+        note = inside_form(read_text_file(args.note, "author's note")) if args.note else ""
+        lorebook = read_lorebook(args.lore) if args.lore else None
+        draft = read_draft(args.file)
+        draft = draft[: end_of_writing(draft)]  # where the app continues it too
+        template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
+        return cls(draft, memory, note, depth, lorebook, template)
+
+
+def _load_engine(chosen, config):
+    """The engine for the chosen model (here, in a child process, or on a server), with the
+    notes about it said once, before the text."""
+    from scriptorium.inference.load_options import context_rounded
+
+    from scriptorium.app.config.run_settings import SERVER_ADAPTER
+    from scriptorium.app.models.choice import resolve_model, stderr_progress
+
     loader, remote = choose_loader(chosen.server)
     model_path = SERVER_MODEL if remote else resolve_model(chosen.model, config, stderr_progress())
     engine = loader(chosen.load_options(model_path), lambda fraction: None)
@@ -165,70 +221,113 @@ def run(args: argparse.Namespace) -> int:
         print(f"scriptorium: note: {rounded}", file=sys.stderr)
     if engine.context_warning:
         print(f"scriptorium: warning: {engine.context_warning}", file=sys.stderr)
-    settings, bias = chosen.sampler, chosen.bias
-    try:
-        window = build_window(draft, budget=prompt_budget(engine.n_ctx, settings.max_tokens),
-                              count=engine.count_tokens, longest_piece=engine.longest_piece_chars,
-                              memory=memory, note=note, note_depth=depth, lorebook=lorebook,
-                              wrap=lambda text: prompts.render_continue(text, template))
-        # Counted now, between requests: the --json line reads it while the stream below
-        # holds the engine, which a child process answers one request at a time.
-        dropped = window.dropped_tokens
-        # What the model will read as <unk> (memory and note too): said before the text, as
-        # the app says it once per draft, and in the --json summary.
-        unknown = engine.unknown_characters(window.prompt)
-    except BaseException:
-        engine.close()
-        raise
-    prompt = window.prompt
+    return engine
+
+
+def _fit_window(inputs: _Inputs, engine, max_tokens: int):
+    """(the window, the tokens before it, the characters the model reads as <unk>)."""
+    from scriptorium import prompts
+    from scriptorium.inference.window import build_window, prompt_budget
+
+    window = build_window(
+        inputs.draft,
+        budget=prompt_budget(engine.n_ctx, max_tokens),
+        count=engine.count_tokens,
+        longest_piece=engine.longest_piece_chars,
+        memory=inputs.memory,
+        note=inputs.note,
+        note_depth=inputs.depth,
+        lorebook=inputs.lorebook,
+        wrap=lambda text: prompts.render_continue(text, inputs.template),
+    )
+    # Counted now, between requests: the --json line reads it while the stream below
+    # holds the engine, which a child process answers one request at a time.
+    dropped = window.dropped_tokens
+    # What the model will read as <unk> (memory and note too): said before the text, as
+    # the app says it once per draft, and in the --json summary.
+    return window, dropped, engine.unknown_characters(window.prompt)
+
+
+def _say_what_the_model_sees(window, dropped: int, unknown: str, engine, as_json: bool) -> None:
+    from scriptorium.inference.lore import lore_summary
+    from scriptorium.inference.text import unknown_warning
+
     if unknown:
         print(f"scriptorium: warning: {unknown_warning(unknown, engine.tokenizer_name)}", file=sys.stderr)
-    if dropped and not args.json:
-        print(f"scriptorium: the model sees the draft from character {window.start + 1:,} on; the "
-              f"{dropped:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
-              file=sys.stderr)
-    if window.lore and not args.json:
+    if dropped and not as_json:
+        print(
+            f"scriptorium: the model sees the draft from character {window.start + 1:,} on; the "
+            f"{dropped:,} tokens before it do not fit its {engine.n_ctx:,}-token context",
+            file=sys.stderr,
+        )
+    if window.lore and not as_json:
         print(f"scriptorium: {lore_summary(window.lore)}", file=sys.stderr)
+
+
+def _stream(args: argparse.Namespace, inputs: _Inputs, engine, window, unknown: str, chosen) -> bool:
+    """Write the continuation as it comes (text, or JSON lines); True if ctrl+c ended it."""
+    from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
+    from scriptorium.inference.window_layout import note_break
+
     out = sys.stdout
-    lead = note_break(draft[:window.end], note, depth)
+    lead = note_break(inputs.draft[: window.end], inputs.note, inputs.depth)
     after_the_input = _AfterTheInput(0 if lead else window.spaces_left_out)
     if not args.json:  # the paragraph break a depth-0 note leaves: the text printed is what follows the draft
         out.write(lead)
     # Plain text shows no candidates: ranking them cost the whole run (--top 200000: 69 s, not 3).
     top_n = args.top if args.json else 0
     interrupted = False
-    with (_ctrl_c_stops_the_stream() as ctrl_c,
-          contextlib.closing(engine.generate(prompt, settings, bias, top_n=top_n, should_stop=ctrl_c.is_set)) as events):
+    with (
+        _ctrl_c_stops_the_stream() as ctrl_c,
+        contextlib.closing(
+            engine.generate(window.prompt, chosen.sampler, chosen.bias, top_n=top_n, should_stop=ctrl_c.is_set)
+        ) as events,
+    ):
         for event in events:
             if isinstance(event, TokenEvent):
-                if args.json:
-                    # The token's own bytes: a character spelled in byte tokens has text only on
-                    # the line completing it, and a reader joins the bytes of the lines before.
-                    line = {"type": "token", "id": event.id, "text": event.text, "bytes": list(event.piece),
-                            "p": event.p, "top": [_candidate_json(c) for c in event.top]}
-                    out.write(json.dumps(line, ensure_ascii=False) + "\n")
-                else:
-                    out.write(after_the_input(event.text))
-                out.flush()
+                out.write(_token_line(event) if args.json else after_the_input(event.text))
             elif isinstance(event, ContextTrimmed):
-                if args.json:
-                    out.write(json.dumps({"type": "context_trimmed", "dropped_tokens": event.dropped_tokens,
-                                          "kept_tokens": event.kept_tokens}) + "\n")
-                else:
-                    print(f"scriptorium: the draft is longer than the context; its first {event.dropped_tokens} "
-                          "tokens were left out", file=sys.stderr)
+                _write_trimmed(event, out, args.json)
             elif isinstance(event, GenerationDone):
                 interrupted = event.stop_reason == "cancelled"
-                if args.json:
-                    out.write(json.dumps(_done_json(event, engine, window, unknown), ensure_ascii=False) + "\n")
-                else:
-                    out.write(after_the_input(event.tail_text) + ("\n" if out.isatty() else ""))
-                    if event.stop_reason == "context":
-                        print(f"scriptorium: stopped because the context is full ({event.kv_cache.n_ctx} tokens; "
-                              "a larger --ctx gives it room)", file=sys.stderr)
-                out.flush()
-    engine.close()
-    if interrupted:
-        print("scriptorium: interrupted (ctrl+c); the text so far is kept", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    return 0
+                _write_done(event, out, args.json, engine, window, unknown, after_the_input)
+            out.flush()
+    return interrupted
+
+
+def _token_line(event) -> str:
+    # The token's own bytes: a character spelled in byte tokens has text only on
+    # the line completing it, and a reader joins the bytes of the lines before.
+    line = {
+        "type": "token",
+        "id": event.id,
+        "text": event.text,
+        "bytes": list(event.piece),
+        "p": event.p,
+        "top": [_candidate_json(c) for c in event.top],
+    }
+    return json.dumps(line, ensure_ascii=False) + "\n"
+
+
+def _write_trimmed(event, out, as_json: bool) -> None:
+    if as_json:
+        line = {"type": "context_trimmed", "dropped_tokens": event.dropped_tokens, "kept_tokens": event.kept_tokens}
+        out.write(json.dumps(line) + "\n")
+    else:
+        print(
+            f"scriptorium: the draft is longer than the context; its first {event.dropped_tokens} tokens were left out",
+            file=sys.stderr,
+        )
+
+
+def _write_done(done, out, as_json: bool, engine, window, unknown: str, after_the_input: _AfterTheInput) -> None:
+    if as_json:
+        out.write(json.dumps(_done_json(done, engine, window, unknown), ensure_ascii=False) + "\n")
+        return
+    out.write(after_the_input(done.tail_text) + ("\n" if out.isatty() else ""))
+    if done.stop_reason == "context":
+        print(
+            f"scriptorium: stopped because the context is full ({done.kv_cache.n_ctx} tokens; "
+            "a larger --ctx gives it room)",
+            file=sys.stderr,
+        )

@@ -89,10 +89,6 @@ class BiasRecord:
         return cls(ban_byte_tokens=bias.ban_byte_tokens, entries=tuple(bias.entries),
                    summary=describe_bias(bias, byte_token_ids))
 
-    def to_logit_bias(self) -> LogitBias:
-        return LogitBias(ban_byte_tokens=self.ban_byte_tokens, entries=self.entries)
-
-
 Alternative = tuple[int, str, float, bool]
 """One of a recorded token's alternatives: (id, text, p, banned), in the file's order. A
 plain tuple of plain values, which Python's garbage collector stops tracking: a long

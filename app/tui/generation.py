@@ -217,7 +217,7 @@ def next_frame(screen: "Screen[Any]") -> threading.Event:
     return drawn
 
 
-def stream_generation(
+def stream_generation(  # noqa: C901 - the worker's one loop over the events, batching frames per token
     engine: "Backend",
     request: GenerationRequest,
     post: Callable[[Message], object],

@@ -84,7 +84,7 @@ def test_continue_warns_in_one_stderr_line_and_json_names_them(prose_spm: Path, 
     result = continue_draft(*model, stdin=DIALOGUE)
     assert result.returncode == 0, result.stderr
     warned = [line for line in result.stderr.splitlines() if "<unk>" in line]
-    assert warned == [f"scriptorium: warning: SentencePiece (prosa.model) has no piece for '«', '?', '»', '—' and "
+    assert warned == ["scriptorium: warning: SentencePiece (prosa.model) has no piece for '«', '?', '»', '—' and "
                       "'6': the model reads each as <unk>, the same token for any unknown character, not as what "
                       "you wrote"]
     result = continue_draft(*model, "--json", stdin=DIALOGUE)
