@@ -27,5 +27,5 @@ setup(
             extra_compile_args=["-O3", "-ffinite-math-only", "-fno-signed-zeros"],
             optional=True,
         )
-    ]
+    ],
 )

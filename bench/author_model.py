@@ -23,8 +23,16 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     path = write_llama_model(
-        Path(sys.argv[1]), kind="random", n_layer=8, n_embd=512, n_head=8, n_head_kv=4, n_ff=1792,
-        context_length=int(sys.argv[2]) if len(sys.argv) == 3 else 2048, name="author-like-46m", f16=True,
+        Path(sys.argv[1]),
+        kind="random",
+        n_layer=8,
+        n_embd=512,
+        n_head=8,
+        n_head_kv=4,
+        n_ff=1792,
+        context_length=int(sys.argv[2]) if len(sys.argv) == 3 else 2048,
+        name="author-like-46m",
+        f16=True,
     )
     print(path)
     return 0

@@ -47,8 +47,10 @@ from scriptorium.inference.events import GenerationDone, ThreadsChosen
 from scriptorium.inference.load_options import usable_cores
 from scriptorium.inference.settings import LogitBias, preset
 
-PROMPT = ("Era una sera d'autunno quando Lucia tornò al paese. Le strade erano vuote, il forno chiuso, "
-          "e dalla finestra della vecchia scuola usciva ancora una luce gialla. Si fermò davanti al cancello e")
+PROMPT = (
+    "Era una sera d'autunno quando Lucia tornò al paese. Le strade erano vuote, il forno chiuso, "
+    "e dalla finestra della vecchia scuola usciva ancora una luce gialla. Si fermò davanti al cancello e"
+)
 
 SPIN = """\
 import os, sys, time
@@ -133,11 +135,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=128, help="tokens per generation (default 128)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per condition (default 3)")
     parser.add_argument("--ctx", type=int, default=1024, help="context size (default 1024)")
-    parser.add_argument("--limit", type=float, default=900.0,
-                        help="seconds after which a competing process ends by itself (default 900)")
+    parser.add_argument(
+        "--limit",
+        type=float,
+        default=900.0,
+        help="seconds after which a competing process ends by itself (default 900)",
+    )
     parser.add_argument("--only", nargs="*", help="run only these conditions (quiet, one, all, interface)")
-    parser.add_argument("--record", type=Path, metavar="FILE",
-                        help="also write each count's per-step decode seconds under each condition (JSON)")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE",
+        help="also write each count's per-step decode seconds under each condition (JSON)",
+    )
     args = parser.parse_args(argv)
     model = args.model
     if model is None:
@@ -154,8 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     # Flash attention as llama.cpp decides for the backend, the same path for every context here.
     auto = Engine.load(LoadOptions(model_path=model, n_ctx=args.ctx))
     flash = auto.arithmetic.flash_attn
-    fixed = {n: Engine.load(LoadOptions(model_path=model, n_ctx=args.ctx, n_threads=n, n_threads_batch=n,
-                                        flash_attn=flash)) for n in range(1, cores + 1)}
+    fixed = {
+        n: Engine.load(LoadOptions(model_path=model, n_ctx=args.ctx, n_threads=n, n_threads_batch=n, flash_attn=flash))
+        for n in range(1, cores + 1)
+    }
     print(f"flash attention {'on' if flash else 'off'} everywhere; scriptorium: {auto.arithmetic.threads_text}")
     prompt = auto.tokenize(PROMPT)
     eos = int(auto.handles.lib.llama_vocab_eos(auto.handles.vocab))
@@ -178,19 +190,26 @@ def main(argv: list[str] | None = None) -> int:
                     rate, threads = auto_rate(auto, settings, bias)
                     autos.append(rate)
                 if args.record:  # written after each condition: a run stopped midway keeps what it measured
-                    recorded[name] = {n: [round(t * 1000, 2) for t in step_seconds(engine, prompt, args.tokens)]
-                                      for n, engine in fixed.items()}
-                    args.record.write_text(json.dumps({"unit": "ms per decode step", "model": model.name,
-                                                       "conditions": recorded}) + "\n")
+                    recorded[name] = {
+                        n: [round(t * 1000, 2) for t in step_seconds(engine, prompt, args.tokens)]
+                        for n, engine in fixed.items()
+                    }
+                    args.record.write_text(
+                        json.dumps({"unit": "ms per decode step", "model": model.name, "conditions": recorded}) + "\n"
+                    )
             per_round_best = [max(rates[n][i] for n in fixed) for i in range(args.rounds)]
             vs_best = [a / b for a, b in zip(autos, per_round_best)]
             vs_all = [a / r for a, r in zip(autos, rates[cores])]
-            print(f"\n{name} ({count} competing {'interface stand-in' if program is INTERFACE else 'CPU-bound'}"
-                  f" process{'es' if count != 1 else ''})")
+            print(
+                f"\n{name} ({count} competing {'interface stand-in' if program is INTERFACE else 'CPU-bound'}"
+                f" process{'es' if count != 1 else ''})"
+            )
             for n in fixed:
                 print(f"  plain llama.cpp, {n} thread{'s' if n != 1 else ''}: {spread(rates[n])} tok/s")
-            print(f"  scriptorium auto: {spread(autos)} tok/s, ended on {threads}; "
-                  f"its first generation after the change {first:.1f} tok/s ({first_threads})")
+            print(
+                f"  scriptorium auto: {spread(autos)} tok/s, ended on {threads}; "
+                f"its first generation after the change {first:.1f} tok/s ({first_threads})"
+            )
             print(f"  auto / best fixed count, per round: {spread(vs_best, 3)}")
             print(f"  auto / plain llama.cpp on every core ({cores}), per round: {spread(vs_all, 3)}")
             summary.append((name, statistics.median(vs_best), statistics.median(vs_all)))
@@ -198,8 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         auto.close()
         for engine in fixed.values():
             engine.close()
-    print("\nsummary (medians): " + "; ".join(f"{name}: auto/best {b:.3f}, auto/every core {a:.3f}"
-                                             for name, b, a in summary))
+    print(
+        "\nsummary (medians): "
+        + "; ".join(f"{name}: auto/best {b:.3f}, auto/every core {a:.3f}" for name, b, a in summary)
+    )
     return 0
 
 

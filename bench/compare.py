@@ -23,8 +23,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def perplexity_binary() -> Path:
-    located = subprocess.run([sys.executable, str(REPO / "tools" / "build_llama_server.py"), "--locate",
-                              "--tool", "llama-perplexity"], capture_output=True, text=True)
+    located = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "build_llama_server.py"), "--locate", "--tool", "llama-perplexity"],
+        capture_output=True,
+        text=True,
+    )
     if located.returncode != 0:
         raise SystemExit(f"bench/compare.py: {located.stderr.strip()}")
     return Path(located.stdout.strip())
@@ -52,13 +55,31 @@ def llama_perplexity_s(models: list[str], text: str, ctx: int, threads: int) -> 
 
 def compare_s(models: list[str], text: str, ctx: int, threads: int, decode_tokens: int) -> float:
     scriptorium = str(Path(sys.executable).with_name("scriptorium"))
-    return timed([scriptorium, "compare", *models, "--text", text, "--ctx", str(ctx), "--threads", str(threads),
-                  "--flash-attn", "on", "--decode-tokens", str(decode_tokens), "--json"])
+    return timed(
+        [
+            scriptorium,
+            "compare",
+            *models,
+            "--text",
+            text,
+            "--ctx",
+            str(ctx),
+            "--threads",
+            str(threads),
+            "--flash-attn",
+            "on",
+            "--decode-tokens",
+            str(decode_tokens),
+            "--json",
+        ]
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", action="append", required=True, help="a GGUF model (twice or more; the first is the base)")
+    parser.add_argument(
+        "--model", action="append", required=True, help="a GGUF model (twice or more; the first is the base)"
+    )
     parser.add_argument("--text", required=True)
     parser.add_argument("--ctx", type=int, default=256)
     parser.add_argument("--threads", type=int, default=2)

@@ -63,8 +63,10 @@ def main() -> int:
     print(machine_facts())
     reference = Reference.load(args.model, args.ctx)
     with tempfile.TemporaryDirectory() as cache:
-        engine = Engine.load(LoadOptions(model_path=args.model, n_ctx=args.ctx, n_threads=args.threads),
-                             flash_cache=Path(cache) / "flash.json")
+        engine = Engine.load(
+            LoadOptions(model_path=args.model, n_ctx=args.ctx, n_threads=args.threads),
+            flash_cache=Path(cache) / "flash.json",
+        )
     facts = engine.facts
     print(f"model: {facts.name} ({facts.architecture}, {facts.file_type}, vocabulary {engine.n_vocab:,})")
     print(f"scriptorium: {engine.arithmetic.describe()}")
@@ -77,11 +79,16 @@ def main() -> int:
     for number in range(args.rounds):
         plain = reference.measure_round(prompt_tokens, args.tokens)
         ours.append(scriptorium_tokens_per_s(engine, PROMPT, args.tokens))
-        print(f"round {number + 1}: plain FA on {plain[True]:7.1f}  FA off {plain[False]:7.1f}  "
-              f"scriptorium {ours[-1]:7.1f} tok/s", flush=True)
+        print(
+            f"round {number + 1}: plain FA on {plain[True]:7.1f}  FA off {plain[False]:7.1f}  "
+            f"scriptorium {ours[-1]:7.1f} tok/s",
+            flush=True,
+        )
     best = reference.best_path
     print(reference.describe())
-    print(f"decode, scriptorium (top-10 p, byte ban):  {statistics.median(ours):8.1f} tokens/s (median of {args.rounds})")
+    print(
+        f"decode, scriptorium (top-10 p, byte ban):  {statistics.median(ours):8.1f} tokens/s (median of {args.rounds})"
+    )
     print(f"ratio scriptorium / reference:             {ratio_summary(ours, reference.rates[best])}")
     reference.close()
 
@@ -98,10 +105,14 @@ def main() -> int:
         warm_ms, warm_prefill = time_to_first_token(engine, draft + sentence)
         cold.append(cold_ms)
         warm.append(warm_ms)
-    print(f"continue a {cold_prefill.prompt_tokens}-token draft cold:          "
-          f"{statistics.median(cold):8.1f} ms to first token ({cold_prefill.prefill_tokens} tokens prefilled)")
-    print(f"re-continue after appending a sentence:    {statistics.median(warm):8.1f} ms to first token "
-          f"({warm_prefill.prefill_tokens} tokens prefilled, {warm_prefill.reused_tokens} reused)")
+    print(
+        f"continue a {cold_prefill.prompt_tokens}-token draft cold:          "
+        f"{statistics.median(cold):8.1f} ms to first token ({cold_prefill.prefill_tokens} tokens prefilled)"
+    )
+    print(
+        f"re-continue after appending a sentence:    {statistics.median(warm):8.1f} ms to first token "
+        f"({warm_prefill.prefill_tokens} tokens prefilled, {warm_prefill.reused_tokens} reused)"
+    )
     print(f"ratio re-continue / cold:                  {statistics.median(warm) / statistics.median(cold):8.3f}")
     engine.close()
     return 0

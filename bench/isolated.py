@@ -35,8 +35,10 @@ from scriptorium.inference.isolated import IsolatedBackend
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, preset
 
-DRAFT = ("La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "
-         "Il cielo era ancora grigio e le strade erano vuote. ")
+DRAFT = (
+    "La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "
+    "Il cielo era ancora grigio e le strade erano vuote. "
+)
 TOP_N = 12
 
 
@@ -56,8 +58,12 @@ def plain_run(backend: Any, prompt: str, settings: Any) -> tuple[float, float, f
 
 async def app_run(backend: Any, settings: Any, rounds: int) -> list[tuple[float, float]]:
     """(llama.cpp's decode tok/s, ms from ctrl+g to the first token drawn) per round."""
-    app = ScriptoriumApp(settings=TuiSettings(sampler=settings, top_n=TOP_N), draft=None,
-                         load_options=backend.options, backend_loader=lambda options, progress: backend)
+    app = ScriptoriumApp(
+        settings=TuiSettings(sampler=settings, top_n=TOP_N),
+        draft=None,
+        load_options=backend.options,
+        backend_loader=lambda options, progress: backend,
+    )
     results = []
     async with app.run_test(size=(200, 50)) as pilot:
         await app.workers.wait_for_complete()
@@ -110,18 +116,24 @@ def main(argv: list[str] | None = None) -> int:
         backend.close()
 
     baseline = median([run[0] for run in plain["in-process"]])
-    print(f"model: {args.model.name}   tokens per run: {args.tokens}   rounds: {args.rounds}   "
-          f"llama.cpp threads: {threads} of {os.cpu_count()} cores   (medians)")
-    print(f"{'backend':<14} {'plain decode':>13} {'received':>10} {'first token':>12} "
-          f"{'app decode':>11} {'app first paint':>16} {'app / in-process plain':>23}")
+    print(
+        f"model: {args.model.name}   tokens per run: {args.tokens}   rounds: {args.rounds}   "
+        f"llama.cpp threads: {threads} of {os.cpu_count()} cores   (medians)"
+    )
+    print(
+        f"{'backend':<14} {'plain decode':>13} {'received':>10} {'first token':>12} "
+        f"{'app decode':>11} {'app first paint':>16} {'app / in-process plain':>23}"
+    )
     for name in backends:
         decode = median([run[0] for run in plain[name]])
         received = median([run[1] for run in plain[name]])
         first = median([run[2] for run in plain[name]])
         app_decode = median([run[0] for run in in_app[name]])
         paint = median([run[1] for run in in_app[name]])
-        print(f"{name:<14} {decode:9.1f} t/s {received:6.1f} t/s {first:9.1f} ms "
-              f"{app_decode:7.1f} t/s {paint:13.1f} ms {app_decode / baseline:23.3f}")
+        print(
+            f"{name:<14} {decode:9.1f} t/s {received:6.1f} t/s {first:9.1f} ms "
+            f"{app_decode:7.1f} t/s {paint:13.1f} ms {app_decode / baseline:23.3f}"
+        )
     return 0
 
 

@@ -32,8 +32,12 @@ def cpu_model() -> str:
     except OSError:
         pass
     try:  # macOS
-        return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True,
-                              timeout=5).stdout.strip() or platform.processor()
+        return (
+            subprocess.run(
+                ["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True, timeout=5
+            ).stdout.strip()
+            or platform.processor()
+        )
     except (OSError, subprocess.SubprocessError):
         return platform.processor() or platform.machine()
 
@@ -42,9 +46,11 @@ def machine_facts() -> str:
     import llama_cpp
 
     flags = native.llama().llama_print_system_info().decode("utf-8", "replace").strip()
-    return (f"CPU: {cpu_model()}, {usable_cores()} usable cores of {os.cpu_count()}\n"
-            f"llama.cpp: llama-cpp-python {llama_cpp.__version__}; {flags}\n"
-            f"OMP_WAIT_POLICY: {os.environ.get('OMP_WAIT_POLICY', '(unset: libgomp spins, then sleeps)')}")
+    return (
+        f"CPU: {cpu_model()}, {usable_cores()} usable cores of {os.cpu_count()}\n"
+        f"llama.cpp: llama-cpp-python {llama_cpp.__version__}; {flags}\n"
+        f"OMP_WAIT_POLICY: {os.environ.get('OMP_WAIT_POLICY', '(unset: libgomp spins, then sleeps)')}"
+    )
 
 
 def plain_decode_tokens_per_s(engine: Engine, prompt: list[int], n_tokens: int) -> float:
@@ -84,9 +90,12 @@ class Reference:
     @classmethod
     def load(cls, model: Path, n_ctx: int) -> "Reference":
         threads = usable_cores()
-        engines = {flash: Engine.load(LoadOptions(model_path=model, n_ctx=n_ctx, n_threads=threads,
-                                                  n_threads_batch=threads, flash_attn=flash))
-                   for flash in (True, False)}
+        engines = {
+            flash: Engine.load(
+                LoadOptions(model_path=model, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, flash_attn=flash)
+            )
+            for flash in (True, False)
+        }
         return cls(engines, {True: [], False: []})
 
     def measure_round(self, prompt: list[int], n_tokens: int) -> dict[bool, float]:
@@ -104,8 +113,10 @@ class Reference:
 
     def describe(self) -> str:
         on, off = statistics.median(self.rates[True]), statistics.median(self.rates[False])
-        return (f"plain llama.cpp, {usable_cores()} threads: flash attention on {on:.1f} tok/s, off {off:.1f} tok/s "
-                f"(medians of {len(self.rates[True])}); reference: {'on' if self.best_path else 'off'}")
+        return (
+            f"plain llama.cpp, {usable_cores()} threads: flash attention on {on:.1f} tok/s, off {off:.1f} tok/s "
+            f"(medians of {len(self.rates[True])}); reference: {'on' if self.best_path else 'off'}"
+        )
 
     def close(self) -> None:
         for engine in self.engines.values():

@@ -27,9 +27,18 @@ PROMPT = (
     "e il vento portava l'odore delle castagne arrostite. "
 )
 TODAY = PRESETS["prose"]
-EVERY = TODAY.with_changes(repeat_penalty=1.1, frequency_penalty=0.1, presence_penalty=0.1, dry_multiplier=0.8,
-                           top_n_sigma=3.0, typical_p=0.95, min_p=0.02, xtc_probability=0.5, xtc_threshold=0.1,
-                           dynatemp_range=0.3)
+EVERY = TODAY.with_changes(
+    repeat_penalty=1.1,
+    frequency_penalty=0.1,
+    presence_penalty=0.1,
+    dry_multiplier=0.8,
+    top_n_sigma=3.0,
+    typical_p=0.95,
+    min_p=0.02,
+    xtc_probability=0.5,
+    xtc_threshold=0.1,
+    dynatemp_range=0.3,
+)
 
 
 def tokens_per_s(engine: Engine, settings: SamplerSettings, n_tokens: int, seed: int) -> float:
@@ -37,8 +46,9 @@ def tokens_per_s(engine: Engine, settings: SamplerSettings, n_tokens: int, seed:
     # EOS is banned so both chains decode the same number of tokens.
     eos = engine.handles.lib.llama_vocab_eos(engine.handles.vocab)
     bias = LogitBias(entries=((int(eos), -100.0),))
-    with contextlib.closing(engine.generate(PROMPT, settings.with_changes(max_tokens=n_tokens, seed=seed), bias,
-                                            top_n=10)) as events:
+    with contextlib.closing(
+        engine.generate(PROMPT, settings.with_changes(max_tokens=n_tokens, seed=seed), bias, top_n=10)
+    ) as events:
         done = [e for e in events if isinstance(e, GenerationDone)][0]
     return done.decode_tokens_per_s
 
@@ -99,8 +109,10 @@ def main() -> int:
     # The chain's own cost, in CPU time: what the machine's other work cannot blur.
     before = chain_cpu_ms(engine, TODAY, 200, traced=False)
     today_ms, every_ms = chain_cpu_ms(engine, TODAY, 200, traced=True), chain_cpu_ms(engine, EVERY, 200, traced=True)
-    print(f"sampling CPU per token: today's chain as before (llama_sampler_sample) {before:.2f} ms, "
-          f"stepped and traced {today_ms:.2f} ms, every sampler {every_ms:.2f} ms")
+    print(
+        f"sampling CPU per token: today's chain as before (llama_sampler_sample) {before:.2f} ms, "
+        f"stepped and traced {today_ms:.2f} ms, every sampler {every_ms:.2f} ms"
+    )
     tokens_per_s(engine, TODAY, 16, 0)  # warm-up, not counted
     today: list[float] = []
     every: list[float] = []
@@ -109,8 +121,10 @@ def main() -> int:
         every.append(tokens_per_s(engine, EVERY, args.tokens, number))
         print(f"round {number + 1}: today's chain {today[-1]:7.1f} tok/s   every sampler {every[-1]:7.1f} tok/s")
     best_today, best_every = max(today), max(every)
-    print(f"best: today's chain {best_today:.1f} tok/s, every sampler {best_every:.1f} tok/s: "
-          f"{(1 - best_every / best_today) * 100:+.1f}% slower")
+    print(
+        f"best: today's chain {best_today:.1f} tok/s, every sampler {best_every:.1f} tok/s: "
+        f"{(1 - best_every / best_today) * 100:+.1f}% slower"
+    )
     print(f"median: today's chain {statistics.median(today):.1f}, every sampler {statistics.median(every):.1f} tok/s")
     engine.close()
     return 0

@@ -27,8 +27,9 @@ PARAGRAPH = (
 
 def plain_prefill_ms(engine: Engine, draft: str) -> float:
     engine.clear_cache()
-    with contextlib.closing(engine.generate(draft, PRESETS["greedy"].with_changes(max_tokens=1), LogitBias(),
-                                            top_n=0)) as events:
+    with contextlib.closing(
+        engine.generate(draft, PRESETS["greedy"].with_changes(max_tokens=1), LogitBias(), top_n=0)
+    ) as events:
         return next(e for e in events if isinstance(e, PrefillDone)).prefill_ms
 
 
@@ -41,7 +42,7 @@ def all_logits_decode_ms(engine: Engine, draft: str) -> float:
     batch = lib.llama_batch_init(chunk, 0, 1)
     start = time.perf_counter()
     for begin in range(0, len(tokens), chunk):
-        part = tokens[begin:begin + chunk]
+        part = tokens[begin : begin + chunk]
         batch.n_tokens = len(part)
         for i, token in enumerate(part):
             batch.token[i], batch.pos[i], batch.n_seq_id[i], batch.logits[i] = token, begin + i, 1, 1

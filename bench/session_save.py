@@ -28,25 +28,53 @@ from pathlib import Path
 
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import (
-    BiasRecord, DraftSession, Generation, ModelRef, SessionStore, TokenRecord,
+    BiasRecord,
+    DraftSession,
+    Generation,
+    ModelRef,
+    SessionStore,
+    TokenRecord,
 )
 from scriptorium.app.sessions.encoding import TokenLines
 
-WORDS = ("il gatto nero dorme sul tetto e la casa era buia nella notte più lunga poi il cane corre verso la "
-         "porta mentre Lucia torna al paese con il vento che porta odore di castagne").split()
-MODEL = ModelRef(path="/models/author-256.gguf", name="author", size=250_000_000, sha256="ab" * 32,
-                 quantization="Q4_K_M", architecture="llama", parameters=268_098_176)
+WORDS = (
+    "il gatto nero dorme sul tetto e la casa era buia nella notte più lunga poi il cane corre verso la "
+    "porta mentre Lucia torna al paese con il vento che porta odore di castagne"
+).split()
+MODEL = ModelRef(
+    path="/models/author-256.gguf",
+    name="author",
+    size=250_000_000,
+    sha256="ab" * 32,
+    quantization="Q4_K_M",
+    architecture="llama",
+    parameters=268_098_176,
+)
 
 
 def generation(number: int, tokens: int, alternatives: int, rng: random.Random) -> Generation:
-    g = Generation(id=f"g{number}", kind="continue", started_at="2025-03-14T09:39:58+01:00", model=MODEL, lora=None,
-                   sampler={"temperature": 0.8, "top_k": 50, "top_p": 0.95, "stop": []}, seed=number,
-                   bias=BiasRecord(ban_byte_tokens=True, summary="byte tokens banned (256)"), anchor=number * 100,
-                   finished_at="2025-03-14T09:40:01+01:00", stop_reason="length", prompt_tokens=500,
-                   completion_tokens=tokens, outcome="partly_accepted", tokens=[])
+    g = Generation(
+        id=f"g{number}",
+        kind="continue",
+        started_at="2025-03-14T09:39:58+01:00",
+        model=MODEL,
+        lora=None,
+        sampler={"temperature": 0.8, "top_k": 50, "top_p": 0.95, "stop": []},
+        seed=number,
+        bias=BiasRecord(ban_byte_tokens=True, summary="byte tokens banned (256)"),
+        anchor=number * 100,
+        finished_at="2025-03-14T09:40:01+01:00",
+        stop_reason="length",
+        prompt_tokens=500,
+        completion_tokens=tokens,
+        outcome="partly_accepted",
+        tokens=[],
+    )
     for _ in range(tokens):
-        top = tuple((rng.randrange(32000), " " + rng.choice(WORDS), round(rng.random() / 10, 6), rng.random() < 0.05)
-                    for _ in range(alternatives))
+        top = tuple(
+            (rng.randrange(32000), " " + rng.choice(WORDS), round(rng.random() / 10, 6), rng.random() < 0.05)
+            for _ in range(alternatives)
+        )
         g.tokens.append(TokenRecord(id=top[0][0], text=top[0][1], p=round(rng.random(), 6), top=top))
     g.text = g.accepted_text = "".join(t.text for t in g.tokens)
     return g
@@ -66,15 +94,21 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     rng = random.Random(7)
-    session = DraftSession(id="bench", title="Bench", created_at="2025-03-14T09:15:02+01:00",
-                           updated_at="2025-03-14T09:15:02+01:00", text=" ".join(rng.choice(WORDS) for _ in range(60_000)),
-                           generations=[generation(n, args.tokens, args.alternatives, rng)
-                                        for n in range(1, args.generations + 1)])
+    session = DraftSession(
+        id="bench",
+        title="Bench",
+        created_at="2025-03-14T09:15:02+01:00",
+        updated_at="2025-03-14T09:15:02+01:00",
+        text=" ".join(rng.choice(WORDS) for _ in range(60_000)),
+        generations=[generation(n, args.tokens, args.alternatives, rng) for n in range(1, args.generations + 1)],
+    )
     extra = generation(args.generations + 1, args.tokens, args.alternatives, rng)
     old_size = len(json.dumps(session_format.to_dict(session), ensure_ascii=False, indent=1).encode())
     new_size = len(session_format.dumps(session).encode())
-    print(f"session: {args.generations} generations x {args.tokens} tokens x {args.alternatives} alternatives; "
-          f"file {old_size / 1e6:.1f} MB before, {new_size / 1e6:.1f} MB now")
+    print(
+        f"session: {args.generations} generations x {args.tokens} tokens x {args.alternatives} alternatives; "
+        f"file {old_size / 1e6:.1f} MB before, {new_size / 1e6:.1f} MB now"
+    )
 
     before, first, nxt, store_first, store_next, handed, written = [], [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as folder:
@@ -102,7 +136,9 @@ def main() -> int:
     print(f"store.save, first:                        {sf:9.1f} ms   2 x before / now {2 * b / sf:6.1f}x")
     print(f"store.save, next, +1 generation:          {sn:9.1f} ms   2 x before / now {2 * b / sn:6.1f}x")
     h, w = statistics.median(handed), statistics.median(written)
-    print(f"store.save in the background, +1 more:    {h:9.1f} ms   the caller's, then {w:.1f} ms on the writing thread")
+    print(
+        f"store.save in the background, +1 more:    {h:9.1f} ms   the caller's, then {w:.1f} ms on the writing thread"
+    )
     print(f"(median of {args.rounds} rounds)")
     return 0
 

@@ -79,8 +79,9 @@ def main() -> int:
     paints, readies = [], []
     for number in range(args.rounds):
         started = time.time()
-        result = subprocess.run([sys.executable, __file__, "--child", *args.args],
-                                capture_output=True, text=True, timeout=600)
+        result = subprocess.run(
+            [sys.executable, __file__, "--child", *args.args], capture_output=True, text=True, timeout=600
+        )
         events = {}
         for line in result.stdout.splitlines():
             try:
@@ -96,13 +97,20 @@ def main() -> int:
         ready = events["model"]["at"] - started
         paints.append(paint)
         readies.append(ready)
-        print(f"round {number + 1}: first paint {paint * 1000:6.0f} ms   model {events['model']['state']} "
-              f"{ready * 1000:6.0f} ms   heavy modules at first paint: {events['paint']['heavy'] or 'none'}"
-              + (f"   ({events['model']['error']})" if events["model"]["error"] else ""), flush=True)
-    print(f"first paint: median {statistics.median(paints) * 1000:.0f} ms "
-          f"(range {min(paints) * 1000:.0f}-{max(paints) * 1000:.0f}) over {len(paints)} rounds")
-    print(f"model ready: median {statistics.median(readies) * 1000:.0f} ms "
-          f"(range {min(readies) * 1000:.0f}-{max(readies) * 1000:.0f})")
+        print(
+            f"round {number + 1}: first paint {paint * 1000:6.0f} ms   model {events['model']['state']} "
+            f"{ready * 1000:6.0f} ms   heavy modules at first paint: {events['paint']['heavy'] or 'none'}"
+            + (f"   ({events['model']['error']})" if events["model"]["error"] else ""),
+            flush=True,
+        )
+    print(
+        f"first paint: median {statistics.median(paints) * 1000:.0f} ms "
+        f"(range {min(paints) * 1000:.0f}-{max(paints) * 1000:.0f}) over {len(paints)} rounds"
+    )
+    print(
+        f"model ready: median {statistics.median(readies) * 1000:.0f} ms "
+        f"(range {min(readies) * 1000:.0f}-{max(readies) * 1000:.0f})"
+    )
     return 0
 
 

@@ -76,8 +76,16 @@ def child(model: Path, threads: int, tokens: int, flash: bool) -> None:
     stop.set()
     ui.join()
     engine.close()
-    print(json.dumps({"tok_s": done.decode_tokens_per_s, "late_median": statistics.median(lateness),
-                      "late_max": max(lateness), "wakes": len(lateness)}))
+    print(
+        json.dumps(
+            {
+                "tok_s": done.decode_tokens_per_s,
+                "late_median": statistics.median(lateness),
+                "late_max": max(lateness),
+                "wakes": len(lateness),
+            }
+        )
+    )
 
 
 def main() -> int:
@@ -102,24 +110,41 @@ def main() -> int:
         ("all, passive wait", cores, {"OMP_WAIT_POLICY": "passive"}),
         ("all, short spin", cores, {"GOMP_SPINCOUNT": "20000"}),
     ]
-    print(f"model: {args.model.name}, {args.tokens} tokens, flash attention {args.flash_attn}, "
-          f"UI stand-in: {UI_WORK * 1000:.0f} ms of Python every {UI_PERIOD * 1000:.0f} ms")
+    print(
+        f"model: {args.model.name}, {args.tokens} tokens, flash attention {args.flash_attn}, "
+        f"UI stand-in: {UI_WORK * 1000:.0f} ms of Python every {UI_PERIOD * 1000:.0f} ms"
+    )
     results: dict[str, list[dict]] = {name: [] for name, _, _ in settings}
     for _ in range(args.rounds):
         for name, threads, env in settings:  # interleaved, so the machine's drift hits all alike
-            out = subprocess.run([sys.executable, __file__, "--model", str(args.model), "--tokens", str(args.tokens),
-                                  "--child", str(threads), args.flash_attn],
-                                 env={**{k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}, **env},
-                                 capture_output=True, text=True, timeout=900)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--model",
+                    str(args.model),
+                    "--tokens",
+                    str(args.tokens),
+                    "--child",
+                    str(threads),
+                    args.flash_attn,
+                ],
+                env={**{k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}, **env},
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             if out.returncode != 0:
                 print(f"{name}: failed\n{out.stderr[-2000:]}")
                 return 1
             results[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
     for name, threads, _ in settings:
         runs = results[name]
-        print(f"{name:<18} {threads} threads: decode {statistics.median(r['tok_s'] for r in runs):6.1f} tok/s   "
-              f"UI late: median {statistics.median(r['late_median'] for r in runs):6.2f} ms, "
-              f"worst {max(r['late_max'] for r in runs):7.2f} ms  ({args.rounds} round(s))")
+        print(
+            f"{name:<18} {threads} threads: decode {statistics.median(r['tok_s'] for r in runs):6.1f} tok/s   "
+            f"UI late: median {statistics.median(r['late_median'] for r in runs):6.2f} ms, "
+            f"worst {max(r['late_max'] for r in runs):7.2f} ms  ({args.rounds} round(s))"
+        )
     return 0
 
 

@@ -48,8 +48,7 @@ def main() -> int:
     draft = PARAGRAPH
     while len(engine.tokenize(draft + PARAGRAPH)) <= args.tokens:
         draft += PARAGRAPH
-    print(f"model: {engine.facts.name} (vocabulary {engine.n_vocab:,}); {spm.name}; "
-          f"draft {len(draft):,} characters")
+    print(f"model: {engine.facts.name} (vocabulary {engine.n_vocab:,}); {spm.name}; draft {len(draft):,} characters")
     spm_ms, llama_ms, ratios = [], [], []
     for _ in range(args.rounds):
         s, n_spm = timed_ms(spm.tokenize, draft)
@@ -60,8 +59,10 @@ def main() -> int:
     s, lc, r = statistics.median(spm_ms), statistics.median(llama_ms), statistics.median(ratios)
     print(f"SentencePiece: {s:8.2f} ms ({n_spm:,} tokens)")
     print(f"llama.cpp:     {lc:8.2f} ms ({n_llama:,} tokens)")
-    print(f"ratio SentencePiece / llama.cpp: {r:.2f} (median of {args.rounds} paired rounds, "
-          f"range {min(ratios):.2f}-{max(ratios):.2f})")
+    print(
+        f"ratio SentencePiece / llama.cpp: {r:.2f} (median of {args.rounds} paired rounds, "
+        f"range {min(ratios):.2f}-{max(ratios):.2f})"
+    )
     engine.close()
     return 0
 

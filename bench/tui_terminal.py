@@ -38,8 +38,10 @@ from scriptorium import prompts
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 
-DRAFT = ("La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "
-         "Il cielo era ancora grigio e le strade erano vuote. ")
+DRAFT = (
+    "La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "
+    "Il cielo era ancora grigio e le strade erano vuote. "
+)
 DECODE = re.compile(r"decode\s+([\d,]+\.\d) tok/s")
 FINISHED = re.compile(r"Speed · (length|eos|stop|context)")
 
@@ -52,8 +54,9 @@ class Terminal:
         self._socket = f"scriptorium-bench-{os.getpid()}"
 
     def run(self, *args: str) -> str:
-        return subprocess.run([self._tmux, "-L", self._socket, *args], check=True, capture_output=True,
-                              text=True, timeout=30).stdout
+        return subprocess.run(
+            [self._tmux, "-L", self._socket, *args], check=True, capture_output=True, text=True, timeout=30
+        ).stdout
 
     def start(self, command: str, env: dict[str, str], width: int, height: int) -> None:
         exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
@@ -77,8 +80,9 @@ class Terminal:
 
     def pids(self) -> tuple[int, int]:
         """(the command's process, the tmux server)."""
-        return int(self.run("list-panes", "-t", "main", "-F", "#{pane_pid}").split()[0]), \
-            int(self.run("display-message", "-p", "#{pid}").strip())
+        return int(self.run("list-panes", "-t", "main", "-F", "#{pane_pid}").split()[0]), int(
+            self.run("display-message", "-p", "#{pid}").strip()
+        )
 
     def close(self) -> None:
         subprocess.run([self._tmux, "-L", self._socket, "kill-server"], capture_output=True, timeout=30)
@@ -109,9 +113,12 @@ def bench(model: Path, tokens: int, rounds: int, n_ctx: int, size: tuple[int, in
         terminal = Terminal(tmux)
         try:
             # A fresh home: flash attention is measured at this first load, as for a new author.
-            terminal.start(f"{shlex.quote(str(command))} {shlex.quote(str(draft))} --model {shlex.quote(str(model))} "
-                           f"--preset greedy --max-tokens {tokens} --ctx {n_ctx}",
-                           {"SCRIPTORIUM_HOME": home, "TERM": "xterm-256color"}, *size)
+            terminal.start(
+                f"{shlex.quote(str(command))} {shlex.quote(str(draft))} --model {shlex.quote(str(model))} "
+                f"--preset greedy --max-tokens {tokens} --ctx {n_ctx}",
+                {"SCRIPTORIUM_HOME": home, "TERM": "xterm-256color"},
+                *size,
+            )
             terminal.wait_for(lambda s: "Probabilities" in s and "flash attention" in s, "the loaded model", 120)
             time.sleep(1.0)  # the first paint's follow-ups and the model's settling
             app_pid, tmux_pid = terminal.pids()
@@ -121,8 +128,12 @@ def bench(model: Path, tokens: int, rounds: int, n_ctx: int, size: tuple[int, in
                 app_before, tmux_before, started = cpu_seconds(app_pid), cpu_seconds(tmux_pid), time.perf_counter()
                 terminal.keys("C-g")
                 time.sleep(expected * 0.95)
-                screen = terminal.wait_for(lambda s: FINISHED.search(s) is not None and "writing…" not in s,
-                                           "the generation's end", 60 + expected * 4, every=0.05)
+                screen = terminal.wait_for(
+                    lambda s: FINISHED.search(s) is not None and "writing…" not in s,
+                    "the generation's end",
+                    60 + expected * 4,
+                    every=0.05,
+                )
                 wall = time.perf_counter() - started
                 app_cpu.append((cpu_seconds(app_pid) - app_before) / wall)
                 terminal_cpu.append((cpu_seconds(tmux_pid) - tmux_before) / wall)
@@ -130,9 +141,12 @@ def bench(model: Path, tokens: int, rounds: int, n_ctx: int, size: tuple[int, in
                 if found is None:
                     raise SystemExit(f"tui_terminal.py: no decode speed on the screen:\n{screen}")
                 app_rates.append(float(found.group(1).replace(",", "")))
-                print(f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
-                      f"app in a terminal {app_rates[-1]:6.1f} (app {app_cpu[-1] * 100:4.1f}%, "
-                      f"terminal {terminal_cpu[-1] * 100:4.1f}% of a core)", flush=True)
+                print(
+                    f"round {round_number + 1}: plain FA on {plain[True]:6.1f}  off {plain[False]:6.1f}   "
+                    f"app in a terminal {app_rates[-1]:6.1f} (app {app_cpu[-1] * 100:4.1f}%, "
+                    f"terminal {terminal_cpu[-1] * 100:4.1f}% of a core)",
+                    flush=True,
+                )
                 terminal.keys("Escape")
                 terminal.wait_for(lambda s: "suggestion from" not in s, "the suggestion rejected", 30)
                 time.sleep(0.7)  # the autosave after a generation, before the next reference round
@@ -142,12 +156,16 @@ def bench(model: Path, tokens: int, rounds: int, n_ctx: int, size: tuple[int, in
     reference.close()
 
     best = reference.rates[reference.best_path]
-    print(f"\nmodel: {model.name}   tokens per run: {tokens}   rounds: {rounds}   terminal: tmux {size[0]}x{size[1]}   "
-          f"llama.cpp threads (the app's default): {TuiSettings().generation_threads()} of {os.cpu_count()} cores")
+    print(
+        f"\nmodel: {model.name}   tokens per run: {tokens}   rounds: {rounds}   terminal: tmux {size[0]}x{size[1]}   "
+        f"llama.cpp threads (the app's default): {TuiSettings().generation_threads()} of {os.cpu_count()} cores"
+    )
     print(reference.describe())
-    print(f"app in a terminal: {statistics.median(app_rates):7.1f} tok/s   "
-          f"app / reference {ratio_summary(app_rates, best)}   while streaming: the app's process "
-          f"{statistics.median(app_cpu) * 100:.1f}% of a core, the terminal {statistics.median(terminal_cpu) * 100:.1f}%")
+    print(
+        f"app in a terminal: {statistics.median(app_rates):7.1f} tok/s   "
+        f"app / reference {ratio_summary(app_rates, best)}   while streaming: the app's process "
+        f"{statistics.median(app_cpu) * 100:.1f}% of a core, the terminal {statistics.median(terminal_cpu) * 100:.1f}%"
+    )
     return 0
 
 

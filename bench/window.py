@@ -35,13 +35,20 @@ from scriptorium.inference.lore import LoreEntry, Lorebook
 from scriptorium.inference.settings import PRESETS, LogitBias
 from scriptorium.inference.window import build_window, prompt_budget
 
-WORDS = ("il gatto nero dorme sul tetto e la casa era buia nella notte più lunga poi il cane corre verso la "
-         "porta mentre Lucia torna al paese con il vento che porta odore di castagne").split()
+WORDS = (
+    "il gatto nero dorme sul tetto e la casa era buia nella notte più lunga poi il cane corre verso la "
+    "porta mentre Lucia torna al paese con il vento che porta odore di castagne"
+).split()
 MEMORY = "Lucia torna al paese dopo vent'anni. Il gatto si chiama Nero."
 SETTINGS = PRESETS["greedy"].with_changes(max_tokens=32)
-LORE = Lorebook((LoreEntry("Marco", ("Marco",), "Marco è il fratello di Lucia: fa il pescatore e non parla mai del padre."),
-                 LoreEntry("Torre", ("torre",), "La torre sul porto è crollata nell'inverno del 1902.")),
-                scan_depth=24, budget=48)
+LORE = Lorebook(
+    (
+        LoreEntry("Marco", ("Marco",), "Marco è il fratello di Lucia: fa il pescatore e non parla mai del padre."),
+        LoreEntry("Torre", ("torre",), "La torre sul porto è crollata nell'inverno del 1902."),
+    ),
+    scan_depth=24,
+    budget=48,
+)
 NAMING = "Poi arrivò Marco, con la barca. "
 
 
@@ -54,8 +61,14 @@ def draft(n: int) -> str:
 
 
 def window_prompt(engine: Engine, text: str, lorebook: Lorebook | None = None) -> str:
-    return build_window(text, budget=prompt_budget(engine.n_ctx, SETTINGS.max_tokens), count=engine.count_tokens,
-                        longest_piece=engine.longest_piece_chars, memory=MEMORY, lorebook=lorebook).prompt
+    return build_window(
+        text,
+        budget=prompt_budget(engine.n_ctx, SETTINGS.max_tokens),
+        count=engine.count_tokens,
+        longest_piece=engine.longest_piece_chars,
+        memory=MEMORY,
+        lorebook=lorebook,
+    ).prompt
 
 
 def timed_ms(call) -> float:
@@ -64,8 +77,9 @@ def timed_ms(call) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def continue_once(engine: Engine, text: str, prompt: str | None = None,
-                  lorebook: Lorebook | None = None) -> tuple[float, PrefillDone]:
+def continue_once(
+    engine: Engine, text: str, prompt: str | None = None, lorebook: Lorebook | None = None
+) -> tuple[float, PrefillDone]:
     prompt = prompt if prompt is not None else window_prompt(engine, text, lorebook)
     with contextlib.closing(engine.generate(prompt, SETTINGS.with_changes(max_tokens=1), LogitBias())) as events:
         seen = list(events)
@@ -81,8 +95,10 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     engine = Engine.load(LoadOptions(model_path=Path(args.model), n_threads=args.threads, n_threads_batch=args.threads))
-    print(f"model {engine.facts.name}: n_ctx {engine.n_ctx} (trained {engine.facts.context_length}), "
-          f"{args.threads} thread(s)")
+    print(
+        f"model {engine.facts.name}: n_ctx {engine.n_ctx} (trained {engine.facts.context_length}), "
+        f"{args.threads} thread(s)"
+    )
     long_draft = draft(400)
     cold, shifted, appended, how, evaluated, appended_tokens = [], [], [], [], [], []
     for r in range(args.rounds):
@@ -100,7 +116,7 @@ def main() -> int:
         # prefix reuse), so the same tokens are evaluated at the same positions.
         engine.clear_cache()
         full = window_prompt(engine, base + extra)
-        continue_once(engine, "", full[:-len(extra)])
+        continue_once(engine, "", full[: -len(extra)])
         ms, prefill = continue_once(engine, "", full)
         appended.append(ms)
         appended_tokens.append(prefill.prefill_tokens)
@@ -131,18 +147,30 @@ def main() -> int:
     engine.close()
     med = statistics.median
     print(f"cold continue at a full window:   TTFT {med(cold):7.1f} ms")
-    print(f"re-continue after a sentence:     TTFT {med(shifted):7.1f} ms  ({med(evaluated):.0f} tokens evaluated; "
-          f"cache {', '.join(sorted(set(how)))})")
-    print(f"the appended tokens alone:        TTFT {med(appended):7.1f} ms  ({med(appended_tokens):.0f} tokens evaluated)")
-    print(f"re-continue / appended alone: {med(shifted) / med(appended):.2f} (target at most 1.5); "
-          f"re-continue / cold: {med(shifted) / med(cold):.2f}")
+    print(
+        f"re-continue after a sentence:     TTFT {med(shifted):7.1f} ms  ({med(evaluated):.0f} tokens evaluated; "
+        f"cache {', '.join(sorted(set(how)))})"
+    )
+    print(
+        f"the appended tokens alone:        TTFT {med(appended):7.1f} ms  ({med(appended_tokens):.0f} tokens evaluated)"
+    )
+    print(
+        f"re-continue / appended alone: {med(shifted) / med(appended):.2f} (target at most 1.5); "
+        f"re-continue / cold: {med(shifted) / med(cold):.2f}"
+    )
     print(f"lore: cold continue, entry in:    TTFT {med(lore_cold):7.1f} ms  ({med(cold_tokens):.0f} tokens evaluated)")
-    print(f"lore: re-continue, entry fired:   TTFT {med(entered):7.1f} ms  ({med(entered_tokens):.0f} tokens evaluated; "
-          f"/ cold {med(entered) / med(lore_cold):.2f})")
-    print(f"lore: re-continue, entry left:    TTFT {med(left):7.1f} ms  ({med(left_tokens):.0f} tokens evaluated; "
-          f"cache {', '.join(sorted(set(left_how)))}; / cold {med(left) / med(lore_cold):.2f})")
-    print(f"window of a {len(book.encode()) // 1000} KB draft:   {med(built):7.1f} ms; counting it whole once "
-          f"{med(counted):7.1f} ms (window / whole count: {med(built) / med(counted):.3f})")
+    print(
+        f"lore: re-continue, entry fired:   TTFT {med(entered):7.1f} ms  ({med(entered_tokens):.0f} tokens evaluated; "
+        f"/ cold {med(entered) / med(lore_cold):.2f})"
+    )
+    print(
+        f"lore: re-continue, entry left:    TTFT {med(left):7.1f} ms  ({med(left_tokens):.0f} tokens evaluated; "
+        f"cache {', '.join(sorted(set(left_how)))}; / cold {med(left) / med(lore_cold):.2f})"
+    )
+    print(
+        f"window of a {len(book.encode()) // 1000} KB draft:   {med(built):7.1f} ms; counting it whole once "
+        f"{med(counted):7.1f} ms (window / whole count: {med(built) / med(counted):.3f})"
+    )
     return 0
 
 

@@ -66,15 +66,27 @@ class Arithmetic:
         return f"{self.attention} · KV {self.kv_types} · {self.threads_text}"
 
     def as_dict(self) -> dict[str, object]:
-        values: dict[str, object] = {"flash_attn": self.flash_attn, "type_k": self.type_k, "type_v": self.type_v,
-                                     "n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch}
+        values: dict[str, object] = {
+            "flash_attn": self.flash_attn,
+            "type_k": self.type_k,
+            "type_v": self.type_v,
+            "n_threads": self.n_threads,
+            "n_threads_batch": self.n_threads_batch,
+        }
         if self.threads is not None:
             values.update(self.threads.as_dict())
         return values
 
 
-def read_arithmetic(log_lines: Iterable[str], *, asked_flash: bool | None, type_k: str, type_v: str,
-                    n_threads: int, n_threads_batch: int) -> Arithmetic:
+def read_arithmetic(
+    log_lines: Iterable[str],
+    *,
+    asked_flash: bool | None,
+    type_k: str,
+    type_v: str,
+    n_threads: int,
+    n_threads_batch: int,
+) -> Arithmetic:
     """The arithmetic a new context runs, from what llama.cpp logged while making it.
 
     llama.cpp logs `flash_attn = enabled|disabled|auto` and, for auto, the resolution
@@ -89,5 +101,6 @@ def read_arithmetic(log_lines: Iterable[str], *, asked_flash: bool | None, type_
             type_k, type_v = match.group(1), match.group(2)
     if flash is None:
         flash = bool(asked_flash)
-    return Arithmetic(flash_attn=flash, type_k=type_k, type_v=type_v,
-                      n_threads=n_threads, n_threads_batch=n_threads_batch)
+    return Arithmetic(
+        flash_attn=flash, type_k=type_k, type_v=type_v, n_threads=n_threads, n_threads_batch=n_threads_batch
+    )

@@ -84,8 +84,16 @@ class Backend(Protocol):
     def kv_usage(self) -> KVCacheUsage:
         """The KV cache now: tokens held and bytes used of the allocation."""
 
-    def generate(self, prompt: str, settings: SamplerSettings, bias: LogitBias, *, top_n: int = 10,
-                 should_stop: Callable[[], bool] | None = None, special: bool = False) -> Iterator[Event]:
+    def generate(
+        self,
+        prompt: str,
+        settings: SamplerSettings,
+        bias: LogitBias,
+        *,
+        top_n: int = 10,
+        should_stop: Callable[[], bool] | None = None,
+        special: bool = False,
+    ) -> Iterator[Event]:
         """Stream a continuation of `prompt` (control-token text parsed if `special`); ends with GenerationDone."""
 
     def score(self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:

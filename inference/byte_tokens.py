@@ -64,7 +64,7 @@ def fallback_start(client: _Detokenizer) -> int | None:
 
 def is_byte_run(text: str) -> bool:
     """Whether detokenizing 256 consecutive ids gave the 256 bytes in order."""
-    return text.startswith(ASCII) and len(text) > len(ASCII) and set(text[len(ASCII):]) == {"\ufffd"}
+    return text.startswith(ASCII) and len(text) > len(ASCII) and set(text[len(ASCII) :]) == {"\ufffd"}
 
 
 def find_byte_tokens(client: _Detokenizer, n_vocab: int) -> tuple[int, ...]:

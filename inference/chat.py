@@ -24,5 +24,6 @@ def render_chat(
 
     # In a process of its own, bounded in time and output: a template is a program, and
     # one that loops for ever must not take the app with it (template_process.py).
-    return render_template(template, {"messages": messages, "add_generation_prompt": True,
-                                       "bos_token": bos_token, "eos_token": ""})
+    return render_template(
+        template, {"messages": messages, "add_generation_prompt": True, "bos_token": bos_token, "eos_token": ""}
+    )

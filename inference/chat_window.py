@@ -57,8 +57,15 @@ def alternating(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return joined
 
 
-def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
-             render: Render, memory: str = "", reply_start: str = "") -> ChatWindow:
+def fit_chat(
+    messages: list[dict[str, str]],
+    *,
+    budget: int,
+    count: Count,
+    render: Render,
+    memory: str = "",
+    reply_start: str = "",
+) -> ChatWindow:
     """Drop the oldest turns until the rendered conversation fits `budget`; system
     messages and the memory stay, and so does the last turn (WindowError if even that
     does not fit). `reply_start` is the reply the model goes on from (a branch): it ends
@@ -82,7 +89,8 @@ def fit_chat(messages: list[dict[str, str]], *, budget: int, count: Count,
             what = "the last message and the reply up to where it goes on" if reply_start else "the last message"
             raise WindowError(
                 f"the system prompt, memory and {what} take {tokens:,} tokens, more than the {budget:,} "
-                "the context leaves for the prompt: shorten them, or give the model a larger context")
+                "the context leaves for the prompt: shorten them, or give the model a larger context"
+            )
         dropped += 1
         # A conversation resumes with the author's turn, not with a reply to nothing.
         while dropped < len(turns) - 1 and turns[dropped].get("role") == "assistant":
@@ -100,7 +108,8 @@ def _placed(error: UnencodableTextError, messages: list[dict[str, str]], render:
         return ChatFormatError(
             f"this model cannot chat: its chat format writes {describe_character(error.character)} between the "
             "turns, and the model's vocabulary has no piece for it and no byte tokens to fall back on. "
-            "Write with it in the draft instead, or chat with a model that has byte tokens")
+            "Write with it in the draft instead, or chat with a model that has byte tokens"
+        )
     for message in reversed(messages):  # the newest first: most likely what was just written
         at = message["content"].find(error.character)
         if at >= 0:

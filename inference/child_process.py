@@ -68,8 +68,11 @@ class EngineProcess:
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", WORKER_MODULE, str(request_read), str(reply_write)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                pass_fds=(request_read, reply_write), env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(request_read, reply_write),
+                env=environment,
                 # Its own session: ctrl+c in the terminal interrupts the parent, which ends the child.
                 start_new_session=True,
             )
@@ -165,6 +168,7 @@ class EngineProcess:
             except OSError:
                 pass
 
+
 def describe_death(returncode: int, tail: list[str]) -> str:
     """One line: how the engine ended, quoting what llama.cpp last wrote."""
     if returncode < 0:
@@ -192,4 +196,4 @@ def last_words(tail: list[str]) -> str:
     quote = lines[-1]
     if quote.startswith("what():") and len(lines) > 1 and lines[-2].startswith("terminate called"):
         quote = f"{lines[-2]}: {quote}"
-    return quote if len(quote) <= QUOTE_CHARS else quote[:QUOTE_CHARS - 1] + "…"
+    return quote if len(quote) <= QUOTE_CHARS else quote[: QUOTE_CHARS - 1] + "…"

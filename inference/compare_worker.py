@@ -50,8 +50,9 @@ class Row:
     n_vocab: int
 
 
-def run_job(job: CompareJob, on_window: Callable[[int, float | None, int, int], None],
-            on_row: Callable[[Row], None]) -> Any:
+def run_job(
+    job: CompareJob, on_window: Callable[[int, float | None, int, int], None], on_row: Callable[[Row], None]
+) -> Any:
     """Run `job` in a child process; `on_window(row, scale, done, total)` as windows finish,
     `on_row` as rows do. Returns the comparison.Reference the first row wrote, if any.
     Raises a ScriptoriumError when the child fails or dies."""
@@ -67,8 +68,10 @@ def run_job(job: CompareJob, on_window: Callable[[int, float | None, int, int], 
         while True:
             if not ours.poll(POLL_S):
                 if not process.is_alive() and not ours.poll(0):
-                    raise EngineCrashed(f"the process scoring {job.options.model_path.name} ended "
-                                        f"(exit status {process.exitcode}) before it finished")
+                    raise EngineCrashed(
+                        f"the process scoring {job.options.model_path.name} ended "
+                        f"(exit status {process.exitcode}) before it finished"
+                    )
                 continue
             try:
                 message = ours.recv()
@@ -120,9 +123,14 @@ def _score_job(pipe: Connection, job: CompareJob) -> None:
             writing = job.write_reference if index == 0 and reference is None else None
             handle = writing.open("wb") if writing is not None else None
             try:
-                score = score_text(engine.context, engine.vocabulary, job.text, write_reference=handle,
-                                   reference=reference,
-                                   on_window=lambda done, total, s=scale: pipe.send(("window", index, s, done, total)))
+                score = score_text(
+                    engine.context,
+                    engine.vocabulary,
+                    job.text,
+                    write_reference=handle,
+                    reference=reference,
+                    on_window=lambda done, total, s=scale: pipe.send(("window", index, s, done, total)),
+                )
             finally:
                 if handle is not None:
                     handle.close()
@@ -131,11 +139,21 @@ def _score_job(pipe: Connection, job: CompareJob) -> None:
                 pipe.send(("reference", reference))
             tokens = engine.vocabulary.tokenize(job.text)
             decode = decode_speed(engine.context, tokens, job.decode_tokens) if job.decode_tokens else None
-            pipe.send(("row", Row(
-                scale=scale, score=score, decode_tps=decode,
-                kv_bytes_per_token=engine.context.kv_layout.bytes_per_token, peak_rss_bytes=_peak_rss(),
-                tokenizer=engine.vocabulary.tokenizer.name,
-                note=tokenizer_warning(engine.vocabulary.tokenizer, engine.tokenizer_note), n_vocab=engine.n_vocab)))
+            pipe.send(
+                (
+                    "row",
+                    Row(
+                        scale=scale,
+                        score=score,
+                        decode_tps=decode,
+                        kv_bytes_per_token=engine.context.kv_layout.bytes_per_token,
+                        peak_rss_bytes=_peak_rss(),
+                        tokenizer=engine.vocabulary.tokenizer.name,
+                        note=tokenizer_warning(engine.vocabulary.tokenizer, engine.tokenizer_note),
+                        n_vocab=engine.n_vocab,
+                    ),
+                )
+            )
     finally:
         engine.close()
 
@@ -145,4 +163,3 @@ def _peak_rss() -> int:
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB on Linux
-

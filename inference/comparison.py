@@ -116,10 +116,16 @@ class TextScore:
         return self.same_top / len(self.kld) if self.kld else None
 
 
-def score_text(context: LlamaContext, vocabulary: Vocabulary, text: str, *,
-               write_reference: BinaryIO | None = None, reference: Reference | None = None,
-               should_stop: Callable[[], bool] = never_stop,
-               on_window: Callable[[int, int], None] | None = None) -> TextScore:
+def score_text(
+    context: LlamaContext,
+    vocabulary: Vocabulary,
+    text: str,
+    *,
+    write_reference: BinaryIO | None = None,
+    reference: Reference | None = None,
+    should_stop: Callable[[], bool] = never_stop,
+    on_window: Callable[[int, int], None] | None = None,
+) -> TextScore:
     """Score `text` in llama-perplexity's windows (module docstring). `write_reference`:
     a file to receive this model's log-probabilities at the perplexity positions;
     `reference`: the first model's, to compare with (skipped, with `kld_note` saying why,
@@ -129,9 +135,15 @@ def score_text(context: LlamaContext, vocabulary: Vocabulary, text: str, *,
     has_bos = bool(tokens) and vocabulary.add_bos and tokens[0] == vocabulary.bos_id
     starts = character_offsets(vocabulary, tokens, text) if tokens else []
     unpredicted = 0 if has_bos or len(tokens) < 2 else starts[1]
-    result = TextScore(n_ctx=n_ctx, tokens=len(tokens), characters=len(text) - unpredicted if len(tokens) > 1 else 0,
-                       bits=0.0, token_bits=[0.0] * len(tokens), token_starts=starts,
-                       tokens_digest=tokens_digest(tokens))
+    result = TextScore(
+        n_ctx=n_ctx,
+        tokens=len(tokens),
+        characters=len(text) - unpredicted if len(tokens) > 1 else 0,
+        bits=0.0,
+        token_bits=[0.0] * len(tokens),
+        token_starts=starts,
+        tokens_digest=tokens_digest(tokens),
+    )
     reading = _open_reference(reference, result, n_vocab)
     plan = windows(len(tokens), n_ctx)
     if not any(w.full for w in plan):
@@ -143,8 +155,9 @@ def score_text(context: LlamaContext, vocabulary: Vocabulary, text: str, *,
                 if should_stop():
                     result.cancelled = True
                     break
-                _score_window(context, tokens, window, vocabulary, rows_per_call, result, write_reference, reading,
-                              should_stop)
+                _score_window(
+                    context, tokens, window, vocabulary, rows_per_call, result, write_reference, reading, should_stop
+                )
                 if result.cancelled:
                     break
                 if on_window is not None:
@@ -163,24 +176,34 @@ def _open_reference(reference: Reference | None, result: TextScore, n_vocab: int
         result.kld_note = "not compared with the first model: the text is tokenized differently"
         return None
     if reference.n_ctx != result.n_ctx:
-        result.kld_note = (f"not compared with the first model: its windows are {reference.n_ctx} tokens, "
-                           f"these {result.n_ctx}")
+        result.kld_note = (
+            f"not compared with the first model: its windows are {reference.n_ctx} tokens, these {result.n_ctx}"
+        )
         return None
     return reference.path.open("rb")
 
 
-def _score_window(context: LlamaContext, tokens: list[int], window: Window, vocabulary: Vocabulary,
-                  rows_per_call: int, result: TextScore, write_reference: BinaryIO | None,
-                  reading: BinaryIO | None, should_stop: Callable[[], bool]) -> None:
-    part = tokens[window.start:window.end]
+def _score_window(
+    context: LlamaContext,
+    tokens: list[int],
+    window: Window,
+    vocabulary: Vocabulary,
+    rows_per_call: int,
+    result: TextScore,
+    write_reference: BinaryIO | None,
+    reading: BinaryIO | None,
+    should_stop: Callable[[], bool],
+) -> None:
+    part = tokens[window.start : window.end]
     if vocabulary.add_bos:
         part[0] = vocabulary.bos_id
     first_counted = (window.end - window.start) // 2 if window.full else len(part)
     n_vocab = vocabulary.n_vocab
     context.clear()
     begin = 0
-    for decoded in context.decode(part, should_stop=should_stop, every_row=True, chunk=rows_per_call,
-                                  failure="score the text"):
+    for decoded in context.decode(
+        part, should_stop=should_stop, every_row=True, chunk=rows_per_call, failure="score the text"
+    ):
         result.prefill_tokens += decoded.tokens
         result.prefill_ms += decoded.ms
         address = context.every_row_logits()
@@ -223,8 +246,11 @@ def _log_normalisers(logits: np.ndarray, address: int) -> np.ndarray:
     n_rows, n_vocab = logits.shape
     scratch = np.empty(n_vocab, dtype=np.float32)
     row_bytes = n_vocab * ctypes.sizeof(ctypes.c_float)
-    sums = np.fromiter((kernel(n_vocab, scratch.ctypes.data, address + row * row_bytes, float(top[row]))
-                        for row in range(n_rows)), dtype=np.float64, count=n_rows)
+    sums = np.fromiter(
+        (kernel(n_vocab, scratch.ctypes.data, address + row * row_bytes, float(top[row])) for row in range(n_rows)),
+        dtype=np.float64,
+        count=n_rows,
+    )
     return top + np.log(sums)
 
 

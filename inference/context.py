@@ -102,8 +102,7 @@ class LlamaContext:
     writer of the KV memory and of its mirror. Requests take turns through `claim()`;
     the methods that change the memory expect the caller to hold it."""
 
-    def __init__(self, lib: Any, model: Any, ctx: Any, facts: ModelFacts, *,
-                 type_k: str, type_v: str, swa_full: bool):
+    def __init__(self, lib: Any, model: Any, ctx: Any, facts: ModelFacts, *, type_k: str, type_v: str, swa_full: bool):
         self._lib = lib
         self._model = model
         self._ctx = ctx
@@ -112,8 +111,9 @@ class LlamaContext:
         """The context size llama.cpp allocated (padded to a multiple of 256)."""
         self.n_batch = int(lib.llama_n_batch(ctx))
         """The most tokens one llama_decode may take: more aborts the process."""
-        self.kv_layout = KVLayout.for_model(facts, self.n_ctx, type_k=type_k, type_v=type_v,
-                                            n_ubatch=int(lib.llama_n_ubatch(ctx)), swa_full=swa_full)
+        self.kv_layout = KVLayout.for_model(
+            facts, self.n_ctx, type_k=type_k, type_v=type_v, n_ubatch=int(lib.llama_n_ubatch(ctx)), swa_full=swa_full
+        )
         self._tokens: list[int] = []
         self.fresh = FreshPrefix()
         """What an evaluation from an empty cache left before its prompt's last token (for a fixed seed)."""
@@ -124,6 +124,7 @@ class LlamaContext:
         def abort_requested(user_data: ctypes.c_void_p) -> bool:
             check = self._abort_check
             return bool(check and check())
+
         self._abort_callback = abort_requested  # ctypes callbacks must outlive their use
 
     # ---- reading -------------------------------------------------------------------
@@ -226,8 +227,9 @@ class LlamaContext:
         sliding-window layers (their caches have already forgotten the older positions)."""
         return not self._window and bool(self._lib.llama_memory_can_shift(self._lib.llama_get_memory(self._ctx)))
 
-    def reuse(self, tokens: Sequence[int], same_text: Callable[[Sequence[int], Sequence[int]], bool]
-              ) -> tuple[list[int], Reuse]:
+    def reuse(
+        self, tokens: Sequence[int], same_text: Callable[[Sequence[int], Sequence[int]], bool]
+    ) -> tuple[list[int], Reuse]:
         """Keep what the cache holds of `tokens`: their common prefix, and when the window
         slid, a later run of them moved back behind it (module docstring). Returns the
         prompt to evaluate (its first tokens as the cache spells them, where `same_text`
@@ -244,18 +246,21 @@ class LlamaContext:
         cached = self._tokens
         end = run.start + run.length
         self.fresh.cut(keep)  # positions from `keep` on are to hold other tokens
-        if not (self._lib.llama_memory_seq_rm(memory, 0, end, -1)
-                and self._lib.llama_memory_seq_rm(memory, 0, keep, run.start)):
+        if not (
+            self._lib.llama_memory_seq_rm(memory, 0, end, -1)
+            and self._lib.llama_memory_seq_rm(memory, 0, keep, run.start)
+        ):
             self.clear()
             return tokens, Reuse(0, "refilled")
         if run.start != keep:
             self._lib.llama_memory_seq_add(memory, 0, run.start, end, keep - run.start)
-        moved = cached[run.start:end]
+        moved = cached[run.start : end]
         cached[keep:] = moved  # in place: the one-token decoder holds this list
-        return tokens[:keep] + moved + tokens[keep + run.covers:], Reuse(len(cached), "shifted", shifted=len(moved))
+        return tokens[:keep] + moved + tokens[keep + run.covers :], Reuse(len(cached), "shifted", shifted=len(moved))
 
-    def _find_run(self, tokens: list[int], keep: int,
-                  same_text: Callable[[Sequence[int], Sequence[int]], bool]) -> _Run | None:
+    def _find_run(
+        self, tokens: list[int], keep: int, same_text: Callable[[Sequence[int], Sequence[int]], bool]
+    ) -> _Run | None:
         """The longest run of the cache after `keep` that continues `tokens[keep:]`
         (starting within SHIFT_LEAD tokens, the lead's text the same as the cached tokens
         just before the run), leaving at least the last token to evaluate; None when no
@@ -265,18 +270,21 @@ class LlamaContext:
             return None
         where: dict[tuple[int, ...], list[int]] = {}
         for i in range(keep + 1, len(cached) - SHIFT_GRAM + 1):
-            where.setdefault(tuple(cached[i:i + SHIFT_GRAM]), []).append(i)
+            where.setdefault(tuple(cached[i : i + SHIFT_GRAM]), []).append(i)
         best: _Run | None = None
         limit = len(tokens) - 1  # the last token is evaluated again, for its logits
         for lead in range(min(SHIFT_LEAD, limit - keep) + 1):
             first = keep + lead
-            for start in where.get(tuple(tokens[first:first + SHIFT_GRAM]), ())[:16]:
+            for start in where.get(tuple(tokens[first : first + SHIFT_GRAM]), ())[:16]:
                 length = 0
-                while (first + length < limit and start + length < len(cached)
-                       and cached[start + length] == tokens[first + length]):
+                while (
+                    first + length < limit
+                    and start + length < len(cached)
+                    and cached[start + length] == tokens[first + length]
+                ):
                     length += 1
                 for back in range(0, min(SHIFT_LEAD, start - keep) + 1):
-                    if (lead or back) and not same_text(tokens[keep:first], cached[start - back:start]):
+                    if (lead or back) and not same_text(tokens[keep:first], cached[start - back : start]):
                         continue
                     run = _Run(start - back, length + back, lead + length)
                     if run.length >= SHIFT_MIN_RUN and (best is None or run.covers > best.covers):
@@ -284,9 +292,15 @@ class LlamaContext:
                     break
         return best
 
-    def decode(self, tokens: Sequence[int], *, should_stop: Callable[[], bool] = never_stop,
-               every_row: bool = False, chunk: int | None = None,
-               failure: str = "evaluate the prompt") -> Iterator[DecodedChunk]:
+    def decode(
+        self,
+        tokens: Sequence[int],
+        *,
+        should_stop: Callable[[], bool] = never_stop,
+        every_row: bool = False,
+        chunk: int | None = None,
+        failure: str = "evaluate the prompt",
+    ) -> Iterator[DecodedChunk]:
         """Evaluate `tokens` after the cached ones, at most `chunk` (at most n_batch) per
         llama_decode, yielding after each call with its tokens cached. The last chunk's
         logits can be read until the next decode: the last position's, or every row's
@@ -303,7 +317,7 @@ class LlamaContext:
             for begin in range(0, len(tokens), size):
                 if should_stop():
                     return
-                part = tokens[begin:begin + size]
+                part = tokens[begin : begin + size]
                 if rows is not None:
                     batch = rows.filled(part, len(self._tokens))
                 else:

@@ -229,7 +229,16 @@ def demo_entry(cache_dir: Path) -> FoundModel | None:
     try:
         size = sum(chunk.stat().st_size for chunk in _chunks(_package()))
     except (DemoModelError, OSError) as error:
-        return FoundModel(path, SOURCE_DEMO, KIND_MODEL, DEMO_DISPLAY_NAME, DEMO_ARCHITECTURE, DEMO_QUANTIZATION,
-                          problem=str(error))
-    return FoundModel(path, SOURCE_DEMO, KIND_MODEL, DEMO_DISPLAY_NAME, DEMO_ARCHITECTURE, DEMO_QUANTIZATION,
-                      size_bytes=size, note="assembled on first use")
+        return FoundModel(
+            path, SOURCE_DEMO, KIND_MODEL, DEMO_DISPLAY_NAME, DEMO_ARCHITECTURE, DEMO_QUANTIZATION, problem=str(error)
+        )
+    return FoundModel(
+        path,
+        SOURCE_DEMO,
+        KIND_MODEL,
+        DEMO_DISPLAY_NAME,
+        DEMO_ARCHITECTURE,
+        DEMO_QUANTIZATION,
+        size_bytes=size,
+        note="assembled on first use",
+    )

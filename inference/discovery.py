@@ -198,6 +198,7 @@ def describe_file(path: Path, source: str, repo: str | None = None, shard_paths:
 
     `shard_paths` are the other present shards of a split model whose first shard is `path`.
     """
+
     def unreadable(reason: str, size: int = 0) -> FoundModel:
         return FoundModel(path, source, KIND_UNREADABLE, path.name, size_bytes=size, repo=repo, problem=reason)
 
@@ -350,7 +351,12 @@ def _describe_candidate(candidate: _Candidate, source: str) -> FoundModel:
     if split is not None and candidate.first_shard_missing:
         # Only the first shard carries the metadata: nothing to read, nothing to load.
         return FoundModel(
-            candidate.path, source, KIND_UNREADABLE, split["stem"], repo=candidate.repo, shards=int(split["count"]),
+            candidate.path,
+            source,
+            KIND_UNREADABLE,
+            split["stem"],
+            repo=candidate.repo,
+            shards=int(split["count"]),
             problem=f"{candidate.path.parent / split['stem']} is a split model whose first file (-00001-of-{split['count']}) is missing",
         )
     return describe_file(candidate.path, source, candidate.repo, candidate.other_shards)

@@ -50,14 +50,25 @@ class _Handles:
 class Engine:
     """One model in one llama.cpp context. Requests take turns on the context."""
 
-    def __init__(self, options: LoadOptions, facts: ModelFacts, adapter: AdapterFacts | None,
-                 handles: _Handles, context: "LlamaContext", arithmetic: Arithmetic):
+    def __init__(
+        self,
+        options: LoadOptions,
+        facts: ModelFacts,
+        adapter: AdapterFacts | None,
+        handles: _Handles,
+        context: "LlamaContext",
+        arithmetic: Arithmetic,
+    ):
         self.options = options
         ctx = context.handle
         # Between two decodes (generation.py calls it there): llama.cpp reads the counts at each
         # llama_decode, so a change costs nothing and touches no cached key or value.
-        self.threads = ThreadTuner(lambda n, n_batch: handles.lib.llama_set_n_threads(ctx, n, n_batch),
-                                   usable_cores(), fixed=options.n_threads, fixed_batch=options.n_threads_batch)
+        self.threads = ThreadTuner(
+            lambda n, n_batch: handles.lib.llama_set_n_threads(ctx, n, n_batch),
+            usable_cores(),
+            fixed=options.n_threads,
+            fixed_batch=options.n_threads_batch,
+        )
         """The thread counts, chosen by measurement while decoding unless the options fix them."""
         self.arithmetic = arithmetic.with_threads(self.threads.chosen())
         self.facts = facts
@@ -77,16 +88,24 @@ class Engine:
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
-    def load(cls, options: LoadOptions, on_progress: Callable[[float], None] | None = None, *,
-             flash_cache: Path | None = None) -> "Engine":
+    def load(
+        cls,
+        options: LoadOptions,
+        on_progress: Callable[[float], None] | None = None,
+        *,
+        flash_cache: Path | None = None,
+    ) -> "Engine":
         """Validate the files, then load; raises a ScriptoriumError with a one-line reason.
 
         `options.flash_attn` None: with a `flash_cache` file, the faster path for this model
         and build, measured at its first load and remembered there (flash_choice.py);
         without one, llama.cpp's own default for the backend."""
         # Absolute: a session records these paths, and is reopened from any folder.
-        options = replace(options.validated(), model_path=options.model_path.absolute(),
-                          lora_path=options.lora_path.absolute() if options.lora_path else None)
+        options = replace(
+            options.validated(),
+            model_path=options.model_path.absolute(),
+            lora_path=options.lora_path.absolute() if options.lora_path else None,
+        )
         facts = read_model_facts(options.model_path)
         adapter = read_adapter_facts(options.lora_path, facts.architecture, facts.path) if options.lora_path else None
         lib = native.llama()
@@ -100,16 +119,22 @@ class Engine:
             # The context as this model is run: its training context unless asked otherwise.
             arithmetic_options = replace(options, n_ctx=options.context_for(facts.context_length))
             if options.flash_attn is None and flash_cache is not None:
-                arithmetic_options = replace(arithmetic_options, flash_attn=cls._measured_flash(
-                    handles, arithmetic_options, flash_cache))
+                arithmetic_options = replace(
+                    arithmetic_options, flash_attn=cls._measured_flash(handles, arithmetic_options, flash_cache)
+                )
             context_mark = native.log_mark()
             ctx = cls._create_context(handles, arithmetic_options)
-            context = LlamaContext(lib, handles.model, ctx, facts, type_k=options.type_k, type_v=options.type_v,
-                                   swa_full=options.swa_full)
+            context = LlamaContext(
+                lib, handles.model, ctx, facts, type_k=options.type_k, type_v=options.type_v, swa_full=options.swa_full
+            )
             arithmetic = read_arithmetic(
-                native.log_since(context_mark), asked_flash=arithmetic_options.flash_attn,
-                type_k=options.type_k, type_v=options.type_v,
-                n_threads=int(lib.llama_n_threads(ctx)), n_threads_batch=int(lib.llama_n_threads_batch(ctx)))
+                native.log_since(context_mark),
+                asked_flash=arithmetic_options.flash_attn,
+                type_k=options.type_k,
+                type_v=options.type_v,
+                n_threads=int(lib.llama_n_threads(ctx)),
+                n_threads_batch=int(lib.llama_n_threads_batch(ctx)),
+            )
             if adapter is not None:
                 handles.adapter = lib.llama_adapter_lora_init(handles.model, str(adapter.path).encode())
                 if not handles.adapter:
@@ -125,7 +150,9 @@ class Engine:
             engine.set_lora_scale(options.lora_scale)
         if options.spm_path is not None:
             try:
-                spm_tokenizer, engine.tokenizer_note = sentencepiece_tokenizer(Path(options.spm_path), lib, handles.vocab)
+                spm_tokenizer, engine.tokenizer_note = sentencepiece_tokenizer(
+                    Path(options.spm_path), lib, handles.vocab
+                )
             except BaseException:
                 engine.close()
                 raise
@@ -144,10 +171,12 @@ class Engine:
         params = lib.llama_model_default_params()
         params.n_gpu_layers = ALL_LAYERS if options.n_gpu_layers < 0 else options.n_gpu_layers
         if on_progress is not None:
+
             @lib.llama_progress_callback
             def report(progress: float, user_data: ctypes.c_void_p) -> bool:
                 on_progress(float(progress))
                 return True
+
             h.callbacks.append(report)
             params.progress_callback = report
         mark = native.log_mark()
@@ -172,8 +201,9 @@ class Engine:
             return cls._context_params(lib, probe)
 
         n_vocab = int(lib.llama_vocab_n_tokens(h.vocab))
-        return choose_flash(key, FlashChoiceCache(cache_path),
-                            lambda: time_decode_paths(lib, h.model, probe_params, n_vocab))
+        return choose_flash(
+            key, FlashChoiceCache(cache_path), lambda: time_decode_paths(lib, h.model, probe_params, n_vocab)
+        )
 
     @staticmethod
     def _context_params(lib: Any, options: LoadOptions) -> Any:
@@ -188,7 +218,9 @@ class Engine:
         params.type_v = GGML_TYPE_IDS[options.type_v]
         params.swa_full = options.swa_full
         if options.flash_attn is not None:
-            params.flash_attn_type = lib.LLAMA_FLASH_ATTN_TYPE_ENABLED if options.flash_attn else lib.LLAMA_FLASH_ATTN_TYPE_DISABLED
+            params.flash_attn_type = (
+                lib.LLAMA_FLASH_ATTN_TYPE_ENABLED if options.flash_attn else lib.LLAMA_FLASH_ATTN_TYPE_DISABLED
+            )
         params.no_perf = False
         return params
 
@@ -297,9 +329,19 @@ class Engine:
         settings = settings.validated()
         bias = bias.validated(self.n_vocab)
         check_top_n(top_n)
-        return self._following_threads(run_generation(
-            self.context, self.vocabulary, prompt, settings, bias, top_n=top_n, should_stop=should_stop,
-            special=special, threads=self.threads))
+        return self._following_threads(
+            run_generation(
+                self.context,
+                self.vocabulary,
+                prompt,
+                settings,
+                bias,
+                top_n=top_n,
+                should_stop=should_stop,
+                special=special,
+                threads=self.threads,
+            )
+        )
 
     def _following_threads(self, events: Iterator[Event]) -> Iterator[Event]:
         """`events`, the arithmetic kept up with the thread counts they announce."""
@@ -311,9 +353,7 @@ class Engine:
                     self.arithmetic = self.arithmetic.with_threads(event)
                 yield event
 
-    def score(
-        self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None
-    ) -> Iterator[Event]:
+    def score(self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
         """Stream how probable the model finds each token of `text` (the author's own
         words): TokenScore per token, ScoreProgress per chunk, then ScoreDone. Leaves the
         text in the KV cache, so continuing it right after costs nothing more."""

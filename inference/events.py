@@ -159,8 +159,13 @@ class ThreadsChosen:
         return text
 
     def as_dict(self) -> dict[str, object]:
-        return {"n_threads": self.n_threads, "n_threads_batch": self.n_threads_batch, "threads_auto": self.auto,
-                "threads_reason": self.reason if self.auto else None, "cores": self.cores}
+        return {
+            "n_threads": self.n_threads,
+            "n_threads_batch": self.n_threads_batch,
+            "threads_auto": self.auto,
+            "threads_reason": self.reason if self.auto else None,
+            "cores": self.cores,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,5 +236,14 @@ class ScoreDone:
     """The cache after scoring: it holds the scored text (if cancelled, the chunks scored before)."""
 
 
-Event = (ContextTrimmed | PrefillProgress | PrefillDone | TokenEvent | ThreadsChosen | GenerationDone | TokenScore
-         | ScoreProgress | ScoreDone)
+Event = (
+    ContextTrimmed
+    | PrefillProgress
+    | PrefillDone
+    | TokenEvent
+    | ThreadsChosen
+    | GenerationDone
+    | TokenScore
+    | ScoreProgress
+    | ScoreDone
+)

@@ -76,7 +76,11 @@ class FlashChoiceCache:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("choices"), dict):
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != CACHE_VERSION
+            or not isinstance(data.get("choices"), dict)
+        ):
             return {}
         return data["choices"]
 
@@ -121,8 +125,15 @@ def choose_flash(key: str | None, cache: FlashChoiceCache | None, measure: Calla
     return timing.faster
 
 
-def time_decode_paths(lib: Any, model: Any, make_params: Callable[[bool], Any], n_vocab: int, *,
-                      steps: int = PROBE_STEPS, clock: Callable[[], float] = time.perf_counter) -> FlashTiming:
+def time_decode_paths(
+    lib: Any,
+    model: Any,
+    make_params: Callable[[bool], Any],
+    n_vocab: int,
+    *,
+    steps: int = PROBE_STEPS,
+    clock: Callable[[], float] = time.perf_counter,
+) -> FlashTiming:
     """Decode speed of `model` with flash attention on and off: two small contexts made by
     `make_params(flash)`, the same prompt in each, then single-token steps taken in turn."""
     contexts = {}
@@ -131,7 +142,11 @@ def time_decode_paths(lib: Any, model: Any, make_params: Callable[[bool], Any], 
             ctx = lib.llama_init_from_model(model, make_params(flash))
             if not ctx:
                 # A path llama.cpp cannot make is never the faster one.
-                return FlashTiming(on_ms=float("inf"), off_ms=0.0) if flash else FlashTiming(on_ms=0.0, off_ms=float("inf"))
+                return (
+                    FlashTiming(on_ms=float("inf"), off_ms=0.0)
+                    if flash
+                    else FlashTiming(on_ms=0.0, off_ms=float("inf"))
+                )
             contexts[flash] = ctx
         prompt = [1 + i % max(1, n_vocab - 1) for i in range(PROBE_PROMPT)]
         for ctx in contexts.values():

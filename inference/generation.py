@@ -28,7 +28,7 @@ def fit_to_context(tokens: list[int], n_ctx: int, max_tokens: int, bos_id: int |
         return tokens, 0
     keep_bos = bos_id is not None and tokens[:1] == [bos_id]
     head = tokens[:1] if keep_bos else []
-    tail = tokens[len(tokens) - (budget - len(head)):]
+    tail = tokens[len(tokens) - (budget - len(head)) :]
     return head + tail, len(tokens) - len(head) - len(tail)
 
 
@@ -36,14 +36,15 @@ def reuse_fresh(context: LlamaContext, tokens: Sequence[int]) -> Reuse:
     """For a fixed seed: keep the cache only as far as an evaluation of `tokens` from an empty cache left it
     (before the last token: a re-roll), else clear it; the rest is then evaluated as `continue` evaluates it."""
     head = tuple(tokens[:-1])
-    if context.fresh.covers(head) and context.cached_tokens[:len(head)] == head:
+    if context.fresh.covers(head) and context.cached_tokens[: len(head)] == head:
         return Reuse(context.trim(len(head)), "fresh")
     context.clear()
     return Reuse(0, "fresh")
 
 
-def decode_prompt(context: LlamaContext, pending: Sequence[int], should_stop: Callable[[], bool]
-                  ) -> Iterator[DecodedChunk]:
+def decode_prompt(
+    context: LlamaContext, pending: Sequence[int], should_stop: Callable[[], bool]
+) -> Iterator[DecodedChunk]:
     """Evaluate the uncached rest of a prompt, its last token alone: a re-roll, which evaluates only that
     token again, then computes what the first run computed (fresh_prefix.py). From an empty cache, what
     came before the last token is remembered for `reuse_fresh`."""
@@ -79,8 +80,9 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
             tokens = tokens[1:]  # the chat template wrote its own BOS
         if not tokens:
             tokens = [vocabulary.bos_id]
-        tokens, dropped = fit_to_context(tokens, context.n_ctx, settings.max_tokens,
-                                         vocabulary.bos_id if vocabulary.add_bos else None)
+        tokens, dropped = fit_to_context(
+            tokens, context.n_ctx, settings.max_tokens, vocabulary.bos_id if vocabulary.add_bos else None
+        )
         if dropped:
             yield ContextTrimmed(dropped_tokens=dropped, kept_tokens=len(tokens))
         token_bytes = vocabulary.token_bytes
@@ -92,6 +94,7 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
             # breaks, or none, and the model saw "resto.\n[Nota" where "resto.\n\n[Nota" was sent.
             def text(ids: Sequence[int]) -> str:
                 return b"".join(map(token_bytes, ids)).decode("utf-8", "replace").lstrip(" ")
+
             words = text(a)
             return words == text(b) and words.strip() != ""
 
@@ -113,9 +116,15 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                 yield PrefillProgress(done=reused + prefilled, total=len(tokens))
         cancelled = prefilled < len(pending)
         held = context.n_cached
-        yield PrefillDone(prompt_tokens=len(tokens), reused_tokens=reused, prefill_tokens=prefilled,
-                          prefill_ms=prefill_ms, kv_cache=context.kv_usage(), cache_reuse=reuse.how,
-                          shifted_tokens=reuse.shifted)
+        yield PrefillDone(
+            prompt_tokens=len(tokens),
+            reused_tokens=reused,
+            prefill_tokens=prefilled,
+            prefill_ms=prefill_ms,
+            kv_cache=context.kv_usage(),
+            cache_reuse=reuse.how,
+            shifted_tokens=reuse.shifted,
+        )
 
         bias_map = bias.resolve(vocabulary.byte_token_ids)
         seed = settings.resolved_seed()
@@ -168,9 +177,19 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                 text = completion.feed(piece)
                 pieces.append(text)
                 produced += 1
-                yield TokenEvent(index=produced - 1, id=token, text=text, p=p,
-                                 top=top, elapsed_ms=(last_token_at - started) * 1000.0,
-                                 kv_tokens=held, piece=piece, kept=did.kept, removed=did.removed, pushed=did.pushed)
+                yield TokenEvent(
+                    index=produced - 1,
+                    id=token,
+                    text=text,
+                    p=p,
+                    top=top,
+                    elapsed_ms=(last_token_at - started) * 1000.0,
+                    kv_tokens=held,
+                    piece=piece,
+                    kept=did.kept,
+                    removed=did.removed,
+                    pushed=did.pushed,
+                )
                 if completion.stopped:
                     reason = "stop"
                     break

@@ -204,8 +204,11 @@ def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) ->
     )
 
 
-def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | None = None,
-                       model_path: str | os.PathLike[str] | None = None) -> AdapterFacts:
+def read_adapter_facts(
+    path: str | os.PathLike[str],
+    model_architecture: str | None = None,
+    model_path: str | os.PathLike[str] | None = None,
+) -> AdapterFacts:
     """Validate a LoRA GGUF (and that it fits the model's architecture, and with
     `model_path` the model's tensors)."""
     path = Path(path)
@@ -214,15 +217,14 @@ def read_adapter_facts(path: str | os.PathLike[str], model_architecture: str | N
         raise ModelFileError(f"{path} is not a LoRA adapter (general.type is not 'adapter')")
     arch = str(header.get("general.architecture") or "")
     if model_architecture is not None and arch != model_architecture:
-        raise ModelFileError(
-            f"LoRA adapter {path} is for a '{arch}' model, but the model is '{model_architecture}'"
-        )
+        raise ModelFileError(f"LoRA adapter {path} is for a '{arch}' model, but the model is '{model_architecture}'")
     alpha = header.get("adapter.lora.alpha")
     if header.value_types.get("adapter.lora.alpha", FLOAT32) != FLOAT32:
         # llama.cpp reads it with gguf_get_val_f32, which aborts on any other type.
         shown = repr(str(alpha)[:40]) if alpha is not None else "a long array"
-        raise ModelFileError(f"LoRA adapter {path} has adapter.lora.alpha = {shown}; llama.cpp needs a 32-bit "
-                             "float there")
+        raise ModelFileError(
+            f"LoRA adapter {path} has adapter.lora.alpha = {shown}; llama.cpp needs a 32-bit float there"
+        )
     if damage := _rank_mismatch(header):
         raise ModelFileError(f"LoRA adapter {path} is damaged: {damage}")
     misfit = _tensor_misfit(header, _open(Path(model_path), "model")) if model_path is not None else None

@@ -46,8 +46,16 @@ _STRING, _ARRAY = 8, 9
 UINT32, FLOAT32 = 4, 6
 """The value types llama.cpp reads some keys as directly (gguf_get_val_u32, _f32), asserting the
 type: general.alignment, adapter.lora.alpha. Any other type there aborts the process."""
-REMOVED_TYPES = {4: "Q4_2", 5: "Q4_3", 31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8",
-                 36: "IQ4_NL_4_4", 37: "IQ4_NL_4_8", 38: "IQ4_NL_8_8"}
+REMOVED_TYPES = {
+    4: "Q4_2",
+    5: "Q4_3",
+    31: "Q4_0_4_4",
+    32: "Q4_0_4_8",
+    33: "Q4_0_8_8",
+    36: "IQ4_NL_4_4",
+    37: "IQ4_NL_4_8",
+    38: "IQ4_NL_8_8",
+}
 """Tensor types ggml once had and no longer loads (ggml.h keeps their numbers as comments)."""
 
 
@@ -118,7 +126,7 @@ class _Cursor:
         end = self.offset + length
         if end > len(self.buffer):
             raise ValueError(f"a {length:,}-byte string at byte {self.offset - 8:,} runs past the end of the file")
-        text = bytes(self.buffer[self.offset:end]).decode("utf-8", errors="replace")
+        text = bytes(self.buffer[self.offset : end]).decode("utf-8", errors="replace")
         self.offset = end
         return text
 
@@ -259,8 +267,9 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
         read_as = "; read big-endian, as its version field is written" if endian == ">" else ""
         raise ModelFileError(f"{path} has a truncated or corrupt GGUF header ({error}{read_as})") from None
     except (struct.error, OverflowError):  # the cursor bounds every read: kept in its words all the same
-        raise ModelFileError(f"{path} has a truncated or corrupt GGUF header (a field runs past the end "
-                             "of the file)") from None
+        raise ModelFileError(
+            f"{path} has a truncated or corrupt GGUF header (a field runs past the end of the file)"
+        ) from None
     alignment = _alignment(path, metadata, value_types)
     data_start = -(-cursor.offset // alignment) * alignment
     tensors = []
@@ -277,10 +286,13 @@ def _parse(path: Path, buffer: Any, size: int, whole_arrays: frozenset[str]) -> 
 def _alignment(path: Path, metadata: dict[str, Any], value_types: dict[str, int]) -> int:
     """general.alignment as llama.cpp takes it: a u32 (read by type, which asserts) and a power of two."""
     alignment = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
-    if "general.alignment" in value_types and (value_types["general.alignment"] != UINT32 or alignment <= 0
-                                               or alignment & (alignment - 1)):
-        raise ModelFileError(f"{path} has general.alignment = {alignment!r}; GGUF needs a power of two "
-                             "stored as a 32-bit unsigned integer")
+    if "general.alignment" in value_types and (
+        value_types["general.alignment"] != UINT32 or alignment <= 0 or alignment & (alignment - 1)
+    ):
+        raise ModelFileError(
+            f"{path} has general.alignment = {alignment!r}; GGUF needs a power of two "
+            "stored as a 32-bit unsigned integer"
+        )
     return alignment
 
 
@@ -297,8 +309,10 @@ def _check_layout(infos: list[tuple[str, int, int, int, tuple[int, ...]]], align
         if name in seen:
             raise ValueError(f"tensor {shown} is listed twice")
         if len(name.encode("utf-8", "replace")) >= MAX_NAME:
-            raise ValueError(f"tensor {shown} has a name of {len(name.encode('utf-8', 'replace'))} bytes; "
-                             f"llama.cpp takes at most {MAX_NAME - 1}")
+            raise ValueError(
+                f"tensor {shown} has a name of {len(name.encode('utf-8', 'replace'))} bytes; "
+                f"llama.cpp takes at most {MAX_NAME - 1}"
+            )
         seen.add(name)
         if type_code in REMOVED_TYPES:
             raise ValueError(f"tensor {shown} is of type {REMOVED_TYPES[type_code]}, which llama.cpp no longer reads")
@@ -310,15 +324,20 @@ def _check_layout(infos: list[tuple[str, int, int, int, tuple[int, ...]]], align
         if 0 in shape:
             raise ValueError(f"tensor {shown} has a dimension of 0 ({' x '.join(map(str, shape))})")
         if shape and shape[0] % block_size:
-            raise ValueError(f"tensor {shown} has rows of {shape[0]} values, not whole {kind.name} blocks "
-                             f"of {block_size}: its type is wrong")
+            raise ValueError(
+                f"tensor {shown} has rows of {shape[0]} values, not whole {kind.name} blocks "
+                f"of {block_size}: its type is wrong"
+            )
         if offset % alignment:
-            raise ValueError(f"tensor {shown} starts at data offset {offset:,}, not a multiple of the "
-                             f"file's alignment ({alignment})")
+            raise ValueError(
+                f"tensor {shown} starts at data offset {offset:,}, not a multiple of the file's alignment ({alignment})"
+            )
         if offset != expected:
             where = "inside the data of the tensors before it" if offset < expected else "after a gap"
-            raise ValueError(f"tensor {shown} starts at data offset {offset:,}, {where}: they end at {expected:,} "
-                             "(the type or shape of one of them, or this offset, is wrong)")
+            raise ValueError(
+                f"tensor {shown} starts at data offset {offset:,}, {where}: they end at {expected:,} "
+                "(the type or shape of one of them, or this offset, is wrong)"
+            )
         expected += -(-(n_elements // block_size * type_size) // alignment) * alignment
 
 

@@ -90,8 +90,13 @@ class IsolatedBackend:
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
-    def load(cls, options: LoadOptions, on_progress: Callable[[float], None] | None = None, *,
-             flash_cache: Path | None = None) -> "IsolatedBackend":
+    def load(
+        cls,
+        options: LoadOptions,
+        on_progress: Callable[[float], None] | None = None,
+        *,
+        flash_cache: Path | None = None,
+    ) -> "IsolatedBackend":
         """Start a child and load `options` in it; raises a ScriptoriumError with a one-line
         reason, ModelLoadError quoting llama.cpp if the child dies while loading."""
         options = options.validated()
@@ -151,8 +156,16 @@ class IsolatedBackend:
     def context_warning(self) -> str:
         return beyond_training(self.n_ctx, self.facts.context_length)
 
-    def generate(self, prompt: str, settings: SamplerSettings, bias: LogitBias, *, top_n: int = 10,
-                 should_stop: Callable[[], bool] | None = None, special: bool = False) -> Iterator[Event]:
+    def generate(
+        self,
+        prompt: str,
+        settings: SamplerSettings,
+        bias: LogitBias,
+        *,
+        top_n: int = 10,
+        should_stop: Callable[[], bool] | None = None,
+        special: bool = False,
+    ) -> Iterator[Event]:
         """Stream a continuation of `prompt` from the child; ends with GenerationDone.
         Bad settings raise here, at the call, as the Engine's do."""
         settings = settings.validated()

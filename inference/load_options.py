@@ -37,8 +37,10 @@ def beyond_training(n_ctx: int, training_context: int) -> str:
     """One line when a context of `n_ctx` tokens goes past what the model was trained on, else ''."""
     if not training_context or n_ctx <= training_context:
         return ""
-    return (f"the context ({n_ctx:,} tokens) exceeds the {training_context:,} the model was trained on: "
-            "past them its text drifts")
+    return (
+        f"the context ({n_ctx:,} tokens) exceeds the {training_context:,} the model was trained on: "
+        "past them its text drifts"
+    )
 
 
 def usable_cores() -> int:
@@ -96,4 +98,3 @@ class LoadOptions:
             if name not in CACHE_TYPES:
                 raise SettingsError(f"unknown KV-cache type '{name}' (choose from {', '.join(CACHE_TYPES)})")
         return self
-

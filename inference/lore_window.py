@@ -42,10 +42,10 @@ def scan_start(text: str, end: int, depth: int, count: Count) -> int:
     while True:
         low = max(0, end - reach)
         starts = _word_starts(text, low, end)
-        if low == 0 or count(text[starts[0]:end]) - empty > depth:
+        if low == 0 or count(text[starts[0] : end]) - empty > depth:
             break
         reach *= 4  # a text of long tokens: look further back
-    fits = bisect_left(range(len(starts)), True, key=lambda i: count(text[starts[i]:end]) - empty <= depth)
+    fits = bisect_left(range(len(starts)), True, key=lambda i: count(text[starts[i] : end]) - empty <= depth)
     return starts[fits] if fits < len(starts) else end
 
 

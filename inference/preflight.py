@@ -34,13 +34,17 @@ def check_model(path: Path, header: GGUFHeader, arch: str, n_layer: int) -> None
     """Raise ModelLoadError for a model llama.cpp would abort on, or load with figures no
     model has (heads of no width): each names the key."""
     if n_layer > LLAMA_MAX_LAYERS:
-        raise ModelLoadError(f"model {path} declares {n_layer} layers; llama.cpp supports at most "
-                             f"{LLAMA_MAX_LAYERS} (block_count is corrupt)")
+        raise ModelLoadError(
+            f"model {path} declares {n_layer} layers; llama.cpp supports at most "
+            f"{LLAMA_MAX_LAYERS} (block_count is corrupt)"
+        )
     _check_heads(path, header, arch, n_layer)
     scaling = header.get(f"{arch}.rope.scaling.type")
     if scaling is not None and scaling not in ROPE_SCALING_TYPES:
-        raise ModelLoadError(f"model {path} has {arch}.rope.scaling.type = {str(scaling)[:40]!r}; llama.cpp "
-                             f"knows {', '.join(ROPE_SCALING_TYPES[:-1])} and {ROPE_SCALING_TYPES[-1]}")
+        raise ModelLoadError(
+            f"model {path} has {arch}.rope.scaling.type = {str(scaling)[:40]!r}; llama.cpp "
+            f"knows {', '.join(ROPE_SCALING_TYPES[:-1])} and {ROPE_SCALING_TYPES[-1]}"
+        )
     _check_byte_tokens(path, header)
     for key, value in header.metadata.items():
         # layer_norm_rms_epsilon, layer_norm_epsilon...: the norms assert eps >= 0.
@@ -50,8 +54,10 @@ def check_model(path: Path, header: GGUFHeader, arch: str, n_layer: int) -> None
     texts = header.get(TOKEN_TEXTS)
     if texts is not None and len(set(texts)) != len(texts):
         first, second, text = _first_duplicate(texts)
-        raise ModelLoadError(f"model {path} has tokens {first} and {second} with the same text "
-                             f"{text.decode('utf-8', 'replace')!r}; llama.cpp needs every token text once")
+        raise ModelLoadError(
+            f"model {path} has tokens {first} and {second} with the same text "
+            f"{text.decode('utf-8', 'replace')!r}; llama.cpp needs every token text once"
+        )
 
 
 def _check_heads(path: Path, header: GGUFHeader, arch: str, n_layer: int) -> None:
@@ -65,13 +71,17 @@ def _check_heads(path: Path, header: GGUFHeader, arch: str, n_layer: int) -> Non
         if n_head and not n_kv:
             raise ModelLoadError(f"model {path} has {kv_key} = 0{where}; a layer with attention needs a KV head")
         if n_kv and (n_kv > n_head or n_head % n_kv):
-            raise ModelLoadError(f"model {path} has {kv_key} = {n_kv}{where} for {n_head} attention heads; "
-                                 "llama.cpp needs the heads to be a whole multiple of the KV heads")
+            raise ModelLoadError(
+                f"model {path} has {kv_key} = {n_kv}{where} for {n_head} attention heads; "
+                "llama.cpp needs the heads to be a whole multiple of the KV heads"
+            )
     n_embd = header.get(f"{arch}.embedding_length")
     widest = max(heads, default=0)
     if f"{arch}.attention.key_length" not in header.metadata and isinstance(n_embd, int) and widest > n_embd:
-        raise ModelLoadError(f"model {path} has {heads_key} = {widest:,}, more than its embedding_length "
-                             f"{n_embd:,}: its heads would have no width")
+        raise ModelLoadError(
+            f"model {path} has {heads_key} = {widest:,}, more than its embedding_length "
+            f"{n_embd:,}: its heads would have no width"
+        )
 
 
 def _per_layer(value: object, n_layer: int) -> tuple[int, ...]:
@@ -93,16 +103,20 @@ def _check_byte_tokens(path: Path, header: GGUFHeader) -> None:
         return
     tokenizer = header.get("tokenizer.ggml.model")
     if tokenizer == WORDPIECE:
-        raise ModelLoadError(f"model {path} has tokenizer.ggml.model = {WORDPIECE!r} and {len(byte_ids):,} byte "
-                             f"tokens (from id {byte_ids[0]}); llama.cpp's WordPiece tokenizer aborts on byte tokens")
+        raise ModelLoadError(
+            f"model {path} has tokenizer.ggml.model = {WORDPIECE!r} and {len(byte_ids):,} byte "
+            f"tokens (from id {byte_ids[0]}); llama.cpp's WordPiece tokenizer aborts on byte tokens"
+        )
     if texts is None:
         return
     for token in byte_ids:
         text = texts[token] if token < len(texts) else b""
         if not isinstance(text, bytes) or not BYTE_TOKEN_TEXT.fullmatch(text):
             shown = text[:20].decode("utf-8", "replace") if isinstance(text, bytes) else str(text)[:20]
-            raise ModelLoadError(f"model {path} marks token {token} as a byte token ({TOKEN_TYPES} {TOKEN_TYPE_BYTE}), "
-                                 f"but its text {shown!r} is not <0xNN>: llama.cpp cannot read its byte")
+            raise ModelLoadError(
+                f"model {path} marks token {token} as a byte token ({TOKEN_TYPES} {TOKEN_TYPE_BYTE}), "
+                f"but its text {shown!r} is not <0xNN>: llama.cpp cannot read its byte"
+            )
 
 
 def _finite_non_negative(value: object) -> bool:

@@ -22,12 +22,24 @@ from .errors import ModelFileError, ScriptoriumError
 QUANT_TYPES: dict[str, int] = {
     # llama.h's llama_ftype for the types people use; the K-quants' rows must be
     # multiples of 256 (llama.cpp falls back to an older type for a tensor whose are not).
-    "F32": 0, "F16": 1, "BF16": 32,
+    "F32": 0,
+    "F16": 1,
+    "BF16": 32,
     "Q8_0": 7,
     "Q6_K": 18,
-    "Q5_K_M": 17, "Q5_K_S": 16, "Q5_0": 8, "Q5_1": 9,
-    "Q4_K_M": 15, "Q4_K_S": 14, "Q4_0": 2, "Q4_1": 3, "IQ4_NL": 25, "IQ4_XS": 30,
-    "Q3_K_L": 13, "Q3_K_M": 12, "Q3_K_S": 11,
+    "Q5_K_M": 17,
+    "Q5_K_S": 16,
+    "Q5_0": 8,
+    "Q5_1": 9,
+    "Q4_K_M": 15,
+    "Q4_K_S": 14,
+    "Q4_0": 2,
+    "Q4_1": 3,
+    "IQ4_NL": 25,
+    "IQ4_XS": 30,
+    "Q3_K_L": 13,
+    "Q3_K_M": 12,
+    "Q3_K_S": 11,
     "Q2_K": 10,
 }
 _TENSOR_LINE = re.compile(r"\[\s*(\d+)/\s*(\d+)\]")
@@ -66,8 +78,15 @@ def default_output(input_path: Path, type_name: str) -> Path:
     return input_path.with_name(f"{input_path.stem}-{type_name.upper()}.gguf")
 
 
-def quantize(input_path: Path, type_name: str, output_path: Path | None = None, *, dry_run: bool = False,
-             threads: int = 0, on_progress: Callable[[int, int], None] | None = None) -> QuantizeResult:
+def quantize(
+    input_path: Path,
+    type_name: str,
+    output_path: Path | None = None,
+    *,
+    dry_run: bool = False,
+    threads: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> QuantizeResult:
     """Quantize `input_path` to `type_name`, writing `output_path` (atomically: a partial
     file is never left under that name). Raises a ScriptoriumError with one line."""
     from .gguf_file import read_model_facts
@@ -115,8 +134,9 @@ def quantize(input_path: Path, type_name: str, output_path: Path | None = None, 
     else:
         os.replace(partial, output_path)
         size = output_path.stat().st_size
-    return QuantizeResult(input_path, output_path, type_name, facts.file_size, size, dry_run,
-                          time.perf_counter() - started, warnings)
+    return QuantizeResult(
+        input_path, output_path, type_name, facts.file_size, size, dry_run, time.perf_counter() - started, warnings
+    )
 
 
 def _check_output(input_path: Path, output_path: Path) -> None:

@@ -38,8 +38,10 @@ from .load_options import LoadOptions, beyond_training
 from .remote_http import RequestRejected, ServerChanged, ServerClient, ServerError, Timeouts
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
 
-SCORING_UNAVAILABLE = ("scoring the draft is not available with a llama-server: it needs the probabilities at "
-                       "every position of the text, and llama-server returns them only for the tokens it generates")
+SCORING_UNAVAILABLE = (
+    "scoring the draft is not available with a llama-server: it needs the probabilities at "
+    "every position of the text, and llama-server returns them only for the tokens it generates"
+)
 UNKNOWN = "unknown"
 CHATML_START = "<|im_start|>"
 
@@ -47,9 +49,20 @@ CHATML_START = "<|im_start|>"
 class RemoteBackend:
     """A model served by llama-server at `client.url`. Requests take turns, like the local engine's."""
 
-    def __init__(self, client: ServerClient, options: LoadOptions, facts: ModelFacts, *, n_ctx: int, n_vocab: int,
-                 byte_token_ids: tuple[int, ...], adapters: list[dict[str, Any]], server_fields: frozenset[str],
-                 build: str, kv_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        client: ServerClient,
+        options: LoadOptions,
+        facts: ModelFacts,
+        *,
+        n_ctx: int,
+        n_vocab: int,
+        byte_token_ids: tuple[int, ...],
+        adapters: list[dict[str, Any]],
+        server_fields: frozenset[str],
+        build: str,
+        kv_tokens: int | None = None,
+    ) -> None:
         self.client = client
         self.options = options
         self.facts = facts
@@ -72,8 +85,11 @@ class RemoteBackend:
         self.origin = f"llama-server {build} at {client.url}"
         self.arithmetic = None  # a server reports neither its attention path nor its KV types
         self.tokenizer_name = "llama.cpp (server)"  # short: the side panel cut a longer one
-        self.tokenizer_note = (f"the server tokenizes with llama.cpp; {options.spm_path.name} is not used"
-                               if options.spm_path is not None else "")
+        self.tokenizer_note = (
+            f"the server tokenizes with llama.cpp; {options.spm_path.name} is not used"
+            if options.spm_path is not None
+            else ""
+        )
         """Why a SentencePiece model named with --spm (or the config's) is not used."""
         self.tokenizer_warning = self.tokenizer_note
         self.kv_tokens = kv_tokens
@@ -86,8 +102,13 @@ class RemoteBackend:
 
     # ---- connecting ------------------------------------------------------------------------
     @classmethod
-    def connect(cls, url: str, options: LoadOptions, on_progress: Callable[[float], None] | None = None,
-                timeouts: Timeouts = Timeouts()) -> "RemoteBackend":
+    def connect(
+        cls,
+        url: str,
+        options: LoadOptions,
+        on_progress: Callable[[float], None] | None = None,
+        timeouts: Timeouts = Timeouts(),
+    ) -> "RemoteBackend":
         """Ask the server at `url` what it serves; ServerError (one line) when it cannot be used."""
         progress = on_progress or (lambda fraction: None)
         client = ServerClient(url, timeouts)
@@ -99,8 +120,10 @@ class RemoteBackend:
             props = client.get("/props")
             if isinstance(props, dict) and props.get("role") == "router":
                 # Started with --models-dir, it serves several models, each request naming one.
-                raise ServerError(f"llama-server at {client.url} is a router of several models (--models-dir): "
-                                  "scriptorium writes with one model, so start llama-server with --model FILE")
+                raise ServerError(
+                    f"llama-server at {client.url} is a router of several models (--models-dir): "
+                    "scriptorium writes with one model, so start llama-server with --model FILE"
+                )
             settings = props.get("default_generation_settings") if isinstance(props, dict) else None
             if not isinstance(settings, dict) or "n_ctx" not in settings:
                 raise ServerError(f"{client.url} answers, but not as a llama-server (its /props has no n_ctx)")
@@ -118,11 +141,16 @@ class RemoteBackend:
                 slots = None
             facts = _facts(props, meta, byte_ids, _own_chat_template(client, props))
             backend = cls(
-                client, replace(options, n_ctx=int(settings["n_ctx"]), lora_path=None, model_path=facts.path), facts,
-                n_ctx=int(settings["n_ctx"]), n_vocab=n_vocab, byte_token_ids=byte_ids,
+                client,
+                replace(options, n_ctx=int(settings["n_ctx"]), lora_path=None, model_path=facts.path),
+                facts,
+                n_ctx=int(settings["n_ctx"]),
+                n_vocab=n_vocab,
+                byte_token_ids=byte_ids,
                 adapters=[a for a in adapters or [] if isinstance(a, dict) and "id" in a],
                 server_fields=frozenset(settings.get("params", {})),
-                build=str(props.get("build_info") or UNKNOWN), kv_tokens=_slot_tokens(slots),
+                build=str(props.get("build_info") or UNKNOWN),
+                kv_tokens=_slot_tokens(slots),
             )
             backend.bos_text = str(props.get("bos_token") or "")
             backend.served_model = _model_identity(props)
@@ -144,17 +172,23 @@ class RemoteBackend:
         # The file's name, not its folder: replicas behind a load balancer may keep the same
         # model in different places, and each would otherwise read as a restart.
         if (name, n_ctx) != (self.facts.path.name, self.n_ctx):
-            raise ServerChanged(f"llama-server at {self.client.url} now serves {name} with a context of {n_ctx}, "
-                                f"not {self.facts.path.name} with {self.n_ctx}: it restarted")
+            raise ServerChanged(
+                f"llama-server at {self.client.url} now serves {name} with a context of {n_ctx}, "
+                f"not {self.facts.path.name} with {self.n_ctx}: it restarted"
+            )
         if self.served_model and _model_identity(props) != self.served_model:
             # Converted again to the same path on the server's machine: its tokens may be others now.
-            raise ServerChanged(f"llama-server at {self.client.url} now serves another {name} (its file type, "
-                                "special tokens or chat template differ): it restarted")
+            raise ServerChanged(
+                f"llama-server at {self.client.url} now serves another {name} (its file type, "
+                "special tokens or chat template differ): it restarted"
+            )
         # /props does not list the adapters (--lora): one more small request, never one per token.
         adapters = _adapter_names(self.client.get("/lora-adapters"))
         if adapters != _adapter_names(self._adapters):
-            raise ServerChanged(f"llama-server at {self.client.url} now applies the LoRA adapters "
-                                f"{_listed(adapters)}, not {_listed(_adapter_names(self._adapters))}: it restarted")
+            raise ServerChanged(
+                f"llama-server at {self.client.url} now applies the LoRA adapters "
+                f"{_listed(adapters)}, not {_listed(_adapter_names(self._adapters))}: it restarted"
+            )
 
     # ---- the Backend protocol -----------------------------------------------------------------
     def set_lora_scale(self, scale: float) -> None:
@@ -167,23 +201,35 @@ class RemoteBackend:
     def lora_request(self) -> list[dict[str, Any]]:
         """`lora` for a request: the first adapter at this backend's scale, the others at the
         server's (a request's list replaces the server's scales; unlisted adapters get 0)."""
-        return [{"id": a["id"], "scale": self.lora_scale if index == 0 else float(a.get("scale", 0.0))}
-                for index, a in enumerate(self._adapters)]
+        return [
+            {"id": a["id"], "scale": self.lora_scale if index == 0 else float(a.get("scale", 0.0))}
+            for index, a in enumerate(self._adapters)
+        ]
 
     def kv_usage(self) -> KVCacheUsage:
-        return KVCacheUsage(tokens=self.kv_tokens, n_ctx=self.n_ctx, bytes_allocated=None, bytes_used=None,
-                            bytes_per_token=None)
+        return KVCacheUsage(
+            tokens=self.kv_tokens, n_ctx=self.n_ctx, bytes_allocated=None, bytes_used=None, bytes_per_token=None
+        )
 
-    def generate(self, prompt: str, settings: SamplerSettings, bias: LogitBias, *, top_n: int = 10,
-                 should_stop: Callable[[], bool] | None = None, special: bool = False) -> Iterator[Event]:
+    def generate(
+        self,
+        prompt: str,
+        settings: SamplerSettings,
+        bias: LogitBias,
+        *,
+        top_n: int = 10,
+        should_stop: Callable[[], bool] | None = None,
+        special: bool = False,
+    ) -> Iterator[Event]:
         from .remote_stream import run_remote_generation
 
         settings = settings.validated()
         bias = bias.validated(self.n_vocab)
         if top_n < 0:
             raise SettingsError(f"top must be 0 or more, not {top_n}")
-        return run_remote_generation(self, prompt, settings, bias, top_n=top_n, should_stop=should_stop,
-                                     special=special)
+        return run_remote_generation(
+            self, prompt, settings, bias, top_n=top_n, should_stop=should_stop, special=special
+        )
 
     def score(self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
         raise ScriptoriumError(SCORING_UNAVAILABLE)
@@ -267,8 +313,9 @@ def _slot_tokens(slots: Any) -> int | None:
 
 def _adapter_facts(adapter: dict[str, Any], model: ModelFacts) -> AdapterFacts:
     """An adapter /lora-adapters lists: its path on the server's machine, nothing more known."""
-    return AdapterFacts(path=Path(str(adapter.get("path", ""))), architecture=model.architecture, alpha=None,
-                        file_size=0)
+    return AdapterFacts(
+        path=Path(str(adapter.get("path", ""))), architecture=model.architecture, alpha=None, file_size=0
+    )
 
 
 def _adapter_names(adapters: Any) -> tuple[tuple[int, str], ...]:
@@ -299,8 +346,9 @@ def _own_chat_template(client: ServerClient, props: dict[str, Any]) -> bool:
     return isinstance(answer, dict) and len(answer.get("tokens") or ()) == 1
 
 
-def _facts(props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...],
-           own_chat_template: bool) -> ModelFacts:
+def _facts(
+    props: dict[str, Any], meta: dict[str, Any], byte_ids: tuple[int, ...], own_chat_template: bool
+) -> ModelFacts:
     """What the server says about its model. The shape (layers, heads) it does not report:
     zero there means unknown, and the Model panel shows the server instead."""
     path = Path(str(props.get("model_path") or "model.gguf"))

@@ -122,8 +122,10 @@ def _default_port_hint(url: str, reason: str) -> str:
     if parts.port is not None or "refused" not in reason.lower():
         return ""
     with_port = urlunsplit(parts._replace(netloc=f"{parts.netloc}:{LLAMA_SERVER_PORT}"))
-    return (f": the URL gives no port, so {parts.scheme}'s own ({80 if parts.scheme == 'http' else 443}) was tried;"
-            f" llama-server listens on {LLAMA_SERVER_PORT} unless started with --port: try {with_port}")
+    return (
+        f": the URL gives no port, so {parts.scheme}'s own ({80 if parts.scheme == 'http' else 443}) was tried;"
+        f" llama-server listens on {LLAMA_SERVER_PORT} unless started with --port: try {with_port}"
+    )
 
 
 def _without_credentials(url: str) -> str:
@@ -179,8 +181,9 @@ class ServerClient:
             raise self._rejection(response.status_code, response.text, path)
         return self._json(response.text, path)
 
-    def stream(self, path: str, body: dict[str, Any],
-               should_stop: Callable[[], bool] = lambda: False) -> Iterator[dict[str, Any]]:
+    def stream(
+        self, path: str, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False
+    ) -> Iterator[dict[str, Any]]:
         """The `data:` objects of a server-sent-event response, as they arrive; it ends early,
         dropping the connection, once `should_stop()` says so, even while the server is silent
         (a long prefill sends nothing; a hung server or a lost link may never send again)."""
@@ -214,8 +217,9 @@ class ServerClient:
             for response in responses:
                 _hang_up(response)
 
-    def _chunks(self, path: str, body: dict[str, Any], responses: list[Any],
-                closed: threading.Event) -> Iterator[dict[str, Any]]:
+    def _chunks(
+        self, path: str, body: dict[str, Any], responses: list[Any], closed: threading.Event
+    ) -> Iterator[dict[str, Any]]:
         try:
             with self._client.stream("POST", path, json=body) as response:
                 responses.append(response)
@@ -226,10 +230,10 @@ class ServerClient:
                     raise self._rejection(response.status_code, response.text, path)
                 for line in response.iter_lines():
                     if line.startswith("error:"):
-                        raise self._rejection(500, line[len("error:"):], path)
+                        raise self._rejection(500, line[len("error:") :], path)
                     if not line.startswith("data:"):
                         continue
-                    payload = line[len("data:"):].strip()
+                    payload = line[len("data:") :].strip()
                     if payload == "[DONE]":
                         return
                     chunk = self._json(payload, path)
@@ -246,8 +250,9 @@ class ServerClient:
         try:
             answer = json.loads(text)
         except ValueError:
-            raise ServerError(f"{self.url} answered {path} with something that is not JSON: "
-                              "is it a llama-server?") from None
+            raise ServerError(
+                f"{self.url} answered {path} with something that is not JSON: is it a llama-server?"
+            ) from None
         try:
             return checked_answer(path, answer)
         except AnswerMismatch as mismatch:
@@ -258,23 +263,31 @@ class ServerClient:
         # llama-server speaks plain HTTP unless built with SSL and given a certificate: an
         # https:// URL to it waits for a TLS answer that never comes (a timeout), or reads
         # HTTP as TLS (an SSL error). Both look like a network fault unless said.
-        plain = f"try {'http' + self.url[len('https'):]}" if self._tls() else ""
+        plain = f"try {'http' + self.url[len('https') :]}" if self._tls() else ""
         if isinstance(error, httpx.ConnectTimeout):
             causes = "wrong address, or a firewall" + (f", or it speaks plain HTTP: {plain}" if plain else "")
-            return ServerUnreachable(f"llama-server at {self.url} did not answer within "
-                                     f"{self._client.timeout.connect:g} s ({causes})")
+            return ServerUnreachable(
+                f"llama-server at {self.url} did not answer within {self._client.timeout.connect:g} s ({causes})"
+            )
         if isinstance(error, httpx.ConnectError) and plain and _ssl_failure(error):
-            return ServerError(f"llama-server at {self.url} does not answer in TLS ({_reason(error)}): "
-                               f"it speaks plain HTTP? {plain}")
+            return ServerError(
+                f"llama-server at {self.url} does not answer in TLS ({_reason(error)}): it speaks plain HTTP? {plain}"
+            )
         if isinstance(error, httpx.ConnectError):
-            return ServerUnreachable(f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})"
-                                     + _default_port_hint(self.url, _reason(error)))
+            return ServerUnreachable(
+                f"cannot reach llama-server at {self.url} (is it running? {_reason(error)})"
+                + _default_port_hint(self.url, _reason(error))
+            )
         if isinstance(error, httpx.ReadTimeout):
-            return ServerError(f"llama-server at {self.url} went silent for "
-                               f"{waited if waited is not None else self._client.timeout.read:g} s")
+            return ServerError(
+                f"llama-server at {self.url} went silent for "
+                f"{waited if waited is not None else self._client.timeout.read:g} s"
+            )
         if during_stream and isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError)):
-            return ServerError(f"llama-server at {self.url} closed the connection mid-generation "
-                               "(did it restart?); the text so far is kept")
+            return ServerError(
+                f"llama-server at {self.url} closed the connection mid-generation "
+                "(did it restart?); the text so far is kept"
+            )
         return ServerError(f"llama-server at {self.url}: {type(error).__name__}: {_reason(error)}")
 
     def _tls(self) -> bool:
@@ -290,17 +303,21 @@ class ServerClient:
         if error.get("type") == "exceed_context_size_error":
             n_prompt, n_ctx = error.get("n_prompt_tokens"), error.get("n_ctx")
             sizes = f" ({n_prompt} tokens, context {n_ctx})" if n_prompt and n_ctx else ""
-            return ContextExceeded(f"the prompt is longer than llama-server's context{sizes}: "
-                                   "start the server with a larger --ctx-size, or shorten the text")
+            return ContextExceeded(
+                f"the prompt is longer than llama-server's context{sizes}: "
+                "start the server with a larger --ctx-size, or shorten the text"
+            )
         if status == 401:
-            return ServerError(f"llama-server at {self.url} wants an API key (it was started with --api-key): "
-                               + (f"the one in {API_KEY_VARIABLE} is not it" if self._has_key
-                                  else f"set {API_KEY_VARIABLE} to it"))
+            return ServerError(
+                f"llama-server at {self.url} wants an API key (it was started with --api-key): "
+                + (f"the one in {API_KEY_VARIABLE} is not it" if self._has_key else f"set {API_KEY_VARIABLE} to it")
+            )
         if status == 404 and (root := _root_of(self.url)) != self.url:
             # llama-server answers only at its root: a route pasted into --server
             # (/v1, /completion) makes every request a 404 that names no fix.
-            return ServerError(f"{self.url} has no {path}: --server takes the server's address "
-                               f"without a route, try {root}")
+            return ServerError(
+                f"{self.url} has no {path}: --server takes the server's address without a route, try {root}"
+            )
         if status == 404 and not error:
             return ServerError(f"{self.url} has no {path}: it is not a llama-server")
         first_line = text.strip().splitlines()[0] if text.strip() else ""

@@ -47,7 +47,7 @@ def _shown(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except ValueError:  # NaN is not JSON: say it as the server wrote it
         text = repr(value)
-    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…"
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
 def _is_whole(value: Any) -> bool:
@@ -63,8 +63,9 @@ class Whole:
 
     def checked(self, value: Any, where: str) -> int:
         if not _is_whole(value) or value < self.minimum or (self.maximum is not None and value > self.maximum):
-            span = (f"from {self.minimum} to {self.maximum}" if self.maximum is not None
-                    else f"of {self.minimum} or more")
+            span = (
+                f"from {self.minimum} to {self.maximum}" if self.maximum is not None else f"of {self.minimum} or more"
+            )
             raise AnswerMismatch(where, value, f"a whole number {span}")
         return value
 
@@ -78,8 +79,11 @@ class Number:
     meaning: str = "a finite number"
 
     def checked(self, value: Any, where: str) -> float:
-        if not (_is_whole(value) or isinstance(value, float)) or not math.isfinite(value) \
-                or not self.minimum <= value <= self.maximum:
+        if (
+            not (_is_whole(value) or isinstance(value, float))
+            or not math.isfinite(value)
+            or not self.minimum <= value <= self.maximum
+        ):
             raise AnswerMismatch(where, value, self.meaning)
         return value
 
@@ -182,36 +186,74 @@ LOG_PROBABILITY = Number(maximum=0.01, meaning="a log-probability (a finite numb
 DURATION = Number(minimum=0.0, meaning="a finite number of 0 or more")
 TOKEN_ID = Whole(0)
 CANDIDATE = Record({"id": TOKEN_ID, "bytes": BYTES, "logprob": LOG_PROBABILITY}, frozenset({"id"}))
-GENERATED = Record({"id": TOKEN_ID, "bytes": BYTES, "logprob": LOG_PROBABILITY,
-                    "top_logprobs": ListOf(CANDIDATE)}, frozenset({"id"}))
+GENERATED = Record(
+    {"id": TOKEN_ID, "bytes": BYTES, "logprob": LOG_PROBABILITY, "top_logprobs": ListOf(CANDIDATE)}, frozenset({"id"})
+)
 
 ROUTES: dict[str, Shape] = {
     "/health": Anything(),
-    "/props": Unless("role", "router", Record({
-        "default_generation_settings": Record({"n_ctx": Whole(1), "params": Record()}),
-        "total_slots": Whole(1),
-        "endpoint_slots": Flag(),
-    })),
-    "/v1/models": Record({"data": ListOf(Record({"meta": Record({
-        "n_vocab": Whole(1), "n_params": Whole(0), "size": Whole(0), "n_ctx_train": Whole(0), "n_embd": Whole(0),
-    })}))}),
+    "/props": Unless(
+        "role",
+        "router",
+        Record(
+            {
+                "default_generation_settings": Record({"n_ctx": Whole(1), "params": Record()}),
+                "total_slots": Whole(1),
+                "endpoint_slots": Flag(),
+            }
+        ),
+    ),
+    "/v1/models": Record(
+        {
+            "data": ListOf(
+                Record(
+                    {
+                        "meta": Record(
+                            {
+                                "n_vocab": Whole(1),
+                                "n_params": Whole(0),
+                                "size": Whole(0),
+                                "n_ctx_train": Whole(0),
+                                "n_embd": Whole(0),
+                            }
+                        )
+                    }
+                )
+            )
+        }
+    ),
     "/lora-adapters": ListOf(Record({"id": Whole(0), "scale": Number()}, frozenset({"id"}))),
     "/slots": ListOf(Record({"n_prompt_tokens": Whole(0)})),
-    "/tokenize": Record({"tokens": ListOf(Either(
-        (TOKEN_ID, Record({"id": TOKEN_ID, "piece": Either((Text(), BYTES), "text or a list of byte values")},
-                          frozenset({"id"}))),
-        "a token id (a whole number of 0 or more), or an object with one"))}),
+    "/tokenize": Record(
+        {
+            "tokens": ListOf(
+                Either(
+                    (
+                        TOKEN_ID,
+                        Record(
+                            {"id": TOKEN_ID, "piece": Either((Text(), BYTES), "text or a list of byte values")},
+                            frozenset({"id"}),
+                        ),
+                    ),
+                    "a token id (a whole number of 0 or more), or an object with one",
+                )
+            )
+        }
+    ),
     "/detokenize": Record({"content": Text()}),
     "/apply-template": Record({"prompt": Text()}),
-    "/completion": Record({
-        "completion_probabilities": ListOf(GENERATED),
-        "tokens_predicted": Whole(0),
-        "stop": Flag(),
-        "prompt_progress": Record({"processed": Whole(0), "total": Whole(0)}),
-        "timings": Record({name: DURATION for name in (
-            "prompt_ms", "predicted_ms", "prompt_per_second", "predicted_per_second")}
-            | {"cache_n": Whole(0), "prompt_n": Whole(0)}),
-    }),
+    "/completion": Record(
+        {
+            "completion_probabilities": ListOf(GENERATED),
+            "tokens_predicted": Whole(0),
+            "stop": Flag(),
+            "prompt_progress": Record({"processed": Whole(0), "total": Whole(0)}),
+            "timings": Record(
+                {name: DURATION for name in ("prompt_ms", "predicted_ms", "prompt_per_second", "predicted_per_second")}
+                | {"cache_n": Whole(0), "prompt_n": Whole(0)}
+            ),
+        }
+    ),
 }
 """Each route the backend asks, and the shape of its answer (for /completion, of each
 streamed chunk)."""

@@ -44,6 +44,7 @@ class ServedModel(Protocol):
 
     def kv_usage(self) -> KVCacheUsage: ...
 
+
 # SamplerSettings field -> llama-server's request field; each is checked against the
 # fields the server's build lists in /props, so a setting it lacks is refused, not ignored.
 # `logit_bias` is not in that list (/props leaves it out) but belongs to /completion in
@@ -86,8 +87,11 @@ _DEFAULTS = SamplerSettings()
 
 def sampler_fields(settings: SamplerSettings) -> dict[str, Any]:
     """The sampler settings as llama-server's request fields, the chain's order included."""
-    values = {field: getattr(settings, name) for name, field in {**SERVER_FIELDS, **LATER_SERVER_FIELDS}.items()
-              if name not in ("seed", "max_tokens")}
+    values = {
+        field: getattr(settings, name)
+        for name, field in {**SERVER_FIELDS, **LATER_SERVER_FIELDS}.items()
+        if name not in ("seed", "max_tokens")
+    }
     values["samplers"] = list(settings.samplers)
     # Not in the fields /props lists (as `logit_bias`), but read by /completion in every build with DRY.
     values["dry_sequence_breakers"] = list(settings.dry_sequence_breakers)
@@ -103,13 +107,17 @@ def missing_fields(settings: SamplerSettings, known: frozenset[str]) -> list[str
     """The settings this server's build has no field for: each of the first samplers', and
     each later one that acts."""
     missing = [name for name, field in SERVER_FIELDS.items() if field not in known]
-    missing += [name for name, field in LATER_SERVER_FIELDS.items()
-                if field not in known and getattr(settings, name) != getattr(_DEFAULTS, name)]
+    missing += [
+        name
+        for name, field in LATER_SERVER_FIELDS.items()
+        if field not in known and getattr(settings, name) != getattr(_DEFAULTS, name)
+    ]
     return missing
 
 
-def request_body(backend: ServedModel, tokens: list[int], settings: SamplerSettings, bias: LogitBias,
-                 top_n: int, seed: int) -> dict[str, Any]:
+def request_body(
+    backend: ServedModel, tokens: list[int], settings: SamplerSettings, bias: LogitBias, top_n: int, seed: int
+) -> dict[str, Any]:
     missing = missing_fields(settings, backend.server_fields)
     if missing and backend.server_fields:
         raise SettingsError(f"llama-server {backend.build} has no {', '.join(missing)}: not available remotely")
@@ -143,8 +151,16 @@ def _tokenize(backend: ServedModel, prompt: str, special: bool) -> list[int]:
     return tokens
 
 
-def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSettings, bias: LogitBias, *,
-                          top_n: int, should_stop: Callable[[], bool] | None, special: bool) -> Iterator[Event]:
+def run_remote_generation(
+    backend: ServedModel,
+    prompt: str,
+    settings: SamplerSettings,
+    bias: LogitBias,
+    *,
+    top_n: int,
+    should_stop: Callable[[], bool] | None,
+    special: bool,
+) -> Iterator[Event]:
     """How llama-server streams shapes this loop (tools/server/server-context.cpp, process_token):
 
     - a token that leaves a UTF-8 character unfinished is sent with no chunk at all; the
@@ -180,10 +196,16 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
         piece = bytes(entry.get("bytes") or ())
         text = completion.feed(piece)
         pieces.append(text)
-        return TokenEvent(index=index, id=int(entry["id"]), text=text, p=_probability(entry.get("logprob")),
-                          top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
-                          elapsed_ms=(time.perf_counter() - started) * 1000.0, kv_tokens=len(tokens) + index,
-                          piece=piece)
+        return TokenEvent(
+            index=index,
+            id=int(entry["id"]),
+            text=text,
+            p=_probability(entry.get("logprob")),
+            top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            kv_tokens=len(tokens) + index,
+            piece=piece,
+        )
 
     with closing(backend.client.stream("/completion", body, stop_requested)) as chunks:
         for chunk in chunks:
@@ -194,9 +216,13 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
             if not prefill_done and (chunk.get("completion_probabilities") or chunk.get("stop")):
                 prefill_done = True
                 reused = int(timings.get("cache_n", 0))
-                yield PrefillDone(prompt_tokens=len(tokens), reused_tokens=reused,
-                                  prefill_tokens=int(timings.get("prompt_n", len(tokens) - reused)),
-                                  prefill_ms=float(timings.get("prompt_ms", 0.0)), kv_cache=usage(len(tokens)))
+                yield PrefillDone(
+                    prompt_tokens=len(tokens),
+                    reused_tokens=reused,
+                    prefill_tokens=int(timings.get("prompt_n", len(tokens) - reused)),
+                    prefill_ms=float(timings.get("prompt_ms", 0.0)),
+                    kv_cache=usage(len(tokens)),
+                )
             for entry in chunk.get("completion_probabilities") or ():
                 index = int(chunk.get("tokens_predicted") or emitted + 1) - 1
                 token = event(entry, index)
@@ -215,8 +241,10 @@ def run_remote_generation(backend: ServedModel, prompt: str, settings: SamplerSe
     # The stream itself ends at a stop (ServerClient.stream), dropping the connection.
     cancelled = final is None and not completion.stopped and stop_requested()
     if final is None and not completion.stopped and not cancelled:
-        raise ServerError(f"llama-server at {backend.client.url} ended the stream before the generation finished; "
-                          "the text so far is kept")
+        raise ServerError(
+            f"llama-server at {backend.client.url} ended the stream before the generation finished; "
+            "the text so far is kept"
+        )
     reason = "cancelled"
     if completion.stopped:
         reason = "stop"
@@ -262,11 +290,18 @@ def _probability(logprob: Any) -> float:
     return math.exp(float(logprob)) if logprob is not None else 0.0
 
 
-def _candidates(entries: Any, top_n: int, bias_map: dict[int, float], byte_ids: frozenset[int]
-                ) -> tuple[Candidate, ...]:
-    return tuple(Candidate(int(e["id"]), _label(int(e["id"]), bytes(e.get("bytes") or ()), byte_ids),
-                           _probability(e.get("logprob")), bias_map.get(int(e["id"]), 0.0) <= BAN)
-                 for e in list(entries)[:top_n])
+def _candidates(
+    entries: Any, top_n: int, bias_map: dict[int, float], byte_ids: frozenset[int]
+) -> tuple[Candidate, ...]:
+    return tuple(
+        Candidate(
+            int(e["id"]),
+            _label(int(e["id"]), bytes(e.get("bytes") or ()), byte_ids),
+            _probability(e.get("logprob")),
+            bias_map.get(int(e["id"]), 0.0) <= BAN,
+        )
+        for e in list(entries)[:top_n]
+    )
 
 
 def _label(token_id: int, piece: bytes, byte_ids: frozenset[int]) -> str:

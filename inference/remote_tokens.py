@@ -67,7 +67,7 @@ def _unencodable(client: ServerClient, text: str, special: bool) -> UnencodableT
     if not _refused(client, text[index], False):
         return None
     # As the local guard counts them: the other characters with no piece, each once.
-    later = sorted(set(text[index + 1:]) - set(text[:refused]))
+    later = sorted(set(text[index + 1 :]) - set(text[:refused]))
     others, at_least = _count_refused(client, later)
     return UnencodableTextError(text[index], describe_position(text, index), others, index, at_least)
 

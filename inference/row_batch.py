@@ -23,8 +23,8 @@ class EveryRowBatch:
 
     def filled(self, tokens: Sequence[int], first_position: int) -> Any:
         self._batch.n_tokens = len(tokens)
-        self._tokens[:len(tokens)] = tokens
-        self._positions[:len(tokens)] = range(first_position, first_position + len(tokens))
+        self._tokens[: len(tokens)] = tokens
+        self._positions[: len(tokens)] = range(first_position, first_position + len(tokens))
         return self._batch
 
     def free(self) -> None:

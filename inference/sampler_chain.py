@@ -63,7 +63,7 @@ class CandidateArray:
     def view(self) -> np.ndarray:
         """The candidates still in the array, as the last sampler left them."""
         start = (ctypes.cast(self.struct.data, ctypes.c_void_p).value - self._base) // TOKEN_DATA.itemsize
-        return self._buffer[start:start + self.struct.size]
+        return self._buffer[start : start + self.struct.size]
 
     @property
     def selected(self) -> int:
@@ -77,8 +77,9 @@ class CandidateArray:
         return int(view[index]["id"])
 
 
-def build_stages(lib: ModuleType, vocab: Any, n_vocab: int, settings: SamplerSettings,
-                 bias: dict[int, float], seed: int) -> list[tuple[str, Any]]:
+def build_stages(
+    lib: ModuleType, vocab: Any, n_vocab: int, settings: SamplerSettings, bias: dict[int, float], seed: int
+) -> list[tuple[str, Any]]:
     """(name, llama_sampler) for each sampler of the chain, in order, as llama.cpp's
     common_sampler builds it (common/sampling.cpp) for the same parameters: the logit
     bias, then `settings.applied_chain()`: the samplers of `settings.samplers` that act
@@ -95,8 +96,9 @@ def build_stages(lib: ModuleType, vocab: Any, n_vocab: int, settings: SamplerSet
         stages.append(("logit_bias", lib.llama_sampler_init_logit_bias(n_vocab, len(bias), entries)))
     s = settings
     make = {
-        "penalties": lambda: lib.llama_sampler_init_penalties(n_vocab, s.repeat_window, s.repeat_penalty,
-                                                              s.frequency_penalty, s.presence_penalty),
+        "penalties": lambda: lib.llama_sampler_init_penalties(
+            n_vocab, s.repeat_window, s.repeat_penalty, s.frequency_penalty, s.presence_penalty
+        ),
         "dry": lambda: _dry(lib, vocab, s),
         "top_n_sigma": lambda: lib.llama_sampler_init_top_n_sigma(s.top_n_sigma),
         "top_k": lambda: lib.llama_sampler_init_top_k(s.top_k),
@@ -105,12 +107,18 @@ def build_stages(lib: ModuleType, vocab: Any, n_vocab: int, settings: SamplerSet
         "min_p": lambda: lib.llama_sampler_init_min_p(s.min_p, 0),
         "xtc": lambda: lib.llama_sampler_init_xtc(s.xtc_probability, s.xtc_threshold, 0, seed),
         # With Mirostat llama.cpp applies the plain temperature, not the dynamic one.
-        "temperature": lambda: (lib.llama_sampler_init_temp(s.temperature) if s.mirostat else
-                                lib.llama_sampler_init_temp_ext(s.temperature, s.dynatemp_range, s.dynatemp_exponent)),
+        "temperature": lambda: (
+            lib.llama_sampler_init_temp(s.temperature)
+            if s.mirostat
+            else lib.llama_sampler_init_temp_ext(s.temperature, s.dynatemp_range, s.dynatemp_exponent)
+        ),
         "greedy": lib.llama_sampler_init_greedy,
         "dist": lambda: lib.llama_sampler_init_dist(seed),
-        "mirostat": lambda: (lib.llama_sampler_init_mirostat(n_vocab, seed, s.mirostat_tau, s.mirostat_eta, 100)
-                             if s.mirostat == 1 else lib.llama_sampler_init_mirostat_v2(seed, s.mirostat_tau, s.mirostat_eta)),
+        "mirostat": lambda: (
+            lib.llama_sampler_init_mirostat(n_vocab, seed, s.mirostat_tau, s.mirostat_eta, 100)
+            if s.mirostat == 1
+            else lib.llama_sampler_init_mirostat_v2(seed, s.mirostat_tau, s.mirostat_eta)
+        ),
     }
     stages.extend((name, make[name]()) for name in s.applied_chain())
     return stages
@@ -120,8 +128,9 @@ def _dry(lib: ModuleType, vocab: Any, s: SamplerSettings) -> Any:
     encoded = [text.encode("utf-8") for text in s.dry_sequence_breakers]
     breakers = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
     # llama.cpp tokenizes the breakers and keeps its own copy before this returns.
-    return lib.llama_sampler_init_dry(vocab, s.dry_multiplier, s.dry_base, s.dry_allowed_length,
-                                      s.dry_penalty_last_n, breakers, len(encoded))
+    return lib.llama_sampler_init_dry(
+        vocab, s.dry_multiplier, s.dry_base, s.dry_allowed_length, s.dry_penalty_last_n, breakers, len(encoded)
+    )
 
 
 def _address(pointer: Any) -> int:
@@ -132,8 +141,9 @@ def _address(pointer: Any) -> int:
 class SamplerChain:
     """llama.cpp's sampler chain for one generation (owns the C objects)."""
 
-    def __init__(self, lib: ModuleType, vocab: Any, n_vocab: int, settings: SamplerSettings,
-                 bias: dict[int, float], seed: int):
+    def __init__(
+        self, lib: ModuleType, vocab: Any, n_vocab: int, settings: SamplerSettings, bias: dict[int, float], seed: int
+    ):
         self._lib = lib
         params = lib.llama_sampler_chain_default_params()
         params.no_perf = True

@@ -89,11 +89,19 @@ class ChainTrace:
             view = candidates.view()
             probabilities = view["p"]
             n = min(count, len(view))
-            order = (np.argsort(-probabilities, kind="stable")[:n] if len(view) <= 4096
-                     else np.argpartition(-probabilities, n - 1)[:n] if n else np.empty(0, dtype=np.int64))
+            order = (
+                np.argsort(-probabilities, kind="stable")[:n]
+                if len(view) <= 4096
+                else np.argpartition(-probabilities, n - 1)[:n]
+                if n
+                else np.empty(0, dtype=np.int64)
+            )
             order = order[np.argsort(-probabilities[order], kind="stable")]
-            kept = tuple((int(view["id"][i]), float(probabilities[i])) for i in order.tolist()
-                         if probabilities[i] > 0.0 and math.isfinite(probabilities[i]))
+            kept = tuple(
+                (int(view["id"][i]), float(probabilities[i]))
+                for i in order.tolist()
+                if probabilities[i] > 0.0 and math.isfinite(probabilities[i])
+            )
         return StepTrace(kept=kept, removed=tuple(self._removed), pushed=tuple(self._pushed))
 
 

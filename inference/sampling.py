@@ -21,8 +21,10 @@ from .settings import BAN
 
 COMPILED_TOP_LIMIT = 256
 """The most candidates the C helper returns (MAX_TOP in _step.c); more go through numpy."""
-NOT_FINITE = ("the model's output is not a number (NaN or infinite logits): the model or its LoRA adapter "
-              "is broken, or the adapter's scale is too high")
+NOT_FINITE = (
+    "the model's output is not a number (NaN or infinite logits): the model or its LoRA adapter "
+    "is broken, or the adapter's scale is too high"
+)
 
 
 class StepReader:
@@ -39,8 +41,9 @@ class StepReader:
 
     GROUPS = 64
 
-    def __init__(self, n_vocab: int, kernel: Callable[[int, int, int, float], float] | None = None,
-                 *, compiled: bool = True):
+    def __init__(
+        self, n_vocab: int, kernel: Callable[[int, int, int, float], float] | None = None, *, compiled: bool = True
+    ):
         self._n_vocab = n_vocab
         self._groups = self.GROUPS if n_vocab >= self.GROUPS * self.GROUPS else 1
         self._width = n_vocab // self._groups
@@ -57,23 +60,26 @@ class StepReader:
         self.normaliser = 1.0
         self.logits: np.ndarray = self._scratch
 
-    def measure(self, address: int, token: int, top_n: int, text_of: Callable[[int], str],
-                bias: dict[int, float]) -> tuple[float, tuple[Candidate, ...]]:
+    def measure(
+        self, address: int, token: int, top_n: int, text_of: Callable[[int], str], bias: dict[int, float]
+    ) -> tuple[float, tuple[Candidate, ...]]:
         """(probability of `token`, the top_n candidates) for the logits at `address`;
         token -1 when no token was sampled there. One call into C when it was built.
         GenerationError when a logit is NaN or infinite: nothing after it means anything."""
         try:
             if self._compiled is not None and top_n <= COMPILED_TOP_LIMIT:
-                p, pairs = self._compiled(address, self._n_vocab, top_n, token, self._scratch_address,
-                                          self._kernel_address)
+                p, pairs = self._compiled(
+                    address, self._n_vocab, top_n, token, self._scratch_address, self._kernel_address
+                )
             else:
                 self.read(np.frombuffer((ctypes.c_float * self._n_vocab).from_address(address), dtype=np.float32))
                 p = self.probability(token) if token >= 0 else 0.0
                 pairs = self.top_pairs(top_n)
         except FloatingPointError:
             raise GenerationError(NOT_FINITE) from None
-        return p, tuple(Candidate(token_id, text_of(token_id), q, bias.get(token_id, 0.0) <= BAN)
-                        for token_id, q in pairs)
+        return p, tuple(
+            Candidate(token_id, text_of(token_id), q, bias.get(token_id, 0.0) <= BAN) for token_id, q in pairs
+        )
 
     def probability_beside(self, token_id: int, top: tuple[Candidate, ...]) -> float:
         """After `measure` gave `top` (not empty): the probability of another token, from the
@@ -83,11 +89,11 @@ class StepReader:
 
     def read(self, logits: np.ndarray) -> None:
         self.logits = logits
-        grid = logits[:self._grid_size].reshape(self._groups, self._width)
+        grid = logits[: self._grid_size].reshape(self._groups, self._width)
         np.max(grid, axis=0, out=self._column_max)
         top = float(self._column_max.max())
         if len(self._tail):
-            top = max(top, float(logits[self._grid_size:].max()))
+            top = max(top, float(logits[self._grid_size :].max()))
         self.max_logit = top
         if self._kernel is not None and logits.flags.c_contiguous:
             self.normaliser = self._kernel(self._n_vocab, self._scratch_address, logits.ctypes.data, top)

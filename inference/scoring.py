@@ -75,8 +75,9 @@ def run_scoring(
         row_bytes = vocabulary.n_vocab * ctypes.sizeof(ctypes.c_float)
         chunk = chunk_size(vocabulary.n_vocab, context.n_batch)
         scored = begin = 0
-        with closing(context.decode(tokens, should_stop=stop_requested, every_row=True, chunk=chunk,
-                                    failure="score the text")) as chunks:
+        with closing(
+            context.decode(tokens, should_stop=stop_requested, every_row=True, chunk=chunk, failure="score the text")
+        ) as chunks:
             for decoded in chunks:
                 first_row = context.every_row_logits()
                 for i in range(decoded.tokens):
@@ -85,10 +86,21 @@ def run_scoring(
                         continue
                     token = tokens[target]
                     p, top = step.measure(first_row + i * row_bytes, token, top_n, vocabulary.token_text, {})
-                    yield TokenScore(index=target - 1, id=token, text=vocabulary.token_text(token),
-                                     start=offsets[target], p=p, top=top)
+                    yield TokenScore(
+                        index=target - 1,
+                        id=token,
+                        text=vocabulary.token_text(token),
+                        start=offsets[target],
+                        p=p,
+                        top=top,
+                    )
                     scored += 1
                 begin += decoded.tokens
                 yield ScoreProgress(done=begin, total=len(tokens))
-        yield ScoreDone(tokens=scored, elapsed_ms=(time.perf_counter() - started) * 1000.0,
-                        cancelled=begin < len(tokens), trimmed_tokens=trimmed, kv_cache=context.kv_usage())
+        yield ScoreDone(
+            tokens=scored,
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            cancelled=begin < len(tokens),
+            trimmed_tokens=trimmed,
+            kv_cache=context.kv_usage(),
+        )

@@ -103,7 +103,7 @@ NOT_OF_A_PRESET = frozenset({"seed", "max_tokens", "stop", "preset"})
 SAMPLER_NAMES = ("penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc", "temperature")
 """The samplers whose order can change, by llama.cpp's own names (`--samplers`, llama-server's
 `samplers` field), in llama.cpp's default order (common/common.h)."""
-DEFAULT_DRY_BREAKERS = ("\n", ":", "\"", "*")
+DEFAULT_DRY_BREAKERS = ("\n", ":", '"', "*")
 """llama.cpp's default DRY sequence breakers: a repetition is not followed across them."""
 DRY_BREAKER_LIMIT = 40
 """llama.cpp cuts a longer DRY sequence breaker silently (MAX_CHAR_LEN): refused here instead."""
@@ -179,6 +179,7 @@ class SamplerSettings:
 
     def validated(self) -> "SamplerSettings":
         """Return self, or raise SettingsError naming the first bad value."""
+
         def need(ok: bool, message: str) -> None:
             if not ok:
                 raise SettingsError(message)
@@ -189,25 +190,47 @@ class SamplerSettings:
         need(0.0 <= self.min_p < 1.0, f"min-p must be in [0, 1), not {self.min_p}")
         need(0.0 < self.repeat_penalty <= 10.0, f"repeat penalty must be in (0, 10], not {self.repeat_penalty}")
         need(self.repeat_window >= 0, f"repeat window must be 0 or more, not {self.repeat_window}")
-        need(-10.0 <= self.presence_penalty <= 10.0, f"presence penalty must be in [-10, 10], not {self.presence_penalty}")
-        need(-10.0 <= self.frequency_penalty <= 10.0, f"frequency penalty must be in [-10, 10], not {self.frequency_penalty}")
+        need(
+            -10.0 <= self.presence_penalty <= 10.0,
+            f"presence penalty must be in [-10, 10], not {self.presence_penalty}",
+        )
+        need(
+            -10.0 <= self.frequency_penalty <= 10.0,
+            f"frequency penalty must be in [-10, 10], not {self.frequency_penalty}",
+        )
         need(0.0 <= self.dry_multiplier <= 10.0, f"DRY multiplier must be in [0, 10], not {self.dry_multiplier}")
         need(1.0 <= self.dry_base <= 10.0, f"DRY base must be in [1, 10], not {self.dry_base}")
-        need(0 <= self.dry_allowed_length <= 1000,
-             f"DRY allowed length must be a whole number from 0 to 1000, not {self.dry_allowed_length}")
-        need(self.dry_penalty_last_n >= 0, f"DRY window (penalty last n) must be 0 or more, not {self.dry_penalty_last_n}")
-        need(all(0 < len(b) <= DRY_BREAKER_LIMIT for b in self.dry_sequence_breakers),
-             f"a DRY sequence breaker must be 1 to {DRY_BREAKER_LIMIT} characters long")
+        need(
+            0 <= self.dry_allowed_length <= 1000,
+            f"DRY allowed length must be a whole number from 0 to 1000, not {self.dry_allowed_length}",
+        )
+        need(
+            self.dry_penalty_last_n >= 0,
+            f"DRY window (penalty last n) must be 0 or more, not {self.dry_penalty_last_n}",
+        )
+        need(
+            all(0 < len(b) <= DRY_BREAKER_LIMIT for b in self.dry_sequence_breakers),
+            f"a DRY sequence breaker must be 1 to {DRY_BREAKER_LIMIT} characters long",
+        )
         need(0.0 <= self.xtc_probability <= 1.0, f"XTC probability must be in [0, 1], not {self.xtc_probability}")
         need(0.0 <= self.xtc_threshold <= 1.0, f"XTC threshold must be in [0, 1], not {self.xtc_threshold}")
         need(0.0 < self.typical_p <= 1.0, f"typical-p must be in (0, 1], not {self.typical_p}")
-        need(self.top_n_sigma == -1.0 or 0.0 < self.top_n_sigma <= 10.0,
-             f"top-n-sigma must be -1 (off) or in (0, 10], not {self.top_n_sigma}")
-        need(0.0 <= self.dynatemp_range <= 10.0, f"dynamic temperature range must be in [0, 10], not {self.dynatemp_range}")
-        need(0.0 < self.dynatemp_exponent <= 10.0,
-             f"dynamic temperature exponent must be in (0, 10], not {self.dynatemp_exponent}")
-        need(self.mirostat in MIROSTAT_VERSIONS and not isinstance(self.mirostat, bool),
-             f"mirostat must be 0 (off), 1 or 2, not {self.mirostat}")
+        need(
+            self.top_n_sigma == -1.0 or 0.0 < self.top_n_sigma <= 10.0,
+            f"top-n-sigma must be -1 (off) or in (0, 10], not {self.top_n_sigma}",
+        )
+        need(
+            0.0 <= self.dynatemp_range <= 10.0,
+            f"dynamic temperature range must be in [0, 10], not {self.dynatemp_range}",
+        )
+        need(
+            0.0 < self.dynatemp_exponent <= 10.0,
+            f"dynamic temperature exponent must be in (0, 10], not {self.dynatemp_exponent}",
+        )
+        need(
+            self.mirostat in MIROSTAT_VERSIONS and not isinstance(self.mirostat, bool),
+            f"mirostat must be 0 (off), 1 or 2, not {self.mirostat}",
+        )
         need(0.0 <= self.mirostat_tau <= 20.0, f"mirostat tau must be in [0, 20], not {self.mirostat_tau}")
         need(0.0 < self.mirostat_eta <= 1.0, f"mirostat eta must be in (0, 1], not {self.mirostat_eta}")
         check_order(self.samplers)
@@ -223,8 +246,8 @@ class SamplerSettings:
         if self.mirostat:
             return ()
         acting = {
-            "penalties": self.repeat_window != 0 and (self.repeat_penalty != 1.0 or self.frequency_penalty != 0.0
-                                                      or self.presence_penalty != 0.0),
+            "penalties": self.repeat_window != 0
+            and (self.repeat_penalty != 1.0 or self.frequency_penalty != 0.0 or self.presence_penalty != 0.0),
             "dry": self.dry_multiplier != 0.0 and self.dry_penalty_last_n != 0,
             "top_n_sigma": self.top_n_sigma > 0.0,
             "top_k": self.top_k > 0,
@@ -239,8 +262,13 @@ class SamplerSettings:
     def greedy_draw(self) -> bool:
         """Temperature 0 applied last: the most probable token of what is left, whatever the seed."""
         acting = self.acting_samplers()
-        return (not self.mirostat and self.temperature == 0.0 and self.dynatemp_range == 0.0
-                and bool(acting) and acting[-1] == "temperature")
+        return (
+            not self.mirostat
+            and self.temperature == 0.0
+            and self.dynatemp_range == 0.0
+            and bool(acting)
+            and acting[-1] == "temperature"
+        )
 
     def applied_chain(self) -> tuple[str, ...]:
         """What llama.cpp applies after the logit bias, in order, ending with the draw: the
@@ -254,8 +282,9 @@ class SamplerSettings:
     def history_length(self) -> int:
         """How many recent tokens the penalties and DRY look at (0 when neither acts)."""
         acting = self.acting_samplers()
-        return max(self.repeat_window if "penalties" in acting else 0,
-                   self.dry_penalty_last_n if "dry" in acting else 0)
+        return max(
+            self.repeat_window if "penalties" in acting else 0, self.dry_penalty_last_n if "dry" in acting else 0
+        )
 
     def with_changes(self, **changes: object) -> "SamplerSettings":
         """A validated copy. Unless a preset is named, it keeps this one's name while only
@@ -305,11 +334,20 @@ PRESETS: dict[str, SamplerSettings] = {
     # The values the author uses for narrative text.
     "prose": SamplerSettings(temperature=0.8, top_k=50, top_p=0.95, min_p=0.0, repeat_penalty=1.0, preset="prose"),
     # text-generation-webui's "Creative": min-p 0.02 and XTC at probability 0.5, nothing else truncating.
-    "creative": SamplerSettings(temperature=1.0, top_k=0, top_p=1.0, min_p=0.02, xtc_probability=0.5,
-                                xtc_threshold=0.1, preset="creative"),
+    "creative": SamplerSettings(
+        temperature=1.0, top_k=0, top_p=1.0, min_p=0.02, xtc_probability=0.5, xtc_threshold=0.1, preset="creative"
+    ),
     # The prose values with DRY at the multiplier llama.cpp's docs recommend, its base and allowed length.
-    "anti-loop": SamplerSettings(temperature=0.8, top_k=50, top_p=0.95, min_p=0.0, dry_multiplier=0.8, dry_base=1.75,
-                                 dry_allowed_length=2, preset="anti-loop"),
+    "anti-loop": SamplerSettings(
+        temperature=0.8,
+        top_k=50,
+        top_p=0.95,
+        min_p=0.0,
+        dry_multiplier=0.8,
+        dry_base=1.75,
+        dry_allowed_length=2,
+        preset="anti-loop",
+    ),
 }
 
 
@@ -354,6 +392,7 @@ class LogitBias:
             return int(token.strip()), float(value.strip())
         except ValueError:
             raise SettingsError(f"bias '{text}' is not of the form ID=VALUE (e.g. 16001=-100)") from None
+
 
 def describe_ranges(ids: tuple[int, ...]) -> str:
     """'16000–16255' for a run of ids, comma-separated runs otherwise."""

@@ -119,12 +119,12 @@ def _fields(buffer: bytes) -> Iterator[tuple[int, int | bytes]]:
         if wire == 0:
             value, offset = _varint(buffer, offset)
         elif wire == 1:
-            value, offset = int.from_bytes(buffer[offset:offset + 8], "little"), offset + 8
+            value, offset = int.from_bytes(buffer[offset : offset + 8], "little"), offset + 8
         elif wire == 2:
             length, offset = _varint(buffer, offset)
-            value, offset = bytes(buffer[offset:offset + length]), offset + length
+            value, offset = bytes(buffer[offset : offset + length]), offset + length
         elif wire == 5:
-            value, offset = int.from_bytes(buffer[offset:offset + 4], "little"), offset + 4
+            value, offset = int.from_bytes(buffer[offset : offset + 4], "little"), offset + 4
         else:
             raise ValueError(f"its bytes are no protobuf message (a field of wire type {wire})")
         if offset > len(buffer):
@@ -143,13 +143,26 @@ def _float(bits: int) -> float:
 
 def _parse(data: bytes) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "pieces": [], "scores": [], "types": [], "model_type": 1, "byte_fallback": False,
-        "unk_id": 0, "bos_id": 1, "eos_id": 2, "normalizer": "nmt_nfkc", "add_dummy_prefix": True,
-        "remove_extra_whitespaces": True, "precompiled_charsmap": b"",
+        "pieces": [],
+        "scores": [],
+        "types": [],
+        "model_type": 1,
+        "byte_fallback": False,
+        "unk_id": 0,
+        "bos_id": 1,
+        "eos_id": 2,
+        "normalizer": "nmt_nfkc",
+        "add_dummy_prefix": True,
+        "remove_extra_whitespaces": True,
+        "precompiled_charsmap": b"",
     }
     trainer_fields = {3: "model_type", 35: "byte_fallback", 40: "unk_id", 41: "bos_id", 42: "eos_id"}
-    normalizer_fields = {1: "normalizer", 2: "precompiled_charsmap", 3: "add_dummy_prefix",
-                         4: "remove_extra_whitespaces"}
+    normalizer_fields = {
+        1: "normalizer",
+        2: "precompiled_charsmap",
+        3: "add_dummy_prefix",
+        4: "remove_extra_whitespaces",
+    }
     for number, value in _fields(data):
         if number == 1 and isinstance(value, bytes):  # a piece: text, score, type
             piece = {1: b"", 2: 0, 3: NORMAL}
@@ -164,8 +177,9 @@ def _parse(data: bytes) -> dict[str, Any]:
                     spec[names[inner]] = inner_value
     for key in ("unk_id", "bos_id", "eos_id"):
         spec[key] = _signed(int(spec[key]))
-    spec["normalizer"] = bytes(spec["normalizer"]).decode("utf-8") if isinstance(spec["normalizer"], bytes) \
-        else spec["normalizer"]
+    spec["normalizer"] = (
+        bytes(spec["normalizer"]).decode("utf-8") if isinstance(spec["normalizer"], bytes) else spec["normalizer"]
+    )
     return spec
 
 

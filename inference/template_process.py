@@ -93,8 +93,12 @@ class TemplateRenderer:
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", RENDERER_MODULE, str(request_read), str(reply_write)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=(request_read, reply_write), start_new_session=True)
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(request_read, reply_write),
+                start_new_session=True,
+            )
         finally:
             os.close(request_read)
             os.close(reply_write)
@@ -171,8 +175,10 @@ def _render(template: str, variables: dict[str, Any], limit: int) -> tuple[str, 
         for piece in environment.from_string(template).generate(**variables, raise_exception=raise_exception):
             written += len(piece)
             if written > limit:
-                return "error", (f"the chat template wrote more than {limit:,} characters "
-                                 "(a loop that never ends?), so it was stopped")
+                return "error", (
+                    f"the chat template wrote more than {limit:,} characters "
+                    "(a loop that never ends?), so it was stopped"
+                )
             pieces.append(piece)
     except _Refused as refusal:
         return "error", str(refusal)

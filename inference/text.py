@@ -60,7 +60,7 @@ def _drop_unfinished(error: UnicodeDecodeError) -> tuple[str, int]:
 
 
 def _byte_labels(error: UnicodeDecodeError) -> tuple[str, int]:
-    return "".join(f"<0x{byte:02X}>" for byte in error.object[error.start:error.end]), error.end
+    return "".join(f"<0x{byte:02X}>" for byte in error.object[error.start : error.end]), error.end
 
 
 _HANDLERS: dict[str, Callable[[UnicodeDecodeError], tuple[str, int]]] = {
@@ -186,7 +186,7 @@ class StopStringFilter:
             self.stopped = True
             return pending[:cut]
         keep = self._longest_stop_prefix_suffix(pending)
-        self._held = pending[len(pending) - keep:] if keep else ""
+        self._held = pending[len(pending) - keep :] if keep else ""
         return pending[: len(pending) - keep]
 
     def finish(self) -> str:
@@ -231,5 +231,7 @@ def shown_characters(characters: str) -> str:
 def unknown_warning(characters: str, tokenizer_name: str) -> str:
     """The one line the app, `continue` and `vocab` say of characters read as <unk>."""
     count = len(characters)
-    return (f"{tokenizer_name} has no piece for {shown_characters(characters)}: the model reads "
-            f"{'it' if count == 1 else 'each'} as <unk>, the same token for any unknown character, not as what you wrote")
+    return (
+        f"{tokenizer_name} has no piece for {shown_characters(characters)}: the model reads "
+        f"{'it' if count == 1 else 'each'} as <unk>, the same token for any unknown character, not as what you wrote"
+    )

@@ -164,8 +164,11 @@ class ThreadChooser:
         place = ladder.index(best) if best in ladder else len(ladder) - 1
         half = min(ladder, key=lambda n: abs(n - best / 2))
         steps = [ladder[place - 1] if place > 0 else None, ladder[place + 1] if place + 1 < len(ladder) else None, half]
-        return list(dict.fromkeys(n for n in steps if n is not None and n != best
-                                  and self._not_before.get(n, 0) <= self.samples))
+        return list(
+            dict.fromkeys(
+                n for n in steps if n is not None and n != best and self._not_before.get(n, 0) <= self.samples
+            )
+        )
 
     def _start_probe(self, *, fewer: bool | None = None) -> bool:
         candidates = [n for n in self._candidates() if fewer is None or (n < self._best) == fewer]
@@ -224,8 +227,9 @@ class ThreadTuner:
     """The thread counts of one llama.cpp context: a chooser for decode steps, one for
     prompt batches, and `apply(n_threads, n_threads_batch)` to set both between decodes."""
 
-    def __init__(self, apply: Callable[[int, int], None], cores: int, *,
-                 fixed: int | None = None, fixed_batch: int | None = None) -> None:
+    def __init__(
+        self, apply: Callable[[int, int], None], cores: int, *, fixed: int | None = None, fixed_batch: int | None = None
+    ) -> None:
         self._apply = apply
         self.decode = ThreadChooser(cores, fixed=fixed, schedule=DECODE_SCHEDULE)
         self.prefill = ThreadChooser(cores, fixed=fixed_batch, schedule=PREFILL_SCHEDULE)
@@ -258,6 +262,11 @@ class ThreadTuner:
 
     def chosen(self) -> ThreadsChosen:
         """What is in use now, and why: the chosen counts (a probe under way is not a choice)."""
-        return ThreadsChosen(n_threads=self.decode.best, n_threads_batch=self.prefill.best,
-                             cores=self.decode.cores, auto=self.decode.auto,
-                             reason=self.decode.reason, reason_batch=self.prefill.reason)
+        return ThreadsChosen(
+            n_threads=self.decode.best,
+            n_threads_batch=self.prefill.best,
+            cores=self.decode.cores,
+            auto=self.decode.auto,
+            reason=self.decode.reason,
+            reason_batch=self.prefill.reason,
+        )

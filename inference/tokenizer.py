@@ -36,12 +36,15 @@ class UnencodableTextError(ScriptoriumError):
     `index`: where it is in the text tokenized (-1: the space llama.cpp puts before it);
     `placed` names the place anew, in the text the author wrote (window_layout.py)."""
 
-    def __init__(self, character: str, where: str, others: int = 0, index: int = -1,
-                 others_at_least: bool = False) -> None:
+    def __init__(
+        self, character: str, where: str, others: int = 0, index: int = -1, others_at_least: bool = False
+    ) -> None:
         at_least = "at least " if others_at_least else ""
         more = f"; {at_least}{others} other character{'s' if others != 1 else ''} too" if others else ""
-        super().__init__(f"the model's vocabulary cannot encode {describe_character(character)} at {where}: it has "
-                         f"no piece for it and no byte tokens to fall back on{more}. Remove or replace it")
+        super().__init__(
+            f"the model's vocabulary cannot encode {describe_character(character)} at {where}: it has "
+            f"no piece for it and no byte tokens to fall back on{more}. Remove or replace it"
+        )
         self.character, self.where, self.others, self.index = character, where, others, index
         self.others_at_least = others_at_least
         """`others` is a floor: a server counted them, asked only so many times (remote_tokens.py)."""
@@ -98,11 +101,13 @@ class CharacterGuard:
 
     def _missing(self, text: str, special: bool) -> Iterator[tuple[int, str]]:
         specials = self.always_special + (self.control if special else ())
-        pattern = re.compile("|".join(re.escape(s) for s in sorted(specials, key=len, reverse=True))) if specials else None
+        pattern = (
+            re.compile("|".join(re.escape(s) for s in sorted(specials, key=len, reverse=True))) if specials else None
+        )
         if self.add_space_prefix and text and SPACE_PIECE not in self.pieces:
             yield -1, " "
         start = 0
-        for match in (pattern.finditer(text) if pattern else ()):
+        for match in pattern.finditer(text) if pattern else ():
             yield from self._missing_in(text, start, match.start())
             start = match.end()
         yield from self._missing_in(text, start, len(text))
@@ -115,6 +120,8 @@ class CharacterGuard:
 
 
 NO_BYTE_TOKENS = "no byte tokens: text with a character it has no piece for is refused"
+
+
 def tokenizer_warning(tokenizer: Tokenizer, note: str) -> str:
     """What the author should know about the tokenizer in use, in one line, else ''."""
     if note:
@@ -194,7 +201,7 @@ class SentencePieceTokenizer:
         start = 0
         for match in self._control_pattern.finditer(text):
             if match.start() > start:
-                ids += self.spm.encode(text[start:match.start()])
+                ids += self.spm.encode(text[start : match.start()])
             ids.append(self._controls[match.group()])
             start = match.end()
         if start < len(text):
@@ -228,10 +235,14 @@ class LlamaVocab:
         self._model = self._lib.llama_model_load_from_file(str(path).encode(), params)
         if not self._model:
             reason = native.last_error_since(mark)
-            raise ModelFileError(f"llama.cpp could not read the vocabulary of {path}" + (f": {reason}" if reason else ""))
+            raise ModelFileError(
+                f"llama.cpp could not read the vocabulary of {path}" + (f": {reason}" if reason else "")
+            )
         vocab = self._lib.llama_model_get_vocab(self._model)
-        has_bytes = any(self._lib.llama_vocab_get_attr(vocab, i) & TOKEN_ATTR_BYTE
-                        for i in range(int(self._lib.llama_vocab_n_tokens(vocab))))
+        has_bytes = any(
+            self._lib.llama_vocab_get_attr(vocab, i) & TOKEN_ATTR_BYTE
+            for i in range(int(self._lib.llama_vocab_n_tokens(vocab)))
+        )
         guard = guard_for(self._lib, vocab, add_space_prefix=add_space_prefix, has_byte_tokens=has_bytes)
         self.tokenizer = LlamaTokenizer(self._lib, vocab, guard)
 

@@ -71,8 +71,11 @@ def piece_text_mismatch(spm_pieces: Sequence[str], tokens: Sequence[str]) -> str
         return ""
     count = sum(1 for i, p in enumerate(spm_pieces) if tokens[i] != p)
     shift = _shift(spm_pieces, tokens, first)
-    how = f"shifted by {shift} from id {first}" if shift is not None else \
-        f"first at id {first}: {spm_pieces[first]!r} in the .model, {tokens[first]!r} in the GGUF"
+    how = (
+        f"shifted by {shift} from id {first}"
+        if shift is not None
+        else f"first at id {first}: {spm_pieces[first]!r} in the .model, {tokens[first]!r} in the GGUF"
+    )
     if shift is None and _nfkc_only(spm_pieces[first], tokens[first]):
         how += " (they differ only by NFKC normalization)"
     return f"{count:,} of {len(spm_pieces):,} pieces differ, {how}"
@@ -91,16 +94,28 @@ def check_pieces(spm: SpmModel, gguf: GGUFVocab) -> Clause:
                 note = " (differ only by NFKC normalization)" if _nfkc_only(spm_piece, token) else ""
                 problems.append((i, f"text {spm_piece!r} in the .model, {token!r} in the GGUF{note}"))
             elif gguf.scores is not None and spm_scores[i] != gguf.scores[i]:
-                problems.append((i, f"{spm_piece!r} scores {spm_scores[i]:g} in the .model, {gguf.scores[i]:g} in the GGUF"))
+                problems.append(
+                    (i, f"{spm_piece!r} scores {spm_scores[i]:g} in the .model, {gguf.scores[i]:g} in the GGUF")
+                )
             elif gguf.types is not None and int(gguf.types[i]) not in ALLOWED_TYPES.get(spm.types[i], {spm.types[i]}):
-                problems.append((i, f"{spm_piece!r} is {PIECE_TYPE_NAMES.get(spm.types[i], spm.types[i])} in the .model, "
-                                    f"{GGUF_TYPE_NAMES.get(int(gguf.types[i]), gguf.types[i])} in the GGUF"))
+                problems.append(
+                    (
+                        i,
+                        f"{spm_piece!r} is {PIECE_TYPE_NAMES.get(spm.types[i], spm.types[i])} in the .model, "
+                        f"{GGUF_TYPE_NAMES.get(int(gguf.types[i]), gguf.types[i])} in the GGUF",
+                    )
+                )
         if gguf.scores is None:
             problems.append((0, "the GGUF has no token scores: llama.cpp ranks SentencePiece merges by them"))
     duplicates = _duplicates(gguf.tokens)
     if duplicates:
-        problems.append((duplicates[0][1], f"{len(duplicates)} token texts appear twice (first {duplicates[0][0]!r} at "
-                                           f"ids {duplicates[0][1]} and {duplicates[0][2]}): llama.cpp aborts loading it"))
+        problems.append(
+            (
+                duplicates[0][1],
+                f"{len(duplicates)} token texts appear twice (first {duplicates[0][0]!r} at "
+                f"ids {duplicates[0][1]} and {duplicates[0][2]}): llama.cpp aborts loading it",
+            )
+        )
     if not summary and problems:
         summary = f"{len(problems):,} of {n:,} pieces differ, first at id {problems[0][0]}"
     holds = not summary and not problems
@@ -109,8 +124,14 @@ def check_pieces(spm: SpmModel, gguf: GGUFVocab) -> Clause:
         holds=holds,
         summary=f"all {n:,} pieces match: text, score (float32) and type" if holds else summary,
         details=tuple(f"id {i}: {text}" for i, text in problems[:MAX_LISTED]) + (f"types: {TYPE_MAPPING}",),
-        data={"spm_pieces": n, "gguf_tokens": len(gguf), "mismatches": [{"id": i, "problem": t} for i, t in problems[:50]],
-              "mismatch_count": len(problems), "type_mapping": TYPE_MAPPING, "duplicates": len(duplicates)},
+        data={
+            "spm_pieces": n,
+            "gguf_tokens": len(gguf),
+            "mismatches": [{"id": i, "problem": t} for i, t in problems[:50]],
+            "mismatch_count": len(problems),
+            "type_mapping": TYPE_MAPPING,
+            "duplicates": len(duplicates),
+        },
     )
 
 
@@ -133,8 +154,9 @@ def check_byte_tokens(spm: SpmModel, gguf: GGUFVocab) -> Clause:
     n = len(spm)
     if not byte_ids:
         where = "none"
-        problems.append("no byte tokens: llama.cpp aborts on any character with no piece "
-                        "(scriptorium refuses such text instead)")
+        problems.append(
+            "no byte tokens: llama.cpp aborts on any character with no piece (scriptorium refuses such text instead)"
+        )
     elif spm.byte_fallback:
         where = f"inside the SentencePiece vocabulary (byte_fallback), ids {describe_ranges(tuple(byte_ids))}"
         if byte_ids != list(spm.byte_piece_ids):
@@ -148,22 +170,28 @@ def check_byte_tokens(spm: SpmModel, gguf: GGUFVocab) -> Clause:
         expected = [f"<0x{b:02X}>" for b in range(256)]
         if texts != expected:
             if sorted(texts) == expected:
-                problems.append("the byte tokens are out of order: "
-                                + _first_disorder(byte_ids, texts, expected))
+                problems.append("the byte tokens are out of order: " + _first_disorder(byte_ids, texts, expected))
             else:
                 problems.append(f"{len(byte_ids)} byte tokens, not exactly <0x00>..<0xFF>")
         elif byte_ids != list(range(byte_ids[0], byte_ids[0] + 256)):
             problems.append(f"the byte tokens are not consecutive ({describe_ranges(tuple(byte_ids))})")
     impostors = [i for i, t in enumerate(gguf.tokens) if BYTE_TEXT.fullmatch(t) and int(types[i]) != BYTE]
     if impostors:
-        problems.append(f"{len(impostors)} tokens look like byte tokens but are not typed BYTE "
-                        f"(first {gguf.tokens[impostors[0]]!r} at id {impostors[0]})")
+        problems.append(
+            f"{len(impostors)} tokens look like byte tokens but are not typed BYTE "
+            f"(first {gguf.tokens[impostors[0]]!r} at id {impostors[0]})"
+        )
     extra = [i for i in range(n, len(gguf)) if int(types[i]) != BYTE]
     if extra:
-        problems.append(f"{len(extra)} tokens after the SentencePiece pieces are not byte tokens "
-                        f"(first {gguf.tokens[extra[0]]!r} at id {extra[0]})")
-    rows_line = f"token_embd has {gguf.embedding_rows:,} rows, output " + (
-        f"{gguf.output_rows:,}" if gguf.output_rows is not None else "tied to token_embd") + f", for {len(gguf):,} tokens"
+        problems.append(
+            f"{len(extra)} tokens after the SentencePiece pieces are not byte tokens "
+            f"(first {gguf.tokens[extra[0]]!r} at id {extra[0]})"
+        )
+    rows_line = (
+        f"token_embd has {gguf.embedding_rows:,} rows, output "
+        + (f"{gguf.output_rows:,}" if gguf.output_rows is not None else "tied to token_embd")
+        + f", for {len(gguf):,} tokens"
+    )
     for name, rows in (("token_embd", gguf.embedding_rows), ("output", gguf.output_rows)):
         if rows is not None and rows < len(gguf):
             problems.append(f"{name} has {rows:,} rows for {len(gguf):,} tokens: ids from {rows:,} have no row")
@@ -173,8 +201,15 @@ def check_byte_tokens(spm: SpmModel, gguf: GGUFVocab) -> Clause:
         holds=holds,
         summary=(f"256 byte tokens <0x00>..<0xFF> in order, typed BYTE, {where}" if holds else problems[0]),
         details=(() if holds else (f"where: {where}",)) + tuple(problems[1:]) + (rows_line,),
-        data={"ids": describe_ranges(tuple(byte_ids)), "count": len(byte_ids), "location": where, "problems": problems,
-              "impostors": impostors[:50], "embedding_rows": gguf.embedding_rows, "output_rows": gguf.output_rows},
+        data={
+            "ids": describe_ranges(tuple(byte_ids)),
+            "count": len(byte_ids),
+            "location": where,
+            "problems": problems,
+            "impostors": impostors[:50],
+            "embedding_rows": gguf.embedding_rows,
+            "output_rows": gguf.output_rows,
+        },
     )
 
 
@@ -188,28 +223,39 @@ def check_settings(spm: SpmModel, gguf: GGUFVocab, sample: Sequence[str]) -> Cla
     problems: list[str] = []
     warnings: list[str] = []
     details: list[str] = []
-    for label, spm_id, gguf_id in (("unk", spm.unk_id, gguf.unk_id), ("bos", spm.bos_id, gguf.bos_id),
-                                   ("eos", spm.eos_id, gguf.eos_id)):
+    for label, spm_id, gguf_id in (
+        ("unk", spm.unk_id, gguf.unk_id),
+        ("bos", spm.bos_id, gguf.bos_id),
+        ("eos", spm.eos_id, gguf.eos_id),
+    ):
         details.append(f"{label}: id {spm_id} in the .model, {gguf_id} in the GGUF")
         if spm_id >= 0 and spm_id != gguf_id:
             problems.append(f"the {label} id is {spm_id} in the .model but {gguf_id} in the GGUF")
     details.append(f"add_bos: {str(gguf.add_bos).lower()}" + _default_note(gguf, "add_bos_token"))
-    details.append(f"add_space_prefix: {str(gguf.add_space_prefix).lower()} in the GGUF"
-                   + _default_note(gguf, "add_space_prefix")
-                   + f", add_dummy_prefix: {str(spm.add_dummy_prefix).lower()} in the .model")
+    details.append(
+        f"add_space_prefix: {str(gguf.add_space_prefix).lower()} in the GGUF"
+        + _default_note(gguf, "add_space_prefix")
+        + f", add_dummy_prefix: {str(spm.add_dummy_prefix).lower()} in the .model"
+    )
     if gguf.add_space_prefix != spm.add_dummy_prefix:
-        problems.append(f"add_space_prefix is {str(gguf.add_space_prefix).lower()} in the GGUF but add_dummy_prefix "
-                        f"is {str(spm.add_dummy_prefix).lower()} in the .model: every text's first word is cut differently")
+        problems.append(
+            f"add_space_prefix is {str(gguf.add_space_prefix).lower()} in the GGUF but add_dummy_prefix "
+            f"is {str(spm.add_dummy_prefix).lower()} in the .model: every text's first word is cut differently"
+        )
     details.append(f"remove_extra_whitespaces: {str(spm.remove_extra_whitespaces).lower()} in the .model")
     if spm.remove_extra_whitespaces and gguf.tokenizer_model == "llama":
-        warnings.append("the .model collapses repeated, leading and trailing spaces; llama.cpp's tokenizer for a "
-                        "'llama' vocabulary keeps them")
+        warnings.append(
+            "the .model collapses repeated, leading and trailing spaces; llama.cpp's tokenizer for a "
+            "'llama' vocabulary keeps them"
+        )
     details.append(f"normalization: {spm.normalizer}")
     changed = normalization_changes(spm, sample)
     if spm.normalizer.startswith(("nmt_nfkc", "nfkc")):
         effect = "; ".join(changed[:MAX_LISTED]) if changed else "no character of the sample changes"
-        warnings.append(f"the .model normalizes text with {spm.normalizer} and llama.cpp applies no NFKC to a 'llama' "
-                        f"vocabulary: {effect}")
+        warnings.append(
+            f"the .model normalizes text with {spm.normalizer} and llama.cpp applies no NFKC to a 'llama' "
+            f"vocabulary: {effect}"
+        )
     holds = not problems
     return Clause(
         name="specials and settings",
@@ -217,10 +263,18 @@ def check_settings(spm: SpmModel, gguf: GGUFVocab, sample: Sequence[str]) -> Cla
         summary="special ids and the space prefix agree" if holds else problems[0],
         details=tuple(details) + tuple(problems[1:]),
         warnings=tuple(warnings),
-        data={"unk": [spm.unk_id, gguf.unk_id], "bos": [spm.bos_id, gguf.bos_id], "eos": [spm.eos_id, gguf.eos_id],
-              "add_bos": gguf.add_bos, "add_space_prefix": gguf.add_space_prefix,
-              "add_dummy_prefix": spm.add_dummy_prefix, "remove_extra_whitespaces": spm.remove_extra_whitespaces,
-              "normalization": spm.normalizer, "normalization_changes": changed, "problems": problems},
+        data={
+            "unk": [spm.unk_id, gguf.unk_id],
+            "bos": [spm.bos_id, gguf.bos_id],
+            "eos": [spm.eos_id, gguf.eos_id],
+            "add_bos": gguf.add_bos,
+            "add_space_prefix": gguf.add_space_prefix,
+            "add_dummy_prefix": spm.add_dummy_prefix,
+            "remove_extra_whitespaces": spm.remove_extra_whitespaces,
+            "normalization": spm.normalizer,
+            "normalization_changes": changed,
+            "problems": problems,
+        },
     )
 
 
@@ -247,30 +301,44 @@ def check_unknown_characters(spm: SpmModel, sample: Sequence[str], *, spm_used: 
     unknown = spm.unknown_characters("\n".join(sample))
     data = {"characters": list(unknown), "byte_fallback": spm.byte_fallback, "fails": spm_used}
     if not unknown:
-        return Clause(name="unknown characters", holds=True, data=data,
-                      summary="no character of the text is <unk> to the .model")
+        return Clause(
+            name="unknown characters", holds=True, data=data, summary="no character of the text is <unk> to the .model"
+        )
     said = unknown_warning(unknown, f"the .model ({spm.path.name})")
     details = tuple(describe_character(c) for c in unknown[:MAX_LISTED])
     if spm_used:
         return Clause(name="unknown characters", holds=False, summary=said, details=details, data=data)
-    return Clause(name="unknown characters", holds=True, details=details, data=data,
-                  summary=f"llama.cpp tokenizes: it spells {len(unknown)} character(s) in byte tokens",
-                  warnings=(f"{said} in training: byte tokens for them are new to it",))
+    return Clause(
+        name="unknown characters",
+        holds=True,
+        details=details,
+        data=data,
+        summary=f"llama.cpp tokenizes: it spells {len(unknown)} character(s) in byte tokens",
+        warnings=(f"{said} in training: byte tokens for them are new to it",),
+    )
 
 
 def check_model_type(spm: SpmModel, gguf: GGUFVocab) -> Clause:
     """unigram or BPE, and what llama.cpp will do with it."""
     data = {"spm": spm.model_type, "gguf": gguf.tokenizer_model}
     if gguf.tokenizer_model not in SENTENCEPIECE_TOKENIZERS:
-        return Clause(name="model type", holds=False, data=data, summary=(
-            f"the GGUF's tokenizer is '{gguf.tokenizer_model or 'none'}', not a SentencePiece vocabulary ('llama', "
-            "or 't5' for unigram): it was not converted from a .model"))
+        return Clause(
+            name="model type",
+            holds=False,
+            data=data,
+            summary=(
+                f"the GGUF's tokenizer is '{gguf.tokenizer_model or 'none'}', not a SentencePiece vocabulary ('llama', "
+                "or 't5' for unigram): it was not converted from a .model"
+            ),
+        )
     warnings = []
     if spm.model_type == "unigram" and gguf.tokenizer_model == "llama":
-        warnings.append("the .model is unigram but the GGUF says tokenizer 'llama': llama.cpp merges pieces by score "
-                        "(BPE-style), not unigram's best path, so it cuts most text differently from training. "
-                        "Name the .model (--spm, or tokenizer = in the config's [model]) so scriptorium tokenizes "
-                        "with SentencePiece")
+        warnings.append(
+            "the .model is unigram but the GGUF says tokenizer 'llama': llama.cpp merges pieces by score "
+            "(BPE-style), not unigram's best path, so it cuts most text differently from training. "
+            "Name the .model (--spm, or tokenizer = in the config's [model]) so scriptorium tokenizes "
+            "with SentencePiece"
+        )
     return Clause(
         name="model type",
         holds=True,

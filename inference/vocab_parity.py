@@ -72,7 +72,7 @@ def side_by_side(result: LineParity, context: int = 2) -> tuple[str, str, str]:
     stop_b = next((k + 1 for k in range(start, len(b)) if ends_b[k] == meet), len(b))
 
     def show(pieces: tuple[str, ...], stop: int) -> str:
-        before, after = pieces[max(0, start - context):start], pieces[stop:stop + context]
+        before, after = pieces[max(0, start - context) : start], pieces[stop : stop + context]
         lead = "… " if start > context else ""
         tail = " …" if stop + context < len(pieces) else ""
         return lead + " ".join([*before, "[" + " ".join(pieces[start:stop]) + "]", *after]) + tail
@@ -99,15 +99,18 @@ def parity_clause(results: Sequence[LineParity], *, spm_used: bool, unused_becau
     diverging = [r for r in results if not r.identical]
     details = tuple(
         f"line {results.index(r) + 1}: {line!r}\n    SentencePiece: {ours}\n    llama.cpp:     {theirs}"
-        for r in diverging[:MAX_LISTED] for line, ours, theirs in [side_by_side(r)]
+        for r in diverging[:MAX_LISTED]
+        for line, ours, theirs in [side_by_side(r)]
     )
     warnings: tuple[str, ...] = ()
     if spm_used:
         holds = True
         summary = f"scriptorium tokenizes with SentencePiece; llama.cpp alone would give {figures}"
         if diverging:
-            warnings = (f"llama.cpp's own tokenizer cuts {total - same} of {total} lines differently: harmless while the "
-                        ".model is named, wrong for any tool that feeds this GGUF text through llama.cpp",)
+            warnings = (
+                f"llama.cpp's own tokenizer cuts {total - same} of {total} lines differently: harmless while the "
+                ".model is named, wrong for any tool that feeds this GGUF text through llama.cpp",
+            )
     else:
         holds = not diverging
         summary = f"llama.cpp tokenizes{unused_because}: {figures}"
@@ -117,7 +120,13 @@ def parity_clause(results: Sequence[LineParity], *, spm_used: bool, unused_becau
         summary=summary,
         details=details,
         warnings=warnings,
-        data={"lines": total, "identical": same, "share": share, "tokenizer": "sentencepiece" if spm_used else "llama.cpp",
-              "divergences": [{"line": r.line, "sentencepiece": list(r.spm), "llama_cpp": list(r.llama)}
-                              for r in diverging[:20]]},
+        data={
+            "lines": total,
+            "identical": same,
+            "share": share,
+            "tokenizer": "sentencepiece" if spm_used else "llama.cpp",
+            "divergences": [
+                {"line": r.line, "sentencepiece": list(r.spm), "llama_cpp": list(r.llama)} for r in diverging[:20]
+            ],
+        },
     )

@@ -122,9 +122,15 @@ class Window:
         return self.dropped.value()
 
     def as_json(self, n_ctx: int) -> dict[str, int]:
-        return {"n_ctx": n_ctx, "memory_tokens": self.memory_tokens, "note_tokens": self.note_tokens,
-                "draft_tokens": self.draft_tokens, "dropped_tokens": self.dropped_tokens,
-                "trailing_spaces_left_out": self.spaces_left_out, "lore_tokens": self.lore_tokens}
+        return {
+            "n_ctx": n_ctx,
+            "memory_tokens": self.memory_tokens,
+            "note_tokens": self.note_tokens,
+            "draft_tokens": self.draft_tokens,
+            "dropped_tokens": self.dropped_tokens,
+            "trailing_spaces_left_out": self.spaces_left_out,
+            "lore_tokens": self.lore_tokens,
+        }
 
 
 class DroppedTokens:
@@ -147,7 +153,7 @@ class DroppedTokens:
     def value(self) -> int:
         if self._value is None:
             assert self._count is not None
-            self._value = self._count(self._draft[:self._start]) - self._empty
+            self._value = self._count(self._draft[: self._start]) - self._empty
             self._count, self._draft = None, ""  # nothing held once counted: not the backend, not the draft
         return self._value
 
@@ -223,23 +229,33 @@ def note_position(text: str, start: int, depth: int, end: int | None = None) -> 
     return starts[max(0, len(starts) - depth)]
 
 
-def assemble(draft: str, start: int, end: int, memory: str, note: str, depth: int,
-             wrap: Callable[[str], str], lore: str = "") -> tuple[str, int | None]:
+def assemble(
+    draft: str, start: int, end: int, memory: str, note: str, depth: int, wrap: Callable[[str], str], lore: str = ""
+) -> tuple[str, int | None]:
     block = note_block(note)
     at = note_position(draft, start, depth, end) if block else None
     if at is None:
         window = draft[start:end]
     elif at >= end:
-        window = draft[start:end] + note_break(draft[end - 1:end], note, depth) + block
+        window = draft[start:end] + note_break(draft[end - 1 : end], note, depth) + block
     else:
         window = draft[start:at] + block + draft[at:end]
     return memory_block(memory) + lore + wrap(window), at
 
 
-def build_window(draft: str, *, budget: int, count: Count, end: int | None = None, memory: str = "",
-                 note: str = "", note_depth: int = DEFAULT_NOTE_DEPTH,
-                 wrap: Callable[[str], str] | None = None, longest_piece: int | None = None,
-                 lorebook: Lorebook | None = None) -> Window:
+def build_window(
+    draft: str,
+    *,
+    budget: int,
+    count: Count,
+    end: int | None = None,
+    memory: str = "",
+    note: str = "",
+    note_depth: int = DEFAULT_NOTE_DEPTH,
+    wrap: Callable[[str], str] | None = None,
+    longest_piece: int | None = None,
+    lorebook: Lorebook | None = None,
+) -> Window:
     """The largest window of `draft[:end]` that fits in `budget` tokens with memory and note.
 
     `wrap` turns the window (note inside) into the draft part of the prompt (the continue
@@ -258,12 +274,15 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     try:
         fixed = count(block + note_block(note) + wrap(""))
     except UnencodableTextError as error:
-        raise placed(error, [("memory", memory, pinned_spans(0, memory)),
-                             ("author's note", note, pinned_spans(len(block), note))]) from None
+        raise placed(
+            error,
+            [("memory", memory, pinned_spans(0, memory)), ("author's note", note, pinned_spans(len(block), note))],
+        ) from None
     if fixed > budget:
         raise WindowError(
             f"{_fixed_parts(memory, note, wrap)} {fixed:,} tokens, more than the {budget:,} the context leaves "
-            "for the prompt (context size minus max tokens, at least half the context): shorten them, or give the model a larger context")
+            "for the prompt (context size minus max tokens, at least half the context): shorten them, or give the model a larger context"
+        )
     lore = choose_lore(lorebook, draft, asked_end, note, budget - fixed, count)
     if lore.block:
         lead += len(lore.block)
@@ -276,7 +295,9 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
             try:
                 sizes[start] = count(prompt)
             except UnencodableTextError as error:  # memory and note passed above: the draft's
-                raise placed(error, [("draft", draft, draft_spans(lead, start, end, at, len(note_block(note))))]) from None
+                raise placed(
+                    error, [("draft", draft, draft_spans(lead, start, end, at, len(note_block(note))))]
+                ) from None
         return sizes[start]
 
     start: int | None = 0
@@ -295,11 +316,22 @@ def build_window(draft: str, *, budget: int, count: Count, end: int | None = Non
     note_tokens = count(note_block(note)) - empty if note.strip() else 0
     lore_tokens = count(lore.block) - empty if lore.block else 0
     spans = draft_spans(lead, start, end, at, len(note_block(note)))
-    return Window(prompt=prompt, start=start, end=end, note_at=at, budget=budget, prompt_tokens=prompt_tokens,
-                  memory_tokens=memory_tokens, note_tokens=note_tokens,
-                  draft_tokens=prompt_tokens - memory_tokens - note_tokens - lore_tokens,
-                  dropped=DroppedTokens(count, draft, start, empty), draft_spans=spans,
-                  spaces_left_out=asked_end - end, lore_tokens=lore_tokens, lore=lore.fired)
+    return Window(
+        prompt=prompt,
+        start=start,
+        end=end,
+        note_at=at,
+        budget=budget,
+        prompt_tokens=prompt_tokens,
+        memory_tokens=memory_tokens,
+        note_tokens=note_tokens,
+        draft_tokens=prompt_tokens - memory_tokens - note_tokens - lore_tokens,
+        dropped=DroppedTokens(count, draft, start, empty),
+        draft_spans=spans,
+        spaces_left_out=asked_end - end,
+        lore_tokens=lore_tokens,
+        lore=lore.fired,
+    )
 
 
 def _as_is(text: str) -> str:
@@ -309,8 +341,15 @@ def _as_is(text: str) -> str:
 def _fixed_parts(memory: str, note: str, wrap: Callable[[str], str]) -> str:
     """What of the prompt is there whatever the window, and its verb: 'the memory and the
     prompt template take', 'the prompt template alone takes'."""
-    parts = [name for name, text in (("the memory", memory.strip()), ("the author's note", note.strip()),
-                                     ("the prompt template", wrap("").strip())) if text]
+    parts = [
+        name
+        for name, text in (
+            ("the memory", memory.strip()),
+            ("the author's note", note.strip()),
+            ("the prompt template", wrap("").strip()),
+        )
+        if text
+    ]
     if len(parts) < 2:
         return (parts or ["the prompt's fixed text"])[0] + " alone takes"
     return ", ".join(parts[:-1]) + " and " + parts[-1] + " take"
@@ -383,8 +422,9 @@ def _character_start(text: str, pos: int, end: int) -> int:  # after a mark or j
     return pos
 
 
-def _cut_sentence_too_long(draft: str, sentences: Sequence[int], start: int, floor: int, count: Count,
-                           room: int) -> bool:
+def _cut_sentence_too_long(
+    draft: str, sentences: Sequence[int], start: int, floor: int, count: Count, room: int
+) -> bool:
     """The sentence that ends where the window starts could never be in it whole: longer
     than the room alone (counted with the BOS, as `room` is). Starting at the next
     sentence would leave its words out for nothing (a short sentence typed after a long one

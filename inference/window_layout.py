@@ -58,5 +58,7 @@ def placed(error: UnencodableTextError, sources: Sequence[tuple[str, str, Spans]
         offset = in_text(spans, error.index)
         if offset is not None:
             return error.placed(f"{describe_position(text, offset)} of the {name}")
-    return error.placed(f"character {error.index + 1} of the prompt, in what scriptorium puts between the memory, "
-                        "the note, the draft and the continue template")
+    return error.placed(
+        f"character {error.index + 1} of the prompt, in what scriptorium puts between the memory, "
+        "the note, the draft and the continue template"
+    )

@@ -102,8 +102,11 @@ class Worker:
             elif kind == "generate":
                 _, _, prompt, settings, bias, top_n, special = message
                 stop = self._stopper(request_id)
-                self._stream(request_id, self._loaded().generate(
-                    prompt, settings, bias, top_n=top_n, should_stop=stop, special=special), stop)
+                self._stream(
+                    request_id,
+                    self._loaded().generate(prompt, settings, bias, top_n=top_n, should_stop=stop, special=special),
+                    stop,
+                )
             elif kind == "score":
                 _, _, text, top_n = message
                 stop = self._stopper(request_id)
@@ -131,15 +134,31 @@ class Worker:
         return self._engine
 
     def _load(self, options: LoadOptions, flash_cache: Path | None) -> None:
-        engine = self._engine = Engine.load(options, lambda fraction: self._send(("progress", fraction)),
-                                            flash_cache=flash_cache)
+        engine = self._engine = Engine.load(
+            options, lambda fraction: self._send(("progress", fraction)), flash_cache=flash_cache
+        )
         template, bos = engine.chat_format()
-        self._send(("loaded", LoadedModel(
-            options=engine.options, facts=engine.facts, adapter=engine.adapter, lora_scale=engine.lora_scale,
-            n_ctx=engine.n_ctx, n_vocab=engine.n_vocab, byte_token_ids=tuple(engine.byte_token_ids),
-            longest_piece_chars=engine.longest_piece_chars, kv_layout=engine.kv_layout, chat_template=template,
-            bos_text=bos, tokenizer_name=engine.tokenizer_name, tokenizer_warning=engine.tokenizer_warning,
-            arithmetic=engine.arithmetic)))
+        self._send(
+            (
+                "loaded",
+                LoadedModel(
+                    options=engine.options,
+                    facts=engine.facts,
+                    adapter=engine.adapter,
+                    lora_scale=engine.lora_scale,
+                    n_ctx=engine.n_ctx,
+                    n_vocab=engine.n_vocab,
+                    byte_token_ids=tuple(engine.byte_token_ids),
+                    longest_piece_chars=engine.longest_piece_chars,
+                    kv_layout=engine.kv_layout,
+                    chat_template=template,
+                    bos_text=bos,
+                    tokenizer_name=engine.tokenizer_name,
+                    tokenizer_warning=engine.tokenizer_warning,
+                    arithmetic=engine.arithmetic,
+                ),
+            )
+        )
 
     def _stream(self, request_id: int, events: Iterator[Event], should_stop: Callable[[], bool]) -> None:
         engine = self._loaded()

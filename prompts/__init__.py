@@ -47,11 +47,15 @@ def load(name: str, override_dir: Path | None = None) -> str:
 def _checked(name: str, template: str, path: Path) -> str:
     """The author's template, or PromptError saying what about it cannot work."""
     if len(template) > MAX_TEMPLATE_CHARS:
-        raise PromptError(f"prompt template {path} is {len(template):,} characters long; a template holds at most "
-                          f"{MAX_TEMPLATE_CHARS:,} (the draft, memory and note are not part of it)")
+        raise PromptError(
+            f"prompt template {path} is {len(template):,} characters long; a template holds at most "
+            f"{MAX_TEMPLATE_CHARS:,} (the draft, memory and note are not part of it)"
+        )
     if name == CONTINUE and (count := template.count(DRAFT)) > 1:
-        raise PromptError(f"prompt template {path} holds {DRAFT} {count:,} times; it takes it once, where the "
-                          "draft goes (or not at all: the draft then follows the template)")
+        raise PromptError(
+            f"prompt template {path} holds {DRAFT} {count:,} times; it takes it once, where the "
+            "draft goes (or not at all: the draft then follows the template)"
+        )
     return template
 
 

@@ -21,8 +21,12 @@ sys.stdin.read()
 @contextmanager
 def claimed_elsewhere(directory: Path, session_id: str) -> Iterator[subprocess.Popen[str]]:
     """Another process holding the claim until the block ends (or it is killed)."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(directory), session_id],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(directory), session_id],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
         yield holder

@@ -38,8 +38,9 @@ def flash_attention_timed_faster(monkeypatch: pytest.MonkeyPatch) -> None:
     probabilities a test reads. Tests of the timing itself import the real function."""
     from scriptorium.inference import flash_choice
 
-    monkeypatch.setattr(flash_choice, "time_decode_paths",
-                        lambda *args, **kwargs: flash_choice.FlashTiming(on_ms=1.0, off_ms=2.0))
+    monkeypatch.setattr(
+        flash_choice, "time_decode_paths", lambda *args, **kwargs: flash_choice.FlashTiming(on_ms=1.0, off_ms=2.0)
+    )
 
 
 @pytest.fixture
@@ -71,8 +72,7 @@ def short_context_model(gguf_dir: Path) -> Path:
 def one_layer_model(gguf_dir: Path) -> Path:
     """One layer, trained on 256 tokens: its keys and values depend on a token and its
     position alone, so a shifted cache must equal a cold one up to float rounding."""
-    return gguf_models.write_llama_model(gguf_dir / "ctx256-1layer.gguf", kind="random", n_layer=1,
-                                         context_length=256)
+    return gguf_models.write_llama_model(gguf_dir / "ctx256-1layer.gguf", kind="random", n_layer=1, context_length=256)
 
 
 @pytest.fixture(scope="session")
@@ -94,7 +94,8 @@ def crlf_model(gguf_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def sentence_model(gguf_dir: Path) -> Path:
     return gguf_models.write_llama_model(
-        gguf_dir / "sentence.gguf", kind="sentence",
+        gguf_dir / "sentence.gguf",
+        kind="sentence",
         chat_template=gguf_models.SIMPLE_CHAT_TEMPLATE,
     )
 
@@ -114,9 +115,7 @@ def lora_adapter(gguf_dir: Path, random_model: Path) -> Path:
 @pytest.fixture(scope="session")
 def foreign_lora_adapter(gguf_dir: Path, random_model: Path) -> Path:
     """Declares general.architecture = "gemma3": llama.cpp refuses it on our models."""
-    return gguf_adapters.write_lora_adapter(
-        gguf_dir / "lora-gemma3.gguf", random_model, architecture="gemma3"
-    )
+    return gguf_adapters.write_lora_adapter(gguf_dir / "lora-gemma3.gguf", random_model, architecture="gemma3")
 
 
 @pytest.fixture(scope="session")
@@ -208,8 +207,11 @@ def spm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _trained(spm_dir: Path, model_type: str, byte_fallback: bool) -> Path:
-    return spm_models.train_spm(spm_dir / f"{model_type}{'-bytes' if byte_fallback else ''}.model",
-                                model_type=model_type, byte_fallback=byte_fallback)
+    return spm_models.train_spm(
+        spm_dir / f"{model_type}{'-bytes' if byte_fallback else ''}.model",
+        model_type=model_type,
+        byte_fallback=byte_fallback,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -15,8 +15,13 @@ CHUNK_TEXT = ["La", " casa"]
 
 def token_entry(token_id: int, text: str, logprob: float = -0.1) -> dict[str, Any]:
     piece = list(text.encode("utf-8"))
-    return {"id": token_id, "token": text, "bytes": piece, "logprob": logprob,
-            "top_logprobs": [{"id": token_id, "token": text, "bytes": piece, "logprob": logprob}]}
+    return {
+        "id": token_id,
+        "token": text,
+        "bytes": piece,
+        "logprob": logprob,
+        "top_logprobs": [{"id": token_id, "token": text, "bytes": piece, "logprob": logprob}],
+    }
 
 
 def stream_chunks(entries: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
@@ -26,20 +31,44 @@ def stream_chunks(entries: list[dict[str, Any]] | None = None) -> list[dict[str,
         {"content": "", "tokens_predicted": index + 1, "stop": False, "completion_probabilities": [entry]}
         for index, entry in enumerate(entries)
     ]
-    chunks.append({"content": "", "stop": True, "stop_type": "limit", "tokens_predicted": len(entries),
-                   "timings": {"cache_n": 0, "prompt_n": 3, "prompt_ms": 1.0, "predicted_ms": 2.0,
-                               "prompt_per_second": 3000.0, "predicted_per_second": 1000.0}})
+    chunks.append(
+        {
+            "content": "",
+            "stop": True,
+            "stop_type": "limit",
+            "tokens_predicted": len(entries),
+            "timings": {
+                "cache_n": 0,
+                "prompt_n": 3,
+                "prompt_ms": 1.0,
+                "predicted_ms": 2.0,
+                "prompt_per_second": 3000.0,
+                "predicted_per_second": 1000.0,
+            },
+        }
+    )
     return chunks
 
 
 def default_answers() -> dict[str, Any]:
     return {
         "/health": {"status": "ok"},
-        "/props": {"default_generation_settings": {"n_ctx": 512, "params": {}}, "total_slots": 1,
-                   "model_path": "/models/fake.gguf", "build_info": "b0-fake", "bos_token": "<s>",
-                   "chat_template": ""},
-        "/v1/models": {"data": [{"id": "fake", "meta": {"n_vocab": N_VOCAB, "n_params": 1000, "size": 4000,
-                                                       "n_ctx_train": 512, "n_embd": 8}}]},
+        "/props": {
+            "default_generation_settings": {"n_ctx": 512, "params": {}},
+            "total_slots": 1,
+            "model_path": "/models/fake.gguf",
+            "build_info": "b0-fake",
+            "bos_token": "<s>",
+            "chat_template": "",
+        },
+        "/v1/models": {
+            "data": [
+                {
+                    "id": "fake",
+                    "meta": {"n_vocab": N_VOCAB, "n_params": 1000, "size": 4000, "n_ctx_train": 512, "n_embd": 8},
+                }
+            ]
+        },
         "/lora-adapters": [],
         "/slots": [{"id": 0, "n_prompt_tokens": 0}],
         "/tokenize": {"tokens": [1, 5, 6]},
@@ -112,4 +141,3 @@ class FakeLlamaServer:
 
 def _encoded(answer: Any) -> bytes:
     return (answer if isinstance(answer, str) else json.dumps(answer)).encode("utf-8")
-

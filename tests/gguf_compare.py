@@ -26,8 +26,17 @@ OFF = -30.0
 
 
 def write_quantizable_model(path: str | Path) -> Path:
-    return write_llama_model(path, kind="random", n_layer=1, n_embd=256, n_head=4, n_head_kv=2, n_ff=256,
-                             context_length=256, name="scriptorium-test-quantizable")
+    return write_llama_model(
+        path,
+        kind="random",
+        n_layer=1,
+        n_embd=256,
+        n_head=4,
+        n_head_kv=2,
+        n_ff=256,
+        context_length=256,
+        name="scriptorium-test-quantizable",
+    )
 
 
 def letter_probability(letter: str) -> float:
@@ -50,8 +59,9 @@ def write_letter_model(path: str | Path, *, pairs: bool) -> Path:
         logits[index] = np.log(np.prod([letter_probability(c) for c in word]))
     out = np.zeros((len(tokens), shape.n_embd), np.float32)
     out[:, 0] = logits / normed
-    tensors.update({"token_embd.weight": embd, "output_norm.weight": np.ones(shape.n_embd, np.float32),
-                    "output.weight": out})
+    tensors.update(
+        {"token_embd.weight": embd, "output_norm.weight": np.ones(shape.n_embd, np.float32), "output.weight": out}
+    )
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name("scriptorium-test-letter-" + ("pairs" if pairs else "letters"))
     w.add_file_type(int(gguf.LlamaFileType.ALL_F32))
@@ -60,8 +70,10 @@ def write_letter_model(path: str | Path, *, pairs: bool) -> Path:
     w.add_tokenizer_model("llama")
     w.add_token_list(tokens)
     w.add_token_scores([0.0] * len(tokens))
-    w.add_token_types([int(gguf.TokenType.UNKNOWN), int(gguf.TokenType.CONTROL), int(gguf.TokenType.CONTROL)]
-                      + [int(gguf.TokenType.NORMAL)] * (len(tokens) - 3))
+    w.add_token_types(
+        [int(gguf.TokenType.UNKNOWN), int(gguf.TokenType.CONTROL), int(gguf.TokenType.CONTROL)]
+        + [int(gguf.TokenType.NORMAL)] * (len(tokens) - 3)
+    )
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
     w.add_unk_token_id(0)

@@ -61,8 +61,13 @@ def _scalar(reader: gguf.GGUFReader, key: str) -> np.ndarray:
     return field.parts[field.data[0]]
 
 
-def rewritten_copy(source: str | Path, target: str | Path, *, metadata: dict | None = None,
-                   tensors: dict[str, np.ndarray] | None = None) -> Path:
+def rewritten_copy(
+    source: str | Path,
+    target: str | Path,
+    *,
+    metadata: dict | None = None,
+    tensors: dict[str, np.ndarray] | None = None,
+) -> Path:
     """Write `source` again to `target` with some keys set to new values, of any type (a
     scalar made an array, a float a string: what no in-place edit can do) and some tensors
     replaced. A value is a (value, GGUFValueType[, element type]) tuple, or a bare string or
@@ -91,8 +96,12 @@ def rewritten_copy(source: str | Path, target: str | Path, *, metadata: dict | N
         if data is not None:
             writer.add_tensor(tensor.name, data)
         else:
-            writer.add_tensor(tensor.name, tensor.data, raw_shape=tuple(reversed([int(n) for n in tensor.shape])),
-                              raw_dtype=tensor.tensor_type)
+            writer.add_tensor(
+                tensor.name,
+                tensor.data,
+                raw_shape=tuple(reversed([int(n) for n in tensor.shape])),
+                raw_dtype=tensor.tensor_type,
+            )
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

@@ -68,21 +68,23 @@ def write_gemma3_model(
         "output_norm.weight": np.ones(n_embd, np.float32),
     }
     for i in range(n_layer):
-        tensors.update({
-            f"blk.{i}.attn_norm.weight": np.ones(n_embd, np.float32),
-            f"blk.{i}.attn_q.weight": w(q_width, n_embd),
-            f"blk.{i}.attn_k.weight": w(kv_width, n_embd),
-            f"blk.{i}.attn_v.weight": w(kv_width, n_embd),
-            f"blk.{i}.attn_q_norm.weight": np.ones(head_dim, np.float32),
-            f"blk.{i}.attn_k_norm.weight": np.ones(head_dim, np.float32),
-            f"blk.{i}.attn_output.weight": w(n_embd, q_width),
-            f"blk.{i}.post_attention_norm.weight": np.ones(n_embd, np.float32),
-            f"blk.{i}.ffn_norm.weight": np.ones(n_embd, np.float32),
-            f"blk.{i}.ffn_gate.weight": w(n_ff, n_embd),
-            f"blk.{i}.ffn_up.weight": w(n_ff, n_embd),
-            f"blk.{i}.ffn_down.weight": w(n_embd, n_ff),
-            f"blk.{i}.post_ffw_norm.weight": np.ones(n_embd, np.float32),
-        })
+        tensors.update(
+            {
+                f"blk.{i}.attn_norm.weight": np.ones(n_embd, np.float32),
+                f"blk.{i}.attn_q.weight": w(q_width, n_embd),
+                f"blk.{i}.attn_k.weight": w(kv_width, n_embd),
+                f"blk.{i}.attn_v.weight": w(kv_width, n_embd),
+                f"blk.{i}.attn_q_norm.weight": np.ones(head_dim, np.float32),
+                f"blk.{i}.attn_k_norm.weight": np.ones(head_dim, np.float32),
+                f"blk.{i}.attn_output.weight": w(n_embd, q_width),
+                f"blk.{i}.post_attention_norm.weight": np.ones(n_embd, np.float32),
+                f"blk.{i}.ffn_norm.weight": np.ones(n_embd, np.float32),
+                f"blk.{i}.ffn_gate.weight": w(n_ff, n_embd),
+                f"blk.{i}.ffn_up.weight": w(n_ff, n_embd),
+                f"blk.{i}.ffn_down.weight": w(n_embd, n_ff),
+                f"blk.{i}.post_ffw_norm.weight": np.ones(n_embd, np.float32),
+            }
+        )
 
     writer = gguf.GGUFWriter(str(path), ARCH)
     writer.add_name("scriptorium-test-gemma3")

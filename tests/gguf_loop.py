@@ -46,7 +46,7 @@ def repeated_share(tokens: list[int], n: int = 4) -> float:
     """The share of the n-grams of `tokens` that already occurred earlier in them."""
     seen: set[tuple[int, ...]] = set()
     repeated = 0
-    grams = [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
     for gram in grams:
         repeated += gram in seen
         seen.add(gram)

@@ -47,7 +47,17 @@ import numpy as np
 from gguf_phrases import PHRASES, PHRASES_GREEDY  # noqa: F401  (PHRASES_GREEDY: for the tests)
 
 from italian_vocab import (  # noqa: F401  (also imported from here by the tests)
-    BOS_ID, CHARS, EOS_ID, FIRST_BYTE_ID, LORA_PUSH_PIECE, N_PIECES, N_VOCAB, UNK_ID, Vocab, byte_id, italian_vocab,
+    BOS_ID,
+    CHARS,
+    EOS_ID,
+    FIRST_BYTE_ID,
+    LORA_PUSH_PIECE,
+    N_PIECES,
+    N_VOCAB,
+    UNK_ID,
+    Vocab,
+    byte_id,
+    italian_vocab,
 )
 
 
@@ -65,8 +75,6 @@ UTF8_DEFAULT_PIECE = "<0xC3>"
 SENTENCE_PIECES = ("▁La", "▁casa", "▁era", "▁buia", ".", "</s>")
 CRLF_PIECES = ("▁La", "▁casa", ".", "\n", "\n")
 """The "crlf_lines" chain, in the shared vocabulary's pieces: its "\\n" is written "\\r\\n"."""
-
-
 
 
 def phrases_transitions() -> tuple[dict[int, dict[int, float]], dict[int, float]]:
@@ -145,22 +153,23 @@ def _layers(s: _Shape, rng: np.random.Generator, *, silent: bool) -> dict[str, n
             m[0] = 0.0  # keep the bias channel constant
             if silent:
                 m[:] = 0.0
-        tensors.update({
-            f"blk.{i}.attn_norm.weight": np.ones(E, np.float32),
-            f"blk.{i}.attn_q.weight": w(s.n_head * D, E),
-            f"blk.{i}.attn_k.weight": w(s.n_head_kv * D, E),
-            f"blk.{i}.attn_v.weight": w(s.n_head_kv * D, E),
-            f"blk.{i}.attn_output.weight": attn_out,
-            f"blk.{i}.ffn_norm.weight": np.ones(E, np.float32),
-            f"blk.{i}.ffn_gate.weight": w(s.n_ff, E),
-            f"blk.{i}.ffn_up.weight": w(s.n_ff, E),
-            f"blk.{i}.ffn_down.weight": ffn_down,
-        })
+        tensors.update(
+            {
+                f"blk.{i}.attn_norm.weight": np.ones(E, np.float32),
+                f"blk.{i}.attn_q.weight": w(s.n_head * D, E),
+                f"blk.{i}.attn_k.weight": w(s.n_head_kv * D, E),
+                f"blk.{i}.attn_v.weight": w(s.n_head_kv * D, E),
+                f"blk.{i}.attn_output.weight": attn_out,
+                f"blk.{i}.ffn_norm.weight": np.ones(E, np.float32),
+                f"blk.{i}.ffn_gate.weight": w(s.n_ff, E),
+                f"blk.{i}.ffn_up.weight": w(s.n_ff, E),
+                f"blk.{i}.ffn_down.weight": ffn_down,
+            }
+        )
     return tensors
 
 
-def _biased_head(s: _Shape, rng: np.random.Generator, bias: np.ndarray, spread: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _biased_head(s: _Shape, rng: np.random.Generator, bias: np.ndarray, spread: float) -> tuple[np.ndarray, np.ndarray]:
     """Embeddings with the bias channel, and an output matrix whose logits are
     roughly `bias` plus noise of standard deviation `spread`."""
     E = s.n_embd
@@ -176,8 +185,9 @@ def _biased_head(s: _Shape, rng: np.random.Generator, bias: np.ndarray, spread: 
 Successors = Union[int, Mapping[int, float]]
 
 
-def _markov_head(s: _Shape, transitions: Mapping[int, Successors], default_next: Successors
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _markov_head(
+    s: _Shape, transitions: Mapping[int, Successors], default_next: Successors
+) -> tuple[np.ndarray, np.ndarray]:
     """One channel per key token; a successor's logit is _MARKOV_MARGIN plus the log of
     its probability relative to the likeliest one (a single id: probability 1)."""
     E = s.n_embd
@@ -206,7 +216,7 @@ def _markov_head(s: _Shape, transitions: Mapping[int, Successors], default_next:
 def _random_bias(vocab: Vocab, *, words: float, bytes_: float, chars: float) -> np.ndarray:
     bias = np.zeros(N_VOCAB, np.float32)
     bias[list(vocab.word_ids)] = words
-    bias[3:3 + len(CHARS)] = chars
+    bias[3 : 3 + len(CHARS)] = chars
     bias[FIRST_BYTE_ID:] = bytes_
     bias[[UNK_ID, BOS_ID, EOS_ID]] = -12.0
     return bias
@@ -247,11 +257,13 @@ def write_llama_model(
     vocab = italian_vocab()
     shape = _Shape(n_layer, n_embd, n_head, n_head_kv, n_ff)
     rng = np.random.default_rng(seed)
-    markov = {"markov": lambda: (transitions, default_next),
-              "utf8_bytes": utf8_transitions,
-              "sentence": sentence_transitions,
-              "crlf_lines": crlf_transitions,
-              "phrases": phrases_transitions}.get(kind, lambda: None)()
+    markov = {
+        "markov": lambda: (transitions, default_next),
+        "utf8_bytes": utf8_transitions,
+        "sentence": sentence_transitions,
+        "crlf_lines": crlf_transitions,
+        "phrases": phrases_transitions,
+    }.get(kind, lambda: None)()
 
     tensors = _layers(shape, rng, silent=markov is not None)
     if markov is not None:
@@ -270,11 +282,13 @@ def write_llama_model(
         low = np.zeros((unused_tokens, n_embd), np.float32)
         low[:, 0] = -40.0
         out = np.concatenate([out, low])
-    tensors.update({
-        "token_embd.weight": embd,
-        "output_norm.weight": np.ones(n_embd, np.float32),
-        "output.weight": out,
-    })
+    tensors.update(
+        {
+            "token_embd.weight": embd,
+            "output_norm.weight": np.ones(n_embd, np.float32),
+            "output.weight": out,
+        }
+    )
 
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(name or f"scriptorium-test-{kind}")

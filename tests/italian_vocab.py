@@ -19,11 +19,7 @@ LORA_PUSH_PIECE = "▁gatto"
 
 # Printable ASCII, the SentencePiece space, Italian letters and typography. "\n" is a
 # piece too, so ordinary text (newlines included) never needs byte tokens.
-CHARS = (
-    ["▁", "\n"]
-    + [chr(c) for c in range(0x21, 0x7F)]
-    + list("àèéìòùÀÈÉÌÒÙ’«»“”‘—…")
-)
+CHARS = ["▁", "\n"] + [chr(c) for c in range(0x21, 0x7F)] + list("àèéìòùÀÈÉÌÒÙ’«»“”‘—…")
 
 _WORDS = """
 il la lo le li gli i un una uno e è di da in con su per tra fra a al alla allo ai agli

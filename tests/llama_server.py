@@ -62,17 +62,33 @@ class LlamaServer:
     """`with LlamaServer(model, log_dir) as server:` a llama-server serving `model`, stopped
     on leaving the block whatever happened inside it."""
 
-    def __init__(self, model: Path, log_dir: Path, *extra: str, context: int = CONTEXT,
-                 port: int | None = None) -> None:
+    def __init__(
+        self, model: Path, log_dir: Path, *extra: str, context: int = CONTEXT, port: int | None = None
+    ) -> None:
         """`port`: another server's, once it stopped (a restart, as the client sees it)."""
         self.model = model
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log_dir / f"llama-server-{model.stem}-{self.port}.log"
         self.command = [
-            str(server_binary()), "--model", str(model), "--host", "127.0.0.1", "--port", str(self.port),
-            "--ctx-size", str(context), "--parallel", "1", "--threads", "2", "--threads-batch", "2",
-            "--no-warmup", "--no-ui", *extra,
+            str(server_binary()),
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--ctx-size",
+            str(context),
+            "--parallel",
+            "1",
+            "--threads",
+            "2",
+            "--threads-batch",
+            "2",
+            "--no-warmup",
+            "--no-ui",
+            *extra,
         ]
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -85,8 +101,9 @@ class LlamaServer:
 
     def start(self) -> None:
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
+            self.process = subprocess.Popen(
+                self.command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

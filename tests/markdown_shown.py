@@ -62,7 +62,7 @@ def as_seen(plain: str) -> str:
         columns = 0
         for char in indentation:
             columns = (columns // 4 + 1) * 4 if char == "\t" else columns + 1
-        words = line[len(indentation):].rstrip(" \t")
+        words = line[len(indentation) :].rstrip(" \t")
         lines.append("\u2003" * (columns // 4) + words if words else "")
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
 

@@ -36,8 +36,16 @@ SAMPLERS = {
     "mirostat v2": {"mirostat": 2, "mirostat_tau": 4.0, "mirostat_eta": 0.2},
     "mirostat v1": {"mirostat": 1, "mirostat_tau": 4.0, "mirostat_eta": 0.2},
     "every sampler, reordered": {
-        "repeat_penalty": 1.1, "dry_multiplier": 0.8, "top_n_sigma": 2.0, "top_k": 40, "typical_p": 0.95,
-        "top_p": 0.95, "min_p": 0.02, "xtc_probability": 0.5, "xtc_threshold": 0.04, "temperature": 0.9,
+        "repeat_penalty": 1.1,
+        "dry_multiplier": 0.8,
+        "top_n_sigma": 2.0,
+        "top_k": 40,
+        "typical_p": 0.95,
+        "top_p": 0.95,
+        "min_p": 0.02,
+        "xtc_probability": 0.5,
+        "xtc_threshold": 0.04,
+        "temperature": 0.9,
         "samplers": ("temperature", "xtc", "min_p", "top_p", "typ_p", "top_k", "top_n_sigma", "dry", "penalties"),
     },
 }
@@ -68,11 +76,18 @@ def llama_cpp_chain(lib, vocab, n_vocab: int, s: SamplerSettings, bias: dict[int
         return chain
     breakers = [b.encode() for b in s.dry_sequence_breakers]
     make = {
-        "penalties": lambda: lib.llama_sampler_init_penalties(n_vocab, s.repeat_window, s.repeat_penalty,
-                                                              s.frequency_penalty, s.presence_penalty),
-        "dry": lambda: lib.llama_sampler_init_dry(vocab, s.dry_multiplier, s.dry_base, s.dry_allowed_length,
-                                                  s.dry_penalty_last_n, (ctypes.c_char_p * len(breakers))(*breakers),
-                                                  len(breakers)),
+        "penalties": lambda: lib.llama_sampler_init_penalties(
+            n_vocab, s.repeat_window, s.repeat_penalty, s.frequency_penalty, s.presence_penalty
+        ),
+        "dry": lambda: lib.llama_sampler_init_dry(
+            vocab,
+            s.dry_multiplier,
+            s.dry_base,
+            s.dry_allowed_length,
+            s.dry_penalty_last_n,
+            (ctypes.c_char_p * len(breakers))(*breakers),
+            len(breakers),
+        ),
         "top_n_sigma": lambda: lib.llama_sampler_init_top_n_sigma(s.top_n_sigma),
         "top_k": lambda: lib.llama_sampler_init_top_k(s.top_k),
         "typ_p": lambda: lib.llama_sampler_init_typical(s.typical_p, 0),
@@ -90,8 +105,9 @@ def llama_cpp_chain(lib, vocab, n_vocab: int, s: SamplerSettings, bias: dict[int
 @pytest.fixture(scope="module")
 def loop_engine(tmp_path_factory: pytest.TempPathFactory):
     transitions, default_next = loop_transitions()
-    path = write_llama_model(tmp_path_factory.mktemp("loop") / "loop.gguf", kind="markov",
-                             transitions=transitions, default_next=default_next)
+    path = write_llama_model(
+        tmp_path_factory.mktemp("loop") / "loop.gguf", kind="markov", transitions=transitions, default_next=default_next
+    )
     engine = Engine.load(LoadOptions(model_path=path, n_ctx=512, flash_attn=False, n_threads=1))
     yield engine
     engine.close()

@@ -29,8 +29,13 @@ from scriptorium.inference.errors import ModelFileError, ScriptoriumError
 from scriptorium.inference.gguf_file import read_model_facts
 from scriptorium.inference.gguf_header import GGUFHeader, read_gguf_header
 
-FUZZ = settings(max_examples=150, deadline=timedelta(seconds=3), derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=150,
+    deadline=timedelta(seconds=3),
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 """derandomize: the same examples on every run, so the suite is reproducible; the
 examples still cover far more than hand-written cases."""
 
@@ -71,27 +76,41 @@ _SEED = _tiny_model_header(_WORK / "seed.gguf")
 # offset, where counts and lengths live (a count of 2^40, of one too many...).
 _HEADER_END = 1024  # past the header of _SEED, into its first tensor's data
 _byte_edits = st.lists(st.tuples(st.integers(0, _HEADER_END), st.integers(0, 255)), max_size=8)
-_int_edits = st.lists(st.tuples(st.integers(0, _HEADER_END // 4).map(lambda i: i * 4),
-                                st.one_of(st.integers(0, 64), st.integers(0, 2**64 - 1),
-                                          st.sampled_from([2**31, 2**32 - 1, 2**40, 2**63, 2**64 - 1]))),
-                      max_size=3)
+_int_edits = st.lists(
+    st.tuples(
+        st.integers(0, _HEADER_END // 4).map(lambda i: i * 4),
+        st.one_of(
+            st.integers(0, 64), st.integers(0, 2**64 - 1), st.sampled_from([2**31, 2**32 - 1, 2**40, 2**63, 2**64 - 1])
+        ),
+    ),
+    max_size=3,
+)
 
 
 _COUNTS = (8, 16)
 """Offsets of the tensor count and the metadata count: the issue's hang began with one of them."""
-_count_edits = st.one_of(st.none(), st.tuples(st.sampled_from(_COUNTS), st.one_of(
-    st.integers(0, 40), st.integers(0, 2**64 - 1), st.sampled_from([2**31, 2**32, 2**40, 2**63]))))
+_count_edits = st.one_of(
+    st.none(),
+    st.tuples(
+        st.sampled_from(_COUNTS),
+        st.one_of(st.integers(0, 40), st.integers(0, 2**64 - 1), st.sampled_from([2**31, 2**32, 2**40, 2**63])),
+    ),
+)
 
 
 @FUZZ
-@given(byte_edits=_byte_edits, int_edits=_int_edits, count_edit=_count_edits,
-       cut=st.one_of(st.none(), st.integers(0, _HEADER_END), st.integers(0, len(_SEED))))
+@given(
+    byte_edits=_byte_edits,
+    int_edits=_int_edits,
+    count_edit=_count_edits,
+    cut=st.one_of(st.none(), st.integers(0, _HEADER_END), st.integers(0, len(_SEED))),
+)
 def test_the_gguf_reader_fails_only_in_its_own_words(byte_edits, int_edits, count_edit, cut) -> None:
     data = bytearray(_SEED)
     for offset, value in byte_edits:
         data[offset] = value
     for offset, value in [*int_edits, *([count_edit] if count_edit else [])]:
-        data[offset:offset + 8] = struct.pack("<Q", value)
+        data[offset : offset + 8] = struct.pack("<Q", value)
     path = _WORK / "fuzzed.gguf"
     path.write_bytes(bytes(data[:cut]))
     try:
@@ -115,23 +134,55 @@ def assert_in_its_own_words(message: str) -> None:
     assert not any(word in message for word in PYTHON_WORDS), message
 
 
-_toml_scalars = st.one_of(st.booleans(), st.integers(-2**63, 2**63 - 1), st.floats(allow_nan=True),
-                          st.text(max_size=20))
-_toml_values = st.recursive(_toml_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=12)
+_toml_scalars = st.one_of(
+    st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=True), st.text(max_size=20)
+)
+_toml_values = st.recursive(
+    _toml_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
 _SECTIONS = ["model", "sampler", "presets", "logit_bias", "keymap", "ui"]
-_KEYS = ["path", "context_size", "lora", "lora_scale", "temperature", "top_k", "top_p", "min_p", "seed",
-         "max_tokens", "stop", "ban_byte_tokens", "theme", "greedy", "draft.continue", "16000", "x"]
-_tables = st.dictionaries(st.sampled_from(_SECTIONS + ["zzz"]),
-                          st.one_of(st.dictionaries(st.sampled_from(_KEYS), _toml_values, max_size=5), _toml_values),
-                          max_size=4)
+_KEYS = [
+    "path",
+    "context_size",
+    "lora",
+    "lora_scale",
+    "temperature",
+    "top_k",
+    "top_p",
+    "min_p",
+    "seed",
+    "max_tokens",
+    "stop",
+    "ban_byte_tokens",
+    "theme",
+    "greedy",
+    "draft.continue",
+    "16000",
+    "x",
+]
+_tables = st.dictionaries(
+    st.sampled_from(_SECTIONS + ["zzz"]),
+    st.one_of(st.dictionaries(st.sampled_from(_KEYS), _toml_values, max_size=5), _toml_values),
+    max_size=4,
+)
 
 
 @FUZZ
-@given(table=_tables, bom=st.booleans(), raw=st.one_of(
-    st.none(), st.binary(max_size=200),
-    st.tuples(st.sampled_from([b"a = ", b"[sampler]\nstop = "]), st.sampled_from([b"[", b"{b = "]),
-              st.integers(1, 100_000)).map(lambda parts: parts[0] + parts[1] * parts[2])))
+@given(
+    table=_tables,
+    bom=st.booleans(),
+    raw=st.one_of(
+        st.none(),
+        st.binary(max_size=200),
+        st.tuples(
+            st.sampled_from([b"a = ", b"[sampler]\nstop = "]),
+            st.sampled_from([b"[", b"{b = "]),
+            st.integers(1, 100_000),
+        ).map(lambda parts: parts[0] + parts[1] * parts[2]),
+    ),
+)
 def test_the_config_reader_fails_only_in_its_own_words(table, bom, raw) -> None:
     path = _WORK / "config.toml"
     text = raw if raw is not None else tomli_w.dumps(table).encode()
@@ -145,10 +196,14 @@ def test_the_config_reader_fails_only_in_its_own_words(table, bom, raw) -> None:
 
 
 @FUZZ
-@given(name=st.sampled_from(prompts.NAMES), content=st.one_of(
-    st.binary(max_size=300),
-    st.lists(st.sampled_from([b"{draft}", b"{", b"}", b"draft", b"\n", b"Racconto: "]), max_size=12).map(b"".join)),
-    draft=st.text(max_size=100))
+@given(
+    name=st.sampled_from(prompts.NAMES),
+    content=st.one_of(
+        st.binary(max_size=300),
+        st.lists(st.sampled_from([b"{draft}", b"{", b"}", b"draft", b"\n", b"Racconto: "]), max_size=12).map(b"".join),
+    ),
+    draft=st.text(max_size=100),
+)
 def test_the_prompt_loader_fails_only_in_its_own_words(name, content, draft) -> None:
     folder = _WORK / "prompts"
     folder.mkdir(exist_ok=True)

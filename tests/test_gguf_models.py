@@ -48,9 +48,7 @@ def greedy(llm: Llama, prompt: str, n: int, ban: list[int] | None = None) -> lis
         if token == EOS_ID:
             break
         llm.eval([token])
-        logits = np.ctypeslib.as_array(
-            llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(N_VOCAB,)
-        ).copy()
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(N_VOCAB,)).copy()
     return out
 
 
@@ -81,8 +79,9 @@ def test_models_load_fast_with_the_authors_vocabulary(fixture, request):
         assert time.perf_counter() - start < 1.0
         vocab = llama_cpp.llama_model_get_vocab(llm.model)
         assert llama_cpp.llama_vocab_n_tokens(vocab) == N_VOCAB
-        is_byte = [bool(llama_cpp.llama_vocab_get_attr(vocab, i) & llama_cpp.LLAMA_TOKEN_ATTR_BYTE)
-                   for i in range(N_VOCAB)]
+        is_byte = [
+            bool(llama_cpp.llama_vocab_get_attr(vocab, i) & llama_cpp.LLAMA_TOKEN_ATTR_BYTE) for i in range(N_VOCAB)
+        ]
         assert [i for i, b in enumerate(is_byte) if b] == BYTES
         meta = llm.metadata
         assert meta["general.architecture"] == "llama"
@@ -92,8 +91,19 @@ def test_models_load_fast_with_the_authors_vocabulary(fixture, request):
         assert meta["general.name"].startswith("scriptorium-test-")
         tokens = llm.tokenize(SENTENCE.encode())
         assert tokens[0] == 1
-        assert pieces(tokens[1:]) == ["▁La", "▁casa", "▁era", "▁buia", ",", "▁e", "▁la",
-                                      "▁notte", "▁più", "▁lunga", "."]
+        assert pieces(tokens[1:]) == [
+            "▁La",
+            "▁casa",
+            "▁era",
+            "▁buia",
+            ",",
+            "▁e",
+            "▁la",
+            "▁notte",
+            "▁più",
+            "▁lunga",
+            ".",
+        ]
         assert llm.detokenize(tokens[1:]).decode() == " " + SENTENCE
 
 
@@ -145,11 +155,14 @@ def test_byte_loop_model_loops_on_ff_unless_bytes_are_banned(byte_loop_model):
             assert text.startswith(" ") and text.replace(" ", "").isalpha()
 
 
-@pytest.mark.parametrize(("prompt", "expected"), [
-    ("La notte", ["<0xFF>", "▁casa", "<0xC3>", "<0xA8>", "<0xC3>", "<0xA8>"]),
-    ("Lui era", ["<0xE2>", "<0x80>", "<0x99>", "<0xC3>", "<0xA8>", "<0xC3>"]),
-    ("Il gatto", ["<0xC3>", "<0xA8>"] * 3),
-])
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("La notte", ["<0xFF>", "▁casa", "<0xC3>", "<0xA8>", "<0xC3>", "<0xA8>"]),
+        ("Lui era", ["<0xE2>", "<0x80>", "<0x99>", "<0xC3>", "<0xA8>", "<0xC3>"]),
+        ("Il gatto", ["<0xC3>", "<0xA8>"] * 3),
+    ],
+)
 def test_utf8_model_emits_the_documented_bytes(utf8_model, prompt, expected):
     with loaded(utf8_model) as llm:
         out = greedy(llm, prompt, len(expected))
@@ -158,9 +171,12 @@ def test_utf8_model_emits_the_documented_bytes(utf8_model, prompt, expected):
         top2 = np.sort(logits)[::-1][:2]
         assert top2[0] - top2[1] > 20
         raw = b"".join(llm.detokenize([t]) for t in out)
-    assert raw == {"La notte": b"\xff casa\xc3\xa8\xc3\xa8",
-                   "Lui era": "’è".encode() + b"\xc3",
-                   "Il gatto": "èèè".encode()}[prompt]
+    assert (
+        raw
+        == {"La notte": b"\xff casa\xc3\xa8\xc3\xa8", "Lui era": "’è".encode() + b"\xc3", "Il gatto": "èèè".encode()}[
+            prompt
+        ]
+    )
 
 
 def test_sentence_model_says_its_sentence_and_stops(sentence_model):
@@ -178,7 +194,8 @@ def test_phrases_model_gives_the_table_s_probabilities(phrases_model):
     vocab = italian_vocab()
     with loaded(phrases_model) as llm:
         assert llm.detokenize(greedy(llm, "C'era una volta una casa sul lago.", 24)).decode() == (
-            gguf_models.PHRASES_GREEDY * 2)
+            gguf_models.PHRASES_GREEDY * 2
+        )
         for word, choices in {**gguf_models.PHRASES, "Ecco": gguf_models.PHRASES["."]}.items():
             logits = last_logits(llm, "Ecco " + word.lstrip("▁")).astype(np.float64)
             probs = np.exp(logits - logits.max())
@@ -189,8 +206,10 @@ def test_phrases_model_gives_the_table_s_probabilities(phrases_model):
             assert all(round(p * 500) % 5 and p * 500 == pytest.approx(round(p * 500)) for p in choices.values())
             for piece, p in choices.items():
                 assert probs[vocab.id_of(piece)] == pytest.approx(p, abs=1e-4), (word, piece)
-        samples = {llm.create_completion("Ecco.", max_tokens=12, temperature=1.0, seed=seed)["choices"][0]["text"]
-                   for seed in (1, 2, 3)}
+        samples = {
+            llm.create_completion("Ecco.", max_tokens=12, temperature=1.0, seed=seed)["choices"][0]["text"]
+            for seed in (1, 2, 3)
+        }
         assert len(samples) == 3
 
 
@@ -204,8 +223,7 @@ def test_markov_kind_follows_any_table(tmp_path):
         assert llm.metadata["general.file_type"] == "1"
         assert greedy(llm, "Ecco", 4) == [a, b, c, a]
     with pytest.raises(ValueError):
-        gguf_models.write_llama_model(tmp_path / "x.gguf", kind="markov",
-                                      transitions={i: 5 for i in range(100, 200)})
+        gguf_models.write_llama_model(tmp_path / "x.gguf", kind="markov", transitions={i: 5 for i in range(100, 200)})
 
 
 def test_lora_changes_greedy_output_and_scale_zero_is_the_base(random_model, lora_adapter):

@@ -85,8 +85,7 @@ def locate(tool: str = SERVER) -> Path:
     pointer = _version_pointer(version)
     if not pointer.is_file():
         raise BuildError(
-            f"{tool} for {DISTRIBUTION} {version} is not built "
-            "(run ./install.sh --test or tools/build_llama_server.py)"
+            f"{tool} for {DISTRIBUTION} {version} is not built (run ./install.sh --test or tools/build_llama_server.py)"
         )
     binary = _binary_for(pointer.read_text(encoding="utf-8").strip(), tool)
     if not binary.is_file():
@@ -95,8 +94,19 @@ def locate(tool: str = SERVER) -> Path:
 
 
 def _download_sdist(version: str, into: Path) -> Path:
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-           "--no-binary", ":all:", f"{DISTRIBUTION}=={version}", "-d", str(into)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        f"{DISTRIBUTION}=={version}",
+        "-d",
+        str(into),
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True)
     archives = sorted(into.glob("*.tar.gz"))
     if result.returncode != 0 or not archives:
@@ -173,7 +183,9 @@ def build(jobs: int) -> Path:
         source = next(p for p in work.iterdir() if p.is_dir())
         commit = _vendored_commit(source)
         # An overridden tool is not built; of the others, those not cached for this commit.
-        targets = [tool for tool in TOOLS if not os.environ.get(OVERRIDES[tool]) and not _binary_for(commit, tool).is_file()]
+        targets = [
+            tool for tool in TOOLS if not os.environ.get(OVERRIDES[tool]) and not _binary_for(commit, tool).is_file()
+        ]
         if targets:
             log = cache_root() / f"build-{commit[:12]}.log"
             log.write_text("", encoding="utf-8")
@@ -195,8 +207,11 @@ def build(jobs: int) -> Path:
                 shutil.copy2(built, partial)
                 partial.replace(binary)
                 _version_pointer(version).write_text(commit + "\n", encoding="utf-8")
-            print(f"build_llama_server: built {', '.join(targets)} in {time.monotonic() - started:.0f} s "
-                  f"with {jobs} jobs (llama.cpp {commit[:12]})", file=sys.stderr)
+            print(
+                f"build_llama_server: built {', '.join(targets)} in {time.monotonic() - started:.0f} s "
+                f"with {jobs} jobs (llama.cpp {commit[:12]})",
+                file=sys.stderr,
+            )
         _version_pointer(version).write_text(commit + "\n", encoding="utf-8")
     return locate()
 
@@ -204,7 +219,9 @@ def build(jobs: int) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locate", action="store_true", help="print the cached binary's path; build nothing")
-    parser.add_argument("--tool", choices=TOOLS, default=SERVER, help="the binary --locate prints (default: llama-server)")
+    parser.add_argument(
+        "--tool", choices=TOOLS, default=SERVER, help="the binary --locate prints (default: llama-server)"
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel compile jobs")
     args = parser.parse_args(argv)
     try:

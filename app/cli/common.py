@@ -20,25 +20,52 @@ if TYPE_CHECKING:
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model")
-    group.add_argument("--model", metavar="PATH|NAME",
-                       help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)")
+    group.add_argument(
+        "--model",
+        metavar="PATH|NAME",
+        help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)",
+    )
     group.add_argument("--lora", type=Path, metavar="PATH", help="GGUF LoRA adapter for the model")
-    group.add_argument("--lora-scale", type=float, metavar="F", help="adapter strength, 0 disables it (default 1); with --server, of the server's own adapter")
-    group.add_argument("--spm", type=Path, metavar="PATH",
-                       help="the SentencePiece .model the model was trained with: tokenize with it (default: config)")
-    group.add_argument("--ctx", type=int, metavar="N", help="context size in tokens (default: the model's training context, at most 4096)")
-    group.add_argument("--threads", type=threads_argument, metavar="N|auto",
-                       help="CPU threads: a number fixes them, 0 at every core; auto measures while writing and "
-                            "keeps the faster count (default: the config's, else auto)")
+    group.add_argument(
+        "--lora-scale",
+        type=float,
+        metavar="F",
+        help="adapter strength, 0 disables it (default 1); with --server, of the server's own adapter",
+    )
+    group.add_argument(
+        "--spm",
+        type=Path,
+        metavar="PATH",
+        help="the SentencePiece .model the model was trained with: tokenize with it (default: config)",
+    )
+    group.add_argument(
+        "--ctx",
+        type=int,
+        metavar="N",
+        help="context size in tokens (default: the model's training context, at most 4096)",
+    )
+    group.add_argument(
+        "--threads",
+        type=threads_argument,
+        metavar="N|auto",
+        help="CPU threads: a number fixes them, 0 at every core; auto measures while writing and "
+        "keeps the faster count (default: the config's, else auto)",
+    )
     group.add_argument("--gpu-layers", type=int, metavar="N", help="layers offloaded to the GPU (default: all)")
-    group.add_argument("--flash-attn", choices=("auto", "on", "off"),
-                       help="flash attention; auto times both paths at a model's first load (default: auto)")
+    group.add_argument(
+        "--flash-attn",
+        choices=("auto", "on", "off"),
+        help="flash attention; auto times both paths at a model's first load (default: auto)",
+    )
 
 
 def add_server_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--server", metavar="URL",
-                        help="use the llama-server at URL (e.g. http://gpu-box:8080) instead of running the model "
-                             "here; default: [server] url in the config")
+    parser.add_argument(
+        "--server",
+        metavar="URL",
+        help="use the llama-server at URL (e.g. http://gpu-box:8080) instead of running the model "
+        "here; default: [server] url in the config",
+    )
 
 
 EXIT_INTERRUPTED = 130
@@ -74,8 +101,11 @@ def load_in_child(options: LoadOptions, on_progress: Callable[[float], None], *,
 
 def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("sampling")
-    group.add_argument("--preset", metavar="NAME",
-                       help="starting values: greedy, prose, creative, anti-loop or one of the config's presets")
+    group.add_argument(
+        "--preset",
+        metavar="NAME",
+        help="starting values: greedy, prose, creative, anti-loop or one of the config's presets",
+    )
     group.add_argument("--temperature", type=float, metavar="T")
     group.add_argument("--top-k", type=int, metavar="K")
     group.add_argument("--top-p", type=float, metavar="P")
@@ -84,32 +114,57 @@ def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--repeat-window", type=int, metavar="N")
     group.add_argument("--presence-penalty", type=float, metavar="F")
     group.add_argument("--frequency-penalty", type=float, metavar="F")
-    group.add_argument("--dry-multiplier", type=float, metavar="F",
-                       help="DRY: penalise a token that extends a repetition (0 off; llama.cpp suggests 0.8)")
+    group.add_argument(
+        "--dry-multiplier",
+        type=float,
+        metavar="F",
+        help="DRY: penalise a token that extends a repetition (0 off; llama.cpp suggests 0.8)",
+    )
     group.add_argument("--dry-base", type=float, metavar="F", help="DRY: how fast the penalty grows (default 1.75)")
-    group.add_argument("--dry-allowed-length", type=int, metavar="N", help="DRY: repetitions this long go free (default 2)")
-    group.add_argument("--dry-penalty-last-n", type=int, metavar="N", help="DRY: tokens scanned for repetitions (default 64)")
-    group.add_argument("--dry-sequence-breaker", action="append", metavar="TEXT",
-                       help="DRY: a repetition is not followed across TEXT (repeatable; replaces the defaults)")
-    group.add_argument("--xtc-probability", type=float, metavar="P",
-                       help="XTC: chance of removing the top choices at a step (0 off)")
-    group.add_argument("--xtc-threshold", type=float, metavar="P", help="XTC: what counts as a top choice (default 0.1)")
+    group.add_argument(
+        "--dry-allowed-length", type=int, metavar="N", help="DRY: repetitions this long go free (default 2)"
+    )
+    group.add_argument(
+        "--dry-penalty-last-n", type=int, metavar="N", help="DRY: tokens scanned for repetitions (default 64)"
+    )
+    group.add_argument(
+        "--dry-sequence-breaker",
+        action="append",
+        metavar="TEXT",
+        help="DRY: a repetition is not followed across TEXT (repeatable; replaces the defaults)",
+    )
+    group.add_argument(
+        "--xtc-probability", type=float, metavar="P", help="XTC: chance of removing the top choices at a step (0 off)"
+    )
+    group.add_argument(
+        "--xtc-threshold", type=float, metavar="P", help="XTC: what counts as a top choice (default 0.1)"
+    )
     group.add_argument("--typical-p", type=float, metavar="P", help="locally typical sampling (1 off)")
-    group.add_argument("--top-n-sigma", type=float, metavar="N", help="keep logits within N standard deviations (-1 off)")
+    group.add_argument(
+        "--top-n-sigma", type=float, metavar="N", help="keep logits within N standard deviations (-1 off)"
+    )
     group.add_argument("--dynatemp-range", type=float, metavar="F", help="dynamic temperature: ± range (0 off)")
     group.add_argument("--dynatemp-exponent", type=float, metavar="F", help="dynamic temperature: exponent (default 1)")
     group.add_argument("--mirostat", type=int, metavar="N", help="Mirostat version 1 or 2 (0 off)")
     group.add_argument("--mirostat-tau", type=float, metavar="F", help="Mirostat target surprise (default 5)")
     group.add_argument("--mirostat-eta", type=float, metavar="F", help="Mirostat learning rate (default 0.1)")
-    group.add_argument("--samplers", metavar="LIST",
-                       help="the chain's order, as llama.cpp's --samplers: e.g. "
-                            "'penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature'")
+    group.add_argument(
+        "--samplers",
+        metavar="LIST",
+        help="the chain's order, as llama.cpp's --samplers: e.g. "
+        "'penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature'",
+    )
     group.add_argument("--seed", type=int, metavar="N", help="fixed seed for a reproducible run")
     group.add_argument("--max-tokens", type=int, metavar="N")
     group.add_argument("--stop", action="append", metavar="TEXT", help="stop at this text (repeatable)")
     group.add_argument("--no-byte-ban", action="store_true", help="allow the vocabulary's byte tokens")
-    group.add_argument("--bias", action="append", metavar="ID=VALUE", default=[],
-                       help="add VALUE to token ID's logit (repeatable), e.g. --bias 16001=-100")
+    group.add_argument(
+        "--bias",
+        action="append",
+        metavar="ID=VALUE",
+        default=[],
+        help="add VALUE to token ID's logit (repeatable), e.g. --bias 16001=-100",
+    )
 
 
 def read_draft(source: str | None) -> str:

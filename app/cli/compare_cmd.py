@@ -14,25 +14,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HELP = ("Compare models, quantizations and LoRA scales on your own text: bits per character (comparable across "
-        "vocabularies), perplexity, KL divergence and top-1 agreement with the first model, speed, size and memory.")
+HELP = (
+    "Compare models, quantizations and LoRA scales on your own text: bits per character (comparable across "
+    "vocabularies), perplexity, KL divergence and top-1 agreement with the first model, speed, size and memory."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("models", nargs="+", type=Path, metavar="MODEL", help="GGUF model files; the first is the reference")
+    parser.add_argument(
+        "models", nargs="+", type=Path, metavar="MODEL", help="GGUF model files; the first is the reference"
+    )
     parser.add_argument("--text", required=True, metavar="FILE", help="the text to score (UTF-8; - for standard input)")
     parser.add_argument("--lora", type=Path, metavar="FILE", help="a GGUF LoRA adapter, applied to each model it fits")
-    parser.add_argument("--lora-scale", type=float, nargs="+", metavar="S",
-                        help="adapter scales, one row each (default 1; 0 is the model without it)")
-    parser.add_argument("--ctx", type=int, metavar="N",
-                        help="window size in tokens (default: each model's training context, at most 4096)")
-    parser.add_argument("--spm", type=Path, metavar="PATH",
-                        help="the SentencePiece .model to tokenize with, for the models whose vocabulary it matches")
+    parser.add_argument(
+        "--lora-scale",
+        type=float,
+        nargs="+",
+        metavar="S",
+        help="adapter scales, one row each (default 1; 0 is the model without it)",
+    )
+    parser.add_argument(
+        "--ctx",
+        type=int,
+        metavar="N",
+        help="window size in tokens (default: each model's training context, at most 4096)",
+    )
+    parser.add_argument(
+        "--spm",
+        type=Path,
+        metavar="PATH",
+        help="the SentencePiece .model to tokenize with, for the models whose vocabulary it matches",
+    )
     parser.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: every core)")
-    parser.add_argument("--flash-attn", choices=("auto", "on", "off"), default="auto",
-                        help="flash attention; auto uses the faster path measured at a model's first load")
-    parser.add_argument("--decode-tokens", type=int, default=32, metavar="N",
-                        help="tokens decoded one at a time for the decode speed (default 32; 0 skips it)")
+    parser.add_argument(
+        "--flash-attn",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="flash attention; auto uses the faster path measured at a model's first load",
+    )
+    parser.add_argument(
+        "--decode-tokens",
+        type=int,
+        default=32,
+        metavar="N",
+        help="tokens decoded one at a time for the decode speed (default 32; 0 skips it)",
+    )
     parser.add_argument("--paragraphs", action="store_true", help="also show bits per character paragraph by paragraph")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print one JSON object")
@@ -100,8 +126,14 @@ def _plan(args: argparse.Namespace) -> list[Planned]:
     plan = []
     for path in args.models:
         facts = read_model_facts(path)
-        options = LoadOptions(model_path=path, n_ctx=args.ctx, n_threads=args.threads, n_threads_batch=args.threads,
-                              flash_attn=flash, spm_path=args.spm).validated()
+        options = LoadOptions(
+            model_path=path,
+            n_ctx=args.ctx,
+            n_threads=args.threads,
+            n_threads_batch=args.threads,
+            flash_attn=flash,
+            spm_path=args.spm,
+        ).validated()
         planned = Planned(options, path.name, (None,), vocabulary_digest(path), facts.file_size)
         beyond = beyond_training(options.context_for(facts.context_length), facts.context_length)
         if beyond:
@@ -135,10 +167,14 @@ def _run_plan(plan: list[Planned], text: str, args: argparse.Namespace, scratch:
     done = 0
     for index, planned in enumerate(plan):
         job = CompareJob(
-            options=planned.options, text=text, scales=planned.scales,
+            options=planned.options,
+            text=text,
+            scales=planned.scales,
             write_reference=scratch / "reference.f32" if index == 0 and shares_vocabulary else None,
             reference=reference if reference is not None and planned.digest == first.digest else None,
-            flash_cache=paths.flash_choice_file(), decode_tokens=args.decode_tokens)
+            flash_cache=paths.flash_choice_file(),
+            decode_tokens=args.decode_tokens,
+        )
         progress: dict[float | None, Any] = {}
         finished_before = done
 
@@ -164,8 +200,14 @@ def _run_plan(plan: list[Planned], text: str, args: argparse.Namespace, scratch:
         try:
             written = run_job(job, on_window, on_row)
         except ScriptoriumError as error:
-            results.append({"label": planned.label, "model": str(planned.options.model_path),
-                            "error": str(error), "notes": [str(error)]})
+            results.append(
+                {
+                    "label": planned.label,
+                    "model": str(planned.options.model_path),
+                    "error": str(error),
+                    "notes": [str(error)],
+                }
+            )
             done = finished_before + len(planned.scales)
             continue
         if index == 0:

@@ -55,8 +55,9 @@ def row_record(label: str, planned: Any, row: Any, notes: list[str]) -> dict:
     }
 
 
-def print_results(results: list[dict], text: str, args: argparse.Namespace, *, planned_rows: int,
-                  interrupted: bool) -> None:
+def print_results(
+    results: list[dict], text: str, args: argparse.Namespace, *, planned_rows: int, interrupted: bool
+) -> None:
     from scriptorium.inference.comparison import paragraph_spans
 
     spans = paragraph_spans(text)
@@ -64,9 +65,18 @@ def print_results(results: list[dict], text: str, args: argparse.Namespace, *, p
         record["paragraphs"] = _paragraphs(record, spans)
     if args.json:
         shown = [{k: v for k, v in r.items() if k not in ("token_bits", "token_starts")} for r in results]
-        print(json.dumps({"text": {"path": args.text, "characters": len(text), "paragraphs": len(spans)},
-                          "rows": shown, "finished_rows": len(results), "planned_rows": planned_rows,
-                          "interrupted": interrupted}, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "text": {"path": args.text, "characters": len(text), "paragraphs": len(spans)},
+                    "rows": shown,
+                    "finished_rows": len(results),
+                    "planned_rows": planned_rows,
+                    "interrupted": interrupted,
+                },
+                ensure_ascii=False,
+            )
+        )
         return
     cells = [["model"] + [heading for _, heading, _ in COLUMNS]]
     cells += [[r["label"]] + [_cell(r.get(key), style) for key, _, style in COLUMNS] for r in results]
@@ -86,8 +96,9 @@ def _paragraphs(record: dict, spans: list[tuple[int, int]]) -> list[float | None
 
     if "token_bits" not in record:
         return []
-    score = TextScore(n_ctx=0, tokens=0, characters=0, bits=0.0, token_bits=record["token_bits"],
-                      token_starts=record["token_starts"])
+    score = TextScore(
+        n_ctx=0, tokens=0, characters=0, bits=0.0, token_bits=record["token_bits"], token_starts=record["token_starts"]
+    )
     return paragraph_bits_per_character(score, spans)
 
 
@@ -127,5 +138,7 @@ def _markdown(cells: list[list[str]]) -> str:
     def line(row: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
 
-    return "\n".join([line(cells[0]), "|" + "|".join(["---"] + ["---:"] * (len(cells[0]) - 1)) + "|"]
-                     + [line(row) for row in cells[1:]])
+    return "\n".join(
+        [line(cells[0]), "|" + "|".join(["---"] + ["---:"] * (len(cells[0]) - 1)) + "|"]
+        + [line(row) for row in cells[1:]]
+    )

@@ -10,15 +10,27 @@ HELP = "Export a session (the latest by default) to Markdown with YAML front mat
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("session", nargs="?", metavar="SESSION",
-                        help="session id (or its unique start) or path to a session file; default: the latest")
-    parser.add_argument("-o", "--out", metavar="FILE.md",
-                        help="file or folder to write; '-' prints to stdout (default: ./<session id>.md)")
+    parser.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="session id (or its unique start) or path to a session file; default: the latest",
+    )
+    parser.add_argument(
+        "-o",
+        "--out",
+        metavar="FILE.md",
+        help="file or folder to write; '-' prints to stdout (default: ./<session id>.md)",
+    )
     parser.add_argument("-f", "--force", action="store_true", help="overwrite FILE.md if it exists")
-    parser.add_argument("--mark-model", action="store_true",
-                        help='mark the passages the model wrote with <mark class="model">')
-    parser.add_argument("--settings-changes", action="store_true",
-                        help="add a footnote to each model passage whose generation settings changed")
+    parser.add_argument(
+        "--mark-model", action="store_true", help='mark the passages the model wrote with <mark class="model">'
+    )
+    parser.add_argument(
+        "--settings-changes",
+        action="store_true",
+        help="add a footnote to each model passage whose generation settings changed",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +49,12 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         sys.stdout.write(render_markdown(session, mark_model=args.mark_model, settings_changes=args.settings_changes))
         return 0
-    written = export_session(session, Path(args.out) if args.out else None, force=args.force,
-                             mark_model=args.mark_model, settings_changes=args.settings_changes)
+    written = export_session(
+        session,
+        Path(args.out) if args.out else None,
+        force=args.force,
+        mark_model=args.mark_model,
+        settings_changes=args.settings_changes,
+    )
     print(written)
     return 0

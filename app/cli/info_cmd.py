@@ -17,24 +17,46 @@ NAME_WIDTH = 80
 
 HELP = "Show a model's facts: architecture, size, attention heads, KV-cache cost, tokenizer and byte tokens."
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from scriptorium.app.config.run_settings import add_config_argument, threads_argument
 
-    parser.add_argument("--model", metavar="PATH|NAME",
-                        help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)")
+    parser.add_argument(
+        "--model",
+        metavar="PATH|NAME",
+        help="GGUF model file, or a name `scriptorium models` lists (default: config, else the demo model)",
+    )
     parser.add_argument("--lora", type=Path, metavar="PATH", help="also check this LoRA adapter against the model")
-    parser.add_argument("--spm", type=Path, metavar="PATH",
-                        help="the SentencePiece .model the model was trained with: say whether scriptorium would "
-                             "tokenize with it (scriptorium vocab checks the whole contract)")
-    parser.add_argument("--ctx", type=int, metavar="N",
-                        help="context size for the KV-cache figures (default: the config's, else the model's "
-                             "training context, at most 4096, as the model would be loaded)")
-    parser.add_argument("--flash-attn", choices=("auto", "on", "off"),
-                        help="the attention path to report (default: the config's, else auto)")
-    parser.add_argument("--threads", type=threads_argument, metavar="N|auto",
-                        help="the thread setting to report (default: the config's, else auto)")
-    parser.add_argument("--server", metavar="URL",
-                        help="describe the model the llama-server at URL serves, as it says (instead of a file here)")
+    parser.add_argument(
+        "--spm",
+        type=Path,
+        metavar="PATH",
+        help="the SentencePiece .model the model was trained with: say whether scriptorium would "
+        "tokenize with it (scriptorium vocab checks the whole contract)",
+    )
+    parser.add_argument(
+        "--ctx",
+        type=int,
+        metavar="N",
+        help="context size for the KV-cache figures (default: the config's, else the model's "
+        "training context, at most 4096, as the model would be loaded)",
+    )
+    parser.add_argument(
+        "--flash-attn",
+        choices=("auto", "on", "off"),
+        help="the attention path to report (default: the config's, else auto)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=threads_argument,
+        metavar="N|auto",
+        help="the thread setting to report (default: the config's, else auto)",
+    )
+    parser.add_argument(
+        "--server",
+        metavar="URL",
+        help="describe the model the llama-server at URL serves, as it says (instead of a file here)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_config_argument(parser)
 
@@ -52,8 +74,13 @@ def _arithmetic(args: argparse.Namespace, model: Path, config: "Config") -> dict
 
     setting = args.flash_attn or config.model.flash_attn
     defaults = LoadOptions(model_path=model)
-    report: dict = {"flash_attn_setting": setting, "flash_attn": {"on": True, "off": False}.get(setting),
-                    "measured": None, "type_k": defaults.type_k, "type_v": defaults.type_v}
+    report: dict = {
+        "flash_attn_setting": setting,
+        "flash_attn": {"on": True, "off": False}.get(setting),
+        "measured": None,
+        "type_k": defaults.type_k,
+        "type_v": defaults.type_v,
+    }
     threads = fixed_threads(args.threads if args.threads is not None else config.model.threads)
     if threads is not None:
         rule_for(LoadOptions, "n_threads").check(threads, "--threads" if args.threads is not None else "model.threads")
@@ -70,8 +97,10 @@ def _arithmetic(args: argparse.Namespace, model: Path, config: "Config") -> dict
 def _threads_text(arithmetic: dict) -> str:
     if not arithmetic["threads_auto"]:
         return f"{arithmetic['n_threads']} (set), of {arithmetic['cores']} cores"
-    return (f"auto: every core ({arithmetic['cores']}) to start, then measured while the model writes; "
-            "fewer are kept while other work makes them faster")
+    return (
+        f"auto: every core ({arithmetic['cores']}) to start, then measured while the model writes; "
+        "fewer are kept while other work makes them faster"
+    )
 
 
 def _attention_text(arithmetic: dict) -> str:
@@ -146,7 +175,9 @@ def run(args: argparse.Namespace) -> int:
             "bytes": layout.bytes_allocated,
             "training_context_bytes": train_layout.bytes_allocated if train_layout else None,
         },
-        "lora": None if adapter is None else {k: str(v) if isinstance(v, Path) else v for k, v in asdict(adapter).items()},
+        "lora": None
+        if adapter is None
+        else {k: str(v) if isinstance(v, Path) else v for k, v in asdict(adapter).items()},
     }
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
@@ -161,26 +192,43 @@ def run(args: argparse.Namespace) -> int:
         ("vocabulary", f"{facts.vocab_size:,} tokens"),
         ("training context", f"{facts.context_length:,} tokens"),
         ("layers", str(facts.n_layer)),
-        ("attention", f"{facts.n_head} heads, {max(facts.n_head_kv)} KV heads: {facts.attention_kind}"
-                      f" (ratio {facts.gqa_ratio:g}), head dims K {facts.key_length} / V {facts.value_length}"),
-        ("sliding window", f"{facts.sliding_window} tokens on {sum(facts.swa_layers)} of {facts.n_layer} layers"
-                           if facts.sliding_window else "none"),
+        (
+            "attention",
+            f"{facts.n_head} heads, {max(facts.n_head_kv)} KV heads: {facts.attention_kind}"
+            f" (ratio {facts.gqa_ratio:g}), head dims K {facts.key_length} / V {facts.value_length}",
+        ),
+        (
+            "sliding window",
+            f"{facts.sliding_window} tokens on {sum(facts.swa_layers)} of {facts.n_layer} layers"
+            if facts.sliding_window
+            else "none",
+        ),
         ("chat template", "yes" if facts.has_chat_template else "no (a plain fallback is used)"),
-        ("tokenizer", f"{tokenizer['model'] or 'none'} (add_bos {_flag(tokenizer['add_bos'])}, "
-                      f"add_space_prefix {_flag(tokenizer['add_space_prefix'])}); scriptorium uses {tokenizer['used']}"),
-        ("byte tokens", f"{len(facts.byte_token_ids)}: {describe_ranges(facts.byte_token_ids)}"
-                        if facts.byte_token_ids else "none"),
+        (
+            "tokenizer",
+            f"{tokenizer['model'] or 'none'} (add_bos {_flag(tokenizer['add_bos'])}, "
+            f"add_space_prefix {_flag(tokenizer['add_space_prefix'])}); scriptorium uses {tokenizer['used']}",
+        ),
+        (
+            "byte tokens",
+            f"{len(facts.byte_token_ids)}: {describe_ranges(facts.byte_token_ids)}" if facts.byte_token_ids else "none",
+        ),
         ("attention path", _attention_text(arithmetic)),
         ("KV cache types", f"K {arithmetic['type_k']}, V {arithmetic['type_v']}"),
         ("threads", _threads_text(arithmetic)),
-        ("KV cache", f"{format_bytes(kv['bytes_per_token'])} per token"
-                     # Past the window its layers recycle cells: only the others grow.
-                     + (f" ({format_bytes(kv['bytes_per_token_past_window'])} past {kv['window_tokens']:,})"
-                        if kv["window_tokens"] else "")
-                     + f"; {format_bytes(kv['bytes'])} "
-                           f"for {n_ctx:,} tokens"
-                           + (f"; {format_bytes(kv['training_context_bytes'])} for the training context"
-                              if train_layout else "")),
+        (
+            "KV cache",
+            f"{format_bytes(kv['bytes_per_token'])} per token"
+            # Past the window its layers recycle cells: only the others grow.
+            + (
+                f" ({format_bytes(kv['bytes_per_token_past_window'])} past {kv['window_tokens']:,})"
+                if kv["window_tokens"]
+                else ""
+            )
+            + f"; {format_bytes(kv['bytes'])} "
+            f"for {n_ctx:,} tokens"
+            + (f"; {format_bytes(kv['training_context_bytes'])} for the training context" if train_layout else ""),
+        ),
     ]
     if adapter is not None:
         rows.append(("LoRA", f"{adapter.path} (alpha {adapter.alpha}) fits this model"))
@@ -216,7 +264,15 @@ def _tokenizer(facts, spm_path: Path | None) -> dict:
         else:
             used = f"SentencePiece ({spm_path.name})"
     if not facts.byte_token_ids and facts.tokenizer_model == "llama":
-        warnings.append(f"{NO_BYTE_TOKENS} (llama.cpp alone would abort on it)" if used == "llama.cpp" else
-                        "no byte tokens: SentencePiece turns a character it has no piece for into <unk>")
-    return {"model": facts.tokenizer_model, "add_bos": facts.add_bos, "add_space_prefix": facts.add_space_prefix,
-            "used": used, "warning": "; ".join(warnings) or None}
+        warnings.append(
+            f"{NO_BYTE_TOKENS} (llama.cpp alone would abort on it)"
+            if used == "llama.cpp"
+            else "no byte tokens: SentencePiece turns a character it has no piece for into <unk>"
+        )
+    return {
+        "model": facts.tokenizer_model,
+        "add_bos": facts.add_bos,
+        "add_space_prefix": facts.add_space_prefix,
+        "used": used,
+        "warning": "; ".join(warnings) or None,
+    }

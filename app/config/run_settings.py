@@ -19,14 +19,42 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings, parse_ord
 
 from scriptorium.app.config.schema import FLASH_ATTN_CHOICES, Config
 
-SAMPLER_FLAGS = ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "repeat_window",
-                 "presence_penalty", "frequency_penalty", "dry_multiplier", "dry_base", "dry_allowed_length",
-                 "dry_penalty_last_n", "xtc_probability", "xtc_threshold", "typical_p", "top_n_sigma",
-                 "dynatemp_range", "dynatemp_exponent", "mirostat", "mirostat_tau", "mirostat_eta", "seed", "max_tokens")
+SAMPLER_FLAGS = (
+    "temperature",
+    "top_k",
+    "top_p",
+    "min_p",
+    "repeat_penalty",
+    "repeat_window",
+    "presence_penalty",
+    "frequency_penalty",
+    "dry_multiplier",
+    "dry_base",
+    "dry_allowed_length",
+    "dry_penalty_last_n",
+    "xtc_probability",
+    "xtc_threshold",
+    "typical_p",
+    "top_n_sigma",
+    "dynatemp_range",
+    "dynatemp_exponent",
+    "mirostat",
+    "mirostat_tau",
+    "mirostat_eta",
+    "seed",
+    "max_tokens",
+)
 """SamplerSettings fields that have a flag of the same name (cli/common.py)."""
 
-LOCAL_ONLY_FLAGS = {"model": "--model", "lora": "--lora", "spm": "--spm", "ctx": "--ctx", "threads": "--threads",
-                    "gpu_layers": "--gpu-layers", "flash_attn": "--flash-attn"}
+LOCAL_ONLY_FLAGS = {
+    "model": "--model",
+    "lora": "--lora",
+    "spm": "--spm",
+    "ctx": "--ctx",
+    "threads": "--threads",
+    "gpu_layers": "--gpu-layers",
+    "flash_attn": "--flash-attn",
+}
 """Flags for a model run here: with --server, the server's model and its own settings are used."""
 
 SERVER_ADAPTER = Path("llama-server's adapter")
@@ -39,8 +67,12 @@ LOAD_FLAGS = {"lora_scale": "--lora-scale", "n_ctx": "--ctx", "n_threads": "--th
 def add_config_argument(parser: argparse.ArgumentParser, default: Any = None) -> None:
     """`--config FILE`: read this config file instead of the default one. A nested parser
     passes argparse.SUPPRESS, so that, not given there, it keeps the outer parser's value."""
-    parser.add_argument("--config", metavar="FILE", default=default,
-                        help="config file to use (default: $SCRIPTORIUM_CONFIG or `scriptorium config path`)")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=default,
+        help="config file to use (default: $SCRIPTORIUM_CONFIG or `scriptorium config path`)",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +106,14 @@ class RunSettings:
     def load_options(self, model_path: Path) -> "LoadOptions":
         """LoadOptions for the engine (validated; SettingsError names a bad value)."""
         return LoadOptions(
-            model_path=Path(model_path), lora_path=self.lora_path, lora_scale=self.lora_scale, spm_path=self.spm_path,
-            n_ctx=self.n_ctx, n_threads=self.n_threads, n_gpu_layers=self.n_gpu_layers, flash_attn=self.flash_attn,
+            model_path=Path(model_path),
+            lora_path=self.lora_path,
+            lora_scale=self.lora_scale,
+            spm_path=self.spm_path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads,
+            n_gpu_layers=self.n_gpu_layers,
+            flash_attn=self.flash_attn,
             # The author's --threads (or [model] threads) caps the prompt's threads too: set
             # to leave cores free, it left prefill on every core. "auto": both measured.
             n_threads_batch=self.n_threads,
@@ -89,9 +127,7 @@ def _flag(args: argparse.Namespace, name: str) -> Any:
 def _sampler(args: argparse.Namespace, config: Config) -> SamplerSettings:
     preset_name = _flag(args, "preset")
     settings = config.preset(preset_name) if preset_name else config.sampler
-    changes: dict[str, object] = {
-        name: value for name in SAMPLER_FLAGS if (value := _flag(args, name)) is not None
-    }
+    changes: dict[str, object] = {name: value for name in SAMPLER_FLAGS if (value := _flag(args, name)) is not None}
     if _flag(args, "stop"):
         changes["stop"] = tuple(_flag(args, "stop"))
     if _flag(args, "dry_sequence_breaker"):
@@ -113,8 +149,10 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
     model_config = config.model
     local = [flag for name, flag in LOCAL_ONLY_FLAGS.items() if _flag(args, name) is not None]
     if _flag(args, "server") is not None and local:
-        raise ScriptoriumError(f"{local[0]} is for a model run here: with --server the server's own model "
-                               "is used, with the settings llama-server was started with")
+        raise ScriptoriumError(
+            f"{local[0]} is for a model run here: with --server the server's own model "
+            "is used, with the settings llama-server was started with"
+        )
     model = _flag(args, "model")
     lora = _flag(args, "lora")
     lora_scale = _flag(args, "lora_scale")
@@ -125,8 +163,10 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         if model is not None:
             server = None  # a model named on the command line runs here: a flag over the config's server
         elif local:
-            raise ScriptoriumError(f"{local[0]} is for a model run here, and the config's [server] url ({server}) "
-                                   "runs the server's own model: give --model to run one here")
+            raise ScriptoriumError(
+                f"{local[0]} is for a model run here, and the config's [server] url ({server}) "
+                "runs the server's own model: give --model to run one here"
+            )
     if lora_scale is not None and lora_path is None:
         if server is None:
             raise ScriptoriumError("--lora-scale needs --lora PATH (or lora in the config's [model])")
@@ -134,9 +174,12 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         # the scale with every request when the options name an adapter.
         lora_path = SERVER_ADAPTER
     threads, ctx, gpu_layers = _flag(args, "threads"), _flag(args, "ctx"), _flag(args, "gpu_layers")
-    for option, value in (("lora_scale", lora_scale), ("n_ctx", ctx),
-                          ("n_threads", threads if threads not in (AUTO_THREADS, 0) else None),
-                          ("n_gpu_layers", gpu_layers)):
+    for option, value in (
+        ("lora_scale", lora_scale),
+        ("n_ctx", ctx),
+        ("n_threads", threads if threads not in (AUTO_THREADS, 0) else None),
+        ("n_gpu_layers", gpu_layers),
+    ):
         if value is not None:
             rule_for(LoadOptions, option).check(value, LOAD_FLAGS[option])
     return RunSettings(

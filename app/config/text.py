@@ -153,8 +153,11 @@ def effective_config(config: Config) -> dict[str, object]:
             "entries": [[token, bias] for token, bias in config.logit_bias.entries],
         },
         "keymap": dict(config.keymap),
-        "ui": {key: value for key, value in (("theme", config.ui.theme),
-                                             ("frames_per_second", config.ui.frames_per_second)) if value is not None},
+        "ui": {
+            key: value
+            for key, value in (("theme", config.ui.theme), ("frames_per_second", config.ui.frames_per_second))
+            if value is not None
+        },
         "server": {"url": config.server.url} if config.server.url else {},
     }
 

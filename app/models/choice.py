@@ -43,8 +43,9 @@ class NoModelError(ScriptoriumError):
         self.discovery = discovery
 
 
-def discovery_folders(config: Config, home: Path | None = None,
-                      environ: Mapping[str, str] | None = None) -> list[ModelFolder]:
+def discovery_folders(
+    config: Config, home: Path | None = None, environ: Mapping[str, str] | None = None
+) -> list[ModelFolder]:
     """Configured folders, the data dir's models/, then LM Studio and the Hugging Face cache."""
     configured = [ModelFolder(folder, SOURCE_CONFIG, required=True) for folder in config.model.folders]
     return [*configured, ModelFolder(paths.models_dir(), SOURCE_MODELS_DIR), *standard_folders(home, environ)]
@@ -115,8 +116,13 @@ def _by_name(reference: str, origin: str, discovery: Discovery) -> Path:
     raise ModelFileError(f"model not found: {reference} ({origin}) is not a file, and {_summary(discovery)}")
 
 
-def resolve_model(cli_model: str | os.PathLike[str] | None, config: Config,
-                  progress: Progress | None = None, *, discovery: Discovery | None = None) -> Path:
+def resolve_model(
+    cli_model: str | os.PathLike[str] | None,
+    config: Config,
+    progress: Progress | None = None,
+    *,
+    discovery: Discovery | None = None,
+) -> Path:
     """The model file to load: --model, else the config's [model] path, else the demo model.
 
     A reference that is not an existing file is looked up by name among discovered models.

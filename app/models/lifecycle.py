@@ -42,8 +42,13 @@ by itself as a model is ready (the window marker's count) would die at every rel
 class ModelLifecycle:
     """Owns the loaded backend, the current load, and the ModelStatus the panels draw."""
 
-    def __init__(self, run_config: RunSettings | None, generation_threads: int | None,
-                 on_change: Callable[[], None] = lambda: None, key_display: Callable[[str], str] = str) -> None:
+    def __init__(
+        self,
+        run_config: RunSettings | None,
+        generation_threads: int | None,
+        on_change: Callable[[], None] = lambda: None,
+        key_display: Callable[[str], str] = str,
+    ) -> None:
         """`on_change` is called after every change of the backend or the status; `key_display`
         names the key of an action id ("app.models") as the author's keymap has it."""
         self._key_display = key_display
@@ -85,8 +90,7 @@ class ModelLifecycle:
             options = LoadOptions(model_path=model, lora_path=lora, lora_scale=scale)
         if options.n_threads is None and self._generation_threads is not None:
             # The TUI's own setting (TuiSettings.threads) when neither flag nor config sets one.
-            options = replace(options, n_threads=self._generation_threads,
-                              n_threads_batch=self._generation_threads)
+            options = replace(options, n_threads=self._generation_threads, n_threads_batch=self._generation_threads)
         return options.validated()
 
     def options_from_config(self, model: Path) -> LoadOptions:
@@ -107,11 +111,14 @@ class ModelLifecycle:
         self.chose(kept.path)
         notes = []
         if kept.unlike_config:
-            notes.append(f"Writing with {kept.path.name}, as this session last did; "
-                         "--model on the command line chooses another.")
+            notes.append(
+                f"Writing with {kept.path.name}, as this session last did; --model on the command line chooses another."
+            )
         if kept.lora_gone is not None:
-            notes.append(f"This session's LoRA adapter {kept.lora_gone} is gone or is another file now: "
-                         f"writing with {kept.path.name} without it.")
+            notes.append(
+                f"This session's LoRA adapter {kept.lora_gone} is gone or is another file now: "
+                f"writing with {kept.path.name} without it."
+            )
         self._session_note = " ".join(notes) or None
         return options
 
@@ -187,19 +194,31 @@ class ModelLifecycle:
             return None
         self._failed_options, kept = options, self.backend
         if kept is None:
-            self._show(ModelStatus("failed", path=options.model_path, error=error,
-                                   origin="llama-server" if server else ""))
+            self._show(
+                ModelStatus("failed", path=options.model_path, error=error, origin="llama-server" if server else "")
+            )
         safe = f"Still writing with {kept.facts.name}" if kept is not None else "Your text is safe"
         load_key = self._key_display("app.load_model")
         return f"{error}\n{safe}; press {load_key} to {CONNECT_AGAIN if server else 'load another model'}."
 
     def _ready(self, backend: Backend) -> None:
         self.backend = backend
-        self._show(ModelStatus("ready", path=backend.options.model_path, progress=1.0, facts=backend.facts,
-                               n_ctx=backend.n_ctx, adapter=backend.adapter, file_size=backend.facts.file_size,
-                               tokenizer=backend.tokenizer_name, tokenizer_warning=backend.tokenizer_warning,
-                               origin=backend.origin, arithmetic=backend.arithmetic,
-                               file_stamp=None if backend.origin else file_stamp(backend.options.model_path)))
+        self._show(
+            ModelStatus(
+                "ready",
+                path=backend.options.model_path,
+                progress=1.0,
+                facts=backend.facts,
+                n_ctx=backend.n_ctx,
+                adapter=backend.adapter,
+                file_size=backend.facts.file_size,
+                tokenizer=backend.tokenizer_name,
+                tokenizer_warning=backend.tokenizer_warning,
+                origin=backend.origin,
+                arithmetic=backend.arithmetic,
+                file_stamp=None if backend.origin else file_stamp(backend.options.model_path),
+            )
+        )
 
     def crashed(self, backend: Backend, lora_scale: float | None) -> LoadOptions | None:
         """`backend`'s engine died: the options to load it again with (its last good
@@ -210,8 +229,9 @@ class ModelLifecycle:
         # Gone, not kept: a reload whose files are refused keeps the model running (check_files),
         # and a dead one kept "ready" is found dead by the next request and reloaded, for ever.
         self.backend, self._lost_origin = None, backend.origin
-        return _scaled(backend.options, lora_scale if backend.adapter is not None else None,
-                       on_server=bool(backend.origin))
+        return _scaled(
+            backend.options, lora_scale if backend.adapter is not None else None, on_server=bool(backend.origin)
+        )
 
     def reload_said(self, options: LoadOptions) -> tuple[str, str]:
         """(title, text) for the author as the model `crashed` lost is loaded again: a
@@ -219,8 +239,10 @@ class ModelLifecycle:
         model or adapters), and the model is now whatever it serves."""
         if self._lost_origin:
             # The request that found the restart was not sent: nothing comes unless asked again.
-            return "llama-server restarted", (f"Connecting again to {self._lost_origin}, with the model it serves "
-                                              "now; what you asked was not sent: ask again once it is connected.")
+            return "llama-server restarted", (
+                f"Connecting again to {self._lost_origin}, with the model it serves "
+                "now; what you asked was not sent: ask again once it is connected."
+            )
         return "Model engine restarting", f"Reloading {options.model_path.name} with the same settings."
 
     def gives_up(self, options: LoadOptions) -> bool:
@@ -233,8 +255,11 @@ class ModelLifecycle:
         self._failed_options = options
         times = f"{RELOADS_IN_A_ROW + 1} times in a row"
         # A server's: its origin kept, so the load key connects again, not asks for a file on its machine.
-        error = (f"{self._lost_origin} restarted {times}, so it was not connected to again." if self._lost_origin
-                 else f"the model's engine stopped {times}, so it was not loaded again.")
+        error = (
+            f"{self._lost_origin} restarted {times}, so it was not connected to again."
+            if self._lost_origin
+            else f"the model's engine stopped {times}, so it was not loaded again."
+        )
         self._show(ModelStatus("failed", path=options.model_path, error=error, origin=self._lost_origin))
         return True
 
@@ -269,9 +294,14 @@ class ModelLifecycle:
         notes.extend((REPLACED_TITLE, note) for note in self._replaced_notes)
         self._replaced_notes = []
         if self._demo and model_choice.is_demo_model(backend.options.model_path):
-            notes.append(("Demo model", f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
-                                        f"scriptorium out. Press {self._key_display('app.models')} to choose your own "
-                                        "GGUF model."))
+            notes.append(
+                (
+                    "Demo model",
+                    f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
+                    f"scriptorium out. Press {self._key_display('app.models')} to choose your own "
+                    "GGUF model.",
+                )
+            )
         self._demo = False
         if self._first_load and self._session_note:
             notes.append(("Session", self._session_note))
@@ -291,10 +321,15 @@ class ModelLifecycle:
         if backend is None or written_with is None or _same_model(written_with, backend):
             return ""
         # A server's model is switched where it runs: the picker lists this machine's files.
-        switch = ("Start the llama-server with it to switch." if backend.origin
-                  else f"Press {self._key_display('app.models')} to switch.")
-        return (f"This session was last written with {written_with.name} ({written_with.path}); "
-                f"{_what_differs(written_with, backend)}. {switch}")
+        switch = (
+            "Start the llama-server with it to switch."
+            if backend.origin
+            else f"Press {self._key_display('app.models')} to switch."
+        )
+        return (
+            f"This session was last written with {written_with.name} ({written_with.path}); "
+            f"{_what_differs(written_with, backend)}. {switch}"
+        )
 
     def picking_refused(self) -> str | None:
         """Why the model picker is not offered, or None. A llama-server's model is the one it
@@ -303,8 +338,10 @@ class ModelLifecycle:
         backend = self.backend
         if backend is None or not backend.origin:
             return None
-        return (f"The model is the one {backend.origin} serves: start the llama-server with another "
-                "--model to switch (the model picker lists the models on this machine).")
+        return (
+            f"The model is the one {backend.origin} serves: start the llama-server with another "
+            "--model to switch (the model picker lists the models on this machine)."
+        )
 
     # ---- before a file is known (start-up resolution, the demo's first assembly) ----------
     def resolving(self, reference: str | None, configured: str | None) -> None:
@@ -348,10 +385,16 @@ def _what_differs(recorded: ModelRef, backend: Backend) -> str:
     loaded = backend.facts
     if recorded.name != loaded.name:
         return f"the model loaded is {loaded.name}"
-    where = (f"another file of that name, {loaded.path}" if str(recorded.path) != str(loaded.path)
-             else "the file at that path has been written again since")
-    size = (f"{format_bytes(loaded.file_size)}, not {format_bytes(recorded.size)}" if loaded.file_size != recorded.size
-            else f"the same size, {format_bytes(loaded.file_size)}, other contents")
+    where = (
+        f"another file of that name, {loaded.path}"
+        if str(recorded.path) != str(loaded.path)
+        else "the file at that path has been written again since"
+    )
+    size = (
+        f"{format_bytes(loaded.file_size)}, not {format_bytes(recorded.size)}"
+        if loaded.file_size != recorded.size
+        else f"the same size, {format_bytes(loaded.file_size)}, other contents"
+    )
     stamp = None if backend.origin else file_stamp(Path(loaded.path))
     dated = f", modified {datetime.fromtimestamp(stamp[2] / 1e9):%Y-%m-%d %H:%M}" if stamp else ""
     return f"the model loaded is {where} ({size}{dated})"

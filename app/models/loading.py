@@ -136,7 +136,9 @@ def load_backend(
         post(ModelLoadFailed(load_id, options, f"loading crashed ({type(error).__name__}: {error})"))
     else:
         post(ModelLoaded(load_id, backend))
-        files = [options.model_path] + ([options.lora_path] if backend.adapter is not None and options.lora_path else [])
+        files = [options.model_path] + (
+            [options.lora_path] if backend.adapter is not None and options.lora_path else []
+        )
         if backend.origin:  # a server's files are on its machine: one here by the same name may be another
             files = []
         for path in files:
@@ -146,4 +148,3 @@ def load_backend(
                 post(ModelFileHashed(str(path), file_sha256(Path(path))))
             except Exception:  # noqa: BLE001 - without a hash the record says null, which is honest
                 continue
-

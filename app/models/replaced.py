@@ -75,8 +75,10 @@ class ReplacedModelFiles:
 
 
 def _said(path: str, before: _Seen, now: _Seen) -> str:
-    return (f"{Path(path).name} changed on disk since it was last loaded: {_label(before, now)} → {_label(now, before)}; "
-            "the session records the new one from now on.")
+    return (
+        f"{Path(path).name} changed on disk since it was last loaded: {_label(before, now)} → {_label(now, before)}; "
+        "the session records the new one from now on."
+    )
 
 
 MappedFileStamp = tuple[int, int, int]
@@ -98,5 +100,7 @@ def changed_under_the_engine(path: Path, loaded: MappedFileStamp | None, load_ke
     now = file_stamp(path)
     if loaded is None or now is None or now == loaded:
         return None  # deleted or moved away, the file the engine maps stays whole until it lets go
-    return (f"{path.name} changed on disk since it was loaded, so the model loaded may not match it any "
-            f"more: press {load_key} to load what it holds now.")
+    return (
+        f"{path.name} changed on disk since it was loaded, so the model loaded may not match it any "
+        f"more: press {load_key} to load what it holds now."
+    )

@@ -67,8 +67,9 @@ def resolve(source: ModelSource, post: Callable[[Message], object]) -> None:
     """Resolve `source` to a file, posting the outcome (blocking: call it in a worker)."""
     reference = source.reference if source.reference is not None else source.config.model.path
     try:
-        path = model_choice.resolve_model(source.reference, source.config,
-                                          lambda done, total: post(DemoProgressed(done, total)))
+        path = model_choice.resolve_model(
+            source.reference, source.config, lambda done, total: post(DemoProgressed(done, total))
+        )
     except model_choice.NoModelError as error:
         post(NoModelFound(error.discovery))
     except ScriptoriumError as error:

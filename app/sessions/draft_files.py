@@ -60,9 +60,19 @@ BOM = "\ufeff"
 _BREAK = re.compile(f"\r\n|[\n{OTHER_LINE_BREAKS}]")
 """Every line break str.splitlines (so the editor) knows."""
 _NEWLINE = re.compile("\r\n|[\n\r]")
-_NAMES = {"\r\n": "CRLF", "\n": "LF", "\r": "CR", "\x0b": "vertical tab", "\x0c": "form feed",
-          "\x1c": "U+001C", "\x1d": "U+001D", "\x1e": "U+001E", "\x85": "U+0085 (NEL)",
-          "\u2028": "U+2028 line separator", "\u2029": "U+2029 paragraph separator"}
+_NAMES = {
+    "\r\n": "CRLF",
+    "\n": "LF",
+    "\r": "CR",
+    "\x0b": "vertical tab",
+    "\x0c": "form feed",
+    "\x1c": "U+001C",
+    "\x1d": "U+001D",
+    "\x1e": "U+001E",
+    "\x85": "U+0085 (NEL)",
+    "\u2028": "U+2028 line separator",
+    "\u2029": "U+2029 paragraph separator",
+}
 _FORMAT_PROBE = 65537
 """Bytes read to find a file's BOM and line break: 64 KiB, and one more for a CR's LF."""
 
@@ -202,7 +212,8 @@ def save(session: DraftSession, overwrite: bool) -> Path | None:
         changed_elsewhere = stamp is None or on_disk != stamp.sha256
         if changed_elsewhere and not overwrite:
             raise DraftConflictError(
-                f"{path.name} changed on disk since scriptorium last saved it; the draft file was not overwritten")
+                f"{path.name} changed on disk since scriptorium last saved it; the draft file was not overwritten"
+            )
     if stat is not None and _read_only(path, stat.st_mode):
         # An atomic write replaces the file by renaming over it, which a read-only file does
         # not stop: the protection the author set (as editors honour it) would be ignored.
@@ -231,8 +242,9 @@ def set_aside(path: Path) -> Path:
     try:
         data, mode = path.read_bytes(), path.stat().st_mode & 0o777  # no more readable than the file
     except OSError as error:
-        raise DraftFileError(f"the draft file was not saved: its text on disk could not be kept first "
-                             f"({error.strerror or error})") from None
+        raise DraftFileError(
+            f"the draft file was not saved: its text on disk could not be kept first ({error.strerror or error})"
+        ) from None
     stem = f"{path.name}{SET_ASIDE_MARK}{time.strftime('%Y%m%d-%H%M%S')}"
     for attempt in range(1, 100):
         copy = path.with_name(stem if attempt == 1 else f"{stem}-{attempt}")
@@ -241,8 +253,12 @@ def set_aside(path: Path) -> Path:
         except atomic.FileExistsRefused:
             continue
         except atomic.WriteError as error:
-            raise DraftFileError(f"the draft file was not saved: its text on disk could not be kept first ({error})") from None
-    raise DraftFileError(f"the draft file was not saved: no free name beside it for a copy of its text on disk ({stem})")
+            raise DraftFileError(
+                f"the draft file was not saved: its text on disk could not be kept first ({error})"
+            ) from None
+    raise DraftFileError(
+        f"the draft file was not saved: no free name beside it for a copy of its text on disk ({stem})"
+    )
 
 
 def _read_only(path: Path, mode: int) -> bool:

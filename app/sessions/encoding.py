@@ -38,8 +38,11 @@ values: [id, p] kept, [id, sampler] removed, [id, sampler, change of its logit] 
 
 def chain_did_entry(entry: Any, shape: tuple[tuple[type, ...], ...]) -> tuple[Any, ...] | None:
     """One entry of CHAIN_DID's lists as read from a file, or None when it is not of `shape`."""
-    if not (isinstance(entry, list) and len(entry) == len(shape)
-            and all(isinstance(v, t) and not isinstance(v, bool) for v, t in zip(entry, shape))):
+    if not (
+        isinstance(entry, list)
+        and len(entry) == len(shape)
+        and all(isinstance(v, t) and not isinstance(v, bool) for v, t in zip(entry, shape))
+    ):
         return None
     return tuple(float(v) if float in t else v for v, t in zip(entry, shape))
 
@@ -78,11 +81,15 @@ class _Entry:
     def holds_prefix_of(self, tokens: list[Any], separator: bytes) -> bool:
         done = len(self.records)
         # Equal records encode alike, so == (identity first, then the fields) is the right test.
-        return (tokens is self.tokens and separator == self.separator and len(tokens) >= done
-                and tokens[:done] == self.records)
+        return (
+            tokens is self.tokens
+            and separator == self.separator
+            and len(tokens) >= done
+            and tokens[:done] == self.records
+        )
 
     def catch_up(self, encode: Callable[[Any], str]) -> None:
-        new = self.tokens[len(self.records):]
+        new = self.tokens[len(self.records) :]
         if not new:
             return
         # Only a generation still being written grows here, by the tokens of one save's interval.

@@ -36,7 +36,12 @@ from scriptorium.app.sessions.records import Generation, settings_key
 
 _FRONT_MATTER = re.compile(r"---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdwn")
-OUTCOME_WORDS = {"pending": "undecided", "accepted": "accepted", "partly_accepted": "partly accepted", "rejected": "rejected"}
+OUTCOME_WORDS = {
+    "pending": "undecided",
+    "accepted": "accepted",
+    "partly_accepted": "partly accepted",
+    "rejected": "rejected",
+}
 
 
 class ExportError(ScriptoriumError):
@@ -51,8 +56,11 @@ def _passages(session: AnySession) -> list[tuple[int, Passage]]:
     """(turn index, passage) in document order; the turn index is 0 for a draft."""
     if isinstance(session, DraftSession):
         return [(0, Passage(s.start, s.end, s.generation)) for s in session.spans]
-    return [(i, Passage(0, len(turn.content), turn.generation))
-            for i, turn in enumerate(session.turns) if turn.role == "assistant" and turn.generation and turn.content]
+    return [
+        (i, Passage(0, len(turn.content), turn.generation))
+        for i, turn in enumerate(session.turns)
+        if turn.role == "assistant" and turn.generation and turn.content
+    ]
 
 
 def _generations_in_text(session: AnySession) -> list[Generation]:
@@ -118,9 +126,15 @@ def front_matter(session: AnySession) -> dict[str, Any]:
     if session.note.strip():
         data["authors_note"] = session.note
         data["note_depth"] = session.note_depth
-    lore = [{"generation": x.id, "entries": [f.name for f in x.lore if f.kept],
-             **({"dropped": dropped} if (dropped := [f.name for f in x.lore if not f.kept]) else {})}
-            for x in session.generations if x.lore]
+    lore = [
+        {
+            "generation": x.id,
+            "entries": [f.name for f in x.lore if f.kept],
+            **({"dropped": dropped} if (dropped := [f.name for f in x.lore if not f.kept]) else {}),
+        }
+        for x in session.generations
+        if x.lore
+    ]
     if lore:  # which lorebook entries each suggestion's prompt held (and left out for room)
         data["lore"] = lore
     return data
@@ -147,7 +161,9 @@ def describe_changes(before: Generation | None, after: Generation) -> str:
     parts: list[str] = []
     if before is not None:
         if settings_key(before)[0] != settings_key(after)[0]:
-            parts.append(f"model {before.model.name} ({before.model.quantization}) → {after.model.name} ({after.model.quantization})")
+            parts.append(
+                f"model {before.model.name} ({before.model.quantization}) → {after.model.name} ({after.model.quantization})"
+            )
         if settings_key(before)[1] != settings_key(after)[1]:
             parts.append(f"LoRA {before.lora_text()} → {after.lora_text()}")
         old_values, new_values = before.sampler_values(), after.sampler_values()
@@ -177,7 +193,8 @@ def _notes(session: AnySession) -> dict[str, tuple[str, str]]:
             notes[generation.id] = (
                 generation.id,
                 f"Generation {generation.id} ({when}, {OUTCOME_WORDS[generation.outcome]}), settings changed: "
-                f"{describe_changes(previous, generation)}.")
+                f"{describe_changes(previous, generation)}.",
+            )
         previous = generation
     return notes
 
@@ -269,8 +286,14 @@ def default_export_path(session: AnySession, directory: str | os.PathLike[str] |
     return Path(directory if directory is not None else Path.cwd()) / f"{session.id}.md"
 
 
-def export_session(session: AnySession, out: str | os.PathLike[str] | None = None, *, force: bool = False,
-                   mark_model: bool = False, settings_changes: bool = False) -> Path:
+def export_session(
+    session: AnySession,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    force: bool = False,
+    mark_model: bool = False,
+    settings_changes: bool = False,
+) -> Path:
     """Write the export atomically and return its path. `out` may be a folder.
 
     Raises ExportExistsError if the file exists and not `force`, ExportError for a path
@@ -279,8 +302,13 @@ def export_session(session: AnySession, out: str | os.PathLike[str] | None = Non
     target = Path(out).expanduser() if out is not None else default_export_path(session)
     if target.is_dir():
         target = default_export_path(session, target)
-    if isinstance(session, DraftSession) and session.draft_path and target.exists() \
-            and os.path.exists(session.draft_path) and os.path.samefile(target, session.draft_path):
+    if (
+        isinstance(session, DraftSession)
+        and session.draft_path
+        and target.exists()
+        and os.path.exists(session.draft_path)
+        and os.path.samefile(target, session.draft_path)
+    ):
         raise ExportError(f"{target} is the draft file of this session; export to another file")
     text = render_markdown(session, mark_model=mark_model, settings_changes=settings_changes)
     try:

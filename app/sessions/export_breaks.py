@@ -53,8 +53,11 @@ def kept_soft_breaks(tokens: list[Token]) -> Iterator[tuple[Token, int]]:
         first = paragraph.map[0]  # type: ignore[index]
         math = display_math(paragraph.content)
         line_ends = [match.start() for match in NEWLINE.finditer(paragraph.content)]
-        yield from ((child, first + line) for line, child in enumerate(breaks)
-                    if child.type == "softbreak" and not inside(math, line_ends[line]))
+        yield from (
+            (child, first + line)
+            for line, child in enumerate(breaks)
+            if child.type == "softbreak" and not inside(math, line_ends[line])
+        )
 
 
 _MATH_SCAN = re.compile(r"\\[\s\S]|`+|\$\$|(?:\r\n?|\n)[ \t]*(?=[\r\n])")
@@ -142,14 +145,20 @@ def blocks_as_written(text: str) -> list[tuple[int, int]]:
     a paragraph with a code span or an HTML tag over its lines, where a tag at a line's
     end or start would be inside it."""
     tokens = parse(text)
-    blocks = [(token.map[0], token.map[1]) for token in tokens if token.type in ("fence", "code_block", "table_open") and token.map]
+    blocks = [
+        (token.map[0], token.map[1])
+        for token in tokens
+        if token.type in ("fence", "code_block", "table_open") and token.map
+    ]
     for paragraph in _paragraph_inlines(tokens):
         first, after_last = paragraph.map  # type: ignore[misc]
         if _line_breaks(paragraph) is None:
             blocks.append((first, after_last))
             continue
-        blocks += [(first + _line_of(paragraph.content, start), first + _line_of(paragraph.content, end) + 1)
-                   for start, end in display_math(paragraph.content)]
+        blocks += [
+            (first + _line_of(paragraph.content, start), first + _line_of(paragraph.content, end) + 1)
+            for start, end in display_math(paragraph.content)
+        ]
     return blocks
 
 

@@ -27,23 +27,30 @@ def html_starts(text: str) -> list[int]:
 
     # Read as it will be once escaped, HTML as text: its code is the code the viewer shows.
     tokens = MarkdownIt("commonmark").enable("table").disable(["html_block", "html_inline"]).parse(text)
-    code_lines = {line for token in tokens if token.type in ("fence", "code_block") and token.map
-                  for line in range(*token.map)}
+    code_lines = {
+        line for token in tokens if token.type in ("fence", "code_block") and token.map for line in range(*token.map)
+    }
     line_starts = [0, *(match.end() for match in NEWLINE.finditer(text))]
 
     def lines_end(after_last: int) -> int:
         return line_starts[after_last] if after_last < len(line_starts) else len(text)
 
     # A code span may run over a paragraph's lines: spans are found over each block's lines.
-    spans = [span for token in tokens if token.type == "inline" and token.map
-             for span in code_spans(text, line_starts[token.map[0]], lines_end(token.map[1]))]
+    spans = [
+        span
+        for token in tokens
+        if token.type == "inline" and token.map
+        for span in code_spans(text, line_starts[token.map[0]], lines_end(token.map[1]))
+    ]
     starts: list[int] = []
     for number, line_start in enumerate(line_starts):
         if number in code_lines:
             continue
         position = text.find("<", line_start, lines_end(number + 1))
         while position != -1:
-            if not inside(spans, position) and (HTML_TAG_RE.match(text, position) or _BLOCK_OPENING.match(text, position)):
+            if not inside(spans, position) and (
+                HTML_TAG_RE.match(text, position) or _BLOCK_OPENING.match(text, position)
+            ):
                 starts.append(position)
             position = text.find("<", position + 1, lines_end(number + 1))
     return starts

@@ -23,7 +23,9 @@ from scriptorium.app.sessions.export_breaks import blocks_as_written, code_spans
 MARK_OPEN = '<mark class="model" data-generation="{generation}">'
 MARK_CLOSE = "</mark>"
 
-_BLOCK_PREFIX = re.compile(r"(?:[ \t]*(?:#{1,6}(?:[ \t]+|$)|[-*+](?:[ \t]+|$)|\d{1,9}[.)](?:[ \t]+|$)|>[ \t]?|\[[ xX]\][ \t]+))*")
+_BLOCK_PREFIX = re.compile(
+    r"(?:[ \t]*(?:#{1,6}(?:[ \t]+|$)|[-*+](?:[ \t]+|$)|\d{1,9}[.)](?:[ \t]+|$)|>[ \t]?|\[[ xX]\][ \t]+))*"
+)
 """A line's block markers; one that ends the line (an empty list item or heading) too."""
 _DELIMITERS = "*_~`"
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")
@@ -60,8 +62,10 @@ def replaced(text: str, passages: list[Passage], replacements: list[tuple[int, i
     for start, stop, new in replacements:
         pieces += [text[done:start], new]
         done = stop
-    moved = [Passage(_moved(p.start, replacements, end=False), _moved(p.end, replacements, end=True), p.generation)
-             for p in passages]
+    moved = [
+        Passage(_moved(p.start, replacements, end=False), _moved(p.end, replacements, end=True), p.generation)
+        for p in passages
+    ]
     return "".join(pieces) + text[done:], moved
 
 
@@ -85,8 +89,9 @@ def _lines(text: str) -> list[_Line]:
     return [_Line(start, end, index in block_end, block_end.get(index, end)) for index, (start, end) in enumerate(raw)]
 
 
-def render(text: str, passages: list[Passage], *, mark: bool, notes: dict[str, str],
-           hard_breaks: Sequence[int] = ()) -> str:
+def render(
+    text: str, passages: list[Passage], *, mark: bool, notes: dict[str, str], hard_breaks: Sequence[int] = ()
+) -> str:
     """`text` with the passages marked (if `mark`) and, after the first passage of each
     generation named in `notes`, the footnote reference `[^label]`; a backslash (a hard
     line break) at each offset of `hard_breaks`, ends of lines (export_breaks)."""
@@ -178,7 +183,7 @@ def below_headings(text: str, levels: int) -> str:
     for line in _lines(text):
         match = None if line.as_written else _ATX_HEADING.match(text, line.start, line.end)
         if match is not None:
-            pieces += [text[done:match.start(1)], "#" * min(len(match.group(1)) + levels, 6)]
+            pieces += [text[done : match.start(1)], "#" * min(len(match.group(1)) + levels, 6)]
             done = match.end(1)
     return "".join(pieces) + text[done:]
 
@@ -194,6 +199,6 @@ def _setext_as_atx(text: str) -> str:
         # One line, as an ATX heading must be; a trailing `#` run escaped, or it would be
         # read as the optional closing sequence and dropped.
         words = re.sub(r"(?<![^ \t])(#+)$", r"\\\1", re.sub(r"\n[ \t]*", " ", inline.content))
-        pieces += [text[done:lines[first].start], "#" * int(opening.tag[1]), " ", words]
+        pieces += [text[done : lines[first].start], "#" * int(opening.tag[1]), " ", words]
         done = lines[after_underline - 1].end
     return "".join(pieces) + text[done:]

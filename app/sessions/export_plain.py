@@ -45,7 +45,8 @@ INDENT = "&emsp;"
 _TAB_STOP = 4
 _MARKUP_ANYWHERE = re.compile(
     r"[\\`*\[<|~$^]|(?<![^\W_])_|_(?![^\W_])"
-    r"|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]*;)|=(?==)|%(?=%)")
+    r"|&(?=#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]*;)|=(?==)|%(?=%)"
+)
 _LINE_START = r"(?:\A|(?<=[\n\r]))"
 """After any line break CommonMark knows: "\n", "\r\n" (a session from before they were
 normalised) or a lone "\r"."""
@@ -71,8 +72,11 @@ def _indents_as_typography(text: str, passages: list[Passage]) -> tuple[str, lis
     """Escaped `text` with each line's indentation of four columns or more written as
     INDENT. Once escaped, every line is a paragraph's or an indented code block's: no list
     or quote gives indentation a meaning of its own."""
-    replacements = [(match.start(), match.end(), INDENT * (_columns(match.group()) // _TAB_STOP))
-                    for match in _LEADING.finditer(text) if _columns(match.group()) >= _TAB_STOP]
+    replacements = [
+        (match.start(), match.end(), INDENT * (_columns(match.group()) // _TAB_STOP))
+        for match in _LEADING.finditer(text)
+        if _columns(match.group()) >= _TAB_STOP
+    ]
     return replaced(text, passages, replacements)
 
 

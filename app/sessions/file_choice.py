@@ -27,8 +27,12 @@ class SetAsides:
 
     def said(self, copy: Path) -> None:
         self.last = copy
-        self._notify(f"{self._draft_file.display_name} had been changed by another program: that text is kept in "
-                     f"{copy.name}, beside it. The file now holds your text.", title="Draft file", timeout=20)
+        self._notify(
+            f"{self._draft_file.display_name} had been changed by another program: that text is kept in "
+            f"{copy.name}, beside it. The file now holds your text.",
+            title="Draft file",
+            timeout=20,
+        )
 
 
 def take_file_text(session: DraftSession | None, store: SessionStore, editor_text: str) -> tuple[str, str]:

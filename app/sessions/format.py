@@ -24,8 +24,14 @@ from typing import Any
 
 from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
-from scriptorium.app.sessions.encoding import (CHAIN_DID, COMPACT_JSON, TokenLines, chain_did_entry, encode_token,
-                                               token_json)
+from scriptorium.app.sessions.encoding import (
+    CHAIN_DID,
+    COMPACT_JSON,
+    TokenLines,
+    chain_did_entry,
+    encode_token,
+    token_json,
+)
 from scriptorium.app.sessions.lorebook_file import fired_from_json, read_session_lore, session_lore_json
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
 from scriptorium.app.sessions.records import OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord
@@ -46,25 +52,50 @@ class NewerFormatError(FormatError):
 
 # ---------------------------------------------------------------- writing
 
+
 def _model(model: ModelRef) -> dict[str, Any]:
-    return {"path": model.path, "name": model.name, "size": model.size, "sha256": model.sha256,
-            "quantization": model.quantization, "architecture": model.architecture, "parameters": model.parameters}
+    return {
+        "path": model.path,
+        "name": model.name,
+        "size": model.size,
+        "sha256": model.sha256,
+        "quantization": model.quantization,
+        "architecture": model.architecture,
+        "parameters": model.parameters,
+    }
 
 
 def _lora(lora: LoraRef | None) -> dict[str, Any] | None:
-    return None if lora is None else {"path": lora.path, "name": lora.name, "size": lora.size, "sha256": lora.sha256,
-                                      "scale": lora.scale}
+    return (
+        None
+        if lora is None
+        else {"path": lora.path, "name": lora.name, "size": lora.size, "sha256": lora.sha256, "scale": lora.scale}
+    )
 
 
 def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
     return {
-        "id": g.id, "kind": g.kind, "started_at": g.started_at, "finished_at": g.finished_at,
-        "model": _model(g.model), "lora": _lora(g.lora), "sampler": g.sampler, "seed": g.seed,
-        "logit_bias": {"ban_byte_tokens": g.bias.ban_byte_tokens,
-                       "entries": [[token, bias] for token, bias in g.bias.entries], "summary": g.bias.summary},
-        "anchor": g.anchor, "text": g.text, "stop_reason": g.stop_reason,
-        "prompt_tokens": g.prompt_tokens, "completion_tokens": g.completion_tokens,
-        "outcome": g.outcome, "accepted_text": g.accepted_text, "decided_at": g.decided_at,
+        "id": g.id,
+        "kind": g.kind,
+        "started_at": g.started_at,
+        "finished_at": g.finished_at,
+        "model": _model(g.model),
+        "lora": _lora(g.lora),
+        "sampler": g.sampler,
+        "seed": g.seed,
+        "logit_bias": {
+            "ban_byte_tokens": g.bias.ban_byte_tokens,
+            "entries": [[token, bias] for token, bias in g.bias.entries],
+            "summary": g.bias.summary,
+        },
+        "anchor": g.anchor,
+        "text": g.text,
+        "stop_reason": g.stop_reason,
+        "prompt_tokens": g.prompt_tokens,
+        "completion_tokens": g.completion_tokens,
+        "outcome": g.outcome,
+        "accepted_text": g.accepted_text,
+        "decided_at": g.decided_at,
         "tokens": tokens,
         "arithmetic": g.arithmetic,
         **({"origin": g.origin} if g.origin else {}),
@@ -75,32 +106,47 @@ def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
 
 def to_dict(session: AnySession) -> dict[str, Any]:
     data = _head(session)
-    data["generations"] = [_generation(g, None if g.tokens is None else [token_json(t) for t in g.tokens])
-                           for g in session.generations]
+    data["generations"] = [
+        _generation(g, None if g.tokens is None else [token_json(t) for t in g.tokens]) for g in session.generations
+    ]
     return data
 
 
 def _head(session: AnySession) -> dict[str, Any]:
     """Everything but the generations, in the file's order."""
     data: dict[str, Any] = {
-        "format": FORMAT, "version": VERSION, "kind": session.kind, "id": session.id, "title": session.title,
-        "created_at": session.created_at, "updated_at": session.updated_at,
-        "window": {"memory": session.memory, "note": session.note, "note_depth": session.note_depth,
-                   **session_lore_json(session.lore, session.lore_path)},
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": session.kind,
+        "id": session.id,
+        "title": session.title,
+        "created_at": session.created_at,
+        "updated_at": session.updated_at,
+        "window": {
+            "memory": session.memory,
+            "note": session.note,
+            "note_depth": session.note_depth,
+            **session_lore_json(session.lore, session.lore_path),
+        },
     }
     if isinstance(session, DraftSession):
         stamp = session.draft_stamp
         data["draft"] = {
-            "text": session.text, "path": session.draft_path,
-            "file_stamp": None if stamp is None else {"size": stamp.size, "mtime_ns": stamp.mtime_ns, "sha256": stamp.sha256},
+            "text": session.text,
+            "path": session.draft_path,
+            "file_stamp": None
+            if stamp is None
+            else {"size": stamp.size, "mtime_ns": stamp.mtime_ns, "sha256": stamp.sha256},
             "model_spans": [[span.start, span.end, span.generation] for span in session.spans],
             **({"suggestion": session.suggestion.as_dict()} if session.suggestion else {}),
         }
     else:
         data["chat"] = {
-            "system_prompt": session.system_prompt, "unsent": session.unsent,
-            "turns": [{"role": t.role, "content": t.content, "at": t.at, "generation": t.generation}
-                      for t in session.turns],
+            "system_prompt": session.system_prompt,
+            "unsent": session.unsent,
+            "turns": [
+                {"role": t.role, "content": t.content, "at": t.at, "generation": t.generation} for t in session.turns
+            ],
         }
     return data
 
@@ -146,8 +192,9 @@ def _generation_pieces(g: Generation, cache: TokenLines, pad: str) -> Iterator[s
             return _block("[", [(cache.block(g.id, value, encode_token, _between(inner)),)], "]", inner)
         return (_laid_out(value, inner),)
 
-    return _block("{", ((_key(name), *laid_out(name, value)) for name, value in _generation(g, g.tokens).items()),
-                  "}", pad)
+    return _block(
+        "{", ((_key(name), *laid_out(name, value)) for name, value in _generation(g, g.tokens).items()), "}", pad
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,10 +236,11 @@ def encode(session: AnySession, cache: TokenLines | None = None, *, updated_at: 
     # updated_at; after it, _block's opening is the comma that follows that value.
     at = list(head).index("updated_at")
     before = "{\n " + "".join("".join(member) + ",\n " for member in head_members[:at]) + _key("updated_at")
-    after = _utf8_join(_block(",", [*head_members[at + 1:], (_key("generations"), *generations)], "}\n", ""))
+    after = _utf8_join(_block(",", [*head_members[at + 1 :], (_key("generations"), *generations)], "}\n", ""))
     cache.keep_only([g.id for g in session.generations if g.tokens])
-    return Encoded(before=before.encode("utf-8"), updated_at=_laid_out(head["updated_at"], "").encode("utf-8"),
-                   after=after)
+    return Encoded(
+        before=before.encode("utf-8"), updated_at=_laid_out(head["updated_at"], "").encode("utf-8"), after=after
+    )
 
 
 def _utf8_join(pieces: Iterable[str | bytes]) -> bytes:
@@ -205,6 +253,7 @@ def dumps(session: AnySession, cache: TokenLines | None = None) -> str:
 
 
 # ---------------------------------------------------------------- reading
+
 
 def _get(data: dict[str, Any], key: str, kinds: type | tuple[type, ...], where: str, default: Any = _MISSING) -> Any:
     if key not in data:
@@ -235,49 +284,79 @@ def _list(value: Any, where: str) -> list[Any]:
 
 def _read_model(data: Any, where: str) -> ModelRef:
     d = _object(data, where)
-    return ModelRef(path=_get(d, "path", str, where), name=_get(d, "name", str, where), size=_get(d, "size", int, where),
-                    sha256=_get(d, "sha256", str, where, None), quantization=_get(d, "quantization", str, where, ""),
-                    architecture=_get(d, "architecture", str, where, ""), parameters=_get(d, "parameters", int, where, 0))
+    return ModelRef(
+        path=_get(d, "path", str, where),
+        name=_get(d, "name", str, where),
+        size=_get(d, "size", int, where),
+        sha256=_get(d, "sha256", str, where, None),
+        quantization=_get(d, "quantization", str, where, ""),
+        architecture=_get(d, "architecture", str, where, ""),
+        parameters=_get(d, "parameters", int, where, 0),
+    )
 
 
 def _read_lora(data: Any, where: str) -> LoraRef | None:
     if data is None:
         return None
     d = _object(data, where)
-    return LoraRef(path=_get(d, "path", str, where), name=_get(d, "name", str, where), size=_get(d, "size", int, where),
-                   sha256=_get(d, "sha256", str, where, None), scale=_get(d, "scale", (float, int), where))
+    return LoraRef(
+        path=_get(d, "path", str, where),
+        name=_get(d, "name", str, where),
+        size=_get(d, "size", int, where),
+        sha256=_get(d, "sha256", str, where, None),
+        scale=_get(d, "scale", (float, int), where),
+    )
 
 
 def _read_bias(data: Any, where: str) -> BiasRecord:
     d = _object(data, where)
     entries = []
     for i, pair in enumerate(_list(_get(d, "entries", list, where, []), f"{where}.entries")):
-        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int) and isinstance(pair[1], (int, float))):
+        if not (
+            isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int) and isinstance(pair[1], (int, float))
+        ):
             raise FormatError(f"{where}.entries[{i}] is not a [token_id, bias] pair")
         entries.append((pair[0], float(pair[1])))
-    return BiasRecord(ban_byte_tokens=_get(d, "ban_byte_tokens", bool, where), entries=tuple(entries),
-                      summary=_get(d, "summary", str, where, ""))
+    return BiasRecord(
+        ban_byte_tokens=_get(d, "ban_byte_tokens", bool, where),
+        entries=tuple(entries),
+        summary=_get(d, "summary", str, where, ""),
+    )
 
 
 def _read_token(data: Any, where: str) -> TokenRecord:
     d = _object(data, where)
     top = []
     for i, alt in enumerate(_list(_get(d, "top", list, where, []), f"{where}.top")):
-        if not (isinstance(alt, list) and len(alt) == 4 and isinstance(alt[0], int) and isinstance(alt[1], str)
-                and isinstance(alt[2], (int, float)) and isinstance(alt[3], bool)):
+        if not (
+            isinstance(alt, list)
+            and len(alt) == 4
+            and isinstance(alt[0], int)
+            and isinstance(alt[1], str)
+            and isinstance(alt[2], (int, float))
+            and isinstance(alt[3], bool)
+        ):
             raise FormatError(f"{where}.top[{i}] is not an [id, text, p, banned] entry")
         top.append((alt[0], alt[1], float(alt[2]), alt[3]))
     piece = _get(d, "bytes", list, where, [])
     if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= 255 for b in piece):
         raise FormatError(f"{where}.bytes is not a list of byte values")
-    return TokenRecord(id=_get(d, "id", int, where), text=_get(d, "text", str, where),
-                       p=_get(d, "p", (float, int), where), top=tuple(top), piece=bytes(piece), **_read_chain_did(d, where))
+    return TokenRecord(
+        id=_get(d, "id", int, where),
+        text=_get(d, "text", str, where),
+        p=_get(d, "p", (float, int), where),
+        top=tuple(top),
+        piece=bytes(piece),
+        **_read_chain_did(d, where),
+    )
 
 
 def _read_chain_did(d: dict[str, Any], where: str) -> dict[str, Any]:
     """A token record's `kept`, `removed` and `pushed` (what the sampler chain did), where present."""
-    read = {key: [chain_did_entry(e, shape) for e in _list(_get(d, key, list, where, []), f"{where}.{key}")]
-            for key, shape in CHAIN_DID.items()}
+    read = {
+        key: [chain_did_entry(e, shape) for e in _list(_get(d, key, list, where, []), f"{where}.{key}")]
+        for key, shape in CHAIN_DID.items()
+    }
     if bad := next((key for key, entries in read.items() if None in entries), None):
         raise FormatError(f"{where}.{bad} holds an entry that is not [id, p], [id, sampler] or [id, sampler, change]")
     return {key: tuple(entries) for key, entries in read.items()}
@@ -293,23 +372,31 @@ def _read_generation(data: Any, where: str) -> Generation:
         raise FormatError(f"{where}.outcome is '{outcome}', not one of {', '.join(OUTCOMES)}")
     tokens = _get(d, "tokens", list, where, None)
     return Generation(
-        id=_get(d, "id", str, where), kind=kind, started_at=_get(d, "started_at", str, where),
+        id=_get(d, "id", str, where),
+        kind=kind,
+        started_at=_get(d, "started_at", str, where),
         finished_at=_get(d, "finished_at", str, where, None),
         model=_read_model(_get(d, "model", dict, where), f"{where}.model"),
         lora=_read_lora(_get(d, "lora", dict, where, None), f"{where}.lora"),
-        other_loras=tuple(_read_lora(_object(o, f"{where}.other_loras[{i}]"), f"{where}.other_loras[{i}]")
-                          for i, o in enumerate(_get(d, "other_loras", list, where, []))),
-        sampler=_get(d, "sampler", dict, where), seed=_get(d, "seed", int, where, None),
+        other_loras=tuple(
+            _read_lora(_object(o, f"{where}.other_loras[{i}]"), f"{where}.other_loras[{i}]")
+            for i, o in enumerate(_get(d, "other_loras", list, where, []))
+        ),
+        sampler=_get(d, "sampler", dict, where),
+        seed=_get(d, "seed", int, where, None),
         bias=_read_bias(_get(d, "logit_bias", dict, where), f"{where}.logit_bias"),
-        anchor=_get(d, "anchor", int, where, None), text=_get(d, "text", str, where, ""),
+        anchor=_get(d, "anchor", int, where, None),
+        text=_get(d, "text", str, where, ""),
         stop_reason=_get(d, "stop_reason", str, where, None),
         prompt_tokens=_get(d, "prompt_tokens", int, where, None),
         completion_tokens=_get(d, "completion_tokens", int, where, None),
-        outcome=outcome, accepted_text=_get(d, "accepted_text", str, where, None),
+        outcome=outcome,
+        accepted_text=_get(d, "accepted_text", str, where, None),
         decided_at=_get(d, "decided_at", str, where, None),
         tokens=None if tokens is None else [_read_token(t, f"{where}.tokens[{i}]") for i, t in enumerate(tokens)],
         arithmetic=_get(d, "arithmetic", dict, where, None),
-        origin=_get(d, "origin", str, where, ""), lore=fired_from_json(d.get("lore")),
+        origin=_get(d, "origin", str, where, ""),
+        lore=fired_from_json(d.get("lore")),
     )
 
 
@@ -317,8 +404,12 @@ def _read_spans(data: list[Any], text_length: int) -> list[ModelSpan]:
     # A bad span only loses a highlight, never the text: drop it rather than refuse the file.
     spans: list[ModelSpan] = []
     for item in data:
-        if (isinstance(item, list) and len(item) == 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in item[:2])
-                and isinstance(item[2], str)):
+        if (
+            isinstance(item, list)
+            and len(item) == 3
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in item[:2])
+            and isinstance(item[2], str)
+        ):
             start, end, generation = item
             if 0 <= start < end <= text_length and (not spans or spans[-1].end <= start):
                 spans.append(ModelSpan(start=start, end=end, generation=generation))
@@ -332,8 +423,12 @@ def _read_window(data: dict[str, Any] | None) -> dict[str, Any]:
         return {}
     depth = _get(data, "note_depth", int, "window", DEFAULT_NOTE_DEPTH)
     low, high = NOTE_DEPTH_RANGE
-    return {"memory": _get(data, "memory", str, "window", ""), "note": _get(data, "note", str, "window", ""),
-            "note_depth": depth if low <= depth <= high else DEFAULT_NOTE_DEPTH, **read_session_lore(data, FormatError)}
+    return {
+        "memory": _get(data, "memory", str, "window", ""),
+        "note": _get(data, "note", str, "window", ""),
+        "note_depth": depth if low <= depth <= high else DEFAULT_NOTE_DEPTH,
+        **read_session_lore(data, FormatError),
+    }
 
 
 def from_dict(data: Any) -> AnySession:
@@ -346,22 +441,38 @@ def from_dict(data: Any) -> AnySession:
     if version > VERSION:
         raise NewerFormatError(f"written by a newer scriptorium (format version {version}, this one reads {VERSION})")
     where = "session"
-    common = dict(id=_get(d, "id", str, where), title=_get(d, "title", str, where),
-                  created_at=_get(d, "created_at", str, where), updated_at=_get(d, "updated_at", str, where),
-                  generations=[_read_generation(g, f"generations[{i}]")
-                               for i, g in enumerate(_get(d, "generations", list, where, []))],
-                  **_read_window(_get(d, "window", dict, where, None)))
+    common = dict(
+        id=_get(d, "id", str, where),
+        title=_get(d, "title", str, where),
+        created_at=_get(d, "created_at", str, where),
+        updated_at=_get(d, "updated_at", str, where),
+        generations=[
+            _read_generation(g, f"generations[{i}]") for i, g in enumerate(_get(d, "generations", list, where, []))
+        ],
+        **_read_window(_get(d, "window", dict, where, None)),
+    )
     kind = _get(d, "kind", str, where)
     if kind == "draft":
         draft = _get(d, "draft", dict, where)
         text = _get(draft, "text", str, "draft")
         stamp_data = _get(draft, "file_stamp", dict, "draft", None)
-        stamp = None if stamp_data is None else FileStamp(
-            size=_get(stamp_data, "size", int, "draft.file_stamp"), mtime_ns=_get(stamp_data, "mtime_ns", int, "draft.file_stamp"),
-            sha256=_get(stamp_data, "sha256", str, "draft.file_stamp"))
-        return DraftSession(**common, text=text, draft_path=_get(draft, "path", str, "draft", None), draft_stamp=stamp,
-                            spans=_read_spans(_get(draft, "model_spans", list, "draft", []), len(text)),
-                            suggestion=read_suggestion(draft.get("suggestion")))
+        stamp = (
+            None
+            if stamp_data is None
+            else FileStamp(
+                size=_get(stamp_data, "size", int, "draft.file_stamp"),
+                mtime_ns=_get(stamp_data, "mtime_ns", int, "draft.file_stamp"),
+                sha256=_get(stamp_data, "sha256", str, "draft.file_stamp"),
+            )
+        )
+        return DraftSession(
+            **common,
+            text=text,
+            draft_path=_get(draft, "path", str, "draft", None),
+            draft_stamp=stamp,
+            spans=_read_spans(_get(draft, "model_spans", list, "draft", []), len(text)),
+            suggestion=read_suggestion(draft.get("suggestion")),
+        )
     if kind == "chat":
         chat = _get(d, "chat", dict, where)
         turns = []
@@ -370,8 +481,14 @@ def from_dict(data: Any) -> AnySession:
             role = _get(t, "role", str, f"chat.turns[{i}]")
             if role not in ROLES:
                 raise FormatError(f"chat.turns[{i}].role is '{role}', not 'user' or 'assistant'")
-            turns.append(ChatTurn(role=role, content=_get(t, "content", str, f"chat.turns[{i}]"), at=_get(t, "at", str, f"chat.turns[{i}]", ""),
-                                  generation=_get(t, "generation", str, f"chat.turns[{i}]", None)))
+            turns.append(
+                ChatTurn(
+                    role=role,
+                    content=_get(t, "content", str, f"chat.turns[{i}]"),
+                    at=_get(t, "at", str, f"chat.turns[{i}]", ""),
+                    generation=_get(t, "generation", str, f"chat.turns[{i}]", None),
+                )
+            )
         prompt, unsent = (_get(chat, key, str, "chat", "") for key in ("system_prompt", "unsent"))
         return ChatSession(**common, system_prompt=prompt, turns=turns, unsent=unsent)
     raise FormatError(f"kind is '{kind}', not 'draft' or 'chat'")

@@ -50,11 +50,18 @@ class GoneDraftFiles:
     def said(self, session: DraftSession, *, written: bool, save_key: str) -> None:
         path = session.draft_path or ""
         if written:
-            line, hint = (f"{path} was deleted or moved by another program since scriptorium last saved it: "
-                          "it was written there again."), ""
+            line, hint = (
+                (
+                    f"{path} was deleted or moved by another program since scriptorium last saved it: "
+                    "it was written there again."
+                ),
+                "",
+            )
         else:
-            line = (f"{path} was deleted or moved by another program, and nothing was typed here since it was "
-                    f"saved: it was not written there again (its text stays in the session “{session.title}”).")
+            line = (
+                f"{path} was deleted or moved by another program, and nothing was typed here since it was "
+                f"saved: it was not written there again (its text stays in the session “{session.title}”)."
+            )
             hint = f" Typing or {save_key} writes it there."
         if written or self._last.get(path) != line:  # written, it is there again: a new move is said anew
             self._last[path] = line

@@ -17,8 +17,18 @@ from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.window import Pinned
 
 from scriptorium.app.sessions import (
-    AnySession, ChatSession, DraftAndSessionError, DraftConflictError, DraftFileError, DraftSession, Generation,
-    LoraRef, ModelRef, SessionError, SessionStore, claims,
+    AnySession,
+    ChatSession,
+    DraftAndSessionError,
+    DraftConflictError,
+    DraftFileError,
+    DraftSession,
+    Generation,
+    LoraRef,
+    ModelRef,
+    SessionError,
+    SessionStore,
+    claims,
 )
 from scriptorium.app.sessions.file_choice import SetAsides
 from scriptorium.app.sessions.model import CHAT_TITLE, author_titled, chat_title
@@ -54,9 +64,14 @@ class _Live:
 class SessionKeeper:
     """Records the author's work into sessions and saves them. `notify` shows one line."""
 
-    def __init__(self, store: SessionStore, draft_file: DraftFile, notify: Callable[..., object],
-                 save_key: Callable[[], str] = lambda: "ctrl+s",
-                 unsaved: Callable[[str], object] = lambda kind: None) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        draft_file: DraftFile,
+        notify: Callable[..., object],
+        save_key: Callable[[], str] = lambda: "ctrl+s",
+        unsaved: Callable[[str], object] = lambda kind: None,
+    ) -> None:
         """`unsaved(kind)` is told, on the writing thread, that a background save of the
         'draft' or 'chat' session failed after the save had been reported as under way."""
         self.store = store
@@ -134,8 +149,14 @@ class SessionKeeper:
         return max(generations, key=lambda g: g.started_at) if generations else None
 
     # ---- recording generations -----------------------------------------------------------
-    def generation_started(self, request: "GenerationRequest", engine: "Backend", draft_text: str,
-                           anchor: int | None, chat_messages: list[dict[str, str]]) -> None:
+    def generation_started(
+        self,
+        request: "GenerationRequest",
+        engine: "Backend",
+        draft_text: str,
+        anchor: int | None,
+        chat_messages: list[dict[str, str]],
+    ) -> None:
         try:
             if request.kind == "chat":
                 session: AnySession = self._chat_session()
@@ -156,11 +177,20 @@ class SessionKeeper:
             scale = request.lora_scale if request.lora_scale is not None else engine.lora_scale
             lora = LoraRef.from_facts(engine.adapter, scale, self.hashes.of(engine.adapter.path))
         # A llama-server started with several --lora applies the others too, at its own scales.
-        others = tuple(LoraRef.from_facts(adapter, scale, None) for adapter, scale in getattr(engine, "other_adapters", ()))
-        generation = session.start_generation(model=model, lora=lora, other_loras=others, settings=request.settings,
-                                              bias=request.bias, byte_token_ids=tuple(engine.byte_token_ids), anchor=anchor,
-                                              arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None,
-                                              origin=engine.origin)
+        others = tuple(
+            LoraRef.from_facts(adapter, scale, None) for adapter, scale in getattr(engine, "other_adapters", ())
+        )
+        generation = session.start_generation(
+            model=model,
+            lora=lora,
+            other_loras=others,
+            settings=request.settings,
+            bias=request.bias,
+            byte_token_ids=tuple(engine.byte_token_ids),
+            anchor=anchor,
+            arithmetic=engine.arithmetic.as_dict() if engine.arithmetic else None,
+            origin=engine.origin,
+        )
         if not engine.origin:  # a server's files are hashed nowhere
             self.hashes.wait_for(model, lora)
         self._live[request.id] = _Live(session, generation)
@@ -172,8 +202,9 @@ class SessionKeeper:
                 live.generation.add_token(event)
                 live.parts.append(event.text)
 
-    def generation_finished(self, request_id: int, done: GenerationDone, chat_messages: list[dict[str, str]],
-                            lore: tuple[Fired, ...] = ()) -> None:
+    def generation_finished(
+        self, request_id: int, done: GenerationDone, chat_messages: list[dict[str, str]], lore: tuple[Fired, ...] = ()
+    ) -> None:
         live = self._live.get(request_id)
         if live is None:
             return
@@ -209,9 +240,16 @@ class SessionKeeper:
             if generation.finished_at is None:
                 generation.interrupt(live.text())
 
-    def accepted(self, kept: str, at: int, request_ids: tuple[int, ...],
-                 parts: tuple[tuple[int | None, int, int], ...], editor_text: str, *,
-                 rejected_ids: tuple[int, ...] = ()) -> bool:
+    def accepted(
+        self,
+        kept: str,
+        at: int,
+        request_ids: tuple[int, ...],
+        parts: tuple[tuple[int | None, int, int], ...],
+        editor_text: str,
+        *,
+        rejected_ids: tuple[int, ...] = (),
+    ) -> bool:
         """`kept` was inserted at offset `at` of the editor (whose text is now `editor_text`): record which
         generation wrote which part (`parts`: request id, or None for the author's own word, start, end in `kept`),
         and the generations `rejected_ids` (the versions not kept) rejected, then save at once (on the store's
@@ -221,7 +259,7 @@ class SessionKeeper:
         session = self.draft
         if session is None:
             return self.save_draft(editor_text, in_background=True)
-        session.set_text(editor_text[:at] + editor_text[at + len(kept):])
+        session.set_text(editor_text[:at] + editor_text[at + len(kept) :])
         for request_id, start, end in parts:
             live = self._live.get(request_id) if request_id is not None else None
             if live is not None:
@@ -283,8 +321,9 @@ class SessionKeeper:
             session.title = chat_title(messages) or CHAT_TITLE
 
     # ---- saving ----------------------------------------------------------------------
-    def save_draft(self, text: str, *, overwrite_file: bool = False, in_background: bool = False,
-                   asked: bool = False) -> bool:
+    def save_draft(
+        self, text: str, *, overwrite_file: bool = False, in_background: bool = False, asked: bool = False
+    ) -> bool:
         """Save the draft session (and its file); True when everything was written. `in_background`: the session file is
         written on the store's own thread (True when asked for; a failure is shown when it happens). `asked`: by
         the author (ctrl+s)."""
@@ -311,8 +350,12 @@ class SessionKeeper:
             # Said once, whether an autosave ("being saved") or a save that waited ("was saved") met it first.
             if isinstance(error, DraftConflictError):
                 self.conflict = True
-                self.problems.failed(f"{error}{session_saved}. Press {self._save_key()} to choose whose text it keeps "
-                                     "(nothing is lost either way).", about="draft file", failure=str(error))
+                self.problems.failed(
+                    f"{error}{session_saved}. Press {self._save_key()} to choose whose text it keeps "
+                    "(nothing is lost either way).",
+                    about="draft file",
+                    failure=str(error),
+                )
             else:
                 self.problems.failed(f"{error}{session_saved}", about="draft file", failure=str(error))
             return False
@@ -340,12 +383,15 @@ class SessionKeeper:
             return False
         return True
 
-    def _save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool,
-              draft_file: bool = True) -> None:
+    def _save(
+        self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool, draft_file: bool = True
+    ) -> None:
         about = session.kind
         if not in_background:
             try:
-                self.store.save(session, overwrite_draft=overwrite_draft, draft_file=draft_file, set_aside=self.set_asides.said)
+                self.store.save(
+                    session, overwrite_draft=overwrite_draft, draft_file=draft_file, set_aside=self.set_asides.said
+                )
             except DraftFileError:
                 self.problems.saved(about)  # the store wrote the session before it said the draft file failed
                 raise
@@ -360,12 +406,19 @@ class SessionKeeper:
             if error is None:
                 self.problems.saved(about)
             else:
-                self.problems.failed(str(error) if isinstance(error, SessionError) else f"session not saved: {error}",
-                                     about=about)
+                self.problems.failed(
+                    str(error) if isinstance(error, SessionError) else f"session not saved: {error}", about=about
+                )
                 self._unsaved(about)
 
-        self.store.save(session, overwrite_draft=overwrite_draft, in_background=True, after=written, draft_file=draft_file,
-                        set_aside=self.set_asides.said)
+        self.store.save(
+            session,
+            overwrite_draft=overwrite_draft,
+            in_background=True,
+            after=written,
+            draft_file=draft_file,
+            set_aside=self.set_asides.said,
+        )
 
     def close(self) -> None:
         """The app is closing: wait for the sessions being written, then let other scriptoriums have them."""

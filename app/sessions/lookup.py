@@ -26,8 +26,9 @@ def session_file(text: str, directory: Path, session_files: Callable[[], list[Pa
         names = ", ".join(sorted(path.stem for path in matches)[:5])
         raise SessionError(f"'{text}' matches several sessions ({names}); give more of the id")
     if candidate.is_file():  # `scriptorium export novel.md`: the draft, not its session
-        raise SessionError(f"{text} is not a session: give a session's id or its {SUFFIX} file "
-                           "(`scriptorium sessions` lists them)")
+        raise SessionError(
+            f"{text} is not a session: give a session's id or its {SUFFIX} file (`scriptorium sessions` lists them)"
+        )
     if os.sep in text or text.endswith(SUFFIX):
         raise SessionError(f"session file not found: {text}")
     raise SessionError(f"no session '{text}' (`scriptorium sessions` lists them)")

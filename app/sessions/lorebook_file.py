@@ -25,7 +25,10 @@ from scriptorium.app import atomic
 
 # name in the file: (type, default); "keys" and "text" are read below, being required.
 _ENTRY_FIELDS: dict[str, tuple[type, Any]] = {
-    "secondary": (list, ()), "priority": (int, 0), "enabled": (bool, True), "always": (bool, False),
+    "secondary": (list, ()),
+    "priority": (int, 0),
+    "enabled": (bool, True),
+    "always": (bool, False),
     "case_sensitive": (bool, False),
 }
 _BOOK_FIELDS = {"scan_depth": DEFAULT_SCAN_DEPTH, "budget": DEFAULT_BUDGET}
@@ -57,8 +60,10 @@ def from_dict(data: object, *, strict: bool = False) -> Lorebook:
     entries = data.get("entry", [])
     if not isinstance(entries, list):
         raise LoreError("entry must be a list of entries ([[entry]] in TOML)")
-    return Lorebook(tuple(_entry(e, i, strict) for i, e in enumerate(entries, 1)),
-                    **{name: data.get(name, default) for name, default in _BOOK_FIELDS.items()})
+    return Lorebook(
+        tuple(_entry(e, i, strict) for i, e in enumerate(entries, 1)),
+        **{name: data.get(name, default) for name, default in _BOOK_FIELDS.items()},
+    )
 
 
 def _entry(data: object, number: int, strict: bool) -> LoreEntry:
@@ -81,8 +86,9 @@ def _entry(data: object, number: int, strict: bool) -> LoreEntry:
         if kind is list:
             value = _strings(value, f"{where}: {field}")
         elif not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise LoreError(f"{where}: {field} must be {'true or false' if kind is bool else 'a whole number'}, "
-                            f"not {value!r}")
+            raise LoreError(
+                f"{where}: {field} must be {'true or false' if kind is bool else 'a whole number'}, not {value!r}"
+            )
         values[field] = value
     if not keys and not values["always"]:
         raise LoreError(f"{where}: keys must name at least one word, unless always = true")
@@ -104,16 +110,32 @@ def _no_unknown(data: dict[str, Any], known: set[str], where: str) -> None:
 
 
 def as_dict(lorebook: Lorebook) -> dict[str, Any]:
-    return {"scan_depth": lorebook.scan_depth, "budget": lorebook.budget,
-            "entry": [{"name": e.name, "keys": list(e.keys), "text": e.text, "secondary": list(e.secondary),
-                       "priority": e.priority, "enabled": e.enabled, "always": e.always,
-                       "case_sensitive": e.case_sensitive} for e in lorebook.entries]}
+    return {
+        "scan_depth": lorebook.scan_depth,
+        "budget": lorebook.budget,
+        "entry": [
+            {
+                "name": e.name,
+                "keys": list(e.keys),
+                "text": e.text,
+                "secondary": list(e.secondary),
+                "priority": e.priority,
+                "enabled": e.enabled,
+                "always": e.always,
+                "case_sensitive": e.case_sensitive,
+            }
+            for e in lorebook.entries
+        ],
+    }
 
 
 def to_toml(lorebook: Lorebook) -> str:
     data = as_dict(lorebook)
-    lines = ["# A scriptorium lorebook (docs/lorebook-format.md)",
-             f"scan_depth = {data['scan_depth']}", f"budget = {data['budget']}"]
+    lines = [
+        "# A scriptorium lorebook (docs/lorebook-format.md)",
+        f"scan_depth = {data['scan_depth']}",
+        f"budget = {data['budget']}",
+    ]
     for entry in data["entry"]:
         lines += ["", "[[entry]]"]
         lines += [f"{name} = {_toml_value(value)}" for name, value in entry.items()]
@@ -133,8 +155,9 @@ def _toml_value(value: object) -> str:
 def _toml_string(text: str, *, multiline: bool) -> str:
     """A multi-line literal string when the text can be one (no ''' inside, no control
     character but tab and newline), as written by hand; else a basic string, escaped."""
-    plain = "'''" not in text and not text.endswith("'") and all(c in "\t\n" or (c >= " " and c != "\x7f")
-                                                                   for c in text)
+    plain = (
+        "'''" not in text and not text.endswith("'") and all(c in "\t\n" or (c >= " " and c != "\x7f") for c in text)
+    )
     if multiline and plain and "\n" in text:
         return "'''\n" + text + "'''"  # TOML drops a newline right after the opening quotes
     if plain and "'" not in text and "\n" not in text:
@@ -143,8 +166,8 @@ def _toml_string(text: str, *, multiline: bool) -> str:
     return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-
 # ---------------------------------------------------------------- in a session file
+
 
 def session_lore_json(lorebook: Lorebook, path: str | None) -> dict[str, Any]:
     """The members a session's "window" gets for its lorebook: none for a session without
@@ -179,7 +202,12 @@ def fired_from_json(items: object) -> tuple[Fired, ...]:
     itself (it says what the prompt held; the text is elsewhere), never the session."""
     fired = []
     for item in items if isinstance(items, list) else ():
-        if (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("key"), str)
-                and type(item.get("tokens")) is int and isinstance(item.get("kept"), bool)):
+        if (
+            isinstance(item, dict)
+            and isinstance(item.get("name"), str)
+            and isinstance(item.get("key"), str)
+            and type(item.get("tokens")) is int
+            and isinstance(item.get("kept"), bool)
+        ):
             fired.append(Fired(item["name"], item["key"], item["tokens"], item["kept"]))
     return tuple(fired)

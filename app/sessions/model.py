@@ -50,9 +50,11 @@ CHAT_TITLE = "Chat"
 
 
 def chat_title(messages: list[dict[str, str]]) -> str | None:
-    """"Chat: " and the first words the author sent, or None before any: two chats both
+    """ "Chat: " and the first words the author sent, or None before any: two chats both
     titled "Chat" could not be told apart in the sessions list."""
-    first = next((m.get("content", "") for m in messages if m.get("role") == "user" and m.get("content", "").strip()), "")
+    first = next(
+        (m.get("content", "") for m in messages if m.get("role") == "user" and m.get("content", "").strip()), ""
+    )
     return f"{CHAT_TITLE}: {draft_title(first)}" if first else None
 
 
@@ -117,17 +119,34 @@ class Session:
                 return generation
         raise SessionError(f"session {self.id} has no generation {generation_id}")
 
-    def start_generation(self, *, model: ModelRef, lora: LoraRef | None, settings: SamplerSettings,
-                         bias: LogitBias, byte_token_ids: tuple[int, ...] = (),
-                         anchor: int | None = None, arithmetic: dict[str, Any] | None = None,
-                         origin: str = "", other_loras: tuple[LoraRef, ...] = ()) -> Generation:
+    def start_generation(
+        self,
+        *,
+        model: ModelRef,
+        lora: LoraRef | None,
+        settings: SamplerSettings,
+        bias: LogitBias,
+        byte_token_ids: tuple[int, ...] = (),
+        anchor: int | None = None,
+        arithmetic: dict[str, Any] | None = None,
+        origin: str = "",
+        other_loras: tuple[LoraRef, ...] = (),
+    ) -> Generation:
         """Record a generation about to run; call .finish(done) on it when it ends."""
         number = 1 + max((int(g.id[1:]) for g in self.generations if g.id[1:].isdigit()), default=0)
         generation = Generation(
-            id=f"g{number}", kind="chat" if isinstance(self, ChatSession) else "continue",
-            started_at=now_iso(), model=model, lora=lora, sampler=settings.as_dict(),
-            bias=BiasRecord.from_bias(bias, byte_token_ids), seed=settings.seed, anchor=anchor,
-            arithmetic=arithmetic, origin=origin, other_loras=other_loras,
+            id=f"g{number}",
+            kind="chat" if isinstance(self, ChatSession) else "continue",
+            started_at=now_iso(),
+            model=model,
+            lora=lora,
+            sampler=settings.as_dict(),
+            bias=BiasRecord.from_bias(bias, byte_token_ids),
+            seed=settings.seed,
+            anchor=anchor,
+            arithmetic=arithmetic,
+            origin=origin,
+            other_loras=other_loras,
         )
         self.generations.append(generation)
         return generation
@@ -197,8 +216,7 @@ class DraftSession(Session):
     """Passages of `text` written by the model, in order, never overlapping."""
     suggestion: Suggestion | None = None
     """The suggestion left undecided beside the draft when it was saved (sessions/suggestion.py)."""
-    _replaced: TextMemory[list[ModelSpan]] = field(default_factory=TextMemory, init=False, repr=False,
-                                                   compare=False)
+    _replaced: TextMemory[list[ModelSpan]] = field(default_factory=TextMemory, init=False, repr=False, compare=False)
     """The passages of texts an edit replaced."""
 
     kind = "draft"
@@ -223,7 +241,7 @@ class DraftSession(Session):
         start = _common_prefix_length(self.text, new_text)
         limit = min(len(self.text), len(new_text)) - start
         tail = _common_suffix_length(self.text, new_text, limit)
-        self.apply_edit(start, len(self.text) - tail, new_text[start:len(new_text) - tail])
+        self.apply_edit(start, len(self.text) - tail, new_text[start : len(new_text) - tail])
 
     def apply_edit(self, start: int, end: int, replacement: str) -> None:
         """Replace text[start:end] with `replacement`, keeping model passages where they belong."""
@@ -251,8 +269,11 @@ class DraftSession(Session):
         if not kept:
             return
         self.apply_edit(at, at, kept)
-        self.spans = _merged(sorted([*self.spans, ModelSpan(start=at, end=at + len(kept), generation=generation.id)],
-                                    key=lambda s: s.start))
+        self.spans = _merged(
+            sorted(
+                [*self.spans, ModelSpan(start=at, end=at + len(kept), generation=generation.id)], key=lambda s: s.start
+            )
+        )
         generation.record_kept(kept)
 
 
@@ -365,7 +386,7 @@ def _common_suffix_length(a: str, b: str, limit: int) -> int:
     low, high = 0, limit
     while low < high:
         middle = (low + high + 1) // 2
-        if a[len(a) - middle:] == b[len(b) - middle:]:
+        if a[len(a) - middle :] == b[len(b) - middle :]:
             low = middle
         else:
             high = middle - 1
@@ -389,9 +410,18 @@ class SessionSummary:
     file_size: int
 
     def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "title": self.title, "kind": self.kind, "created_at": self.created_at,
-                "updated_at": self.updated_at, "model": self.model, "words": self.words,
-                "generations": self.generations, "path": str(self.path), "file_size": self.file_size}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "kind": self.kind,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "model": self.model,
+            "words": self.words,
+            "generations": self.generations,
+            "path": str(self.path),
+            "file_size": self.file_size,
+        }
 
 
 def _wrote(generation: Generation, content: str) -> bool:

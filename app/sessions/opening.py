@@ -53,10 +53,19 @@ def claimed_or_copy(store: SessionStore, session: AnySession, notify: Callable[.
     try:
         copy = store.create_copy(session)
     except SessionError as error:
-        notify(f"“{session.title}” is open in another scriptorium, and no copy of it could be made: {error}",
-               title="Session open elsewhere", severity="error", timeout=15)
+        notify(
+            f"“{session.title}” is open in another scriptorium, and no copy of it could be made: {error}",
+            title="Session open elsewhere",
+            severity="error",
+            timeout=15,
+        )
         return session
     claims.claim(store.directory, copy.id)
-    notify(f"“{session.title}” is open in another scriptorium: this one works on a copy, “{copy.title}”, "
-           "so that neither saves over the other.", title="Session open elsewhere", severity="warning", timeout=15)
+    notify(
+        f"“{session.title}” is open in another scriptorium: this one works on a copy, “{copy.title}”, "
+        "so that neither saves over the other.",
+        title="Session open elsewhere",
+        severity="warning",
+        timeout=15,
+    )
     return copy

@@ -54,8 +54,15 @@ class ModelRef:
     @classmethod
     def from_facts(cls, facts: Any, sha256: str | None) -> "ModelRef":
         """From an inference.gguf_file.ModelFacts (engine.facts)."""
-        return cls(path=str(facts.path), name=facts.name, size=facts.file_size, sha256=sha256,
-                   quantization=facts.file_type, architecture=facts.architecture, parameters=facts.parameters)
+        return cls(
+            path=str(facts.path),
+            name=facts.name,
+            size=facts.file_size,
+            sha256=sha256,
+            quantization=facts.file_type,
+            architecture=facts.architecture,
+            parameters=facts.parameters,
+        )
 
 
 @dataclass(kw_only=True)
@@ -86,8 +93,12 @@ class BiasRecord:
 
     @classmethod
     def from_bias(cls, bias: LogitBias, byte_token_ids: tuple[int, ...]) -> "BiasRecord":
-        return cls(ban_byte_tokens=bias.ban_byte_tokens, entries=tuple(bias.entries),
-                   summary=describe_bias(bias, byte_token_ids))
+        return cls(
+            ban_byte_tokens=bias.ban_byte_tokens,
+            entries=tuple(bias.entries),
+            summary=describe_bias(bias, byte_token_ids),
+        )
+
 
 Alternative = tuple[int, str, float, bool]
 """One of a recorded token's alternatives: (id, text, p, banned), in the file's order. A
@@ -121,8 +132,16 @@ class TokenRecord:
         top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
         piece = b"" if event.text.encode("utf-8") == event.piece else event.piece
         kept = tuple((token, recorded_p(p)) for token, p in event.kept)
-        return cls(id=event.id, text=event.text, p=recorded_p(event.p), top=top, piece=piece, kept=kept,
-                   removed=event.removed, pushed=event.pushed)
+        return cls(
+            id=event.id,
+            text=event.text,
+            p=recorded_p(event.p),
+            top=top,
+            piece=piece,
+            kept=kept,
+            removed=event.removed,
+            pushed=event.pushed,
+        )
 
 
 @dataclass(kw_only=True)
@@ -242,7 +261,7 @@ class Generation:
 
     def take_back(self, length: int) -> None:
         """The last `length` characters kept were undone: they wait in the suggestion again."""
-        kept = (self.accepted_text or "")[:len(self.accepted_text or "") - length]
+        kept = (self.accepted_text or "")[: len(self.accepted_text or "") - length]
         self.accepted_text = kept or None
         self.outcome, self.decided_at = ("partly_accepted", now_iso()) if kept else ("pending", None)
 
@@ -271,7 +290,8 @@ def settings_key(generation: Generation) -> tuple[Any, ...]:
     return (
         model.sha256 or model.path,
         (lora.sha256 or lora.path, lora.scale, tuple((o.sha256 or o.path, o.scale) for o in generation.other_loras))
-        if lora else None,
+        if lora
+        else None,
         tuple(sorted((k, repr(v)) for k, v in generation.sampler_values().items())),
         (generation.bias.ban_byte_tokens, generation.bias.entries),
         generation.arithmetic_text(),

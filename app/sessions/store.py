@@ -25,7 +25,16 @@ from scriptorium.app.sessions import claims, draft_files, lookup, writes
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.encoding import SessionLines
 from scriptorium.app.sessions.model import (
-    CHAT_TITLE, AnySession, ChatSession, DraftSession, FileStamp, SessionError, SessionSummary, draft_title, make_session_id, now_iso,
+    CHAT_TITLE,
+    AnySession,
+    ChatSession,
+    DraftSession,
+    FileStamp,
+    SessionError,
+    SessionSummary,
+    draft_title,
+    make_session_id,
+    now_iso,
 )
 from scriptorium.app.sessions.writes import After
 
@@ -65,18 +74,27 @@ class SessionStore:
 
     # ------------------------------------------------------------ creating
 
-    def create_draft(self, title: str = "", text: str = "", draft_path: str | os.PathLike[str] | None = None) -> DraftSession:
+    def create_draft(
+        self, title: str = "", text: str = "", draft_path: str | os.PathLike[str] | None = None
+    ) -> DraftSession:
         """A new draft session, already on disk under a fresh id (titled by its first words if untitled)."""
         now = now_iso()
-        session = DraftSession(id="", title=title.strip() or draft_title(text), created_at=now, updated_at=now,
-                               text=text, draft_path=str(Path(draft_path).expanduser().absolute()) if draft_path else None)
+        session = DraftSession(
+            id="",
+            title=title.strip() or draft_title(text),
+            created_at=now,
+            updated_at=now,
+            text=text,
+            draft_path=str(Path(draft_path).expanduser().absolute()) if draft_path else None,
+        )
         return self._reserve(session)
 
     def create_chat(self, title: str = "", system_prompt: str = "") -> ChatSession:
         """A new chat session, already on disk under a fresh id."""
         now = now_iso()
-        session = ChatSession(id="", title=title.strip() or CHAT_TITLE, created_at=now, updated_at=now,
-                              system_prompt=system_prompt)
+        session = ChatSession(
+            id="", title=title.strip() or CHAT_TITLE, created_at=now, updated_at=now, system_prompt=system_prompt
+        )
         return self._reserve(session)
 
     def create_copy(self, session: AnySession, *, detached: bool = False) -> AnySession:
@@ -144,8 +162,10 @@ class SessionStore:
                 if stamp is not None and draft_files.text_sha256(session.text) != stamp.sha256:
                     # The author wrote on after the file changed (a conflict): the file's text alone dropped it.
                     copy = self.create_copy(session, detached=True)  # or opening it would do this again
-                    note = (f"{path.name} was changed by another program while your text here could not be written "
-                            f"to it: the file's text is shown, and yours is kept in the session “{copy.title}”.")
+                    note = (
+                        f"{path.name} was changed by another program while your text here could not be written "
+                        f"to it: the file's text is shown, and yours is kept in the session “{copy.title}”."
+                    )
                 session.set_text(text)
         stat = path.stat()
         session.draft_stamp = FileStamp(size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=file_sha256)
@@ -162,17 +182,27 @@ class SessionStore:
             except SessionError as error:
                 self.problems.append(error)
                 continue
-            if isinstance(session, DraftSession) and session.draft_path and (
-                    session.draft_path == wanted or os.path.realpath(session.draft_path) == real):
+            if (
+                isinstance(session, DraftSession)
+                and session.draft_path
+                and (session.draft_path == wanted or os.path.realpath(session.draft_path) == real)
+            ):
                 self._remember(session)
                 return session
         return None
 
     # ------------------------------------------------------------ saving
 
-    def save(self, session: AnySession, *, overwrite_draft: bool = False, in_background: bool = False,
-             after: After | None = None, draft_file: bool = True,
-             set_aside: Callable[[Path], object] = lambda copy: None) -> bool:
+    def save(
+        self,
+        session: AnySession,
+        *,
+        overwrite_draft: bool = False,
+        in_background: bool = False,
+        after: After | None = None,
+        draft_file: bool = True,
+        set_aside: Callable[[Path], object] = lambda copy: None,
+    ) -> bool:
         """Write the session (and its draft file, unless not `draft_file`) if anything changed; True if the
         session file was written.
 
@@ -234,8 +264,9 @@ class SessionStore:
         """Encoding only the tokens recorded since the session was last saved or loaded."""
         return session_format.encode(session, self._lines.for_session(session.id), updated_at=updated_at)
 
-    def _write_session(self, session_id: str, encoded: session_format.Encoded, fingerprint: bytes, *,
-                       overwrite: bool) -> None:
+    def _write_session(
+        self, session_id: str, encoded: session_format.Encoded, fingerprint: bytes, *, overwrite: bool
+    ) -> None:
         try:
             atomic.write_bytes(self.path_for(session_id), encoded.data, overwrite=overwrite, mode=SESSION_FILE_MODE)
         except atomic.FileExistsRefused:
@@ -248,7 +279,9 @@ class SessionStore:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise SessionError(f"cannot create the sessions folder {self.directory}: {error.strerror or error}") from None
+            raise SessionError(
+                f"cannot create the sessions folder {self.directory}: {error.strerror or error}"
+            ) from None
 
     # ------------------------------------------------------------ loading
 
@@ -280,8 +313,11 @@ class SessionStore:
         except session_format.NewerFormatError as error:
             raise SessionError(f"cannot open session {path.name}: {error}") from None
         except (OSError, UnicodeDecodeError, session_format.FormatError) as error:
-            reason = (error.strerror or str(error)) if isinstance(error, OSError) else (
-                "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error))
+            reason = (
+                (error.strerror or str(error))
+                if isinstance(error, OSError)
+                else ("not UTF-8 text" if isinstance(error, UnicodeDecodeError) else str(error))
+            )
             if not inside:
                 raise SessionError(f"cannot read session {path}: {reason}") from None
             raise SessionError(f"session {path.name} is damaged ({reason}); {self._move_aside(path)}") from None
@@ -331,6 +367,7 @@ class SessionStore:
                 return path.stat().st_mtime
             except OSError:
                 return 0.0
+
         return sorted(self._session_files(), key=mtime, reverse=True)
 
     # ------------------------------------------------------------ listing and managing
@@ -348,10 +385,20 @@ class SessionStore:
             except OSError:
                 continue  # deleted while listing
             model = session.latest_model()
-            summaries.append(SessionSummary(
-                id=session.id, title=session.title, kind=session.kind, created_at=session.created_at,
-                updated_at=session.updated_at, model=model.name if model else None, words=session.word_count(),
-                generations=len(session.generations), path=path, file_size=size))
+            summaries.append(
+                SessionSummary(
+                    id=session.id,
+                    title=session.title,
+                    kind=session.kind,
+                    created_at=session.created_at,
+                    updated_at=session.updated_at,
+                    model=model.name if model else None,
+                    words=session.word_count(),
+                    generations=len(session.generations),
+                    path=path,
+                    file_size=size,
+                )
+            )
         summaries.sort(key=lambda s: (_sort_time(s.updated_at), s.id), reverse=True)
         return summaries
 

@@ -101,6 +101,5 @@ class BackgroundWrites:
                 self._changed.notify_all()
 
 
-
 SHARED = BackgroundWrites()
 """The process's session writes (no thread until there is something to write)."""

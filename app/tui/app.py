@@ -69,11 +69,21 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     last_seed: var[int | None] = var(None)
     """The seed the last generation drew (what 'fix seed' fixes)."""
 
-    def __init__(self, *, backend_loader: BackendLoader, settings: TuiSettings | None = None,
-                 keymap: Mapping[str, str] | None = None, draft: DraftFile | Path | None = None,
-                 load_options: LoadOptions | None = None, store: SessionStore | None = None, resume: bool = False,
-                 model_source: model_startup.ModelSource | None = None, config: Config | None = None,
-                 config_problems: list[str] | None = None, run_config: RunSettings | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        backend_loader: BackendLoader,
+        settings: TuiSettings | None = None,
+        keymap: Mapping[str, str] | None = None,
+        draft: DraftFile | Path | None = None,
+        load_options: LoadOptions | None = None,
+        store: SessionStore | None = None,
+        resume: bool = False,
+        model_source: model_startup.ModelSource | None = None,
+        config: Config | None = None,
+        config_problems: list[str] | None = None,
+        run_config: RunSettings | None = None,
+    ) -> None:
         """`backend_loader`: chosen by app/cli; `load_options` loads at once, else `model_source` resolves."""
         super().__init__()
         self.settings = (settings or TuiSettings()).validated()
@@ -81,16 +91,22 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._custom_sampler: SamplerSettings | None = None
         """The author's own values last tuned (set on the command line, or with the keys): the preset cycle comes back to them."""
         self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display)
-        self.models = ModelLifecycle(run_config, self.settings.generation_threads(), self._show_model, self.keys.key_display)
+        self.models = ModelLifecycle(
+            run_config, self.settings.generation_threads(), self._show_model, self.keys.key_display
+        )
         self.backend_loader = backend_loader
         self._config_problems = list(config_problems or ())
         self._model_source = model_source
         self._initial_load = load_options
         self.draft_file = DraftFile(path := draft.path if isinstance(draft, DraftFile) else draft)
         # A background save's failure comes from the writing thread: posted, never waited for.
-        self.sessions = SessionKeeper(store or SessionStore(), self.draft_file, self.notify,
-                                      lambda: self.keys.key_display("draft.save"),
-                                      lambda kind: self.post_message(saving.SaveFailed(kind)))
+        self.sessions = SessionKeeper(
+            store or SessionStore(),
+            self.draft_file,
+            self.notify,
+            lambda: self.keys.key_display("draft.save"),
+            lambda kind: self.post_message(saving.SaveFailed(kind)),
+        )
         session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
@@ -108,8 +124,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self.keys.keymap:
             self.set_keymap(self.keys.for_textual())
         self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.keys.key_display).data_bind(
-            ScriptoriumApp.backend, ScriptoriumApp.model_status, ScriptoriumApp.sampler, ScriptoriumApp.bias,
-            ScriptoriumApp.lora_scale, ScriptoriumApp.last_seed)
+            ScriptoriumApp.backend,
+            ScriptoriumApp.model_status,
+            ScriptoriumApp.sampler,
+            ScriptoriumApp.bias,
+            ScriptoriumApp.lora_scale,
+            ScriptoriumApp.last_seed,
+        )
         await self.push_screen(self.main)
         pinning.show_pinned(self.main, self.sessions)
         self.main.draft.editor.show_spans(session_tokens.spans_of(self.sessions.draft))
@@ -119,7 +140,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
             await self.main.show_chat(chat.turn_messages(), chat.unsent, chat.turn_endings())
         # Options given (a server), else the session reopened goes on with its model unless --model named one.
-        if start := self._initial_load or self.models.session_options(self._model_source, self.sessions.last_generation()):
+        if start := self._initial_load or self.models.session_options(
+            self._model_source, self.sessions.last_generation()
+        ):
             self.load_model(start)
         elif self._model_source is not None:
             self.resolve_model(self._model_source)
@@ -166,8 +189,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         load_id = self.models.asked()
         if not self.models.checks_files_first():
             return self._replace_model(loading.ModelFilesChecked(load_id, options))
-        self.run_worker(lambda: loading.check_files(options, load_id, self.post_message), thread=True,
-                        exit_on_error=False)
+        self.run_worker(
+            lambda: loading.check_files(options, load_id, self.post_message), thread=True, exit_on_error=False
+        )
 
     @on(loading.ModelFilesChecked)
     def _replace_model(self, message: loading.ModelFilesChecked) -> None:
@@ -176,9 +200,15 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self._screen_ready:
             self.main.another_model_loading()
         old, options, load_id = self.models.begin_load(message.options), message.options, message.load_id
-        self.run_worker(lambda: loading.load_backend(self.backend_loader, old, options, load_id, self.post_message,
-                                             lambda: get_current_worker().is_cancelled),  # another load began
-                        thread=True, exclusive=True, group="model", exit_on_error=False)
+        self.run_worker(
+            lambda: loading.load_backend(
+                self.backend_loader, old, options, load_id, self.post_message, lambda: get_current_worker().is_cancelled
+            ),  # another load began
+            thread=True,
+            exclusive=True,
+            group="model",
+            exit_on_error=False,
+        )
 
     @on(loading.ModelLoadProgressed)
     def _load_progressed(self, message: loading.ModelLoadProgressed) -> None:
@@ -224,8 +254,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def resolve_model(self, source: model_startup.ModelSource) -> None:
         self.models.resolving(source.reference, source.config.model.path)
-        self.run_worker(lambda: model_startup.resolve(source, self.post_message), thread=True,
-                        group="model-resolve", exit_on_error=False)
+        self.run_worker(
+            lambda: model_startup.resolve(source, self.post_message),
+            thread=True,
+            group="model-resolve",
+            exit_on_error=False,
+        )
 
     @on(model_startup.DemoProgressed)
     def _demo_progressed(self, message: model_startup.DemoProgressed) -> None:
@@ -239,8 +273,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(model_startup.NoModelFound)
     def _no_model_found(self, message: model_startup.NoModelFound) -> None:
         self.models.none_found()
-        self.push_screen(WelcomeScreen(self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT),
-                         self._model_chosen)
+        self.push_screen(
+            WelcomeScreen(self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT), self._model_chosen
+        )
 
     @on(model_startup.ModelNotResolved)
     def _model_not_resolved(self, message: model_startup.ModelNotResolved) -> None:
@@ -249,8 +284,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def action_load_model(self) -> None:
         if (server := self.models.server_to_connect_again(self.lora_scale)) is not None:
             return self.load_model(server)
-        self.push_screen(LoadModelScreen(self.models.dialog_options(), self.model_status.error,
-                                         self.settings.generation_threads()), self.load_model)
+        self.push_screen(
+            LoadModelScreen(self.models.dialog_options(), self.model_status.error, self.settings.generation_threads()),
+            self.load_model,
+        )
 
     def action_pick_model(self) -> None:
         if refusal := self.models.picking_refused():
@@ -276,8 +313,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(generation.GenerationStarted)
     def _generation_started(self, message: generation.GenerationStarted) -> None:
         if self.backend is not None:
-            self.sessions.generation_started(message.request, self.backend, message.draft_text, message.anchor,
-                                             message.chat_messages)
+            self.sessions.generation_started(
+                message.request, self.backend, message.draft_text, message.anchor, message.chat_messages
+            )
         if self.autosave.pending:  # due mid-stream, it would take llama.cpp's CPU: saved as it starts
             self.autosave.schedule(at_once=True)
 
@@ -307,8 +345,14 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(DraftPane.SuggestionAccepted)
     def _suggestion_accepted(self, message: DraftPane.SuggestionAccepted) -> None:
         suggestion_keeping.keep(self.main, self.sessions)  # what is left of it, if a word was kept
-        if self.sessions.accepted(message.text, message.at_index, message.request_ids, message.parts, message.draft_text,
-                                  rejected_ids=message.rejected_ids):
+        if self.sessions.accepted(
+            message.text,
+            message.at_index,
+            message.request_ids,
+            message.parts,
+            message.draft_text,
+            rejected_ids=message.rejected_ids,
+        ):
             self.main.draft_saved()
 
     @on(DraftPane.SuggestionRejected)
@@ -329,7 +373,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self._screen_ready and self.main.is_attached:
             self.save_everything(in_background=True)  # a long session's write would hold the keys
 
-    def save_everything(self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False) -> bool:
+    def save_everything(
+        self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False
+    ) -> bool:
         """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
         `replace_file`: over whatever the draft file holds (set aside first, if another program changed it: no
         other save replaces such a file, and ctrl+s asks whose text it keeps; sessions/file_choice.py)."""
@@ -337,9 +383,14 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         text, overwrite = self.main.draft_text(), replace_file
         self.sessions.problems.repeat_next(asked=explicit)
         suggestion_keeping.keep(self.main, self.sessions)
-        if saved := self.sessions.save_draft(text, overwrite_file=overwrite, in_background=in_background, asked=explicit):
+        if saved := self.sessions.save_draft(
+            text, overwrite_file=overwrite, in_background=in_background, asked=explicit
+        ):
             self.main.draft_saved()
-        return self.sessions.save_chat(self.main.chat_messages(), self.main.chat_unsent(), in_background=in_background) and saved
+        return (
+            self.sessions.save_chat(self.main.chat_messages(), self.main.chat_unsent(), in_background=in_background)
+            and saved
+        )
 
     def on_app_focus(self) -> None:  # back from the editor that may have changed the draft file
         if self._screen_ready:
@@ -388,7 +439,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self.sampler.preset == "custom":  # the author's own values, for the preset cycle to come back to
             self._custom_sampler = self.sampler
         self.sampler, self.bias, self.lora_scale = message.applied(
-            self.sampler, self.bias, self.lora_scale, self.config.all_presets(), self._custom_sampler)
+            self.sampler, self.bias, self.lora_scale, self.config.all_presets(), self._custom_sampler
+        )
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keys.rows()))
@@ -401,4 +453,3 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     async def _run_from_palette(self, node: DOMNode, action: str) -> None:
         if not await self.run_action(action, node):
             self.notify("That is not available right now.", severity="warning")
-

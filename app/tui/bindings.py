@@ -19,29 +19,87 @@ from scriptorium.app.tui.widgets.sidebar import Sidebar
 # Actions named screen.* are the main screen's (a dialog on top has none: its keys stay its own).
 APP_BINDINGS: list[BindingType] = [
     Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, what it does, and its id for remapping"),
-    Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True, id="app.palette",
-            tooltip="Search every action by name"),
+    Binding(
+        "ctrl+p",
+        "command_palette",
+        "Commands",
+        show=False,
+        priority=True,
+        id="app.palette",
+        tooltip="Search every action by name",
+    ),
     Binding("f2", "screen.switch_mode", "Mode", id="app.mode", tooltip="Switch between draft and chat"),
-    Binding("f3", "screen.toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"),
-    Binding("ctrl+t", "screen.focus_sampler", "Tune", id="app.tune",
-            tooltip="Go to the sampler panel: change settings with keys there (1-5 toggle panels)"),
+    Binding(
+        "f3", "screen.toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"
+    ),
+    Binding(
+        "ctrl+t",
+        "screen.focus_sampler",
+        "Tune",
+        id="app.tune",
+        tooltip="Go to the sampler panel: change settings with keys there (1-5 toggle panels)",
+    ),
     Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave scriptorium"),
-    Binding("ctrl+l", "load_model", "Model", show=False, id="app.load_model",
-            tooltip="Load another model (and LoRA adapter); on a llama-server, connect to it again"),
-    Binding("ctrl+c", "help_quit", "How to quit", show=False, system=True, id="app.help_quit",
-            tooltip="Says which key quits (ctrl+c copies in the editor)"),
-    Binding("f10,alt+m", "pick_model", "Models", show=False, id="app.models",
-            tooltip="Choose a discovered model (and LoRA adapter) and switch to it"),
-    Binding("f5", "sessions", "Sessions", show=False, id="app.sessions",
-            tooltip="Open, rename or delete saved sessions"),
-    Binding("alt+e", "edit_pinned('memory')", "Memory", show=False, id="app.memory",
-            tooltip="Edit the memory: text pinned at the top of every prompt (synopsis, characters, style)"),
-    Binding("alt+n", "edit_pinned('note')", "Note", show=False, id="app.note",
-            tooltip="Edit the author's note: put a few paragraphs before the end of what the model sees"),
-    Binding("alt+l", "edit_pinned('lore')", "Lorebook", show=False, id="app.lore",
-            tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them"),
-    Binding("f12", "export", "Export", show=False, id="app.export",
-            tooltip="Export this session to Markdown, with how it was made in the front matter"),
+    Binding(
+        "ctrl+l",
+        "load_model",
+        "Model",
+        show=False,
+        id="app.load_model",
+        tooltip="Load another model (and LoRA adapter); on a llama-server, connect to it again",
+    ),
+    Binding(
+        "ctrl+c",
+        "help_quit",
+        "How to quit",
+        show=False,
+        system=True,
+        id="app.help_quit",
+        tooltip="Says which key quits (ctrl+c copies in the editor)",
+    ),
+    Binding(
+        "f10,alt+m",
+        "pick_model",
+        "Models",
+        show=False,
+        id="app.models",
+        tooltip="Choose a discovered model (and LoRA adapter) and switch to it",
+    ),
+    Binding(
+        "f5", "sessions", "Sessions", show=False, id="app.sessions", tooltip="Open, rename or delete saved sessions"
+    ),
+    Binding(
+        "alt+e",
+        "edit_pinned('memory')",
+        "Memory",
+        show=False,
+        id="app.memory",
+        tooltip="Edit the memory: text pinned at the top of every prompt (synopsis, characters, style)",
+    ),
+    Binding(
+        "alt+n",
+        "edit_pinned('note')",
+        "Note",
+        show=False,
+        id="app.note",
+        tooltip="Edit the author's note: put a few paragraphs before the end of what the model sees",
+    ),
+    Binding(
+        "alt+l",
+        "edit_pinned('lore')",
+        "Lorebook",
+        show=False,
+        id="app.lore",
+        tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them",
+    ),
+    Binding(
+        "f12",
+        "export",
+        "Export",
+        show=False,
+        id="app.export",
+        tooltip="Export this session to Markdown, with how it was made in the front matter",
+    ),
 ]
 
 
@@ -56,8 +114,14 @@ def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[Bi
     ]
 
 
-_FOCUS_AREAS = {"General": "", "Focus": "", "Draft": "draft", "Chat": "chat", "Panels": "panels",
-                "Sampler panel": "panels"}
+_FOCUS_AREAS = {
+    "General": "",
+    "Focus": "",
+    "Draft": "draft",
+    "Chat": "chat",
+    "Panels": "panels",
+    "Sampler panel": "panels",
+}
 """Where a section's keys answer: '' everywhere (the app's and the main screen's), else
 while that area has the focus (the sampler panel sits in the panels)."""
 
@@ -80,8 +144,10 @@ def keymap_problems(keymap: Mapping[str, str]) -> list[str]:
     keys = KeyMap(binding_sections(APP_BINDINGS), keymap, lambda binding: binding.key)
     # One line per id, named as every other config problem is (keymap.<id>), so a typo
     # is found by its key and, when close to a real id, corrected.
-    lines = [f"keymap.{binding_id}: no such binding{_closest_id(binding_id, keys.ids())}"
-             for binding_id in keys.unknown_ids()]
+    lines = [
+        f"keymap.{binding_id}: no such binding{_closest_id(binding_id, keys.ids())}"
+        for binding_id in keys.unknown_ids()
+    ]
     # The draft's editor and the chat's message field see a key before their pane does.
     text_fields = {"Draft": ("draft editor", TextArea.BINDINGS), "Chat": ("message field", TextArea.BINDINGS)}
     return lines + keys.clashes(_active_together, text_fields)

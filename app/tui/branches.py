@@ -81,17 +81,28 @@ class KeptWord:
 
     def fits(self, ghost: Ghost) -> bool:
         """`ghost`, the rest, has only been written on since (not typed into, re-rolled or branched)."""
-        return (not ghost.versions and ghost.text.startswith(self.rest_text)
-                and len(ghost.tokens) >= self.rest_tokens and len(ghost.writers) >= self.rest_writers)
+        return (
+            not ghost.versions
+            and ghost.text.startswith(self.rest_text)
+            and len(ghost.tokens) >= self.rest_tokens
+            and len(ghost.writers) >= self.rest_writers
+        )
 
     def give_back(self, ghost: Ghost) -> str:
         """Make `ghost` (which fits) the suggestion as it was, then what was written since; the word given back."""
         was = self.suggestion
-        word = was.text[:len(was.text) - len(self.rest_text)]
-        ghost.text = was.text + ghost.text[len(self.rest_text):]
-        ghost.tokens = was.tokens + [record.moved(len(word)) for record in ghost.tokens[self.rest_tokens:]]
-        ghost.writers = was.writers + [(writer, start + len(word)) for writer, start in ghost.writers[self.rest_writers:]]
-        ghost.anchor, ghost.replaces, ghost.versions, ghost.version = was.anchor, was.replaces, was.versions, was.version
+        word = was.text[: len(was.text) - len(self.rest_text)]
+        ghost.text = was.text + ghost.text[len(self.rest_text) :]
+        ghost.tokens = was.tokens + [record.moved(len(word)) for record in ghost.tokens[self.rest_tokens :]]
+        ghost.writers = was.writers + [
+            (writer, start + len(word)) for writer, start in ghost.writers[self.rest_writers :]
+        ]
+        ghost.anchor, ghost.replaces, ghost.versions, ghost.version = (
+            was.anchor,
+            was.replaces,
+            was.versions,
+            was.version,
+        )
         ghost.spaces_left_out = was.spaces_left_out
         if ghost.break_end is not None:
             ghost.break_end += len(word)
@@ -123,8 +134,9 @@ def place_by_first_text(ghost: Ghost) -> None:
 
 def _save_current(ghost: Ghost) -> None:
     if not ghost.versions:
-        ghost.versions.append(Version(ghost.text, list(ghost.tokens), "first", list(ghost.request_ids),
-                                      list(ghost.writers)))
+        ghost.versions.append(
+            Version(ghost.text, list(ghost.tokens), "first", list(ghost.request_ids), list(ghost.writers))
+        )
         ghost.version = 0
     else:
         slot = ghost.versions[ghost.version]
@@ -132,8 +144,9 @@ def _save_current(ghost: Ghost) -> None:
         slot.writers = list(ghost.writers)
 
 
-def start_version(ghost: Ghost, label: str, text: str = "", tokens: list[TokenRecord] | None = None,
-                  writers: Writers | None = None) -> None:
+def start_version(
+    ghost: Ghost, label: str, text: str = "", tokens: list[TokenRecord] | None = None, writers: Writers | None = None
+) -> None:
     """Keep what is on screen as a version and start a new one with `text` (written by the
     generations on screen so far, until the caller says otherwise; by `writers`)."""
     if ghost.text or ghost.versions:
@@ -157,8 +170,9 @@ def branch_at(ghost: Ghost, index: int, choice: str) -> None:
     writers = writers_before(ghost.writers, record.start)
     if not chosen:
         writers.append((None, record.start))  # the author's own word
-    start_version(ghost, branch_label(choice), ghost.text[:record.start] + choice,
-                  ghost.tokens[:index] + chosen, writers)
+    start_version(
+        ghost, branch_label(choice), ghost.text[: record.start] + choice, ghost.tokens[:index] + chosen, writers
+    )
 
 
 def with_writer(writers: Writers, text: str, request_id: int | None) -> Writers:
@@ -253,8 +267,10 @@ def other_request_ids(ghost: Ghost) -> tuple[int, ...]:
 def lost_note(ghost: Ghost, restore_key: str) -> str:
     """What the author is told when an undo or redo took the suggestion `ghost` with it."""
     versions = f" and its {len(ghost.versions)} versions" if len(ghost.versions) > 1 else ""
-    return (f"The suggestion{versions} went with the undo: with the draft as it was again (redo), "
-            f"{restore_key} brings it back.")
+    return (
+        f"The suggestion{versions} went with the undo: with the draft as it was again (redo), "
+        f"{restore_key} brings it back."
+    )
 
 
 def version_label(ghost: Ghost) -> str:

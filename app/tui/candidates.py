@@ -40,11 +40,19 @@ def candidate_sampler(sampler: SamplerSettings) -> tuple[SamplerSettings, str | 
     if sampler.temperature > 0:
         return sampler, None
     sampled = PRESETS[SAMPLED_FOR_GREEDY]
-    borrowed = replace(sampler, temperature=sampled.temperature, top_k=sampled.top_k, top_p=sampled.top_p,
-                       min_p=sampled.min_p, preset=sampled.preset).validated()
-    note = (f"Greedy sampling writes the same text whatever the seed, so these candidates use the "
-            f"{sampled.preset} preset's sampling (temperature {sampled.temperature:g}, top-k {sampled.top_k}, "
-            f"top-p {sampled.top_p:g}). Your sampler stays greedy.")
+    borrowed = replace(
+        sampler,
+        temperature=sampled.temperature,
+        top_k=sampled.top_k,
+        top_p=sampled.top_p,
+        min_p=sampled.min_p,
+        preset=sampled.preset,
+    ).validated()
+    note = (
+        f"Greedy sampling writes the same text whatever the seed, so these candidates use the "
+        f"{sampled.preset} preset's sampling (temperature {sampled.temperature:g}, top-k {sampled.top_k}, "
+        f"top-p {sampled.top_p:g}). Your sampler stays greedy."
+    )
     return borrowed, note
 
 
@@ -124,9 +132,16 @@ def new_candidate(base: GenerationRequest, settings: SamplerSettings, taken: lis
     """A candidate for the same prompt as `base`, with a seed none of `taken` has."""
     seed = next_seed(settings, taken)
     chosen = replace(settings, seed=seed)
-    request = GenerationRequest.create(kind=base.kind, prompt=base.prompt, settings=chosen, bias=base.bias,
-                                       top_n=base.top_n, lora_scale=base.lora_scale, special=base.special,
-                                       prepare=base.prepare)
+    request = GenerationRequest.create(
+        kind=base.kind,
+        prompt=base.prompt,
+        settings=chosen,
+        bias=base.bias,
+        top_n=base.top_n,
+        lora_scale=base.lora_scale,
+        special=base.special,
+        prepare=base.prepare,
+    )
     return Candidate(request)
 
 
@@ -145,8 +160,13 @@ def put_on_ghost(ghost: "Ghost", candidates: list[Candidate], chosen: int, lead:
         tokens = list(base_tokens)
         add_records(tokens, candidate.events, len(base_text), source)
         close_records(tokens, base_text + candidate.text)
-        start_version(ghost, f"candidate · seed {candidate.seed}", base_text + candidate.text, tokens,
-                      with_writer(base_writers, base_text, candidate.request.id))
+        start_version(
+            ghost,
+            f"candidate · seed {candidate.seed}",
+            base_text + candidate.text,
+            tokens,
+            with_writer(base_writers, base_text, candidate.request.id),
+        )
         ghost.request_ids = base_ids + [candidate.request.id]  # each version is its own candidate's
     move_version(ghost, shown.index(candidates[chosen]) - (len(shown) - 1))
     ghost.streaming = False

@@ -50,5 +50,9 @@ def take_file_text(app: App[None], main: MainScreen, sessions: SessionKeeper) ->
     sessions.save_draft(text)  # the file already holds it: this stamps the file and saves the session
     main.draft.show_text(text, session_tokens.spans_of(sessions.draft))
     main.draft_state_changed()
-    app.notify(f"{sessions.draft_file.display_name}'s text is shown; yours is kept in the session “{copy_title}” "
-               "(F5 lists it).", title="Draft file", timeout=20)
+    app.notify(
+        f"{sessions.draft_file.display_name}'s text is shown; yours is kept in the session “{copy_title}” "
+        "(F5 lists it).",
+        title="Draft file",
+        timeout=20,
+    )

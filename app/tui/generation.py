@@ -86,17 +86,34 @@ class GenerationRequest:
         return cls(id=next(_request_ids), **fields)  # type: ignore[arg-type]
 
 
-def new_request(kind: str, prompt: str | Callable[[], Prepared], sampler: SamplerSettings, bias: LogitBias,
-                top_n: int, lora_scale: float | None, *, special: bool = False, extra_stop: tuple[str, ...] = (),
-                window: Window | None = None) -> GenerationRequest:
+def new_request(
+    kind: str,
+    prompt: str | Callable[[], Prepared],
+    sampler: SamplerSettings,
+    bias: LogitBias,
+    top_n: int,
+    lora_scale: float | None,
+    *,
+    special: bool = False,
+    extra_stop: tuple[str, ...] = (),
+    window: Window | None = None,
+) -> GenerationRequest:
     """A request with the sampler as it is right now; `extra_stop` adds to its stop strings.
     `prompt` is the prompt, or what makes it in the worker (GenerationRequest.prepare)."""
     if extra_stop:
         sampler = replace(sampler, stop=sampler.stop + tuple(s for s in extra_stop if s not in sampler.stop))
     prepare = None if isinstance(prompt, str) else prompt
-    return GenerationRequest.create(kind=kind, prompt=prompt if isinstance(prompt, str) else "", settings=sampler,
-                                    bias=bias, top_n=top_n, lora_scale=lora_scale, special=special, window=window,
-                                    prepare=prepare)
+    return GenerationRequest.create(
+        kind=kind,
+        prompt=prompt if isinstance(prompt, str) else "",
+        settings=sampler,
+        bias=bias,
+        top_n=top_n,
+        lora_scale=lora_scale,
+        special=special,
+        window=window,
+        prepare=prepare,
+    )
 
 
 def prepared_once(prepare: Callable[[], Prepared]) -> Callable[[], Prepared]:
@@ -108,6 +125,7 @@ def prepared_once(prepare: Callable[[], Prepared]) -> Callable[[], Prepared]:
         if not kept:
             kept.append(prepare())
         return kept[0]
+
     return once
 
 
@@ -287,16 +305,23 @@ def stream_generation(  # noqa: C901 - the worker's one loop over the events, ba
                     post(ContextWasTrimmed(rid, event))
     except ScriptoriumError as error:
         post_tokens()
-        post(GenerationFailed(rid, str(error), engine_lost=isinstance(error, EngineCrashed),
-                              server_gone=isinstance(error, ServerUnreachable)))
+        post(
+            GenerationFailed(
+                rid,
+                str(error),
+                engine_lost=isinstance(error, EngineCrashed),
+                server_gone=isinstance(error, ServerUnreachable),
+            )
+        )
         said_of_the_model(engine, error, post)
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
         post_tokens()
         post(GenerationFailed(rid, f"generation crashed ({type(error).__name__}: {error})"))
 
 
-def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Message], object],
-              should_stop: Callable[[], bool]) -> GenerationRequest | None:
+def _prepared(
+    engine: "Backend", request: GenerationRequest, post: Callable[[Message], object], should_stop: Callable[[], bool]
+) -> GenerationRequest | None:
     """`request` with its prompt made (PromptPrepared posted), or None once a message has
     said why the engine is not to be asked."""
     assert request.prepare is not None
@@ -308,17 +333,25 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
         # the model's failure; the rest (memory and note leaving no room...) is the window's.
         about_model = isinstance(error, (EngineCrashed, ServerError, ChatFormatError))
         # Only the engine or the server may answer another time; the prompt stays what it is.
-        post(GenerationFailed(rid, str(error), "Model" if about_model else "Window", engine_started=False,
-                              engine_lost=isinstance(error, EngineCrashed),
-                              retry_helps=isinstance(error, (EngineCrashed, ServerError)),
-                              server_gone=isinstance(error, ServerUnreachable)))
+        post(
+            GenerationFailed(
+                rid,
+                str(error),
+                "Model" if about_model else "Window",
+                engine_started=False,
+                engine_lost=isinstance(error, EngineCrashed),
+                retry_helps=isinstance(error, (EngineCrashed, ServerError)),
+                server_gone=isinstance(error, ServerUnreachable),
+            )
+        )
         # Stopped while its prompt was made, the generation has ended on screen already
         # (GenerationWithdrawn's case): its failure is not shown, so the app says the engine's.
         said_of_the_model(engine, error, post, said=not should_stop())
         return None
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
-        post(GenerationFailed(rid, f"making the prompt crashed ({type(error).__name__}: {error})",
-                              engine_started=False))
+        post(
+            GenerationFailed(rid, f"making the prompt crashed ({type(error).__name__}: {error})", engine_started=False)
+        )
         return None
     if should_stop():
         post(GenerationWithdrawn(rid))
@@ -328,8 +361,9 @@ def _prepared(engine: "Backend", request: GenerationRequest, post: Callable[[Mes
     return request
 
 
-def said_of_the_model(engine: "Backend", error: ScriptoriumError, post: Callable[[Message], object],
-                      said: bool = True) -> None:
+def said_of_the_model(
+    engine: "Backend", error: ScriptoriumError, post: Callable[[Message], object], said: bool = True
+) -> None:
     """What a request's failure tells the app of the model itself, beyond the request's own
     message (`said`: shown to the author): its engine died (it is loaded again), or its
     llama-server is not answering (the panels say so; the next request asks it again)."""

@@ -21,8 +21,15 @@ from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
 # Keys that only move within a panel: in the help screen, not in the command palette.
-_NAVIGATION_IDS = {"sampler.select_up", "sampler.select_down", "sampler.adjust_up", "sampler.adjust_down",
-                   "panels.leave", "focus.next", "focus.previous"}
+_NAVIGATION_IDS = {
+    "sampler.select_up",
+    "sampler.select_down",
+    "sampler.adjust_up",
+    "sampler.adjust_down",
+    "panels.leave",
+    "focus.next",
+    "focus.previous",
+}
 _NOT_IN_PALETTE = {"command_palette", "help_quit", "ask_reject"}
 """The palette itself, and Esc's first press on a suggestion (the palette's Reject is deliberate already)."""
 _COMMAND_MODIFIERS = {"alt", "meta", "super"}
@@ -77,11 +84,17 @@ class Section:
 class KeyMap:
     """The app's bindings by section, and the author's remapping of them."""
 
-    def __init__(self, sections: Iterable[tuple[str, Iterable[BindingType]]], keymap: Mapping[str, str],
-                 display: Callable[[Binding], str]) -> None:
+    def __init__(
+        self,
+        sections: Iterable[tuple[str, Iterable[BindingType]]],
+        keymap: Mapping[str, str],
+        display: Callable[[Binding], str],
+    ) -> None:
         """`display` is Textual's App.get_key_display (how a key reads on this terminal)."""
-        self.sections = tuple(Section(title, tuple(b for b in bindings if isinstance(b, Binding) and b.id))
-                              for title, bindings in sections)
+        self.sections = tuple(
+            Section(title, tuple(b for b in bindings if isinstance(b, Binding) and b.id))
+            for title, bindings in sections
+        )
         self.keymap = dict(keymap)
         self._display = display
 
@@ -94,8 +107,11 @@ class KeyMap:
         named = dict(self.keymap)
         while True:
             in_play = {key for binding in bindings if binding.id in named for key in _keys(binding.key)}
-            sharing = {binding.id: binding.key for binding in bindings
-                       if binding.id not in named and not _keys(binding.key).isdisjoint(in_play)}
+            sharing = {
+                binding.id: binding.key
+                for binding in bindings
+                if binding.id not in named and not _keys(binding.key).isdisjoint(in_play)
+            }
             if not sharing:
                 return named
             named.update(sharing)  # type: ignore[arg-type]
@@ -107,8 +123,9 @@ class KeyMap:
         """Keymap entries that name no binding (a typo in the config)."""
         return sorted(set(self.keymap) - self.ids())
 
-    def clashes(self, active_together: Callable[[str, str], bool],
-                built_in: Mapping[str, tuple[str, Iterable[BindingType]]]) -> list[str]:
+    def clashes(
+        self, active_together: Callable[[str, str], bool], built_in: Mapping[str, tuple[str, Iterable[BindingType]]]
+    ) -> list[str]:
         """One line for each key the keymap gave a binding that something else answers where
         both are active, so that one of the two goes dead: another binding (`active_together`
         of their section titles), or the text field a section's keys pass through first
@@ -117,23 +134,31 @@ class KeyMap:
         or leaves, as each allows)."""
         by_id = {binding.id: (section.title, binding) for section in self.sections for binding in section.bindings}
         default = {binding_id: _keys(binding.key) for binding_id, (_, binding) in by_id.items()}
-        mapped = {binding_id: _keys(self.keymap.get(binding_id, binding.key)) for binding_id, (_, binding) in by_id.items()}
+        mapped = {
+            binding_id: _keys(self.keymap.get(binding_id, binding.key)) for binding_id, (_, binding) in by_id.items()
+        }
         lines = []
         for binding_id in sorted(set(self.keymap) & set(by_id)):
             title, moved = by_id[binding_id][0], mapped[binding_id] - default[binding_id]
             taken: list[tuple[str, str, str]] = []
             for field_title, (field_name, field_bindings) in built_in.items():
                 if active_together(title, field_title):
-                    taken += [(key, f"the {field_name}'s", binding.description) for binding in field_bindings
-                              if isinstance(binding, Binding) for key in moved & _keys(binding.key)]
+                    taken += [
+                        (key, f"the {field_name}'s", binding.description)
+                        for binding in field_bindings
+                        if isinstance(binding, Binding)
+                        for key in moved & _keys(binding.key)
+                    ]
             for other_id, (other_title, other) in by_id.items():
                 if other_id == binding_id or (other_id in self.keymap and other_id < binding_id):
                     continue  # each pair once
                 if active_together(title, other_title):
                     shared = (mapped[binding_id] & mapped[other_id]) - (default[binding_id] & default[other_id])
                     taken += [(key, f"{other_id}'s", other.description) for key in shared]
-            lines += [f"keymap.{binding_id}: {key} is already {whose} key ({what}): one of them will not work"
-                      for key, whose, what in sorted(taken)]
+            lines += [
+                f"keymap.{binding_id}: {key} is already {whose} key ({what}): one of them will not work"
+                for key, whose, what in sorted(taken)
+            ]
         return lines
 
     def key_display(self, binding_id: str) -> str:
@@ -152,13 +177,15 @@ class KeyMap:
         for section in self.sections:
             for binding in section.bindings:
                 keys = self.keymap.get(binding.id or "", binding.key)
-                shown = ", ".join(self._display(replace(binding, key=k.strip(), key_display=None))
-                                  for k in keys.split(","))
+                shown = ", ".join(
+                    self._display(replace(binding, key=k.strip(), key_display=None)) for k in keys.split(",")
+                )
                 rows.append((section.title, shown, binding.description, binding.tooltip, binding.id or ""))
         return rows
 
-    def commands(self, nodes: Mapping[str, DOMNode],
-                 run: Callable[[DOMNode, str], Awaitable[None]]) -> Iterable[SystemCommand]:
+    def commands(
+        self, nodes: Mapping[str, DOMNode], run: Callable[[DOMNode, str], Awaitable[None]]
+    ) -> Iterable[SystemCommand]:
         """Palette entries for every section with a node in `nodes` (by title); choosing one
         runs the binding's action on that node through `run`."""
         for section in self.sections:
@@ -168,8 +195,9 @@ class KeyMap:
             for binding in section.bindings:
                 if binding.id in _NAVIGATION_IDS or binding.action in _NOT_IN_PALETTE:
                     continue
-                yield SystemCommand(f"{section.title}: {binding.description}", binding.tooltip,
-                                    _Runner(run, node, binding.action))
+                yield SystemCommand(
+                    f"{section.title}: {binding.description}", binding.tooltip, _Runner(run, node, binding.action)
+                )
 
 
 def _keys(keys: str) -> set[str]:

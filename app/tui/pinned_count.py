@@ -23,10 +23,14 @@ class PinnedSize:
 
     def line(self) -> str:
         if self.fits:
-            return (f"memory and note {self.tokens:,} tokens · the window {self.n_ctx:,} · "
-                    f"leaves {self.budget - self.tokens:,} for the draft")
-        return (f"memory and note {self.tokens:,} tokens, more than the {self.budget:,} the window "
-                f"({self.n_ctx:,}) leaves for the prompt: the model cannot be given them; shorten them")
+            return (
+                f"memory and note {self.tokens:,} tokens · the window {self.n_ctx:,} · "
+                f"leaves {self.budget - self.tokens:,} for the draft"
+            )
+        return (
+            f"memory and note {self.tokens:,} tokens, more than the {self.budget:,} the window "
+            f"({self.n_ctx:,}) leaves for the prompt: the model cannot be given them; shorten them"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,9 @@ from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
 
-def edit_pinned(app: App[None], main: MainScreen, sessions: SessionKeeper, which: str,
-                save: Callable[[], object]) -> None:
+def edit_pinned(
+    app: App[None], main: MainScreen, sessions: SessionKeeper, which: str, save: Callable[[], object]
+) -> None:
     """Open the editor of the memory, the note or the lorebook (`which`) for the mode on screen."""
     if app.screen is not main:  # a dialog open keeps the keys
         return
@@ -33,8 +34,11 @@ def edit_pinned(app: App[None], main: MainScreen, sessions: SessionKeeper, which
     if which == "note" and mode == "chat":
         # A chat prompt is the system prompt (with the memory) and the turns: a note kept
         # here would be in no prompt at all.
-        app.notify(f"The author's note steers the draft. In chat, what should steer every reply goes in the memory "
-                   f"({main.chat.key_display('app.memory')}), which joins the system prompt.", timeout=8)
+        app.notify(
+            f"The author's note steers the draft. In chat, what should steer every reply goes in the memory "
+            f"({main.chat.key_display('app.memory')}), which joins the system prompt.",
+            timeout=8,
+        )
         return
 
     def kept(pinned: Pinned | None) -> None:
@@ -71,8 +75,12 @@ def lorebook_shown(main: MainScreen, session: DraftSession | None) -> Lorebook:
     try:
         return session_lore.lorebook_of(session)
     except ScriptoriumError as error:
-        main.notify(f"{error}; the draft is continued without its lore until the file is fixed.", title="Lorebook",
-                    severity="error", timeout=15)
+        main.notify(
+            f"{error}; the draft is continued without its lore until the file is fixed.",
+            title="Lorebook",
+            severity="error",
+            timeout=15,
+        )
         return Lorebook()
 
 

@@ -55,8 +55,9 @@ class Autosave:
         self._save()
 
 
-def take_changed_draft_file(app: App[None], main: MainScreen, session: DraftSession | None, *,
-                            leaving: bool = False) -> None:
+def take_changed_draft_file(
+    app: App[None], main: MainScreen, session: DraftSession | None, *, leaving: bool = False
+) -> None:
     """Another program changed the draft file, and the author has changed nothing here since
     scriptorium last read or wrote it: the file's text is shown, as a polished editor
     reloads, and said (else quitting asked whether to replace it with the older text on
@@ -69,8 +70,12 @@ def take_changed_draft_file(app: App[None], main: MainScreen, session: DraftSess
     if (text := draft_files.take_changed_file(session, main.draft_text())) is not None:
         main.draft.show_text(text, session_tokens.spans_of(session))  # the model's passages the change kept
         main.draft_state_changed()
-        app.notify(f"{Path(session.draft_path or '').name} was changed by another program: its text is shown (you had changed "
-                   "nothing here since it was saved).", title="Draft file", timeout=12)
+        app.notify(
+            f"{Path(session.draft_path or '').name} was changed by another program: its text is shown (you had changed "
+            "nothing here since it was saved).",
+            title="Draft file",
+            timeout=12,
+        )
 
 
 def leave_draft(app: App[None], main: MainScreen, sessions: SessionKeeper) -> None:
@@ -85,10 +90,12 @@ def leave_draft(app: App[None], main: MainScreen, sessions: SessionKeeper) -> No
     take_changed_draft_file(app, main, sessions.draft, leaving=True)
 
 
-def ask_before_quitting(app: App[None], main: MainScreen, draft_file: DraftFile, sessions: SessionKeeper,
-                        save: Callable[..., bool]) -> None:
+def ask_before_quitting(
+    app: App[None], main: MainScreen, draft_file: DraftFile, sessions: SessionKeeper, save: Callable[..., bool]
+) -> None:
     """Quitting met a save that failed: ask what to do (unsaved_screen.py). Replacing a draft file another
     program changed sets its text aside first (draft_files.set_aside)."""
+
     def decided(choice: str | None) -> None:
         if choice == "discard" or (choice == "save" and save(explicit=True, replace_file=sessions.conflict)):
             app.exit()
@@ -114,10 +121,12 @@ def save_and_say(app: App[None], draft_file: DraftFile, save: Callable[[], bool]
     return saved
 
 
-def ask_save_path(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool], *,
-                  then_exit: bool = False) -> None:
+def ask_save_path(
+    app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[..., bool], *, then_exit: bool = False
+) -> None:
     """Ask for a name, then save there; `save(explicit=True, replace_file=True)` writes over a file the
     author agreed to replace (any other file there is a conflict, never overwritten)."""
+
     def save_to(path: Path, replace: bool) -> None:
         draft_file.path = path
         main.draft_state_changed()

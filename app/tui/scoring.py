@@ -75,10 +75,16 @@ def scored_note(done: ScoreDone, scored: int, branch_key: str, window_start: int
     if done.cancelled:
         return f"Scoring stopped after {scored:,} tokens; what was scored stays coloured."
     skipped = f" (the first {done.trimmed_tokens:,} did not fit the context)" if done.trimmed_tokens else ""
-    which = f"the last {scored:,} tokens of your text, the window the model sees when it continues (the dimmed " \
-            "text before them is not scored)" if window_start else f"{scored:,} tokens of your text"
-    return (f"Scored {which}{skipped}. Move the cursor over a word to see what the model "
-            f"expected there; {branch_key} writes on from one of its words.")
+    which = (
+        f"the last {scored:,} tokens of your text, the window the model sees when it continues (the dimmed "
+        "text before them is not scored)"
+        if window_start
+        else f"{scored:,} tokens of your text"
+    )
+    return (
+        f"Scored {which}{skipped}. Move the cursor over a word to see what the model "
+        f"expected there; {branch_key} writes on from one of its words."
+    )
 
 
 def stream_scoring(

@@ -27,7 +27,7 @@ def spans_of(session: DraftSession | None) -> list[Span]:
     spans = []
     for kept in session.spans:
         generation = generations.get(kept.generation)
-        text = session.text[kept.start:kept.end]
+        text = session.text[kept.start : kept.end]
         tokens = tokens_spelling(generation, text) if generation is not None else None
         if tokens:
             spans.append(Span(kept.start, text, tokens))
@@ -55,11 +55,22 @@ def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | No
                 break
             record = records[index]
             top = tuple(Candidate(*alternative) for alternative in record.top)
-            token = TokenRecord(starts[index] - start, record.text, record.id, record.p, top, source, index,
-                                chain_did=(record.kept, record.removed, record.pushed))
+            token = TokenRecord(
+                starts[index] - start,
+                record.text,
+                record.id,
+                record.p,
+                top,
+                source,
+                index,
+                chain_did=(record.kept, record.removed, record.pushed),
+            )
             # A byte token's own piece: its bytes, or in older files among its alternatives (where the model ranked it).
-            label = piece_text(record.piece) if record.piece else next((c.text for c in top if c.id == record.id),
-                                                                          record.text)
+            label = (
+                piece_text(record.piece)
+                if record.piece
+                else next((c.text for c in top if c.id == record.id), record.text)
+            )
             append_token(tokens, token, label)
         return tokens
     return None

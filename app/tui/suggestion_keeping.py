@@ -36,11 +36,22 @@ def keep(main: MainScreen, sessions: SessionKeeper) -> None:
         return [(sessions.generation_id(request_id), start) for request_id, start in writers]
 
     # The slot of the version on screen is refreshed only when the author moves away from it.
-    versions = [KeptVersion(text=ghost.text, label=v.label, writers=kept(ghost.writers)) if i == ghost.version
-                else KeptVersion(text=v.text, label=v.label, writers=kept(v.writers)) for i, v in enumerate(ghost.versions)]
-    session.suggestion = Suggestion.in_draft(editor.text, editor.document.get_index_from_location(ghost.anchor),
-                                             ghost.text, kept(ghost.writers), from_cursor=ghost.from_cursor,
-                                             replaces=ghost.replaces, versions=versions, version=ghost.version)
+    versions = [
+        KeptVersion(text=ghost.text, label=v.label, writers=kept(ghost.writers))
+        if i == ghost.version
+        else KeptVersion(text=v.text, label=v.label, writers=kept(v.writers))
+        for i, v in enumerate(ghost.versions)
+    ]
+    session.suggestion = Suggestion.in_draft(
+        editor.text,
+        editor.document.get_index_from_location(ghost.anchor),
+        ghost.text,
+        kept(ghost.writers),
+        from_cursor=ghost.from_cursor,
+        replaces=ghost.replaces,
+        versions=versions,
+        version=ghost.version,
+    )
 
 
 class _Reopened:
@@ -82,8 +93,12 @@ def put_back(main: MainScreen, sessions: SessionKeeper, notify: Callable[..., ob
         return
     suggestion, session.suggestion = session.suggestion, None
     if not suggestion.fits(editor.text):
-        notify("The suggestion left undecided when this draft was last closed was dropped: "
-               "the draft around it changed since.", title="Sessions", timeout=10)
+        notify(
+            "The suggestion left undecided when this draft was last closed was dropped: "
+            "the draft around it changed since.",
+            title="Sessions",
+            timeout=10,
+        )
         return
     reopened = _Reopened(sessions, session.generations)
     versions = []
@@ -94,6 +109,17 @@ def put_back(main: MainScreen, sessions: SessionKeeper, notify: Callable[..., ob
     writers = reopened.writers(suggestion.writers)
     request_ids = list(dict.fromkeys(rid for rid, _ in writers if rid is not None))
     anchor = editor.document.get_location_from_index(suggestion.anchor)
-    editor.restore_ghost(Ghost(anchor=anchor, from_cursor=suggestion.from_cursor, text=suggestion.text, streaming=False,
-                               request_ids=request_ids, writers=writers, tokens=reopened.tokens(suggestion.text, writers),
-                               replaces=suggestion.replaces, versions=versions, version=suggestion.version))
+    editor.restore_ghost(
+        Ghost(
+            anchor=anchor,
+            from_cursor=suggestion.from_cursor,
+            text=suggestion.text,
+            streaming=False,
+            request_ids=request_ids,
+            writers=writers,
+            tokens=reopened.tokens(suggestion.text, writers),
+            replaces=suggestion.replaces,
+            versions=versions,
+            version=suggestion.version,
+        )
+    )

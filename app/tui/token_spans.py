@@ -77,8 +77,12 @@ class TokenSource:
         if s.repeat_penalty != 1.0:
             text += f" · rep {s.repeat_penalty:g}"
         acting = s.acting_samplers()
-        extras = {"dry": f"DRY {s.dry_multiplier:g}", "xtc": f"XTC {s.xtc_probability:g}",
-                  "typ_p": f"typical {s.typical_p:g}", "top_n_sigma": f"top-n-σ {s.top_n_sigma:g}"}
+        extras = {
+            "dry": f"DRY {s.dry_multiplier:g}",
+            "xtc": f"XTC {s.xtc_probability:g}",
+            "typ_p": f"typical {s.typical_p:g}",
+            "top_n_sigma": f"top-n-σ {s.top_n_sigma:g}",
+        }
         text += "".join(f" · {shown}" for name, shown in extras.items() if name in acting)
         if s.mirostat:
             text += f" · mirostat {s.mirostat}"
@@ -100,8 +104,9 @@ class TokenStep:
     top: tuple[Candidate, ...]
 
     def as_event(self) -> TokenEvent:
-        return TokenEvent(index=self.index, id=self.id, text=self.label, p=self.p, top=self.top,
-                          elapsed_ms=0.0, kv_tokens=0)
+        return TokenEvent(
+            index=self.index, id=self.id, text=self.label, p=self.p, top=self.top, elapsed_ms=0.0, kv_tokens=0
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,14 +134,33 @@ class TokenRecord:
         return self.steps or (TokenStep(self.index, self.id, self.text, self.p, self.top),)
 
     def moved(self, delta: int) -> "TokenRecord":
-        return TokenRecord(self.start + delta, self.text, self.id, self.p, self.top, self.source, self.index, self.steps,
-                           self.chain_did)
+        return TokenRecord(
+            self.start + delta,
+            self.text,
+            self.id,
+            self.p,
+            self.top,
+            self.source,
+            self.index,
+            self.steps,
+            self.chain_did,
+        )
 
     def as_event(self) -> TokenEvent:
         """The shape the probabilities panel draws."""
         kept, removed, pushed = self.chain_did
-        return TokenEvent(index=self.index, id=self.id, text=self.text, p=self.p, top=self.top,
-                          elapsed_ms=0.0, kv_tokens=0, kept=kept, removed=removed, pushed=pushed)
+        return TokenEvent(
+            index=self.index,
+            id=self.id,
+            text=self.text,
+            p=self.p,
+            top=self.top,
+            elapsed_ms=0.0,
+            kv_tokens=0,
+            kept=kept,
+            removed=removed,
+            pushed=pushed,
+        )
 
     def step_events(self) -> tuple[TokenEvent, ...]:
         """Each of a character's tokens as the panel draws it; () for a single token."""
@@ -151,8 +175,9 @@ def character_record(pending: TokenRecord | None, record: TokenRecord) -> TokenR
     last byte's were what the model expected inside the character)."""
     if pending is None or pending.start != record.start or pending.source is not record.source:
         return None
-    return replace(pending, text=pending.text + record.text, p=pending.p * record.p,
-                   steps=pending.own_steps + record.own_steps)
+    return replace(
+        pending, text=pending.text + record.text, p=pending.p * record.p, steps=pending.own_steps + record.own_steps
+    )
 
 
 def chosen_records(record: TokenRecord, start: int, choice: str) -> list[TokenRecord]:
@@ -182,8 +207,16 @@ def add_records(records: list[TokenRecord], events: Iterable[TokenEvent], offset
     width for the one that completes it (character_record): the events of a character
     can come in two batches."""
     for event in events:
-        record = TokenRecord(offset, event.text, event.id, event.p, event.top, source, event.index,
-                             chain_did=(event.kept, event.removed, event.pushed))
+        record = TokenRecord(
+            offset,
+            event.text,
+            event.id,
+            event.p,
+            event.top,
+            source,
+            event.index,
+            chain_did=(event.kept, event.removed, event.pushed),
+        )
         append_token(records, record, piece_text(event.piece) if event.piece else event.text)
         offset += len(event.text)
 
@@ -195,7 +228,7 @@ def close_records(records: list[TokenRecord], text: str) -> None:
     if records and not records[-1].text:
         last = records.pop()
         if last.start < len(text):
-            records.append(replace(last, text=text[last.start:]))
+            records.append(replace(last, text=text[last.start :]))
 
 
 def append_token(records: list[TokenRecord], record: TokenRecord, label: str) -> None:
@@ -228,7 +261,7 @@ def record_from_score(score: TokenScore, source: TokenSource) -> TokenRecord:
 
 def covering(record: TokenRecord, text: str, end: int) -> TokenRecord:
     """`record` covering text[record.start:end] (up to where the next token starts)."""
-    return replace(record, text=text[record.start:end])
+    return replace(record, text=text[record.start : end])
 
 
 def split_records(records: list[TokenRecord], at: int) -> tuple[list[TokenRecord], list[TokenRecord]]:
@@ -324,7 +357,7 @@ class SpanTracker:
         if again is not None:
             self.spans = _copies(again)
             return
-        self.spans = [s for s in self.spans if text[s.start:s.end] == s.text]
+        self.spans = [s for s in self.spans if text[s.start : s.end] == s.text]
 
     def token_at(self, offset: int) -> tuple[Span, int] | None:
         """The span and token index under `offset`, or None."""

@@ -47,14 +47,17 @@ KNOBS: dict[str, Knob] = {
     "top_p": Knob("top_p", "top-p", 0.05, 0.05, 1.0),
     "min_p": Knob("min_p", "min-p", 0.01, 0.0, 0.5),
     "repeat_penalty": Knob("repeat_penalty", "repetition penalty", 0.05, 0.5, 2.0),
-    "repeat_window": Knob("repeat_window", "repeat window", 1, 0, 4096, ladder=(0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)),
+    "repeat_window": Knob(
+        "repeat_window", "repeat window", 1, 0, 4096, ladder=(0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+    ),
     "frequency_penalty": Knob("frequency_penalty", "frequency penalty", 0.05, -2.0, 2.0),
     "presence_penalty": Knob("presence_penalty", "presence penalty", 0.05, -2.0, 2.0),
     "dry_multiplier": Knob("dry_multiplier", "DRY multiplier", 0.1, 0.0, 3.0),
     "dry_base": Knob("dry_base", "DRY base", 0.05, 1.0, 4.0),
     "dry_allowed_length": Knob("dry_allowed_length", "DRY allowed length", 1, 0, 20),
-    "dry_penalty_last_n": Knob("dry_penalty_last_n", "DRY window", 1, 0, 4096,
-                               ladder=(0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)),
+    "dry_penalty_last_n": Knob(
+        "dry_penalty_last_n", "DRY window", 1, 0, 4096, ladder=(0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+    ),
     "xtc_probability": Knob("xtc_probability", "XTC probability", 0.05, 0.0, 1.0),
     "xtc_threshold": Knob("xtc_threshold", "XTC threshold", 0.01, 0.0, 0.5),
     "typical_p": Knob("typical_p", "typical-p", 0.05, 0.05, 1.0),
@@ -66,15 +69,36 @@ KNOBS: dict[str, Knob] = {
     "mirostat_tau": Knob("mirostat_tau", "Mirostat tau", 0.5, 0.0, 10.0),
     "mirostat_eta": Knob("mirostat_eta", "Mirostat eta", 0.01, 0.01, 1.0),
     # The length is not a sampler, but the author tunes it beside them (a preset keeps it).
-    "max_tokens": Knob("max_tokens", "max tokens", 1, 1, 4096,
-                       ladder=(1, 8, 16, 32, 50, 64, 100, 128, 200, 256, 400, 512, 1024, 2048, 4096)),
+    "max_tokens": Knob(
+        "max_tokens",
+        "max tokens",
+        1,
+        1,
+        4096,
+        ladder=(1, 8, 16, 32, 50, 64, 100, 128, 200, 256, 400, 512, 1024, 2048, 4096),
+    ),
 }
 
-KNOB_SAMPLER = {"temperature": "temperature", "top_k": "top_k", "top_p": "top_p", "min_p": "min_p",
-                "repeat_penalty": "penalties", "repeat_window": "penalties", "frequency_penalty": "penalties",
-                "presence_penalty": "penalties", "dry_multiplier": "dry", "dry_base": "dry", "dry_allowed_length": "dry",
-                "dry_penalty_last_n": "dry", "xtc_probability": "xtc", "xtc_threshold": "xtc", "typical_p": "typ_p",
-                "top_n_sigma": "top_n_sigma", "dynatemp_range": "temperature", "dynatemp_exponent": "temperature"}
+KNOB_SAMPLER = {
+    "temperature": "temperature",
+    "top_k": "top_k",
+    "top_p": "top_p",
+    "min_p": "min_p",
+    "repeat_penalty": "penalties",
+    "repeat_window": "penalties",
+    "frequency_penalty": "penalties",
+    "presence_penalty": "penalties",
+    "dry_multiplier": "dry",
+    "dry_base": "dry",
+    "dry_allowed_length": "dry",
+    "dry_penalty_last_n": "dry",
+    "xtc_probability": "xtc",
+    "xtc_threshold": "xtc",
+    "typical_p": "typ_p",
+    "top_n_sigma": "top_n_sigma",
+    "dynatemp_range": "temperature",
+    "dynatemp_exponent": "temperature",
+}
 """The sampler of the chain each knob belongs to (Mirostat's replace the chain: none)."""
 
 LORA_STEP = 0.1
@@ -114,8 +138,9 @@ def moved_in_order(settings: SamplerSettings, knob_name: str, direction: int) ->
     return settings.with_changes(samplers=tuple(order))
 
 
-def next_preset(settings: SamplerSettings, presets: Mapping[str, SamplerSettings] = PRESETS,
-                custom: SamplerSettings | None = None) -> SamplerSettings:
+def next_preset(
+    settings: SamplerSettings, presets: Mapping[str, SamplerSettings] = PRESETS, custom: SamplerSettings | None = None
+) -> SamplerSettings:
     """The preset after the current one among `presets` (the config's all_presets: the
     author's own and their redefinitions of built-ins); the first one after 'custom'.
     `custom`: the author's own values last tuned, which come back after the last preset

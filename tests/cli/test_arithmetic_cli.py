@@ -11,8 +11,9 @@ from test_cli import DRAFT, assert_one_line_error, scriptorium
 
 
 def done_line(model: Path, *flags: str) -> dict:
-    result = scriptorium("continue", "--model", str(model), "--preset", "greedy", "--max-tokens", "2",
-                         "--json", *flags, stdin=DRAFT)
+    result = scriptorium(
+        "continue", "--model", str(model), "--preset", "greedy", "--max-tokens", "2", "--json", *flags, stdin=DRAFT
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -20,9 +21,16 @@ def done_line(model: Path, *flags: str) -> dict:
 @pytest.mark.parametrize(("flag", "flash"), [("on", True), ("off", False)])
 def test_the_done_line_names_the_arithmetic(random_model: Path, flag: str, flash: bool) -> None:
     arithmetic = done_line(random_model, "--flash-attn", flag, "--threads", "1")["arithmetic"]
-    assert arithmetic == {"flash_attn": flash, "type_k": "f16", "type_v": "f16", "n_threads": 1,
-                          "n_threads_batch": 1, "threads_auto": False, "threads_reason": None,
-                          "cores": arithmetic["cores"]}
+    assert arithmetic == {
+        "flash_attn": flash,
+        "type_k": "f16",
+        "type_v": "f16",
+        "n_threads": 1,
+        "n_threads_batch": 1,
+        "threads_auto": False,
+        "threads_reason": None,
+        "cores": arithmetic["cores"],
+    }
     assert arithmetic["cores"] >= 1
 
 
@@ -33,7 +41,9 @@ def test_the_done_line_and_info_say_the_threads_are_measured_by_default(random_m
     assert arithmetic["threads_reason"] in ("measuring", "one core")
     info = json.loads(scriptorium("info", "--model", str(random_model), "--json").stdout)["arithmetic"]
     assert info["threads_auto"] is True and info["n_threads"] == info["cores"]
-    info = json.loads(scriptorium("info", "--model", str(random_model), "--json", "--threads", "1").stdout)["arithmetic"]
+    info = json.loads(scriptorium("info", "--model", str(random_model), "--json", "--threads", "1").stdout)[
+        "arithmetic"
+    ]
     assert info["threads_auto"] is False and info["n_threads"] == 1
     text = scriptorium("info", "--model", str(random_model)).stdout
     assert "threads" in text and "auto: every core" in text
@@ -67,4 +77,6 @@ def test_info_reports_a_set_path_and_refuses_a_bad_one(random_model: Path) -> No
     result = scriptorium("info", "--model", str(random_model), "--flash-attn", "off")
     assert result.returncode == 0, result.stderr
     assert "flash attention off (set)" in result.stdout
-    assert_one_line_error(scriptorium("info", "--model", str(random_model), "--flash-attn", "sometimes"), "--flash-attn")
+    assert_one_line_error(
+        scriptorium("info", "--model", str(random_model), "--flash-attn", "sometimes"), "--flash-attn"
+    )

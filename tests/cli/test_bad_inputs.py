@@ -31,8 +31,18 @@ def long_draft(tmp_path: Path) -> Path:
 def test_a_context_llama_cpp_pads_takes_a_draft_longer_than_itself(random_model: Path, long_draft: Path) -> None:
     """--ctx 300: llama.cpp makes a 512-token cache but keeps n_batch at 300; a 512-token
     prefill chunk used to abort the process."""
-    result = scriptorium("continue", str(long_draft), "--model", str(random_model), "--ctx", "300",
-                         "--preset", "greedy", "--max-tokens", "4")
+    result = scriptorium(
+        "continue",
+        str(long_draft),
+        "--model",
+        str(random_model),
+        "--ctx",
+        "300",
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "4",
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert "tokens before it do not fit its 512-token context" in result.stderr
@@ -50,8 +60,9 @@ def test_scoring_in_a_context_llama_cpp_pads(random_model: Path) -> None:
         "done = [e for e in engine.score(sys.argv[2]) if isinstance(e, ScoreDone)][0]\n"
         "print(engine.context.n_batch, done.tokens, done.trimmed_tokens)\n"
     )
-    result = subprocess.run([sys.executable, "-c", script, str(random_model), LONG_DRAFT],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(random_model), LONG_DRAFT], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode != ABORTED, result.stderr[-2000:]
     assert result.returncode == 0, result.stderr[-2000:]
     n_batch, scored, trimmed = map(int, result.stdout.split())
@@ -65,29 +76,34 @@ def test_a_scoring_chunk_never_exceeds_the_batch() -> None:
     assert chunk_size(16256, 512) == 512
 
 
-@pytest.mark.parametrize("change, fragment", [
-    ({"block_count": 1000}, "declares 1000 layers; llama.cpp supports at most 512"),
-    ({"rms_epsilon": float("nan")}, "layer_norm_rms_epsilon = nan"),
-    ({"rms_epsilon": -1e-5}, "layer_norm_rms_epsilon = -1e-05"),
-    ({"same_byte_token_texts": True}, "tokens 16000 and 16001 with the same text '<0x00>'"),
-])
-def test_files_llama_cpp_would_abort_on_are_refused_first(random_model: Path, tmp_path: Path, change: dict,
-                                                          fragment: str) -> None:
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"block_count": 1000}, "declares 1000 layers; llama.cpp supports at most 512"),
+        ({"rms_epsilon": float("nan")}, "layer_norm_rms_epsilon = nan"),
+        ({"rms_epsilon": -1e-5}, "layer_norm_rms_epsilon = -1e-05"),
+        ({"same_byte_token_texts": True}, "tokens 16000 and 16001 with the same text '<0x00>'"),
+    ],
+)
+def test_files_llama_cpp_would_abort_on_are_refused_first(
+    random_model: Path, tmp_path: Path, change: dict, fragment: str
+) -> None:
     broken = corrupt_copy(random_model, tmp_path / "broken.gguf", **change)
-    assert_one_line_error(scriptorium("continue", "--model", str(broken), "--max-tokens", "2", stdin=DRAFT),
-                          fragment)
+    assert_one_line_error(scriptorium("continue", "--model", str(broken), "--max-tokens", "2", stdin=DRAFT), fragment)
     assert_one_line_error(scriptorium("info", "--model", str(broken)), fragment)
 
 
 @pytest.mark.parametrize("count", [22, 2**40])
-def test_a_wrong_tensor_count_is_a_corrupt_header_not_a_hang(random_model: Path, tmp_path: Path,
-                                                             models_dir: Path, count: int) -> None:
+def test_a_wrong_tensor_count_is_a_corrupt_header_not_a_hang(
+    random_model: Path, tmp_path: Path, models_dir: Path, count: int
+) -> None:
     """21 tensors declared as 22 made the reader take tensor data for a dimension count of
     about 1e9 and multiply for ever."""
     broken = corrupt_copy(random_model, models_dir / "broken.gguf", tensor_count=count)
     for command in (["info"], ["continue", "--max-tokens", "2"]):
-        assert_one_line_error(scriptorium(*command, "--model", str(broken), stdin=DRAFT),
-                              "has a truncated or corrupt GGUF header")
+        assert_one_line_error(
+            scriptorium(*command, "--model", str(broken), stdin=DRAFT), "has a truncated or corrupt GGUF header"
+        )
     listed = scriptorium("models", "--json")
     assert listed.returncode == 0, listed.stderr
     entry = next(m for m in json.loads(listed.stdout)["models"] if m["path"] == str(broken))
@@ -108,7 +124,8 @@ def test_nan_logits_stop_the_generation_with_a_message(random_model: Path, tmp_p
         assert "Traceback" not in result.stderr
         assert result.stderr.strip().splitlines() == [
             "scriptorium: the model's output is not a number (NaN or infinite logits): the model or its LoRA "
-            "adapter is broken, or the adapter's scale is too high"]
+            "adapter is broken, or the adapter's scale is too high"
+        ]
         for line in result.stdout.splitlines():
             json.loads(line, parse_constant=_no_nan)
 
@@ -116,28 +133,43 @@ def test_nan_logits_stop_the_generation_with_a_message(random_model: Path, tmp_p
 def test_plain_text_says_when_the_context_is_full(random_model: Path) -> None:
     """A 64-token context is padded to 256; the random model practically never ends (see
     gguf_models.py), so 1,000 tokens asked run into the end of the context."""
-    result = scriptorium("continue", "--model", str(random_model), "--ctx", "64", "--max-tokens", "1000",
-                         stdin=DRAFT)
+    result = scriptorium("continue", "--model", str(random_model), "--ctx", "64", "--max-tokens", "1000", stdin=DRAFT)
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines() == [
         "scriptorium: note: the context is 256 tokens: llama.cpp rounds the 64 asked for up to a multiple of 256",
-        "scriptorium: stopped because the context is full (256 tokens; a larger --ctx gives it room)"]
+        "scriptorium: stopped because the context is full (256 tokens; a larger --ctx gives it room)",
+    ]
     info = scriptorium("info", "--model", str(random_model), "--ctx", "64")
     assert info.returncode == 0 and info.stderr.strip().splitlines() == [
-        "scriptorium: note: the context is 256 tokens: llama.cpp rounds the 64 asked for up to a multiple of 256"]
+        "scriptorium: note: the context is 256 tokens: llama.cpp rounds the 64 asked for up to a multiple of 256"
+    ]
     asked_exactly = scriptorium("info", "--model", str(random_model), "--ctx", "256")
     assert "rounds" not in asked_exactly.stderr
 
 
-@pytest.mark.parametrize("data", [
-    b"La casa \xff era buia",                      # not UTF-8
-    "La casa era buia".encode("utf-16"),           # UTF-16 with its byte-order mark
-    b"La casa \xed\xa0\x80 era",                    # an encoded surrogate, invalid in UTF-8
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"La casa \xff era buia",  # not UTF-8
+        "La casa era buia".encode("utf-16"),  # UTF-16 with its byte-order mark
+        b"La casa \xed\xa0\x80 era",  # an encoded surrogate, invalid in UTF-8
+    ],
+)
 def test_stdin_is_decoded_strictly(random_model: Path, data: bytes) -> None:
-    result = subprocess.run([sys.executable.replace("python", "scriptorium"), "continue", "-",
-                             "--model", str(random_model), "--max-tokens", "2"],
-                            input=data, capture_output=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable.replace("python", "scriptorium"),
+            "continue",
+            "-",
+            "--model",
+            str(random_model),
+            "--max-tokens",
+            "2",
+        ],
+        input=data,
+        capture_output=True,
+        timeout=120,
+    )
     stderr = result.stderr.decode()
     assert result.returncode == 2 and "Traceback" not in stderr
     assert stderr.strip().splitlines() == ["scriptorium: draft on standard input is not UTF-8 text"]
@@ -148,8 +180,12 @@ def test_stdin_newlines_read_as_a_files_do(random_model: Path, tmp_path: Path) -
     draft.write_bytes(DRAFT.replace(" e ", "\r\ne ").encode())
     args = ["continue", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "4", "--json"]
     from_file = scriptorium(*args[:1], str(draft), *args[1:])
-    piped = subprocess.run([sys.executable.replace("python", "scriptorium"), *args], input=draft.read_bytes(),
-                           capture_output=True, timeout=120)
+    piped = subprocess.run(
+        [sys.executable.replace("python", "scriptorium"), *args],
+        input=draft.read_bytes(),
+        capture_output=True,
+        timeout=120,
+    )
     assert from_file.returncode == 0 and piped.returncode == 0
     done_file, done_piped = (json.loads(out.splitlines()[-1]) for out in (from_file.stdout, piped.stdout.decode()))
     assert done_file["prompt_tokens"] == done_piped["prompt_tokens"]
@@ -166,8 +202,12 @@ def test_a_byte_order_mark_is_not_part_of_the_draft(random_model: Path, tmp_path
     args = ["continue", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "4", "--json"]
     without = scriptorium(args[0], str(plain), *args[1:])
     if piped:
-        with_bom = subprocess.run([sys.executable.replace("python", "scriptorium"), *args], input=marked.read_bytes(),
-                                  capture_output=True, timeout=120).stdout.decode()
+        with_bom = subprocess.run(
+            [sys.executable.replace("python", "scriptorium"), *args],
+            input=marked.read_bytes(),
+            capture_output=True,
+            timeout=120,
+        ).stdout.decode()
     else:
         with_bom = scriptorium(args[0], str(marked), *args[1:]).stdout
     done_plain, done_bom = (json.loads(out.splitlines()[-1]) for out in (without.stdout, with_bom))
@@ -175,14 +215,21 @@ def test_a_byte_order_mark_is_not_part_of_the_draft(random_model: Path, tmp_path
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-@pytest.mark.parametrize("command", [["continue", "--max-tokens", "20"], ["continue", "--max-tokens", "20", "--json"],
-                                     ["models"]])
+@pytest.mark.parametrize(
+    "command", [["continue", "--max-tokens", "20"], ["continue", "--max-tokens", "20", "--json"], ["models"]]
+)
 def test_a_full_disk_on_stdout_is_one_line(random_model: Path, command: list[str]) -> None:
     with open("/dev/full", "w") as full:
-        result = subprocess.run([sys.executable.replace("python", "scriptorium"), *command, "--model",
-                                 str(random_model)] if command[0] == "continue" else
-                                [sys.executable.replace("python", "scriptorium"), *command],
-                                input=DRAFT, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable.replace("python", "scriptorium"), *command, "--model", str(random_model)]
+            if command[0] == "continue"
+            else [sys.executable.replace("python", "scriptorium"), *command],
+            input=DRAFT,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == ["scriptorium: cannot write the output: No space left on device"]
 
@@ -192,8 +239,13 @@ def test_a_full_disk_on_stdout_is_one_line(random_model: Path, command: list[str
 def test_version_and_help_on_a_full_disk_are_one_line(option: list[str]) -> None:
     """--version failed with an OSError traceback; --help exited 0 with its text lost."""
     with open("/dev/full", "w") as full:
-        result = subprocess.run([sys.executable.replace("python", "scriptorium"), *option], stdout=full,
-                                stderr=subprocess.PIPE, text=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable.replace("python", "scriptorium"), *option],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == ["scriptorium: cannot write the output: No space left on device"]
 
@@ -201,8 +253,12 @@ def test_version_and_help_on_a_full_disk_are_one_line(option: list[str]) -> None
 def test_a_pipe_closed_early_is_quiet(random_model: Path) -> None:
     """`scriptorium continue ... | head -c 1`: the reader goes away; that is not an error."""
     exe = sys.executable.replace("python", "scriptorium")
-    producer = subprocess.Popen([exe, "continue", "--model", str(random_model), "--max-tokens", "300", "--json"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    producer = subprocess.Popen(
+        [exe, "continue", "--model", str(random_model), "--max-tokens", "300", "--json"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     producer.stdin.write(DRAFT.encode())
     producer.stdin.close()
     producer.stdout.read(1)
@@ -212,16 +268,20 @@ def test_a_pipe_closed_early_is_quiet(random_model: Path) -> None:
     assert stderr == ""
 
 
-@pytest.mark.parametrize("damage, fragment", [
-    ("not-utf8", "continue.txt is not UTF-8 text"),
-    ("dangling-link", "prompt template not found"),
-    ("folder", "continue.txt is a folder, not a file"),
-    # A 16-character draft "seen from character 17 on"; a 2M-token template called the memory and note.
-    ("placeholders", "continue.txt holds {draft} 3 times; it takes it once, where the draft goes"),
-    ("huge", f"continue.txt is {prompts.MAX_TEMPLATE_CHARS + 1:,} characters long; a template holds at most"),
-])
-def test_a_prompt_template_that_cannot_be_read_is_one_line(random_model: Path, scriptorium_home: Path,
-                                                            damage: str, fragment: str) -> None:
+@pytest.mark.parametrize(
+    "damage, fragment",
+    [
+        ("not-utf8", "continue.txt is not UTF-8 text"),
+        ("dangling-link", "prompt template not found"),
+        ("folder", "continue.txt is a folder, not a file"),
+        # A 16-character draft "seen from character 17 on"; a 2M-token template called the memory and note.
+        ("placeholders", "continue.txt holds {draft} 3 times; it takes it once, where the draft goes"),
+        ("huge", f"continue.txt is {prompts.MAX_TEMPLATE_CHARS + 1:,} characters long; a template holds at most"),
+    ],
+)
+def test_a_prompt_template_that_cannot_be_read_is_one_line(
+    random_model: Path, scriptorium_home: Path, damage: str, fragment: str
+) -> None:
     folder = scriptorium_home / "config" / "prompts"
     folder.mkdir(parents=True)
     copy = folder / prompts.CONTINUE
@@ -235,20 +295,31 @@ def test_a_prompt_template_that_cannot_be_read_is_one_line(random_model: Path, s
         copy.write_text("x" * (prompts.MAX_TEMPLATE_CHARS + 1), encoding="utf-8")
     else:
         copy.mkdir()
-    assert_one_line_error(scriptorium("continue", "--model", str(random_model), "--max-tokens", "2", stdin=DRAFT),
-                          fragment)
+    assert_one_line_error(
+        scriptorium("continue", "--model", str(random_model), "--max-tokens", "2", stdin=DRAFT), fragment
+    )
 
 
 @pytest.mark.parametrize("json_lines", [False, True])
 def test_continue_says_in_one_line_that_its_engine_died_and_exits_2(
-        random_model: Path, monkeypatch: pytest.MonkeyPatch, json_lines: bool) -> None:
+    random_model: Path, monkeypatch: pytest.MonkeyPatch, json_lines: bool
+) -> None:
     """The next abort nobody has found yet, made by the worker's test-only hook: llama.cpp's
     own ggml_abort after 3 tokens. The engine runs in a child, so `continue` survives it."""
     from scriptorium.inference.worker import TEST_ABORT_AFTER_TOKENS
 
     monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
-    result = scriptorium("continue", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "20",
-                         *(["--json"] if json_lines else []), stdin=DRAFT)
+    result = scriptorium(
+        "continue",
+        "--model",
+        str(random_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "20",
+        *(["--json"] if json_lines else []),
+        stdin=DRAFT,
+    )
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr, result.stderr
     line = result.stderr.strip()
@@ -261,14 +332,17 @@ def test_continue_says_in_one_line_that_its_engine_died_and_exits_2(
         assert result.stdout
 
 
-@pytest.mark.parametrize(("args", "named"), [
-    (["continue", "--model", "", "-"], "--model is empty"),
-    (["continue", "--model=", "-"], "--model is empty"),
-    (["info", "--lora", ""], "--lora is empty"),
-    (["--config", "", "models"], "--config is empty"),
-    (["export", ""], "an argument is empty"),
-    (["continue", ""], "an argument is empty"),
-])
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["continue", "--model", "", "-"], "--model is empty"),
+        (["continue", "--model=", "-"], "--model is empty"),
+        (["info", "--lora", ""], "--lora is empty"),
+        (["--config", "", "models"], "--config is empty"),
+        (["export", ""], "an argument is empty"),
+        (["continue", ""], "an argument is empty"),
+    ],
+)
 def test_an_empty_argument_is_named(args: list[str], named: str) -> None:
     """An unset shell variable (`--model "$MODEL"`) read as the current folder: "model . is
     a folder, not a GGUF file"; `export "$SESSION"` exported the latest session."""
@@ -282,8 +356,18 @@ def test_an_empty_stop_keeps_its_own_message() -> None:
 def test_continue_warns_about_a_bad_theme_and_goes_on(random_model: Path, tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[ui]\ntheme = "nope"\n', encoding="utf-8")
-    result = scriptorium("continue", "--config", str(config), "--model", str(random_model), "--preset", "greedy",
-                         "--max-tokens", "2", stdin=DRAFT)
+    result = scriptorium(
+        "continue",
+        "--config",
+        str(config),
+        "--model",
+        str(random_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "2",
+        stdin=DRAFT,
+    )
     assert result.returncode == 0, result.stderr
     assert "scriptorium: warning: " in result.stderr and "unknown theme" in result.stderr
     assert result.stdout.strip()

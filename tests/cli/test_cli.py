@@ -30,17 +30,30 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], fragment: st
 def test_continue_streams_the_continuation(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "draft.md"
     draft.write_text(DRAFT, encoding="utf-8")
-    result = scriptorium("continue", str(draft), "--model", str(random_model), "--preset", "greedy",
-                         "--max-tokens", "8")
+    result = scriptorium(
+        "continue", str(draft), "--model", str(random_model), "--preset", "greedy", "--max-tokens", "8"
+    )
     assert result.returncode == 0, result.stderr
-    piped = scriptorium("continue", "-", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "8",
-                        stdin=DRAFT)
+    piped = scriptorium(
+        "continue", "-", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "8", stdin=DRAFT
+    )
     assert result.stdout == piped.stdout and result.stdout.strip()
 
 
 def test_continue_json_lines(byte_loop_model: Path) -> None:
-    result = scriptorium("continue", "--model", str(byte_loop_model), "--preset", "greedy",
-                         "--max-tokens", "5", "--top", "3", "--json", stdin=DRAFT)
+    result = scriptorium(
+        "continue",
+        "--model",
+        str(byte_loop_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "5",
+        "--top",
+        "3",
+        "--json",
+        stdin=DRAFT,
+    )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     tokens, done = lines[:-1], lines[-1]
@@ -60,8 +73,18 @@ def test_continue_json_lines(byte_loop_model: Path) -> None:
 
 
 def test_no_byte_ban_lets_the_model_loop(byte_loop_model: Path) -> None:
-    result = scriptorium("continue", "--model", str(byte_loop_model), "--preset", "greedy", "--max-tokens", "4",
-                         "--json", "--no-byte-ban", stdin=DRAFT)
+    result = scriptorium(
+        "continue",
+        "--model",
+        str(byte_loop_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "4",
+        "--json",
+        "--no-byte-ban",
+        stdin=DRAFT,
+    )
     ids = [json.loads(line)["id"] for line in result.stdout.splitlines()[:-1]]
     assert ids == [FIRST_BYTE_ID + 0xFF] * 4
 
@@ -79,12 +102,24 @@ def test_continue_never_prints_half_a_character(utf8_model: Path) -> None:
 
 
 def test_continue_json_lines_carry_the_bytes_a_reader_joins_into_a_character(utf8_model: Path) -> None:
-    """"è" is <0xC3> <0xA8> to the vocabulary: --json gave a line of text "" then one of "è"
+    """ "è" is <0xC3> <0xA8> to the vocabulary: --json gave a line of text "" then one of "è"
     with <0xA8>'s probability, and nothing said which bytes made the character."""
-    args = ("continue", "--model", str(utf8_model), "--preset", "greedy", "--max-tokens", "4", "--no-byte-ban", "--json")
+    args = (
+        "continue",
+        "--model",
+        str(utf8_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "4",
+        "--no-byte-ban",
+        "--json",
+    )
     tokens = [json.loads(line) for line in scriptorium(*args, stdin="La casa").stdout.splitlines()][:-1]
     assert [(line["id"], line["text"], line["bytes"]) for line in tokens] == [
-        (FIRST_BYTE_ID + 0xC3, "", [0xC3]), (FIRST_BYTE_ID + 0xA8, "è", [0xA8])] * 2
+        (FIRST_BYTE_ID + 0xC3, "", [0xC3]),
+        (FIRST_BYTE_ID + 0xA8, "è", [0xA8]),
+    ] * 2
     assert bytes(tokens[0]["bytes"] + tokens[1]["bytes"]).decode("utf-8") == "è"
 
 
@@ -114,11 +149,23 @@ def test_continue_stops_on_the_text_as_printed(crlf_model: Path) -> None:
 def test_continue_reads_line_breaks_as_the_app_does(random_model: Path, tmp_path: Path) -> None:
     """A draft's U+2028 or form feed is a line break in the app's editor, which gives the
     model "\\n"; continue gave the model the character itself (three byte tokens here)."""
+
     def prompt_tokens(draft: str, memory: str) -> int:
         (tmp_path / "draft.md").write_text(draft, encoding="utf-8")
         (tmp_path / "memory.md").write_text(memory, encoding="utf-8")
-        result = scriptorium("continue", str(tmp_path / "draft.md"), "--memory", str(tmp_path / "memory.md"),
-                             "--model", str(random_model), "--preset", "greedy", "--max-tokens", "1", "--json")
+        result = scriptorium(
+            "continue",
+            str(tmp_path / "draft.md"),
+            "--memory",
+            str(tmp_path / "memory.md"),
+            "--model",
+            str(random_model),
+            "--preset",
+            "greedy",
+            "--max-tokens",
+            "1",
+            "--json",
+        )
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout.splitlines()[-1])["prompt_tokens"]
 
@@ -175,8 +222,9 @@ def test_bad_files_get_one_line(tmp_path: Path, random_model: Path, bad_gguf_fil
     ]
     for args, fragment in cases:
         assert_one_line_error(scriptorium("continue", *args, stdin=DRAFT), fragment)
-    assert_one_line_error(scriptorium("continue", str(tmp_path / "nope.md"), "--model", str(random_model)),
-                          "draft not found")
+    assert_one_line_error(
+        scriptorium("continue", str(tmp_path / "nope.md"), "--model", str(random_model)), "draft not found"
+    )
     assert_one_line_error(scriptorium("info", "--model", str(bad_gguf_files["truncated"])), "truncated")
 
 
@@ -211,12 +259,15 @@ def test_info_finds_a_model_as_continue_does(random_model: Path, models_dir: Pat
     assert info["kv_cache"]["bytes"] == info["kv_cache"]["bytes_per_token"] * 1024
 
 
-def test_info_checks_an_adapter_against_the_models_tensors(random_model: Path, lora_adapter: Path,
-                                                          wider_model_lora_adapter: Path) -> None:
+def test_info_checks_an_adapter_against_the_models_tensors(
+    random_model: Path, lora_adapter: Path, wider_model_lora_adapter: Path
+) -> None:
     """Same architecture, another model's shapes: info said it "fits this model", and
     llama.cpp then refused it at load."""
-    assert_one_line_error(scriptorium("info", "--model", str(random_model), "--lora", str(wider_model_lora_adapter)),
-                          "was made for another base model: its blk.0.attn_q.weight is 128 x 128")
+    assert_one_line_error(
+        scriptorium("info", "--model", str(random_model), "--lora", str(wider_model_lora_adapter)),
+        "was made for another base model: its blk.0.attn_q.weight is 128 x 128",
+    )
     fitting = scriptorium("info", "--model", str(random_model), "--lora", str(lora_adapter))
     assert fitting.returncode == 0 and "fits this model" in fitting.stdout
 
@@ -261,7 +312,9 @@ def test_every_subcommand_takes_config_before_or_after_it(tmp_path: Path) -> Non
     assert scriptorium("--config", str(config), "sessions").returncode == 0
 
 
-def test_plain_continue_ranks_no_candidates(random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_continue_ranks_no_candidates(
+    random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """--top reports candidates in --json lines; plain text still ranked them for every
     token, which --top 200000 made 20 times slower for nothing."""
     from scriptorium.app.cli import continue_cmd
@@ -276,8 +329,11 @@ def test_plain_continue_ranks_no_candidates(random_model: Path, tmp_path: Path, 
         def loading(options, progress):
             engine = load(options, progress)
             generate = engine.generate
-            engine.generate = lambda *args, top_n, **kwargs: asked.append(top_n) or generate(*args, top_n=top_n, **kwargs)
+            engine.generate = lambda *args, top_n, **kwargs: (
+                asked.append(top_n) or generate(*args, top_n=top_n, **kwargs)
+            )
             return engine
+
         return loading, remote
 
     monkeypatch.setattr(continue_cmd, "choose_loader", spying_loader)
@@ -295,4 +351,8 @@ def test_version() -> None:
     from importlib import metadata
 
     result = scriptorium("--version")
-    assert (result.returncode, result.stdout, result.stderr) == (0, f"scriptorium {metadata.version('scriptorium')}\n", "")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        f"scriptorium {metadata.version('scriptorium')}\n",
+        "",
+    )

@@ -26,7 +26,8 @@ def test_continue_refuses_unencodable_text_in_one_line_instead_of_aborting(no_by
 
 
 def test_unencodable_text_is_placed_in_the_draft_or_the_memory_where_the_author_wrote_it(
-        no_bytes_gguf: Path, tmp_path: Path) -> None:
+    no_bytes_gguf: Path, tmp_path: Path
+) -> None:
     """The window the model sees starts far into a long draft: the character's place is
     counted in the author's file (or the memory), not in the prompt built from it."""
     draft = tmp_path / "draft.md"
@@ -42,10 +43,22 @@ def test_unencodable_text_is_placed_in_the_draft_or_the_memory_where_the_author_
 
 
 def test_continue_json_names_the_tokenizer_from_the_flag_and_from_the_config(
-        unigram_spm: Path, unigram_gguf: Path, tmp_path: Path) -> None:
+    unigram_spm: Path, unigram_gguf: Path, tmp_path: Path
+) -> None:
     def done(*args: object) -> dict:
-        result = scriptorium("continue", "-", "--model", unigram_gguf, "--preset", "greedy", "--max-tokens", "3",
-                             "--json", *args, stdin="La casa sul fiume")
+        result = scriptorium(
+            "continue",
+            "-",
+            "--model",
+            unigram_gguf,
+            "--preset",
+            "greedy",
+            "--max-tokens",
+            "3",
+            "--json",
+            *args,
+            stdin="La casa sul fiume",
+        )
         assert result.returncode == 0, result.stderr
         return json.loads(result.stdout.splitlines()[-1])
 
@@ -58,7 +71,8 @@ def test_continue_json_names_the_tokenizer_from_the_flag_and_from_the_config(
 
 
 def test_info_shows_the_tokenizer_facts_and_warns_without_byte_tokens(
-        no_bytes_gguf: Path, unigram_gguf: Path, unigram_spm: Path) -> None:
+    no_bytes_gguf: Path, unigram_gguf: Path, unigram_spm: Path
+) -> None:
     result = scriptorium("info", "--model", no_bytes_gguf)
     assert result.returncode == 0
     assert "tokenizer         llama (add_bos true, add_space_prefix true); scriptorium uses llama.cpp" in result.stdout
@@ -70,7 +84,8 @@ def test_info_shows_the_tokenizer_facts_and_warns_without_byte_tokens(
 
 
 def test_a_file_that_is_no_sentencepiece_model_is_said_to_be_one_in_plain_words(
-        unigram_gguf: Path, unigram_spm: Path, tmp_path: Path) -> None:
+    unigram_gguf: Path, unigram_spm: Path, tmp_path: Path
+) -> None:
     """An empty --spm file said "(INTERNAL: unk is not defined.)", a bit-flipped one
     "'utf-8' codec can't decode byte...": the library's words, not the author's."""
     empty = tmp_path / "empty.model"

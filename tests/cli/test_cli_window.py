@@ -21,9 +21,23 @@ def files(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def test_the_done_line_says_what_the_window_holds(short_context_model: Path, tmp_path: Path) -> None:
     draft, memory, note = files(tmp_path)
-    result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--preset", "greedy",
-                         "--max-tokens", "8", "--memory", str(memory), "--note", str(note), "--note-depth", "2",
-                         "--json")
+    result = scriptorium(
+        "continue",
+        str(draft),
+        "--model",
+        str(short_context_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "8",
+        "--memory",
+        str(memory),
+        "--note",
+        str(note),
+        "--note-depth",
+        "2",
+        "--json",
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr and "exceeds" not in result.stderr
     done = json.loads(result.stdout.splitlines()[-1])
@@ -36,8 +50,18 @@ def test_the_done_line_says_what_the_window_holds(short_context_model: Path, tmp
 
 def test_a_context_past_the_training_is_allowed_and_said(short_context_model: Path, tmp_path: Path) -> None:
     draft, _, _ = files(tmp_path)
-    result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--preset", "greedy",
-                         "--max-tokens", "2", "--ctx", "512")
+    result = scriptorium(
+        "continue",
+        str(draft),
+        "--model",
+        str(short_context_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "2",
+        "--ctx",
+        "512",
+    )
     assert result.returncode == 0, result.stderr
     assert "scriptorium: warning: the context (512 tokens) exceeds the 256 the model was trained on" in result.stderr
     info = scriptorium("info", "--model", str(short_context_model), "--ctx", "1024")
@@ -51,8 +75,10 @@ def test_memory_that_does_not_fit_is_one_line(short_context_model: Path, tmp_pat
     assert_one_line_error(result, "the memory alone takes")  # no note was given: none is named
     # 256 - 200 to write would be 56, but the prompt keeps half the context: said, so that
     # lowering --max-tokens (which leaves the 128 as it is) is not what the author tries.
-    assert "more than the 128 the context leaves for the prompt (context size minus max tokens, at least half " \
-           "the context)" in result.stderr
+    assert (
+        "more than the 128 the context leaves for the prompt (context size minus max tokens, at least half "
+        "the context)" in result.stderr
+    )
     missing = scriptorium("continue", str(draft), "--model", str(short_context_model), "--note", str(tmp_path / "x"))
     assert_one_line_error(missing, "author's note not found")
     depth = scriptorium("continue", str(draft), "--model", str(short_context_model), "--note-depth", "-2")
@@ -63,10 +89,35 @@ def test_a_note_at_depth_zero_starts_the_text_on_a_new_paragraph(short_context_m
     """The model writes on after the note's paragraph: the text printed, appended to the
     draft, glued to its last word without the break."""
     draft, _, note = files(tmp_path)
-    result = scriptorium("continue", str(draft), "--model", str(short_context_model), "--preset", "greedy",
-                         "--max-tokens", "4", "--note", str(note), "--note-depth", "0")
-    as_json = scriptorium("continue", str(draft), "--model", str(short_context_model), "--preset", "greedy",
-                          "--max-tokens", "4", "--note", str(note), "--note-depth", "0", "--json")
+    result = scriptorium(
+        "continue",
+        str(draft),
+        "--model",
+        str(short_context_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "4",
+        "--note",
+        str(note),
+        "--note-depth",
+        "0",
+    )
+    as_json = scriptorium(
+        "continue",
+        str(draft),
+        "--model",
+        str(short_context_model),
+        "--preset",
+        "greedy",
+        "--max-tokens",
+        "4",
+        "--note",
+        str(note),
+        "--note-depth",
+        "0",
+        "--json",
+    )
     assert result.returncode == 0 and as_json.returncode == 0, result.stderr + as_json.stderr
     lines = [json.loads(line) for line in as_json.stdout.splitlines()]
     written = "".join(line["text"] for line in lines if line["type"] == "token")
@@ -83,8 +134,9 @@ def test_spaces_ending_the_input_are_left_out_of_the_prompt(sentence_model: Path
 
 def test_the_json_lines_say_how_many_spaces_the_prompt_left_out(sentence_model: Path) -> None:
     # The tokens stay as sampled, so a script joins them to the input without its spaces.
-    result = scriptorium("continue", "--model", str(sentence_model), "--preset", "greedy", "--json",
-                         stdin="La casa era buia \t")
+    result = scriptorium(
+        "continue", "--model", str(sentence_model), "--preset", "greedy", "--json", stdin="La casa era buia \t"
+    )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["text"] for line in lines if line["type"] == "token"] == ["."]  # after "▁buia", not after "▁"

@@ -23,9 +23,13 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     q4 = folder / "author-q4.gguf"
     made = scriptorium("quantize", str(f32), "Q4_K_M", str(q4))
     assert made.returncode == 0, made.stderr
-    return {"f32": f32, "q4": q4, "lora": write_lora_adapter(folder / "lora.gguf", f32),
-            "letters": write_letter_model(folder / "letters.gguf", pairs=False),
-            "pairs": write_letter_model(folder / "pairs.gguf", pairs=True)}
+    return {
+        "f32": f32,
+        "q4": q4,
+        "lora": write_lora_adapter(folder / "lora.gguf", f32),
+        "letters": write_letter_model(folder / "letters.gguf", pairs=False),
+        "pairs": write_letter_model(folder / "pairs.gguf", pairs=True),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +86,9 @@ def test_bits_per_character_do_not_depend_on_the_tokenizer(models: dict[str, Pat
 
 
 def test_a_mismatched_vocabulary_is_a_note_in_the_table(models: dict[str, Path], prose: Path) -> None:
-    result = scriptorium("compare", str(models["f32"]), str(models["letters"]), "--text", str(prose),
-                         "--decode-tokens", "0")
+    result = scriptorium(
+        "compare", str(models["f32"]), str(models["letters"]), "--text", str(prose), "--decode-tokens", "0"
+    )
     # The letters model cannot encode Italian: its row says why, the others stand.
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -93,8 +98,9 @@ def test_a_mismatched_vocabulary_is_a_note_in_the_table(models: dict[str, Path],
 
 
 def test_a_lora_sweep_gives_a_row_per_scale(models: dict[str, Path], prose: Path) -> None:
-    rows = compare(str(models["f32"]), "--lora", str(models["lora"]), "--lora-scale", "0", "0.5", "1",
-                   "--text", str(prose))
+    rows = compare(
+        str(models["f32"]), "--lora", str(models["lora"]), "--lora-scale", "0", "0.5", "1", "--text", str(prose)
+    )
     assert [row["lora_scale"] for row in rows] == [0.0, 0.5, 1.0]
     base, half, full = rows
     assert base["kld_mean"] is None
@@ -106,8 +112,17 @@ def test_a_lora_sweep_gives_a_row_per_scale(models: dict[str, Path], prose: Path
 def test_markdown_and_paragraphs(models: dict[str, Path], tmp_path: Path) -> None:
     text = tmp_path / "two.txt"
     text.write_text("La casa era buia.\n\nE la notte più lunga, la casa era buia.\n", encoding="utf-8")
-    result = scriptorium("compare", str(models["f32"]), str(models["q4"]), "--text", str(text), "--markdown",
-                         "--paragraphs", "--decode-tokens", "0")
+    result = scriptorium(
+        "compare",
+        str(models["f32"]),
+        str(models["q4"]),
+        "--text",
+        str(text),
+        "--markdown",
+        "--paragraphs",
+        "--decode-tokens",
+        "0",
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("| model | bits/char | PPL |")
     assert "| 2 | E la notte più lunga, la casa era buia. |" in result.stdout
@@ -115,25 +130,50 @@ def test_markdown_and_paragraphs(models: dict[str, Path], tmp_path: Path) -> Non
     assert "shorter than one 256-token window" in result.stdout
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (("{f32}", "--text", "{missing}"), "not found"),
-    (("{f32}", "--text", "{prose}", "--lora-scale", "1"), "--lora-scale needs --lora"),
-    (("{f32}", "{lora}", "--text", "{prose}"), "is a LoRA adapter, not a model"),
-    (("{f32}", "--text", "{prose}", "--lora", "{f32}"), "is not a LoRA adapter"),
-    (("{f32}", "--text", "{prose}", "--lora", "{lora}", "--lora-scale", "9"), "LoRA scale"),
-])
-def test_bad_requests_are_one_line(models: dict[str, Path], prose: Path, tmp_path: Path,
-                                   args: tuple[str, ...], fragment: str) -> None:
-    names = {"f32": str(models["f32"]), "lora": str(models["lora"]), "prose": str(prose),
-             "missing": str(tmp_path / "none.txt")}
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("{f32}", "--text", "{missing}"), "not found"),
+        (("{f32}", "--text", "{prose}", "--lora-scale", "1"), "--lora-scale needs --lora"),
+        (("{f32}", "{lora}", "--text", "{prose}"), "is a LoRA adapter, not a model"),
+        (("{f32}", "--text", "{prose}", "--lora", "{f32}"), "is not a LoRA adapter"),
+        (("{f32}", "--text", "{prose}", "--lora", "{lora}", "--lora-scale", "9"), "LoRA scale"),
+    ],
+)
+def test_bad_requests_are_one_line(
+    models: dict[str, Path], prose: Path, tmp_path: Path, args: tuple[str, ...], fragment: str
+) -> None:
+    names = {
+        "f32": str(models["f32"]),
+        "lora": str(models["lora"]),
+        "prose": str(prose),
+        "missing": str(tmp_path / "none.txt"),
+    }
     assert_one_line_error(scriptorium("compare", *(a.format(**names) for a in args)), fragment)
 
 
 def test_ctrl_c_prints_the_rows_that_finished(models: dict[str, Path], prose: Path) -> None:
     scales = [str(s / 10) for s in range(0, 31)]
-    process = subprocess.Popen([SCRIPTORIUM, "compare", str(models["f32"]), "--lora", str(models["lora"]),
-                                "--lora-scale", *scales, "--text", str(prose), "--decode-tokens", "0",
-                                "--flash-attn", "on"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            SCRIPTORIUM,
+            "compare",
+            str(models["f32"]),
+            "--lora",
+            str(models["lora"]),
+            "--lora-scale",
+            *scales,
+            "--text",
+            str(prose),
+            "--decode-tokens",
+            "0",
+            "--flash-attn",
+            "on",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stderr is not None
     for line in process.stderr:  # the third row starting: two have finished
         if "[3/31] scoring" in line:

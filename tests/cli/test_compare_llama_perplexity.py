@@ -35,8 +35,22 @@ def llama_perplexity(model: Path, text: Path, *extra: str, needs: str) -> str:
     not flushed"): on a busy machine the last lines, with the results, are now and then
     missing, so the run is repeated."""
     # One window per batch (-b = -c), two threads, flash attention on: as compare runs below.
-    command = [str(perplexity_binary()), "-m", str(model), "-f", str(text), "-c", str(CONTEXT), "-b", str(CONTEXT),
-               "-t", "2", "-fa", "on", *extra]
+    command = [
+        str(perplexity_binary()),
+        "-m",
+        str(model),
+        "-f",
+        str(text),
+        "-c",
+        str(CONTEXT),
+        "-b",
+        str(CONTEXT),
+        "-t",
+        "2",
+        "-fa",
+        "on",
+        *extra,
+    ]
     for _ in range(RUNS):
         result = subprocess.run(command, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr[-2000:]
@@ -61,14 +75,28 @@ def long_prose(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_perplexity_kl_divergence_and_top1_equal_llama_perplexitys(models: dict[str, Path], long_prose: Path,
-                                                                    tmp_path: Path) -> None:
+def test_perplexity_kl_divergence_and_top1_equal_llama_perplexitys(
+    models: dict[str, Path], long_prose: Path, tmp_path: Path
+) -> None:
     base = tmp_path / "f32.kld"
     reference = llama_perplexity(models["f32"], long_prose, "--kl-divergence-base", str(base), needs="Final estimate")
-    quantized = llama_perplexity(models["q4"], long_prose, "--kl-divergence-base", str(base), "--kl-divergence",
-                                 needs="Same top p")
-    result = scriptorium("compare", str(models["f32"]), str(models["q4"]), "--text", str(long_prose), "--json",
-                         "--flash-attn", "on", "--threads", "2", "--decode-tokens", "0")
+    quantized = llama_perplexity(
+        models["q4"], long_prose, "--kl-divergence-base", str(base), "--kl-divergence", needs="Same top p"
+    )
+    result = scriptorium(
+        "compare",
+        str(models["f32"]),
+        str(models["q4"]),
+        "--text",
+        str(long_prose),
+        "--json",
+        "--flash-attn",
+        "on",
+        "--threads",
+        "2",
+        "--decode-tokens",
+        "0",
+    )
     assert result.returncode == 0, result.stderr
     f32, q4 = json.loads(result.stdout)["rows"]
     assert f32["perplexity"] == pytest.approx(number(r"Final estimate: PPL = ([\d.]+)", reference), rel=0.01)

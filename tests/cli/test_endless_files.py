@@ -70,5 +70,6 @@ def test_an_endless_prompt_template_is_refused(kind: str, random_model: Path, sc
 @pytest.mark.parametrize("kind", ENDLESS)
 def test_an_endless_vocab_text_is_refused(kind: str, unigram_gguf: Path, unigram_spm: Path, tmp_path: Path) -> None:
     named = _endless(kind, tmp_path)
-    _assert_refused(["vocab", "--model", str(unigram_gguf), "--spm", str(unigram_spm), "--text", str(named)],
-                    kind, named)
+    _assert_refused(
+        ["vocab", "--model", str(unigram_gguf), "--spm", str(unigram_spm), "--text", str(named)], kind, named
+    )

@@ -37,13 +37,15 @@ LONG_RUN = ("--preset", "greedy", "--max-tokens", "16000")
 @pytest.fixture(scope="module")
 def endless_model(gguf_dir: Path) -> Path:
     piece = italian_vocab().id_of(LOOP_PIECE)
-    return write_llama_model(gguf_dir / "endless.gguf", kind="markov", transitions={piece: piece},
-                             default_next=piece, context_length=CONTEXT)
+    return write_llama_model(
+        gguf_dir / "endless.gguf", kind="markov", transitions={piece: piece}, default_next=piece, context_length=CONTEXT
+    )
 
 
 @pytest.fixture(scope="module", params=["local", "server"])
-def backend(request: pytest.FixtureRequest, endless_model: Path,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ...]]:
+def backend(
+    request: pytest.FixtureRequest, endless_model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, ...]]:
     """The arguments that choose the model: run here, or served by a llama-server."""
     if request.param == "local":
         yield ("--model", str(endless_model), "--ctx", str(CONTEXT))
@@ -58,15 +60,24 @@ def _interrupt_after_first_line(tmp_path: Path, *args: str) -> tuple[str, str, s
     SIGINT once its first lines (--json) or its first token's text was read."""
     stderr_path = tmp_path / "stderr.txt"
     with stderr_path.open("w") as stderr:
-        process = subprocess.Popen([SCRIPTORIUM, "continue", "-", *args], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=stderr, text=True, encoding="utf-8")
+        process = subprocess.Popen(
+            [SCRIPTORIUM, "continue", "-", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            encoding="utf-8",
+        )
         try:
             assert process.stdin is not None and process.stdout is not None
             process.stdin.write(DRAFT)
             process.stdin.close()
             # Three tokens in, so that the decode speed has steps to be measured over.
-            first = ("".join(process.stdout.readline() for _ in range(3)) if "--json" in args
-                     else process.stdout.read(len(LOOP_PIECE)))
+            first = (
+                "".join(process.stdout.readline() for _ in range(3))
+                if "--json" in args
+                else process.stdout.read(len(LOOP_PIECE))
+            )
             process.send_signal(signal.SIGINT)
             rest = process.stdout.read()
             code = process.wait(timeout=120)
@@ -89,8 +100,7 @@ def test_json_stream_ends_with_an_interrupted_done_line(backend: tuple[str, ...]
     assert done["type"] == "done" and done["stop_reason"] == "interrupted"
     assert done["completion_tokens"] == len(tokens) < 16000
     assert done["text"] == "".join(line["text"] for line in tokens)
-    finished = scriptorium("continue", "-", *backend, "--preset", "greedy", "--max-tokens", "3", "--json",
-                           stdin=DRAFT)
+    finished = scriptorium("continue", "-", *backend, "--preset", "greedy", "--max-tokens", "3", "--json", stdin=DRAFT)
     normal = json.loads(finished.stdout.splitlines()[-1])
     assert set(done) == set(normal)
     for key in ("prompt_tokens", "prefill_ms", "decode_tokens_per_s"):
@@ -100,6 +110,7 @@ def test_json_stream_ends_with_an_interrupted_done_line(backend: tuple[str, ...]
 
     def arithmetic(line: dict) -> dict | None:
         return line["arithmetic"] and {k: v for k, v in line["arithmetic"].items() if k not in moving}
+
     assert arithmetic(done) == arithmetic(normal) and done["window"] == normal["window"]
     assert done["kv_cache"]["n_ctx"] == normal["kv_cache"]["n_ctx"]
 

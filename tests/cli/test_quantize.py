@@ -49,13 +49,21 @@ def test_requantizing_a_quantized_model_is_one_line(f32_model: Path, tmp_path: P
     assert not list(tmp_path.glob(".*partial"))
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (("{model}", "Q4_K_X"), "invalid choice: 'Q4_K_X'"),
-    (("{missing}", "Q8_0"), "not found"),
-    (("{model}", "Q8_0", "{model}"), "is the input"),
-    (("{model}", "Q8_0", "{nowhere}"), "does not exist"),
-])
-def test_impossible_requests_are_one_line(f32_model: Path, tmp_path: Path, args: tuple[str, ...], fragment: str) -> None:
-    names = {"model": str(f32_model), "missing": str(tmp_path / "none.gguf"),
-             "nowhere": str(tmp_path / "no-folder" / "out.gguf")}
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("{model}", "Q4_K_X"), "invalid choice: 'Q4_K_X'"),
+        (("{missing}", "Q8_0"), "not found"),
+        (("{model}", "Q8_0", "{model}"), "is the input"),
+        (("{model}", "Q8_0", "{nowhere}"), "does not exist"),
+    ],
+)
+def test_impossible_requests_are_one_line(
+    f32_model: Path, tmp_path: Path, args: tuple[str, ...], fragment: str
+) -> None:
+    names = {
+        "model": str(f32_model),
+        "missing": str(tmp_path / "none.gguf"),
+        "nowhere": str(tmp_path / "no-folder" / "out.gguf"),
+    }
     assert_one_line_error(scriptorium("quantize", *(a.format(**names) for a in args)), fragment)

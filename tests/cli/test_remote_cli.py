@@ -40,17 +40,31 @@ def test_continue_on_a_server(sentence_server: LlamaServer, tmp_path: Path) -> N
     assert again.returncode == 0 and again.stdout == result.stdout, again.stderr
 
 
-def test_lora_scale_sets_the_servers_adapter(random_model: Path, lora_adapter: Path, sentence_server: LlamaServer,
-                                            tmp_path: Path) -> None:
+def test_lora_scale_sets_the_servers_adapter(
+    random_model: Path, lora_adapter: Path, sentence_server: LlamaServer, tmp_path: Path
+) -> None:
     """--lora-scale needed --lora, which a server refuses: its adapter could not be scaled
     from the command line. At scale 1 the adapter's piece wins by a wide margin; at 0 the
     logits are the base model's."""
     from gguf_models import LORA_PUSH_PIECE
 
     with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter)) as server:
+
         def first_token(scale: str) -> dict:
-            result = scriptorium("continue", "-", "--server", server.url, "--preset", "greedy", "--max-tokens", "1",
-                                 "--json", "--lora-scale", scale, stdin=DRAFT)
+            result = scriptorium(
+                "continue",
+                "-",
+                "--server",
+                server.url,
+                "--preset",
+                "greedy",
+                "--max-tokens",
+                "1",
+                "--json",
+                "--lora-scale",
+                scale,
+                stdin=DRAFT,
+            )
             assert result.returncode == 0, result.stderr
             return json.loads(result.stdout.splitlines()[0])
 
@@ -72,19 +86,23 @@ def test_a_server_url_that_is_not_http_is_one_line() -> None:
     assert_one_line_error(result, "server URL 'ftp://box' is not an http:// or https:// address")
 
 
-@pytest.mark.parametrize("flags", [["--model", "/nonexistent.gguf"], ["--lora", "a.gguf"], ["--threads", "7"],
-                                   ["--ctx", "100000"]])
+@pytest.mark.parametrize(
+    "flags", [["--model", "/nonexistent.gguf"], ["--lora", "a.gguf"], ["--threads", "7"], ["--ctx", "100000"]]
+)
 def test_flags_for_a_local_model_are_refused_with_a_server(flags: list[str]) -> None:
     """Refused, not ignored: the server runs its own model with its own settings."""
     result = scriptorium("continue", "-", "--server", f"http://127.0.0.1:{closed_port()}", *flags, stdin=DRAFT)
     assert_one_line_error(result, f"{flags[0]} is for a model run here: with --server the server's own model")
 
 
-@pytest.mark.parametrize(("url", "message"), [
-    ("http://", "server URL 'http://' is not an http:// or https:// address"),
-    ("not a url", "server URL 'not a url' is not an http:// or https:// address"),
-    ("http://127.0.0.1:99999", "server URL 'http://127.0.0.1:99999' has no valid port (1-65535)"),
-])
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://", "server URL 'http://' is not an http:// or https:// address"),
+        ("not a url", "server URL 'not a url' is not an http:// or https:// address"),
+        ("http://127.0.0.1:99999", "server URL 'http://127.0.0.1:99999' has no valid port (1-65535)"),
+    ],
+)
 def test_a_malformed_server_url_is_named_as_given(url: str, message: str) -> None:
     result = scriptorium("continue", "-", "--server", url, stdin=DRAFT)
     assert_one_line_error(result, message)
@@ -107,8 +125,9 @@ def test_https_to_a_plain_http_server_says_to_try_http(tmp_path: Path) -> None:
     assert f"try http://127.0.0.1:{port}" in result.stderr
 
 
-def test_a_server_started_with_an_api_key_is_given_it(sentence_model: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_started_with_an_api_key_is_given_it(
+    sentence_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("LLAMA_API_KEY", raising=False)
     with LlamaServer(sentence_model, tmp_path, "--api-key", "sekrit") as server:
         missing = scriptorium("continue", "-", "--server", server.url, stdin="La casa era buia, e la notte")
@@ -131,5 +150,7 @@ def test_info_describes_the_servers_model(sentence_model: Path, sentence_server:
     assert report["byte_tokens"] == {"count": 256, "ids": "16000–16255"}
     plain = scriptorium("info", "--server", sentence_server.url)
     assert plain.returncode == 0 and "unknown (the server reports" in plain.stdout
-    assert_one_line_error(scriptorium("info", "--server", sentence_server.url, "--ctx", "256"),
-                          "--ctx is for a model file here: with --server, info describes the server's model")
+    assert_one_line_error(
+        scriptorium("info", "--server", sentence_server.url, "--ctx", "256"),
+        "--ctx is for a model file here: with --server, info describes the server's model",
+    )

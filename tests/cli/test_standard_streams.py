@@ -11,8 +11,9 @@ from test_cli import DRAFT, SCRIPTORIUM, assert_one_line_error
 
 def run_with_closed(redirection: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`scriptorium ARGS` with `redirection` (e.g. "<&-") applied by a shell."""
-    return subprocess.run(["sh", "-c", f'exec "$0" "$@" {redirection}', SCRIPTORIUM, *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["sh", "-c", f'exec "$0" "$@" {redirection}', SCRIPTORIUM, *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_continue_a_file_with_stdin_closed(random_model: Path, tmp_path: Path) -> None:
@@ -20,8 +21,9 @@ def test_continue_a_file_with_stdin_closed(random_model: Path, tmp_path: Path) -
     replaced: "the model's engine stopped (exit status 0) without a message"."""
     draft = tmp_path / "draft.md"
     draft.write_text(DRAFT, encoding="utf-8")
-    result = run_with_closed("<&-", "continue", str(draft), "--model", str(random_model), "--preset", "greedy",
-                             "--max-tokens", "4")
+    result = run_with_closed(
+        "<&-", "continue", str(draft), "--model", str(random_model), "--preset", "greedy", "--max-tokens", "4"
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
 
@@ -47,8 +49,9 @@ def test_a_closed_stderr_is_no_failure(random_model: Path, tmp_path: Path) -> No
     nowhere) and exit status 1."""
     draft = tmp_path / "draft.md"
     draft.write_text(DRAFT, encoding="utf-8")
-    result = run_with_closed("2>&-", "continue", str(draft), "--model", str(random_model), "--preset", "greedy",
-                             "--max-tokens", "4")
+    result = run_with_closed(
+        "2>&-", "continue", str(draft), "--model", str(random_model), "--preset", "greedy", "--max-tokens", "4"
+    )
     assert result.returncode == 0
     assert result.stdout.strip()
 

@@ -52,8 +52,11 @@ def test_models_json(capsys, populated: Path) -> None:
     report = json.loads(out)
     assert code == 0 and report["problems"] == []
     assert [(m["name"], m["kind"], m["usable"]) for m in report["models"]] == [
-        ("broken.gguf", "unreadable", False), ("Dropped", "model", True), ("Tiny", "model", True),
-        ("tiny-lora", "LoRA", True)]
+        ("broken.gguf", "unreadable", False),
+        ("Dropped", "model", True),
+        ("Tiny", "model", True),
+        ("tiny-lora", "LoRA", True),
+    ]
     assert report["folders"][0] == {"path": str(populated), "source": "config"}
 
 
@@ -81,8 +84,14 @@ def test_config_path(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert run(capsys, "config", "path") == (0, f"{tmp_path / 'env.toml'}\n", "")
 
 
-@pytest.mark.parametrize("argv", [("--config", "{file}", "config", "show"), ("config", "--config", "{file}", "show"),
-                                  ("config", "show", "--config", "{file}")])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--config", "{file}", "config", "show"),
+        ("config", "--config", "{file}", "show"),
+        ("config", "show", "--config", "{file}"),
+    ],
+)
 def test_config_option_goes_before_or_after_the_subcommand_and_its_action(capsys, tmp_path: Path, argv) -> None:
     config = tmp_path / "c.toml"
     config.write_text('[ui]\ntheme = "nord"\n')
@@ -106,7 +115,9 @@ def test_config_show(capsys, tmp_path: Path) -> None:
     code, out, err = run(capsys, "config", "show", "--config", str(config))
     shown = tomllib.loads(out)
     assert (code, err) == (0, "")
-    assert shown["sampler"]["top_k"] == 5 and shown["ui"] == {"theme": "nord"} and "context_size" not in shown["model"]  # unset: the training context
+    assert (
+        shown["sampler"]["top_k"] == 5 and shown["ui"] == {"theme": "nord"} and "context_size" not in shown["model"]
+    )  # unset: the training context
     assert out.startswith(f"# effective configuration ({config})\n")
 
 
@@ -129,7 +140,8 @@ def test_config_show_reports_keymap_ids_no_binding_has(capsys, tmp_path: Path) -
     assert code == 2 and tomllib.loads(out)["keymap"]["draft.continue"] == "f11"
     assert err.splitlines() == [  # by key, as other config problems are; a near miss corrected
         f"scriptorium: {config}: keymap.app.quitt: no such binding (did you mean 'app.quit'?)",
-        f"scriptorium: {config}: keymap.draft.xyzzy: no such binding (F1 lists the ids)"]
+        f"scriptorium: {config}: keymap.draft.xyzzy: no such binding (F1 lists the ids)",
+    ]
 
 
 def test_config_show_names_a_key_the_keymap_gives_to_two_bindings(capsys, tmp_path: Path) -> None:
@@ -141,19 +153,26 @@ def test_config_show_names_a_key_the_keymap_gives_to_two_bindings(capsys, tmp_pa
     code, _, err = run(capsys, "config", "show", "--config", str(config))
     assert code == 2
     assert err.splitlines() == [
-        f"scriptorium: {config}: keymap.draft.continue: f2 is already app.mode's key (Mode): one of them will not work"]
+        f"scriptorium: {config}: keymap.draft.continue: f2 is already app.mode's key (Mode): one of them will not work"
+    ]
 
 
 def test_config_file_not_found(capsys) -> None:
     assert run(capsys, "config", "show", "--config", "/no/such.toml") == (
-        2, "", "scriptorium: config file not found: /no/such.toml\n")
+        2,
+        "",
+        "scriptorium: config file not found: /no/such.toml\n",
+    )
 
 
-@pytest.mark.parametrize("argv, error", [
-    (("config",), "scriptorium config: the following arguments are required: ACTION"),
-    (("config", "burn"), "scriptorium config: argument ACTION: invalid choice: 'burn'"),
-    (("models", "--jsn"), "scriptorium models: unrecognized arguments: --jsn"),
-])
+@pytest.mark.parametrize(
+    "argv, error",
+    [
+        (("config",), "scriptorium config: the following arguments are required: ACTION"),
+        (("config", "burn"), "scriptorium config: argument ACTION: invalid choice: 'burn'"),
+        (("models", "--jsn"), "scriptorium models: unrecognized arguments: --jsn"),
+    ],
+)
 def test_usage_errors_are_one_line(capsys, argv: tuple[str, ...], error: str) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(list(argv))
@@ -165,7 +184,9 @@ def test_config_show_of_a_broken_file_prints_no_defaults(capsys, tmp_path: Path)
     config = tmp_path / "c.toml"
     config.write_text("[model\n")
     code, out, err = run(capsys, "config", "show", "--config", str(config))
-    assert (code, out) == (2, "") and err.startswith(f"scriptorium: {config}: not valid TOML: ") and err.count("\n") == 1
+    assert (
+        (code, out) == (2, "") and err.startswith(f"scriptorium: {config}: not valid TOML: ") and err.count("\n") == 1
+    )
 
 
 def test_config_nested_too_deeply_is_one_line(capsys, tmp_path: Path) -> None:
@@ -176,8 +197,9 @@ def test_config_nested_too_deeply_is_one_line(capsys, tmp_path: Path) -> None:
     assert (code, out, err) == (2, "", f"scriptorium: {config}: not valid TOML: nested too deeply\n")
 
 
-def test_models_cuts_a_long_name_and_escapes_control_characters(capsys, fake_home: Path, models_dir: Path,
-                                                               make_gguf, no_demo) -> None:
+def test_models_cuts_a_long_name_and_escapes_control_characters(
+    capsys, fake_home: Path, models_dir: Path, make_gguf, no_demo
+) -> None:
     """A 1 MB general.name padded every row of the table to a megabyte (123 MB of output for
     217 rows); a name is anyone's text, escape sequences too."""
     make_gguf(models_dir / "huge-name.gguf", name="a" * 1_000_000)

@@ -14,7 +14,12 @@ from scriptorium.app import paths
 from scriptorium.app.config.file import config_path, load_config, load_config_lenient
 from scriptorium.app.config.schema import Config, ConfigError, ModelConfig, UiConfig
 from scriptorium.app.config.parse import parse_config
-from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT, effective_config, effective_config_toml, write_default_config
+from scriptorium.app.config.text import (
+    DEFAULT_CONFIG_TEXT,
+    effective_config,
+    effective_config_toml,
+    write_default_config,
+)
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
 
 FULL = """
@@ -68,7 +73,10 @@ def test_full_config_is_typed(tmp_path: Path, fake_home: Path) -> None:
     assert config.model == ModelConfig(
         path=str(path.parent / "models" / "mine.gguf"),
         lora=fake_home / "loras" / "style.gguf",
-        lora_scale=0.5, context_size=8192, threads=6, gpu_layers=0,
+        lora_scale=0.5,
+        context_size=8192,
+        threads=6,
+        gpu_layers=0,
         folders=(Path("/srv/models"), path.parent / "more"),
     )
     tight = PRESETS["creative"].with_changes(temperature=0.3, stop=("\n\n",), preset="tight")
@@ -119,83 +127,123 @@ def test_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scriptorium_
     monkeypatch.setenv("SCRIPTORIUM_CONFIG", str(tmp_path / "env.toml"))
     assert config_path() == tmp_path / "env.toml"
     assert config_path(tmp_path / "cli.toml") == tmp_path / "cli.toml"  # --config beats the variable
-    (tmp_path / "env.toml").write_text("[ui]\ntheme = \"nord\"\n")
+    (tmp_path / "env.toml").write_text('[ui]\ntheme = "nord"\n')
     assert load_config().ui.theme == "nord"
 
 
 def test_keymap_keys_are_named_as_textual_names_them(tmp_path: Path) -> None:
-    """"Ctrl+G" or "F9", as key names are often written, matched no key press: the binding
+    """ "Ctrl+G" or "F9", as key names are often written, matched no key press: the binding
     left its own key for none. A lone capital stays one (shift+k)."""
-    path = write(tmp_path, '[keymap]\n"draft.continue" = "Ctrl+G, F9"\n"sampler.top_k_up" = "K"\n'
-                           '"app.tune" = "Alt+Shift+Left"\n')
-    assert dict(load_config(path).keymap) == {"draft.continue": "ctrl+g,f9", "sampler.top_k_up": "K",
-                                              "app.tune": "alt+shift+left"}
+    path = write(
+        tmp_path, '[keymap]\n"draft.continue" = "Ctrl+G, F9"\n"sampler.top_k_up" = "K"\n"app.tune" = "Alt+Shift+Left"\n'
+    )
+    assert dict(load_config(path).keymap) == {
+        "draft.continue": "ctrl+g,f9",
+        "sampler.top_k_up": "K",
+        "app.tune": "alt+shift+left",
+    }
 
 
 INVALID = [
     ("modle = 1", "modle: unknown key (did you mean 'model'?)"),
     ("zzz = 1", "zzz: unknown key (known: model, sampler, presets, logit_bias, keymap, ui, server)"),
     ("[server]\nurl = 8080", "server.url: must be a string, not 8080"),
-    ("[server]\nurl = \"ftp://box\"", "server.url: server URL 'ftp://box' is not an http:// or https:// address"),
-    ("[server]\nadress = \"box\"", "server.adress: unknown key (known: url)"),
+    ('[server]\nurl = "ftp://box"', "server.url: server URL 'ftp://box' is not an http:// or https:// address"),
+    ('[server]\nadress = "box"', "server.adress: unknown key (known: url)"),
     ("model = 3", "model: must be a table ([model]), not 3"),
     ("[model]\ncontxt_size = 10", "model.contxt_size: unknown key (did you mean 'context_size'?)"),
     ("[model]\npath = 3", "model.path: must be a string, not 3"),
     ("[model]\nlora = true", "model.lora: must be a string, not true"),
-    ("[model]\nlora_scale = \"half\"", "model.lora_scale: must be between 0 and 4, not \"half\""),
+    ('[model]\nlora_scale = "half"', 'model.lora_scale: must be between 0 and 4, not "half"'),
     ("[model]\nlora_scale = 5", "model.lora_scale: must be between 0 and 4, not 5"),
     ("[model]\nlora_scale = nan", "model.lora_scale: must be between 0 and 4, not nan"),
     ("[model]\ncontext_size = 2048.5", "model.context_size: must be a whole number from 64 to 1048576, not 2048.5"),
     ("[model]\ncontext_size = 32", "model.context_size: must be a whole number from 64 to 1048576, not 32"),
-    ("[model]\nthreads = -2", 'model.threads: must be "auto", 0 for every core, or a whole number from 1 to 1024, not -2'),
-    ("[model]\nthreads = \"fast\"",
-     'model.threads: must be "auto", 0 for every core, or a whole number from 1 to 1024, not "fast"'),
+    (
+        "[model]\nthreads = -2",
+        'model.threads: must be "auto", 0 for every core, or a whole number from 1 to 1024, not -2',
+    ),
+    (
+        '[model]\nthreads = "fast"',
+        'model.threads: must be "auto", 0 for every core, or a whole number from 1 to 1024, not "fast"',
+    ),
     ("[model]\ngpu_layers = -5", "model.gpu_layers: must be a whole number of at least -1, not -5"),
     ("[model]\ngpu_layers = true", "model.gpu_layers: must be a whole number of at least -1, not true"),
-    ("[model]\ncontext_size = \"big\"", "model.context_size: must be a whole number from 64 to 1048576, not \"big\""),
-    ("[model]\nfolders = \"~/models\"", "model.folders: must be a list of folder paths, not \"~/models\""),
-    ("[model]\nfolders = [\"\"]", "model.folders: must be a list of folder paths; item 1 is \"\""),
-    ("[model]\nfolders = [\"~/a\", 3]", "model.folders: must be a list of folder paths; item 2 is 3"),
-    ("[sampler]\nstop = [\"x\", [\"y\"]]", "sampler.stop: must be a list of strings; item 2 is a list"),
+    ('[model]\ncontext_size = "big"', 'model.context_size: must be a whole number from 64 to 1048576, not "big"'),
+    ('[model]\nfolders = "~/models"', 'model.folders: must be a list of folder paths, not "~/models"'),
+    ('[model]\nfolders = [""]', 'model.folders: must be a list of folder paths; item 1 is ""'),
+    ('[model]\nfolders = ["~/a", 3]', "model.folders: must be a list of folder paths; item 2 is 3"),
+    ('[sampler]\nstop = ["x", ["y"]]', "sampler.stop: must be a list of strings; item 2 is a list"),
     ("[sampler]\ntemperature = 11", "sampler.temperature: temperature must be between 0 and 10, not 11.0"),
-    ("[sampler]\ntemperature = \"hot\"", "sampler.temperature: must be a number, not \"hot\""),
+    ('[sampler]\ntemperature = "hot"', 'sampler.temperature: must be a number, not "hot"'),
     ("[sampler]\ntop_k = 1.5", "sampler.top_k: must be a whole number, not 1.5"),
     ("[sampler]\ntop_k = -1", "sampler.top_k: top-k must be 0 (off) or a positive whole number, not -1"),
     ("[sampler]\ntop_p = 0", "sampler.top_p: top-p must be in (0, 1], not 0.0"),
     ("[sampler]\nseed = true", "sampler.seed: must be a whole number, not true"),
     ("[sampler]\nseed = -1", "sampler.seed: seed must be in [0, 2^32), not -1"),
     ("[sampler]\nmax_tokens = 0", "sampler.max_tokens: max tokens must be at least 1, not 0"),
-    ("[sampler]\nstop = \"\\n\"", "sampler.stop: must be a list of strings, not \"\\n\""),
-    ("[sampler]\nstop = [\"\"]", "sampler.stop: a stop string cannot be empty"),
-    ("[sampler]\npreset = \"wild\"", "sampler.preset: unknown preset \"wild\" (choose from greedy, prose, creative, anti-loop)"),
+    ('[sampler]\nstop = "\\n"', 'sampler.stop: must be a list of strings, not "\\n"'),
+    ('[sampler]\nstop = [""]', "sampler.stop: a stop string cannot be empty"),
+    (
+        '[sampler]\npreset = "wild"',
+        'sampler.preset: unknown preset "wild" (choose from greedy, prose, creative, anti-loop)',
+    ),
     ("[sampler]\ntemprature = 1", "sampler.temprature: unknown key (did you mean 'temperature'?)"),
     ("presets = 1", "presets: must be a table ([presets]), not 1"),
     ("[presets]\nmine = 1", "presets.mine: must be a table ([presets.mine]), not 1"),
-    ("[presets.custom]\ntop_k = 1", "presets.custom: a preset name uses letters, digits, '-' and '_' and is not 'custom'"),
-    ("[presets.\"my preset\"]\ntop_k = 1", "presets.my preset: a preset name uses letters, digits, '-' and '_' and is not 'custom'"),
-    ("[presets.mine]\nbase = \"wild\"", "presets.mine.base: unknown preset \"wild\" (choose from greedy, prose, creative, anti-loop)"),
+    (
+        "[presets.custom]\ntop_k = 1",
+        "presets.custom: a preset name uses letters, digits, '-' and '_' and is not 'custom'",
+    ),
+    (
+        '[presets."my preset"]\ntop_k = 1',
+        "presets.my preset: a preset name uses letters, digits, '-' and '_' and is not 'custom'",
+    ),
+    (
+        '[presets.mine]\nbase = "wild"',
+        'presets.mine.base: unknown preset "wild" (choose from greedy, prose, creative, anti-loop)',
+    ),
     ("[presets.mine]\ntop_p = 2", "presets.mine.top_p: top-p must be in (0, 1], not 2.0"),
-    ("[presets.mine]\npreset = \"x\"", "presets.mine.preset: unknown key (known: base, temperature, top_k, top_p, "
-     "min_p, repeat_penalty, repeat_window, presence_penalty, frequency_penalty, dry_multiplier, dry_base, dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers, xtc_probability, xtc_threshold, typical_p, top_n_sigma, dynatemp_range, dynatemp_exponent, mirostat, mirostat_tau, mirostat_eta, samplers, seed, max_tokens, stop)"),
+    (
+        '[presets.mine]\npreset = "x"',
+        "presets.mine.preset: unknown key (known: base, temperature, top_k, top_p, "
+        "min_p, repeat_penalty, repeat_window, presence_penalty, frequency_penalty, dry_multiplier, dry_base, dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers, xtc_probability, xtc_threshold, typical_p, top_n_sigma, dynatemp_range, dynatemp_exponent, mirostat, mirostat_tau, mirostat_eta, samplers, seed, max_tokens, stop)",
+    ),
     ("[logit_bias]\nban_byte_tokens = 1", "logit_bias.ban_byte_tokens: must be true or false, not 1"),
     ("[logit_bias]\nentries = {a = 1}", "logit_bias.entries: must be a list of [token_id, bias] pairs, not a table"),
     ("[logit_bias]\nentries = [[1, 2, 3]]", "logit_bias.entries[0]: must be a [token_id, bias] pair, not a list"),
     ("[logit_bias]\nentries = [5]", "logit_bias.entries[0]: must be a [token_id, bias] pair, not 5"),
-    ("[logit_bias]\nentries = [[\"a\", 1]]", "logit_bias.entries[0]: must be a whole number (a token id), not \"a\""),
-    ("[logit_bias]\nentries = [[1, \"x\"]]", "logit_bias.entries[0]: must be a number, not \"x\""),
+    ('[logit_bias]\nentries = [["a", 1]]', 'logit_bias.entries[0]: must be a whole number (a token id), not "a"'),
+    ('[logit_bias]\nentries = [[1, "x"]]', 'logit_bias.entries[0]: must be a number, not "x"'),
     ("[logit_bias]\nentries = [[-3, 1]]", "logit_bias.entries[0]: logit bias names token -3, which does not exist"),
-    ("[logit_bias]\nentries = [[3, 5000]]", "logit_bias.entries[0]: logit bias for token 3 must be in [-1000, 1000], not 5000.0"),
+    (
+        "[logit_bias]\nentries = [[3, 5000]]",
+        "logit_bias.entries[0]: logit bias for token 3 must be in [-1000, 1000], not 5000.0",
+    ),
     ("[logit_bias]\nban = true", "logit_bias.ban: unknown key (known: ban_byte_tokens, entries)"),
-    ("[keymap]\ngenerate = 5", "keymap.generate: must be a string of keys like \"ctrl+g,f5\", not 5"),
-    ("[keymap]\ngenerate = \"ctrl+g,,f5\"", "keymap.generate: must be keys separated by commas, like \"ctrl+g,f5\", not \"ctrl+g,,f5\""),
-    ("[keymap]\ngenerate = \"ctrl g\"", "keymap.generate: must be keys separated by commas, like \"ctrl+g,f5\", not \"ctrl g\""),
-    ("[keymap]\ngenerate = \"f5,ctrl+\"", "keymap.generate: \"ctrl+\" is no key: a key name after any of shift+, ctrl+, "
-                                          "alt+, meta+, super+, hyper+"),
-    ("[keymap]\ngenerate = \"strg+g\"", "keymap.generate: \"strg+g\" is no key: a key name after any of shift+, ctrl+, "
-                                         "alt+, meta+, super+, hyper+"),
-    ("[ui]\ntheme = \"\"", f"ui.theme: unknown theme \"\"; the default is used (known: {', '.join(sorted(BUILTIN_THEMES))})"),
+    ("[keymap]\ngenerate = 5", 'keymap.generate: must be a string of keys like "ctrl+g,f5", not 5'),
+    (
+        '[keymap]\ngenerate = "ctrl+g,,f5"',
+        'keymap.generate: must be keys separated by commas, like "ctrl+g,f5", not "ctrl+g,,f5"',
+    ),
+    (
+        '[keymap]\ngenerate = "ctrl g"',
+        'keymap.generate: must be keys separated by commas, like "ctrl+g,f5", not "ctrl g"',
+    ),
+    (
+        '[keymap]\ngenerate = "f5,ctrl+"',
+        'keymap.generate: "ctrl+" is no key: a key name after any of shift+, ctrl+, alt+, meta+, super+, hyper+',
+    ),
+    (
+        '[keymap]\ngenerate = "strg+g"',
+        'keymap.generate: "strg+g" is no key: a key name after any of shift+, ctrl+, alt+, meta+, super+, hyper+',
+    ),
+    (
+        '[ui]\ntheme = ""',
+        f'ui.theme: unknown theme ""; the default is used (known: {", ".join(sorted(BUILTIN_THEMES))})',
+    ),
     ("[ui]\ntheme = 1", "ui.theme: must be a string, not 1"),
-    ("[ui]\ncolour = \"red\"", "ui.colour: unknown key (known: theme, frames_per_second)"),
+    ('[ui]\ncolour = "red"', "ui.colour: unknown key (known: theme, frames_per_second)"),
     ("[ui]\nframes_per_second = 0", "ui.frames_per_second: must be a whole number from 1 to 60, not 0"),
     ("[ui]\nframes_per_second = 12.5", "ui.frames_per_second: must be a whole number from 1 to 60, not 12.5"),
 ]
@@ -233,10 +281,13 @@ entries = [[1, 2], "oops", [3, 4]]
         load_config(path)
 
 
-@pytest.mark.parametrize("content, problem", [
-    ("[model\npath = 1", "not valid TOML: "),
-    (b"\xff\xfe[model]", "is not UTF-8 text"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ("[model\npath = 1", "not valid TOML: "),
+        (b"\xff\xfe[model]", "is not UTF-8 text"),
+    ],
+)
 def test_unreadable_files(tmp_path: Path, content, problem: str) -> None:
     path = tmp_path / "config.toml"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -256,7 +307,9 @@ def test_explicit_file_must_exist_the_default_need_not(tmp_path: Path) -> None:
 def test_config_preset_lookup() -> None:
     config, _ = parse_config({"presets": {"mine": {"top_k": 3}}})
     assert config.preset("mine").top_k == 3 and config.preset("mine").preset == "mine"
-    with pytest.raises(SettingsError, match="^unknown preset 'x' \\(choose from greedy, prose, creative, anti-loop, mine\\)$"):
+    with pytest.raises(
+        SettingsError, match="^unknown preset 'x' \\(choose from greedy, prose, creative, anti-loop, mine\\)$"
+    ):
         config.preset("x")
 
 
@@ -267,8 +320,9 @@ def test_default_file_documents_every_field_and_changes_nothing(tmp_path: Path) 
         for field in fields(cls):
             assert f"# {field.name} = " in DEFAULT_CONFIG_TEXT, f"{table}.{field.name} is missing from the starter file"
     # Uncomment every example setting and table header: the examples must be valid too.
-    uncommented = "\n".join(line[2:] if re.match(r'^# ("?[\w.]+"? = |\[)', line) else line
-                            for line in DEFAULT_CONFIG_TEXT.splitlines())
+    uncommented = "\n".join(
+        line[2:] if re.match(r'^# ("?[\w.]+"? = |\[)', line) else line for line in DEFAULT_CONFIG_TEXT.splitlines()
+    )
     example, problems = parse_config(tomllib.loads(uncommented), tmp_path / "config.toml")
     assert problems == [] and example.presets["dialogue"].temperature == 0.9
 
@@ -297,8 +351,10 @@ def test_a_key_with_a_newline_is_reported_on_one_line(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text('[presets.path]\n"a\\nb" = false\n[sampler]\n"\\u0007x" = 1\n', encoding="utf-8")
     _, problems = load_config_lenient(path)
-    assert [line.removeprefix(f"{path}: ").split(": ")[0] for line in problems] == ["presets.path.a\\nb",
-                                                                                   "sampler.\\x07x"]
+    assert [line.removeprefix(f"{path}: ").split(": ")[0] for line in problems] == [
+        "presets.path.a\\nb",
+        "sampler.\\x07x",
+    ]
 
 
 def test_server_url_is_read_normalised_and_shown(tmp_path: Path) -> None:

@@ -62,16 +62,42 @@ def test_built_in_defaults() -> None:
 
 def test_config_over_defaults(config: Config) -> None:
     run = run_settings(parse(), config)
-    assert (run.model, run.lora_path, run.lora_scale) == ("/models/configured.gguf", Path("/loras/configured.gguf"), 0.5)
+    assert (run.model, run.lora_path, run.lora_scale) == (
+        "/models/configured.gguf",
+        Path("/loras/configured.gguf"),
+        0.5,
+    )
     assert (run.n_ctx, run.n_threads, run.n_gpu_layers) == (8192, 3, 10)
     assert run.sampler == PRESETS["creative"].with_changes(top_k=7, stop=("FINE",))
     assert run.bias == LogitBias(ban_byte_tokens=True, entries=((5, 1.0), (6, -2.0)))
 
 
 def test_flags_over_config(config: Config) -> None:
-    args = parse("--model", "cli.gguf", "--lora", "cli-lora.gguf", "--lora-scale", "2", "--ctx", "1024",
-                 "--threads", "1", "--gpu-layers", "0", "--top-k", "3", "--stop", "X", "--stop", "Y",
-                 "--bias", "6=4", "--bias", "9=-1", "--no-byte-ban")
+    args = parse(
+        "--model",
+        "cli.gguf",
+        "--lora",
+        "cli-lora.gguf",
+        "--lora-scale",
+        "2",
+        "--ctx",
+        "1024",
+        "--threads",
+        "1",
+        "--gpu-layers",
+        "0",
+        "--top-k",
+        "3",
+        "--stop",
+        "X",
+        "--stop",
+        "Y",
+        "--bias",
+        "6=4",
+        "--bias",
+        "9=-1",
+        "--no-byte-ban",
+    )
     run = run_settings(args, config)
     assert (run.model, run.lora_path, run.lora_scale) == ("cli.gguf", Path("cli-lora.gguf"), 2.0)
     assert (run.n_ctx, run.n_threads, run.n_gpu_layers) == (1024, 1, 0)
@@ -82,7 +108,8 @@ def test_flags_over_config(config: Config) -> None:
 def test_preset_flag_replaces_the_config_sampler(config: Config) -> None:
     assert run_settings(parse("--preset", "greedy"), config).sampler == PRESETS["greedy"]
     assert run_settings(parse("--preset", "greedy", "--temperature", "0.5"), config).sampler == (
-        PRESETS["greedy"].with_changes(temperature=0.5))
+        PRESETS["greedy"].with_changes(temperature=0.5)
+    )
     # The user's own presets work too (a namespace: commands/common.py limits --preset's choices).
     mine = run_settings(argparse.Namespace(preset="mine"), config).sampler
     assert mine.temperature == 0.2 and mine.preset == "mine"
@@ -96,14 +123,20 @@ def test_a_preset_keeps_its_name_when_only_the_seed_length_or_stops_change(confi
     assert run.sampler.preset == "creative" and (run.sampler.max_tokens, run.sampler.seed) == (500, 7)
     assert run.sampler.shape() == PRESETS["creative"].shape()
     assert run_settings(parse("--preset", "creative", "--top-k", "3"), config).sampler.preset == "custom"
-    assert run_settings(parse("--preset", "creative", "--min-p", "0.02"), config).sampler.preset == "creative"  # its own value
+    assert (
+        run_settings(parse("--preset", "creative", "--min-p", "0.02"), config).sampler.preset == "creative"
+    )  # its own value
     custom = PRESETS["prose"].with_changes(temperature=0.3)
     assert custom.with_changes(max_tokens=20).preset == "custom"
 
 
 def test_load_options(config: Config) -> None:
     options = run_settings(parse("--threads", "2"), config).load_options(Path("/m.gguf"))
-    assert (options.model_path, options.lora_path, options.lora_scale) == (Path("/m.gguf"), Path("/loras/configured.gguf"), 0.5)
+    assert (options.model_path, options.lora_path, options.lora_scale) == (
+        Path("/m.gguf"),
+        Path("/loras/configured.gguf"),
+        0.5,
+    )
     assert (options.n_ctx, options.n_threads, options.n_gpu_layers) == (8192, 2, 10)
 
 
@@ -120,16 +153,19 @@ def test_threads_auto_measures_over_the_configs_count(config: Config) -> None:
     assert (options.n_threads, options.n_threads_batch) == (None, None)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("--lora-scale", "0.5"), "--lora-scale needs --lora PATH (or lora in the config's [model])"),
-    (("--lora", "x.gguf", "--lora-scale", "9"), "--lora-scale must be between 0 and 4, not 9.0"),
-    (("--ctx", "10"), "--ctx must be a whole number from 64 to 1048576, not 10"),
-    (("--threads", "-1"), "--threads must be a whole number from 1 to 1024, not -1"),
-    (("--gpu-layers", "-2"), "--gpu-layers must be a whole number of at least -1, not -2"),
-    (("--temperature", "20"), "temperature must be between 0 and 10, not 20.0"),
-    (("--bias", "nope"), "bias 'nope' is not of the form ID=VALUE (e.g. 16001=-100)"),
-    (("--bias", "3=5000"), "logit bias for token 3 must be in [-1000, 1000], not 5000.0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("--lora-scale", "0.5"), "--lora-scale needs --lora PATH (or lora in the config's [model])"),
+        (("--lora", "x.gguf", "--lora-scale", "9"), "--lora-scale must be between 0 and 4, not 9.0"),
+        (("--ctx", "10"), "--ctx must be a whole number from 64 to 1048576, not 10"),
+        (("--threads", "-1"), "--threads must be a whole number from 1 to 1024, not -1"),
+        (("--gpu-layers", "-2"), "--gpu-layers must be a whole number of at least -1, not -2"),
+        (("--temperature", "20"), "temperature must be between 0 and 10, not 20.0"),
+        (("--bias", "nope"), "bias 'nope' is not of the form ID=VALUE (e.g. 16001=-100)"),
+        (("--bias", "3=5000"), "logit bias for token 3 must be in [-1000, 1000], not 5000.0"),
+    ],
+)
 def test_bad_flags_are_one_line_errors(argv: tuple[str, ...], message: str) -> None:
     with pytest.raises(ScriptoriumError) as caught:
         run_settings(parse(*argv), Config())
@@ -137,7 +173,9 @@ def test_bad_flags_are_one_line_errors(argv: tuple[str, ...], message: str) -> N
 
 
 def test_unknown_preset_flag_names_the_choices(config: Config) -> None:
-    with pytest.raises(SettingsError, match=r"^unknown preset 'nope' \(choose from greedy, prose, creative, anti-loop, mine\)$"):
+    with pytest.raises(
+        SettingsError, match=r"^unknown preset 'nope' \(choose from greedy, prose, creative, anti-loop, mine\)$"
+    ):
         run_settings(argparse.Namespace(preset="nope"), config)
 
 

@@ -42,7 +42,9 @@ def test_the_shipped_presets() -> None:
 
 
 def test_every_sampler_and_the_order_in_the_config(tmp_path: Path) -> None:
-    config, problems = config_of(tmp_path, """
+    config, problems = config_of(
+        tmp_path,
+        """
 [sampler]
 dry_multiplier = 0.8
 dry_sequence_breakers = ["\\n", "—"]
@@ -59,14 +61,25 @@ mirostat = 2
 mirostat_tau = 4.0
 mirostat_eta = 0.2
 samplers = ["temperature", "top_k"]
-""")
+""",
+    )
     assert problems == []
     s = config.sampler
-    assert (s.dry_multiplier, s.dry_sequence_breakers, s.xtc_probability, s.xtc_threshold) == (0.8, ("\n", "—"), 0.5, 0.2)
+    assert (s.dry_multiplier, s.dry_sequence_breakers, s.xtc_probability, s.xtc_threshold) == (
+        0.8,
+        ("\n", "—"),
+        0.5,
+        0.2,
+    )
     assert (s.typical_p, s.top_n_sigma, s.dynatemp_range, s.dynatemp_exponent) == (0.9, 1.5, 0.3, 1.2)
     assert s.samplers == ("top_k", "dry", "temperature") and s.preset == "custom"
     mine = config.preset("mirostat")
-    assert (mine.mirostat, mine.mirostat_tau, mine.mirostat_eta, mine.samplers) == (2, 4.0, 0.2, ("temperature", "top_k"))
+    assert (mine.mirostat, mine.mirostat_tau, mine.mirostat_eta, mine.samplers) == (
+        2,
+        4.0,
+        0.2,
+        ("temperature", "top_k"),
+    )
     assert mine.applied_chain() == ("temperature", "mirostat")
     # The effective config writes every one back, and reads the same.
     again, problems = parse_config(tomllib.loads(effective_config_toml(config)))
@@ -80,40 +93,85 @@ def test_a_users_preset_overrides_a_shipped_one_of_the_same_name(tmp_path: Path)
     assert list(config.all_presets()).count("anti-loop") == 1
 
 
-@pytest.mark.parametrize("text, problem", [
-    ('[sampler]\nsamplers = ["top_k", "nucleus"]', "sampler.samplers: samplers: unknown sampler 'nucleus'"),
-    ('[sampler]\nsamplers = "top_k;top_k"', "sampler.samplers: samplers: 'top_k' is listed twice"),
-    ('[sampler]\nxtc_probability = 2', "sampler.xtc_probability: XTC probability must be in [0, 1], not 2.0"),
-    ('[sampler]\nmirostat = 3', "sampler.mirostat: mirostat must be 0 (off), 1 or 2, not 3"),
-    ('[sampler]\ndry_base = 0.5', "sampler.dry_base: DRY base must be in [1, 10], not 0.5"),
-    ('[sampler]\ndry_sequence_breakers = "x"', "sampler.dry_sequence_breakers: must be a list of strings"),
-    ('[presets.x]\ntypical_p = 0', "presets.x.typical_p: typical-p must be in (0, 1], not 0.0"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ('[sampler]\nsamplers = ["top_k", "nucleus"]', "sampler.samplers: samplers: unknown sampler 'nucleus'"),
+        ('[sampler]\nsamplers = "top_k;top_k"', "sampler.samplers: samplers: 'top_k' is listed twice"),
+        ("[sampler]\nxtc_probability = 2", "sampler.xtc_probability: XTC probability must be in [0, 1], not 2.0"),
+        ("[sampler]\nmirostat = 3", "sampler.mirostat: mirostat must be 0 (off), 1 or 2, not 3"),
+        ("[sampler]\ndry_base = 0.5", "sampler.dry_base: DRY base must be in [1, 10], not 0.5"),
+        ('[sampler]\ndry_sequence_breakers = "x"', "sampler.dry_sequence_breakers: must be a list of strings"),
+        ("[presets.x]\ntypical_p = 0", "presets.x.typical_p: typical-p must be in (0, 1], not 0.0"),
+    ],
+)
 def test_a_bad_value_is_one_line_naming_its_key(tmp_path: Path, text: str, problem: str) -> None:
     _config, problems = config_of(tmp_path, text + "\n")
     assert len(problems) == 1 and problem in problems[0]
 
 
 def test_continue_has_a_flag_for_every_sampler() -> None:
-    args = parse("--dry-multiplier", "0.8", "--dry-base", "2", "--dry-allowed-length", "3", "--dry-penalty-last-n", "128",
-                 "--dry-sequence-breaker", "\n", "--dry-sequence-breaker", ".", "--xtc-probability", "0.5",
-                 "--xtc-threshold", "0.2", "--typical-p", "0.9", "--top-n-sigma", "1.5", "--dynatemp-range", "0.3",
-                 "--dynatemp-exponent", "1.2", "--mirostat", "2", "--mirostat-tau", "4", "--mirostat-eta", "0.2",
-                 "--samplers", "xtc;top_k;temperature", "--frequency-penalty", "0.1", "--presence-penalty", "0.2")
+    args = parse(
+        "--dry-multiplier",
+        "0.8",
+        "--dry-base",
+        "2",
+        "--dry-allowed-length",
+        "3",
+        "--dry-penalty-last-n",
+        "128",
+        "--dry-sequence-breaker",
+        "\n",
+        "--dry-sequence-breaker",
+        ".",
+        "--xtc-probability",
+        "0.5",
+        "--xtc-threshold",
+        "0.2",
+        "--typical-p",
+        "0.9",
+        "--top-n-sigma",
+        "1.5",
+        "--dynatemp-range",
+        "0.3",
+        "--dynatemp-exponent",
+        "1.2",
+        "--mirostat",
+        "2",
+        "--mirostat-tau",
+        "4",
+        "--mirostat-eta",
+        "0.2",
+        "--samplers",
+        "xtc;top_k;temperature",
+        "--frequency-penalty",
+        "0.1",
+        "--presence-penalty",
+        "0.2",
+    )
     s = run_settings(args, Config()).sampler
     assert (s.dry_multiplier, s.dry_base, s.dry_allowed_length, s.dry_penalty_last_n) == (0.8, 2.0, 3, 128)
     assert s.dry_sequence_breakers == ("\n", ".")
     assert (s.xtc_probability, s.xtc_threshold, s.typical_p, s.top_n_sigma) == (0.5, 0.2, 0.9, 1.5)
-    assert (s.dynatemp_range, s.dynatemp_exponent, s.mirostat, s.mirostat_tau, s.mirostat_eta) == (0.3, 1.2, 2, 4.0, 0.2)
+    assert (s.dynatemp_range, s.dynatemp_exponent, s.mirostat, s.mirostat_tau, s.mirostat_eta) == (
+        0.3,
+        1.2,
+        2,
+        4.0,
+        0.2,
+    )
     assert s.samplers == ("xtc", "top_k", "temperature")
     assert (s.frequency_penalty, s.presence_penalty) == (0.1, 0.2)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (("--samplers", "top_k;bogus"), "unknown sampler 'bogus'"),
-    (("--xtc-threshold", "-1"), "XTC threshold"),
-    (("--mirostat", "5"), "mirostat must be 0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("--samplers", "top_k;bogus"), "unknown sampler 'bogus'"),
+        (("--xtc-threshold", "-1"), "XTC threshold"),
+        (("--mirostat", "5"), "mirostat must be 0"),
+    ],
+)
 def test_a_bad_flag_is_refused_naming_it(argv, message) -> None:
     with pytest.raises(SettingsError, match=message):
         run_settings(parse(*argv), Config())

@@ -48,13 +48,15 @@ def short_bound(monkeypatch: pytest.MonkeyPatch) -> float:
 
 def test_a_template_that_loops_for_ever_is_stopped_in_one_line(short_bound: float) -> None:
     assert str(_failure_within(20, LOOPING)) == (
-        "the chat template did not finish within 0.5 s (a loop that never ends?), so it was stopped")
+        "the chat template did not finish within 0.5 s (a loop that never ends?), so it was stopped"
+    )
     # Nothing is left spinning, and the next render works.
     assert render_chat(MESSAGES, "{{ messages[0].content }}!", None, "") == "Ciao!"
 
 
-def test_a_renderer_that_does_not_answer_is_ended_by_the_app(short_bound: float,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_renderer_that_does_not_answer_is_ended_by_the_app(
+    short_bound: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A loop inside one C call never sees the renderer's own alarm: the app ends the process."""
     monkeypatch.setattr(template_process, "KILL_GRACE_S", 0.5)
     render_chat(MESSAGES, "warm", None, "")  # started, so what is timed is the render
@@ -93,8 +95,7 @@ def test_the_templates_own_refusals_and_errors_are_still_one_line() -> None:
 def test_a_models_looping_template_fails_the_chat_in_time(gguf_dir: Path, short_bound: float) -> None:
     """The GGUF's own template, as the chat renders it (in a generation's worker thread):
     the worker is free again within the bound, so Esc and ctrl+q never wait on it."""
-    model = gguf_models.write_llama_model(gguf_dir / "looping-template.gguf", kind="sentence",
-                                          chat_template=LOOPING)
+    model = gguf_models.write_llama_model(gguf_dir / "looping-template.gguf", kind="sentence", chat_template=LOOPING)
     backend = IsolatedBackend.load(LoadOptions(model_path=model, n_ctx=256, n_threads=1, n_threads_batch=1))
     failures: list[ScriptoriumError] = []
 

@@ -8,8 +8,11 @@ from scriptorium.inference.comparison import TextScore, paragraph_bits_per_chara
 
 
 def test_windows_are_llama_perplexitys_then_the_tail() -> None:
-    assert [(w.start, w.end, w.full) for w in windows(600, 256)] == [(0, 256, True), (256, 512, True),
-                                                                     (512, 600, False)]
+    assert [(w.start, w.end, w.full) for w in windows(600, 256)] == [
+        (0, 256, True),
+        (256, 512, True),
+        (512, 600, False),
+    ]
     # A tail of one token was predicted by the last full window's final position already.
     assert [(w.start, w.end) for w in windows(513, 256)] == [(0, 256), (256, 512)]
     assert [(w.start, w.end, w.full) for w in windows(40, 256)] == [(0, 40, False)]
@@ -24,8 +27,9 @@ def test_paragraphs_cover_the_text_and_share_its_bits() -> None:
     assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
     # A token counts where it starts: the one opening the second paragraph goes there.
     starts = [0, 0, 12, spans[1][0], spans[2][0]]
-    score = TextScore(n_ctx=256, tokens=5, characters=len(text), bits=10.0,
-                      token_bits=[0.0, 3.0, 1.0, 4.0, 2.0], token_starts=starts)
+    score = TextScore(
+        n_ctx=256, tokens=5, characters=len(text), bits=10.0, token_bits=[0.0, 3.0, 1.0, 4.0, 2.0], token_starts=starts
+    )
     per_paragraph = paragraph_bits_per_character(score, spans)
     lengths = [e - s for s, e in spans]
     assert per_paragraph == pytest.approx([4.0 / lengths[0], 4.0 / lengths[1], 2.0 / lengths[2]])

@@ -99,7 +99,7 @@ def test_prefix_reuse_on_a_sliding_window_model_needs_the_window_before_it(gguf_
         assert context.reuse_prefix(tokens[:650] + other) == 650
         assert_mirror_matches_llama_cpp(context)
         # Continuing at lowest + 10 needs positions the window has forgotten.
-        assert context.reuse_prefix(tokens[:lowest + 10] + other) == 0
+        assert context.reuse_prefix(tokens[: lowest + 10] + other) == 0
         assert context.n_cached == 0
         assert_mirror_matches_llama_cpp(context)
     engine.close()
@@ -272,6 +272,7 @@ def test_an_abort_after_some_ubatches_removes_exactly_the_uncached_tail(engine: 
         def should_stop() -> bool:
             asked.append(1)
             return count is not None and len(asked) >= count
+
         return should_stop
 
     with context.claim():

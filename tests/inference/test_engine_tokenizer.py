@@ -16,7 +16,7 @@ from scriptorium.inference.spm_model import load_spm
 from scriptorium.inference.tokenizer import UnencodableTextError
 
 GREEDY = preset("greedy").with_changes(max_tokens=4)
-HOSTILE = "Perché così? Città, caffè ☕ 🍰 東京 \x07 \U0001F600 va bene"
+HOSTILE = "Perché così? Città, caffè ☕ 🍰 東京 \x07 \U0001f600 va bene"
 
 
 def load(model: Path, **options: object) -> Engine:
@@ -43,8 +43,11 @@ def test_the_guard_refuses_unencodable_text_naming_the_character_and_its_place(n
         with pytest.raises(UnencodableTextError):
             run_all(engine.generate(HOSTILE, GREEDY, LogitBias()))
         with pytest.raises(UnencodableTextError):
-            run_all(engine.generate(engine.chat_prompt([{"role": "user", "content": "東京?"}]), GREEDY, LogitBias(),
-                                    special=True))
+            run_all(
+                engine.generate(
+                    engine.chat_prompt([{"role": "user", "content": "東京?"}]), GREEDY, LogitBias(), special=True
+                )
+            )
         with pytest.raises(UnencodableTextError):
             run_all(engine.score(HOSTILE))
         # Every line of the training text is encodable, and the engine still works after a refusal.
@@ -66,7 +69,8 @@ def test_a_vocabulary_with_byte_tokens_has_no_guard(unigram_gguf: Path) -> None:
 
 
 def test_with_the_model_named_llama_cpp_is_fed_sentencepiece_ids_on_every_line(
-        unigram_spm: Path, unigram_gguf: Path) -> None:
+    unigram_spm: Path, unigram_gguf: Path
+) -> None:
     spm = load_spm(unigram_spm)
     engine = load(unigram_gguf, spm_path=unigram_spm)
     try:
@@ -80,7 +84,7 @@ def test_with_the_model_named_llama_cpp_is_fed_sentencepiece_ids_on_every_line(
             done = events[-1]
             expected = [engine.bos_id] + spm.encode(line)
             assert isinstance(done, GenerationDone) and done.prompt_tokens == len(expected)
-            assert list(engine.cached_tokens[:len(expected)]) == expected
+            assert list(engine.cached_tokens[: len(expected)]) == expected
             generated = [e.id for e in events if isinstance(e, TokenEvent)]
             assert generated and all(0 <= i < engine.n_vocab for i in generated)
         assert done.reused_tokens > 0  # the fourth prompt starts with the third

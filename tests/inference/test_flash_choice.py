@@ -14,7 +14,12 @@ from scriptorium.inference import flash_choice
 from scriptorium.inference.arithmetic import read_arithmetic
 from scriptorium.inference.engine import Engine
 from scriptorium.inference.flash_choice import (
-    FlashChoiceCache, FlashTiming, choice_key, choose_flash, remembered_timing, time_decode_paths,
+    FlashChoiceCache,
+    FlashTiming,
+    choice_key,
+    choose_flash,
+    remembered_timing,
+    time_decode_paths,
 )
 from scriptorium.inference.load_options import LoadOptions
 
@@ -42,7 +47,8 @@ def model_file(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(("on_ms", "off_ms", "chosen"), [(1.0, 2.0, True), (2.0, 1.0, False), (1.5, 1.5, False)])
 def test_the_faster_path_is_chosen_and_a_tie_keeps_plain_attention(
-        tmp_path: Path, model_file: Path, on_ms: float, off_ms: float, chosen: bool) -> None:
+    tmp_path: Path, model_file: Path, on_ms: float, off_ms: float, chosen: bool
+) -> None:
     key = choice_key(model_file, BUILD, n_gpu_layers=-1)
     assert choose_flash(key, FlashChoiceCache(tmp_path / "c.json"), Measure(on_ms, off_ms)) is chosen
 
@@ -117,6 +123,7 @@ def test_the_decode_timing_takes_both_paths_in_turn(random_model: Path, on_s: fl
     engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=256))
     handles = engine.handles
     try:
+
         def params(flash: bool):  # type: ignore[no-untyped-def]
             options = LoadOptions(model_path=random_model, n_ctx=256, n_batch=64, flash_attn=flash)
             return Engine._context_params(handles.lib, options)
@@ -132,8 +139,9 @@ def test_the_decode_timing_takes_both_paths_in_turn(random_model: Path, on_s: fl
 
 
 @pytest.mark.parametrize("flash_faster", [True, False])
-def test_auto_loads_the_measured_path_and_remembers_it(random_model: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch, flash_faster: bool) -> None:
+def test_auto_loads_the_measured_path_and_remembers_it(
+    random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flash_faster: bool
+) -> None:
     cache = tmp_path / "flash.json"
     on, off = (1.0, 2.0) if flash_faster else (2.0, 1.0)
     monkeypatch.setattr(flash_choice, "time_decode_paths", lambda *a, **k: FlashTiming(on_ms=on, off_ms=off))
@@ -147,6 +155,7 @@ def test_auto_loads_the_measured_path_and_remembers_it(random_model: Path, tmp_p
 
     def must_not_time(*args: object, **kwargs: object) -> FlashTiming:
         raise AssertionError("the remembered choice should have been used")
+
     monkeypatch.setattr(flash_choice, "time_decode_paths", must_not_time)
     engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=256), flash_cache=cache)
     try:
@@ -157,8 +166,17 @@ def test_auto_loads_the_measured_path_and_remembers_it(random_model: Path, tmp_p
 
 @pytest.mark.parametrize("flash", [True, False])
 def test_the_arithmetic_is_read_back_from_llama_cpp(random_model: Path, flash: bool) -> None:
-    engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=256, n_threads=1, n_threads_batch=2,
-                                     flash_attn=flash, type_k="f32", type_v="f16"))
+    engine = Engine.load(
+        LoadOptions(
+            model_path=random_model,
+            n_ctx=256,
+            n_threads=1,
+            n_threads_batch=2,
+            flash_attn=flash,
+            type_k="f32",
+            type_v="f16",
+        )
+    )
     try:
         arithmetic = engine.arithmetic
     finally:
@@ -166,14 +184,21 @@ def test_the_arithmetic_is_read_back_from_llama_cpp(random_model: Path, flash: b
     assert arithmetic.flash_attn is flash
     assert (arithmetic.type_k, arithmetic.type_v) == ("f32", "f16")
     assert (arithmetic.n_threads, arithmetic.n_threads_batch) == (1, 2)
-    assert arithmetic.describe() == f"flash attention {'on' if flash else 'off'} · KV K f32 / V f16 · 1 thread (2 for prompts)"
+    assert (
+        arithmetic.describe()
+        == f"flash attention {'on' if flash else 'off'} · KV K f32 / V f16 · 1 thread (2 for prompts)"
+    )
 
 
 def test_llama_cpps_own_words_win_over_the_request() -> None:
-    auto_resolved = ["llama_context: flash_attn            = auto",
-                     "llama_kv_cache: size =    0.06 MiB (   256 cells,   2 layers,  1/1 seqs), K (q8_0):    0.03 MiB, V (f16):    0.03 MiB",
-                     "resolve_fused_ops: Flash Attention was auto, set to disabled"]
+    auto_resolved = [
+        "llama_context: flash_attn            = auto",
+        "llama_kv_cache: size =    0.06 MiB (   256 cells,   2 layers,  1/1 seqs), K (q8_0):    0.03 MiB, V (f16):    0.03 MiB",
+        "resolve_fused_ops: Flash Attention was auto, set to disabled",
+    ]
     read = read_arithmetic(auto_resolved, asked_flash=None, type_k="f16", type_v="f16", n_threads=2, n_threads_batch=2)
     assert (read.flash_attn, read.type_k, read.type_v) == (False, "q8_0", "f16")
-    unknown = read_arithmetic(["something else"], asked_flash=True, type_k="f16", type_v="f16", n_threads=1, n_threads_batch=1)
+    unknown = read_arithmetic(
+        ["something else"], asked_flash=True, type_k="f16", type_v="f16", n_threads=1, n_threads_batch=1
+    )
     assert unknown.flash_attn is True and unknown.kv_types == "f16"

@@ -95,8 +95,7 @@ def test_probabilities_equal_a_softmax_of_llama_cpp_logits(random_model: Path, f
     engine = load(random_model, n_ctx=512, flash_attn=flash_attn)
     events = run(engine, DRAFT, settings, top_n=10)
     generated = tokens_of(events)
-    reference = Llama(model_path=str(random_model), n_ctx=512, logits_all=True, verbose=False,
-                      flash_attn=flash_attn)
+    reference = Llama(model_path=str(random_model), n_ctx=512, logits_all=True, verbose=False, flash_attn=flash_attn)
     prompt_tokens = reference.tokenize(DRAFT.encode())
     # Evaluated in the same batches as the engine: the prompt, then one token at a time.
     reference.eval(prompt_tokens)
@@ -172,11 +171,22 @@ def test_an_unfinished_character_at_the_end_never_reaches_the_text(utf8_model: P
 def test_a_character_interrupted_by_another_token_is_dropped_not_escaped() -> None:
     decoder = TokenTextDecoder()
     # <0xE2> <0x80> then a word: the character never completes; "\\xe2\\x80" was written.
-    assert [decoder.feed(piece) for piece in (b"\xe2", b"\x80", b" casa", b"\xc3", b"\xa8")] == ["", "", " casa", "", "è"]
+    assert [decoder.feed(piece) for piece in (b"\xe2", b"\x80", b" casa", b"\xc3", b"\xa8")] == [
+        "",
+        "",
+        " casa",
+        "",
+        "è",
+    ]
     # A byte that can never start a character is still shown, not dropped: as U+FFFD.
     assert decoder.feed(b"\xff") == "\ufffd" and decoder.finish() == ""
     # So is a lone continuation byte, and an overlong lead (C0, C1) that no byte completes.
-    assert [decoder.feed(piece) for piece in (b"\x80", b"a\xbf", b"\xc0", b"\xc1\x81")] == ["\ufffd", "a\ufffd", "\ufffd", "\ufffd\ufffd"]
+    assert [decoder.feed(piece) for piece in (b"\x80", b"a\xbf", b"\xc0", b"\xc1\x81")] == [
+        "\ufffd",
+        "a\ufffd",
+        "\ufffd",
+        "\ufffd\ufffd",
+    ]
 
 
 def test_stop_strings_match_the_text_as_the_author_sees_it(crlf_model: Path) -> None:
@@ -206,7 +216,9 @@ def test_lora_scale_zero_equals_the_base_model(random_model: Path, lora_adapter:
     tuned.close()
 
 
-def test_loaded_at_scale_zero_equals_the_base_model(random_model: Path, lora_adapter: Path, random_engine: Engine) -> None:
+def test_loaded_at_scale_zero_equals_the_base_model(
+    random_model: Path, lora_adapter: Path, random_engine: Engine
+) -> None:
     settings = GREEDY.with_changes(max_tokens=5)
     zero = load(random_model, n_ctx=512, lora_path=lora_adapter, lora_scale=0.0)
     assert [t.id for t in tokens_of(run(zero, DRAFT, settings))] == [
@@ -234,7 +246,9 @@ def test_appending_a_sentence_prefills_only_the_new_tokens(random_engine: Engine
 def test_an_edit_in_the_middle_reuses_the_prefix_before_it(random_engine: Engine) -> None:
     run(random_engine, DRAFT, GREEDY.with_changes(max_tokens=2))
     edited = DRAFT.replace("notte", "casa")
-    prefill = next(e for e in run(random_engine, edited, GREEDY.with_changes(max_tokens=2)) if isinstance(e, PrefillDone))
+    prefill = next(
+        e for e in run(random_engine, edited, GREEDY.with_changes(max_tokens=2)) if isinstance(e, PrefillDone)
+    )
     unchanged = random_engine.tokenize(DRAFT)[: random_engine.tokenize(DRAFT).index(italian_vocab().id_of("▁notte"))]
     assert prefill.reused_tokens == len(unchanged)
     assert prefill.prefill_tokens == prefill.prompt_tokens - len(unchanged)
@@ -263,8 +277,11 @@ def test_cancelling_between_tokens(random_engine: Engine) -> None:
         seen.append(event)
     # The generator is lazy: re-run, consuming as we go.
     seen.clear()
-    with contextlib.closing(random_engine.generate(DRAFT, GREEDY.with_changes(max_tokens=50), LogitBias(),
-                                                   should_stop=lambda: len(seen) >= 3)) as stream:
+    with contextlib.closing(
+        random_engine.generate(
+            DRAFT, GREEDY.with_changes(max_tokens=50), LogitBias(), should_stop=lambda: len(seen) >= 3
+        )
+    ) as stream:
         for event in stream:
             if isinstance(event, TokenEvent):
                 seen.append(event)

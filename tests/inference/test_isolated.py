@@ -56,31 +56,41 @@ def tokens_of(events: list) -> list[TokenEvent]:
     return [e for e in events if isinstance(e, TokenEvent)]
 
 
-
 def test_events_cross_the_pipe_whole() -> None:
     candidates = (Candidate(7, " gatto", 0.625, False), Candidate(16_001, "<0x01>", 1e-9, True))
-    events = (TokenEvent(index=3, id=7, text=" gatto", p=0.625, top=candidates, elapsed_ms=41.5, kv_tokens=12),
-              TokenScore(index=2, id=9, text="è", start=5, p=0.25, top=candidates))
+    events = (
+        TokenEvent(index=3, id=7, text=" gatto", p=0.625, top=candidates, elapsed_ms=41.5, kv_tokens=12),
+        TokenScore(index=2, id=9, text="è", start=5, p=0.25, top=candidates),
+    )
     assert decode(encode(("events", 1, events))) == ("events", 1, events)
+
 
 def test_it_is_a_backend_and_answers_as_the_engine_does(isolated: IsolatedBackend, sentence_model: Path) -> None:
     engine = Engine.load(options(sentence_model))
     try:
         assert isinstance(isolated, Backend)
-        assert (isolated.facts, isolated.n_ctx, isolated.byte_token_ids) == (engine.facts, engine.n_ctx,
-                                                                            engine.byte_token_ids)
-        here, there = list(engine.generate(PROMPT, GREEDY, LogitBias())), list(isolated.generate(PROMPT, GREEDY, LogitBias()))
+        assert (isolated.facts, isolated.n_ctx, isolated.byte_token_ids) == (
+            engine.facts,
+            engine.n_ctx,
+            engine.byte_token_ids,
+        )
+        here, there = (
+            list(engine.generate(PROMPT, GREEDY, LogitBias())),
+            list(isolated.generate(PROMPT, GREEDY, LogitBias())),
+        )
         # The same binary, model and thread count in both processes compute the same
         # floats; pickling carries a float exactly. Equal, not close.
-        assert [(t.id, t.p, [c.p for c in t.top]) for t in tokens_of(there)] == \
-            [(t.id, t.p, [c.p for c in t.top]) for t in tokens_of(here)]
+        assert [(t.id, t.p, [c.p for c in t.top]) for t in tokens_of(there)] == [
+            (t.id, t.p, [c.p for c in t.top]) for t in tokens_of(here)
+        ]
         assert there[-1].text == here[-1].text and there[-1].stop_reason == here[-1].stop_reason
         assert isolated.kv_usage() == engine.kv_usage()
         conversation = [{"role": "user", "content": "Ciao"}]
         assert isolated.chat_prompt(conversation) == engine.chat_prompt(conversation)
         scored_here, scored_there = list(engine.score("Il gatto dorme.")), list(isolated.score("Il gatto dorme."))
-        assert [(s.id, s.p) for s in scored_there if isinstance(s, TokenScore)] == \
-            [(s.id, s.p) for s in scored_here if isinstance(s, TokenScore)]
+        assert [(s.id, s.p) for s in scored_there if isinstance(s, TokenScore)] == [
+            (s.id, s.p) for s in scored_here if isinstance(s, TokenScore)
+        ]
         assert isinstance(scored_there[-1], ScoreDone) and isolated.kv_usage() == engine.kv_usage()
         # Counting a text's tokens leaves the cache, and what the backend says of it, alone.
         assert isolated.count_tokens("Il gatto dorme. " * 20) == engine.count_tokens("Il gatto dorme. " * 20)
@@ -105,7 +115,8 @@ def test_bad_requests_fail_as_they_do_in_process(isolated: IsolatedBackend, tmp_
 
 
 def test_a_cancel_reaches_the_child_between_tokens_and_during_prefill(
-        byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The child holds after 3 tokens until cancelled: no race with a fast model.
     monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")
     backend = IsolatedBackend.load(options(byte_loop_model))
@@ -158,7 +169,8 @@ def test_the_lora_scale_changes_in_the_child(random_model: Path, lora_adapter: P
 
 
 def test_an_abort_in_llama_cpp_is_an_error_quoting_its_last_line(
-        sentence_model: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    sentence_model: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
     backend = IsolatedBackend.load(options(sentence_model))
     received: list[TokenEvent] = []
@@ -197,12 +209,17 @@ def test_the_child_exits_when_its_parent_closes_the_pipe(isolated: IsolatedBacke
 
 
 def test_the_quoted_line_is_llama_cpps_last_words() -> None:
-    assert last_words(["llama_model_load: loading", "", "ggml.c:12: GGML_ASSERT(x) failed", "  "]) == \
-        "ggml.c:12: GGML_ASSERT(x) failed"
+    assert (
+        last_words(["llama_model_load: loading", "", "ggml.c:12: GGML_ASSERT(x) failed", "  "])
+        == "ggml.c:12: GGML_ASSERT(x) failed"
+    )
     # A C++ exception says what it was on one line and what it said on the next: both.
-    assert last_words(["terminate called after throwing an instance of 'std::out_of_range'",
-                       "  what():  unordered_map::at"]) == \
-        "terminate called after throwing an instance of 'std::out_of_range': what():  unordered_map::at"
+    assert (
+        last_words(
+            ["terminate called after throwing an instance of 'std::out_of_range'", "  what():  unordered_map::at"]
+        )
+        == "terminate called after throwing an instance of 'std::out_of_range': what():  unordered_map::at"
+    )
     assert len(last_words(["x" * 5000])) == 300
     assert describe_death(-signal.SIGKILL, []).endswith("(SIGKILL; the system may have run out of memory)")
     assert describe_death(3, []) == "the model's engine stopped (exit status 3) without a message"
@@ -231,16 +248,19 @@ def _finishes(work: Callable[[], None]) -> bool:
 
 def _counting(backend: IsolatedBackend, failures: list[EngineCrashed]) -> Callable[[], None]:
     """A token count on `backend` that notes how it failed."""
+
     def count() -> None:
         try:
             backend.count_tokens(PROMPT)
         except EngineCrashed as error:
             failures.append(error)
+
     return count
 
 
 def test_a_child_that_stops_answering_is_ended_once_asked_to_stop(
-        byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A hung llama.cpp (stopped, swapped out, spinning in native code) answered no cancel:
     the stream waited for it for ever, holding the lock, so Esc never ended the generation
     and closing the backend (quitting the app, switching models) hung too."""
@@ -275,7 +295,8 @@ def test_a_child_that_stops_answering_is_ended_once_asked_to_stop(
 
 
 def test_closing_does_not_wait_for_ever_on_a_request_to_a_hung_child(
-        isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Quitting while the window marker's count waits on a child that no longer runs.
     monkeypatch.setattr(isolated_module, "STOP_WAIT_S", 0.5, raising=False)
     os.kill(isolated.pid, signal.SIGSTOP)
@@ -297,7 +318,8 @@ def test_closing_does_not_wait_for_ever_on_a_request_to_a_hung_child(
 
 
 def test_a_stream_left_unfinished_on_a_hung_child_lets_go(
-        byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    byte_loop_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # ctrl+c in `continue` while the child no longer runs: the stream's end waited for it for ever.
     monkeypatch.setattr(isolated_module, "STOP_WAIT_S", 0.5, raising=False)
     monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")  # still writing when it is stopped
@@ -315,7 +337,8 @@ def test_a_stream_left_unfinished_on_a_hung_child_lets_go(
 
 
 def test_a_child_stopped_while_idle_is_ended_at_the_next_request(
-        isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SIGSTOP while idle, then ctrl+g: the prompt's count waited for ever, holding the lock;
     Esc ended the generation on screen only, and every later request waited behind it."""
     monkeypatch.setattr(isolated_module, "REPLY_WAIT_S", 0.5, raising=False)
@@ -334,7 +357,8 @@ def test_a_child_stopped_while_idle_is_ended_at_the_next_request(
 
 
 def test_a_generation_on_a_stopped_idle_child_asks_for_the_engine_to_be_loaded_again(
-        isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolated: IsolatedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What the app does with it: the request fails as the engine's, and the engine is loaded again."""
     from scriptorium.app.models.loading import BackendCrashed
     from scriptorium.app.tui.generation import GenerationFailed, Prepared, new_request, stream_generation
@@ -342,11 +366,13 @@ def test_a_generation_on_a_stopped_idle_child_asks_for_the_engine_to_be_loaded_a
     monkeypatch.setattr(isolated_module, "REPLY_WAIT_S", 0.5, raising=False)
     os.kill(isolated.pid, signal.SIGSTOP)
     posted: list[object] = []
-    request = new_request("draft", lambda: Prepared(PROMPT * isolated.count_tokens(PROMPT)), GREEDY, LogitBias(),
-                          3, None)
+    request = new_request(
+        "draft", lambda: Prepared(PROMPT * isolated.count_tokens(PROMPT)), GREEDY, LogitBias(), 3, None
+    )
     try:
-        assert _finishes(lambda: stream_generation(isolated, request, posted.append, should_stop=lambda: False,
-                                                   frame_interval=0.0))
+        assert _finishes(
+            lambda: stream_generation(isolated, request, posted.append, should_stop=lambda: False, frame_interval=0.0)
+        )
     finally:
         if isolated._process.process.poll() is None:
             os.kill(isolated.pid, signal.SIGCONT)

@@ -124,7 +124,9 @@ def assert_accounting_matches_llama_cpp(engine: Engine, logged: LoggedContext, r
         assert {layout.cells_per_layer[il] for il in layers} == {cache.cells}
         assert (cache.type_k, cache.type_v) == (options.type_k, options.type_v)
         k_bytes = sum(cache.cells * row_bytes(options.type_k, facts.n_head_kv[il] * facts.key_length) for il in layers)
-        v_bytes = sum(cache.cells * row_bytes(options.type_v, facts.n_head_kv[il] * facts.value_length) for il in layers)
+        v_bytes = sum(
+            cache.cells * row_bytes(options.type_v, facts.n_head_kv[il] * facts.value_length) for il in layers
+        )
         assert k_bytes + v_bytes == sum(cache.cells * layout.bytes_per_cell[il] for il in layers)
         assert cache.k_mib == pytest.approx(k_bytes / MIB, abs=LOG_ROUNDING_MIB)
         assert cache.v_mib == pytest.approx(v_bytes / MIB, abs=LOG_ROUNDING_MIB)
@@ -140,8 +142,9 @@ def assert_accounting_matches_llama_cpp(engine: Engine, logged: LoggedContext, r
 def wide_llama_model(gguf_dir: Path) -> Path:
     """random_model's kind, wider: head_dim 32 (q8_0 blocks fit), 2 KiB of f16 K+V per
     token, so even 256 cells make a 0.5 MiB cache."""
-    return write_llama_model(gguf_dir / "wide.gguf", kind="random", n_layer=4, n_embd=256, n_head=8,
-                             n_head_kv=4, n_ff=256)
+    return write_llama_model(
+        gguf_dir / "wide.gguf", kind="random", n_layer=4, n_embd=256, n_head=8, n_head_kv=4, n_ff=256
+    )
 
 
 @pytest.fixture(scope="session")
@@ -172,6 +175,7 @@ def test_gemma3_model_loads_fast_and_decodes(gemma3_model: Path) -> None:
 
 
 # ---- allocation ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("n_ctx", [1000, 2048])
 def test_llama_model_allocation(random_model: Path, n_ctx: int) -> None:
@@ -225,12 +229,19 @@ def test_gemma3_swa_cache_follows_the_ubatch(gemma3_model: Path, n_batch: int, n
         assert logged.caches[1].cells == swa_cells
 
 
-@pytest.mark.parametrize("name,window,pattern,expected", [
-    ("period3", 128, 3, (True, True, False) * 2 + (True, True)),
-    ("flags", 128, (True, False, True, True, False, False, True, True),
-     (True, False, True, True, False, False, True, True)),
-    ("no-window", None, None, (False,) * 8),
-])
+@pytest.mark.parametrize(
+    "name,window,pattern,expected",
+    [
+        ("period3", 128, 3, (True, True, False) * 2 + (True, True)),
+        (
+            "flags",
+            128,
+            (True, False, True, True, False, False, True, True),
+            (True, False, True, True, False, False, True, True),
+        ),
+        ("no-window", None, None, (False,) * 8),
+    ],
+)
 def test_gemma3_layer_patterns(gguf_dir: Path, name: str, window, pattern, expected) -> None:
     model = write_gemma3_model(gguf_dir / f"gemma3-{name}.gguf", sliding_window=window, swa_pattern=pattern)
     with loaded(model, n_ctx=1000) as (engine, logged):
@@ -239,6 +250,7 @@ def test_gemma3_layer_patterns(gguf_dir: Path, name: str, window, pattern, expec
 
 
 # ---- usage while generating ----------------------------------------------------------
+
 
 def _positions_held(engine: Engine) -> tuple[int, int]:
     """(pos_min, pos_max) of sequence 0 in llama.cpp's cache; for a sliding-window model
@@ -282,8 +294,10 @@ def test_gemma3_usage_saturates_on_sliding_window_layers(gemma3_model: Path) -> 
         dense_per_token = sum(b for b, swa in zip(layout.bytes_per_cell, engine.facts.swa_layers) if not swa)
         swa_per_token = layout.bytes_per_token - dense_per_token
         # What the panel and `info` say a token costs once the window layers are full.
-        assert (engine.kv_usage().window_tokens, engine.kv_usage().bytes_per_token_past_window) == \
-            (swa_cells, dense_per_token)
+        assert (engine.kv_usage().window_tokens, engine.kv_usage().bytes_per_token_past_window) == (
+            swa_cells,
+            dense_per_token,
+        )
         prompt = _prompt(700)
         checked = 0
         previous = None
@@ -310,6 +324,7 @@ def test_gemma3_usage_saturates_on_sliding_window_layers(gemma3_model: Path) -> 
 
 # ---- the demo model --------------------------------------------------------------------
 
+
 @pytest.fixture(scope="session")
 def demo_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
@@ -319,13 +334,16 @@ def demo_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return package.assemble(tmp_path_factory.mktemp("demo") / package.MODEL_NAME)
 
 
-@pytest.mark.parametrize("n_ctx,type_k,type_v,swa_full", [
-    (256, "f16", "f16", False),
-    (1000, "q8_0", "f16", False),
-    (2048, "f16", "f16", False),
-    (2048, "q8_0", "q8_0", False),
-    (2048, "f16", "f16", True),
-])
+@pytest.mark.parametrize(
+    "n_ctx,type_k,type_v,swa_full",
+    [
+        (256, "f16", "f16", False),
+        (1000, "q8_0", "f16", False),
+        (2048, "f16", "f16", False),
+        (2048, "q8_0", "q8_0", False),
+        (2048, "f16", "f16", True),
+    ],
+)
 def test_demo_model_allocation(demo_model: Path, n_ctx: int, type_k: str, type_v: str, swa_full: bool) -> None:
     with loaded(demo_model, n_ctx=n_ctx, type_k=type_k, type_v=type_v, swa_full=swa_full) as (engine, logged):
         assert engine.facts.architecture == "gemma3" and engine.facts.sliding_window

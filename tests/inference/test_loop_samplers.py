@@ -25,16 +25,29 @@ def test_dry_cuts_the_repeated_four_grams_at_least_fivefold(loop_engine: Engine)
     # context, so a repetition further back than its default 64 tokens counts too.
     greedy = PRESETS["greedy"].with_changes(max_tokens=TOKENS)
     looping = [event.id for event in drawn(loop_engine, greedy)]
-    dry = [event.id for event in drawn(loop_engine, greedy.with_changes(dry_multiplier=0.8, dry_base=1.75,
-                                                                         dry_allowed_length=2, dry_penalty_last_n=512))]
+    dry = [
+        event.id
+        for event in drawn(
+            loop_engine,
+            greedy.with_changes(dry_multiplier=0.8, dry_base=1.75, dry_allowed_length=2, dry_penalty_last_n=512),
+        )
+    ]
     assert len(looping) == len(dry) == TOKENS
     assert repeated_share(looping) > 0.95
     assert repeated_share(dry) * 5 <= repeated_share(looping)
 
 
 def test_xtc_at_probability_one_never_draws_the_top_candidate(loop_engine: Engine) -> None:
-    settings = SamplerSettings(temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, xtc_probability=1.0, xtc_threshold=0.1,
-                               max_tokens=TOKENS, seed=7)
+    settings = SamplerSettings(
+        temperature=1.0,
+        top_k=0,
+        top_p=1.0,
+        min_p=0.0,
+        xtc_probability=1.0,
+        xtc_threshold=0.1,
+        max_tokens=TOKENS,
+        seed=7,
+    )
     events = drawn(loop_engine, settings)
     assert len(events) == TOKENS
     acted = 0

@@ -68,24 +68,40 @@ def test_secondary_keys_are_required_with_the_primary() -> None:
 
 
 def test_switched_off_entries_never_fire_and_always_entries_always_do() -> None:
-    book = Lorebook((LoreEntry("Lucia", ("Lucia",), "Lucia.", enabled=False),
-                     LoreEntry("Stile", (), "Frasi brevi.", always=True),
-                     LoreEntry("Vuota", ("Lucia",), "   ")))
+    book = Lorebook(
+        (
+            LoreEntry("Lucia", ("Lucia",), "Lucia.", enabled=False),
+            LoreEntry("Stile", (), "Frasi brevi.", always=True),
+            LoreEntry("Vuota", ("Lucia",), "   "),
+        )
+    )
     assert fired(book, "Lucia corre.") == [("Stile", ALWAYS)]
 
 
 def test_entries_fire_in_priority_order_ties_in_the_books() -> None:
-    book = Lorebook((LoreEntry("a", ("gatto",), "A.", priority=1), LoreEntry("b", ("cane",), "B.", priority=5),
-                     LoreEntry("c", ("gatto",), "C.", priority=1)))
+    book = Lorebook(
+        (
+            LoreEntry("a", ("gatto",), "A.", priority=1),
+            LoreEntry("b", ("cane",), "B.", priority=5),
+            LoreEntry("c", ("gatto",), "C.", priority=1),
+        )
+    )
     assert [name for name, _ in fired(book, "il cane e il gatto")] == ["b", "a", "c"]
 
 
-@pytest.mark.parametrize(("typed", "settled"), [
-    ("arrivò Luci", "arrivò "), ("arrivò Lucia", "arrivò "), ("arrivò Lucia ", "arrivò Lucia "),
-    ("arrivò Lucia.", "arrivò Lucia."), ("", ""), ("Lucia", ""),
-])
+@pytest.mark.parametrize(
+    ("typed", "settled"),
+    [
+        ("arrivò Luci", "arrivò "),
+        ("arrivò Lucia", "arrivò "),
+        ("arrivò Lucia ", "arrivò Lucia "),
+        ("arrivò Lucia.", "arrivò Lucia."),
+        ("", ""),
+        ("Lucia", ""),
+    ],
+)
 def test_the_word_being_typed_is_not_scanned(typed: str, settled: str) -> None:
-    assert typed[:settled_end(typed)] == settled
+    assert typed[: settled_end(typed)] == settled
 
 
 def test_half_typed_keys_do_not_toggle_entries() -> None:
@@ -96,18 +112,25 @@ def test_half_typed_keys_do_not_toggle_entries() -> None:
     states = []
     for n in range(len(text) + 1):
         typed = text[:n]
-        states.append(bool(scan(book, [typed[:settled_end(typed)]])))
+        states.append(bool(scan(book, [typed[: settled_end(typed)]])))
     changes = [n for n in range(1, len(states)) if states[n] != states[n - 1]]
     assert changes == [len(text)]  # once, at the full stop after "Lucia"
 
 
 def test_fitting_keeps_entries_by_priority_and_says_which_were_dropped() -> None:
-    book = Lorebook((LoreEntry("low", ("gatto",), "uno due tre", priority=1),
-                     LoreEntry("high", ("gatto",), "uno due tre quattro", priority=9),
-                     LoreEntry("mid", ("gatto",), "uno due tre quattro cinque sei", priority=5)))
+    book = Lorebook(
+        (
+            LoreEntry("low", ("gatto",), "uno due tre", priority=1),
+            LoreEntry("high", ("gatto",), "uno due tre quattro", priority=9),
+            LoreEntry("mid", ("gatto",), "uno due tre quattro cinque sei", priority=5),
+        )
+    )
     choice = choose(scan(book, ["il gatto"]), 8, words)
-    assert [(f.name, f.tokens, f.kept) for f in choice.fired] == [("high", 4, True), ("mid", 6, False),
-                                                                   ("low", 3, True)]
+    assert [(f.name, f.tokens, f.kept) for f in choice.fired] == [
+        ("high", 4, True),
+        ("mid", 6, False),
+        ("low", 3, True),
+    ]
     assert choice.block == "uno due tre quattro\n\nuno due tre\n\n"
     assert sum(f.tokens for f in choice.kept) == words(choice.block) - 1
     assert [f.name for f in choice.dropped] == ["mid"]

@@ -16,7 +16,9 @@ def load(model: Path, **options) -> Engine:
     return Engine.load(LoadOptions(model_path=model, **options))
 
 
-def test_bad_model_files_are_refused_before_llama_cpp(tmp_path: Path, bad_gguf_files, foreign_lora_adapter, random_model, lora_adapter) -> None:
+def test_bad_model_files_are_refused_before_llama_cpp(
+    tmp_path: Path, bad_gguf_files, foreign_lora_adapter, random_model, lora_adapter
+) -> None:
     with pytest.raises(ModelFileError, match="not found"):
         load(tmp_path / "missing.gguf")
     with pytest.raises(ModelFileError, match="not a GGUF file"):
@@ -34,9 +36,13 @@ def test_bad_model_files_are_refused_before_llama_cpp(tmp_path: Path, bad_gguf_f
 
 
 def test_an_adapter_for_another_base_model_of_the_same_architecture_is_refused_by_its_shapes(
-        random_model: Path, wider_model_lora_adapter: Path) -> None:
-    with pytest.raises(ModelFileError, match=r"made for another base model: its blk\.0\.attn_q\.weight is 128 x 128, "
-                                             r"the model's 64 x 64"):
+    random_model: Path, wider_model_lora_adapter: Path
+) -> None:
+    with pytest.raises(
+        ModelFileError,
+        match=r"made for another base model: its blk\.0\.attn_q\.weight is 128 x 128, "
+        r"the model's 64 x 64",
+    ):
         load(random_model, lora_path=wider_model_lora_adapter)
 
 
@@ -48,7 +54,9 @@ def test_a_load_llama_cpp_refuses_says_why(random_model: Path) -> None:
         load(random_model, type_k="q8_0", flash_attn=True)
 
 
-def test_a_model_llama_cpp_cannot_load_names_the_reason_not_the_bare_failure(tmp_path: Path, random_model: Path) -> None:
+def test_a_model_llama_cpp_cannot_load_names_the_reason_not_the_bare_failure(
+    tmp_path: Path, random_model: Path
+) -> None:
     from gguf_corrupt import corrupt_copy
 
     from scriptorium.inference.errors import ModelLoadError

@@ -80,8 +80,9 @@ def _local(model: Path, **kwargs) -> Engine:
 
 
 # ---- what the server says about itself ------------------------------------------------------
-def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(random_server: LlamaServer,
-                                                                     lora_adapter: Path) -> None:
+def test_connection_reads_context_vocabulary_byte_tokens_and_adapter(
+    random_server: LlamaServer, lora_adapter: Path
+) -> None:
     backend = connect_to(random_server)
     try:
         assert backend.n_ctx == CONTEXT  # /props default_generation_settings.n_ctx
@@ -137,8 +138,9 @@ def test_byte_tokens_are_banned_through_logit_bias(byte_server: LlamaServer) -> 
     backend = connect_to(byte_server)
     try:
         banned, _, _ = _events(backend, PROMPT, top_n=5, settings=GREEDY.with_changes(max_tokens=4))
-        allowed, _, _ = _events(backend, PROMPT, top_n=5, bias=LogitBias(ban_byte_tokens=False),
-                                settings=GREEDY.with_changes(max_tokens=4))
+        allowed, _, _ = _events(
+            backend, PROMPT, top_n=5, bias=LogitBias(ban_byte_tokens=False), settings=GREEDY.with_changes(max_tokens=4)
+        )
     finally:
         backend.close()
     assert all(t.id < FIRST_BYTE_ID for t in banned)
@@ -243,10 +245,12 @@ def test_timings_come_from_the_server_and_the_prompt_cache_is_reused(random_serv
     assert backend.kv_usage().tokens == again.kv_cache.tokens
 
 
-@pytest.mark.parametrize("server_name, max_tokens, reason",
-                         [("random_server", 4, "length"), ("sentence_server", 20, "eos")])
-def test_the_kv_figure_is_what_the_servers_slot_holds(server_name: str, max_tokens: int, reason: str,
-                                                      request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    "server_name, max_tokens, reason", [("random_server", 4, "length"), ("sentence_server", 20, "eos")]
+)
+def test_the_kv_figure_is_what_the_servers_slot_holds(
+    server_name: str, max_tokens: int, reason: str, request: pytest.FixtureRequest
+) -> None:
     """The last token sampled is never decoded (the generation ends on it), on the server
     as locally: the slot holds prompt + completion - 1 after a length stop, and prompt +
     completion after an end-of-generation token (sampled, not a completion token)."""
@@ -261,8 +265,9 @@ def test_the_kv_figure_is_what_the_servers_slot_holds(server_name: str, max_toke
     assert backend.kv_usage().tokens == done.kv_cache.tokens
 
 
-def test_the_length_asked_for_ending_at_the_context_is_a_length_stop(random_model: Path,
-                                                                       random_server: LlamaServer) -> None:
+def test_the_length_asked_for_ending_at_the_context_is_a_length_stop(
+    random_model: Path, random_server: LlamaServer
+) -> None:
     remote, local = connect_to(random_server), _local(random_model)
     try:
         rest = GREEDY.with_changes(max_tokens=CONTEXT - remote.count_tokens(PROMPT))

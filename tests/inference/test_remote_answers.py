@@ -47,12 +47,18 @@ CONNECTING = {
 
 STREAMING = {
     "tokens_predicted is text": ([{**stream_chunks()[0], "tokens_predicted": "q"}], "tokens_predicted"),
-    "an entry without an id": ([stream_chunks()[0], {"completion_probabilities": [_entry(id=...)]}],
-                               "completion_probabilities[0].id"),
-    "bytes out of range": ([stream_chunks()[0], {"completion_probabilities": [_entry(bytes=[999, -1])]}],
-                           "completion_probabilities[0].bytes[0]"),
-    "a NaN log-probability": ([stream_chunks()[0], '{"completion_probabilities": [{"id": 11, "bytes": [97], '
-                                                   '"logprob": NaN}]}'], "completion_probabilities[0].logprob"),
+    "an entry without an id": (
+        [stream_chunks()[0], {"completion_probabilities": [_entry(id=...)]}],
+        "completion_probabilities[0].id",
+    ),
+    "bytes out of range": (
+        [stream_chunks()[0], {"completion_probabilities": [_entry(bytes=[999, -1])]}],
+        "completion_probabilities[0].bytes[0]",
+    ),
+    "a NaN log-probability": (
+        [stream_chunks()[0], '{"completion_probabilities": [{"id": 11, "bytes": [97], "logprob": NaN}]}'],
+        "completion_probabilities[0].logprob",
+    ),
 }
 
 
@@ -105,9 +111,21 @@ def test_continue_json_never_writes_nan_and_stops_in_one_line() -> None:
     """`"p": NaN` was written into `continue --json`, which is then no JSON a reader parses."""
     chunks = [stream_chunks()[0], '{"completion_probabilities": [{"id": 11, "bytes": [97], "logprob": NaN}]}']
     with FakeLlamaServer({"/completion": chunks}) as url:
-        result = subprocess.run([sys.executable.replace("python", "scriptorium"), "continue", "--server", url,
-                                 "--json", "--max-tokens", "5"],
-                                input="La", capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [
+                sys.executable.replace("python", "scriptorium"),
+                "continue",
+                "--server",
+                url,
+                "--json",
+                "--max-tokens",
+                "5",
+            ],
+            input="La",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert "Traceback" not in result.stderr and result.returncode != 0
     assert "NaN" not in result.stdout
     for line in result.stdout.splitlines():

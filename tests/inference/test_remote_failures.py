@@ -54,7 +54,9 @@ def test_a_server_that_never_answers_times_out() -> None:
         # other requests, some asked while the author types, give up after `answer`.
         started = time.monotonic()
         with pytest.raises(ServerError, match="went silent for 0.5 s"):
-            RemoteBackend.connect(url, LoadOptions(model_path=Path("x")), timeouts=Timeouts(connect=2.0, read=30.0, answer=0.5))
+            RemoteBackend.connect(
+                url, LoadOptions(model_path=Path("x")), timeouts=Timeouts(connect=2.0, read=30.0, answer=0.5)
+            )
         assert time.monotonic() - started < 10
 
 
@@ -65,8 +67,11 @@ def test_https_to_a_server_that_never_answers_says_to_try_http() -> None:
         silent.listen(1)
         port = silent.getsockname()[1]
         with pytest.raises(ServerError, match=f"or it speaks plain HTTP: try http://127.0.0.1:{port}"):
-            RemoteBackend.connect(f"https://127.0.0.1:{port}", LoadOptions(model_path=Path("x")),
-                                  timeouts=Timeouts(connect=0.5, read=30.0, answer=0.5))
+            RemoteBackend.connect(
+                f"https://127.0.0.1:{port}",
+                LoadOptions(model_path=Path("x")),
+                timeouts=Timeouts(connect=0.5, read=30.0, answer=0.5),
+            )
 
 
 def test_a_server_killed_mid_stream_keeps_the_text_so_far(random_model: Path, server_logs: Path) -> None:
@@ -83,8 +88,9 @@ def test_a_server_killed_mid_stream_keeps_the_text_so_far(random_model: Path, se
                 killed.set()
                 server.kill()
 
-        request = GenerationRequest(kind="draft", id=1, prompt=PROMPT, settings=GREEDY.with_changes(max_tokens=400),
-                                    bias=LogitBias(), top_n=3)
+        request = GenerationRequest(
+            kind="draft", id=1, prompt=PROMPT, settings=GREEDY.with_changes(max_tokens=400), bias=LogitBias(), top_n=3
+        )
         try:
             stream_generation(backend, request, post, should_stop=lambda: False, frame_interval=0.0)
         finally:
@@ -107,8 +113,9 @@ def test_a_stream_from_a_server_gone_silent_stops_when_asked(random_model: Path,
         stop = threading.Event()
         events: list[object] = []
         try:
-            stream = backend.generate(PROMPT, GREEDY.with_changes(max_tokens=2000), LogitBias(), top_n=3,
-                                      should_stop=stop.is_set)
+            stream = backend.generate(
+                PROMPT, GREEDY.with_changes(max_tokens=2000), LogitBias(), top_n=3, should_stop=stop.is_set
+            )
             with closing(stream):
                 for event in stream:
                     events.append(event)

@@ -87,18 +87,24 @@ def test_text_it_cannot_encode_is_refused_as_the_local_engine_refuses_it(
     assert served.value.index == local.value.index
 
 
-def test_a_draft_and_a_chat_it_cannot_encode_are_refused_as_locally(remote: RemoteBackend,
-                                                                     no_bytes_engine: Engine) -> None:
+def test_a_draft_and_a_chat_it_cannot_encode_are_refused_as_locally(
+    remote: RemoteBackend, no_bytes_engine: Engine
+) -> None:
     """In the draft the character is placed in the author's text; a chat whose format has
     line breaks the model cannot write is the model's failure: it cannot chat."""
+
     def refusals(backend: RemoteBackend | Engine) -> list[str]:
         said = []
         with pytest.raises(UnencodableTextError) as draft:
             build_window("La casa era buia.\nE la notte", budget=200, count=backend.count_tokens)
         said.append(str(draft.value))
         with pytest.raises(ChatFormatError) as chat:
-            fit_chat([{"role": "user", "content": "ciao"}], budget=200, count=backend.count_tokens,
-                     render=lambda messages: backend.chat_prompt(messages, FALLBACK))
+            fit_chat(
+                [{"role": "user", "content": "ciao"}],
+                budget=200,
+                count=backend.count_tokens,
+                render=lambda messages: backend.chat_prompt(messages, FALLBACK),
+            )
         said.append(str(chat.value))
         return said
 
@@ -125,13 +131,15 @@ class CountedPosts:
 def gateway(server: LlamaServer, refused: str) -> Iterator[str]:
     """A gateway in front of `server` (as a proxy forwards to one) that refuses, HTTP 403,
     every request whose body holds `refused`; its URL."""
+
     class Forward(http.server.BaseHTTPRequestHandler):
         def _forward(self, body: bytes | None) -> None:
             if body is not None and refused.encode() in body:
                 status, answer = 403, json.dumps({"error": {"code": 403, "message": "forbidden by policy"}}).encode()
             else:
-                request = urllib.request.Request(server.url + self.path, data=body, method=self.command,
-                                                 headers={"Content-Type": "application/json"})
+                request = urllib.request.Request(
+                    server.url + self.path, data=body, method=self.command, headers={"Content-Type": "application/json"}
+                )
                 try:
                     with urllib.request.urlopen(request, timeout=30) as response:
                         status, answer = response.status, response.read()
@@ -184,8 +192,9 @@ def test_text_refused_for_another_reason_is_not_a_character_the_model_cannot_enc
     assert posts.paths == ["/tokenize"]
 
 
-def test_many_characters_it_cannot_encode_are_counted_in_a_few_requests(remote: RemoteBackend,
-                                                                         no_bytes_engine: Engine) -> None:
+def test_many_characters_it_cannot_encode_are_counted_in_a_few_requests(
+    remote: RemoteBackend, no_bytes_engine: Engine
+) -> None:
     """Text in a script the vocabulary has no piece for (300 ideographs pasted into an Italian
     draft): counting the others asked about halves down to each one, 614 requests, and again
     at every pause in typing, when the window marker measures the draft."""

@@ -27,8 +27,9 @@ DRY = GREEDY.with_changes(dry_multiplier=0.8, dry_base=1.75, dry_allowed_length=
 @pytest.fixture(scope="module")
 def loop_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     transitions, default_next = loop_transitions()
-    return write_llama_model(tmp_path_factory.mktemp("loop") / "loop.gguf", kind="markov",
-                             transitions=transitions, default_next=default_next)
+    return write_llama_model(
+        tmp_path_factory.mktemp("loop") / "loop.gguf", kind="markov", transitions=transitions, default_next=default_next
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,11 +55,24 @@ def ids(backend, settings) -> list[int]:
 def test_dry_is_sent_and_applied_as_in_process(both) -> None:
     remote, local = both
     body = request_body(remote, [1, 2], DRY, LogitBias(), 3, 5)
-    assert (body["dry_multiplier"], body["dry_base"], body["dry_allowed_length"], body["dry_penalty_last_n"]) == \
-        (0.8, 1.75, 2, CONTEXT)
-    assert body["dry_sequence_breakers"] == ["\n", ":", "\"", "*"]
-    assert body["samplers"] == ["penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc",
-                                "temperature"]
+    assert (body["dry_multiplier"], body["dry_base"], body["dry_allowed_length"], body["dry_penalty_last_n"]) == (
+        0.8,
+        1.75,
+        2,
+        CONTEXT,
+    )
+    assert body["dry_sequence_breakers"] == ["\n", ":", '"', "*"]
+    assert body["samplers"] == [
+        "penalties",
+        "dry",
+        "top_n_sigma",
+        "top_k",
+        "typ_p",
+        "top_p",
+        "min_p",
+        "xtc",
+        "temperature",
+    ]
     served = ids(remote, DRY)
     assert served == ids(local, DRY)
     assert repeated_share(served) < repeated_share(ids(remote, GREEDY)) / 3  # applied, not ignored
@@ -92,7 +106,8 @@ def test_a_sampler_the_server_lacks_is_refused_while_it_acts(both) -> None:
 
 def test_an_empty_list_of_dry_breakers_is_refused_remotely_only_while_dry_acts(both) -> None:
     remote, _local = both
-    assert "dry_sequence_breakers" not in request_body(remote, [1], GREEDY.with_changes(dry_sequence_breakers=()),
-                                                       LogitBias(), 3, 5)
+    assert "dry_sequence_breakers" not in request_body(
+        remote, [1], GREEDY.with_changes(dry_sequence_breakers=()), LogitBias(), 3, 5
+    )
     with pytest.raises(SettingsError, match="at least one DRY sequence breaker"):
         request_body(remote, [1], DRY.with_changes(dry_sequence_breakers=()), LogitBias(), 3, 5)

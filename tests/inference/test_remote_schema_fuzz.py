@@ -17,16 +17,32 @@ from scriptorium.inference import remote
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.events import GenerationDone, KVCacheUsage
 from scriptorium.inference.remote_schema import (
-    ROUTES, AnswerMismatch, Anything, Either, Flag, ListOf, Number, Record, Text, Unless, Whole, checked_answer,
+    ROUTES,
+    AnswerMismatch,
+    Anything,
+    Either,
+    Flag,
+    ListOf,
+    Number,
+    Record,
+    Text,
+    Unless,
+    Whole,
+    checked_answer,
 )
 from scriptorium.inference.remote_stream import run_remote_generation
 from scriptorium.inference.settings import PRESETS, LogitBias
 
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 ANY_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.floats() | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers(-(10**12), 10**12) | st.floats() | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=6,
 )
@@ -37,7 +53,7 @@ def near(shape: Any) -> st.SearchStrategy[Any]:
     if isinstance(shape, Whole):
         fits = st.integers(shape.minimum, shape.maximum if shape.maximum is not None else 10**9)
     elif isinstance(shape, Number):
-        fits = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**6, 10**6)
+        fits = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(10**6), 10**6)
     elif isinstance(shape, Text):
         fits = st.text(max_size=12)
     elif isinstance(shape, Flag):
@@ -71,10 +87,15 @@ def test_any_answer_is_accepted_or_refused_in_one_line(route: str, answer: Any) 
 
 
 @FUZZ
-@given(props=near(ROUTES["/props"]), models=near(ROUTES["/v1/models"]), adapters=near(ROUTES["/lora-adapters"]),
-       slots=near(ROUTES["/slots"]))
-def test_what_the_schema_accepts_at_connection_is_read_without_error(props: Any, models: Any, adapters: Any,
-                                                                    slots: Any) -> None:
+@given(
+    props=near(ROUTES["/props"]),
+    models=near(ROUTES["/v1/models"]),
+    adapters=near(ROUTES["/lora-adapters"]),
+    slots=near(ROUTES["/slots"]),
+)
+def test_what_the_schema_accepts_at_connection_is_read_without_error(
+    props: Any, models: Any, adapters: Any, slots: Any
+) -> None:
     props, models = _accepted("/props", props), _accepted("/v1/models", models)
     adapters, slots = _accepted("/lora-adapters", adapters), _accepted("/slots", slots)
     if props is not None:
@@ -115,8 +136,9 @@ class _Backend:
         return []
 
     def kv_usage(self) -> KVCacheUsage:
-        return KVCacheUsage(tokens=self.kv_tokens, n_ctx=self.n_ctx, bytes_allocated=None, bytes_used=None,
-                            bytes_per_token=None)
+        return KVCacheUsage(
+            tokens=self.kv_tokens, n_ctx=self.n_ctx, bytes_allocated=None, bytes_used=None, bytes_per_token=None
+        )
 
 
 @FUZZ
@@ -128,8 +150,11 @@ def test_a_stream_the_schema_accepts_is_read_without_error(chunks: list[Any]) ->
             break  # the client raises there: what came before is what the generation read
         accepted.append(checked)
     try:
-        events = list(run_remote_generation(_Backend(accepted), "La", PRESETS["greedy"], LogitBias(), top_n=3,
-                                            should_stop=None, special=False))
+        events = list(
+            run_remote_generation(
+                _Backend(accepted), "La", PRESETS["greedy"], LogitBias(), top_n=3, should_stop=None, special=False
+            )
+        )
     except ScriptoriumError:
         return  # a stream that ends early is said in one line
     assert isinstance(events[-1], GenerationDone)

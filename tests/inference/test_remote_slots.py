@@ -22,7 +22,9 @@ ANOTHER_CLIENTS_PROMPT = "La casa era buia, e la notte più lunga. " * 8
 def another_client_writes(server: LlamaServer) -> None:
     """A request of another program, with a prompt of its own, as a shared server gets."""
     body = json.dumps({"prompt": ANOTHER_CLIENTS_PROMPT, "n_predict": 2}).encode()
-    request = urllib.request.Request(f"{server.url}/completion", data=body, headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{server.url}/completion", data=body, headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=60) as response:
         response.read()
 
@@ -47,8 +49,9 @@ def connect_and_write(server: LlamaServer) -> tuple[int | None, GenerationDone]:
         backend.close()
 
 
-def test_with_several_slots_the_figure_is_unknown_until_the_first_generation(random_model: Path,
-                                                                             server_logs: Path) -> None:
+def test_with_several_slots_the_figure_is_unknown_until_the_first_generation(
+    random_model: Path, server_logs: Path
+) -> None:
     """Connecting showed the fullest slot's tokens: another client's cache, not this app's."""
     with LlamaServer(random_model, server_logs, "--parallel", "2", context=2 * CONTEXT) as server:
         another_client_writes(server)

@@ -33,8 +33,9 @@ def test_credentials_in_the_url_are_sent_and_never_shown(sentence_model: Path, t
     thread.start()
     try:
         with pytest.raises(ServerError) as raised:
-            RemoteBackend.connect(f"http://alice:s3cret@127.0.0.1:{proxy.server_address[1]}",
-                                  LoadOptions(model_path=Path("x")))
+            RemoteBackend.connect(
+                f"http://alice:s3cret@127.0.0.1:{proxy.server_address[1]}", LoadOptions(model_path=Path("x"))
+            )
     finally:
         proxy.shutdown()
         proxy.server_close()
@@ -44,8 +45,9 @@ def test_credentials_in_the_url_are_sent_and_never_shown(sentence_model: Path, t
 
     server_binary()
     with LlamaServer(sentence_model, tmp_path) as server:
-        backend = RemoteBackend.connect(server.url.replace("http://", "http://alice:s3cret@"),
-                                        LoadOptions(model_path=Path("x")))
+        backend = RemoteBackend.connect(
+            server.url.replace("http://", "http://alice:s3cret@"), LoadOptions(model_path=Path("x"))
+        )
         try:
             assert backend.origin.endswith(f"at {server.url}")
         finally:
@@ -54,7 +56,8 @@ def test_credentials_in_the_url_are_sent_and_never_shown(sentence_model: Path, t
 
 @pytest.mark.parametrize("route", ["/v1", "/completion"])
 def test_a_route_pasted_into_the_url_is_named_with_the_address_to_use(
-        sentence_model: Path, tmp_path: Path, route: str) -> None:
+    sentence_model: Path, tmp_path: Path, route: str
+) -> None:
     server_binary()
     with LlamaServer(sentence_model, tmp_path) as server:
         with pytest.raises(ServerError) as raised:

@@ -14,6 +14,7 @@ from scriptorium.inference.engine import Engine
 from scriptorium.inference.events import TokenEvent
 from scriptorium.inference.settings import PRESETS, SAMPLER_NAMES, LogitBias, SamplerSettings, SettingsError
 
+
 def reference_tokens(engine: Engine, settings: SamplerSettings, bias: dict[int, float]) -> list[int]:
     """Prefill as the engine does (one batch), then llama_sampler_sample and one-token decodes."""
     lib, ctx = engine._h.lib, engine.context.handle
@@ -57,8 +58,17 @@ def test_each_sampler_draws_what_llama_cpps_chain_draws(engine: Engine, name: st
 
 
 def test_the_default_order_is_llama_cpps() -> None:
-    assert SamplerSettings().samplers == ("penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p",
-                                          "xtc", "temperature")
+    assert SamplerSettings().samplers == (
+        "penalties",
+        "dry",
+        "top_n_sigma",
+        "top_k",
+        "typ_p",
+        "top_p",
+        "min_p",
+        "xtc",
+        "temperature",
+    )
     assert SAMPLER_NAMES == SamplerSettings().samplers
 
 

@@ -20,14 +20,17 @@ STEPS = 60
 TOP_N = 8
 
 
-def reference_steps(engine: Engine, prompt: str, settings: SamplerSettings) -> list[tuple[int, list[tuple[int, float]]]]:
+def reference_steps(
+    engine: Engine, prompt: str, settings: SamplerSettings
+) -> list[tuple[int, list[tuple[int, float]]]]:
     """(drawn token, survivors by probability) at each step, from llama_sampler_apply of the
     whole chain on an array filled as llama_sampler_sample fills its own."""
     lib, ctx, n_vocab = engine._h.lib, engine.context.handle, engine.n_vocab
     tokens = engine.vocabulary.tokenize(prompt, special=False)
     engine.clear_cache()
-    chain = llama_cpp_chain(lib, engine._h.vocab, n_vocab, settings, LogitBias().resolve(engine.byte_token_ids),
-                            settings.seed)
+    chain = llama_cpp_chain(
+        lib, engine._h.vocab, n_vocab, settings, LogitBias().resolve(engine.byte_token_ids), settings.seed
+    )
     buffer = np.zeros(n_vocab, dtype=TOKEN_DATA)
     array = lib.llama_token_data_array()
     steps = []
@@ -44,9 +47,11 @@ def reference_steps(engine: Engine, prompt: str, settings: SamplerSettings) -> l
             array.size, array.selected, array.sorted = n_vocab, -1, False
             lib.llama_sampler_apply(chain, ctypes.byref(array))
             start = (ctypes.cast(array.data, ctypes.c_void_p).value - buffer.ctypes.data) // TOKEN_DATA.itemsize
-            left = buffer[start:start + array.size]
+            left = buffer[start : start + array.size]
             token = int(left["id"][array.selected])
-            survivors = sorted(((int(i), float(p)) for i, p in zip(left["id"], left["p"]) if p > 0), key=lambda s: -s[1])
+            survivors = sorted(
+                ((int(i), float(p)) for i, p in zip(left["id"], left["p"]) if p > 0), key=lambda s: -s[1]
+            )
             steps.append((token, survivors[:TOP_N]))
             lib.llama_sampler_accept(chain, token)
             assert lib.llama_decode(ctx, lib.llama_batch_get_one((ctypes.c_int32 * 1)(token), 1)) == 0
@@ -62,8 +67,21 @@ def events_of(engine: Engine, prompt: str, settings: SamplerSettings) -> list[To
         return [event for event in events if isinstance(event, TokenEvent)]
 
 
-@pytest.mark.parametrize("name", ["top_k", "top_p", "min_p", "xtc", "typ_p", "top_n_sigma", "penalties", "dry",
-                                  "mirostat v2", "every sampler, reordered"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "top_k",
+        "top_p",
+        "min_p",
+        "xtc",
+        "typ_p",
+        "top_n_sigma",
+        "penalties",
+        "dry",
+        "mirostat v2",
+        "every sampler, reordered",
+    ],
+)
 def test_what_was_kept_is_what_llama_cpps_chain_leaves(engine: Engine, name: str) -> None:  # noqa: F811
     settings = NEUTRAL.with_changes(**SAMPLERS[name], max_tokens=STEPS)
     ours = events_of(engine, DRAFT, settings)
@@ -82,8 +100,9 @@ def test_greedy_keeps_its_token_alone(engine: Engine) -> None:  # noqa: F811
 
 
 def test_xtc_and_top_k_say_which_candidates_they_took_out(loop_engine: Engine) -> None:  # noqa: F811
-    settings = SamplerSettings(temperature=1.0, top_k=5, top_p=1.0, xtc_probability=1.0, xtc_threshold=0.1,
-                               max_tokens=20, seed=3)
+    settings = SamplerSettings(
+        temperature=1.0, top_k=5, top_p=1.0, xtc_probability=1.0, xtc_threshold=0.1, max_tokens=20, seed=3
+    )
     for event in events_of(loop_engine, PROMPT, settings):
         removed = dict(event.removed)
         # XTC sees the probabilities top-k left: the 5 likeliest, renormalised.
@@ -101,5 +120,5 @@ def test_dry_says_which_token_it_pushed_down_and_by_how_much(loop_engine: Engine
     pushes = [push for event in events_of(loop_engine, PROMPT, dry) for push in event.pushed if push[1] == "dry"]
     assert pushes, "the looping model repeats itself: DRY acts"
     # multiplier * base^(n - allowed length) for a repetition of n tokens: 0.8, 1.4, 2.45 ...
-    allowed = [-0.8 * 1.75 ** k for k in range(12)]
+    allowed = [-0.8 * 1.75**k for k in range(12)]
     assert all(min(abs(delta - value) for value in allowed) < 1e-3 for _token, _stage, delta in pushes)

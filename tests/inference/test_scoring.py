@@ -28,8 +28,15 @@ def test_scores_equal_a_softmax_of_llama_cpp_logits_at_every_position(random_mod
     engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=512, flash_attn=True, n_batch=n_batch))
     events = score(engine, TEXT, top_n=5)
     scores = [e for e in events if isinstance(e, TokenScore)]
-    reference = Llama(model_path=str(random_model), n_ctx=512, n_batch=n_batch, n_ubatch=n_batch,
-                      logits_all=True, flash_attn=True, verbose=False)
+    reference = Llama(
+        model_path=str(random_model),
+        n_ctx=512,
+        n_batch=n_batch,
+        n_ubatch=n_batch,
+        logits_all=True,
+        flash_attn=True,
+        verbose=False,
+    )
     tokens = reference.tokenize(TEXT.encode())
     reference.eval(tokens)
     logits = np.asarray(reference.scores[: len(tokens)], dtype=np.float64)
@@ -50,13 +57,14 @@ def test_offsets_point_into_the_authors_text(random_model: Path) -> None:
     engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=512))
     scores = [e for e in score(engine, TEXT) if isinstance(e, TokenScore)]
     assert scores[0].start == 0
-    assert [TEXT[s.start:].startswith(s.text.lstrip()) or TEXT[s.start:].startswith(s.text) for s in scores] == [
+    assert [TEXT[s.start :].startswith(s.text.lstrip()) or TEXT[s.start :].startswith(s.text) for s in scores] == [
         True
     ] * len(scores)
 
 
 def test_offsets_follow_the_authors_characters_through_sentencepiece_normalization(
-        unigram_spm: Path, unigram_gguf: Path) -> None:
+    unigram_spm: Path, unigram_gguf: Path
+) -> None:
     """The .model normalizes before it cuts (nmt_nfkc: "…" becomes "...", a run of spaces
     one ▁): each scored token must still start where its words are in the author's text,
     or the colours and a branch from a scored word land on the wrong characters."""
@@ -70,8 +78,8 @@ def test_offsets_follow_the_authors_characters_through_sentencepiece_normalizati
     assert len(words) > 10
     for s in words:
         # A piece's ▁ covers the space (or run of spaces) before its word.
-        assert text[s.start:].lstrip(" ").startswith(s.text.strip()), (s.text, s.start, text[s.start:])
-    assert text[scores[-1].start:] == "."
+        assert text[s.start :].lstrip(" ").startswith(s.text.strip()), (s.text, s.start, text[s.start :])
+    assert text[scores[-1].start :] == "."
 
 
 def test_scoring_leaves_the_text_cached_for_continuing(random_model: Path) -> None:
@@ -108,7 +116,7 @@ def test_text_longer_than_the_context_scores_its_end(random_model: Path) -> None
     assert done.trimmed_tokens == len(engine.tokenize(long_text)) - 256
     assert done.tokens == 255
     last = [e for e in events if isinstance(e, TokenScore)][-1]
-    assert long_text[last.start:] == "."
+    assert long_text[last.start :] == "."
 
 
 def test_chunks_keep_the_logits_buffer_bounded() -> None:

@@ -74,8 +74,11 @@ def test_more_candidates_than_the_helper_returns_go_through_numpy() -> None:
 def test_banned_candidates_are_marked_and_texts_come_from_the_caller() -> None:
     logits = np.arange(16256, dtype=np.float32) / 1000.0
     _, top = readers(16256)["compiled"].measure(logits.ctypes.data, -1, 3, lambda i: f"<{i}>", {16255: -100.0})
-    assert [(c.id, c.text, c.banned) for c in top] == [(16255, "<16255>", True), (16254, "<16254>", False),
-                                                       (16253, "<16253>", False)]
+    assert [(c.id, c.text, c.banned) for c in top] == [
+        (16255, "<16255>", True),
+        (16254, "<16254>", False),
+        (16253, "<16253>", False),
+    ]
 
 
 def test_the_helper_refuses_what_would_read_outside_the_logits() -> None:

@@ -15,7 +15,12 @@ from typing import Callable
 import pytest
 
 from scriptorium.inference.thread_choice import (
-    DECODE_SCHEDULE, PREFILL_MIN_TOKENS, PREFILL_SCHEDULE, ThreadChooser, ThreadTuner, probe_ladder,
+    DECODE_SCHEDULE,
+    PREFILL_MIN_TOKENS,
+    PREFILL_SCHEDULE,
+    ThreadChooser,
+    ThreadTuner,
+    probe_ladder,
 )
 
 Machine = Callable[[int, int], float]
@@ -33,6 +38,7 @@ def recorded(rates: dict[int, float], spread: float = 0.08, seed: int = 1) -> Ma
     def step(threads: int, index: int) -> float:
         seconds = 1.0 / rates[threads] * noise.uniform(1 - spread, 1 + spread)
         return seconds * 10 if noise.random() < 0.02 else seconds
+
     return step
 
 
@@ -219,8 +225,10 @@ interface's stand-in."""
 
 def replayed(condition: str) -> tuple[Machine, dict[int, float]]:
     """The recorded steps of each count, in order, round and round; and each count's mean."""
-    steps = {int(n): [ms / 1000 for ms in values]
-             for n, values in json.loads(RECORDED.read_text())["conditions"][condition].items()}
+    steps = {
+        int(n): [ms / 1000 for ms in values]
+        for n, values in json.loads(RECORDED.read_text())["conditions"][condition].items()
+    }
     return (lambda n, i: steps[n][i % len(steps[n])]), {n: statistics.fmean(v) for n, v in steps.items()}
 
 

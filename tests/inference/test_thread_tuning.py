@@ -44,8 +44,12 @@ def decodes_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     def decode(ctx, batch):
         inside[0] = True
         try:
-            seen.append((batch.n_tokens, int(lib.llama_n_threads(ctx) if batch.n_tokens == 1 else
-                                             lib.llama_n_threads_batch(ctx))))
+            seen.append(
+                (
+                    batch.n_tokens,
+                    int(lib.llama_n_threads(ctx) if batch.n_tokens == 1 else lib.llama_n_threads_batch(ctx)),
+                )
+            )
             return real_decode(ctx, batch)
         finally:
             inside[0] = False
@@ -59,11 +63,14 @@ def decodes_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     return seen
 
 
-def test_switching_threads_every_few_tokens_changes_no_probability(random_model: Path,
-                                                                   decodes_seen: list[tuple[int, int]]) -> None:
+def test_switching_threads_every_few_tokens_changes_no_probability(
+    random_model: Path, decodes_seen: list[tuple[int, int]]
+) -> None:
     runs = {}
     for threads in (1, 2):
-        engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=512, n_threads=threads, n_threads_batch=threads))
+        engine = Engine.load(
+            LoadOptions(model_path=random_model, n_ctx=512, n_threads=threads, n_threads_batch=threads)
+        )
         runs[threads] = tokens_of(generate(engine))
         engine.close()
     engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=512))
@@ -96,7 +103,9 @@ def test_the_engine_starts_on_every_core_measuring_and_says_so(random_model: Pat
         engine.close()
 
 
-def test_a_fixed_count_is_kept_through_a_long_generation(random_model: Path, decodes_seen: list[tuple[int, int]]) -> None:
+def test_a_fixed_count_is_kept_through_a_long_generation(
+    random_model: Path, decodes_seen: list[tuple[int, int]]
+) -> None:
     engine = Engine.load(LoadOptions(model_path=random_model, n_ctx=512, n_threads=1, n_threads_batch=1))
     decodes_seen.clear()
     for _ in range(3):

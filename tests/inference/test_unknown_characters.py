@@ -45,14 +45,17 @@ def test_the_engine_in_its_child_process_answers_as_the_model_does(prose_spm: Pa
 
 
 def test_vocab_says_the_contract_does_not_hold_and_names_the_characters(
-        prose_spm: Path, prose_gguf: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prose_spm: Path, prose_gguf: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """It listed them under parity, then said "the contract holds"."""
     text = tmp_path / "dialogo.txt"
     text.write_text(DIALOGUE + "\nNel 1987 il treno costava poco.\n", encoding="utf-8")
     assert main(["vocab", "--model", str(prose_gguf), "--spm", str(prose_spm), "--text", str(text)]) == 1
     out = capsys.readouterr().out
-    assert "FAILS  unknown characters: the .model (prosa.model) has no piece for '«', '?', '»', '—', '6', '1', " \
-           "'9', '8' and '7': the model reads each as <unk>" in out
+    assert (
+        "FAILS  unknown characters: the .model (prosa.model) has no piece for '«', '?', '»', '—', '6', '1', "
+        "'9', '8' and '7': the model reads each as <unk>" in out
+    )
     assert "'«' (U+00AB LEFT-POINTING DOUBLE ANGLE QUOTATION MARK)" in out
     assert out.rstrip().endswith("the contract does not hold: unknown characters")
     clean = tmp_path / "pulito.txt"
@@ -63,20 +66,33 @@ def test_vocab_says_the_contract_does_not_hold_and_names_the_characters(
     assert unknown["holds"] and unknown["data"]["characters"] == []
 
 
-def test_vocab_judged_for_llama_cpp_warns_instead(prose_spm: Path, prose_gguf: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_vocab_judged_for_llama_cpp_warns_instead(
+    prose_spm: Path, prose_gguf: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Without the .model, llama.cpp spells them in byte tokens: not <unk>, but never seen in training."""
     text = tmp_path / "dialogo.txt"
     text.write_text(DIALOGUE + "\n", encoding="utf-8")
-    main(["vocab", "--model", str(prose_gguf), "--spm", str(prose_spm), "--text", str(text), "--json",
-          "--llama-tokenizer"])
+    main(
+        [
+            "vocab",
+            "--model",
+            str(prose_gguf),
+            "--spm",
+            str(prose_spm),
+            "--text",
+            str(text),
+            "--json",
+            "--llama-tokenizer",
+        ]
+    )
     unknown = next(c for c in json.loads(capsys.readouterr().out)["clauses"] if c["name"] == "unknown characters")
     assert unknown["holds"] and "'«', '?', '»', '—' and '6'" in unknown["warnings"][0]
 
 
 def continue_draft(*args: object, stdin: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SCRIPTORIUM, "continue", "-", *map(str, args)], input=stdin, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [SCRIPTORIUM, "continue", "-", *map(str, args)], input=stdin, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_continue_warns_in_one_stderr_line_and_json_names_them(prose_spm: Path, prose_gguf: Path) -> None:
@@ -84,9 +100,11 @@ def test_continue_warns_in_one_stderr_line_and_json_names_them(prose_spm: Path, 
     result = continue_draft(*model, stdin=DIALOGUE)
     assert result.returncode == 0, result.stderr
     warned = [line for line in result.stderr.splitlines() if "<unk>" in line]
-    assert warned == ["scriptorium: warning: SentencePiece (prosa.model) has no piece for '«', '?', '»', '—' and "
-                      "'6': the model reads each as <unk>, the same token for any unknown character, not as what "
-                      "you wrote"]
+    assert warned == [
+        "scriptorium: warning: SentencePiece (prosa.model) has no piece for '«', '?', '»', '—' and "
+        "'6': the model reads each as <unk>, the same token for any unknown character, not as what "
+        "you wrote"
+    ]
     result = continue_draft(*model, "--json", stdin=DIALOGUE)
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]  # stdout is JSON lines only

@@ -26,8 +26,9 @@ def clause(report: dict, name: str) -> dict:
 
 
 @pytest.mark.parametrize("fixture", ["unigram_spm", "unigram_bytes_spm", "bpe_spm", "bpe_bytes_spm"])
-def test_the_contract_holds_on_a_faithful_conversion(fixture: str, request: pytest.FixtureRequest, tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_contract_holds_on_a_faithful_conversion(
+    fixture: str, request: pytest.FixtureRequest, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spm = request.getfixturevalue(fixture)
     model = spm_models.convert_to_gguf(spm, tmp_path / "model.gguf")
     code, report = vocab(capsys, "--model", model, "--spm", spm, "--text", spm_models.TEXT)  # what it was trained on
@@ -45,8 +46,9 @@ def test_the_contract_holds_on_a_faithful_conversion(fixture: str, request: pyte
     assert report["failed"] == ([] if n else ["unknown characters"])
 
 
-def test_a_unigram_model_is_cut_differently_by_llama_cpp(unigram_spm: Path, unigram_gguf: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_unigram_model_is_cut_differently_by_llama_cpp(
+    unigram_spm: Path, unigram_gguf: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """With the .model named, the divergence is a warning with its figures; judged for
     llama.cpp's own tokenizer, it breaks the contract."""
     text = spm_models.TEXT
@@ -59,8 +61,9 @@ def test_a_unigram_model_is_cut_differently_by_llama_cpp(unigram_spm: Path, unig
     assert code == 1 and report["failed"] == ["parity"]
 
 
-def test_a_bpe_model_is_cut_the_same_by_llama_cpp(bpe_spm: Path, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bpe_model_is_cut_the_same_by_llama_cpp(
+    bpe_spm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Every line of the test text (single spaces, no NFKC-changed characters) agrees."""
     model = spm_models.convert_to_gguf(bpe_spm, tmp_path / "bpe.gguf")
     lines = [line for line in spm_models.italian_lines() if "…" not in line]
@@ -106,7 +109,11 @@ BREAKAGES = {
     "ids shifted": (_shift_ids, "pieces", "shifted by 1 from id 10"),
     "bytes missing": (_drop_bytes, "byte tokens", "no byte tokens"),
     "bytes out of order": (_swap_bytes, "byte tokens", "out of order"),
-    "prefix flipped": (_flip_prefix, "specials and settings", "add_space_prefix is false in the GGUF but add_dummy_prefix is true"),
+    "prefix flipped": (
+        _flip_prefix,
+        "specials and settings",
+        "add_space_prefix is false in the GGUF but add_dummy_prefix is true",
+    ),
     "NFKC-only difference": (_nfkc_piece, "pieces", "differ only by NFKC normalization"),
     "piece changed": (_change_piece, "pieces", "'▁casa' in the .model, '▁cosa' in the GGUF"),
     "output rows missing": (_short_output, "byte tokens", "output has"),
@@ -114,8 +121,9 @@ BREAKAGES = {
 
 
 @pytest.mark.parametrize("breakage", list(BREAKAGES))
-def test_each_breakage_fails_with_its_own_message(breakage: str, unigram_spm: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_breakage_fails_with_its_own_message(
+    breakage: str, unigram_spm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     edit, name, message = BREAKAGES[breakage]
     model = spm_models.convert_to_gguf(unigram_spm, tmp_path / "broken.gguf", edit=edit)
     code, report = vocab(capsys, "--model", model, "--spm", unigram_spm)
@@ -125,10 +133,12 @@ def test_each_breakage_fails_with_its_own_message(breakage: str, unigram_spm: Pa
     assert message in broken["summary"] + " ".join(broken["details"]), broken
 
 
-def test_parity_is_judged_for_llama_cpp_when_the_pieces_do_not_match(unigram_spm: Path, tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_parity_is_judged_for_llama_cpp_when_the_pieces_do_not_match(
+    unigram_spm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """With a piece's text changed the engine does not use the .model (it tokenizes with
     llama.cpp and says why), so parity is what llama.cpp does, not what SentencePiece would."""
+
     def rename(v: spm_models.Converted) -> None:
         v.tokens[v.tokens.index("▁casa")] = "▁casa~"  # no other piece's text: llama.cpp loads it
 
@@ -139,8 +149,9 @@ def test_parity_is_judged_for_llama_cpp_when_the_pieces_do_not_match(unigram_spm
     assert not parity["holds"] and "pieces do not match" in parity["summary"]
 
 
-def test_a_gguf_whose_tokenizer_is_not_sentencepiece_fails_the_model_type(unigram_spm: Path,
-                                                                          unigram_gguf: Path) -> None:
+def test_a_gguf_whose_tokenizer_is_not_sentencepiece_fails_the_model_type(
+    unigram_spm: Path, unigram_gguf: Path
+) -> None:
     """A byte-level BPE ('gpt2', SmolLM2) or WordPiece GGUF was not converted from a .model:
     the clause must not say it holds."""
     from dataclasses import replace
@@ -152,8 +163,9 @@ def test_a_gguf_whose_tokenizer_is_not_sentencepiece_fails_the_model_type(unigra
         assert not verdict.holds and "not a SentencePiece vocabulary" in verdict.summary
 
 
-def test_the_plain_report_names_the_failed_clause(unigram_spm: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_plain_report_names_the_failed_clause(
+    unigram_spm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     model = spm_models.convert_to_gguf(unigram_spm, tmp_path / "broken.gguf", edit=_flip_prefix)
     assert main(["vocab", "--model", str(model), "--spm", str(unigram_spm), "--text", str(spm_models.TEXT)]) == 1
     out = capsys.readouterr().out
@@ -162,7 +174,8 @@ def test_the_plain_report_names_the_failed_clause(unigram_spm: Path, tmp_path: P
 
 
 def test_an_nfkc_model_is_reported_as_a_risk_with_its_effect_on_the_sample(
-        unigram_spm: Path, unigram_gguf: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    unigram_spm: Path, unigram_gguf: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, report = vocab(capsys, "--model", unigram_gguf, "--spm", unigram_spm)
     settings = clause(report, "specials and settings")
     assert settings["holds"] and settings["data"]["normalization"] == "nmt_nfkc"  # a risk, not a failure
@@ -170,8 +183,9 @@ def test_an_nfkc_model_is_reported_as_a_risk_with_its_effect_on_the_sample(
 
 
 @pytest.mark.parametrize("bad", ["missing", "not_spm", "not_gguf", "missing_text", "empty_text"])
-def test_bad_input_is_one_line_and_exit_2(bad: str, unigram_spm: Path, unigram_gguf: Path, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    bad: str, unigram_spm: Path, unigram_gguf: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("non è un modello", encoding="utf-8")
     args = {
@@ -180,8 +194,15 @@ def test_bad_input_is_one_line_and_exit_2(bad: str, unigram_spm: Path, unigram_g
         "not_gguf": ["--model", text, "--spm", unigram_spm],
         "missing_text": ["--model", unigram_gguf, "--spm", unigram_spm, "--text", tmp_path / "nowhere.txt"],
         # No line to compare would make parity hold for any pair: 0 of 0 lines differ.
-        "empty_text": ["--model", unigram_gguf, "--spm", unigram_spm, "--text", tmp_path / "empty.txt",
-                       "--llama-tokenizer"],
+        "empty_text": [
+            "--model",
+            unigram_gguf,
+            "--spm",
+            unigram_spm,
+            "--text",
+            tmp_path / "empty.txt",
+            "--llama-tokenizer",
+        ],
     }[bad]
     (tmp_path / "empty.txt").write_text("\n  \n", encoding="utf-8")
     assert main(["vocab", *map(str, args)]) == 2
@@ -199,5 +220,5 @@ def test_the_engine_check_names_the_first_difference() -> None:
 
 def test_the_gguf_vocabulary_is_read_whole(unigram_spm: Path, unigram_gguf: Path) -> None:
     spm, gguf = load_spm(unigram_spm), read_gguf_vocab(unigram_gguf)
-    assert gguf.tokens[:len(spm)] == spm.pieces and gguf.tokens[-1] == "<0xFF>"
+    assert gguf.tokens[: len(spm)] == spm.pieces and gguf.tokens[-1] == "<0xFF>"
     assert gguf.tokenizer_model == "llama" and gguf.embedding_rows == len(gguf)

@@ -28,15 +28,19 @@ PARAGRAPHS = [f"Paragraph {i} opens here. It goes on a little, then it ends." fo
 DRAFT = "\n\n".join(PARAGRAPHS)
 
 
-@pytest.mark.parametrize(("draft", "end", "prompt", "left_out"), [
-    ("Una casa. \t ", None, "Una casa.", 3),
-    ("Una casa. Un gatto.", 10, "Una casa.", 1),  # from the cursor after a space
-    ("Una casa.\n", None, "Una casa.\n", 0),  # a newline is the author's: kept
-    ("Una casa.\n  ", None, "Una casa.\n", 2),
-    ("   ", None, "", 3),
-])
-def test_the_spaces_ending_the_text_are_left_out_of_the_prompt(draft: str, end: int | None, prompt: str,
-                                                               left_out: int) -> None:
+@pytest.mark.parametrize(
+    ("draft", "end", "prompt", "left_out"),
+    [
+        ("Una casa. \t ", None, "Una casa.", 3),
+        ("Una casa. Un gatto.", 10, "Una casa.", 1),  # from the cursor after a space
+        ("Una casa.\n", None, "Una casa.\n", 0),  # a newline is the author's: kept
+        ("Una casa.\n  ", None, "Una casa.\n", 2),
+        ("   ", None, "", 3),
+    ],
+)
+def test_the_spaces_ending_the_text_are_left_out_of_the_prompt(
+    draft: str, end: int | None, prompt: str, left_out: int
+) -> None:
     window = build_window(draft, budget=100, count=words, end=end, note="[Nota.]", note_depth=0)
     # The note's paragraph break follows the text as the model reads it, not the spaces.
     assert window.prompt == prompt + ("\n\n" if prompt and not prompt.endswith("\n") else "") + "[Nota.]\n\n"
@@ -60,7 +64,7 @@ def test_a_long_draft_is_cut_on_a_sentence_start_and_fits(budget: int) -> None:
     # The largest that fits: one more sentence would not.
     earlier = max(b for b in boundaries(DRAFT)[0] if b < window.start)
     assert words("Memory: a synopsis.\n\n" + DRAFT[earlier:]) > budget
-    assert window.dropped_tokens == words(DRAFT[:window.start]) - 1
+    assert window.dropped_tokens == words(DRAFT[: window.start]) - 1
 
 
 def characters(text: str) -> int:
@@ -76,10 +80,10 @@ def test_text_written_without_spaces_is_cut_at_a_sentence_or_a_character_not_dro
     window = build_window(japanese, budget=100, count=characters)
     assert window.prompt_tokens <= 100 and window.start in boundaries(japanese)[0]
     assert japanese[window.start - 1] in "。」" and window.prompt.endswith(japanese[-20:])
-    assert characters(japanese[max(b for b in boundaries(japanese)[0] if b < window.start):]) > 100
+    assert characters(japanese[max(b for b in boundaries(japanese)[0] if b < window.start) :]) > 100
     thai = "สวัสดีครับวันนี้อากาศดีมาก" * 40  # its vowel marks are combining characters
     window = build_window(thai, budget=100, count=characters)
-    assert 90 <= window.prompt_tokens <= 100 and window.prompt == thai[window.start:]
+    assert 90 <= window.prompt_tokens <= 100 and window.prompt == thai[window.start :]
     assert not unicodedata.combining(thai[window.start])
 
 
@@ -89,14 +93,14 @@ def test_hindi_arabic_and_urdu_sentence_ends_are_sentence_ends(sentence: str) ->
     at whatever word fitted, in the middle of a sentence."""
     draft = sentence * 40
     window = build_window(draft, budget=60, count=words)
-    assert window.start in boundaries(draft)[0] and draft[:window.start].rstrip()[-1] in "।؟.۔"
+    assert window.start in boundaries(draft)[0] and draft[: window.start].rstrip()[-1] in "।؟.۔"
 
 
 def test_a_sentence_longer_than_the_room_is_cut_at_a_word_never_inside_one() -> None:
     draft = "Short one. " + " ".join(f"parola{i}" for i in range(200))
     window = build_window(draft, budget=50, count=words)
     assert window.prompt_tokens <= 50
-    assert draft[window.start - 1] == " " and draft[window.start:].startswith("parola")
+    assert draft[window.start - 1] == " " and draft[window.start :].startswith("parola")
 
 
 def test_the_window_ends_at_the_cursor() -> None:
@@ -169,7 +173,7 @@ def test_chat_drops_the_oldest_turns_and_keeps_system_and_memory() -> None:
     assert chat.prompt_tokens <= 40 and chat.dropped_turns > 0
     assert chat.messages[0] == {"role": "system", "content": "Be brief.\n\nRemember the cat."}
     assert chat.messages[1]["role"] == "user" and chat.messages[-1]["content"] == "last question"
-    assert chat.messages[1:] == turns[1 + chat.dropped_turns:]
+    assert chat.messages[1:] == turns[1 + chat.dropped_turns :]
     with pytest.raises(WindowError, match="system prompt, memory and the last message"):
         fit_chat(turns, budget=5, count=words, render=render)
 
@@ -182,6 +186,7 @@ def guarded_words(missing: str):
     def count(text: str) -> int:
         guard.check(text, special=True)
         return words(text)
+
     return count
 
 
@@ -200,15 +205,17 @@ def test_a_character_the_vocabulary_cannot_encode_is_placed_in_the_message_that_
         fit_chat(turns, budget=40, count=guarded_words("~"), render=render)
 
 
-@pytest.mark.parametrize("template", ["{draft}", "Continua:\n{draft}", "{draft}\n\n(di nuovo) {draft}", "Senza segnaposto: "])
+@pytest.mark.parametrize(
+    "template", ["{draft}", "Continua:\n{draft}", "{draft}\n\n(di nuovo) {draft}", "Senza segnaposto: "]
+)
 def test_every_draft_character_of_the_prompt_is_found_in_the_draft(template: str) -> None:
     """Scoring scores the prompt and colours the draft: each character of the draft's own
     text in the prompt maps back to where it is in the draft, and nothing else does."""
+
     def wrap(text: str) -> str:
         return template.replace("{draft}", text) if "{draft}" in template else template + text
 
-    window = build_window(DRAFT, budget=120, count=words, memory="Memoria.", note="[Nota.]", note_depth=2,
-                          wrap=wrap)
+    window = build_window(DRAFT, budget=120, count=words, memory="Memoria.", note="[Nota.]", note_depth=2, wrap=wrap)
     assert window.start > 0 and window.note_at is not None and window.note_at < window.end
     mapped = {i: window.draft_offset(i) for i in range(len(window.prompt))}
     found = [i for i, at in mapped.items() if at is not None]
@@ -245,9 +252,13 @@ def test_two_of_the_authors_turns_in_a_row_reach_a_strict_template_as_one() -> N
     from scriptorium.inference.chat import render_chat
     from scriptorium.inference.errors import ScriptoriumError
 
-    turns = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "first"},
-             {"role": "assistant", "content": "ok"}, {"role": "user", "content": "unanswered"},
-             {"role": "user", "content": "again"}]
+    turns = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "unanswered"},
+        {"role": "user", "content": "again"},
+    ]
     with pytest.raises(ScriptoriumError, match="alternate"):
         render_chat(turns, strict, None, "")
     chat = fit_chat(turns, budget=40, count=words, render=lambda kept: render_chat(kept, strict, None, ""))
@@ -265,7 +276,7 @@ def test_a_short_last_sentence_after_one_longer_than_the_room_keeps_the_words_th
     window = build_window(draft, budget=40, count=words, memory="Memoria breve.")
     assert window.prompt_tokens <= 40
     assert window.prompt_tokens >= 38, "the room is used, not left empty"
-    assert draft[window.start - 1] == " " and draft[window.start:].startswith("passo")
+    assert draft[window.start - 1] == " " and draft[window.start :].startswith("passo")
     # A sentence that could fit whole is still not cut: the window starts at it or after it.
     short = build_window("Uno due tre. Quattro cinque sei sette. Otto.", budget=6, count=words)
     assert short.prompt == "Otto." or short.prompt.startswith("Quattro")

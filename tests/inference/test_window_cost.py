@@ -54,7 +54,7 @@ DRAFT = "\n\n".join(PARAGRAPHS)
 def test_the_dropped_tokens_are_counted_when_read_and_only_once() -> None:
     recorder = Recorder()
     window = build_window(DRAFT, budget=60, count=recorder)
-    before = DRAFT[:window.start]
+    before = DRAFT[: window.start]
     assert window.start > 0 and before not in recorder.asked
     assert window.dropped_tokens == words(before) - 1
     assert recorder.asked.count(before) == 1
@@ -92,8 +92,17 @@ def old_assemble(draft: str, start: int, end: int, memory: str, note: str, depth
     return memory_block(memory) + wrap(window), at
 
 
-def exhaustive(draft: str, *, budget: int, count, end: int | None = None, memory: str = "", note: str = "",
-               note_depth: int = 3, wrap=None) -> tuple[int, str, int | None]:
+def exhaustive(
+    draft: str,
+    *,
+    budget: int,
+    count,
+    end: int | None = None,
+    memory: str = "",
+    note: str = "",
+    note_depth: int = 3,
+    wrap=None,
+) -> tuple[int, str, int | None]:
     """(start, prompt, note_at) of the largest window, every candidate tried from the first.
     The prompt ends before the spaces ending the text there (the rule build_window keeps too)."""
     end = prompt_end(draft, end)
@@ -160,10 +169,25 @@ def test_the_window_is_the_one_the_exhaustive_search_finds(budget: int) -> None:
     draft = book(6000)
     longest = words_longest(draft)
     same_as_exhaustive(draft, words, budget=budget, longest_piece=longest)
-    same_as_exhaustive(draft, words, budget=budget, longest_piece=longest, memory="Memoria.", note="[Nota]",
-                       note_depth=2, wrap=lambda text: prompts.render_continue(text, STORY))
-    same_as_exhaustive(draft, words, budget=budget, longest_piece=longest, note="[Nota]", note_depth=0,
-                       end=draft.index("\n\n", len(draft) // 2))
+    same_as_exhaustive(
+        draft,
+        words,
+        budget=budget,
+        longest_piece=longest,
+        memory="Memoria.",
+        note="[Nota]",
+        note_depth=2,
+        wrap=lambda text: prompts.render_continue(text, STORY),
+    )
+    same_as_exhaustive(
+        draft,
+        words,
+        budget=budget,
+        longest_piece=longest,
+        note="[Nota]",
+        note_depth=0,
+        end=draft.index("\n\n", len(draft) // 2),
+    )
     same_as_exhaustive(draft, words, budget=budget)  # the backend cannot say its longest piece
 
 
@@ -190,16 +214,22 @@ def test_a_huge_draft_is_counted_only_within_the_bound() -> None:
     recorder = Recorder()
     window = build_window(draft, budget=budget, count=recorder, longest_piece=longest)
     assert max(map(len, recorder.asked)) <= bound < len(draft) // 100
-    assert window.prompt_tokens <= budget and window.prompt == draft[window.start:]
-    tail = draft[draft.index("\n\n", len(draft) - 2 * bound) + 2:]  # from a paragraph start
+    assert window.prompt_tokens <= budget and window.prompt == draft[window.start :]
+    tail = draft[draft.index("\n\n", len(draft) - 2 * bound) + 2 :]  # from a paragraph start
     offset = len(draft) - len(tail)
     earlier = max(s for s in boundaries(tail)[0] if s < window.start - offset)
     assert words(tail[earlier:]) > budget  # one sentence more would not fit
     # With memory, note and template, the prompt adds their own text and no more.
     recorder = Recorder()
     pinned = {"memory": "Memoria: Lucia torna al paese.", "note": "[Tono cupo.]", "note_depth": 2}
-    build_window(draft, budget=budget, count=recorder, longest_piece=longest,
-                 wrap=lambda text: prompts.render_continue(text, STORY), **pinned)
+    build_window(
+        draft,
+        budget=budget,
+        count=recorder,
+        longest_piece=longest,
+        wrap=lambda text: prompts.render_continue(text, STORY),
+        **pinned,
+    )
     added = len(memory_block(pinned["memory"]) + note_block(pinned["note"]) + prompts.render_continue("", STORY))
     assert max(map(len, recorder.asked)) <= bound + added
 
@@ -212,8 +242,7 @@ def engine(short_context_model: Path) -> Iterator[Engine]:
     engine.close()
 
 
-def test_no_token_stands_for_more_characters_than_the_longest_piece(engine: Engine,
-                                                                    short_context_model: Path) -> None:
+def test_no_token_stands_for_more_characters_than_the_longest_piece(engine: Engine, short_context_model: Path) -> None:
     longest = engine.longest_piece_chars
     vocab = read_gguf_vocab(short_context_model)
     assert vocab.types is not None
@@ -225,11 +254,19 @@ def test_no_token_stands_for_more_characters_than_the_longest_piece(engine: Engi
 def test_on_a_real_tokenizer_the_window_is_the_exhaustive_one(engine: Engine) -> None:
     draft, budget = book(9000), prompt_budget(engine.n_ctx, 16)
     assert engine.count_tokens(draft) > 4 * budget
-    for kwargs in ({}, {"memory": "Il gatto si chiama Nero.", "note": "[Tono cupo.]", "note_depth": 2,
-                        "wrap": lambda text: prompts.render_continue(text, STORY)},
-                   {"end": draft.index(". ", len(draft) // 2) + 2, "note": "[Nota]", "note_depth": 0}):
-        same_as_exhaustive(draft, engine.count_tokens, budget=budget, longest_piece=engine.longest_piece_chars,
-                           **kwargs)
+    for kwargs in (
+        {},
+        {
+            "memory": "Il gatto si chiama Nero.",
+            "note": "[Tono cupo.]",
+            "note_depth": 2,
+            "wrap": lambda text: prompts.render_continue(text, STORY),
+        },
+        {"end": draft.index(". ", len(draft) // 2) + 2, "note": "[Nota]", "note_depth": 0},
+    ):
+        same_as_exhaustive(
+            draft, engine.count_tokens, budget=budget, longest_piece=engine.longest_piece_chars, **kwargs
+        )
 
 
 def test_on_a_real_tokenizer_a_huge_draft_is_counted_only_within_the_bound(engine: Engine) -> None:
@@ -240,6 +277,6 @@ def test_on_a_real_tokenizer_a_huge_draft_is_counted_only_within_the_bound(engin
     assert max(map(len, recorder.asked)) <= (budget + MARGIN_TOKENS) * longest
     assert window.start > len(draft) - budget * longest and window.prompt_tokens <= budget
     # The same window as the exhaustive search over the end of the draft, which holds it.
-    tail = draft[draft.index("\n\n", len(draft) - 4 * budget * longest) + 2:]
+    tail = draft[draft.index("\n\n", len(draft) - 4 * budget * longest) + 2 :]
     start, prompt, _ = exhaustive(tail, budget=budget, count=engine.count_tokens)
     assert start > 0 and prompt == window.prompt and len(draft) - len(tail) + start == window.start

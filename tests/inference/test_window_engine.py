@@ -24,8 +24,9 @@ from scriptorium.inference.events import GenerationDone, PrefillDone, TokenEvent
 from scriptorium.inference.settings import PRESETS, LogitBias
 from scriptorium.inference.window import boundaries, build_window, prompt_budget
 
-WORDS = ("il gatto nero dorme sul tetto e la casa era buia nella notte più lunga "
-         "poi il cane corre verso la porta").split()
+WORDS = (
+    "il gatto nero dorme sul tetto e la casa era buia nella notte più lunga poi il cane corre verso la porta"
+).split()
 MEMORY = "Il gatto si chiama Nero e vive a Roma."
 GREEDY = PRESETS["greedy"].with_changes(max_tokens=16)
 
@@ -45,8 +46,9 @@ def run(engine: Engine, prompt: str, settings=GREEDY) -> list:
 
 
 def window_for(engine: Engine, draft: str, **kwargs):
-    return build_window(draft, budget=prompt_budget(engine.n_ctx, GREEDY.max_tokens), count=engine.count_tokens,
-                        memory=MEMORY, **kwargs)
+    return build_window(
+        draft, budget=prompt_budget(engine.n_ctx, GREEDY.max_tokens), count=engine.count_tokens, memory=MEMORY, **kwargs
+    )
 
 
 @pytest.fixture
@@ -61,8 +63,9 @@ def test_the_default_context_is_the_training_context(engine: Engine, random_mode
     larger = Engine.load(LoadOptions(model_path=engine.options.model_path, n_ctx=1024, n_threads=1))
     try:
         assert larger.n_ctx == 1024
-        assert larger.context_warning == ("the context (1,024 tokens) exceeds the 256 the model was trained on: "
-                                          "past them its text drifts")
+        assert larger.context_warning == (
+            "the context (1,024 tokens) exceeds the 256 the model was trained on: past them its text drifts"
+        )
     finally:
         larger.close()
 
@@ -76,7 +79,7 @@ def test_a_long_draft_fits_on_a_boundary_with_memory_and_note(engine: Engine) ->
     assert isinstance(done, GenerationDone) and done.trimmed_tokens == 0
     assert done.prompt_tokens == window.prompt_tokens <= engine.n_ctx - GREEDY.max_tokens
     assert done.prompt_tokens + done.completion_tokens <= engine.n_ctx
-    assert window.start in boundaries(draft)[0] and draft[window.start - 2:window.start] == "\n\n"
+    assert window.start in boundaries(draft)[0] and draft[window.start - 2 : window.start] == "\n\n"
     assert window.prompt.startswith(MEMORY + "\n\n")
     assert window.prompt.endswith("[Tono cupo.]\n\n" + "\n\n".join(draft.split("\n\n")[-2:]))
     assert window.memory_tokens + window.note_tokens + window.draft_tokens == done.prompt_tokens
@@ -103,7 +106,7 @@ def test_a_sliding_window_shifts_the_cache_and_computes_what_a_cold_prefill_does
         assert prefill.reused_tokens + prefill.prefill_tokens == prefill.prompt_tokens
         # The same tokens as a cold prefill of this window, in the same positions.
         fresh = engine.tokenize(second.prompt)
-        assert list(engine.cached_tokens[:len(fresh)]) == fresh
+        assert list(engine.cached_tokens[: len(fresh)]) == fresh
         engine.clear_cache()
         cold = run(engine, second.prompt)
         assert next(e for e in cold if isinstance(e, PrefillDone)).reused_tokens == 0
@@ -133,4 +136,4 @@ def test_a_paragraph_break_is_evaluated_as_written_not_as_the_line_break_the_cac
     prefill = next(e for e in run(engine, prompt) if isinstance(e, PrefillDone))
     fresh = engine.tokenize(prompt)
     assert prefill.prompt_tokens == len(fresh)
-    assert list(engine.cached_tokens[:len(fresh)]) == fresh
+    assert list(engine.cached_tokens[: len(fresh)]) == fresh

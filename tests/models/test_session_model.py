@@ -11,9 +11,16 @@ from scriptorium.app.sessions.records import BiasRecord, Generation, LoraRef, Mo
 def generation(model: Path, lora: Path | None = None, origin: str = "") -> Generation:
     size = model.stat().st_size if model.exists() else 1
     adapter = LoraRef(path=str(lora), name="a", size=lora.stat().st_size, sha256=None, scale=0.25) if lora else None
-    return Generation(id="g1", kind="continue", started_at="2026-12-01T00:00:00", origin=origin,
-                      model=ModelRef(path=str(model), name="m", size=size, sha256=None), lora=adapter,
-                      sampler={}, bias=BiasRecord(ban_byte_tokens=True))
+    return Generation(
+        id="g1",
+        kind="continue",
+        started_at="2026-12-01T00:00:00",
+        origin=origin,
+        model=ModelRef(path=str(model), name="m", size=size, sha256=None),
+        lora=adapter,
+        sampler={},
+        bias=BiasRecord(ban_byte_tokens=True),
+    )
 
 
 def test_the_sessions_model_and_adapter_are_brought_back(tmp_path: Path) -> None:
@@ -78,5 +85,6 @@ def test_an_adapter_gone_leaves_the_model_and_says_so(tmp_path: Path) -> None:
     lifecycle = ModelLifecycle(None, 1)
     options = lifecycle.session_options(ModelSource(str(model), Config()), written)
     assert options is not None and options.model_path == model and options.lora_path is None
-    assert lifecycle._session_note == (f"This session's LoRA adapter {lora} is gone or is another file now: "
-                                       "writing with m.gguf without it.")
+    assert lifecycle._session_note == (
+        f"This session's LoRA adapter {lora} is gone or is another file now: writing with m.gguf without it."
+    )

@@ -16,8 +16,11 @@ from pathlib import Path
 
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {"scriptorium.app": ROOT / "app", "scriptorium.inference": ROOT / "inference",
-            "scriptorium.prompts": ROOT / "prompts"}
+PACKAGES = {
+    "scriptorium.app": ROOT / "app",
+    "scriptorium.inference": ROOT / "inference",
+    "scriptorium.prompts": ROOT / "prompts",
+}
 
 
 def package_modules(packages: dict[str, Path] = PACKAGES) -> dict[str, tuple[Path, bool]]:
@@ -50,7 +53,7 @@ def imported_names(module: str, path: Path, is_package: bool) -> list[list[str]]
         if isinstance(node, ast.Import):
             names.extend([alias.name] for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = here[:len(here) - node.level + 1] if node.level else []
+            base = here[: len(here) - node.level + 1] if node.level else []
             target = ".".join(base + ([node.module] if node.module else []))
             names.extend([f"{target}.{alias.name}", target] for alias in node.names)
     return names
@@ -176,7 +179,9 @@ def test_the_package_has_no_import_cycles() -> None:
 def test_no_app_module_imports_llama_cpp() -> None:
     modules = package_modules()
     offenders = [
-        name for name, (path, is_package) in modules.items() if name.startswith("scriptorium.app")
+        name
+        for name, (path, is_package) in modules.items()
+        if name.startswith("scriptorium.app")
         and any(c[-1].split(".")[0] == "llama_cpp" for c in imported_names(name, path, is_package))
     ]
     assert not offenders

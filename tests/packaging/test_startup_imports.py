@@ -11,9 +11,11 @@ HEAVY = ("llama_cpp", "numpy", "gguf")
 LATER = ("httpx", "yaml", "markdown_it", "multiprocessing")
 """The remote backend's client, the export's YAML, chat replies' Markdown, the engine's
 child process: each imported when first used, after the first paint."""
-BUILD_APP = ("from scriptorium.app.cli.main import build_parser\n"
-             "from scriptorium.app.cli.tui_cmd import build_app\n"
-             "build_app(build_parser(None).parse_args([]))")
+BUILD_APP = (
+    "from scriptorium.app.cli.main import build_parser\n"
+    "from scriptorium.app.cli.tui_cmd import build_app\n"
+    "build_app(build_parser(None).parse_args([]))"
+)
 
 
 def loaded_after(code: str, modules: tuple[str, ...] = HEAVY) -> list[str]:
@@ -38,12 +40,14 @@ def test_building_the_app_leaves_later_modules_for_later() -> None:
 def test_importing_the_token_decoder_registers_nothing() -> None:
     """Nothing runs at import: text.py registered its codec error handlers as it was
     imported; they are registered when first used."""
-    probe = ("import codecs\nimport scriptorium.inference.text as text\n"
-             "for name in text._HANDLERS:\n"
-             "    try:\n        codecs.lookup_error(name)\n        print(name)\n"
-             "    except LookupError:\n        pass\n"
-             "text.TokenTextDecoder(), text.piece_text(b'\\xff')\n"
-             "print(sorted(name for name in text._HANDLERS if codecs.lookup_error(name)))")
+    probe = (
+        "import codecs\nimport scriptorium.inference.text as text\n"
+        "for name in text._HANDLERS:\n"
+        "    try:\n        codecs.lookup_error(name)\n        print(name)\n"
+        "    except LookupError:\n        pass\n"
+        "text.TokenTextDecoder(), text.piece_text(b'\\xff')\n"
+        "print(sorted(name for name in text._HANDLERS if codecs.lookup_error(name)))"
+    )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["['scriptorium-byte-labels', 'scriptorium-drop-unfinished']"]

@@ -19,8 +19,11 @@ def _tree_files() -> set[str]:
     wanted = set()
     for folder, installed in FOLDERS.items():
         for path in (ROOT / folder).rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix in {
-                    ".py", ".tcss", ".txt", ".md", ".jinja", ".toml"}:
+            if (
+                path.is_file()
+                and "__pycache__" not in path.parts
+                and path.suffix in {".py", ".tcss", ".txt", ".md", ".jinja", ".toml"}
+            ):
                 wanted.add(f"{installed}/{path.relative_to(ROOT / folder).as_posix()}")
     return wanted
 
@@ -30,8 +33,21 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     # --no-build-isolation: the venv already has setuptools; no download in the test.
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(out), str(ROOT)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     (built,) = out.glob("scriptorium-*.whl")

@@ -20,14 +20,27 @@ KV = KVCacheUsage(tokens=10, n_ctx=2048, bytes_allocated=1 << 20, bytes_used=1 <
 
 
 def done(text: str, seed: int = 1234, stop_reason: str = "eos") -> GenerationDone:
-    return GenerationDone(stop_reason=stop_reason, prompt_tokens=12, completion_tokens=len(text.split()),
-                          reused_tokens=0, prefill_ms=5.0, ttft_ms=6.0, decode_ms=20.0,
-                          decode_tokens_per_s=50.0, prefill_tokens_per_s=900.0, kv_cache=KV, text=text, seed=seed)
+    return GenerationDone(
+        stop_reason=stop_reason,
+        prompt_tokens=12,
+        completion_tokens=len(text.split()),
+        reused_tokens=0,
+        prefill_ms=5.0,
+        ttft_ms=6.0,
+        decode_ms=20.0,
+        decode_tokens_per_s=50.0,
+        prefill_tokens_per_s=900.0,
+        kv_cache=KV,
+        text=text,
+        seed=seed,
+    )
 
 
 def token_event(index: int, token_id: int, text: str, p: float) -> TokenEvent:
-    top = (Candidate(id=token_id, text=text, p=p, banned=False),
-           Candidate(id=16001, text="<0x01>", p=0.01234567891, banned=True))
+    top = (
+        Candidate(id=token_id, text=text, p=p, banned=False),
+        Candidate(id=16001, text="<0x01>", p=0.01234567891, banned=True),
+    )
     return TokenEvent(index=index, id=token_id, text=text, p=p, top=top, elapsed_ms=1.0 * index, kv_tokens=12 + index)
 
 
@@ -35,7 +48,9 @@ def token_event(index: int, token_id: int, text: str, p: float) -> TokenEvent:
 def json_values() -> st.SearchStrategy:
     """Any JSON value, a few levels deep (for fields a session keeps as given, and for fuzzing)."""
     return st.recursive(
-        st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False), st.text(max_size=12)),
+        st.one_of(
+            st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=12)
+        ),
         lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
         max_leaves=10,
     )
@@ -48,14 +63,28 @@ def store() -> SessionStore:
 
 @pytest.fixture
 def model_ref() -> ModelRef:
-    return ModelRef(path="/models/tiny-Q4_K_M.gguf", name="Tiny Llama: \"test\"", size=123456,
-                    sha256="ab" * 32, quantization="Q4_K_M", architecture="llama", parameters=1_000_000)
+    return ModelRef(
+        path="/models/tiny-Q4_K_M.gguf",
+        name='Tiny Llama: "test"',
+        size=123456,
+        sha256="ab" * 32,
+        quantization="Q4_K_M",
+        architecture="llama",
+        parameters=1_000_000,
+    )
 
 
 @pytest.fixture
 def other_model_ref() -> ModelRef:
-    return ModelRef(path="/models/other-Q8_0.gguf", name="Other", size=654321,
-                    sha256="cd" * 32, quantization="Q8_0", architecture="llama", parameters=2_000_000)
+    return ModelRef(
+        path="/models/other-Q8_0.gguf",
+        name="Other",
+        size=654321,
+        sha256="cd" * 32,
+        quantization="Q8_0",
+        architecture="llama",
+        parameters=2_000_000,
+    )
 
 
 @pytest.fixture
@@ -70,13 +99,28 @@ GenerateFn = Callable[..., Generation]
 def generate(model_ref: ModelRef) -> GenerateFn:
     """Record a finished generation on a session, as the TUI does after a run."""
 
-    def run(session: DraftSession | ChatSession, text: str, *, model: ModelRef | None = None,
-            lora: LoraRef | None = None, settings: SamplerSettings | None = None,
-            bias: LogitBias | None = None, seed: int = 1234, anchor: int | None = None,
-            with_tokens: bool = False, arithmetic: dict | None = None) -> Generation:
+    def run(
+        session: DraftSession | ChatSession,
+        text: str,
+        *,
+        model: ModelRef | None = None,
+        lora: LoraRef | None = None,
+        settings: SamplerSettings | None = None,
+        bias: LogitBias | None = None,
+        seed: int = 1234,
+        anchor: int | None = None,
+        with_tokens: bool = False,
+        arithmetic: dict | None = None,
+    ) -> Generation:
         generation = session.start_generation(
-            model=model or model_ref, lora=lora, settings=settings or preset("prose"),
-            bias=bias or LogitBias(), byte_token_ids=BYTE_TOKEN_IDS, anchor=anchor, arithmetic=arithmetic)
+            model=model or model_ref,
+            lora=lora,
+            settings=settings or preset("prose"),
+            bias=bias or LogitBias(),
+            byte_token_ids=BYTE_TOKEN_IDS,
+            anchor=anchor,
+            arithmetic=arithmetic,
+        )
         if with_tokens:
             for index, word in enumerate(text.split(" ")):
                 generation.add_token(token_event(index, 100 + index, word, 0.5 / (index + 1)))
@@ -106,9 +150,14 @@ def rich_draft(store: SessionStore, generate: GenerateFn, lora_ref: LoraRef, oth
     g1 = generate(session, " The waves rose, grey and slow.", anchor=len(session.text), with_tokens=True)
     session.accept(g1, g1.text, len(session.text))
     session.set_text(session.text + "\n\nShe said nothing.")
-    g2 = generate(session, " Gulls cried overhead. Then silence.", lora=lora_ref,
-                  settings=preset("prose").with_changes(temperature=1.1), seed=99,
-                  bias=LogitBias(entries=((42, 2.0), (7, -100.0))))
+    g2 = generate(
+        session,
+        " Gulls cried overhead. Then silence.",
+        lora=lora_ref,
+        settings=preset("prose").with_changes(temperature=1.1),
+        seed=99,
+        bias=LogitBias(entries=((42, 2.0), (7, -100.0))),
+    )
     session.accept(g2, " Gulls cried overhead.", len(session.text))
     g3 = generate(session, " A boat.", model=other_model_ref)
     g3.reject()

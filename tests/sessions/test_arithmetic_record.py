@@ -61,17 +61,43 @@ def test_the_threads_a_generation_ended_on_are_recorded_with_why(store: SessionS
     from scriptorium.inference.settings import LogitBias, preset
 
     session = store.create_draft(title="t", text="Start.")
-    generation = session.start_generation(model=model_ref, lora=None, settings=preset("prose"), bias=LogitBias(),
-                                          byte_token_ids=(), anchor=6, arithmetic=dict(FLASH_ON))
-    chosen = ThreadsChosen(n_threads=1, n_threads_batch=2, cores=2, auto=True,
-                           reason="2 were slower while other work ran")
+    generation = session.start_generation(
+        model=model_ref,
+        lora=None,
+        settings=preset("prose"),
+        bias=LogitBias(),
+        byte_token_ids=(),
+        anchor=6,
+        arithmetic=dict(FLASH_ON),
+    )
+    chosen = ThreadsChosen(
+        n_threads=1, n_threads_batch=2, cores=2, auto=True, reason="2 were slower while other work ran"
+    )
     kv = KVCacheUsage(tokens=14, n_ctx=512, bytes_allocated=None, bytes_used=None, bytes_per_token=None)
-    generation.finish(GenerationDone(stop_reason="eos", prompt_tokens=12, completion_tokens=2, reused_tokens=0,
-                                     prefill_ms=5.0, ttft_ms=6.0, decode_ms=20.0, decode_tokens_per_s=50.0,
-                                     prefill_tokens_per_s=900.0, kv_cache=kv, text=" Part.", threads=chosen))
+    generation.finish(
+        GenerationDone(
+            stop_reason="eos",
+            prompt_tokens=12,
+            completion_tokens=2,
+            reused_tokens=0,
+            prefill_ms=5.0,
+            ttft_ms=6.0,
+            decode_ms=20.0,
+            decode_tokens_per_s=50.0,
+            prefill_tokens_per_s=900.0,
+            kv_cache=kv,
+            text=" Part.",
+            threads=chosen,
+        )
+    )
     recorded = json.loads(dumps(session))["generations"][0]["arithmetic"]
-    assert recorded == {**FLASH_ON, "n_threads": 1, "threads_auto": True,
-                        "threads_reason": "2 were slower while other work ran", "cores": 2}
+    assert recorded == {
+        **FLASH_ON,
+        "n_threads": 1,
+        "threads_auto": True,
+        "threads_reason": "2 were slower while other work ran",
+        "cores": 2,
+    }
     assert loads(dumps(session)).generations[0].arithmetic == recorded
     # The thread counts do not change the numbers: the export does not call it another arithmetic.
     assert generation.arithmetic_text() == "flash attention on, KV f16"

@@ -34,8 +34,9 @@ def test_failure_mid_write_keeps_old_file(tmp_path: Path, monkeypatch: pytest.Mo
     assert _leftovers(tmp_path) == []
 
 
-def test_session_save_failure_keeps_previous_session(store: SessionStore, rich_draft: DraftSession,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_session_save_failure_keeps_previous_session(
+    store: SessionStore, rich_draft: DraftSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store.save(rich_draft)
     before = store.path_for(rich_draft.id).read_bytes()
     rich_draft.set_text(rich_draft.text + " Lost?")

@@ -30,8 +30,10 @@ def _broken_copies(store: SessionStore, session: DraftSession) -> dict[str, Path
         "text_is_number": {**good, "draft": {**good["draft"], "text": 42}},
         "bad_outcome": {**good, "generations": [{**good["generations"][0], "outcome": "maybe"}]},
         "model_missing": {**good, "generations": [{k: v for k, v in good["generations"][0].items() if k != "model"}]},
-        "size_is_bool": {**good, "generations": [{**good["generations"][0],
-                                                   "model": {**good["generations"][0]["model"], "size": True}}]},
+        "size_is_bool": {
+            **good,
+            "generations": [{**good["generations"][0], "model": {**good["generations"][0]["model"], "size": True}}],
+        },
         # Escaped as `\ud800` by json.dumps: it loaded, then every save and export failed with a traceback.
         "lone_surrogate": {**good, "draft": {**good["draft"], "text": "La casa \ud800 era"}},
     }
@@ -45,8 +47,9 @@ def _broken_copies(store: SessionStore, session: DraftSession) -> dict[str, Path
     return files
 
 
-def test_damaged_files_are_moved_aside_and_listing_goes_on(store: SessionStore, rich_draft: DraftSession,
-                                                           chat: ChatSession) -> None:
+def test_damaged_files_are_moved_aside_and_listing_goes_on(
+    store: SessionStore, rich_draft: DraftSession, chat: ChatSession
+) -> None:
     store.save(rich_draft)
     store.save(chat)
     files = _broken_copies(store, rich_draft)
@@ -70,7 +73,9 @@ def test_damaged_files_are_moved_aside_and_listing_goes_on(store: SessionStore, 
 def test_load_names_the_problem(store: SessionStore, damage: str) -> None:
     store.directory.mkdir(parents=True)
     (store.directory / "broken.json").write_bytes(DAMAGED[damage])
-    with pytest.raises(SessionError, match=r"^session broken.json is damaged \(.+\); moved aside to broken.json.corrupt-"):
+    with pytest.raises(
+        SessionError, match=r"^session broken.json is damaged \(.+\); moved aside to broken.json.corrupt-"
+    ):
         store.load("broken")
 
 
@@ -82,8 +87,9 @@ def test_resume_skips_a_damaged_latest(store: SessionStore, rich_draft: DraftSes
     assert "invalid JSON at line 1" in str(problem)
 
 
-def test_unreadable_file_is_reported_and_moved(store: SessionStore, rich_draft: DraftSession,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreadable_file_is_reported_and_moved(
+    store: SessionStore, rich_draft: DraftSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store.save(rich_draft)
     path = store.path_for(rich_draft.id)
     from scriptorium.app.sessions import store as store_module

@@ -11,8 +11,9 @@ from scriptorium.app.sessions import DraftConflictError, SessionStore, draft_fil
 
 
 @pytest.mark.parametrize("newline, bom", [("\r\n", False), ("\r\n", True), ("\r", False), ("\n", True)])
-def test_a_saved_draft_keeps_its_bom_and_line_breaks(tmp_path: Path, store: SessionStore, generate,
-                                                     newline: str, bom: bool) -> None:
+def test_a_saved_draft_keeps_its_bom_and_line_breaks(
+    tmp_path: Path, store: SessionStore, generate, newline: str, bom: bool
+) -> None:
     """A CRLF draft was held with "\\r\\n" while accepted text had "\\n": every model passage
     after a line break sat one character off; a BOM typed before went into the middle."""
     draft = tmp_path / "capitolo.md"
@@ -22,7 +23,7 @@ def test_a_saved_draft_keeps_its_bom_and_line_breaks(tmp_path: Path, store: Sess
     assert session.text == "Perché la città\n\nè bella"
     g = generate(session, ".\nFine.")
     session.accept(g, g.text, len(session.text))
-    assert [session.text[s.start:s.end] for s in session.spans] == [".\nFine."]
+    assert [session.text[s.start : s.end] for s in session.spans] == [".\nFine."]
     session.set_text("Titolo\n" + session.text)  # typed at the very start
     store.save(session)
     assert draft.read_bytes() == prefix + newline.join(["Titolo", "Perché la città", "", "è bella.", "Fine."]).encode()

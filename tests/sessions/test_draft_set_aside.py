@@ -69,8 +69,9 @@ def test_the_copy_holds_the_files_bytes_whatever_they_are(tmp_path: Path, store:
     assert draft.read_text(encoding="utf-8") == "Mio."
 
 
-def test_two_copies_in_the_same_second_do_not_overwrite_each_other(tmp_path: Path, store: SessionStore,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_copies_in_the_same_second_do_not_overwrite_each_other(
+    tmp_path: Path, store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import time
 
     monkeypatch.setattr(time, "strftime", lambda *_: "20261203-134500")
@@ -105,8 +106,9 @@ def keeper_for(store: SessionStore, draft: Path, shown: list[str]) -> SessionKee
     return keeper
 
 
-def test_the_keeper_asks_instead_of_replacing_then_says_where_the_files_text_went(tmp_path: Path,
-                                                                                 store: SessionStore) -> None:
+def test_the_keeper_asks_instead_of_replacing_then_says_where_the_files_text_went(
+    tmp_path: Path, store: SessionStore
+) -> None:
     draft = porto(tmp_path)
     shown: list[str] = []
     keeper = keeper_for(store, draft, shown)

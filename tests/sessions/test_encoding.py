@@ -41,8 +41,9 @@ def _on_disk(store: SessionStore, session: DraftSession) -> str:
     return store.path_for(session.id).read_text(encoding="utf-8")
 
 
-def test_a_second_save_encodes_only_the_new_tokens(store: SessionStore, long_draft: DraftSession,
-                                                   encoded: list[TokenRecord], add_tokens: AddTokens) -> None:
+def test_a_second_save_encodes_only_the_new_tokens(
+    store: SessionStore, long_draft: DraftSession, encoded: list[TokenRecord], add_tokens: AddTokens
+) -> None:
     generation = long_draft.generations[0]
     assert store.save(long_draft)
     assert len(encoded) == LONG
@@ -57,7 +58,8 @@ def test_a_second_save_encodes_only_the_new_tokens(store: SessionStore, long_dra
 
 
 def test_a_loaded_session_encodes_only_what_is_added_after_loading(
-        store: SessionStore, long_draft: DraftSession, encoded: list[TokenRecord], add_tokens: AddTokens) -> None:
+    store: SessionStore, long_draft: DraftSession, encoded: list[TokenRecord], add_tokens: AddTokens
+) -> None:
     store.save(long_draft)
     other = SessionStore(store.directory)
     loaded = other.load(long_draft.id)
@@ -67,8 +69,9 @@ def test_a_loaded_session_encodes_only_what_is_added_after_loading(
     assert encoded == loaded.generations[0].tokens[-2:]
 
 
-def test_a_replaced_token_list_or_record_is_encoded_again(store: SessionStore, long_draft: DraftSession,
-                                                          encoded: list[TokenRecord]) -> None:
+def test_a_replaced_token_list_or_record_is_encoded_again(
+    store: SessionStore, long_draft: DraftSession, encoded: list[TokenRecord]
+) -> None:
     generation = long_draft.generations[0]
     store.save(long_draft)
     encoded.clear()
@@ -110,8 +113,9 @@ def test_only_the_sessions_used_last_keep_their_lines() -> None:
     assert "a" not in sessions
 
 
-def test_deleting_a_session_forgets_its_lines(store: SessionStore, long_draft: DraftSession,
-                                              encoded: list[TokenRecord]) -> None:
+def test_deleting_a_session_forgets_its_lines(
+    store: SessionStore, long_draft: DraftSession, encoded: list[TokenRecord]
+) -> None:
     store.save(long_draft)
     store.delete(long_draft.id)
     encoded.clear()

@@ -13,6 +13,7 @@ from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
 
 from markdown_shown import MARK, assert_literal, html_of, split_front_matter
 
+
 def test_front_matter_says_how_the_text_was_made(rich_draft: DraftSession) -> None:
     meta, body = split_front_matter(render_markdown(rich_draft))
     assert meta["title"] == "Chapter: One" and meta["session"] == rich_draft.id and meta["kind"] == "draft"
@@ -50,8 +51,9 @@ def test_lora_and_bias_reach_the_front_matter(store: SessionStore, generate, lor
     assert meta["logit_bias"] == "byte tokens allowed; 42: +2"
 
 
-@pytest.mark.parametrize("title", ['He said: "no"', "---", "a\nb", "null", "#hash", "1.5", "'quoted'", "[x]", "é ü 中文",
-                                   "Capitolo\x85uno"])
+@pytest.mark.parametrize(
+    "title", ['He said: "no"', "---", "a\nb", "null", "#hash", "1.5", "'quoted'", "[x]", "é ü 中文", "Capitolo\x85uno"]
+)
 def test_any_title_survives_yaml(store: SessionStore, title: str) -> None:
     session = store.create_draft(title=title)
     meta, _ = split_front_matter(render_markdown(session))
@@ -120,7 +122,8 @@ def test_chat_is_one_section_per_turn(chat: ChatSession) -> None:
 
 @pytest.mark.parametrize(("stop_reason", "ending"), [("cancelled", "stopped"), ("error", "failed")])
 def test_a_chat_turns_own_headings_sit_under_the_turn_and_an_unfinished_reply_says_so(
-        store: SessionStore, generate, stop_reason: str, ending: str) -> None:
+    store: SessionStore, generate, stop_reason: str, ending: str
+) -> None:
     """A reply's "## Title" read as a new turn beside "## Model" (an author's "# Idea" is no
     heading at all: typed text), and a reply stopped mid-sentence looked finished. One that
     failed midway was "cut short" in the export, "failed" in the chat: the chat's word."""
@@ -145,26 +148,32 @@ def test_a_replys_underlined_headings_sit_under_the_turn_too(store: SessionStore
     _, body = split_front_matter(render_markdown(session))
     html = html_of(body)
     assert re.findall(r"<h(\d)>(.*?)</h\1>", html) == [
-        ("2", "Author"), ("2", 'Model (Tiny Llama: &quot;test&quot;)'), ("3", "Titolo"),
-        ("4", "Parte <em>una</em> e due"), ("4", "Fine #")]
+        ("2", "Author"),
+        ("2", "Model (Tiny Llama: &quot;test&quot;)"),
+        ("3", "Titolo"),
+        ("4", "Parte <em>una</em> e due"),
+        ("4", "Fine #"),
+    ]
     assert "<p>Versi.</p>" in html
 
 
-POEM = ("Roses are red,\nviolets are blue.\n\n- one\n- two\n\n# Title\nUnder it\n\n```\ncode a\ncode b\n```\n\n"
-        "    indented a\n    indented b\n\n> quoted a\n> quoted b\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
-        "Already broken  \nand escaped\\\nVia Roma 1\n00100 Roma")
+POEM = (
+    "Roses are red,\nviolets are blue.\n\n- one\n- two\n\n# Title\nUnder it\n\n```\ncode a\ncode b\n```\n\n"
+    "    indented a\n    indented b\n\n> quoted a\n> quoted b\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    "Already broken  \nand escaped\\\nVia Roma 1\n00100 Roma"
+)
 """A plain-text draft: a poem's and an address's single line breaks, and what Markdown would read as structure."""
 
 
 def test_an_authors_single_line_breaks_stay_line_breaks(store: SessionStore, generate) -> None:
     """A poem, an address or lines of dialogue in a plain draft came out as one line in
     every Markdown viewer: a single newline is a soft break, read as a space."""
-    session = store.create_draft(title="Poesie", text=POEM[:POEM.index("violets")])
+    session = store.create_draft(title="Poesie", text=POEM[: POEM.index("violets")])
     # The model's passages are marked line by line; the author wrote the indented lines.
     for start, end in (("violets", "    indented"), ("> quoted", None)):
-        if not POEM[len(session.text):].startswith(start):
-            session.set_text(POEM[:POEM.index(start)])
-        g = generate(session, POEM[POEM.index(start):POEM.index(end) if end else None], anchor=len(session.text))
+        if not POEM[len(session.text) :].startswith(start):
+            session.set_text(POEM[: POEM.index(start)])
+        g = generate(session, POEM[POEM.index(start) : POEM.index(end) if end else None], anchor=len(session.text))
         session.accept(g, g.text, len(session.text))
     assert session.text == POEM
     for mark_model in (False, True):
@@ -182,8 +191,8 @@ def test_a_plain_drafts_indented_paragraphs_are_paragraphs(store: SessionStore, 
     """Four spaces or a tab before a paragraph made it a Markdown code block: monospace, in
     a box, and the model's marks shown as literal <mark> tags inside it."""
     # The model wrote the indentation too: its mark opens after it, on the text.
-    session = store.create_draft(title="Romanzo", text=NOVEL[:NOVEL.index("    Pioveva")])
-    g = generate(session, NOVEL[NOVEL.index("    Pioveva"):NOVEL.index("\tLei")], anchor=len(session.text))
+    session = store.create_draft(title="Romanzo", text=NOVEL[: NOVEL.index("    Pioveva")])
+    g = generate(session, NOVEL[NOVEL.index("    Pioveva") : NOVEL.index("\tLei")], anchor=len(session.text))
     session.accept(g, g.text, len(session.text))
     session.set_text(NOVEL)
     _, body = split_front_matter(render_markdown(session, mark_model=True))
@@ -191,16 +200,18 @@ def test_a_plain_drafts_indented_paragraphs_are_paragraphs(store: SessionStore, 
     assert "<pre>" not in html and "<code>" not in html and "&lt;mark" not in html
     assert html.splitlines() == [
         "<p>Capitolo uno</p>",
-        '<p>\u2003Era una notte buia.<br />',
+        "<p>\u2003Era una notte buia.<br />",
         '\u2003<mark class="model" data-generation="g1">Pioveva.</mark></p>',
         "<p>\u2003Lei aspettava.<br />",
         "\u2003\u2003Più in là.</p>",  # deeper indentation stays deeper
-        "<p>\u2003# Non un titolo</p>"]
+        "<p>\u2003# Non un titolo</p>",
+    ]
     # A line indented under a paragraph's first is the paragraph's, its indentation kept
     # too, and backticks in plain text are backticks: no code span to hide it in.
     lines = store.create_draft(text="Disse:\n    «Vieni.»\n\nUn `codice\n    lungo`.")
     assert html_of(split_front_matter(render_markdown(lines))[1]) == (
-        "<p>Disse:<br />\n\u2003«Vieni.»</p>\n<p>Un `codice<br />\n\u2003lungo`.</p>\n")
+        "<p>Disse:<br />\n\u2003«Vieni.»</p>\n<p>Un `codice<br />\n\u2003lungo`.</p>\n"
+    )
     # Written in Markdown, the indentation is the author's code block, as written.
     markdown = store.create_draft(text=NOVEL, draft_path=tmp_path / "romanzo.md")
     assert split_front_matter(render_markdown(markdown))[1] == "\n" + NOVEL + "\n"
@@ -262,7 +273,7 @@ def test_a_model_passage_is_not_marked_inside_display_math(store: SessionStore, 
         _, body = split_front_matter(render_markdown(session, mark_model=True))
         lines = body.splitlines()
         opening = lines.index("$$", lines.index("$$") + 1)  # the first is in the code block
-        assert lines[opening:opening + 4] == math.splitlines()[1:5]  # no tag in the LaTeX
+        assert lines[opening : opening + 4] == math.splitlines()[1:5]  # no tag in the LaTeX
         assert '<mark class="model" data-generation="g1">Prima</mark>' in body
         assert MARK.sub(lambda m: m.group(2), body).endswith(math + "\n")
 

@@ -45,9 +45,15 @@ def test_a_mark_changes_nothing_a_viewer_shows_but_the_highlight() -> None:
     assert re.sub(r"</?mark[^>]*>", "", html) == html_of(text)
 
 
-@pytest.mark.parametrize(("text", "written_by_the_author"), [
-    ("Un `codice` qui.", "Un `co"), ("Un ``due ` spunte`` qui.", "Un ``due ` sp"),
-    ("Una parola __forte__ qui.", "Una parola _"), ("Una **forte** qui.", "Una *")])
+@pytest.mark.parametrize(
+    ("text", "written_by_the_author"),
+    [
+        ("Un `codice` qui.", "Un `co"),
+        ("Un ``due ` spunte`` qui.", "Un ``due ` sp"),
+        ("Una parola __forte__ qui.", "Una parola _"),
+        ("Una **forte** qui.", "Una *"),
+    ],
+)
 def test_a_mark_never_opens_or_closes_inside_code_or_a_delimiter_run(text: str, written_by_the_author: str) -> None:
     """A suggestion accepted inside a code span (the author wrote "`co", the model "dice`")
     had its mark open inside it: the tag showed as typed code. One accepted between the two
@@ -100,5 +106,9 @@ def test_a_model_table_without_edge_pipes_stays_a_table(store: SessionStore, gen
     session.record_reply(generate(session, "Ecco:\n\nnome | età\n--|--\nAda | 36\n\nFine.", anchor=0))
     _, body = split_front_matter(render_markdown(session, mark_model=True))
     html = html_of(body)
-    assert "<th>nome</th>" in html and "<td>36</td>" in html and "<mark" not in html.split("<table>")[1].split("</table>")[0]
+    assert (
+        "<th>nome</th>" in html
+        and "<td>36</td>" in html
+        and "<mark" not in html.split("<table>")[1].split("</table>")[0]
+    )
     assert '<mark class="model" data-generation="g1">Fine.</mark>' in body

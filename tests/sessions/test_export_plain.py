@@ -40,14 +40,50 @@ def test_a_list_items_indented_lines_keep_their_indentation(store: SessionStore,
 
 
 PROSE = [
-    "# Capitolo uno", "## Due", "#hashtag", "1. primo\n2. secondo", "2026. Un anno.", "3) terzo", "- trattino",
-    "* stella", "+ più", "> citato", "Sopra\n---\nsotto", "Titolo\n===", "---", "***", "___", "- - -",
-    "<div>blocco</div>", "a <b>grassetto</b> e <br>", "<!-- nota -->", "| a | b |\n|---|---|\n| 1 | 2 |",
-    "uno | due", "il `codice` qui", "```\nrecinto\n```", "~~~\ntilde\n~~~", "~~barrato~~", "*enfasi* e _x_",
-    "**forte** e __forte__", "a_b_c e 2*3*4", "[link](x) e ![img](y)", "[rif]: http://x", "[^1] nota",
-    "<http://x.it> e <a@b.it>", "&amp; &copy; &#35; &#x23; AT&T", "fine riga \\\nsotto", "barra\\ e \\* e \\\\",
-    "\\", "$x$ e $$y$$", "$$\nx = y\n$$", "==evidenziato== e %%commento%%", "Due spazi  \nsotto",
-    "    rientro\n    di codice", "\tTab", "Testo\n- interrompe\n> anche\n# e questo", "a\n\n\n\nb",
+    "# Capitolo uno",
+    "## Due",
+    "#hashtag",
+    "1. primo\n2. secondo",
+    "2026. Un anno.",
+    "3) terzo",
+    "- trattino",
+    "* stella",
+    "+ più",
+    "> citato",
+    "Sopra\n---\nsotto",
+    "Titolo\n===",
+    "---",
+    "***",
+    "___",
+    "- - -",
+    "<div>blocco</div>",
+    "a <b>grassetto</b> e <br>",
+    "<!-- nota -->",
+    "| a | b |\n|---|---|\n| 1 | 2 |",
+    "uno | due",
+    "il `codice` qui",
+    "```\nrecinto\n```",
+    "~~~\ntilde\n~~~",
+    "~~barrato~~",
+    "*enfasi* e _x_",
+    "**forte** e __forte__",
+    "a_b_c e 2*3*4",
+    "[link](x) e ![img](y)",
+    "[rif]: http://x",
+    "[^1] nota",
+    "<http://x.it> e <a@b.it>",
+    "&amp; &copy; &#35; &#x23; AT&T",
+    "fine riga \\\nsotto",
+    "barra\\ e \\* e \\\\",
+    "\\",
+    "$x$ e $$y$$",
+    "$$\nx = y\n$$",
+    "==evidenziato== e %%commento%%",
+    "Due spazi  \nsotto",
+    "    rientro\n    di codice",
+    "\tTab",
+    "Testo\n- interrompe\n> anche\n# e questo",
+    "a\n\n\n\nb",
 ]
 
 
@@ -137,8 +173,11 @@ def test_a_settings_footnote_shows_its_stop_strings(store: SessionStore, generat
     for sampler in (preset("prose"), preset("prose").with_changes(stop=("</s>", "*fine*"))):
         g = generate(session, " Poi.", settings=sampler)
         session.accept(g, g.text, len(session.text))
-    [note] = [line for line in body_of(render_markdown(session, settings_changes=True)).splitlines()
-              if line.startswith("[^g2]: ")]
+    [note] = [
+        line
+        for line in body_of(render_markdown(session, settings_changes=True)).splitlines()
+        if line.startswith("[^g2]: ")
+    ]
     assert "stop [] → ['</s>', '*fine*']" in shown(note)[0]
 
 

@@ -11,25 +11,55 @@ from hypothesis import strategies as st
 
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import (
-    BiasRecord, ChatSession, ChatTurn, DraftSession, FileStamp, Generation, LoraRef, ModelRef, ModelSpan,
+    BiasRecord,
+    ChatSession,
+    ChatTurn,
+    DraftSession,
+    FileStamp,
+    Generation,
+    LoraRef,
+    ModelRef,
+    ModelSpan,
     TokenRecord,
 )
 from scriptorium.app.sessions.records import OUTCOMES
 from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion, read_suggestion
 
-PROPERTY = settings(max_examples=150, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+PROPERTY = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
-TEXTS = st.one_of(st.text(max_size=16), st.sampled_from(
-    ["", "quote \" and \\ backslash", "two\nlines\r\n", "nul \x00 and \x1f", "è già 🙂 \u2028 \ufeff", "}, {\"id\": 1}"]))
+TEXTS = st.one_of(
+    st.text(max_size=16),
+    st.sampled_from(
+        [
+            "",
+            'quote " and \\ backslash',
+            "two\nlines\r\n",
+            "nul \x00 and \x1f",
+            "è già 🙂 \u2028 \ufeff",
+            '}, {"id": 1}',
+        ]
+    ),
+)
 FLOATS = st.floats(allow_nan=False)
-INTS = st.integers(-2**40, 2**40)
+INTS = st.integers(-(2**40), 2**40)
 
 
 def _token_records() -> st.SearchStrategy:
     alternative = st.tuples(INTS, TEXTS, FLOATS, st.booleans())  # (id, text, p, banned)
-    record = st.builds(TokenRecord, id=INTS, text=TEXTS, p=FLOATS, top=st.lists(alternative, max_size=4).map(tuple),
-                       piece=st.binary(max_size=4))
+    record = st.builds(
+        TokenRecord,
+        id=INTS,
+        text=TEXTS,
+        p=FLOATS,
+        top=st.lists(alternative, max_size=4).map(tuple),
+        piece=st.binary(max_size=4),
+    )
     return st.one_of(st.none(), st.just([]), st.lists(record, max_size=6))
 
 
@@ -37,45 +67,97 @@ def _token_records() -> st.SearchStrategy:
 def _generations(draw: st.DrawFn, json_values: st.SearchStrategy) -> list[Generation]:
     objects = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
     optional = st.one_of(st.none(), TEXTS)
-    model = st.builds(ModelRef, path=TEXTS, name=TEXTS, size=INTS, sha256=optional, quantization=TEXTS,
-                      architecture=TEXTS, parameters=INTS)
+    model = st.builds(
+        ModelRef,
+        path=TEXTS,
+        name=TEXTS,
+        size=INTS,
+        sha256=optional,
+        quantization=TEXTS,
+        architecture=TEXTS,
+        parameters=INTS,
+    )
     a_lora = st.builds(LoraRef, path=TEXTS, name=TEXTS, size=INTS, sha256=optional, scale=FLOATS)
     lora = st.one_of(st.none(), a_lora)
-    bias = st.builds(BiasRecord, ban_byte_tokens=st.booleans(), summary=TEXTS,
-                     entries=st.lists(st.tuples(INTS, FLOATS), max_size=3).map(tuple))
+    bias = st.builds(
+        BiasRecord,
+        ban_byte_tokens=st.booleans(),
+        summary=TEXTS,
+        entries=st.lists(st.tuples(INTS, FLOATS), max_size=3).map(tuple),
+    )
     generations = []
     for number in range(1, draw(st.integers(0, 4)) + 1):
-        generations.append(Generation(
-            id=f"g{number}", kind=draw(st.sampled_from(["continue", "chat"])), started_at=draw(TEXTS),
-            model=draw(model), lora=draw(lora), other_loras=tuple(draw(st.lists(a_lora, max_size=2))),
-            sampler=draw(objects), bias=draw(bias),
-            seed=draw(st.one_of(st.none(), INTS)), anchor=draw(st.one_of(st.none(), INTS)),
-            finished_at=draw(optional), text=draw(TEXTS), stop_reason=draw(optional),
-            prompt_tokens=draw(st.one_of(st.none(), INTS)), completion_tokens=draw(st.one_of(st.none(), INTS)),
-            outcome=draw(st.sampled_from(OUTCOMES)), accepted_text=draw(optional), decided_at=draw(optional),
-            tokens=draw(_token_records()), arithmetic=draw(st.one_of(st.none(), objects))))
+        generations.append(
+            Generation(
+                id=f"g{number}",
+                kind=draw(st.sampled_from(["continue", "chat"])),
+                started_at=draw(TEXTS),
+                model=draw(model),
+                lora=draw(lora),
+                other_loras=tuple(draw(st.lists(a_lora, max_size=2))),
+                sampler=draw(objects),
+                bias=draw(bias),
+                seed=draw(st.one_of(st.none(), INTS)),
+                anchor=draw(st.one_of(st.none(), INTS)),
+                finished_at=draw(optional),
+                text=draw(TEXTS),
+                stop_reason=draw(optional),
+                prompt_tokens=draw(st.one_of(st.none(), INTS)),
+                completion_tokens=draw(st.one_of(st.none(), INTS)),
+                outcome=draw(st.sampled_from(OUTCOMES)),
+                accepted_text=draw(optional),
+                decided_at=draw(optional),
+                tokens=draw(_token_records()),
+                arithmetic=draw(st.one_of(st.none(), objects)),
+            )
+        )
     return generations
 
 
 @st.composite
 def _sessions(draw: st.DrawFn, json_values: st.SearchStrategy) -> DraftSession | ChatSession:
-    common = dict(id=draw(TEXTS), title=draw(TEXTS), created_at=draw(TEXTS), updated_at=draw(TEXTS),
-                  generations=draw(_generations(json_values)), memory=draw(TEXTS), note=draw(TEXTS),
-                  note_depth=draw(st.integers(0, 100)))
+    common = dict(
+        id=draw(TEXTS),
+        title=draw(TEXTS),
+        created_at=draw(TEXTS),
+        updated_at=draw(TEXTS),
+        generations=draw(_generations(json_values)),
+        memory=draw(TEXTS),
+        note=draw(TEXTS),
+        note_depth=draw(st.integers(0, 100)),
+    )
     if draw(st.booleans()):
         text = draw(TEXTS)
         stamp = draw(st.one_of(st.none(), st.builds(FileStamp, size=INTS, mtime_ns=INTS, sha256=TEXTS)))
         spans = [ModelSpan(start=0, end=len(text), generation="g1")] if text and draw(st.booleans()) else []
         writers = st.lists(st.tuples(st.one_of(st.none(), TEXTS), INTS), max_size=3)
         versions = st.lists(st.builds(KeptVersion, text=TEXTS, label=TEXTS, writers=writers), min_size=2, max_size=3)
-        suggestion = st.builds(Suggestion, anchor=INTS, text=st.text(min_size=1, max_size=8), writers=writers,
-                               from_cursor=st.booleans(), replaces=INTS, before=TEXTS, after=TEXTS,
-                               versions=st.one_of(st.just([]), versions)).map(
-            lambda suggestion: replace(suggestion, version=1 if suggestion.versions else 0))
-        return DraftSession(**common, text=text, draft_path=draw(st.one_of(st.none(), TEXTS)), draft_stamp=stamp,
-                            spans=spans, suggestion=draw(st.one_of(st.none(), suggestion)))
-    turns = st.builds(ChatTurn, role=st.sampled_from(["user", "assistant"]), content=TEXTS, at=TEXTS,
-                      generation=st.one_of(st.none(), TEXTS))
+        suggestion = st.builds(
+            Suggestion,
+            anchor=INTS,
+            text=st.text(min_size=1, max_size=8),
+            writers=writers,
+            from_cursor=st.booleans(),
+            replaces=INTS,
+            before=TEXTS,
+            after=TEXTS,
+            versions=st.one_of(st.just([]), versions),
+        ).map(lambda suggestion: replace(suggestion, version=1 if suggestion.versions else 0))
+        return DraftSession(
+            **common,
+            text=text,
+            draft_path=draw(st.one_of(st.none(), TEXTS)),
+            draft_stamp=stamp,
+            spans=spans,
+            suggestion=draw(st.one_of(st.none(), suggestion)),
+        )
+    turns = st.builds(
+        ChatTurn,
+        role=st.sampled_from(["user", "assistant"]),
+        content=TEXTS,
+        at=TEXTS,
+        generation=st.one_of(st.none(), TEXTS),
+    )
     return ChatSession(**common, system_prompt=draw(TEXTS), turns=draw(st.lists(turns, max_size=3)))
 
 
@@ -93,7 +175,11 @@ def _expected_layout(session: DraftSession | ChatSession) -> str:
             generation_index, inside = generation_index + 1, line.endswith("[")
         elif inside and line.startswith("    "):
             number = int(line.strip().rstrip(","))
-            line = "    " + json.dumps(records[generation_index][number], ensure_ascii=False) + line[len(line.rstrip(",")):]
+            line = (
+                "    "
+                + json.dumps(records[generation_index][number], ensure_ascii=False)
+                + line[len(line.rstrip(",")) :]
+            )
         else:
             inside = False
         lines.append(line)
@@ -115,7 +201,10 @@ def test_any_session_reads_back_equal_and_is_laid_out_as_documented(json_values:
 def test_each_token_record_is_one_compact_line(rich_draft: DraftSession) -> None:
     text = session_format.dumps(rich_draft)
     assert text == _expected_layout(rich_draft)
-    assert '\n    {"id": 100, "text": "", "p": 0.5, "top": [[100, "", 0.5, false], [16001, "<0x01>", 0.0123457, true]]},\n' in text
+    assert (
+        '\n    {"id": 100, "text": "", "p": 0.5, "top": [[100, "", 0.5, false], [16001, "<0x01>", 0.0123457, true]]},\n'
+        in text
+    )
     assert '\n   "tokens": null,\n' in text  # a generation without records: as indent=1 writes it
 
 
@@ -127,7 +216,6 @@ def test_the_split_content_is_the_whole_file(chat: ChatSession) -> None:
     assert session_format.encode(chat).fingerprint() == encoded.fingerprint()  # the stamp is left out
 
 
-
 def test_a_sampled_tokens_small_probability_is_recorded_as_it_was() -> None:
     import pytest
 
@@ -136,8 +224,15 @@ def test_a_sampled_tokens_small_probability_is_recorded_as_it_was() -> None:
 
     # A bias or a high temperature can draw a token the model gave 3.2e-7: recorded to six
     # decimal places it would read 0, "impossible", in the session and to any reader of it.
-    event = TokenEvent(index=0, id=5, text=" raro", p=3.2e-7, elapsed_ms=1.0, kv_tokens=3,
-                       top=(Candidate(9, " casa", 0.61234567, False), Candidate(5, " raro", 3.2e-7, False)))
+    event = TokenEvent(
+        index=0,
+        id=5,
+        text=" raro",
+        p=3.2e-7,
+        elapsed_ms=1.0,
+        kv_tokens=3,
+        top=(Candidate(9, " casa", 0.61234567, False), Candidate(5, " raro", 3.2e-7, False)),
+    )
     record = TokenRecord.from_event(event)
     assert record.p == pytest.approx(3.2e-7, rel=1e-6) and record.top[1][2] == pytest.approx(3.2e-7, rel=1e-6)
     assert record.top[0][2] == 0.612346  # six significant digits, as before for p above 0.1
@@ -152,8 +247,11 @@ def test_a_character_in_byte_tokens_is_recorded_with_the_bytes_a_reader_joins() 
     def event(token_id: int, text: str, piece: bytes) -> TokenEvent:
         return TokenEvent(index=0, id=token_id, text=text, p=0.5, top=(), elapsed_ms=1.0, kv_tokens=3, piece=piece)
 
-    records = [TokenRecord.from_event(event(16195, "", b"\xc3")), TokenRecord.from_event(event(16168, "è", b"\xa8")),
-               TokenRecord.from_event(event(9, " casa", " casa".encode()))]
+    records = [
+        TokenRecord.from_event(event(16195, "", b"\xc3")),
+        TokenRecord.from_event(event(16168, "è", b"\xa8")),
+        TokenRecord.from_event(event(9, " casa", " casa".encode())),
+    ]
     lines = [json.loads(session_format.encode_token(record)) for record in records]
     assert [line.get("bytes") for line in lines] == [[0xC3], [0xA8], None]  # a token whose text is its bytes: none
     assert bytes(lines[0]["bytes"] + lines[1]["bytes"]).decode("utf-8") == "è"

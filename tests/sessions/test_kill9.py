@@ -63,12 +63,12 @@ VERSION_SHAPE = re.compile(r"( w\d+\.\d+| \[S\d+\.\d+\])*")
 
 def _check_complete(text: str) -> None:
     assert text.startswith(PREAMBLE), "the draft lost its beginning"
-    assert VERSION_SHAPE.fullmatch(text[len(PREAMBLE):]), "the draft ends in a partial write"
+    assert VERSION_SHAPE.fullmatch(text[len(PREAMBLE) :]), "the draft ends in a partial write"
 
 
 def _check_session(session: DraftSession, acknowledged: list[str]) -> None:
     _check_complete(session.text)
-    passages = {session.text[s.start:s.end] for s in session.spans}
+    passages = {session.text[s.start : s.end] for s in session.spans}
     accepted = {g.accepted_text for g in session.generations if g.outcome == "partly_accepted"}
     for marker in acknowledged:
         assert marker in session.text, f"accepted suggestion{marker} was lost"
@@ -84,8 +84,13 @@ def test_kill_minus_nine_never_loses_an_accepted_suggestion(tmp_path: Path) -> N
     acknowledged: list[str] = []
     kills_after_acceptance = 0
     for round_number in range(ROUNDS):
-        child = subprocess.Popen([sys.executable, "-c", CHILD, str(draft), str(preamble)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(draft), str(preamble)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=os.environ.copy(),
+        )
         assert child.stdout is not None
         assert child.stdout.readline() == "ready\n", child.stderr.read() if child.stderr else ""
         time.sleep(rng.uniform(0, MAX_DELAY_S))

@@ -15,12 +15,18 @@ from scriptorium.app.sessions.export import render_markdown
 from scriptorium.app.sessions.lorebook_file import read_lorebook, to_toml, write_lorebook
 from scriptorium.inference.lore import Fired, LoreEntry, LoreError, Lorebook
 
-BOOK = Lorebook((
-    LoreEntry("Lucia", ("Lucia", "la ragazza"), "Lucia ha sedici anni.\nVive con la nonna.", priority=10),
-    LoreEntry("La torre", ("/torr[ei]/",), "Dice: '''crollò''' nel 1902.", secondary=("vecchia",), enabled=False),
-    LoreEntry("Stile", (), "Frasi brevi; \"virgolette\", \\ e \x7f e \x01 e tab\t.", always=True, case_sensitive=True),
-    LoreEntry("Rosa's", ("Rosa's",), "Finisce con un apice'"),
-), scan_depth=40, budget=30)
+BOOK = Lorebook(
+    (
+        LoreEntry("Lucia", ("Lucia", "la ragazza"), "Lucia ha sedici anni.\nVive con la nonna.", priority=10),
+        LoreEntry("La torre", ("/torr[ei]/",), "Dice: '''crollò''' nel 1902.", secondary=("vecchia",), enabled=False),
+        LoreEntry(
+            "Stile", (), 'Frasi brevi; "virgolette", \\ e \x7f e \x01 e tab\t.', always=True, case_sensitive=True
+        ),
+        LoreEntry("Rosa's", ("Rosa's",), "Finisce con un apice'"),
+    ),
+    scan_depth=40,
+    budget=30,
+)
 
 
 def test_a_lorebook_file_round_trips(tmp_path: Path) -> None:
@@ -39,17 +45,24 @@ def test_a_hand_written_lorebook_reads_with_defaults(tmp_path: Path) -> None:
     assert book == Lorebook((LoreEntry("Lucia", ("Lucia",), "Lucia ha sedici anni."),))
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("[[entry]\n", "is not valid TOML"),
-    ('[[entry]]\nkey = ["Lucia"]\ntext = "x"\n', "entry 1: name must be some text"),  # no keys, no name
-    ('[[entry]]\nkeys = ["Lucia"]\nkey = "x"\ntext = "x"\n', "entry 1 (Lucia) has no field 'key'"),
-    ('[[entry]]\nkeys = ["Lucia"]\ntext = "x"\npriority = "alta"\n',
-     "entry 1 (Lucia): priority must be a whole number, not 'alta'"),
-    ('[[entry]]\nkeys = ["/Luci(a/"]\ntext = "x"\n',
-     "the key /Luci(a/ of lore entry '/Luci(a/' is not a valid regular expression: missing ), unterminated subpattern"),
-    ("scan_depth = 0\n", "lorebook scan_depth must be a whole number from 1"),
-    ("depth = 3\n", "the lorebook has no field 'depth'"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[[entry]\n", "is not valid TOML"),
+        ('[[entry]]\nkey = ["Lucia"]\ntext = "x"\n', "entry 1: name must be some text"),  # no keys, no name
+        ('[[entry]]\nkeys = ["Lucia"]\nkey = "x"\ntext = "x"\n', "entry 1 (Lucia) has no field 'key'"),
+        (
+            '[[entry]]\nkeys = ["Lucia"]\ntext = "x"\npriority = "alta"\n',
+            "entry 1 (Lucia): priority must be a whole number, not 'alta'",
+        ),
+        (
+            '[[entry]]\nkeys = ["/Luci(a/"]\ntext = "x"\n',
+            "the key /Luci(a/ of lore entry '/Luci(a/' is not a valid regular expression: missing ), unterminated subpattern",
+        ),
+        ("scan_depth = 0\n", "lorebook scan_depth must be a whole number from 1"),
+        ("depth = 3\n", "the lorebook has no field 'depth'"),
+    ],
+)
 def test_a_lorebook_that_cannot_be_used_is_one_line(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "lore.toml"
     path.write_text(content, encoding="utf-8")

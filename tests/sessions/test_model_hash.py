@@ -51,8 +51,9 @@ def test_unreadable_model_is_one_line(tmp_path: Path) -> None:
     assert "\n" not in str(info.value)
 
 
-def test_refs_from_real_gguf_facts_round_trip(store: SessionStore, random_model: Path, lora_adapter: Path,
-                                              generate) -> None:
+def test_refs_from_real_gguf_facts_round_trip(
+    store: SessionStore, random_model: Path, lora_adapter: Path, generate
+) -> None:
     facts = read_model_facts(random_model)
     adapter = read_adapter_facts(lora_adapter, facts.architecture)
     model = ModelRef.from_facts(facts, model_hash.file_sha256(random_model))

@@ -10,7 +10,8 @@ from scriptorium.inference.settings import LogitBias, preset
 from markdown_shown import split_front_matter
 
 ANTI_LOOP_REORDERED = preset("anti-loop").with_changes(
-    xtc_probability=0.5, samplers=("temperature", "xtc", "dry", "top_k", "top_p", "penalties"))
+    xtc_probability=0.5, samplers=("temperature", "xtc", "dry", "top_k", "top_p", "penalties")
+)
 
 
 def test_the_chain_and_its_order_survive_the_session_file(store: SessionStore, generate) -> None:
@@ -37,14 +38,32 @@ def test_a_session_from_before_reads_as_it_ran(store: SessionStore, generate) ->
     session = store.create_draft(title="old", text="La casa")
     old = generate(session, " era.", settings=preset("prose"))
     new = generate(session, " buia.", settings=preset("prose"))
-    old.sampler = {key: value for key, value in old.sampler.items()  # as an older version wrote it
-                   if key in ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "repeat_window",
-                              "presence_penalty", "frequency_penalty", "seed", "max_tokens", "stop", "preset")}
+    old.sampler = {
+        key: value
+        for key, value in old.sampler.items()  # as an older version wrote it
+        if key
+        in (
+            "temperature",
+            "top_k",
+            "top_p",
+            "min_p",
+            "repeat_penalty",
+            "repeat_window",
+            "presence_penalty",
+            "frequency_penalty",
+            "seed",
+            "max_tokens",
+            "stop",
+            "preset",
+        )
+    }
     assert old.sampler_settings() == preset("prose")
     assert old.same_settings(new)  # no footnote saying that settings changed
     assert describe_changes(old, new) == "seed 1234"
-    assert describe_changes(old, generate(session, " x", settings=preset("anti-loop"))) == \
-        "dry_multiplier 0.0 → 0.8; preset 'prose' → 'anti-loop'; seed 1234"
+    assert (
+        describe_changes(old, generate(session, " x", settings=preset("anti-loop")))
+        == "dry_multiplier 0.0 → 0.8; preset 'prose' → 'anti-loop'; seed 1234"
+    )
 
 
 def test_what_the_chain_did_at_each_token_is_saved_and_read_back(store: SessionStore, generate) -> None:
@@ -52,10 +71,20 @@ def test_what_the_chain_did_at_each_token_is_saved_and_read_back(store: SessionS
 
     session = store.create_draft(title="did", text="La casa")
     g = generate(session, " era", settings=preset("anti-loop"))
-    g.add_token(TokenEvent(index=0, id=5, text=" era", p=0.4, top=(Candidate(5, " era", 0.4, False),
-                                                                      Candidate(6, " fu", 0.3, False)),
-                           elapsed_ms=1.0, kv_tokens=3, kept=((5, 0.61234567),), removed=((6, "xtc"),),
-                           pushed=((5, "dry", -0.8),)))
+    g.add_token(
+        TokenEvent(
+            index=0,
+            id=5,
+            text=" era",
+            p=0.4,
+            top=(Candidate(5, " era", 0.4, False), Candidate(6, " fu", 0.3, False)),
+            elapsed_ms=1.0,
+            kv_tokens=3,
+            kept=((5, 0.61234567),),
+            removed=((6, "xtc"),),
+            pushed=((5, "dry", -0.8),),
+        )
+    )
     g.add_token(TokenEvent(index=1, id=7, text=".", p=0.9, top=(), elapsed_ms=2.0, kv_tokens=4))  # as from a server
     store.save(session)
     first, second = store.load(session.id).generations[0].tokens

@@ -24,7 +24,7 @@ def _saved_as(store: SessionStore, path: Path, rename_to: str | None) -> str:
 
 
 def test_save_as_keeps_a_title_the_author_set(tmp_path: Path, store: SessionStore) -> None:
-    """"Il porto di Lucia" became "porto" on saving the untitled draft as porto.md."""
+    """ "Il porto di Lucia" became "porto" on saving the untitled draft as porto.md."""
     assert _saved_as(store, tmp_path / "porto.md", "Il porto di Lucia") == "Il porto di Lucia"
 
 

@@ -16,12 +16,19 @@ from scriptorium.app.sessions import ChatSession, DraftSession, SessionStore
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scriptorium.app.cli.main", *args], capture_output=True, text=True,
-                          cwd=cwd, env=os.environ.copy(), timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "scriptorium.app.cli.main", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=os.environ.copy(),
+        timeout=120,
+    )
 
 
-def test_sessions_lists_newest_first(store: SessionStore, rich_draft: DraftSession, chat: ChatSession,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_sessions_lists_newest_first(
+    store: SessionStore, rich_draft: DraftSession, chat: ChatSession, capsys: pytest.CaptureFixture[str]
+) -> None:
     store.save(rich_draft)
     store.save(chat)
     chat.title = "Questions, later"
@@ -48,13 +55,14 @@ def test_sessions_columns_line_up_with_wide_titles(store: SessionStore, capsys: 
     store.save(store.create_draft(title="東京の夜は静かだった、彼女は窓の外を見て、遠くの灯りを数えていた", text="x"))
     assert main(["sessions"]) == 0
     out = capsys.readouterr().out.splitlines()
-    kind_columns = {cell_len(line[:line.index(" draft ")]) for line in out[1:]}
+    kind_columns = {cell_len(line[: line.index(" draft ")]) for line in out[1:]}
     assert len(kind_columns) == 1, out
     assert any("…" in line for line in out)
 
 
-def test_sessions_warns_about_damaged_files_and_goes_on(store: SessionStore, rich_draft: DraftSession,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_sessions_warns_about_damaged_files_and_goes_on(
+    store: SessionStore, rich_draft: DraftSession, capsys: pytest.CaptureFixture[str]
+) -> None:
     store.save(rich_draft)
     (store.directory / "broken.json").write_text("{", encoding="utf-8")
     assert main(["sessions"]) == 0
@@ -70,8 +78,14 @@ def test_sessions_when_there_are_none(capsys: pytest.CaptureFixture[str]) -> Non
     assert captured.out == "" and "no sessions yet" in captured.err
 
 
-def test_export_latest_by_default(tmp_path: Path, store: SessionStore, rich_draft: DraftSession, chat: ChatSession,
-                                  monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_latest_by_default(
+    tmp_path: Path,
+    store: SessionStore,
+    rich_draft: DraftSession,
+    chat: ChatSession,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     store.save(chat)
     store.save(rich_draft)
     os.utime(store.path_for(chat.id), (1, 1))
@@ -93,19 +107,25 @@ def test_export_by_path(tmp_path: Path, store: SessionStore, chat: ChatSession, 
     assert out.read_text(encoding="utf-8").startswith("---\ntitle: Questions\n")
 
 
-@pytest.mark.parametrize("case", ["no_sessions", "unknown_id", "exists", "unwritable", "damaged", "a_draft",
-                                  "missing_file", "proc_file"])
-def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store: SessionStore,
-                                                 request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    "case", ["no_sessions", "unknown_id", "exists", "unwritable", "damaged", "a_draft", "missing_file", "proc_file"]
+)
+def test_export_errors_are_one_line_with_exit_2(
+    case: str, tmp_path: Path, store: SessionStore, request: pytest.FixtureRequest
+) -> None:
     args = ["export"]
-    expected = {"no_sessions": "no sessions to export yet", "unknown_id": "no session 'nope'",
-                "exists": "already exists; use --force", "unwritable": "Permission denied",
-                "damaged": "is damaged (invalid JSON",
-                # Both were "no session '...'", as if the name had been taken for an id.
-                "a_draft": "novel.md is not a session: give a session's id or its .json file",
-                "missing_file": "session file not found: gone/s.json",
-                # Was "No such file or directory", of a file that is there.
-                "proc_file": "cannot write /proc/version: /proc does not take new files"}[case]
+    expected = {
+        "no_sessions": "no sessions to export yet",
+        "unknown_id": "no session 'nope'",
+        "exists": "already exists; use --force",
+        "unwritable": "Permission denied",
+        "damaged": "is damaged (invalid JSON",
+        # Both were "no session '...'", as if the name had been taken for an id.
+        "a_draft": "novel.md is not a session: give a session's id or its .json file",
+        "missing_file": "session file not found: gone/s.json",
+        # Was "No such file or directory", of a file that is there.
+        "proc_file": "cannot write /proc/version: /proc does not take new files",
+    }[case]
     if case != "no_sessions":
         store.save(request.getfixturevalue("rich_draft"))
     if case == "unknown_id":
@@ -134,8 +154,9 @@ def test_export_errors_are_one_line_with_exit_2(case: str, tmp_path: Path, store
         assert (tmp_path / "taken.md").read_text(encoding="utf-8") == "mine"
 
 
-def test_a_deeply_nested_session_file_is_moved_aside_from_the_shell(tmp_path: Path, store: SessionStore,
-                                                                    rich_draft: DraftSession) -> None:
+def test_a_deeply_nested_session_file_is_moved_aside_from_the_shell(
+    tmp_path: Path, store: SessionStore, rich_draft: DraftSession
+) -> None:
     """`[` x 200,000 made the JSON parser raise RecursionError, and the file stayed to break
     every later `sessions`, `export` and `--resume`."""
     store.save(rich_draft)
@@ -157,8 +178,9 @@ def test_a_deeply_nested_session_file_is_moved_aside_from_the_shell(tmp_path: Pa
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 @pytest.mark.parametrize("kind", ["fifo", "link-to-dev-null"])
-def test_export_force_refuses_what_is_not_a_regular_file(kind: str, tmp_path: Path, store: SessionStore,
-                                                         rich_draft: DraftSession) -> None:
+def test_export_force_refuses_what_is_not_a_regular_file(
+    kind: str, tmp_path: Path, store: SessionStore, rich_draft: DraftSession
+) -> None:
     """--force replaced a FIFO, or /dev/null behind a link, with a plain file."""
     store.save(rich_draft)
     target = tmp_path / "out.md"
@@ -174,8 +196,9 @@ def test_export_force_refuses_what_is_not_a_regular_file(kind: str, tmp_path: Pa
     assert Path(os.devnull).is_char_device()
 
 
-def test_sessions_shows_a_titles_control_characters_escaped(store: SessionStore,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_sessions_shows_a_titles_control_characters_escaped(
+    store: SessionStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A title holding the sequences that set the terminal's title and clear its screen was
     printed raw: the terminal obeyed them."""
     store.save(store.create_draft(title="\x1b]0;pwned\x07\x1b[2JNight\nfall", text="x"))

@@ -14,8 +14,14 @@ from hypothesis import strategies as st
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import ChatSession, DraftSession, SessionError, SessionStore
 
-FUZZ = settings(max_examples=200, deadline=timedelta(seconds=3), derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=200,
+    deadline=timedelta(seconds=3),
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
 
 def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
     """Every place in a JSON document where a value sits, as a key/index path."""
@@ -53,8 +59,9 @@ def _check(store: SessionStore, data: bytes) -> None:
         aside.unlink()
 
 
-def test_the_session_reader_fails_only_in_its_own_words(store: SessionStore, rich_draft: DraftSession,
-                                                        chat: ChatSession, json_values: st.SearchStrategy) -> None:
+def test_the_session_reader_fails_only_in_its_own_words(
+    store: SessionStore, rich_draft: DraftSession, chat: ChatSession, json_values: st.SearchStrategy
+) -> None:
     store.directory.mkdir(parents=True, exist_ok=True)
     seeds = [session_format.to_dict(rich_draft), session_format.to_dict(chat)]
     places = [(seed, path) for seed in seeds for path in _paths(seed)]
@@ -66,8 +73,11 @@ def test_the_session_reader_fails_only_in_its_own_words(store: SessionStore, ric
         _check(store, json.dumps(_replaced(seed, path, value)).encode())
 
     @FUZZ
-    @given(seed=st.sampled_from(seeds), cut=st.integers(0, 4000), edits=st.lists(
-        st.tuples(st.integers(0, 4000), st.integers(0, 255)), max_size=6))
+    @given(
+        seed=st.sampled_from(seeds),
+        cut=st.integers(0, 4000),
+        edits=st.lists(st.tuples(st.integers(0, 4000), st.integers(0, 255)), max_size=6),
+    )
     def bytes_damaged(seed: Any, cut: int, edits: list[tuple[int, int]]) -> None:
         data = bytearray(json.dumps(seed, ensure_ascii=False).encode())
         for offset, value in edits:
@@ -76,7 +86,7 @@ def test_the_session_reader_fails_only_in_its_own_words(store: SessionStore, ric
         _check(store, bytes(data[:cut]))
 
     @FUZZ
-    @given(depth=st.integers(1, 300_000), opener=st.sampled_from(["[", "{\"a\":"]))
+    @given(depth=st.integers(1, 300_000), opener=st.sampled_from(["[", '{"a":']))
     def nested(depth: int, opener: str) -> None:
         _check(store, (opener * depth).encode())
 

@@ -13,8 +13,15 @@ import pytest
 from scriptorium.app import paths
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions import (
-    ChatSession, DraftConflictError, DraftFileError, DraftSession, ModelSpan, SessionError, SessionStore,
-    make_session_id, slugify,
+    ChatSession,
+    DraftConflictError,
+    DraftFileError,
+    DraftSession,
+    ModelSpan,
+    SessionError,
+    SessionStore,
+    make_session_id,
+    slugify,
 )
 
 
@@ -35,8 +42,9 @@ def test_draft_round_trip_is_equal(store: SessionStore, rich_draft: DraftSession
     assert g2.sampler_settings() is not None and g2.sampler_settings().temperature == 1.1
 
 
-def test_recorded_alternatives_are_left_alone_by_the_garbage_collector(store: SessionStore,
-                                                                       rich_draft: DraftSession) -> None:
+def test_recorded_alternatives_are_left_alone_by_the_garbage_collector(
+    store: SessionStore, rich_draft: DraftSession
+) -> None:
     """Twelve a token, hundreds of thousands in a long session: plain tuples of plain values,
     which the collector stops tracking, so its full passes during a stream do not walk them."""
     store.save(rich_draft)
@@ -63,8 +71,18 @@ def test_file_is_documented_versioned_json(store: SessionStore, rich_draft: Draf
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == "scriptorium-session" and data["version"] == 2
     assert data["kind"] == "draft" and data["draft"]["text"] == rich_draft.text
-    assert set(data["generations"][0]) >= {"model", "lora", "sampler", "seed", "logit_bias", "outcome", "tokens",
-                                            "started_at", "finished_at", "accepted_text"}
+    assert set(data["generations"][0]) >= {
+        "model",
+        "lora",
+        "sampler",
+        "seed",
+        "logit_bias",
+        "outcome",
+        "tokens",
+        "started_at",
+        "finished_at",
+        "accepted_text",
+    }
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
@@ -125,11 +143,11 @@ def test_model_passages_follow_edits(store: SessionStore, generate) -> None:
     session.accept(g, g.text, 6)
     assert session.spans == [ModelSpan(start=6, end=28, generation="g1")]
     session.set_text("Oh. Hello. The model wrote this.")  # typed before: passage shifts
-    assert session.text[session.spans[0].start:session.spans[0].end] == " The model wrote this."
+    assert session.text[session.spans[0].start : session.spans[0].end] == " The model wrote this."
     session.set_text("Oh. Hello. The model really wrote this.")  # typed inside: split, author's word unmarked
-    assert [session.text[s.start:s.end] for s in session.spans] == [" The model ", "wrote this."]
+    assert [session.text[s.start : s.end] for s in session.spans] == [" The model ", "wrote this."]
     session.set_text("Oh. Hello. The model wrote this.")  # deleted again: parts merge
-    assert [session.text[s.start:s.end] for s in session.spans] == [" The model wrote this."]
+    assert [session.text[s.start : s.end] for s in session.spans] == [" The model wrote this."]
     session.set_text("Oh. Hello.")
     assert session.spans == []
 
@@ -145,7 +163,7 @@ def test_a_text_brought_back_whole_gets_its_passages_back(store: SessionStore, g
     session.set_text("Hello. The model wrote this.")  # redone
     assert session.spans == [ModelSpan(start=6, end=28, generation="g1")]
     session.set_text("Hello. The model wrote that.")  # an edit still splits it as before
-    assert [session.text[s.start:s.end] for s in session.spans] == [" The model wrote th", "."]
+    assert [session.text[s.start : s.end] for s in session.spans] == [" The model wrote th", "."]
 
 
 def test_word_by_word_acceptance_accumulates(store: SessionStore, generate) -> None:
@@ -189,8 +207,9 @@ def test_draft_edited_elsewhere_is_not_overwritten(tmp_path: Path, store: Sessio
     assert SessionStore().open_draft(draft).text == "Edited again elsewhere."  # reopening takes the file
 
 
-def test_text_written_on_after_a_conflict_is_kept_when_reopening_takes_the_file(tmp_path: Path,
-                                                                                store: SessionStore) -> None:
+def test_text_written_on_after_a_conflict_is_kept_when_reopening_takes_the_file(
+    tmp_path: Path, store: SessionStore
+) -> None:
     """The file changed elsewhere; the author wrote on here (each save of the file refused,
     the session saved). Reopening took the file's text and dropped all of that silently."""
     draft = tmp_path / "novel.md"
@@ -230,8 +249,9 @@ def test_a_read_only_draft_file_is_never_written(tmp_path: Path, store: SessionS
     assert draft.read_text(encoding="utf-8") == "Finished. Or not."
 
 
-def test_crash_between_draft_and_session_write_keeps_newest_text(tmp_path: Path, store: SessionStore,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_crash_between_draft_and_session_write_keeps_newest_text(
+    tmp_path: Path, store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     draft = tmp_path / "novel.md"
     session = store.open_draft(draft)  # not there yet: created on first save
     assert not draft.exists()

@@ -87,8 +87,9 @@ def test_the_writing_thread_is_not_a_daemon_and_ends_when_nothing_is_left() -> N
     assert writes.run("b", threading.current_thread) is not thread  # a new one, when there is work again
 
 
-def test_a_background_save_returns_before_its_file_is_written(store: SessionStore, rich_draft: DraftSession,
-                                                              held: HeldWrites) -> None:
+def test_a_background_save_returns_before_its_file_is_written(
+    store: SessionStore, rich_draft: DraftSession, held: HeldWrites
+) -> None:
     rich_draft.set_text("Nuovo testo.")
     told: list[BaseException | None] = []
     assert store.save(rich_draft, in_background=True, after=told.append)  # returns while the write is held
@@ -101,8 +102,9 @@ def test_a_background_save_returns_before_its_file_is_written(store: SessionStor
     assert SessionStore().load(rich_draft.id).text == "Nuovo testo."
 
 
-def test_reading_or_deleting_a_session_waits_for_its_write(store: SessionStore, rich_draft: DraftSession,
-                                                           held: HeldWrites) -> None:
+def test_reading_or_deleting_a_session_waits_for_its_write(
+    store: SessionStore, rich_draft: DraftSession, held: HeldWrites
+) -> None:
     rich_draft.set_text("Scritto dopo.")
     store.save(rich_draft, in_background=True)
     threading.Timer(0.05, held.release.set).start()
@@ -123,8 +125,7 @@ def _keeper(store: SessionStore, shown: list[str]) -> SessionKeeper:
     return SessionKeeper(store, DraftFile(None), notify)
 
 
-def test_a_failed_background_write_is_shown_once_until_a_save_works(store: SessionStore,
-                                                                    held: HeldWrites) -> None:
+def test_a_failed_background_write_is_shown_once_until_a_save_works(store: SessionStore, held: HeldWrites) -> None:
     shown: list[str] = []
     keeper = _keeper(store, shown)
     held.release.set()
@@ -133,8 +134,9 @@ def test_a_failed_background_write_is_shown_once_until_a_save_works(store: Sessi
     for text in ("Uno.", "Uno. Due."):
         assert keeper.save_draft(text, in_background=True)
         store.flush()
-    assert shown == ["session not saved: cannot write " + store.path_for(keeper.draft.id).name
-                     + ": No space left on device"]
+    assert shown == [
+        "session not saved: cannot write " + store.path_for(keeper.draft.id).name + ": No space left on device"
+    ]
     assert keeper.save_draft("Uno. Due. Tre.", in_background=True)  # this one is written
     store.flush()
     held.failures = 1
@@ -145,7 +147,8 @@ def test_a_failed_background_write_is_shown_once_until_a_save_works(store: Sessi
 
 
 def test_a_draft_file_conflict_is_not_shown_again_because_the_session_was_written(
-        tmp_path: Path, store: SessionStore) -> None:
+    tmp_path: Path, store: SessionStore
+) -> None:
     shown: list[str] = []
     keeper = _keeper(store, shown)
     keeper.draft_file.path = draft = tmp_path / "bozza.md"
@@ -169,9 +172,9 @@ def test_an_explicit_save_is_on_disk_when_it_returns(store: SessionStore, held: 
     assert shown == []
 
 
-
-def _keeper_with_a_saved_draft(tmp_path: Path, store: SessionStore, held: HeldWrites,
-                               shown: list[str]) -> SessionKeeper:
+def _keeper_with_a_saved_draft(
+    tmp_path: Path, store: SessionStore, held: HeldWrites, shown: list[str]
+) -> SessionKeeper:
     keeper = _keeper(store, shown)
     keeper.draft_file.path = tmp_path / "bozza.md"
     held.release.set()
@@ -179,8 +182,9 @@ def _keeper_with_a_saved_draft(tmp_path: Path, store: SessionStore, held: HeldWr
     return keeper
 
 
-def test_a_full_disk_is_not_said_to_have_saved_the_session(tmp_path: Path, store: SessionStore,
-                                                           held: HeldWrites) -> None:
+def test_a_full_disk_is_not_said_to_have_saved_the_session(
+    tmp_path: Path, store: SessionStore, held: HeldWrites
+) -> None:
     """Draft and session on one full disk: the draft file's failure said 'session saved, but
     the draft file was not' before the session's own write had been tried, and then the
     session's failure said it was not saved. Only what is known is said."""
@@ -196,8 +200,9 @@ def test_a_full_disk_is_not_said_to_have_saved_the_session(tmp_path: Path, store
     assert shown[2].endswith("(the session was saved)"), shown
 
 
-def test_a_save_where_both_writes_fail_says_both_in_one_line(tmp_path: Path, store: SessionStore,
-                                                             held: HeldWrites) -> None:
+def test_a_save_where_both_writes_fail_says_both_in_one_line(
+    tmp_path: Path, store: SessionStore, held: HeldWrites
+) -> None:
     """ctrl+s on a full disk, the draft file and the session both failing: only the session's
     failure was said, so the author believed the draft file saved."""
     shown: list[str] = []
@@ -210,7 +215,8 @@ def test_a_save_where_both_writes_fail_says_both_in_one_line(tmp_path: Path, sto
 
 
 def test_a_session_that_fails_under_a_saved_draft_file_says_the_file_was_saved(
-        tmp_path: Path, store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, store: SessionStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Only the session's write failing (its folder on a full disk), the author was told
     "Not saved: session not saved: ..." and took the draft, saved in its file, for lost."""
     from scriptorium.app.sessions import SessionError
@@ -247,8 +253,9 @@ def test_a_draft_file_deleted_or_moved_away_is_written_again_and_said(tmp_path: 
     assert len(shown) == 1, shown
 
 
-def test_a_draft_file_failure_is_said_once_by_an_autosave_and_the_save_after_it(tmp_path: Path,
-                                                                              store: SessionStore) -> None:
+def test_a_draft_file_failure_is_said_once_by_an_autosave_and_the_save_after_it(
+    tmp_path: Path, store: SessionStore
+) -> None:
     """The draft file read-only: the autosave said it "(the session is being saved)", then
     the save on quitting said it again "(the session was saved)", two toasts of one failure."""
     shown: list[str] = []
@@ -262,7 +269,8 @@ def test_a_draft_file_failure_is_said_once_by_an_autosave_and_the_save_after_it(
 
 
 def test_a_draft_file_moved_away_with_nothing_typed_since_is_not_written_again(
-        tmp_path: Path, store: SessionStore) -> None:
+    tmp_path: Path, store: SessionStore
+) -> None:
     """Quitting without a key typed wrote the file moved away (`git mv`, a file manager)
     again at its old path: a stray copy beside the moved one, said by a notification that
     went with the screen. What happened is kept for the terminal after the app closes."""

@@ -18,12 +18,16 @@ TEXT = "La casa era buia, e la notte più lunga. Il gatto dorme sul letto."
 def flash_loader(n_batch: int = 512) -> Callable[..., Engine]:
     def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
         return Engine.load(replace(options, flash_attn=True, n_batch=n_batch), on_progress)
+
     return load
 
 
 def scored_records(app: Any) -> list[Any]:
-    return [(span.start, span.tokens[0]) for span in app.main.draft.editor.spans.spans
-            if span.tokens and span.tokens[0].source.kind == "scored"]
+    return [
+        (span.start, span.tokens[0])
+        for span in app.main.draft.editor.spans.spans
+        if span.tokens and span.tokens[0].source.kind == "scored"
+    ]
 
 
 async def scored(pilot: Any, text: str) -> list[Any]:

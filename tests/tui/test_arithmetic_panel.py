@@ -14,8 +14,9 @@ from scriptorium.inference.engine import Engine
 
 
 @pytest.mark.parametrize("flash_faster", [True, False])
-def test_the_model_panel_shows_the_measured_attention_path(random_model: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch, flash_faster: bool) -> None:
+def test_the_model_panel_shows_the_measured_attention_path(
+    random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flash_faster: bool
+) -> None:
     timing = flash_choice.FlashTiming(on_ms=1.0, off_ms=2.0) if flash_faster else flash_choice.FlashTiming(2.0, 1.0)
     monkeypatch.setattr(flash_choice, "time_decode_paths", lambda *a, **k: timing)
 

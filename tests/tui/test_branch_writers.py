@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from scriptorium.app.tui.branches import (
-    Ghost, KeptWord, start_version, with_writer, writers_after, writers_before, written_parts,
+    Ghost,
+    KeptWord,
+    start_version,
+    with_writer,
+    writers_after,
+    writers_before,
+    written_parts,
 )
 
 # "Il lago" by request 1, " zebra" by the author, " dormiva." by request 2.

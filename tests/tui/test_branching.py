@@ -48,7 +48,7 @@ def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(ran
             app.screen.query_one(OptionList).highlighted = 1
             await generated(pilot, "enter")
             ghost = draft.editor.ghost
-            prefix = first_text[:record.start] + alternative.text
+            prefix = first_text[: record.start] + alternative.text
             assert ghost.text.startswith(prefix) and len(ghost.text) > len(prefix)
             assert spies[0].last["prompt"].endswith(PROMPT + prefix)
             # The chosen alternative is itself a token with its numbers, then the new ones follow.
@@ -64,6 +64,7 @@ def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(ran
             assert ghost.text == branched
             await pilot.press("tab")
             assert draft.editor.text == PROMPT + branched
+
     run(scenario)
 
 
@@ -84,19 +85,24 @@ def test_a_branch_with_your_own_word_credits_each_generation_with_its_own_text(r
             await pilot.press(*"zebra")
             await generated(pilot, "enter")
             ghost = draft.editor.ghost
-            own = ghost.text[record.start:record.start + ghost.text[record.start:].index("zebra") + 5]
-            written_after = ghost.text[record.start + len(own):]
+            own = ghost.text[record.start : record.start + ghost.text[record.start :].index("zebra") + 5]
+            written_after = ghost.text[record.start + len(own) :]
             assert written_after
             await pilot.press("tab")
             session = app.sessions.draft
-            assert session is not None and session.text == PROMPT + first_text[:record.start] + own + written_after
+            assert session is not None and session.text == PROMPT + first_text[: record.start] + own + written_after
             first, second = session.generations[0], session.generations[-1]
             assert len(session.generations) == 2
-            by_generation = {g: session.text[m.start:m.end] for g in (first.id, second.id)
-                             for m in session.spans if m.generation == g}
+            by_generation = {
+                g: session.text[m.start : m.end]
+                for g in (first.id, second.id)
+                for m in session.spans
+                if m.generation == g
+            }
             # Each generation is credited with exactly what it wrote; the author's word with no one.
-            assert by_generation == {first.id: first_text[:record.start], second.id: written_after}
-            assert first.accepted_text == first_text[:record.start] and second.accepted_text == written_after
+            assert by_generation == {first.id: first_text[: record.start], second.id: written_after}
+            assert first.accepted_text == first_text[: record.start] and second.accepted_text == written_after
+
     run(scenario)
 
 
@@ -124,7 +130,7 @@ def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> No
             branched = ghost.text
             # The replaced text is the first version: accepting it leaves the draft as it was.
             await pilot.press("alt+left")
-            assert ghost.text == accepted[record.start:]
+            assert ghost.text == accepted[record.start :]
             await pilot.press("tab")
             assert draft.editor.text == PROMPT + accepted and draft.editor.ghost is None
             # Taken again and accepted, the branch replaces the rest of the passage, in one undo step.
@@ -135,17 +141,18 @@ def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> No
             await generated(pilot, "enter")
             branched = draft.editor.ghost.text
             await pilot.press("tab")
-            assert draft.editor.text == PROMPT + accepted[:record.start] + branched
+            assert draft.editor.text == PROMPT + accepted[: record.start] + branched
             # The session saw a replacement: the author's word is theirs, what the model wrote
             # after it the model's, the old tail gone.
             session = app.sessions.draft
             assert session is not None and session.text == draft.editor.text
-            start = len(PROMPT + accepted[:record.start])
+            start = len(PROMPT + accepted[: record.start])
             assert not any(m.start < start + len(own) and m.end > start for m in session.spans)
             assert any(m.start == start + len(own) and m.end == len(session.text) for m in session.spans)
             draft.editor.focus()
             await pilot.press("ctrl+z")
             assert draft.editor.text == PROMPT + accepted
+
     run(scenario)
 
 
@@ -174,6 +181,7 @@ def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(random_mode
                     await pilot.pause()
                     assert draft.editor.text == whole[:inside] + "X" + whole[inside:]
                 assert draft.editor.ghost is None
+
     run(scenario)
 
 
@@ -187,6 +195,7 @@ def test_branch_elsewhere_says_how(random_model: Path) -> None:
             assert not isinstance(app.screen, AlternativesScreen)
             assert any("cursor on generated or scored text" in n.message for n in app._notifications)
             assert app.main.draft.editor.text == PROMPT
+
     run(scenario)
 
 
@@ -216,16 +225,18 @@ def test_branching_in_your_own_scored_words_rewrites_the_rest_of_the_line(random
             assert ghost.replaces == len(first_line) - span.start
             assert draft.editor.text == first_line + "\n" + second_line
             assert ghost.text.startswith(alternative.text)
-            assert ghost.versions[0].text == first_line[span.start:]
+            assert ghost.versions[0].text == first_line[span.start :]
             branched = ghost.text
             await pilot.press("tab")
-            assert draft.editor.text == first_line[:span.start] + branched + "\n" + second_line
+            assert draft.editor.text == first_line[: span.start] + branched + "\n" + second_line
+
     run(scenario)
 
 
 def test_a_byte_token_alternative_is_not_written_into_the_text(byte_loop_model: Path) -> None:
     """A byte token's label (<0xFF>) is not text: one byte of a character, whatever the
     candidate list calls it. Taking it would write the label itself into the draft."""
+
     async def scenario() -> None:
         app = make_app(byte_loop_model)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -245,6 +256,7 @@ def test_a_byte_token_alternative_is_not_written_into_the_text(byte_loop_model: 
             await pilot.pause()
             assert "<0x" not in draft.editor.ghost.text and draft.editor.ghost.text == before
             assert options.get_option_at_index(0).disabled
+
     run(scenario)
 
 
@@ -275,12 +287,14 @@ def test_branching_at_the_first_scored_word_adds_no_space_before_the_text(random
             assert draft.editor.ghost.text.startswith(alternative.text.lstrip(" "))
             await pilot.press("tab")
             assert draft.editor.text.startswith(alternative.text.lstrip(" "))
+
     run(scenario)
 
 
 def test_a_control_token_alternative_is_not_written_into_the_text(sentence_model: Path) -> None:
     """<unk>, <s> and </s> are named in the candidate list, but their names are not text:
     taking one would write "<unk>" into the draft."""
+
     async def scenario() -> None:
         app = make_app(sentence_model)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -300,6 +314,7 @@ def test_a_control_token_alternative_is_not_written_into_the_text(sentence_model
             await pilot.pause()
             assert draft.editor.ghost.text == before
             assert all(options.get_option_at_index(i).disabled for i in named)
+
     run(scenario)
 
 
@@ -324,7 +339,13 @@ def test_a_byte_level_piece_holding_part_of_a_character_is_not_written_into_the_
             app.push_screen(AlternativesScreen(record), chosen.append)
             await pilot.pause()
             options = app.screen.query_one(OptionList)
-            assert [options.get_option_at_index(i).disabled for i in range(len(top))] == [False, True, True, True, False]
+            assert [options.get_option_at_index(i).disabled for i in range(len(top))] == [
+                False,
+                True,
+                True,
+                True,
+                False,
+            ]
             assert [c.text for c in top[1:4]] == ["<0xE3><0x83>", "<0x92>", " <0xE3>"]
             options.highlighted = 1
             await pilot.press("enter")
@@ -334,4 +355,5 @@ def test_a_byte_level_piece_holding_part_of_a_character_is_not_written_into_the_
             await pilot.press("enter")
             await pilot.pause()
             assert chosen == ["ー"]
+
     run(scenario)

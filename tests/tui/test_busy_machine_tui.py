@@ -42,8 +42,11 @@ def busy_loader(options: LoadOptions, on_progress=None) -> Engine:  # type: igno
 
 def test_the_model_panel_says_which_threads_and_why(random_model: Path) -> None:
     async def scenario() -> None:
-        app = ScriptoriumApp(settings=TuiSettings(sampler=LONG), backend_loader=busy_loader,
-                             load_options=LoadOptions(model_path=random_model, n_ctx=512))
+        app = ScriptoriumApp(
+            settings=TuiSettings(sampler=LONG),
+            backend_loader=busy_loader,
+            load_options=LoadOptions(model_path=random_model, n_ctx=512),
+        )
         async with app.run_test(size=(160, 48)) as pilot:
             await model_ready(pilot)
             panel = app.main.sidebar.model

@@ -10,8 +10,19 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual.pilot import Pilot
-from tui_helpers import (EngineSpy, GREEDY, Gate, candidates_written, fixed_clock_loader, make_app, model_ready, run, saved,
-                         spying_loader, write_pinned)
+from tui_helpers import (
+    EngineSpy,
+    GREEDY,
+    Gate,
+    candidates_written,
+    fixed_clock_loader,
+    make_app,
+    model_ready,
+    run,
+    saved,
+    spying_loader,
+    write_pinned,
+)
 
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -70,6 +81,7 @@ def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_is_acce
             await pilot.press("alt+right", "tab")
             assert draft.editor.text == PROMPT + texts[1]
             assert draft.editor.ghost is None
+
     run(scenario)
 
 
@@ -93,6 +105,7 @@ def test_candidates_continue_a_waiting_suggestion(phrases_model: Path) -> None:
             assert ghost.text == first + screen.candidates[0].text
             await pilot.press("tab")
             assert app.main.draft.editor.text == PROMPT + first + screen.candidates[0].text
+
     run(scenario)
 
 
@@ -127,6 +140,7 @@ def test_esc_stops_the_candidates_and_leaves_the_draft_alone(phrases_model: Path
             await pilot.press("ctrl+g")
             await app.main.wait_until_idle()
             assert app.main.last_generation is not None and app.main.last_generation[2].stop_reason != "cancelled"
+
     run(scenario)
 
 
@@ -142,12 +156,16 @@ def test_greedy_candidates_borrow_the_prose_sampling_and_say_so(phrases_model: P
             prose = PRESETS["prose"]
             settings = [call["settings"] for call in spies[0].calls]
             assert len(settings) == 4 and len({s.seed for s in settings}) == 4
-            assert all((s.temperature, s.top_k, s.top_p) == (prose.temperature, prose.top_k, prose.top_p)
-                       and s.max_tokens == GREEDY.max_tokens for s in settings)
+            assert all(
+                (s.temperature, s.top_k, s.top_p) == (prose.temperature, prose.top_k, prose.top_p)
+                and s.max_tokens == GREEDY.max_tokens
+                for s in settings
+            )
             assert len({c.text for c in screen.candidates}) > 1
             assert any("Greedy sampling writes the same text" in n.message for n in app._notifications)
             assert app.sampler == GREEDY  # the author's own sampler is untouched
             await pilot.press("escape")
+
     run(scenario)
 
 
@@ -201,6 +219,7 @@ def test_a_prompt_that_cannot_be_fitted_fails_every_candidate_once(phrases_model
 def test_the_candidate_kept_from_the_versions_is_the_one_credited(phrases_model: Path) -> None:
     """The candidates the author did not pick stay as versions of the suggestion: keeping
     one of them later credits its own generation, and the others are rejected then."""
+
     async def scenario() -> None:
         app = make_app(phrases_model, sampler=SAMPLED)
         async with app.run_test(size=(130, 40)) as pilot:
@@ -227,6 +246,7 @@ def test_the_candidate_kept_from_the_versions_is_the_one_credited(phrases_model:
 def test_a_candidate_after_a_note_at_depth_zero_keeps_its_paragraph_break(phrases_model: Path) -> None:
     """The candidates' model writes on after the note's paragraph, as a continuation's does:
     the one chosen glued to the draft's last word."""
+
     async def scenario() -> None:
         app = make_app(phrases_model, sampler=SAMPLED)
         async with app.run_test(size=(130, 40)) as pilot:

@@ -28,8 +28,10 @@ def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
             done = await generated(pilot, *"Ciao, come va?", "enter")
             chat = app.main.chat
             assert done.text == REPLY and done.stop_reason == "eos"
-            assert chat.messages == [{"role": "user", "content": "Ciao, come va?"},
-                                     {"role": "assistant", "content": REPLY}]
+            assert chat.messages == [
+                {"role": "user", "content": "Ciao, come va?"},
+                {"role": "assistant", "content": REPLY},
+            ]
             users = list(chat.transcript.query(UserMessage))
             replies = list(chat.transcript.query(AssistantMessage))
             assert [str(u.render()) for u in users] == ["Ciao, come va?"]
@@ -41,7 +43,8 @@ def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
             assert engine is not None
             system = prompts.load(prompts.CHAT_SYSTEM).strip()
             assert call["prompt"] == engine.chat_prompt(
-                [{"role": "system", "content": system}, {"role": "user", "content": "Ciao, come va?"}])
+                [{"role": "system", "content": system}, {"role": "user", "content": "Ciao, come va?"}]
+            )
 
     run(scenario)
 
@@ -74,6 +77,7 @@ def failing_once(generate: Any) -> Any:
         if len(calls) == 1:
             raise GenerationError("the server went away")
         return generate(*args, **kwargs)
+
     return first_fails
 
 
@@ -214,8 +218,12 @@ def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> N
     async def scenario() -> None:
         # 256 tokens for the prompt (half the context): either message fits with the chat's
         # 69, not both.
-        app = make_app(sentence_model, mode="chat", sampler=GREEDY.with_changes(max_tokens=400),
-                       loader=loader_wrapping("generate", failing_once))
+        app = make_app(
+            sentence_model,
+            mode="chat",
+            sampler=GREEDY.with_changes(max_tokens=400),
+            loader=loader_wrapping("generate", failing_once),
+        )
         async with app.run_test() as pilot:
             await model_ready(pilot)
             chat = app.main.chat
@@ -228,14 +236,18 @@ def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> N
             assert done.text == REPLY
             messages = [n.message for n in app._notifications]
             assert any(m.startswith("The oldest message no longer fits") for m in messages), messages
+
     run(scenario)
 
 
 def test_a_reply_byte_that_is_no_text_is_the_replacement_character(byte_loop_model: Path) -> None:
     """With the byte ban lifted the byte-loop model replies <0xFF> <0xFF>...: the reply read
     "\\xff\\xff" and the conversation (sent back to the model, saved) held the escapes."""
+
     async def scenario() -> None:
-        app = make_app(byte_loop_model, mode="chat", sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy"))
+        app = make_app(
+            byte_loop_model, mode="chat", sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy")
+        )
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+t", "b", "escape")
@@ -299,8 +311,9 @@ def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given
     run(scenario)
 
 
-def test_a_chat_template_that_loops_for_ever_is_one_notification(gguf_dir: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_chat_template_that_loops_for_ever_is_one_notification(
+    gguf_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Nested range(99999) loops in the GGUF's template ran in the app's own process at 100%
     CPU: Esc could not stop it and the app outlived ctrl+q. Rendered in its own process, it
     is stopped at the bound; the message goes back into the input, and the app goes on."""

@@ -13,6 +13,7 @@ POEM = "Meriggiare pallido e assorto\npresso un rovente muro d'orto"
 
 def test_a_new_line_typed_in_the_message_is_sent_and_shown_as_written(sentence_model: Path) -> None:
     """The field held one line: an author could not write a second one, and Enter sent."""
+
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")
         async with app.run_test() as pilot:
@@ -102,6 +103,7 @@ def test_shift_and_alt_enter_start_a_new_line_where_the_terminal_tells_them_from
     """Not offered (under tmux, and in terminals without the kitty keyboard protocol, they
     arrive as Enter), but where they arrive as themselves they type the new line other
     chats use them for: alt+enter did nothing."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
@@ -118,6 +120,7 @@ def test_shift_and_alt_enter_start_a_new_line_where_the_terminal_tells_them_from
 def test_the_empty_fields_hint_shows_whole_on_a_narrow_terminal() -> None:
     """At 80 columns the hint was cut at the field's edge to "Enter sends, ^j": a key without
     what it does. It shows whole, shorter when it must, and whole again when wider."""
+
     async def scenario() -> None:
         app = make_app(None, mode="chat")
         async with app.run_test(size=(80, 24)) as pilot:

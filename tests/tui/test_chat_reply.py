@@ -21,6 +21,7 @@ def shown_lines(reply: AssistantMessage) -> list[str]:
 def test_a_replys_single_line_breaks_stay_breaks_reopened_and_streamed() -> None:
     """A poem the model wrote line by line showed as one paragraph: Textual's Markdown
     draws a single newline as a space. Chat UIs keep the lines, and so does the export."""
+
     async def scenario() -> None:
         app = make_app(None, mode="chat")
         async with app.run_test(size=(100, 50)) as pilot:
@@ -33,7 +34,7 @@ def test_a_replys_single_line_breaks_stay_breaks_reopened_and_streamed() -> None
             await chat.transcript.mount(reply)
             stream = reply.stream()
             for start in range(0, len(POEM), 3):
-                await stream.write(POEM[start:start + 3])
+                await stream.write(POEM[start : start + 3])
             await stream.stop()
             await pilot.pause()
             assert shown_lines(reply) == SHOWN
@@ -41,10 +42,10 @@ def test_a_replys_single_line_breaks_stay_breaks_reopened_and_streamed() -> None
     run(scenario)
 
 
-
 def test_html_in_a_reply_shows_as_typed() -> None:
     """Textual draws no HTML: "use <br>" lost its tag, and a <think> or <div> alone on its
     line hid every line after it up to a blank one."""
+
     async def scenario() -> None:
         app = make_app(None, mode="chat")
         async with app.run_test(size=(100, 40)) as pilot:
@@ -53,6 +54,11 @@ def test_html_in_a_reply_shows_as_typed() -> None:
             await chat.restore([{"role": "user", "content": "HTML?"}, {"role": "assistant", "content": reply}])
             await pilot.pause()
             assert shown_lines(chat.transcript.query(AssistantMessage).last()) == [
-                "<think>", "ragiono", "</think>", "Usa <br> e <b>forte</b>, <!-- nota -->.", "<div>Ciao</div>"]
+                "<think>",
+                "ragiono",
+                "</think>",
+                "Usa <br> e <b>forte</b>, <!-- nota -->.",
+                "<div>Ciao</div>",
+            ]
 
     run(scenario)

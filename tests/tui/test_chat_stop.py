@@ -57,6 +57,7 @@ def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(random_mod
     """While the chat's reply streamed, the draft's ctrl+g said "press Esc to stop it first",
     and Esc in the draft did nothing (and the other way round): only the mode that started
     the generation could stop it."""
+
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
         app = held_app(random_model, gate, mode=writing)
@@ -82,6 +83,7 @@ def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> None:
     as if it had ended by itself (the mark was dropped for every version shown). Once a new
     message followed, the versions were forgotten but the note under the reply still offered
     them ("version 1/2 · first · alt+← alt+→"), keys that no longer did anything."""
+
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
         app = held_app(random_model, gate, max_tokens=20)
@@ -142,8 +144,12 @@ def test_a_failed_reply_stays_failed_as_the_last_one_again_and_reopened(random_m
     from scriptorium.app.sessions import SessionStore
 
     async def scenario() -> None:
-        app = make_app(random_model, mode="chat", loader=loader_failing_after(6),
-                       sampler=preset("greedy").with_changes(max_tokens=20))
+        app = make_app(
+            random_model,
+            mode="chat",
+            loader=loader_failing_after(6),
+            sampler=preset("greedy").with_changes(max_tokens=20),
+        )
         async with app.run_test() as pilot:
             await model_ready(pilot)
             chat = app.main.chat
@@ -184,12 +190,14 @@ def test_a_reply_after_opening_another_chat_mid_reply_holds_only_its_own_text(ra
                 if len(calls) > 1 and count == 6:
                     raise GenerationError("llama-server closed the connection mid-generation")
                 yield event
+
         engine.generate = first_held_then_failing
         return engine
 
     async def scenario() -> None:
-        app = make_app(random_model, mode="chat", loader=held_then_failing,
-                       sampler=preset("greedy").with_changes(max_tokens=30))
+        app = make_app(
+            random_model, mode="chat", loader=held_then_failing, sampler=preset("greedy").with_changes(max_tokens=30)
+        )
         async with app.run_test() as pilot:
             store = SessionStore()
             other = store.create_chat("Other")

@@ -24,8 +24,8 @@ def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Pa
             chat = app.main.chat
             view = chat.query_one(ReplyTokens)
             assert view.text == done.text
-            assert all(done.text[r.start:r.end] == r.text for r in view.records)
-            assert [r.id for r in view.records] == [e.id for e in events if e.text][:len(view.records)]
+            assert all(done.text[r.start : r.end] == r.text for r in view.records)
+            assert [r.id for r in view.records] == [e.id for e in events if e.text][: len(view.records)]
             reply = view.reply
             assert isinstance(reply, Markdown) and reply.display and not view.display
             await pilot.press("f8")
@@ -33,8 +33,11 @@ def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Pa
             rendered = view.render()
             first = view.records[0]
             assert rendered.plain == done.text
-            assert any(span.start == first.start and span.style == view.get_component_rich_style(
-                f"reply-tokens--{bucket(first.p)}") for span in rendered.spans)
+            assert any(
+                span.start == first.start
+                and span.style == view.get_component_rich_style(f"reply-tokens--{bucket(first.p)}")
+                for span in rendered.spans
+            )
             await pilot.press("f4", "left")
             record = view.records[-2]
             panel = app.main.sidebar.probabilities
@@ -44,6 +47,7 @@ def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Pa
             assert chat.input.value == ""
             await pilot.press("escape", "f8")
             assert chat.inspected is None and reply.display and not view.display
+
     run(scenario)
 
 
@@ -77,6 +81,7 @@ def test_inspection_reaches_every_reply_not_only_the_last(sentence_model: Path) 
             # ↑ and ↓ are the chat's own keys again once inspection ends.
             await pilot.press("escape", "up")
             assert chat.inspected is None and chat.input.value == "E poi?"
+
     run(scenario)
 
 
@@ -111,7 +116,7 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             app.screen.query_one(OptionList).highlighted = list(record.top).index(alternative)
             done = await generated(pilot, "enter")
             branched = chat.messages[-1]["content"]
-            prefix = rerolled[:record.start] + alternative.text
+            prefix = rerolled[: record.start] + alternative.text
             assert branched == prefix + done.text
             assert spies[0].last["prompt"].endswith(prefix)
             view = chat.query(ReplyTokens).last()
@@ -119,7 +124,7 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             # The reply's tokens: the old ones up to the branch, the chosen one, then the new ones.
             assert [r.id for r in view.records[:index]] == [r.id for r in old_records[:index]]
             assert view.records[index].id == alternative.id and view.records[index].start == record.start
-            assert all(branched[r.start:r.end] == r.text for r in view.records)
+            assert all(branched[r.start : r.end] == r.text for r in view.records)
             assert chat.version_title().startswith("version 3/3 · branch at")
             # alt+← goes back through the versions; the conversation and the session follow.
             await pilot.press("alt+left")
@@ -137,6 +142,7 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             await pilot.press(*"E poi?")
             await generated(pilot, "enter")
             assert len(chat._versions) == 1 and chat.version_title() == ""
+
     run(scenario)
 
 
@@ -144,6 +150,7 @@ def test_a_reply_that_becomes_last_again_is_kept_as_a_version_when_regenerated(s
     """Taking back the last message leaves the reply before it last: Ctrl+R on it must keep
     it as a version (alt+← brings it back), as it does for a reply just written; and its
     note no longer counts the versions it had before a turn followed it."""
+
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")
         async with app.run_test(size=(120, 40)) as pilot:
@@ -185,6 +192,7 @@ def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token(sente
     """A reply cut off before its first token has no tokens to inspect: Ctrl+B while
     inspecting the reply before it must not write a 'version' of the empty reply that starts
     with a word from the earlier one."""
+
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")
         async with app.run_test(size=(120, 40)) as pilot:
@@ -206,6 +214,7 @@ def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token(sente
 def test_a_taken_back_reply_does_not_stay_on_screen_as_coloured_tokens(sentence_model: Path) -> None:
     """With colours on (F8) a reply is drawn as its tokens: ↑ takes the last message and
     its reply back, and the reply's tokens must go with it."""
+
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")
         async with app.run_test(size=(120, 40)) as pilot:
@@ -234,8 +243,9 @@ def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_st
             await model_ready(pilot)
             chat = app.main.chat
             # The old turns fit the prompt's room alone (275 tokens), not with the reply's start.
-            await chat.restore([{"role": "user", "content": "Ciao" + " parola" * 180},
-                                {"role": "assistant", "content": "Bene."}])
+            await chat.restore(
+                [{"role": "user", "content": "Ciao" + " parola" * 180}, {"role": "assistant", "content": "Bene."}]
+            )
             await generated(pilot, *"E poi?", "enter")
             await pilot.press("f4", *["left"] * 170)
             records = chat.query(ReplyTokens).last().records
@@ -244,24 +254,26 @@ def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_st
             assert engine is not None
             system = prompts.load(prompts.CHAT_SYSTEM).strip()
             before = engine.chat_prompt([{"role": "system", "content": system}, *chat.messages[:-1]])
-            prefix = chat.messages[-1]["content"][:record.start] + record.text
+            prefix = chat.messages[-1]["content"][: record.start] + record.text
             assert engine.count_tokens(before) <= 312 < engine.count_tokens(before + prefix)
             await pilot.press("ctrl+b")
             assert isinstance(app.screen, AlternativesScreen)
             app._notifications.clear()
             await generated(pilot, "enter")
             prompt = spies[0].last["prompt"]
-            assert prompt.startswith(before[:before.index(system)]) and system in prompt
+            assert prompt.startswith(before[: before.index(system)]) and system in prompt
             assert "parola" not in prompt and "E poi?" in prompt
             assert engine.count_tokens(prompt) <= 312
             said = [n.message for n in app._notifications]
             assert any(m.startswith("The 2 oldest messages no longer fit") for m in said), said
+
     run(scenario)
 
 
 def test_an_inspected_reply_keeps_its_place_and_frame(sentence_model: Path) -> None:
     """F4 drew the reply as its tokens without the reply's bar, margin and padding: at 80
     columns its words moved to other lines and places, under the key that was to show them."""
+
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")
         async with app.run_test(size=(80, 24)) as pilot:

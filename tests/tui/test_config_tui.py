@@ -30,11 +30,23 @@ def notifications(app: Any) -> list[str]:
 
 def test_a_keymap_theme_and_frame_rate_from_the_config_file_apply(random_model: Path, tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
-    config.write_text('[keymap]\n"draft.continue" = "f11"\n[ui]\ntheme = "nord"\nframes_per_second = 4\n', encoding="utf-8")
+    config.write_text(
+        '[keymap]\n"draft.continue" = "f11"\n[ui]\ntheme = "nord"\nframes_per_second = 4\n', encoding="utf-8"
+    )
 
     async def scenario() -> None:
-        app = app_for("--config", str(config), "--model", str(random_model), "--ctx", "512", "--preset", "greedy",
-                      "--max-tokens", "8")
+        app = app_for(
+            "--config",
+            str(config),
+            "--model",
+            str(random_model),
+            "--ctx",
+            "512",
+            "--preset",
+            "greedy",
+            "--max-tokens",
+            "8",
+        )
         async with app.run_test() as pilot:
             await model_ready(pilot)
             assert app.theme == "nord" and app.settings.frame_interval == 0.25
@@ -56,7 +68,7 @@ def test_a_bad_config_is_shown_and_the_app_still_starts(random_model: Path, tmp_
             await model_ready(pilot)
             shown = notifications(app)
             assert any("temprature" in message and str(config) in message for message in shown), shown
-            assert any("ui.theme: unknown theme \"no-such-theme\"" in message for message in shown)
+            assert any('ui.theme: unknown theme "no-such-theme"' in message for message in shown)
             assert app.theme == "textual-dark" and app.backend is not None
 
     run(scenario)
@@ -138,12 +150,16 @@ def test_the_welcome_screen_can_be_left_and_the_editor_works(monkeypatch: pytest
 
 
 def test_the_preset_key_cycles_through_the_authors_own_presets_from_the_config(
-        random_model: Path, tmp_path: Path) -> None:
+    random_model: Path, tmp_path: Path
+) -> None:
     """[presets.NAME] from the config are reached by the sampler panel's preset key, and a
     redefined built-in comes with the author's values, not the built-in ones."""
     config = tmp_path / "config.toml"
-    config.write_text('[presets.prose]\nbase = "prose"\ntemperature = 0.7\n'
-                      '[presets.dialogue]\nbase = "creative"\ntemperature = 0.9\n', encoding="utf-8")
+    config.write_text(
+        '[presets.prose]\nbase = "prose"\ntemperature = 0.7\n'
+        '[presets.dialogue]\nbase = "creative"\ntemperature = 0.9\n',
+        encoding="utf-8",
+    )
 
     async def scenario() -> None:
         app = app_for("--config", str(config), "--model", str(random_model), "--ctx", "512", "--preset", "creative")

@@ -18,9 +18,27 @@ TEXT = "La casa"
 
 def continued(draft: Path, model: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """`continue --json` on `draft`: its first token line and its done line."""
-    result = subprocess.run([SCRIPTORIUM, "continue", str(draft), "--model", str(model), "--preset", "greedy",
-                             "--max-tokens", "2", "--ctx", "512", "--threads", "1", "--json"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            SCRIPTORIUM,
+            "continue",
+            str(draft),
+            "--model",
+            str(model),
+            "--preset",
+            "greedy",
+            "--max-tokens",
+            "2",
+            "--ctx",
+            "512",
+            "--threads",
+            "1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     return next(line for line in lines if line["type"] == "token"), lines[-1]
@@ -49,4 +67,5 @@ def test_continue_reads_a_file_ending_in_a_newline_as_the_app_does(sentence_mode
             assert app_done.prompt_tokens == done["prompt_tokens"]
             first = app.main.draft.editor.ghost.tokens[0]
             assert (first.id, first.top[0].id) == (token["id"], token["top"][0]["id"])
+
     run(scenario)

@@ -23,13 +23,16 @@ def is_control(character: str) -> bool:
     return ord(character) < 0x20 or 0x7F <= ord(character) < 0xA0
 
 
-def test_control_bytes_show_as_pictures_in_an_aligned_box_and_never_reach_the_file(controls_model: Path,
-                                                                                  tmp_path: Path) -> None:
+def test_control_bytes_show_as_pictures_in_an_aligned_box_and_never_reach_the_file(
+    controls_model: Path, tmp_path: Path
+) -> None:
     draft = tmp_path / "porto.md"
     draft.write_text("La casa", encoding="utf-8")
 
     async def scenario() -> None:
-        app = make_app(controls_model, draft=draft, sampler=preset("greedy").with_changes(max_tokens=10, preset="greedy"))
+        app = make_app(
+            controls_model, draft=draft, sampler=preset("greedy").with_changes(max_tokens=10, preset="greedy")
+        )
         async with app.run_test(size=(80, 24)) as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+t", "b", "escape", "ctrl+end")
@@ -38,7 +41,7 @@ def test_control_bytes_show_as_pictures_in_an_aligned_box_and_never_reach_the_fi
             assert done.text == (PICTURES + " casa") * 2
             view = app.main.draft.suggestion
             region = view.region
-            rows = app.screen._compositor.render_strips()[region.y:region.bottom]
+            rows = app.screen._compositor.render_strips()[region.y : region.bottom]
             drawn = [row.crop(region.x, region.right) for row in rows]
             assert any(PICTURES in strip.text for strip in drawn)
             # Every row of the box is as wide as the box, its right edge a border: nothing in it is a control.

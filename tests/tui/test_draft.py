@@ -78,11 +78,11 @@ def test_accept_word_takes_the_next_word_each_time(random_model: Path) -> None:
             await pilot.press(*OPENING)
             done = await generated(pilot, "ctrl+g")
             first = next_word(done.text)
-            second = next_word(done.text[len(first):])
+            second = next_word(done.text[len(first) :])
             await pilot.press("ctrl+right")
             editor = app.main.draft.editor
             assert editor.text == OPENING + first
-            assert editor.ghost is not None and editor.ghost.text == done.text[len(first):]
+            assert editor.ghost is not None and editor.ghost.text == done.text[len(first) :]
             await pilot.press("ctrl+f")  # the other key for the same binding
             assert editor.text == OPENING + first + second
 
@@ -323,8 +323,12 @@ def test_accepting_and_rejecting_are_announced_for_sessions(random_model: Path) 
 
     async def scenario() -> None:
         template = make_app(random_model)
-        app = Recording(backend_loader=template.backend_loader, settings=template.settings, draft=template.draft_file,
-                        load_options=template._initial_load)
+        app = Recording(
+            backend_loader=template.backend_loader,
+            settings=template.settings,
+            draft=template.draft_file,
+            load_options=template._initial_load,
+        )
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*OPENING)
@@ -338,7 +342,7 @@ def test_accepting_and_rejecting_are_announced_for_sessions(random_model: Path) 
             assert isinstance(accepted, DraftPane.SuggestionAccepted)
             assert (accepted.text, accepted.at, accepted.request_ids) == (word, (0, len(OPENING)), (request_id,))
             assert isinstance(rejected, DraftPane.SuggestionRejected)
-            assert (rejected.text, rejected.request_ids) == (done.text[len(word):], (request_id,))
+            assert (rejected.text, rejected.request_ids) == (done.text[len(word) :], (request_id,))
 
     run(scenario)
 

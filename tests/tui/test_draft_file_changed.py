@@ -52,8 +52,9 @@ def test_coming_back_to_the_app_shows_the_files_new_text_and_says_so(tmp_path: P
             app.post_message(events.AppFocus())
             await pilot.pause()
             assert app.main.draft.editor.text == "Riscritto altrove."
-            assert any(n.title == "Draft file" and "changed by another program" in n.message
-                       for n in app._notifications)
+            assert any(
+                n.title == "Draft file" and "changed by another program" in n.message for n in app._notifications
+            )
             await pilot.press("ctrl+z")
             await pilot.pause()
             assert app.main.draft.editor.text == "Riscritto altrove."
@@ -79,7 +80,7 @@ def test_the_models_passages_follow_the_other_programs_change(tmp_path: Path) ->
             await pilot.pause()
             kept = app.sessions.draft
             assert kept.text == "Titolo.\n\nIo. Il modello."
-            assert [kept.text[s.start:s.end] for s in kept.spans] == ["Il modello."]
+            assert [kept.text[s.start : s.end] for s in kept.spans] == ["Il modello."]
         assert draft.read_text(encoding="utf-8") == "Titolo.\n\nIo. Il modello."
 
     run(scenario)
@@ -105,8 +106,9 @@ def test_with_changes_of_the_authors_own_quitting_still_asks(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("typed", [False, True], ids=["nothing-typed", "typed-here-too"])
-def test_quitting_while_the_model_writes_answers_as_when_it_does_not(random_model: Path, tmp_path: Path,
-                                                                     typed: bool) -> None:
+def test_quitting_while_the_model_writes_answers_as_when_it_does_not(
+    random_model: Path, tmp_path: Path, typed: bool
+) -> None:
     """ctrl+q while a suggestion streamed: the changed file was not taken (a generation was
     writing), so the save called it a conflict and quitting asked whether to replace the
     other program's text, though the author had changed nothing. With a change of their own,
@@ -115,7 +117,9 @@ def test_quitting_while_the_model_writes_answers_as_when_it_does_not(random_mode
 
     async def scenario() -> None:
         gate = Gate(after_tokens=3)
-        app = make_app(random_model, draft=draft, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=200))
+        app = make_app(
+            random_model, draft=draft, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=200)
+        )
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+end", "ctrl+g")

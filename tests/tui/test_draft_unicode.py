@@ -15,6 +15,7 @@ def test_continue_from_a_cursor_inside_a_character_starts_after_it(random_model:
     """The editor's cursor steps by code point: between an "e" and its combining accent
     (Italian typed as NFD), a continuation from the cursor went in between, and the accent
     left the "e" for the suggestion's last letter."""
+
     async def scenario() -> None:
         load, spies = spying_loader()
         app = make_app(random_model, loader=load)

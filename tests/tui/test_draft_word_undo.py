@@ -12,7 +12,15 @@ import pytest
 from textual.pilot import Pilot
 from gguf_models import italian_vocab, write_llama_model
 from tui_helpers import (
-    Gate, generated, kept_whole, loader_calling, make_app, model_ready, run, saved_draft, write_pinned,
+    Gate,
+    generated,
+    kept_whole,
+    loader_calling,
+    make_app,
+    model_ready,
+    run,
+    saved_draft,
+    write_pinned,
 )
 
 from scriptorium.app.tui.token_spans import TokenSource, add_records
@@ -32,8 +40,9 @@ async def held(pilot: Pilot[Any], gate: Gate, *keys: str) -> None:
 
 
 @pytest.mark.parametrize("undone_while_writing", [True, False], ids=["while-writing", "after-it-ended"])
-def test_undoing_a_word_kept_while_the_model_writes_gives_it_back(random_model: Path, tmp_path: Path,
-                                                                  undone_while_writing: bool) -> None:
+def test_undoing_a_word_kept_while_the_model_writes_gives_it_back(
+    random_model: Path, tmp_path: Path, undone_while_writing: bool
+) -> None:
     """ctrl+→ while the suggestion streamed, then ctrl+z: the suggestion was dropped (and the
     model stopped), so what it had written after the word, and would still write, was lost."""
     draft = tmp_path / "bozza.md"
@@ -89,7 +98,7 @@ def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Path, tmp
             tokens = list(editor.ghost.tokens)
             words = [next_word(done.text)]
             for _ in range(2):
-                words.append(next_word(done.text[len("".join(words)):]))
+                words.append(next_word(done.text[len("".join(words)) :]))
             assert len(done.text) > len("".join(words))
             await pilot.press("ctrl+right", "ctrl+right", "ctrl+right")
             assert editor.text == OPENING + "".join(words)
@@ -97,7 +106,7 @@ def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Path, tmp
                 await pilot.press("ctrl+z")
                 await pilot.pause()
                 assert editor.text == OPENING + "".join(words[:kept])
-                assert editor.ghost is not None and editor.ghost.text == done.text[len("".join(words[:kept])):]
+                assert editor.ghost is not None and editor.ghost.text == done.text[len("".join(words[:kept])) :]
             assert editor.ghost.tokens == tokens
             await kept_whole(pilot, draft, OPENING, done)
 
@@ -105,8 +114,9 @@ def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Path, tmp
 
 
 @pytest.mark.parametrize("undo", [False, True], ids=["kept", "given-back-and-kept-again"])
-def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_its(comma_stop_model: Path,
-                                                                           tmp_path: Path, undo: bool) -> None:
+def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_its(
+    comma_stop_model: Path, tmp_path: Path, undo: bool
+) -> None:
     """A note at depth 0 puts a paragraph break before the model's words. ctrl+→ kept
     "\\n\\n La" while it wrote, and what it wrote after was ",.", as long as the break: at its
     end the pane thought it had written nothing after the break, dropped its writer, and
@@ -144,8 +154,7 @@ def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_its(comm
 
 
 @pytest.mark.parametrize("undo", [False, True], ids=["kept", "given-back-and-kept-again"])
-def test_a_break_the_model_wrote_nothing_after_goes_when_words_before_it_were_kept(tmp_path: Path,
-                                                                                  undo: bool) -> None:
+def test_a_break_the_model_wrote_nothing_after_goes_when_words_before_it_were_kept(tmp_path: Path, undo: bool) -> None:
     """A suggestion waiting, a note set at depth 0, ctrl+g: the suggestion gets the note's
     paragraph break and the model writes on after it. ctrl+→ kept the suggestion's word
     meanwhile (and ctrl+z gave it back, ctrl+→ kept it again); the model wrote nothing,

@@ -23,8 +23,9 @@ from scriptorium.app.tui.widgets.strips import line_strip
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 
 EXAMPLES = settings(max_examples=300, deadline=None, derandomize=True, database=None)
-STYLES = st.sampled_from([Style(), Style(bold=True), Style(dim=True, color="red"),
-                          Style(italic=True, bgcolor="blue"), "", "underline"])
+STYLES = st.sampled_from(
+    [Style(), Style(bold=True), Style(dim=True, color="red"), Style(italic=True, bgcolor="blue"), "", "underline"]
+)
 CHARACTERS = st.sampled_from(list("ab █▏世é"))
 """Wide (世) and block characters: cell widths, not string lengths, decide a crop."""
 
@@ -35,8 +36,7 @@ def cells(strip: Strip) -> list[tuple[str, Style | None]]:
 
 
 @EXAMPLES
-@given(st.lists(st.tuples(st.text(alphabet=CHARACTERS, max_size=8), STYLES), max_size=5), STYLES,
-       st.integers(1, 30))
+@given(st.lists(st.tuples(st.text(alphabet=CHARACTERS, max_size=8), STYLES), max_size=5), STYLES, st.integers(1, 30))
 def test_a_line_is_drawn_as_rich_draws_it(parts: list[tuple[str, Style | str]], own: Style | str, width: int) -> None:
     console = Console()
     line = Text(style=own)
@@ -94,15 +94,21 @@ def grow_and_compare(chunks: list[str], width: int) -> None:
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, database=None)  # each example runs an app
-@given(st.lists(st.text(alphabet=st.sampled_from(list("ab cd\n.")), min_size=1, max_size=15), min_size=1,
-                max_size=25), st.integers(8, 30))
+@given(
+    st.lists(st.text(alphabet=st.sampled_from(list("ab cd\n.")), min_size=1, max_size=15), min_size=1, max_size=25),
+    st.integers(8, 30),
+)
 def test_a_growing_suggestion_shows_the_newest_lines_rich_would_wrap(chunks: list[str], width: int) -> None:
     grow_and_compare(chunks, width)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, database=None)
-@given(st.lists(st.text(alphabet=st.sampled_from(list("ab  世é.\t\xa0")), min_size=1, max_size=12), min_size=1,
-                max_size=40), st.integers(8, 30))
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from(list("ab  世é.\t\xa0")), min_size=1, max_size=12), min_size=1, max_size=40
+    ),
+    st.integers(8, 30),
+)
 def test_a_long_paragraph_wraps_as_rich_wraps_it_while_it_grows(chunks: list[str], width: int) -> None:
     """One paragraph many lines long (no line break): its finished lines are kept from
     frame to frame, with wide characters, folded long words and other white space."""

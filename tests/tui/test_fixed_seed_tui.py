@@ -24,10 +24,33 @@ TEXT = "La notte era lunga e il gatto guardò la luna sopra il porto"
 
 def continued_with_seed(draft: Path, model: Path, seed: int) -> list[tuple[int, float]]:
     """`continue --json --seed`: each token's id and probability."""
-    result = subprocess.run([SCRIPTORIUM, "continue", str(draft), "--model", str(model), "--preset", "prose",
-                             "--temperature", "1", "--max-tokens", "8", "--seed", str(seed), "--ctx", "512",
-                             "--threads", "1", "--flash-attn", "on", "--json"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            SCRIPTORIUM,
+            "continue",
+            str(draft),
+            "--model",
+            str(model),
+            "--preset",
+            "prose",
+            "--temperature",
+            "1",
+            "--max-tokens",
+            "8",
+            "--seed",
+            str(seed),
+            "--ctx",
+            "512",
+            "--threads",
+            "1",
+            "--flash-attn",
+            "on",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     return [(line["id"], line["p"]) for line in lines if line["type"] == "token"]

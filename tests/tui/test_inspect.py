@@ -25,7 +25,7 @@ def test_the_suggestions_tokens_keep_their_numbers_and_the_token_cursor_shows_th
             _, events, _ = app.main.last_generation
             ghost = app.main.draft.editor.ghost
             assert [r.text for r in ghost.tokens] == [e.text for e in events if e.text]
-            assert all(ghost.text[r.start:r.end] == r.text for r in ghost.tokens)
+            assert all(ghost.text[r.start : r.end] == r.text for r in ghost.tokens)
             panel = app.main.sidebar.probabilities
             await pilot.press("f4")
             last = len(ghost.tokens) - 1
@@ -39,6 +39,7 @@ def test_the_suggestions_tokens_keep_their_numbers_and_the_token_cursor_shows_th
             assert app.main.draft.editor.cursor_location == (0, len(PROMPT))
             await pilot.press("escape")
             assert app.main.draft.inspected is None and app.main.draft.editor.ghost is not None
+
     run(scenario)
 
 
@@ -67,17 +68,18 @@ def test_accepted_text_keeps_its_tokens_until_it_is_edited(random_model: Path) -
             editor.move_cursor((0, 0))
             await pilot.press("X")
             [span] = editor.spans.spans
-            assert span.start == len(PROMPT) + 1 and editor.text[span.start:span.end] == suggestion
+            assert span.start == len(PROMPT) + 1 and editor.text[span.start : span.end] == suggestion
             # An edit inside it drops it: its numbers would no longer describe the text.
             editor.move_cursor((0, span.start + third.start + 1))
             await pilot.press("Z")
             assert len(editor.spans) == 0
             # Undo brings the text back, but the token data stays gone (never shown wrong).
             await pilot.press("ctrl+z")
-            assert editor.text[1 + len(PROMPT):] == suggestion
+            assert editor.text[1 + len(PROMPT) :] == suggestion
             editor.move_cursor((0, 1 + len(PROMPT) + third.start))
             await pilot.pause()
             assert editor.token_at_cursor() is None
+
     run(scenario)
 
 
@@ -103,6 +105,7 @@ def test_colouring_by_probability_turns_on_and_off_with_a_legend(random_model: P
             await pilot.press("f8")
             assert not legend.display
             assert not [h for h in editor._highlights[0] if h[2].startswith("p")]
+
     run(scenario)
 
 
@@ -125,7 +128,7 @@ def test_text_pasted_with_crlf_before_generated_text_leaves_its_tokens_in_place(
             await pilot.pause()
             assert editor.text.startswith("Uno\ndue\nEra notte")
             [span] = editor.spans.spans
-            assert editor.text[span.start:span.end] == span.text
+            assert editor.text[span.start : span.end] == span.text
 
     run(scenario)
 
@@ -157,12 +160,14 @@ def test_inspecting_before_the_first_token_says_the_model_has_not_written_one(ra
             said = [n.message for n in app._notifications]
             assert any("has not written a token yet" in message for message in said), said
             assert not any("generate a suggestion" in message for message in said), said
+
     run(scenario)
 
 
 def test_how_an_inspected_token_was_sampled_is_never_cut_inside_a_number(random_model: Path) -> None:
     """Under the probabilities, how the inspected token was sampled: at 80 columns it was
     cut at the box's edge as "T 0.8 · top-k 50 · top-p 0.…", a top-p that reads as any."""
+
     async def scenario() -> None:
         app = make_app(random_model, sampler=preset("prose").with_changes(max_tokens=6, seed=1234567))
         async with app.run_test(size=(80, 24)) as pilot:
@@ -184,6 +189,7 @@ def test_how_an_inspected_token_was_sampled_is_never_cut_inside_a_number(random_
 def test_the_colour_legend_names_every_band_at_80_columns(random_model: Path) -> None:
     """At 80 columns the legend ran past the draft's edge: the last band, "<1%" (the tokens
     the model least expected, the ones colouring is for), was not named."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(80, 24)) as pilot:

@@ -64,7 +64,8 @@ def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process
 
 
 def test_escape_stops_the_childs_generation_and_keeps_what_it_wrote(
-        random_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    random_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The child holds after 3 tokens until cancelled: Esc lands while the model writes, on any machine.
     monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")
 
@@ -73,8 +74,11 @@ def test_escape_stops_the_childs_generation_and_keeps_what_it_wrote(
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*OPENING, "ctrl+g")
-            await until(pilot, lambda: app.main._active is not None and app.main._active.tokens != [],
-                        "the first token on screen")
+            await until(
+                pilot,
+                lambda: app.main._active is not None and app.main._active.tokens != [],
+                "the first token on screen",
+            )
             await pilot.press("escape")
             await app.main.wait_until_idle()
             await pilot.pause()
@@ -102,8 +106,11 @@ def test_scoring_through_the_child_colours_every_token(random_model: Path) -> No
             await pilot.press("f9")
             await until(pilot, lambda: not app.main.draft.scoring, "the scoring to end")
             await pilot.pause()
-            records = [(span.start, span.tokens[0].id) for span in app.main.draft.editor.spans.spans
-                       if span.tokens and span.tokens[0].source.kind == "scored"]
+            records = [
+                (span.start, span.tokens[0].id)
+                for span in app.main.draft.editor.spans.spans
+                if span.tokens and span.tokens[0].source.kind == "scored"
+            ]
             assert records == expected
             assert app.main.sidebar.kv.usage.tokens == len(expected) + 1  # BOS too
 
@@ -129,8 +136,8 @@ def test_the_lora_scale_keys_reach_the_adapter_in_the_child(random_model: Path, 
 
 @pytest.mark.parametrize("death", ["abort", "oom-kill"])
 def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
-        random_model: Path, tmp_path: Path, scriptorium_home: Path, monkeypatch: pytest.MonkeyPatch,
-        death: str) -> None:
+    random_model: Path, tmp_path: Path, scriptorium_home: Path, monkeypatch: pytest.MonkeyPatch, death: str
+) -> None:
     """llama.cpp aborting mid-generation, or the kernel killing the engine while it waits:
     the app keeps running, says what llama.cpp said, has saved the text typed just before
     (draft file and session), reloads the model, and the next ctrl+g writes."""
@@ -148,8 +155,7 @@ def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
             if death == "oom-kill":
                 os.kill(first.pid, signal.SIGKILL)
             await pilot.press("ctrl+g")
-            await until(pilot, lambda: app.backend is not None and app.backend is not first,
-                        "the model loaded again")
+            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the model loaded again")
             await model_ready(pilot)
             assert app.is_running and app.model_status.state == "ready"
             said = "\n".join(notifications(app))
@@ -174,7 +180,8 @@ def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
 
 
 def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_the_model(
-        random_model: Path, tmp_path: Path) -> None:
+    random_model: Path, tmp_path: Path
+) -> None:
     """The model file truncated under the running app (an interrupted copy, a full disk),
     then the engine dies: the reload refuses the file, and the dead engine is not kept as
     "still writing with" it, where every request found it dead and reloaded it again, for ever."""
@@ -203,7 +210,8 @@ def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_the_mod
 
 
 def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_written(
-        phrases_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    phrases_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The engine dies under the first candidate: the others ran on the dead engine, each
     failing at once with the same notification, and '+' failed for as long as the dialog
     was open ('the model's engine was closed'). They wait for the reloaded model instead."""
@@ -248,6 +256,7 @@ def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(random_mod
     def dies(count: Callable[..., int]) -> Callable[..., int]:
         def dead(text: str) -> int:
             raise EngineCrashed("the model's engine stopped (SIGABRT): tokenizer.cpp:1: GGML_ASSERT(x) failed")
+
         return dead
 
     wrapped = loader_wrapping("count_tokens", dies)
@@ -277,7 +286,8 @@ def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(random_mod
 
 
 def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
-        sentence_model: Path, scriptorium_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sentence_model: Path, scriptorium_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """As a suggestion in the draft does: the reply vanished from the screen (and from the
     conversation) when llama.cpp aborted under it, though the author had read it."""
     monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
@@ -297,8 +307,11 @@ def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
             assert chat.messages[-1]["content"] == written and written
             app.save_everything()
             app.sessions.store.flush()
-            [session] = [json.loads(p.read_text(encoding="utf-8"))
-                         for p in (scriptorium_home / "data" / "sessions").iterdir() if p.suffix == ".json"]
+            [session] = [
+                json.loads(p.read_text(encoding="utf-8"))
+                for p in (scriptorium_home / "data" / "sessions").iterdir()
+                if p.suffix == ".json"
+            ]
             [generation] = session["generations"]
             assert generation["stop_reason"] == "error" and generation["text"] == written
             turns = session["chat"]["turns"]
@@ -350,8 +363,10 @@ def test_a_model_the_author_loads_starts_a_new_count_of_engine_deaths(random_mod
         engines.append(fate)
         engine = Engine.load(options, on_progress)
         if fate == "dies":
+
             def dead(text: str) -> int:
                 raise EngineCrashed("the model's engine stopped (SIGABRT) without a message")
+
             engine.count_tokens = dead  # type: ignore[method-assign]
         return engine
 

@@ -35,11 +35,29 @@ def test_every_binding_has_a_unique_id_and_a_description() -> None:
                     assert binding.id and binding.description and binding.tooltip, binding
                     ids.append(binding.id)
             assert len(ids) == len(set(ids))
-            assert {"draft.continue", "draft.accept", "draft.accept_word", "draft.reject", "draft.stop",
-                    "draft.reroll", "chat.regenerate", "chat.edit_last", "sampler.temperature_up",
-                    "sampler.top_k_down", "sampler.top_p_up", "sampler.min_p_up", "sampler.repeat_penalty_up",
-                    "sampler.preset", "sampler.ban", "sampler.new_seed", "sampler.fix_seed", "sampler.lora_up",
-                    "panels.probabilities", "app.sidebar", "app.help"} <= set(ids)
+            assert {
+                "draft.continue",
+                "draft.accept",
+                "draft.accept_word",
+                "draft.reject",
+                "draft.stop",
+                "draft.reroll",
+                "chat.regenerate",
+                "chat.edit_last",
+                "sampler.temperature_up",
+                "sampler.top_k_down",
+                "sampler.top_p_up",
+                "sampler.min_p_up",
+                "sampler.repeat_penalty_up",
+                "sampler.preset",
+                "sampler.ban",
+                "sampler.new_seed",
+                "sampler.fix_seed",
+                "sampler.lora_up",
+                "panels.probabilities",
+                "app.sidebar",
+                "app.help",
+            } <= set(ids)
 
     run(scenario)
 
@@ -48,14 +66,24 @@ def test_every_binding_id_names_the_area_its_key_works_in() -> None:
     """The ids are what an author writes in the config's [keymap]; the chat's branch and
     reply-version keys were listed by F1 as 'self.branch', 'self.version_previous' (a
     rename gone too far), so 'chat.version_previous' from an older config named nothing."""
-    prefixes = {"General": "app.", "Focus": "focus.", "Draft": "draft.", "Chat": "chat.", "Panels": "panels.",
-                "Sampler panel": "sampler."}
+    prefixes = {
+        "General": "app.",
+        "Focus": "focus.",
+        "Draft": "draft.",
+        "Chat": "chat.",
+        "Panels": "panels.",
+        "Sampler panel": "sampler.",
+    }
 
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test():
-            misnamed = [(section.title, binding.id) for section in app.keys.sections for binding in section.bindings
-                        if not (binding.id or "").startswith(prefixes[section.title])]
+            misnamed = [
+                (section.title, binding.id)
+                for section in app.keys.sections
+                for binding in section.bindings
+                if not (binding.id or "").startswith(prefixes[section.title])
+            ]
             assert misnamed == []
 
     run(scenario)
@@ -64,6 +92,7 @@ def test_every_binding_id_names_the_area_its_key_works_in() -> None:
 @pytest.mark.parametrize("width", [60, 80, 160])
 def test_f1_lists_every_binding_without_scrolling_sideways(width: int) -> None:
     """The five-column table scrolled sideways even at 160 columns (and at 60 the id too)."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test(size=(width, 24)) as pilot:
@@ -85,6 +114,7 @@ def test_f1_lists_every_binding_without_scrolling_sideways(width: int) -> None:
 def test_the_command_palette_reaches_every_action() -> None:
     """Every action is in the palette of one mode or the other; the hidden mode's are not,
     as they would act unseen on the pane the author is not looking at."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
@@ -98,9 +128,18 @@ def test_the_command_palette_reaches_every_action() -> None:
             for section in app.keys.sections:
                 mode = "chat" if section.title == "Chat" else "draft"
                 for binding in section.bindings:
-                    if binding.id.split(".")[-1] in {"select_up", "select_down", "adjust_up", "adjust_down",
-                                                     "leave", "next", "previous", "palette", "help_quit",
-                                                     "ask_reject"}:
+                    if binding.id.split(".")[-1] in {
+                        "select_up",
+                        "select_down",
+                        "adjust_up",
+                        "adjust_down",
+                        "leave",
+                        "next",
+                        "previous",
+                        "palette",
+                        "help_quit",
+                        "ask_reject",
+                    }:
                         continue  # moving within a panel, the palette itself, or Esc's first press
                     assert f"{section.title}: {binding.description}" in titles[mode], binding.id
 
@@ -159,8 +198,9 @@ def test_a_key_the_keymap_gives_to_two_bindings_is_reported() -> None:
     async def scenario() -> None:
         app = make_app(None, keymap={"draft.continue": "ctrl+q"})
         async with app.run_test():
-            assert any("keymap.draft.continue: ctrl+q is already app.quit's key" in n.message
-                       for n in app._notifications)
+            assert any(
+                "keymap.draft.continue: ctrl+q is already app.quit's key" in n.message for n in app._notifications
+            )
 
     run(scenario)
 
@@ -173,7 +213,7 @@ def test_the_starter_configs_keymap_example_works_as_written(random_model: Path)
     example = next(line[2:] for line in section.splitlines() if line.startswith('# "'))
     keymap = tomllib.loads(example)
     assert keymap_problems(keymap) == []
-    (binding_id, keys), = keymap.items()
+    ((binding_id, keys),) = keymap.items()
     assert binding_id == "draft.continue"
 
     async def scenario() -> None:
@@ -211,6 +251,7 @@ def test_the_palette_opens_with_ctrl_p_and_runs_a_command(random_model: Path) ->
 def test_the_footers_rebuilds_free_the_keys_they_replace(random_model: Path) -> None:
     """The footer rebuilds its keys when a generation starts and ends; the keys it replaced
     are freed, not kept alive by the footer's watchers (Textual issue 6666)."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test() as pilot:
@@ -279,7 +320,7 @@ def test_format_characters_typed_reach_the_text() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
             await pilot.pause()
-            word = "می\u200cخواهم \U0001F468\u200d\U0001F469 \u200eok\u00ad"
+            word = "می\u200cخواهم \U0001f468\u200d\U0001f469 \u200eok\u00ad"
             await typed(app, pilot, word)
             assert app.main.draft.editor.text == word
             await pilot.press("f2")
@@ -311,15 +352,20 @@ def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole_with_its_line_brea
     run(scenario)
 
 
-@pytest.mark.parametrize("mode, keys, wanted", [
-    ("draft", ("E", "r", "a", "ctrl+g"), {"Reject…", "Continue", "Accept"}),
-    ("chat", ("E", "r", "a", "enter"), {"Send", "Regenerate"}),
-])
-def test_a_narrow_key_bar_drops_lesser_keys_whole(random_model: Path, mode: str, keys: tuple[str, ...],
-                                                  wanted: set[str]) -> None:
+@pytest.mark.parametrize(
+    "mode, keys, wanted",
+    [
+        ("draft", ("E", "r", "a", "ctrl+g"), {"Reject…", "Continue", "Accept"}),
+        ("chat", ("E", "r", "a", "enter"), {"Send", "Regenerate"}),
+    ],
+)
+def test_a_narrow_key_bar_drops_lesser_keys_whole(
+    random_model: Path, mode: str, keys: tuple[str, ...], wanted: set[str]
+) -> None:
     """At 80 and 60 columns with a suggestion or a reply shown, the key bar keeps the mode's
     main keys, Keys, Mode (at 80 it had dropped the key to switch modes) and Quit, each
     whole, none under another; lesser keys go, and come back when wide."""
+
     async def scenario() -> None:
         app = make_app(random_model, mode=mode)
         async with app.run_test(size=(80, 24)) as pilot:

@@ -19,13 +19,18 @@ from scriptorium.app.sessions.keeper import AUTOSAVE_SECONDS
 
 
 def test_kill_9_during_a_generation_keeps_the_accepted_suggestion_and_the_typing(
-    terminal: Terminal, random_model: Path, tmp_path: Path, scriptorium_home: Path  # noqa: F811
+    terminal: Terminal,
+    random_model: Path,
+    tmp_path: Path,
+    scriptorium_home: Path,  # noqa: F811
 ) -> None:
     draft = tmp_path / "romanzo.md"
     executable = Path(sys.executable).parent / "scriptorium"
     # A long generation (thousands of tokens) so that the kill lands while the model writes.
-    command = (f"{shlex.quote(str(executable))} {shlex.quote(str(draft))} --model {shlex.quote(str(random_model))}"
-               " --preset greedy --ctx 8192 --max-tokens 6000")
+    command = (
+        f"{shlex.quote(str(executable))} {shlex.quote(str(draft))} --model {shlex.quote(str(random_model))}"
+        " --preset greedy --ctx 8192 --max-tokens 6000"
+    )
     terminal.start(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
     terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
 
@@ -41,7 +46,9 @@ def test_kill_9_during_a_generation_keeps_the_accepted_suggestion_and_the_typing
     # file is written first, the session on the store's own thread after it, and a kill
     # between the two left a session without the typing.
     deadline = time.monotonic() + AUTOSAVE_SECONDS + 30
-    while time.monotonic() < deadline and not (_ends_with(draft, " FINE") and _session_ends_with(scriptorium_home, " FINE")):
+    while time.monotonic() < deadline and not (
+        _ends_with(draft, " FINE") and _session_ends_with(scriptorium_home, " FINE")
+    ):
         time.sleep(0.1)
 
     terminal.keys("C-g")
@@ -76,5 +83,8 @@ def _ends_with(draft: Path, end: str) -> bool:
 
 def _session_ends_with(home: Path, end: str) -> bool:
     folder = home / "data" / "sessions"
-    return folder.is_dir() and any(p.suffix == ".json" for p in folder.iterdir()) and \
-        _the_session(home)["draft"]["text"].endswith(end)
+    return (
+        folder.is_dir()
+        and any(p.suffix == ".json" for p in folder.iterdir())
+        and _the_session(home)["draft"]["text"].endswith(end)
+    )

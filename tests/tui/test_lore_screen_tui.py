@@ -28,8 +28,9 @@ async def open_lorebook(pilot, key: str = "alt+l") -> LoreScreen:
     return screen
 
 
-async def write_entry(pilot, *, name: str = "", keys: str = "", text: str = "", priority: str | None = None,
-                      always: bool | None = None) -> None:
+async def write_entry(
+    pilot, *, name: str = "", keys: str = "", text: str = "", priority: str | None = None, always: bool | None = None
+) -> None:
     """Fill the entry editor on screen and keep it (ctrl+s)."""
     screen = pilot.app.screen
     assert isinstance(screen, LoreEntryScreen)
@@ -79,8 +80,9 @@ def test_entries_are_added_edited_switched_and_deleted_at_80_by_24(random_model:
             assert app.screen is screen
             assert rows(screen) == [["✓", "Lucia", "Lucia, la ragazza", "5", ""]]
             session = app.sessions.draft
-            assert session.lore.entries == (LoreEntry("Lucia", ("Lucia", "la ragazza"), "Lucia ha sedici anni.",
-                                                      priority=5),)
+            assert session.lore.entries == (
+                LoreEntry("Lucia", ("Lucia", "la ragazza"), "Lucia ha sedici anni.", priority=5),
+            )
             assert SessionStore().load(session.id).lore == session.lore  # saved at once
             await pilot.press("a")
             await pilot.pause()
@@ -127,8 +129,10 @@ def test_a_key_that_does_not_compile_is_one_line_and_the_entry_stays_open(random
             await write_entry(pilot, name="Torre", keys="/torr(e/", text="La torre.")
             assert isinstance(app.screen, LoreEntryScreen)  # nothing lost: the author corrects it
             said = [n.message for n in app._notifications if "regular expression" in n.message]
-            assert said == ["the key /torr(e/ of lore entry 'Torre' is not a valid regular expression: "
-                            "missing ), unterminated subpattern at position 4"]
+            assert said == [
+                "the key /torr(e/ of lore entry 'Torre' is not a valid regular expression: "
+                "missing ), unterminated subpattern at position 4"
+            ]
             await write_entry(pilot, name="Torre", keys="/torr[ei]/, torretta", text="La torre.")
             assert app.sessions.draft.lore.entries[0].keys == ("/torr[ei]/", "torretta")
 

@@ -51,8 +51,9 @@ def test_a_lorebook_entry_written_in_the_app_fires_there_and_in_continue(
     time.sleep(LOOK)
     terminal.keys("Enter")
     # Its path wraps; the prompt, which shows it too, closed.
-    terminal.wait_for(lambda s: "mondo.tom" in s and "shared by several" not in s and "kept in this" not in s,
-                      "the file in use")
+    terminal.wait_for(
+        lambda s: "mondo.tom" in s and "shared by several" not in s and "kept in this" not in s, "the file in use"
+    )
     assert "Lucia ha sedici anni." in shared.read_text(encoding="utf-8")
     terminal.keys("Escape")
     terminal.wait_for(lambda s: "Lorebook ·" not in s, "the draft again")
@@ -79,11 +80,17 @@ def test_continue_with_a_lorebook_says_what_fired_in_a_real_terminal(
 ) -> None:
     draft, lore = tmp_path / "draft.md", tmp_path / "mondo.toml"
     draft.write_text("Poi arrivò Lucia.\n", encoding="utf-8")
-    lore.write_text("[[entry]]\nkeys = ['Lucia']\ntext = 'Lucia ha sedici anni.'\n\n"
-                    "[[entry]]\nkeys = ['Marco']\ntext = 'Marco è il fratello.'\n", encoding="utf-8")
-    terminal.start_kept(f"{SCRIPTORIUM} continue {shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} "
-                        f"--preset greedy --max-tokens 4 --lore {shlex.quote(str(lore))}",
-                        {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"}, (80, 24))
+    lore.write_text(
+        "[[entry]]\nkeys = ['Lucia']\ntext = 'Lucia ha sedici anni.'\n\n"
+        "[[entry]]\nkeys = ['Marco']\ntext = 'Marco è il fratello.'\n",
+        encoding="utf-8",
+    )
+    terminal.start_kept(
+        f"{SCRIPTORIUM} continue {shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} "
+        f"--preset greedy --max-tokens 4 --lore {shlex.quote(str(lore))}",
+        {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"},
+        (80, 24),
+    )
     assert terminal.exit_status(timeout=60) == 0
     left = "".join(terminal.screen().split("\n"))  # a long line wraps at the terminal's width
     assert "scriptorium: lore: Lucia (Lucia, " in left and "Marco" not in left and "Traceback" not in left

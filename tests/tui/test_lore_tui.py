@@ -12,11 +12,13 @@ from tui_helpers import generated, make_app, model_ready, run, spying_loader, un
 from scriptorium.app.sessions import SessionStore
 from scriptorium.inference.lore import LoreEntry, Lorebook
 
-BOOK = Lorebook((
-    LoreEntry("Lucia", ("Lucia",), "Lucia ha sedici anni.", priority=5),
-    LoreEntry("Marco", ("Marco",), "Marco è il fratello.", priority=3),
-    LoreEntry("Torre", ("torre",), "La torre è crollata.", priority=1),
-))
+BOOK = Lorebook(
+    (
+        LoreEntry("Lucia", ("Lucia",), "Lucia ha sedici anni.", priority=5),
+        LoreEntry("Marco", ("Marco",), "Marco è il fratello.", priority=3),
+        LoreEntry("Torre", ("torre",), "La torre è crollata.", priority=1),
+    )
+)
 TEXT = "Una casa sul lago. Poi arrivò Lucia."
 
 
@@ -31,8 +33,7 @@ def draft_with_lore(tmp_path: Path, lorebook: Lorebook, text: str = TEXT) -> Pat
     return path
 
 
-def test_the_lore_the_draft_mentions_is_sent_counted_inspected_and_recorded(random_model: Path,
-                                                                           tmp_path: Path) -> None:
+def test_the_lore_the_draft_mentions_is_sent_counted_inspected_and_recorded(random_model: Path, tmp_path: Path) -> None:
     draft = draft_with_lore(tmp_path, BOOK)
 
     async def scenario() -> None:
@@ -90,8 +91,11 @@ def test_entries_dropped_for_room_are_said_once(random_model: Path, tmp_path: Pa
         app = make_app(random_model, draft=draft)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
-            await until(pilot, lambda: any("Left out for room" in n.message for n in app._notifications),
-                        "the lore left out said")
+            await until(
+                pilot,
+                lambda: any("Left out for room" in n.message for n in app._notifications),
+                "the lore left out said",
+            )
             said = [n.message for n in app._notifications if "Left out for room" in n.message]
             assert said[0].startswith("Left out for room: Lucia (") and ", Marco (" in said[0]
             await pilot.press("ctrl+end", *" Poi")  # the same entries left out: not said again

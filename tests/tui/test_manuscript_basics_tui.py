@@ -49,6 +49,7 @@ def test_the_status_bar_counts_the_drafts_words_as_the_author_types() -> None:
 def test_f4_on_accepted_text_says_where_it_shows_or_why_it_cannot(random_model: Path) -> None:
     """F4 on accepted text sent its token to the probabilities panel and said nothing: with
     the panels hidden, the key did nothing at all the author could see."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(120, 40)) as pilot:

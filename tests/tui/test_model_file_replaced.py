@@ -25,7 +25,8 @@ def sha256(path: Path) -> str:
 
 
 def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_recorded(
-        random_model: Path, phrases_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    random_model: Path, phrases_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The load key loaded the file's new model in silence, and the generations written
     before its hash was computed recorded the old model's hash for it."""
     model = copy_of(random_model, tmp_path)
@@ -66,7 +67,8 @@ def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_record
 
 
 def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_engine_died(
-        random_model: Path, tmp_path: Path) -> None:
+    random_model: Path, tmp_path: Path
+) -> None:
     """A checkpoint trained further and converted again: the same name, shape and size,
     other weights. The reload after the engine died loaded it in silence, and the session
     recorded the old file's hash for the new model."""
@@ -93,7 +95,9 @@ def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_eng
             reload_allowed.clear()
             os.kill(first.pid, signal.SIGKILL)
             await pilot.press("ctrl+g")
-            await until(pilot, lambda: app.backend is None and app.model_status.state == "loading", "the reload's start")
+            await until(
+                pilot, lambda: app.backend is None and app.model_status.state == "loading", "the reload's start"
+            )
             model.write_bytes(retrained.read_bytes())
             reload_allowed.set()
             await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
@@ -108,8 +112,9 @@ def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_eng
     run(scenario)
 
 
-def test_an_adapter_trained_further_in_place_is_found_by_its_hash(random_model: Path, lora_adapter: Path,
-                                                                  tmp_path: Path) -> None:
+def test_an_adapter_trained_further_in_place_is_found_by_its_hash(
+    random_model: Path, lora_adapter: Path, tmp_path: Path
+) -> None:
     """The adapter written again to its path (trained further: the same header, other
     weights): the load key loaded it in silence."""
     from gguf_adapters import write_lora_adapter
@@ -137,7 +142,8 @@ def test_an_adapter_trained_further_in_place_is_found_by_its_hash(random_model: 
 
 
 def test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with(
-        random_model: Path, phrases_model: Path, tmp_path: Path) -> None:
+    random_model: Path, phrases_model: Path, tmp_path: Path
+) -> None:
     """The GGUF converted again over the loaded one: llama.cpp maps the file, so the engine
     read the new bytes under the old model's layout, and generated on, its text recorded
     as the old model's. The author is told, and ctrl+l loads what the file holds now."""
@@ -164,8 +170,9 @@ def test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with
     run(scenario)
 
 
-def test_a_model_file_moved_away_under_the_loaded_model_is_still_generated_with(random_model: Path,
-                                                                                tmp_path: Path) -> None:
+def test_a_model_file_moved_away_under_the_loaded_model_is_still_generated_with(
+    random_model: Path, tmp_path: Path
+) -> None:
     """The file moved to another folder while loaded: the engine maps it whole still, so
     nothing stands in the way of writing (it was taken for a file written again)."""
     model = copy_of(random_model, tmp_path)

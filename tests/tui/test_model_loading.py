@@ -33,6 +33,7 @@ def refusing(model: Path, load: Callable[..., Engine] = Engine.load) -> Callable
         if options.model_path == model:
             raise ModelLoadError(f"llama.cpp could not load {model}: unknown model architecture: 'x'")
         return load(options, on_progress)
+
     return loader
 
 
@@ -74,6 +75,7 @@ def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
 ) -> None:
     """The running model was closed first, so a mistyped path in ctrl+l left none (a 7B
     to load again); the files are checked before it is closed."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test() as pilot:
@@ -191,12 +193,15 @@ def test_the_model_panel_shows_the_whole_failure(tmp_path: Path) -> None:
     run(scenario)
 
 
-@pytest.mark.parametrize("change, fragment", [
-    ({"block_count": 1000}, "declares 1000 layers"),
-    ({"rms_epsilon": float("nan")}, "layer_norm_rms_epsilon = nan"),
-    ({"same_byte_token_texts": True}, "with the same text '<0x00>'"),
-    ({"tensor_count": 22}, "corrupt GGUF header"),
-])
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        ({"block_count": 1000}, "declares 1000 layers"),
+        ({"rms_epsilon": float("nan")}, "layer_norm_rms_epsilon = nan"),
+        ({"same_byte_token_texts": True}, "with the same text '<0x00>'"),
+        ({"tensor_count": 22}, "corrupt GGUF header"),
+    ],
+)
 def test_a_model_llama_cpp_would_abort_on_is_refused_and_the_typing_kept(
     random_model: Path, tmp_path: Path, change: dict, fragment: str
 ) -> None:
@@ -244,6 +249,7 @@ def test_the_heap_is_frozen_once_a_model_is_ready_and_given_back_at_exit(random_
 def test_the_load_dialog_can_be_read_whole_on_an_80x24_terminal(bad_gguf_files: dict[str, Path]) -> None:
     """With the failure shown and three fields, the dialog is taller than 24 rows: its Load
     button was drawn off the bottom of the screen, out of reach of the mouse."""
+
     async def scenario() -> None:
         app = make_app(bad_gguf_files["not_gguf"])
         async with app.run_test(size=(80, 24)) as pilot:
@@ -260,8 +266,9 @@ def test_the_load_dialog_can_be_read_whole_on_an_80x24_terminal(bad_gguf_files: 
     run(scenario)
 
 
-def test_the_probabilities_panel_drops_the_last_model_s_token_when_another_loads(random_model: Path,
-                                                                                   sentence_model: Path) -> None:
+def test_the_probabilities_panel_drops_the_last_model_s_token_when_another_loads(
+    random_model: Path, sentence_model: Path
+) -> None:
     """After choosing another model the panel kept the old model's candidates (under the
     new model's name) until the cursor moved. It now says what the new model's state is."""
     from dataclasses import replace
@@ -281,11 +288,13 @@ def test_the_probabilities_panel_drops_the_last_model_s_token_when_another_loads
             assert panel.event is None and panel.border_subtitle == ""
             shown = "\n".join(line.plain for line in panel.lines(40))
             assert "to continue the draft" in shown, shown
+
     run(scenario)
 
 
-def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(random_model: Path,
-                                                                           sentence_model: Path) -> None:
+def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(
+    random_model: Path, sentence_model: Path
+) -> None:
     """After choosing another model the Speed panel kept the old model's TTFT and tok/s beside
     the new model's name. The same model loaded again is still the model they measured."""
     from dataclasses import replace
@@ -310,11 +319,13 @@ def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(rando
             assert app.model_status.state == "ready"
             assert speed.done is None and speed.border_title == "Speed"
             assert "\n".join(line.plain for line in speed.lines(40)) == idle
+
     run(scenario)
 
 
 def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_no_model(
-        random_model: Path, sentence_model: Path, bad_gguf_files: dict[str, Path]) -> None:
+    random_model: Path, sentence_model: Path, bad_gguf_files: dict[str, Path]
+) -> None:
     """llama.cpp refused the next model (out of memory, say) after the old one was closed:
     no model was loaded, and the Speed panel still showed the old one's TTFT and tok/s. A
     file refused before the old model is closed leaves it running, and its figures stay."""
@@ -338,11 +349,13 @@ def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_no_mod
             await model_ready(pilot)
             assert app.backend is None and app.model_status.state == "failed"
             assert speed.done is None and "\n".join(line.plain for line in speed.lines(40)) == idle
+
     run(scenario)
 
 
-def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behind(random_model: Path,
-                                                                             sentence_model: Path) -> None:
+def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behind(
+    random_model: Path, sentence_model: Path
+) -> None:
     """Another model chosen while the model wrote: the generation's last tokens and its end,
     drawn after the old model was closed, put its probabilities and its KV cache back on the
     panels, and there they stayed once the new model failed to load: 'no model loaded' in
@@ -372,4 +385,5 @@ def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behind(rand
                 assert shown.strip() == "no model loaded", shown
             assert sidebar.speed.done is None and sidebar.speed.last_token is None
             assert app.main.draft.editor.text == "La casa" and app.main.draft.editor.ghost is not None
+
     run(scenario)

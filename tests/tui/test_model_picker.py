@@ -160,8 +160,9 @@ def test_a_model_picked_after_a_failed_load_is_not_given_the_other_models_tokeni
     missing = tmp_path / "tokeniser.model"
 
     async def scenario() -> None:
-        app = build_app(build_parser(None).parse_args(["--model", str(unigram_gguf), "--spm", str(missing),
-                                                       "--ctx", "512"]))
+        app = build_app(
+            build_parser(None).parse_args(["--model", str(unigram_gguf), "--spm", str(missing), "--ctx", "512"])
+        )
         async with app.run_test(size=(120, 45)) as pilot:
             await model_ready(pilot)
             assert app.backend is None and "SentencePiece model not found" in app.model_status.error

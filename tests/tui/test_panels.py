@@ -90,8 +90,9 @@ def test_panels_update_while_tokens_stream(random_model: Path) -> None:
 
 def test_the_panels_numbers_change_at_most_five_times_a_second(random_model: Path) -> None:
     def token(index: int) -> TokenEvent:
-        return TokenEvent(index=index, id=index, text=f" t{index}", p=0.5, top=(), elapsed_ms=10.0 * index,
-                          kv_tokens=10 + index)
+        return TokenEvent(
+            index=index, id=index, text=f" t{index}", p=0.5, top=(), elapsed_ms=10.0 * index, kv_tokens=10 + index
+        )
 
     async def scenario() -> None:
         app = make_app(random_model)
@@ -192,17 +193,26 @@ def test_the_kv_panel_says_what_a_token_costs_past_the_sliding_window(random_mod
         async with app.run_test(size=(160, 48)) as pilot:
             await model_ready(pilot)
             kv = app.main.sidebar.kv
-            kv.show_usage(KVCacheUsage(tokens=2000, n_ctx=4096, bytes_allocated=27 << 20, bytes_used=21888000,
-                                       bytes_per_token=18 << 10, window_tokens=1024,
-                                       bytes_per_token_past_window=3 << 10))
+            kv.show_usage(
+                KVCacheUsage(
+                    tokens=2000,
+                    n_ctx=4096,
+                    bytes_allocated=27 << 20,
+                    bytes_used=21888000,
+                    bytes_per_token=18 << 10,
+                    window_tokens=1024,
+                    bytes_per_token_past_window=3 << 10,
+                )
+            )
             assert "18.0 KiB/tok, 3.0 KiB past 1,024" in text_of(kv)
             # As drawn, in the panel's own width: it was cut to "past 1,…" at every size but
             # the widest, a window of any number of thousands.
             for size in ((80, 24), (160, 48)):
                 await pilot.resize_terminal(*size)
                 await pilot.pause()
-                assert any(line.startswith("18.0 KiB/tok, 3.0") and line.endswith(" past 1,024")
-                           for line in drawn_lines(kv)), (size, drawn_lines(kv))
+                assert any(
+                    line.startswith("18.0 KiB/tok, 3.0") and line.endswith(" past 1,024") for line in drawn_lines(kv)
+                ), (size, drawn_lines(kv))
 
     run(scenario)
 
@@ -212,6 +222,7 @@ def test_candidates_line_up_whatever_their_characters_width() -> None:
     character, so its bar and percentage were pushed out of the panel ('33.' for 33.9%);
     a zero-width joiner or a combining mark alone left its label blank or drew it on the
     marker before it."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test(size=(160, 48)) as pilot:
@@ -221,7 +232,7 @@ def test_candidates_line_up_whatever_their_characters_width() -> None:
             top = tuple(Candidate(id=i, text=t, p=0.3 - i * 0.04, banned=False) for i, t in enumerate(pieces))
             panel.show_token(TokenEvent(index=0, id=0, text="彼女", p=0.3, top=top, elapsed_ms=1.0, kv_tokens=1))
             width = 32
-            rows = [line.plain for line in panel.lines(width)][:len(pieces)]
+            rows = [line.plain for line in panel.lines(width)][: len(pieces)]
             percentages = [f"{c.p * 100:.1f}%" for c in top]
             assert all(row.endswith(percent) for row, percent in zip(rows, percentages)), rows
             assert len({cell_len(row) for row in rows}) == 1  # every bar starts in the same column
@@ -231,33 +242,42 @@ def test_candidates_line_up_whatever_their_characters_width() -> None:
 def test_a_small_probability_is_shown_as_small_not_as_nothing() -> None:
     """The cursor on a byte token of the author's scored Japanese (p 3.2e-7) said
     '▶ chosen <0xE3> 0.0%', as if the model had ruled it out."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.pause()
             panel = app.main.sidebar.probabilities
-            top = (Candidate(id=1, text=" casa", p=0.6, banned=False), Candidate(id=2, text=" notte", p=0.2, banned=False))
-            panel.show_token(TokenEvent(index=0, id=16227, text="<0xE3>", p=3.2e-7, top=top, elapsed_ms=1.0,
-                                        kv_tokens=1))
+            top = (
+                Candidate(id=1, text=" casa", p=0.6, banned=False),
+                Candidate(id=2, text=" notte", p=0.2, banned=False),
+            )
+            panel.show_token(
+                TokenEvent(index=0, id=16227, text="<0xE3>", p=3.2e-7, top=top, elapsed_ms=1.0, kv_tokens=1)
+            )
             summary = [line.plain for line in panel.lines(60)][-1]
             assert "3e-05%" in summary and "0.0%" not in summary, summary
             panel.show_token(TokenEvent(index=0, id=1, text=" casa", p=0.000321, top=top, elapsed_ms=1.0, kv_tokens=1))
             assert "0.03%" in [line.plain for line in panel.lines(60)][-1]
+
     run(scenario)
 
 
 def test_a_streamed_byte_token_outside_the_candidates_is_named_by_its_byte() -> None:
     """At a high temperature the sampler can draw <0xC3> from outside the top candidates:
     while its character was still open the panel said '▶ chosen ∅'."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.pause()
             panel = app.main.sidebar.probabilities
             top = (Candidate(id=1, text=" casa", p=0.6, banned=False),)
-            panel.show_token(TokenEvent(index=0, id=16195, text="", p=0.01, top=top, elapsed_ms=1.0, kv_tokens=1,
-                                        piece=b"\xc3"))
+            panel.show_token(
+                TokenEvent(index=0, id=16195, text="", p=0.01, top=top, elapsed_ms=1.0, kv_tokens=1, piece=b"\xc3")
+            )
             assert "chosen <0xC3>" in [line.plain for line in panel.lines(60)][-1]
+
     run(scenario)
 
 
@@ -312,6 +332,7 @@ def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) -> Non
 def test_the_panels_show_the_mode_shown_and_the_last_request(random_model: Path) -> None:
     """F2 left the draft's last numbers in the panels beside the chat, and after F9 the KV
     split was the last generation's window, not the one scored."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(160, 48)) as pilot:
@@ -341,8 +362,9 @@ def test_the_panels_show_the_mode_shown_and_the_last_request(random_model: Path)
 def test_the_kv_split_of_a_large_context_keeps_the_room_left_whole() -> None:
     """Memory and note on a context of thousands of tokens: 'mem150·note30·draft1,500·fr…'
     at the panel's 28 cells, the room left cut off."""
-    window = SimpleNamespace(memory_tokens=150, note_tokens=30, draft_tokens=1500, prompt_tokens=1680, lore_tokens=0,
-                             lore=())
+    window = SimpleNamespace(
+        memory_tokens=150, note_tokens=30, draft_tokens=1500, prompt_tokens=1680, lore_tokens=0, lore=()
+    )
     split = _window_split(window, 4096, 28)  # type: ignore[arg-type]
     assert "…" not in split and split.endswith("free 2,416") and "mem 150" in split and "note 30" in split, split
     assert _window_split(window, 4096, 60) == "mem 150·note 30·draft 1,500·free 2,416"
@@ -354,6 +376,7 @@ def test_the_kv_split_of_a_large_context_keeps_the_room_left_whole() -> None:
 def test_a_message_refused_before_the_model_ran_keeps_the_last_speed_figures(sentence_model: Path) -> None:
     """A chat message too long for the context is refused while its prompt is made: the
     Speed panel said "failed" with every figure gone, though nothing in the model failed."""
+
     async def scenario() -> None:
         app = make_app(sentence_model, mode="chat")
         async with app.run_test() as pilot:

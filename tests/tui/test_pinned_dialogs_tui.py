@@ -21,6 +21,7 @@ from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(random_model: Path) -> None:
     """A terminal sends Alt+E as ESC e, which Textual reads as 'alt+e' carrying 'e' (Pilot's
     press carries no character): the editors must leave the letter to the bindings."""
+
     def alt(app: Any, letter: str) -> None:
         key = events.Key(f"alt+{letter}", letter)
         key.set_sender(app)
@@ -66,6 +67,7 @@ def test_a_bad_note_depth_is_refused_in_the_dialog(random_model: Path) -> None:
 def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model: Path) -> None:
     """A chat prompt holds the system prompt with the memory, then the turns: no author's
     note. Keeping one there would be told 'the model sees it in every prompt', untrue."""
+
     async def scenario() -> None:
         app = make_app(random_model, mode="chat")
         async with app.run_test(size=(160, 50)) as pilot:
@@ -77,6 +79,7 @@ def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model: Path)
             await pilot.press("alt+e")  # the memory is still edited in chat
             await pilot.pause()
             assert isinstance(app.screen, PinnedScreen) and app.screen.which == "memory"
+
     run(scenario)
 
 
@@ -108,6 +111,7 @@ def test_quitting_with_the_memory_or_note_open_keeps_what_was_typed(tmp_path: Pa
 def test_ctrl_a_selects_all_in_the_memory_and_note_dialogs() -> None:
     """ctrl+a went to the line's start (the text field's default) where authors rewriting a
     memory expect select-all."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test(size=(160, 50)) as pilot:
@@ -131,6 +135,7 @@ def test_ctrl_a_selects_all_in_the_memory_and_note_dialogs() -> None:
 def test_the_note_depth_field_is_on_screen_beside_its_label() -> None:
     """The label took the whole row (`.dialog Label { width: 100% }`) and pushed the depth
     field out of the dialog: 'paragraphs before the end' with nothing to type into."""
+
     async def scenario(size: tuple[int, int]) -> None:
         app = make_app(None)
         async with app.run_test(size=size) as pilot:

@@ -33,6 +33,7 @@ def test_the_author_can_edit_the_prompt_template(random_model: Path) -> None:
 def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_model: Path, damage: str) -> None:
     """It raised out of ctrl+g (and the other prompt users) and took the app, and the
     words just typed, with it."""
+
     async def scenario() -> None:
         paths.prompts_dir().mkdir(parents=True)
         for name in prompts.NAMES:
@@ -56,8 +57,7 @@ def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_model: P
             await pilot.pause()
             assert not app.main.is_generating
             messages = [n.message for n in app._notifications]
-            assert any(f"{prompts.CONTINUE}" in m and ("is not UTF-8 text" in m or "not found" in m)
-                       for m in messages)
+            assert any(f"{prompts.CONTINUE}" in m and ("is not UTF-8 text" in m or "not found" in m) for m in messages)
             assert any(prompts.CHAT_SYSTEM in m for m in messages)
             assert app.save_everything()
 

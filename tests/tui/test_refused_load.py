@@ -44,6 +44,7 @@ def test_a_refused_file_leaves_the_scoring_running(random_model: Path, tmp_path:
             await until(pilot, lambda: not app.main.draft.scoring, "the scoring's end")
             await pilot.pause()
             assert not any(n.message.startswith("Scoring stopped") for n in app._notifications)
+
     run(scenario)
 
 
@@ -65,4 +66,5 @@ def test_a_refused_file_leaves_the_generation_streaming(random_model: Path, tmp_
             await pilot.pause()
             _, tokens, done = app.main.last_generation
             assert done.stop_reason != "cancelled" and len(tokens) > gate.after_tokens, done
+
     run(scenario)

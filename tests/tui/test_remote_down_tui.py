@@ -17,8 +17,9 @@ def panel(app: Any, name: str) -> str:
     return "\n".join(line.plain for line in getattr(app.main.sidebar, name).lines(60))
 
 
-def test_a_server_gone_between_generations_is_said_and_answers_again_once_back(random_model: Path,
-                                                                               tmp_path: Path) -> None:
+def test_a_server_gone_between_generations_is_said_and_answers_again_once_back(
+    random_model: Path, tmp_path: Path
+) -> None:
     """ctrl+g said "cannot reach llama-server", yet the Model panel still said the model was
     ready and the KV panel showed its figures as if current."""
     server_binary()

@@ -17,8 +17,9 @@ from scriptorium.app.sessions.format import dumps, loads
 from scriptorium.inference.remote import remote_loader
 
 
-def test_candidates_go_on_with_the_model_connected_to_again(sentence_model: Path, random_model: Path,
-                                                            tmp_path: Path) -> None:
+def test_candidates_go_on_with_the_model_connected_to_again(
+    sentence_model: Path, random_model: Path, tmp_path: Path
+) -> None:
     """A server restarted with another model is connected to again; a candidate asked for
     after that runs on the new connection, not the closed one the dialog opened with."""
     from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
@@ -98,7 +99,8 @@ async def connected_again_after_a_generation(pilot: Any, restarted: Callable[[An
 
 
 def test_a_server_restarted_with_another_adapter_is_connected_to_again_and_recorded(
-        random_model: Path, lora_adapter: Path, tmp_path: Path) -> None:
+    random_model: Path, lora_adapter: Path, tmp_path: Path
+) -> None:
     """The same model, another --lora: the session went on recording the adapter the server
     was first started with, and the author's scale went to the new one under its id."""
     from gguf_adapters import write_lora_adapter
@@ -123,7 +125,8 @@ def test_a_server_restarted_with_another_adapter_is_connected_to_again_and_recor
 
 
 def test_a_server_restarted_with_another_model_is_said_as_a_restart_not_a_reload(
-        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    random_model: Path, sentence_model: Path, tmp_path: Path
+) -> None:
     """The app said "Model engine restarting: Reloading random.gguf with the same settings":
     no engine ran here, and the server now served another model."""
     server_binary()
@@ -134,17 +137,25 @@ def test_a_server_restarted_with_another_model_is_said_as_a_restart_not_a_reload
                 app = pilot.app
                 first.stop()
                 with LlamaServer(sentence_model, tmp_path, port=first.port):
-                    await connected_again_after_a_generation(pilot, lambda backend: backend.facts.path == sentence_model)
+                    await connected_again_after_a_generation(
+                        pilot, lambda backend: backend.facts.path == sentence_model
+                    )
                 said = [(n.title, n.message) for n in app._notifications if n.title != "Generation failed"]
-                assert said == [("llama-server restarted", f"Connecting again to {app.backend.origin}, with the model "
-                                                           "it serves now; what you asked was not sent: ask again "
-                                                           "once it is connected. Your text is saved.")], said
+                assert said == [
+                    (
+                        "llama-server restarted",
+                        f"Connecting again to {app.backend.origin}, with the model "
+                        "it serves now; what you asked was not sent: ask again "
+                        "once it is connected. Your text is saved.",
+                    )
+                ], said
 
     run(scenario)
 
 
 def test_a_server_started_with_several_adapters_records_them_all(
-        random_model: Path, lora_adapter: Path, tmp_path: Path) -> None:
+    random_model: Path, lora_adapter: Path, tmp_path: Path
+) -> None:
     """Started with two --lora, the session recorded only the first: the text read as written
     with one adapter when the server had applied both."""
     from gguf_adapters import write_lora_adapter

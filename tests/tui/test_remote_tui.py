@@ -36,8 +36,9 @@ def sentence_server(sentence_model: Path, tmp_path_factory: pytest.TempPathFacto
 
 
 @asynccontextmanager
-async def served_app(model: Path, log_dir: Path, *extra: str,
-                     context: int = CONTEXT) -> AsyncIterator[tuple[LlamaServer, Any, Any]]:
+async def served_app(
+    model: Path, log_dir: Path, *extra: str, context: int = CONTEXT
+) -> AsyncIterator[tuple[LlamaServer, Any, Any]]:
     """(server, app, pilot): the app connected to a llama-server serving `model`."""
     server_binary()
     with LlamaServer(model, log_dir, *extra, context=context) as server:
@@ -78,10 +79,10 @@ def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaS
     run(scenario)
 
 
-def test_the_model_panel_shows_the_servers_whole_address_at_the_sidebars_width(
-        sentence_server: LlamaServer) -> None:
+def test_the_model_panel_shows_the_servers_whole_address_at_the_sidebars_width(sentence_server: LlamaServer) -> None:
     """At the sidebar's width the server's line was cut to "llama-server b1-… at http…",
     and the tokenizer's to "llama.cpp (on the ser…"."""
+
     async def scenario() -> None:
         app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url))
         async with app.run_test(size=(160, 48)) as pilot:
@@ -121,7 +122,8 @@ def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None
             await pilot.press("ctrl+g")
             await pilot.pause()
             assert app._notifications and list(app._notifications)[-1].message == (
-                f"No model is loaded: press {key} to connect to the llama-server again.")
+                f"No model is loaded: press {key} to connect to the llama-server again."
+            )
             # The load key tries the server again at once: no dialog asking for a model file.
             await pilot.press("ctrl+l")
             await app.workers.wait_for_complete()
@@ -184,10 +186,10 @@ def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, tmp_pa
     run(scenario)
 
 
-def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path,
-                                                           sentence_server: LlamaServer) -> None:
+def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path, sentence_server: LlamaServer) -> None:
     """The picker lists this machine's models, and the remote loader connects to the same
     server whatever is chosen: with a server, neither the note nor the key offers it."""
+
     async def write_here() -> None:
         app = make_app(random_model)
         async with app.run_test() as pilot:
@@ -207,15 +209,17 @@ def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path,
             await pilot.press("f10")
             await pilot.pause()
             assert len(app.screen_stack) == screens
-            assert any(sentence_server.url in n.message and "--model to switch" in n.message
-                       for n in app._notifications)
+            assert any(
+                sentence_server.url in n.message and "--model to switch" in n.message for n in app._notifications
+            )
 
     run(write_here)
     run(resume_on_the_server)
 
 
-def test_a_file_here_by_the_servers_model_path_is_not_hashed_as_its_model(sentence_model: Path,
-                                                                         sentence_server: LlamaServer) -> None:
+def test_a_file_here_by_the_servers_model_path_is_not_hashed_as_its_model(
+    sentence_model: Path, sentence_server: LlamaServer
+) -> None:
     """Connecting again (after a restart) carries the server's model path: the file at that
     path on this machine may be another, so no hash of it is recorded as the server's model's."""
     from scriptorium.app.models.loading import ModelFileHashed, ModelLoaded, load_backend
@@ -233,6 +237,7 @@ def test_text_a_served_model_cannot_encode_is_said_as_locally(no_bytes_gguf: Pat
     """A SentencePiece model with no byte tokens and no newline piece, on llama-server: the
     draft's line break and the chat's (between the turns) were "refused /tokenize (HTTP
     500): unordered_map::at"."""
+
     async def scenario() -> None:
         async with served_app(no_bytes_gguf, tmp_path) as (_, app, pilot):
             app.main.draft.editor.load_text("La casa era buia.\nE la notte")
@@ -241,8 +246,9 @@ def test_text_a_served_model_cannot_encode_is_said_as_locally(no_bytes_gguf: Pat
             await app.workers.wait_for_complete()
             await pilot.pause()
             [said] = app._notifications
-            assert said.message.startswith("the model's vocabulary cannot encode '\\n' (U+000A) at character 18 "
-                                           "(line 1, column 18) of the draft")
+            assert said.message.startswith(
+                "the model's vocabulary cannot encode '\\n' (U+000A) at character 18 (line 1, column 18) of the draft"
+            )
             await pilot.press("f2")  # chat
             await pilot.pause()
             app._notifications.clear()
@@ -268,8 +274,9 @@ def test_on_a_server_with_several_slots_the_kv_figure_waits_for_the_first_genera
     async def scenario() -> None:
         async with served_app(sentence_model, tmp_path, "--parallel", "2", context=2 * CONTEXT) as (server, app, pilot):
             body = json.dumps({"prompt": "La casa era buia, e la notte. " * 8, "n_predict": 2}).encode()
-            other = urllib.request.Request(f"{server.url}/completion", data=body,
-                                           headers={"Content-Type": "application/json"})
+            other = urllib.request.Request(
+                f"{server.url}/completion", data=body, headers={"Content-Type": "application/json"}
+            )
             with urllib.request.urlopen(other, timeout=60) as response:  # another program, after connecting
                 response.read()
             await pilot.press("ctrl+l")  # connect again: the other client's slot is full now

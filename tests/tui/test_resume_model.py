@@ -50,19 +50,22 @@ def resumed(*argv: str) -> tuple[Any, Any]:
 
 
 def test_resume_goes_on_with_the_sessions_model_not_the_configs(
-        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    random_model: Path, sentence_model: Path, tmp_path: Path
+) -> None:
     config = config_naming(random_model, tmp_path)
 
     write_with("--config", str(config), "--model", str(sentence_model))
     app, options = resumed("--config", str(config), "--resume")
     assert options.model_path == sentence_model
     assert said(app, "as this session last did") == [
-        f"Writing with {sentence_model.name}, as this session last did; --model on the command line chooses another."]
+        f"Writing with {sentence_model.name}, as this session last did; --model on the command line chooses another."
+    ]
     assert not said(app, "last written with")
 
 
 def test_a_model_named_on_the_command_line_wins_and_the_author_is_told(
-        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    random_model: Path, sentence_model: Path, tmp_path: Path
+) -> None:
     write_with("--model", str(sentence_model))
     app, options = resumed("--resume", "--model", str(random_model))
     assert options.model_path == random_model
@@ -79,7 +82,8 @@ def test_the_sessions_adapter_comes_back_at_its_scale(random_model: Path, lora_a
 
 
 def test_a_session_whose_model_file_is_gone_starts_with_the_configs_and_says_so(
-        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    random_model: Path, sentence_model: Path, tmp_path: Path
+) -> None:
     gone = tmp_path / "gone.gguf"
     gone.write_bytes(sentence_model.read_bytes())
     config = config_naming(random_model, tmp_path)
@@ -91,7 +95,8 @@ def test_a_session_whose_model_file_is_gone_starts_with_the_configs_and_says_so(
 
 
 def test_a_model_named_by_a_relative_path_comes_back_from_another_folder(
-        random_model: Path, sentence_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    random_model: Path, sentence_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The session recorded "models/mio.gguf" as given: reopened from another folder, that
     named nothing, and the config's model was loaded instead."""
     (tmp_path / "progetto" / "models").mkdir(parents=True)

@@ -32,8 +32,9 @@ def test_at_80_columns_the_panel_shows_what_acts_and_the_order(random_model: Pat
             assert "DRY" in text and "0.80" in text  # it acts: shown
             assert "XTC" not in text and "mirostat" not in text  # off: left out
             assert "penalties" not in text
-            assert "DRY › top-k › top-p › temp" in " ".join(line[6:].strip() for line in lines if line[:6].strip() in
-                                                            ("order", ""))
+            assert "DRY › top-k › top-p › temp" in " ".join(
+                line[6:].strip() for line in lines if line[:6].strip() in ("order", "")
+            )
             await pilot.press("ctrl+t", "a")  # every sampler, on demand
             every = "\n".join(shown(panel))
             assert "XTC" in every and "mirostat" in every and "allowed" in every and "(XTC)" in every
@@ -90,12 +91,28 @@ def test_a_reopened_session_shows_what_the_chain_did_under_f4(tmp_path: Path) ->
     from scriptorium.app.sessions.records import BiasRecord, Generation, ModelRef, TokenRecord
     from scriptorium.app.tui.session_tokens import tokens_spelling
 
-    generation = Generation(id="g1", kind="continue", started_at="2026-12-03T10:00:00", lora=None,
-                            model=ModelRef(path="/m.gguf", name="m", size=1, sha256="", quantization="F32",
-                                           architecture="llama", parameters=1),
-                            sampler=preset("anti-loop").as_dict(), bias=BiasRecord(ban_byte_tokens=True))
-    generation.tokens = [TokenRecord(id=5, text=" era", p=0.4, top=((5, " era", 0.4, False), (6, " fu", 0.3, False)),
-                                     kept=((5, 0.7),), removed=((6, "xtc"),), pushed=((5, "dry", -0.8),))]
+    generation = Generation(
+        id="g1",
+        kind="continue",
+        started_at="2026-12-03T10:00:00",
+        lora=None,
+        model=ModelRef(
+            path="/m.gguf", name="m", size=1, sha256="", quantization="F32", architecture="llama", parameters=1
+        ),
+        sampler=preset("anti-loop").as_dict(),
+        bias=BiasRecord(ban_byte_tokens=True),
+    )
+    generation.tokens = [
+        TokenRecord(
+            id=5,
+            text=" era",
+            p=0.4,
+            top=((5, " era", 0.4, False), (6, " fu", 0.3, False)),
+            kept=((5, 0.7),),
+            removed=((6, "xtc"),),
+            pushed=((5, "dry", -0.8),),
+        )
+    ]
     store = SessionStore()
     session = store.create_draft(title="t", text="La casa")
     session.generations.append(generation)

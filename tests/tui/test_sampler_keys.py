@@ -142,6 +142,7 @@ def test_the_byte_ban_is_shown_and_toggling_it_changes_what_the_model_writes(byt
 def test_with_the_byte_ban_lifted_half_a_character_never_reaches_the_draft(utf8_model: Path) -> None:
     """The utf8 model writes <0xC3> <0xA8> ("è") over and over; cut after three tokens it
     showed "è\\xc3", and Tab wrote the escape into the draft and the session."""
+
     async def scenario() -> None:
         app = make_app(utf8_model, sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy"))
         async with app.run_test() as pilot:
@@ -239,6 +240,7 @@ def test_a_change_while_streaming_is_marked_for_the_next_generation(random_model
 def test_keys_pressed_faster_than_the_panel_redraws_each_take_effect() -> None:
     """A burst as a held key or quick fingers send it: every key is queued before the app
     has applied the first. Each change builds on the one before, and none undoes another."""
+
     async def scenario() -> None:
         app = make_app(None, sampler=PROSE)
         async with app.run_test() as pilot:
@@ -311,6 +313,7 @@ def test_the_byte_ban_is_shown_on_or_off_for_a_vocabulary_without_byte_tokens() 
 
 def test_raising_a_lora_scale_beyond_the_keys_range_keeps_it(random_model: Path, lora_adapter: Path) -> None:
     """--lora-scale takes up to 4, the keys step up to 2: L on 3 must not lower it to 2."""
+
     async def scenario() -> None:
         app = make_app(random_model, lora=lora_adapter)
         async with app.run_test() as pilot:

@@ -36,6 +36,7 @@ def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_model: Pat
             # Esc again is the draft's own key once more (nothing to stop): no error, text kept.
             await pilot.press("escape")
             assert draft.editor.text == " ".join([TEXT] * 10)
+
     run(scenario)
 
 
@@ -48,6 +49,7 @@ def test_scoring_without_text_or_model_says_why(random_model: Path) -> None:
             await pilot.pause()
             assert not app.main.draft.scoring
             assert any("no text to score" in n.message for n in app._notifications)
+
     run(scenario)
 
 
@@ -104,7 +106,9 @@ def test_a_byte_token_scored_last_before_a_stop_colours_no_more_than_its_charact
             held.open.set()
             await app.workers.wait_for_complete()
             await pilot.pause()
-            spans = [span for span in draft.editor.spans.spans if span.tokens and span.tokens[0].source.kind == "scored"]
+            spans = [
+                span for span in draft.editor.spans.spans if span.tokens and span.tokens[0].source.kind == "scored"
+            ]
             assert spans
             last = max(spans, key=lambda span: span.start)
             # 32 tokens a chunk: about eight of the sixty euros were reached, never more.
@@ -124,6 +128,7 @@ def test_choosing_another_model_stops_the_scoring(random_model: Path) -> None:
             while not should_stop():  # a long draft on a big model, still scoring
                 time.sleep(0.01)
             return score(text, top_n=top_n, should_stop=should_stop)
+
         return held
 
     async def scenario() -> None:
@@ -169,6 +174,7 @@ def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, se
             assert scored_records(app) == []
             said = [n.message for n in app._notifications if "scores it with this one" in n.message]
             assert said and "f9" in said[-1].lower()
+
     run(scenario)
 
 
@@ -191,11 +197,13 @@ def test_colours_turned_off_while_scoring_stay_off(random_model: Path) -> None:
             assert (draft.colouring, draft.editor.colour_tokens) == (False, False)
             await pilot.press("f8")
             assert (draft.colouring, draft.editor.colour_tokens) == (True, True)
+
     run(scenario)
 
 
-def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(random_model: Path,
-                                                                        sentence_model: Path) -> None:
+def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(
+    random_model: Path, sentence_model: Path
+) -> None:
     """Another model chosen mid-scoring: 'Scoring stopped: another model is loading; what
     was scored stays coloured', then the colours went (they were the last model's). Stopped
     by an edit, the line says how to score again."""
@@ -223,6 +231,7 @@ def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(random_m
             assert scored_records(app) == []
             said = [n.message for n in app._notifications]
             assert not any("another model is loading; what was scored stays coloured" in m for m in said), said
+
     run(scenario)
 
 
@@ -244,4 +253,5 @@ def test_a_model_file_refused_keeps_the_running_model_s_colours(random_model: Pa
             assert app.backend is running and scored_records(app) == colours
             said = [n.message for n in app._notifications]
             assert len(said) == 1 and "Still writing with" in said[0], said
+
     run(scenario)

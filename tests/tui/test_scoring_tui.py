@@ -24,7 +24,9 @@ def scoring_recorded(scored_texts: list[str]) -> Callable[..., Any]:
         def recorded(text: str, **kwargs: Any) -> Iterator[Event]:
             scored_texts.append(text)
             return score(text, **kwargs)
+
         return recorded
+
     return loader_wrapping("score", spy)
 
 
@@ -49,15 +51,16 @@ def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(ra
             return records
 
     records = asyncio.run(scenario())
-    reference = Llama(model_path=str(random_model), n_ctx=512, n_threads=1, logits_all=True, flash_attn=True,
-                      verbose=False)
+    reference = Llama(
+        model_path=str(random_model), n_ctx=512, n_threads=1, logits_all=True, flash_attn=True, verbose=False
+    )
     tokens = reference.tokenize(TEXT.encode())
     reference.eval(tokens)
     logits = np.asarray(reference.scores[: len(tokens)], dtype=np.float64)
     reference.close()
     assert [r.id for _, r in records] == tokens[1:]
     # Every scored token covers its own characters, and together they cover the text.
-    assert "".join(r.text for _, r in records) == TEXT[records[0][0]:]
+    assert "".join(r.text for _, r in records) == TEXT[records[0][0] :]
     for position, (_, record) in enumerate(records):
         row = logits[position]
         softmax = np.exp(row - row.max())
@@ -86,17 +89,20 @@ def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_mode
             await pilot.press("f9")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            assert scored_texts == ["Memoria: una casa sul lago.\n\nUno due tre.\n\nNota: tono cupo.\n\n"
-                                    "Il gatto dorme sul letto."]
+            assert scored_texts == [
+                "Memoria: una casa sul lago.\n\nUno due tre.\n\nNota: tono cupo.\n\nIl gatto dorme sul letto."
+            ]
             records = scored_records(app)
             assert records[0][0] == 0 and "".join(r.text for _, r in records) == draft_text
             assert all(draft_text[start:].startswith(r.text) for start, r in records)
             assert any(f"Scored {len(records)} tokens of your text" in n.message for n in app._notifications)
+
     run(scenario)
 
 
 def test_scoring_a_draft_longer_than_the_window_says_the_text_before_it_is_not_scored(
-        short_context_model: Path) -> None:
+    short_context_model: Path,
+) -> None:
     """On a 256-token model F9 on a chapter said 'Scored 120 tokens of your text', as if that
     were all of it: only the window the model sees is scored, and the author is told so."""
     chapter = "\n\n".join(f"Il gatto nero dorme sul tetto. La casa era buia {i}." for i in range(200))
@@ -110,20 +116,23 @@ def test_scoring_a_draft_longer_than_the_window_says_the_text_before_it_is_not_s
             said = [n.message for n in app._notifications if n.message.startswith("Scored")]
             assert said and f"the last {len(records)} tokens of your text" in said[-1]
             assert "the dimmed text before them is not scored" in said[-1]
+
     run(scenario)
 
 
 def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candidates(random_model: Path) -> None:
     """The cursor on a word the model did not rank among its candidates drew
     '▶ chosen ␣gatto  0.0%  (no': the words saying why the bars miss it were cut off."""
+
     async def scenario() -> None:
         app = make_app(random_model, top_n=5)
         async with app.run_test(size=(140, 40)) as pilot:
             await model_ready(pilot)
             records = await scored(pilot, TEXT)
             # Far below the fifth candidate: unlisted whatever the rounding.
-            start, record = next((start, r) for start, r in records[1:]
-                                 if all(c.id != r.id for c in r.top) and r.p < r.top[-1].p / 2)
+            start, record = next(
+                (start, r) for start, r in records[1:] if all(c.id != r.id for c in r.top) and r.p < r.top[-1].p / 2
+            )
             editor = app.main.draft.editor
             editor.move_cursor(editor.document.get_location_from_index(start + len(record.text) // 2 + 1))
             await pilot.pause()
@@ -131,6 +140,7 @@ def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candidates(ra
             summary = panel.render_line(panel.line_count - 1).text.rstrip()
             assert panel.content_size.width <= 30
             assert "top 5)" in summary and record.text.strip()[:3] in summary, summary
+
     run(scenario)
 
 
@@ -149,6 +159,7 @@ def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(ran
             for event in score(text, **kwargs):
                 counted.extend([1] if isinstance(event, TokenScore) else [])
                 yield event
+
         return counting
 
     async def scenario() -> None:
@@ -159,6 +170,7 @@ def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(ran
             assert len(counted) > len(records)
             said = [n.message for n in app._notifications if n.message.startswith("Scored")]
             assert said and f"Scored {len(counted)} tokens of your text" in said[-1], said
+
     run(scenario)
 
 
@@ -178,6 +190,7 @@ def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_altern
             for event in score(text, **kwargs):
                 events.extend([event] if isinstance(event, TokenScore) else [])
                 yield event
+
         return kept
 
     text = "La casa €"

@@ -6,8 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import (GREEDY, copy_of, generated, loader_failing_after, make_app, model_ready, run,
-                         session_written_with, write_pinned)
+from tui_helpers import (
+    GREEDY,
+    copy_of,
+    generated,
+    loader_failing_after,
+    make_app,
+    model_ready,
+    run,
+    session_written_with,
+    write_pinned,
+)
 
 
 def notifications(app: Any) -> list[str]:
@@ -16,6 +25,7 @@ def notifications(app: Any) -> list[str]:
 
 def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:
     """A model given with the session (--model) is the one loaded: the author is told which one the session ran on."""
+
     async def resume_with(model: Path, told: bool) -> None:
         resumed = make_app(model, resume=True)
         async with resumed.run_test() as pilot:
@@ -94,6 +104,7 @@ def test_the_version_kept_is_credited_to_the_generation_that_wrote_it(random_mod
     """A re-roll keeps the text it replaces as a version. Going back to it and keeping it
     credited the re-roll (the suggestion's newest generation) with the first's text, so
     the session and the export named the wrong seed and settings."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test() as pilot:
@@ -117,6 +128,7 @@ def test_redo_after_undo_gives_the_model_its_passage_back(random_model: Path) ->
     """Undo then redo replays edits the session and the token colours did not see: once a
     save came between the two, the redone suggestion was recorded as the author's text
     (the export no longer marked it) and its tokens had lost their numbers."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test() as pilot:
@@ -144,6 +156,7 @@ def test_redo_after_undo_gives_the_model_its_passage_back(random_model: Path) ->
 def test_a_suggestion_an_edit_takes_away_is_recorded_as_rejected(random_model: Path) -> None:
     """Undo, or typing other words where the suggestion attaches, throws it away as Esc
     does, but only Esc said so: the session (and the export) kept it 'undecided' for good."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test() as pilot:
@@ -168,6 +181,7 @@ def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(crlf_model: Path)
     "\\r\\n" into one line break, but the suggestion's tokens and the session counted two
     characters: after accepting, the colours and the passage credited to the model sat off
     by one a line."""
+
     async def scenario() -> None:
         app = make_app(crlf_model)
         async with app.run_test() as pilot:
@@ -191,6 +205,7 @@ def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(crlf_model: Path)
 def test_a_stop_string_ends_the_suggestion_on_a_crlf_model(crlf_model: Path) -> None:
     """The config's stop "\\n\\n" (a paragraph's end) never fired on a model whose newline
     token is "\\r\\n": the suggestion ran on to its length."""
+
     async def scenario() -> None:
         app = make_app(crlf_model, sampler=GREEDY.with_changes(stop=("\n\n",)))
         async with app.run_test() as pilot:
@@ -203,7 +218,8 @@ def test_a_stop_string_ends_the_suggestion_on_a_crlf_model(crlf_model: Path) -> 
 
 
 def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
-        random_model: Path, sentence_model: Path, tmp_path: Path) -> None:
+    random_model: Path, sentence_model: Path, tmp_path: Path
+) -> None:
     """The author converted another model to the same path between two runs: the session
     was taken for written with the model loaded, because the path was the same."""
     model = copy_of(random_model, tmp_path)
@@ -213,8 +229,10 @@ def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
         async with resumed.run_test() as pilot:
             await model_ready(pilot)
             said = [message for message in notifications(resumed) if "last written with" in message]
-            assert len(said) == 1 and said[0].startswith(f"This session was last written with scriptorium-test-random "
-                                                         f"({model}); the model loaded is scriptorium-test-sentence"), said
+            assert len(said) == 1 and said[0].startswith(
+                f"This session was last written with scriptorium-test-random "
+                f"({model}); the model loaded is scriptorium-test-sentence"
+            ), said
 
     session_written_with(model)
     model.write_bytes(sentence_model.read_bytes())
@@ -224,6 +242,7 @@ def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
 def test_a_chat_message_typed_but_not_sent_is_there_again_on_resume() -> None:
     """ctrl+q (or a closed terminal) with a message typed in the chat box, not yet sent:
     the author's words were gone when the session was opened again."""
+
     async def type_and_quit() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
@@ -248,6 +267,7 @@ def test_the_suggestions_beginning_typed_leaves_the_rest_credited_to_who_wrote_i
     " La,." (the model's). Typing the break (Enter, Enter) consumed it from the suggestion,
     but who wrote what still counted from the old start: keeping the rest credited " L" to
     the break and the generation only with "a,." (partly kept)."""
+
     async def scenario() -> None:
         app = make_app(comma_stop_model)
         async with app.run_test() as pilot:

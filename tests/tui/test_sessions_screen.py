@@ -71,6 +71,7 @@ def test_deleting_the_open_session_says_at_once_that_it_cannot_be_done(tmp_path:
 def test_opening_a_session_written_with_another_model_says_which(random_model: Path, sentence_model: Path) -> None:
     """A session is opened with the model loaded, not switched: the author is told that it
     last ran on another, as at start, and how to switch."""
+
     async def open_it_on_the_random_model() -> None:
         app = make_app(random_model)
         async with app.run_test() as pilot:

@@ -207,7 +207,8 @@ def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_pat
 
 
 def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The draft file saved and only the session's write failing (its folder on a full
     disk), the quit dialog said the draft had unsaved changes: the author went looking for a
     way to save a file that was saved. It says what is lost: the session's record."""
@@ -234,6 +235,7 @@ def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
 def test_quitting_with_only_the_chat_unsaved_says_the_chat(monkeypatch: pytest.MonkeyPatch) -> None:
     """The chat's session failing to save, the quit dialog spoke of the (empty, unnamed)
     draft's unsaved changes, and never of the chat that quitting would lose."""
+
     async def scenario() -> None:
         app = make_app(None, mode="chat")
         async with app.run_test() as pilot:

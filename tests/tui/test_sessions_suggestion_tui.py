@@ -54,8 +54,9 @@ def quit_with_a_suggestion_on_screen(model: Path, draft: Path, *then: str, sampl
     return left[0]
 
 
-def test_a_suggestion_left_undecided_comes_back_with_resume_and_tab_accepts_it(random_model: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_a_suggestion_left_undecided_comes_back_with_resume_and_tab_accepts_it(
+    random_model: Path, tmp_path: Path
+) -> None:
     draft = tmp_path / "bozza.md"
     left = quit_with_a_suggestion_on_screen(random_model, draft)
     text = left.suggestion
@@ -78,13 +79,17 @@ def test_a_suggestion_left_undecided_comes_back_with_resume_and_tab_accepts_it(r
             session = saved_draft(draft)
             (generation,) = session.generations
             assert generation.outcome == "accepted" and generation.accepted_text == text
-            assert [(s.start, s.end, s.generation) for s in session.spans] == [(len(OPENING), len(OPENING + text), generation.id)]
+            assert [(s.start, s.end, s.generation) for s in session.spans] == [
+                (len(OPENING), len(OPENING + text), generation.id)
+            ]
             assert session.suggestion is None
 
     run(reopened)
 
 
-def test_a_suggestion_whose_place_changed_in_the_file_is_dropped_and_said_so(random_model: Path, tmp_path: Path) -> None:
+def test_a_suggestion_whose_place_changed_in_the_file_is_dropped_and_said_so(
+    random_model: Path, tmp_path: Path
+) -> None:
     draft = tmp_path / "bozza.md"
     quit_with_a_suggestion_on_screen(random_model, draft)
     draft.write_text("Un'altra storia, scritta altrove", encoding="utf-8")  # another program changed the draft file
@@ -101,8 +106,9 @@ def test_a_suggestion_whose_place_changed_in_the_file_is_dropped_and_said_so(ran
     run(reopened)
 
 
-def test_the_rest_of_a_suggestion_kept_word_by_word_comes_back_and_tab_completes_it(random_model: Path,
-                                                                                      tmp_path: Path) -> None:
+def test_the_rest_of_a_suggestion_kept_word_by_word_comes_back_and_tab_completes_it(
+    random_model: Path, tmp_path: Path
+) -> None:
     draft = tmp_path / "bozza.md"
     left = quit_with_a_suggestion_on_screen(random_model, draft, "ctrl+right")  # one word kept
     assert left.generated.endswith(left.suggestion) and left.suggestion != left.generated
@@ -125,7 +131,8 @@ def test_the_rest_of_a_suggestion_kept_word_by_word_comes_back_and_tab_completes
 
 
 def test_a_suggestions_versions_come_back_and_keeping_the_first_records_it_and_rejects_the_re_roll(
-        random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The acceptance was saved at once but the re-roll's rejection waited for the next
     autosave: a crash in between left it undecided. Both are now in the same save."""
     draft = tmp_path / "bozza.md"

@@ -122,10 +122,11 @@ def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_model: P
             editor = app.main.draft.editor
             assert editor.text.startswith(OPENING)
             (span,) = editor.spans.spans
-            assert span.start == len(OPENING) and span.text == editor.text[len(OPENING):]
+            assert span.start == len(OPENING) and span.text == editor.text[len(OPENING) :]
             # As saved: the probabilities to the digits the session file keeps.
-            assert [(t.start, t.text, t.id, t.p) for t in span.tokens] == [(t.start, t.text, t.id, recorded_p(t.p))
-                                                                           for t in kept]
+            assert [(t.start, t.text, t.id, t.p) for t in span.tokens] == [
+                (t.start, t.text, t.id, recorded_p(t.p)) for t in kept
+            ]
             assert [c.id for c in span.tokens[0].top] == [c.id for c in kept[0].top]
             editor.move_cursor(editor.document.get_location_from_index(len(OPENING) + 1))
             await pilot.press("ctrl+b")
@@ -135,8 +136,10 @@ def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_model: P
             editor.move_cursor((0, 1))  # the author's own words: F9 gives them tokens
             await pilot.press("ctrl+b")
             await pilot.pause()
-            assert any(message.startswith("Put the cursor on generated") and "f9 scores your own text" in message
-                       for message in notifications(app)), notifications(app)
+            assert any(
+                message.startswith("Put the cursor on generated") and "f9 scores your own text" in message
+                for message in notifications(app)
+            ), notifications(app)
 
     run(write)
     run(reopen)
@@ -188,7 +191,7 @@ def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path
             await suggestion_after_opening(pilot)
             await pilot.press("ctrl+right", "escape")
             await pilot.pause()
-            word = app.main.draft.editor.text[len(OPENING):]
+            word = app.main.draft.editor.text[len(OPENING) :]
             app.save_everything()
             (generation,) = saved_draft(draft).generations
             assert generation.outcome == "partly_accepted" and generation.accepted_text == word
@@ -338,6 +341,7 @@ def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> No
     """Shown at start, the resumed chat went through 'save what is on screen first', and the
     screen's empty conversation was matched onto it: every turn was taken back, its reply
     recorded as rejected, and the chat opened (and stayed, once saved) empty."""
+
     async def first() -> None:
         app = make_app(sentence_model, mode="chat")
         async with app.run_test() as pilot:
@@ -360,6 +364,7 @@ def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> No
 
     async def resumed() -> None:
         shown.append(await second())
+
     run(resumed)
     assert shown[0] == [{"role": t.role, "content": t.content} for t in before.turns]
     after = SessionStore().load(chat.id)

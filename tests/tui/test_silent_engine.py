@@ -33,12 +33,16 @@ class TwoHolds:
                 if isinstance(event, TokenEvent) and event.index + 1 in self.at:
                     self.reached[event.index + 1].set()
                     self.at[event.index + 1].wait(30)
+
         return held
 
 
-@pytest.mark.parametrize(("origin", "who"), [("", "the model"), ("llama-server b1 at http://127.0.0.1:1", "the server")])
+@pytest.mark.parametrize(
+    ("origin", "who"), [("", "the model"), ("llama-server b1 at http://127.0.0.1:1", "the server")]
+)
 def test_the_status_line_says_when_the_engine_is_silent_and_clears_when_it_answers(
-        random_model: Path, monkeypatch: pytest.MonkeyPatch, origin: str, who: str) -> None:
+    random_model: Path, monkeypatch: pytest.MonkeyPatch, origin: str, who: str
+) -> None:
     monkeypatch.setattr(generating_screen, "SILENCE_NOTICE_AFTER", 0.2)
     monkeypatch.setattr(generating_screen, "SILENCE_CHECK_EVERY", 0.05)
     holds = TwoHolds()
@@ -49,8 +53,7 @@ def test_the_status_line_says_when_the_engine_is_silent_and_clears_when_it_answe
         engine.origin = origin  # an in-process engine standing in for a server's backend, or for a local one
         return engine
 
-    app = make_app(random_model, mode="chat", loader=load,
-                   sampler=preset("greedy").with_changes(max_tokens=200))
+    app = make_app(random_model, mode="chat", loader=load, sampler=preset("greedy").with_changes(max_tokens=200))
 
     async def scenario() -> None:
         async with app.run_test() as pilot:

@@ -31,10 +31,12 @@ def _shown(view: SuggestionView) -> list[str]:
     return [view.render_line(y).text.rstrip() for y in range(view.content_size.height)]
 
 
-def _with_a_tall_suggestion(model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]],
-                            tokens: int = 150, height: int = 24) -> None:
+def _with_a_tall_suggestion(
+    model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]], tokens: int = 150, height: int = 24
+) -> None:
     """Run `check` at 80 columns after the model wrote a suggestion (by default, at 24 lines,
     three times taller than its view)."""
+
     async def scenario() -> None:
         app = make_app(model, sampler=GREEDY.with_changes(max_tokens=tokens))
         async with app.run_test(size=(80, height)) as pilot:
@@ -67,7 +69,9 @@ def test_a_suggestion_taller_than_its_view_shows_its_end_and_scrolls_back_to_its
 def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
     return {
         # Four buttons in two rows, with two lines of question and the reason.
-        "quit, named": UnsavedScreen(DraftFile(folder / "chapter-one.md"), {"draft file": DISK_FULL, "chat": DISK_FULL}),
+        "quit, named": UnsavedScreen(
+            DraftFile(folder / "chapter-one.md"), {"draft file": DISK_FULL, "chat": DISK_FULL}
+        ),
         # Three buttons in one row: wider than a 60-column terminal.
         "quit, unnamed": UnsavedScreen(DraftFile(None), {"draft": DISK_FULL}),
         "load": LoadModelScreen(None, error=f"Could not load the model: {DISK_FULL}"),
@@ -80,7 +84,8 @@ def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
 @pytest.mark.parametrize("size", [(80, 24), (60, 24), (60, 15)])
 @pytest.mark.parametrize("which", ["quit, named", "quit, unnamed", "load", "note", "lore entry"])
 def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
-        random_model: Path, tmp_path: Path, size: tuple[int, int], which: str) -> None:
+    random_model: Path, tmp_path: Path, size: tuple[int, int], which: str
+) -> None:
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=size) as pilot:
@@ -103,10 +108,12 @@ def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 15), (160, 48)])
 def test_a_suggestion_under_a_long_draft_fits_with_its_keys_while_written_and_after(
-        random_model: Path, tmp_path: Path, size: tuple[int, int]) -> None:
+    random_model: Path, tmp_path: Path, size: tuple[int, int]
+) -> None:
     draft = tmp_path / "long.md"
-    draft.write_text("\n\n".join(f"Paragrafo {n}: la casa era buia e il lago era fermo." for n in range(30)),
-                     encoding="utf-8")
+    draft.write_text(
+        "\n\n".join(f"Paragrafo {n}: la casa era buia e il lago era fermo." for n in range(30)), encoding="utf-8"
+    )
 
     async def scenario() -> None:
         gate = Gate(after_tokens=40)
@@ -164,6 +171,7 @@ def test_the_candidates_dialog_keys_line_wraps_within_a_60_column_dialog(random_
 def test_the_panels_give_way_on_a_narrow_terminal_and_come_back_unless_hidden() -> None:
     """At 60 columns the panels took half the width; now they go by themselves below 80
     columns and come back when it is wide again, unless the author hid them with F3."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test(size=(60, 24)) as pilot:
@@ -192,6 +200,7 @@ def test_the_panels_side_by_side_are_as_wide_as_stacked_and_cut_no_value(random_
     """From 120 columns the panels stand in two columns of 46% of the terminal: below 150
     each column was narrower than the one stacked column of narrower terminals, and the
     values the panels are written for were cut ("context 256 (trained 2…", "seed  new each")."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(100, 40)) as pilot:
@@ -204,8 +213,9 @@ def test_the_panels_side_by_side_are_as_wide_as_stacked_and_cut_no_value(random_
             await pilot.pause()
             for panel in sidebar.panels():
                 assert panel.content_size.width >= stacked, (panel.PANEL_NAME, panel.content_size)
-            assert any(line.startswith("context ") and line.endswith(")")
-                       for line in drawn_lines(sidebar.model)), drawn_lines(sidebar.model)
+            assert any(line.startswith("context ") and line.endswith(")") for line in drawn_lines(sidebar.model)), (
+                drawn_lines(sidebar.model)
+            )
             assert any(line.endswith("new each time") for line in drawn_lines(sidebar.sampler))
 
     run(scenario)
@@ -215,6 +225,7 @@ def test_a_short_suggestion_shows_whole_at_every_width(random_model: Path) -> No
     """A suggestion of four lines at 88 columns was laid out four lines high, wrapped for the
     width left beside a scroll bar into five, and scrolled: its first line, with the model's
     first words, hidden behind a scroll bar while the pane had room to spare."""
+
     async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
         whole = " ".join(f"C'era una volta{done.text}".split())
         view = pilot.app.main.draft.suggestion
@@ -230,6 +241,7 @@ def test_a_short_suggestion_shows_whole_at_every_width(random_model: Path) -> No
 def test_the_alternatives_dialogs_question_wraps_beside_its_scroll_bar() -> None:
     """At 80x24 the alternatives dialog is taller than the terminal: the scroll bar that came
     covered the question's last letters, "…and continue from the" (there)."""
+
     async def scenario() -> None:
         app = make_app(None)
         async with app.run_test(size=(80, 24)) as pilot:
@@ -241,7 +253,8 @@ def test_the_alternatives_dialogs_question_wraps_beside_its_scroll_bar() -> None
             await pilot.pause()
             question = dialog.query_one(".dialog-title")
             assert " ".join(" ".join(drawn_lines(question)).split()) == (
-                "Write something else instead of “␣banida”, and continue from there")
+                "Write something else instead of “␣banida”, and continue from there"
+            )
 
     run(scenario)
 

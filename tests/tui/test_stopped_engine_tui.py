@@ -16,7 +16,8 @@ OPENING = "C'era una volta"
 
 
 def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
-        random_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    random_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SIGSTOP the idle engine, ctrl+g, Esc: the status counted the model's silence, Esc went
     back to idle without a word, the worker stayed blocked on the stopped child and the next
     ctrl+g waited behind it. The request's silence now ends the child, and the model loads again."""
@@ -36,15 +37,18 @@ def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
                 await pilot.press("ctrl+g")
                 await pilot.pause(0.2)
                 await pilot.press("escape")
-                await until(pilot, lambda: app.backend is not None and app.backend is not first,
-                            "the model loaded again")
+                await until(
+                    pilot, lambda: app.backend is not None and app.backend is not first, "the model loaded again"
+                )
                 await model_ready(pilot)
             finally:
                 if first._process.process.poll() is None:
                     os.kill(first.pid, signal.SIGKILL)
             assert first._process.process.poll() == -signal.SIGKILL
             assert app.model_status.state == "ready"
-            said = "\n".join(n.message for n in app._notifications)  # the generation, stopped, said nothing: the app says why
+            said = "\n".join(
+                n.message for n in app._notifications
+            )  # the generation, stopped, said nothing: the app says why
             assert "the model's engine did not answer within 1 s, so it was ended" in said
             done = await generated(pilot, "ctrl+g")
             assert done.completion_tokens == 12 and app.main.draft.editor.text == OPENING

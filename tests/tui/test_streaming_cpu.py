@@ -98,8 +98,9 @@ def test_the_engine_starts_once_the_generations_first_frame_is_drawn(random_mode
     assert frames_at["engine started"] > frames_at["requested"]
 
 
-def test_each_candidate_starts_once_its_first_frame_is_drawn(phrases_model: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_candidate_starts_once_its_first_frame_is_drawn(
+    phrases_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The candidates dialog runs its generations one after another: each engine start waits
     for the dialog's next_frame (set once the screen has drawn what changed; at once when
     nothing did, as for a candidate already shown waiting). Here each frame comes late, on

@@ -93,8 +93,9 @@ def test_changing_the_model_while_it_writes(
                 await worker.wait()
             await pilot.pause()
             models = picker.query_one("#picker-models", OptionList)
-            models.highlighted = next(i for i in range(models.option_count)
-                                      if "frasi.gguf" in str(models.get_option_at_index(i).prompt))
+            models.highlighted = next(
+                i for i in range(models.option_count) if "frasi.gguf" in str(models.get_option_at_index(i).prompt)
+            )
             await pilot.pause()
             await pilot.click("#load")
             gate.release()  # the old model's last tokens arrive while the new one loads

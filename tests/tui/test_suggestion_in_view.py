@@ -12,8 +12,7 @@ SIZE = (160, 45)
 
 def long_draft(folder: Path) -> Path:
     draft = folder / "lungo.txt"
-    draft.write_text("".join(f"Riga {n} del capitolo, che il fiume porta via.\n" for n in range(120)),
-                     encoding="utf-8")
+    draft.write_text("".join(f"Riga {n} del capitolo, che il fiume porta via.\n" for n in range(120)), encoding="utf-8")
     return draft
 
 
@@ -25,8 +24,9 @@ def assert_anchor_in_view(app: Any) -> None:
     assert top <= row < top + height, f"the suggestion's line {row} is out of view ({top} to {top + height})"
 
 
-def test_the_line_a_suggestion_continues_stays_visible_when_the_editor_shrinks(random_model: Path,
-                                                                                tmp_path: Path) -> None:
+def test_the_line_a_suggestion_continues_stays_visible_when_the_editor_shrinks(
+    random_model: Path, tmp_path: Path
+) -> None:
     async def scenario() -> None:
         app = make_app(random_model, draft=long_draft(tmp_path))
         async with app.run_test(size=SIZE) as pilot:
@@ -40,8 +40,9 @@ def test_the_line_a_suggestion_continues_stays_visible_when_the_editor_shrinks(r
     run(scenario)
 
 
-def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(random_model: Path,
-                                                                               tmp_path: Path) -> None:
+def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(
+    random_model: Path, tmp_path: Path
+) -> None:
     draft = long_draft(tmp_path)
 
     async def left_undecided() -> None:
@@ -66,5 +67,8 @@ def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(ra
 def test_a_branch_replacing_one_character_says_so_in_the_singular() -> None:
     from scriptorium.app.tui.widgets.suggestion_view import replaced_label
 
-    assert (replaced_label(1), replaced_label(2), replaced_label(1200)) == \
-        ("1 character", "2 characters", "1,200 characters")
+    assert (replaced_label(1), replaced_label(2), replaced_label(1200)) == (
+        "1 character",
+        "2 characters",
+        "1,200 characters",
+    )

@@ -32,9 +32,10 @@ def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
             await pilot.press("alt+left")
             assert ghost.text == texts[0]
             # The tokens travel with their version.
-            assert ghost.tokens and all(ghost.text[r.start:r.end] == r.text for r in ghost.tokens)
+            assert ghost.tokens and all(ghost.text[r.start : r.end] == r.text for r in ghost.tokens)
             await pilot.press("alt+right", "alt+right")
             assert ghost.text == texts[2]
+
     run(scenario)
 
 
@@ -51,6 +52,7 @@ async def two_versions(pilot: Pilot[Any]) -> tuple[Any, Any, Any]:
 def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Path) -> None:
     """Esc also leaves inspection and stops the model: one press too many must not cost the
     versions explored. alt+left brings the suggestion back while the draft is unchanged."""
+
     async def scenario() -> None:
         app = make_app(random_model, sampler=VARIED)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -78,6 +80,7 @@ def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Pat
             await pilot.pause()
             assert editor.ghost is None
             assert any("No suggestion to bring back" in n.message for n in app._notifications)
+
     run(scenario)
 
 
@@ -85,6 +88,7 @@ def test_a_suggestion_an_undo_took_comes_back_after_the_redo(random_model: Path)
     """ctrl+z with a suggestion of several versions on screen undid the author's last typing
     and took the suggestion with it: its versions were gone for good, even once ctrl+y put
     the typing back. With the draft as it was, alt+left brings them back, and it is said."""
+
     async def scenario() -> None:
         app = make_app(random_model, sampler=VARIED)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -101,12 +105,14 @@ def test_a_suggestion_an_undo_took_comes_back_after_the_redo(random_model: Path)
             await pilot.pause()
             assert editor.ghost is ghost and ghost.text == shown and len(ghost.versions) == 2
             assert session.generations[-1].outcome == "pending"
+
     run(scenario)
 
 
 def test_the_suggestions_title_at_80_columns_shows_whole_parts(random_model: Path) -> None:
     """At 80 columns the suggestion's title was cut at its box's edge: 'suggestion from the
     end · versio…', and while a re-roll streamed, 'writing… ·…' ate the version."""
+
     async def scenario() -> None:
         app = make_app(random_model, sampler=VARIED)
         async with app.run_test(size=(80, 24)) as pilot:

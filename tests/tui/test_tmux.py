@@ -28,8 +28,9 @@ class Terminal:
 
     def tmux(self, *args: str) -> str:
         assert TMUX is not None
-        return subprocess.run([TMUX, "-L", self.socket, *args], check=True, capture_output=True, text=True,
-                              timeout=30).stdout
+        return subprocess.run(
+            [TMUX, "-L", self.socket, *args], check=True, capture_output=True, text=True, timeout=30
+        ).stdout
 
     def start(self, command: str, env: dict[str, str], size: tuple[int, int] = (100, 30)) -> None:
         exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
@@ -57,7 +58,7 @@ class Terminal:
 
     def start_kept(self, command: str, env: dict[str, str], size: tuple[int, int] = (100, 30)) -> None:
         """Start `command`, then keep the pane to show what it left and its exit status."""
-        self.start(f"{command}; echo \"[exit status $?]\"; sleep 60", env, size)
+        self.start(f'{command}; echo "[exit status $?]"; sleep 60', env, size)
 
     def exit_status(self, timeout: float = 15.0) -> int:
         """The exit status of the command started with start_kept, once it has ended."""
@@ -66,8 +67,12 @@ class Terminal:
 
     def running(self) -> bool:
         assert TMUX is not None
-        return subprocess.run([TMUX, "-L", self.socket, "has-session", "-t", "main"],
-                              capture_output=True, timeout=30).returncode == 0
+        return (
+            subprocess.run(
+                [TMUX, "-L", self.socket, "has-session", "-t", "main"], capture_output=True, timeout=30
+            ).returncode
+            == 0
+        )
 
 
 @pytest.fixture
@@ -88,17 +93,20 @@ def test_the_scriptorium_command_in_a_real_terminal(
     terminal: Terminal, random_model: Path, tmp_path: Path, scriptorium_home: Path
 ) -> None:
     draft = tmp_path / "draft.md"
-    command = f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} " \
-              f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --preset greedy --ctx 512"
+    command = (
+        f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} "
+        f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --preset greedy --ctx 512"
+    )
     terminal.start(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
 
     terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
     terminal.text("C'era una volta")
     terminal.keys("C-g")
     # "tab accept" is offered while it streams too: finished is when nothing says "writing…".
-    screen = terminal.wait_for(lambda s: "suggestion from the end" in s and "tab accept" in s
-                               and "writing…" not in s, "a finished suggestion")
-    suggestion = screen[screen.index("suggestion from the end"):].splitlines()
+    screen = terminal.wait_for(
+        lambda s: "suggestion from the end" in s and "tab accept" in s and "writing…" not in s, "a finished suggestion"
+    )
+    suggestion = screen[screen.index("suggestion from the end") :].splitlines()
     # Finished and taller than its view, it shows its end: the streamed words, not the line it continues.
     assert any(line.startswith("│ ") and line[2:].split("│")[0].strip() for line in suggestion[1:])
     assert "Probabilities · token" in screen and "▶ chosen" in screen
@@ -135,9 +143,11 @@ def test_quitting_while_the_model_writes_leaves_no_traceback(
     terminal: Terminal, random_model: Path, tmp_path: Path, scriptorium_home: Path
 ) -> None:
     draft = tmp_path / "draft.md"
-    command = f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} " \
-              f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --preset greedy " \
-              "--ctx 2048 --max-tokens 1900"
+    command = (
+        f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} "
+        f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --preset greedy "
+        "--ctx 2048 --max-tokens 1900"
+    )
     terminal.start_kept(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
     terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
     terminal.text("C'era una volta")
@@ -157,8 +167,10 @@ def test_quitting_after_the_draft_file_was_moved_away_says_so_in_the_terminal(
     notification saying so went with the screen."""
     draft = tmp_path / "draft.md"
     draft.write_text("Scritto prima.\n", encoding="utf-8")
-    command = f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} " \
-              f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --ctx 512"
+    command = (
+        f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} "
+        f"{shlex.quote(str(draft))} --model {shlex.quote(str(random_model))} --ctx 512"
+    )
     terminal.start_kept(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
     terminal.wait_for(lambda s: "Scritto prima." in s and "Probabilities" in s, "the draft")
     draft.rename(tmp_path / "capitolo-1.md")
@@ -189,8 +201,10 @@ def test_every_key_offered_for_a_new_line_in_a_chat_message_types_one_in_tmux(
 
     [binding] = [b for b in ChatInput.BINDINGS if isinstance(b, Binding) and b.id == "chat.new_line"]
     offered = [key.strip() for key in binding.key.split(",")]
-    command = f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} " \
-              f"--model {shlex.quote(str(random_model))} --preset greedy --ctx 512 --max-tokens 4"
+    command = (
+        f"{shlex.quote(str(Path(sys.executable).parent / 'scriptorium'))} "
+        f"--model {shlex.quote(str(random_model))} --preset greedy --ctx 512 --max-tokens 4"
+    )
     terminal.start(command, {"SCRIPTORIUM_HOME": str(scriptorium_home), "TERM": "xterm-256color"})
     terminal.wait_for(lambda s: "scriptorium-test-random" in s and "Probabilities" in s, "the loaded model")
     terminal.keys("F2")

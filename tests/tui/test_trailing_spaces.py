@@ -23,9 +23,11 @@ from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.inference.settings import preset
 
 
-def continuing(model: Path, typed: str | list[str], then: Callable[[Pilot[Any], DraftEditor], Awaitable[None]],
-               **app_options: Any) -> None:
+def continuing(
+    model: Path, typed: str | list[str], then: Callable[[Pilot[Any], DraftEditor], Awaitable[None]], **app_options: Any
+) -> None:
     """Type `typed` (or press its keys) into a new draft, press ctrl+g, then run `then`."""
+
     async def scenario() -> None:
         app = make_app(model, **app_options)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -33,6 +35,7 @@ def continuing(model: Path, typed: str | list[str], then: Callable[[Pilot[Any], 
             await pilot.press(*typed)
             await generated(pilot, "ctrl+g")
             await then(pilot, app.main.draft.editor)
+
     run(scenario)
 
 
@@ -51,6 +54,7 @@ def test_a_suggestion_after_a_space_takes_its_place(sentence_model: Path) -> Non
         await generated(pilot, "ctrl+g")
         await pilot.press("tab")
         assert editor.text == "Il gatto dorme La casa era buia."  # one space, not two
+
     continuing(sentence_model, "Il gatto dorme ", then, loader=loader)
 
 
@@ -61,6 +65,7 @@ def test_closing_punctuation_the_model_writes_takes_the_authors_space(sentence_m
         assert editor.ghost is not None and editor.ghost.text == "."
         await pilot.press("tab")
         assert editor.text == "La casa era buia."
+
     continuing(sentence_model, "La casa era buia ", then)
 
 
@@ -74,6 +79,7 @@ def test_typing_after_the_space_types_through_the_suggestion(sentence_model: Pat
         assert editor.ghost is not None and editor.ghost.text == "a casa era buia."
         await pilot.press("tab")
         assert editor.text == "Il gatto dorme La casa era buia."
+
     continuing(sentence_model, "Il gatto dorme ", then)
 
 
@@ -90,6 +96,7 @@ def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) 
             assert editor.ghost is not None and editor.ghost.text == " La casa era buia."
             await pilot.press("tab")
             assert editor.text == "Il gatto dorme La casa era buia."
+
     run(scenario)
 
 
@@ -107,6 +114,7 @@ def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(senten
         pilot.app.screen.query_one(OptionList).highlighted = [c.text for c in record.top].index(" ")
         await generated(pilot, "enter")
         assert editor.ghost.text == " La casa era buia."  # after "▁La" the model writes "▁casa": one space
+
     continuing(sentence_model, "Il gatto dorme", then)
 
 
@@ -122,6 +130,7 @@ def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence
         assert editor.ghost.text == " La casa era buia."  # after "▁La" the model writes "▁casa": one space
         await pilot.press("alt+left")
         assert editor.ghost.text == " La "  # the suggestion as it was, an earlier version
+
     continuing(sentence_model, "Il gatto dorme", then)
 
 
@@ -133,6 +142,7 @@ def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> Non
             await scored(pilot, "Il gatto dorme \t")
             last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
             assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it
+
     run(scenario)
 
 
@@ -152,8 +162,12 @@ def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> No
 
     async def scenario() -> None:
         template = make_app(utf8_model, sampler=GREEDY_FOUR)
-        app = Recording(backend_loader=template.backend_loader, settings=template.settings, draft=template.draft_file,
-                        load_options=template._initial_load)
+        app = Recording(
+            backend_loader=template.backend_loader,
+            settings=template.settings,
+            draft=template.draft_file,
+            load_options=template._initial_load,
+        )
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press(*BYTES_ALLOWED, *"pronto. ")
@@ -173,6 +187,7 @@ def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> No
             await pilot.press("tab")
             assert editor.text == "pronto. èè"
             assert (seen[-1].text, seen[-1].at_index) == ("èè", 8)
+
     run(scenario)
 
 
@@ -182,6 +197,7 @@ def test_typing_after_the_authors_space_types_through_a_word_that_follows_it(utf
         assert editor.ghost is not None and editor.ghost.text == "è"
         await pilot.press("tab")
         assert editor.text == "pronto. èè"
+
     continuing(utf8_model, [*BYTES_ALLOWED, *"pronto. "], then, sampler=GREEDY_FOUR)
 
 
@@ -190,6 +206,7 @@ def test_an_unindented_line_written_after_the_indentation_keeps_it(utf8_model: P
         assert editor.ghost is not None and editor.ghost.text == "èè"
         await pilot.press("tab")
         assert editor.text == "Il gatto\n    èè"
+
     continuing(utf8_model, [*BYTES_ALLOWED, *"Il gatto", "enter", *"    "], then, sampler=GREEDY_FOUR)
 
 

@@ -12,8 +12,13 @@ import pytest
 
 
 def scriptorium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scriptorium.app.cli.main", *args],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "scriptorium.app.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.parametrize(
@@ -53,13 +58,25 @@ def test_a_draft_that_is_a_pipe_is_refused_not_waited_on(tmp_path: Path) -> None
     os.mkfifo(pipe)
     result = scriptorium(str(pipe))
     assert result.returncode == 2
-    assert result.stderr.strip() == (f"scriptorium: draft {pipe} is not a regular file (a pipe, device or socket); "
-                                     "scriptorium opens only files")
+    assert result.stderr.strip() == (
+        f"scriptorium: draft {pipe} is not a regular file (a pipe, device or socket); scriptorium opens only files"
+    )
 
 
 def test_help_names_every_option() -> None:
     result = scriptorium("--help")
     assert result.returncode == 0
-    for option in ("DRAFT.md", "--model PATH|NAME", "--lora PATH", "--lora-scale F", "--ctx N", "--preset",
-                   "--config FILE", "--resume", "--server URL", "--temperature T", "--seed N"):
+    for option in (
+        "DRAFT.md",
+        "--model PATH|NAME",
+        "--lora PATH",
+        "--lora-scale F",
+        "--ctx N",
+        "--preset",
+        "--config FILE",
+        "--resume",
+        "--server URL",
+        "--temperature T",
+        "--seed N",
+    ):
         assert option in result.stdout

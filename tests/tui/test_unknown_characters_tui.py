@@ -23,6 +23,7 @@ DIALOGUE = "«Sei sveglia?» chiese la nonna."
 def with_spm(spm: Path) -> Callable[..., Engine]:
     def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
         return Engine.load(replace(options, spm_path=spm), on_progress)
+
     return load
 
 
@@ -39,7 +40,8 @@ def test_the_app_names_the_unknown_characters_once_per_draft(prose_spm: Path, pr
             await generated(pilot, "ctrl+g")
             assert warnings(app) == [
                 "SentencePiece (prosa.model) has no piece for '«', '?' and '»': the model reads each as <unk>, the "
-                "same token for any unknown character, not as what you wrote. Said once for this draft."]
+                "same token for any unknown character, not as what you wrote. Said once for this draft."
+            ]
             await generated(pilot, "ctrl+r")  # the same characters: not said again
             assert len(warnings(app)) == 1
             await pilot.press("escape", "escape", *" Erano le 7.")
@@ -55,7 +57,9 @@ def test_the_probabilities_panel_names_the_unknown_token(prose_spm: Path, prose_
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             records = await scored(pilot, "La nonna disse «Sei sveglia?»")
-            assert len(warnings(app)) == 1 and "no piece for '«', '?' and '»'" in warnings(app)[0]  # scoring says it too
+            assert (
+                len(warnings(app)) == 1 and "no piece for '«', '?' and '»'" in warnings(app)[0]
+            )  # scoring says it too
             unk = load_spm(prose_spm).unk_id
             start = next(start for start, record in records if record.id == unk)
             app.main.draft.editor.move_cursor((0, start))
@@ -64,7 +68,7 @@ def test_the_probabilities_panel_names_the_unknown_token(prose_spm: Path, prose_
             assert panel.event is not None and panel.event.id == unk
             chosen = panel.lines(40)[-1]
             assert chosen.plain.startswith("▶ chosen <unk>")
-            label = next(span for span in chosen.spans if chosen.plain[span.start:span.end] == "<unk>")
+            label = next(span for span in chosen.spans if chosen.plain[span.start : span.end] == "<unk>")
             assert label.style.dim and label.style.italic  # drawn as a name, not as text
 
     run(scenario)
@@ -74,8 +78,10 @@ def test_inspected_tokens_draw_the_unknown_one_by_name() -> None:
     """F4 in a suggestion and a chat reply's tokens draw text token by token (token_text): a
     generated <unk> writes no text, and one scored stands for the author's characters."""
     unknown = Style(dim=True, italic=True)
-    records = [TokenRecord(0, "La ", 5, 0.5, (), TokenSource("generated")),
-               TokenRecord(3, "?»", 0, 0.01, (), TokenSource("scored"))]
+    records = [
+        TokenRecord(0, "La ", 5, 0.5, (), TokenSource("generated")),
+        TokenRecord(3, "?»", 0, 0.01, (), TokenSource("scored")),
+    ]
     drawn = token_text("La ?» casa", records, Style(), None, unknown=(frozenset({0}), unknown))
     assert drawn.plain == "La <unk> casa"
-    assert [drawn.plain[s.start:s.end] for s in drawn.spans if s.style == unknown] == ["<unk>"]
+    assert [drawn.plain[s.start : s.end] for s in drawn.spans if s.style == unknown] == ["<unk>"]

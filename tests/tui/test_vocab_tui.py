@@ -37,12 +37,14 @@ def test_unencodable_text_is_a_notification_and_the_draft_is_intact(no_bytes_ggu
                 assert any("cannot encode '☕' (U+2615 HOT BEVERAGE) at character 27" in m for m in messages), messages
                 assert app.main.draft.editor.text == HOSTILE
             assert app.backend is not None  # still loaded, still usable
+
     run(scenario)
 
 
 def with_spm(spm: Path) -> Callable[..., Engine]:
     def load(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
         return Engine.load(replace(options, spm_path=spm), on_progress)
+
     return load
 
 
@@ -52,17 +54,20 @@ def test_the_model_panel_names_the_sentencepiece_tokenizer(unigram_gguf: Path, u
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             assert panel_text(app)[-1] == f"tokenizer SentencePiece ({unigram_spm.name})"
+
     run(scenario)
 
 
-def test_a_model_that_does_not_match_is_named_in_the_panel_and_a_notification(unigram_gguf: Path,
-                                                                               bpe_spm: Path) -> None:
+def test_a_model_that_does_not_match_is_named_in_the_panel_and_a_notification(
+    unigram_gguf: Path, bpe_spm: Path
+) -> None:
     async def scenario() -> None:
         app = make_app(unigram_gguf, loader=with_spm(bpe_spm))
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             assert panel_text(app)[-1].startswith(f"tokenizer llama.cpp: {bpe_spm.name} does not match")
             assert any("does not match" in n.message for n in app._notifications)
+
     run(scenario)
 
 
@@ -70,6 +75,7 @@ def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gguf: Pa
     """No byte tokens and no newline piece: sending "ciao" said the vocabulary cannot encode
     '\\n' "at character 93 (line 1, column 93)" and to remove it, of a line break the
     author never wrote (the chat format's, between the turns)."""
+
     async def scenario() -> None:
         app = make_app(no_bytes_gguf, mode="chat")
         async with app.run_test(size=(120, 40)) as pilot:
@@ -80,7 +86,9 @@ def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gguf: Pa
             await app.main.wait_until_idle()
             await pilot.pause()
             [said] = [n for n in app._notifications]
-            assert said.title == "Model" and said.message.startswith("this model cannot chat: its chat format writes '\\n'")
+            assert said.title == "Model" and said.message.startswith(
+                "this model cannot chat: its chat format writes '\\n'"
+            )
             # Asked again it fails the same way: the message goes back into the input, not
             # left as a turn with no reply (ctrl+r refused it again and again).
             chat = app.main.chat
@@ -91,8 +99,9 @@ def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gguf: Pa
     run(scenario)
 
 
-def test_a_sentencepiece_model_not_found_is_put_right_in_the_load_dialog(unigram_gguf: Path, unigram_spm: Path,
-                                                                         tmp_path: Path) -> None:
+def test_a_sentencepiece_model_not_found_is_put_right_in_the_load_dialog(
+    unigram_gguf: Path, unigram_spm: Path, tmp_path: Path
+) -> None:
     """A mistyped --spm (or config tokenizer) failed the load with 'press ^l to load another
     model', but the load dialog had no place for the .model and kept the missing one: every
     model typed there failed the same way until scriptorium was started again."""
@@ -119,4 +128,5 @@ def test_a_sentencepiece_model_not_found_is_put_right_in_the_load_dialog(unigram
             await model_ready(pilot)
             assert app.backend is not None and app.backend.options.spm_path is None
             assert panel_text(app)[-1].startswith("tokenizer llama.cpp")
+
     run(scenario)

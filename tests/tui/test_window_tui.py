@@ -10,7 +10,17 @@ from typing import Callable
 
 from textual.widgets import TextArea
 
-from tui_helpers import GREEDY, HeldCounts, generated, make_app, model_ready, run, spying_loader, window_marked, write_pinned
+from tui_helpers import (
+    GREEDY,
+    HeldCounts,
+    generated,
+    make_app,
+    model_ready,
+    run,
+    spying_loader,
+    window_marked,
+    write_pinned,
+)
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
@@ -114,8 +124,9 @@ def test_the_marker_on_a_book_counts_only_the_end_of_it(short_context_model: Pat
             await window_marked(pilot)
             editor, backend = app.main.draft.editor, app.backend
             assert editor.window_start > len(book) - 20_000 and editor.window_start in boundaries(book)[0]
-            bound = (prompt_budget(backend.n_ctx, app.main.draft.sampler.max_tokens) + MARGIN_TOKENS) * \
-                backend.longest_piece_chars
+            bound = (
+                prompt_budget(backend.n_ctx, app.main.draft.sampler.max_tokens) + MARGIN_TOKENS
+            ) * backend.longest_piece_chars
             assert counted and max(counted) <= bound < len(book) // 10
 
     run(scenario)
@@ -187,6 +198,7 @@ def test_memory_too_long_for_the_window_is_said_and_nothing_runs(random_model: P
 def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model: Path) -> None:
     """'Memory kept: the model sees it in every prompt' would be untrue: the window's
     measure finds at once that memory and note leave no room, and says so, once."""
+
     async def scenario() -> None:
         app = make_app(short_context_model)
         async with app.run_test(size=(160, 50)) as pilot:
@@ -202,6 +214,7 @@ def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model:
             await pilot.press(*" Un gatto.")  # typing on: the same problem is not said again
             await window_marked(pilot)
             assert len(said()) == 1
+
     run(scenario)
 
 
@@ -209,6 +222,7 @@ def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(random_mo
     """At the panel's own width (the author's 140-column terminal gives it 28 cells), the
     split 'mem 13·note 19·draft 64·free 160' was cut to '…·fre…': the room left, the number
     an author with a 256-token window watches, was never shown once memory and note were set."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(140, 40)) as pilot:
@@ -254,6 +268,7 @@ def test_the_kv_panel_says_the_cache_was_shifted_in_its_own_width(short_context_
 def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(random_model: Path) -> None:
     """At depth 0 the note closes the window in its own paragraph and the model writes on
     after it: the suggestion glued to the draft's last word ("dormeLa notte")."""
+
     async def scenario() -> None:
         load, spies = spying_loader()
         app = make_app(random_model, loader=load)
@@ -275,7 +290,8 @@ def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(random_mod
 
 
 def test_a_suggestion_from_the_cursor_dims_the_text_after_it_which_the_model_does_not_see(
-        short_context_model: Path, tmp_path: Path) -> None:
+    short_context_model: Path, tmp_path: Path
+) -> None:
     draft = long_draft(tmp_path)
     middle = LONG.index("Poi il cane corre verso la porta 60.")  # mid-line: the rest of its line is unseen too
 
@@ -313,7 +329,8 @@ def test_a_suggestion_from_the_cursor_dims_the_text_after_it_which_the_model_doe
 
 
 def test_a_suggestion_longer_than_the_window_thrown_away_gives_the_draft_its_marker_back(
-        short_context_model: Path, tmp_path: Path) -> None:
+    short_context_model: Path, tmp_path: Path
+) -> None:
     draft = long_draft(tmp_path)
     writes_a_window = GREEDY.with_changes(max_tokens=400)  # the prompt keeps half the context, the suggestion the rest
 
@@ -343,6 +360,7 @@ def test_the_kv_split_adds_up_to_the_prompt_llama_cpp_evaluated(random_model: Pa
     (" Poi" where the new prompt has "Poi"): llama.cpp then evaluates a token more or less
     than the window counted, and the panel said 'reused 106 of 106' beside a split adding
     up to 107. The split is of what was evaluated."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(160, 40)) as pilot:

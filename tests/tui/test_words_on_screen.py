@@ -12,8 +12,9 @@ from scriptorium.app.tui.widgets.suggestion_view import line_words
 
 
 def test_a_suggestion_from_the_cursor_is_titled_by_its_lines_first_words(random_model: Path) -> None:
-    """"from line 1:364 · replaces 11 characters · …": a position no writer counts, and a
+    """ "from line 1:364 · replaces 11 characters · …": a position no writer counts, and a
     title cut at 120 columns. The line's first words say which line; the title reads whole."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -36,7 +37,8 @@ def test_line_words_cut_at_a_word_and_say_so() -> None:
 
 
 def test_a_fixed_seed_reads_whole_in_the_sampler_panel_at_120_columns(random_model: Path) -> None:
-    """"seed 2904346228 (fixe": the value was cut while eleven cells beside "seed" stood blank."""
+    """ "seed 2904346228 (fixe": the value was cut while eleven cells beside "seed" stood blank."""
+
     async def scenario() -> None:
         app = make_app(random_model, sampler=replace(GREEDY, seed=2904346228))
         async with app.run_test(size=(120, 40)) as pilot:
@@ -52,6 +54,7 @@ def test_a_fixed_seed_reads_whole_in_the_sampler_panel_at_120_columns(random_mod
 
 def test_the_key_bar_keeps_tune_at_80_columns(random_model: Path) -> None:
     """At 80×24 the bar dropped "^t Tune" first: the one key that reaches the sampler."""
+
     async def scenario() -> None:
         app = make_app(random_model)
         async with app.run_test(size=(80, 24)) as pilot:

@@ -40,8 +40,11 @@ def make_app(
     spm: Path | None = None,
 ) -> ScriptoriumApp:
     # One thread: the same arithmetic order on any machine, so the same probabilities.
-    options = LoadOptions(model_path=model, lora_path=lora, spm_path=spm, n_ctx=512,
-                          n_threads=1) if model is not None else None
+    options = (
+        LoadOptions(model_path=model, lora_path=lora, spm_path=spm, n_ctx=512, n_threads=1)
+        if model is not None
+        else None
+    )
     return ScriptoriumApp(
         settings=TuiSettings(sampler=sampler, mode=mode, top_n=top_n),
         keymap=keymap,
@@ -82,8 +85,14 @@ async def window_marked(pilot: Pilot[Any]) -> None:
     assert isinstance(app, ScriptoriumApp)
     draft = app.main.draft
     await pilot.pause()
-    await until(pilot, lambda: draft._window_timer is None and not any(
-        worker.group == "window-mark" and not worker.is_finished for worker in app.workers), "the window marker")
+    await until(
+        pilot,
+        lambda: (
+            draft._window_timer is None
+            and not any(worker.group == "window-mark" and not worker.is_finished for worker in app.workers)
+        ),
+        "the window marker",
+    )
     await pilot.pause()
 
 
@@ -114,8 +123,9 @@ async def replacement_ready(pilot: Pilot[Any], first: Any) -> None:
     """Wait until a model loaded in place of `first` is ready, and its messages handled."""
     app = pilot.app
     assert isinstance(app, ScriptoriumApp)
-    await until(pilot, lambda: app.backend not in (None, first) and app.model_status.state == "ready",
-                "the new model ready")
+    await until(
+        pilot, lambda: app.backend not in (None, first) and app.model_status.state == "ready", "the new model ready"
+    )
     await pilot.pause()
 
 
@@ -139,8 +149,9 @@ class EngineSpy:
         original = engine.generate
 
         def generate(prompt: str, settings: Any, bias: Any, **kwargs: Any) -> Iterator[Event]:
-            self.calls.append({"prompt": prompt, "settings": settings, "bias": bias,
-                               "lora_scale": engine.lora_scale, **kwargs})
+            self.calls.append(
+                {"prompt": prompt, "settings": settings, "bias": bias, "lora_scale": engine.lora_scale, **kwargs}
+            )
             return original(prompt, settings, bias, **kwargs)
 
         engine.generate = generate  # type: ignore[method-assign]
@@ -200,6 +211,7 @@ class HeldCounts:
                     self.counting.set()
                     self._released.wait(30)
                 return count(text)
+
             return held
 
         return loader_wrapping("count_tokens", wrap)
@@ -213,6 +225,7 @@ def loader_calling(at_start: Callable[[], None]) -> Callable[..., Engine]:
         def generate_after(*args: Any, **kwargs: Any) -> Iterator[Event]:
             at_start()
             return generate(*args, **kwargs)
+
         return generate_after
 
     return loader_wrapping("generate", wrap)
@@ -228,6 +241,7 @@ def loader_failing_after(events: int) -> Callable[..., Engine]:
                 if count == events:
                     raise GenerationError("llama-server closed the connection mid-generation")
                 yield event
+
         return failing
 
     return loader_wrapping("generate", wrap)
@@ -260,7 +274,10 @@ class FixedClockEngine:
         if isinstance(event, GenerationDone):
             steps = max(event.completion_tokens - 1, 0)
             return replace(
-                event, prefill_ms=self.PREFILL_MS, ttft_ms=self.FIRST_TOKEN_MS, decode_ms=self.STEP_MS * steps,
+                event,
+                prefill_ms=self.PREFILL_MS,
+                ttft_ms=self.FIRST_TOKEN_MS,
+                decode_ms=self.STEP_MS * steps,
                 decode_tokens_per_s=1000.0 / self.STEP_MS if steps else 0.0,
                 prefill_tokens_per_s=(event.prompt_tokens - event.reused_tokens) / self.PREFILL_MS * 1000.0,
             )

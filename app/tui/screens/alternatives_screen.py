@@ -41,15 +41,23 @@ class AlternativesScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         record = self.record
         options = [
-            Option(Text(f"{pad(visible_token(c.text), 18)} {c.p * 100:5.1f}%" + ("  (chosen)" if c.id == record.id else "")
-                   + ("  (banned)" if c.banned else "")
-                   + ("  (not text)" if c.id in self.not_text else "")),
-                   id=str(index), disabled=c.id in self.not_text)
+            Option(
+                Text(
+                    f"{pad(visible_token(c.text), 18)} {c.p * 100:5.1f}%"
+                    + ("  (chosen)" if c.id == record.id else "")
+                    + ("  (banned)" if c.banned else "")
+                    + ("  (not text)" if c.id in self.not_text else "")
+                ),
+                id=str(index),
+                disabled=c.id in self.not_text,
+            )
             for index, c in enumerate(record.top)
         ]
         with Vertical(classes="dialog", id="alternatives-dialog"):
-            yield Label(Text(f"Write something else instead of “{visible_token(record.text)}”, and continue "
-                             "from there"), classes="dialog-title")
+            yield Label(
+                Text(f"Write something else instead of “{visible_token(record.text)}”, and continue from there"),
+                classes="dialog-title",
+            )
             yield OptionList(*options, id="alternatives-list")
             yield Label("…or your own word (Enter):")
             yield Input(placeholder="your word", id="alternatives-own")

@@ -25,7 +25,12 @@ from textual.worker import get_current_worker
 
 from scriptorium.app.tui.candidates import MAX_CANDIDATES, Candidate, new_candidate
 from scriptorium.app.tui.generation import (
-    GenerationFailed, GenerationFinished, GenerationRequest, GenerationStarted, TokensGenerated, next_frame,
+    GenerationFailed,
+    GenerationFinished,
+    GenerationRequest,
+    GenerationStarted,
+    TokensGenerated,
+    next_frame,
     stream_generation,
 )
 
@@ -71,20 +76,39 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
     """The candidates, generated one after another, the highlighted one outlined."""
 
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel", id="candidates.cancel",
-                tooltip="Stop generating and close; the draft stays as it is"),
-        Binding("enter", "choose", "Choose", id="candidates.choose",
-                tooltip="Make the highlighted candidate the suggestion; the others stay as its versions"),
+        Binding(
+            "escape",
+            "cancel",
+            "Cancel",
+            id="candidates.cancel",
+            tooltip="Stop generating and close; the draft stays as it is",
+        ),
+        Binding(
+            "enter",
+            "choose",
+            "Choose",
+            id="candidates.choose",
+            tooltip="Make the highlighted candidate the suggestion; the others stay as its versions",
+        ),
         Binding("right,down", "move(1)", "Next", id="candidates.next", tooltip="Highlight the next candidate"),
-        Binding("left,up", "move(-1)", "Previous", id="candidates.previous",
-                tooltip="Highlight the previous candidate"),
-        Binding("plus,equals_sign", "more", "One more", id="candidates.more",
-                tooltip="Add a candidate with another seed"),
+        Binding(
+            "left,up", "move(-1)", "Previous", id="candidates.previous", tooltip="Highlight the previous candidate"
+        ),
+        Binding(
+            "plus,equals_sign", "more", "One more", id="candidates.more", tooltip="Add a candidate with another seed"
+        ),
         Binding("minus", "fewer", "One fewer", id="candidates.fewer", tooltip="Drop the last candidate"),
     ]
 
-    def __init__(self, backend: "Backend", base: GenerationRequest, settings: "SamplerSettings", count: int,
-                 frame_interval: float, started: Callable[[GenerationRequest], GenerationStarted] | None = None) -> None:
+    def __init__(
+        self,
+        backend: "Backend",
+        base: GenerationRequest,
+        settings: "SamplerSettings",
+        count: int,
+        frame_interval: float,
+        started: Callable[[GenerationRequest], GenerationStarted] | None = None,
+    ) -> None:
         """`base` is the request continue would make; each candidate copies it with
         `settings` and its own seed. `started` gives the message that records each
         generation in the session as it starts."""
@@ -129,8 +153,10 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
     # ---- drawing ------------------------------------------------------------------------
     def _title(self) -> str:
         s = self.settings
-        return (f"{len(self.candidates)} candidates from the same point · T {s.temperature:g} · top-k {s.top_k} "
-                f"· top-p {s.top_p:g}")
+        return (
+            f"{len(self.candidates)} candidates from the same point · T {s.temperature:g} · top-k {s.top_k} "
+            f"· top-p {s.top_p:g}"
+        )
 
     def _hints(self) -> str:
         keymap: dict[str, str] = getattr(self.app, "keymap", {})

@@ -19,8 +19,15 @@ class FileConflictScreen(ModalScreen[str | None]):
     'take-file' (the editor gets the file's text; the author's is kept in a session copy),
     or None to go on writing with nothing saved to the file."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Keep writing", id="conflict.cancel",
-                        tooltip="Go back to the draft; the file stays as the other program left it")]
+    BINDINGS = [
+        Binding(
+            "escape",
+            "dismiss(None)",
+            "Keep writing",
+            id="conflict.cancel",
+            tooltip="Go back to the draft; the file stays as the other program left it",
+        )
+    ]
 
     def __init__(self, name: str, on_disk: str | None, here: str, unreadable: str = "") -> None:
         """`on_disk`: the file's text (None when it cannot be read: `unreadable` says why); `here`: the editor's."""
@@ -28,19 +35,25 @@ class FileConflictScreen(ModalScreen[str | None]):
         self._name, self._on_disk, self._here, self._unreadable = name, on_disk, here, unreadable
 
     def _question(self) -> str:
-        return (f"Another program changed {self._name} since scriptorium saved it, and you changed the text here "
-                "too. Nothing is lost whichever you choose:\n"
-                f"· Keep mine: {self._name} gets your text; its own is kept beside it as "
-                f"{self._name}{SET_ASIDE_MARK}<date-time>.\n"
-                f"· Take the file's: the editor shows {self._name}'s text; yours is kept in a copy of this "
-                "session (the sessions list, F5).")
+        return (
+            f"Another program changed {self._name} since scriptorium saved it, and you changed the text here "
+            "too. Nothing is lost whichever you choose:\n"
+            f"· Keep mine: {self._name} gets your text; its own is kept beside it as "
+            f"{self._name}{SET_ASIDE_MARK}<date-time>.\n"
+            f"· Take the file's: the editor shows {self._name}'s text; yours is kept in a copy of this "
+            "session (the sessions list, F5)."
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical(id="conflict-dialog", classes="dialog"):
             yield Static(self._question(), classes="dialog-title", markup=False)
             with Horizontal(id="conflict-both"):
-                disk = TextArea(self._on_disk if self._on_disk is not None else self._unreadable,
-                                read_only=True, soft_wrap=True, id="conflict-disk")
+                disk = TextArea(
+                    self._on_disk if self._on_disk is not None else self._unreadable,
+                    read_only=True,
+                    soft_wrap=True,
+                    id="conflict-disk",
+                )
                 disk.border_title = f"{self._name} on disk"
                 here = TextArea(self._here, read_only=True, soft_wrap=True, id="conflict-here")
                 here.border_title = "yours, here"

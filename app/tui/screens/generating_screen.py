@@ -22,8 +22,18 @@ from scriptorium.inference.events import GenerationDone, TokenEvent
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.generation import (
-    ContextWasTrimmed, GenerationFailed, GenerationFinished, GenerationRequest, GenerationStarted, GenerationWithdrawn,
-    PrefillFinished, PrefillProgressed, PromptPrepared, TokensGenerated, next_frame, stream_generation,
+    ContextWasTrimmed,
+    GenerationFailed,
+    GenerationFinished,
+    GenerationRequest,
+    GenerationStarted,
+    GenerationWithdrawn,
+    PrefillFinished,
+    PrefillProgressed,
+    PromptPrepared,
+    TokensGenerated,
+    next_frame,
+    stream_generation,
 )
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
@@ -51,7 +61,6 @@ class ActiveGeneration:
     request: GenerationRequest
     sink: StreamSink
     tokens: list[TokenEvent] = field(default_factory=list)
-
 
 
 class GeneratingScreen(Screen[None]):
@@ -101,16 +110,23 @@ class GeneratingScreen(Screen[None]):
         backend, request, sink = self.backend, message.request, message.sink
         if self._active is not None or backend is None:
             # Two requests crossed (or the model went away) between the key and this moment.
-            self.notify("The model is already writing: press Esc to stop it first." if backend is not None
-                        else "No model is loaded.", severity="warning")
+            self.notify(
+                "The model is already writing: press Esc to stop it first."
+                if backend is not None
+                else "No model is loaded.",
+                severity="warning",
+            )
             await sink.stream_finished(None, None)
             self._show_generating()
             return
         self._active = ActiveGeneration(request, sink)
         self._idle.clear()
         anchor = self.draft.anchor_index() if request.kind == "draft" else None
-        self.post_message(GenerationStarted(request, self.draft.text, anchor,
-                                            self.chat.conversation() if request.kind == "chat" else []))
+        self.post_message(
+            GenerationStarted(
+                request, self.draft.text, anchor, self.chat.conversation() if request.kind == "chat" else []
+            )
+        )
         self.sidebar.generation_started()
         self._show_activity("prefill…" if request.prepare is None else "fitting the prompt…")
         self._heard_at = time.monotonic()
@@ -120,8 +136,9 @@ class GeneratingScreen(Screen[None]):
         self._generate(backend, request, self._settings.frame_interval, next_frame(self))
 
     @work(thread=True, exclusive=True, group="generation", exit_on_error=False)
-    def _generate(self, backend: Backend, request: GenerationRequest, frame_interval: float,
-                  drawn: threading.Event) -> None:
+    def _generate(
+        self, backend: Backend, request: GenerationRequest, frame_interval: float, drawn: threading.Event
+    ) -> None:
         worker = get_current_worker()
         stream_generation(backend, request, self.post_message, lambda: worker.is_cancelled, frame_interval, drawn)
 
@@ -218,8 +235,11 @@ class GeneratingScreen(Screen[None]):
     def _context_trimmed(self, message: ContextWasTrimmed) -> None:
         if self._current(message.request_id):
             event = message.event
-            self.notify(f"The text is longer than the context: the oldest {event.dropped_tokens:,} tokens were "
-                        f"left out ({event.kept_tokens:,} kept).", severity="warning")
+            self.notify(
+                f"The text is longer than the context: the oldest {event.dropped_tokens:,} tokens were "
+                f"left out ({event.kept_tokens:,} kept).",
+                severity="warning",
+            )
 
     @on(TokensGenerated)
     async def _tokens_generated(self, message: TokensGenerated) -> None:
@@ -256,8 +276,14 @@ class GeneratingScreen(Screen[None]):
         else:
             await self._ended(active, ran=False)
 
-    async def _ended(self, active: ActiveGeneration, done: GenerationDone | None = None,
-                     error: str | None = None, retry_helps: bool = True, ran: bool = True) -> None:
+    async def _ended(
+        self,
+        active: ActiveGeneration,
+        done: GenerationDone | None = None,
+        error: str | None = None,
+        retry_helps: bool = True,
+        ran: bool = True,
+    ) -> None:
         """`active` ends: finished (`done`), failed (`error`, `retry_helps`) or stopped first; `ran`: the engine was asked."""
         self._active = None
         self._generation_ended(failed=error is not None, ran=ran)

@@ -47,12 +47,18 @@ class LoadModelScreen(ModalScreen[LoadOptions | None]):
             yield Label("GGUF model file")
             yield Input(str(current.model_path) if current else "", placeholder="/path/to/model.gguf", id="model-path")
             yield Label("LoRA adapter (optional)")
-            yield Input(str(current.lora_path) if current and current.lora_path else "",
-                        placeholder="/path/to/adapter.gguf", id="lora-path")
+            yield Input(
+                str(current.lora_path) if current and current.lora_path else "",
+                placeholder="/path/to/adapter.gguf",
+                id="lora-path",
+            )
             # Here too, or a .model that cannot be read would fail every model typed above.
             yield Label("SentencePiece .model it was trained with (optional)")
-            yield Input(str(current.spm_path) if current and current.spm_path else "",
-                        placeholder="/path/to/tokenizer.model", id="spm-path")
+            yield Input(
+                str(current.spm_path) if current and current.spm_path else "",
+                placeholder="/path/to/tokenizer.model",
+                id="spm-path",
+            )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Load", variant="primary", id="load")
                 yield Button("Cancel", id="cancel")

@@ -17,8 +17,10 @@ from scriptorium.inference.lore import LoreEntry, LoreError, compiled_keys
 
 from scriptorium.app.tui.keys import type_invisible
 
-HELP = ("Keys: comma-separated words or phrases, matched on whole words in any case, or a /regular expression/. "
-        "Secondary: one must be found too.")
+HELP = (
+    "Keys: comma-separated words or phrases, matched on whole words in any case, or a /regular expression/. "
+    "Secondary: one must be found too."
+)
 _KEY = re.compile(r"\s*(/(?:\\.|[^/\\])+/|[^,]+)\s*,?")
 """A key of a comma-separated list: a regular expression between slashes is taken whole,
 commas and all (`/a{1,3}/`)."""
@@ -40,8 +42,14 @@ class LoreEntryScreen(ModalScreen[LoreEntry | None]):
         Binding("escape", "dismiss(None)", "Cancel", id="lore_entry.cancel", tooltip="Close without changing it"),
         # The app's own keys replace Textual's, tab among them: a dialog of fields moves through them itself.
         Binding("tab", "app.focus_next", "Next field", show=False, id="lore_entry.next", tooltip="The next field"),
-        Binding("shift+tab", "app.focus_previous", "Previous field", show=False, id="lore_entry.previous",
-                tooltip="The field before"),
+        Binding(
+            "shift+tab",
+            "app.focus_previous",
+            "Previous field",
+            show=False,
+            id="lore_entry.previous",
+            tooltip="The field before",
+        ),
     ]
 
     def __init__(self, entry: LoreEntry | None = None) -> None:
@@ -97,10 +105,16 @@ class LoreEntryScreen(ModalScreen[LoreEntry | None]):
         raw = self.query_one("#lore-priority", Input).value.strip() or "0"
         if not raw.lstrip("-").isdigit():
             raise LoreError(f"the priority must be a whole number, not {raw!r}")
-        entry = LoreEntry(name=name, keys=keys, text=self.query_one("#lore-text", TextArea).text,
-                          secondary=split_keys(self.query_one("#lore-secondary", Input).value), priority=int(raw),
-                          enabled=self.query_one("#lore-enabled", Checkbox).value, always=always,
-                          case_sensitive=self.query_one("#lore-case", Checkbox).value)
+        entry = LoreEntry(
+            name=name,
+            keys=keys,
+            text=self.query_one("#lore-text", TextArea).text,
+            secondary=split_keys(self.query_one("#lore-secondary", Input).value),
+            priority=int(raw),
+            enabled=self.query_one("#lore-enabled", Checkbox).value,
+            always=always,
+            case_sensitive=self.query_one("#lore-case", Checkbox).value,
+        )
         compiled_keys(entry)  # a regular expression that does not compile: said here, not at the next prompt
         return entry
 

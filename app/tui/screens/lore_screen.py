@@ -44,12 +44,27 @@ class LoreScreen(ModalScreen[None]):
         Binding("enter,e", "edit", "Edit", id="lore.edit", tooltip="Edit the highlighted entry"),
         Binding("space", "switch", "On/off", id="lore.switch", tooltip="Switch the highlighted entry on or off"),
         Binding("d,delete", "delete", "Delete", id="lore.delete", tooltip="Delete the highlighted entry (asks first)"),
-        Binding("s", "number('scan_depth')", "Scan depth", id="lore.scan_depth",
-                tooltip="How many tokens at the end of the draft are searched for keys"),
-        Binding("b", "number('budget')", "Budget", id="lore.budget",
-                tooltip="How many tokens the entries may take in the prompt"),
-        Binding("f", "file", "File", id="lore.file",
-                tooltip="Keep the entries in a lorebook file shared by several drafts, or back in the session"),
+        Binding(
+            "s",
+            "number('scan_depth')",
+            "Scan depth",
+            id="lore.scan_depth",
+            tooltip="How many tokens at the end of the draft are searched for keys",
+        ),
+        Binding(
+            "b",
+            "number('budget')",
+            "Budget",
+            id="lore.budget",
+            tooltip="How many tokens the entries may take in the prompt",
+        ),
+        Binding(
+            "f",
+            "file",
+            "File",
+            id="lore.file",
+            tooltip="Keep the entries in a lorebook file shared by several drafts, or back in the session",
+        ),
     ]
 
     def __init__(self, shelf: LoreShelf, lorebook: Lorebook, fired: tuple[Fired, ...]) -> None:
@@ -62,9 +77,11 @@ class LoreScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="lore-box"):
-            yield Static("Lorebook · a adds · Enter edits · Space on/off · d deletes · s scan depth · b budget · "
-                         "f file · Esc closes",
-                         id="lore-title")
+            yield Static(
+                "Lorebook · a adds · Enter edits · Space on/off · d deletes · s scan depth · b budget · "
+                "f file · Esc closes",
+                id="lore-title",
+            )
             yield Static(self._where(), id="lore-where", markup=False)
             yield DataTable(id="lore-table", cursor_type="row", zebra_stripes=True)
             yield Static(self._fired_line, id="lore-fired", markup=False)
@@ -85,9 +102,13 @@ class LoreScreen(ModalScreen[None]):
         row = table.cursor_row
         table.clear()
         for entry in self.lorebook.entries:
-            table.add_row("✓" if entry.enabled else "·", Text(entry.name),
-                          Text("always" if entry.always else joined_keys(entry.keys)), str(entry.priority),
-                          self._last(entry))
+            table.add_row(
+                "✓" if entry.enabled else "·",
+                Text(entry.name),
+                Text("always" if entry.always else joined_keys(entry.keys)),
+                str(entry.priority),
+                self._last(entry),
+            )
         if not self.lorebook.entries:
             table.add_row("", "No entries yet: a adds one", "", "", "")
         table.move_cursor(row=min(row, max(table.row_count - 1, 0)))
@@ -149,14 +170,16 @@ class LoreScreen(ModalScreen[None]):
         def decided(yes: bool | None) -> None:
             if yes:
                 entries = self.lorebook.entries
-                self._keep(replace(self.lorebook, entries=entries[:index] + entries[index + 1:]))
+                self._keep(replace(self.lorebook, entries=entries[:index] + entries[index + 1 :]))
 
         self.app.push_screen(ConfirmScreen(f"Delete the lore entry “{entry.name}”?", "Delete"), decided)
 
     def action_number(self, field: str) -> None:
         """Set the scan depth or the budget (`field`), checked as a lorebook file's are."""
-        what = {"scan_depth": "Tokens at the end of the draft searched for keys",
-                "budget": "Tokens the entries may take in the prompt (at most half of what memory and note leave)"}
+        what = {
+            "scan_depth": "Tokens at the end of the draft searched for keys",
+            "budget": "Tokens the entries may take in the prompt (at most half of what memory and note leave)",
+        }
 
         def chosen(value: str | None) -> None:
             if value is None:
@@ -174,6 +197,7 @@ class LoreScreen(ModalScreen[None]):
     def action_file(self) -> None:
         """With no file: ask for one (read if it exists, else written with the entries);
         with one: offer to keep a copy of its entries in the session instead."""
+
         def chosen(path: str | None) -> None:
             if path is not None:
                 self._switch(lambda: self._shelf.use_file(path))
@@ -183,11 +207,21 @@ class LoreScreen(ModalScreen[None]):
                 self._switch(lambda: self._shelf.use_own_entries(self.lorebook) or self.lorebook)
 
         if self._shelf.path:
-            self.app.push_screen(ConfirmScreen(f"Stop sharing {self._shelf.path}? This session keeps a copy of its "
-                                               "entries; the file stays as it is.", "Stop sharing"), back)
+            self.app.push_screen(
+                ConfirmScreen(
+                    f"Stop sharing {self._shelf.path}? This session keeps a copy of its "
+                    "entries; the file stays as it is.",
+                    "Stop sharing",
+                ),
+                back,
+            )
         else:
-            self.app.push_screen(TextPromptScreen("Lorebook file shared by several drafts (TOML): read if it exists, "
-                                                  "else written with these entries"), chosen)
+            self.app.push_screen(
+                TextPromptScreen(
+                    "Lorebook file shared by several drafts (TOML): read if it exists, else written with these entries"
+                ),
+                chosen,
+            )
 
     def _switch(self, switch: Callable[[], Lorebook]) -> None:
         try:

@@ -49,10 +49,22 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     """Draft and chat modes, the side panels and the footer."""
 
     BINDINGS = [
-        Binding("tab", "app.focus_next", "Next", show=False, id="focus.next",
-                tooltip="Move the focus to the next widget (the editor takes Tab for a suggestion)"),
-        Binding("shift+tab", "app.focus_previous", "Previous", show=False, id="focus.previous",
-                tooltip="Move the focus to the previous widget"),
+        Binding(
+            "tab",
+            "app.focus_next",
+            "Next",
+            show=False,
+            id="focus.next",
+            tooltip="Move the focus to the next widget (the editor takes Tab for a suggestion)",
+        ),
+        Binding(
+            "shift+tab",
+            "app.focus_previous",
+            "Previous",
+            show=False,
+            id="focus.previous",
+            tooltip="Move the focus to the previous widget",
+        ),
     ]
 
     backend: var[Backend | None] = var(None)
@@ -79,7 +91,8 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         self.draft = DraftPane(self._draft_file, self._draft_text, settings, keys, id="draft").data_bind(*bound)
         self.chat = ChatPane(settings, keys, id="chat").data_bind(*bound)
         self.sidebar = Sidebar(settings.top_n, settings.panels, id="sidebar").data_bind(
-            MainScreen.sampler_view, MainScreen.model_view)
+            MainScreen.sampler_view, MainScreen.model_view
+        )
         self.sidebar.show(settings.sidebar)
         yield self.status
         with Horizontal(id="workspace"):
@@ -89,7 +102,11 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
             yield self.sidebar
         # The palette goes before Tune: ctrl+p is the key every Textual app shares, and ^t
         # is the only way to the sampler panel a writer finds in the bar.
-        yield KeyFooter(keep={"quit", "help", "screen.switch_mode"}, lesser=("command_palette", "screen.focus_sampler"), compact=True)
+        yield KeyFooter(
+            keep={"quit", "help", "screen.switch_mode"},
+            lesser=("command_palette", "screen.focus_sampler"),
+            compact=True,
+        )
 
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
@@ -105,10 +122,20 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     def _show_settings(self) -> None:
         backend, running = self.backend, self._active.request if self._active is not None else None
         pending = running is not None and (running.settings, running.bias, running.lora_scale) != (
-            replace(self.sampler, stop=running.settings.stop), self.bias, self.lora_scale)
+            replace(self.sampler, stop=running.settings.stop),
+            self.bias,
+            self.lora_scale,
+        )
         load_hint = self._key_display("app.load_model")
-        self.sampler_view = SamplerView(self.sampler, self.bias, backend.byte_token_ids if backend else None,
-                                        self.lora_scale, pending, self.last_seed, load_hint)
+        self.sampler_view = SamplerView(
+            self.sampler,
+            self.bias,
+            backend.byte_token_ids if backend else None,
+            self.lora_scale,
+            pending,
+            self.last_seed,
+            load_hint,
+        )
         self.model_view = ModelView(self.model_status, self.lora_scale, load_hint)
 
     def watch_model_status(self) -> None:
@@ -235,7 +262,9 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         self._words_timer = None
         self.status.update_state(words=len(self.draft.text.split()))
 
-    async def show_chat(self, messages: list[dict[str, str]], unsent: str = "", endings: list[str] | None = None) -> None:
+    async def show_chat(
+        self, messages: list[dict[str, str]], unsent: str = "", endings: list[str] | None = None
+    ) -> None:
         await self.chat.restore(messages, unsent, endings)
         self.switch_mode("chat")
 
@@ -249,14 +278,19 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     def _say_where_token_shows(self, token: str) -> None:
         panels = self.sidebar
         if panels.display and panels.probabilities.display:
-            self.notify(f"The probabilities panel shows {token!r} and what else the model considered there.",
-                        timeout=3)
+            self.notify(f"The probabilities panel shows {token!r} and what else the model considered there.", timeout=3)
         elif not panels.display:
-            self.notify(f"The probabilities panel would show {token!r}, but the panels are hidden: "
-                        f"{self._key_display('app.sidebar')} shows them (they need 80 columns).", severity="warning")
+            self.notify(
+                f"The probabilities panel would show {token!r}, but the panels are hidden: "
+                f"{self._key_display('app.sidebar')} shows them (they need 80 columns).",
+                severity="warning",
+            )
         else:
-            self.notify(f"The probabilities panel would show {token!r}, but it is hidden: "
-                        f"{self._key_display('app.tune')}, then 1, shows it.", severity="warning")
+            self.notify(
+                f"The probabilities panel would show {token!r}, but it is hidden: "
+                f"{self._key_display('app.tune')}, then 1, shows it.",
+                severity="warning",
+            )
 
     @on(ModePane.ActivityShown)
     def _activity_shown(self, message: ModePane.ActivityShown) -> None:

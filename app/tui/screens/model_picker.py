@@ -35,8 +35,11 @@ class ModelChoice:
 
 
 def _describe(model: FoundModel) -> Text:
-    facts = " · ".join(x for x in (model.path.name, model.architecture, model.quantization,
-                                    format_bytes(model.size_bytes), model.source) if x)
+    facts = " · ".join(
+        x
+        for x in (model.path.name, model.architecture, model.quantization, format_bytes(model.size_bytes), model.source)
+        if x
+    )
     # Text, not markup: a model name may hold brackets.
     return Text.assemble(model.name, ("  " + facts, "dim"))
 
@@ -44,8 +47,15 @@ def _describe(model: FoundModel) -> Text:
 class ModelPickerScreen(ModalScreen[ModelChoice | None]):
     """Returns the model (and adapter) to load, or None to keep the current one."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="picker.cancel",
-                        tooltip="Keep the current model and go back to writing")]
+    BINDINGS = [
+        Binding(
+            "escape",
+            "dismiss(None)",
+            "Cancel",
+            id="picker.cancel",
+            tooltip="Keep the current model and go back to writing",
+        )
+    ]
     TITLE_TEXT = "Choose a model"
 
     def __init__(self, config: Config, *, discovery: Discovery | None = None, lora_scale: float = 1.0) -> None:
@@ -169,7 +179,7 @@ class WelcomeScreen(ModelPickerScreen):
         lines = [
             "Point scriptorium at a GGUF model file in any of these ways:",
             "  • start it with  scriptorium --model FILE.gguf",
-            f"  • set  path = \"FILE.gguf\"  under [model] in {config_file}  (scriptorium config path)",
+            f'  • set  path = "FILE.gguf"  under [model] in {config_file}  (scriptorium config path)',
             f"  • put .gguf files in {paths.models_dir()}  (also found: LM Studio, Hugging Face cache)",
         ]
         if self._demo_hint:

@@ -19,7 +19,7 @@ from scriptorium.inference.window import Pinned, check_note_depth
 
 HELP = {
     "memory": "Memory: pinned at the top of every prompt (a synopsis, who the characters are, a style note). "
-              "In chat it joins the system prompt.",
+    "In chat it joins the system prompt.",
     "note": "Author's note: put a few paragraphs before the end of what the model sees, where it steers most.",
 }
 
@@ -36,8 +36,15 @@ class PinnedScreen(ModalScreen[Pinned | None]):
         Binding("escape", "dismiss(None)", "Cancel", id="pinned.cancel", tooltip="Close without changing it"),
         # Before the fields' own ctrl+a (line start): in a dialog of text to rewrite, authors
         # reach for select-all there, as F7 is in the app.
-        Binding("ctrl+a", "select_all_text", "Select all", priority=True, show=False, id="pinned.select_all",
-                tooltip="Select all the text of the field"),
+        Binding(
+            "ctrl+a",
+            "select_all_text",
+            "Select all",
+            priority=True,
+            show=False,
+            id="pinned.select_all",
+            tooltip="Select all the text of the field",
+        ),
     ]
 
     def __init__(self, which: str, pinned: Pinned, counter: PinnedCounter | None = None) -> None:
@@ -54,8 +61,11 @@ class PinnedScreen(ModalScreen[Pinned | None]):
         with Vertical(classes="dialog", id="pinned-dialog"):
             yield Static(HELP[self.which], classes="dialog-title", markup=False)
             yield TextArea(text, soft_wrap=True, id="pinned-text")
-            yield Static("no model loaded to count the tokens" if self._counter is None else "counting…",
-                         id="pinned-count", markup=False)
+            yield Static(
+                "no model loaded to count the tokens" if self._counter is None else "counting…",
+                id="pinned-count",
+                markup=False,
+            )
             if self.which == "note":
                 # A row of its own: beside the buttons, Cancel was past the right edge of an 80-column terminal.
                 with Horizontal(classes="dialog-buttons", id="pinned-depth-row"):

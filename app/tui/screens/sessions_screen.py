@@ -28,8 +28,13 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         Binding("escape,q", "dismiss(None)", "Close", id="sessions.close", tooltip="Back to writing"),
         Binding("enter", "open", "Open", id="sessions.open", tooltip="Open the highlighted session"),
         Binding("r", "rename", "Rename", id="sessions.rename", tooltip="Give the highlighted session a new title"),
-        Binding("d,delete", "delete", "Delete", id="sessions.delete",
-                tooltip="Delete the highlighted session file (asks first; the draft file stays)"),
+        Binding(
+            "d,delete",
+            "delete",
+            "Delete",
+            id="sessions.delete",
+            tooltip="Delete the highlighted session file (asks first; the draft file stays)",
+        ),
     ]
 
     def __init__(self, keeper: "SessionKeeper", on_screen: set[str]) -> None:
@@ -61,9 +66,15 @@ class SessionsScreen(ModalScreen[AnySession | None]):
             title = summary.title + ("  (open)" if summary.id in open_ids else "")
             # As Text: a plain string cell is read as markup, and a title such as "[/i]" (the
             # draft's first words) stopped the app with a MarkupError.
-            table.add_row(Text(title), summary.kind, summary.updated_at[:16].replace("T", " "),
-                          Text(summary.model or "—"), str(summary.words), format_bytes(summary.file_size),
-                          key=summary.id)
+            table.add_row(
+                Text(title),
+                summary.kind,
+                summary.updated_at[:16].replace("T", " "),
+                Text(summary.model or "—"),
+                str(summary.words),
+                format_bytes(summary.file_size),
+                key=summary.id,
+            )
         if not self._summaries:
             table.add_row("No saved sessions yet", "", "", "", "", "")
         table.move_cursor(row=min(row, max(table.row_count - 1, 0)))
@@ -82,9 +93,13 @@ class SessionsScreen(ModalScreen[AnySession | None]):
             return
         if self._keeper.only_on_screen():
             # Opening another session puts it in the place of the text that could not be saved.
-            self.notify("What you wrote could not be saved (the message before says why), so it is only on screen: "
-                        "opening another session now would lose it.", title="Session not opened", severity="error",
-                        timeout=15)
+            self.notify(
+                "What you wrote could not be saved (the message before says why), so it is only on screen: "
+                "opening another session now would lose it.",
+                title="Session not opened",
+                severity="error",
+                timeout=15,
+            )
             return
         try:
             session = self._keeper.store.load(summary.id)
@@ -95,8 +110,12 @@ class SessionsScreen(ModalScreen[AnySession | None]):
             if note := self._keeper.store.take_draft_file(session):
                 self.notify(note, title="Draft file", severity="warning", timeout=15)
         except SessionError as error:
-            self.notify(f"{error}; the session's own copy of the text is shown.", title="Draft file",
-                        severity="warning", timeout=10)
+            self.notify(
+                f"{error}; the session's own copy of the text is shown.",
+                title="Draft file",
+                severity="warning",
+                timeout=10,
+            )
         self.dismiss(session)
 
     def action_rename(self) -> None:
@@ -135,5 +154,6 @@ class SessionsScreen(ModalScreen[AnySession | None]):
                 self.notify(f"Deleted the session “{summary.title}”.")
             self._fill()
 
-        self.app.push_screen(ConfirmScreen(f"Delete the session “{summary.title}”? Its draft file, if any, stays.",
-                                           "Delete"), decided)
+        self.app.push_screen(
+            ConfirmScreen(f"Delete the session “{summary.title}”? Its draft file, if any, stays.", "Delete"), decided
+        )

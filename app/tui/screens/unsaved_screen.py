@@ -19,8 +19,7 @@ from scriptorium.app.sessions.opening import DraftFile
 class UnsavedScreen(ModalScreen[str | None]):
     """Returns 'save', 'save-as', 'discard', or None to keep working."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Keep writing", id="unsaved.cancel",
-                        tooltip="Go back to the draft")]
+    BINDINGS = [Binding("escape", "dismiss(None)", "Keep writing", id="unsaved.cancel", tooltip="Go back to the draft")]
 
     def __init__(self, draft_file: DraftFile, unsaved: Mapping[str, str], conflict: bool = False) -> None:
         """`unsaved`: what the save just tried could not write ('draft file', 'draft' (its session),
@@ -40,17 +39,21 @@ class UnsavedScreen(ModalScreen[str | None]):
         if self._conflict:
             # "Save and quit" alone read as saving the author's text, and silently replaced the other program's.
             # Not "has changes": quitting right after the other program wrote, there may be none here.
-            return (f"Another program changed {self._name} since scriptorium saved it: saving replaces "
-                    f"that program's text with the text on screen here, and keeps its text beside it as "
-                    f"{self._name}{SET_ASIDE_MARK}<date-time>.")
+            return (
+                f"Another program changed {self._name} since scriptorium saved it: saving replaces "
+                f"that program's text with the text on screen here, and keeps its text beside it as "
+                f"{self._name}{SET_ASIDE_MARK}<date-time>."
+            )
         lines = []
         if self._text_unsaved or not (self._record_unsaved or self._chat_unsaved):
             lines.append(f"{self._name} has changes that are not saved.")
         if self._record_unsaved:
             # Said as unsaved changes, it sent the author to save a file that was saved already.
-            lines.append(f"{self._name} is saved, but its session could not be written: quitting loses what "
-                         "the session recorded since its last save (which words the model wrote, with which "
-                         "model and settings, the memory and the author's note).")
+            lines.append(
+                f"{self._name} is saved, but its session could not be written: quitting loses what "
+                "the session recorded since its last save (which words the model wrote, with which "
+                "model and settings, the memory and the author's note)."
+            )
         if self._chat_unsaved:
             lines.append("The chat could not be saved: quitting loses what was said since its last save.")
         return "\n".join(lines)
@@ -61,9 +64,11 @@ class UnsavedScreen(ModalScreen[str | None]):
             if self._reasons and not self._conflict:
                 yield Static(self._reasons, classes="dialog-reason", markup=False)
             save = "Save and quit" if self._text_unsaved or self._conflict else "Try again and quit"
-            save_button = Button("Replace the file and quit" if self._conflict else save,
-                                 variant="error" if self._conflict else "primary",
-                                 id="save" if self._has_path else "save-as")
+            save_button = Button(
+                "Replace the file and quit" if self._conflict else save,
+                variant="error" if self._conflict else "primary",
+                id="save" if self._has_path else "save-as",
+            )
             others = (Button("Quit without saving", variant="error", id="discard"), Button("Keep writing", id="cancel"))
             if self._has_path and self._text_unsaved and not self._conflict:
                 # The file itself may refuse the text (read-only, its disk full): another place may not.

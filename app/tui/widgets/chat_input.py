@@ -24,8 +24,13 @@ class ChatInput(TextArea):
 
     BINDINGS = [
         Binding("enter", "send", "Send", key_display="⏎", id="chat.send", tooltip="Send the message"),
-        Binding("ctrl+j", "new_line", "New line", id="chat.new_line",
-                tooltip="Start a new line in the message (Enter sends it)"),
+        Binding(
+            "ctrl+j",
+            "new_line",
+            "New line",
+            id="chat.new_line",
+            tooltip="Start a new line in the message (Enter sends it)",
+        ),
         # Where the terminal tells them apart (the kitty keyboard protocol: kitty, WezTerm,
         # foot, Ghostty), shift+enter and alt+enter start a new line too, as in other chats;
         # but never offered (no id: not in F1, the palette or the keymap), since elsewhere
@@ -49,8 +54,14 @@ class ChatInput(TextArea):
     def __init__(self, *, placeholders: Sequence[str] = ("",), id: str | None = None) -> None:
         """`placeholders`: the empty field's hint, the fullest first; the first that fits
         shows. The field is one line high: a longer hint was cut at its edge."""
-        super().__init__(soft_wrap=True, tab_behavior="focus", show_line_numbers=False,
-                         highlight_cursor_line=False, placeholder=placeholders[0], id=id)
+        super().__init__(
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            placeholder=placeholders[0],
+            id=id,
+        )
         self._placeholders = tuple(placeholders)
 
     def on_resize(self) -> None:

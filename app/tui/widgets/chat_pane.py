@@ -46,12 +46,28 @@ class ChatPane(ChatVersions):
     BINDINGS = [
         *chat_inspect.LEADING_BINDINGS,
         Binding("escape", "stop", "Stop", id="chat.stop", tooltip="Stop the reply; what was written stays"),
-        Binding("ctrl+r", "regenerate", "Regenerate", id="chat.regenerate",
-                tooltip="Write the last reply again; the old one stays as a version (alt+←/→)"),
-        Binding("up", "edit_last", "Edit last", key_display="↑", id="chat.edit_last",
-                tooltip="Take back your last message (and its reply) to edit and send it again"),
-        Binding("escape", "put_back", "Put back", id="chat.put_back",
-                tooltip="Put the message taken back, unchanged, and its reply back into the conversation"),
+        Binding(
+            "ctrl+r",
+            "regenerate",
+            "Regenerate",
+            id="chat.regenerate",
+            tooltip="Write the last reply again; the old one stays as a version (alt+←/→)",
+        ),
+        Binding(
+            "up",
+            "edit_last",
+            "Edit last",
+            key_display="↑",
+            id="chat.edit_last",
+            tooltip="Take back your last message (and its reply) to edit and send it again",
+        ),
+        Binding(
+            "escape",
+            "put_back",
+            "Put back",
+            id="chat.put_back",
+            tooltip="Put the message taken back, unchanged, and its reply back into the conversation",
+        ),
         *chat_inspect.BINDINGS,
         *chat_versions.BINDINGS,
     ]
@@ -73,8 +89,13 @@ class ChatPane(ChatVersions):
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
-        self.input = ChatInput(placeholders=(f"Message the model — Enter sends, {self.key_display('chat.new_line')} "
-                                             "starts a new line", "Message the model — Enter sends"), id="chat-input")
+        self.input = ChatInput(
+            placeholders=(
+                f"Message the model — Enter sends, {self.key_display('chat.new_line')} starts a new line",
+                "Message the model — Enter sends",
+            ),
+            id="chat-input",
+        )
         yield self.transcript
         yield self.input
 
@@ -126,14 +147,16 @@ class ChatPane(ChatVersions):
         await self.transcript.mount(UserMessage(text, markup=False, classes="message"))
         await self._reply_to_conversation()
 
-    async def reply_again(self, *, label: str, prefix: str = "",
-                          prefix_records: list[TokenRecord] | None = None) -> None:
+    async def reply_again(
+        self, *, label: str, prefix: str = "", prefix_records: list[TokenRecord] | None = None
+    ) -> None:
         """Write the last reply again as a new version of it, starting with `prefix` (whose
         tokens are `prefix_records`)."""
         await self._reply_to_conversation(prefix=prefix, prefix_records=prefix_records or [], label=label)
 
-    async def _reply_to_conversation(self, *, prefix: str = "", prefix_records: list[TokenRecord] | None = None,
-                                     label: str | None = None) -> None:
+    async def _reply_to_conversation(
+        self, *, prefix: str = "", prefix_records: list[TokenRecord] | None = None, label: str | None = None
+    ) -> None:
         backend = self.ready_backend()
         if backend is None:
             return
@@ -151,13 +174,26 @@ class ChatPane(ChatVersions):
             # server. The oldest turns leave the window first; the system prompt and memory stay.
             # A branched reply goes on from its prefix (the model continues its own turn):
             # counted with the turns, so older turns leave for it, not the prompt's start.
-            fitted = fit_chat(conversation, budget=budget, count=backend.count_tokens,
-                              render=lambda turns: backend.chat_prompt(turns, fallback), memory=memory,
-                              reply_start=prefix)
+            fitted = fit_chat(
+                conversation,
+                budget=budget,
+                count=backend.count_tokens,
+                render=lambda turns: backend.chat_prompt(turns, fallback),
+                memory=memory,
+                reply_start=prefix,
+            )
             dropped = fitted.dropped_turns
-            left_out = "The oldest message no longer fits" if dropped == 1 else f"The {dropped} oldest messages no longer fit"
-            note = (f"{left_out} the model's {backend.n_ctx:,}-token context: it does not see "
-                    f"{'it' if dropped == 1 else 'them'}.") if dropped else ""
+            left_out = (
+                "The oldest message no longer fits" if dropped == 1 else f"The {dropped} oldest messages no longer fit"
+            )
+            note = (
+                (
+                    f"{left_out} the model's {backend.n_ctx:,}-token context: it does not see "
+                    f"{'it' if dropped == 1 else 'them'}."
+                )
+                if dropped
+                else ""
+            )
             return Prepared(fitted.prompt, note=note)
 
         # A model without its own template talks in the fallback's turns: stop where
@@ -244,8 +280,11 @@ class ChatPane(ChatVersions):
         self.input.value = text
         self.input.focus()
         if self._taken_back is not None:
-            self.notify(f"Your message is back in the input to edit; {self.key_display('chat.put_back')} puts it "
-                        "and its reply back as they were.", timeout=6)
+            self.notify(
+                f"Your message is back in the input to edit; {self.key_display('chat.put_back')} puts it "
+                "and its reply back as they were.",
+                timeout=6,
+            )
         self.refresh_bindings()
 
     async def action_put_back(self) -> None:
@@ -274,8 +313,9 @@ class ChatPane(ChatVersions):
             self._streamed += text
             await self._stream.write(text)
 
-    async def stream_finished(self, done: GenerationDone | None, error: str | None, *,
-                              retry_helps: bool = True) -> None:
+    async def stream_finished(
+        self, done: GenerationDone | None, error: str | None, *, retry_helps: bool = True
+    ) -> None:
         prefix = self.reply_prefix  # read before attach_tokens, which forgets it
         stream, reply, label, streamed = await self._end_stream()
         if reply is None:

@@ -18,13 +18,31 @@ from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
 
 BINDINGS = [
-    Binding("ctrl+b", "branch", "Branch", show=False, id="chat.branch",
-            tooltip="While inspecting the last reply (F4): take another alternative at the token, or your own "
-                    "word, and let the model write the reply on from there; the old reply stays as a version"),
-    Binding("alt+left", "reply_version(-1)", "Older reply", show=False, id="chat.version_previous",
-            tooltip="Show the last reply's previous version (regenerated and branched replies are kept)"),
-    Binding("alt+right", "reply_version(1)", "Newer reply", show=False, id="chat.version_next",
-            tooltip="Show the last reply's next version"),
+    Binding(
+        "ctrl+b",
+        "branch",
+        "Branch",
+        show=False,
+        id="chat.branch",
+        tooltip="While inspecting the last reply (F4): take another alternative at the token, or your own "
+        "word, and let the model write the reply on from there; the old reply stays as a version",
+    ),
+    Binding(
+        "alt+left",
+        "reply_version(-1)",
+        "Older reply",
+        show=False,
+        id="chat.version_previous",
+        tooltip="Show the last reply's previous version (regenerated and branched replies are kept)",
+    ),
+    Binding(
+        "alt+right",
+        "reply_version(1)",
+        "Newer reply",
+        show=False,
+        id="chat.version_next",
+        tooltip="Show the last reply's next version",
+    ),
 ]
 
 
@@ -48,8 +66,9 @@ class ChatVersions(ChatInspection):
     async def take_back_reply(self) -> None:
         raise NotImplementedError
 
-    async def reply_again(self, *, label: str, prefix: str = "",
-                          prefix_records: list[TokenRecord] | None = None) -> None:
+    async def reply_again(
+        self, *, label: str, prefix: str = "", prefix_records: list[TokenRecord] | None = None
+    ) -> None:
         raise NotImplementedError
 
     async def show_last_reply(self, version: ReplyVersion) -> None:
@@ -61,9 +80,13 @@ class ChatVersions(ChatInspection):
             views = self.query(ReplyTokens)
             # An empty reply has no tokens, hence no view: the last view is then an earlier
             # reply's, whose tokens cannot start a version of the last one.
-            return (ends_with_reply and self.inspected is not None and bool(views)
-                    and self.inspected_reply == len(views) - 1
-                    and views.last().reply is self.transcript.query(".message").last())  # type: ignore[attr-defined]
+            return (
+                ends_with_reply
+                and self.inspected is not None
+                and bool(views)
+                and self.inspected_reply == len(views) - 1
+                and views.last().reply is self.transcript.query(".message").last()
+            )  # type: ignore[attr-defined]
         if action == "reply_version":
             return ends_with_reply and len(self._versions) > 1
         return None
@@ -105,8 +128,9 @@ class ChatVersions(ChatInspection):
             return
         index = self.inspected
         record = views[-1].records[index]
-        self.app.push_screen(self.alternatives_screen(record),
-                             lambda choice: self.call_later(self._branch_reply, index, choice))
+        self.app.push_screen(
+            self.alternatives_screen(record), lambda choice: self.call_later(self._branch_reply, index, choice)
+        )
 
     async def _branch_reply(self, index: int, choice: str | None) -> None:
         views = list(self.query(ReplyTokens))
@@ -116,11 +140,14 @@ class ChatVersions(ChatInspection):
         if index >= len(records) or self.messages[-1]["role"] != "assistant":
             return
         record = records[index]
-        prefix = self.messages[-1]["content"][:record.start] + choice
+        prefix = self.messages[-1]["content"][: record.start] + choice
         self.action_leave_inspect()
         await self.take_back_reply()
-        await self.reply_again(label=branch_label(choice), prefix=prefix,
-                               prefix_records=records[:index] + chosen_records(record, record.start, choice))
+        await self.reply_again(
+            label=branch_label(choice),
+            prefix=prefix,
+            prefix_records=records[:index] + chosen_records(record, record.start, choice),
+        )
 
     # ---- moving between versions ---------------------------------------------------------
     async def action_reply_version(self, step: int) -> None:

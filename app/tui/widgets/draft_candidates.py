@@ -26,9 +26,15 @@ if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
 
 BINDINGS = [
-    Binding("ctrl+n", "candidates", "Candidates", show=False, id="draft.candidates",
-            tooltip="Write several continuations of this point side by side, each with its own seed, "
-                    "and choose one (the others stay as versions)"),
+    Binding(
+        "ctrl+n",
+        "candidates",
+        "Candidates",
+        show=False,
+        id="draft.candidates",
+        tooltip="Write several continuations of this point side by side, each with its own seed, "
+        "and choose one (the others stay as versions)",
+    ),
 ]
 
 
@@ -55,8 +61,11 @@ class DraftCandidates(DraftInspection):
         backend, template = ready
         editor = self.editor
         ghost = editor.ghost
-        anchor, spaces = (ghost.anchor, 0) if ghost is not None else before_trailing_spaces(editor.document,
-                                                                                          end_anchor(editor.document))
+        anchor, spaces = (
+            (ghost.anchor, 0)
+            if ghost is not None
+            else before_trailing_spaces(editor.document, end_anchor(editor.document))
+        )
         written = ghost.text if ghost is not None else ""
         # One prompt for every candidate, fitted to the window by the first one's worker.
         asked = asked_text(editor.document, anchor, spaces, written)
@@ -70,8 +79,9 @@ class DraftCandidates(DraftInspection):
             started.append(request.id)
             return self._record_candidate(request, anchor)
 
-        screen = CandidatesScreen(backend, base, settings, self.settings.candidates,
-                                  self.settings.frame_interval, record)
+        screen = CandidatesScreen(
+            backend, base, settings, self.settings.candidates, self.settings.frame_interval, record
+        )
         self.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, spaces, started))
 
     def _record_candidate(self, request: GenerationRequest, anchor: "Location") -> GenerationStarted:
@@ -79,8 +89,9 @@ class DraftCandidates(DraftInspection):
         editor = self.editor
         return GenerationStarted(request, editor.text, len(editor.text_before(anchor)), [])
 
-    def _candidate_chosen(self, choice: CandidatesChoice | None, anchor: "Location", spaces: int,
-                          started: list[int]) -> None:
+    def _candidate_chosen(
+        self, choice: CandidatesChoice | None, anchor: "Location", spaces: int, started: list[int]
+    ) -> None:
         editor = self.editor
         # The usable candidates stay as versions, decided with the one the author keeps.
         kept = {c.request.id for c in choice.candidates if c.usable} if choice is not None else set()

@@ -51,10 +51,10 @@ def next_word(text: str, tokens: list[TokenRecord] | None = None) -> str:
     cjk = _CJK.search(word)
     if cjk is None:
         return word
-    if _CJK_PUNCTUATION.sub("", word[len(word) - len(word.lstrip()):cjk.start()]):
-        return word[:cjk.start()]  # a word in another script before it: that one first
+    if _CJK_PUNCTUATION.sub("", word[len(word) - len(word.lstrip()) : cjk.start()]):
+        return word[: cjk.start()]  # a word in another script before it: that one first
     ends = [r.end for r in tokens or () if r.start <= cjk.start() < r.end]
-    return word[:max(min(ends[0], len(word)) if ends else 0, cjk.end())]
+    return word[: max(min(ends[0], len(word)) if ends else 0, cjk.end())]
 
 
 OUTSIDE = "outside"
@@ -134,8 +134,9 @@ class DraftEditor(TextArea):
         if self.ghost is None:
             return
         x, y = self.wrapped_document.location_to_offset(self.ghost.anchor)
-        self.scroll_to_region(Region(x, y, width=1, height=1), spacing=Spacing(right=self.gutter_width),
-                              animate=False, force=True)
+        self.scroll_to_region(
+            Region(x, y, width=1, height=1), spacing=Spacing(right=self.gutter_width), animate=False, force=True
+        )
 
     async def _on_key(self, event: events.Key) -> None:
         if typed_with_alt(event):
@@ -148,8 +149,9 @@ class DraftEditor(TextArea):
     def begin_ghost(self, anchor: Location, *, from_cursor: bool, spaces_left_out: int = 0) -> Ghost:
         """A suggestion at `anchor`, before `spaces_left_out` spaces the prompt left out: it
         stands in for them until its first text says whether it takes their place."""
-        self.ghost = Ghost(anchor=anchor, from_cursor=from_cursor, replaces=spaces_left_out,
-                           spaces_left_out=spaces_left_out)
+        self.ghost = Ghost(
+            anchor=anchor, from_cursor=from_cursor, replaces=spaces_left_out, spaces_left_out=spaces_left_out
+        )
         self.post_message(self.GhostChanged(self, "text"))
         return self.ghost
 
@@ -173,7 +175,7 @@ class DraftEditor(TextArea):
         if ghost is None or not ghost.replaces:
             return ""
         start = self.document.get_index_from_location(ghost.anchor)
-        return self.text[start:start + ghost.replaces]
+        return self.text[start : start + ghost.replaces]
 
     def accept_ghost(self, *, word_only: bool = False) -> str:
         """Insert the suggestion (or its next word) at the anchor as one undoable edit,
@@ -182,8 +184,10 @@ class DraftEditor(TextArea):
         if ghost is None or not ghost.text:
             return ""
         chunk = next_word(ghost.text, ghost.tokens) if word_only else ghost.text
-        before, suggestion = self.text, replace(ghost, tokens=list(ghost.tokens), writers=list(ghost.writers),
-                                                versions=list(ghost.versions))
+        before, suggestion = (
+            self.text,
+            replace(ghost, tokens=list(ghost.tokens), writers=list(ghost.writers), versions=list(ghost.versions)),
+        )
         self.history.checkpoint()
         self._inserting_ghost = True
         start = self.document.get_index_from_location(ghost.anchor)
@@ -202,8 +206,14 @@ class DraftEditor(TextArea):
         if not ghost.text and not ghost.streaming:
             self.ghost = None
         if self.ghost is ghost:
-            self._taken_words.append(TakenWord(text_key(before), text_key(self.text), ghost, KeptWord(
-                suggestion, ghost.text, len(ghost.tokens), len(ghost.writers))))
+            self._taken_words.append(
+                TakenWord(
+                    text_key(before),
+                    text_key(self.text),
+                    ghost,
+                    KeptWord(suggestion, ghost.text, len(ghost.tokens), len(ghost.writers)),
+                )
+            )
         else:
             self._taken_words.clear()  # all of it kept: a plain undo takes it out of the draft
         self.post_message(self.GhostChanged(self, "accepted"))
@@ -273,7 +283,9 @@ class DraftEditor(TextArea):
     def _after_spaces_replaced(self, ghost: Ghost, edit: Edit) -> bool:
         index = self.document.get_index_from_location
         end = index(ghost.anchor) + ghost.replaces
-        return bool(edit.text) and index(edit.top) == index(edit.bottom) == end and not self.replaced_text().strip(" \t")
+        return (
+            bool(edit.text) and index(edit.top) == index(edit.bottom) == end and not self.replaced_text().strip(" \t")
+        )
 
     def _touches_replaced(self, ghost: Ghost, edit: Edit) -> bool:
         start = self.document.get_index_from_location(ghost.anchor)
@@ -371,8 +383,10 @@ class DraftEditor(TextArea):
         theme = self._theme
         if theme is not None and OUTSIDE not in theme.syntax_styles:
             # A copy: the theme object's dict is shared with the registered theme.
-            theme.syntax_styles = {**theme.syntax_styles,
-                                   OUTSIDE: self.get_component_rich_style("draft-editor--outside", partial=True)}
+            theme.syntax_styles = {
+                **theme.syntax_styles,
+                OUTSIDE: self.get_component_rich_style("draft-editor--outside", partial=True),
+            }
 
     def _install_token_styles(self) -> None:
         theme = self._theme
@@ -393,7 +407,8 @@ class DraftEditor(TextArea):
         super().notify_style_update()
         theme = self._theme
         if theme is not None and "p0" in theme.syntax_styles:
-            theme.syntax_styles = {k: v for k, v in theme.syntax_styles.items()
-                                   if k not in {n for _, n, _ in BUCKETS} | {OUTSIDE}}
+            theme.syntax_styles = {
+                k: v for k, v in theme.syntax_styles.items() if k not in {n for _, n, _ in BUCKETS} | {OUTSIDE}
+            }
             if self.colour_tokens:
                 self._install_token_styles()

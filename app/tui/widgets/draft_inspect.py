@@ -22,11 +22,24 @@ from scriptorium.inference.events import TokenEvent
 from scriptorium.app.sessions.draft_files import end_of_writing
 from scriptorium.app.tui.branches import Version, branch_at, branch_label, move_version, start_version
 from scriptorium.app.tui.scoring import (
-    ScoresArrived, ScoringFailed, ScoringFinished, ScoringProgressed, ScoringWindowMade, new_score_id, scored_note,
+    ScoresArrived,
+    ScoringFailed,
+    ScoringFinished,
+    ScoringProgressed,
+    ScoringWindowMade,
+    new_score_id,
+    scored_note,
     stream_scoring,
 )
 from scriptorium.app.tui.token_spans import (
-    Span, TokenRecord, TokenSource, add_records, branch_choice, character_record, covering, record_from_score,
+    Span,
+    TokenRecord,
+    TokenSource,
+    add_records,
+    branch_choice,
+    character_record,
+    covering,
+    record_from_score,
     scored_end,
 )
 from scriptorium.app.tui.widgets import draft_messages
@@ -46,29 +59,83 @@ SCORED = TokenSource("scored")
 # Checked before the draft's own Esc (stop, reject): leaving inspection or scoring comes first.
 LEADING_BINDINGS = [
     Binding("escape", "leave_inspect", "Done", id="draft.inspect_leave", tooltip="Leave token inspection"),
-    Binding("escape", "cancel_score", "Stop scoring", id="draft.score_cancel",
-            tooltip="Stop scoring the draft; what was scored stays coloured"),
+    Binding(
+        "escape",
+        "cancel_score",
+        "Stop scoring",
+        id="draft.score_cancel",
+        tooltip="Stop scoring the draft; what was scored stays coloured",
+    ),
 ]
 BINDINGS = [
-    Binding("f4", "inspect", "Inspect", id="draft.inspect",
-            tooltip="Step through the suggestion's tokens (←/→) and see what else the model considered"),
-    Binding("left", "inspect_move(-1)", "Previous token", priority=True, show=False, id="draft.inspect_previous",
-            tooltip="While inspecting: the token before"),
-    Binding("right", "inspect_move(1)", "Next token", priority=True, show=False, id="draft.inspect_next",
-            tooltip="While inspecting: the token after"),
-    Binding("ctrl+b", "branch", "Branch", show=False, id="draft.branch",
-            tooltip="At the inspected token (or the generated or scored token at the cursor): take another "
-                    "alternative, or your own word, and write on from there (in your own scored text, the rest "
-                    "of the line); the old text stays in the draft until you accept the branch, and as a version"),
-    Binding("alt+left", "version(-1)", "Older version", show=False, id="draft.version_previous",
-            tooltip="Show the suggestion's previous version (re-rolls and branches are kept); with none shown, "
-                    "bring back the one last thrown away"),
-    Binding("alt+right", "version(1)", "Newer version", show=False, id="draft.version_next",
-            tooltip="Show the suggestion's next version"),
-    Binding("f8", "toggle_colours", "Colours", show=False, id="draft.colours",
-            tooltip="Colour generated and scored text by how probable the model found each token"),
-    Binding("f9", "score_draft", "Score", show=False, id="draft.score",
-            tooltip="Score your own draft: how probable the model finds each of your tokens (Esc stops)"),
+    Binding(
+        "f4",
+        "inspect",
+        "Inspect",
+        id="draft.inspect",
+        tooltip="Step through the suggestion's tokens (←/→) and see what else the model considered",
+    ),
+    Binding(
+        "left",
+        "inspect_move(-1)",
+        "Previous token",
+        priority=True,
+        show=False,
+        id="draft.inspect_previous",
+        tooltip="While inspecting: the token before",
+    ),
+    Binding(
+        "right",
+        "inspect_move(1)",
+        "Next token",
+        priority=True,
+        show=False,
+        id="draft.inspect_next",
+        tooltip="While inspecting: the token after",
+    ),
+    Binding(
+        "ctrl+b",
+        "branch",
+        "Branch",
+        show=False,
+        id="draft.branch",
+        tooltip="At the inspected token (or the generated or scored token at the cursor): take another "
+        "alternative, or your own word, and write on from there (in your own scored text, the rest "
+        "of the line); the old text stays in the draft until you accept the branch, and as a version",
+    ),
+    Binding(
+        "alt+left",
+        "version(-1)",
+        "Older version",
+        show=False,
+        id="draft.version_previous",
+        tooltip="Show the suggestion's previous version (re-rolls and branches are kept); with none shown, "
+        "bring back the one last thrown away",
+    ),
+    Binding(
+        "alt+right",
+        "version(1)",
+        "Newer version",
+        show=False,
+        id="draft.version_next",
+        tooltip="Show the suggestion's next version",
+    ),
+    Binding(
+        "f8",
+        "toggle_colours",
+        "Colours",
+        show=False,
+        id="draft.colours",
+        tooltip="Colour generated and scored text by how probable the model found each token",
+    ),
+    Binding(
+        "f9",
+        "score_draft",
+        "Score",
+        show=False,
+        id="draft.score",
+        tooltip="Score your own draft: how probable the model finds each of your tokens (Esc stops)",
+    ),
 ]
 
 
@@ -164,8 +231,11 @@ class DraftInspection(ModePane):
         if found is not None:
             self.show_record(found[0].tokens[found[1]], asked=True)
             return
-        self.notify(f"Nothing to inspect here: generate a suggestion (inspect it with {key}), or move the cursor "
-                    "onto generated or scored text.", severity="warning")
+        self.notify(
+            f"Nothing to inspect here: generate a suggestion (inspect it with {key}), or move the cursor "
+            "onto generated or scored text.",
+            severity="warning",
+        )
 
     def action_inspect_move(self, step: int) -> None:
         ghost = self.editor.ghost
@@ -211,17 +281,23 @@ class DraftInspection(ModePane):
         if ghost is not None and self.inspected is not None:
             index = self.inspected
             record = ghost.tokens[index]
-            self.app.push_screen(self.alternatives_screen(record), lambda choice: self._branch_suggestion(index, choice))
+            self.app.push_screen(
+                self.alternatives_screen(record), lambda choice: self._branch_suggestion(index, choice)
+            )
             return
         found = self.editor.token_at_cursor()
         if found is None or found[0].tokens[found[1]].source.kind not in ("generated", "scored"):
-            self.notify(f"Put the cursor on generated or scored text (or inspect the suggestion with "
-                        f"{self.key_display('draft.inspect')}) to branch there; {self.key_display('draft.score')} "
-                        "scores your own text, and text changed since it was generated.", severity="warning")
+            self.notify(
+                f"Put the cursor on generated or scored text (or inspect the suggestion with "
+                f"{self.key_display('draft.inspect')}) to branch there; {self.key_display('draft.score')} "
+                "scores your own text, and text changed since it was generated.",
+                severity="warning",
+            )
             return
         span, index = found
-        self.app.push_screen(self.alternatives_screen(span.tokens[index]),
-                             lambda choice: self._branch_draft(span, index, choice))
+        self.app.push_screen(
+            self.alternatives_screen(span.tokens[index]), lambda choice: self._branch_draft(span, index, choice)
+        )
 
     def _branch_suggestion(self, index: int, choice: str | None) -> None:
         ghost = self.editor.ghost
@@ -244,8 +320,12 @@ class DraftInspection(ModePane):
             # not everything after it.
             line_end = editor.text.find("\n", start)
             end = len(editor.text) if line_end < 0 else line_end
-            old_tokens = [r.moved(other.start - start) for other in editor.spans.spans
-                          if start <= other.start and other.end <= end for r in other.tokens]
+            old_tokens = [
+                r.moved(other.start - start)
+                for other in editor.spans.spans
+                if start <= other.start and other.end <= end
+                for r in other.tokens
+            ]
         else:
             end = span.end
             old_tokens = [r.moved(-record.start) for r in span.tokens[index:]]
@@ -259,7 +339,7 @@ class DraftInspection(ModePane):
         ghost.replaces = end - start
         ghost.versions.append(Version(old_text, old_tokens, "as it was"))
         ghost.text, ghost.tokens = old_text, old_tokens
-        choice, chosen = branch_choice(record, choice, editor.text[max(0, start - 1):start])
+        choice, chosen = branch_choice(record, choice, editor.text[max(0, start - 1) : start])
         start_version(ghost, branch_label(choice), choice, chosen, [] if chosen else [(None, 0)])
         self.write_on()
 
@@ -307,8 +387,15 @@ class DraftInspection(ModePane):
 
         def run() -> None:
             worker = get_current_worker()
-            stream_scoring(backend, lambda: build(text[:end_of_writing(text)]), top_n, score_id, self.post_message,
-                           lambda: worker.is_cancelled, frame)
+            stream_scoring(
+                backend,
+                lambda: build(text[: end_of_writing(text)]),
+                top_n,
+                score_id,
+                self.post_message,
+                lambda: worker.is_cancelled,
+                frame,
+            )
 
         self.run_worker(run, thread=True, group="scoring", exclusive=True, exit_on_error=False)
 
@@ -333,8 +420,10 @@ class DraftInspection(ModePane):
         if options != self._scored_by and self.editor.spans.count_kind("scored"):
             self.editor.spans.remove_kind("scored")
             self.editor.set_colouring(self.colouring)
-            self.notify(f"The colours of your own text were the last model's; "
-                        f"{self.key_display('draft.score')} scores it with this one.")
+            self.notify(
+                f"The colours of your own text were the last model's; "
+                f"{self.key_display('draft.score')} scores it with this one."
+            )
 
     def _add_scored(self, record: TokenRecord, end: int) -> None:
         record = covering(record, self._score_text, end)
@@ -374,8 +463,14 @@ class DraftInspection(ModePane):
         if pending is not None:
             # The last token reaches the end of what was scored: the window's end, before the
             # spaces the prompt left out (window.prompt_end), not over them.
-            self._add_scored(pending, scored_end(pending, self._score_text) if message.done.cancelled
-                             else self._score_window.end if self._score_window is not None else len(self._score_text))
+            self._add_scored(
+                pending,
+                scored_end(pending, self._score_text)
+                if message.done.cancelled
+                else self._score_window.end
+                if self._score_window is not None
+                else len(self._score_text),
+            )
         self._score_id, self._score_pending = None, None
         if message.done.kv_cache is not None:
             # Scoring filled the KV cache with the draft: the panel shows it as it is.

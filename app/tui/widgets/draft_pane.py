@@ -21,8 +21,16 @@ from scriptorium.inference.window_layout import note_break
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.branches import (
-    Ghost, every_request_id, lost_note, other_request_ids, place_by_first_text, start_version, with_break,
-    with_writer, without_trailing_spaces, written_parts,
+    Ghost,
+    every_request_id,
+    lost_note,
+    other_request_ids,
+    place_by_first_text,
+    start_version,
+    with_break,
+    with_writer,
+    without_trailing_spaces,
+    written_parts,
 )
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
@@ -49,38 +57,103 @@ class DraftPane(DraftWindowMark):
 
     BINDINGS = [
         *draft_inspect.LEADING_BINDINGS,
-        Binding("ctrl+g", "continue_draft", "Continue", id="draft.continue",
-                tooltip="Continue the draft from its end; with a suggestion waiting, continue the suggestion"),
-        Binding("ctrl+o", "continue_here", "From cursor", show=False, id="draft.continue_here",
-                tooltip="Continue from the cursor instead of the end (the text after it stays where it is)"),
-        Binding("tab", "accept", "Accept", priority=True, id="draft.accept",
-                tooltip="Put the whole suggestion into the draft"),
-        Binding("ctrl+right,ctrl+f", "accept_word", "Word", key_display="^→", priority=True, show=False,
-                id="draft.accept_word", tooltip="Put the suggestion's next word into the draft"),
-        Binding("escape", "stop", "Stop", id="draft.stop",
-                tooltip="Stop the model; what it wrote stays as a suggestion to accept or reject"),
+        Binding(
+            "ctrl+g",
+            "continue_draft",
+            "Continue",
+            id="draft.continue",
+            tooltip="Continue the draft from its end; with a suggestion waiting, continue the suggestion",
+        ),
+        Binding(
+            "ctrl+o",
+            "continue_here",
+            "From cursor",
+            show=False,
+            id="draft.continue_here",
+            tooltip="Continue from the cursor instead of the end (the text after it stays where it is)",
+        ),
+        Binding(
+            "tab",
+            "accept",
+            "Accept",
+            priority=True,
+            id="draft.accept",
+            tooltip="Put the whole suggestion into the draft",
+        ),
+        Binding(
+            "ctrl+right,ctrl+f",
+            "accept_word",
+            "Word",
+            key_display="^→",
+            priority=True,
+            show=False,
+            id="draft.accept_word",
+            tooltip="Put the suggestion's next word into the draft",
+        ),
+        Binding(
+            "escape",
+            "stop",
+            "Stop",
+            id="draft.stop",
+            tooltip="Stop the model; what it wrote stays as a suggestion to accept or reject",
+        ),
         # Esc stops, and a stop never throws anything away: pressed as the model finished, the
         # stop found nothing to stop, and the same key threw the whole suggestion away. So a
         # finished suggestion goes at the second Esc (the first, or the stop, asks).
-        Binding("escape", "ask_reject", "Reject…", id="draft.ask_reject",
-                tooltip="On a finished suggestion: ask to throw it away; Esc again does"),
-        Binding("escape", "reject", "Reject", id="draft.reject",
-                tooltip="Throw the suggestion away (Esc after a stop or a first Esc); the undo key brings it back"),
-        Binding("ctrl+z", "undo_reject", "Undo reject", show=False, priority=True, id="draft.undo_reject",
-                tooltip="Bring back the suggestion just thrown away (until the draft is edited); "
-                        "otherwise the key undoes the last edit"),
+        Binding(
+            "escape",
+            "ask_reject",
+            "Reject…",
+            id="draft.ask_reject",
+            tooltip="On a finished suggestion: ask to throw it away; Esc again does",
+        ),
+        Binding(
+            "escape",
+            "reject",
+            "Reject",
+            id="draft.reject",
+            tooltip="Throw the suggestion away (Esc after a stop or a first Esc); the undo key brings it back",
+        ),
+        Binding(
+            "ctrl+z",
+            "undo_reject",
+            "Undo reject",
+            show=False,
+            priority=True,
+            id="draft.undo_reject",
+            tooltip="Bring back the suggestion just thrown away (until the draft is edited); "
+            "otherwise the key undoes the last edit",
+        ),
         # The editor's own undo and redo, named here so that F1 and the palette list them ("undo"
         # found nothing); not priority: with the editor focused its own keys answer first, the same edit.
         Binding("ctrl+z", "undo", "Undo", show=False, id="draft.undo", tooltip="Undo the last edit of the draft"),
         Binding("ctrl+y", "redo", "Redo", show=False, id="draft.redo", tooltip="Redo the edit just undone"),
-        Binding("ctrl+r", "reroll", "Re-roll", show=False, id="draft.reroll",
-                tooltip="Throw the suggestion away and generate another from the same place"),
+        Binding(
+            "ctrl+r",
+            "reroll",
+            "Re-roll",
+            show=False,
+            id="draft.reroll",
+            tooltip="Throw the suggestion away and generate another from the same place",
+        ),
         Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
         # The editor has no keys of its own to the ends of the text: a long draft opens at its top.
-        Binding("ctrl+end", "cursor_to_end(True)", "End", show=False, id="draft.end",
-                tooltip="Move the cursor to the end of the draft"),
-        Binding("ctrl+home", "cursor_to_end(False)", "Start", show=False, id="draft.start",
-                tooltip="Move the cursor to the start of the draft"),
+        Binding(
+            "ctrl+end",
+            "cursor_to_end(True)",
+            "End",
+            show=False,
+            id="draft.end",
+            tooltip="Move the cursor to the end of the draft",
+        ),
+        Binding(
+            "ctrl+home",
+            "cursor_to_end(False)",
+            "Start",
+            show=False,
+            id="draft.start",
+            tooltip="Move the cursor to the start of the draft",
+        ),
         *draft_inspect.BINDINGS,
         *draft_candidates.BINDINGS,
     ]
@@ -88,8 +161,9 @@ class DraftPane(DraftWindowMark):
     modified: var[bool] = var(False)
     """The draft differs from what is on disk."""
 
-    def __init__(self, draft_file: DraftFile, text: str, settings: TuiSettings, key_display: KeyDisplay,
-                 **kwargs: object) -> None:
+    def __init__(
+        self, draft_file: DraftFile, text: str, settings: TuiSettings, key_display: KeyDisplay, **kwargs: object
+    ) -> None:
         super().__init__(settings, key_display, **kwargs)
         self.draft_file = draft_file
         self._initial_text = text
@@ -186,8 +260,10 @@ class DraftPane(DraftWindowMark):
         if (ghost := self.editor.ghost) is None:
             return
         if self.sampler.seed is not None and self.sampler.temperature > 0:
-            self.notify("The seed is fixed, so this gives the same text again. Press s in the sampler panel "
-                        "for a new seed.", severity="warning")
+            self.notify(
+                "The seed is fixed, so this gives the same text again. Press s in the sampler panel for a new seed.",
+                severity="warning",
+            )
         # A cancelled generation still finishing holds the engine; the new one queues behind it.
         self.stop(forget=True)
         self._continue(from_cursor=ghost.from_cursor, reroll=True)
@@ -197,8 +273,10 @@ class DraftPane(DraftWindowMark):
         self.stop()
         if self.streaming and ghost is not None:
             self._asked = ghost
-            self.notify(f"Stopped: what the model wrote stays. {self.key_display('draft.reject')} again throws it away.",
-                        timeout=4)
+            self.notify(
+                f"Stopped: what the model wrote stays. {self.key_display('draft.reject')} again throws it away.",
+                timeout=4,
+            )
 
     def action_ask_reject(self) -> None:
         self._asked = self.editor.ghost
@@ -230,9 +308,17 @@ class DraftPane(DraftWindowMark):
         not_kept = others if not word_only or self.editor.ghost is None else ()  # the versions not kept
         if accepted:
             editor = self.editor
-            self.post_message(self.SuggestionAccepted(accepted, at, len(editor.text_before(at)), request_ids,
-                                                      tuple(written_parts(writers, len(accepted))), editor.text,
-                                                      not_kept))
+            self.post_message(
+                self.SuggestionAccepted(
+                    accepted,
+                    at,
+                    len(editor.text_before(at)),
+                    request_ids,
+                    tuple(written_parts(writers, len(accepted))),
+                    editor.text,
+                    not_kept,
+                )
+            )
         elif not_kept:
             self.post_message(self.SuggestionRejected("", not_kept))
 
@@ -248,8 +334,11 @@ class DraftPane(DraftWindowMark):
             self.post_message(self.SuggestionRejected(ghost.text, every_request_id(ghost), restorable=True))
             self._thrown, self._undo_rejects = (ghost, self.editor.text), say
             # Esc also leaves inspection and stops the model: one press too many must not cost the work.
-            what = f"The suggestion and its {len(ghost.versions)} versions were" if len(ghost.versions) > 1 \
+            what = (
+                f"The suggestion and its {len(ghost.versions)} versions were"
+                if len(ghost.versions) > 1
                 else "The suggestion was"
+            )
             if say:
                 self.notify(f"{what} thrown away: {self.key_display('draft.undo_reject')} brings it back.", timeout=4)
         self.editor.clear_ghost("rejected")
@@ -294,7 +383,9 @@ class DraftPane(DraftWindowMark):
             self.lore_seen(request.window.lore)
         super().prompt_prepared(request, note)
 
-    async def stream_finished(self, done: GenerationDone | None, error: str | None, *, retry_helps: bool = True) -> None:
+    async def stream_finished(
+        self, done: GenerationDone | None, error: str | None, *, retry_helps: bool = True
+    ) -> None:
         ghost = self.editor.ghost
         if done is not None:
             self.generation_seed(done.seed)
@@ -338,11 +429,21 @@ class DraftPane(DraftWindowMark):
         if ghost.streaming:
             names = (("draft.stop", "stop"), ("draft.accept", "accept"), ("draft.accept_word", "word"))
         elif ghost is self._asked:  # the next Esc throws it away: said first
-            names = (("draft.reject", "again: reject"), ("draft.accept", "accept"), ("draft.accept_word", "word"),
-                     ("draft.reroll", "re-roll"), ("draft.continue", "more"))
+            names = (
+                ("draft.reject", "again: reject"),
+                ("draft.accept", "accept"),
+                ("draft.accept_word", "word"),
+                ("draft.reroll", "re-roll"),
+                ("draft.continue", "more"),
+            )
         else:
-            names = (("draft.accept", "accept"), ("draft.accept_word", "word"), ("draft.ask_reject", "twice: reject"),
-                     ("draft.reroll", "re-roll"), ("draft.continue", "more"))
+            names = (
+                ("draft.accept", "accept"),
+                ("draft.accept_word", "word"),
+                ("draft.ask_reject", "twice: reject"),
+                ("draft.reroll", "re-roll"),
+                ("draft.continue", "more"),
+            )
         return [f"{self.key_display(binding_id)} {label}" for binding_id, label in names]
 
     @on(DraftEditor.GhostChanged)
@@ -371,8 +472,11 @@ class DraftPane(DraftWindowMark):
         suggestion (a writer who types over it means to write, not to lose what it wrote)."""
         self.stop()
         self._typed_over = self.editor.ghost  # said once: a key typed before the model has stopped says no more
-        self.notify(f"Stopped: you typed. What the model wrote stays a suggestion: {self.key_display('draft.accept')} "
-                    f"accepts it, {self.key_display('draft.reject')} twice throws it away.", timeout=6)
+        self.notify(
+            f"Stopped: you typed. What the model wrote stays a suggestion: {self.key_display('draft.accept')} "
+            f"accepts it, {self.key_display('draft.reject')} twice throws it away.",
+            timeout=6,
+        )
 
     @on(DraftEditor.Changed)
     def _text_changed(self) -> None:

@@ -63,8 +63,9 @@ class DraftWindowMark(DraftCandidates):
             template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
         except prompts.PromptError:
             template = None  # said when a continuation asks for it
-        self._measure_window(self.window_builder(backend, template), backend,
-                             editor.text_before(anchor) + (ghost.text if ghost else ""))
+        self._measure_window(
+            self.window_builder(backend, template), backend, editor.text_before(anchor) + (ghost.text if ghost else "")
+        )
 
     @work(thread=True, exclusive=True, group="window-mark", exit_on_error=False)
     def _measure_window(self, build: Callable[[str], Window], backend: Backend, text: str) -> None:
@@ -96,7 +97,6 @@ class DraftWindowMark(DraftCandidates):
             if too_long:
                 self.notify(too_long, title="Window", severity="warning", timeout=12)
 
-
     def lore_seen(self, lore: tuple[Fired, ...]) -> None:
         """The lore of the newest prompt made for the draft. Entries dropped for room are
         said when they change (not at every pause in typing): the author learns what the
@@ -104,6 +104,10 @@ class DraftWindowMark(DraftCandidates):
         dropped = [fired for fired in lore if not fired.kept]
         if dropped and {f.name for f in dropped} != {f.name for f in self.last_lore if not f.kept}:
             names = ", ".join(f"{fired.name} ({fired.tokens:,} tok)" for fired in dropped)
-            self.notify(f"Left out for room: {names}. A larger lore budget or a higher priority lets them in.",
-                        title="Lorebook", severity="warning", timeout=8)
+            self.notify(
+                f"Left out for room: {names}. A larger lore budget or a higher priority lets them in.",
+                title="Lorebook",
+                severity="warning",
+                timeout=8,
+            )
         self.last_lore = lore

@@ -58,7 +58,7 @@ def leading_parts(parts: Sequence[str], width: int, *, more: str = "") -> str:
     ends the line when parts were left out, if it fits too; "" when not even the first fits."""
     for count in range(len(parts), 0, -1):
         joined = " · ".join(parts[:count])
-        for shown in ((joined + more, joined) if count < len(parts) else (joined,)):
+        for shown in (joined + more, joined) if count < len(parts) else (joined,):
             if cell_len(shown) <= width:
                 return shown
     return ""

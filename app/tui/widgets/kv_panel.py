@@ -66,8 +66,9 @@ class KVPanel(Panel):
         usage = self.usage
         dim = self.style_of("kv--dim")
         if usage is None:
-            return [Text("the model is loading…" if self.loading else "no model loaded", style=dim)] + \
-                [Text()] * (self.LINES - 1)
+            return [Text("the model is loading…" if self.loading else "no model loaded", style=dim)] + [Text()] * (
+                self.LINES - 1
+            )
         reuse = Text()
         if self.last_known:  # a server restarted since holds none of them
             reuse = Text(clip("last known figures", width), style=dim)
@@ -77,8 +78,10 @@ class KVPanel(Panel):
         elif self.reused is not None:
             reused, prompt, how = self.reused
             moved = " (shifted)" if how == "shifted" else ""
-            reuse = Text(fitting(width, f"reused {reused:,} of {prompt:,} tok{moved}",
-                                 f"reused {reused:,}/{prompt:,}{moved}"), style=dim)
+            reuse = Text(
+                fitting(width, f"reused {reused:,} of {prompt:,} tok{moved}", f"reused {reused:,}/{prompt:,}{moved}"),
+                style=dim,
+            )
         window = self.window
         # The prompt as llama.cpp evaluated it: a cache moved with the window keeps the first
         # words of the window as it spelled them (" Poi" for "Poi"), a token more or less.
@@ -103,12 +106,22 @@ def _window_split(window: Window, n_ctx: int, width: int, evaluated: int | None 
     prompt = window.prompt_tokens if evaluated is None else evaluated
     pinned_tokens = window.memory_tokens + window.note_tokens + window.lore_tokens
     lore = [("lore", window.lore_tokens)] if window.lore else []  # a draft without a lorebook: as before
-    parts = [("mem", window.memory_tokens), ("note", window.note_tokens), *lore,
-             ("draft", max(0, prompt - pinned_tokens)), ("free", max(0, n_ctx - prompt))]
+    parts = [
+        ("mem", window.memory_tokens),
+        ("note", window.note_tokens),
+        *lore,
+        ("draft", max(0, prompt - pinned_tokens)),
+        ("free", max(0, n_ctx - prompt)),
+    ]
     shown = [(label, count) for label, count in parts if count or label in ("draft", "free")]
     pinned = [(label, count) for label, count in shown if label != "draft"]
-    return fitting(width, *("·".join(f"{label}{space}{count:,}" for label, count in labels)
-                            for labels, space in ((parts, " "), (shown, " "), (shown, ""), (pinned, " "), (pinned, ""))))
+    return fitting(
+        width,
+        *(
+            "·".join(f"{label}{space}{count:,}" for label, count in labels)
+            for labels, space in ((parts, " "), (shown, " "), (shown, ""), (pinned, " "), (pinned, ""))
+        ),
+    )
 
 
 def _per_token(usage: KVCacheUsage, width: int) -> str:
@@ -120,8 +133,11 @@ def _per_token(usage: KVCacheUsage, width: int) -> str:
         # second unit goes when it is the first's, before the edge cuts the window's size.
         past_number, _, past_unit = past.partition(" ")
         same_unit = each.partition(" ")[2] == past_unit
-        return fitting(width, f"{each}/tok, {past} past {usage.window_tokens:,}",
-                       f"{each}/tok, {past_number if same_unit else past} past {usage.window_tokens:,}")
+        return fitting(
+            width,
+            f"{each}/tok, {past} past {usage.window_tokens:,}",
+            f"{each}/tok, {past_number if same_unit else past} past {usage.window_tokens:,}",
+        )
     return clip(f"{_bytes(usage.bytes_per_token)} per token", width)
 
 

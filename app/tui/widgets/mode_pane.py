@@ -46,8 +46,9 @@ class StreamSink(Protocol):
 
     async def stream_text(self, text: str) -> None: ...
 
-    async def stream_finished(self, done: GenerationDone | None, error: str | None, *,
-                              retry_helps: bool = True) -> None:
+    async def stream_finished(
+        self, done: GenerationDone | None, error: str | None, *, retry_helps: bool = True
+    ) -> None:
         """The generation ended: finished (`done`), failed (`error`: asking again may answer
         unless `retry_helps` is False), or stopped before it began."""
 
@@ -161,8 +162,9 @@ class ModePane(Vertical):
             self.notify(f"The model is still loading ({status.progress * 100:.0f}%); keep writing meanwhile.")
         else:
             remedy = CONNECT_AGAIN if status.origin else "choose one"  # a server that could not be used
-            self.notify(f"No model is loaded: press {self.key_display('app.load_model')} to {remedy}.",
-                        severity="warning")
+            self.notify(
+                f"No model is loaded: press {self.key_display('app.load_model')} to {remedy}.", severity="warning"
+            )
         return None
 
     def show_record(self, record: "TokenRecord", *, asked: bool = False) -> None:
@@ -188,11 +190,27 @@ class ModePane(Vertical):
             self.notify(str(error), title="Prompt template", severity="error", timeout=15)
             return None
 
-    def new_request(self, kind: str, prompt: str | Callable[[], Prepared], *, special: bool = False,
-                    extra_stop: tuple[str, ...] = (), window: Window | None = None) -> GenerationRequest:
+    def new_request(
+        self,
+        kind: str,
+        prompt: str | Callable[[], Prepared],
+        *,
+        special: bool = False,
+        extra_stop: tuple[str, ...] = (),
+        window: Window | None = None,
+    ) -> GenerationRequest:
         """A request with the sampler as it is right now."""
-        return new_request(kind, prompt, self.sampler, self.bias, self.settings.top_n, self.lora_scale,
-                           special=special, extra_stop=extra_stop, window=window)
+        return new_request(
+            kind,
+            prompt,
+            self.sampler,
+            self.bias,
+            self.settings.top_n,
+            self.lora_scale,
+            special=special,
+            extra_stop=extra_stop,
+            window=window,
+        )
 
     def window_preparer(self, backend: Backend, text: str, template: str | None) -> Callable[[], Prepared]:
         """What makes the prompt continuing `text` in the generation's worker (GenerationRequest.prepare)."""
@@ -201,25 +219,32 @@ class ModePane(Vertical):
         def prepare() -> Prepared:
             window = build(text)
             return Prepared(window.prompt, window)
+
         return prepare
 
     def unknown_checked(self, backend: Backend, build: Callable[[str], Window]) -> Callable[[str], Window]:
         """`build`, also telling the pane (UnknownCharacters) which characters of the prompt
         the model reads as <unk>: memory and note too, as the tokenizer decides (tokenizer.py).
         For the worker that makes a generation's or a scoring's window; never the marker's."""
+
         def checked(text: str) -> Window:
             window = build(text)
             if unknown := backend.unknown_characters(window.prompt):
                 self.post_message(self.UnknownCharacters(unknown, backend.tokenizer_name))
             return window
+
         return checked
 
     def on_mode_pane_unknown_characters(self, message: UnknownCharacters) -> None:
         new = "".join(c for c in message.characters if c not in self.unknown_said)
         if new:
             self.unknown_said += new
-            self.notify(f"{unknown_warning(new, message.tokenizer)}. Said once for this draft.", title="Vocabulary",
-                        severity="warning", timeout=15)
+            self.notify(
+                f"{unknown_warning(new, message.tokenizer)}. Said once for this draft.",
+                title="Vocabulary",
+                severity="warning",
+                timeout=15,
+            )
 
     def window_builder(self, backend: Backend, template: str | None) -> Callable[[str], Window]:
         """build_window with what is pinned and the sampler's length now: a plain function,
@@ -227,9 +252,16 @@ class ModePane(Vertical):
         It raises ScriptoriumError."""
         pinned, lorebook, budget = self.pinned, self.lorebook, prompt_budget(backend.n_ctx, self.sampler.max_tokens)
         return lambda text: build_window(
-            text, budget=budget, count=backend.count_tokens, longest_piece=backend.longest_piece_chars,
-            memory=pinned.memory, note=pinned.note, note_depth=pinned.note_depth, lorebook=lorebook,
-            wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None)
+            text,
+            budget=budget,
+            count=backend.count_tokens,
+            longest_piece=backend.longest_piece_chars,
+            memory=pinned.memory,
+            note=pinned.note,
+            note_depth=pinned.note_depth,
+            lorebook=lorebook,
+            wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None,
+        )
 
     def found_dead(self, backend: Backend, error: EngineCrashed) -> None:
         """The engine was found dead by a request the author did not make (counting the

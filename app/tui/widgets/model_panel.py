@@ -62,8 +62,10 @@ class ModelPanel(Panel):
 
     def _context_line(self, n_ctx: int, trained: int, width: int) -> Text:
         if beyond_training(n_ctx, trained):
-            return Text(clip(f"context {n_ctx:,} exceeds its training ({trained:,})", width),
-                        style=self.style_of("model--error"))
+            return Text(
+                clip(f"context {n_ctx:,} exceeds its training ({trained:,})", width),
+                style=self.style_of("model--error"),
+            )
         return Text(clip(f"context {n_ctx:,} (trained {trained:,})", width), style=self.style_of("model--dim"))
 
     def _error_lines(self, width: int) -> list[Text]:
@@ -75,11 +77,19 @@ class ModelPanel(Panel):
         dim = self.style_of("model--dim")
         name = status.path.name if status.path else ""
         if status.state == "none":
-            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * (self.LINES - 2)
+            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * (
+                self.LINES - 2
+            )
         if status.state == "loading":
             return [
                 Text(clip(f"loading {name}", width), style=self.style_of("model--name")),
-                meter(round(status.progress * 1000), 1000, width, self.style_of("model--fill"), self.style_of("model--empty")),
+                meter(
+                    round(status.progress * 1000),
+                    1000,
+                    width,
+                    self.style_of("model--fill"),
+                    self.style_of("model--empty"),
+                ),
                 Text(f"{status.progress * 100:.0f}% of {format_bytes(status.file_size)}", style=dim),
                 Text("keep writing meanwhile", style=dim),
             ] + [Text()] * (self.LINES - 4)
@@ -95,19 +105,36 @@ class ModelPanel(Panel):
             Text(clip(facts.name, width), style=self.style_of("model--name")),
             # Where the panel's lines are all taken (a server's): said at once below the name.
             Text(clip("server not answering", width), style=self.style_of("model--error"))
-            if status.not_answering else
+            if status.not_answering
             # What is not known (a server reports no architecture) is left out: an unlabelled
             # "unknown" first on the line read as a name.
-            Text(clip(" · ".join(part for part in (
-                facts.architecture, facts.parameters and f"{format_count(facts.parameters)} params", facts.file_type)
-                if part), width)),
+            else Text(
+                clip(
+                    " · ".join(
+                        part
+                        for part in (
+                            facts.architecture,
+                            facts.parameters and f"{format_count(facts.parameters)} params",
+                            facts.file_type,
+                        )
+                        if part
+                    ),
+                    width,
+                )
+            ),
             # A server reports no heads; where it is matters more than the shape it hides.
-            *(_origin_lines(status.origin, width) if status.origin
-              else [Text(clip(f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width))]),
+            *(
+                _origin_lines(status.origin, width)
+                if status.origin
+                else [Text(clip(f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width))]
+            ),
             self._context_line(status.n_ctx, facts.context_length, width),
             # A server's address takes the arithmetic's blank second line (it reports none).
-            *(Text(clip(line, width)) for line in _arithmetic_lines(status.arithmetic, width)
-              if line or not status.origin),
+            *(
+                Text(clip(line, width))
+                for line in _arithmetic_lines(status.arithmetic, width)
+                if line or not status.origin
+            ),
         ]
         if status.adapter is None:
             lines.append(Text("LoRA none", style=dim))
@@ -115,12 +142,15 @@ class ModelPanel(Panel):
             scale = f" × {self.lora_scale:.2f}" if self.lora_scale is not None else ""
             lines.append(Text(clip(f"LoRA {status.adapter.path.name}{scale}", width)))
         if status.tokenizer_warning:
-            lines.append(Text(clip(f"tokenizer {status.tokenizer}: {status.tokenizer_warning}", width),
-                              style=self.style_of("model--error")))
+            lines.append(
+                Text(
+                    clip(f"tokenizer {status.tokenizer}: {status.tokenizer_warning}", width),
+                    style=self.style_of("model--error"),
+                )
+            )
         else:
             lines.append(Text(clip(f"tokenizer {status.tokenizer}", width), style=dim))
         return lines
-
 
 
 def _origin_lines(origin: str, width: int) -> list[Text]:

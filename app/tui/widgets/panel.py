@@ -68,8 +68,7 @@ class Panel(Widget):
         self._drawn.clear()
         super().notify_style_update()
 
-    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
-                recompose: bool = False) -> "Panel":
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> "Panel":
         self._strips = None
         super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
         return self

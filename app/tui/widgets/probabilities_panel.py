@@ -8,8 +8,16 @@ from rich.text import Text
 from scriptorium.inference.events import Candidate, TokenEvent
 from scriptorium.inference.text import piece_text
 
-from scriptorium.app.tui.widgets.formatting import (bar, border_text_room, clip, fitting, leading_parts, pad, percent,
-                                                    visible_token)
+from scriptorium.app.tui.widgets.formatting import (
+    bar,
+    border_text_room,
+    clip,
+    fitting,
+    leading_parts,
+    pad,
+    percent,
+    visible_token,
+)
 from scriptorium.app.tui.widgets.panel import Panel
 from scriptorium.app.tui.widgets.token_text import UNKNOWN
 
@@ -24,13 +32,25 @@ CHAIN_NOTE = "raw p · → after the chain"
 its candidate: its probability after the chain (→), the sampler that took it out (✗), or
 the one that pushed its logit, by how much."""
 DID_WIDTH = 7
-SHORT_SAMPLER = {"logit_bias": "bias", "penalties": "pen", "dry": "dry", "top_n_sigma": "σ", "top_k": "top-k",
-                 "typ_p": "typ", "top_p": "top-p", "min_p": "min-p", "xtc": "xtc", "temperature": "T0",
-                 "greedy": "T0", "mirostat": "miro"}
+SHORT_SAMPLER = {
+    "logit_bias": "bias",
+    "penalties": "pen",
+    "dry": "dry",
+    "top_n_sigma": "σ",
+    "top_k": "top-k",
+    "typ_p": "typ",
+    "top_p": "top-p",
+    "min_p": "min-p",
+    "xtc": "xtc",
+    "temperature": "T0",
+    "greedy": "T0",
+    "mirostat": "miro",
+}
 
 
-def did_text(candidate_id: int, kept: dict[int, float], removed: dict[int, str],
-             pushed: dict[int, tuple[str, float]]) -> str:
+def did_text(
+    candidate_id: int, kept: dict[int, float], removed: dict[int, str], pushed: dict[int, tuple[str, float]]
+) -> str:
     """What the chain did to one candidate, in DID_WIDTH cells: '✗xtc', 'dry-1.4', '→ 61%'."""
     if candidate_id in removed:
         return f"✗{SHORT_SAMPLER.get(removed[candidate_id], '?')}"
@@ -88,8 +108,9 @@ class ProbabilitiesPanel(Panel):
     def _fit_note(self) -> None:
         # Whole settings only, as many as the box's edge leaves room for: the seed goes
         # before a top-p is cut to "0.…". What does not fit at all, Textual cuts.
-        self.border_subtitle = leading_parts(self._note.split(" · "), border_text_room(self.outer_size.width),
-                                             more=" · …") or self._note
+        self.border_subtitle = (
+            leading_parts(self._note.split(" · "), border_text_room(self.outer_size.width), more=" · …") or self._note
+        )
 
     def on_resize(self) -> None:
         if self._note:
@@ -134,14 +155,23 @@ class ProbabilitiesPanel(Panel):
         lines += [Text()] * (rows - len(lines))
         label = clip(self._label(event.id, self._chosen_piece(event)), label_width)
         listed = any(candidate.id == event.id for candidate in event.top)
-        chosen, p, n = self._label_style(event.id, self.style_of("probabilities--chosen")), percent(event.p), len(event.top)
+        chosen, p, n = (
+            self._label_style(event.id, self.style_of("probabilities--chosen")),
+            percent(event.p),
+            len(event.top),
+        )
         # Unlisted (an author's word the model did not expect, often): why the bars miss it
         # matters more than the word 'chosen' and the spacing, which go first.
-        summaries = [Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p}",
-                                   "" if listed else f"  (not in top {n})", style=dim)]
+        summaries = [
+            Text.assemble(
+                f"{CHOSEN} chosen ", (label, chosen), f"  {p}", "" if listed else f"  (not in top {n})", style=dim
+            )
+        ]
         if not listed:
-            summaries += [Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} (not {kind}top {n})", style=dim)
-                          for kind in ("in ", "")]
+            summaries += [
+                Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} (not {kind}top {n})", style=dim)
+                for kind in ("in ", "")
+            ]
         return lines + [fitting(width, *summaries)]
 
     def _character_lines(self, event: TokenEvent, width: int, label_width: int, bar_width: int) -> list[Text]:
@@ -153,15 +183,28 @@ class ProbabilitiesPanel(Panel):
         each = max(rows // len(steps), 1)
         lines: list[Text] = []
         for number, step in enumerate(steps, 1):
-            lines.append(fitting(width, Text.assemble(
-                f"{number}/{len(steps)} token {step.index + 1}: {CHOSEN} ", (visible_token(step.text), chosen),
-                f" {percent(step.p)}", style=dim)))
-            lines += [self._row(candidate, step.id, label_width, bar_width) for candidate in step.top[:each - 1]]
+            lines.append(
+                fitting(
+                    width,
+                    Text.assemble(
+                        f"{number}/{len(steps)} token {step.index + 1}: {CHOSEN} ",
+                        (visible_token(step.text), chosen),
+                        f" {percent(step.p)}",
+                        style=dim,
+                    ),
+                )
+            )
+            lines += [self._row(candidate, step.id, label_width, bar_width) for candidate in step.top[: each - 1]]
         lines = lines[:rows]  # a squeezed panel (small terminal) still ends with the character's own line
         label, p = visible_token(event.text), percent(event.p)
         product = " × ".join(percent(step.p) for step in steps)
-        return lines + [fitting(width, Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p} = {product}", style=dim),
-                                Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} ({len(steps)} tokens)", style=dim))]
+        return lines + [
+            fitting(
+                width,
+                Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p} = {product}", style=dim),
+                Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} ({len(steps)} tokens)", style=dim),
+            )
+        ]
 
     @staticmethod
     def _chosen_piece(event: TokenEvent) -> str:
@@ -189,23 +232,35 @@ class ProbabilitiesPanel(Panel):
             pushed[token] = (stage, pushed.get(token, ("", 0.0))[1] + change)
         return dict(event.kept), dict(event.removed), pushed
 
-    def _row(self, candidate: Candidate, chosen_id: int, label_width: int, bar_width: int,
-             did: tuple[dict[int, float], dict[int, str], dict[int, tuple[str, float]]] | None = None) -> Text:
+    def _row(
+        self,
+        candidate: Candidate,
+        chosen_id: int,
+        label_width: int,
+        bar_width: int,
+        did: tuple[dict[int, float], dict[int, str], dict[int, tuple[str, float]]] | None = None,
+    ) -> Text:
         is_chosen = candidate.id == chosen_id
         marker = CHOSEN if is_chosen else BANNED if candidate.banned else PLAIN
         label_style = (
-            self.style_of("probabilities--chosen") if is_chosen
-            else self.style_of("probabilities--banned") if candidate.banned
+            self.style_of("probabilities--chosen")
+            if is_chosen
+            else self.style_of("probabilities--banned")
+            if candidate.banned
             else Style()
         )
         row = Text(f"{marker} ", style=label_style)
-        row.append(pad(clip(self._label(candidate.id, candidate.text), label_width), label_width),
-                   style=self._label_style(candidate.id, label_style))
+        row.append(
+            pad(clip(self._label(candidate.id, candidate.text), label_width), label_width),
+            style=self._label_style(candidate.id, label_style),
+        )
         row.append(" ")
         bar_style = self.style_of("probabilities--banned" if candidate.banned else "probabilities--bar")
         row.append(bar(candidate.p, bar_width), style=bar_style)
         row.append(f"{candidate.p * 100:6.1f}%", style=label_style)
         if did is not None:
-            row.append(did_text(candidate.id, *did).rjust(DID_WIDTH)[:DID_WIDTH],
-                       style=self.style_of("probabilities--dim") if candidate.id not in did[0] else label_style)
+            row.append(
+                did_text(candidate.id, *did).rjust(DID_WIDTH)[:DID_WIDTH],
+                style=self.style_of("probabilities--dim") if candidate.id not in did[0] else label_style,
+            )
         return row

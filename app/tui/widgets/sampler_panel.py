@@ -39,8 +39,7 @@ SAMPLER_ROWS: tuple[tuple[str, str], ...] = (
 """Shown while they act (their value not the one that turns them off), all of them with `a`."""
 DETAIL_ROWS: dict[str, tuple[tuple[str, str], ...]] = {
     "repeat_penalty": (("  window", "repeat_window"),),
-    "dry_multiplier": (("  base", "dry_base"), ("  allowed", "dry_allowed_length"),
-                       ("  last n", "dry_penalty_last_n")),
+    "dry_multiplier": (("  base", "dry_base"), ("  allowed", "dry_allowed_length"), ("  last n", "dry_penalty_last_n")),
     "xtc_probability": (("  threshold", "xtc_threshold"),),
     "dynatemp_range": (("  exponent", "dynatemp_exponent"),),
     "mirostat": (("  tau", "mirostat_tau"), ("  eta", "mirostat_eta")),
@@ -57,12 +56,31 @@ END_ROWS: tuple[tuple[str, str], ...] = (
 )
 WRAPPED = ("order", "ban")
 """Rows whose text wraps beside a short label over as many lines as it needs."""
-OFF = {"frequency_penalty": 0.0, "presence_penalty": 0.0, "dry_multiplier": 0.0, "xtc_probability": 0.0,
-       "typical_p": 1.0, "top_n_sigma": -1.0, "dynatemp_range": 0.0, "mirostat": 0}
+OFF = {
+    "frequency_penalty": 0.0,
+    "presence_penalty": 0.0,
+    "dry_multiplier": 0.0,
+    "xtc_probability": 0.0,
+    "typical_p": 1.0,
+    "top_n_sigma": -1.0,
+    "dynatemp_range": 0.0,
+    "mirostat": 0,
+}
 """The value at which each of SAMPLER_ROWS does nothing."""
-CHAIN_NAMES = {"penalties": "penalties", "dry": "DRY", "top_n_sigma": "top-n-σ", "top_k": "top-k", "typ_p": "typical",
-               "top_p": "top-p", "min_p": "min-p", "xtc": "XTC", "temperature": "temp", "dist": "draw",
-               "greedy": "greedy", "mirostat": "mirostat"}
+CHAIN_NAMES = {
+    "penalties": "penalties",
+    "dry": "DRY",
+    "top_n_sigma": "top-n-σ",
+    "top_k": "top-k",
+    "typ_p": "typical",
+    "top_p": "top-p",
+    "min_p": "min-p",
+    "xtc": "XTC",
+    "temperature": "temp",
+    "dist": "draw",
+    "greedy": "greedy",
+    "mirostat": "mirostat",
+}
 
 
 def panel_rows(sampler: SamplerSettings, show_all: bool) -> list[tuple[str, str]]:
@@ -94,10 +112,22 @@ INDENTS = {"ban": BIAS_INDENT, "order": 6}
 
 def _nudges(key: str, knob: str, label: str) -> list[Binding]:
     return [
-        Binding(key, f"nudge('{knob}', -1)", f"{label} −", show=False, id=f"sampler.{knob}_down",
-                tooltip=f"Lower {label} one step"),
-        Binding(key.upper(), f"nudge('{knob}', 1)", f"{label} +", show=False, id=f"sampler.{knob}_up",
-                tooltip=f"Raise {label} one step"),
+        Binding(
+            key,
+            f"nudge('{knob}', -1)",
+            f"{label} −",
+            show=False,
+            id=f"sampler.{knob}_down",
+            tooltip=f"Lower {label} one step",
+        ),
+        Binding(
+            key.upper(),
+            f"nudge('{knob}', 1)",
+            f"{label} +",
+            show=False,
+            id=f"sampler.{knob}_up",
+            tooltip=f"Raise {label} one step",
+        ),
     ]
 
 
@@ -134,28 +164,53 @@ class SamplerPanel(Panel, can_focus=True):
         """Switch to the preset after the current one: which one that is depends on the
         presets the app knows (the config's own among them), not on the panel."""
 
-        def applied(self, sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None,
-                    presets: Mapping[str, SamplerSettings], custom: SamplerSettings | None = None,
-                    ) -> tuple[SamplerSettings, LogitBias, float | None]:
+        def applied(
+            self,
+            sampler: SamplerSettings,
+            bias: LogitBias,
+            lora_scale: float | None,
+            presets: Mapping[str, SamplerSettings],
+            custom: SamplerSettings | None = None,
+        ) -> tuple[SamplerSettings, LogitBias, float | None]:
             """The settings after this change; without an adapter the scale stays None.
             `custom`: the author's own values, which the preset cycle comes back to."""
             if self.next_preset:
                 sampler = tuning.next_preset(sampler, presets, custom)
-            return (sampler if self.sampler is None else self.sampler(sampler),
-                    bias if self.bias is None else self.bias(bias),
-                    lora_scale if self.lora_scale is None or lora_scale is None else self.lora_scale(lora_scale))
+            return (
+                sampler if self.sampler is None else self.sampler(sampler),
+                bias if self.bias is None else self.bias(bias),
+                lora_scale if self.lora_scale is None or lora_scale is None else self.lora_scale(lora_scale),
+            )
 
     PANEL_NAME = "sampler"
     TITLE = "Sampler"
     COMPONENT_CLASSES = {"sampler--label", "sampler--changed", "sampler--selected", "sampler--dim"}
     BINDINGS = [
         Binding("up", "select(-1)", "Select", show=False, id="sampler.select_up", tooltip="Select the setting above"),
-        Binding("down", "select(1)", "Select", key_display="↑↓", id="sampler.select_down",
-                tooltip="Select the setting below"),
-        Binding("left,minus", "adjust(-1)", "Lower", show=False, id="sampler.adjust_down",
-                tooltip="Lower the selected setting (previous preset, unfix seed, ban off)"),
-        Binding("right,plus", "adjust(1)", "Adjust", key_display="←→", id="sampler.adjust_up",
-                tooltip="Raise the selected setting (next preset, new seed, ban on)"),
+        Binding(
+            "down",
+            "select(1)",
+            "Select",
+            key_display="↑↓",
+            id="sampler.select_down",
+            tooltip="Select the setting below",
+        ),
+        Binding(
+            "left,minus",
+            "adjust(-1)",
+            "Lower",
+            show=False,
+            id="sampler.adjust_down",
+            tooltip="Lower the selected setting (previous preset, unfix seed, ban off)",
+        ),
+        Binding(
+            "right,plus",
+            "adjust(1)",
+            "Adjust",
+            key_display="←→",
+            id="sampler.adjust_up",
+            tooltip="Raise the selected setting (next preset, new seed, ban on)",
+        ),
         *_nudges("t", "temperature", "temperature"),
         *_nudges("k", "top_k", "top-k"),
         *_nudges("p", "top_p", "top-p"),
@@ -170,23 +225,64 @@ class SamplerPanel(Panel, can_focus=True):
         *_nudges("e", "dynatemp_range", "dynamic temperature range"),
         *_nudges("o", "mirostat", "Mirostat version"),
         *_nudges("g", "max_tokens", "max tokens"),
-        Binding("a", "toggle_all", "All samplers", id="sampler.all",
-                tooltip="Show every sampler and its values, or only those that act"),
-        Binding("less_than_sign,comma", "move_in_order(-1)", "Earlier", show=False, id="sampler.order_earlier",
-                tooltip="Apply the selected sampler earlier in the chain"),
-        Binding("greater_than_sign,full_stop", "move_in_order(1)", "Later", show=False, id="sampler.order_later",
-                tooltip="Apply the selected sampler later in the chain"),
+        Binding(
+            "a",
+            "toggle_all",
+            "All samplers",
+            id="sampler.all",
+            tooltip="Show every sampler and its values, or only those that act",
+        ),
+        Binding(
+            "less_than_sign,comma",
+            "move_in_order(-1)",
+            "Earlier",
+            show=False,
+            id="sampler.order_earlier",
+            tooltip="Apply the selected sampler earlier in the chain",
+        ),
+        Binding(
+            "greater_than_sign,full_stop",
+            "move_in_order(1)",
+            "Later",
+            show=False,
+            id="sampler.order_later",
+            tooltip="Apply the selected sampler later in the chain",
+        ),
         Binding("c", "cycle_preset", "Preset", id="sampler.preset", tooltip="Switch to the next sampler preset"),
-        Binding("b", "toggle_ban", "Byte ban", id="sampler.ban",
-                tooltip="Ban or allow the byte tokens (<0x00>..<0xFF>) with a bias of -100"),
-        Binding("s", "new_seed", "New seed", show=False, id="sampler.new_seed",
-                tooltip="Draw a new seed and keep it fixed"),
-        Binding("f", "fix_seed", "Fix seed", show=False, id="sampler.fix_seed",
-                tooltip="Fix the seed the last generation used, or go back to a new seed each time"),
-        Binding("l", "lora_scale(-1)", "LoRA −", show=False, id="sampler.lora_down",
-                tooltip="Lower the LoRA adapter's scale by 0.1 (0 disables it)"),
-        Binding("L", "lora_scale(1)", "LoRA +", show=False, id="sampler.lora_up",
-                tooltip="Raise the LoRA adapter's scale by 0.1"),
+        Binding(
+            "b",
+            "toggle_ban",
+            "Byte ban",
+            id="sampler.ban",
+            tooltip="Ban or allow the byte tokens (<0x00>..<0xFF>) with a bias of -100",
+        ),
+        Binding(
+            "s", "new_seed", "New seed", show=False, id="sampler.new_seed", tooltip="Draw a new seed and keep it fixed"
+        ),
+        Binding(
+            "f",
+            "fix_seed",
+            "Fix seed",
+            show=False,
+            id="sampler.fix_seed",
+            tooltip="Fix the seed the last generation used, or go back to a new seed each time",
+        ),
+        Binding(
+            "l",
+            "lora_scale(-1)",
+            "LoRA −",
+            show=False,
+            id="sampler.lora_down",
+            tooltip="Lower the LoRA adapter's scale by 0.1 (0 disables it)",
+        ),
+        Binding(
+            "L",
+            "lora_scale(1)",
+            "LoRA +",
+            show=False,
+            id="sampler.lora_up",
+            tooltip="Raise the LoRA adapter's scale by 0.1",
+        ),
     ]
 
     view: var[SamplerView | None] = var(None)
@@ -218,8 +314,14 @@ class SamplerPanel(Panel, can_focus=True):
     @staticmethod
     def _values(sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None) -> dict[str, object]:
         values: dict[str, object] = {name: getattr(sampler, name) for name in tuning.KNOBS}
-        values.update(preset=sampler.preset, seed=sampler.seed, stop=sampler.stop, lora=lora_scale, ban=bias.ban_byte_tokens,
-                      order=sampler.samplers)
+        values.update(
+            preset=sampler.preset,
+            seed=sampler.seed,
+            stop=sampler.stop,
+            lora=lora_scale,
+            ban=bias.ban_byte_tokens,
+            order=sampler.samplers,
+        )
         return values
 
     def rows(self) -> list[tuple[str, str]]:
@@ -231,7 +333,9 @@ class SamplerPanel(Panel, can_focus=True):
         # Without byte tokens to list, the ban's state is still said: else the ban key
         # would change nothing on screen (before a load, or a vocabulary with none: GPT-2 style).
         state = "banned" if self.bias.ban_byte_tokens else "allowed"
-        why = "their ids are known once a model is loaded" if self.byte_token_ids is None else "this vocabulary has none"
+        why = (
+            "their ids are known once a model is loaded" if self.byte_token_ids is None else "this vocabulary has none"
+        )
         entries = "".join(f"; {token_id}: {value:+g}" for token_id, value in self.bias.entries)
         return f"byte tokens {state} ({why}){entries}"
 
@@ -351,8 +455,11 @@ class SamplerPanel(Panel, can_focus=True):
         last_seed = self.view.last_seed if self.view is not None else None
         if self.view is not None and self.view.sampler.seed is None and self.view.sampler.temperature > 0:
             # A reused cache is computed a little differently (inference/generation.py): said, the wait is no surprise.
-            self.notify("Seed fixed: the prompt is now evaluated afresh, as `scriptorium continue --seed` does, so the "
-                        "seed gives the same text in both (a re-roll then evaluates one token).", title="Seed")
+            self.notify(
+                "Seed fixed: the prompt is now evaluated afresh, as `scriptorium continue --seed` does, so the "
+                "seed gives the same text in both (a re-roll then evaluates one token).",
+                title="Seed",
+            )
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.with_seed_fixed(sampler, last_seed)))
 
     def action_lora_scale(self, direction: int) -> None:

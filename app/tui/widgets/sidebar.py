@@ -31,7 +31,13 @@ NARROW_COLUMNS = 80
 """Below this many columns the panels give way to the text by themselves: at 60 they took half of it
 (at 80 the draft keeps 44 columns beside them)."""
 
-PANEL_TITLES = {"probabilities": "probabilities", "sampler": "sampler", "kv": "KV cache", "speed": "speed", "model": "model"}
+PANEL_TITLES = {
+    "probabilities": "probabilities",
+    "sampler": "sampler",
+    "kv": "KV cache",
+    "speed": "speed",
+    "model": "model",
+}
 
 
 class Sidebar(VerticalScroll):
@@ -39,12 +45,19 @@ class Sidebar(VerticalScroll):
 
     BINDINGS = [
         *(
-            Binding(str(number), f"screen.toggle_panel('{name}')", f"Toggle {PANEL_TITLES[name]}",
-                    show=False, id=f"panels.{name}", tooltip=f"Show or hide the {PANEL_TITLES[name]} panel")
+            Binding(
+                str(number),
+                f"screen.toggle_panel('{name}')",
+                f"Toggle {PANEL_TITLES[name]}",
+                show=False,
+                id=f"panels.{name}",
+                tooltip=f"Show or hide the {PANEL_TITLES[name]} panel",
+            )
             for number, name in enumerate(PANELS, 1)
         ),
-        Binding("escape", "screen.leave_panels", "Back", id="panels.leave",
-                tooltip="Return to the draft or the chat input"),
+        Binding(
+            "escape", "screen.leave_panels", "Back", id="panels.leave", tooltip="Return to the draft or the chat input"
+        ),
     ]
 
     sampler_view: var[SamplerView | None] = var(None)

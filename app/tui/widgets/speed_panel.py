@@ -36,8 +36,16 @@ class SpeedPanel(Panel):
         self._before: tuple[object, ...] | None = None
 
     def _figures(self) -> tuple[object, ...]:
-        return (self.progress, self.prefill, self.first_token_ms, self.last_token, self.done, self.failed,
-                self.border_title, self.busy_usual)
+        return (
+            self.progress,
+            self.prefill,
+            self.first_token_ms,
+            self.last_token,
+            self.done,
+            self.failed,
+            self.border_title,
+            self.busy_usual,
+        )
 
     def reset(self) -> None:
         """A generation starts: the figures go, kept aside until it is known to run."""
@@ -85,8 +93,16 @@ class SpeedPanel(Panel):
         """The generation never reached the model (its prompt refused, or Esc while it was
         made): nothing was measured, so the last generation's figures come back."""
         if self._before is not None:
-            (self.progress, self.prefill, self.first_token_ms, self.last_token, self.done, self.failed,
-             self.border_title, self.busy_usual) = self._before
+            (
+                self.progress,
+                self.prefill,
+                self.first_token_ms,
+                self.last_token,
+                self.done,
+                self.failed,
+                self.border_title,
+                self.busy_usual,
+            ) = self._before
             self.refresh()
 
     def show_failed(self) -> None:

@@ -40,11 +40,15 @@ class StatusBar(Widget, can_focus=False):
         left = Text()
         for mode in ("draft", "chat"):
             label = f" {mode.capitalize()} "
-            left.append(label, style=self._style("status-bar--mode") if mode == self.mode else self._style("status-bar--dim"))
+            left.append(
+                label, style=self._style("status-bar--mode") if mode == self.mode else self._style("status-bar--dim")
+            )
         model = self.model
         if model.state == "loading":
-            right = Text(f"loading {model.path.name if model.path else ''} {model.progress * 100:.0f}%",
-                         style=self._style("status-bar--busy"))
+            right = Text(
+                f"loading {model.path.name if model.path else ''} {model.progress * 100:.0f}%",
+                style=self._style("status-bar--busy"),
+            )
         elif model.state == "failed":
             right = Text("model failed to load", style=self._style("status-bar--error"))
         elif model.state == "ready" and model.facts is not None:

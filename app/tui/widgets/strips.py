@@ -32,9 +32,9 @@ def line_strip(line: Text, width: int, base: Style, console: Console) -> Strip:
         if span.start < position:  # overlapping spans: Rich's own stacking
             return Strip(line.render(console)).crop_extend(0, width, base).apply_style(base)
         if span.start > position:
-            segments.append(Segment(plain[position:span.start], own))
+            segments.append(Segment(plain[position : span.start], own))
         if span.end > span.start:
-            segments.append(Segment(plain[span.start:span.end], own + _style(span.style, console)))
+            segments.append(Segment(plain[span.start : span.end], own + _style(span.style, console)))
         position = span.end
     if position < len(plain):
         segments.append(Segment(plain[position:], own))

@@ -57,7 +57,7 @@ def line_words(before: str, room: int = LINE_WORDS_ROOM) -> str:
         if len(shown) + len(word) + (1 if shown else 0) > room:
             break
         shown = f"{shown} {word}" if shown else word
-    shown = shown or words[0][:room - 1]
+    shown = shown or words[0][: room - 1]
     cut = shown != " ".join(words)
     return f"‘{shown}{'…' if cut else ''}’"
 
@@ -116,9 +116,14 @@ class SuggestionView(ScrollView, can_focus=False):
         if ghost is None or ghost.streaming or self.inspected is None:
             return
         lines = self._wrapped(max(self.scrollable_content_region.width, 1))
-        row = next((row for row, line in enumerate(lines)
-                    if any(isinstance(span.style, Style) and span.style.meta.get(_INSPECTED) for span in line.spans)),
-                   None)
+        row = next(
+            (
+                row
+                for row, line in enumerate(lines)
+                if any(isinstance(span.style, Style) and span.style.meta.get(_INSPECTED) for span in line.spans)
+            ),
+            None,
+        )
         height = self.scrollable_content_region.height
         if row is None or height < 1:
             return
@@ -145,8 +150,10 @@ class SuggestionView(ScrollView, can_focus=False):
         self._shorter_wheres = [f"from {line_words(context, room)}" for room in (8, 1)] if ghost.from_cursor else []
         version = version_label(ghost)
         replacing = f" · replaces {replaced_label(ghost.replaces)}" if replaced.strip(" \t") else ""
-        self._title = (f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
-                       f"{' · ' + version if version else ''}")
+        self._title = (
+            f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
+            f"{' · ' + version if version else ''}"
+        )
         self._hints = hints
         self._fit_borders()
         self._lines = -1
@@ -256,9 +263,17 @@ class SuggestionView(ScrollView, can_focus=False):
         base = self._style("suggestion-view--text")
         if ghost.tokens and (self.colour_tokens or self.inspected is not None):
             style_of = (lambda name: self._style(f"suggestion-view--{name}")) if self.colour_tokens else None
-            rendered.append_text(token_text(ghost.text, ghost.tokens, base, style_of, self.inspected,
-                                            self._style("suggestion-view--inspected") + Style.from_meta({_INSPECTED: True}),
-                                            (self.unknown_ids, self._style("suggestion-view--unknown"))))
+            rendered.append_text(
+                token_text(
+                    ghost.text,
+                    ghost.tokens,
+                    base,
+                    style_of,
+                    self.inspected,
+                    self._style("suggestion-view--inspected") + Style.from_meta({_INSPECTED: True}),
+                    (self.unknown_ids, self._style("suggestion-view--unknown")),
+                )
+            )
         else:
             rendered.append(ghost.text, style=base)
         if ghost.streaming:

@@ -37,13 +37,13 @@ def token_text(
     position = 0
     for index, record in enumerate(records):
         if record.start > position:
-            rendered.append(text[position:record.start], style=base)
+            rendered.append(text[position : record.start], style=base)
         style = base
         if style_of is not None:
             style = style + style_of(bucket(record.p))
         if index == cursor and cursor_style is not None:
             style = style + cursor_style
-        piece = text[record.start:record.end]
+        piece = text[record.start : record.end]
         if record.id in unknown_ids:
             piece, style = UNKNOWN, style + unknown_style
         rendered.append(piece, style=style)
@@ -76,8 +76,10 @@ class TokenLegend(Widget, can_focus=False):
 class ReplyTokens(Widget, can_focus=False):
     """A chat reply as its tokens (shown instead of its Markdown while colouring or inspecting)."""
 
-    COMPONENT_CLASSES = {f"reply-tokens--{name}" for _, name, _ in BUCKETS} | {"reply-tokens--cursor",
-                                                                                "reply-tokens--unknown"}
+    COMPONENT_CLASSES = {f"reply-tokens--{name}" for _, name, _ in BUCKETS} | {
+        "reply-tokens--cursor",
+        "reply-tokens--unknown",
+    }
 
     DEFAULT_CSS = "ReplyTokens { height: auto; }"
 
@@ -96,6 +98,12 @@ class ReplyTokens(Widget, can_focus=False):
 
     def render(self) -> Text:
         style_of = (lambda name: self.get_component_rich_style(f"reply-tokens--{name}")) if self.colour else None
-        return token_text(self.text, self.records, Style(), style_of, self.cursor,
-                          self.get_component_rich_style("reply-tokens--cursor"),
-                          (self.unknown_ids, self.get_component_rich_style("reply-tokens--unknown")))
+        return token_text(
+            self.text,
+            self.records,
+            Style(),
+            style_of,
+            self.cursor,
+            self.get_component_rich_style("reply-tokens--cursor"),
+            (self.unknown_ids, self.get_component_rich_style("reply-tokens--unknown")),
+        )
