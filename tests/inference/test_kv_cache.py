@@ -280,8 +280,9 @@ def test_llama_usage_grows_by_one_token_per_step(random_model: Path) -> None:
                 assert (pos_min, usage.tokens) == (0, pos_max + 1)
                 assert usage.bytes_used == usage.tokens * per_token
                 seen.append(usage.tokens)
-        # Prefill in batches of 64, then each token but the last is decoded into the cache.
-        batches = [min(prompt_tokens, n) for n in range(64, prompt_tokens + 64, 64)]
+        # Prefill in batches of 64, the prompt's last token alone (fresh_prefix.py: so a re-roll at a
+        # fixed seed computes what a cold start does), then each token but the last is decoded into the cache.
+        batches = [min(prompt_tokens - 1, n) for n in range(64, prompt_tokens - 1 + 64, 64)] + [prompt_tokens]
         assert seen == batches + list(range(prompt_tokens, prompt_tokens + 20))
         assert engine.kv_usage().tokens == prompt_tokens + 19
 

@@ -8,6 +8,7 @@ import ctypes
 
 import numpy as np
 import pytest
+from float_tolerance import PROB_RTOL
 from gguf_loop import PROMPT
 from sampler_reference import DRAFT, NEUTRAL, SAMPLERS, engine, llama_cpp_chain, loop_engine  # noqa: F401  (fixtures)
 
@@ -90,7 +91,9 @@ def test_what_was_kept_is_what_llama_cpps_chain_leaves(engine: Engine, name: str
     for event, (token, survivors) in zip(ours, theirs):
         assert event.id == token
         assert [i for i, _ in event.kept] == [i for i, _ in survivors]
-        assert [p for _, p in event.kept] == pytest.approx([p for _, p in survivors], rel=1e-6)
+        # The reference chain runs on its own evaluation of the prompt, whose logits may differ by
+        # float32 rounding (float_tolerance.py); DRY's penalty then moves them on the same scale.
+        assert [p for _, p in event.kept] == pytest.approx([p for _, p in survivors], rel=PROB_RTOL)
 
 
 def test_greedy_keeps_its_token_alone(engine: Engine) -> None:  # noqa: F811
