@@ -15,6 +15,7 @@ from textual.widgets import Input, TextArea
 from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
+from scriptorium.app.tui.screens.main_screen import WORD_COUNT_DELAY
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.inference.engine import Engine, LoadOptions
@@ -333,11 +334,13 @@ class Gate:
 
 
 async def saved(pilot: Pilot[Any]) -> None:
-    """Save now what the autosave would save a moment later, so a screenshot never depends
-    on whether its timer fired yet (the title bar's unsaved marker)."""
+    """Save now what the autosave would save a moment later, and wait out the pause after
+    which the status bar counts the draft's words, so a screenshot never depends on whether
+    either timer fired yet (the title bar's unsaved marker, "N words")."""
     app = pilot.app
     assert isinstance(app, ScriptoriumApp)
     app.save_everything()
+    await pilot.pause(WORD_COUNT_DELAY + 0.2)
     await pilot.pause()
 
 
