@@ -89,7 +89,11 @@ class DraftWindowMark(DraftCandidates):
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         if editor.text_before(anchor) + (ghost.text if ghost else "") == text:  # else a newer one is coming
             editor.show_window(*editor.window_in_text(start))
-            self.lore_seen(lore)
+            # With a suggestion showing, the window measured is the next continuation's, from
+            # its end: the lore the last prompt held (the lorebook screen's) stays until the
+            # suggestion is taken or thrown away, whose measure then says what fires.
+            if ghost is None:
+                self.lore_seen(lore)
         # Memory and note that leave no room are said as soon as they are (once, not at
         # every pause in typing): the author has just been told they are in every prompt.
         if too_long != self._said_too_long:
