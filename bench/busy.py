@@ -21,8 +21,12 @@ thread count (bench/reference.py's loop). scriptorium: the whole generation (the
 probabilities of every step, the byte ban), its thread counts on auto. One engine runs
 through every condition, as an app left open does: its first generation after the load
 changed is printed apart (the measuring it takes to notice), then --rounds more.
-Printed per condition: each count's tok/s (median and range), auto's, and auto against the
-best fixed count and against every core (llama.cpp's default at its best), per round.
+Printed per condition: each count's tok/s (median and range), plain and scriptorium's engine
+fixed at that count (the same generation as auto's: probabilities, byte ban, its sampler
+chain), auto's, and auto against the best fixed count (plain llama.cpp's), against
+scriptorium's own engine at its best fixed count (what choosing by measurement costs, the
+instrument's own work being the same on both sides) and against every core (llama.cpp's
+default at its best), per round.
 Default model: the Gemma 3 270M demo (installed with scriptorium[demo]).
 """
 
@@ -183,10 +187,12 @@ def main(argv: list[str] | None = None) -> int:
             with competing(program, count, args.limit):
                 first, first_threads = auto_rate(auto, settings, bias)
                 rates: dict[int, list[float]] = {n: [] for n in fixed}
+                ours: dict[int, list[float]] = {n: [] for n in fixed}
                 autos: list[float] = []
                 for _ in range(args.rounds):
                     for n, engine in fixed.items():
                         rates[n].append(plain_decode_tokens_per_s(engine, prompt, args.tokens))
+                        ours[n].append(auto_rate(engine, settings, bias)[0])
                     rate, threads = auto_rate(auto, settings, bias)
                     autos.append(rate)
                 if args.record:  # written after each condition: a run stopped midway keeps what it measured
@@ -199,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                     )
             per_round_best = [max(rates[n][i] for n in fixed) for i in range(args.rounds)]
             vs_best = [a / b for a, b in zip(autos, per_round_best)]
+            # The chooser's own cost: the same engine doing the same work at its best fixed count.
+            per_round_ours = [max(ours[n][i] for n in fixed) for i in range(args.rounds)]
+            vs_ours = [a / b for a, b in zip(autos, per_round_ours)]
             vs_all = [a / r for a, r in zip(autos, rates[cores])]
             print(
                 f"\n{name} ({count} competing {'interface stand-in' if program is INTERFACE else 'CPU-bound'}"
@@ -206,20 +215,26 @@ def main(argv: list[str] | None = None) -> int:
             )
             for n in fixed:
                 print(f"  plain llama.cpp, {n} thread{'s' if n != 1 else ''}: {spread(rates[n])} tok/s")
+            for n in fixed:
+                print(f"  scriptorium fixed at {n} thread{'s' if n != 1 else ''}: {spread(ours[n])} tok/s")
             print(
                 f"  scriptorium auto: {spread(autos)} tok/s, ended on {threads}; "
                 f"its first generation after the change {first:.1f} tok/s ({first_threads})"
             )
             print(f"  auto / best fixed count, per round: {spread(vs_best, 3)}")
+            print(f"  auto / scriptorium at its best fixed count (the chooser's cost), per round: {spread(vs_ours, 3)}")
             print(f"  auto / plain llama.cpp on every core ({cores}), per round: {spread(vs_all, 3)}")
-            summary.append((name, statistics.median(vs_best), statistics.median(vs_all)))
+            summary.append((name, statistics.median(vs_best), statistics.median(vs_ours), statistics.median(vs_all)))
     finally:
         auto.close()
         for engine in fixed.values():
             engine.close()
     print(
         "\nsummary (medians): "
-        + "; ".join(f"{name}: auto/best {b:.3f}, auto/every core {a:.3f}" for name, b, a in summary)
+        + "; ".join(
+            f"{name}: auto/best {b:.3f}, auto/ours at best fixed {o:.3f}, auto/every core {a:.3f}"
+            for name, b, o, a in summary
+        )
     )
     return 0
 
