@@ -30,11 +30,11 @@ class KeyFooter(Footer):
 
     async def recompose(self) -> None:
         await super().recompose()
-        # Textual keeps a reactive's watchers in this attribute; a version that prunes
-        # them itself leaves nothing here to do.
-        watchers = getattr(self, "__watchers", {}).get("compact")
-        if watchers:
-            watchers[:] = [(node, callback) for node, callback in watchers if node.is_attached]
+        # A change of `compact` is when Textual forgets the watchers of removed keys: so
+        # it is changed and changed back, through the public reactive, once the old keys
+        # are gone. Both changes land before the next frame, which draws the same footer.
+        self.compact = not self.compact
+        self.compact = not self.compact
         self._give_way()
 
     def on_resize(self, event: events.Resize) -> None:
