@@ -26,6 +26,7 @@ from typing import Any
 from reference import parse_run_arguments, run_arguments
 
 from scriptorium import prompts
+from scriptorium.app.config import prompt_templates
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     threads = TuiSettings().generation_threads()
     options = LoadOptions(model_path=args.model, n_ctx=args.ctx, n_threads=threads)
     settings = preset("greedy").with_changes(max_tokens=args.tokens, preset="greedy")
-    prompt = prompts.render_continue(DRAFT, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
+    prompt = prompts.render_continue(DRAFT, prompt_templates.load(prompts.CONTINUE, paths.prompts_dir()))
     backends = {"in-process": Engine.load(options), "child process": IsolatedBackend.load(options)}
     for backend in backends.values():
         plain_run(backend, prompt, settings.with_changes(max_tokens=8))  # warm-up

@@ -53,6 +53,7 @@ from textual_floor import FloorApp
 from textual import events
 
 from scriptorium import prompts
+from scriptorium.app.config import prompt_templates
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -148,7 +149,7 @@ async def bench(  # noqa: C901 - one run: its rounds and conditions in the order
     where = "in the app's process" if in_process else "in its child process (the app's default)"
     print(f"engine {where}: {backend.arithmetic.describe()}")
     settings = preset("greedy").with_changes(max_tokens=tokens, preset="greedy")
-    prompt = prompts.render_continue(DRAFT, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
+    prompt = prompts.render_continue(DRAFT, prompt_templates.load(prompts.CONTINUE, paths.prompts_dir()))
     prompt_tokens = reference.engines[True].tokenize(prompt)
     run_alone(backend, prompt, settings.with_changes(max_tokens=8))  # warm-up
     reference.measure_round(prompt_tokens, 16)

@@ -35,6 +35,7 @@ from typing import Callable
 from reference import Reference, machine_facts, parse_run_arguments, ratio_summary, run_arguments
 
 from scriptorium import prompts
+from scriptorium.app.config import prompt_templates
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 
@@ -99,7 +100,7 @@ def bench(model: Path, tokens: int, rounds: int, n_ctx: int, size: tuple[int, in
         raise SystemExit("tui_terminal.py: tmux is not installed")
     print(machine_facts())
     reference = Reference.load(model, n_ctx)
-    prompt = prompts.render_continue(DRAFT, prompts.load(prompts.CONTINUE, paths.prompts_dir()))
+    prompt = prompts.render_continue(DRAFT, prompt_templates.load(prompts.CONTINUE, paths.prompts_dir()))
     prompt_tokens = reference.engines[True].tokenize(prompt)
     reference.measure_round(prompt_tokens, 16)  # warm-up
     reference.rates = {True: [], False: []}

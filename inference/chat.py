@@ -18,7 +18,7 @@ def render_chat(
     if model_template is None and fallback_template is None:
         from scriptorium import prompts
 
-        fallback_template = prompts.load(prompts.CHAT_FALLBACK)
+        fallback_template = prompts.packaged_text(prompts.CHAT_FALLBACK)
     template = model_template or fallback_template
     from .template_process import render_template
 

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scriptorium import prompts
+from scriptorium.app.config import prompt_templates
 from scriptorium.app.config.file import load_config, load_config_lenient
 from scriptorium.app.config.schema import ConfigError
 from scriptorium.inference.errors import ModelFileError, ScriptoriumError
@@ -209,8 +210,8 @@ def test_the_prompt_loader_fails_only_in_its_own_words(name, content, draft) -> 
     folder.mkdir(exist_ok=True)
     (folder / name).write_bytes(content)
     try:
-        template = prompts.load(name, folder)
-    except prompts.PromptError as error:
+        template = prompt_templates.load(name, folder)
+    except prompt_templates.PromptError as error:
         assert "\n" not in str(error)
         assert "not UTF-8 text" in str(error) or content.count(b"{draft}") > 1 and name == prompts.CONTINUE
         return

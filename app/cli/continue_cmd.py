@@ -185,6 +185,7 @@ class _Inputs:
     @classmethod
     def read(cls, args: argparse.Namespace) -> _Inputs:
         from scriptorium import prompts
+        from scriptorium.app.config import prompt_templates
         from scriptorium.inference.window import check_note_depth
 
         from scriptorium.app import paths
@@ -197,7 +198,7 @@ class _Inputs:
         lorebook = read_lorebook(args.lore) if args.lore else None
         draft = read_draft(args.file)
         draft = draft[: end_of_writing(draft)]  # where the app continues it too
-        template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
+        template = prompt_templates.load(prompts.CONTINUE, paths.prompts_dir())
         return cls(draft, memory, note, depth, lorebook, template)
 
 

@@ -3,7 +3,7 @@
 It holds what outlives a screen, as reactive state the main screen receives (attributes down):
 the backend, the model's status, the live sampler settings the keys change. Each has one owner:
 the model lifecycle (models/lifecycle.py) for loading and switching, the session keeper
-(sessions/keeper.py) for what is written and saved. Requests come up as messages, handled here once.
+(tui/session_keeper.py) for what is written and saved. Requests come up as messages, handled here once.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.replaced import REPLACED_TITLE
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
-from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
 from scriptorium.app.tui import exporting, generation, pinning, saving, session_tokens, suggestion_keeping
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems

@@ -11,7 +11,7 @@ from typing import Callable
 from textual.app import App
 
 from scriptorium.app.sessions import SessionError, draft_files, file_choice
-from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.tui import session_tokens
 from scriptorium.app.tui.screens.file_conflict_screen import FileConflictScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen

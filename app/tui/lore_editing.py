@@ -11,7 +11,7 @@ from textual.app import App
 from scriptorium.inference.lore import Lorebook
 
 from scriptorium.app.sessions import session_lore
-from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.model import DraftSession
 from scriptorium.app.tui.screens.lore_screen import LoreScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen

@@ -13,7 +13,7 @@ from scriptorium.inference.lore import Lorebook
 from scriptorium.inference.window import Pinned
 
 from scriptorium.app.sessions import session_lore
-from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.model import DraftSession
 from scriptorium.app.tui import lore_editing
 from scriptorium.app.tui.pinned_count import PinnedCounter

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.timer import Timer
 
 from scriptorium.app.sessions import DraftSession, draft_files
-from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui import draft_conflict, pinning, session_tokens
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
@@ -62,7 +62,7 @@ def take_changed_draft_file(
     scriptorium last read or wrote it: the file's text is shown, as a polished editor
     reloads, and said (else quitting asked whether to replace it with the older text on
     screen). The undo history goes with the old text: undone, its autosave would silently
-    write it over the other program's. With changes of their own, a save asks (keeper.py);
+    write it over the other program's. With changes of their own, a save asks (session_keeper.py);
     a generation writing into the draft keeps its suggestion until it ends, unless the
     draft is being left (`leaving`): the suggestion goes with it then anyway."""
     if session is None or (main.is_generating and not leaving):

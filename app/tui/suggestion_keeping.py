@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from scriptorium.app.sessions.keeper import SessionKeeper
+from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.records import Generation
 from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion
 from scriptorium.app.sessions.suggestion import Writers as KeptWriters

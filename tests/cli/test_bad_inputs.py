@@ -14,6 +14,7 @@ from gguf_corrupt import corrupt_copy
 from test_cli import DRAFT, assert_one_line_error, scriptorium
 
 from scriptorium import prompts
+from scriptorium.app.config import prompt_templates
 from scriptorium.inference.scoring import chunk_size
 
 # About 2,000 tokens of words the test vocabulary holds whole: far more than a 300-token context.
@@ -276,7 +277,10 @@ def test_a_pipe_closed_early_is_quiet(random_model: Path) -> None:
         ("folder", "continue.txt is a folder, not a file"),
         # A 16-character draft "seen from character 17 on"; a 2M-token template called the memory and note.
         ("placeholders", "continue.txt holds {draft} 3 times; it takes it once, where the draft goes"),
-        ("huge", f"continue.txt is {prompts.MAX_TEMPLATE_CHARS + 1:,} characters long; a template holds at most"),
+        (
+            "huge",
+            f"continue.txt is {prompt_templates.MAX_TEMPLATE_CHARS + 1:,} characters long; a template holds at most",
+        ),
     ],
 )
 def test_a_prompt_template_that_cannot_be_read_is_one_line(
@@ -292,7 +296,7 @@ def test_a_prompt_template_that_cannot_be_read_is_one_line(
     elif damage == "placeholders":
         copy.write_text("{draft}\n\n{draft}\n\n{draft}", encoding="utf-8")
     elif damage == "huge":
-        copy.write_text("x" * (prompts.MAX_TEMPLATE_CHARS + 1), encoding="utf-8")
+        copy.write_text("x" * (prompt_templates.MAX_TEMPLATE_CHARS + 1), encoding="utf-8")
     else:
         copy.mkdir()
     assert_one_line_error(

@@ -55,7 +55,7 @@ def test_an_empty_prompt_to_a_model_without_bos_starts_from_its_bos(gguf_dir: Pa
 
 def test_a_model_without_a_template_talks_in_the_fallbacks_turns(random_model: Path, server_logs: Path) -> None:
     messages = [{"role": "system", "content": "Sei un aiuto."}, {"role": "user", "content": "ciao"}]
-    fallback = prompts.load(prompts.CHAT_FALLBACK)
+    fallback = prompts.packaged_text(prompts.CHAT_FALLBACK)
     with LlamaServer(random_model, server_logs) as server:
         remote, local = connect_to(server), _local(random_model)
         try:

@@ -26,7 +26,7 @@ from scriptorium.inference.remote_http import ServerError
 from scriptorium.inference.tokenizer import UnencodableTextError
 from scriptorium.inference.window import build_window
 
-FALLBACK = prompts.load(prompts.CHAT_FALLBACK)
+FALLBACK = prompts.packaged_text(prompts.CHAT_FALLBACK)
 
 
 @pytest.fixture(scope="module")

@@ -192,3 +192,50 @@ def test_importing_the_inference_layer_does_not_load_llama_cpp() -> None:
     code = f"import sys\nfor name in {modules!r}: __import__(name)\nassert 'llama_cpp' not in sys.modules, name"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def folder_graph(graph: dict[str, set[str]], packages: set[str], depth: int = 3) -> dict[str, set[str]]:
+    """The import graph with each module replaced by its folder (the package it lies in,
+    a package being its own), named by at most its first `depth` parts: with 3,
+    `scriptorium.app.tui.widgets.chat_pane` is in `scriptorium.app.tui`,
+    `scriptorium.app.paths` in `scriptorium.app`. An import between two folders is an edge."""
+
+    def folder(name: str) -> str:
+        package = name if name in packages else name.rsplit(".", 1)[0]
+        return ".".join(package.split(".")[:depth])
+
+    folders: dict[str, set[str]] = {folder(name): set() for name in graph}
+    for source, targets in graph.items():
+        folders[folder(source)].update(folder(target) for target in targets if folder(target) != folder(source))
+    return folders
+
+
+def test_folders_are_collapsed_from_their_modules() -> None:
+    graph = {
+        "pkg": set(),
+        "pkg.util": {"pkg.core.c"},
+        "pkg.core": set(),
+        "pkg.core.c": set(),
+        "pkg.core.a": {"pkg.ui.deep.b"},
+        "pkg.ui": set(),
+        "pkg.ui.d": {"pkg.ui.deep.b"},
+        "pkg.ui.deep": set(),
+        "pkg.ui.deep.b": {"pkg.core.c", "pkg.ui.d"},
+    }
+    packages = {"pkg", "pkg.core", "pkg.ui", "pkg.ui.deep"}
+    assert folder_graph(graph, packages, depth=2) == {
+        "pkg": {"pkg.core"},
+        "pkg.core": {"pkg.ui"},
+        "pkg.ui": {"pkg.core"},
+    }
+    assert cycles(folder_graph(graph, packages, depth=2)) == [["pkg.core", "pkg.ui", "pkg.core"]]
+
+
+def test_the_package_has_no_import_cycles_between_folders() -> None:
+    """A folder is a layer: inference/ below app/, prompts/ data that inference may read;
+    app's cli/, config/, models/, sessions/ and tui/ each a part of the app. A loop between
+    folders (inference/chat.py read prompts/, whose loader imported inference/errors.py)
+    means neither can be understood, moved or tested alone."""
+    packages = {name for name, (_, is_package) in package_modules().items() if is_package}
+    found = cycles(folder_graph(import_graph(), packages))
+    assert not found, "import cycles between folders:\n" + describe(found)

@@ -41,7 +41,7 @@ def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
             assert call["special"] is True  # the template writes control tokens
             engine = app.backend
             assert engine is not None
-            system = prompts.load(prompts.CHAT_SYSTEM).strip()
+            system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
             assert call["prompt"] == engine.chat_prompt(
                 [{"role": "system", "content": system}, {"role": "user", "content": "Ciao, come va?"}]
             )
@@ -303,7 +303,7 @@ def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given
             await model_ready(pilot)
             await generated(pilot, *"Ciao", "enter")
             saved = saved_chat(app)
-            system = prompts.load(prompts.CHAT_SYSTEM).strip()
+            system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
             assert isinstance(saved, ChatSession) and saved.system_prompt == system
             assert [t.content for t in saved.turns] == ["Ciao", REPLY]
             assert f"## System prompt\n\n{system}\n" in render_markdown(saved)

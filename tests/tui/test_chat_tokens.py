@@ -252,7 +252,7 @@ def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_st
             record = records[chat.inspected]
             engine = app.backend
             assert engine is not None
-            system = prompts.load(prompts.CHAT_SYSTEM).strip()
+            system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
             before = engine.chat_prompt([{"role": "system", "content": system}, *chat.messages[:-1]])
             prefix = chat.messages[-1]["content"][: record.start] + record.text
             assert engine.count_tokens(before) <= 312 < engine.count_tokens(before + prefix)

@@ -11,6 +11,7 @@ from textual.pilot import Pilot
 from tui_helpers import Gate, generated, make_app, model_ready, run, spying_loader
 
 from scriptorium import prompts
+from scriptorium.app.config import prompt_templates
 from scriptorium.app import paths
 from scriptorium.app.tui.widgets.draft_editor import next_word, shifted_anchor
 from scriptorium.inference.settings import preset
@@ -46,7 +47,7 @@ def test_continue_streams_a_suggestion_that_is_not_in_the_draft(random_model: Pa
             assert draft.editor.text == OPENING
             assert draft.suggestion.display and draft.suggestion.text == done.text
             assert [list(b) for b in draft.editor.history.undo_stack] == undo_before
-            template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
+            template = prompt_templates.load(prompts.CONTINUE, paths.prompts_dir())
             assert spies[0].last["prompt"] == prompts.render_continue(OPENING, template)
 
     run(scenario)

@@ -17,7 +17,7 @@ from scriptorium.app.units import format_bytes
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 
 if TYPE_CHECKING:
-    from scriptorium.app.sessions.keeper import SessionKeeper
+    from scriptorium.app.tui.session_keeper import SessionKeeper
 
 
 class SessionsScreen(ModalScreen[AnySession | None]):

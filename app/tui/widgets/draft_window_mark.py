@@ -10,6 +10,7 @@ from textual import work
 from textual.timer import Timer
 
 from scriptorium import prompts
+from scriptorium.app.config import prompt_templates
 from scriptorium.inference.backend import Backend
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.lore import Fired
@@ -60,8 +61,8 @@ class DraftWindowMark(DraftCandidates):
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         try:
-            template = prompts.load(prompts.CONTINUE, paths.prompts_dir())
-        except prompts.PromptError:
+            template = prompt_templates.load(prompts.CONTINUE, paths.prompts_dir())
+        except prompt_templates.PromptError:
             template = None  # said when a continuation asks for it
         self._measure_window(
             self.window_builder(backend, template), backend, editor.text_before(anchor) + (ghost.text if ghost else "")

@@ -19,6 +19,7 @@ from textual.reactive import var
 from textual.widget import Widget
 
 from scriptorium import prompts
+from scriptorium.app.config import prompt_templates
 from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
 from scriptorium.inference.errors import EngineCrashed
 from scriptorium.inference.lore import Lorebook
@@ -185,8 +186,8 @@ class ModePane(Vertical):
         """The author's prompt template `name` (else the packaged one); None, after a
         notification, when the author's copy cannot be read: nothing on screen changes."""
         try:
-            return prompts.load(name, paths.prompts_dir())
-        except prompts.PromptError as error:
+            return prompt_templates.load(name, paths.prompts_dir())
+        except prompt_templates.PromptError as error:
             self.notify(str(error), title="Prompt template", severity="error", timeout=15)
             return None
 
