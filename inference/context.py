@@ -8,16 +8,22 @@ cached keys and values stale). Generation and scoring hold the context with `cla
 and read the logits through it; nothing else writes the mirror.
 
 When the draft window slides (window.py), the new prompt is the old one with its start
-cut: memory, then text the cache holds a little further on. `reuse` keeps the common
-prefix (the memory: llama.cpp's `n_keep`), removes the cached tokens between it and the
-window's first cached token, and moves the rest back (`llama_memory_seq_rm` +
-`llama_memory_seq_add`; RoPE re-rotates the keys). The moved keys and values saw the cut
-text: llama.cpp's context shift, an approximation past the first layer (within one layer,
-equal to a cold prefill up to float rounding). Models that cannot shift (M-RoPE,
-sliding-window layers) evaluate the window again; `Reuse.how` says which happened. The
-window's first tokens may be spelled apart from the same text in the old prompt (" Poi"
-after a full stop, "Poi" after a paragraph break): the cached spelling is kept when it
-reads the same, since llama.cpp wants new positions to follow the cached ones.
+cut away: memory, then text the cache already holds a little further on. `reuse` keeps
+the common prefix (the memory: llama.cpp's `n_keep`) where it is, removes the cached
+tokens between it and the first of the window's tokens the cache holds, and moves the
+rest back with `llama_memory_seq_rm` + `llama_memory_seq_add` (RoPE re-rotates the keys
+by the shift). Only the tokens after the cached run are evaluated. The moved keys and
+values were computed having seen the text that was cut: that is llama.cpp's own context
+shift, an approximation past the first layer; within one layer (keys and values of a
+token depend on it and its position alone) it equals a cold prefill up to float
+rounding. Models that cannot shift (M-RoPE, sliding-window layers, whose caches keep
+only recent positions) evaluate the window again, and `Reuse.how` says which happened.
+
+The window's first tokens can be spelled differently from the same text inside the old
+prompt (" Poi" after a full stop, "Poi" after a paragraph break): the cached spelling is
+kept when its text is the same but for leading whitespace, so the window still starts on
+its boundary and its words are the same; llama.cpp requires positions after the cached
+ones to follow on, so new tokens cannot be put in front of the moved run.
 """
 
 from __future__ import annotations

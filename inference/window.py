@@ -1,8 +1,8 @@
 """What the model sees: memory, the draft window and the author's note, fitted in real tokens.
 
-A prompt takes what max_tokens leaves of the context (`prompt_budget`), and a small model
-only knows the positions it was trained on. The prompt is built here, in one place, for
-the command line, the draft pane, chat and scoring:
+A model sees `n_ctx - max_tokens` tokens of prompt at most (half the context at least:
+`prompt_budget`), and a small model only knows the positions it was trained on. The prompt
+is built here, in one place, for the command line, the draft pane, chat and scoring:
 
     memory (pinned first) + lore that fired + the draft window, with the author's note N paragraphs before its end
 
@@ -159,9 +159,10 @@ class DroppedTokens:
 
 
 def prompt_budget(n_ctx: int, max_tokens: int) -> int:
-    """What max_tokens leaves of the context, but never less than half of it (generation
-    then stops when the context is full): with a 256-token training window and the
-    default 200 tokens to write, the model would otherwise see 56 tokens of draft."""
+    """Tokens a prompt may take: what max_tokens leaves of the context, but never less
+    than half of it; generation then stops when the context is full. A continuation in
+    the author's style needs their text before it: with a 256-token training window and
+    the default 200 tokens to write, the model would otherwise see 56 tokens of draft."""
     return max(n_ctx - max_tokens, n_ctx // 2, 1)
 
 

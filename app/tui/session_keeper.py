@@ -1,10 +1,11 @@
 """The TUI's side of sessions: what the author writes and what the model proposes, kept in a session
 (app/sessions/) and saved often enough that nothing accepted is ever lost.
 
-It runs on the UI thread, so a session is never encoded while it changes (a background write's report only
-notifies). Autosaves hand the encoded file to the store's writing thread: a long session's fsynced write takes
-neither the keys nor a streaming model's CPU. A save with nothing changed costs nothing (the store compares a
-fingerprint), so autosave runs at every pause in the typing and at once after every accepted suggestion.
+Everything here runs on the UI thread (but the report of a write made in the background, which only notifies):
+the store is only called between edits, so a session is never encoded while it changes; autosaves hand the
+encoded file to the store's writing thread, so a long session's write (tens of megabytes, fsynced) takes neither
+the keys nor a streaming model's CPU. Saves are cheap when nothing changed (the store compares a fingerprint), so
+autosave can run at every pause in the typing, and at once after every accepted suggestion.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ if TYPE_CHECKING:
 AUTOSAVE_SECONDS = 0.5
 """Typing is saved this long after the last keystroke: any pause saves it."""
 AUTOSAVE_LONGEST_SECONDS = 2.0
-"""...and never later than this after the first unsaved keystroke (an author may never pause)."""
+"""...and never later than this after the first unsaved keystroke: an author who never
+pauses is saved too."""
+TITLE_WORDS = 6
 
 
 @dataclass(slots=True)

@@ -121,8 +121,9 @@ class DraftEditor(TextArea):
         """The words kept from the suggestion on screen, the last last: each undo gives one back."""
 
     def on_resize(self) -> None:
-        # TextArea rewraps at the new width but repaints only when its height in lines changes: the
-        # words painted at the old width stayed, some hidden, until a key (opened beside the panels).
+        # TextArea rewraps at the new width but repaints only when its height in lines
+        # changes: the author's words painted at the old width stayed on screen, some
+        # hidden, until the next key (a draft opened as the side panels took their room).
         self.refresh()
         if self.ghost is not None:
             # Shrunk to make room for the suggestion (or opened with one): the line it
