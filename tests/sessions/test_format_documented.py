@@ -1,0 +1,126 @@
+"""docs/session-format.md against the writer: every key a session file holds is documented
+in its table (or, for an object's members, in its row), and every key documented is written.
+A new field then cannot land in the format without its line in the document, nor outlive
+its removal there."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scriptorium.app.sessions import ChatSession, DraftSession, LoraRef, TokenRecord
+from scriptorium.app.sessions import format as session_format
+from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion
+from scriptorium.inference.lore import Fired, LoreEntry, Lorebook
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "session-format.md"
+
+TABLES = {
+    "top level": "## Top level",
+    "window": "## `window`",
+    "draft": "## `draft`",
+    "chat": "## `chat`",
+    "generation": "## A generation",
+}
+"""Which heading's table documents which object of the file."""
+
+
+def documented_rows(section: str) -> dict[str, str]:
+    """key -> its row's text, from the first table after the section's heading."""
+    text = DOC.read_text(encoding="utf-8")
+    start = next(i for i, line in enumerate(text.splitlines()) if line.startswith(TABLES[section]))
+    rows: dict[str, str] = {}
+    seen_table = False
+    for line in text.splitlines()[start + 1 :]:
+        if line.startswith("|"):
+            seen_table = True
+            first, _, rest = line.strip("|").partition("|")
+            for key in re.findall(r"`([a-z_]+)`", first):
+                rows[key] = rest
+        elif seen_table:
+            break
+    return rows
+
+
+def full_draft(rich_draft: DraftSession, lora_ref: LoraRef) -> DraftSession:
+    """rich_draft with every optional member set: a suggestion with versions, a lorebook,
+    and a generation on a server with adapters, lore, token records saying what the chain did."""
+    g = rich_draft.generations[0]
+    token = TokenRecord(
+        id=5,
+        text="",
+        p=0.5,
+        top=((5, "", 0.5, False),),
+        piece=b"\xc3",
+        kept=((5, 0.7),),
+        removed=((6, "top_k"),),
+        pushed=((7, "dry", -1.5),),
+    )
+    rich_draft.generations[0] = replace(
+        g,
+        tokens=[token],
+        origin="llama-server b1 at http://127.0.0.1:8080",
+        other_loras=(lora_ref,),
+        lore=(Fired(name="Lucia", key="Lucia", tokens=4),),
+        arithmetic={"flash_attn": False, "type_k": "f16", "type_v": "f16", "n_threads": 1, "n_threads_batch": 2},
+    )
+    lore = Lorebook(entries=(LoreEntry(name="Lucia", keys=("Lucia",), text="Lucia is a sailor."),))
+    suggestion = Suggestion(
+        anchor=0, text="x", before="", after="", versions=[KeptVersion(text="x"), KeptVersion(text="y")], version=0
+    )
+    return replace(rich_draft, lore=lore, suggestion=suggestion)
+
+
+def keys_written(data: dict[str, Any]) -> dict[str, set[str]]:
+    return {
+        "top level": set(data),
+        "window": set(data["window"]),
+        "draft": set(data.get("draft", {})),
+        "chat": set(data.get("chat", {})),
+        "generation": set().union(*(set(g) for g in data["generations"])),
+    }
+
+
+@pytest.fixture
+def written(rich_draft: DraftSession, chat: ChatSession, lora_ref: LoraRef) -> dict[str, set[str]]:
+    draft = full_draft(rich_draft, lora_ref)
+    shared_lore = replace(draft, lore=Lorebook(), lore_path="/home/ana/lore.toml")
+    chat = replace(chat, unsent="Un'altra?")
+    found: dict[str, set[str]] = {section: set() for section in TABLES}
+    for session in (draft, shared_lore, chat):
+        for section, keys in keys_written(session_format.to_dict(session)).items():
+            found[section] |= keys
+    return found
+
+
+@pytest.mark.parametrize("section", list(TABLES))
+def test_every_key_written_is_documented_and_every_key_documented_is_written(
+    section: str, written: dict[str, set[str]]
+) -> None:
+    documented = set(documented_rows(section))
+    assert written[section] - documented == set(), f"written but not in the {section} table of {DOC.name}"
+    assert documented - written[section] == set(), f"documented in the {section} table but never written"
+
+
+def test_the_members_of_each_object_are_named_in_its_row(rich_draft: DraftSession, lora_ref: LoraRef) -> None:
+    data = session_format.to_dict(full_draft(rich_draft, lora_ref))
+    generation = data["generations"][0]
+    objects = {
+        ("window", "lore"): data["window"]["lore"],
+        ("draft", "file_stamp"): data["draft"]["file_stamp"] or {"size": 0, "mtime_ns": 0, "sha256": ""},
+        ("draft", "suggestion"): data["draft"]["suggestion"],
+        ("generation", "model"): generation["model"],
+        ("generation", "lora"): generation["other_loras"][0],
+        ("generation", "logit_bias"): generation["logit_bias"],
+        ("generation", "arithmetic"): generation["arithmetic"],
+        ("generation", "tokens"): generation["tokens"][0],
+        ("generation", "lore"): generation["lore"][0],
+    }
+    for (section, key), value in objects.items():
+        row = documented_rows(section)[key]
+        missing = [member for member in value if f"`{member}`" not in row and f'"{member}"' not in row]
+        assert not missing, f"{section}.{key}: members written but not named in its row: {missing}"
