@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import drawn_lines, make_app, model_ready, run
+from tui_helpers import drawn_lines, make_app, model_ready, run, until
 
 SENTENCE = "Era una sera di novembre, e la pioggia batteva sui vetri della vecchia casa. Lucia guardava la strada."
 
@@ -37,8 +37,11 @@ def test_the_draft_and_the_chat_field_rewrap_on_screen_when_the_terminal_narrows
             await pilot.pause()
             for width in (180, 170):  # the same number of lines, broken elsewhere
                 await pilot.resize_terminal(width, 40)
-                await pilot.pause()
-                assert words_drawn(app.main.draft.editor) == (SENTENCE * 2).split()
+                # The resize, the layout and the repaint are a few messages apart: on a loaded
+                # machine one pause may end before the last. Without the fix they never come.
+                await until(
+                    pilot, lambda: words_drawn(app.main.draft.editor) == (SENTENCE * 2).split(), f"draft at {width}"
+                )
             await pilot.press("f2")
             await pilot.pause()
             chat_input = app.main.chat.input
@@ -46,7 +49,6 @@ def test_the_draft_and_the_chat_field_rewrap_on_screen_when_the_terminal_narrows
             await pilot.pause()
             for width in (160, 150):
                 await pilot.resize_terminal(width, 40)
-                await pilot.pause()
-                assert words_drawn(chat_input) == SENTENCE.split()
+                await until(pilot, lambda: words_drawn(chat_input) == SENTENCE.split(), f"chat field at {width}")
 
     run(scenario)

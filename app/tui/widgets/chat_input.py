@@ -67,6 +67,10 @@ class ChatInput(TextArea):
     def on_resize(self) -> None:
         # One cell short of the width: the cursor stands after the hint.
         self.placeholder = fitting(self.content_size.width - 1, *self._placeholders)
+        # TextArea rewraps at the new width but repaints only when its height in lines changes
+        # (as the draft editor found): a message typed at the old width kept its old breaks on
+        # screen, a word hidden past the edge, until the next key.
+        self.refresh()
 
     @property
     def value(self) -> str:
