@@ -8,6 +8,7 @@ the model lifecycle (models/lifecycle.py) for loading and switching, the session
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 from typing import ClassVar, Iterable, Mapping
 
@@ -15,6 +16,7 @@ from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.dom import DOMNode
+from textual.notifications import Notification, Notify
 from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import get_current_worker
@@ -42,11 +44,16 @@ from scriptorium.app.tui.quit_signals import QuitOnSignals
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
+from scriptorium.app.tui.screens.messages_screen import MessagesScreen
 from scriptorium.app.tui.screens.model_picker import ModelChoice, ModelPickerScreen, WelcomeScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
+
+
+NOTICES_KEPT = 200
+"""A long session's messages: enough to find the one that mattered, bounded all the same."""
 
 
 class ScriptoriumApp(App[None], inherit_bindings=False):
@@ -100,6 +107,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._initial_load = load_options
         self.draft_file = DraftFile(path := draft.path if isinstance(draft, DraftFile) else draft)
         # A background save's failure comes from the writing thread: posted, never waited for.
+        self.notices: deque[Notification] = deque(maxlen=NOTICES_KEPT)
+        """Every notification of this run (the last NOTICES_KEPT): the messages screen shows them."""
         self.sessions = SessionKeeper(
             store or SessionStore(),
             self.draft_file,
@@ -441,6 +450,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.sampler, self.bias, self.lora_scale = message.applied(
             self.sampler, self.bias, self.lora_scale, self.config.all_presets(), self._custom_sampler
         )
+
+    def on_notify(self, event: Notify) -> None:
+        # Textual's own handler (App._on_notify) shows the toast; the app keeps what was said.
+        self.notices.append(event.notification)
+
+    def action_messages(self) -> None:
+        self.push_screen(MessagesScreen(self.notices))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keys.rows()))

@@ -93,6 +93,14 @@ APP_BINDINGS: list[BindingType] = [
         tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them",
     ),
     Binding(
+        "f11",
+        "messages",
+        "Messages",
+        show=False,
+        id="app.messages",
+        tooltip="Read again what the app said: every notification of this run, with its time",
+    ),
+    Binding(
         "f12",
         "export",
         "Export",

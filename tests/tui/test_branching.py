@@ -193,7 +193,7 @@ def test_branch_elsewhere_says_how(random_model: Path) -> None:
             await pilot.press(*PROMPT, "ctrl+b")
             await pilot.pause()
             assert not isinstance(app.screen, AlternativesScreen)
-            assert any("cursor on generated or scored text" in n.message for n in app._notifications)
+            assert any("cursor on generated or scored text" in n.message for n in app.notices)
             assert app.main.draft.editor.text == PROMPT
 
     run(scenario)

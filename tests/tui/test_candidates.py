@@ -162,7 +162,7 @@ def test_greedy_candidates_borrow_the_prose_sampling_and_say_so(phrases_model: P
                 for s in settings
             )
             assert len({c.text for c in screen.candidates}) > 1
-            assert any("Greedy sampling writes the same text" in n.message for n in app._notifications)
+            assert any("Greedy sampling writes the same text" in n.message for n in app.notices)
             assert app.sampler == GREEDY  # the author's own sampler is untouched
             await pilot.press("escape")
 
@@ -206,7 +206,7 @@ def test_a_prompt_that_cannot_be_fitted_fails_every_candidate_once(phrases_model
             await pilot.press("ctrl+s", "ctrl+n")
             screen = await candidates_written(pilot)
             assert all(c.error and "memory" in c.error for c in screen.candidates)
-            said = [n for n in app._notifications if n.severity == "error"]
+            said = [n for n in app.notices if n.severity == "error"]
             assert len(said) == 1 and said[0].title == "Window"
             await pilot.press("escape")
             assert app.main.draft.editor.ghost is None and app.main.draft.editor.text == PROMPT

@@ -234,7 +234,7 @@ def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> N
             chat.input.value = "Ciao " + words
             done = await generated(pilot, "enter")
             assert done.text == REPLY
-            messages = [n.message for n in app._notifications]
+            messages = [n.message for n in app.notices]
             assert any(m.startswith("The oldest message no longer fits") for m in messages), messages
 
     run(scenario)
@@ -275,12 +275,12 @@ def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_mod
             done = await generated(pilot, *"Ciao", "enter")
             chat = app.main.chat
             chat.input.value = long_message
-            app._notifications.clear()
+            app.notices.clear()
             await pilot.press("enter")
             await app.workers.wait_for_complete()
             await app.main.wait_until_idle()
             await pilot.pause()
-            [said] = app._notifications
+            [said] = app.notices
             assert said.title == "Window" and "the last message take" in said.message
             assert chat.messages == [{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": done.text}]
             assert chat.input.value == long_message and len(chat.transcript.query(".message")) == 2
@@ -329,12 +329,12 @@ def test_a_chat_template_that_loops_for_ever_is_one_notification(
         app = make_app(model, mode="chat")
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            app._notifications.clear()
+            app.notices.clear()
             await pilot.press(*"Ciao", "enter")
             await app.workers.wait_for_complete()
             await app.main.wait_until_idle()
             await pilot.pause()
-            [said] = app._notifications
+            [said] = app.notices
             assert "the chat template did not finish within 0.5 s" in said.message
             assert app.main.chat.input.value == "Ciao" and app.main.chat.messages == []
 

@@ -66,7 +66,7 @@ def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(random_mod
             await pilot.press(*"Ciao", "enter" if writing == "chat" else "ctrl+g")
             await gate.wait_reached()
             await pilot.press("f2", *(("ctrl+g",) if writing == "chat" else ("O", "k", "enter")))
-            assert any("press Esc to stop it first" in n.message for n in app._notifications)
+            assert any("press Esc to stop it first" in n.message for n in app.notices)
             _, done = await gate.escape(pilot)
             assert done.stop_reason == "cancelled"
             if writing == "chat":

@@ -258,13 +258,13 @@ def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_st
             assert engine.count_tokens(before) <= 312 < engine.count_tokens(before + prefix)
             await pilot.press("ctrl+b")
             assert isinstance(app.screen, AlternativesScreen)
-            app._notifications.clear()
+            app.notices.clear()
             await generated(pilot, "enter")
             prompt = spies[0].last["prompt"]
             assert prompt.startswith(before[: before.index(system)]) and system in prompt
             assert "parola" not in prompt and "E poi?" in prompt
             assert engine.count_tokens(prompt) <= 312
-            said = [n.message for n in app._notifications]
+            said = [n.message for n in app.notices]
             assert any(m.startswith("The 2 oldest messages no longer fit") for m in said), said
 
     run(scenario)

@@ -25,7 +25,7 @@ def app_for(*argv: str) -> Any:
 
 
 def notifications(app: Any) -> list[str]:
-    return [n.message for n in app._notifications]
+    return [n.message for n in app.notices]
 
 
 def test_a_keymap_theme_and_frame_rate_from_the_config_file_apply(random_model: Path, tmp_path: Path) -> None:

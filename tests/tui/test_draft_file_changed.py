@@ -52,9 +52,7 @@ def test_coming_back_to_the_app_shows_the_files_new_text_and_says_so(tmp_path: P
             app.post_message(events.AppFocus())
             await pilot.pause()
             assert app.main.draft.editor.text == "Riscritto altrove."
-            assert any(
-                n.title == "Draft file" and "changed by another program" in n.message for n in app._notifications
-            )
+            assert any(n.title == "Draft file" and "changed by another program" in n.message for n in app.notices)
             await pilot.press("ctrl+z")
             await pilot.pause()
             assert app.main.draft.editor.text == "Riscritto altrove."
@@ -134,7 +132,7 @@ def test_quitting_while_the_model_writes_answers_as_when_it_does_not(
             assert isinstance(app.screen, UnsavedScreen) == typed == app.is_running
             if not typed:
                 assert app.sessions.draft.text == "Prima. Scritto con vim."
-                assert not [n for n in app._notifications if n.title == "Not saved"]
+                assert not [n for n in app.notices if n.title == "Not saved"]
         assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
 
     run(scenario)

@@ -57,7 +57,7 @@ def set_aside_copies(draft: Path) -> list[Path]:
 
 
 def said(app: Any, words: str) -> bool:
-    return any(words in n.message for n in app._notifications)
+    return any(words in n.message for n in app.notices)
 
 
 def test_ctrl_s_then_enter_keeps_the_other_programs_line_beside_the_file_and_says_where(tmp_path: Path) -> None:

@@ -157,7 +157,7 @@ def test_inspecting_before_the_first_token_says_the_model_has_not_written_one(ra
             go.set()
             await app.workers.wait_for_complete()
             await pilot.pause()
-            said = [n.message for n in app._notifications]
+            said = [n.message for n in app.notices]
             assert any("has not written a token yet" in message for message in said), said
             assert not any("generate a suggestion" in message for message in said), said
 

@@ -43,7 +43,7 @@ async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
 
 
 def notifications(app: Any) -> list[str]:
-    return [n.message for n in app._notifications]
+    return [n.message for n in app.notices]
 
 
 def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process(random_model: Path) -> None:

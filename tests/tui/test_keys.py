@@ -189,7 +189,7 @@ def test_an_unknown_keymap_id_is_reported() -> None:
     async def scenario() -> None:
         app = make_app(None, keymap={"draft.nope": "f9"})
         async with app.run_test():
-            assert any("draft.nope" in n.message for n in app._notifications)
+            assert any("draft.nope" in n.message for n in app.notices)
 
     run(scenario)
 
@@ -198,9 +198,7 @@ def test_a_key_the_keymap_gives_to_two_bindings_is_reported() -> None:
     async def scenario() -> None:
         app = make_app(None, keymap={"draft.continue": "ctrl+q"})
         async with app.run_test():
-            assert any(
-                "keymap.draft.continue: ctrl+q is already app.quit's key" in n.message for n in app._notifications
-            )
+            assert any("keymap.draft.continue: ctrl+q is already app.quit's key" in n.message for n in app.notices)
 
     run(scenario)
 
@@ -220,7 +218,7 @@ def test_the_starter_configs_keymap_example_works_as_written(random_model: Path)
         app = make_app(random_model, keymap=keymap)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert not app._notifications
+            assert not app.notices
             await pilot.press(*"Era")
             for key in keys.split(","):
                 await generated(pilot, key)

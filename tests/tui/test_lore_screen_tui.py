@@ -128,7 +128,7 @@ def test_a_key_that_does_not_compile_is_one_line_and_the_entry_stays_open(random
             await pilot.pause()
             await write_entry(pilot, name="Torre", keys="/torr(e/", text="La torre.")
             assert isinstance(app.screen, LoreEntryScreen)  # nothing lost: the author corrects it
-            said = [n.message for n in app._notifications if "regular expression" in n.message]
+            said = [n.message for n in app.notices if "regular expression" in n.message]
             assert said == [
                 "the key /torr(e/ of lore entry 'Torre' is not a valid regular expression: "
                 "missing ), unterminated subpattern at position 4"
@@ -196,7 +196,7 @@ def test_the_scan_depth_and_the_budget_are_set_and_checked(random_model: Path) -
             assert (session.lore.budget, session.lore.scan_depth) == (12, 64)
             assert app.main.draft.lorebook.budget == 12
             assert "scans the last 64 tokens · budget 12 tokens" in screen.query_one("#lore-where").render().plain
-            said = [n.message for n in app._notifications if "scan_depth" in n.message]
+            said = [n.message for n in app.notices if "scan_depth" in n.message]
             assert said == ["lorebook scan_depth must be a whole number from 1 to 100,000, not 'zero'"]
 
     run(scenario)
@@ -218,7 +218,7 @@ def test_the_palette_reaches_the_lorebook_and_chat_points_to_the_memory(random_m
             await pilot.press("alt+l")
             await pilot.pause()
             assert app.screen is app.main
-            assert any("The lorebook is for the draft" in n.message for n in app._notifications)
+            assert any("The lorebook is for the draft" in n.message for n in app.notices)
 
     run(scenario)
 

@@ -93,13 +93,13 @@ def test_entries_dropped_for_room_are_said_once(random_model: Path, tmp_path: Pa
             await model_ready(pilot)
             await until(
                 pilot,
-                lambda: any("Left out for room" in n.message for n in app._notifications),
+                lambda: any("Left out for room" in n.message for n in app.notices),
                 "the lore left out said",
             )
-            said = [n.message for n in app._notifications if "Left out for room" in n.message]
+            said = [n.message for n in app.notices if "Left out for room" in n.message]
             assert said[0].startswith("Left out for room: Lucia (") and ", Marco (" in said[0]
             await pilot.press("ctrl+end", *" Poi")  # the same entries left out: not said again
             await window_marked(pilot)
-            assert len([n for n in app._notifications if "Left out for room" in n.message]) == 1
+            assert len([n for n in app.notices if "Left out for room" in n.message]) == 1
 
     run(scenario)

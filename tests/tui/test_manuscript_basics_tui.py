@@ -60,11 +60,11 @@ def test_f4_on_accepted_text_says_where_it_shows_or_why_it_cannot(random_model: 
             await pilot.pause()
             await pilot.press("f4")
             await pilot.pause()
-            assert any("probabilities panel shows" in n.message for n in app._notifications)
+            assert any("probabilities panel shows" in n.message for n in app.notices)
             await pilot.press("f3")  # the panels hidden
             await pilot.pause()
             await pilot.press("f4")
             await pilot.pause()
-            assert any("panels are hidden" in n.message for n in app._notifications)
+            assert any("panels are hidden" in n.message for n in app.notices)
 
     run(scenario)

@@ -49,7 +49,7 @@ def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_record
             hashing_allowed.clear()  # a big file's hash takes seconds: the author writes meanwhile
             await pilot.press("ctrl+l", "enter")
             await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
-            said = [n for n in app._notifications if n.title == REPLACED_TITLE]
+            said = [n for n in app.notices if n.title == REPLACED_TITLE]
             assert len(said) == 1, notifications(app)
             assert "mio.gguf changed on disk" in said[0].message
             assert "scriptorium-test-random" in said[0].message.split("→")[0]
@@ -102,7 +102,7 @@ def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_eng
             reload_allowed.set()
             await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
             await model_ready(pilot)
-            said = [n.message for n in app._notifications if n.title == REPLACED_TITLE and "→" in n.message]
+            said = [n.message for n in app.notices if n.title == REPLACED_TITLE and "→" in n.message]
             assert len(said) == 1, notifications(app)
             old, new = said[0].split("→")
             assert sha256(random_model)[:12] in old and sha256(retrained)[:12] in new, said
@@ -130,7 +130,7 @@ def test_an_adapter_trained_further_in_place_is_found_by_its_hash(
             adapter.write_bytes(further.read_bytes())
             await pilot.press("ctrl+l", "enter")
             await model_ready(pilot)
-            said = [n.message for n in app._notifications if n.title == REPLACED_TITLE]
+            said = [n.message for n in app.notices if n.title == REPLACED_TITLE]
             assert len(said) == 1, notifications(app)
             old, new = said[0].removeprefix("mia-lora.gguf changed on disk since it was last loaded: ").split("→")
             assert old.strip() == f"sha256 {sha256(lora_adapter)[:12]}", said
@@ -159,7 +159,7 @@ def test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with
             await pilot.press(*"C'era", "ctrl+g")
             await pilot.pause()
             assert app.main.last_generation is None  # nothing generated: it would be recorded as the old model's
-            said = [n.message for n in app._notifications if n.title == REPLACED_TITLE]
+            said = [n.message for n in app.notices if n.title == REPLACED_TITLE]
             assert len(said) == 1 and said[0].startswith("mio.gguf changed on disk since it was loaded"), said
             assert said[0].endswith("to load what it holds now."), said
             await pilot.press("ctrl+l", "enter")
@@ -184,6 +184,6 @@ def test_a_model_file_moved_away_under_the_loaded_model_is_still_generated_with(
             model.rename(tmp_path / "altrove.gguf")
             done = await generated(pilot, *"C'era", "ctrl+g")
             assert done.completion_tokens > 0
-            assert not [n for n in app._notifications if n.title == REPLACED_TITLE]
+            assert not [n for n in app.notices if n.title == REPLACED_TITLE]
 
     run(scenario)

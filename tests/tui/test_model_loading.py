@@ -17,7 +17,7 @@ from scriptorium.inference.engine import Engine, LoadOptions
 
 
 def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [n.message for n in app._notifications]
+    return [n.message for n in app.notices]
 
 
 def model_panel(app) -> str:  # type: ignore[no-untyped-def]

@@ -83,7 +83,7 @@ def test_a_bad_scale_is_a_message_and_escape_keeps_the_model(random_model: Path,
             app.screen.query_one("#picker-scale").value = "tanto"
             await pilot.click("#load")
             assert isinstance(app.screen, ModelPickerScreen)
-            assert any("between 0 and 4, not 'tanto'" in n.message for n in app._notifications)
+            assert any("between 0 and 4, not 'tanto'" in n.message for n in app.notices)
             await pilot.press("escape")
             assert app.screen is app.main and app.backend.options.model_path == random_model
 

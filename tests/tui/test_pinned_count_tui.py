@@ -60,6 +60,6 @@ def test_a_memory_too_long_says_so_once_not_that_the_model_sees_it(short_context
             assert "more than the" in _count_line(app)
             await pilot.press("ctrl+s")
             await pilot.pause()
-            assert not any("every prompt" in n.message for n in app._notifications)
+            assert not any("every prompt" in n.message for n in app.notices)
 
     run(scenario)

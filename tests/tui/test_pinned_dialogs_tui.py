@@ -75,7 +75,7 @@ def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model: Path)
             await pilot.press("alt+n")
             await pilot.pause()
             assert not isinstance(app.screen, PinnedScreen)
-            assert any("memory" in n.message and "draft" in n.message for n in app._notifications)
+            assert any("memory" in n.message and "draft" in n.message for n in app.notices)
             await pilot.press("alt+e")  # the memory is still edited in chat
             await pilot.pause()
             assert isinstance(app.screen, PinnedScreen) and app.screen.which == "memory"

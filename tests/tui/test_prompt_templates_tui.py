@@ -56,7 +56,7 @@ def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_model: P
             await pilot.press(*"Ciao", "enter")
             await pilot.pause()
             assert not app.main.is_generating
-            messages = [n.message for n in app._notifications]
+            messages = [n.message for n in app.notices]
             assert any(f"{prompts.CONTINUE}" in m and ("is not UTF-8 text" in m or "not found" in m) for m in messages)
             assert any(prompts.CHAT_SYSTEM in m for m in messages)
             assert app.save_everything()

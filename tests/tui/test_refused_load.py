@@ -15,14 +15,14 @@ from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 async def refused_in_the_dialog(pilot, missing: Path) -> list[str]:  # type: ignore[no-untyped-def]
     """Type `missing` in the load dialog (ctrl+l) and wait for its refusal: what was said."""
     app = pilot.app
-    app._notifications.clear()
+    app.notices.clear()
     await pilot.press("ctrl+l")
     assert isinstance(app.screen, LoadModelScreen)
     app.screen.query_one("#model-path").value = str(missing)
     await pilot.press("enter")
-    await until(pilot, lambda: any(n.title == "Model not loaded" for n in app._notifications), "the refusal")
+    await until(pilot, lambda: any(n.title == "Model not loaded" for n in app.notices), "the refusal")
     await pilot.pause()
-    return [n.message for n in app._notifications]
+    return [n.message for n in app.notices]
 
 
 def test_a_refused_file_leaves_the_scoring_running(random_model: Path, tmp_path: Path) -> None:
@@ -43,7 +43,7 @@ def test_a_refused_file_leaves_the_scoring_running(random_model: Path, tmp_path:
             held.open.set()
             await until(pilot, lambda: not app.main.draft.scoring, "the scoring's end")
             await pilot.pause()
-            assert not any(n.message.startswith("Scoring stopped") for n in app._notifications)
+            assert not any(n.message.startswith("Scoring stopped") for n in app.notices)
 
     run(scenario)
 

@@ -33,11 +33,11 @@ def test_a_server_gone_between_generations_is_said_and_answers_again_once_back(
                 await pilot.press("escape")
                 connected = app.backend
                 first.stop()
-                app._notifications.clear()
+                app.notices.clear()
                 await pilot.press("ctrl+g")
-                await until(pilot, lambda: bool(app._notifications), "the failure")
+                await until(pilot, lambda: bool(app.notices), "the failure")
                 await pilot.pause()
-                said = [n.message for n in app._notifications]
+                said = [n.message for n in app.notices]
                 again = f"once it runs again, {app.keys.key_display('draft.continue')} tries again"
                 assert len(said) == 1 and again in said[0], said
                 assert "not answering" in panel(app, "model"), panel(app, "model")

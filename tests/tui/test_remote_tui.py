@@ -73,7 +73,7 @@ def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaS
             await pilot.press("f9")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            assert any("every position" in n.message for n in app._notifications)
+            assert any("every position" in n.message for n in app.notices)
             assert app.main.draft.editor.text.startswith("Era notte")
 
     run(scenario)
@@ -116,12 +116,12 @@ def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None
             assert app.main.draft.editor.text.startswith("ciao")
             # The remedy is to ask the server again (the load key does), not another model file.
             key = app.keys.key_display("app.load_model")
-            said = [n.message for n in app._notifications if "cannot reach llama-server" in n.message]
+            said = [n.message for n in app.notices if "cannot reach llama-server" in n.message]
             assert said and said[-1].endswith(f"press {key} to connect to the llama-server again.")
             assert text_of(app.main.sidebar.model).rstrip().endswith(f"{key}: connect again")
             await pilot.press("ctrl+g")
             await pilot.pause()
-            assert app._notifications and list(app._notifications)[-1].message == (
+            assert app.notices and list(app.notices)[-1].message == (
                 f"No model is loaded: press {key} to connect to the llama-server again."
             )
             # The load key tries the server again at once: no dialog asking for a model file.
@@ -141,7 +141,7 @@ def test_a_server_gone_when_continuing_is_said_as_the_models_failure(sentence_mo
             await pilot.press("ctrl+g")
             await app.main.wait_until_idle()  # the generation's worker finds the server gone
             await pilot.pause()
-            said = [n for n in app._notifications if "cannot reach llama-server" in n.message]
+            said = [n for n in app.notices if "cannot reach llama-server" in n.message]
             assert said and said[-1].title == "Model"
             assert app.main.draft.editor.text == "La casa"
 
@@ -203,15 +203,13 @@ def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path, s
         app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url), resume=True)
         async with app.run_test(size=(160, 48)) as pilot:
             await model_ready(pilot)
-            said = [n.message for n in app._notifications if "last written with" in n.message]
+            said = [n.message for n in app.notices if "last written with" in n.message]
             assert len(said) == 1 and said[0].endswith("Start the llama-server with it to switch.")
             screens = len(app.screen_stack)
             await pilot.press("f10")
             await pilot.pause()
             assert len(app.screen_stack) == screens
-            assert any(
-                sentence_server.url in n.message and "--model to switch" in n.message for n in app._notifications
-            )
+            assert any(sentence_server.url in n.message and "--model to switch" in n.message for n in app.notices)
 
     run(write_here)
     run(resume_on_the_server)
@@ -241,22 +239,22 @@ def test_text_a_served_model_cannot_encode_is_said_as_locally(no_bytes_gguf: Pat
     async def scenario() -> None:
         async with served_app(no_bytes_gguf, tmp_path) as (_, app, pilot):
             app.main.draft.editor.load_text("La casa era buia.\nE la notte")
-            app._notifications.clear()
+            app.notices.clear()
             await pilot.press("ctrl+g")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            [said] = app._notifications
+            [said] = app.notices
             assert said.message.startswith(
                 "the model's vocabulary cannot encode '\\n' (U+000A) at character 18 (line 1, column 18) of the draft"
             )
             await pilot.press("f2")  # chat
             await pilot.pause()
-            app._notifications.clear()
+            app.notices.clear()
             await pilot.press(*"ciao", "enter")
             await app.workers.wait_for_complete()
             await app.main.wait_until_idle()
             await pilot.pause()
-            [said] = app._notifications
+            [said] = app.notices
             assert said.title == "Model" and said.message.startswith("this model cannot chat: its chat format writes")
             assert app.main.draft.editor.text == "La casa era buia.\nE la notte"
 

@@ -26,7 +26,7 @@ def config_naming(model: Path, folder: Path) -> Path:
 
 
 def said(app: Any, words: str) -> list[str]:
-    return [n.message for n in app._notifications if words in n.message]
+    return [n.message for n in app.notices if words in n.message]
 
 
 def write_with(*argv: str) -> None:

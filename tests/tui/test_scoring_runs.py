@@ -48,7 +48,7 @@ def test_scoring_without_text_or_model_says_why(random_model: Path) -> None:
             await pilot.press("f9")
             await pilot.pause()
             assert not app.main.draft.scoring
-            assert any("no text to score" in n.message for n in app._notifications)
+            assert any("no text to score" in n.message for n in app.notices)
 
     run(scenario)
 
@@ -146,7 +146,7 @@ def test_choosing_another_model_stops_the_scoring(random_model: Path) -> None:
                     break
                 await pilot.pause(0.05)
             assert not app.main.draft.scoring and app.model_status.state == "ready"
-            assert any("Scoring stopped: another model is loading" in n.message for n in app._notifications)
+            assert any("Scoring stopped: another model is loading" in n.message for n in app.notices)
 
     run(scenario)
 
@@ -172,7 +172,7 @@ def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, se
             assert scored_records(app), "the same model's scores stay"
             await loaded(pilot, replaced(app.backend.options, model_path=sentence_model))
             assert scored_records(app) == []
-            said = [n.message for n in app._notifications if "scores it with this one" in n.message]
+            said = [n.message for n in app.notices if "scores it with this one" in n.message]
             assert said and "f9" in said[-1].lower()
 
     run(scenario)
@@ -217,7 +217,7 @@ def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(
             await model_ready(pilot)
             await held.scoring(pilot, " ".join([TEXT] * 6))
             await pilot.press("x")
-            said = [n.message for n in app._notifications if n.message.startswith("Scoring stopped")]
+            said = [n.message for n in app.notices if n.message.startswith("Scoring stopped")]
             assert said and "f9 scores it again" in said[-1].lower(), said
             held.open.set()
             await app.workers.wait_for_complete()
@@ -229,7 +229,7 @@ def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(
             held.open.set()
             await replacement_ready(pilot, first)
             assert scored_records(app) == []
-            said = [n.message for n in app._notifications]
+            said = [n.message for n in app.notices]
             assert not any("another model is loading; what was scored stays coloured" in m for m in said), said
 
     run(scenario)
@@ -247,11 +247,11 @@ def test_a_model_file_refused_keeps_the_running_model_s_colours(random_model: Pa
             colours = await scored(pilot, TEXT)
             assert colours
             running = app.backend
-            app._notifications.clear()
+            app.notices.clear()
             app.load_model(replaced(running.options, model_path=tmp_path / "non-esiste.gguf"))
             await model_ready(pilot)
             assert app.backend is running and scored_records(app) == colours
-            said = [n.message for n in app._notifications]
+            said = [n.message for n in app.notices]
             assert len(said) == 1 and "Still writing with" in said[0], said
 
     run(scenario)

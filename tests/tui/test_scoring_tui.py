@@ -95,7 +95,7 @@ def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_mode
             records = scored_records(app)
             assert records[0][0] == 0 and "".join(r.text for _, r in records) == draft_text
             assert all(draft_text[start:].startswith(r.text) for start, r in records)
-            assert any(f"Scored {len(records)} tokens of your text" in n.message for n in app._notifications)
+            assert any(f"Scored {len(records)} tokens of your text" in n.message for n in app.notices)
 
     run(scenario)
 
@@ -113,7 +113,7 @@ def test_scoring_a_draft_longer_than_the_window_says_the_text_before_it_is_not_s
             await model_ready(pilot)
             records = await scored(pilot, chapter)
             assert 0 < records[0][0] == app.main.draft.editor.window_start
-            said = [n.message for n in app._notifications if n.message.startswith("Scored")]
+            said = [n.message for n in app.notices if n.message.startswith("Scored")]
             assert said and f"the last {len(records)} tokens of your text" in said[-1]
             assert "the dimmed text before them is not scored" in said[-1]
 
@@ -168,7 +168,7 @@ def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(ran
             await model_ready(pilot)
             records = await scored(pilot, "La casa " + "€" * 5)  # no piece has "€": three byte tokens each
             assert len(counted) > len(records)
-            said = [n.message for n in app._notifications if n.message.startswith("Scored")]
+            said = [n.message for n in app.notices if n.message.startswith("Scored")]
             assert said and f"Scored {len(counted)} tokens of your text" in said[-1], said
 
     run(scenario)

@@ -20,7 +20,7 @@ from tui_helpers import (
 
 
 def notifications(app: Any) -> list[str]:
-    return [n.message for n in app._notifications]
+    return [n.message for n in app.notices]
 
 
 def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:

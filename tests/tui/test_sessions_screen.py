@@ -62,7 +62,7 @@ def test_deleting_the_open_session_says_at_once_that_it_cannot_be_done(tmp_path:
             screen.query_one("DataTable").move_cursor(row=open_row)
             await pilot.press("d")
             assert app.screen is screen  # no question asked
-            assert any("this session is open" in n.message for n in app._notifications)
+            assert any("this session is open" in n.message for n in app.notices)
             assert len(SessionStore().list()) == 1
 
     run(scenario)
@@ -79,7 +79,7 @@ def test_opening_a_session_written_with_another_model_says_which(random_model: P
             await pilot.press("f5")
             await pilot.press("enter")
             await pilot.pause()
-            opened = [n.message for n in app._notifications if n.message.startswith("Opened")]
+            opened = [n.message for n in app.notices if n.message.startswith("Opened")]
             assert len(opened) == 1 and "This session was last written with scriptorium-test-sentence" in opened[0]
             assert opened[0].endswith(f"Press {app.keys.key_display('app.models')} to switch.")
 

@@ -74,7 +74,7 @@ def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_says_s
         async with app.run_test() as pilot:
             await open_from_the_list(pilot, session.id)
             assert app.main.draft.editor.text == "Il testo della sessione."
-            assert any("not UTF-8" in n.message and "own copy" in n.message for n in app._notifications)
+            assert any("not UTF-8" in n.message and "own copy" in n.message for n in app.notices)
             await pilot.press(*"X")
             app.save_everything()
         assert draft.read_bytes() == b"\xff\xfe not UTF-8"  # a conflict: never written over
@@ -101,7 +101,7 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
             await pilot.press(*"Senza nome")
             await save_as(pilot, str(tmp_path))
             assert app.screen is app.main and app.draft_file.path is None
-            assert any("is a folder" in n.message for n in app._notifications)
+            assert any("is a folder" in n.message for n in app.notices)
 
             await save_as(pilot, str(existing))
             assert isinstance(app.screen, ConfirmScreen)
@@ -113,7 +113,7 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
             await pilot.press("y")
             await pilot.pause()
             assert app.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
-            assert not any("changed on disk" in n.message for n in app._notifications)
+            assert not any("changed on disk" in n.message for n in app.notices)
 
     run(scenario)
 
@@ -178,7 +178,7 @@ def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeyp
             await pilot.press(*"Solo qui")
             assert not app.save_everything()
             await open_from_the_list(pilot, other.id)
-            assert any("only on screen" in n.message for n in app._notifications)
+            assert any("only on screen" in n.message for n in app.notices)
             await pilot.press("escape")
             await pilot.pause()
             assert app.screen is app.main and app.main.draft.editor.text == "Solo qui"
@@ -199,7 +199,7 @@ def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_pat
             await pilot.press("enter")
             await pilot.pause()
             assert app.screen is app.main and app.draft_file.path is None
-            assert any(n.title == "Not saved" for n in app._notifications)
+            assert any(n.title == "Not saved" for n in app.notices)
             await pilot.press("ctrl+s")
             assert isinstance(app.screen, SavePathScreen)
 
@@ -289,7 +289,7 @@ def test_ctrl_s_again_on_a_failure_already_said_says_it_again(tmp_path: Path, mo
             monkeypatch.setattr(SessionStore, "_write_session", disk_full)
 
             def said() -> list[str]:
-                return [n.message for n in app._notifications if n.title == "Not saved"]
+                return [n.message for n in app.notices if n.title == "Not saved"]
 
             for _ in range(2):
                 await pilot.press("end", *" Dopo.")

@@ -100,7 +100,7 @@ def test_a_suggestion_whose_place_changed_in_the_file_is_dropped_and_said_so(
             await pilot.pause()
             assert app.main.draft.editor.text == "Un'altra storia, scritta altrove"
             assert app.main.draft.editor.ghost is None
-            dropped = [n.message for n in app._notifications if "suggestion left undecided" in n.message]
+            dropped = [n.message for n in app.notices if "suggestion left undecided" in n.message]
             assert len(dropped) == 1 and "changed" in dropped[0]
 
     run(reopened)

@@ -20,7 +20,7 @@ OPENING = "C'era una volta"
 
 
 def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [n.message for n in app._notifications]
+    return [n.message for n in app.notices]
 
 
 async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
@@ -329,7 +329,7 @@ def test_a_background_save_that_fails_brings_the_unsaved_mark_back(tmp_path: Pat
             directory.write_text("not a folder any more", encoding="utf-8")  # every write there fails
             await pilot.press(*" e dopo")
             await autosaved(pilot)
-            assert any(n.title == "Not saved" for n in app._notifications)
+            assert any(n.title == "Not saved" for n in app.notices)
             assert draft.modified
             directory.unlink()
             directory.mkdir()

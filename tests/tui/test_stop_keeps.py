@@ -17,7 +17,7 @@ from tui_helpers import Gate, drawn_border, generated, make_app, model_ready, ru
 
 
 def said(app: Any) -> list[str]:
-    return [n.message for n in app._notifications]
+    return [n.message for n in app.notices]
 
 
 def footer_keys(app: Any) -> list[str]:

@@ -46,9 +46,7 @@ def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
                     os.kill(first.pid, signal.SIGKILL)
             assert first._process.process.poll() == -signal.SIGKILL
             assert app.model_status.state == "ready"
-            said = "\n".join(
-                n.message for n in app._notifications
-            )  # the generation, stopped, said nothing: the app says why
+            said = "\n".join(n.message for n in app.notices)  # the generation, stopped, said nothing: the app says why
             assert "the model's engine did not answer within 1 s, so it was ended" in said
             done = await generated(pilot, "ctrl+g")
             assert done.completion_tokens == 12 and app.main.draft.editor.text == OPENING

@@ -61,7 +61,7 @@ def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Pat
             await pilot.press("escape", "escape")
             await pilot.pause()
             assert editor.ghost is None
-            assert any("2 versions were thrown away" in n.message for n in app._notifications)
+            assert any("2 versions were thrown away" in n.message for n in app.notices)
             last = session.generations[-1]
             assert last.outcome == "rejected"
             await pilot.press("alt+right")  # newer: nothing, and the thrown suggestion stays there to bring back
@@ -79,7 +79,7 @@ def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_model: Pat
             await pilot.press("alt+left")
             await pilot.pause()
             assert editor.ghost is None
-            assert any("No suggestion to bring back" in n.message for n in app._notifications)
+            assert any("No suggestion to bring back" in n.message for n in app.notices)
 
     run(scenario)
 
@@ -97,7 +97,7 @@ def test_a_suggestion_an_undo_took_comes_back_after_the_redo(random_model: Path)
             await pilot.press("ctrl+z")
             await pilot.pause()
             assert editor.ghost is None and editor.text != PROMPT
-            assert any("and its 2 versions went with the undo" in n.message for n in app._notifications)
+            assert any("and its 2 versions went with the undo" in n.message for n in app.notices)
             await pilot.press("ctrl+y")
             await pilot.pause()
             assert editor.text == PROMPT

@@ -28,7 +28,7 @@ def with_spm(spm: Path) -> Callable[..., Engine]:
 
 
 def warnings(app: Any) -> list[str]:
-    return [n.message for n in app._notifications if n.title == "Vocabulary"]
+    return [n.message for n in app.notices if n.title == "Vocabulary"]
 
 
 def test_the_app_names_the_unknown_characters_once_per_draft(prose_spm: Path, prose_gguf: Path) -> None:

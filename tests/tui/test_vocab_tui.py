@@ -29,11 +29,11 @@ def test_unencodable_text_is_a_notification_and_the_draft_is_intact(no_bytes_ggu
             assert panel_text(app)[-1].startswith("tokenizer llama.cpp: no byte tokens")
             app.main.draft.editor.load_text(HOSTILE)
             for key in ("ctrl+g", "f9"):  # continue, then score the draft
-                app._notifications.clear()
+                app.notices.clear()
                 await pilot.press(key)
                 await app.workers.wait_for_complete()
                 await pilot.pause()
-                messages = [n.message for n in app._notifications]
+                messages = [n.message for n in app.notices]
                 assert any("cannot encode '☕' (U+2615 HOT BEVERAGE) at character 27" in m for m in messages), messages
                 assert app.main.draft.editor.text == HOSTILE
             assert app.backend is not None  # still loaded, still usable
@@ -66,7 +66,7 @@ def test_a_model_that_does_not_match_is_named_in_the_panel_and_a_notification(
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             assert panel_text(app)[-1].startswith(f"tokenizer llama.cpp: {bpe_spm.name} does not match")
-            assert any("does not match" in n.message for n in app._notifications)
+            assert any("does not match" in n.message for n in app.notices)
 
     run(scenario)
 
@@ -80,12 +80,12 @@ def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gguf: Pa
         app = make_app(no_bytes_gguf, mode="chat")
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
-            app._notifications.clear()
+            app.notices.clear()
             await pilot.press(*"ciao", "enter")
             await app.workers.wait_for_complete()
             await app.main.wait_until_idle()
             await pilot.pause()
-            [said] = [n for n in app._notifications]
+            [said] = [n for n in app.notices]
             assert said.title == "Model" and said.message.startswith(
                 "this model cannot chat: its chat format writes '\\n'"
             )

@@ -164,7 +164,7 @@ def test_no_key_waits_for_the_window_to_be_counted(random_model: Path) -> None:
             await pilot.pause()
             session = app.sessions.draft
             assert session is not None and session.generations == []
-            assert not [n for n in app._notifications if n.severity == "error"]
+            assert not [n for n in app.notices if n.severity == "error"]
             # The engine was never asked, so it is free for the next continuation.
             await generated(pilot, "ctrl+g")
             assert len(session.generations) == 1 and session.generations[0].tokens
@@ -186,7 +186,7 @@ def test_memory_too_long_for_the_window_is_said_and_nothing_runs(random_model: P
             await app.main.wait_until_idle()
             await app.workers.wait_for_complete()
             await pilot.pause()
-            said = [n for n in app._notifications if n.title == "Window"]
+            said = [n for n in app.notices if n.title == "Window"]
             assert said and "memory" in said[-1].message
             assert app.main.draft.editor.ghost is None and app.main.draft.editor.text == "Una casa."
             session = app.sessions.draft
@@ -208,7 +208,7 @@ def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_model:
             await window_marked(pilot)
 
             def said() -> list[str]:
-                return [n.message for n in app._notifications if "the memory alone takes" in n.message]
+                return [n.message for n in app.notices if "the memory alone takes" in n.message]
 
             assert len(said()) == 1
             await pilot.press(*" Un gatto.")  # typing on: the same problem is not said again
