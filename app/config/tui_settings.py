@@ -42,7 +42,7 @@ class TuiSettings:
     arriving in between are drawn together, so a fast model never makes the UI redraw per
     token. Ten: text still flows (a few tokens a frame) and the numbers can be read, while
     on a machine whose every core runs llama.cpp each frame's CPU time is taken from the
-    decode (README, "Speed and arithmetic"; bench/tui_stream.py --fps)."""
+    decode (docs/guide/speed.md; bench/tui_stream.py --fps)."""
     threads: int | None = None
     """CPU threads for llama.cpp; None chooses them by measurement while the model writes
     (every core to start with, as plain llama.cpp at its best; fewer when other work, the
