@@ -13,6 +13,7 @@ from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.widgets.chat_input import ChatInput
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
+from scriptorium.app.tui.widgets.find_bar import FindBar
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 
@@ -108,6 +109,7 @@ def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[Bi
         ("General", app_bindings),
         ("Focus", MainScreen.BINDINGS),
         ("Draft", DraftPane.BINDINGS),
+        ("Find", FindBar.BINDINGS),
         ("Chat", [*ChatInput.BINDINGS, *ChatPane.BINDINGS]),
         ("Panels", Sidebar.BINDINGS),
         ("Sampler panel", SamplerPanel.BINDINGS),
@@ -118,6 +120,7 @@ _FOCUS_AREAS = {
     "General": "",
     "Focus": "",
     "Draft": "draft",
+    "Find": "draft",  # the find bar sits in the draft's pane: the draft's keys answer there too
     "Chat": "chat",
     "Panels": "panels",
     "Sampler panel": "panels",
