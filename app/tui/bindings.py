@@ -94,6 +94,16 @@ APP_BINDINGS: list[BindingType] = [
         tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them",
     ),
     Binding(
+        "f6",
+        "show_context",
+        "Context",
+        show=False,
+        priority=True,  # before the editor's own F6 (select the line), which shift+home and shift+end do too
+        id="app.context",
+        tooltip="See the exact prompt the model sees: memory, lore, the window, the note, each part's tokens "
+        "and where the window starts",
+    ),
+    Binding(
         "f12",
         "export",
         "Export",
