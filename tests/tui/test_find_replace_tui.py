@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from tui_helpers import Gate, make_app, model_ready, run
+from tui_helpers import Gate, drawn_lines, make_app, model_ready, run
 
 from scriptorium.app.tui.text_search import Match, following, occurrences
 
@@ -140,5 +140,23 @@ def test_nothing_is_replaced_while_the_model_writes(random_model: Path) -> None:
             await pilot.pause()
             assert editor.text == "Era la villa sul mare"
             assert editor.ghost is not None and editor.ghost.anchor == (0, len("Era la villa sul mare"))
+
+    run(scenario)
+
+
+def test_the_replace_field_has_room_at_80_columns() -> None:
+    """Beside the panels at 80 columns the keys' hints took the replace field's whole row: what
+    was typed there did not show. The key bar says the keys there instead."""
+
+    async def scenario() -> None:
+        app = make_app(None)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+f", *"casa", "tab", *"villa")
+            await pilot.pause()
+            bar = app.main.draft.find_bar
+            assert bar.replacement.size.width >= 12
+            assert "villa" in drawn_lines(bar.replacement)[0]
+            keys = {binding.binding.id for binding in app.active_bindings.values() if binding.binding.show}
+            assert {"find.replace", "find.replace_all"} <= keys
 
     run(scenario)
