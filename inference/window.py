@@ -41,7 +41,7 @@ from .errors import ScriptoriumError
 from .lore import Fired, Lorebook
 from .lore_window import choose_lore
 from .tokenizer import UnencodableTextError
-from .window_layout import draft_spans, in_text, note_break, pinned_spans, placed
+from .window_layout import Parts, draft_spans, in_text, note_break, pinned_spans, placed, prompt_parts
 
 DEFAULT_NOTE_DEPTH = 3
 """Paragraphs between the author's note and the end of the window (as Kobold's default)."""
@@ -109,6 +109,8 @@ class Window:
     lore_tokens: int = 0
     lore: tuple[Fired, ...] = ()
     """The lore entries that fired, in priority order: those kept, and those dropped for room."""
+    parts: Parts = ()
+    """Where memory, lore, the template's words, the draft and the note are in `prompt` (prompt_parts)."""
 
     def draft_offset(self, prompt_offset: int) -> int | None:
         """Where a character of the prompt is in the draft; None in the memory, the note or
@@ -317,6 +319,12 @@ def build_window(
     note_tokens = count(note_block(note)) - empty if note.strip() else 0
     lore_tokens = count(lore.block) - empty if lore.block else 0
     spans = draft_spans(lead, start, end, at, len(note_block(note)))
+    # The note's characters in the prompt: its block, after a paragraph break of its own where it closes the window.
+    note_chars = 0
+    if at is not None:
+        note_chars = len(note_block(note)) + (
+            len(note_break(draft[end - 1 : end], note, note_depth)) if at >= end else 0
+        )
     return Window(
         prompt=prompt,
         start=start,
@@ -332,6 +340,7 @@ def build_window(
         spaces_left_out=asked_end - end,
         lore_tokens=lore_tokens,
         lore=lore.fired,
+        parts=prompt_parts(len(prompt), len(block), len(lore.block), spans, note_chars),
     )
 
 

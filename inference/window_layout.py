@@ -62,3 +62,25 @@ def placed(error: UnencodableTextError, sources: Sequence[tuple[str, str, Spans]
         f"character {error.index + 1} of the prompt, in what scriptorium puts between the memory, "
         "the note, the draft and the continue template"
     )
+
+
+Parts = tuple[tuple[str, int, int], ...]
+"""(what, start, end) of each stretch of a prompt, in order: 'memory', 'lore', 'template'
+(the continue template's own words), 'draft', 'note'. Together they are the whole prompt."""
+
+
+def prompt_parts(length: int, memory: int, lore: int, spans: Spans, note: int) -> Parts:
+    """The stretches of a prompt of `length` characters that opens with `memory` and `lore`
+    characters and holds the draft at `spans` (draft_spans), the note's `note` characters
+    (its paragraph break included) after the first of them: what the context viewer shows."""
+    parts = [("memory", 0, memory), ("lore", memory, memory + lore)]
+    at = memory + lore
+    for index, (in_prompt, _, size) in enumerate(spans):
+        parts.append(("template", at, in_prompt))
+        parts.append(("draft", in_prompt, in_prompt + size))
+        at = in_prompt + size
+        if index == 0 and note:
+            parts.append(("note", at, at + note))
+            at += note
+    parts.append(("template", at, length))
+    return tuple(part for part in parts if part[2] > part[1])

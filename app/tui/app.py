@@ -36,7 +36,15 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import exporting, generation, pinning, saving, session_tokens, suggestion_keeping
+from scriptorium.app.tui import (
+    context_viewing,
+    exporting,
+    generation,
+    pinning,
+    saving,
+    session_tokens,
+    suggestion_keeping,
+)
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -437,6 +445,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def action_edit_pinned(self, which: str) -> None:  # 'memory', 'note' or 'lore'
         pinning.edit_pinned(self, self.main, self.sessions, which, self.save_everything)
+
+    def action_show_context(self) -> None:
+        context_viewing.show_context(self, self.main, self.action_edit_pinned)
 
     def action_export(self) -> None:
         self.save_everything()

@@ -13,6 +13,7 @@ from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.widgets.chat_input import ChatInput
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
+from scriptorium.app.tui.widgets.find_bar import FindBar
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 
@@ -93,12 +94,22 @@ APP_BINDINGS: list[BindingType] = [
         tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them",
     ),
     Binding(
-        "f11",
+        "alt+h",
         "messages",
         "Messages",
         show=False,
         id="app.messages",
         tooltip="Read again what the app said: every notification of this run, with its time",
+    ),
+    Binding(
+        "f6",
+        "show_context",
+        "Context",
+        show=False,
+        priority=True,  # before the editor's own F6 (select the line), which shift+home and shift+end do too
+        id="app.context",
+        tooltip="See the exact prompt the model sees: memory, lore, the window, the note, each part's tokens "
+        "and where the window starts",
     ),
     Binding(
         "f12",
@@ -116,6 +127,7 @@ def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[Bi
         ("General", app_bindings),
         ("Focus", MainScreen.BINDINGS),
         ("Draft", DraftPane.BINDINGS),
+        ("Find", FindBar.BINDINGS),
         ("Chat", [*ChatInput.BINDINGS, *ChatPane.BINDINGS]),
         ("Panels", Sidebar.BINDINGS),
         ("Sampler panel", SamplerPanel.BINDINGS),
@@ -126,6 +138,7 @@ _FOCUS_AREAS = {
     "General": "",
     "Focus": "",
     "Draft": "draft",
+    "Find": "draft",  # the find bar sits in the draft's pane: the draft's keys answer there too
     "Chat": "chat",
     "Panels": "panels",
     "Sampler panel": "panels",

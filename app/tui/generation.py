@@ -11,7 +11,7 @@ import itertools
 import threading
 import time
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual.message import Message
@@ -31,6 +31,7 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.window import Window
 
 from scriptorium.app.models.loading import BackendCrashed, BackendUnreachable
+from scriptorium.app.tui import key_timing
 from scriptorium.app.tui.process_tuning import older_collections_deferred
 
 if TYPE_CHECKING:
@@ -80,6 +81,8 @@ class GenerationRequest:
     """Makes the prompt in the worker, before the engine starts (then `prompt` is ''): fitting
     a prompt to the window counts tokens, which asks the engine's process or a server, and
     the key that asked for it must not wait for the answer. It raises ScriptoriumError."""
+    asked_at: float = field(default_factory=key_timing.asked_now, compare=False)
+    """When the key was pressed (key_timing.now): the Speed panel's wait for the first token starts here."""
 
     @classmethod
     def create(cls, **fields: object) -> "GenerationRequest":

@@ -22,3 +22,16 @@ def comma_stop_model(gguf_dir: Path) -> Path:
     vocab = italian_vocab()
     chain = {vocab.id_of(a): vocab.id_of(b) for a, b in (("\n", "▁La"), ("▁La", ","), (",", "."))}
     return write_llama_model(gguf_dir / "comma-stop.gguf", kind="markov", transitions=chain)
+
+
+@pytest.fixture
+def fixed_key_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's clock for 'TTFT from key' (key_timing) steps a quarter of a second at each
+    reading, so a screenshot's Speed panel reads 250.0 ms on any machine, as the engine's
+    own times are fixed (FixedClockEngine): the key is read once, the first token once."""
+    from itertools import count
+
+    from scriptorium.app.tui import key_timing
+
+    readings = count()
+    monkeypatch.setattr(key_timing, "now", lambda: 1000.0 + 0.25 * next(readings))

@@ -70,6 +70,7 @@ def test_every_binding_id_names_the_area_its_key_works_in() -> None:
         "General": "app.",
         "Focus": "focus.",
         "Draft": "draft.",
+        "Find": "find.",
         "Chat": "chat.",
         "Panels": "panels.",
         "Sampler panel": "sampler.",

@@ -1,4 +1,4 @@
-"""F11: what the app said this run, read again after the toasts have gone."""
+"""alt+h: what the app said this run, read again after the toasts have gone."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_every_notification_of_the_run_can_be_read_again_after_its_toast_has_gon
             app.notify("the vocabulary has no «, —", title="Vocabulary", severity="warning", timeout=0.1)
             await until(pilot, lambda: len(app.notices) == 2, "both said")
             await pilot.pause(0.3)  # the toasts time out; what they said stays
-            await pilot.press("f11")
+            await pilot.press("alt+h")
             await until(pilot, lambda: isinstance(app.screen, MessagesScreen), "the messages screen")
             messages = app.screen.query_one(OptionList)
             shown = [str(messages.get_option_at_index(i).prompt) for i in range(messages.option_count)]

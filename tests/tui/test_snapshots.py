@@ -14,6 +14,9 @@ import pytest
 from textual.pilot import Pilot
 from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
 
+# The Speed panel's "TTFT from key" on a fixed clock, as the engine's times are.
+pytestmark = pytest.mark.usefixtures("fixed_key_clock")
+
 SIZES = {"small": (80, 24), "large": (160, 48)}
 
 
@@ -21,7 +24,10 @@ async def continue_draft(pilot: Pilot[Any]) -> None:
     await model_ready(pilot)
     app = pilot.app
     app.main.draft.editor.cursor_blink = False
-    await pilot.press(*"C'era una volta una casa sul lago.")
+    # At once: typed key by key, the session was made (and titled by its first words) at the
+    # autosave's first pause, with as many words as the machine had typed by then.
+    app.main.draft.editor.insert("C'era una volta una casa sul lago.")
+    await pilot.pause()
     await pilot.press("ctrl+g")
     await app.main.wait_until_idle()
     await saved(pilot)

@@ -9,15 +9,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
+
+# The Speed panel's "TTFT from key" on a fixed clock, as the engine's times are.
+pytestmark = pytest.mark.usefixtures("fixed_key_clock")
 
 
 async def coloured_draft(pilot: Pilot[Any]) -> None:
     await model_ready(pilot)
     app = pilot.app
     app.main.draft.editor.cursor_blink = False
-    await pilot.press(*"C'era una volta una casa sul lago.", "ctrl+g")
+    # At once: typed key by key, the session was titled by as many words as were typed at the autosave's first pause.
+    app.main.draft.editor.insert("C'era una volta una casa sul lago.")
+    await pilot.pause()
+    await pilot.press("ctrl+g")
     await app.main.wait_until_idle()
     # Accept it, ask for more: coloured text in the draft and in the suggestion.
     await pilot.press("tab", "ctrl+g")

@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 from scriptorium.inference.events import GenerationDone, TokenEvent
 
 from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.tui import key_timing
 from scriptorium.app.tui.generation import (
     ContextWasTrimmed,
     GenerationFailed,
@@ -247,10 +248,13 @@ class GeneratingScreen(Screen[None]):
         active = self._current(message.request_id)
         if active is None:
             return
+        first = not active.tokens
         active.tokens.extend(message.events)
         # Sinks keep each token's numbers (issue 6: inspect, colour).
         active.sink.stream_tokens(active.request, message.events)
         await active.sink.stream_text("".join(event.text for event in message.events))
+        if first:  # what the author waited for, from the key: the prompt's making and the hand-over too
+            self.sidebar.first_token_shown((key_timing.now() - active.request.asked_at) * 1000.0)
         self.sidebar.token(message.events[-1], message.kv_cache)
 
     @on(GenerationFinished)

@@ -224,7 +224,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
 
     def command_targets(self) -> dict[str, DOMNode]:
         """Where the palette runs each section's actions (app/tui/keys.py): the hidden mode's would act unseen."""
-        shown_pane = {"Draft": self.draft} if self.mode == "draft" else {"Chat": self.chat}
+        shown_pane = {"Draft": self.draft, "Find": self.draft.find_bar} if self.mode == "draft" else {"Chat": self.chat}
         return {"Focus": self, **shown_pane, "Panels": self.sidebar, "Sampler panel": self.sidebar.sampler}
 
     # ---- the draft and the chat, for the app's sessions -----------------------------------

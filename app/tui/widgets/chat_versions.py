@@ -28,7 +28,8 @@ BINDINGS = [
         "word, and let the model write the reply on from there; the old reply stays as a version",
     ),
     Binding(
-        "alt+left",
+        # Esc b: what a stock Mac Terminal sends for Option+← (Option is not Meta there, see the README).
+        "alt+left,alt+b",
         "reply_version(-1)",
         "Older reply",
         show=False,
@@ -36,7 +37,7 @@ BINDINGS = [
         tooltip="Show the last reply's previous version (regenerated and branched replies are kept)",
     ),
     Binding(
-        "alt+right",
+        "alt+right,alt+f",  # Esc f: Option+→ in a stock Mac Terminal
         "reply_version(1)",
         "Newer reply",
         show=False,

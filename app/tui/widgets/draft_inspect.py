@@ -104,7 +104,8 @@ BINDINGS = [
         "of the line); the old text stays in the draft until you accept the branch, and as a version",
     ),
     Binding(
-        "alt+left",
+        # Esc b: what a stock Mac Terminal sends for Option+← (Option is not Meta there, see the README).
+        "alt+left,alt+b",
         "version(-1)",
         "Older version",
         show=False,
@@ -113,7 +114,7 @@ BINDINGS = [
         "bring back the one last thrown away",
     ),
     Binding(
-        "alt+right",
+        "alt+right,alt+f",  # Esc f: Option+→ in a stock Mac Terminal
         "version(1)",
         "Newer version",
         show=False,

@@ -39,6 +39,7 @@ from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
 from scriptorium.app.tui.widgets.draft_anchors import asked_text, before_trailing_spaces, end_anchor, grapheme_end
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
+from scriptorium.app.tui.widgets.find_bar import FindBar
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 
 
@@ -81,7 +82,7 @@ class DraftPane(DraftWindowMark):
             tooltip="Put the whole suggestion into the draft",
         ),
         Binding(
-            "ctrl+right,ctrl+f",
+            "ctrl+right",
             "accept_word",
             "Word",
             key_display="^→",
@@ -137,6 +138,14 @@ class DraftPane(DraftWindowMark):
             tooltip="Throw the suggestion away and generate another from the same place",
         ),
         Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
+        Binding(
+            "ctrl+f",
+            "find",
+            "Find",
+            show=False,
+            id="draft.find",
+            tooltip="Find (and replace) words in the draft; a selection on one line is what it looks for",
+        ),
         # The editor has no keys of its own to the ends of the text: a long draft opens at its top.
         Binding(
             "ctrl+end",
@@ -181,6 +190,8 @@ class DraftPane(DraftWindowMark):
         self.editor = DraftEditor(self._initial_text, id="editor")
         self.suggestion = SuggestionView(id="suggestion")
         self.suggestion.display = False
+        self.find_bar = FindBar(self.editor, self.key_display, self._why_not_edit, id="find-bar")
+        yield self.find_bar
         yield self.editor
         yield self.suggestion
 
@@ -189,6 +200,8 @@ class DraftPane(DraftWindowMark):
         if (inspect := self.check_inspect_action(action)) is not None:
             return inspect
         ghost = self.editor.ghost
+        if action in ("accept", "accept_word") and self.find_bar.has_focus_within:
+            return False  # Tab goes to the replace field, ctrl+→ a word on, as in any field
         if action in ("accept", "accept_word", "reroll"):
             return ghost is not None
         if action == "stop":
@@ -484,6 +497,19 @@ class DraftPane(DraftWindowMark):
         self.modified = True
         self.post_message(self.Edited())
         self._mark_window_soon()
+
+    # ---- find and replace ------------------------------------------------------------
+    def action_find(self) -> None:
+        self.find_bar.open()
+
+    def _why_not_edit(self) -> str:
+        """Why find-and-replace may not change the draft now ('' when it may)."""
+        if self.streaming:
+            return (
+                f"The model is writing: {self.key_display('draft.stop')} stops it, then replace "
+                "(a replacement would move the text it continues)."
+            )
+        return ""
 
     # ---- the file ------------------------------------------------------------------
     @property

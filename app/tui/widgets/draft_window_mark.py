@@ -57,6 +57,12 @@ class DraftWindowMark(DraftCandidates):
         backend = self.backend
         if backend is None or self.generating or self.scoring or not self.is_mounted:
             return  # counting asks the engine, which is busy: the marker moves once it is not
+        build, text = self.next_window(backend)
+        self._measure_window(build, backend, text)
+
+    def next_window(self, backend: Backend) -> tuple[Callable[[str], Window], str]:
+        """What makes the window of the next continuation (from the end, or on from the
+        suggestion), and the text it is made of: the marker's, and the context viewer's."""
         editor = self.editor
         ghost = editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
@@ -64,9 +70,7 @@ class DraftWindowMark(DraftCandidates):
             template = prompt_templates.load(prompts.CONTINUE, paths.prompts_dir())
         except prompt_templates.PromptError:
             template = None  # said when a continuation asks for it
-        self._measure_window(
-            self.window_builder(backend, template), backend, editor.text_before(anchor) + (ghost.text if ghost else "")
-        )
+        return self.window_builder(backend, template), editor.text_before(anchor) + (ghost.text if ghost else "")
 
     @work(thread=True, exclusive=True, group="window-mark", exit_on_error=False)
     def _measure_window(self, build: Callable[[str], Window], backend: Backend, text: str) -> None:

@@ -50,14 +50,17 @@ class ModelPanel(Panel):
         relayout = "failed" in (view.status.state, old.status.state) and view.status != old.status
         # The threads' reason may take a second line (measured threads change rarely: never per frame).
         relayout = relayout or view.status.arithmetic != old.status.arithmetic
+        # So may the tokenizer's file name (a model loads: never per frame).
+        relayout = relayout or view.status.tokenizer != old.status.tokenizer
         self.status, self.lora_scale, self.load_hint = view.status, view.lora_scale, view.load_hint
         self.refresh(layout=relayout)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.status.state == "failed":
             return max(self.LINES, len(self._error_lines(width)) + 1)
-        if self.status.state == "ready" and not self.status.origin:
-            return self.LINES - 1 + len(_threads_lines(self.status.arithmetic, width))
+        if self.status.state == "ready":
+            threads = len(_threads_lines(self.status.arithmetic, width)) if not self.status.origin else 1
+            return self.LINES - 2 + threads + len(self._tokenizer_lines(width))
         return self.LINES
 
     def _context_line(self, n_ctx: int, trained: int, width: int) -> Text:
@@ -141,16 +144,23 @@ class ModelPanel(Panel):
         else:
             scale = f" × {self.lora_scale:.2f}" if self.lora_scale is not None else ""
             lines.append(Text(clip(f"LoRA {status.adapter.path.name}{scale}", width)))
+        return lines + self._tokenizer_lines(width)
+
+    def _tokenizer_lines(self, width: int) -> list[Text]:
+        """Which tokenizer reads the text: 'tokenizer SentencePiece (spm_italiano.model)' was cut
+        to 'tokenizer SentencePiece (spm_i…' in the side panel at 120 columns, the file's name
+        lost. Where it does not fit one line the name takes a second (the rest of a longer one is cut)."""
+        status = self.status
         if status.tokenizer_warning:
-            lines.append(
+            return [
                 Text(
                     clip(f"tokenizer {status.tokenizer}: {status.tokenizer_warning}", width),
                     style=self.style_of("model--error"),
                 )
-            )
-        else:
-            lines.append(Text(clip(f"tokenizer {status.tokenizer}", width), style=dim))
-        return lines
+            ]
+        wrapped = textwrap.wrap(f"tokenizer {status.tokenizer}", max(width, 1)) or [""]
+        shown = wrapped[:1] + ([" ".join(wrapped[1:])] if len(wrapped) > 1 else [])
+        return [Text(clip(line, width), style=self.style_of("model--dim")) for line in shown]
 
 
 def _origin_lines(origin: str, width: int) -> list[Text]:

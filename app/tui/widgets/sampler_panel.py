@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -342,8 +343,14 @@ class SamplerPanel(Panel, can_focus=True):
     def _wrapped_lines(self, row: str, width: int) -> list[str]:
         """The bias summary or the order, wrapped beside its short label over as many lines as it needs."""
         assert self.sampler is not None
-        text = self._bias_text() if row == "ban" else chain_text(self.sampler, self.show_all)
-        return [line.plain for line in Text(text).wrap(self.app.console, max(width - INDENTS[row], 1))]
+        room = max(width - INDENTS[row], 1)
+        if row == "ban":
+            # A bracket stays with the word before it: at 120 columns "(256)", the count of the
+            # byte tokens banned, stood alone on a line. textwrap breaks at ASCII spaces only,
+            # so a no-break space glues them.
+            glued = self._bias_text().replace(" (", "\u00a0(")
+            return [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, room)] or [""]
+        return [line.plain for line in Text(chain_text(self.sampler, self.show_all)).wrap(self.app.console, room)]
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.sampler is None:

@@ -193,6 +193,11 @@ class Sidebar(VerticalScroll):
             self._numbers_at = now
             self._draw_pending()
 
+    def first_token_shown(self, waited_ms: float) -> None:
+        """The first token is on screen, `waited_ms` after the author's key."""
+        if not self._stream_outlived:
+            self.speed.show_waited(waited_ms)
+
     def _draw_pending(self) -> None:
         if self._pending is not None:
             event, kv_cache = self._pending
