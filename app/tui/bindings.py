@@ -92,6 +92,20 @@ APP_BINDINGS: list[BindingType] = [
         id="app.lore",
         tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them",
     ),
+    # F6, a key a stock Mac terminal sends (with fn), taken from the draft editor's select-line
+    # (shift+home and shift+end select a line too): every other F-key is taken, F11 is macOS's
+    # Show Desktop, and alt+letter types a letter there. Priority, or the editor would see it first;
+    # in a dialog it is not enabled (ScriptoriumApp.check_action), so a dialog's field selects its line.
+    Binding(
+        "f6",
+        "compare",
+        "Compare",
+        show=False,
+        priority=True,
+        id="app.compare",
+        tooltip="Compare models, quantizations and LoRA scales on this draft: bits per character, paragraph by "
+        "paragraph (Esc stops)",
+    ),
     Binding(
         "f12",
         "export",
