@@ -48,6 +48,10 @@ def timed(command: list[str]) -> tuple[float, float]:
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"bench/compare.py: {' '.join(command[:2])} failed:\n{result.stderr[-1500:]}")
+    if "you need at least" in result.stderr:
+        # llama-perplexity refuses a text under two windows, and exits with status 0: nothing was measured.
+        refusal = next(line for line in result.stderr.splitlines() if "you need at least" in line)
+        raise SystemExit(f"bench/compare.py: llama-perplexity measured nothing: {refusal.strip()} (a longer --text)")
     return elapsed, children_cpu_s() - cpu_before
 
 
