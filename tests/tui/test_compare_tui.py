@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Callable
 
+from textual.command import CommandList
 from textual.widgets import DataTable, Input, ProgressBar, Sparkline, Static
 from tui_helpers import make_app, model_ready, run
 
@@ -166,6 +167,17 @@ def test_the_palette_and_the_keys_list_know_the_compare_screen(random_model: Pat
             commands = [command.title for command in app.get_system_commands(app.main)]
             assert "General: Compare" in commands
             assert ("f6", "app.compare") in [(row[1], row[4]) for row in app.keys.rows()]
+            await pilot.press("ctrl+p")
+            await pilot.pause(0.5)
+            await pilot.press(*"Compare")
+            await waited(pilot, lambda: app.screen.query_one(CommandList).option_count > 0, "the palette's match", 10)
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+            await waited(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen", 10)
+            # F6 on a dialog is the dialog's (its field selects a line), not a second compare screen.
+            await pilot.press("f6")
+            await pilot.pause()
+            assert len([s for s in app.screen_stack if isinstance(s, CompareScreen)]) == 1
 
     run(scenario)
 
