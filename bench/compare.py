@@ -1,7 +1,8 @@
 """`scriptorium compare A B --text FILE` against the llama-perplexity runs that give the same
 numbers (A's perplexity saving its distributions, then B's KL divergence against them), on
 the same text, context and threads, in one run, alternating, wall clock from spawning each
-command to its exit.
+command to its exit, and the CPU time the commands and their children used (user + system:
+less moved by other work on a shared machine than the wall clock).
 
     python bench/compare.py --model A.gguf --model B.gguf --text FILE [--ctx 256] [--rounds 3]
 
@@ -12,6 +13,7 @@ compare run costs at most 1.1x the sum of the llama-perplexity runs.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,27 +35,39 @@ def perplexity_binary() -> Path:
     return Path(located.stdout.strip())
 
 
-def timed(command: list[str]) -> float:
+def children_cpu_s() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of `command`, its own children (compare's per-model processes) included."""
+    cpu_before = children_cpu_s()
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"bench/compare.py: {' '.join(command[:2])} failed:\n{result.stderr[-1500:]}")
-    return elapsed
+    if "you need at least" in result.stderr:
+        # llama-perplexity refuses a text under two windows, and exits with status 0: nothing was measured.
+        refusal = next(line for line in result.stderr.splitlines() if "you need at least" in line)
+        raise SystemExit(f"bench/compare.py: llama-perplexity measured nothing: {refusal.strip()} (a longer --text)")
+    return elapsed, children_cpu_s() - cpu_before
 
 
-def llama_perplexity_s(models: list[str], text: str, ctx: int, threads: int) -> float:
+def llama_perplexity_s(models: list[str], text: str, ctx: int, threads: int) -> tuple[float, float]:
     binary = str(perplexity_binary())
     common = ["-f", text, "-c", str(ctx), "-b", str(ctx), "-t", str(threads), "-fa", "on"]
     with tempfile.TemporaryDirectory() as scratch:
         base = str(Path(scratch) / "base.kld")
-        total = timed([binary, "-m", models[0], *common, "--kl-divergence-base", base])
+        wall, cpu = timed([binary, "-m", models[0], *common, "--kl-divergence-base", base])
         for model in models[1:]:
-            total += timed([binary, "-m", model, *common, "--kl-divergence-base", base, "--kl-divergence"])
-    return total
+            more_wall, more_cpu = timed([binary, "-m", model, *common, "--kl-divergence-base", base, "--kl-divergence"])
+            wall, cpu = wall + more_wall, cpu + more_cpu
+    return wall, cpu
 
 
-def compare_s(models: list[str], text: str, ctx: int, threads: int, decode_tokens: int) -> float:
+def compare_s(models: list[str], text: str, ctx: int, threads: int, decode_tokens: int) -> tuple[float, float]:
     scriptorium = str(Path(sys.executable).with_name("scriptorium"))
     return timed(
         [
@@ -91,9 +105,17 @@ def main() -> None:
         llama.append(llama_perplexity_s(args.model, args.text, args.ctx, args.threads))
         ours.append(compare_s(args.model, args.text, args.ctx, args.threads, args.decode_tokens))
     print(f"{len(args.model)} models, --ctx {args.ctx}, {args.threads} threads, {args.rounds} rounds (median, min-max)")
-    print(f"llama-perplexity runs  {statistics.median(llama):7.2f} s  ({min(llama):.2f}-{max(llama):.2f})")
-    print(f"scriptorium compare    {statistics.median(ours):7.2f} s  ({min(ours):.2f}-{max(ours):.2f})")
-    print(f"ratio                  {statistics.median(ours) / statistics.median(llama):7.3f}  (budget 1.1)")
+    for which, index in (("wall", 0), ("CPU", 1)):
+        theirs, mine = [run[index] for run in llama], [run[index] for run in ours]
+        ratios = [m / t for m, t in zip(mine, theirs)]
+        print(
+            f"{which}: llama-perplexity runs  {statistics.median(theirs):7.2f} s  ({min(theirs):.2f}-{max(theirs):.2f})"
+        )
+        print(f"{which}: scriptorium compare    {statistics.median(mine):7.2f} s  ({min(mine):.2f}-{max(mine):.2f})")
+        print(
+            f"{which}: ratio                  {statistics.median(ratios):7.3f}  "
+            f"({min(ratios):.3f}-{max(ratios):.3f}, per round; budget 1.1)"
+        )
 
 
 if __name__ == "__main__":

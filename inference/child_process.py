@@ -59,7 +59,8 @@ def _above_standard_streams(fd: int) -> int:
 class EngineProcess:
     """One running worker: send requests, receive replies, learn why it died."""
 
-    def __init__(self) -> None:
+    def __init__(self, module: str = WORKER_MODULE) -> None:
+        """Start `python -m module REQUEST_FD REPLY_FD` (the engine's worker, or compare's)."""
         request_read, request_write = _pipe_above_standard_streams()
         reply_read, reply_write = _pipe_above_standard_streams()
         environment = {**os.environ, **CHILD_ENVIRONMENT}
@@ -67,7 +68,7 @@ class EngineProcess:
         environment.pop("PYTHONFAULTHANDLER", None)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", WORKER_MODULE, str(request_read), str(reply_write)],
+                [sys.executable, "-m", module, str(request_read), str(reply_write)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

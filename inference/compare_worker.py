@@ -3,13 +3,16 @@
 A process per model: llama.cpp's aborts end that run only, its peak memory is the
 model's own, and a model's memory is given back before the next loads (two 7B
 quantizations need not fit at once). The child loads the model, scores the text at each
-LoRA scale (changing the scale without reloading) and sends back a row per scale;
-ctrl+c is the parent's to handle (the child ignores it, and is ended).
+LoRA scale (changing the scale without reloading) and sends back a row per scale.
+
+It is started as the engine's worker is (child_process.EngineProcess: `python -m` this
+module, with pipes of its own, in a session of its own): its stderr, where llama.cpp
+writes, is kept for the line that explains a death, never drawn on the app's terminal;
+ctrl+c is the parent's to handle, and the parent ends it.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import signal
 import sys
 from dataclasses import dataclass
@@ -51,31 +54,28 @@ class Row:
 
 
 def run_job(
-    job: CompareJob, on_window: Callable[[int, float | None, int, int], None], on_row: Callable[[Row], None]
+    job: CompareJob,
+    on_window: Callable[[int, float | None, int, int], None],
+    on_row: Callable[[Row], None],
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> Any:
     """Run `job` in a child process; `on_window(row, scale, done, total)` as windows finish,
-    `on_row` as rows do. Returns the comparison.Reference the first row wrote, if any.
+    `on_row` as rows do. Returns the comparison.Reference the first row wrote, if any (None
+    when `should_stop` ended the child first: what it had not sent is lost).
     Raises a ScriptoriumError when the child fails or dies."""
+    from .child_process import EngineProcess
     from .errors import EngineCrashed, ScriptoriumError
 
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(theirs, job), name="scriptorium-compare", daemon=True)
-    process.start()
-    theirs.close()
-    written = None
+    process = EngineProcess("scriptorium.inference.compare_worker")
+    written, finished = None, False
     try:
-        while True:
-            if not ours.poll(POLL_S):
-                if not process.is_alive() and not ours.poll(0):
-                    raise EngineCrashed(
-                        f"the process scoring {job.options.model_path.name} ended "
-                        f"(exit status {process.exitcode}) before it finished"
-                    )
-                continue
+        process.send(("job", job))
+        while not should_stop():
             try:
-                message = ours.recv()
-            except EOFError:
+                message = process.receive(POLL_S)
+            except EngineCrashed as death:
+                raise EngineCrashed(f"scoring {job.options.model_path.name}: {death}") from None
+            if message is None:
                 continue
             kind = message[0]
             if kind == "window":
@@ -87,29 +87,40 @@ def run_job(
             elif kind == "error":
                 raise ScriptoriumError(message[1])
             elif kind == "done":
+                finished = True
                 return written
+        return None
     finally:
-        if process.is_alive():
-            process.kill()
-        process.join()
-        ours.close()
+        if not finished and process.death is None:
+            process.kill("the comparison was stopped")  # stopped, interrupted, or failed: its rows are not wanted
+        process.stop()
 
 
-def _child(pipe: Connection, job: CompareJob) -> None:
+def main(argv: list[str] | None = None) -> None:
+    """The child: `python -m scriptorium.inference.compare_worker REQUEST_FD REPLY_FD`."""
+    from .wire import decode, encode
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent ends us on ctrl+c
+    request_fd, reply_fd = (int(arg) for arg in (sys.argv[1:] if argv is None else argv))
+    requests, replies = Connection(request_fd, writable=False), Connection(reply_fd, readable=False)
+    _, job = decode(requests.recv_bytes())
+    _run_child(lambda message: replies.send_bytes(encode(message)), job)
+    replies.close()
+
+
+def _run_child(send: Callable[[tuple[Any, ...]], None], job: CompareJob) -> None:
     from .errors import ScriptoriumError
 
     try:
-        _score_job(pipe, job)
+        _score_job(send, job)
     except ScriptoriumError as error:
-        pipe.send(("error", str(error)))
+        send(("error", str(error)))
     except Exception as error:  # noqa: BLE001 - a row's failure, in one line, not the child's traceback
-        pipe.send(("error", f"scoring {job.options.model_path.name} failed: {type(error).__name__}: {error}"))
-    pipe.send(("done",))
-    pipe.close()
+        send(("error", f"scoring {job.options.model_path.name} failed: {type(error).__name__}: {error}"))
+    send(("done",))
 
 
-def _score_job(pipe: Connection, job: CompareJob) -> None:
+def _score_job(send: Callable[[tuple[Any, ...]], None], job: CompareJob) -> None:
     from .comparison import Reference, decode_speed, score_text
     from .engine import Engine
     from .tokenizer import tokenizer_warning
@@ -129,17 +140,17 @@ def _score_job(pipe: Connection, job: CompareJob) -> None:
                     job.text,
                     write_reference=handle,
                     reference=reference,
-                    on_window=lambda done, total, s=scale: pipe.send(("window", index, s, done, total)),
+                    on_window=lambda done, total, s=scale: send(("window", index, s, done, total)),
                 )
             finally:
                 if handle is not None:
                     handle.close()
             if writing is not None and score.ppl_tokens and not score.cancelled:
                 reference = Reference(writing, score.tokens_digest, score.n_ctx, engine.n_vocab)
-                pipe.send(("reference", reference))
+                send(("reference", reference))
             tokens = engine.vocabulary.tokenize(job.text)
             decode = decode_speed(engine.context, tokens, job.decode_tokens) if job.decode_tokens else None
-            pipe.send(
+            send(
                 (
                     "row",
                     Row(
@@ -163,3 +174,11 @@ def _peak_rss() -> int:
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB on Linux
+
+
+if __name__ == "__main__":
+    # Through the package's own module, not this __main__ copy: the rows sent are pickled by
+    # their class's module, which the parent must find as scriptorium.inference.compare_worker.
+    from scriptorium.inference.compare_worker import main as package_main
+
+    package_main()

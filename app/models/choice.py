@@ -155,9 +155,18 @@ def resolve_model(
     return _by_name(reference, origin, discovery if discovery is not None else discover(config))
 
 
+PROGRESS_BAR_CELLS = 20
+
+
+def progress_bar(percent: int) -> str:
+    """A bar of PROGRESS_BAR_CELLS cells, one filled per 5%."""
+    filled = min(max(percent, 0), 100) * PROGRESS_BAR_CELLS // 100
+    return "█" * filled + "░" * (PROGRESS_BAR_CELLS - filled)
+
+
 def stderr_progress(label: str = "scriptorium: preparing the demo model (first run only)") -> Progress:
-    """A progress callback for the CLI: a percentage redrawn in place on a terminal, one
-    line at the start and at the end otherwise (logs stay readable)."""
+    """A progress callback for the CLI: a bar and its percentage redrawn in place on a
+    terminal, one line at the start and at the end otherwise (logs stay readable)."""
     stream = sys.stderr
     interactive = stream.isatty()
     last_percent = -1
@@ -168,7 +177,7 @@ def stderr_progress(label: str = "scriptorium: preparing the demo model (first r
         if percent == last_percent:
             return
         if interactive:
-            stream.write(f"\r{label}… {percent}%" + ("\n" if percent >= 100 else ""))
+            stream.write(f"\r{label}… {progress_bar(percent)} {percent:3d}%" + ("\n" if percent >= 100 else ""))
         elif last_percent < 0 or percent >= 100:
             stream.write(f"{label}… {'done' if percent >= 100 else 'started'}\n")
         stream.flush()

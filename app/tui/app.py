@@ -45,10 +45,12 @@ from scriptorium.app.tui import (
     session_tokens,
     suggestion_keeping,
 )
+from scriptorium.app.tui.compared_colours import DraftComparison
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
 from scriptorium.app.tui.quit_signals import QuitOnSignals
+from scriptorium.app.tui.screens.compare_screen import CompareScreen
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
@@ -448,6 +450,22 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def action_show_context(self) -> None:
         context_viewing.show_context(self, self.main, self.action_edit_pinned)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "compare":  # its key is a priority one: on a dialog, the dialog's field keeps it
+            return isinstance(self.screen, MainScreen)
+        return super().check_action(action, parameters)
+
+    def action_compare(self) -> None:
+        # The loaded model comes first and sets how the others run; a llama-server's files are not here.
+        local = self.backend is not None and not self.backend.origin
+        self.push_screen(
+            CompareScreen(self.main.draft_text(), self.backend.options if local else None), self._comparison_chosen
+        )
+
+    def _comparison_chosen(self, comparison: DraftComparison | None) -> None:
+        if comparison is not None:
+            self.main.draft.show_comparison(comparison)
 
     def action_export(self) -> None:
         self.save_everything()

@@ -93,6 +93,20 @@ APP_BINDINGS: list[BindingType] = [
         id="app.lore",
         tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them",
     ),
+    # F11: the last F-key free (F6 is the context viewer's, F7 speculation's). macOS takes it for
+    # Show Desktop unless the F-keys are standard function keys: "Compare" in the palette always
+    # works. Not enabled on a dialog (ScriptoriumApp.check_action): a second compare screen on top
+    # of the first would run two comparisons.
+    Binding(
+        "f11",
+        "compare",
+        "Compare",
+        show=False,
+        priority=True,
+        id="app.compare",
+        tooltip="Compare models, quantizations and LoRA scales on this draft: bits per character, paragraph by "
+        "paragraph (Esc stops)",
+    ),
     Binding(
         "alt+h",
         "messages",

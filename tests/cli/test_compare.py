@@ -185,3 +185,25 @@ def test_ctrl_c_prints_the_rows_that_finished(models: dict[str, Path], prose: Pa
     rows = [line for line in out.splitlines() if line.startswith("author-f32.gguf + lora.gguf x")]
     assert 2 <= len(rows) < 31
     assert err.strip().splitlines()[-1] == "scriptorium: interrupted (ctrl+c): the rows above are those that finished"
+
+
+def test_each_paragraph_has_its_bits_per_character_whatever_the_tokenizer(
+    models: dict[str, Path], tmp_path: Path
+) -> None:
+    """Where in the text: the JSON gives every row's bits per character paragraph by
+    paragraph; the letters model and the pairs model, which predict the characters alike,
+    agree on each paragraph, and a paragraph of letters alone reads exactly its letters' bits."""
+    first, second = letter_text(400, seed=1), letter_text(300, seed=2)
+    path = tmp_path / "paragraphs.txt"
+    path.write_text(f"{first}\n\n{second}", encoding="utf-8")
+    result = scriptorium(
+        "compare", str(models["letters"]), str(models["pairs"]), "--text", str(path), "--json", "--decode-tokens", "0"
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["text"]["paragraphs"] == 2
+    letters, pairs = report["rows"]
+    assert letters["paragraphs"][1] == pytest.approx(expected_bits_per_character(second), rel=1e-5)
+    assert pairs["paragraphs"] == pytest.approx(letters["paragraphs"], rel=1e-4)
+    # The first paragraph holds the break after it, two line breaks the models never predict.
+    assert letters["paragraphs"][0] > expected_bits_per_character(first) + 2 * 40 / (len(first) + 2)

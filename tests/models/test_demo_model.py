@@ -138,7 +138,11 @@ def test_resolve_model_falls_back_on_the_demo(assembled) -> None:
     "interactive, expected",
     [
         (False, "label… started\nlabel… done\n"),
-        (True, "\rlabel… 0%\rlabel… 1%\rlabel… 50%\rlabel… 100%\n"),
+        (
+            True,
+            "\rlabel… ░░░░░░░░░░░░░░░░░░░░   0%\rlabel… ░░░░░░░░░░░░░░░░░░░░   1%"
+            "\rlabel… ██████████░░░░░░░░░░  50%\rlabel… ████████████████████ 100%\n",
+        ),
     ],
 )
 def test_stderr_progress(

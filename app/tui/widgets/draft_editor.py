@@ -22,6 +22,7 @@ from textual.widgets.text_area import Edit, EditResult, Location
 
 from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
 from scriptorium.app.tui.branches import Ghost, KeptWord, cut_front
+from scriptorium.app.tui.compared_colours import BANDS as COMPARED_BANDS
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
 from scriptorium.app.tui.widgets.draft_anchors import shifted_anchor
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord
@@ -82,7 +83,11 @@ class TakenWord(NamedTuple):
 class DraftEditor(TextArea):
     """The author's draft, with an optional ghost suggestion."""
 
-    COMPONENT_CLASSES = {f"draft-editor--{name}" for _, name, _ in BUCKETS} | {"draft-editor--outside"}
+    COMPONENT_CLASSES = (
+        {f"draft-editor--{name}" for _, name, _ in BUCKETS}
+        | {"draft-editor--outside"}
+        | {f"draft-editor--{name}" for _, name, _ in COMPARED_BANDS if name}
+    )
 
     @dataclass
     class GhostChanged(Message):
@@ -114,6 +119,9 @@ class DraftEditor(TextArea):
         """Where the model's window starts in the text: what is before it is drawn dimmed."""
         self.window_end: int | None = None
         """Where it ends (None: at the end of the text): what is after it is drawn dimmed."""
+        self.compared: list[tuple[int, int, str]] = []
+        """Words coloured by how a second model finds them against the first (start, end,
+        highlight name: compared_colours.highlights), drawn instead of the probabilities while set."""
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.ghost: Ghost | None = None
         self._inserting_ghost = False
@@ -361,9 +369,17 @@ class DraftEditor(TextArea):
         """Where a window starting at `start` of the continued text lies in the draft (window_marks)."""
         return window_in_draft(self.document, self.ghost, start)
 
+    def show_compared(self, marks: list[tuple[int, int, str]]) -> None:
+        """Colour words as compared with a second model ([] goes back to the probabilities)."""
+        self.compared = marks
+        self._build_highlight_map()
+        self.refresh()
+
     def _build_highlight_map(self) -> None:
         super()._build_highlight_map()
         self._mark_outside()
+        if self.compared:
+            return self._mark_compared()
         if not self.colour_tokens or not self.spans:
             return
         document = self.document
@@ -389,6 +405,19 @@ class DraftEditor(TextArea):
                 OUTSIDE: self.get_component_rich_style("draft-editor--outside", partial=True),
             }
 
+    def _mark_compared(self) -> None:
+        for start, end, name in self.compared:
+            for row, since, until in dimmed_spans(self.document, ((start, end),)):
+                self._highlights[row].append((since, until, name))
+        theme = self._theme
+        names = [name for _, name, _ in COMPARED_BANDS if name]
+        if theme is not None and names[0] not in theme.syntax_styles:
+            # A copy: the theme object's dict is shared with the registered theme.
+            theme.syntax_styles = {
+                **theme.syntax_styles,
+                **{name: self.get_component_rich_style(f"draft-editor--{name}", partial=True) for name in names},
+            }
+
     def _install_token_styles(self) -> None:
         theme = self._theme
         if theme is None or "p0" in theme.syntax_styles:
@@ -409,7 +438,9 @@ class DraftEditor(TextArea):
         theme = self._theme
         if theme is not None and "p0" in theme.syntax_styles:
             theme.syntax_styles = {
-                k: v for k, v in theme.syntax_styles.items() if k not in {n for _, n, _ in BUCKETS} | {OUTSIDE}
+                k: v
+                for k, v in theme.syntax_styles.items()
+                if k not in {n for _, n, _ in (*BUCKETS, *COMPARED_BANDS)} | {OUTSIDE}
             }
             if self.colour_tokens:
                 self._install_token_styles()

@@ -21,6 +21,7 @@ from scriptorium.inference.events import TokenEvent
 
 from scriptorium.app.sessions.draft_files import end_of_writing
 from scriptorium.app.tui.branches import Version, branch_at, branch_label, move_version, start_version
+from scriptorium.app.tui.compared_colours import DraftComparison, figure_at, highlights
 from scriptorium.app.tui.scoring import (
     ScoresArrived,
     ScoringFailed,
@@ -160,6 +161,9 @@ class DraftInspection(ModePane):
     _scored_tokens: int = 0
     _scored_by: "LoadOptions | None" = None
     """The model, as loaded, whose scores colour the draft."""
+    _compared: DraftComparison | None = None
+    """The draft coloured compared with a second model (the compare screen's choice), until
+    the text changes or F9 scores it again."""
 
     # What DraftPane, the layer above, does for this one.
     def write_on(self) -> None:
@@ -208,6 +212,10 @@ class DraftInspection(ModePane):
 
     # ---- inspecting --------------------------------------------------------------------
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        if self._compared is not None:
+            offset = self.editor.document.get_index_from_location(self.editor.cursor_location)
+            self.post_message(self.ActivityShown(figure_at(self._compared, offset)))
+            return
         if self.inspected is not None or self.generating:
             return
         found = self.editor.token_at_cursor()
@@ -358,8 +366,29 @@ class DraftInspection(ModePane):
         self.redraw_suggestion()
         self._draw_inspection()
 
+    # ---- the draft compared with a second model ---------------------------------------------
+    def show_comparison(self, comparison: DraftComparison) -> None:
+        """Colour the draft by how `comparison.second` finds each word against `comparison.first`."""
+        self._compared = comparison
+        self.editor.show_compared(highlights(comparison))
+        first, second = comparison.first_bits_per_character, comparison.second_bits_per_character
+        overall = f" ({first:.3f} against {second:.3f} bits/char)" if first is not None and second is not None else ""
+        self.notify(
+            f"Your draft compared with {comparison.second} against {comparison.first}{overall}: green where it finds "
+            f"your prose less surprising, red where more; the cursor on a word says by how much. "
+            f"{self.key_display('draft.score')} scores it with the loaded model again.",
+            markup=False,  # file names
+        )
+
+    def leave_comparison(self) -> None:
+        if self._compared is not None:
+            self._compared = None
+            self.editor.show_compared([])
+            self.post_message(self.ActivityShown(""))
+
     # ---- scoring the author's text ----------------------------------------------------------
     def action_score_draft(self) -> None:
+        self.leave_comparison()
         if self.scoring:
             self.notify("Already scoring: press Esc to stop.", severity="warning")
             return
@@ -491,6 +520,7 @@ class DraftInspection(ModePane):
         self.notify(message.error, title="Scoring failed", severity="error", timeout=10)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        # Scores arriving later are offsets into the text as it was: they would land wrong.
+        # The comparison's words and scores arriving later are offsets into the text as it was: they would land wrong.
+        self.leave_comparison()
         if self.scoring:
             self.stop_scoring("the text changed")
