@@ -73,9 +73,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--draft-max", type=int, default=8)
+    parser.add_argument("--flash", choices=("on", "off", "auto"), default="auto", help="flash attention")
     args = parser.parse_args()
 
-    engine = Engine.load(LoadOptions(model_path=args.model, n_ctx=2048, n_threads=args.threads))
+    flash = {"on": True, "off": False, "auto": None}[args.flash]
+    engine = Engine.load(LoadOptions(model_path=args.model, n_ctx=2048, n_threads=args.threads, flash_attn=flash))
     lookup = Speculation(guesser="lookup", draft_max=args.draft_max)
     plain = Speculation()
     print(f"model: {engine.facts.name} ({engine.facts.file_type}, vocabulary {engine.n_vocab:,})")
