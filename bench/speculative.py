@@ -6,6 +6,7 @@ included. The text must be identical; the figures are tokens per second of decod
 first token excluded), median of interleaved rounds, with the acceptance rate.
 
     python bench/speculative.py [--model PATH] [--tokens 128] [--rounds 3] [--threads N] [--draft-max 8]
+                                [--draft-model DRAFT.gguf] [--flash on|off|auto]
 
 Without --model: the demo model (Gemma 3 270M) from the cache.
 """
@@ -73,12 +74,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--draft-max", type=int, default=8)
+    parser.add_argument("--draft-model", type=Path, default=None, help="guess with this draft model, not lookup")
     parser.add_argument("--flash", choices=("on", "off", "auto"), default="auto", help="flash attention")
     args = parser.parse_args()
 
     flash = {"on": True, "off": False, "auto": None}[args.flash]
     engine = Engine.load(LoadOptions(model_path=args.model, n_ctx=2048, n_threads=args.threads, flash_attn=flash))
-    lookup = Speculation(guesser="lookup", draft_max=args.draft_max)
+    guesser = "draft" if args.draft_model else "lookup"
+    lookup = Speculation(guesser=guesser, draft_max=args.draft_max, draft_model=args.draft_model)
     plain = Speculation()
     print(f"model: {engine.facts.name} ({engine.facts.file_type}, vocabulary {engine.n_vocab:,})")
     print(f"arithmetic: {engine.arithmetic.describe()}; draft max {args.draft_max}; {args.tokens} tokens, greedy")

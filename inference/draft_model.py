@@ -48,6 +48,9 @@ def check_same_vocabulary(model: "Vocabulary", draft: "Vocabulary", draft_path: 
 class DraftModelGuesser:
     """Guesses with a draft model's context (speculative.Guesser)."""
 
+    costly = True
+    """Each guess costs the draft model's own decodes: drafting pauses when it guesses nothing."""
+
     def __init__(self, context: "LlamaContext", n_vocab: int, history: Sequence[int]):
         self._context = context
         self._n_vocab = n_vocab

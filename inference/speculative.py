@@ -90,6 +90,8 @@ class Speculator:
         self._last_logits = context.last_logits()
         self._n_ctx = context.n_ctx
         self._guesser_name = speculation.guesser
+        self._costly = bool(getattr(guesser, "costly", False))
+        """Whether asking the guesser costs decodes of its own (a draft model), even when it guesses nothing."""
         self._draft: list[int] = []
         self._next = 0
         """The row whose logits come next: the draft's guess there is what its sample is checked against."""
@@ -126,6 +128,8 @@ class Speculator:
         # The pass gives one token per row: its last row's too, so one guess fewer than wanted.
         limit = min(self._pacing.length(), wanted - 1, self._n_ctx - self._held - 1, self._verify.size - 1)
         draft = self._guesser.propose(limit) if limit > 0 else []
+        if not draft and limit > 0 and self._costly:
+            self._pacing.record(1, 0)  # a draft model unsure of anything still ran: as a rejected guess
         if draft:
             self._verify([token, *draft])
             self._draft, self._next, self._in_pass = draft, 0, True
