@@ -283,3 +283,21 @@ def test_draft_model_keeps_a_layer_count_the_model_has(tmp_path_factory: pytest.
     assert draft_layers(4, 2) == [1, 2]
     with pytest.raises(QuantizeError, match="--keep-layers must be from 1 to 3 .the model has 4 layers., not 4"):
         draft_layers(4, 4)
+
+
+# ---- a llama-server's own speculation ------------------------------------------------------------
+
+
+def test_a_servers_draft_counts_are_shown_and_its_accepted_tokens_said_to_have_no_probabilities() -> None:
+    from scriptorium.inference.remote_stream import server_speculation
+
+    assert server_speculation({"predicted_n": 40}) is None  # started without a draft: nothing drafted
+    counts = server_speculation({"draft_n": 30, "draft_n_accepted": 21})
+    assert counts is not None and (counts.guesser, counts.drafted, counts.accepted) == ("server", 30, 21)
+    assert counts.probabilities is False and counts.passes == 0
+    assert counts.describe() == (
+        "server: 21 of 30 guesses accepted (70%); the server gives accepted tokens no probabilities"
+    )
+    from scriptorium.app.tui.widgets.speed_panel import guesses_line
+
+    assert guesses_line(counts) == "21/30 guessed 70% · no p"
