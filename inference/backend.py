@@ -14,6 +14,7 @@ from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts
 from .load_options import LoadOptions
 from .settings import LogitBias, SamplerSettings
+from .speculation import OFF, Speculation
 
 
 @runtime_checkable
@@ -93,8 +94,11 @@ class Backend(Protocol):
         top_n: int = 10,
         should_stop: Callable[[], bool] | None = None,
         special: bool = False,
+        speculation: Speculation = OFF,
     ) -> Iterator[Event]:
-        """Stream a continuation of `prompt` (control-token text parsed if `special`); ends with GenerationDone."""
+        """Stream a continuation of `prompt` (control-token text parsed if `special`); ends with GenerationDone.
+        `speculation`: guess tokens ahead and verify them in one pass, the text unchanged (a
+        llama-server speculates only as it was started: it takes no such request)."""
 
     def score(self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
         """Stream how probable each token of `text` is given the text before it; ends with ScoreDone."""

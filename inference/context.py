@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
+from . import native
 from .errors import GenerationError, ModelLoadError
 from .events import KVCacheUsage
 from .gguf_file import ModelFacts
@@ -228,6 +229,12 @@ class LlamaContext:
             return 0
         return keep
 
+    def can_drop_tail(self) -> bool:
+        """Whether the newest positions can be removed alone (speculative decoding removes the
+        rejected guesses): not in a recurrent model's memory, which holds one state, not positions."""
+        lib = self._lib
+        return not (lib.llama_model_is_recurrent(self._model) or lib.llama_model_is_hybrid(self._model))
+
     def can_shift(self) -> bool:
         """Whether moving cached positions is sound: no M-RoPE (llama.cpp's check) and no
         sliding-window layers (their caches have already forgotten the older positions)."""
@@ -348,6 +355,11 @@ class LlamaContext:
         """The fast path for decoding: evaluate one token after the cached ones."""
         return _OneTokenDecoder(self)
 
+    def rows_decoder(self, size: int) -> "RowsDecoder":
+        """Speculative decoding's verifying pass: up to `size` tokens after the cached ones in
+        one llama_decode, with the logits of every position (free it with `close`)."""
+        return RowsDecoder(self, max(1, min(size, self.n_batch)))
+
     def set_adapter_scale(self, adapter: Any, scale: float) -> None:
         """Apply the LoRA `adapter` at `scale` (0 removes it). The cache is cleared: its
         keys and values were computed under the old scale."""
@@ -402,3 +414,39 @@ class _OneTokenDecoder:
         tokens = self._tokens
         tokens.append(token)
         return len(tokens)
+
+
+class RowsDecoder:
+    """A few tokens in one llama_decode with every position's logits, the batch made once per
+    generation; the rejected tail is removed afterwards with `LlamaContext.trim`. No abort
+    callback: a pass is a handful of tokens, and one in Python per graph node costs speed."""
+
+    __slots__ = ("_context", "_decode", "_ctx", "_rows", "_tokens", "_row", "size")
+
+    def __init__(self, context: LlamaContext, size: int):
+        self._context = context
+        self._decode = context._lib.llama_decode
+        self._ctx = context._ctx
+        self.size = size
+        self._rows = EveryRowBatch(context._lib, size)
+        self._tokens = context._tokens  # the mirror itself: changed in place, never replaced
+        self._row = native.own_binding("llama_get_logits_ith", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32)
+
+    def __call__(self, tokens: Sequence[int]) -> int:
+        """Evaluate `tokens` (at most `size`); returns the number of cached tokens after it."""
+        batch = self._rows.filled(tokens, len(self._tokens))
+        status = self._decode(self._ctx, batch)
+        if status:
+            self._context._failed(status, "verify drafted tokens")
+        self._tokens.extend(tokens)
+        return len(self._tokens)
+
+    def row(self, index: int) -> int:
+        """The address of the logits after the pass's token `index` (valid until the next decode)."""
+        address = self._row(self._ctx, index)
+        if not address:
+            raise GenerationError(f"llama.cpp returned no logits for drafted position {index}")
+        return address
+
+    def close(self) -> None:
+        self._rows.free()

@@ -22,6 +22,7 @@ from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_
 from .kv_cache import KVLayout
 from .load_options import LoadOptions, beyond_training, usable_cores
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
+from .speculation import OFF, Speculation
 from .thread_choice import ThreadTuner
 from .tokenizer import Tokenizer, sentencepiece_tokenizer, tokenizer_warning
 from .vocabulary import Vocabulary
@@ -85,6 +86,8 @@ class Engine:
         self.bos_id = self.vocabulary.bos_id
         self.tokenizer_note = ""
         """Why the named `.model` is not used (it does not match), else ''."""
+        self._draft: Engine | None = None
+        """The draft model speculative decoding last guessed with, kept for the next generation."""
 
     # ---- loading -------------------------------------------------------------------
     @classmethod
@@ -322,11 +325,14 @@ class Engine:
         top_n: int = 10,
         should_stop: Callable[[], bool] | None = None,
         special: bool = False,
+        speculation: Speculation = OFF,
     ) -> Iterator[Event]:
-        """Stream a continuation of `prompt` as events; the last one is GenerationDone."""
+        """Stream a continuation of `prompt` as events; the last one is GenerationDone.
+        `speculation`: guess tokens ahead and verify them in one pass (speculative.py)."""
         from .generation import run_generation  # imported when first used: it brings numpy
 
         settings = settings.validated()
+        speculation = speculation.validated()
         bias = bias.validated(self.n_vocab)
         check_top_n(top_n)
         return self._following_threads(
@@ -340,8 +346,32 @@ class Engine:
                 should_stop=should_stop,
                 special=special,
                 threads=self.threads,
+                speculation=speculation,
+                guesser_for=self._draft_guesser(speculation),
             )
         )
+
+    def _draft_guesser(self, speculation: Speculation) -> Any:
+        """What guesses for `speculation`: None for prompt lookup; with a draft model, a
+        guesser on its own context (loaded once and kept, its vocabulary checked first)."""
+        if speculation.guesser != "draft" or speculation.draft_model is None:
+            return None
+        from .draft_model import DraftModelGuesser, check_same_vocabulary
+
+        path = Path(speculation.draft_model).absolute()
+        if self._draft is None or self._draft.options.model_path != path:
+            if self._draft is not None:
+                self._draft.close()
+                self._draft = None
+            draft = Engine.load(replace(self.options, model_path=path, lora_path=None, spm_path=None))
+            try:
+                check_same_vocabulary(self.vocabulary, draft.vocabulary, path)
+            except BaseException:
+                draft.close()
+                raise
+            self._draft = draft
+        draft = self._draft
+        return lambda history: DraftModelGuesser(draft.context, draft.n_vocab, history)
 
     def _following_threads(self, events: Iterator[Event]) -> Iterator[Event]:
         """`events`, the arithmetic kept up with the thread counts they announce."""
@@ -386,3 +416,6 @@ class Engine:
         the vocabulary under way on other threads (tokenizing, with no request) too."""
         self.context.close(before_freeing=self.vocabulary.close)
         self._h.adapter = self._h.model = self._h.vocab = None
+        if self._draft is not None:
+            self._draft.close()
+            self._draft = None

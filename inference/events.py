@@ -127,6 +127,9 @@ class TokenEvent:
     """(id, sampler) for each of `top` a sampler took out (top_k, xtc, temperature at 0...)."""
     pushed: tuple[tuple[int, str, float], ...] = ()
     """(id, sampler, change of its logit) for each of `top` the logit bias, the penalties or DRY moved."""
+    drafted: bool = False
+    """Guessed by speculative decoding and accepted: sampled from a verifying pass's row, equal
+    to the guess there. Its numbers are its own position's, as any token's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +172,53 @@ class ThreadsChosen:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeculationCounts:
+    """What speculative decoding did in one generation (speculative.py)."""
+
+    guesser: str
+    """'lookup' or 'draft'."""
+    drafted: int
+    """Tokens guessed and checked in a verifying pass."""
+    accepted: int
+    """Of them, those the model's own sampling drew too: kept without a decode of their own."""
+    passes: int
+    """Verifying passes (one llama_decode each)."""
+    probabilities: bool = True
+    """Whether accepted tokens carry their probabilities (a llama-server gives them none)."""
+
+    @property
+    def acceptance(self) -> float:
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def tokens_per_pass(self) -> float:
+        """Tokens each verifying pass gave: its accepted guesses and the one sampled after them."""
+        return (self.accepted + self.passes) / self.passes if self.passes else 0.0
+
+    def describe(self) -> str:
+        """'lookup: 40 of 52 guesses accepted (77%), 3.1 tokens a pass'."""
+        if not self.drafted:
+            return f"{self.guesser}: nothing drafted"
+        text = f"{self.guesser}: {self.accepted} of {self.drafted} guesses accepted ({self.acceptance:.0%})"
+        if self.passes:
+            text += f", {self.tokens_per_pass:.1f} tokens a pass"
+        if not self.probabilities:
+            text += "; the server gives accepted tokens no probabilities"
+        return text
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "guesser": self.guesser,
+            "drafted": self.drafted,
+            "accepted": self.accepted,
+            "passes": self.passes,
+            "acceptance": round(self.acceptance, 4),
+            "tokens_per_pass": round(self.tokens_per_pass, 3),
+            "probabilities": self.probabilities,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class GenerationDone:
     """The last event of every generation, including a cancelled one."""
 
@@ -200,6 +250,8 @@ class GenerationDone:
     shifted_tokens: int = 0
     threads: ThreadsChosen | None = None
     """The thread counts in use as it ended; None where the backend does not say (a llama-server)."""
+    speculation: SpeculationCounts | None = None
+    """What speculative decoding drafted and accepted; None when it was off."""
 
 
 @_pickled_by_fields

@@ -7,12 +7,13 @@ import time
 from contextlib import closing
 from typing import Callable, Iterator, Sequence
 
-from . import native
+from . import native, speculative
 from .context import DecodedChunk, LlamaContext, Reuse, never_stop
 from .events import ContextTrimmed, Event, GenerationDone, PrefillDone, PrefillProgress, TokenEvent
 from .sampler_trace import ChainTrace
 from .sampling import StepReader
 from .settings import LogitBias, SamplerSettings
+from .speculation import OFF, Speculation
 from .text import CompletionText
 from .thread_choice import ThreadTuner
 from .vocabulary import Vocabulary
@@ -68,10 +69,14 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
     should_stop: Callable[[], bool] | None,
     special: bool,
     threads: ThreadTuner | None = None,
+    speculation: Speculation = OFF,
+    guesser_for: speculative.GuesserFactory | None = None,
 ) -> Iterator[Event]:
     """Stream the generation's events. With `threads`, each decode step and prompt batch
     is timed for it, and the thread counts it chooses apply from the next decode on
-    (announced as a ThreadsChosen event)."""
+    (announced as a ThreadsChosen event); a speculating generation's decodes are not timed
+    (its passes are of other widths). With `speculation` on, a Speculator stands in for the
+    one-token decoder (speculative.py): the loop samples the same way from the logits it gives."""
     stop_requested = should_stop or never_stop
     with context.claim():
         started = time.perf_counter()
@@ -134,7 +139,8 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
         if top_n:
             chain.observer = trace
         greedy = settings.greedy_draw()
-        last_logits = context.last_logits()
+        speculator = speculative.start(context, tokens, speculation, guesser_for) if not cancelled else None
+        last_logits = speculator.logits if speculator is not None else context.last_logits()
         decode_one = context.one_token_decoder()
         clock = time.perf_counter
         decoded_in = threads.decoded if threads is not None else None
@@ -189,6 +195,7 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                     kept=did.kept,
                     removed=did.removed,
                     pushed=did.pushed,
+                    drafted=speculator is not None and speculator.accepts(token),
                 )
                 if completion.stopped:
                     reason = "stop"
@@ -198,7 +205,9 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                 if held >= n_ctx:
                     reason = "context"
                     break
-                if decoded_in is None:
+                if speculator is not None:
+                    held = speculator.advance(token, settings.max_tokens - produced)
+                elif decoded_in is None:
                     held = decode_one(token)
                 else:
                     # Only llama_decode is timed: the thread count changes nothing else in a step.
@@ -209,6 +218,8 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                 decoded += 1
         finally:
             chain.close()
+            if speculator is not None:
+                speculator.close()
 
         tail = completion.finish()
         pieces.append(tail)
@@ -234,4 +245,5 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
             cache_reuse=reuse.how,
             shifted_tokens=reuse.shifted,
             threads=threads.chosen() if threads is not None else None,
+            speculation=speculator.counts() if speculator is not None else None,
         )

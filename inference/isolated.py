@@ -30,6 +30,7 @@ from .events import Event, GenerationDone, KVCacheUsage, ThreadsChosen, TokenEve
 from .gguf_file import AdapterFacts, ModelFacts
 from .load_options import LoadOptions, beyond_training
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
+from .speculation import OFF, Speculation
 from .wire import LoadedModel
 
 POLL_S = 0.05
@@ -165,13 +166,15 @@ class IsolatedBackend:
         top_n: int = 10,
         should_stop: Callable[[], bool] | None = None,
         special: bool = False,
+        speculation: Speculation = OFF,
     ) -> Iterator[Event]:
         """Stream a continuation of `prompt` from the child; ends with GenerationDone.
         Bad settings raise here, at the call, as the Engine's do."""
         settings = settings.validated()
         bias = bias.validated(self._loaded.n_vocab)
         check_top_n(top_n)
-        return self._stream(("generate", prompt, settings, bias, top_n, special), should_stop)
+        speculation = speculation.validated()
+        return self._stream(("generate", prompt, settings, bias, top_n, special, speculation), should_stop)
 
     def score(self, text: str, *, top_n: int = 10, should_stop: Callable[[], bool] | None = None) -> Iterator[Event]:
         """Stream how probable each token of `text` is; ends with ScoreDone."""

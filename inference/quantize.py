@@ -8,13 +8,14 @@ writing; the file it would give is the input's header and padding plus those siz
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from . import native
 from .errors import ModelFileError, ScriptoriumError
@@ -46,6 +47,8 @@ _TENSOR_LINE = re.compile(r"\[\s*(\d+)/\s*(\d+)\]")
 _SIZES = re.compile(r"model size\s*=\s*([\d.]+) MiB.*|quant size\s*=\s*([\d.]+) MiB")
 FAILED = "failed to quantize: "
 MIB = 1024 * 1024
+COPY = "COPY"
+"""The 'type' that copies every tensor as it is (llama_model_quantize_params.only_copy)."""
 POLL_S = 0.1
 
 
@@ -86,12 +89,16 @@ def quantize(
     dry_run: bool = False,
     threads: int = 0,
     on_progress: Callable[[int, int], None] | None = None,
+    prune_layers: Sequence[int] = (),
 ) -> QuantizeResult:
     """Quantize `input_path` to `type_name`, writing `output_path` (atomically: a partial
-    file is never left under that name). Raises a ScriptoriumError with one line."""
+    file is never left under that name). Raises a ScriptoriumError with one line.
+    Type COPY copies the tensors as they are; `prune_layers` leaves those layers out
+    (llama.cpp renumbers the rest): a self-speculative draft of the same model."""
     from .gguf_file import read_model_facts
 
-    ftype = quant_type_id(type_name)
+    only_copy = type_name.upper() == COPY
+    ftype = 0 if only_copy else quant_type_id(type_name)
     type_name = type_name.upper()
     facts = read_model_facts(input_path)  # not a GGUF, an adapter, or what llama.cpp would abort on
     output_path = output_path or default_output(input_path, type_name)
@@ -103,6 +110,11 @@ def quantize(
     params.ftype = ftype
     params.nthread = threads
     params.dry_run = dry_run
+    params.only_copy = only_copy
+    # llama.cpp reads the layers up to a -1 (llama_model_quantize_params.prune_layers).
+    pruned = (ctypes.c_int32 * (len(prune_layers) + 1))(*prune_layers, -1)
+    if prune_layers:
+        params.prune_layers = ctypes.cast(pruned, ctypes.POINTER(ctypes.c_int32))
     mark = native.log_mark()
     outcome: list[int] = []
     started = time.perf_counter()
@@ -137,6 +149,27 @@ def quantize(
     return QuantizeResult(
         input_path, output_path, type_name, facts.file_size, size, dry_run, time.perf_counter() - started, warnings
     )
+
+
+def draft_layers(n_layer: int, keep: int) -> list[int]:
+    """The layers to prune for a draft keeping `keep` of `n_layer`: the first keep - 1 and the
+    last stay (the first layers build the representation, the last maps it onto the vocabulary)."""
+    if not 1 <= keep < n_layer:
+        raise QuantizeError(
+            f"--keep-layers must be from 1 to {n_layer - 1} (the model has {n_layer} layers), not {keep}"
+        )
+    return list(range(keep - 1, n_layer - 1))
+
+
+def make_draft(
+    input_path: Path, output_path: Path, keep_layers: int, on_progress: Callable[[int, int], None] | None = None
+) -> QuantizeResult:
+    """A self-speculative draft of `input_path`: its tensors copied, all but `keep_layers`
+    layers left out (same vocabulary, so speculative decoding can check its guesses)."""
+    from .gguf_file import read_model_facts
+
+    layers = draft_layers(read_model_facts(input_path).n_layer, keep_layers)
+    return quantize(input_path, COPY, output_path, on_progress=on_progress, prune_layers=layers)
 
 
 def _check_output(input_path: Path, output_path: Path) -> None:

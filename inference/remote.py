@@ -37,6 +37,7 @@ from .gguf_file import AdapterFacts, ModelFacts
 from .load_options import LoadOptions, beyond_training
 from .remote_http import RequestRejected, ServerChanged, ServerClient, ServerError, Timeouts
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for
+from .speculation import OFF, Speculation
 
 SCORING_UNAVAILABLE = (
     "scoring the draft is not available with a llama-server: it needs the probabilities at "
@@ -220,10 +221,14 @@ class RemoteBackend:
         top_n: int = 10,
         should_stop: Callable[[], bool] | None = None,
         special: bool = False,
+        speculation: Speculation = OFF,
     ) -> Iterator[Event]:
+        """`speculation` is the server's own: it drafts only when started with a draft model
+        (`--model-draft`), whatever a request asks; what it reports is shown."""
         from .remote_stream import run_remote_generation
 
         settings = settings.validated()
+        speculation.validated()
         bias = bias.validated(self.n_vocab)
         if top_n < 0:
             raise SettingsError(f"top must be 0 or more, not {top_n}")

@@ -250,7 +250,7 @@ ROUTES: dict[str, Shape] = {
             "prompt_progress": Record({"processed": Whole(0), "total": Whole(0)}),
             "timings": Record(
                 {name: DURATION for name in ("prompt_ms", "predicted_ms", "prompt_per_second", "predicted_per_second")}
-                | {"cache_n": Whole(0), "prompt_n": Whole(0)}
+                | {"cache_n": Whole(0), "prompt_n": Whole(0), "draft_n": Whole(0), "draft_n_accepted": Whole(0)}
             ),
         }
     ),

@@ -19,7 +19,16 @@ import time
 from contextlib import closing
 from typing import Any, Callable, Iterator, Protocol
 
-from .events import Candidate, Event, GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
+from .events import (
+    Candidate,
+    Event,
+    GenerationDone,
+    KVCacheUsage,
+    PrefillDone,
+    PrefillProgress,
+    SpeculationCounts,
+    TokenEvent,
+)
 from .remote_http import ServerClient, ServerError
 from .remote_tokens import server_tokens
 from .settings import BAN, LogitBias, SamplerSettings, SettingsError
@@ -282,6 +291,22 @@ def run_remote_generation(
         text="".join(pieces),
         tail_text=tail,
         seed=seed if settings.temperature > 0 else None,
+        speculation=server_speculation(timings),
+    )
+
+
+def server_speculation(timings: dict[str, Any]) -> SpeculationCounts | None:
+    """What a llama-server started with a draft says it drafted and accepted (`timings.draft_n`,
+    `draft_n_accepted`, present only when it drafted); it counts no passes, and gives the
+    tokens it accepted no probabilities (`result.prob = 1.0f; // TODO` in its source)."""
+    if "draft_n" not in timings:
+        return None
+    return SpeculationCounts(
+        guesser="server",
+        drafted=int(timings["draft_n"]),
+        accepted=int(timings.get("draft_n_accepted", 0)),
+        passes=0,
+        probabilities=False,
     )
 
 

@@ -128,6 +128,11 @@ class Vocabulary:
                 ends = self._ends_generation[token_id] = bool(self._lib.llama_vocab_is_eog(self._vocab, token_id))
         return ends
 
+    def stored_text(self, token_id: int) -> bytes:
+        """The token's text as the GGUF stores it (special tokens by name, byte tokens as <0xFF>)."""
+        with self._callers.call():
+            return bytes(self._lib.llama_vocab_get_text(self._vocab, token_id) or b"")
+
     def model_call(self, call: Any, *args: Any) -> Any:
         """`call(*args)` into llama.cpp on the model this vocabulary belongs to, which
         closing waits for (see _Callers)."""

@@ -7,7 +7,7 @@ once. Requests carry an id so that a late cancel cannot stop the request after i
 parent -> child                                    child -> parent
 ("load", LoadOptions, flash cache path or None)    ("progress", fraction)
 ("generate", id, prompt, settings, bias, top_n,    ("loaded", LoadedModel)
- special)                                          ("events", id, [Event...], kv_tokens, final)
+ special, speculation)                             ("events", id, [Event...], kv_tokens, final)
 ("score", id, text, top_n)                         ("done", id, kv_tokens)
 ("lora", id, scale)                                ("error", id, ScriptoriumError)
 ("count", id, text)                                ("done", id, token count)

@@ -100,13 +100,12 @@ class Worker:
             if kind == "load":
                 self._load(message[1], message[2])
             elif kind == "generate":
-                _, _, prompt, settings, bias, top_n, special = message
+                _, _, prompt, settings, bias, top_n, special, speculation = message
                 stop = self._stopper(request_id)
-                self._stream(
-                    request_id,
-                    self._loaded().generate(prompt, settings, bias, top_n=top_n, should_stop=stop, special=special),
-                    stop,
+                events = self._loaded().generate(
+                    prompt, settings, bias, top_n=top_n, should_stop=stop, special=special, speculation=speculation
                 )
+                self._stream(request_id, events, stop)
             elif kind == "score":
                 _, _, text, top_n = message
                 stop = self._stopper(request_id)

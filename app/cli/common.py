@@ -59,6 +59,20 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_speculation_arguments(parser: argparse.ArgumentParser) -> None:
+    from scriptorium.inference.speculation import GUESSERS
+
+    group = parser.add_argument_group("speculative decoding (the same text, sooner)")
+    group.add_argument(
+        "--speculative",
+        choices=GUESSERS,
+        help="guess tokens ahead and check them in one pass: 'lookup' continues text that already "
+        "occurs in the prompt, 'draft' asks --draft-model (default: the config's [speculative], else off)",
+    )
+    group.add_argument("--draft-max", type=int, metavar="N", help="most tokens guessed per pass (default 8)")
+    group.add_argument("--draft-model", type=Path, metavar="FILE", help="GGUF draft model with the model's vocabulary")
+
+
 def add_server_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server",

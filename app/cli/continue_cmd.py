@@ -26,6 +26,7 @@ from scriptorium.app.cli.common import (
     add_model_arguments,
     add_sampler_arguments,
     add_server_argument,
+    add_speculation_arguments,
     choose_loader,
     read_draft,
     read_text_file,
@@ -42,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     add_server_argument(parser)
     add_sampler_arguments(parser)
+    add_speculation_arguments(parser)
     window = parser.add_argument_group("window")
     window.add_argument(
         "--memory", metavar="FILE", help="text pinned at the top of the prompt (synopsis, characters, style)"
@@ -135,6 +137,7 @@ def _done_json(done, engine, window, unknown: str) -> dict:
         "unknown_characters": list(unknown),
         "arithmetic": engine.arithmetic.as_dict() if engine.arithmetic else None,
         "text": done.text,
+        "speculation": done.speculation.as_dict() if done.speculation is not None else None,
         "kv_cache": {
             "tokens": done.kv_cache.tokens,
             "n_ctx": done.kv_cache.n_ctx,
@@ -281,7 +284,14 @@ def _stream(args: argparse.Namespace, inputs: _Inputs, engine, window, unknown: 
     with (
         _ctrl_c_stops_the_stream() as ctrl_c,
         contextlib.closing(
-            engine.generate(window.prompt, chosen.sampler, chosen.bias, top_n=top_n, should_stop=ctrl_c.is_set)
+            engine.generate(
+                window.prompt,
+                chosen.sampler,
+                chosen.bias,
+                top_n=top_n,
+                should_stop=ctrl_c.is_set,
+                speculation=chosen.speculation,
+            )
         ) as events,
     ):
         for event in events:
@@ -307,6 +317,8 @@ def _token_line(event) -> str:
         "p": event.p,
         "top": [_candidate_json(c) for c in event.top],
     }
+    if event.drafted:  # guessed by speculative decoding and accepted; its numbers are its own
+        line["drafted"] = True
     return json.dumps(line, ensure_ascii=False) + "\n"
 
 

@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "vocab": "vocab_cmd",
     "quantize": "quantize_cmd",
     "compare": "compare_cmd",
+    "draft-model": "draft_model_cmd",
 }
 TUI_COMMAND = "tui_cmd"
 

@@ -16,6 +16,7 @@ from scriptorium.app.cli.common import (
     SERVER_MODEL,
     add_model_arguments,
     add_sampler_arguments,
+    add_speculation_arguments,
     add_server_argument,
     choose_loader,
 )
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     add_server_argument(parser)
     add_sampler_arguments(parser)
+    add_speculation_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,7 +92,13 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     # Checked now, so a bad --ctx or --lora-scale is one line before the screen appears.
     chosen.load_options(Path(chosen.model or "model.gguf"))
     frames = {"frames_per_second": config.ui.frames_per_second} if config.ui.frames_per_second else {}
-    settings = TuiSettings(sampler=chosen.sampler, bias=chosen.bias, threads=chosen.n_threads, **frames).validated()
+    settings = TuiSettings(
+        sampler=chosen.sampler,
+        bias=chosen.bias,
+        threads=chosen.n_threads,
+        speculation=chosen.speculation,
+        **frames,
+    ).validated()
     loader, remote = choose_loader(chosen.server)
     return ScriptoriumApp(
         # A server has its model loaded: connect at once, nothing to resolve on this machine.

@@ -18,6 +18,7 @@ from typing import Any
 
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError, parse_order, rule_for
+from scriptorium.inference.speculation import GUESSERS, Speculation
 
 from scriptorium.app.config.schema import (
     DEFAULT_PRESET,
@@ -28,7 +29,7 @@ from scriptorium.app.config.schema import (
     UiConfig,
 )
 
-TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui", "server")
+TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui", "server", "speculative")
 SAMPLER_FIELDS = tuple(f.name for f in fields(SamplerSettings) if f.name != "preset")
 FLOAT_FIELDS = {
     "temperature",
@@ -384,6 +385,31 @@ class _Parser:
 
         return ServerConfig(**self.each(self.table(data, "server"), "server", {"url": url}))
 
+    def speculative(self, data: Mapping[str, Any]) -> Speculation:
+        def guesser(value: Any) -> str:
+            if value not in GUESSERS:
+                raise _Bad(f"must be one of {', '.join(repr(g) for g in GUESSERS)}, not {_show(value)}")
+            return value
+
+        def draft_max(value: Any) -> int:
+            rule = rule_for(Speculation, "draft_max")
+            if rule.problem(value) is not None:
+                raise _Bad(f"must be {rule.describe()}, not {_show(value)}")
+            return value
+
+        good = self.each(
+            self.table(data, "speculative"),
+            "speculative",
+            {"guesser": guesser, "draft_max": draft_max, "draft_model": self.path},
+        )
+        speculation = Speculation(**good)
+        if speculation.guesser == "draft" and speculation.draft_model is None:
+            self.report(
+                "speculative.guesser", "'draft' needs speculative.draft_model (a GGUF file); speculation is off"
+            )
+            return replace(speculation, guesser="off")
+        return speculation
+
 
 def parse_config(data: Mapping[str, Any], source: Path | None = None) -> tuple[Config, list[str]]:
     """A Config from a parsed TOML document, and a 'key: problem' line per bad key or value.
@@ -403,6 +429,7 @@ def parse_config(data: Mapping[str, Any], source: Path | None = None) -> tuple[C
         keymap=MappingProxyType(parser.keymap(data)),
         ui=parser.ui(data),
         server=parser.server(data),
+        speculation=parser.speculative(data),
         source=source,
     )
     return config, parser.problems

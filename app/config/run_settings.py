@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.load_options import LoadOptions, usable_cores
-from scriptorium.inference.settings import LogitBias, SamplerSettings, parse_order, rule_for
+from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, parse_order, rule_for
+from scriptorium.inference.speculation import OFF, Speculation
 
 from scriptorium.app.config.schema import FLASH_ATTN_CHOICES, Config
 
@@ -54,6 +55,9 @@ LOCAL_ONLY_FLAGS = {
     "threads": "--threads",
     "gpu_layers": "--gpu-layers",
     "flash_attn": "--flash-attn",
+    "speculative": "--speculative",
+    "draft_max": "--draft-max",
+    "draft_model": "--draft-model",
 }
 """Flags for a model run here: with --server, the server's model and its own settings are used."""
 
@@ -102,6 +106,9 @@ class RunSettings:
     on unless the config turns it off or --no-byte-ban is given."""
     server: str | None = None
     """--server URL, else [server] url: a llama-server to use instead of the in-process engine."""
+    speculation: Speculation = OFF
+    """--speculative, --draft-max, --draft-model over [speculative]: off with a server (it
+    speculates only as it was started)."""
 
     def load_options(self, model_path: Path) -> "LoadOptions":
         """LoadOptions for the engine (validated; SettingsError names a bad value)."""
@@ -142,6 +149,22 @@ def _bias(args: argparse.Namespace, config: Config) -> LogitBias:
     entries.update(LogitBias.parse_entry(text) for text in _flag(args, "bias") or ())
     ban = config.logit_bias.ban_byte_tokens and not _flag(args, "no_byte_ban")
     return LogitBias(ban_byte_tokens=ban, entries=tuple(entries.items())).validated()
+
+
+def _speculation(args: argparse.Namespace, config: Config) -> Speculation:
+    changes: dict[str, object] = {}
+    if (guesser := _flag(args, "speculative")) is not None:
+        changes["guesser"] = guesser
+    if (draft_max := _flag(args, "draft_max")) is not None:
+        changes["draft_max"] = rule_for(Speculation, "draft_max").check(draft_max, "--draft-max")
+    if (draft_model := _flag(args, "draft_model")) is not None:
+        changes["draft_model"] = Path(draft_model).expanduser()
+    speculation = replace(config.speculation, **changes)  # type: ignore[arg-type]
+    if speculation.guesser == "draft" and speculation.draft_model is None:
+        raise SettingsError(
+            "--speculative draft needs --draft-model FILE (or draft_model in the config's [speculative])"
+        )
+    return speculation.validated()
 
 
 def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
@@ -194,6 +217,7 @@ def run_settings(args: argparse.Namespace, config: Config) -> RunSettings:
         sampler=_sampler(args, config),
         bias=_bias(args, config),
         server=server,
+        speculation=_speculation(args, config) if server is None else OFF,
     )
 
 

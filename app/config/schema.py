@@ -21,6 +21,7 @@ from types import MappingProxyType
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.load_options import DEFAULT_CONTEXT_CAP
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
+from scriptorium.inference.speculation import Speculation
 
 
 DEFAULT_CONTEXT_SIZE = DEFAULT_CONTEXT_CAP
@@ -100,6 +101,8 @@ class Config:
     """[ui]"""
     server: ServerConfig = field(default_factory=ServerConfig)
     """[server]"""
+    speculation: Speculation = field(default_factory=Speculation)
+    """[speculative]: `guesser` ("off", "lookup", "draft"), `draft_max`, `draft_model`."""
     source: Path | None = None
     """The file this came from; None when only built-in defaults apply."""
 

@@ -111,6 +111,15 @@ DEFAULT_CONFIG_TEXT = f"""\
 # A running llama.cpp llama-server to write with instead of the in-process model
 # (the same as --server URL); its model, context and LoRA adapters are the server's.
 # url = "http://gpu-box:8080"
+
+[speculative]
+# Speculative decoding: the same text, sooner. A guesser proposes the next tokens and the
+# model checks them in one pass, keeping what its own sampling draws (with every token's
+# probabilities). "lookup" continues text that already occurs in the prompt (revisions,
+# names, recurring phrases); "draft" asks a small model with the same vocabulary; "off".
+# guesser = "off"
+# draft_max = 8        # the most tokens guessed per pass (1-32); fewer while guesses miss
+# draft_model = "~/models/my-model-draft.gguf"
 """
 
 
@@ -159,6 +168,7 @@ def effective_config(config: Config) -> dict[str, object]:
             if value is not None
         },
         "server": {"url": config.server.url} if config.server.url else {},
+        "speculative": {key: value for key, value in config.speculation.as_dict().items() if value is not None},
     }
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, Rule, SamplerSettings, SettingsError, preset, ruled, rule_for
+from scriptorium.inference.speculation import OFF, Speculation
 
 PANELS = ("probabilities", "speed", "kv", "sampler", "model")
 """Side panels, in the order they are stacked (the live ones first, for small terminals)."""
@@ -51,6 +52,8 @@ class TuiSettings:
     interpreter from the interface (bench/isolated.py, bench/tui_stream.py)."""
     candidates: int = 3
     """How many continuations the candidates dialog writes at first (+/- change it there)."""
+    speculation: Speculation = OFF
+    """Speculative decoding for every generation ([speculative], --speculative): the same text, sooner."""
     chat_stop: tuple[str, ...] = ("\nUtente:", "\nUser:")
     """Stop strings for chat replies when the model has no chat template of its own
     (they match the turns written by prompts/chat_fallback.jinja)."""
@@ -69,6 +72,7 @@ class TuiSettings:
         rule_for(LoadOptions, "n_threads").check(self.threads)
         if not 1 <= self.candidates <= MAX_CANDIDATES:
             raise SettingsError(f"candidates must be between 1 and {MAX_CANDIDATES}, not {self.candidates}")
+        self.speculation.validated()
         if not all(self.chat_stop):
             raise SettingsError("a chat stop string cannot be empty")
         return self

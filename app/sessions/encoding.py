@@ -54,6 +54,8 @@ def token_json(token: "TokenRecord") -> dict[str, Any]:
     for key in CHAIN_DID:  # only where it was recorded (not remotely, nor in older files)
         if entries := getattr(token, key):
             record[key] = [list(entry) for entry in entries]
+    if token.drafted:  # only where speculative decoding guessed it
+        record["drafted"] = True
     return record
 
 

@@ -117,6 +117,14 @@ def front_matter(session: AnySession) -> dict[str, Any]:
         data["other_loras"] = [{"name": o.name, "scale": o.scale} for o in g.other_loras]
     if len(models) > 1:
         data["models"] = models
+    if speculated := [x.speculation for x in session.generations if x.speculation]:
+        # The text is plain decoding's either way; what the guesses saved is part of how it was made.
+        data["speculation"] = {
+            "generations": len(speculated),
+            "guessers": list(dict.fromkeys(str(s.get("guesser")) for s in speculated)),
+            "drafted": sum(int(s.get("drafted") or 0) for s in speculated),
+            "accepted": sum(int(s.get("accepted") or 0) for s in speculated),
+        }
     arithmetics = list(dict.fromkeys(x.arithmetic_text() for x in session.generations))
     if len(arithmetics) > 1:
         data["arithmetics"] = arithmetics  # the probabilities of different passages came from different arithmetic

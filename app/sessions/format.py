@@ -101,6 +101,7 @@ def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
         **({"origin": g.origin} if g.origin else {}),
         **({"other_loras": [_lora(o) for o in g.other_loras]} if g.other_loras else {}),
         **({"lore": [fired.as_json() for fired in g.lore]} if g.lore else {}),
+        **({"speculation": g.speculation} if g.speculation else {}),
     }
 
 
@@ -347,6 +348,7 @@ def _read_token(data: Any, where: str) -> TokenRecord:
         p=_get(d, "p", (float, int), where),
         top=tuple(top),
         piece=bytes(piece),
+        drafted=_get(d, "drafted", bool, where, False),
         **_read_chain_did(d, where),
     )
 
@@ -397,6 +399,7 @@ def _read_generation(data: Any, where: str) -> Generation:
         arithmetic=_get(d, "arithmetic", dict, where, None),
         origin=_get(d, "origin", str, where, ""),
         lore=fired_from_json(d.get("lore")),
+        speculation=_get(d, "speculation", dict, where, None),
     )
 
 

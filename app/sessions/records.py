@@ -125,6 +125,8 @@ class TokenRecord:
     """(id, sampler) for each of `top` a sampler took out."""
     pushed: tuple[tuple[int, str, float], ...] = ()
     """(id, sampler, change of its logit) for each of `top` the bias, the penalties or DRY moved."""
+    drafted: bool = False
+    """Guessed by speculative decoding and accepted (TokenEvent.drafted); its numbers are its own."""
 
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
@@ -141,6 +143,7 @@ class TokenRecord:
             kept=kept,
             removed=event.removed,
             pushed=event.pushed,
+            drafted=getattr(event, "drafted", False),
         )
 
 
@@ -184,6 +187,9 @@ class Generation:
     arithmetic: dict[str, Any] | None = None
     """Arithmetic.as_dict() of the backend that ran it (flash attention, KV types, threads):
     the probabilities depend on it. None in sessions written before it was recorded."""
+    speculation: dict[str, Any] | None = None
+    """SpeculationCounts.as_dict() when speculative decoding was on (the guesser, what it drafted
+    and what was accepted); None when it was off, and in sessions written before it existed."""
 
     @property
     def ending(self) -> str:
@@ -243,6 +249,8 @@ class Generation:
         threads = getattr(done, "threads", None)
         if threads is not None and self.arithmetic is not None:
             self.arithmetic = {**self.arithmetic, **threads.as_dict()}
+        speculation = getattr(done, "speculation", None)
+        self.speculation = speculation.as_dict() if speculation is not None else None
 
     def interrupt(self, text: str, reason: str = "cancelled") -> None:
         """Record a generation that ended without its summary as the author saw it, with the

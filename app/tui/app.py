@@ -25,6 +25,7 @@ from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME, DEMO_INSTALL_HIN
 from scriptorium.inference.backend import Backend, BackendLoader
 from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.speculation import Speculation, next_speculation
 
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.config.schema import Config
@@ -82,6 +83,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     sampler: var[SamplerSettings] = var(SamplerSettings)
     bias: var[LogitBias] = var(LogitBias)
     lora_scale: var[float | None] = var(None)
+    speculation: var[Speculation] = var(Speculation)
+    """Speculative decoding for the next generations: --speculative or [speculative], then the palette."""
     """The adapter scale the next generation uses; None when no adapter is loaded."""
     last_seed: var[int | None] = var(None)
     """The seed the last generation drew (what 'fix seed' fixes)."""
@@ -134,6 +137,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._tuning = ProcessTuning()
         self.set_reactive(ScriptoriumApp.sampler, self.settings.sampler)
         self.set_reactive(ScriptoriumApp.bias, self.settings.bias)
+        self.set_reactive(ScriptoriumApp.speculation, self.settings.speculation)
         self.theme = self.config.ui.theme or self.theme  # the config checked the name
 
     # ---- start and stop ------------------------------------------------------------
@@ -148,6 +152,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             ScriptoriumApp.sampler,
             ScriptoriumApp.bias,
             ScriptoriumApp.lora_scale,
+            ScriptoriumApp.speculation,
             ScriptoriumApp.last_seed,
         )
         await self.push_screen(self.main)
@@ -486,6 +491,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def action_messages(self) -> None:
         self.push_screen(MessagesScreen(self.notices))
+
+    def action_cycle_speculation(self) -> None:
+        """Speculative decoding off -> prompt lookup -> the draft model (when one is set) -> off."""
+        self.speculation = next_speculation(self.speculation, self.settings.speculation)
+        self.notify(f"Speculative decoding: {self.speculation.describe()}", title="Speculation")
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keys.rows()))

@@ -31,6 +31,15 @@ APP_BINDINGS: list[BindingType] = [
     ),
     Binding("f2", "screen.switch_mode", "Mode", id="app.mode", tooltip="Switch between draft and chat"),
     Binding(
+        "f7",
+        "cycle_speculation",
+        "Speculate",
+        show=False,
+        priority=True,
+        id="app.speculation",
+        tooltip="Speculative decoding: off, prompt lookup, the draft model; the same text, sooner",
+    ),
+    Binding(
         "f3", "screen.toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"
     ),
     Binding(

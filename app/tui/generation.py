@@ -28,6 +28,7 @@ from scriptorium.inference.events import (
 )
 from scriptorium.inference.remote_http import ServerError, ServerUnreachable
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.speculation import OFF, Speculation
 from scriptorium.inference.window import Window
 
 from scriptorium.app.models.loading import BackendCrashed, BackendUnreachable
@@ -77,6 +78,8 @@ class GenerationRequest:
     """Tells this generation's messages apart from a cancelled one still finishing."""
     window: Window | None = None
     """What of the draft the prompt holds, with memory and note (a draft continuation)."""
+    speculation: Speculation = OFF
+    """Speculative decoding (speculative.py): the same tokens with the same numbers, sooner."""
     prepare: Callable[[], Prepared] | None = None
     """Makes the prompt in the worker, before the engine starts (then `prompt` is ''): fitting
     a prompt to the window counts tokens, which asks the engine's process or a server, and
@@ -100,6 +103,7 @@ def new_request(
     special: bool = False,
     extra_stop: tuple[str, ...] = (),
     window: Window | None = None,
+    speculation: Speculation = OFF,
 ) -> GenerationRequest:
     """A request with the sampler as it is right now; `extra_stop` adds to its stop strings.
     `prompt` is the prompt, or what makes it in the worker (GenerationRequest.prepare)."""
@@ -116,6 +120,7 @@ def new_request(
         special=special,
         window=window,
         prepare=prepare,
+        speculation=speculation,
     )
 
 
@@ -289,6 +294,7 @@ def stream_generation(  # noqa: C901 - the worker's one loop over the events, ba
             top_n=request.top_n,
             should_stop=should_stop,
             special=request.special,
+            speculation=request.speculation,
         )
         with closing(generation) as events, older_collections_deferred():
             for event in events:

@@ -356,3 +356,22 @@ def test_version() -> None:
         f"scriptorium {metadata.version('scriptorium')}\n",
         "",
     )
+
+
+def test_continue_speculates_and_writes_the_same_tokens(random_model: Path) -> None:
+    """`--speculative lookup` through the engine's child process: the same token lines (the
+    guessed ones marked), and the summary says what was drafted and accepted."""
+    draft = "Il cane aspettava sulla porta. Il cane aspettava sulla porta della casa, e poi il cane aspettava"
+    common = ("continue", "--model", str(random_model), "--preset", "greedy", "--max-tokens", "40", "--json")
+    plain = [json.loads(line) for line in scriptorium(*common, stdin=draft).stdout.splitlines()]
+    result = scriptorium(*common, "--speculative", "lookup", "--draft-max", "4", stdin=draft)
+    assert result.returncode == 0, result.stderr
+    guessed = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line.get("id") for line in guessed] == [line.get("id") for line in plain]
+    assert [line["p"] for line in guessed[:-1]] == pytest.approx([line["p"] for line in plain[:-1]], rel=1e-3)
+    done = guessed[-1]
+    assert plain[-1]["speculation"] is None and done["speculation"]["guesser"] == "lookup"
+    assert done["speculation"]["drafted"] > 0
+    assert sum(line.get("drafted", False) for line in guessed[:-1]) == done["speculation"]["accepted"]
+    refused = scriptorium(*common, "--speculative", "lookup", "--draft-max", "0", stdin=draft)
+    assert_one_line_error(refused, "--draft-max must be a whole number from 1 to 32, not 0")

@@ -146,7 +146,7 @@ def test_keymap_keys_are_named_as_textual_names_them(tmp_path: Path) -> None:
 
 INVALID = [
     ("modle = 1", "modle: unknown key (did you mean 'model'?)"),
-    ("zzz = 1", "zzz: unknown key (known: model, sampler, presets, logit_bias, keymap, ui, server)"),
+    ("zzz = 1", "zzz: unknown key (known: model, sampler, presets, logit_bias, keymap, ui, server, speculative)"),
     ("[server]\nurl = 8080", "server.url: must be a string, not 8080"),
     ('[server]\nurl = "ftp://box"', "server.url: server URL 'ftp://box' is not an http:// or https:// address"),
     ('[server]\nadress = "box"', "server.adress: unknown key (known: url)"),
@@ -246,6 +246,16 @@ INVALID = [
     ('[ui]\ncolour = "red"', "ui.colour: unknown key (known: theme, frames_per_second)"),
     ("[ui]\nframes_per_second = 0", "ui.frames_per_second: must be a whole number from 1 to 60, not 0"),
     ("[ui]\nframes_per_second = 12.5", "ui.frames_per_second: must be a whole number from 1 to 60, not 12.5"),
+    (
+        '[speculative]\nguesser = "ngram"',
+        "speculative.guesser: must be one of 'off', 'lookup', 'draft', not \"ngram\"",
+    ),
+    ("[speculative]\ndraft_max = 0", "speculative.draft_max: must be a whole number from 1 to 32, not 0"),
+    ("[speculative]\ndraft_max = 2.5", "speculative.draft_max: must be a whole number from 1 to 32, not 2.5"),
+    (
+        '[speculative]\nguesser = "draft"',
+        "speculative.guesser: 'draft' needs speculative.draft_model (a GGUF file); speculation is off",
+    ),
 ]
 
 

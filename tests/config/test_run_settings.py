@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments
+from scriptorium.app.cli.common import add_model_arguments, add_sampler_arguments, add_speculation_arguments
 from scriptorium.app.config.file import load_config
 from scriptorium.app.config.schema import Config
 from scriptorium.app.config.run_settings import add_config_argument, run_settings
@@ -42,6 +42,7 @@ def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_model_arguments(parser)
     add_sampler_arguments(parser)
+    add_speculation_arguments(parser)
     add_config_argument(parser)
     return parser.parse_args(list(argv))
 
@@ -204,3 +205,21 @@ def test_threads_cap_the_prompts_threads_too(source: str, config: Config) -> Non
     assert options.n_threads_batch == options.n_threads == (1 if source == "flag" else 3)
     every_core = run_settings(parse("--threads", "0"), config).load_options(Path("model.gguf"))
     assert (every_core.n_threads, every_core.n_threads_batch) == (usable_cores(),) * 2
+
+
+def test_speculation_flags_over_the_config(tmp_path: Path) -> None:
+    from scriptorium.inference.speculation import Speculation
+
+    path = tmp_path / "config.toml"
+    path.write_text('[speculative]\nguesser = "lookup"\ndraft_max = 4\n', encoding="utf-8")
+    configured = load_config(path)
+    assert run_settings(parse(), configured).speculation == Speculation("lookup", 4)
+    assert run_settings(parse("--draft-max", "12"), configured).speculation == Speculation("lookup", 12)
+    assert run_settings(parse("--speculative", "off"), configured).speculation.on is False
+    chosen = run_settings(parse("--speculative", "draft", "--draft-model", "/m/d.gguf"), configured)
+    assert chosen.speculation == Speculation("draft", 4, Path("/m/d.gguf"))
+    assert run_settings(parse(), Config()).speculation == Speculation()
+    with pytest.raises(SettingsError, match="--draft-max must be a whole number from 1 to 32, not 0"):
+        run_settings(parse("--draft-max", "0"), configured)
+    with pytest.raises(SettingsError, match="--speculative draft needs --draft-model FILE"):
+        run_settings(parse("--speculative", "draft"), configured)

@@ -59,6 +59,7 @@ def full_draft(rich_draft: DraftSession, lora_ref: LoraRef) -> DraftSession:
         kept=((5, 0.7),),
         removed=((6, "top_k"),),
         pushed=((7, "dry", -1.5),),
+        drafted=True,
     )
     rich_draft.generations[0] = replace(
         g,
@@ -67,6 +68,7 @@ def full_draft(rich_draft: DraftSession, lora_ref: LoraRef) -> DraftSession:
         other_loras=(lora_ref,),
         lore=(Fired(name="Lucia", key="Lucia", tokens=4),),
         arithmetic={"flash_attn": False, "type_k": "f16", "type_v": "f16", "n_threads": 1, "n_threads_batch": 2},
+        speculation={"guesser": "lookup", "drafted": 4, "accepted": 3, "passes": 1},
     )
     lore = Lorebook(entries=(LoreEntry(name="Lucia", keys=("Lucia",), text="Lucia is a sailor."),))
     suggestion = Suggestion(
@@ -119,6 +121,7 @@ def test_the_members_of_each_object_are_named_in_its_row(rich_draft: DraftSessio
         ("generation", "arithmetic"): generation["arithmetic"],
         ("generation", "tokens"): generation["tokens"][0],
         ("generation", "lore"): generation["lore"][0],
+        ("generation", "speculation"): generation["speculation"],
     }
     for (section, key), value in objects.items():
         row = documented_rows(section)[key]

@@ -19,6 +19,7 @@ from textual.timer import Timer
 from textual.widgets import ContentSwitcher
 
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.speculation import Speculation
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 WORD_COUNT_DELAY = 0.3
 """Seconds of no typing before the status bar counts the draft's words again."""
-_PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale")
+_PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale", "speculation")
 """What each pane is given, as the app gives it to this screen (with last_seed, for panels)."""
 
 
@@ -72,6 +73,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     sampler: var[SamplerSettings] = var(SamplerSettings)
     bias: var[LogitBias] = var(LogitBias)
     lora_scale: var[float | None] = var(None)
+    speculation: var[Speculation] = var(Speculation)
     last_seed: var[int | None] = var(None)
     sampler_view: var[SamplerView | None] = var(None)
     model_view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))

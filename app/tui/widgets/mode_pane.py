@@ -24,6 +24,7 @@ from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEven
 from scriptorium.inference.errors import EngineCrashed
 from scriptorium.inference.lore import Lorebook
 from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.speculation import Speculation
 from scriptorium.inference.text import unknown_warning
 from scriptorium.inference.window import Pinned, Window, build_window, prompt_budget
 
@@ -66,6 +67,8 @@ class ModePane(Vertical):
     sampler: var[SamplerSettings] = var(SamplerSettings)
     bias: var[LogitBias] = var(LogitBias)
     lora_scale: var[float | None] = var(None)
+    speculation: var[Speculation] = var(Speculation)
+    """Speculative decoding for the next generation (the palette switches it)."""
     generating: var[bool] = var(False)
     """A generation is running, for this pane or the other (one at a time)."""
     streaming: var[bool] = var(False)
@@ -211,6 +214,7 @@ class ModePane(Vertical):
             special=special,
             extra_stop=extra_stop,
             window=window,
+            speculation=self.speculation,
         )
 
     def window_preparer(self, backend: Backend, text: str, template: str | None) -> Callable[[], Prepared]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from scriptorium.inference.events import GenerationDone, PrefillDone, PrefillProgress, TokenEvent
+from scriptorium.inference.events import GenerationDone, PrefillDone, PrefillProgress, SpeculationCounts, TokenEvent
 
 from scriptorium.app.tui.widgets.formatting import format_ms, format_rate
 from scriptorium.app.tui.widgets.panel import Panel
@@ -66,6 +66,8 @@ class SpeedPanel(Panel):
         self.waited_ms: float | None = None
         """From the author's key to the first token on screen (the app's clock, key_timing)."""
         self.last_token: TokenEvent | None = None
+        self.guessed = 0
+        """Tokens so far that speculative decoding guessed and the model's sampling kept."""
         self.done: GenerationDone | None = None
         self.failed = False
         self.busy_usual: float | None = None
@@ -83,6 +85,7 @@ class SpeedPanel(Panel):
 
     def show_token(self, event: TokenEvent) -> None:
         self.last_token = event
+        self.guessed += event.drafted
         if self.first_token_ms is None:
             # The engine stamps each token with the time since the request began: the
             # first one's stamp is the time to first token.
@@ -170,6 +173,20 @@ class SpeedPanel(Panel):
         if usual is not None:
             # Whole in the side panel's 32 columns, for a model as fast as 9,999 tok/s.
             lines.append(Text(f"  machine busy; usual {usual:.0f} tok/s", style=self.style_of("speed--busy")))
+        elif (speculation := done.speculation if done is not None else None) is not None and speculation.drafted:
+            lines.append(self._detail(guesses_line(speculation)))
+        elif done is None and self.guessed:
+            lines.append(self._detail(f"{decoded:,} tok, {self.guessed:,} guessed"))
         else:
             lines.append(self._detail(f"{decoded:,} tok in {format_ms(decode_ms)}"))
         return lines
+
+
+def guesses_line(speculation: SpeculationCounts) -> str:
+    """'40/52 guessed 77% · 3.1/pass' (accepted of drafted, the rate, tokens per verifying
+    pass), whole in the side panel's 32 columns; a llama-server's accepted tokens carry no
+    probabilities, which the line says rather than show them as certain."""
+    text = f"{speculation.accepted:,}/{speculation.drafted:,} guessed {speculation.acceptance:.0%}"
+    if speculation.passes:
+        text += f" · {speculation.tokens_per_pass:.1f}/pass"
+    return text if speculation.probabilities else text + " · no p"
