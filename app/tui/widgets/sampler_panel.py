@@ -12,9 +12,11 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import var
 
-from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias
+from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, describe_bias
 
 from scriptorium.app.tui import tuning
+from scriptorium.app.tui.screens.confirm_screen import TextPromptScreen
+from scriptorium.app.tui.stop_strings import parse_stops, stops_text
 from scriptorium.app.tui.widgets.panel import Panel
 
 # (label, what left/right do on that row): a tuning.KNOBS name or one of the panel's own.
@@ -260,6 +262,14 @@ class SamplerPanel(Panel, can_focus=True):
             "s", "new_seed", "New seed", show=False, id="sampler.new_seed", tooltip="Draw a new seed and keep it fixed"
         ),
         Binding(
+            "S",
+            "edit_stops",
+            "Stop strings",
+            show=False,
+            id="sampler.stops",
+            tooltip="Set the stop strings (generation ends at any of them), or clear them with an empty line",
+        ),
+        Binding(
             "f",
             "fix_seed",
             "Fix seed",
@@ -361,7 +371,7 @@ class SamplerPanel(Panel, can_focus=True):
         if row == "repeat_penalty":
             return f"{s.repeat_penalty:.2f} · last {s.repeat_window}"
         if row == "stop":
-            return " ".join(repr(stop) for stop in s.stop) if s.stop else "none"
+            return stops_text(s.stop) if s.stop else "none"
         if row == "seed":
             return "new each time" if s.seed is None else f"{s.seed} (fixed)"
         if row == "lora":
@@ -421,6 +431,8 @@ class SamplerPanel(Panel, can_focus=True):
             self.action_new_seed() if direction > 0 else self.action_fix_seed()
         elif row == "lora":
             self.action_lora_scale(direction)
+        elif row == "stop":
+            self.action_edit_stops()
         elif row == "ban":
             self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, direction > 0)))
         elif row == "order":
@@ -461,6 +473,23 @@ class SamplerPanel(Panel, can_focus=True):
                 title="Seed",
             )
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.with_seed_fixed(sampler, last_seed)))
+
+    def action_edit_stops(self) -> None:
+        current = self.sampler.stop if self.sampler is not None else ()
+        title = "Stop strings, each in quotes ('\\n' is a line break); an empty line clears them"
+        self.app.push_screen(TextPromptScreen(title, stops_text(current), allow_empty=True), self._stops_written)
+
+    def _stops_written(self, text: str | None) -> None:
+        if text is None:  # backed out
+            return
+        try:
+            stops = parse_stops(text)
+            if self.sampler is not None:
+                self.sampler.with_changes(stop=stops)  # the settings' own rules ('' stops nothing)
+        except SettingsError as error:
+            self.notify(str(error), severity="error")
+            return
+        self.post_message(self.Tuned(sampler=lambda sampler: sampler.with_changes(stop=stops)))
 
     def action_lora_scale(self, direction: int) -> None:
         view = self.view
