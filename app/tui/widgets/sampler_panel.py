@@ -307,10 +307,13 @@ class SamplerPanel(Panel, can_focus=True):
         self.byte_token_ids: tuple[int, ...] | None = None
         self.lora_scale: float | None = None
         self.changed: set[str] = set()
+        self._wrapped: dict[tuple[str, int], list[str]] = {}
 
     def watch_view(self, old: SamplerView | None, view: SamplerView | None) -> None:
         if view is None:
             return
+        width = self.content_size.width
+        height_before = self._content_height(width) if width and self.sampler is not None else None
         if old is not None:
             values = self._values(view.sampler, view.bias, view.lora_scale)
             previous = self._values(old.sampler, old.bias, old.lora_scale)
@@ -319,7 +322,12 @@ class SamplerPanel(Panel, can_focus=True):
         self.byte_token_ids, self.lora_scale = view.byte_token_ids, view.lora_scale
         self.border_title = f"{self.TITLE} · {view.sampler.preset}"
         self.border_subtitle = "for the next generation" if view.pending else ""
-        self.refresh(layout=True)
+        # A new layout redraws the whole screen, the draft and every panel: a nudge while
+        # tokens stream waited behind it. Only a panel that grows or shrinks needs one.
+        self.refresh(layout=height_before is None or height_before != self._content_height(width))
+
+    def _content_height(self, width: int) -> int:
+        return self.get_content_height(Size(width, 0), Size(width, 0), width)
 
     @staticmethod
     def _values(sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None) -> dict[str, object]:
@@ -353,7 +361,15 @@ class SamplerPanel(Panel, can_focus=True):
         """The bias summary or the order, wrapped beside its short label over as many lines as it needs."""
         assert self.sampler is not None
         text = self._bias_text() if row == "ban" else chain_text(self.sampler, self.show_all)
-        return [line.plain for line in Text(text).wrap(self.app.console, max(width - INDENTS[row], 1))]
+        # Rich's wrapping is the dearest part of a redraw, asked for by every nudge: the
+        # order and the bias seldom change, so their last wrappings are kept.
+        key = (text, max(width - INDENTS[row], 1))
+        if (wrapped := self._wrapped.get(key)) is None:
+            wrapped = [line.plain for line in Text(text).wrap(self.app.console, key[1])]
+            if len(self._wrapped) >= 16:
+                self._wrapped.clear()
+            self._wrapped[key] = wrapped
+        return wrapped
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.sampler is None:
