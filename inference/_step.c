@@ -175,12 +175,13 @@ static double power_of_two(int e) {
     return x;
 }
 
-/* A whole number of g units, held to +-2^24 so that converting it is defined; a run whose
- * terms reach that far fails its bounds anyway (below 2^22 units each where it passes). */
-static int units(double k) { return (int)fmin(fmax(k, -16777216.0), 16777216.0); }
+static const float FLOAT_MAGIC = 12582912.0f; /* 1.5 * 2^23 */
 
-/* The largest of x[0..n) and their float sum in order, as `sum += x[i]` adds them. The loops
- * over a run are written for the vectoriser: whole-number and maximum reductions only. */
+/* The largest of x[0..n) and their float sum in order, as `sum += x[i]` adds them. A run's
+ * loop is written for the vectoriser, in floats only (8 to an AVX2 register): x times a power
+ * of two is exact, rounded to a whole number as the magic constant is added and taken away
+ * (|x / g| < 2^22, as where a run passes its bounds), and the reductions are a maximum and a
+ * sum of whole numbers held to +-2^22, whose order cannot change them. */
 VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *largest) {
     float sum = 0.0f, top = x[0];
     Py_ssize_t i = 0;
@@ -188,19 +189,19 @@ VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *larg
         Py_ssize_t end = n - i >= RUN ? i + RUN : n;
         if (end - i == RUN && fabsf(sum) >= 1024.0f) {
             int e = binade(sum); /* |sum| in [2^(e-1), 2^e) */
-            double g = power_of_two(e - 24), per_g = power_of_two(24 - e);
-            float widest = 0.0f, run_top = top;
-            int steps = 0, tie = 0;
+            float per_g = (float)power_of_two(24 - e);
+            float widest = 0.0f, run_top = top, off = 0.0f;
+            int steps = 0;
             for (Py_ssize_t j = i; j < end; j++) {
-                double scaled = (double)x[j] * per_g, k = nearest(scaled);
-                tie |= fabs(scaled - k) == 0.5;
-                steps += units(k);
-                float size = fabsf(x[j]);
+                float scaled = x[j] * per_g, k = (scaled + FLOAT_MAGIC) - FLOAT_MAGIC;
+                float apart = fabsf(scaled - k), size = fabsf(x[j]);
+                off = apart > off ? apart : off; /* 0.5 exactly: a tie, rounded to even by the sum's last bit */
+                steps += (int)fminf(fmaxf(k, -4194304.0f), 4194304.0f);
                 widest = size > widest ? size : widest;
                 run_top = x[j] > run_top ? x[j] : run_top;
             }
-            double reach = RUN * ((double)widest + g), magnitude = fabs((double)sum);
-            if (!tie && magnitude - reach >= power_of_two(e - 1) && magnitude + reach < power_of_two(e)) {
+            double g = power_of_two(e - 24), reach = RUN * ((double)widest + g), magnitude = fabs((double)sum);
+            if (off < 0.5f && magnitude - reach >= power_of_two(e - 1) && magnitude + reach < power_of_two(e)) {
                 sum = (float)((double)sum + (double)steps * g);
                 top = run_top;
                 i = end;
@@ -217,25 +218,28 @@ VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *larg
 }
 
 /* The squares of x[i] - mean added as llama.cpp adds them: acc = (float)((double)acc + d * d).
- * A term first joins the double sum, rounded to its 2^-29 g spacing, then the float one. */
+ * A square (exact in double) first joins the double sum, rounded to its spacing g / 2^29, then
+ * the float one, rounded to g: the two roundings agree with one to the nearest multiple of g
+ * unless the square lies within g / 2^29 of half way, which sends the run one at a time. */
 VECTOR_CLONES static float ordered_squares(const float *x, Py_ssize_t n, float mean) {
     float acc = 0.0f;
     Py_ssize_t i = 0;
+    const double near_half = 0.5 - power_of_two(-29);
     while (i < n) {
         Py_ssize_t end = n - i >= RUN ? i + RUN : n;
         if (end - i == RUN && acc >= 1.0f) {
             int e = binade(acc); /* acc in [2^(e-1), 2^e) */
-            double g = power_of_two(e - 24), per_fine = power_of_two(53 - e), fine = power_of_two(-29);
-            double widest = 0.0;
-            int steps = 0, tie = 0;
+            double g = power_of_two(e - 24), per_g = power_of_two(24 - e);
+            double widest = 0.0, off = 0.0;
+            int steps = 0;
             for (Py_ssize_t j = i; j < end; j++) {
                 double d = (double)(x[j] - mean), square = d * d;
-                double in_g = nearest(fmin(square * per_fine, 1e15)) * fine, k = nearest(in_g);
-                tie |= fabs(in_g - k) == 0.5;
-                steps += units(k);
+                double scaled = fmin(square * per_g, 1e15), k = nearest(scaled), apart = fabs(scaled - k);
+                off = apart > off ? apart : off;
+                steps += (int)fmin(k, 4194304.0);
                 widest = square > widest ? square : widest;
             }
-            if (!tie && widest < power_of_two(e - 2) && (double)acc + RUN * (widest + g) < power_of_two(e)) {
+            if (off < near_half && widest < power_of_two(e - 2) && (double)acc + RUN * (widest + g) < power_of_two(e)) {
                 acc = (float)((double)acc + (double)steps * g);
                 i = end;
                 continue;

@@ -102,7 +102,6 @@ class Shortlist:
         self._raised = self._bias_ids[self._bias_values > 0]
         self._history = np.zeros(history, dtype=np.int64)
         self._seen = 0
-        self._touched = len(valid) + history
         self.level = np.float32(-np.inf)
         """This step's level: every untouched token left out of the short array is below it."""
 
@@ -145,22 +144,25 @@ class Shortlist:
         """The ids of the short array, ascending: every token whose raw logit reaches a
         level that k untouched tokens reach, the touched tokens that may rise, and
         `followed` (the tokens a trace reads). None when no such level is found cheaply."""
-        need = self.top_k + self._touched
+        history = self._history[: min(self._seen, len(self._history))]
         sample = raw[::SAMPLE_STRIDE]
-        rank = min(len(sample), 2 * (need // SAMPLE_STRIDE) + 8)
+        rank = min(len(sample), 2 * (self.top_k // SAMPLE_STRIDE) + 8)
         while True:
             level = np.partition(sample, len(sample) - rank)[len(sample) - rank]
             chosen = raw >= level
-            if np.count_nonzero(chosen) >= need:
+            reached = np.count_nonzero(chosen)
+            # A touched token counts for nothing: the bias or a penalty may push it under.
+            touched = np.count_nonzero(raw[self._bias_ids] >= level) + np.count_nonzero(raw[history] >= level)
+            if reached - touched >= self.top_k:
                 break
             if rank == len(sample):
                 return None
             rank = min(len(sample), rank * 4)
-        if np.count_nonzero(chosen) * WORTH_IT > len(raw):
+        if reached * WORTH_IT > len(raw):
             return None
         self.level = level
         chosen[self._raised] = True
-        chosen[self._history[: min(self._seen, len(self._history))]] = True
+        chosen[history] = True
         chosen[followed] = True
         return np.flatnonzero(chosen)
 
