@@ -16,7 +16,7 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsE
 
 from scriptorium.app.tui import tuning
 from scriptorium.app.tui.screens.confirm_screen import TextPromptScreen
-from scriptorium.app.tui.stop_strings import parse_stops, stops_text
+from scriptorium.app.tui.quoted_strings import parse_strings, strings_text
 from scriptorium.app.tui.widgets.panel import Panel
 
 # (label, what left/right do on that row): a tuning.KNOBS name or one of the panel's own.
@@ -41,7 +41,12 @@ SAMPLER_ROWS: tuple[tuple[str, str], ...] = (
 """Shown while they act (their value not the one that turns them off), all of them with `a`."""
 DETAIL_ROWS: dict[str, tuple[tuple[str, str], ...]] = {
     "repeat_penalty": (("  window", "repeat_window"),),
-    "dry_multiplier": (("  base", "dry_base"), ("  allowed", "dry_allowed_length"), ("  last n", "dry_penalty_last_n")),
+    "dry_multiplier": (
+        ("  base", "dry_base"),
+        ("  allowed", "dry_allowed_length"),
+        ("  last n", "dry_penalty_last_n"),
+        ("  breakers", "dry_sequence_breakers"),
+    ),
     "xtc_probability": (("  threshold", "xtc_threshold"),),
     "dynatemp_range": (("  exponent", "dynatemp_exponent"),),
     "mirostat": (("  tau", "mirostat_tau"), ("  eta", "mirostat_eta")),
@@ -270,6 +275,14 @@ class SamplerPanel(Panel, can_focus=True):
             tooltip="Set the stop strings (generation ends at any of them), or clear them with an empty line",
         ),
         Binding(
+            "B",
+            "edit_breakers",
+            "DRY sequence breakers",
+            show=False,
+            id="sampler.dry_breakers",
+            tooltip="Set the strings DRY does not follow a repetition across (shown under DRY with a)",
+        ),
+        Binding(
             "f",
             "fix_seed",
             "Fix seed",
@@ -336,6 +349,7 @@ class SamplerPanel(Panel, can_focus=True):
             preset=sampler.preset,
             seed=sampler.seed,
             stop=sampler.stop,
+            dry_sequence_breakers=sampler.dry_sequence_breakers,
             lora=lora_scale,
             ban=bias.ban_byte_tokens,
             order=sampler.samplers,
@@ -387,7 +401,9 @@ class SamplerPanel(Panel, can_focus=True):
         if row == "repeat_penalty":
             return f"{s.repeat_penalty:.2f} · last {s.repeat_window}"
         if row == "stop":
-            return stops_text(s.stop) if s.stop else "none"
+            return strings_text(s.stop) if s.stop else "none"
+        if row == "dry_sequence_breakers":
+            return strings_text(s.dry_sequence_breakers) if s.dry_sequence_breakers else "none"
         if row == "seed":
             return "new each time" if s.seed is None else f"{s.seed} (fixed)"
         if row == "lora":
@@ -449,6 +465,8 @@ class SamplerPanel(Panel, can_focus=True):
             self.action_lora_scale(direction)
         elif row == "stop":
             self.action_edit_stops()
+        elif row == "dry_sequence_breakers":
+            self.action_edit_breakers()
         elif row == "ban":
             self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, direction > 0)))
         elif row == "order":
@@ -491,21 +509,31 @@ class SamplerPanel(Panel, can_focus=True):
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.with_seed_fixed(sampler, last_seed)))
 
     def action_edit_stops(self) -> None:
-        current = self.sampler.stop if self.sampler is not None else ()
-        title = "Stop strings, each in quotes ('\\n' is a line break); an empty line clears them"
-        self.app.push_screen(TextPromptScreen(title, stops_text(current), allow_empty=True), self._stops_written)
+        self._edit_strings("stop", "stop strings", "Stop strings")
 
-    def _stops_written(self, text: str | None) -> None:
+    def action_edit_breakers(self) -> None:
+        self._edit_strings("dry_sequence_breakers", "DRY sequence breakers", "DRY sequence breakers")
+
+    def _edit_strings(self, field: str, name: str, title: str) -> None:
+        """A line to write the strings of `field` in, as the panel shows them."""
+        current = getattr(self.sampler, field) if self.sampler is not None else ()
+        title += ", each in quotes ('\\n' is a line break); an empty line clears them"
+        self.app.push_screen(
+            TextPromptScreen(title, strings_text(current), allow_empty=True),
+            lambda text: self._strings_written(field, name, text),
+        )
+
+    def _strings_written(self, field: str, name: str, text: str | None) -> None:
         if text is None:  # backed out
             return
         try:
-            stops = parse_stops(text)
+            strings = parse_strings(text, name)
             if self.sampler is not None:
-                self.sampler.with_changes(stop=stops)  # the settings' own rules ('' stops nothing)
+                self.sampler.with_changes(**{field: strings})  # the settings' own rules ('' stops nothing)
         except SettingsError as error:
             self.notify(str(error), severity="error")
             return
-        self.post_message(self.Tuned(sampler=lambda sampler: sampler.with_changes(stop=stops)))
+        self.post_message(self.Tuned(sampler=lambda sampler: sampler.with_changes(**{field: strings})))
 
     def action_lora_scale(self, direction: int) -> None:
         view = self.view
