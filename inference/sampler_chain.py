@@ -201,9 +201,15 @@ class SamplerChain:
     def remember(self, tokens: list[int]) -> None:
         """Feed context tokens to the history of the penalties and DRY, as llama.cpp does with the prompt."""
         for token in tokens:
-            self._accept(self._chain_address, token)
-            if self.shortlist is not None:
-                self.shortlist.accept(token)
+            self.accept(token)
+
+    def accept(self, token: int) -> None:
+        """Record `token` in the chain's history: llama.cpp's samplers' and the shortlist's,
+        which must hold the same window (a token accepted past it could be penalised
+        unseen by the short array)."""
+        self._accept(self._chain_address, token)
+        if self.shortlist is not None:
+            self.shortlist.accept(token)
 
     def sample(self, logits_address: int) -> int:
         """Draw from the logits at `logits_address` and record the token in the history."""
@@ -218,9 +224,7 @@ class SamplerChain:
                 observer.start(candidates)
         self._run(applied, len(self._samplers))
         token = candidates.selected_token()
-        self._accept(self._chain_address, token)
-        if self.shortlist is not None:
-            self.shortlist.accept(token)
+        self.accept(token)
         return token
 
     def _run(self, first: int, last: int) -> None:
