@@ -57,7 +57,8 @@ def chain_cpu_ms(engine: Engine, settings: SamplerSettings, steps: int, traced: 
     """CPU time (this thread's, so other work on the machine does not count) of one step
     of the sampler chain on the last logits of a prompt: filling the candidates, every
     sampler, the draw and, `traced`, following the top 10 through it (sampler_trace.py);
-    untraced and for today's chain, llama_sampler_sample as before this chain was stepped."""
+    untraced and for today's chain, llama_sampler_sample as before this chain was stepped.
+    Traced, it also says how many steps ran on a short array (sampler_shortlist.py)."""
     import time
 
     from scriptorium.inference.sampler_trace import ChainTrace
@@ -81,6 +82,8 @@ def chain_cpu_ms(engine: Engine, settings: SamplerSettings, steps: int, traced: 
             else:
                 plain = lib.llama_sampler_sample(chain._chain, context.handle, -1)  # noqa: F841
         spent = time.thread_time() - started
+        if traced:
+            print(f"  {' → '.join(chain.stage_names)}: {chain.short_steps} of {steps} steps on a short array")
         chain.close()
         context.clear()
     return spent / steps * 1000.0

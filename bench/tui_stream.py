@@ -330,6 +330,11 @@ async def bench(  # noqa: C901 - one run: its rounds and conditions in the order
             f"{KEY_INTERVAL * 1000:.0f} ms); decode meanwhile {statistics.median(keyed_rates):.1f} tok/s, "
             f"{statistics.median(keyed_rates) / statistics.median(best):.3f} of the reference"
         )
+    if nudge_delays:
+        print(
+            f"sampler nudges alone: median {statistics.median(nudge_delays):.1f} ms, "
+            f"max {max(nudge_delays):.1f} ms over {len(nudge_delays)}"
+        )
     return 0
 
 

@@ -9,6 +9,9 @@ its own, then each sampler of the chain is applied to it in turn with
 `llama_sampler_apply` and the drawn token accepted into the chain: the same calls in the
 same order, so the same token, and between two samplers a `ChainObserver` may look at
 what one did (sampler_trace.py).
+
+Where the samplers before top-k allow it, the array holds only the candidates they can
+need, a few hundred of the whole vocabulary, with the same result (sampler_shortlist.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 
 from . import native
 from .errors import GenerationError
+from .sampler_shortlist import Shortlist, compiled_sigma_statistics
 from .settings import SamplerSettings
 
 TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
@@ -29,6 +33,10 @@ TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
 
 class ChainObserver(Protocol):
     """Sees the candidate array before the chain and after each of its samplers."""
+
+    def followed(self) -> np.ndarray:
+        """The tokens it reads: a short candidate array holds them all."""
+        ...
 
     def start(self, candidates: "CandidateArray") -> None: ...
 
@@ -42,6 +50,8 @@ class CandidateArray:
         self.n_vocab = n_vocab
         self._buffer = np.zeros(n_vocab, dtype=TOKEN_DATA)
         self._ids = np.arange(n_vocab, dtype=np.int32)
+        self.logits = np.zeros(n_vocab, dtype=np.float32)
+        """The raw logits of the step being drawn (the model's, before any sampler)."""
         self._base = self._buffer.ctypes.data
         self.struct = lib.llama_token_data_array()
         self.pointer = ctypes.addressof(self.struct)
@@ -50,13 +60,29 @@ class CandidateArray:
         """Every token with its raw logit, in id order, as llama_sampler_sample starts."""
         # Two strided numpy copies: measured cheaper in CPU time than a C loop writing the
         # structs (0.27 against 0.45 ms for 262k tokens), and llama.cpp's own fill is such a loop.
-        logits = np.frombuffer((ctypes.c_float * self.n_vocab).from_address(logits_address), dtype=np.float32)
+        logits = self.raw(logits_address)
         self._buffer["id"] = self._ids
         self._buffer["logit"] = logits
+        self._restart(self.n_vocab)
+
+    def fill_some(self, logits_address: int, ids: np.ndarray) -> None:
+        """Only the tokens `ids` (ascending) with their raw logits, in id order."""
+        logits = self.raw(logits_address)
+        count = len(ids)
+        self._buffer["id"][:count] = ids
+        self._buffer["logit"][:count] = logits[ids]
+        self._restart(count)
+
+    def raw(self, logits_address: int) -> np.ndarray:
+        """The model's logits at `logits_address`, every token's, read in place."""
+        self.logits = np.frombuffer((ctypes.c_float * self.n_vocab).from_address(logits_address), dtype=np.float32)
+        return self.logits
+
+    def _restart(self, size: int) -> None:
         struct = self.struct
         # A sampler may move the start (XTC drops the top choices by advancing it).
         struct.data = ctypes.cast(self._base, type(struct.data))
-        struct.size = self.n_vocab
+        struct.size = size
         struct.selected = -1
         struct.sorted = False
 
@@ -159,26 +185,104 @@ class SamplerChain:
         self._chain_address = _address(self._chain)
         self.candidates = CandidateArray(lib, n_vocab)
         self.observer: ChainObserver | None = None
+        self.shortlist = Shortlist.plan(
+            self.stage_names,
+            settings.top_k,
+            settings.history_length(),
+            bias,
+            n_vocab,
+            settings.top_n_sigma,
+            compiled_sigma_statistics(),
+        )
+        self._top_k_at = self.stage_names.index("top_k") if self.shortlist is not None else -1
+        self.short_steps = 0
+        """Steps drawn on a short array (the rest went over the whole vocabulary)."""
 
     def remember(self, tokens: list[int]) -> None:
         """Feed context tokens to the history of the penalties and DRY, as llama.cpp does with the prompt."""
         for token in tokens:
-            self._accept(self._chain_address, token)
+            self.accept(token)
+
+    def accept(self, token: int) -> None:
+        """Record `token` in the chain's history: llama.cpp's samplers' and the shortlist's,
+        which must hold the same window (a token accepted past it could be penalised
+        unseen by the short array)."""
+        self._accept(self._chain_address, token)
+        if self.shortlist is not None:
+            self.shortlist.accept(token)
 
     def sample(self, logits_address: int) -> int:
         """Draw from the logits at `logits_address` and record the token in the history."""
         candidates = self.candidates
-        candidates.fill(logits_address)
-        observer, pointer, apply = self.observer, candidates.pointer, self._apply
-        if observer is not None:
-            observer.start(candidates)
-        for name, sampler in zip(self.stage_names, self._samplers):
+        observer = self.observer
+        applied = self._through_top_k(logits_address)
+        if applied:
+            self.short_steps += 1
+        else:
+            candidates.fill(logits_address)
+            if observer is not None:
+                observer.start(candidates)
+        self._run(applied, len(self._samplers))
+        token = candidates.selected_token()
+        self.accept(token)
+        return token
+
+    def _run(self, first: int, last: int) -> None:
+        """Apply the samplers first..last-1 of the chain to the candidate array."""
+        observer, pointer, apply = self.observer, self.candidates.pointer, self._apply
+        for name, sampler in zip(self.stage_names[first:last], self._samplers[first:last]):
             apply(sampler, pointer)
             if observer is not None:
-                observer.after(name, candidates)
-        token = candidates.selected_token()
-        self._accept(self._chain_address, token)
-        return token
+                observer.after(name, self.candidates)
+
+    def _through_top_k(self, logits_address: int) -> int:
+        """The chain up to top-k applied to a short array: how many samplers were applied,
+        or 0 where the short array would not give llama.cpp's result (then nothing counts)."""
+        shortlist, candidates, observer = self.shortlist, self.candidates, self.observer
+        if shortlist is None:
+            return 0
+        raw = candidates.raw(logits_address)
+        followed = observer.followed() if observer is not None else np.empty(0, dtype=np.int64)
+        ids = shortlist.select(raw, followed)
+        if ids is None:
+            return 0
+        candidates.fill_some(logits_address, ids)
+        if observer is not None:
+            observer.start(candidates)
+        top_k = self._top_k_at
+        for index, name in enumerate(self.stage_names[:top_k]):
+            if name == "top_n_sigma":
+                if not self._sigma_cut(ids):
+                    return 0
+                if observer is not None:
+                    observer.after(name, candidates)
+            else:
+                self._run(index, index + 1)
+        before_top_k = candidates.view()["logit"].copy()
+        self._run(top_k, top_k + 1)
+        return top_k + 1 if shortlist.clear_cut(before_top_k) else 0
+
+    def _sigma_cut(self, ids: np.ndarray) -> bool:
+        """Top-n-sigma on the short array, with its threshold from the whole vocabulary as
+        the samplers before it left it: the short array's tokens as they stand, every other
+        one raw or biased. False where a logit sits on the threshold, or one is not finite."""
+        shortlist, candidates = self.shortlist, self.candidates
+        assert shortlist is not None and shortlist.sigma is not None
+        view = candidates.view()
+        whole = shortlist.sigma.whole_vocabulary(candidates.logits)
+        if "logit_bias" in self.stage_names[: self.stage_names.index("top_n_sigma")]:
+            shortlist.biased(whole)
+        whole[ids] = view["logit"]
+        bounds = shortlist.sigma.bounds(whole)
+        if bounds is None:
+            return False
+        low, high = bounds
+        logits = view["logit"]
+        if np.any((logits >= low) & (logits <= high)):
+            return False
+        logits[logits < low] = -np.inf
+        candidates.struct.sorted = False
+        return True
 
     def close(self) -> None:
         if self._chain is not None:

@@ -22,6 +22,8 @@ PUSHING = frozenset({"logit_bias", "penalties", "dry"})
 """The samplers that move single logits: what they did to a token is said by how much."""
 MOVED = 1e-4
 """A change of a logit smaller than this is float rounding, not a push."""
+SMALL = 256
+"""An array this short (top-k's survivors, and what follows) is searched in plain Python."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,48 +40,72 @@ class StepTrace:
 
 
 class ChainTrace:
-    """Follows `ids` through the chain of one step (give them with `follow` before it)."""
+    """Follows `ids` through the chain of one step (give them with `follow` before it).
+
+    Called after every sampler of every step, so kept lean: the few followed tokens' logits
+    and presence in plain lists, and a short array (what top-k leaves) read in Python,
+    where a dozen numpy calls would cost more than the array holds."""
 
     def __init__(self) -> None:
         self._ids = np.empty(0, dtype=np.int32)
-        self._logits = np.empty(0, dtype=np.float32)
-        self._present = np.empty(0, dtype=bool)
+        self._tokens: list[int] = []
+        self._logits: list[float] = []
+        self._present: list[bool] = []
         self._removed: list[tuple[int, str]] = []
         self._pushed: list[tuple[int, str, float]] = []
 
     def follow(self, ids: list[int]) -> None:
         self._ids = np.asarray(ids, dtype=np.int32)
+        self._tokens = [int(token) for token in ids]
+
+    def followed(self) -> np.ndarray:
+        return self._ids
 
     def start(self, candidates: CandidateArray) -> None:
-        # Filled in id order: each followed token sits at its id.
-        self._logits = candidates.view()["logit"][self._ids].copy()
-        self._present = np.ones(len(self._ids), dtype=bool)
+        # Before any sampler each followed token has its raw logit, wherever it sits in the array.
+        self._logits = candidates.logits[self._ids].tolist()
+        self._present = [True] * len(self._tokens)
         self._removed, self._pushed = [], []
 
     def after(self, stage: str, candidates: CandidateArray) -> None:
-        ids = self._ids
-        if not len(ids):
+        if not any(self._present):
             return
         view = candidates.view()
+        if len(view) <= SMALL:
+            where = dict(zip(view["id"].tolist(), view["logit"].tolist()))
+            logits = [where.get(token, -math.inf) for token in self._tokens]
+        else:
+            logits = self._looked_up(view, candidates.n_vocab).tolist()
+        pushing = stage in PUSHING
+        for slot, token in enumerate(self._tokens):
+            if not self._present[slot]:
+                continue
+            value = logits[slot]
+            if not math.isfinite(value):
+                self._present[slot] = False
+                self._removed.append((token, stage))
+                continue
+            if pushing and abs(value - self._logits[slot]) > MOVED:
+                self._pushed.append((token, stage, round(value - self._logits[slot], 4)))
+            self._logits[slot] = value
+
+    def _looked_up(self, view: np.ndarray, n_vocab: int) -> np.ndarray:
+        """The followed tokens' logits in a long array (minus infinity where one is not)."""
+        ids = self._ids
         view_ids = view["id"]
-        if len(view) == candidates.n_vocab and np.array_equal(view_ids[ids], ids):
-            logits, present = view["logit"][ids], np.ones(len(ids), dtype=bool)
-        else:  # reordered or cut: find each followed token where it went
-            where = {int(token): index for index, token in enumerate(view_ids.tolist())} if len(view) <= 4096 else None
-            logits, present = np.full(len(ids), -np.inf, dtype=np.float32), np.zeros(len(ids), dtype=bool)
-            for slot, token in enumerate(ids.tolist()):
-                index = where.get(token) if where is not None else _find(view_ids, token)
-                if index is not None:
-                    logits[slot], present[slot] = view["logit"][index], True
-        present &= np.isfinite(logits)
-        for slot in np.flatnonzero(self._present & ~present).tolist():
-            self._removed.append((int(ids[slot]), stage))
-        if stage in PUSHING:
-            both = np.flatnonzero(self._present & present)
-            moved = both[np.abs(logits[both] - self._logits[both]) > MOVED]
-            for slot in moved.tolist():
-                self._pushed.append((int(ids[slot]), stage, round(float(logits[slot] - self._logits[slot]), 4)))
-        self._logits, self._present = logits, present
+        if len(view) == n_vocab and np.array_equal(view_ids[ids], ids):
+            return view["logit"][ids]
+        if len(view) < n_vocab and (in_order := _in_id_order(view_ids, ids)) is not None:
+            # a short array, in id order as it was filled (sampler_shortlist.py)
+            return _read(view, in_order)
+        # reordered or cut: find each followed token where it went
+        where = {int(token): index for index, token in enumerate(view_ids.tolist())} if len(view) <= 4096 else None
+        logits = np.full(len(ids), -np.inf, dtype=np.float32)
+        for slot, token in enumerate(self._tokens):
+            index = where.get(token) if where is not None else _find(view_ids, token)
+            if index is not None:
+                logits[slot] = view["logit"][index]
+        return logits
 
     def finish(self, candidates: CandidateArray, token: int, greedy: bool, count: int) -> StepTrace:
         """The trace of the step that drew `token`, with the `count` likeliest survivors."""
@@ -103,6 +129,19 @@ class ChainTrace:
                 if probabilities[i] > 0.0 and math.isfinite(probabilities[i])
             )
         return StepTrace(kept=kept, removed=tuple(self._removed), pushed=tuple(self._pushed))
+
+
+def _in_id_order(view_ids: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
+    """Where each of `ids` sits in `view_ids` (-1: not there) when the array is in id order,
+    as a short array is filled (sampler_shortlist.py); None when it is not."""
+    if len(view_ids) == 0 or np.any(view_ids[1:] <= view_ids[:-1]):
+        return None
+    at = np.minimum(np.searchsorted(view_ids, ids), len(view_ids) - 1)
+    return np.where(view_ids[at] == ids, at, -1)
+
+
+def _read(view: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return np.where(at >= 0, view["logit"][np.maximum(at, 0)], np.float32(-np.inf))
 
 
 def _find(view_ids: np.ndarray, token: int) -> int | None:

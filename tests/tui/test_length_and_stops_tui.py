@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from textual.widgets import Input
 from tui_helpers import make_app, model_ready, run
 
+from scriptorium.app.tui.screens.confirm_screen import TextPromptScreen
 from scriptorium.inference.settings import preset
 
 MINE = preset("prose").with_changes(temperature=1.3, max_tokens=37, stop=("\n\n", "FINE"), repeat_window=128)
@@ -49,5 +51,87 @@ def test_cycling_presets_comes_back_to_the_authors_own_values(random_model: Path
                 seen.append(app.sampler.preset)
             assert seen[-1] == "custom", seen
             assert app.sampler.temperature == 1.3 and app.sampler.stop == ("\n\n", "FINE")
+
+    run(scenario)
+
+
+def test_stop_strings_are_set_and_cleared_from_the_palette_and_the_panel(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=MINE)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await model_ready(pilot)
+
+            async def write(text: str) -> None:
+                prompt = app.screen
+                assert isinstance(prompt, TextPromptScreen), prompt
+                prompt.query_one(Input).value = text
+                await pilot.press("enter")
+                await pilot.pause()
+
+            commands = {c.title: c for c in app.get_system_commands(app.main)}
+            await commands["Sampler panel: Stop strings"].callback()
+            await pilot.pause()
+            # The dialog starts from the stops in force, written as the panel shows them.
+            assert app.screen.query_one(Input).value == "'\\n\\n' 'FINE'"
+            await write("'THE END' '\\n'")
+            assert app.sampler.stop == ("THE END", "\n")
+            assert re.search(r"stops\s+'THE END' '\\n'", panel_text(app)), panel_text(app)
+
+            # Unquoted, the line is refused with the way to write it, and the stops stay.
+            await pilot.press("ctrl+t", "S")
+            await write("FINE")
+            assert app.sampler.stop == ("THE END", "\n")
+            assert any("stop strings: write each in quotes" in n.message for n in app.notices)
+
+            # An empty line clears them.
+            await pilot.press("S")
+            await write("")
+            assert app.sampler.stop == ()
+            assert re.search(r"stops\s+none", panel_text(app)), panel_text(app)
+
+    run(scenario)
+
+
+def test_dry_sequence_breakers_are_set_from_the_panel_like_the_stops(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, sampler=MINE.with_changes(dry_multiplier=0.8))
+        async with app.run_test(size=(140, 50)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+t", "a", "B")
+            await pilot.pause()
+            prompt = app.screen
+            assert isinstance(prompt, TextPromptScreen), prompt
+            assert prompt.query_one(Input).value == "'\\n' ':' '\"' '*'"  # llama.cpp's own
+            prompt.query_one(Input).value = "'\\n' '.'"
+            await pilot.press("enter")
+            await pilot.pause()
+            assert app.sampler.dry_sequence_breakers == ("\n", ".")
+            assert re.search(r"breakers\s+'\\n' '\.'", panel_text(app)), panel_text(app)
+
+    run(scenario)
+
+
+def test_every_sampler_setting_has_a_key_and_every_key_a_palette_entry(random_model: Path) -> None:
+    from dataclasses import fields
+
+    from scriptorium.app.tui import tuning
+    from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
+    from scriptorium.inference.settings import SamplerSettings
+
+    own = {"samplers": "move_in_order", "seed": "new_seed", "stop": "edit_stops", "preset": "cycle_preset"}
+    own["dry_sequence_breakers"] = "edit_breakers"
+    actions = {binding.action.split("(")[0] for binding in SamplerPanel.BINDINGS}
+    for setting in fields(SamplerSettings):
+        assert setting.name in tuning.KNOBS or own.get(setting.name) in actions, setting.name
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await model_ready(pilot)
+            titles = {c.title for c in app.get_system_commands(app.main)}
+            described = {binding.description for binding in SamplerPanel.BINDINGS if binding.id}
+            # The arrows act on the selected row, which the palette has none of.
+            arrows = {"Sampler panel: Select", "Sampler panel: Lower", "Sampler panel: Adjust"}
+            assert {f"Sampler panel: {d}" for d in described} - titles <= arrows
 
     run(scenario)

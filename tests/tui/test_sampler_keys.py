@@ -325,3 +325,35 @@ def test_raising_a_lora_scale_beyond_the_keys_range_keeps_it(random_model: Path,
             assert app.lora_scale == 2.0
 
     run(scenario)
+
+
+def test_a_nudge_redraws_the_panel_alone_and_only_a_new_row_lays_the_screen_out_again() -> None:
+    """A new layout redraws the whole screen (the draft, every panel): a nudge that changes a
+    value in place needs none, and a key pressed while tokens stream waited behind one. A
+    change that adds a row (DRY turned on) still gets one, or the row would be cut."""
+
+    async def scenario() -> None:
+        app = make_app(None, sampler=PROSE)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await pilot.press("ctrl+t")
+            await pilot.pause()
+            panel = app.main.sidebar.sampler
+            layouts: list[bool] = []
+            redraw = panel.refresh
+
+            def recording(*regions, **options):  # type: ignore[no-untyped-def]
+                layouts.append(bool(options.get("layout")))
+                return redraw(*regions, **options)
+
+            panel.refresh = recording  # type: ignore[method-assign]
+            await pilot.press("T", "t", "K")
+            await pilot.pause()
+            assert layouts and not any(layouts), layouts
+            assert app.sampler.top_k == 80 and "80" in panel_text(app)
+            layouts.clear()
+            await pilot.press("D")  # DRY on: its row appears
+            await pilot.pause()
+            assert app.sampler.dry_multiplier > 0 and "DRY" in panel_text(app)
+            assert any(layouts), layouts
+
+    run(scenario)

@@ -46,10 +46,12 @@ class TextPromptScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="prompt.cancel", tooltip="Leave it as it is")]
 
-    def __init__(self, title: str, value: str = "") -> None:
+    def __init__(self, title: str, value: str = "", allow_empty: bool = False) -> None:
         super().__init__()
         self._title = title
         self._value = value
+        self._allow_empty = allow_empty
+        """An empty line is an answer (none of something), not a slip."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -66,7 +68,7 @@ class TextPromptScreen(ModalScreen[str | None]):
     @on(Button.Pressed, "#ok")
     def _ok(self) -> None:
         value = self.query_one(Input).value.strip()
-        if not value:
+        if not value and not self._allow_empty:
             self.notify("Type something, or press Esc.", severity="warning")
             return
         self.dismiss(value)

@@ -13,9 +13,11 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import var
 
-from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias
+from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, describe_bias
 
 from scriptorium.app.tui import tuning
+from scriptorium.app.tui.screens.confirm_screen import TextPromptScreen
+from scriptorium.app.tui.quoted_strings import parse_strings, strings_text
 from scriptorium.app.tui.widgets.panel import Panel
 
 # (label, what left/right do on that row): a tuning.KNOBS name or one of the panel's own.
@@ -40,7 +42,12 @@ SAMPLER_ROWS: tuple[tuple[str, str], ...] = (
 """Shown while they act (their value not the one that turns them off), all of them with `a`."""
 DETAIL_ROWS: dict[str, tuple[tuple[str, str], ...]] = {
     "repeat_penalty": (("  window", "repeat_window"),),
-    "dry_multiplier": (("  base", "dry_base"), ("  allowed", "dry_allowed_length"), ("  last n", "dry_penalty_last_n")),
+    "dry_multiplier": (
+        ("  base", "dry_base"),
+        ("  allowed", "dry_allowed_length"),
+        ("  last n", "dry_penalty_last_n"),
+        ("  breakers", "dry_sequence_breakers"),
+    ),
     "xtc_probability": (("  threshold", "xtc_threshold"),),
     "dynatemp_range": (("  exponent", "dynatemp_exponent"),),
     "mirostat": (("  tau", "mirostat_tau"), ("  eta", "mirostat_eta")),
@@ -261,6 +268,22 @@ class SamplerPanel(Panel, can_focus=True):
             "s", "new_seed", "New seed", show=False, id="sampler.new_seed", tooltip="Draw a new seed and keep it fixed"
         ),
         Binding(
+            "S",
+            "edit_stops",
+            "Stop strings",
+            show=False,
+            id="sampler.stops",
+            tooltip="Set the stop strings (generation ends at any of them), or clear them with an empty line",
+        ),
+        Binding(
+            "B",
+            "edit_breakers",
+            "DRY sequence breakers",
+            show=False,
+            id="sampler.dry_breakers",
+            tooltip="Set the strings DRY does not follow a repetition across (shown under DRY with a)",
+        ),
+        Binding(
             "f",
             "fix_seed",
             "Fix seed",
@@ -298,10 +321,13 @@ class SamplerPanel(Panel, can_focus=True):
         self.byte_token_ids: tuple[int, ...] | None = None
         self.lora_scale: float | None = None
         self.changed: set[str] = set()
+        self._wrapped: dict[tuple[str, int], list[str]] = {}
 
     def watch_view(self, old: SamplerView | None, view: SamplerView | None) -> None:
         if view is None:
             return
+        width = self.content_size.width
+        height_before = self._content_height(width) if width and self.sampler is not None else None
         if old is not None:
             values = self._values(view.sampler, view.bias, view.lora_scale)
             previous = self._values(old.sampler, old.bias, old.lora_scale)
@@ -310,7 +336,12 @@ class SamplerPanel(Panel, can_focus=True):
         self.byte_token_ids, self.lora_scale = view.byte_token_ids, view.lora_scale
         self.border_title = f"{self.TITLE} · {view.sampler.preset}"
         self.border_subtitle = "for the next generation" if view.pending else ""
-        self.refresh(layout=True)
+        # A new layout redraws the whole screen, the draft and every panel: a nudge while
+        # tokens stream waited behind it. Only a panel that grows or shrinks needs one.
+        self.refresh(layout=height_before is None or height_before != self._content_height(width))
+
+    def _content_height(self, width: int) -> int:
+        return self.get_content_height(Size(width, 0), Size(width, 0), width)
 
     @staticmethod
     def _values(sampler: SamplerSettings, bias: LogitBias, lora_scale: float | None) -> dict[str, object]:
@@ -319,6 +350,7 @@ class SamplerPanel(Panel, can_focus=True):
             preset=sampler.preset,
             seed=sampler.seed,
             stop=sampler.stop,
+            dry_sequence_breakers=sampler.dry_sequence_breakers,
             lora=lora_scale,
             ban=bias.ban_byte_tokens,
             order=sampler.samplers,
@@ -344,13 +376,23 @@ class SamplerPanel(Panel, can_focus=True):
         """The bias summary or the order, wrapped beside its short label over as many lines as it needs."""
         assert self.sampler is not None
         room = max(width - INDENTS[row], 1)
-        if row == "ban":
-            # A bracket stays with the word before it: at 120 columns "(256)", the count of the
-            # byte tokens banned, stood alone on a line. textwrap breaks at ASCII spaces only,
-            # so a no-break space glues them.
-            glued = self._bias_text().replace(" (", "\u00a0(")
-            return [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, room)] or [""]
-        return [line.plain for line in Text(chain_text(self.sampler, self.show_all)).wrap(self.app.console, room)]
+        text = self._bias_text() if row == "ban" else chain_text(self.sampler, self.show_all)
+        # Rich's wrapping is the dearest part of a redraw, asked for by every nudge: the
+        # order and the bias seldom change, so their last wrappings are kept.
+        key = (row, text, room)
+        if (wrapped := self._wrapped.get(key)) is None:
+            if row == "ban":
+                # A bracket stays with the word before it: at 120 columns "(256)", the count of the
+                # byte tokens banned, stood alone on a line. textwrap breaks at ASCII spaces only,
+                # so a no-break space glues them.
+                glued = text.replace(" (", "\u00a0(")
+                wrapped = [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, room)] or [""]
+            else:
+                wrapped = [line.plain for line in Text(text).wrap(self.app.console, room)]
+            if len(self._wrapped) >= 16:
+                self._wrapped.clear()
+            self._wrapped[key] = wrapped
+        return wrapped
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.sampler is None:
@@ -368,7 +410,9 @@ class SamplerPanel(Panel, can_focus=True):
         if row == "repeat_penalty":
             return f"{s.repeat_penalty:.2f} · last {s.repeat_window}"
         if row == "stop":
-            return " ".join(repr(stop) for stop in s.stop) if s.stop else "none"
+            return strings_text(s.stop) if s.stop else "none"
+        if row == "dry_sequence_breakers":
+            return strings_text(s.dry_sequence_breakers) if s.dry_sequence_breakers else "none"
         if row == "seed":
             return "new each time" if s.seed is None else f"{s.seed} (fixed)"
         if row == "lora":
@@ -428,6 +472,10 @@ class SamplerPanel(Panel, can_focus=True):
             self.action_new_seed() if direction > 0 else self.action_fix_seed()
         elif row == "lora":
             self.action_lora_scale(direction)
+        elif row == "stop":
+            self.action_edit_stops()
+        elif row == "dry_sequence_breakers":
+            self.action_edit_breakers()
         elif row == "ban":
             self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, direction > 0)))
         elif row == "order":
@@ -468,6 +516,33 @@ class SamplerPanel(Panel, can_focus=True):
                 title="Seed",
             )
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.with_seed_fixed(sampler, last_seed)))
+
+    def action_edit_stops(self) -> None:
+        self._edit_strings("stop", "stop strings", "Stop strings")
+
+    def action_edit_breakers(self) -> None:
+        self._edit_strings("dry_sequence_breakers", "DRY sequence breakers", "DRY sequence breakers")
+
+    def _edit_strings(self, field: str, name: str, title: str) -> None:
+        """A line to write the strings of `field` in, as the panel shows them."""
+        current = getattr(self.sampler, field) if self.sampler is not None else ()
+        title += ", each in quotes ('\\n' is a line break); an empty line clears them"
+        self.app.push_screen(
+            TextPromptScreen(title, strings_text(current), allow_empty=True),
+            lambda text: self._strings_written(field, name, text),
+        )
+
+    def _strings_written(self, field: str, name: str, text: str | None) -> None:
+        if text is None:  # backed out
+            return
+        try:
+            strings = parse_strings(text, name)
+            if self.sampler is not None:
+                self.sampler.with_changes(**{field: strings})  # the settings' own rules ('' stops nothing)
+        except SettingsError as error:
+            self.notify(str(error), severity="error")
+            return
+        self.post_message(self.Tuned(sampler=lambda sampler: sampler.with_changes(**{field: strings})))
 
     def action_lora_scale(self, direction: int) -> None:
         view = self.view
