@@ -321,7 +321,7 @@ class SamplerPanel(Panel, can_focus=True):
         self.byte_token_ids: tuple[int, ...] | None = None
         self.lora_scale: float | None = None
         self.changed: set[str] = set()
-        self._wrapped: dict[tuple[str, int], list[str]] = {}
+        self._wrapped: dict[tuple[str, str, int], list[str]] = {}
 
     def watch_view(self, old: SamplerView | None, view: SamplerView | None) -> None:
         if view is None:
