@@ -1,6 +1,9 @@
 """How long a key typed in the draft takes to reach the screen, by the size of the draft.
 
-    .venv/bin/python bench/typing.py [--keys 48] [--size 120x40] [--cases empty,160w,...] [-- ARGS FOR scriptorium]
+    .venv/bin/python bench/typing_speed.py [--keys 48] [--size 120x40] [--cases empty,160w,...] [-- ARGS FOR scriptorium]
+
+(Not bench/typing.py, as the issue names it: a script's folder comes first on sys.path, and
+a typing.py there stands in for Python's own `typing` in every benchmark of the folder.)
 
 What the author waits for is the terminal drawing the letter. So the real `scriptorium`
 command runs in a pseudo-terminal of this script's own (the demo model unless ARGS name
@@ -228,7 +231,7 @@ def run_case(case: str, keys: int, size: tuple[int, int], extra: list[str]) -> R
         threading.Thread(target=screen.read_forever, daemon=True).start()
         try:
             if not screen.wait(lambda: READY in screen.seen, 180):
-                raise SystemExit(f"typing.py: the model never showed as ready ({case})")
+                raise SystemExit(f"typing_speed.py: the model never showed as ready ({case})")
             time.sleep(2.0)  # the load's follow-ups: the first window marker, the first autosave
             return type_keys(screen, process.pid, master, keys)
         finally:
