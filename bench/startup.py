@@ -10,6 +10,10 @@ screen (the app's ready event); "model ready" is when the Model panel's status t
 ready (or failed). Which heavy modules were already imported at first paint is printed
 too: llama_cpp, numpy and the GGUF reader should load after it, with the model.
 
+Each round also starts a bare Textual app (one Static, the same size, timed the same way)
+just before: Python's and Textual's floor on this machine, under the same load, so that
+the app's figure can be read on any machine as so much above the floor.
+
 The first round after a new model or llama.cpp build also times flash attention both
 ways (flash_choice.py); later rounds read the remembered choice.
 
@@ -57,6 +61,44 @@ def child(argv: list[str]) -> int:
     return 0
 
 
+def bare_child() -> int:
+    """A bare Textual app (one Static) timed the same way: Python's and Textual's floor here."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    class Bare(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("scriptorium")
+
+    app = Bare()
+
+    async def watch(pilot) -> None:  # type: ignore[no-untyped-def]
+        print(json.dumps({"event": "paint", "at": time.time(), "heavy": []}), flush=True)
+        print(json.dumps({"event": "model", "at": time.time(), "state": "none", "error": ""}), flush=True)
+        app.exit()
+
+    app.run(headless=True, size=(160, 48), auto_pilot=watch)
+    return 0
+
+
+def measure(arguments: list[str]) -> dict[str, dict[str, object]] | str:
+    """One round in a fresh process: its milestones, or what went wrong."""
+    started = time.time()
+    result = subprocess.run([sys.executable, __file__, *arguments], capture_output=True, text=True, timeout=600)
+    events: dict[str, dict[str, object]] = {}
+    for line in result.stdout.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "event" in record:
+            record["after"] = record["at"] - started
+            events[record["event"]] = record
+    if "paint" not in events or "model" not in events:
+        return f"no measurement (exit {result.returncode})\n{result.stderr[-2000:]}"
+    return events
+
+
 def compile_package() -> None:
     """Bytecode for every module of the package that is missing or older than its source."""
     import scriptorium.app
@@ -71,46 +113,36 @@ def compile_package() -> None:
 def main() -> int:
     if sys.argv[1:2] == ["--child"]:
         return child(sys.argv[2:])
+    if sys.argv[1:2] == ["--bare"]:
+        return bare_child()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("args", nargs="*", help="arguments for scriptorium (after --)")
     args = parser.parse_args()
     compile_package()
-    paints, readies = [], []
+    paints, readies, bare = [], [], []
     for number in range(args.rounds):
-        started = time.time()
-        result = subprocess.run(
-            [sys.executable, __file__, "--child", *args.args], capture_output=True, text=True, timeout=600
-        )
-        events = {}
-        for line in result.stdout.splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and "event" in record:
-                events[record["event"]] = record
-        if "paint" not in events or "model" not in events:
-            print(f"round {number + 1}: no measurement (exit {result.returncode})\n{result.stderr[-2000:]}")
+        floor = measure(["--bare"])  # back to back, so that both meet the same load
+        events = measure(["--child", *args.args])
+        if isinstance(events, str) or isinstance(floor, str):
+            print(f"round {number + 1}: {events if isinstance(events, str) else floor}")
             return 1
-        paint = events["paint"]["at"] - started
-        ready = events["model"]["at"] - started
+        paint, ready = float(events["paint"]["after"]), float(events["model"]["after"])  # type: ignore[arg-type]
         paints.append(paint)
         readies.append(ready)
+        bare.append(float(floor["paint"]["after"]))  # type: ignore[arg-type]
         print(
-            f"round {number + 1}: first paint {paint * 1000:6.0f} ms   model {events['model']['state']} "
-            f"{ready * 1000:6.0f} ms   heavy modules at first paint: {events['paint']['heavy'] or 'none'}"
+            f"round {number + 1}: first paint {paint * 1000:6.0f} ms (bare Textual app {bare[-1] * 1000:4.0f} ms)   "
+            f"model {events['model']['state']} {ready * 1000:6.0f} ms   "
+            f"heavy modules at first paint: {events['paint']['heavy'] or 'none'}"
             + (f"   ({events['model']['error']})" if events["model"]["error"] else ""),
             flush=True,
         )
-    print(
-        f"first paint: median {statistics.median(paints) * 1000:.0f} ms "
-        f"(range {min(paints) * 1000:.0f}-{max(paints) * 1000:.0f}) over {len(paints)} rounds"
-    )
-    print(
-        f"model ready: median {statistics.median(readies) * 1000:.0f} ms "
-        f"(range {min(readies) * 1000:.0f}-{max(readies) * 1000:.0f})"
-    )
+    for name, values in (("first paint", paints), ("bare Textual app", bare), ("model ready", readies)):
+        print(
+            f"{name}: median {statistics.median(values) * 1000:.0f} ms "
+            f"(range {min(values) * 1000:.0f}-{max(values) * 1000:.0f}) over {len(values)} rounds"
+        )
     return 0
 
 

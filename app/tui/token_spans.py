@@ -370,34 +370,3 @@ class SpanTracker:
             return None
         index = record_at(span.tokens, offset - span.start)
         return None if index is None else (span, index)
-
-    def highlights(self, lines: list[str], newline: int) -> dict[int, list[tuple[int, int | None, str]]]:
-        """TextArea highlights (row -> (start byte, end byte, name)) colouring every known
-        token by its probability band."""
-        line_starts = []
-        offset = 0
-        for line in lines:
-            line_starts.append(offset)
-            offset += len(line) + newline
-        result: dict[int, list[tuple[int, int | None, str]]] = {}
-
-        def byte_column(row: int, column: int) -> int:
-            line = lines[row]
-            return len(line[:column].encode("utf-8")) if not line.isascii() else column
-
-        for span in self.spans:
-            for record in span.tokens:
-                start = span.start + record.start
-                end = start + len(record.text)
-                name = bucket(record.p)
-                row = bisect_right(line_starts, start) - 1
-                while row < len(lines) and start < end:
-                    line_end = line_starts[row] + len(lines[row])
-                    column = start - line_starts[row]
-                    stop = min(end, line_end) - line_starts[row]
-                    if stop > column:
-                        result.setdefault(row, []).append((byte_column(row, column), byte_column(row, stop), name))
-                    row += 1
-                    if row < len(lines):
-                        start = line_starts[row]
-        return result

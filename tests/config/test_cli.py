@@ -135,9 +135,9 @@ def test_config_show_with_problems(capsys, tmp_path: Path) -> None:
 def test_config_show_reports_keymap_ids_no_binding_has(capsys, tmp_path: Path) -> None:
     """Only the app said so, in a notification at start; `config show` said all was well."""
     config = tmp_path / "c.toml"
-    config.write_text('[keymap]\n"draft.continue" = "f11"\n"draft.xyzzy" = "f6"\n"app.quitt" = "ctrl+x"\n')
+    config.write_text('[keymap]\n"draft.continue" = "f13"\n"draft.xyzzy" = "f6"\n"app.quitt" = "ctrl+x"\n')
     code, out, err = run(capsys, "config", "show", "--config", str(config))
-    assert code == 2 and tomllib.loads(out)["keymap"]["draft.continue"] == "f11"
+    assert code == 2 and tomllib.loads(out)["keymap"]["draft.continue"] == "f13"
     assert err.splitlines() == [  # by key, as other config problems are; a near miss corrected
         f"scriptorium: {config}: keymap.app.quitt: no such binding (did you mean 'app.quit'?)",
         f"scriptorium: {config}: keymap.draft.xyzzy: no such binding (F1 lists the ids)",

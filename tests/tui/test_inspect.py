@@ -95,16 +95,16 @@ def test_colouring_by_probability_turns_on_and_off_with_a_legend(random_model: P
             await pilot.press("tab", "f8")
             legend = app.main.draft.query_one(TokenLegend)
             assert legend.display
-            row = editor._highlights[0]
+            row = editor.row_styles(0)
             ours = [h for h in row if h[2].startswith("p")]
             assert [name for _, _, name in ours] == [bucket(r.p) for r in tokens]
-            assert ours[0][0] == len(PROMPT.encode()) + tokens[0].start
+            assert ours[0][0] == len(PROMPT) + tokens[0].start
             assert editor._theme.syntax_styles["p0"] != editor._theme.syntax_styles["p50"]
             # The suggestion view colours the same way.
             assert app.main.draft.suggestion.colour_tokens
             await pilot.press("f8")
             assert not legend.display
-            assert not [h for h in editor._highlights[0] if h[2].startswith("p")]
+            assert not [h for h in editor.row_styles(0) if h[2].startswith("p")]
 
     run(scenario)
 

@@ -83,10 +83,10 @@ def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, 
             start = editor.window_start
             assert start > 0 and start in boundaries(LONG)[0]
             row, column = editor.document.get_location_from_index(start)
-            assert editor._highlights[0][0] == (0, None, OUTSIDE)
+            assert editor.row_styles(0)[0] == (0, None, OUTSIDE)
             if column:
-                assert editor._highlights[row][0][2] == OUTSIDE
-            assert all(name != OUTSIDE for _, _, name in editor._highlights[row + 1])
+                assert editor.row_styles(row)[0] == (0, column, OUTSIDE)
+            assert all(name != OUTSIDE for _, _, name in editor.row_styles(row + 1))
             done = await generated(pilot, "ctrl+g")
             window = app.main.last_generation[0].window
             assert window is not None and editor.window_start == window.start
@@ -310,12 +310,11 @@ def test_a_suggestion_from_the_cursor_dims_the_text_after_it_which_the_model_doe
             assert window is not None and (window.end, window.spaces_left_out) == (middle - 1, 1)
             assert 0 < window.start < middle
             row, column = ghost.anchor
-            column_bytes = len(editor.document.get_line(row)[:column].encode("utf-8"))
 
             def dimmed(at_row: int) -> list[tuple[int, int | None]]:
-                return [(start, end) for start, end, name in editor._highlights[at_row] if name == OUTSIDE]
+                return [(start, end) for start, end, name in editor.row_styles(at_row) if name == OUTSIDE]
 
-            assert dimmed(row) == [(column_bytes, None)]  # what the model saw ends at the suggestion
+            assert dimmed(row) == [(column, None)]  # what the model saw ends at the suggestion
             assert all(dimmed(after) == [(0, None)] for after in range(row + 1, editor.document.line_count))
             assert window.start <= editor.window_start < middle  # the next one sees the suggestion too
             seen_from = editor.document.get_location_from_index(editor.window_start)[0]

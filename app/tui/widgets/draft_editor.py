@@ -9,15 +9,21 @@ after the spaces it stands in for, draft_anchors) consumes it when the text matc
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import re
+import sys
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from rich.style import Style
+from rich.text import Text
 from textual import events
 from textual.geometry import Region, Spacing
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import TextArea
+from textual.document._document_navigator import DocumentNavigator
 from textual.widgets.text_area import Edit, EditResult, Location
 
 from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION
@@ -26,7 +32,9 @@ from scriptorium.app.tui.compared_colours import BANDS as COMPARED_BANDS
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
 from scriptorium.app.tui.widgets.draft_anchors import shifted_anchor
 from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord
-from scriptorium.app.tui.widgets.window_marks import dimmed_spans, window_in_draft
+from scriptorium.app.tui.widgets.draft_rows import OUTSIDE, RowStyles, row_strip
+from scriptorium.app.tui.widgets.paragraph_wrap import ParagraphWrap
+from scriptorium.app.tui.widgets.window_marks import window_in_draft
 
 _NEXT_WORD = re.compile(r"\s*\S+")
 _CJK = re.compile(f"[{CJK_CHARACTERS}]")
@@ -56,10 +64,6 @@ def next_word(text: str, tokens: list[TokenRecord] | None = None) -> str:
         return word[: cjk.start()]  # a word in another script before it: that one first
     ends = [r.end for r in tokens or () if r.start <= cjk.start() < r.end]
     return word[: max(min(ends[0], len(word)) if ends else 0, cjk.end())]
-
-
-OUTSIDE = "outside"
-"""The highlight name of text before the model's window."""
 
 
 def text_key(text: str) -> tuple[int, int]:
@@ -122,6 +126,7 @@ class DraftEditor(TextArea):
         self.compared: list[tuple[int, int, str]] = []
         """Words coloured by how a second model finds them against the first (start, end,
         highlight name: compared_colours.highlights), drawn instead of the probabilities while set."""
+        self._row_styles = RowStyles()
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.ghost: Ghost | None = None
         self._inserting_ghost = False
@@ -376,27 +381,63 @@ class DraftEditor(TextArea):
         self.refresh()
 
     def _build_highlight_map(self) -> None:
+        # Called after every edit. Textual's own highlights stay empty (the draft has no syntax): the
+        # window's dimming and token colours are found per row as each is drawn (draft_rows.py).
         super()._build_highlight_map()
-        self._mark_outside()
+        self._row_styles.forget()
+        if self.window_start > 0 or self.window_end is not None:
+            self._install_outside_style()
         if self.compared:
-            return self._mark_compared()
-        if not self.colour_tokens or not self.spans:
-            return
-        document = self.document
-        lines = [document.get_line(row) for row in range(document.line_count)]
-        for row, highlights in self.spans.highlights(lines, len(document.newline)).items():
-            self._highlights[row].extend(highlights)
-        self._install_token_styles()
+            self._install_compared_styles()
+        elif self.colour_tokens and self.spans:
+            self._install_token_styles()
 
-    def _mark_outside(self) -> None:
-        """Dim the text outside the window: first, so token colours drawn later still show."""
-        length = len(self.text)
-        start = min(self.window_start, length)
-        end = length if self.window_end is None else min(self.window_end, length)
-        if start <= 0 and end >= length:
-            return
-        for row, since, until in dimmed_spans(self.document, ((0, start), (end, length))):
-            self._highlights[row].insert(0, (since, until, OUTSIDE))
+    def row_styles(self, line_index: int) -> list[tuple[int, int | None, str]]:
+        """(start column, end column or None: through the line's end, style name) of what is
+        drawn dimmed or coloured on a line of the draft."""
+        window = (self.window_start, sys.maxsize if self.window_end is None else self.window_end)
+        document = self.document
+        if self.compared:  # drawn instead of the probabilities while set
+            dimmed = self._row_styles.for_line(document.lines, len(document.newline), line_index, window, None)
+            return dimmed + self._compared_on_line(line_index)
+        spans = self.spans if self.colour_tokens else None
+        return self._row_styles.for_line(document.lines, len(document.newline), line_index, window, spans)
+
+    def _compared_on_line(self, line_index: int) -> list[tuple[int, int | None, str]]:
+        """The compared words that fall on a line, in its columns (the marks are in text order)."""
+        document = self.document
+        line_start = self._row_styles.line_start(document.lines, len(document.newline), line_index)
+        line_end = line_start + len(document.lines[line_index])
+        first = bisect_right(self.compared, line_start, key=lambda mark: mark[1])
+        found: list[tuple[int, int | None, str]] = []
+        for start, end, name in self.compared[first:]:
+            if start >= line_end:
+                break
+            found.append((max(start, line_start) - line_start, min(end, line_end) - line_start, name))
+        return found
+
+    def get_line(self, line_index: int) -> Text:
+        # Only rows draft_rows leaves to Textual (a line holding a tab) are drawn from here.
+        line = super().get_line(line_index)
+        theme = self._theme
+        if theme is not None:
+            for start, end, name in self.row_styles(line_index):
+                if (style := theme.syntax_styles.get(name)) is not None:
+                    line.stylize(style, start, end)
+        return line
+
+    def _render_line(self, y: int) -> Strip:
+        strip = row_strip(self, y, self.row_styles)
+        return super()._render_line(y) if strip is None else strip
+
+    def _set_document(self, text: str, language: str | None) -> None:
+        super()._set_document(text, language)
+        # The same document, wrapped by rows an edit reaches rather than by whole paragraphs.
+        self.wrapped_document = ParagraphWrap(self.document, tab_width=self.indent_width)
+        self.navigator = DocumentNavigator(self.wrapped_document)
+        self._rewrap_and_refresh_virtual_size()
+
+    def _install_outside_style(self) -> None:
         theme = self._theme
         if theme is not None and OUTSIDE not in theme.syntax_styles:
             # A copy: the theme object's dict is shared with the registered theme.
@@ -405,10 +446,7 @@ class DraftEditor(TextArea):
                 OUTSIDE: self.get_component_rich_style("draft-editor--outside", partial=True),
             }
 
-    def _mark_compared(self) -> None:
-        for start, end, name in self.compared:
-            for row, since, until in dimmed_spans(self.document, ((start, end),)):
-                self._highlights[row].append((since, until, name))
+    def _install_compared_styles(self) -> None:
         theme = self._theme
         names = [name for _, name, _ in COMPARED_BANDS if name]
         if theme is not None and names[0] not in theme.syntax_styles:
