@@ -111,6 +111,19 @@ def token_piece(lib: ModuleType, vocab: Any, token_id: int, *, special: bool = F
         size = -written
 
 
+def all_token_pieces(lib: ModuleType, vocab: Any, n_vocab: int) -> list[bytes]:
+    """The bytes of every token (control tokens: b''), with one buffer for all: a buffer
+    made per call was most of the cost over a 262k vocabulary."""
+    size = 256
+    buffer = ctypes.create_string_buffer(size)
+    pieces = []
+    to_piece = lib.llama_token_to_piece
+    for token_id in range(n_vocab):
+        written = to_piece(vocab, token_id, buffer, size, 0, False)
+        pieces.append(buffer.raw[:written] if written >= 0 else token_piece(lib, vocab, token_id))
+    return pieces
+
+
 _SoftmaxKernel = Callable[[int, int, int, float], float]
 _softmax_kernel: _SoftmaxKernel | None | bool = False  # False: not looked up yet
 

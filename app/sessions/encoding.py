@@ -54,6 +54,13 @@ def token_json(token: "TokenRecord") -> dict[str, Any]:
     for key in CHAIN_DID:  # only where it was recorded (not remotely, nor in older files)
         if entries := getattr(token, key):
             record[key] = [list(entry) for entry in entries]
+    if (healing := token.healing) is not None:
+        record["healing"] = {
+            "rest": healing.rest,
+            "allowed_tokens": healing.allowed_count,
+            "allowed_mass": healing.mass,
+            "allowed": [list(alt) for alt in healing.allowed],
+        }
     return record
 
 

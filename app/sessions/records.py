@@ -15,7 +15,10 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_
 
 Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
 OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
-_SAMPLER_DEFAULTS = {key: value for key, value in SamplerSettings().as_dict().items() if key != "preset"}
+_SAMPLER_DEFAULTS = {
+    **{key: value for key, value in SamplerSettings().as_dict().items() if key != "preset"},
+    "heal": False,  # a file from before token healing: its prompts were not healed
+}
 REPLY_ENDINGS = {"cancelled": "stopped", "error": "failed"}
 """stop_reason -> how the chat marks a reply that did not end as the model chose: stopped
 (Esc, or the app closing while it streamed) or failed midway (a server gone, an engine
@@ -125,11 +128,15 @@ class TokenRecord:
     """(id, sampler) for each of `top` a sampler took out."""
     pushed: tuple[tuple[int, str, float], ...] = ()
     """(id, sampler, change of its logit) for each of `top` the bias, the penalties or DRY moved."""
+    healing: "HealingRecord | None" = None
+    """At a step token healing held (TokenEvent.healing): what it had to write again and
+    what was allowed; None elsewhere and in older files."""
 
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
         """From an inference.events.TokenEvent."""
         top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
+        healing = getattr(event, "healing", None)
         piece = b"" if event.text.encode("utf-8") == event.piece else event.piece
         kept = tuple((token, recorded_p(p)) for token, p in event.kept)
         return cls(
@@ -141,6 +148,29 @@ class TokenRecord:
             kept=kept,
             removed=event.removed,
             pushed=event.pushed,
+            healing=HealingRecord.from_healing(healing) if healing is not None else None,
+        )
+
+
+@dataclass(kw_only=True)
+class HealingRecord:
+    """A healed step as the session keeps it (inference.events.Healing)."""
+
+    rest: str
+    """The text still to be written again at this step."""
+    allowed_count: int
+    mass: float
+    """The model's raw probability of the allowed tokens together (renormalises theirs)."""
+    allowed: tuple[Alternative, ...]
+    """The most probable allowed tokens, with the model's raw probability."""
+
+    @classmethod
+    def from_healing(cls, healing: Any) -> "HealingRecord":
+        return cls(
+            rest=healing.rest,
+            allowed_count=healing.allowed_count,
+            mass=recorded_p(healing.mass),
+            allowed=tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in healing.allowed),
         )
 
 
@@ -184,6 +214,10 @@ class Generation:
     arithmetic: dict[str, Any] | None = None
     """Arithmetic.as_dict() of the backend that ran it (flash attention, KV types, threads):
     the probabilities depend on it. None in sessions written before it was recorded."""
+    healed: str = ""
+    """The text the prompt backed up over and the model wrote again before `text` (token
+    healing, inference/healing.py): " mo" when "lungo il mo" was continued with "lo"; ''
+    when nothing was healed (and in older files)."""
 
     @property
     def ending(self) -> str:
@@ -237,6 +271,7 @@ class Generation:
         self.stop_reason = done.stop_reason
         self.prompt_tokens = done.prompt_tokens
         self.completion_tokens = done.completion_tokens
+        self.healed = getattr(done, "healed", "")
         if done.seed is not None:
             self.seed = done.seed
         # The thread counts move while the model writes (measured): those it ended on, and why.
