@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gguf_models import PHRASES_GREEDY
-from tui_helpers import generated, make_app, model_ready, run, spying_loader
-
+from tui_helpers import generated, make_app, model_ready, run, spying_loader, window_marked
 
 
 def continued(model: Path, typed: str, *keys: str) -> tuple[str, str, Any, str]:
@@ -54,9 +53,11 @@ def test_healing_switched_off_in_the_sampler_panel(molo_model: Path) -> None:
     assert event is not None and event.healing is None
 
 
-def inserted(model: Path, loader: Any = None) -> str:
-    """The suggestion ctrl+o writes after "Lucia." in "Lucia. Poi scese dalla salita."."""
+def inserted(model: Path, loader: Any = None) -> tuple[str, int | None]:
+    """The suggestion ctrl+o writes after "Lucia." in "Lucia. Poi scese dalla salita.", and
+    where the window marker then ends in the draft (None: at its end)."""
     seen: list[str] = []
+    marked: list[int | None] = []
 
     async def scenario() -> None:
         app = make_app(model, **({"loader": loader} if loader else {}))
@@ -64,16 +65,21 @@ def inserted(model: Path, loader: Any = None) -> str:
             await model_ready(pilot)
             await pilot.press(*"Lucia. Poi scese dalla salita.", *["left"] * len(" Poi scese dalla salita."))
             await generated(pilot, "ctrl+o")
-            ghost = app.main.draft.editor.ghost
+            editor = app.main.draft.editor
+            ghost = editor.ghost
             seen.append(ghost.text if ghost is not None else "")
+            await window_marked(pilot)
+            marked.append(editor.window_end)
 
     run(scenario)
-    return seen[0]
+    return seen[0], marked[0]
 
 
 def test_an_insert_with_fim_tokens_carries_the_text_after_the_cursor(fim_model: Path) -> None:
     loader, spies = spying_loader()
-    assert inserted(fim_model, loader) == " La casa era buia."
+    suggestion, window_end = inserted(fim_model, loader)
+    assert suggestion == " La casa era buia."
+    assert window_end == len("Lucia. Poi scese dalla salita.")  # the marker: the text after the cursor is seen
     call = spies[-1].last
     assert call["prompt"].endswith("Lucia.<|fim_suffix|> Poi scese dalla salita.<|fim_middle|>")
     assert call["special"] is True
@@ -81,4 +87,6 @@ def test_an_insert_with_fim_tokens_carries_the_text_after_the_cursor(fim_model: 
 
 def test_an_insert_without_fim_tokens_stops_at_the_end_of_its_sentence(phrases_model: Path) -> None:
     # Unbounded, the phrases model writes sentence after sentence up to max tokens.
-    assert inserted(phrases_model) == PHRASES_GREEDY
+    suggestion, window_end = inserted(phrases_model)
+    assert suggestion == PHRASES_GREEDY
+    assert window_end == len("Lucia.")  # nothing after the cursor is seen

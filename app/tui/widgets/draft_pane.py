@@ -14,12 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import var
-from textual.widgets.text_area import Location
 
 from scriptorium.inference.events import GenerationDone
 from scriptorium.inference.backend import Backend
 from scriptorium.inference.settings import SamplerSettings
-from scriptorium.inference.window import Fim, fim_suffix
 from scriptorium.inference.window_layout import note_break
 
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -274,16 +272,6 @@ class DraftPane(DraftWindowMark):
                 title="Token healing",
                 timeout=10,
             )
-
-    def insert_fim(self, backend: Backend, from_cursor: bool, location: Location) -> Fim | None:
-        """An insert (from the cursor, text after it) on a model with fill-in-the-middle
-        tokens: its prompt carries the text after the cursor (window.Fim). None otherwise."""
-        texts = backend.fim_texts
-        if not from_cursor or texts is None:
-            return None
-        document = self.editor.document
-        after = document.get_text_range(location, document.end)
-        return Fim(texts, fim_suffix(after, 0)) if after.strip() else None
 
     def insert_sampler(self, ghost: Ghost) -> SamplerSettings | None:
         """An insert (ctrl+o with text after the cursor) stops at the end of its sentence
