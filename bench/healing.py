@@ -73,12 +73,11 @@ def forced(engine: Engine, prompt: list[int], targets: list[int], allowed_for: l
 def longest_pieces(engine: Engine, text: bytes) -> list[int]:
     """`text` spelled greedily in the vocabulary's longest pieces."""
     prefixes = engine.vocabulary.prefixes
-    by_piece = prefixes._by_piece  # noqa: SLF001 - a benchmark reads the index directly
     tokens, at = [], 0
     while at < len(text):
         for end in range(len(text), at, -1):
-            if text[at:end] in by_piece:
-                tokens.append(by_piece[text[at:end]][0])
+            if len(spelled := prefixes.spelling(text[at:end])):
+                tokens.append(int(spelled[0]))
                 at = end
                 break
         else:

@@ -51,12 +51,10 @@ class TokenPrefixes:
 
     def __init__(self, pieces: Sequence[bytes]) -> None:
         """`pieces[i]`: the bytes token i writes (b'' for a control token: never allowed)."""
-        order = sorted((piece, token_id) for token_id, piece in enumerate(pieces) if piece)
-        self._pieces = [piece for piece, _ in order]
-        self._ids = np.fromiter((token_id for _, token_id in order), dtype=np.int32, count=len(order))
-        self._by_piece: dict[bytes, list[int]] = {}
-        for piece, token_id in order:
-            self._by_piece.setdefault(piece, []).append(token_id)
+        # Ids sorted by their pieces (a key sort: sorting (piece, id) pairs took twice as long).
+        order = sorted((token_id for token_id, piece in enumerate(pieces) if piece), key=pieces.__getitem__)
+        self._pieces = [pieces[token_id] for token_id in order]
+        self._ids = np.asarray(order, dtype=np.int32)
 
     def extended(self, text: bytes) -> bool:
         """Some token is longer than `text` and begins with it."""
@@ -72,10 +70,15 @@ class TokenPrefixes:
         low = bisect_left(self._pieces, rest)
         high = bisect_left(self._pieces, _after_all_starting_with(rest)) if _after_all_starting_with(rest) else None
         starting = self._ids[low:high]
-        shorter = [token_id for end in range(1, len(rest)) for token_id in self._by_piece.get(rest[:end], ())]
-        if not shorter:
-            return starting
-        return np.concatenate((starting, np.asarray(shorter, dtype=np.int32)))
+        shorter = [self.spelling(rest[:end]) for end in range(1, len(rest))]
+        return np.concatenate((starting, *shorter)) if shorter else starting
+
+    def spelling(self, piece: bytes) -> np.ndarray:
+        """The tokens whose bytes are `piece` (a byte token and a piece can share them)."""
+        low = high = bisect_left(self._pieces, piece)
+        while high < len(self._pieces) and self._pieces[high] == piece:
+            high += 1
+        return self._ids[low:high]
 
 
 def _after_all_starting_with(prefix: bytes) -> bytes:

@@ -416,7 +416,8 @@ class DraftPane(DraftWindowMark):
 
     def prompt_prepared(self, request: GenerationRequest, note: str) -> None:
         if request.window is not None:
-            self.editor.show_window(*self.editor.window_in_text(request.window.start))
+            window = request.window
+            self.editor.show_window(*self.editor.window_in_text(window.start, window.fim_suffix_chars))
             self.lore_seen(request.window.lore)
         super().prompt_prepared(request, note)
 
