@@ -131,7 +131,7 @@ def measure(engine: Engine, text: str, points: list[tuple[int, int]]) -> tuple[f
 def spm_model(folder: Path) -> Path:
     import spm_models
 
-    spm = spm_models.train_spm(folder / "italiano.model", vocab_size=2000)
+    spm = spm_models.train_spm(folder / "italiano.model", vocab_size=900)
     return spm_models.convert_to_gguf(spm, folder / "italiano-spm.gguf")
 
 

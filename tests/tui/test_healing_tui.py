@@ -4,6 +4,7 @@ the author's text is never changed, and the panel shows the healed step as what 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,20 @@ def test_an_insert_without_fim_tokens_stops_at_the_end_of_its_sentence(phrases_m
     suggestion, window_end = inserted(phrases_model)
     assert suggestion == PHRASES_GREEDY
     assert window_end == len("Lucia.")  # nothing after the cursor is seen
+
+
+def test_healing_and_the_length_mode_are_in_the_palette_and_the_panel(molo_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(molo_model)
+        async with app.run_test(size=(140, 50)) as pilot:
+            await model_ready(pilot)
+            commands = {c.title: c for c in app.get_system_commands(app.main)}
+            await commands["Sampler panel: Healing"].callback()
+            await commands["Sampler panel: Stop at"].callback()
+            await pilot.pause()
+            assert (app.sampler.heal, app.sampler.length) == (False, "sentence")
+            text = "\n".join(line.plain for line in app.main.sidebar.sampler.lines(60))
+            assert re.search(r"healing\s+off", text), text  # shown once it is not the default
+            assert re.search(r"max tokens\s+\d+ · or sentence end", text), text
+
+    run(scenario)
