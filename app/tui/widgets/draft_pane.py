@@ -254,7 +254,7 @@ class DraftPane(DraftWindowMark):
         request = self.new_request(
             "draft",
             self.window_preparer(backend, asked, template, fim),
-            sampler=None if fim is not None else self.insert_sampler(ghost),
+            sampler=None if fim is not None else self.insert_sampler(backend, ghost),
             special=fim is not None,  # the fill-in-the-middle tokens are control tokens
         )
         ghost.request_ids.append(request.id)
@@ -273,12 +273,13 @@ class DraftPane(DraftWindowMark):
                 timeout=10,
             )
 
-    def insert_sampler(self, ghost: Ghost) -> SamplerSettings | None:
+    def insert_sampler(self, backend: Backend, ghost: Ghost) -> SamplerSettings | None:
         """An insert (ctrl+o with text after the cursor) stops at the end of its sentence
         unless a length mode is set: the model sees nothing of the text after the cursor,
-        and 200 tokens would run into it. None: the sampler as it is."""
+        and 200 tokens would run into it. None: the sampler as it is. Only in-process (the
+        engine that heals): a llama-server refuses length modes for now."""
         sampler = self.sampler
-        if not ghost.from_cursor or sampler.length != "tokens":
+        if not ghost.from_cursor or sampler.length != "tokens" or not backend.heals:
             return None
         document = self.editor.document
         if not document.get_text_range(ghost.anchor, document.end).strip():
