@@ -61,6 +61,17 @@ class Backend(Protocol):
         the backend cannot say (a llama-server lists no pieces)."""
 
     @property
+    def fim_texts(self) -> tuple[str, str, str] | None:
+        """The texts of the model's fill-in-the-middle tokens (prefix, suffix, middle), with
+        which an insert's prompt carries the text after the cursor (window.fim_wrap); None
+        without them (or where the backend cannot say: a llama-server)."""
+
+    @property
+    def heals(self) -> bool:
+        """Whether it heals the token the cursor cut (healing.py) when the settings ask:
+        the window then keeps the spaces ending the text (window.build_window's `heals`)."""
+
+    @property
     def tokenizer_name(self) -> str:
         """What cuts text into ids: 'llama.cpp', 'SentencePiece (NAME.model)', ..."""
 

@@ -84,6 +84,8 @@ class Engine:
         self.byte_token_ids = self.vocabulary.byte_token_ids
         self.add_bos = self.vocabulary.add_bos
         self.bos_id = self.vocabulary.bos_id
+        self.heals = True
+        """Token healing runs in the generation loop here (healing.py)."""
         self.tokenizer_note = ""
         """Why the named `.model` is not used (it does not match), else ''."""
         self._draft: Engine | None = None
@@ -252,6 +254,11 @@ class Engine:
         """Tokens of `text`; `special` parses control-token text such as <start_of_turn>.
         UnencodableTextError for text the vocabulary cannot encode (tokenizer.py)."""
         return self.vocabulary.tokenize(text, add_bos=add_bos, special=special)
+
+    @property
+    def fim_texts(self) -> tuple[str, str, str] | None:
+        """The fill-in-the-middle tokens' texts, or None (Vocabulary.fim_texts)."""
+        return self.vocabulary.fim_texts
 
     @property
     def longest_piece_chars(self) -> int:

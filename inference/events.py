@@ -36,6 +36,23 @@ class Candidate:
     """True when the logit bias forbids this token (bias of -100 or less)."""
 
 
+@_pickled_by_fields
+@dataclass(frozen=True, slots=True)
+class Healing:
+    """A step held to the text the prompt backed up over (token healing, healing.py): only
+    the tokens that write it again, or a beginning of it, were allowed."""
+
+    rest: str
+    """The text still to be written again at this step (" mo" for "lungo il mo")."""
+    allowed_count: int
+    """How many tokens of the vocabulary were allowed."""
+    mass: float
+    """The model's raw probability of all of them together: dividing by it renormalises
+    a raw probability over the allowed set, as the chain's draw saw it."""
+    allowed: tuple[Candidate, ...]
+    """The most probable allowed tokens, with the model's raw probability (`p`), most probable first."""
+
+
 @dataclass(frozen=True, slots=True)
 class KVCacheUsage:
     """The KV cache of the context, sized as llama.cpp allocates it. The byte figures are
@@ -130,6 +147,9 @@ class TokenEvent:
     drafted: bool = False
     """Guessed by speculative decoding and accepted: sampled from a verifying pass's row, equal
     to the guess there. Its numbers are its own position's, as any token's."""
+    healing: Healing | None = None
+    """At a step held by token healing: what was allowed, and the model's numbers for it.
+    `kept`, `removed` and `pushed` then follow the allowed candidates through the chain."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +243,8 @@ class GenerationDone:
     """The last event of every generation, including a cancelled one."""
 
     stop_reason: str
-    """'eos', 'length', 'stop' (a stop string), 'cancelled' or 'context' (n_ctx full)."""
+    """'eos', 'length', 'stop' (a stop string), 'sentence' or 'paragraph' (it ended where the
+    length mode stops, writer_stop.py), 'cancelled' or 'context' (n_ctx full)."""
     prompt_tokens: int
     completion_tokens: int
     reused_tokens: int
@@ -252,6 +273,9 @@ class GenerationDone:
     """The thread counts in use as it ended; None where the backend does not say (a llama-server)."""
     speculation: SpeculationCounts | None = None
     """What speculative decoding drafted and accepted; None when it was off."""
+    healed: str = ""
+    """The text the prompt backed up over and the model wrote again (token healing,
+    healing.py): before the completion's `text`, which holds none of it; '' without healing."""
 
 
 @_pickled_by_fields

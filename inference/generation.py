@@ -10,6 +10,7 @@ from typing import Callable, Iterator, Sequence
 from . import native, speculative
 from .context import DecodedChunk, LlamaContext, Reuse, never_stop
 from .events import ContextTrimmed, Event, GenerationDone, PrefillDone, PrefillProgress, TokenEvent
+from .healing import Healer, plan_healing
 from .sampler_trace import ChainTrace
 from .sampling import StepReader
 from .settings import LogitBias, SamplerSettings
@@ -17,6 +18,7 @@ from .speculation import OFF, Speculation
 from .text import CompletionText
 from .thread_choice import ThreadTuner
 from .vocabulary import Vocabulary
+from .writer_stop import WriterStop
 from .window import prompt_budget
 
 
@@ -31,6 +33,15 @@ def fit_to_context(tokens: list[int], n_ctx: int, max_tokens: int, bos_id: int |
     head = tokens[:1] if keep_bos else []
     tail = tokens[len(tokens) - (budget - len(head)) :]
     return head + tail, len(tokens) - len(head) - len(tail)
+
+
+def healed(tokens: list[int], vocabulary: Vocabulary) -> tuple[list[int], Healer | None]:
+    """The prompt backed up over the tokens the cursor may have cut, and the healer that
+    holds the first tokens drawn to their text (healing.py); None when nothing was cut."""
+    plan = plan_healing(tokens, vocabulary.token_bytes, vocabulary.prefixes)
+    if not plan.removed:
+        return tokens, None
+    return tokens[: plan.kept], Healer(vocabulary.prefixes, plan.removed, vocabulary.n_vocab)
 
 
 def reuse_fresh(context: LlamaContext, tokens: Sequence[int]) -> Reuse:
@@ -90,6 +101,8 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
         )
         if dropped:
             yield ContextTrimmed(dropped_tokens=dropped, kept_tokens=len(tokens))
+        # A chat's prompt ends in its template's turn marker, where no cursor cut anything.
+        tokens, healer = healed(tokens, vocabulary) if settings.heal and not special else (tokens, None)
         token_bytes = vocabulary.token_bytes
 
         def same_text(a: Sequence[int], b: Sequence[int]) -> bool:
@@ -147,6 +160,7 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
         token_text = vocabulary.token_text
         ends_generation, n_ctx = vocabulary.is_end_of_generation, context.n_ctx
         completion = CompletionText(settings.stop)
+        writer_stop = WriterStop(settings.length)
         pieces: list[str] = []
         produced = 0
         first_token_at = last_token_at = None
@@ -165,7 +179,10 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                 logits = last_logits()
                 if top_n:  # the model's own candidates first: the trace follows them through the chain
                     _, top = step.measure(logits, -1, top_n, token_text, bias_map)
-                    trace.follow([candidate.id for candidate in top])
+                # Read before it holds the step to the text backed up over: the raw numbers stay the model's.
+                healing = healer.constrain(logits, top_n, token_text, bias_map) if healer and healer.active else None
+                if top_n:
+                    trace.follow([candidate.id for candidate in (healing.allowed if healing else top)])
                 token = chain.sample(logits)
                 last_token_at = time.perf_counter()
                 steps = decoded
@@ -178,9 +195,16 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                     p = next((c.p for c in top if c.id == token), None) or step.probability_beside(token, top)
                 else:
                     p, top = step.measure(logits, token, 0, token_text, bias_map)
+                if healing is not None:
+                    p = healer.raw_probability(token)  # type: ignore[union-attr]
                 did = trace.finish(chain.candidates, token, greedy, top_n)
                 piece = token_bytes(token)
-                text = completion.feed(piece)
+                shown = healer.take(piece) if healing is not None else piece  # type: ignore[union-attr]
+                if writer_stop.stops_before(shown.decode("utf-8", "replace")):
+                    reason = settings.length  # the sentence or the paragraph ended before this token
+                    break
+                text = completion.feed(shown)
+                writer_stop.wrote(text)
                 pieces.append(text)
                 produced += 1
                 yield TokenEvent(
@@ -196,6 +220,7 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                     removed=did.removed,
                     pushed=did.pushed,
                     drafted=speculator is not None and speculator.accepts(token),
+                    healing=healing,
                 )
                 if completion.stopped:
                     reason = "stop"
@@ -246,4 +271,5 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
             shifted_tokens=reuse.shifted,
             threads=threads.chosen() if threads is not None else None,
             speculation=speculator.counts() if speculator is not None else None,
+            healed=healer.removed.decode("utf-8", "replace") if healer is not None else "",
         )

@@ -78,6 +78,8 @@ class IsolatedBackend:
         self.tokenizer_name: str = loaded.tokenizer_name
         self.tokenizer_warning: str = loaded.tokenizer_warning
         self.origin = ""  # llama.cpp on this machine, in a child process of ours
+        self.heals = True  # the engine in the child heals
+        self.fim_texts: tuple[str, str, str] | None = loaded.fim_texts
         self.arithmetic: Arithmetic | None = loaded.arithmetic
         self._lock = threading.Lock()
         self._ids = itertools.count(1)

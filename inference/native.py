@@ -111,6 +111,31 @@ def token_piece(lib: ModuleType, vocab: Any, token_id: int, *, special: bool = F
         size = -written
 
 
+def all_token_pieces(lib: ModuleType, vocab: Any, n_vocab: int) -> list[bytes]:
+    """The bytes of every token (control tokens: b''), with one buffer for all and our own
+    binding: a buffer made per call, and llama-cpp-python's wrapper around each call, were
+    most of the cost over a 262k vocabulary."""
+    size = 256
+    buffer = ctypes.create_string_buffer(size)
+    to_piece = own_binding(
+        "llama_token_to_piece",
+        ctypes.c_int32,
+        ctypes.c_void_p,
+        ctypes.c_int32,
+        ctypes.c_char_p,
+        ctypes.c_int32,
+        ctypes.c_int32,
+        ctypes.c_bool,
+    )
+    handle = ctypes.cast(vocab, ctypes.c_void_p).value
+    pieces = []
+    for token_id in range(n_vocab):
+        written = to_piece(handle, token_id, buffer, size, 0, False)
+        # string_at copies the piece alone (buffer.raw copied all 256 bytes each time).
+        pieces.append(ctypes.string_at(buffer, written) if written >= 0 else token_piece(lib, vocab, token_id))
+    return pieces
+
+
 _SoftmaxKernel = Callable[[int, int, int, float], float]
 _softmax_kernel: _SoftmaxKernel | None | bool = False  # False: not looked up yet
 

@@ -85,6 +85,10 @@ class RemoteBackend:
         which every request sends them with (lora_request): each generation records them."""
         self.origin = f"llama-server {build} at {client.url}"
         self.arithmetic = None  # a server reports neither its attention path nor its KV types
+        self.fim_texts: tuple[str, str, str] | None = None  # not asked of the server: inserts stop at the sentence end
+        self.heals = False
+        """Not yet over HTTP: the prompt ends before the spaces ending the text, the rule
+        from before healing (window.prompt_end)."""
         self.tokenizer_name = "llama.cpp (server)"  # short: the side panel cut a longer one
         self.tokenizer_note = (
             f"the server tokenizes with llama.cpp; {options.spm_path.name} is not used"

@@ -130,6 +130,8 @@ def request_body(
     missing = missing_fields(settings, backend.server_fields)
     if missing and backend.server_fields:
         raise SettingsError(f"llama-server {backend.build} has no {', '.join(missing)}: not available remotely")
+    if settings.length != "tokens":  # writer_stop.py runs in the local generation loop only, for now
+        raise SettingsError(f"length {settings.length!r} is not available with a llama-server: use length 'tokens'")
     bias_map = bias.resolve(backend.byte_token_ids)
     outside = [token for token in bias_map if not 0 <= token < backend.n_vocab]
     if outside:  # the server would drop them without a word

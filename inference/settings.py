@@ -8,6 +8,7 @@ from dataclasses import Field, dataclass, field, fields, replace
 from typing import Any
 
 from .errors import ScriptoriumError
+from .writer_stop import check_length
 
 
 class SettingsError(ScriptoriumError, ValueError):
@@ -97,7 +98,7 @@ def check_top_n(top_n: int) -> None:
         raise SettingsError(f"top must be 0 or more, not {top_n}")
 
 
-NOT_OF_A_PRESET = frozenset({"seed", "max_tokens", "stop", "preset"})
+NOT_OF_A_PRESET = frozenset({"seed", "max_tokens", "length", "stop", "heal", "preset"})
 """SamplerSettings fields a preset does not fix: changing them keeps the preset's name."""
 
 SAMPLER_NAMES = ("penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc", "temperature")
@@ -172,8 +173,15 @@ class SamplerSettings:
     """Fixed seed for a reproducible run; None draws a fresh one per generation."""
     max_tokens: int = 200
     """Stop after this many generated tokens."""
+    length: str = "tokens"
+    """Where else to stop (writer_stop.py): 'tokens' (max_tokens only), 'sentence' (at the
+    end of the first sentence written) or 'paragraph' (at the end of the paragraph)."""
     stop: tuple[str, ...] = ()
     """Stop as soon as the text contains one of these; the stop string is not emitted."""
+    heal: bool = True
+    """Token healing (healing.py): the prompt backs up over the tokens the cursor may have
+    cut, and the first tokens drawn must write that text again. Off: the prompt ends as
+    the text does, before the spaces ending it (window.prompt_end)."""
     preset: str = "prose"
     """The preset these values came from ('custom' once a value is changed by hand)."""
 
@@ -237,6 +245,8 @@ class SamplerSettings:
         need(self.seed is None or 0 <= self.seed < 2**32, f"seed must be in [0, 2^32), not {self.seed}")
         need(self.max_tokens >= 1, f"max tokens must be at least 1, not {self.max_tokens}")
         need(all(self.stop), "a stop string cannot be empty")
+        need(isinstance(self.heal, bool), f"heal must be true or false, not {self.heal!r}")
+        need(check_length(self.length) is None, f"length {check_length(self.length)}")
         return self
 
     def acting_samplers(self) -> tuple[str, ...]:

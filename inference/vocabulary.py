@@ -10,12 +10,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import native
 from .errors import GenerationError
 from .text import piece_text
 from .tokenizer import TOKEN_ATTR_BYTE, LlamaTokenizer, Tokenizer, guard_for
+
+if TYPE_CHECKING:
+    from .healing import TokenPrefixes
 
 
 class _Callers:
@@ -92,6 +95,31 @@ class Vocabulary:
                 if len(text) > longest:  # bytes are never fewer than characters: decode only these
                     longest = max(longest, len(text.decode("utf-8", "replace")))
         return longest
+
+    @cached_property
+    def prefixes(self) -> "TokenPrefixes":
+        """Every token by its bytes, for token healing (healing.py): built at the first
+        healed generation, then kept with the vocabulary."""
+        from .healing import TokenPrefixes
+
+        with self._callers.call():
+            pieces = native.all_token_pieces(self._lib, self._vocab, self.n_vocab)
+        return TokenPrefixes(pieces)
+
+    @cached_property
+    def fim_texts(self) -> tuple[str, str, str] | None:
+        """The texts of the fill-in-the-middle tokens (prefix, suffix, middle: "<|fim_prefix|>"...),
+        which llama.cpp finds from the GGUF's tokenizer.ggml.fim_*_token_id keys or the tokens'
+        own texts; None when the vocabulary lacks any of the three."""
+        lib, vocab = self._lib, self._vocab
+        with self._callers.call():
+            ids = [
+                int(get(vocab)) for get in (lib.llama_vocab_fim_pre, lib.llama_vocab_fim_suf, lib.llama_vocab_fim_mid)
+            ]
+        if any(not 0 <= token_id < self.n_vocab for token_id in ids):
+            return None
+        pre, suf, mid = (self.token_text(token_id) for token_id in ids)
+        return pre, suf, mid
 
     def tokenize(self, text: str, *, add_bos: bool | None = None, special: bool = False) -> list[int]:
         """Tokens of `text`; `special` parses control-token text such as <start_of_turn>.

@@ -6,10 +6,12 @@ is built here, in one place, for the command line, the draft pane, chat and scor
 
     memory (pinned first) + lore that fired + the draft window, with the author's note N paragraphs before its end
 
-- The draft window is the text before the cursor (or the whole draft) without the spaces
-  and tabs that end it (`prompt_end`), its start moved
+- The draft window is the text before the cursor (or the whole draft), its start moved
   forward until everything fits. The start is always a paragraph or sentence start, or a
-  word start when a single sentence is longer than the room (never mid-word).
+  word start when a single sentence is longer than the room (never mid-word). It ends
+  at the cursor when the backend heals the token the cursor cut (healing.py: the spaces
+  ending the text are backed up over and written again like any cut token); without
+  healing, before the spaces and tabs that end it (`prompt_end`).
 - Counting is done by the caller's `count` (the backend's tokenizer on the whole prompt,
   BOS included): a prompt that fits here fits in the engine, since the engine tokenizes
   the same text with the same tokenizer.
@@ -111,6 +113,9 @@ class Window:
     """The lore entries that fired, in priority order: those kept, and those dropped for room."""
     parts: Parts = ()
     """Where memory, lore, the template's words, the draft and the note are in `prompt` (prompt_parts)."""
+    fim_suffix_chars: int = 0
+    """Fill in the middle: how many characters of the text after the cursor the prompt
+    carries (`Fim`); 0 for a plain continuation."""
 
     def draft_offset(self, prompt_offset: int) -> int | None:
         """Where a character of the prompt is in the draft; None in the memory, the note or
@@ -132,6 +137,7 @@ class Window:
             "dropped_tokens": self.dropped_tokens,
             "trailing_spaces_left_out": self.spaces_left_out,
             "lore_tokens": self.lore_tokens,
+            "fim_suffix_chars": self.fim_suffix_chars,
         }
 
 
@@ -169,8 +175,9 @@ def prompt_budget(n_ctx: int, max_tokens: int) -> int:
 
 
 def prompt_end(text: str, end: int | None = None) -> int:
-    """Where the prompt continuing text[:end] ends: before the spaces and tabs that end it
-    (never before a newline). A SentencePiece model reads "pronto. " as "▁pronto . ▁", a
+    """Where the prompt continuing text[:end] ends without token healing (off, or a backend
+    that cannot heal; healing.py backs up over the spaces as over any cut token): before
+    the spaces and tabs that end it (never before a newline). A SentencePiece model reads "pronto. " as "▁pronto . ▁", a
     lone "▁" it almost never saw in training: it then writes "▁balenu" (a second space)
     and drifts. Without them it writes the space itself, or the newline or punctuation it
     wants there (as KoboldCpp's "trim trailing whitespace"); the editor's suggestion takes
@@ -179,6 +186,43 @@ def prompt_end(text: str, end: int | None = None) -> int:
     while end > 0 and text[end - 1] in " \t":
         end -= 1
     return end
+
+
+FIM_SUFFIX_CHARS = 600
+"""At most this much of the text after the cursor goes into an insert's prompt: enough for
+the sentences the insert must lead into, and counted with the fixed part of the prompt
+(memory and note), so a longer one would only take room from the text before the cursor."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fim:
+    """Fill in the middle: the model's prefix, suffix and middle tokens' texts, and the text
+    after the cursor. The prompt is memory, lore, then prefix + the window + suffix + the
+    text after the cursor + middle, and the model writes what goes between."""
+
+    texts: tuple[str, str, str]
+    after: str
+
+    @classmethod
+    def at(cls, texts: tuple[str, str, str], draft: str, cursor: int) -> "Fim":
+        return cls(texts, fim_suffix(draft, cursor))
+
+    def wrap(self, inner: Callable[[str], str]) -> Callable[[str], str]:
+        prefix, suffix, middle = self.texts
+        return lambda window: prefix + inner(window) + suffix + self.after + middle
+
+
+def fim_suffix(draft: str, cursor: int) -> str:
+    """The text after the cursor an insert's prompt carries: to the end of its paragraph,
+    at most FIM_SUFFIX_CHARS, cut after the last sentence (or word) that fits whole."""
+    after = draft[cursor:]
+    paragraph = PARAGRAPH.search(after)
+    after = after[: paragraph.start()] if paragraph else after
+    if len(after) <= FIM_SUFFIX_CHARS:
+        return after.rstrip()
+    head = after[:FIM_SUFFIX_CHARS]
+    ends = [m.end() for m in SENTENCE_END.finditer(head)] or [m.start() for m in WORD_START.finditer(head)]
+    return head[: ends[-1]].rstrip() if ends else head
 
 
 def check_note_depth(depth: int, key: str = "note depth") -> int:
@@ -258,6 +302,8 @@ def build_window(
     wrap: Callable[[str], str] | None = None,
     longest_piece: int | None = None,
     lorebook: Lorebook | None = None,
+    heals: bool = False,
+    fim: Fim | None = None,
 ) -> Window:
     """The largest window of `draft[:end]` that fits in `budget` tokens with memory and note.
 
@@ -266,10 +312,15 @@ def build_window(
     backend's `longest_piece_chars` (None: unknown). Only text near the end is ever
     counted, however long the draft (`_too_far_back`). WindowError when memory and note
     alone do not fit. `lorebook`: the entries the end of the draft or the note fire go
-    between the memory and the draft, in what memory and note leave (lore_window.py)."""
+    between the memory and the draft, in what memory and note leave (lore_window.py).
+    `heals`: the generation heals the cut token (healing.py), so the prompt ends at `end`,
+    its trailing spaces kept; else before them (`prompt_end`). `fim`: an insert with the
+    model's fill-in-the-middle tokens, carrying the text after the cursor (`Fim`)."""
     asked_end = len(draft) if end is None else max(0, min(end, len(draft)))
-    end = prompt_end(draft, asked_end)
+    end = asked_end if heals else prompt_end(draft, asked_end)
     wrap = wrap or _as_is
+    if fim is not None:
+        wrap = fim.wrap(wrap)
     check_note_depth(note_depth)
     empty = count("")
     block = memory_block(memory)
@@ -341,6 +392,7 @@ def build_window(
         lore_tokens=lore_tokens,
         lore=lore.fired,
         parts=prompt_parts(len(prompt), len(block), len(lore.block), spans, note_chars),
+        fim_suffix_chars=len(fim.after) if fim is not None else 0,
     )
 
 

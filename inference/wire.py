@@ -50,6 +50,7 @@ class LoadedModel:
     tokenizer_name: str
     tokenizer_warning: str
     arithmetic: Arithmetic
+    fim_texts: tuple[str, str, str] | None = None
 
 
 def encode(message: tuple[Any, ...]) -> bytes:

@@ -155,6 +155,7 @@ class Worker:
                     tokenizer_name=engine.tokenizer_name,
                     tokenizer_warning=engine.tokenizer_warning,
                     arithmetic=engine.arithmetic,
+                    fim_texts=engine.fim_texts,
                 ),
             )
         )

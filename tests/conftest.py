@@ -17,6 +17,7 @@ if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
 import gguf_adapters  # noqa: E402
+import gguf_healing  # noqa: E402
 import gguf_models  # noqa: E402
 import spm_models  # noqa: E402
 
@@ -104,6 +105,12 @@ def sentence_model(gguf_dir: Path) -> Path:
 def phrases_model(gguf_dir: Path) -> Path:
     """Italian phrases whose every choice wins by a wide margin: for tests that show text."""
     return gguf_models.write_llama_model(gguf_dir / "phrases.gguf", kind="phrases")
+
+
+@pytest.fixture(scope="session")
+def molo_model(gguf_dir: Path) -> Path:
+    """ "▁molo" is one token, and "lungo il mo" continues with "lo" only when healed (gguf_healing.py)."""
+    return gguf_healing.write_molo_model(gguf_dir / "molo.gguf")
 
 
 @pytest.fixture(scope="session")
@@ -255,3 +262,9 @@ def prose_gguf(spm_dir: Path, prose_spm: Path) -> Path:
 def no_bytes_gguf(spm_dir: Path, unigram_spm: Path) -> Path:
     """The same conversion without byte tokens: llama.cpp aborts on a character with no piece."""
     return spm_models.convert_to_gguf(unigram_spm, spm_dir / "unigram-no-bytes.gguf", byte_tokens="none")
+
+
+@pytest.fixture(scope="session")
+def fim_model(gguf_dir: Path) -> Path:
+    """The "sentence" model with fill-in-the-middle tokens (gguf_models.FIM_TOKENS)."""
+    return gguf_models.write_llama_model(gguf_dir / "fim.gguf", kind="sentence", fim_tokens=True)

@@ -116,6 +116,9 @@ STRICT_CHAT_TEMPLATE = (  # as Gemma's and Mistral's: refuses roles that do not 
     "{% endif %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}"
 )
 
+FIM_TOKENS = ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
+"""Fill-in-the-middle tokens as Qwen's vocabularies spell them."""
+
 KINDS = ("random", "byte_loop", "markov", "utf8_bytes", "sentence", "phrases", "crlf_lines")
 
 # Channel 0 of the residual stream holds a constant in the "random" and "byte_loop"
@@ -240,6 +243,7 @@ def write_llama_model(
     f16: bool = False,
     unused_tokens: int = 0,
     add_bos: bool = True,
+    fim_tokens: bool = False,
 ) -> Path:
     """Write a llama-architecture GGUF of `kind` (see the module docstring) to `path`.
 
@@ -247,7 +251,9 @@ def write_llama_model(
     weights as float16 (general.file_type 1) instead of float32 (0). `unused_tokens`
     appends that many `<unusedN>` tokens after the byte tokens, which then sit neither
     first nor last (as in Gemma 3); their logits are far below every other token's.
-    `add_bos=False` writes a model that adds no BOS to a prompt (as SmolLM2).
+    `add_bos=False` writes a model that adds no BOS to a prompt (as SmolLM2). `fim_tokens`
+    appends FIM_TOKENS (control tokens, found by llama.cpp from their text, as Qwen's) after
+    everything else, each read by the network as <unk> (a markov model's default state).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -282,6 +288,11 @@ def write_llama_model(
         low = np.zeros((unused_tokens, n_embd), np.float32)
         low[:, 0] = -40.0
         out = np.concatenate([out, low])
+    if fim_tokens:
+        embd = np.concatenate([embd, np.repeat(embd[UNK_ID : UNK_ID + 1], len(FIM_TOKENS), axis=0)])
+        low = np.zeros((len(FIM_TOKENS), n_embd), np.float32)
+        low[:, 0] = -40.0
+        out = np.concatenate([out, low])
     tensors.update(
         {
             "token_embd.weight": embd,
@@ -294,14 +305,17 @@ def write_llama_model(
     w.add_name(name or f"scriptorium-test-{kind}")
     w.add_file_type(int(gguf.LlamaFileType.MOSTLY_F16 if f16 else gguf.LlamaFileType.ALL_F32))
     _add_hparams(w, shape, context_length)
-    w.add_vocab_size(N_VOCAB + unused_tokens)
+    fim = list(FIM_TOKENS) if fim_tokens else []
+    w.add_vocab_size(N_VOCAB + unused_tokens + len(fim))
     w.add_tokenizer_model("llama")
     tokens = list(vocab.tokens)
     if kind == "crlf_lines":
         tokens[vocab.id_of("\n")] = "\r\n"
-    w.add_token_list(tokens + [f"<unused{i}>" for i in range(unused_tokens)])
-    w.add_token_scores(list(vocab.scores) + [0.0] * unused_tokens)
-    w.add_token_types(list(vocab.types) + [int(gguf.TokenType.UNUSED)] * unused_tokens)
+    w.add_token_list(tokens + [f"<unused{i}>" for i in range(unused_tokens)] + fim)
+    w.add_token_scores(list(vocab.scores) + [0.0] * (unused_tokens + len(fim)))
+    w.add_token_types(
+        list(vocab.types) + [int(gguf.TokenType.UNUSED)] * unused_tokens + [int(gguf.TokenType.CONTROL)] * len(fim)
+    )
     w.add_bos_token_id(BOS_ID)
     w.add_eos_token_id(EOS_ID)
     w.add_unk_token_id(UNK_ID)

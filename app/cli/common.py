@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from scriptorium.inference.errors import ScriptoriumError, read_named_text
+from scriptorium.inference.writer_stop import LENGTH_MODES
 
 from scriptorium.app.config.run_settings import threads_argument
 
@@ -170,7 +171,20 @@ def add_sampler_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--seed", type=int, metavar="N", help="fixed seed for a reproducible run")
     group.add_argument("--max-tokens", type=int, metavar="N")
+    group.add_argument(
+        "--length",
+        choices=LENGTH_MODES,
+        help="where else to stop: after --max-tokens only (tokens, the default), at the end of the "
+        "sentence, or at the end of the paragraph",
+    )
     group.add_argument("--stop", action="append", metavar="TEXT", help="stop at this text (repeatable)")
+    group.add_argument(
+        "--heal",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="token healing: back the prompt up over the token the cursor cut and have the model write it "
+        "again (default on; --no-heal ends the prompt before the spaces ending the text)",
+    )
     group.add_argument("--no-byte-ban", action="store_true", help="allow the vocabulary's byte tokens")
     group.add_argument(
         "--bias",

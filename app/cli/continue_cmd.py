@@ -126,6 +126,7 @@ def _done_json(done, engine, window, unknown: str) -> dict:
         "reused_tokens": done.reused_tokens,
         "cache_reuse": done.cache_reuse,
         "window": window.as_json(engine.n_ctx),
+        "healed": done.healed,
         "lore": [fired.as_json() for fired in window.lore],
         "prefill_ms": done.prefill_ms,
         "ttft_ms": done.ttft_ms,
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = _Inputs.read(args)
     engine = _load_engine(chosen, config)
     try:
-        window, dropped, unknown = _fit_window(inputs, engine, chosen.sampler.max_tokens)
+        window, dropped, unknown = _fit_window(inputs, engine, chosen.sampler)
     except BaseException:
         engine.close()
         raise
@@ -228,14 +229,14 @@ def _load_engine(chosen, config):
     return engine
 
 
-def _fit_window(inputs: _Inputs, engine, max_tokens: int):
+def _fit_window(inputs: _Inputs, engine, sampler):
     """(the window, the tokens before it, the characters the model reads as <unk>)."""
     from scriptorium import prompts
     from scriptorium.inference.window import build_window, prompt_budget
 
     window = build_window(
         inputs.draft,
-        budget=prompt_budget(engine.n_ctx, max_tokens),
+        budget=prompt_budget(engine.n_ctx, sampler.max_tokens),
         count=engine.count_tokens,
         longest_piece=engine.longest_piece_chars,
         memory=inputs.memory,
@@ -243,6 +244,7 @@ def _fit_window(inputs: _Inputs, engine, max_tokens: int):
         note_depth=inputs.depth,
         lorebook=inputs.lorebook,
         wrap=lambda text: prompts.render_continue(text, inputs.template),
+        heals=sampler.heal and engine.heals,
     )
     # Counted now, between requests: the --json line reads it while the stream below
     # holds the engine, which a child process answers one request at a time.
@@ -319,7 +321,24 @@ def _token_line(event) -> str:
     }
     if event.drafted:  # guessed by speculative decoding and accepted; its numbers are its own
         line["drafted"] = True
+    if event.healing is not None:
+        line["healing"] = _healing_json(event.healing)
     return json.dumps(line, ensure_ascii=False) + "\n"
+
+
+def _healing_json(healing) -> dict:
+    """A step token healing held: what it had to write again, how many tokens were
+    allowed, and the allowed candidates with the model's raw probability and the one
+    renormalised over the allowed set (what the chain drew from)."""
+    return {
+        "rest": healing.rest,
+        "allowed_tokens": healing.allowed_count,
+        "allowed_mass": healing.mass,
+        "allowed": [
+            {**_candidate_json(c), "p_allowed": c.p / healing.mass if healing.mass > 0 else 0.0}
+            for c in healing.allowed
+        ],
+    }
 
 
 def _write_trimmed(event, out, as_json: bool) -> None:

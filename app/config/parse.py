@@ -255,10 +255,14 @@ class _Parser:
                 settings = candidate
         return settings
 
-    @staticmethod
-    def sampler_value(key: str, value: Any) -> Any:
+    @classmethod
+    def sampler_value(cls, key: str, value: Any) -> Any:
         if key in FLOAT_FIELDS:
             return _number(value)
+        if key == "heal":
+            return cls.boolean(value)
+        if key == "length":
+            return _string(value)
         if key == "stop":
             return tuple(_list_of_strings(value, "strings"))
         if key == "dry_sequence_breakers":

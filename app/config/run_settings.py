@@ -44,6 +44,8 @@ SAMPLER_FLAGS = (
     "mirostat_eta",
     "seed",
     "max_tokens",
+    "length",
+    "heal",
 )
 """SamplerSettings fields that have a flag of the same name (cli/common.py)."""
 

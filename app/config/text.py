@@ -83,6 +83,12 @@ DEFAULT_CONFIG_TEXT = f"""\
 # seed = 42            # not set: a fresh seed for every generation
 # max_tokens = {_PROSE.max_tokens}
 # stop = ["\\n\\n"]
+# Token healing: back the prompt up over the token the cursor cut ("lungo il mo" ends in
+# "▁mo") and have the model write it again, so "▁molo" can come; false ends the prompt
+# before the spaces that end the text instead.
+# heal = true
+# Where else to stop: "tokens" (max_tokens only), "sentence" or "paragraph".
+# length = "tokens"
 
 # Your own presets: a base preset plus the values you change.
 # [presets.dialogue]

@@ -56,6 +56,13 @@ def token_json(token: "TokenRecord") -> dict[str, Any]:
             record[key] = [list(entry) for entry in entries]
     if token.drafted:  # only where speculative decoding guessed it
         record["drafted"] = True
+    if (healing := token.healing) is not None:
+        record["healing"] = {
+            "rest": healing.rest,
+            "allowed_tokens": healing.allowed_count,
+            "allowed_mass": healing.mass,
+            "allowed": [list(alt) for alt in healing.allowed],
+        }
     return record
 
 

@@ -145,6 +145,9 @@ def front_matter(session: AnySession) -> dict[str, Any]:
     ]
     if lore:  # which lorebook entries each suggestion's prompt held (and left out for room)
         data["lore"] = lore
+    healed = [{"generation": x.id, "text": x.healed} for x in session.generations if x.healed]
+    if healed:  # the text before the cursor each healed prompt backed up over, written again by the model
+        data["healed"] = healed
     return data
 
 

@@ -34,7 +34,16 @@ from scriptorium.app.sessions.encoding import (
 )
 from scriptorium.app.sessions.lorebook_file import fired_from_json, read_session_lore, session_lore_json
 from scriptorium.app.sessions.model import ROLES, AnySession, ChatSession, ChatTurn, DraftSession, FileStamp, ModelSpan
-from scriptorium.app.sessions.records import OUTCOMES, BiasRecord, Generation, LoraRef, ModelRef, TokenRecord
+from scriptorium.app.sessions.records import (
+    OUTCOMES,
+    Alternative,
+    BiasRecord,
+    Generation,
+    HealingRecord,
+    LoraRef,
+    ModelRef,
+    TokenRecord,
+)
 from scriptorium.app.sessions.suggestion import read_suggestion
 
 FORMAT = "scriptorium-session"
@@ -102,6 +111,7 @@ def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
         **({"other_loras": [_lora(o) for o in g.other_loras]} if g.other_loras else {}),
         **({"lore": [fired.as_json() for fired in g.lore]} if g.lore else {}),
         **({"speculation": g.speculation} if g.speculation else {}),
+        **({"healed": g.healed} if g.healed else {}),
     }
 
 
@@ -327,18 +337,7 @@ def _read_bias(data: Any, where: str) -> BiasRecord:
 
 def _read_token(data: Any, where: str) -> TokenRecord:
     d = _object(data, where)
-    top = []
-    for i, alt in enumerate(_list(_get(d, "top", list, where, []), f"{where}.top")):
-        if not (
-            isinstance(alt, list)
-            and len(alt) == 4
-            and isinstance(alt[0], int)
-            and isinstance(alt[1], str)
-            and isinstance(alt[2], (int, float))
-            and isinstance(alt[3], bool)
-        ):
-            raise FormatError(f"{where}.top[{i}] is not an [id, text, p, banned] entry")
-        top.append((alt[0], alt[1], float(alt[2]), alt[3]))
+    top = _read_alternatives(_get(d, "top", list, where, []), f"{where}.top")
     piece = _get(d, "bytes", list, where, [])
     if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= 255 for b in piece):
         raise FormatError(f"{where}.bytes is not a list of byte values")
@@ -350,6 +349,35 @@ def _read_token(data: Any, where: str) -> TokenRecord:
         piece=bytes(piece),
         drafted=_get(d, "drafted", bool, where, False),
         **_read_chain_did(d, where),
+        healing=_read_healing(_get(d, "healing", dict, where, None), f"{where}.healing"),
+    )
+
+
+def _read_alternatives(data: Any, where: str) -> tuple[Alternative, ...]:
+    top = []
+    for i, alt in enumerate(_list(data, where)):
+        if not (
+            isinstance(alt, list)
+            and len(alt) == 4
+            and isinstance(alt[0], int)
+            and isinstance(alt[1], str)
+            and isinstance(alt[2], (int, float))
+            and isinstance(alt[3], bool)
+        ):
+            raise FormatError(f"{where}[{i}] is not an [id, text, p, banned] entry")
+        top.append((alt[0], alt[1], float(alt[2]), alt[3]))
+    return tuple(top)
+
+
+def _read_healing(d: dict[str, Any] | None, where: str) -> HealingRecord | None:
+    """A token record's `healing` (a step token healing held), where present."""
+    if d is None:
+        return None
+    return HealingRecord(
+        rest=_get(d, "rest", str, where),
+        allowed_count=_get(d, "allowed_tokens", int, where),
+        mass=float(_get(d, "allowed_mass", (float, int), where)),
+        allowed=_read_alternatives(_get(d, "allowed", list, where, []), f"{where}.allowed"),
     )
 
 
@@ -400,6 +428,7 @@ def _read_generation(data: Any, where: str) -> Generation:
         origin=_get(d, "origin", str, where, ""),
         lore=fired_from_json(d.get("lore")),
         speculation=_get(d, "speculation", dict, where, None),
+        healed=_get(d, "healed", str, where, ""),
     )
 
 

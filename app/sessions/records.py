@@ -15,7 +15,10 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_
 
 Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
 OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
-_SAMPLER_DEFAULTS = {key: value for key, value in SamplerSettings().as_dict().items() if key != "preset"}
+_SAMPLER_DEFAULTS = {
+    **{key: value for key, value in SamplerSettings().as_dict().items() if key != "preset"},
+    "heal": False,  # a file from before token healing: its prompts were not healed
+}
 REPLY_ENDINGS = {"cancelled": "stopped", "error": "failed"}
 """stop_reason -> how the chat marks a reply that did not end as the model chose: stopped
 (Esc, or the app closing while it streamed) or failed midway (a server gone, an engine
@@ -127,11 +130,15 @@ class TokenRecord:
     """(id, sampler, change of its logit) for each of `top` the bias, the penalties or DRY moved."""
     drafted: bool = False
     """Guessed by speculative decoding and accepted (TokenEvent.drafted); its numbers are its own."""
+    healing: "HealingRecord | None" = None
+    """At a step token healing held (TokenEvent.healing): what it had to write again and
+    what was allowed; None elsewhere and in older files."""
 
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
         """From an inference.events.TokenEvent."""
         top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
+        healing = getattr(event, "healing", None)
         piece = b"" if event.text.encode("utf-8") == event.piece else event.piece
         kept = tuple((token, recorded_p(p)) for token, p in event.kept)
         return cls(
@@ -144,6 +151,29 @@ class TokenRecord:
             removed=event.removed,
             pushed=event.pushed,
             drafted=getattr(event, "drafted", False),
+            healing=HealingRecord.from_healing(healing) if healing is not None else None,
+        )
+
+
+@dataclass(kw_only=True)
+class HealingRecord:
+    """A healed step as the session keeps it (inference.events.Healing)."""
+
+    rest: str
+    """The text still to be written again at this step."""
+    allowed_count: int
+    mass: float
+    """The model's raw probability of the allowed tokens together (renormalises theirs)."""
+    allowed: tuple[Alternative, ...]
+    """The most probable allowed tokens, with the model's raw probability."""
+
+    @classmethod
+    def from_healing(cls, healing: Any) -> "HealingRecord":
+        return cls(
+            rest=healing.rest,
+            allowed_count=healing.allowed_count,
+            mass=recorded_p(healing.mass),
+            allowed=tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in healing.allowed),
         )
 
 
@@ -190,6 +220,10 @@ class Generation:
     speculation: dict[str, Any] | None = None
     """SpeculationCounts.as_dict() when speculative decoding was on (the guesser, what it drafted
     and what was accepted); None when it was off, and in sessions written before it existed."""
+    healed: str = ""
+    """The text the prompt backed up over and the model wrote again before `text` (token
+    healing, inference/healing.py): " mo" when "lungo il mo" was continued with "lo"; ''
+    when nothing was healed (and in older files)."""
 
     @property
     def ending(self) -> str:
@@ -243,6 +277,7 @@ class Generation:
         self.stop_reason = done.stop_reason
         self.prompt_tokens = done.prompt_tokens
         self.completion_tokens = done.completion_tokens
+        self.healed = getattr(done, "healed", "")
         if done.seed is not None:
             self.seed = done.seed
         # The thread counts move while the model writes (measured): those it ended on, and why.

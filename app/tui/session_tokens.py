@@ -11,11 +11,11 @@ No Textual: pure data to pure data.
 
 from __future__ import annotations
 
-from scriptorium.inference.events import Candidate
+from scriptorium.inference.events import Candidate, Healing
 from scriptorium.inference.text import piece_text
 
 from scriptorium.app.sessions.model import DraftSession
-from scriptorium.app.sessions.records import Generation
+from scriptorium.app.sessions.records import Generation, HealingRecord
 from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource, append_token, kept_lore
 
 
@@ -32,6 +32,14 @@ def spans_of(session: DraftSession | None) -> list[Span]:
         if tokens:
             spans.append(Span(kept.start, text, tokens))
     return spans
+
+
+def healing_of(record: HealingRecord | None) -> Healing | None:
+    """A healed step as the panel draws it, from the session's record of it."""
+    if record is None:
+        return None
+    allowed = tuple(Candidate(*alternative) for alternative in record.allowed)
+    return Healing(rest=record.rest, allowed_count=record.allowed_count, mass=record.mass, allowed=allowed)
 
 
 def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | None:
@@ -64,6 +72,7 @@ def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | No
                 source,
                 index,
                 chain_did=(record.kept, record.removed, record.pushed),
+                healing=healing_of(record.healing),
             )
             # A byte token's own piece: its bytes, or in older files among its alternatives (where the model ranked it).
             label = (

@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from scriptorium.inference.events import Candidate, TokenEvent, TokenScore
+from scriptorium.inference.events import Candidate, Healing, TokenEvent, TokenScore
 from scriptorium.inference.lore import Fired
 from scriptorium.inference.settings import SamplerSettings
 from scriptorium.inference.text import piece_text
@@ -124,6 +124,8 @@ class TokenRecord:
     record's own numbers are the character's: character_record); () for one token."""
     chain_did: tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]] = ((), (), ())
     """What the sampler chain did at this token (TokenEvent's kept, removed, pushed)."""
+    healing: Healing | None = None
+    """What token healing allowed at this token (TokenEvent.healing), where it held it."""
 
     @property
     def end(self) -> int:
@@ -144,6 +146,7 @@ class TokenRecord:
             self.index,
             self.steps,
             self.chain_did,
+            self.healing,
         )
 
     def as_event(self) -> TokenEvent:
@@ -160,6 +163,7 @@ class TokenRecord:
             kept=kept,
             removed=removed,
             pushed=pushed,
+            healing=self.healing,
         )
 
     def step_events(self) -> tuple[TokenEvent, ...]:
@@ -216,6 +220,7 @@ def add_records(records: list[TokenRecord], events: Iterable[TokenEvent], offset
             source,
             event.index,
             chain_did=(event.kept, event.removed, event.pushed),
+            healing=event.healing,
         )
         append_token(records, record, piece_text(event.piece) if event.piece else event.text)
         offset += len(event.text)

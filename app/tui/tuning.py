@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings
+from scriptorium.inference.writer_stop import LENGTH_MODES
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +145,19 @@ def next_preset(
     """The preset after the current one among `presets` (the config's all_presets: the
     author's own and their redefinitions of built-ins); the first one after 'custom'.
     `custom`: the author's own values last tuned, which come back after the last preset
-    (cycling threw them away with no way back). Keeps the seed, the length and the stop
-    strings, which are not part of a preset."""
+    (cycling threw them away with no way back). Keeps the seed, the length, the stop
+    strings and healing, which are not part of a preset."""
     names = list(presets) + (["custom"] if custom is not None else [])
     following = names[(names.index(settings.preset) + 1) % len(names)] if settings.preset in names else names[0]
     chosen = custom if following == "custom" and custom is not None else presets[following]
-    return chosen.with_changes(seed=settings.seed, max_tokens=settings.max_tokens, stop=settings.stop)
+    kept = ("seed", "max_tokens", "length", "stop", "heal")  # not part of a preset
+    return chosen.with_changes(**{name: getattr(settings, name) for name in kept})
+
+
+def next_length(settings: SamplerSettings) -> SamplerSettings:
+    """The next length mode (tokens → sentence → paragraph → tokens, writer_stop.py)."""
+    following = LENGTH_MODES[(LENGTH_MODES.index(settings.length) + 1) % len(LENGTH_MODES)]
+    return settings.with_changes(length=following)
 
 
 def with_new_seed(settings: SamplerSettings) -> SamplerSettings:

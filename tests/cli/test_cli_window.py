@@ -124,10 +124,12 @@ def test_a_note_at_depth_zero_starts_the_text_on_a_new_paragraph(short_context_m
     assert result.stdout == "\n\n" + written + lines[-1].get("tail_text", "")
 
 
-def test_spaces_ending_the_input_are_left_out_of_the_prompt(sentence_model: Path) -> None:
+def test_spaces_ending_the_input_are_left_out_of_the_prompt_without_healing(sentence_model: Path) -> None:
     # "dorme " would end the prompt in a lone "▁", and the model's " La" would follow it:
     # "dorme  La". Without the space the model writes its own, which the input already has.
-    result = scriptorium("continue", "--model", str(sentence_model), "--preset", "greedy", stdin="Il gatto dorme ")
+    result = scriptorium(
+        "continue", "--model", str(sentence_model), "--preset", "greedy", "--no-heal", stdin="Il gatto dorme "
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "La casa era buia."
 
@@ -135,9 +137,38 @@ def test_spaces_ending_the_input_are_left_out_of_the_prompt(sentence_model: Path
 def test_the_json_lines_say_how_many_spaces_the_prompt_left_out(sentence_model: Path) -> None:
     # The tokens stay as sampled, so a script joins them to the input without its spaces.
     result = scriptorium(
-        "continue", "--model", str(sentence_model), "--preset", "greedy", "--json", stdin="La casa era buia \t"
+        "continue",
+        "--model",
+        str(sentence_model),
+        "--preset",
+        "greedy",
+        "--json",
+        "--no-heal",
+        stdin="La casa era buia \t",
     )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["text"] for line in lines if line["type"] == "token"] == ["."]  # after "▁buia", not after "▁"
     assert lines[-1]["window"]["trailing_spaces_left_out"] == 2
+
+
+def test_healed_the_space_ending_the_input_is_written_again_and_not_printed(sentence_model: Path) -> None:
+    # The prompt keeps the author's space, backs up over its "▁", and the model's " La"
+    # must begin with it: the text printed is what follows the input as given.
+    result = scriptorium("continue", "--model", str(sentence_model), "--preset", "greedy", stdin="Il gatto dorme ")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "La casa era buia."
+    result = scriptorium(
+        "continue", "--model", str(sentence_model), "--preset", "greedy", "--json", stdin="Il gatto dorme "
+    )
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["text"] == "La" and lines[0]["healing"]["rest"] == " "
+    assert lines[-1]["healed"] == " " and lines[-1]["window"]["trailing_spaces_left_out"] == 0
+
+
+def test_the_length_flag_stops_at_the_end_of_the_sentence(phrases_model: Path) -> None:
+    result = scriptorium(
+        "continue", "--model", str(phrases_model), "--preset", "greedy", "--length", "sentence", stdin="La casa."
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == " La notte era lunga, e il gatto guardò la luna."

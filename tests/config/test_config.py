@@ -207,7 +207,7 @@ INVALID = [
     (
         '[presets.mine]\npreset = "x"',
         "presets.mine.preset: unknown key (known: base, temperature, top_k, top_p, "
-        "min_p, repeat_penalty, repeat_window, presence_penalty, frequency_penalty, dry_multiplier, dry_base, dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers, xtc_probability, xtc_threshold, typical_p, top_n_sigma, dynatemp_range, dynatemp_exponent, mirostat, mirostat_tau, mirostat_eta, samplers, seed, max_tokens, stop)",
+        "min_p, repeat_penalty, repeat_window, presence_penalty, frequency_penalty, dry_multiplier, dry_base, dry_allowed_length, dry_penalty_last_n, dry_sequence_breakers, xtc_probability, xtc_threshold, typical_p, top_n_sigma, dynatemp_range, dynatemp_exponent, mirostat, mirostat_tau, mirostat_eta, samplers, seed, max_tokens, length, stop, heal)",
     ),
     ("[logit_bias]\nban_byte_tokens = 1", "logit_bias.ban_byte_tokens: must be true or false, not 1"),
     ("[logit_bias]\nentries = {a = 1}", "logit_bias.entries: must be a list of [token_id, bias] pairs, not a table"),

@@ -175,3 +175,21 @@ def test_continue_has_a_flag_for_every_sampler() -> None:
 def test_a_bad_flag_is_refused_naming_it(argv, message) -> None:
     with pytest.raises(SettingsError, match=message):
         run_settings(parse(*argv), Config())
+
+
+def test_healing_and_the_length_mode_come_from_the_config_and_the_flags(tmp_path: Path) -> None:
+    config, problems = config_of(tmp_path, '[sampler]\npreset = "greedy"\nheal = false\nlength = "paragraph"\n')
+    assert problems == []
+    chosen = run_settings(parse(), config).sampler
+    assert (chosen.heal, chosen.length, chosen.preset) == (False, "paragraph", "greedy")  # a preset says neither
+    flagged = run_settings(parse("--heal", "--length", "sentence"), config).sampler
+    assert (flagged.heal, flagged.length) == (True, "sentence")
+    assert run_settings(parse("--no-heal"), Config()).sampler.heal is False
+    assert run_settings(parse(), Config()).sampler.heal is True  # on by default
+
+
+def test_a_bad_healing_or_length_value_is_one_problem_naming_the_key(tmp_path: Path) -> None:
+    config, problems = config_of(tmp_path, '[sampler]\nheal = "yes"\nlength = "chapter"\n')
+    assert any("sampler.heal" in problem and "true or false" in problem for problem in problems), problems
+    assert any("sampler.length" in problem and "'chapter'" in problem for problem in problems), problems
+    assert (config.sampler.heal, config.sampler.length) == (True, "tokens")

@@ -79,8 +79,9 @@ def test_with_the_model_named_llama_cpp_is_fed_sentencepiece_ids_on_every_line(
         for line in lines:
             assert engine.tokenize(line) == [engine.bos_id] + spm.encode(line), line
         # What llama.cpp evaluates is what is in its KV cache afterwards: SentencePiece's ids.
+        unhealed = GREEDY.with_changes(heal=False)  # healing would back the prompt up over its cut last token
         for line in lines[:3] + [lines[2] + " " + lines[3]]:  # the last re-uses the third's prefix
-            events = run_all(engine.generate(line, GREEDY, LogitBias()))
+            events = run_all(engine.generate(line, unhealed, LogitBias()))
             done = events[-1]
             expected = [engine.bos_id] + spm.encode(line)
             assert isinstance(done, GenerationDone) and done.prompt_tokens == len(expected)

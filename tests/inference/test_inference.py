@@ -154,8 +154,10 @@ def test_split_utf8_characters_come_out_whole_and_invalid_bytes_show(utf8_model:
     assert done_of(events).text == "\ufffd casaè"
     assert tokens_of(events)[0].top[0].text == "<0xFF>"  # the panels name the token by its byte
     assert "".join(t.text for t in tokens_of(events)) + done_of(events).tail_text == done_of(events).text
-    # A three-byte character split over three tokens.
-    assert done_of(run(engine, "la casa era", GREEDY.with_changes(max_tokens=5), no_ban)).text == "’è"
+    # A three-byte character split over three tokens. Unhealed: this model keys on the last token,
+    # and healing backs the prompt up over "▁era", which "▁erano" extends.
+    unhealed = GREEDY.with_changes(max_tokens=5, heal=False)
+    assert done_of(run(engine, "la casa era", unhealed, no_ban)).text == "’è"
 
 
 def test_an_unfinished_character_at_the_end_never_reaches_the_text(utf8_model: Path) -> None:

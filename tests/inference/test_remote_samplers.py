@@ -111,3 +111,9 @@ def test_an_empty_list_of_dry_breakers_is_refused_remotely_only_while_dry_acts(b
     )
     with pytest.raises(SettingsError, match="at least one DRY sequence breaker"):
         request_body(remote, [1], DRY.with_changes(dry_sequence_breakers=()), LogitBias(), 3, 5)
+
+
+def test_a_length_mode_is_refused_remotely_not_ignored(both) -> None:
+    remote, _local = both
+    with pytest.raises(SettingsError, match="length 'sentence' is not available with a llama-server"):
+        request_body(remote, [1], GREEDY.with_changes(length="sentence"), LogitBias(), 3, 5)

@@ -276,3 +276,43 @@ def test_a_suggestion_fits_only_where_the_draft_around_it_is_as_it_was() -> None
     assert not suggestion.fits("Preface. The sea was calm. Then")  # put back by offset: text before it moved it
     assert not suggestion.fits("The sea was grey. Then") and not suggestion.fits("The sea was calm. Now")
     assert not suggestion.fits("The sea")
+
+
+def test_a_healed_step_and_the_healed_text_read_back_and_older_files_load_without_them(
+    rich_draft: DraftSession,
+) -> None:
+    from scriptorium.app.sessions.records import TokenRecord
+    from scriptorium.inference.events import Candidate, Healing, TokenEvent
+
+    healing = Healing(rest=" mo", allowed_count=41, mass=0.0123456789, allowed=(Candidate(9, " molo", 0.0121, False),))
+    event = TokenEvent(
+        index=0,
+        id=9,
+        text="lo",
+        p=0.0121,
+        elapsed_ms=1.0,
+        kv_tokens=3,
+        piece=b" molo",
+        top=(Candidate(7, "zzo", 0.24, False),),
+        healing=healing,
+    )
+    generation = rich_draft.generations[0]
+    generation.tokens = [TokenRecord.from_event(event)]
+    generation.healed = " mo"
+    line = json.loads(session_format.encode_token(generation.tokens[0]))
+    assert line["healing"] == {
+        "rest": " mo",
+        "allowed_tokens": 41,
+        "allowed_mass": 0.0123457,
+        "allowed": [[9, " molo", 0.0121, False]],
+    }
+    again = session_format.loads(session_format.dumps(rich_draft))
+    assert again == rich_draft and again.generations[0].healed == " mo"
+    # A file from before healing: no `healed`, no `healing`, no `heal` among the settings.
+    data = json.loads(session_format.dumps(rich_draft))
+    del data["generations"][0]["healed"]
+    del data["generations"][0]["tokens"][0]["healing"]
+    data["generations"][0]["sampler"].pop("heal", None)
+    older = session_format.loads(json.dumps(data))
+    assert older.generations[0].healed == "" and older.generations[0].tokens[0].healing is None
+    assert older.generations[0].sampler_values()["heal"] is False  # its prompts were not healed

@@ -58,7 +58,11 @@ def test_a_session_from_before_reads_as_it_ran(store: SessionStore, generate) ->
         )
     }
     assert old.sampler_settings() == preset("prose")
-    assert old.same_settings(new)  # no footnote saying that settings changed
+    # Only healing differs: a file from before it ran unhealed, which the footnote says.
+    assert old.sampler_values()["heal"] is False and not old.same_settings(new)
+    assert describe_changes(old, new) == "heal False → True; seed 1234"
+    old.sampler["heal"] = True  # the rest reads as it ran: no footnote for settings it leaves out
+    assert old.same_settings(new)
     assert describe_changes(old, new) == "seed 1234"
     assert (
         describe_changes(old, generate(session, " x", settings=preset("anti-loop")))

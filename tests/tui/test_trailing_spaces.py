@@ -1,5 +1,7 @@
-"""A continuation from after a space: the prompt leaves the spaces ending the text out
-(window.prompt_end), and the suggestion takes their place in the draft.
+"""A continuation from after a space with token healing off (the rule a llama-server, which
+cannot heal, keeps too): the prompt leaves the spaces ending the text out
+(window.prompt_end), and the suggestion takes their place in the draft. With healing on
+the spaces are backed up over like any cut token (tests/tui/test_healing_tui.py).
 
 The "sentence" model writes " La casa era buia." after any token outside that sentence
 (a lone "▁" too) and "." after "▁buia", each by a wide margin."""
@@ -22,6 +24,8 @@ from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.inference.settings import preset
 
+UNHEALED = preset("greedy").with_changes(heal=False)
+
 
 def continuing(
     model: Path, typed: str | list[str], then: Callable[[Pilot[Any], DraftEditor], Awaitable[None]], **app_options: Any
@@ -29,7 +33,7 @@ def continuing(
     """Type `typed` (or press its keys) into a new draft, press ctrl+g, then run `then`."""
 
     async def scenario() -> None:
-        app = make_app(model, **app_options)
+        app = make_app(model, **{"sampler": UNHEALED, **app_options})
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press(*typed)
@@ -85,7 +89,7 @@ def test_typing_after_the_space_types_through_the_suggestion(sentence_model: Pat
 
 def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) -> None:
     async def scenario() -> None:
-        app = make_app(sentence_model)
+        app = make_app(sentence_model, sampler=UNHEALED)
         async with app.run_test(size=(130, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press(*"Il gatto dorme ", "ctrl+n")
@@ -136,7 +140,7 @@ def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence
 
 def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> None:
     async def scenario() -> None:
-        app = make_app(random_model)
+        app = make_app(random_model, sampler=UNHEALED)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             await scored(pilot, "Il gatto dorme \t")
@@ -148,7 +152,7 @@ def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> Non
 
 # The "utf8_bytes" model writes "è" (the bytes <0xC3> <0xA8>) after any token outside its
 # chains, "." and a newline too, by a wide margin: a first token with no space before it.
-GREEDY_FOUR = preset("greedy").with_changes(max_tokens=4, preset="greedy")
+GREEDY_FOUR = preset("greedy").with_changes(max_tokens=4, heal=False, preset="greedy")
 BYTES_ALLOWED = ["ctrl+t", "b", "escape"]  # the sampler panel's byte ban lifted
 
 

@@ -31,6 +31,14 @@ def before_trailing_spaces(document: DocumentBase, location: Location) -> tuple[
     return (row, start), column - start
 
 
+def prompt_anchor(document: DocumentBase, location: Location, heals: bool) -> tuple[Location, int]:
+    """Where a suggestion from `location` attaches, and how many spaces before it the
+    prompt leaves out: healing (inference/healing.py) backs the prompt up over the spaces
+    and has the model write them again, so it attaches at `location` itself; without
+    healing, before the spaces (before_trailing_spaces)."""
+    return (location, 0) if heals else before_trailing_spaces(document, location)
+
+
 def asked_text(document: DocumentBase, anchor: Location, spaces: int, written: str) -> str:
     """The text a continuation at `anchor` asks its window for: the draft before it and what
     the suggestion has written so far; while it has written nothing, the draft up to the

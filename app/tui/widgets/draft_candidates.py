@@ -17,7 +17,7 @@ from scriptorium.inference.window_layout import note_break
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
 from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice, CandidatesScreen
-from scriptorium.app.tui.widgets.draft_anchors import asked_text, before_trailing_spaces, end_anchor
+from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, prompt_anchor
 from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class DraftCandidates(DraftInspection):
         anchor, spaces = (
             (ghost.anchor, 0)
             if ghost is not None
-            else before_trailing_spaces(editor.document, end_anchor(editor.document))
+            else prompt_anchor(editor.document, end_anchor(editor.document), self.heals(backend))
         )
         written = ghost.text if ghost is not None else ""
         # One prompt for every candidate, fitted to the window by the first one's worker.

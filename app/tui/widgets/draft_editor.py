@@ -370,9 +370,10 @@ class DraftEditor(TextArea):
             self._build_highlight_map()
             self.refresh()
 
-    def window_in_text(self, start: int) -> tuple[int, int | None]:
-        """Where a window starting at `start` of the continued text lies in the draft (window_marks)."""
-        return window_in_draft(self.document, self.ghost, start)
+    def window_in_text(self, start: int, after: int = 0) -> tuple[int, int | None]:
+        """Where a window starting at `start` of the continued text lies in the draft, with
+        `after` characters after a suggestion from the cursor (window_marks)."""
+        return window_in_draft(self.document, self.ghost, start, after)
 
     def show_compared(self, marks: list[tuple[int, int, str]]) -> None:
         """Colour words as compared with a second model ([] goes back to the probabilities)."""

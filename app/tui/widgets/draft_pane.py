@@ -16,6 +16,8 @@ from textual.message import Message
 from textual.reactive import var
 
 from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.backend import Backend
+from scriptorium.inference.settings import SamplerSettings
 from scriptorium.inference.window_layout import note_break
 
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -36,7 +38,7 @@ from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import Span, close_records
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
-from scriptorium.app.tui.widgets.draft_anchors import asked_text, before_trailing_spaces, end_anchor, grapheme_end
+from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, grapheme_end, prompt_anchor
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
 from scriptorium.app.tui.widgets.find_bar import FindBar
@@ -184,6 +186,8 @@ class DraftPane(DraftWindowMark):
         self._undo_rejects = False
         """The undo key brings back the suggestion just thrown away: no edit came since."""
         self._typed_over: Ghost | None = None
+        self._no_healing_said: Backend | None = None
+        """The backend last said to be unable to heal (say_healing_unavailable)."""
         """The suggestion typing stopped the model of (it is said once)."""
 
     def compose(self) -> ComposeResult:
@@ -227,6 +231,7 @@ class DraftPane(DraftWindowMark):
         if ready is None:
             return
         backend, template = ready
+        self.say_healing_unavailable(backend)
         self.inspected = None
         # A first Esc asked about the text as it was (an Esc as this ends stops it); typing stops this one too.
         self._asked = self._typed_over = None
@@ -237,15 +242,19 @@ class DraftPane(DraftWindowMark):
             # generations are decided with the version the author keeps (or throws away).
             start_version(ghost, "re-roll")
             ghost.streaming, ghost.request_ids = True, []
+            fim = self.insert_fim(backend, ghost.from_cursor, ghost.anchor)
         elif ghost is not None:
-            without_trailing_spaces(ghost)
+            fim = self.insert_fim(backend, ghost.from_cursor, ghost.anchor)
+            if not (self.heals(backend) and fim is None):  # healed, its trailing spaces are backed up over
+                without_trailing_spaces(ghost)
             ghost.streaming = True
         else:
             if from_cursor:
                 anchor = grapheme_end(editor.document, editor.selection.end)
             else:
                 anchor = end_anchor(editor.document)
-            anchor, spaces = before_trailing_spaces(editor.document, anchor)
+            fim = self.insert_fim(backend, from_cursor, anchor)
+            anchor, spaces = prompt_anchor(editor.document, anchor, self.heals(backend) and fim is None)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor, spaces_left_out=spaces)
         prefix = editor.text_before(ghost.anchor) + ghost.text
         # The spaces it stands in for, when it is anchored before them (ghost.replaces them).
@@ -255,11 +264,40 @@ class DraftPane(DraftWindowMark):
         ghost.break_end = len(ghost.text) if lead else None
         # Fitted to the window in the generation's worker: counting tokens asks the engine's
         # process or a server, which may be slow to answer, and no key waits for it.
-        request = self.new_request("draft", self.window_preparer(backend, asked, template))
+        request = self.new_request(
+            "draft",
+            self.window_preparer(backend, asked, template, fim),
+            sampler=None if fim is not None else self.insert_sampler(backend, ghost),
+            special=fim is not None,  # the fill-in-the-middle tokens are control tokens
+        )
         ghost.request_ids.append(request.id)
         ghost.writers = with_writer(ghost.writers, ghost.text, request.id)
         self.start(request)
         self._redraw()
+
+    def say_healing_unavailable(self, backend: Backend) -> None:
+        """Once per backend: healing is asked for, but this backend cannot heal (a llama-server)."""
+        if self.sampler.heal and not backend.heals and self._no_healing_said is not backend:
+            self._no_healing_said = backend
+            self.notify(
+                "This llama-server cannot heal the token the cursor cut: the prompt ends before the spaces "
+                "ending the text, as without healing.",
+                title="Token healing",
+                timeout=10,
+            )
+
+    def insert_sampler(self, backend: Backend, ghost: Ghost) -> SamplerSettings | None:
+        """An insert (ctrl+o with text after the cursor) stops at the end of its sentence
+        unless a length mode is set: the model sees nothing of the text after the cursor,
+        and 200 tokens would run into it. None: the sampler as it is. Only in-process (the
+        engine that heals): a llama-server refuses length modes for now."""
+        sampler = self.sampler
+        if not ghost.from_cursor or sampler.length != "tokens" or not backend.heals:
+            return None
+        document = self.editor.document
+        if not document.get_text_range(ghost.anchor, document.end).strip():
+            return None
+        return sampler.with_changes(length="sentence")
 
     def write_on(self) -> None:
         """Continue the suggestion as it stands (after a branch put new text at its end)."""
@@ -392,7 +430,8 @@ class DraftPane(DraftWindowMark):
 
     def prompt_prepared(self, request: GenerationRequest, note: str) -> None:
         if request.window is not None:
-            self.editor.show_window(*self.editor.window_in_text(request.window.start))
+            window = request.window
+            self.editor.show_window(*self.editor.window_in_text(window.start, window.fim_suffix_chars))
             self.lore_seen(request.window.lore)
         super().prompt_prepared(request, note)
 

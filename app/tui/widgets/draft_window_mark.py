@@ -8,13 +8,14 @@ from typing import Callable
 
 from textual import work
 from textual.timer import Timer
+from textual.widgets.text_area import Location
 
 from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
 from scriptorium.inference.backend import Backend
 from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.lore import Fired
-from scriptorium.inference.window import Window, WindowError
+from scriptorium.inference.window import Fim, Window, WindowError, fim_suffix
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -45,6 +46,16 @@ class DraftWindowMark(DraftCandidates):
     def watch_lorebook(self) -> None:
         self._mark_window_soon()
 
+    def insert_fim(self, backend: Backend, from_cursor: bool, location: Location) -> Fim | None:
+        """An insert (from the cursor, text after it) on a model with fill-in-the-middle
+        tokens: its prompt carries the text after the cursor (window.Fim). None otherwise."""
+        texts = backend.fim_texts
+        if not from_cursor or texts is None:
+            return None
+        document = self.editor.document
+        after = document.get_text_range(location, document.end)
+        return Fim(texts, fim_suffix(after, 0)) if after.strip() else None
+
     def _mark_window_soon(self) -> None:
         """Move the window marker once typing pauses: counting a long draft's tokens on
         every key would slow typing down."""
@@ -70,16 +81,17 @@ class DraftWindowMark(DraftCandidates):
             template = prompt_templates.load(prompts.CONTINUE, paths.prompts_dir())
         except prompt_templates.PromptError:
             template = None  # said when a continuation asks for it
-        return self.window_builder(backend, template), editor.text_before(anchor) + (ghost.text if ghost else "")
+        fim = self.insert_fim(backend, ghost.from_cursor, ghost.anchor) if ghost is not None else None
+        return self.window_builder(backend, template, fim), editor.text_before(anchor) + (ghost.text if ghost else "")
 
     @work(thread=True, exclusive=True, group="window-mark", exit_on_error=False)
     def _measure_window(self, build: Callable[[str], Window], backend: Backend, text: str) -> None:
         # Off the UI thread: counting asks the engine's process, or a server that may hang,
         # and the author is typing.
-        too_long, lore = "", self.last_lore
+        too_long, lore, after = "", self.last_lore, 0
         try:
             window = build(text)
-            start, lore = window.start, window.lore
+            start, lore, after = window.start, window.lore, window.fim_suffix_chars
         except EngineCrashed as error:
             self.found_dead(backend, error)
             return
@@ -87,13 +99,15 @@ class DraftWindowMark(DraftCandidates):
             start, too_long = 0, str(error)
         except ScriptoriumError:
             start = 0  # said when a continuation asks for the window
-        self.app.call_from_thread(self._window_measured, text, start, too_long, lore)
+        self.app.call_from_thread(self._window_measured, text, start, too_long, lore, after)
 
-    def _window_measured(self, text: str, start: int, too_long: str, lore: tuple[Fired, ...] = ()) -> None:
+    def _window_measured(
+        self, text: str, start: int, too_long: str, lore: tuple[Fired, ...] = (), after: int = 0
+    ) -> None:
         editor, ghost = self.editor, self.editor.ghost
         anchor = ghost.anchor if ghost is not None else end_anchor(editor.document)
         if editor.text_before(anchor) + (ghost.text if ghost else "") == text:  # else a newer one is coming
-            editor.show_window(*editor.window_in_text(start))
+            editor.show_window(*editor.window_in_text(start, after))
             # With a suggestion showing, the window measured is the next continuation's, from
             # its end: the lore the last prompt held (the lorebook screen's) stays until the
             # suggestion is taken or thrown away, whose measure then says what fires.

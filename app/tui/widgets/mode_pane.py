@@ -26,7 +26,7 @@ from scriptorium.inference.lore import Lorebook
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.speculation import Speculation
 from scriptorium.inference.text import unknown_warning
-from scriptorium.inference.window import Pinned, Window, build_window, prompt_budget
+from scriptorium.inference.window import Fim, Pinned, Window, build_window, prompt_budget
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -202,12 +202,13 @@ class ModePane(Vertical):
         special: bool = False,
         extra_stop: tuple[str, ...] = (),
         window: Window | None = None,
+        sampler: SamplerSettings | None = None,
     ) -> GenerationRequest:
-        """A request with the sampler as it is right now."""
+        """A request with the sampler as it is right now (or `sampler`, its values for this one request)."""
         return new_request(
             kind,
             prompt,
-            self.sampler,
+            sampler or self.sampler,
             self.bias,
             self.settings.top_n,
             self.lora_scale,
@@ -217,9 +218,16 @@ class ModePane(Vertical):
             speculation=self.speculation,
         )
 
-    def window_preparer(self, backend: Backend, text: str, template: str | None) -> Callable[[], Prepared]:
+    def heals(self, backend: Backend) -> bool:
+        """Whether the next continuation heals the token the cursor cut (inference/healing.py):
+        the sampler asks for it and the backend can (a llama-server cannot yet)."""
+        return self.sampler.heal and backend.heals
+
+    def window_preparer(
+        self, backend: Backend, text: str, template: str | None, fim: Fim | None = None
+    ) -> Callable[[], Prepared]:
         """What makes the prompt continuing `text` in the generation's worker (GenerationRequest.prepare)."""
-        build = self.unknown_checked(backend, self.window_builder(backend, template))
+        build = self.unknown_checked(backend, self.window_builder(backend, template, fim))
 
         def prepare() -> Prepared:
             window = build(text)
@@ -251,11 +259,12 @@ class ModePane(Vertical):
                 timeout=15,
             )
 
-    def window_builder(self, backend: Backend, template: str | None) -> Callable[[str], Window]:
+    def window_builder(self, backend: Backend, template: str | None, fim: Fim | None = None) -> Callable[[str], Window]:
         """build_window with what is pinned and the sampler's length now: a plain function,
         for a worker thread (counting asks the engine's process, or a server, for tokens).
         It raises ScriptoriumError."""
         pinned, lorebook, budget = self.pinned, self.lorebook, prompt_budget(backend.n_ctx, self.sampler.max_tokens)
+        heals = self.heals(backend) and fim is None  # a fill-in-the-middle prompt ends in its middle token
         return lambda text: build_window(
             text,
             budget=budget,
@@ -266,6 +275,8 @@ class ModePane(Vertical):
             note_depth=pinned.note_depth,
             lorebook=lorebook,
             wrap=(lambda draft: prompts.render_continue(draft, template)) if template else None,
+            heals=heals,
+            fim=fim,
         )
 
     def found_dead(self, backend: Backend, error: EngineCrashed) -> None:

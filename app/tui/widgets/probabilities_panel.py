@@ -31,6 +31,10 @@ CHAIN_NOTE = "raw p · → after the chain"
 """With what the chain did (an in-process generation): each row also says what became of
 its candidate: its probability after the chain (→), the sampler that took it out (✗), or
 the one that pushed its logit, by how much."""
+HEALED_NOTE = "healed {rest}: {count} allowed, {mass} of raw p · raw p · → over the allowed"
+"""A step token healing held (inference/healing.py): the rows are the allowed candidates,
+each with the model's raw probability and, after →, that probability renormalised over
+the allowed tokens (what the chain drew from)."""
 DID_WIDTH = 7
 SHORT_SAMPLER = {
     "logit_bias": "bias",
@@ -60,6 +64,12 @@ def did_text(
     if candidate_id in kept:
         return f"→{kept[candidate_id] * 100:4.0f}%"
     return ""
+
+
+def healed_note(event: TokenEvent) -> str:
+    healing = event.healing
+    assert healing is not None
+    return HEALED_NOTE.format(rest=repr(healing.rest), count=f"{healing.allowed_count:,}", mass=percent(healing.mass))
 
 
 class ProbabilitiesPanel(Panel):
@@ -101,7 +111,7 @@ class ProbabilitiesPanel(Panel):
         self.event, self.steps = event, steps
         numbers = f"tokens {steps[0].index + 1}–{steps[-1].index + 1}" if steps else f"token {event.index + 1}"
         self.border_title = f"{self.TITLE} · {numbers}"
-        self._note = note or (CHAIN_NOTE if event.kept else RAW_NOTE)
+        self._note = note or (healed_note(event) if event.healing else CHAIN_NOTE if event.kept else RAW_NOTE)
         self._fit_note()
         self.refresh()
 
@@ -146,19 +156,20 @@ class ProbabilitiesPanel(Panel):
         bar_width = max(width - label_width - 10, 1)
         if self.steps:
             return self._character_lines(event, width, label_width, bar_width)
+        listed_top = event.healing.allowed if event.healing else event.top
         # Fewer rows than candidates when the panel is squeezed (small terminals).
-        rows = min(len(event.top), max(self.content_size.height - 1, 1))
+        rows = min(len(listed_top), max(self.content_size.height - 1, 1))
         did = self._did(event)
         if did is not None:
             bar_width = max(bar_width - DID_WIDTH, 1)
-        lines = [self._row(candidate, event.id, label_width, bar_width, did) for candidate in event.top[:rows]]
+        lines = [self._row(candidate, event.id, label_width, bar_width, did) for candidate in listed_top[:rows]]
         lines += [Text()] * (rows - len(lines))
         label = clip(self._label(event.id, self._chosen_piece(event)), label_width)
-        listed = any(candidate.id == event.id for candidate in event.top)
+        listed = any(candidate.id == event.id for candidate in listed_top)
         chosen, p, n = (
             self._label_style(event.id, self.style_of("probabilities--chosen")),
             percent(event.p),
-            len(event.top),
+            len(listed_top),
         )
         # Unlisted (an author's word the model did not expect, often): why the bars miss it
         # matters more than the word 'chosen' and the spacing, which go first.
@@ -210,7 +221,7 @@ class ProbabilitiesPanel(Panel):
     def _chosen_piece(event: TokenEvent) -> str:
         """The chosen token's own piece, as the candidate list shows it (or as its bytes
         spell it: a byte token's text is '' until its character is whole)."""
-        for candidate in event.top:
+        for candidate in event.healing.allowed if event.healing else event.top:
             if candidate.id == event.id:
                 return candidate.text
         return piece_text(event.piece) if event.piece else event.text
@@ -223,7 +234,11 @@ class ProbabilitiesPanel(Panel):
 
     @staticmethod
     def _did(event: TokenEvent) -> tuple[dict[int, float], dict[int, str], dict[int, tuple[str, float]]] | None:
-        """What the chain did to the candidates, looked up by id; None where unknown."""
+        """What the chain did to the candidates, looked up by id; None where unknown. At a
+        healed step, each allowed candidate's raw probability renormalised over the allowed set."""
+        if event.healing is not None and event.healing.mass > 0:
+            mass = event.healing.mass
+            return {c.id: c.p / mass for c in event.healing.allowed}, {}, {}
         if not event.kept:
             return None
         # A token pushed by two samplers (the penalties, then DRY) shows their sum, named by the last.

@@ -62,6 +62,8 @@ END_ROWS: tuple[tuple[str, str], ...] = (
     ("order", "order"),
     ("bias", "ban"),
 )
+HEAL_ROW = ("healing", "heal")
+"""Token healing (inference/healing.py), shown when it is off, or with `a`."""
 WRAPPED = ("order", "ban")
 """Rows whose text wraps beside a short label over as many lines as it needs."""
 OFF = {
@@ -101,6 +103,8 @@ def panel_rows(sampler: SamplerSettings, show_all: bool) -> list[tuple[str, str]
             rows.append((label, row))
             if show_all:
                 rows += DETAIL_ROWS.get(row, ())
+    if show_all or not sampler.heal:  # on is the default, as the samplers' rows show only when they act
+        rows.append(HEAL_ROW)
     return rows + list(END_ROWS)
 
 
@@ -265,6 +269,20 @@ class SamplerPanel(Panel, can_focus=True):
             tooltip="Ban or allow the byte tokens (<0x00>..<0xFF>) with a bias of -100",
         ),
         Binding(
+            "u",
+            "cycle_length",
+            "Stop at",
+            id="sampler.length",
+            tooltip="Stop after max tokens only, or at the end of the sentence, or of the paragraph",
+        ),
+        Binding(
+            "h",
+            "toggle_heal",
+            "Healing",
+            id="sampler.heal",
+            tooltip='Token healing on or off: the model writes the token the cursor cut again ("mo" → "molo")',
+        ),
+        Binding(
             "s", "new_seed", "New seed", show=False, id="sampler.new_seed", tooltip="Draw a new seed and keep it fixed"
         ),
         Binding(
@@ -354,6 +372,8 @@ class SamplerPanel(Panel, can_focus=True):
             lora=lora_scale,
             ban=bias.ban_byte_tokens,
             order=sampler.samplers,
+            heal=sampler.heal,
+            max_tokens=(sampler.max_tokens, sampler.length),  # one row says both
         )
         return values
 
@@ -417,6 +437,10 @@ class SamplerPanel(Panel, can_focus=True):
             return "new each time" if s.seed is None else f"{s.seed} (fixed)"
         if row == "lora":
             return "no adapter" if self.lora_scale is None else f"{self.lora_scale:.2f}"
+        if row == "heal":
+            return "on" if s.heal else "off"
+        if row == "max_tokens" and s.length != "tokens":
+            return f"{s.max_tokens} · or {s.length} end"
         value = getattr(s, row)
         if row in OFF and value == OFF[row]:
             return "off"
@@ -478,6 +502,8 @@ class SamplerPanel(Panel, can_focus=True):
             self.action_edit_breakers()
         elif row == "ban":
             self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, direction > 0)))
+        elif row == "heal":
+            self.post_message(self.Tuned(sampler=lambda sampler: sampler.with_changes(heal=direction > 0)))
         elif row == "order":
             self.notify("Select a sampler's row and press < or > to move it in the chain.")
         else:
@@ -502,6 +528,12 @@ class SamplerPanel(Panel, can_focus=True):
 
     def action_toggle_ban(self) -> None:
         self.post_message(self.Tuned(bias=lambda bias: tuning.with_ban(bias, not bias.ban_byte_tokens)))
+
+    def action_cycle_length(self) -> None:
+        self.post_message(self.Tuned(sampler=tuning.next_length))
+
+    def action_toggle_heal(self) -> None:
+        self.post_message(self.Tuned(sampler=lambda sampler: sampler.with_changes(heal=not sampler.heal)))
 
     def action_new_seed(self) -> None:
         self.post_message(self.Tuned(sampler=tuning.with_new_seed))
