@@ -8,7 +8,9 @@ KV memory belong to a LlamaContext (context.py), the vocabulary to a Vocabulary;
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import threading
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import native
 from .arithmetic import Arithmetic, read_arithmetic
-from .errors import ModelLoadError
+from .errors import GenerationError, ModelLoadError
 from .events import Event, KVCacheUsage
 from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
 from .kv_cache import KVLayout
@@ -90,6 +92,15 @@ class Engine:
         """Why the named `.model` is not used (it does not match), else ''."""
         self._draft: Engine | None = None
         """The draft model speculative decoding last guessed with, kept for the next generation."""
+        # Token healing's index of every token by its bytes takes about a second on a 262k
+        # vocabulary (Gemma 3): built now, beside the author's first keys, rather than in the
+        # first generation's wait for its first token. A generation that comes sooner waits
+        # for the same build (a cached property computes once, under its lock).
+        threading.Thread(target=self._index_for_healing, name="healing-index", daemon=True).start()
+
+    def _index_for_healing(self) -> None:
+        with contextlib.suppress(GenerationError):  # the engine closed first: nothing to index
+            self.vocabulary.prefixes
 
     # ---- loading -------------------------------------------------------------------
     @classmethod

@@ -247,3 +247,19 @@ def test_the_text_after_the_cursor_is_cut_after_a_whole_sentence() -> None:
     long = " ".join(["La casa era buia."] * 60)
     cut = fim_suffix(long, 0)
     assert len(cut) <= FIM_SUFFIX_CHARS and cut.endswith("buia.")
+
+
+def test_the_healing_index_is_built_after_the_load_not_in_the_first_generations_wait(molo_model: Path) -> None:
+    """On Gemma 3's 262k tokens the index takes about a second: built beside the author's first
+    keys, not between their first ctrl+g and its first token."""
+    import time
+
+    engine = Engine.load(LoadOptions(model_path=molo_model, n_ctx=256, n_threads=1))
+    try:
+        for _ in range(200):  # a guard against hanging, not a time the test asserts
+            if "prefixes" in vars(engine.vocabulary):
+                break
+            time.sleep(0.05)
+        assert "prefixes" in vars(engine.vocabulary), "the index was not built after the load"
+    finally:
+        engine.close()
