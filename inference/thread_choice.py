@@ -63,6 +63,8 @@ a prompt is a few batches. Prefill is compute-bound, so a batch on half the core
 about twice as long: one in 64 costs about 1.5%."""
 ABANDON = 2.0
 """A probe's step this many times slower than the count in use ends the probe: lost."""
+CHANGED_LOAD_BAR = 4 * DECODE_SCHEDULE.min_period
+"""Samples a count barred by its probing budget still waits once the load has changed."""
 FIRST_PROBE_AFTER = 3
 """Steps at the starting count (every core) before the first probe."""
 PROBE_BUDGET = 0.02
@@ -148,11 +150,20 @@ class ThreadChooser:
         # probe of an overloaded count costs the most (2 threads ran 8x slower than 1 here).
         slower, faster = now >= self._settled * self._schedule.change, now * self._schedule.change <= self._settled
         if slower or faster:
+            # The load changed: what a count on that side lost before was measured under the
+            # old load. Kept whole, its bar held the count that became the faster off for up
+            # to a thousand tokens: after every core was taken, two threads were not tried
+            # again once the load left (bench/busy.py read 0.60 of the best). Cut short, not
+            # lifted: on a machine whose load swings, each swing would try an overloaded
+            # count again (abandoned after a step, but a step many times slower).
+            for count, until in self._not_before.items():
+                if (count < self._best) == slower:
+                    self._not_before[count] = min(until, self.samples + CHANGED_LOAD_BAR)
             if self._start_probe(fewer=slower):
                 return True
             if not any((n < self._best) == slower for n in self._ladder if n != self._best):
                 self._settled = now  # no side to try: this speed is the one changes are judged from
-            return False  # else that side waits for its probing budget (PROBE_BUDGET), then is tried
+            return False
         return self._since_probe >= self._period and self._start_probe()
 
     def _candidates(self) -> list[int]:

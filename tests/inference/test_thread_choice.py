@@ -15,6 +15,7 @@ from typing import Callable
 import pytest
 
 from scriptorium.inference.thread_choice import (
+    CHANGED_LOAD_BAR,
     DECODE_SCHEDULE,
     PREFILL_MIN_TOKENS,
     PREFILL_SCHEDULE,
@@ -87,6 +88,18 @@ def test_it_moves_back_when_the_load_goes_away() -> None:
     assert chooser.best == 2
     assert used.index(2) < 100
     assert chooser.reason == "1 was slower"
+
+
+def test_after_every_core_was_taken_it_moves_back_as_soon_as_the_load_leaves() -> None:
+    """Two threads lost by 13x while both cores were taken, which barred them for a thousand
+    tokens; the interface's light load that followed made them the faster, and the chooser
+    stayed on one thread (bench/busy.py: 0.60 of the best)."""
+    chooser = ThreadChooser(2)
+    run(chooser, recorded({1: 20.0, 2: 1.5}, seed=4), 400)
+    assert chooser.best == 1
+    used = run(chooser, recorded({1: 35.0, 2: 52.0}, seed=5), 300, start=400)
+    assert chooser.best == 2
+    assert used.index(2) < CHANGED_LOAD_BAR + 2 * DECODE_SCHEDULE.min_period
 
 
 def test_it_moves_back_on_a_long_quiet_even_after_probes_stopped_looking_often() -> None:
