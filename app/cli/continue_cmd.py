@@ -234,6 +234,12 @@ def _fit_window(inputs: _Inputs, engine, sampler):
     from scriptorium import prompts
     from scriptorium.inference.window import build_window, prompt_budget
 
+    if sampler.heal and not engine.heals:  # as the app says it, once
+        print(
+            "scriptorium: note: this llama-server cannot heal the token the text's end may have cut: "
+            "the prompt ends before the spaces ending the text, as without healing (--no-heal)",
+            file=sys.stderr,
+        )
     window = build_window(
         inputs.draft,
         budget=prompt_budget(engine.n_ctx, sampler.max_tokens),

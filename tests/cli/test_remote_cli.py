@@ -33,6 +33,12 @@ def test_continue_on_a_server(sentence_server: LlamaServer, tmp_path: Path) -> N
     result = scriptorium("continue", "-", "--server", sentence_server.url, "--preset", "greedy", stdin=draft)
     assert result.returncode == 0, result.stderr
     assert result.stdout == " La casa era buia."
+    # Healing is on by default and a llama-server cannot do it: said, as the app says it.
+    assert "this llama-server cannot heal the token" in result.stderr
+    unhealed = scriptorium(
+        "continue", "-", "--server", sentence_server.url, "--preset", "greedy", "--no-heal", stdin=draft
+    )
+    assert "cannot heal" not in unhealed.stderr and unhealed.stdout == result.stdout
     # The same server named in the config's [server] table.
     config = tmp_path / "config.toml"
     config.write_text(f'[server]\nurl = "{sentence_server.url}"\n', encoding="utf-8")
