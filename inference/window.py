@@ -43,7 +43,16 @@ from .errors import ScriptoriumError
 from .lore import Fired, Lorebook
 from .lore_window import choose_lore
 from .tokenizer import UnencodableTextError
-from .window_layout import Parts, draft_spans, in_text, note_break, pinned_spans, placed, prompt_parts
+from .window_layout import (
+    Parts,
+    draft_spans,
+    in_text,
+    note_break,
+    pinned_spans,
+    placed,
+    prompt_parts,
+    with_after_cursor,
+)
 
 DEFAULT_NOTE_DEPTH = 3
 """Paragraphs between the author's note and the end of the window (as Kobold's default)."""
@@ -391,9 +400,18 @@ def build_window(
         spaces_left_out=asked_end - end,
         lore_tokens=lore_tokens,
         lore=lore.fired,
-        parts=prompt_parts(len(prompt), len(block), len(lore.block), spans, note_chars),
+        parts=_fim_parts(prompt_parts(len(prompt), len(block), len(lore.block), spans, note_chars), prompt, fim),
         fim_suffix_chars=len(fim.after) if fim is not None else 0,
     )
+
+
+def _fim_parts(parts: Parts, prompt: str, fim: Fim | None) -> Parts:
+    """An insert's text after the cursor, just before the middle token that ends the prompt
+    (Fim.wrap), named as its own part: the context viewer shows what the model is given of it."""
+    if fim is None or not fim.after:
+        return parts
+    middle = fim.texts[2]
+    return with_after_cursor(parts, len(prompt) - len(middle) - len(fim.after), len(fim.after))
 
 
 def _as_is(text: str) -> str:

@@ -84,3 +84,19 @@ def prompt_parts(length: int, memory: int, lore: int, spans: Spans, note: int) -
             at += note
     parts.append(("template", at, length))
     return tuple(part for part in parts if part[2] > part[1])
+
+
+def with_after_cursor(parts: Parts, start: int, length: int) -> Parts:
+    """`parts` with the `length` characters at `start` (a fill-in-the-middle prompt's text
+    after the cursor, which prompt_parts counts as the template's words around it) named
+    "after" instead: the part holding them is split around them."""
+    if length <= 0:
+        return parts
+    end = start + length
+    split: list[tuple[str, int, int]] = []
+    for name, since, until in parts:
+        if since <= start and end <= until:
+            split += [(name, since, start), ("after", start, end), (name, end, until)]
+        else:
+            split.append((name, since, until))
+    return tuple(part for part in split if part[2] > part[1])

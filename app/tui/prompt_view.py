@@ -19,6 +19,7 @@ PART_NAMES = {
     "template": "the template's words",
     "draft": "the draft",
     "note": "author's note",
+    "after": "the text after the cursor (fill in the middle)",
 }
 
 
@@ -70,6 +71,11 @@ def _cuts(window: Window, dropped_tokens: int | None) -> list[str]:
         cuts.append(f"The author's note goes before {_words_at(window, 1)}.")
     elif window.note_at is not None:
         cuts.append("The author's note goes after the window's last paragraph, closing it.")
+    if window.fim_suffix_chars:
+        cuts.append(
+            f"Fill in the middle: the model also sees the {window.fim_suffix_chars:,} characters after the cursor, "
+            "to the end of their paragraph, and writes what goes between."
+        )
     if window.spaces_left_out:
         cuts.append(f"The {window.spaces_left_out} spaces ending the text are left out (the model writes its own).")
     if window.lore:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scriptorium.inference.lore import Lorebook, LoreEntry
-from scriptorium.inference.window import build_window
+from scriptorium.inference.window import Fim, build_window
 
 PARAGRAPHS = [f"Paragrafo {i}: Lucia scese al porto, e il mare era calmo." for i in range(30)]
 DRAFT = "\n\n".join(PARAGRAPHS)
@@ -48,3 +48,15 @@ def test_the_parts_put_together_are_the_prompt(depth: int) -> None:
 def test_a_window_of_draft_only_is_one_part() -> None:
     window = build_window("Una casa sul lago.", budget=100, count=words)
     assert window.parts == (("draft", 0, len("Una casa sul lago.")),)
+
+
+def test_a_fill_in_the_middle_prompt_names_the_text_after_the_cursor() -> None:
+    draft = "Lucia scese al porto. Il mare era calmo, e le barche dormivano."
+    cursor = draft.index(" Il mare")
+    fim = Fim.at(("<PRE>", "<SUF>", "<MID>"), draft, cursor)
+    window = build_window(draft[:cursor], budget=200, count=words, fim=fim)
+    assert window.prompt.endswith("<SUF> Il mare era calmo, e le barche dormivano.<MID>")
+    assert "".join(window.prompt[start:end] for _, start, end in window.parts) == window.prompt
+    assert named(window, "after") == [" Il mare era calmo, e le barche dormivano."]
+    assert named(window, "draft") == ["Lucia scese al porto."]
+    assert named(window, "template") == ["<PRE>", "<SUF>", "<MID>"]

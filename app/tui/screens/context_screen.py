@@ -20,7 +20,14 @@ from scriptorium.inference.errors import ScriptoriumError
 
 from scriptorium.app.tui.prompt_view import PART_NAMES, PromptView
 
-PART_STYLES = {"memory": "bold", "lore": "italic", "template": "dim", "draft": "", "note": "reverse"}
+PART_STYLES = {
+    "memory": "bold",
+    "lore": "italic",
+    "template": "dim",
+    "draft": "",
+    "note": "reverse",
+    "after": "underline",
+}
 """How each part of the prompt is told apart in the text (a heading says its name too)."""
 
 
