@@ -148,6 +148,9 @@ def front_matter(session: AnySession) -> dict[str, Any]:
     healed = [{"generation": x.id, "text": x.healed} for x in session.generations if x.healed]
     if healed:  # the text before the cursor each healed prompt backed up over, written again by the model
         data["healed"] = healed
+    filled = [{"generation": x.id, "after_cursor_chars": x.fim_after} for x in session.generations if x.fim_after]
+    if filled:  # inserts whose prompt carried the text after the cursor (fill in the middle)
+        data["fill_in_the_middle"] = filled
     return data
 
 

@@ -112,6 +112,7 @@ def _generation(g: Generation, tokens: list[Any] | None) -> dict[str, Any]:
         **({"lore": [fired.as_json() for fired in g.lore]} if g.lore else {}),
         **({"speculation": g.speculation} if g.speculation else {}),
         **({"healed": g.healed} if g.healed else {}),
+        **({"fim_after": g.fim_after} if g.fim_after else {}),
     }
 
 
@@ -429,6 +430,7 @@ def _read_generation(data: Any, where: str) -> Generation:
         lore=fired_from_json(d.get("lore")),
         speculation=_get(d, "speculation", dict, where, None),
         healed=_get(d, "healed", str, where, ""),
+        fim_after=_get(d, "fim_after", int, where, 0),
     )
 
 

@@ -224,6 +224,9 @@ class Generation:
     """The text the prompt backed up over and the model wrote again before `text` (token
     healing, inference/healing.py): " mo" when "lungo il mo" was continued with "lo"; ''
     when nothing was healed (and in older files)."""
+    fim_after: int = 0
+    """Fill in the middle: how many characters of the text after the cursor the insert's prompt
+    carried (inference/window.py Fim); 0 for a plain continuation (and in older files)."""
 
     @property
     def ending(self) -> str:

@@ -351,7 +351,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def _generation_finished(self, message: generation.GenerationFinished) -> None:
         if message.event.seed is not None:
             self.last_seed = message.event.seed
-        self.sessions.generation_finished(message.request_id, message.event, self.main.chat_messages(), message.lore)
+        self.sessions.generation_finished(
+            message.request_id, message.event, self.main.chat_messages(), message.lore, message.fim_after
+        )
         self.models.generation_finished(message.event.threads)
         # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
         self.autosave.schedule(at_once=True)

@@ -204,6 +204,8 @@ class GenerationFinished(GenerationMessage):
     event: GenerationDone
     lore: tuple[Fired, ...] = ()
     """The lorebook entries that fired for its prompt (kept and dropped), for the session."""
+    fim_after: int = 0
+    """The characters after the cursor its prompt carried (fill in the middle), for the session."""
 
 
 @dataclass
@@ -309,7 +311,14 @@ def stream_generation(  # noqa: C901 - the worker's one loop over the events, ba
                 elif isinstance(event, PrefillDone):
                     post(PrefillFinished(rid, event))
                 elif isinstance(event, GenerationDone):
-                    post(GenerationFinished(rid, event, request.window.lore if request.window else ()))
+                    post(
+                        GenerationFinished(
+                            rid,
+                            event,
+                            request.window.lore if request.window else (),
+                            request.window.fim_suffix_chars if request.window else 0,
+                        )
+                    )
                 elif isinstance(event, ContextTrimmed):
                     post(ContextWasTrimmed(rid, event))
     except ScriptoriumError as error:

@@ -206,7 +206,12 @@ class SessionKeeper:
                 live.parts.append(event.text)
 
     def generation_finished(
-        self, request_id: int, done: GenerationDone, chat_messages: list[dict[str, str]], lore: tuple[Fired, ...] = ()
+        self,
+        request_id: int,
+        done: GenerationDone,
+        chat_messages: list[dict[str, str]],
+        lore: tuple[Fired, ...] = (),
+        fim_after: int = 0,
     ) -> None:
         live = self._live.get(request_id)
         if live is None:
@@ -214,6 +219,7 @@ class SessionKeeper:
         generation = live.generation
         generation.finish(done)
         generation.lore = lore
+        generation.fim_after = fim_after
         if generation.accepted_text is not None and generation.outcome != "rejected":
             # Accepted while it still streamed: only now is the whole text known.
             generation.outcome = "accepted" if generation.accepted_text == generation.text else "partly_accepted"

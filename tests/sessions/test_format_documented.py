@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from scriptorium.app.sessions import ChatSession, DraftSession, LoraRef, TokenRecord
+from scriptorium.app.sessions.records import HealingRecord
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion
 from scriptorium.inference.lore import Fired, LoreEntry, Lorebook
@@ -60,6 +61,7 @@ def full_draft(rich_draft: DraftSession, lora_ref: LoraRef) -> DraftSession:
         removed=((6, "top_k"),),
         pushed=((7, "dry", -1.5),),
         drafted=True,
+        healing=HealingRecord(rest=" mo", allowed_count=3, mass=0.4, allowed=((5, " molo", 0.3, False),)),
     )
     rich_draft.generations[0] = replace(
         g,
@@ -69,6 +71,8 @@ def full_draft(rich_draft: DraftSession, lora_ref: LoraRef) -> DraftSession:
         lore=(Fired(name="Lucia", key="Lucia", tokens=4),),
         arithmetic={"flash_attn": False, "type_k": "f16", "type_v": "f16", "n_threads": 1, "n_threads_batch": 2},
         speculation={"guesser": "lookup", "drafted": 4, "accepted": 3, "passes": 1},
+        healed=" mo",
+        fim_after=40,
     )
     lore = Lorebook(entries=(LoreEntry(name="Lucia", keys=("Lucia",), text="Lucia is a sailor."),))
     suggestion = Suggestion(

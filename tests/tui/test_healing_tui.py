@@ -54,11 +54,13 @@ def test_healing_switched_off_in_the_sampler_panel(molo_model: Path) -> None:
     assert event is not None and event.healing is None
 
 
-def inserted(model: Path, loader: Any = None) -> tuple[str, int | None]:
-    """The suggestion ctrl+o writes after "Lucia." in "Lucia. Poi scese dalla salita.", and
-    where the window marker then ends in the draft (None: at its end)."""
+def inserted(model: Path, loader: Any = None) -> tuple[str, int | None, int]:
+    """The suggestion ctrl+o writes after "Lucia." in "Lucia. Poi scese dalla salita.", where
+    the window marker then ends in the draft (None: at its end), and the characters after the
+    cursor its prompt carried as the session records them."""
     seen: list[str] = []
     marked: list[int | None] = []
+    recorded: list[int] = []
 
     async def scenario() -> None:
         app = make_app(model, **({"loader": loader} if loader else {}))
@@ -71,15 +73,17 @@ def inserted(model: Path, loader: Any = None) -> tuple[str, int | None]:
             seen.append(ghost.text if ghost is not None else "")
             await window_marked(pilot)
             marked.append(editor.window_end)
+            recorded.append(app.sessions.draft.generations[-1].fim_after)
 
     run(scenario)
-    return seen[0], marked[0]
+    return seen[0], marked[0], recorded[0]
 
 
 def test_an_insert_with_fim_tokens_carries_the_text_after_the_cursor(fim_model: Path) -> None:
     loader, spies = spying_loader()
-    suggestion, window_end = inserted(fim_model, loader)
+    suggestion, window_end, fim_after = inserted(fim_model, loader)
     assert suggestion == " La casa era buia."
+    assert fim_after == len(" Poi scese dalla salita.")  # the session says what the prompt carried
     assert window_end == len("Lucia. Poi scese dalla salita.")  # the marker: the text after the cursor is seen
     call = spies[-1].last
     assert call["prompt"].endswith("Lucia.<|fim_suffix|> Poi scese dalla salita.<|fim_middle|>")
@@ -88,9 +92,10 @@ def test_an_insert_with_fim_tokens_carries_the_text_after_the_cursor(fim_model: 
 
 def test_an_insert_without_fim_tokens_stops_at_the_end_of_its_sentence(phrases_model: Path) -> None:
     # Unbounded, the phrases model writes sentence after sentence up to max tokens.
-    suggestion, window_end = inserted(phrases_model)
+    suggestion, window_end, fim_after = inserted(phrases_model)
     assert suggestion == PHRASES_GREEDY
     assert window_end == len("Lucia.")  # nothing after the cursor is seen
+    assert fim_after == 0
 
 
 def test_healing_and_the_length_mode_are_in_the_palette_and_the_panel(molo_model: Path) -> None:
