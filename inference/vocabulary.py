@@ -98,8 +98,8 @@ class Vocabulary:
 
     @cached_property
     def prefixes(self) -> "TokenPrefixes":
-        """Every token by its bytes, for token healing (healing.py): built at the first
-        healed generation, then kept with the vocabulary."""
+        """Every token by its bytes, for token healing (healing.py): built once, on a thread
+        as the engine loads (engine.py), then kept with the vocabulary."""
         from .healing import TokenPrefixes
 
         with self._callers.call():
