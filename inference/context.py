@@ -42,7 +42,7 @@ from .gguf_file import ModelFacts
 from .fresh_prefix import FreshPrefix
 from .kv_cache import KVLayout
 from .row_batch import EveryRowBatch
-from .sampler_chain import LastLogits, SamplerChain
+from .sampler_chain import DryPrototypes, LastLogits, SamplerChain
 from .settings import SamplerSettings
 
 DECODE_ABORTED = 2
@@ -122,6 +122,8 @@ class LlamaContext:
             facts, self.n_ctx, type_k=type_k, type_v=type_v, n_ubatch=int(lib.llama_n_ubatch(ctx)), swa_full=swa_full
         )
         self._tokens: list[int] = []
+        self._dry_prototypes: DryPrototypes | None = None
+        """DRY samplers made once for this model and cloned into each chain (sampler_chain.py)."""
         self.fresh = FreshPrefix()
         """What an evaluation from an empty cache left before its prompt's last token (for a fixed seed)."""
         self._lock = threading.Lock()
@@ -172,7 +174,10 @@ class LlamaContext:
 
     def sampler(self, n_vocab: int, settings: SamplerSettings, bias: dict[int, float], seed: int) -> SamplerChain:
         """llama.cpp's sampler chain for this context's model (DRY tokenizes its breakers with its vocabulary)."""
-        return SamplerChain(self._lib, self._lib.llama_model_get_vocab(self._model), n_vocab, settings, bias, seed)
+        vocab = self._lib.llama_model_get_vocab(self._model)
+        if self._dry_prototypes is None:
+            self._dry_prototypes = DryPrototypes(self._lib, vocab)
+        return SamplerChain(self._lib, vocab, n_vocab, settings, bias, seed, self._dry_prototypes)
 
     # ---- holding -------------------------------------------------------------------
     @contextmanager
@@ -190,6 +195,9 @@ class LlamaContext:
         `before_freeing`: the vocabulary waits for its callers); closing again does nothing."""
         with self._lock:
             before_freeing()
+            if self._dry_prototypes is not None:  # they hold the vocabulary's tokens: before the model goes
+                self._dry_prototypes.free()
+                self._dry_prototypes = None
             if self._ctx is not None:
                 self._lib.llama_free(self._ctx)
                 self._ctx = None

@@ -95,3 +95,16 @@ def test_the_default_order_is_llama_cpps() -> None:
 def test_invalid_values_of_the_new_samplers_are_named(change, message) -> None:
     with pytest.raises(SettingsError, match=message):
         PRESETS["prose"].with_changes(**change)
+
+
+def test_a_dry_sampler_cloned_for_the_next_generation_draws_as_a_fresh_one(engine: Engine) -> None:
+    """DRY's reading of the vocabulary is made once per model and cloned into each chain
+    (sampler_chain.DryPrototypes): the clone starts with an empty history, so every
+    generation draws what a chain built afresh with llama.cpp's API draws."""
+    settings = NEUTRAL.with_changes(**SAMPLERS["dry"])
+    bias = LogitBias().resolve(engine.byte_token_ids)
+    theirs = reference_tokens(engine, settings, bias)
+    assert scriptorium_tokens(engine, settings) == theirs
+    assert scriptorium_tokens(engine, settings) == theirs  # from the clone of the same prototype
+    assert scriptorium_tokens(engine, settings.with_changes(dry_base=2.5)) != theirs  # another prototype
+    assert scriptorium_tokens(engine, settings) == theirs
