@@ -31,7 +31,7 @@ def notifications(app: Any) -> list[str]:
 def test_a_keymap_theme_and_frame_rate_from_the_config_file_apply(random_model: Path, tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
-        '[keymap]\n"draft.continue" = "f11"\n[ui]\ntheme = "nord"\nframes_per_second = 4\n', encoding="utf-8"
+        '[keymap]\n"draft.continue" = "f13"\n[ui]\ntheme = "nord"\nframes_per_second = 4\n', encoding="utf-8"
     )
 
     async def scenario() -> None:
@@ -51,9 +51,9 @@ def test_a_keymap_theme_and_frame_rate_from_the_config_file_apply(random_model: 
             await model_ready(pilot)
             assert app.theme == "nord" and app.settings.frame_interval == 0.25
             await pilot.press(*OPENING)
-            done = await generated(pilot, "f11")  # the remapped key continues the draft
+            done = await generated(pilot, "f13")  # the remapped key continues the draft
             assert done.completion_tokens > 0 and app.main.last_generation[0].settings.max_tokens == 8
-            assert app.keys.key_display("draft.continue") == "f11"
+            assert app.keys.key_display("draft.continue") == "f13"
 
     run(scenario)
 

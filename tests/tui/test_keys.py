@@ -170,18 +170,18 @@ def test_a_palette_command_runs_the_action(random_model: Path) -> None:
 
 def test_a_keymap_moves_a_binding_by_id(random_model: Path) -> None:
     async def scenario() -> None:
-        app = make_app(random_model, keymap={"draft.continue": "f11", "draft.accept": "ctrl+y"})
+        app = make_app(random_model, keymap={"draft.continue": "f13", "draft.accept": "ctrl+y"})
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Era", "ctrl+g")
             assert app.main.draft.editor.ghost is None  # ctrl+g no longer continues
-            done = await generated(pilot, "f11")
+            done = await generated(pilot, "f13")
             assert app.main.draft.editor.ghost is not None
             assert "^y accept" in app.main.draft.suggestion.border_subtitle
             await pilot.press("ctrl+y")
             assert app.main.draft.editor.text == "Era" + done.text
             rows = {row[4]: row[1] for row in app.keys.rows()}
-            assert rows["draft.continue"] == "f11"
+            assert rows["draft.continue"] == "f13"
 
     run(scenario)
 
@@ -281,14 +281,14 @@ def test_remapping_one_of_the_keys_esc_serves_leaves_esc_to_the_others(random_mo
     gate = Gate(after_tokens=3)
 
     async def scenario() -> None:
-        app = make_app(random_model, keymap={"draft.stop": "f11"}, loader=gate.loader)
+        app = make_app(random_model, keymap={"draft.stop": "f13"}, loader=gate.loader)
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*"Era", "ctrl+g")
             await gate.wait_reached()
             await pilot.press("escape")  # no longer the stop key
             assert app.main.is_generating
-            await pilot.press("f11")
+            await pilot.press("f13")
             gate.release()
             await app.main.wait_until_idle()
             await pilot.pause()
