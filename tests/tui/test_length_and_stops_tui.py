@@ -120,6 +120,7 @@ def test_every_sampler_setting_has_a_key_and_every_key_a_palette_entry(random_mo
 
     own = {"samplers": "move_in_order", "seed": "new_seed", "stop": "edit_stops", "preset": "cycle_preset"}
     own["dry_sequence_breakers"] = "edit_breakers"
+    own.update(heal="toggle_heal", length="cycle_length")
     actions = {binding.action.split("(")[0] for binding in SamplerPanel.BINDINGS}
     for setting in fields(SamplerSettings):
         assert setting.name in tuning.KNOBS or own.get(setting.name) in actions, setting.name
