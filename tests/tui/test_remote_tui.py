@@ -243,7 +243,8 @@ def test_text_a_served_model_cannot_encode_is_said_as_locally(no_bytes_gguf: Pat
             await pilot.press("ctrl+g")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            [said] = app.notices
+            # Besides the one saying the server cannot heal the cut token, said once for it.
+            [said] = [n for n in app.notices if n.title != "Token healing"]
             assert said.message.startswith(
                 "the model's vocabulary cannot encode '\\n' (U+000A) at character 18 (line 1, column 18) of the draft"
             )
