@@ -79,7 +79,9 @@ static int top_ids(const float *logits, Py_ssize_t n, int32_t *ids, int limit) {
 }
 
 /* top_candidates(logits_address, n_vocab, top_n, token, scratch_address, kernel_address)
- *   -> (p_token, ((id, p), ...))
+ *   -> (p_token, ((id, p), ...), max, sum)
+ * Every probability is exp((double)logit - max) / sum; max and sum are returned so that the
+ * caller computes any other token's by the same formula, to the same bits.
  * scratch must hold n_vocab floats (the kernel writes exp(logit - max) there); token -1
  * means no sampled token (p_token is then 0.0). FloatingPointError when a logit is NaN or
  * infinite (a broken model or adapter): there is no probability to report. */
@@ -130,7 +132,7 @@ static PyObject *top_candidates(PyObject *module, PyObject *const *args, Py_ssiz
         }
         PyTuple_SET_ITEM(pairs, k, pair);
     }
-    PyObject *result = Py_BuildValue("(dN)", p_token, pairs);
+    PyObject *result = Py_BuildValue("(dNdd)", p_token, pairs, max, sum);
     return result;
 }
 

@@ -192,7 +192,7 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                     reason = "eos"
                     break
                 if top_n:
-                    p = next((c.p for c in top if c.id == token), None) or step.probability_beside(token, top)
+                    p = next((c.p for c in top if c.id == token), None) or step.probability_of(token)
                 else:
                     p, top = step.measure(logits, token, 0, token_text, bias_map)
                 if healing is not None:

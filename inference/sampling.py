@@ -58,6 +58,8 @@ class StepReader:
         self._kernel_address = ctypes.cast(kernel, ctypes.c_void_p).value if self._compiled else 0
         self.max_logit = 0.0
         self.normaliser = 1.0
+        self._address = 0
+        """Where the logits `measure` last read are."""
         self.logits: np.ndarray = self._scratch
 
     def measure(
@@ -66,9 +68,10 @@ class StepReader:
         """(probability of `token`, the top_n candidates) for the logits at `address`;
         token -1 when no token was sampled there. One call into C when it was built.
         GenerationError when a logit is NaN or infinite: nothing after it means anything."""
+        self._address = address
         try:
             if self._compiled is not None and top_n <= COMPILED_TOP_LIMIT:
-                p, pairs = self._compiled(
+                p, pairs, self.max_logit, self.normaliser = self._compiled(
                     address, self._n_vocab, top_n, token, self._scratch_address, self._kernel_address
                 )
             else:
@@ -81,11 +84,14 @@ class StepReader:
             Candidate(token_id, text_of(token_id), q, bias.get(token_id, 0.0) <= BAN) for token_id, q in pairs
         )
 
-    def probability_beside(self, token_id: int, top: tuple[Candidate, ...]) -> float:
-        """After `measure` gave `top` (not empty): the probability of another token, from the
-        exp(logit - max) both paths leave in the scratch buffer, without another pass."""
-        first = top[0]
-        return float(self._scratch[token_id]) * first.p / float(self._scratch[first.id])
+    def probability_of(self, token_id: int) -> float:
+        """After `measure`: the probability of any token at that step, without another pass
+        over the vocabulary. The same formula as the candidates', exp(logit - max) / normaliser
+        in double, so a token's probability is the same bits whether it was among the top N
+        or not: a float32 shortcut here made `continue --top 10` and the app's top 8 report
+        one token 1 ulp apart, and a fixed seed's texts compare unequal."""
+        logit = ctypes.c_float.from_address(self._address + ctypes.sizeof(ctypes.c_float) * token_id).value
+        return math.exp(logit - self.max_logit) / self.normaliser
 
     def read(self, logits: np.ndarray) -> None:
         self.logits = logits

@@ -57,6 +57,21 @@ def test_top_candidates_match_a_full_sort(n_vocab: int) -> None:
                     assert candidate.p == pytest.approx(want_p[candidate.id], abs=1e-9, rel=1e-6), name
 
 
+@pytest.mark.parametrize("name", ["compiled", "numpy + llama.cpp kernel", "numpy alone"])
+def test_a_token_has_the_same_probability_inside_the_top_n_or_beside_it(name: str) -> None:
+    """The app reports 8 candidates and `continue --json` 10: a token ranked 9th was given
+    its probability from float32 exp values in one and float64 in the other, 1 ulp apart,
+    and the same seed's texts compared unequal. Exactly equal, bit for bit."""
+    logits = (np.random.default_rng(9).standard_normal(16256) * 4.0).astype(np.float32)
+    reader = readers(16256)[name]
+    _, wide = reader.measure(logits.ctypes.data, -1, 40, str, {})
+    for rank in (0, 8, 39):
+        token = wide[rank].id
+        reader.measure(logits.ctypes.data, -1, 8, str, {})
+        assert reader.probability_of(token) == wide[rank].p
+        assert reader.measure(logits.ctypes.data, token, 0, str, {})[0] == wide[rank].p
+
+
 def test_ties_come_out_lowest_id_first() -> None:
     logits = np.zeros(16256, dtype=np.float32)
     logits[[9000, 42, 16255, 7]] = 5.0

@@ -42,7 +42,7 @@ def make_app(
 ) -> ScriptoriumApp:
     # One thread: the same arithmetic order on any machine, so the same probabilities.
     options = (
-        LoadOptions(model_path=model, lora_path=lora, spm_path=spm, n_ctx=512, n_threads=1)
+        LoadOptions(model_path=model, lora_path=lora, spm_path=spm, n_ctx=512, n_threads=1, n_threads_batch=1)
         if model is not None
         else None
     )
