@@ -121,4 +121,6 @@ def test_plain_text_keeps_the_text_and_says_so_once(backend: tuple[str, ...], tm
     text = first + rest
     pieces = text.count(" aspettava")
     assert 0 < pieces < 16000 and text == " aspettava" * pieces  # every token written whole
-    assert len(stderr.splitlines()) == 1 and "interrupted" in stderr, stderr
+    # A llama-server cannot heal the cut word: its note is a line of its own, before the run.
+    said = [line for line in stderr.splitlines() if not line.startswith("scriptorium: note:")]
+    assert len(said) == 1 and "interrupted" in said[0], stderr
