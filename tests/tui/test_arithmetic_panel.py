@@ -21,7 +21,7 @@ def test_the_model_panel_shows_the_measured_attention_path(
     monkeypatch.setattr(flash_choice, "time_decode_paths", lambda *a, **k: timing)
 
     async def scenario() -> None:
-        app = make_app(random_model, loader=partial(Engine.load, flash_cache=tmp_path / "flash.json"))
+        app = make_app(random_model, loader=partial(Engine.load, flash_cache=tmp_path / "flash.json"), prompt_threads=2)
         async with app.run_test(size=(160, 48)) as pilot:
             await model_ready(pilot)
             assert app.backend is not None and app.backend.arithmetic.flash_attn is flash_faster

@@ -39,10 +39,14 @@ def make_app(
     top_n: int = 8,
     resume: bool = False,
     spm: Path | None = None,
+    prompt_threads: int = 1,
 ) -> ScriptoriumApp:
-    # One thread: the same arithmetic order on any machine, so the same probabilities.
+    # One thread, for prompts too: the same arithmetic order on any machine, so the same
+    # probabilities, and the same Model panel whatever the cores (prefill would start on all).
     options = (
-        LoadOptions(model_path=model, lora_path=lora, spm_path=spm, n_ctx=512, n_threads=1, n_threads_batch=1)
+        LoadOptions(
+            model_path=model, lora_path=lora, spm_path=spm, n_ctx=512, n_threads=1, n_threads_batch=prompt_threads
+        )
         if model is not None
         else None
     )
