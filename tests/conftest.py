@@ -3,6 +3,7 @@ SCRIPTORIUM_HOME for every test."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,20 @@ import gguf_adapters  # noqa: E402
 import gguf_healing  # noqa: E402
 import gguf_models  # noqa: E402
 import spm_models  # noqa: E402
+
+
+WORKERS_AT_LEAST = 4
+"""pytest-xdist workers, whatever the cores: most of a test's time waits on a model's child
+process, a llama-server or the app's next frame, so even on 2 cores four workers ran the
+suite in 17 minutes where one took 32. More cores, as many workers as cores."""
+WORKERS_AT_MOST = 8
+"""Each worker writes its own models and may start its own llama-server: past this, memory
+and start-up cost more than they save."""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers `-n auto` (pyproject.toml's addopts) starts; `-n 0` runs in one process."""
+    return min(WORKERS_AT_MOST, max(WORKERS_AT_LEAST, os.cpu_count() or 1))
 
 
 @pytest.fixture(autouse=True)
