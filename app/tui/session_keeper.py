@@ -32,7 +32,7 @@ from scriptorium.app.sessions import (
     claims,
 )
 from scriptorium.app.sessions.file_choice import SetAsides
-from scriptorium.app.sessions.model import CHAT_TITLE, author_titled, chat_title
+from scriptorium.app.sessions.model import CHAT_TITLE, author_titled, chat_title, draft_title
 from scriptorium.app.sessions.file_hashes import FileHashes
 from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
@@ -347,7 +347,13 @@ class SessionKeeper:
                 if self.draft_file.path is not None and not author_titled(session):
                     session.title = self.draft_file.path.stem
                 session.draft_path, session.draft_stamp = wanted, None
+            # An untitled draft is titled by its first words: the words as they stand, not as
+            # they stood at the first autosave, which could fall in the middle of one ("casa s").
+            titled_by_the_app = session.draft_path is None and not author_titled(session)
             session.set_text(text)
+            if titled_by_the_app:
+                session.title = draft_title(text)
+                self.draft_file.session_title = session.title
             gone, leave = is_gone(session), left_gone(session, text, asked)
             if session.draft_path and not leave:
                 make_parent(Path(session.draft_path))

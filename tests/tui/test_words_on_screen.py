@@ -86,3 +86,29 @@ def test_resume_shows_the_sessions_title_not_untitled(random_model: Path) -> Non
             assert "Il porto di Lucia" in line and "untitled" not in line, line
 
     run(scenario)
+
+
+def test_an_untitled_draft_is_titled_by_its_first_words_as_they_stand(random_model: Path) -> None:
+    """The first autosave titled the session, and the title stayed as the words stood then:
+    "C'era una volta una casa s" on a busy machine, which a screenshot caught. A title the
+    author gives stays theirs."""
+    from tui_helpers import autosaved
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"C'era una volta una casa s")
+            await autosaved(pilot)
+            assert app.sessions.draft is not None and app.sessions.draft.title == "C'era una volta una casa s"
+            await pilot.press(*"ul mare.")
+            await autosaved(pilot)
+            assert app.sessions.draft.title == "C'era una volta una casa sul"
+            line = app.screen._compositor.render_strips()[app.main.status.region.y].text
+            assert "casa sul" in line, line
+            app.sessions.rename(app.sessions.draft.id, "Il porto di Lucia")
+            await pilot.press(*" Poi")
+            await autosaved(pilot)
+            assert app.sessions.draft.title == "Il porto di Lucia"
+
+    run(scenario)
