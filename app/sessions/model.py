@@ -42,7 +42,8 @@ def slugify(title: str, limit: int = 40) -> str:
 
 def draft_title(text: str, words: int = 6) -> str:
     """A new draft session's title when none is given: its first words."""
-    return " ".join(text.split()[:words]) or "Untitled draft"
+    # maxsplit: every save of an untitled draft asks, and a novel's words after these are not read.
+    return " ".join(text.split(maxsplit=words)[:words]) or "Untitled draft"
 
 
 CHAT_TITLE = "Chat"
@@ -65,7 +66,9 @@ def author_titled(session: "DraftSession") -> bool:
     title = session.title
     if session.draft_path and title == Path(session.draft_path).stem:
         return False
-    return title != draft_title("") and not " ".join(session.text.split()).startswith(title)
+    # The title's own words suffice to compare: every save of an untitled draft asks.
+    count = len(title.split())
+    return title != draft_title("") and not " ".join(session.text.split(maxsplit=count)[:count]).startswith(title)
 
 
 def make_session_id(title: str, when: datetime | None = None) -> str:
