@@ -34,6 +34,7 @@ from scriptorium.app.tui.comparing import (
     request_from_fields,
     run_comparison_posting,
 )
+from scriptorium.app.tui.widgets.showing import set_shown
 
 if TYPE_CHECKING:
     from scriptorium.inference.load_options import LoadOptions
@@ -109,7 +110,7 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
                 yield DataTable(id="compare-paragraphs", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        self.query_one("#compare-progress", ProgressBar).display = False
+        set_shown(self.query_one("#compare-progress", ProgressBar), False)
         table = self.query_one("#compare-table", DataTable)
         headings = {key: heading for key, heading, _ in COLUMNS}
         table.add_columns("model", *(headings[key] for key in SHOWN_COLUMNS))
@@ -143,7 +144,7 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         self._clear_results()
         run_id = self._run_id = new_run_id()
         progress = self.query_one("#compare-progress", ProgressBar)
-        progress.display = True
+        set_shown(progress, True)
         progress.update(total=None, progress=0)
         self._say("Checking the model files…")
         text = self._text
@@ -189,7 +190,7 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         if message.run_id != self._run_id:
             return
         self._run_id = None
-        self.query_one("#compare-progress", ProgressBar).display = False
+        set_shown(self.query_one("#compare-progress", ProgressBar), False)
         finished = sum(1 for record in self._records if "error" not in record)
         if message.stopped:
             self._say(f"Stopped: {finished} row{'s' * (finished != 1)} finished (shown below).")
@@ -202,7 +203,7 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         if message.run_id != self._run_id:
             return
         self._run_id = None
-        self.query_one("#compare-progress", ProgressBar).display = False
+        set_shown(self.query_one("#compare-progress", ProgressBar), False)
         self._say("")
         self.notify(message.error, title="Comparison not run", severity="error", timeout=12, markup=False)
 

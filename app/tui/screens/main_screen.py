@@ -35,6 +35,7 @@ from scriptorium.app.tui.widgets.model_panel import ModelView
 from scriptorium.app.tui.widgets.sampler_panel import SamplerView
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 from scriptorium.app.tui.widgets.status_bar import StatusBar
+from scriptorium.app.tui.widgets.showing import set_shown
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -206,7 +207,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     def action_focus_sampler(self) -> None:
         self.sidebar.show(True)
         sampler = self.sidebar.sampler
-        sampler.display = True
+        set_shown(sampler, True)
         # At once, not on the next idle as focus() does: the keys after Ctrl+T are for the sampler.
         self.set_focus(sampler, scroll_visible=False)
         sampler.scroll_visible(animate=False)

@@ -19,6 +19,7 @@ from scriptorium.inference.events import TokenEvent
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, add_records, close_records
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
+from scriptorium.app.tui.widgets.showing import set_shown
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -142,7 +143,7 @@ class ChatInspection(ModePane):
             view = ReplyTokens(text, records, classes="reply-tokens")
             view.unknown_ids = frozenset(self.backend.facts.unknown_token_ids) if self.backend else frozenset()
             view.reply = reply  # type: ignore[attr-defined]
-            view.display = False
+            set_shown(view, False)
             await self.transcript.mount(view, after=reply)
         self._draw()
 
@@ -167,11 +168,11 @@ class ChatInspection(ModePane):
             cursor = self.inspected if number == self.inspected_reply else None
             shown = self.colouring or cursor is not None
             view.show(colour=self.colouring, cursor=cursor)
-            view.display = shown
-            view.reply.display = not shown  # type: ignore[attr-defined]
+            set_shown(view, shown)
+            set_shown(view.reply, not shown)  # type: ignore[attr-defined]
         legends = self.query(TokenLegend)
         if legends:
-            legends.first().display = self.colouring
+            set_shown(legends.first(), self.colouring)
         elif self.colouring:
             self.mount(TokenLegend(id="chat-legend"), before=self.input)
         if self.inspected is not None:

@@ -48,6 +48,7 @@ from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.tui.widgets.token_text import TokenLegend
+from scriptorium.app.tui.widgets.showing import set_shown
 
 if TYPE_CHECKING:
     from scriptorium.inference.load_options import LoadOptions
@@ -277,7 +278,7 @@ class DraftInspection(ModePane):
         self.suggestion.set_inspection(colour=on, inspected=self.inspected)
         legends = self.query(TokenLegend)
         if legends:
-            legends.first().display = on
+            set_shown(legends.first(), on)
         elif on:
             self.mount(TokenLegend(id="draft-legend"))
 

@@ -20,6 +20,7 @@ from textual.widgets.text_area import Selection
 
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.text_search import Match, following, occurrences
+from scriptorium.app.tui.widgets.showing import set_shown
 
 BINDINGS = [
     Binding("escape", "close", "Close", id="find.close", tooltip="Close the find bar and go back to the draft"),
@@ -87,13 +88,13 @@ class FindBar(Vertical):
         selected = self._editor.selected_text
         if selected and "\n" not in selected:
             self.wanted.value = selected
-        self.display = True
+        set_shown(self, True)
         self.wanted.focus()
         self.wanted.select_all()
         self._show_count()
 
     def action_close(self) -> None:
-        self.display = False
+        set_shown(self, False)
         self._editor.focus()
 
     # ---- finding ---------------------------------------------------------------------
@@ -170,7 +171,7 @@ class FindBar(Vertical):
     def _reveal(self) -> None:
         """Palette entries reach the bar closed: it opens, so what they do shows."""
         if not self.display:
-            self.display = True
+            set_shown(self, True)
             self.wanted.focus()
 
     # ---- replacing -------------------------------------------------------------------

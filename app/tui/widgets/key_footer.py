@@ -8,6 +8,7 @@ from collections.abc import Collection, Sequence
 from textual import events
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
+from scriptorium.app.tui.widgets.showing import set_shown
 
 
 class KeyFooter(Footer):
@@ -54,7 +55,7 @@ class KeyFooter(Footer):
             dropped.add(key)
             spare += widths[key]
         for key in keys:
-            key.display = key not in dropped
+            set_shown(key, key not in dropped)
 
 
 def _width(key: FooterKey) -> int:

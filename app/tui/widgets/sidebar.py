@@ -20,6 +20,7 @@ from scriptorium.app.tui.widgets.panel import Panel
 from scriptorium.app.tui.widgets.probabilities_panel import ProbabilitiesPanel
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel, SamplerView
 from scriptorium.app.tui.widgets.speed_panel import SpeedPanel
+from scriptorium.app.tui.widgets.showing import set_shown
 
 NUMBERS_INTERVAL_S = 0.2
 """While tokens stream, the panels' numbers change at most this often (five times a
@@ -81,7 +82,8 @@ class Sidebar(VerticalScroll):
 
     def show(self, wanted: bool) -> None:
         """Show or hide the panels as the author asks, even on a narrow terminal."""
-        self._wanted = self.display = wanted
+        self._wanted = wanted
+        set_shown(self, wanted)
 
     def fit(self, screen_width: int) -> bool:
         """Hide the panels on a narrow terminal and bring them back when it is wide again,
@@ -91,7 +93,7 @@ class Sidebar(VerticalScroll):
             return False
         self._narrow = narrow
         hid = self.display and narrow
-        self.display = self._wanted and not narrow
+        set_shown(self, self._wanted and not narrow)
         return hid
 
     def compose(self) -> ComposeResult:
@@ -101,7 +103,7 @@ class Sidebar(VerticalScroll):
         self.speed = SpeedPanel()
         self.model = ModelPanel().data_bind(view=Sidebar.model_view)
         for panel in self.panels():
-            panel.display = panel.PANEL_NAME in self._visible
+            set_shown(panel, panel.PANEL_NAME in self._visible)
         # Two columns side by side on a wide terminal, one stack on a narrow one (CSS).
         with Vertical(classes="sidebar-column", id="sidebar-stream"):
             yield self.probabilities
@@ -121,7 +123,7 @@ class Sidebar(VerticalScroll):
     def toggle(self, name: str) -> bool:
         """Show or hide a panel; returns whether it is now shown."""
         panel = self.panel(name)
-        panel.display = not panel.display
+        set_shown(panel, not panel.display)
         return bool(panel.display)
 
     def show_model_state(self, state: str, start_hint: str, answering: bool = True) -> None:

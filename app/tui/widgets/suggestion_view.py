@@ -28,6 +28,7 @@ from scriptorium.app.tui.branches import Ghost
 from scriptorium.app.tui.widgets.formatting import border_text_room, leading_parts
 from scriptorium.app.tui.widgets.strips import line_strip
 from scriptorium.app.tui.widgets.token_text import token_text
+from scriptorium.app.tui.widgets.showing import set_shown
 
 CONTEXT_CHARS = 40
 """How much of the anchor's line is shown before the suggestion."""
@@ -139,7 +140,7 @@ class SuggestionView(ScrollView, can_focus=False):
         self._ghost = ghost
         self._line_before = context[-CONTEXT_CHARS:]
         self._forget_wrapping()
-        self.display = ghost is not None
+        set_shown(self, ghost is not None)
         streaming = ghost is not None and ghost.streaming
         self.set_class(streaming, "-streaming")
         if ghost is None:
