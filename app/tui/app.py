@@ -155,6 +155,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             ScriptoriumApp.speculation,
             ScriptoriumApp.last_seed,
         )
+        # The classes of the terminal's size, which the screen's first resize sets: set then,
+        # they restyled the whole screen a second time before the first frame.
+        self.main.add_class(*self._breakpoint_classes())
         await self.push_screen(self.main)
         pinning.show_pinned(self.main, self.sessions)
         self.main.draft.editor.show_spans(session_tokens.spans_of(self.sessions.draft))
@@ -170,6 +173,14 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.load_model(start)
         elif self._model_source is not None:
             self.resolve_model(self._model_source)
+
+    def _breakpoint_classes(self) -> list[str]:
+        """Textual's rule: per axis, the class of the largest breakpoint the size reaches."""
+        width, height = self.size
+        return [
+            max((edge, name) for edge, name in breakpoints if size >= edge)[1]
+            for size, breakpoints in ((width, self.HORIZONTAL_BREAKPOINTS), (height, self.VERTICAL_BREAKPOINTS))
+        ]
 
     def _report_startup(self) -> None:
         for line in [*self._config_problems, *keymap_problems(self.keys.keymap)]:

@@ -4,20 +4,29 @@ giving way on a narrow terminal by dropping its lesser keys whole."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import NamedTuple
 
 from textual import events
+from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 from scriptorium.app.tui.widgets.showing import set_shown
 
 
 class KeyFooter(Footer):
-    """Textual's Footer builds its keys afresh whenever the active bindings change, as they
-    do when a generation starts and ends. Each key watches the footer's `compact`, and
-    Textual forgets a watcher only when the watched value changes (Textual issue 6666),
-    which `compact` never does here: every rebuild kept the replaced keys alive, with the
-    lines they had drawn: some 1,800 objects a generation, never freed, and the
-    garbage collector's full passes, which come while tokens stream, walked them all.
+    """Textual's Footer, building its keys itself for two reasons.
+
+    Textual's Footer binds each key to its own `compact`, and Textual forgets such a
+    watcher only when the watched value changes (Textual issue 6666), which `compact` never
+    does here. Every rebuild, as when a generation starts and ends, kept the replaced keys
+    alive with the lines they had drawn: some 1,800 objects a generation, never freed, and
+    the garbage collector's full passes, which come while tokens stream, walked them all.
+    Here `compact` is fixed when the footer is made, so each key is given it, not bound
+    to it. scriptorium's bindings have no groups: each key stands alone, as in F1.
+
+    The footer is also rebuilt only when what it shows changes. The screen signals a change
+    of bindings whenever the focus moves, at start-up twice before the first frame, and
+    each rebuild restyles every key.
 
     Textual lets keys that do not fit run under the palette key, docked at the right, which
     cut them mid-word ("^t Tun") and hid the last ones (Quit). Here the keys that do not fit
@@ -28,22 +37,62 @@ class KeyFooter(Footer):
         super().__init__(compact=compact)
         self._keep = frozenset(keep)
         self._lesser = tuple(lesser)
+        self._shown: tuple[_Key, ...] | None = None
+        self._widths: dict[FooterKey, int] = {}
+        """The keys' widths, measured once per rebuild: a resize only decides again which fit."""
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        self._shown = self._keys_to_show()
+        for key in self._shown:
+            widget = FooterKey(
+                key.key,
+                key.display,
+                key.description,
+                key.action,
+                disabled=not key.enabled,
+                tooltip=key.tooltip,
+                classes=key.classes,
+            )
+            widget.set_reactive(FooterKey.compact, self.compact)
+            widget.set_class(self.compact, "-compact", update=False)
+            yield widget
 
     async def recompose(self) -> None:
+        if self._shown is not None and self._keys_to_show() == self._shown:
+            return
+        self._widths = {}
         await super().recompose()
-        # A change of `compact` is when Textual forgets the watchers of removed keys: so
-        # it is changed and changed back, through the public reactive, once the old keys
-        # are gone. Both changes land before the next frame, which draws the same footer.
-        self.compact = not self.compact
-        self.compact = not self.compact
         self._give_way()
+
+    def _keys_to_show(self) -> tuple[_Key, ...]:
+        """The active bindings the bar shows, one per action, then the palette's key."""
+        active = self.screen.active_bindings
+        keys: dict[str, _Key] = {}
+        for _, binding, enabled, tooltip in active.values():
+            if binding.show and binding.action not in keys:
+                display = self.app.get_key_display(binding)
+                keys[binding.action] = _Key(binding.key, display, binding.description, binding.action, enabled, tooltip)
+        shown = list(keys.values())
+        palette = active.get(self.app.COMMAND_PALETTE_BINDING) if self.app.ENABLE_COMMAND_PALETTE else None
+        if self.show_command_palette and palette is not None:
+            _, binding, enabled, _ = palette
+            tooltip = binding.tooltip or binding.description
+            display = self.app.get_key_display(binding)
+            shown.append(
+                _Key(binding.key, display, binding.description, binding.action, enabled, tooltip, "-command-palette")
+            )
+        return tuple(shown)
 
     def on_resize(self, event: events.Resize) -> None:
         self._give_way()
 
     def _give_way(self) -> None:
         keys = list(self.query_children(FooterKey))
-        widths = {key: _width(key) for key in keys}
+        if not self._widths:
+            self._widths = {key: _width(key) for key in keys}
+        widths = self._widths
         # The last key's right margin is blank space past it: it need not fit.
         spare = self.size.width - sum(widths.values()) + max((key.styles.margin.right for key in keys), default=0)
         rest = [key for key in reversed(keys) if key.action not in self._keep and key.action not in self._lesser]
@@ -61,3 +110,15 @@ class KeyFooter(Footer):
 def _width(key: FooterKey) -> int:
     """Columns the key takes in the bar: its label, padding, border and margins."""
     return key.render().cell_len + key.styles.gutter.width + key.styles.margin.width
+
+
+class _Key(NamedTuple):
+    """One key as the bar shows it; equal keys need no rebuild."""
+
+    key: str
+    display: str
+    description: str
+    action: str
+    enabled: bool
+    tooltip: str
+    classes: str = ""
