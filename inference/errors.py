@@ -37,6 +37,17 @@ class EngineCrashed(ScriptoriumError):
     quotes llama.cpp's last words. The backend that raised it is of no further use."""
 
 
+class ServerError(ScriptoriumError):
+    """The server is down, refused, timed out, is not llama-server, or rejected the request.
+    Declared here rather than beside the HTTP client (remote_http.py) so that the app can
+    catch it without loading the remote path, which a local model never needs."""
+
+
+class ServerUnreachable(ServerError):
+    """Nothing answered at the server's address (not running, or not reachable): the same
+    request may well be answered once it runs again."""
+
+
 class NotARegularFile(OSError):
     """A pipe, a device or a socket where a file was named: read, a FIFO waits for a writer
     and /dev/zero or /dev/urandom never end, so none is read at all."""

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from .errors import EngineCrashed, ScriptoriumError
+from .errors import EngineCrashed, ServerError, ServerUnreachable
 from .remote_schema import AnswerMismatch, checked_answer
 
 CONNECT_TIMEOUT_S = 5.0
@@ -35,15 +35,6 @@ API_KEY_VARIABLE = "LLAMA_API_KEY"
 for its key, so one export serves both ends on a machine."""
 STOP_POLL_S = 0.05
 """How often a silent stream looks whether the author stopped it."""
-
-
-class ServerError(ScriptoriumError):
-    """The server is down, refused, timed out, is not llama-server, or rejected the request."""
-
-
-class ServerUnreachable(ServerError):
-    """Nothing answered at the server's address (not running, or not reachable): the same
-    request may well be answered once it runs again."""
 
 
 class RequestRejected(ServerError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from pathlib import Path
-from typing import ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping
 
 from textual import on
 from textual.app import App, SystemCommand
@@ -37,30 +37,22 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import (
-    context_viewing,
-    exporting,
-    generation,
-    pinning,
-    saving,
-    session_tokens,
-    suggestion_keeping,
-)
-from scriptorium.app.tui.compared_colours import DraftComparison
+from scriptorium.app.tui import generation, pinning, saving, session_tokens, suggestion_keeping
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
 from scriptorium.app.tui.quit_signals import QuitOnSignals
-from scriptorium.app.tui.screens.compare_screen import CompareScreen
-from scriptorium.app.tui.screens.help_screen import HelpScreen
-from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
-from scriptorium.app.tui.screens.messages_screen import MessagesScreen
-from scriptorium.app.tui.screens.model_picker import ModelChoice, ModelPickerScreen, WelcomeScreen
-from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
+
+# The screens an action opens (help, sessions, compare, the model picker, the context viewer)
+# are imported by that action, the first time it runs: the author waits for the first frame,
+# and only the main screen is on it.
+if TYPE_CHECKING:
+    from scriptorium.app.tui.compared_colours import DraftComparison
+    from scriptorium.app.tui.screens.model_picker import ModelChoice
 
 
 NOTICES_KEPT = 200
@@ -307,6 +299,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(model_startup.NoModelFound)
     def _no_model_found(self, message: model_startup.NoModelFound) -> None:
+        from scriptorium.app.tui.screens.model_picker import WelcomeScreen
+
         self.models.none_found()
         self.push_screen(
             WelcomeScreen(self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT), self._model_chosen
@@ -319,6 +313,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def action_load_model(self) -> None:
         if (server := self.models.server_to_connect_again(self.lora_scale)) is not None:
             return self.load_model(server)
+        from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
+
         self.push_screen(
             LoadModelScreen(self.models.dialog_options(), self.model_status.error, self.settings.generation_threads()),
             self.load_model,
@@ -327,6 +323,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def action_pick_model(self) -> None:
         if refusal := self.models.picking_refused():
             return self.notify(refusal, title="Models", severity="warning", timeout=12)
+        from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
+
         scale = self.lora_scale if self.lora_scale is not None else 1.0
         self.push_screen(ModelPickerScreen(self.config, lora_scale=scale), self._model_chosen)
 
@@ -444,6 +442,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:
+        from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
+
         self.save_everything()
         current = self.sessions.of_mode(self.main.mode)
         self.push_screen(SessionsScreen(self.sessions, {current.id} if current else set()), self.show_session)
@@ -467,6 +467,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         pinning.edit_pinned(self, self.main, self.sessions, which, self.save_everything)
 
     def action_show_context(self) -> None:
+        from scriptorium.app.tui import context_viewing
+
         context_viewing.show_context(self, self.main, self.action_edit_pinned)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -476,6 +478,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def action_compare(self) -> None:
         # The loaded model comes first and sets how the others run; a llama-server's files are not here.
+        from scriptorium.app.tui.screens.compare_screen import CompareScreen
+
         local = self.backend is not None and not self.backend.origin
         self.push_screen(
             CompareScreen(self.main.draft_text(), self.backend.options if local else None), self._comparison_chosen
@@ -486,6 +490,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.main.draft.show_comparison(comparison)
 
     def action_export(self) -> None:
+        from scriptorium.app.tui import exporting
+
         self.save_everything()
         exporting.export_with_confirmation(self, self.sessions.of_mode(self.main.mode))
 
@@ -503,6 +509,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.notices.append(event.notification)
 
     def action_messages(self) -> None:
+        from scriptorium.app.tui.screens.messages_screen import MessagesScreen
+
         self.push_screen(MessagesScreen(self.notices))
 
     def action_cycle_speculation(self) -> None:
@@ -511,6 +519,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.notify(f"Speculative decoding: {self.speculation.describe()}", title="Speculation")
 
     def action_help(self) -> None:
+        from scriptorium.app.tui.screens.help_screen import HelpScreen
+
         self.push_screen(HelpScreen(self.keys.rows()))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -13,7 +13,6 @@ from textual.app import App
 from scriptorium.app.sessions import SessionError, draft_files, file_choice
 from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.tui import session_tokens
-from scriptorium.app.tui.screens.file_conflict_screen import FileConflictScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
 
 
@@ -35,6 +34,8 @@ def ask_whose_text(app: App[None], main: MainScreen, sessions: SessionKeeper, sa
             app.notify(f"Saved {name}")
         elif choice == "take-file":
             take_file_text(app, main, sessions)
+
+    from scriptorium.app.tui.screens.file_conflict_screen import FileConflictScreen  # opened on demand
 
     app.push_screen(FileConflictScreen(name, on_disk, main.draft_text(), unreadable), chosen)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from textual.message import Message
 
 from scriptorium.inference.chat_window import ChatFormatError
-from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
+from scriptorium.inference.errors import EngineCrashed, ScriptoriumError, ServerError, ServerUnreachable
 from scriptorium.inference.events import (
     ContextTrimmed,
     GenerationDone,
@@ -26,7 +26,6 @@ from scriptorium.inference.events import (
     PrefillProgress,
     TokenEvent,
 )
-from scriptorium.inference.remote_http import ServerError, ServerUnreachable
 from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.speculation import OFF, Speculation
 from scriptorium.inference.window import Window

@@ -15,10 +15,8 @@ from scriptorium.inference.window import Pinned
 from scriptorium.app.sessions import session_lore
 from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.model import DraftSession
-from scriptorium.app.tui import lore_editing
 from scriptorium.app.tui.pinned_count import PinnedCounter
 from scriptorium.app.tui.screens.main_screen import MainScreen
-from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
 
 def edit_pinned(
@@ -27,6 +25,10 @@ def edit_pinned(
     """Open the editor of the memory, the note or the lorebook (`which`) for the mode on screen."""
     if app.screen is not main:  # a dialog open keeps the keys
         return
+    # Imported when first opened: start-up loads only what the first frame shows.
+    from scriptorium.app.tui import lore_editing
+    from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
+
     if which == "lore":
         lore_editing.edit_lore(app, main, sessions, save)
         return
@@ -87,6 +89,8 @@ def lorebook_shown(main: MainScreen, session: DraftSession | None) -> Lorebook:
 def keep_typed(app: App[None], main: MainScreen, sessions: SessionKeeper) -> None:
     """Quitting with the memory or note editor open keeps what was typed there, as it keeps
     the draft: it is the author's text (Esc is the way to leave it unchanged)."""
+    from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
+
     for screen in app.screen_stack:
         if isinstance(screen, PinnedScreen):
             typed = screen.typed(strict=False)

@@ -17,10 +17,7 @@ from scriptorium.app.sessions import DraftSession, draft_files
 from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui import draft_conflict, pinning, session_tokens
-from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
-from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 from scriptorium.app.tui.screens.main_screen import MainScreen
-from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 
 
 @dataclass
@@ -102,6 +99,8 @@ def ask_before_quitting(
         elif choice == "save-as":
             ask_save_path(app, main, draft_file, save, then_exit=True)
 
+    from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen  # opened on demand: not at start-up
+
     app.push_screen(UnsavedScreen(draft_file, sessions.problems.unsaved(), sessions.conflict), decided)
 
 
@@ -138,6 +137,10 @@ def ask_save_path(
         # at every save, and ctrl+s never asked for another: the draft stays unnamed.
         draft_file.path = None
         main.draft_state_changed()
+
+    # Opened on demand: not loaded at start-up.
+    from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
+    from scriptorium.app.tui.screens.load_model_screen import SavePathScreen
 
     def chosen(path: Path | None) -> None:
         if path is None:

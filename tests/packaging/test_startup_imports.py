@@ -11,6 +11,24 @@ HEAVY = ("llama_cpp", "numpy", "gguf")
 LATER = ("httpx", "yaml", "markdown_it", "multiprocessing")
 """The remote backend's client, the export's YAML, chat replies' Markdown, the engine's
 child process: each imported when first used, after the first paint."""
+ON_DEMAND = tuple(
+    f"scriptorium.app.tui.{name}"
+    for name in (
+        "screens.help_screen",
+        "screens.sessions_screen",
+        "screens.compare_screen",
+        "screens.model_picker",
+        "screens.candidates_screen",
+        "screens.lore_screen",
+        "screens.pinned_screen",
+        "screens.file_conflict_screen",
+        "screens.unsaved_screen",
+        "context_viewing",
+        "exporting",
+    )
+) + ("scriptorium.inference.remote_http",)
+"""The screens an action opens, and the remote path a local model never takes: imported
+when first used, so that start-up loads only what the first frame shows."""
 BUILD_APP = (
     "from scriptorium.app.cli.main import build_parser\n"
     "from scriptorium.app.cli.tui_cmd import build_app\n"
@@ -35,6 +53,10 @@ def test_building_the_app_imports_nothing_heavy() -> None:
 
 def test_building_the_app_leaves_later_modules_for_later() -> None:
     assert loaded_after(BUILD_APP, LATER) == []
+
+
+def test_building_the_app_leaves_the_screens_actions_open_for_later() -> None:
+    assert loaded_after(BUILD_APP + "\nimport scriptorium.app.tui.app", ON_DEMAND) == []
 
 
 def test_importing_the_token_decoder_registers_nothing() -> None:

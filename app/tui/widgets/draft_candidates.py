@@ -16,7 +16,6 @@ from scriptorium.inference.window_layout import note_break
 
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
-from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice, CandidatesScreen
 from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, prompt_anchor
 from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
 
@@ -24,6 +23,8 @@ if TYPE_CHECKING:
     from textual.widgets.text_area import Location
 
     from scriptorium.inference.backend import Backend
+
+    from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice
 
 BINDINGS = [
     Binding(
@@ -78,6 +79,8 @@ class DraftCandidates(DraftInspection):
         def record(request: GenerationRequest) -> GenerationStarted:
             started.append(request.id)
             return self._record_candidate(request, anchor)
+
+        from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen  # opened on demand
 
         screen = CandidatesScreen(
             backend, base, settings, self.settings.candidates, self.settings.frame_interval, record
