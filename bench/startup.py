@@ -41,7 +41,9 @@ def child(argv: list[str]) -> int:
     """Run inside the measured process: print one JSON line per milestone (wall clock)."""
     from scriptorium.app.cli.main import build_parser
     from scriptorium.app.cli.tui_cmd import build_app
+    from scriptorium.app.tui.process_tuning import pause_collector_for_start_up
 
+    pause_collector_for_start_up()  # as tui_cmd.run does, before the app's modules are imported
     app = build_app(build_parser(None).parse_args(argv))
 
     def say(what: str, **extra: object) -> None:

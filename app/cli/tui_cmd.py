@@ -8,6 +8,7 @@ starts with defaults where it can and shows each problem as a notification.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,7 +61,14 @@ def run(args: argparse.Namespace) -> int:
         from scriptorium.inference.errors import ScriptoriumError
 
         raise ScriptoriumError("standard error is closed, and the editor draws its screen there")
-    app = build_app(args)
+    from scriptorium.app.tui.process_tuning import pause_collector_for_start_up
+
+    pause_collector_for_start_up()
+    try:
+        app = build_app(args)
+    except BaseException:
+        gc.enable()  # no app to resume it: the error is said and the process goes on to exit
+        raise
     app.run()
     # Said in the app too, but the save that quits said it as the screen went: the terminal keeps it.
     for line in app.sessions.gone_files.after_exit():

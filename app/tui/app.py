@@ -135,6 +135,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- start and stop ------------------------------------------------------------
     async def on_mount(self) -> None:
         self._tuning.start()
+        self.call_after_refresh(self._tuning.first_frame)
         self._quit_signals = QuitOnSignals.started(self._quit_on_signal)
         if self.keys.keymap:
             self.set_keymap(self.keys.for_textual())

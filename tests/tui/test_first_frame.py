@@ -57,3 +57,24 @@ def test_bindings_that_change_nothing_shown_leave_the_key_bar_as_it_is() -> None
             assert list(app.main.query(FooterKey)) != keys
 
     run(scenario)
+
+
+def test_the_collector_paused_for_start_up_works_again_after_the_first_frame() -> None:
+    """`scriptorium` pauses the garbage collector while it imports and builds the app: what
+    start-up makes lives as long as the app. The app's first frame resumes it."""
+    import gc
+
+    from scriptorium.app.tui.process_tuning import pause_collector_for_start_up
+
+    async def scenario() -> None:
+        pause_collector_for_start_up()
+        assert not gc.isenabled()
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await pilot.pause()
+            assert gc.isenabled()
+
+    try:
+        run(scenario)
+    finally:
+        gc.enable()
