@@ -82,10 +82,13 @@ class LlamaServer:
             str(context),
             "--parallel",
             "1",
+            # One thread: the suite runs more workers than cores, and llama.cpp's threads spin
+            # at each barrier, so a partner taken off its core stalls the other. With two, a
+            # request of 2 s alone took 92 s beside the other workers.
             "--threads",
-            "2",
+            "1",
             "--threads-batch",
-            "2",
+            "1",
             "--no-warmup",
             "--no-ui",
             *extra,

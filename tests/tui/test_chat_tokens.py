@@ -247,7 +247,12 @@ def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_st
                 [{"role": "user", "content": "Ciao" + " parola" * 180}, {"role": "assistant", "content": "Bene."}]
             )
             await generated(pilot, *"E poi?", "enter")
-            await pilot.press("f4", *["left"] * 170)
+            # The 171st token from the reply's end: reached from the reply's first token, in
+            # the fewest key presses (each waits for the app to settle).
+            await pilot.press("f4")
+            target = chat.inspected - 170
+            await pilot.press("up", "down", *["right"] * target)
+            assert chat.inspected == target
             records = chat.query(ReplyTokens).last().records
             record = records[chat.inspected]
             engine = app.backend
