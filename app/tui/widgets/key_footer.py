@@ -39,7 +39,7 @@ class KeyFooter(Footer):
         self._lesser = tuple(lesser)
         self._shown: tuple[_Key, ...] | None = None
         self._widths: dict[FooterKey, int] = {}
-        """The keys' widths, measured once per rebuild: a resize only decides again which fit."""
+        """The keys' widths, each measured once: a resize only decides again which fit."""
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
@@ -90,9 +90,10 @@ class KeyFooter(Footer):
 
     def _give_way(self) -> None:
         keys = list(self.query_children(FooterKey))
-        if not self._widths:
-            self._widths = {key: _width(key) for key in keys}
         widths = self._widths
+        for key in keys:
+            if key not in widths:
+                widths[key] = _width(key)
         # The last key's right margin is blank space past it: it need not fit.
         spare = self.size.width - sum(widths.values()) + max((key.styles.margin.right for key in keys), default=0)
         rest = [key for key in reversed(keys) if key.action not in self._keep and key.action not in self._lesser]
