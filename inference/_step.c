@@ -15,6 +15,7 @@
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h> /* abs */
 #include <string.h>
 
 typedef double (*softmax_kernel)(int n, float *y, const float *x, float max);
@@ -148,11 +149,12 @@ static PyObject *top_candidates(PyObject *module, PyObject *const *args, Py_ssiz
  * one exact sum of integers; any other run is added one term at a time, as llama.cpp does. */
 
 enum { RUN = 256 };
+/* 0 <= x < 2^51 plus MAGIC is x rounded to the nearest integer, ties to even, held in the low
+ * bits of a double of one fixed exponent: minus MAGIC it is that integer as a double, and its
+ * bits minus MAGIC_BITS the same integer as an int64, whose sums the vectoriser may reorder
+ * (a double sum it may not). No flag this file is compiled with lets the compiler fold it. */
 static const double MAGIC = 6755399441055744.0; /* 1.5 * 2^52 */
-
-/* x rounded to the nearest integer, ties to even (|x| < 2^51): the sum is rounded to a whole
- * number as it is stored. No flag this file is compiled with lets the compiler fold it. */
-static double nearest(double x) { return (x + MAGIC) - MAGIC; }
+static const int64_t MAGIC_BITS = 0x4338000000000000LL;
 
 /* The runs vectorise with AVX2 (GCC finds no SSE2 form for their mix of float, double and
  * int): on x86-64 with GCC both forms are built and the CPU's own is chosen at load. */
@@ -182,8 +184,12 @@ static const float FLOAT_MAGIC = 12582912.0f; /* 1.5 * 2^23 */
 /* The largest of x[0..n) and their float sum in order, as `sum += x[i]` adds them. A run's
  * loop is written for the vectoriser, in floats only (8 to an AVX2 register): x times a power
  * of two is exact, rounded to a whole number as the magic constant is added and taken away
- * (|x / g| < 2^22, as where a run passes its bounds), and the reductions are a maximum and a
- * sum of whole numbers held to +-2^22, whose order cannot change them. */
+ * (|x / g| < 2^22, as where a run passes its bounds), and the reductions are a maximum and
+ * sums of whole numbers held to +-2^22, whose order cannot change them. The sum can move from
+ * where the run starts by no more than the steps' sizes added up (`moved`), plus half a step
+ * before the last rounding: that, not the run's length times its largest term, is how far it
+ * may reach, so that fewer runs near the edge of a binade go one term at a time. A step held
+ * at 2^22 alone reaches beyond any binade it could stay in, so such a run is never taken. */
 VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *largest) {
     float sum = 0.0f, top = x[0];
     Py_ssize_t i = 0;
@@ -192,17 +198,18 @@ VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *larg
         if (end - i == RUN && fabsf(sum) >= 1024.0f) {
             int e = binade(sum); /* |sum| in [2^(e-1), 2^e) */
             float per_g = (float)power_of_two(24 - e);
-            float widest = 0.0f, run_top = top, off = 0.0f;
-            int steps = 0;
+            float run_top = top, off = 0.0f;
+            int steps = 0, moved = 0;
             for (Py_ssize_t j = i; j < end; j++) {
                 float scaled = x[j] * per_g, k = (scaled + FLOAT_MAGIC) - FLOAT_MAGIC;
-                float apart = fabsf(scaled - k), size = fabsf(x[j]);
+                float apart = fabsf(scaled - k);
                 off = apart > off ? apart : off; /* 0.5 exactly: a tie, rounded to even by the sum's last bit */
-                steps += (int)fminf(fmaxf(k, -4194304.0f), 4194304.0f);
-                widest = size > widest ? size : widest;
+                int step = (int)fminf(fmaxf(k, -4194304.0f), 4194304.0f);
+                steps += step;
+                moved += abs(step);
                 run_top = x[j] > run_top ? x[j] : run_top;
             }
-            double g = power_of_two(e - 24), reach = RUN * ((double)widest + g), magnitude = fabs((double)sum);
+            double g = power_of_two(e - 24), reach = ((double)moved + 1.0) * g, magnitude = fabs((double)sum);
             if (off < 0.5f && magnitude - reach >= power_of_two(e - 1) && magnitude + reach < power_of_two(e)) {
                 sum = (float)((double)sum + (double)steps * g);
                 top = run_top;
@@ -222,7 +229,10 @@ VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *larg
 /* The squares of x[i] - mean added as llama.cpp adds them: acc = (float)((double)acc + d * d).
  * A square (exact in double) first joins the double sum, rounded to its spacing g / 2^29, then
  * the float one, rounded to g: the two roundings agree with one to the nearest multiple of g
- * unless the square lies within g / 2^29 of half way, which sends the run one at a time. */
+ * unless the square lies within g / 2^29 of half way, which sends the run one at a time.
+ * Squares are never negative, so the sum only grows: it stayed in its binade all through a
+ * run if it ends there, and where it ends is known exactly from the steps, whole numbers
+ * summed in int64 (a square above 1e15 steps is held there, and ends past the binade). */
 VECTOR_CLONES static float ordered_squares(const float *x, Py_ssize_t n, float mean) {
     float acc = 0.0f;
     Py_ssize_t i = 0;
@@ -232,17 +242,20 @@ VECTOR_CLONES static float ordered_squares(const float *x, Py_ssize_t n, float m
         if (end - i == RUN && acc >= 1.0f) {
             int e = binade(acc); /* acc in [2^(e-1), 2^e) */
             double g = power_of_two(e - 24), per_g = power_of_two(24 - e);
-            double widest = 0.0, off = 0.0;
-            int steps = 0;
+            double off = 0.0;
+            int64_t steps = 0;
             for (Py_ssize_t j = i; j < end; j++) {
                 double d = (double)(x[j] - mean), square = d * d;
-                double scaled = fmin(square * per_g, 1e15), k = nearest(scaled), apart = fabs(scaled - k);
+                double scaled = fmin(square * per_g, 1e15), shifted = scaled + MAGIC;
+                double apart = fabs(scaled - (shifted - MAGIC));
+                int64_t bits;
+                memcpy(&bits, &shifted, sizeof bits);
                 off = apart > off ? apart : off;
-                steps += (int)fmin(k, 4194304.0);
-                widest = square > widest ? square : widest;
+                steps += bits - MAGIC_BITS;
             }
-            if (off < near_half && widest < power_of_two(e - 2) && (double)acc + RUN * (widest + g) < power_of_two(e)) {
-                acc = (float)((double)acc + (double)steps * g);
+            double reached = (double)acc + (double)steps * g;
+            if (off < near_half && reached < power_of_two(e)) {
+                acc = (float)reached;
                 i = end;
                 continue;
             }

@@ -161,7 +161,8 @@ def test_top_k_after_the_draws_samplers_is_no_shortcut_either(engine: Engine) ->
 def test_the_sigma_statistics_are_llama_cpps_to_the_bit() -> None:
     """The C helper's fast sums (runs added as whole numbers of the float spacing) against the
     same sums one addition at a time, as llama.cpp's top-n-sigma loops add them: on logits
-    of every shape, coarse ones (whose terms fall half way between two floats) among them."""
+    of every shape, coarse ones (whose terms fall half way between two floats) among them,
+    sums that creep through one binade after another, and squares that leap within one."""
     step = pytest.importorskip("scriptorium.inference._step")
     rng = np.random.default_rng(5)
     shapes = [
@@ -170,8 +171,10 @@ def test_the_sigma_statistics_are_llama_cpps_to_the_bit() -> None:
         lambda n: rng.normal(0, 1, n) * 1e-3,
         lambda n: rng.standard_cauchy(n).clip(-1e4, 1e4),
         lambda n: rng.normal(-10, 5, n) - 100 * (rng.random(n) < 0.001),
+        lambda n: np.full(n, rng.choice([0.5, 1.0, -3.0, 0.75])) + rng.normal(0, 1e-3, n) * (rng.random() < 0.5),
+        lambda n: rng.normal(0, 1, n) + 1e3 * rng.normal(0, 1, n) * (rng.random(n) < 0.01),
     ]
-    for trial in range(100):
+    for trial in range(140):
         n = int(rng.integers(2, 300_000))
         logits = shapes[trial % len(shapes)](n).astype(np.float32)
         fast = step.sigma_statistics(logits.ctypes.data, n)
