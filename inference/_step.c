@@ -181,7 +181,53 @@ static double power_of_two(int e) {
 
 static const float FLOAT_MAGIC = 12582912.0f; /* 1.5 * 2^23 */
 
-/* The largest of x[0..n) and their float sum in order, as `sum += x[i]` adds them. A run's
+/* llama.cpp's llama_token_data. */
+typedef struct {
+    int32_t id;
+    float logit;
+    float p;
+} token_data;
+
+/* The logits top-n-sigma reads, over the whole vocabulary, as the samplers before it left
+ * them: those ran on a short array of candidates (`kept`, ids ascending, as they left it),
+ * and the logit bias moved its tokens outside it too (`raw + bias`, one float addition, as
+ * llama.cpp adds it). They are read a run at a time, copied and patched only in the runs
+ * where a change falls, so that the vocabulary (1 MB at 262k tokens) is never copied whole:
+ * that copy cost a third as much again as both sums. */
+typedef struct {
+    const float *raw;
+    Py_ssize_t n;
+    const int64_t *bias_ids; /* ascending */
+    const float *bias;
+    Py_ssize_t n_bias;
+    const token_data *kept;
+    Py_ssize_t n_kept;
+} vocabulary;
+
+/* Where one pass over a vocabulary has got to (passes go through the runs in order). */
+typedef struct {
+    Py_ssize_t bias_at, kept_at;
+    float buffer[RUN];
+} reader;
+
+/* The logits [i, end) of the vocabulary: the raw ones where nothing changed among them. */
+static const float *run_at(const vocabulary *v, reader *r, Py_ssize_t i, Py_ssize_t end) {
+    int biased = r->bias_at < v->n_bias && v->bias_ids[r->bias_at] < end;
+    int kept = r->kept_at < v->n_kept && v->kept[r->kept_at].id < end;
+    if (!biased && !kept) {
+        return v->raw + i;
+    }
+    memcpy(r->buffer, v->raw + i, (size_t)(end - i) * sizeof(float));
+    for (; r->bias_at < v->n_bias && v->bias_ids[r->bias_at] < end; r->bias_at++) {
+        r->buffer[v->bias_ids[r->bias_at] - i] += v->bias[r->bias_at];
+    }
+    for (; r->kept_at < v->n_kept && v->kept[r->kept_at].id < end; r->kept_at++) {
+        r->buffer[v->kept[r->kept_at].id - i] = v->kept[r->kept_at].logit; /* the bias included */
+    }
+    return r->buffer;
+}
+
+/* The largest of the logits and their float sum in order, as `sum += x[i]` adds them. A run's
  * loop is written for the vectoriser, in floats only (8 to an AVX2 register): x times a power
  * of two is exact, rounded to a whole number as the magic constant is added and taken away
  * (|x / g| < 2^22, as where a run passes its bounds), and the reductions are a maximum and
@@ -190,17 +236,20 @@ static const float FLOAT_MAGIC = 12582912.0f; /* 1.5 * 2^23 */
  * before the last rounding: that, not the run's length times its largest term, is how far it
  * may reach, so that fewer runs near the edge of a binade go one term at a time. A step held
  * at 2^22 alone reaches beyond any binade it could stay in, so such a run is never taken. */
-VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *largest) {
-    float sum = 0.0f, top = x[0];
-    Py_ssize_t i = 0;
+VECTOR_CLONES static float ordered_sum(const vocabulary *v, float *largest) {
+    reader r = {0, 0, {0.0f}};
+    float sum = 0.0f, top = 0.0f;
+    Py_ssize_t i = 0, n = v->n;
     while (i < n) {
         Py_ssize_t end = n - i >= RUN ? i + RUN : n;
+        const float *x = run_at(v, &r, i, end);
+        top = i == 0 ? x[0] : top;
         if (end - i == RUN && fabsf(sum) >= 1024.0f) {
             int e = binade(sum); /* |sum| in [2^(e-1), 2^e) */
             float per_g = (float)power_of_two(24 - e);
             float run_top = top, off = 0.0f;
             int steps = 0, moved = 0;
-            for (Py_ssize_t j = i; j < end; j++) {
+            for (Py_ssize_t j = 0; j < RUN; j++) {
                 float scaled = x[j] * per_g, k = (scaled + FLOAT_MAGIC) - FLOAT_MAGIC;
                 float apart = fabsf(scaled - k);
                 off = apart > off ? apart : off; /* 0.5 exactly: a tie, rounded to even by the sum's last bit */
@@ -217,10 +266,11 @@ VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *larg
                 continue;
             }
         }
-        for (; i < end; i++) {
-            top = x[i] > top ? x[i] : top;
-            sum += x[i];
+        for (Py_ssize_t j = 0; j < end - i; j++) {
+            top = x[j] > top ? x[j] : top;
+            sum += x[j];
         }
+        i = end;
     }
     *largest = top;
     return sum;
@@ -233,18 +283,20 @@ VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *larg
  * Squares are never negative, so the sum only grows: it stayed in its binade all through a
  * run if it ends there, and where it ends is known exactly from the steps, whole numbers
  * summed in int64 (a square above 1e15 steps is held there, and ends past the binade). */
-VECTOR_CLONES static float ordered_squares(const float *x, Py_ssize_t n, float mean) {
+VECTOR_CLONES static float ordered_squares(const vocabulary *v, float mean) {
+    reader r = {0, 0, {0.0f}};
     float acc = 0.0f;
-    Py_ssize_t i = 0;
+    Py_ssize_t i = 0, n = v->n;
     const double near_half = 0.5 - power_of_two(-29);
     while (i < n) {
         Py_ssize_t end = n - i >= RUN ? i + RUN : n;
+        const float *x = run_at(v, &r, i, end);
         if (end - i == RUN && acc >= 1.0f) {
             int e = binade(acc); /* acc in [2^(e-1), 2^e) */
             double g = power_of_two(e - 24), per_g = power_of_two(24 - e);
             double off = 0.0;
             int64_t steps = 0;
-            for (Py_ssize_t j = i; j < end; j++) {
+            for (Py_ssize_t j = 0; j < RUN; j++) {
                 double d = (double)(x[j] - mean), square = d * d;
                 double scaled = fmin(square * per_g, 1e15), shifted = scaled + MAGIC;
                 double apart = fabs(scaled - (shifted - MAGIC));
@@ -260,20 +312,17 @@ VECTOR_CLONES static float ordered_squares(const float *x, Py_ssize_t n, float m
                 continue;
             }
         }
-        for (; i < end; i++) {
-            double d = (double)(x[i] - mean);
+        for (Py_ssize_t j = 0; j < end - i; j++) {
+            double d = (double)(x[j] - mean);
             acc = (float)((double)acc + d * d);
         }
+        i = end;
     }
     return acc;
 }
 
-/* The two arguments both functions below take: a float array's address and its length. */
-static int logits_arguments(PyObject *const *args, Py_ssize_t nargs, const float **logits, Py_ssize_t *n) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "sigma statistics take 2 arguments: logits_address, n");
-        return 0;
-    }
+/* A float array's address and length, the first two arguments of both functions below. */
+static int logits_arguments(PyObject *const *args, const float **logits, Py_ssize_t *n) {
     *logits = (const float *)PyLong_AsVoidPtr(args[0]);
     *n = PyLong_AsSsize_t(args[1]);
     if (PyErr_Occurred()) {
@@ -286,29 +335,63 @@ static int logits_arguments(PyObject *const *args, Py_ssize_t nargs, const float
     return 1;
 }
 
+/* The changes to the raw logits, checked once: every id within the vocabulary and ascending,
+ * as a pass reads them. */
+static int vocabulary_arguments(PyObject *const *args, vocabulary *v) {
+    if (!logits_arguments(args, &v->raw, &v->n)) {
+        return 0;
+    }
+    v->bias_ids = (const int64_t *)PyLong_AsVoidPtr(args[2]);
+    v->bias = (const float *)PyLong_AsVoidPtr(args[3]);
+    v->n_bias = PyLong_AsSsize_t(args[4]);
+    v->kept = (const token_data *)PyLong_AsVoidPtr(args[5]);
+    v->n_kept = PyLong_AsSsize_t(args[6]);
+    if (PyErr_Occurred()) {
+        return 0;
+    }
+    int valid = v->n_bias >= 0 && v->n_kept >= 0 && (v->n_bias == 0 || (v->bias_ids && v->bias)) &&
+                (v->n_kept == 0 || v->kept);
+    for (Py_ssize_t k = 0; valid && k < v->n_bias; k++) {
+        valid = v->bias_ids[k] >= (k ? v->bias_ids[k - 1] + 1 : 0) && v->bias_ids[k] < v->n;
+    }
+    for (Py_ssize_t k = 0; valid && k < v->n_kept; k++) {
+        valid = v->kept[k].id >= (k ? v->kept[k - 1].id + 1 : 0) && v->kept[k].id < v->n;
+    }
+    if (!valid) {
+        PyErr_SetString(PyExc_ValueError, "sigma statistics: changed ids must ascend within the vocabulary");
+        return 0;
+    }
+    return 1;
+}
+
 /* llama.cpp's standard deviation from its float sum of squares. */
 static PyObject *max_and_std(float max, float acc, Py_ssize_t n) {
     float std = (float)sqrt((double)(acc / (float)n));
     return Py_BuildValue("(dd)", (double)max, (double)std);
 }
 
-/* sigma_statistics(logits_address, n) -> (max, std)
+/* sigma_statistics(logits_address, n, bias_ids_address, bias_address, n_bias,
+ *                  kept_address, n_kept) -> (max, std)
  *
- * Top-n-sigma's largest logit and standard deviation over n floats, as llama.cpp computes
- * them, bit for bit; the caller applies its cut (max - n * std) to a short array of
- * candidates (sampler_shortlist.py), so that the whole vocabulary is walked here once and
- * never sorted, as llama.cpp sorts it after its cut. Every value must be finite (the caller
- * checks the result): llama.cpp skips minus infinity, which -ffinite-math-only would not see. */
+ * Top-n-sigma's largest logit and standard deviation over the n logits as the samplers
+ * before it left them (`vocabulary`), as llama.cpp computes them, bit for bit; the caller
+ * applies its cut (max - n * std) to the short array of candidates (sampler_shortlist.py),
+ * so that the whole vocabulary is walked here twice and never sorted, as llama.cpp sorts it
+ * after its cut. Every value must be finite (the caller checks the result): llama.cpp skips
+ * minus infinity, which -ffinite-math-only would not see. */
 static PyObject *sigma_statistics(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    const float *logits;
-    Py_ssize_t n;
-    if (!logits_arguments(args, nargs, &logits, &n)) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "sigma_statistics takes 7 arguments");
+        return NULL;
+    }
+    vocabulary v;
+    if (!vocabulary_arguments(args, &v)) {
         return NULL;
     }
     float max;
-    float mean = ordered_sum(logits, n, &max) / (float)n;
-    return max_and_std(max, ordered_squares(logits, n, mean), n);
+    float mean = ordered_sum(&v, &max) / (float)v.n;
+    return max_and_std(max, ordered_squares(&v, mean), v.n);
 }
 
 /* The same two sums one addition at a time, as llama.cpp's loops run: what the tests hold
@@ -317,7 +400,11 @@ static PyObject *sigma_statistics_plain(PyObject *module, PyObject *const *args,
     (void)module;
     const float *logits;
     Py_ssize_t n;
-    if (!logits_arguments(args, nargs, &logits, &n)) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "sigma_statistics_plain takes 2 arguments: logits_address, n");
+        return NULL;
+    }
+    if (!logits_arguments(args, &logits, &n)) {
         return NULL;
     }
     float max = logits[0], sum = 0.0f, acc = 0.0f;
@@ -335,7 +422,8 @@ static PyObject *sigma_statistics_plain(PyObject *module, PyObject *const *args,
 
 static PyMethodDef methods[] = {
     {"sigma_statistics", (PyCFunction)(void (*)(void))sigma_statistics, METH_FASTCALL,
-     "sigma_statistics(logits_address, n) -> (max, std), as llama.cpp's top-n-sigma computes them"},
+     "sigma_statistics(logits_address, n, bias_ids_address, bias_address, n_bias, kept_address, n_kept)"
+     " -> (max, std), as llama.cpp's top-n-sigma computes them"},
     {"sigma_statistics_plain", (PyCFunction)(void (*)(void))sigma_statistics_plain, METH_FASTCALL,
      "sigma_statistics_plain(logits_address, n) -> (max, std), one addition at a time"},
     {"top_candidates", (PyCFunction)(void (*)(void))top_candidates, METH_FASTCALL,
