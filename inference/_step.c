@@ -1,5 +1,7 @@
-/* One decode step's probabilities in one call: the top N tokens of the raw logits, their
- * softmax probabilities, and the probability of the sampled token.
+/* The work of one decode step that cannot wait in Python: the step's probabilities in one
+ * call (the top N tokens of the raw logits, their softmax probabilities, and the probability
+ * of the sampled token); top-n-sigma's statistics over the whole vocabulary; and where the
+ * tokens a trace follows stand after each sampler of the chain.
  *
  * Why C: between two llama_decode calls the weights streamed through the caches have
  * evicted the Python interpreter's own code and data, so every numpy call made there
@@ -14,6 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h> /* abs */
 #include <string.h>
@@ -420,12 +423,98 @@ static PyObject *sigma_statistics_plain(PyObject *module, PyObject *const *args,
     return max_and_std(max, acc, n);
 }
 
+/* llama.cpp's llama_token_data_array. */
+typedef struct {
+    token_data *data;
+    size_t size;
+    int64_t selected;
+    bool sorted;
+} token_data_array;
+
+/* -ffinite-math-only lets the compiler assume no logit is infinite; minus infinity is how
+ * llama.cpp's samplers mark a token they cut, so these two read and write the bits. */
+static int finite_float(float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return (bits & 0x7f800000u) != 0x7f800000u;
+}
+
+static int same_float(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* follow(array_address, n, ids_address, positions_address, logits_address, present_address)
+ *     -> how many changed
+ *
+ * The trace's look at the candidate array after one sampler (sampler_trace.py), eleven
+ * times a step with every sampler on: for each of the n followed tokens (int32 ids) still
+ * present (uint8), its logit now, or minus infinity where it left the array, written over
+ * logits (float32) where it changed; a token whose logit is not finite is no longer present.
+ * Where each was last found (int64 positions) is tried first: most samplers leave the array
+ * in place or cut its tail, and the rest are searched for. 0 when nothing changed for any
+ * followed token: then the trace has nothing to record. */
+static PyObject *follow(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "follow takes 6 arguments");
+        return NULL;
+    }
+    const token_data_array *array = (const token_data_array *)PyLong_AsVoidPtr(args[0]);
+    Py_ssize_t n = PyLong_AsSsize_t(args[1]);
+    const int32_t *ids = (const int32_t *)PyLong_AsVoidPtr(args[2]);
+    int64_t *positions = (int64_t *)PyLong_AsVoidPtr(args[3]);
+    float *logits = (float *)PyLong_AsVoidPtr(args[4]);
+    uint8_t *present = (uint8_t *)PyLong_AsVoidPtr(args[5]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!array || n < 0 || (n > 0 && (!ids || !positions || !logits || !present))) {
+        PyErr_SetString(PyExc_ValueError, "follow: invalid arguments");
+        return NULL;
+    }
+    const token_data *data = array->data;
+    size_t size = array->size;
+    Py_ssize_t changed = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (!present[k]) {
+            continue;
+        }
+        int64_t at = positions[k];
+        if (!(at >= 0 && (size_t)at < size && data[at].id == ids[k])) {
+            at = -1;
+            for (size_t i = 0; i < size; i++) {
+                if (data[i].id == ids[k]) {
+                    at = (int64_t)i;
+                    break;
+                }
+            }
+            positions[k] = at;
+        }
+        float value;
+        if (at >= 0) {
+            value = data[at].logit;
+        } else {
+            const uint32_t minus_infinity = 0xff800000u;
+            memcpy(&value, &minus_infinity, sizeof value);
+        }
+        if (!finite_float(value)) {
+            present[k] = 0;
+        } else if (same_float(value, logits[k])) {
+            continue;
+        }
+        logits[k] = value;
+        changed++;
+    }
+    return PyLong_FromSsize_t(changed);
+}
+
 static PyMethodDef methods[] = {
     {"sigma_statistics", (PyCFunction)(void (*)(void))sigma_statistics, METH_FASTCALL,
      "sigma_statistics(logits_address, n, bias_ids_address, bias_address, n_bias, kept_address, n_kept)"
      " -> (max, std), as llama.cpp's top-n-sigma computes them"},
     {"sigma_statistics_plain", (PyCFunction)(void (*)(void))sigma_statistics_plain, METH_FASTCALL,
      "sigma_statistics_plain(logits_address, n) -> (max, std), one addition at a time"},
+    {"follow", (PyCFunction)(void (*)(void))follow, METH_FASTCALL,
+     "follow(array_address, n, ids_address, positions_address, logits_address, present_address)"
+     " -> how many of the followed tokens changed"},
     {"top_candidates", (PyCFunction)(void (*)(void))top_candidates, METH_FASTCALL,
      "top_candidates(logits_address, n_vocab, top_n, token, scratch_address, kernel_address)"
      " -> (p_token, ((id, p), ...))"},
