@@ -218,6 +218,11 @@ async def bench(  # noqa: C901 - one run: its rounds and conditions in the order
             cpu_before, wall_before = cpu_seconds(), time.perf_counter()
             send_key(app, "ctrl+g")
             if keys[:1] == ["T"]:
+                # Not in the same tick as ctrl+g: the panel would take the focus before the
+                # editor's continue ran, and no generation would start (so no nudge recorded).
+                started_by = time.perf_counter() + 10.0
+                while not main.is_generating and time.perf_counter() < started_by:
+                    await asyncio.sleep(0.005)
                 send_key(app, "ctrl+t")
             elif keys:
                 # Typing goes at the start of the draft, before the suggestion's anchor,
