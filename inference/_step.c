@@ -522,7 +522,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "_step", "One decode step's top-N probabilities in one call.", -1, methods,
+    PyModuleDef_HEAD_INIT, "_step", "The work of one decode step that cannot wait in Python.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__step(void) { return PyModule_Create(&module_def); }
