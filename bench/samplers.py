@@ -129,6 +129,12 @@ def main() -> int:
         f"{(1 - best_every / best_today) * 100:+.1f}% slower"
     )
     print(f"median: today's chain {statistics.median(today):.1f}, every sampler {statistics.median(every):.1f} tok/s")
+    # Each round's pair ran back to back: their ratio is what a busy neighbour blurs least.
+    ratios = [e / t for e, t in zip(every, today)]
+    print(
+        f"every sampler / today's chain, round by round: median {statistics.median(ratios):.3f} "
+        f"(range {min(ratios):.3f}-{max(ratios):.3f}): {(1 - statistics.median(ratios)) * 100:+.1f}% slower"
+    )
     engine.close()
     return 0
 

@@ -178,12 +178,18 @@ async def bench(  # noqa: C901 - one run: its rounds and conditions in the order
     """Each app run's CPU during its decode, in cores."""
     typing_delays: list[float] = []
     nudge_delays: list[float] = []
-    pending: list[float] = []
+    pending: list[tuple[float, float]] = []
+    """(wall time, the interface thread's CPU time) as each key was posted."""
+    worked: dict[float, float] = {}
+    """Each key's delay (ms) -> the interface thread's CPU time (ms) within it: far less means
+    the thread waited for a core, not for the app's own work."""
 
     def applied(into: list[float]) -> Callable[[], None]:
         def record() -> None:
             if pending:
-                into.append((time.perf_counter() - pending.pop(0)) * 1000.0)
+                posted, cpu = pending.pop(0)
+                into.append((time.perf_counter() - posted) * 1000.0)
+                worked[into[-1]] = (time.thread_time() - cpu) * 1000.0
 
         return record
 
@@ -218,6 +224,11 @@ async def bench(  # noqa: C901 - one run: its rounds and conditions in the order
             cpu_before, wall_before = cpu_seconds(), time.perf_counter()
             send_key(app, "ctrl+g")
             if keys[:1] == ["T"]:
+                # Not in the same tick as ctrl+g: the panel would take the focus before the
+                # editor's continue ran, and no generation would start (so no nudge recorded).
+                started_by = time.perf_counter() + 10.0
+                while not main.is_generating and time.perf_counter() < started_by:
+                    await asyncio.sleep(0.005)
                 send_key(app, "ctrl+t")
             elif keys:
                 # Typing goes at the start of the draft, before the suggestion's anchor,
@@ -226,7 +237,8 @@ async def bench(  # noqa: C901 - one run: its rounds and conditions in the order
             sent = 0
             await asyncio.sleep(KEY_INTERVAL)
             while keys and main.is_generating:
-                pending.append(send_key(app, keys[sent % len(keys)]))
+                cpu = time.thread_time()
+                pending.append((send_key(app, keys[sent % len(keys)]), cpu))
                 sent += 1
                 await asyncio.sleep(KEY_INTERVAL)
             await main.wait_until_idle()
@@ -329,6 +341,11 @@ async def bench(  # noqa: C901 - one run: its rounds and conditions in the order
             f"(typing {len(typing_delays)}, sampler nudges {len(nudge_delays)}, one every "
             f"{KEY_INTERVAL * 1000:.0f} ms); decode meanwhile {statistics.median(keyed_rates):.1f} tok/s, "
             f"{statistics.median(keyed_rates) / statistics.median(best):.3f} of the reference"
+        )
+        slowest = sorted(delays)[-3:][::-1]
+        print(
+            "the slowest keys, and the interface thread's CPU within each: "
+            + ", ".join(f"{delay:.1f} ms ({worked[delay]:.1f} ms)" for delay in slowest)
         )
     if nudge_delays:
         print(

@@ -1,5 +1,7 @@
-/* One decode step's probabilities in one call: the top N tokens of the raw logits, their
- * softmax probabilities, and the probability of the sampled token.
+/* The work of one decode step that cannot wait in Python: the step's probabilities in one
+ * call (the top N tokens of the raw logits, their softmax probabilities, and the probability
+ * of the sampled token); top-n-sigma's statistics over the whole vocabulary; and where the
+ * tokens a trace follows stand after each sampler of the chain.
  *
  * Why C: between two llama_decode calls the weights streamed through the caches have
  * evicted the Python interpreter's own code and data, so every numpy call made there
@@ -14,7 +16,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h> /* abs */
 #include <string.h>
 
 typedef double (*softmax_kernel)(int n, float *y, const float *x, float max);
@@ -148,11 +152,12 @@ static PyObject *top_candidates(PyObject *module, PyObject *const *args, Py_ssiz
  * one exact sum of integers; any other run is added one term at a time, as llama.cpp does. */
 
 enum { RUN = 256 };
+/* 0 <= x < 2^51 plus MAGIC is x rounded to the nearest integer, ties to even, held in the low
+ * bits of a double of one fixed exponent: minus MAGIC it is that integer as a double, and its
+ * bits minus MAGIC_BITS the same integer as an int64, whose sums the vectoriser may reorder
+ * (a double sum it may not). No flag this file is compiled with lets the compiler fold it. */
 static const double MAGIC = 6755399441055744.0; /* 1.5 * 2^52 */
-
-/* x rounded to the nearest integer, ties to even (|x| < 2^51): the sum is rounded to a whole
- * number as it is stored. No flag this file is compiled with lets the compiler fold it. */
-static double nearest(double x) { return (x + MAGIC) - MAGIC; }
+static const int64_t MAGIC_BITS = 0x4338000000000000LL;
 
 /* The runs vectorise with AVX2 (GCC finds no SSE2 form for their mix of float, double and
  * int): on x86-64 with GCC both forms are built and the CPU's own is chosen at load. */
@@ -179,30 +184,84 @@ static double power_of_two(int e) {
 
 static const float FLOAT_MAGIC = 12582912.0f; /* 1.5 * 2^23 */
 
-/* The largest of x[0..n) and their float sum in order, as `sum += x[i]` adds them. A run's
+/* llama.cpp's llama_token_data. */
+typedef struct {
+    int32_t id;
+    float logit;
+    float p;
+} token_data;
+
+/* The logits top-n-sigma reads, over the whole vocabulary, as the samplers before it left
+ * them: those ran on a short array of candidates (`kept`, ids ascending, as they left it),
+ * and the logit bias moved its tokens outside it too (`raw + bias`, one float addition, as
+ * llama.cpp adds it). They are read a run at a time, copied and patched only in the runs
+ * where a change falls, so that the vocabulary (1 MB at 262k tokens) is never copied whole:
+ * that copy cost a third as much again as both sums. */
+typedef struct {
+    const float *raw;
+    Py_ssize_t n;
+    const int64_t *bias_ids; /* ascending */
+    const float *bias;
+    Py_ssize_t n_bias;
+    const token_data *kept;
+    Py_ssize_t n_kept;
+} vocabulary;
+
+/* Where one pass over a vocabulary has got to (passes go through the runs in order). */
+typedef struct {
+    Py_ssize_t bias_at, kept_at;
+    float buffer[RUN];
+} reader;
+
+/* The logits [i, end) of the vocabulary: the raw ones where nothing changed among them. */
+static const float *run_at(const vocabulary *v, reader *r, Py_ssize_t i, Py_ssize_t end) {
+    int biased = r->bias_at < v->n_bias && v->bias_ids[r->bias_at] < end;
+    int kept = r->kept_at < v->n_kept && v->kept[r->kept_at].id < end;
+    if (!biased && !kept) {
+        return v->raw + i;
+    }
+    memcpy(r->buffer, v->raw + i, (size_t)(end - i) * sizeof(float));
+    for (; r->bias_at < v->n_bias && v->bias_ids[r->bias_at] < end; r->bias_at++) {
+        r->buffer[v->bias_ids[r->bias_at] - i] += v->bias[r->bias_at];
+    }
+    for (; r->kept_at < v->n_kept && v->kept[r->kept_at].id < end; r->kept_at++) {
+        r->buffer[v->kept[r->kept_at].id - i] = v->kept[r->kept_at].logit; /* the bias included */
+    }
+    return r->buffer;
+}
+
+/* The largest of the logits and their float sum in order, as `sum += x[i]` adds them. A run's
  * loop is written for the vectoriser, in floats only (8 to an AVX2 register): x times a power
  * of two is exact, rounded to a whole number as the magic constant is added and taken away
- * (|x / g| < 2^22, as where a run passes its bounds), and the reductions are a maximum and a
- * sum of whole numbers held to +-2^22, whose order cannot change them. */
-VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *largest) {
-    float sum = 0.0f, top = x[0];
-    Py_ssize_t i = 0;
+ * (|x / g| < 2^22, as where a run passes its bounds), and the reductions are a maximum and
+ * sums of whole numbers held to +-2^22, whose order cannot change them. The sum can move from
+ * where the run starts by no more than the steps' sizes added up (`moved`), plus half a step
+ * before the last rounding: that, not the run's length times its largest term, is how far it
+ * may reach, so that fewer runs near the edge of a binade go one term at a time. A step held
+ * at 2^22 alone reaches beyond any binade it could stay in, so such a run is never taken. */
+VECTOR_CLONES static float ordered_sum(const vocabulary *v, float *largest) {
+    reader r = {0, 0, {0.0f}};
+    float sum = 0.0f, top = 0.0f;
+    Py_ssize_t i = 0, n = v->n;
     while (i < n) {
         Py_ssize_t end = n - i >= RUN ? i + RUN : n;
+        const float *x = run_at(v, &r, i, end);
+        top = i == 0 ? x[0] : top;
         if (end - i == RUN && fabsf(sum) >= 1024.0f) {
             int e = binade(sum); /* |sum| in [2^(e-1), 2^e) */
             float per_g = (float)power_of_two(24 - e);
-            float widest = 0.0f, run_top = top, off = 0.0f;
-            int steps = 0;
-            for (Py_ssize_t j = i; j < end; j++) {
+            float run_top = top, off = 0.0f;
+            int steps = 0, moved = 0;
+            for (Py_ssize_t j = 0; j < RUN; j++) {
                 float scaled = x[j] * per_g, k = (scaled + FLOAT_MAGIC) - FLOAT_MAGIC;
-                float apart = fabsf(scaled - k), size = fabsf(x[j]);
+                float apart = fabsf(scaled - k);
                 off = apart > off ? apart : off; /* 0.5 exactly: a tie, rounded to even by the sum's last bit */
-                steps += (int)fminf(fmaxf(k, -4194304.0f), 4194304.0f);
-                widest = size > widest ? size : widest;
+                int step = (int)fminf(fmaxf(k, -4194304.0f), 4194304.0f);
+                steps += step;
+                moved += abs(step);
                 run_top = x[j] > run_top ? x[j] : run_top;
             }
-            double g = power_of_two(e - 24), reach = RUN * ((double)widest + g), magnitude = fabs((double)sum);
+            double g = power_of_two(e - 24), reach = ((double)moved + 1.0) * g, magnitude = fabs((double)sum);
             if (off < 0.5f && magnitude - reach >= power_of_two(e - 1) && magnitude + reach < power_of_two(e)) {
                 sum = (float)((double)sum + (double)steps * g);
                 top = run_top;
@@ -210,10 +269,11 @@ VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *larg
                 continue;
             }
         }
-        for (; i < end; i++) {
-            top = x[i] > top ? x[i] : top;
-            sum += x[i];
+        for (Py_ssize_t j = 0; j < end - i; j++) {
+            top = x[j] > top ? x[j] : top;
+            sum += x[j];
         }
+        i = end;
     }
     *largest = top;
     return sum;
@@ -222,45 +282,50 @@ VECTOR_CLONES static float ordered_sum(const float *x, Py_ssize_t n, float *larg
 /* The squares of x[i] - mean added as llama.cpp adds them: acc = (float)((double)acc + d * d).
  * A square (exact in double) first joins the double sum, rounded to its spacing g / 2^29, then
  * the float one, rounded to g: the two roundings agree with one to the nearest multiple of g
- * unless the square lies within g / 2^29 of half way, which sends the run one at a time. */
-VECTOR_CLONES static float ordered_squares(const float *x, Py_ssize_t n, float mean) {
+ * unless the square lies within g / 2^29 of half way, which sends the run one at a time.
+ * Squares are never negative, so the sum only grows: it stayed in its binade all through a
+ * run if it ends there, and where it ends is known exactly from the steps, whole numbers
+ * summed in int64 (a square above 1e15 steps is held there, and ends past the binade). */
+VECTOR_CLONES static float ordered_squares(const vocabulary *v, float mean) {
+    reader r = {0, 0, {0.0f}};
     float acc = 0.0f;
-    Py_ssize_t i = 0;
+    Py_ssize_t i = 0, n = v->n;
     const double near_half = 0.5 - power_of_two(-29);
     while (i < n) {
         Py_ssize_t end = n - i >= RUN ? i + RUN : n;
+        const float *x = run_at(v, &r, i, end);
         if (end - i == RUN && acc >= 1.0f) {
             int e = binade(acc); /* acc in [2^(e-1), 2^e) */
             double g = power_of_two(e - 24), per_g = power_of_two(24 - e);
-            double widest = 0.0, off = 0.0;
-            int steps = 0;
-            for (Py_ssize_t j = i; j < end; j++) {
+            double off = 0.0;
+            int64_t steps = 0;
+            for (Py_ssize_t j = 0; j < RUN; j++) {
                 double d = (double)(x[j] - mean), square = d * d;
-                double scaled = fmin(square * per_g, 1e15), k = nearest(scaled), apart = fabs(scaled - k);
+                double scaled = fmin(square * per_g, 1e15), shifted = scaled + MAGIC;
+                double apart = fabs(scaled - (shifted - MAGIC));
+                int64_t bits;
+                memcpy(&bits, &shifted, sizeof bits);
                 off = apart > off ? apart : off;
-                steps += (int)fmin(k, 4194304.0);
-                widest = square > widest ? square : widest;
+                steps += bits - MAGIC_BITS;
             }
-            if (off < near_half && widest < power_of_two(e - 2) && (double)acc + RUN * (widest + g) < power_of_two(e)) {
-                acc = (float)((double)acc + (double)steps * g);
+            double reached = (double)acc + (double)steps * g;
+            if (off < near_half && reached < power_of_two(e)) {
+                acc = (float)reached;
                 i = end;
                 continue;
             }
         }
-        for (; i < end; i++) {
-            double d = (double)(x[i] - mean);
+        for (Py_ssize_t j = 0; j < end - i; j++) {
+            double d = (double)(x[j] - mean);
             acc = (float)((double)acc + d * d);
         }
+        i = end;
     }
     return acc;
 }
 
-/* The two arguments both functions below take: a float array's address and its length. */
-static int logits_arguments(PyObject *const *args, Py_ssize_t nargs, const float **logits, Py_ssize_t *n) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "sigma statistics take 2 arguments: logits_address, n");
-        return 0;
-    }
+/* A float array's address and length, the first two arguments of both functions below. */
+static int logits_arguments(PyObject *const *args, const float **logits, Py_ssize_t *n) {
     *logits = (const float *)PyLong_AsVoidPtr(args[0]);
     *n = PyLong_AsSsize_t(args[1]);
     if (PyErr_Occurred()) {
@@ -273,29 +338,63 @@ static int logits_arguments(PyObject *const *args, Py_ssize_t nargs, const float
     return 1;
 }
 
+/* The changes to the raw logits, checked once: every id within the vocabulary and ascending,
+ * as a pass reads them. */
+static int vocabulary_arguments(PyObject *const *args, vocabulary *v) {
+    if (!logits_arguments(args, &v->raw, &v->n)) {
+        return 0;
+    }
+    v->bias_ids = (const int64_t *)PyLong_AsVoidPtr(args[2]);
+    v->bias = (const float *)PyLong_AsVoidPtr(args[3]);
+    v->n_bias = PyLong_AsSsize_t(args[4]);
+    v->kept = (const token_data *)PyLong_AsVoidPtr(args[5]);
+    v->n_kept = PyLong_AsSsize_t(args[6]);
+    if (PyErr_Occurred()) {
+        return 0;
+    }
+    int valid = v->n_bias >= 0 && v->n_kept >= 0 && (v->n_bias == 0 || (v->bias_ids && v->bias)) &&
+                (v->n_kept == 0 || v->kept);
+    for (Py_ssize_t k = 0; valid && k < v->n_bias; k++) {
+        valid = v->bias_ids[k] >= (k ? v->bias_ids[k - 1] + 1 : 0) && v->bias_ids[k] < v->n;
+    }
+    for (Py_ssize_t k = 0; valid && k < v->n_kept; k++) {
+        valid = v->kept[k].id >= (k ? v->kept[k - 1].id + 1 : 0) && v->kept[k].id < v->n;
+    }
+    if (!valid) {
+        PyErr_SetString(PyExc_ValueError, "sigma statistics: changed ids must ascend within the vocabulary");
+        return 0;
+    }
+    return 1;
+}
+
 /* llama.cpp's standard deviation from its float sum of squares. */
 static PyObject *max_and_std(float max, float acc, Py_ssize_t n) {
     float std = (float)sqrt((double)(acc / (float)n));
     return Py_BuildValue("(dd)", (double)max, (double)std);
 }
 
-/* sigma_statistics(logits_address, n) -> (max, std)
+/* sigma_statistics(logits_address, n, bias_ids_address, bias_address, n_bias,
+ *                  kept_address, n_kept) -> (max, std)
  *
- * Top-n-sigma's largest logit and standard deviation over n floats, as llama.cpp computes
- * them, bit for bit; the caller applies its cut (max - n * std) to a short array of
- * candidates (sampler_shortlist.py), so that the whole vocabulary is walked here once and
- * never sorted, as llama.cpp sorts it after its cut. Every value must be finite (the caller
- * checks the result): llama.cpp skips minus infinity, which -ffinite-math-only would not see. */
+ * Top-n-sigma's largest logit and standard deviation over the n logits as the samplers
+ * before it left them (`vocabulary`), as llama.cpp computes them, bit for bit; the caller
+ * applies its cut (max - n * std) to the short array of candidates (sampler_shortlist.py),
+ * so that the whole vocabulary is walked here twice and never sorted, as llama.cpp sorts it
+ * after its cut. Every value must be finite (the caller checks the result): llama.cpp skips
+ * minus infinity, which -ffinite-math-only would not see. */
 static PyObject *sigma_statistics(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    const float *logits;
-    Py_ssize_t n;
-    if (!logits_arguments(args, nargs, &logits, &n)) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "sigma_statistics takes 7 arguments");
+        return NULL;
+    }
+    vocabulary v;
+    if (!vocabulary_arguments(args, &v)) {
         return NULL;
     }
     float max;
-    float mean = ordered_sum(logits, n, &max) / (float)n;
-    return max_and_std(max, ordered_squares(logits, n, mean), n);
+    float mean = ordered_sum(&v, &max) / (float)v.n;
+    return max_and_std(max, ordered_squares(&v, mean), v.n);
 }
 
 /* The same two sums one addition at a time, as llama.cpp's loops run: what the tests hold
@@ -304,7 +403,11 @@ static PyObject *sigma_statistics_plain(PyObject *module, PyObject *const *args,
     (void)module;
     const float *logits;
     Py_ssize_t n;
-    if (!logits_arguments(args, nargs, &logits, &n)) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "sigma_statistics_plain takes 2 arguments: logits_address, n");
+        return NULL;
+    }
+    if (!logits_arguments(args, &logits, &n)) {
         return NULL;
     }
     float max = logits[0], sum = 0.0f, acc = 0.0f;
@@ -320,11 +423,98 @@ static PyObject *sigma_statistics_plain(PyObject *module, PyObject *const *args,
     return max_and_std(max, acc, n);
 }
 
+/* llama.cpp's llama_token_data_array. */
+typedef struct {
+    token_data *data;
+    size_t size;
+    int64_t selected;
+    bool sorted;
+} token_data_array;
+
+/* -ffinite-math-only lets the compiler assume no logit is infinite; minus infinity is how
+ * llama.cpp's samplers mark a token they cut, so these two read and write the bits. */
+static int finite_float(float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return (bits & 0x7f800000u) != 0x7f800000u;
+}
+
+static int same_float(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* follow(array_address, n, ids_address, positions_address, logits_address, present_address)
+ *     -> how many changed
+ *
+ * The trace's look at the candidate array after one sampler (sampler_trace.py), eleven
+ * times a step with every sampler on: for each of the n followed tokens (int32 ids) still
+ * present (uint8), its logit now, or minus infinity where it left the array, written over
+ * logits (float32) where it changed; a token whose logit is not finite is no longer present.
+ * Where each was last found (int64 positions) is tried first: most samplers leave the array
+ * in place or cut its tail, and the rest are searched for. 0 when nothing changed for any
+ * followed token: then the trace has nothing to record. */
+static PyObject *follow(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "follow takes 6 arguments");
+        return NULL;
+    }
+    const token_data_array *array = (const token_data_array *)PyLong_AsVoidPtr(args[0]);
+    Py_ssize_t n = PyLong_AsSsize_t(args[1]);
+    const int32_t *ids = (const int32_t *)PyLong_AsVoidPtr(args[2]);
+    int64_t *positions = (int64_t *)PyLong_AsVoidPtr(args[3]);
+    float *logits = (float *)PyLong_AsVoidPtr(args[4]);
+    uint8_t *present = (uint8_t *)PyLong_AsVoidPtr(args[5]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!array || n < 0 || (n > 0 && (!ids || !positions || !logits || !present))) {
+        PyErr_SetString(PyExc_ValueError, "follow: invalid arguments");
+        return NULL;
+    }
+    const token_data *data = array->data;
+    size_t size = array->size;
+    Py_ssize_t changed = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (!present[k]) {
+            continue;
+        }
+        int64_t at = positions[k];
+        if (!(at >= 0 && (size_t)at < size && data[at].id == ids[k])) {
+            at = -1;
+            for (size_t i = 0; i < size; i++) {
+                if (data[i].id == ids[k]) {
+                    at = (int64_t)i;
+                    break;
+                }
+            }
+            positions[k] = at;
+        }
+        float value;
+        if (at >= 0) {
+            value = data[at].logit;
+        } else {
+            const uint32_t minus_infinity = 0xff800000u;
+            memcpy(&value, &minus_infinity, sizeof value);
+        }
+        if (!finite_float(value)) {
+            present[k] = 0;
+        } else if (same_float(value, logits[k])) {
+            continue;
+        }
+        logits[k] = value;
+        changed++;
+    }
+    return PyLong_FromSsize_t(changed);
+}
+
 static PyMethodDef methods[] = {
     {"sigma_statistics", (PyCFunction)(void (*)(void))sigma_statistics, METH_FASTCALL,
-     "sigma_statistics(logits_address, n) -> (max, std), as llama.cpp's top-n-sigma computes them"},
+     "sigma_statistics(logits_address, n, bias_ids_address, bias_address, n_bias, kept_address, n_kept)"
+     " -> (max, std), as llama.cpp's top-n-sigma computes them"},
     {"sigma_statistics_plain", (PyCFunction)(void (*)(void))sigma_statistics_plain, METH_FASTCALL,
      "sigma_statistics_plain(logits_address, n) -> (max, std), one addition at a time"},
+    {"follow", (PyCFunction)(void (*)(void))follow, METH_FASTCALL,
+     "follow(array_address, n, ids_address, positions_address, logits_address, present_address)"
+     " -> how many of the followed tokens changed"},
     {"top_candidates", (PyCFunction)(void (*)(void))top_candidates, METH_FASTCALL,
      "top_candidates(logits_address, n_vocab, top_n, token, scratch_address, kernel_address)"
      " -> (p_token, ((id, p), ...))"},
@@ -332,7 +522,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "_step", "One decode step's top-N probabilities in one call.", -1, methods,
+    PyModuleDef_HEAD_INIT, "_step", "The work of one decode step that cannot wait in Python.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__step(void) { return PyModule_Create(&module_def); }

@@ -295,7 +295,7 @@ class SamplerChain:
         top_k = self._top_k_at
         for index, name in enumerate(self.stage_names[:top_k]):
             if name == "top_n_sigma":
-                if not self._sigma_cut(ids):
+                if not self._sigma_cut():
                     return 0
                 if observer is not None:
                     observer.after(name, candidates)
@@ -305,18 +305,15 @@ class SamplerChain:
         self._run(top_k, top_k + 1)
         return top_k + 1 if shortlist.clear_cut(before_top_k) else 0
 
-    def _sigma_cut(self, ids: np.ndarray) -> bool:
+    def _sigma_cut(self) -> bool:
         """Top-n-sigma on the short array, with its threshold from the whole vocabulary as
         the samplers before it left it: the short array's tokens as they stand, every other
         one raw or biased. False where a logit sits on the threshold, or one is not finite."""
         shortlist, candidates = self.shortlist, self.candidates
-        assert shortlist is not None and shortlist.sigma is not None
+        assert shortlist is not None
         view = candidates.view()
-        whole = shortlist.sigma.whole_vocabulary(candidates.logits)
-        if "logit_bias" in self.stage_names[: self.stage_names.index("top_n_sigma")]:
-            shortlist.biased(whole)
-        whole[ids] = view["logit"]
-        bounds = shortlist.sigma.bounds(whole)
+        biased = "logit_bias" in self.stage_names[: self.stage_names.index("top_n_sigma")]
+        bounds = shortlist.sigma_bounds(candidates.logits, view, biased)
         if bounds is None:
             return False
         low, high = bounds

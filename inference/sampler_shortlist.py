@@ -11,7 +11,9 @@ reach, plus the touched ones: an untouched token below that level stays below k 
 is cut by top-n-sigma along with them. That short array, in id order as
 llama_sampler_sample fills its own, goes through llama.cpp's own samplers; top-n-sigma's
 threshold, which depends on every logit, comes from `_step.sigma_statistics`, computed over
-the whole (biased) vocabulary as llama.cpp computes it, then applied to the short array.
+the whole vocabulary as the samplers before it would have left it (the raw logits, the bias
+added, the short array's values where it has them) as llama.cpp computes it, then applied
+to the short array.
 
 Exact, not approximate: where llama.cpp's sort would order two equal logits by where they
 sat in the whole array, or a logit sits on top-n-sigma's threshold within its last rounding,
@@ -34,7 +36,7 @@ WORTH_IT = 4
 SAMPLE_STRIDE = 16
 """The level is first guessed from every 16th logit, a cheap sample of the vocabulary."""
 
-SigmaStatistics = Callable[[int, int], tuple[float, float]]
+SigmaStatistics = Callable[[int, int, int, int, int, int, int], tuple[float, float]]
 
 
 def compiled_sigma_statistics() -> SigmaStatistics | None:
@@ -56,13 +58,24 @@ class SigmaCut:
     def __init__(self, n: float, statistics: SigmaStatistics):
         self._n = np.float32(n)
         self._statistics = statistics
-        self._scratch = np.empty(0, dtype=np.float32)
 
-    def bounds(self, logits: np.ndarray) -> tuple[np.float32, np.float32] | None:
+    def bounds(
+        self, raw: np.ndarray, bias_ids: np.ndarray, bias_values: np.ndarray, kept: np.ndarray
+    ) -> tuple[np.float32, np.float32] | None:
         """(low, high): a logit below low is cut, one above high kept, one between them
-        undecided. None when a logit is not finite (llama.cpp then skips minus infinity,
-        which is left to it)."""
-        highest, std = self._statistics(logits.ctypes.data, len(logits))
+        undecided. The logits are `raw` as the samplers before this one left them: `bias_values`
+        added at `bias_ids` (ascending, int64), and the short array `kept` (llama_token_data,
+        ids ascending) as they left it. None when a logit is not finite (llama.cpp then skips
+        minus infinity, which is left to it)."""
+        highest, std = self._statistics(
+            raw.ctypes.data,
+            len(raw),
+            bias_ids.ctypes.data,
+            bias_values.ctypes.data,
+            len(bias_ids),
+            kept.ctypes.data,
+            len(kept),
+        )
         if not (np.isfinite(highest) and np.isfinite(std)):
             return None
         top, spread = np.float32(highest), np.float32(std)
@@ -70,13 +83,6 @@ class SigmaCut:
         fused = np.float32(float(top) - float(self._n) * float(spread))  # the product is exact in double
         low, high = min(separate, fused), max(separate, fused)
         return np.nextafter(low, np.float32(-np.inf)), np.nextafter(high, np.float32(np.inf))
-
-    def whole_vocabulary(self, raw: np.ndarray) -> np.ndarray:
-        """A scratch copy of the raw logits, for the logits as the samplers before this one left them."""
-        if len(self._scratch) != len(raw):
-            self._scratch = np.empty(len(raw), dtype=np.float32)
-        np.copyto(self._scratch, raw)
-        return self._scratch
 
 
 class Shortlist:
@@ -95,9 +101,10 @@ class Shortlist:
         self.top_k = top_k
         self.sigma = sigma
         self._n_vocab = n_vocab
-        valid = {token: value for token, value in bias.items() if 0 <= token < n_vocab}
+        valid = {token: bias[token] for token in sorted(bias) if 0 <= token < n_vocab}  # ascending, as C reads them
         self._bias_ids = np.fromiter(valid, dtype=np.int64, count=len(valid))
         self._bias_values = np.fromiter(valid.values(), dtype=np.float32, count=len(valid))
+        self._unbiased = (self._bias_ids[:0], self._bias_values[:0])
         # A raised token may climb past any level: it is always in the short array.
         self._raised = self._bias_ids[self._bias_values > 0]
         self._history = np.zeros(history, dtype=np.int64)
@@ -166,10 +173,12 @@ class Shortlist:
         chosen[followed] = True
         return np.flatnonzero(chosen)
 
-    def biased(self, whole: np.ndarray) -> None:
-        """`whole` (the raw logits) as llama.cpp's logit bias leaves it: one float addition each."""
-        if len(self._bias_ids):
-            whole[self._bias_ids] += self._bias_values
+    def sigma_bounds(self, raw: np.ndarray, kept: np.ndarray, biased: bool) -> tuple[np.float32, np.float32] | None:
+        """Top-n-sigma's bounds (SigmaCut.bounds) for the raw logits `raw`, the short array as
+        the samplers before it left it (`kept`) and, `biased`, the logit bias among them."""
+        assert self.sigma is not None
+        bias_ids, bias_values = (self._bias_ids, self._bias_values) if biased else self._unbiased
+        return self.sigma.bounds(raw, bias_ids, bias_values, kept)
 
     def clear_cut(self, before_top_k: np.ndarray) -> bool:
         """Whether the top k + 1 of the short array's logits, as they reached top-k, hold no

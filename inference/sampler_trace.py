@@ -12,6 +12,7 @@ the array (llama-server's `post_sampling_probs`): the distribution the token was
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,9 +43,12 @@ class StepTrace:
 class ChainTrace:
     """Follows `ids` through the chain of one step (give them with `follow` before it).
 
-    Called after every sampler of every step, so kept lean: the few followed tokens' logits
-    and presence in plain lists, and a short array (what top-k leaves) read in Python,
-    where a dozen numpy calls would cost more than the array holds."""
+    Called after every sampler of every step (eleven times with every sampler on), so kept
+    lean: the few followed tokens' logits and presence in plain lists, read off the array by
+    one call into the C helper (`_step.follow`), which also says when a sampler changed
+    nothing for them, as most do: then nothing is recorded. Without the helper a short
+    array (what top-k leaves) is read in Python, where a dozen numpy calls would cost more
+    than the array holds."""
 
     def __init__(self) -> None:
         self._ids = np.empty(0, dtype=np.int32)
@@ -53,29 +57,46 @@ class ChainTrace:
         self._present: list[bool] = []
         self._removed: list[tuple[int, str]] = []
         self._pushed: list[tuple[int, str, float]] = []
+        self._compiled = _compiled_follow()
+        # What the helper keeps for each followed token: where it was last found, its logit
+        # then, and whether it is still in the array (with their addresses, for one call).
+        self._at = np.empty(0, dtype=np.int64)
+        self._now = np.empty(0, dtype=np.float32)
+        self._in = np.empty(0, dtype=np.uint8)
+        self._addresses = (0, 0, 0, 0)
 
     def follow(self, ids: list[int]) -> None:
         self._ids = np.asarray(ids, dtype=np.int32)
         self._tokens = [int(token) for token in ids]
+        count = len(self._tokens)
+        self._at = np.empty(count, dtype=np.int64)
+        self._now = np.empty(count, dtype=np.float32)
+        self._in = np.empty(count, dtype=np.uint8)
+        self._addresses = (self._ids.ctypes.data, self._at.ctypes.data, self._now.ctypes.data, self._in.ctypes.data)
 
     def followed(self) -> np.ndarray:
         return self._ids
 
     def start(self, candidates: CandidateArray) -> None:
         # Before any sampler each followed token has its raw logit, wherever it sits in the array.
-        self._logits = candidates.logits[self._ids].tolist()
+        now = candidates.logits[self._ids]
+        self._logits = now.tolist()
         self._present = [True] * len(self._tokens)
         self._removed, self._pushed = [], []
+        if self._compiled is not None:
+            self._now[:] = now
+            self._in[:] = 1
+            self._at[:] = self._ids  # where a whole vocabulary, in id order, holds them
 
     def after(self, stage: str, candidates: CandidateArray) -> None:
-        if not any(self._present):
+        if self._compiled is not None:
+            if not self._compiled(candidates.pointer, len(self._tokens), *self._addresses):
+                return
+            logits = self._now.tolist()
+        elif not any(self._present):
             return
-        view = candidates.view()
-        if len(view) <= SMALL:
-            where = dict(zip(view["id"].tolist(), view["logit"].tolist()))
-            logits = [where.get(token, -math.inf) for token in self._tokens]
         else:
-            logits = self._looked_up(view, candidates.n_vocab).tolist()
+            logits = self._read(candidates)
         pushing = stage in PUSHING
         for slot, token in enumerate(self._tokens):
             if not self._present[slot]:
@@ -88,6 +109,14 @@ class ChainTrace:
             if pushing and abs(value - self._logits[slot]) > MOVED:
                 self._pushed.append((token, stage, round(value - self._logits[slot], 4)))
             self._logits[slot] = value
+
+    def _read(self, candidates: CandidateArray) -> list[float]:
+        """The followed tokens' logits as the array holds them (minus infinity where one is not)."""
+        view = candidates.view()
+        if len(view) <= SMALL:
+            where = dict(zip(view["id"].tolist(), view["logit"].tolist()))
+            return [where.get(token, -math.inf) for token in self._tokens]
+        return self._looked_up(view, candidates.n_vocab).tolist()
 
     def _looked_up(self, view: np.ndarray, n_vocab: int) -> np.ndarray:
         """The followed tokens' logits in a long array (minus infinity where one is not)."""
@@ -147,3 +176,12 @@ def _read(view: np.ndarray, at: np.ndarray) -> np.ndarray:
 def _find(view_ids: np.ndarray, token: int) -> int | None:
     hits = np.flatnonzero(view_ids == token)
     return int(hits[0]) if len(hits) else None
+
+
+def _compiled_follow() -> Callable[..., int] | None:
+    """`_step.follow`, or None where the C helper was not built."""
+    try:
+        from ._step import follow
+    except ImportError:
+        return None
+    return follow

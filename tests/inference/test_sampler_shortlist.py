@@ -161,7 +161,8 @@ def test_top_k_after_the_draws_samplers_is_no_shortcut_either(engine: Engine) ->
 def test_the_sigma_statistics_are_llama_cpps_to_the_bit() -> None:
     """The C helper's fast sums (runs added as whole numbers of the float spacing) against the
     same sums one addition at a time, as llama.cpp's top-n-sigma loops add them: on logits
-    of every shape, coarse ones (whose terms fall half way between two floats) among them."""
+    of every shape, coarse ones (whose terms fall half way between two floats) among them,
+    sums that creep through one binade after another, and squares that leap within one."""
     step = pytest.importorskip("scriptorium.inference._step")
     rng = np.random.default_rng(5)
     shapes = [
@@ -170,9 +171,48 @@ def test_the_sigma_statistics_are_llama_cpps_to_the_bit() -> None:
         lambda n: rng.normal(0, 1, n) * 1e-3,
         lambda n: rng.standard_cauchy(n).clip(-1e4, 1e4),
         lambda n: rng.normal(-10, 5, n) - 100 * (rng.random(n) < 0.001),
+        lambda n: np.full(n, rng.choice([0.5, 1.0, -3.0, 0.75])) + rng.normal(0, 1e-3, n) * (rng.random() < 0.5),
+        lambda n: rng.normal(0, 1, n) + 1e3 * rng.normal(0, 1, n) * (rng.random(n) < 0.01),
     ]
-    for trial in range(100):
+    for trial in range(140):
         n = int(rng.integers(2, 300_000))
         logits = shapes[trial % len(shapes)](n).astype(np.float32)
-        fast = step.sigma_statistics(logits.ctypes.data, n)
+        none = np.empty(0, dtype=np.int64)
+        fast = step.sigma_statistics(logits.ctypes.data, n, none.ctypes.data, none.ctypes.data, 0, 0, 0)
         assert fast == step.sigma_statistics_plain(logits.ctypes.data, n), (trial, n)
+
+
+def test_the_sigma_statistics_read_the_logits_as_the_samplers_before_left_them() -> None:
+    """The raw logits with the bias added where it is and the short array's values where it
+    has them, read a run at a time (never copied whole): the same statistics as those logits
+    written out in full, whether a change falls at a run's edge, in a run alone or nowhere."""
+    step = pytest.importorskip("scriptorium.inference._step")
+    rng = np.random.default_rng(8)
+    for trial in range(40):
+        n = int(rng.integers(2, 100_000))
+        raw = rng.normal(-3, 3, n).astype(np.float32)
+        edges = [i for i in (0, 255, 256, 511, n - 1) if i < n]
+        bias_ids = np.unique(np.concatenate((rng.choice(n, min(n, 5)), edges[: trial % 3]))).astype(np.int64)
+        bias = rng.normal(0, 5, len(bias_ids)).astype(np.float32)
+        kept_ids = np.unique(np.concatenate((rng.choice(n, min(n, int(rng.integers(0, 300)))), edges[trial % 3 :])))
+        kept = np.zeros(len(kept_ids), dtype=TOKEN_DATA)
+        kept["id"] = kept_ids
+        kept["logit"] = raw[kept_ids] + rng.normal(0, 2, len(kept_ids)).astype(np.float32)
+        if trial % 4 == 0:
+            bias_ids, bias = bias_ids[:0], bias[:0]
+        written = raw.copy()
+        written[bias_ids] += bias
+        written[kept_ids] = kept["logit"]
+        read = step.sigma_statistics(
+            raw.ctypes.data, n, bias_ids.ctypes.data, bias.ctypes.data, len(bias), kept.ctypes.data, len(kept)
+        )
+        assert read == step.sigma_statistics_plain(written.ctypes.data, n), trial
+
+
+def test_the_sigma_statistics_refuse_changes_out_of_order() -> None:
+    step = pytest.importorskip("scriptorium.inference._step")
+    raw = np.zeros(1000, dtype=np.float32)
+    kept = np.zeros(2, dtype=TOKEN_DATA)
+    kept["id"] = [7, 3]
+    with pytest.raises(ValueError, match="ascend"):
+        step.sigma_statistics(raw.ctypes.data, len(raw), 0, 0, 0, kept.ctypes.data, len(kept))

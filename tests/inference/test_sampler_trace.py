@@ -125,3 +125,46 @@ def test_dry_says_which_token_it_pushed_down_and_by_how_much(loop_engine: Engine
     # multiplier * base^(n - allowed length) for a repetition of n tokens: 0.8, 1.4, 2.45 ...
     allowed = [-0.8 * 1.75**k for k in range(12)]
     assert all(min(abs(delta - value) for value in allowed) < 1e-3 for _token, _stage, delta in pushes)
+
+
+@pytest.mark.parametrize("order", ["llama.cpp's", "temperature first"])
+def test_the_c_helper_and_python_read_the_same_of_what_each_sampler_did(
+    loop_engine: Engine,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    order: str,
+) -> None:
+    """`_step.follow` (most samplers change nothing for the followed tokens, and it says so in
+    one call) against the trace's own reading of the array in Python, where the helper was not
+    built: the same removals, pushes and survivors at every step, with every sampler on."""
+    pytest.importorskip("scriptorium.inference._step")
+    from scriptorium.inference import sampler_trace
+
+    every = SamplerSettings(
+        temperature=0.9,
+        top_k=6,
+        top_p=0.95,
+        min_p=0.02,
+        typical_p=0.95,
+        top_n_sigma=2.5,
+        repeat_penalty=1.2,
+        frequency_penalty=0.1,
+        presence_penalty=0.1,
+        dry_multiplier=0.8,
+        dry_allowed_length=2,
+        xtc_probability=0.5,
+        xtc_threshold=0.1,
+        dynatemp_range=0.3,
+        max_tokens=40,
+        seed=5,
+    )
+    if order == "temperature first":
+        every = every.with_changes(samplers=("temperature",) + tuple(s for s in every.samplers if s != "temperature"))
+
+    def did(events: list[TokenEvent]) -> list[tuple]:
+        return [(event.id, event.kept, event.removed, event.pushed) for event in events]
+
+    compiled = did(events_of(loop_engine, PROMPT, every))
+    monkeypatch.setattr(sampler_trace, "_compiled_follow", lambda: None)
+    in_python = did(events_of(loop_engine, PROMPT, every))
+    assert compiled == in_python
+    assert any(removed for _, _, removed, _ in compiled) and any(pushed for _, _, _, pushed in compiled)
