@@ -110,7 +110,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.config = config or Config()
         self._custom_sampler: SamplerSettings | None = None
         """The author's own values last tuned (set on the command line, or with the keys): the preset cycle comes back to them."""
-        self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display)
+        self.language = self.settings.language
+        self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display, self.language.gettext)
         self.models = ModelLifecycle(
             run_config, self.settings.generation_threads(), self._show_model, self.keys.key_display
         )
@@ -500,7 +501,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.notify(f"Speculative decoding: {self.speculation.describe()}", title="Speculation")
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.keys.rows()))
+        self.push_screen(HelpScreen(self.keys.rows(), self.language))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -509,4 +510,4 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     async def _run_from_palette(self, node: DOMNode, action: str) -> None:
         if not await self.run_action(action, node):
-            self.notify("That is not available right now.", severity="warning")
+            self.notify(self.language.gettext("That is not available right now."), severity="warning")

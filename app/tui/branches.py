@@ -15,6 +15,7 @@ from scriptorium.inference.window import prompt_end
 
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
 from scriptorium.app.tui.widgets.formatting import visible_token
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 Writers = list[tuple[int | None, int]]
 """Who wrote a suggestion's text: (a generation's request id, or None for the author's own
@@ -273,8 +274,9 @@ def lost_note(ghost: Ghost, restore_key: str) -> str:
     )
 
 
-def version_label(ghost: Ghost) -> str:
+def version_label(ghost: Ghost, language: Language = ENGLISH) -> str:
     """'version 2/3 · re-roll', or '' while there is only one."""
     if len(ghost.versions) < 2:
         return ""
-    return f"version {ghost.version + 1}/{len(ghost.versions)} · {ghost.versions[ghost.version].label}"
+    number = language.gettext("version {number}/{count}").format(number=ghost.version + 1, count=len(ghost.versions))
+    return f"{number} · {ghost.versions[ghost.version].label}"

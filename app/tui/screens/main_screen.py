@@ -36,6 +36,7 @@ from scriptorium.app.tui.widgets.sampler_panel import SamplerView
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 from scriptorium.app.tui.widgets.status_bar import StatusBar
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -54,18 +55,18 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         Binding(
             "tab",
             "app.focus_next",
-            "Next",
+            N_("Next"),
             show=False,
             id="focus.next",
-            tooltip="Move the focus to the next widget (the editor takes Tab for a suggestion)",
+            tooltip=N_("Move the focus to the next widget (the editor takes Tab for a suggestion)"),
         ),
         Binding(
             "shift+tab",
             "app.focus_previous",
-            "Previous",
+            N_("Previous"),
             show=False,
             id="focus.previous",
-            tooltip="Move the focus to the previous widget",
+            tooltip=N_("Move the focus to the previous widget"),
         ),
     ]
 
@@ -84,16 +85,18 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         self._draft_file = draft_file
         self._draft_text = draft_text
         self._settings = settings
+        self.language = settings.language
+        """The interface's words and numbers, for the dialogs and notices the screen's helpers show."""
         self._key_display = key_display
         self._words_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         settings, keys = self._settings, self._key_display
         bound = [getattr(MainScreen, name) for name in _PANE_STATE]
-        self.status = StatusBar(id="status").data_bind(model=MainScreen.model_status)
+        self.status = StatusBar(settings.language, id="status").data_bind(model=MainScreen.model_status)
         self.draft = DraftPane(self._draft_file, self._draft_text, settings, keys, id="draft").data_bind(*bound)
         self.chat = ChatPane(settings, keys, id="chat").data_bind(*bound)
-        self.sidebar = Sidebar(settings.top_n, settings.panels, id="sidebar").data_bind(
+        self.sidebar = Sidebar(settings.top_n, settings.panels, settings.language, id="sidebar").data_bind(
             MainScreen.sampler_view, MainScreen.model_view
         )
         self.sidebar.show(settings.sidebar)
@@ -109,6 +112,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
             keep={"quit", "help", "screen.switch_mode"},
             lesser=("command_palette", "screen.focus_sampler"),
             compact=True,
+            translate=settings.language.gettext,
         )
 
     def on_mount(self) -> None:

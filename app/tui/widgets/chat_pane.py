@@ -27,6 +27,7 @@ from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_input import ChatInput
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from textual.css.query import DOMQuery
@@ -45,28 +46,28 @@ class ChatPane(ChatVersions):
 
     BINDINGS = [
         *chat_inspect.LEADING_BINDINGS,
-        Binding("escape", "stop", "Stop", id="chat.stop", tooltip="Stop the reply; what was written stays"),
+        Binding("escape", "stop", N_("Stop"), id="chat.stop", tooltip=N_("Stop the reply; what was written stays")),
         Binding(
             "ctrl+r",
             "regenerate",
-            "Regenerate",
+            N_("Regenerate"),
             id="chat.regenerate",
-            tooltip="Write the last reply again; the old one stays as a version (alt+←/→)",
+            tooltip=N_("Write the last reply again; the old one stays as a version (alt+←/→)"),
         ),
         Binding(
             "up",
             "edit_last",
-            "Edit last",
+            N_("Edit last"),
             key_display="↑",
             id="chat.edit_last",
-            tooltip="Take back your last message (and its reply) to edit and send it again",
+            tooltip=N_("Take back your last message (and its reply) to edit and send it again"),
         ),
         Binding(
             "escape",
             "put_back",
-            "Put back",
+            N_("Put back"),
             id="chat.put_back",
-            tooltip="Put the message taken back, unchanged, and its reply back into the conversation",
+            tooltip=N_("Put the message taken back, unchanged, and its reply back into the conversation"),
         ),
         *chat_inspect.BINDINGS,
         *chat_versions.BINDINGS,

@@ -19,6 +19,7 @@ from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted,
 from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice, CandidatesScreen
 from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, prompt_anchor
 from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from textual.widgets.text_area import Location
@@ -29,11 +30,13 @@ BINDINGS = [
     Binding(
         "ctrl+n",
         "candidates",
-        "Candidates",
+        N_("Candidates"),
         show=False,
         id="draft.candidates",
-        tooltip="Write several continuations of this point side by side, each with its own seed, "
-        "and choose one (the others stay as versions)",
+        tooltip=N_(
+            "Write several continuations of this point side by side, each with its own seed, "
+            "and choose one (the others stay as versions)"
+        ),
     ),
 ]
 

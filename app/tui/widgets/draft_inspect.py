@@ -49,6 +49,7 @@ from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.tui.widgets.token_text import TokenLegend
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from scriptorium.inference.load_options import LoadOptions
@@ -60,84 +61,88 @@ SCORED = TokenSource("scored")
 
 # Checked before the draft's own Esc (stop, reject): leaving inspection or scoring comes first.
 LEADING_BINDINGS = [
-    Binding("escape", "leave_inspect", "Done", id="draft.inspect_leave", tooltip="Leave token inspection"),
+    Binding("escape", "leave_inspect", N_("Done"), id="draft.inspect_leave", tooltip=N_("Leave token inspection")),
     Binding(
         "escape",
         "cancel_score",
-        "Stop scoring",
+        N_("Stop scoring"),
         id="draft.score_cancel",
-        tooltip="Stop scoring the draft; what was scored stays coloured",
+        tooltip=N_("Stop scoring the draft; what was scored stays coloured"),
     ),
 ]
 BINDINGS = [
     Binding(
         "f4",
         "inspect",
-        "Inspect",
+        N_("Inspect"),
         id="draft.inspect",
-        tooltip="Step through the suggestion's tokens (←/→) and see what else the model considered",
+        tooltip=N_("Step through the suggestion's tokens (←/→) and see what else the model considered"),
     ),
     Binding(
         "left",
         "inspect_move(-1)",
-        "Previous token",
+        N_("Previous token"),
         priority=True,
         show=False,
         id="draft.inspect_previous",
-        tooltip="While inspecting: the token before",
+        tooltip=N_("While inspecting: the token before"),
     ),
     Binding(
         "right",
         "inspect_move(1)",
-        "Next token",
+        N_("Next token"),
         priority=True,
         show=False,
         id="draft.inspect_next",
-        tooltip="While inspecting: the token after",
+        tooltip=N_("While inspecting: the token after"),
     ),
     Binding(
         "ctrl+b",
         "branch",
-        "Branch",
+        N_("Branch"),
         show=False,
         id="draft.branch",
-        tooltip="At the inspected token (or the generated or scored token at the cursor): take another "
-        "alternative, or your own word, and write on from there (in your own scored text, the rest "
-        "of the line); the old text stays in the draft until you accept the branch, and as a version",
+        tooltip=N_(
+            "At the inspected token (or the generated or scored token at the cursor): take another "
+            "alternative, or your own word, and write on from there (in your own scored text, the rest "
+            "of the line); the old text stays in the draft until you accept the branch, and as a version"
+        ),
     ),
     Binding(
         # Esc b: what a stock Mac Terminal sends for Option+← (Option is not Meta there, see the README).
         "alt+left,alt+b",
         "version(-1)",
-        "Older version",
+        N_("Older version"),
         show=False,
         id="draft.version_previous",
-        tooltip="Show the suggestion's previous version (re-rolls and branches are kept); with none shown, "
-        "bring back the one last thrown away",
+        tooltip=N_(
+            "Show the suggestion's previous version (re-rolls and branches are kept); with none shown, "
+            "bring back the one last thrown away"
+        ),
     ),
     Binding(
         "alt+right,alt+f",  # Esc f: Option+→ in a stock Mac Terminal
         "version(1)",
-        "Newer version",
+        N_("Newer version"),
         show=False,
         id="draft.version_next",
-        tooltip="Show the suggestion's next version",
+        tooltip=N_("Show the suggestion's next version"),
     ),
     Binding(
         "f8",
         "toggle_colours",
-        "Colours",
+        N_("Colours"),
         show=False,
         id="draft.colours",
-        tooltip="Colour generated and scored text by how probable the model found each token",
+        tooltip=N_("Colour generated and scored text by how probable the model found each token"),
     ),
     Binding(
         "f9",
         "score_draft",
-        "Score",
+        N_("Score"),
         show=False,
         id="draft.score",
-        tooltip="Score your own draft: how probable the model finds each of your tokens (Esc stops)",
+        tooltip=N_("Score your own draft: how probable the model finds each of your tokens (Esc stops)"),
     ),
 ]
 

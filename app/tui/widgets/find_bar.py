@@ -21,33 +21,44 @@ from textual.widgets.text_area import Selection
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.text_search import Match, following, occurrences
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.marker import N_
 
 BINDINGS = [
-    Binding("escape", "close", "Close", id="find.close", tooltip="Close the find bar and go back to the draft"),
-    Binding("down", "move(1)", "Next", key_display="↓", show=False, id="find.next", tooltip="Select the next place"),
+    Binding("escape", "close", N_("Close"), id="find.close", tooltip=N_("Close the find bar and go back to the draft")),
     Binding(
-        "up", "move(-1)", "Previous", key_display="↑", show=False, id="find.previous", tooltip="Select the place before"
+        "down", "move(1)", N_("Next"), key_display="↓", show=False, id="find.next", tooltip=N_("Select the next place")
+    ),
+    Binding(
+        "up",
+        "move(-1)",
+        N_("Previous"),
+        key_display="↑",
+        show=False,
+        id="find.previous",
+        tooltip=N_("Select the place before"),
     ),
     Binding(
         "ctrl+r",
         "replace",
-        "Replace",
+        N_("Replace"),
         id="find.replace",
-        tooltip="Replace the selected place with the replacement, and select the next (Enter in the replace field too)",
+        tooltip=N_(
+            "Replace the selected place with the replacement, and select the next (Enter in the replace field too)"
+        ),
     ),
     Binding(
         "ctrl+g",
         "replace_all",
-        "Replace all",
+        N_("Replace all"),
         id="find.replace_all",
-        tooltip="Replace every place in the draft (g as in global); one undo gives them all back",
+        tooltip=N_("Replace every place in the draft (g as in global); one undo gives them all back"),
     ),
     Binding(
         "ctrl+t",
         "toggle_case",
-        "Match case",
+        N_("Match case"),
         id="find.case",
-        tooltip="Find only what has the same capitals (Lucia, not LUCIA), or any",
+        tooltip=N_("Find only what has the same capitals (Lucia, not LUCIA), or any"),
     ),
 ]
 

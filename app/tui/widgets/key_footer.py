@@ -3,9 +3,10 @@ giving way on a narrow terminal by dropping its lesser keys whole."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from textual import events
+from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 from scriptorium.app.tui.widgets.showing import set_shown
@@ -22,12 +23,31 @@ class KeyFooter(Footer):
     Textual lets keys that do not fit run under the palette key, docked at the right, which
     cut them mid-word ("^t Tun") and hid the last ones (Quit). Here the keys that do not fit
     go whole: first the actions in `lesser`, in that order, then the others from the right;
-    never those in `keep`."""
+    never those in `keep`.
 
-    def __init__(self, *, keep: Collection[str] = (), lesser: Sequence[str] = (), compact: bool = False) -> None:
+    Each key's name is the binding's English description, marked with N_: `translate` (the
+    interface language's gettext) gives the one shown."""
+
+    def __init__(
+        self,
+        *,
+        keep: Collection[str] = (),
+        lesser: Sequence[str] = (),
+        compact: bool = False,
+        translate: Callable[[str], str] = str,
+    ) -> None:
         super().__init__(compact=compact)
         self._keep = frozenset(keep)
         self._lesser = tuple(lesser)
+        self._translate = translate
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                widget.description = self._translate(widget.description)
+                if isinstance(widget.tooltip, str):
+                    widget.tooltip = self._translate(widget.tooltip)
+            yield widget
 
     async def recompose(self) -> None:
         await super().recompose()
