@@ -4,7 +4,6 @@ which translate where they show a string, never at import time."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,14 +21,23 @@ def _same_plural(singular: str, plural: str, count: int) -> str:
     return singular if count == 1 else plural
 
 
-@dataclass(frozen=True)
 class Language:
     """What a widget needs to speak the author's language: `gettext` and `ngettext` (names
-    Babel's extraction knows), and `number` (numbers.py)."""
+    Babel's extraction knows), and `number` (numbers.py). A plain class, not a dataclass: it is
+    on the path to the first screen, where a dataclass's generated methods cost a millisecond."""
 
-    code: str = "en"
-    translations: "NullTranslations | None" = field(default=None, repr=False, compare=False)
-    number: NumberFormat = field(default=english, repr=False, compare=False)
+    __slots__ = ("code", "translations", "number")
+
+    def __init__(
+        self, code: str = "en", translations: "NullTranslations | None" = None, number: NumberFormat = english
+    ) -> None:
+        self.code = code
+        self.translations = translations
+        """None for English, the source: every string is its own translation."""
+        self.number = number
+
+    def __repr__(self) -> str:
+        return f"Language({self.code!r})"
 
     def gettext(self, message: str) -> str:
         # gettext("") is the catalog's header, never what an empty tooltip means.
