@@ -45,6 +45,7 @@ from scriptorium.app.tui import (
     saving,
     session_tokens,
     suggestion_keeping,
+    system_commands,
 )
 from scriptorium.app.tui.compared_colours import DraftComparison
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
@@ -477,7 +478,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def action_export(self) -> None:
         self.save_everything()
-        exporting.export_with_confirmation(self, self.sessions.of_mode(self.main.mode))
+        exporting.export_with_confirmation(self, self.sessions.of_mode(self.main.mode), self.language)
 
     # ---- keys: the sampler panel's (the live sampler state), help, the palette ---------------
     @on(SamplerPanel.Tuned)
@@ -498,13 +499,15 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def action_cycle_speculation(self) -> None:
         """Speculative decoding off -> prompt lookup -> the draft model (when one is set) -> off."""
         self.speculation = next_speculation(self.speculation, self.settings.speculation)
-        self.notify(f"Speculative decoding: {self.speculation.describe()}", title="Speculation")
+        _ = self.language.gettext
+        said = _("Speculative decoding: {how}").format(how=self.speculation.describe())
+        self.notify(said, title=_("Speculation"))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keys.rows(), self.language))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        yield from system_commands.translated(super().get_system_commands(screen), self.language.gettext)
         if isinstance(screen, MainScreen):
             yield from self.keys.commands({"General": self, **screen.command_targets()}, self._run_from_palette)
 

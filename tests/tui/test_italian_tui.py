@@ -33,6 +33,7 @@ def test_the_footer_help_and_palette_speak_italian(phrases_model: Path) -> None:
             assert not {"Continue", "Keys", "Mode", "Quit"} & set(names), names
             commands = [command.title for command in app.get_system_commands(app.main)]
             assert "Bozza: Continua" in commands and "Generale: Esci" in commands, commands
+            assert "Tema" in commands and "Theme" not in commands, commands  # Textual's own, too
             await pilot.press("f1")
             help_screen = app.screen
             assert isinstance(help_screen, HelpScreen)

@@ -480,7 +480,7 @@ class SamplerPanel(Panel, can_focus=True):
 
     def _bias_text(self) -> str:
         if self.byte_token_ids:
-            return describe_bias(self.bias, self.byte_token_ids)
+            return describe_bias(self.bias, self.byte_token_ids, self.language.gettext, self.language.number)
         # Without byte tokens to list, the ban's state is still said: else the ban key
         # would change nothing on screen (before a load, or a vocabulary with none: GPT-2 style).
         _ = self.language.gettext
