@@ -174,7 +174,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         """Stop what runs on the model about to be closed for another."""
         # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
         self.stop_generation()
-        self.draft.stop_scoring("another model is loading", colours_kept=False)  # they go if another loads
+        self.draft.stop_scoring(N_("another model is loading"), colours_kept=False)  # they go if another loads
 
     # ---- modes and panels ----------------------------------------------------------
     @property

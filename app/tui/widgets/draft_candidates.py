@@ -54,7 +54,7 @@ class DraftCandidates(DraftInspection):
         template = self.prompt_template(prompts.CONTINUE) if backend is not None else None
         if backend is None or template is None:
             return None
-        self.stop_scoring("the model is writing")
+        self.stop_scoring(N_("the model is writing"))
         return backend, template
 
     def action_candidates(self) -> None:
