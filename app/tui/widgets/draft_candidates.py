@@ -83,7 +83,7 @@ class DraftCandidates(DraftInspection):
             return self._record_candidate(request, anchor)
 
         screen = CandidatesScreen(
-            backend, base, settings, self.settings.candidates, self.settings.frame_interval, record
+            backend, base, settings, self.settings.candidates, self.settings.frame_interval, record, self.language
         )
         self.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, spaces, started))
 
