@@ -284,18 +284,23 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
 
     def _say_where_token_shows(self, token: str) -> None:
         panels = self.sidebar
+        _ = self.language.gettext
         if panels.display and panels.probabilities.display:
-            self.notify(f"The probabilities panel shows {token!r} and what else the model considered there.", timeout=3)
+            said = _("The probabilities panel shows {token} and what else the model considered there.")
+            self.notify(said.format(token=repr(token)), timeout=3)
         elif not panels.display:
             self.notify(
-                f"The probabilities panel would show {token!r}, but the panels are hidden: "
-                f"{self._key_display('app.sidebar')} shows them (they need 80 columns).",
+                _(
+                    "The probabilities panel would show {token}, but the panels are hidden: "
+                    "{key} shows them (they need 80 columns)."
+                ).format(token=repr(token), key=self._key_display("app.sidebar")),
                 severity="warning",
             )
         else:
             self.notify(
-                f"The probabilities panel would show {token!r}, but it is hidden: "
-                f"{self._key_display('app.tune')}, then 1, shows it.",
+                _("The probabilities panel would show {token}, but it is hidden: {key}, then 1, shows it.").format(
+                    token=repr(token), key=self._key_display("app.tune")
+                ),
                 severity="warning",
             )
 

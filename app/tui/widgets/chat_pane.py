@@ -92,8 +92,10 @@ class ChatPane(ChatVersions):
         self.transcript = VerticalScroll(id="transcript")
         self.input = ChatInput(
             placeholders=(
-                f"Message the model — Enter sends, {self.key_display('chat.new_line')} starts a new line",
-                "Message the model — Enter sends",
+                self.language.gettext("Message the model — Enter sends, {key} starts a new line").format(
+                    key=self.key_display("chat.new_line")
+                ),
+                self.language.gettext("Message the model — Enter sends"),
             ),
             id="chat-input",
         )
@@ -135,7 +137,9 @@ class ChatPane(ChatVersions):
         if not text:
             return
         if self.generating:
-            self.notify("The model is still writing: press Esc to stop it first.", severity="warning")
+            self.notify(
+                self.language.gettext("The model is still writing: press Esc to stop it first."), severity="warning"
+            )
             return
         if not self.ready_backend():
             return
@@ -184,14 +188,12 @@ class ChatPane(ChatVersions):
                 reply_start=prefix,
             )
             dropped = fitted.dropped_turns
-            left_out = (
-                "The oldest message no longer fits" if dropped == 1 else f"The {dropped} oldest messages no longer fit"
-            )
             note = (
-                (
-                    f"{left_out} the model's {backend.n_ctx:,}-token context: it does not see "
-                    f"{'it' if dropped == 1 else 'them'}."
-                )
+                self.language.ngettext(
+                    "The oldest message no longer fits the model's {n_ctx}-token context: it does not see it.",
+                    "The {count} oldest messages no longer fit the model's {n_ctx}-token context: it does not see them.",
+                    dropped,
+                ).format(count=dropped, n_ctx=self.language.number(backend.n_ctx, ","))
                 if dropped
                 else ""
             )
@@ -282,8 +284,9 @@ class ChatPane(ChatVersions):
         self.input.focus()
         if self._taken_back is not None:
             self.notify(
-                f"Your message is back in the input to edit; {self.key_display('chat.put_back')} puts it "
-                "and its reply back as they were.",
+                self.language.gettext(
+                    "Your message is back in the input to edit; {key} puts it and its reply back as they were."
+                ).format(key=self.key_display("chat.put_back")),
                 timeout=6,
             )
         self.refresh_bindings()

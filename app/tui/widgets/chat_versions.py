@@ -157,7 +157,8 @@ class ChatVersions(ChatInspection):
     async def action_reply_version(self, step: int) -> None:
         target = self._version + step
         if not 0 <= target < len(self._versions):
-            self.notify("No older version." if step < 0 else "No newer version.")
+            _ = self.language.gettext
+            self.notify(_("No older version.") if step < 0 else _("No newer version."))
             return
         self._version = target
         self.action_leave_inspect()
