@@ -175,7 +175,7 @@ class ChatInspection(ModePane):
         if legends:
             set_shown(legends.first(), self.colouring)
         elif self.colouring:
-            self.mount(TokenLegend(id="chat-legend"), before=self.input)
+            self.mount(TokenLegend(self.language, id="chat-legend"), before=self.input)
         if self.inspected is not None:
             view = views[self.inspected_reply]
             record = view.records[self.inspected]

@@ -291,7 +291,7 @@ class DraftInspection(ModePane):
         if legends:
             set_shown(legends.first(), on)
         elif on:
-            self.mount(TokenLegend(id="draft-legend"))
+            self.mount(TokenLegend(self.language, id="draft-legend"))
 
     # ---- branches and versions ------------------------------------------------------------
     def action_branch(self) -> None:

@@ -199,7 +199,7 @@ class DraftPane(DraftWindowMark):
         self.editor = DraftEditor(self._initial_text, id="editor")
         self.suggestion = SuggestionView(self.language, id="suggestion")
         self.suggestion.display = False
-        self.find_bar = FindBar(self.editor, self.key_display, self._why_not_edit, id="find-bar")
+        self.find_bar = FindBar(self.editor, self.key_display, self._why_not_edit, self.language, id="find-bar")
         yield self.find_bar
         yield self.editor
         yield self.suggestion
@@ -569,10 +569,9 @@ class DraftPane(DraftWindowMark):
     def _why_not_edit(self) -> str:
         """Why find-and-replace may not change the draft now ('' when it may)."""
         if self.streaming:
-            return (
-                f"The model is writing: {self.key_display('draft.stop')} stops it, then replace "
-                "(a replacement would move the text it continues)."
-            )
+            return self.language.gettext(
+                "The model is writing: {key} stops it, then replace (a replacement would move the text it continues)."
+            ).format(key=self.key_display("draft.stop"))
         return ""
 
     # ---- the file ------------------------------------------------------------------
