@@ -40,6 +40,7 @@ def catalog() -> dict[str | tuple[str, str], str | tuple[str, ...]]:
 
 def test_every_marked_string_has_an_italian_translation() -> None:
     italian = catalog()
+
     def translated(message: str | tuple[str, str]) -> bool:
         text = italian.get(message)
         return bool(text) and all(text if isinstance(text, tuple) else (text,))  # each plural form too
