@@ -265,13 +265,18 @@ def other_request_ids(ghost: Ghost) -> tuple[int, ...]:
     return tuple(rid for rid in every_request_id(ghost) if rid not in ghost.request_ids)
 
 
-def lost_note(ghost: Ghost, restore_key: str) -> str:
+def lost_note(ghost: Ghost, restore_key: str, language: Language = ENGLISH) -> str:
     """What the author is told when an undo or redo took the suggestion `ghost` with it."""
-    versions = f" and its {len(ghost.versions)} versions" if len(ghost.versions) > 1 else ""
-    return (
-        f"The suggestion{versions} went with the undo: with the draft as it was again (redo), "
-        f"{restore_key} brings it back."
+    _ = language.gettext
+    said = (
+        _(
+            "The suggestion and its {count} versions went with the undo: with the draft as it was again (redo), "
+            "{key} brings it back."
+        )
+        if len(ghost.versions) > 1
+        else _("The suggestion went with the undo: with the draft as it was again (redo), {key} brings it back.")
     )
+    return said.format(count=len(ghost.versions), key=restore_key)
 
 
 def version_label(ghost: Ghost, language: Language = ENGLISH) -> str:

@@ -113,7 +113,10 @@ class ChatVersions(ChatInspection):
     def version_title(self) -> str:
         if len(self._versions) < 2:
             return ""
-        return f"version {self._version + 1}/{len(self._versions)} · {self._versions[self._version].label}"
+        number = self.language.gettext("version {number}/{count}").format(
+            number=self._version + 1, count=len(self._versions)
+        )
+        return f"{number} · {self._versions[self._version].label}"
 
     def version_note(self) -> str:
         """What the reply shows underneath: which version it is, and the keys to the others."""

@@ -535,7 +535,7 @@ class DraftPane(DraftWindowMark):
             self.post_message(self.SuggestionRejected(lost.text, every_request_id(lost), bool(message.lost_from)))
             if message.lost_from:  # an undo or redo: with the draft so again, the suggestion can come back
                 self._thrown = (lost, message.lost_from)
-                self.notify(lost_note(lost, self.key_display("draft.version_previous")))
+                self.notify(lost_note(lost, self.key_display("draft.version_previous"), self.language))
         if message.reason == "untaken" and (ghost := self.editor.ghost) is not None:
             self.post_message(self.SuggestionRestored((), tuple(written_parts(ghost.writers, len(message.taken_back)))))
         self._redraw()
