@@ -437,7 +437,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def action_sessions(self) -> None:
         self.save_everything()
         current = self.sessions.of_mode(self.main.mode)
-        self.push_screen(SessionsScreen(self.sessions, {current.id} if current else set()), self.show_session)
+        self.push_screen(
+            SessionsScreen(self.sessions, {current.id} if current else set(), self.language), self.show_session
+        )
 
     async def show_session(self, session: AnySession | None) -> None:
         """Put `session` on screen (the draft editor or the chat), replacing what was there."""
@@ -494,7 +496,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.notices.append(event.notification)
 
     def action_messages(self) -> None:
-        self.push_screen(MessagesScreen(self.notices))
+        self.push_screen(MessagesScreen(self.notices, self.language))
 
     def action_cycle_speculation(self) -> None:
         """Speculative decoding off -> prompt lookup -> the draft model (when one is set) -> off."""

@@ -79,6 +79,9 @@ def test_notices_speak_italian(phrases_model: Path, tmp_path: Path) -> None:
             said = [notice.message for notice in app.notices]
             assert "Tenuto. esc di nuovo scarta il suggerimento." in said, said
             assert "Salvato racconto.md" in said, said
+            await pilot.press("alt+h")  # the messages screen says them again, under an Italian heading
+            heading = str(app.screen.query_one("#messages-title").render())
+            assert heading.endswith("messaggi in questa esecuzione, il più recente in fondo · Esc chiude"), heading
 
     run(scenario)
 
