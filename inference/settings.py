@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import Field, dataclass, field, fields, replace
+from collections.abc import Callable
 from typing import Any
 
 from .errors import ScriptoriumError
@@ -421,12 +422,20 @@ def describe_ranges(ids: tuple[int, ...]) -> str:
     return ", ".join(runs)
 
 
-def describe_bias(bias: LogitBias, byte_token_ids: tuple[int, ...]) -> str:
-    """One line for panels and exports: 'byte tokens 16000–16255 banned (256); 42: +2.0'."""
+def describe_bias(
+    bias: LogitBias,
+    byte_token_ids: tuple[int, ...],
+    gettext: Callable[[str], str] = str,
+    number: Callable[[float, str], str] = format,
+) -> str:
+    """One line for panels and exports: 'byte tokens 16000–16255 banned (256); 42: +2.0'. The
+    app's side panel passes its language's `gettext` and `number` (app/i18n; babel.cfg extracts
+    the strings here); an export stays English."""
     parts = []
     if bias.ban_byte_tokens and byte_token_ids:
-        parts.append(f"byte tokens {describe_ranges(byte_token_ids)} banned ({len(byte_token_ids)})")
+        banned = gettext("byte tokens {ranges} banned ({count})")
+        parts.append(banned.format(ranges=describe_ranges(byte_token_ids), count=len(byte_token_ids)))
     elif byte_token_ids:
-        parts.append("byte tokens allowed")
-    parts.extend(f"{token_id}: {value:+g}" for token_id, value in bias.entries)
-    return "; ".join(parts) if parts else "none"
+        parts.append(gettext("byte tokens allowed"))
+    parts.extend(f"{token_id}: {number(value, '+g')}" for token_id, value in bias.entries)
+    return "; ".join(parts) if parts else gettext("none")

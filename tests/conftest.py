@@ -48,6 +48,14 @@ def scriptorium_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def english_interface(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interface in English whatever the machine's locale (an Italian LANG made the app
+    Italian): LANGUAGE comes first in gettext's order (app/i18n/choice.py), and unlike LC_ALL it
+    changes nothing else, the UTF-8 a tmux test needs included. Tests of the choice set their own."""
+    monkeypatch.setenv("LANGUAGE", "en")
+
+
+@pytest.fixture(autouse=True)
 def flash_attention_timed_faster(monkeypatch: pytest.MonkeyPatch) -> None:
     """The auto flash-attention choice (flash_choice.py) finds flash attention faster
     without timing anything: a timed choice could flip between runs and move the

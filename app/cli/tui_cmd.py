@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -86,6 +87,8 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     from scriptorium.app.config.run_settings import run_settings
     from scriptorium.app.tui.app import ScriptoriumApp
     from scriptorium.app.config.tui_settings import TuiSettings
+    from scriptorium.app.i18n.choice import chosen_language
+    from scriptorium.app.i18n.language import Language
 
     if args.resume and args.draft is not None:
         raise ScriptoriumError("--resume reopens the last session; give either it or DRAFT.md")
@@ -101,6 +104,7 @@ def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     chosen.load_options(Path(chosen.model or "model.gguf"))
     frames = {"frames_per_second": config.ui.frames_per_second} if config.ui.frames_per_second else {}
     settings = TuiSettings(
+        language=Language.load(chosen_language(config.ui.language, os.environ)),
         sampler=chosen.sampler,
         bias=chosen.bias,
         threads=chosen.n_threads,

@@ -374,9 +374,15 @@ class _Parser:
                 raise _Bad(problem)
             return int(value)
 
-        return UiConfig(
-            **self.each(self.table(data, "ui"), "ui", {"theme": theme, "frames_per_second": frames_per_second})
-        )
+        def language(value: Any) -> str:
+            from scriptorium.app.i18n.choice import LANGUAGES
+
+            if value not in LANGUAGES:
+                raise _Bad(f"must be one of {', '.join(repr(code) for code in LANGUAGES)}, not {_show(value)}")
+            return value
+
+        checks = {"theme": theme, "frames_per_second": frames_per_second, "language": language}
+        return UiConfig(**self.each(self.table(data, "ui"), "ui", checks))
 
     def server(self, data: Mapping[str, Any]) -> ServerConfig:
         from scriptorium.inference.remote_http import ServerError, normalise_url

@@ -73,6 +73,10 @@ class UiConfig:
     frames_per_second: int | None = None
     """Screen updates a second while tokens stream; None keeps the app's default (10).
     Its bounds are TuiSettings.frames_per_second's rule."""
+    language: str = "auto"
+    """The interface's language: "en", "it", or "auto" (the default), which follows the locale
+    as gettext does (LANGUAGE, LC_ALL, LC_MESSAGES, LANG): Italian where it is it*, else English.
+    The command line stays English."""
 
 
 @dataclass(frozen=True, slots=True)

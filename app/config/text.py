@@ -112,6 +112,9 @@ DEFAULT_CONFIG_TEXT = f"""\
 # Screen updates a second while the model writes (1-60). Each frame's drawing takes CPU
 # time from llama.cpp when every core runs it: more is smoother, fewer leaves it more.
 # frames_per_second = 10
+# The interface's language: "en", "it", or "auto", which follows the locale (LANGUAGE,
+# LC_ALL, LC_MESSAGES, LANG): Italian where it is it*, else English.
+# language = "auto"
 
 [server]
 # A running llama.cpp llama-server to write with instead of the in-process model
@@ -170,7 +173,12 @@ def effective_config(config: Config) -> dict[str, object]:
         "keymap": dict(config.keymap),
         "ui": {
             key: value
-            for key, value in (("theme", config.ui.theme), ("frames_per_second", config.ui.frames_per_second))
+            for key, value in (
+                ("theme", config.ui.theme),
+                ("frames_per_second", config.ui.frames_per_second),
+                # "auto", the default, is left out as an unset theme is: the file said nothing.
+                ("language", config.ui.language if config.ui.language != "auto" else None),
+            )
             if value is not None
         },
         "server": {"url": config.server.url} if config.server.url else {},

@@ -13,6 +13,8 @@ from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import LogitBias, Rule, SamplerSettings, SettingsError, preset, ruled, rule_for
 from scriptorium.inference.speculation import OFF, Speculation
 
+from scriptorium.app.i18n.language import ENGLISH, Language
+
 PANELS = ("probabilities", "speed", "kv", "sampler", "model")
 """Side panels, in the order they are stacked (the live ones first, for small terminals)."""
 
@@ -54,6 +56,8 @@ class TuiSettings:
     """How many continuations the candidates dialog writes at first (+/- change it there)."""
     speculation: Speculation = OFF
     """Speculative decoding for every generation ([speculative], --speculative): the same text, sooner."""
+    language: Language = ENGLISH
+    """The interface's words and numbers ([ui] language, chosen at start-up by app/cli)."""
     chat_stop: tuple[str, ...] = ("\nUtente:", "\nUser:")
     """Stop strings for chat replies when the model has no chat template of its own
     (they match the turns written by prompts/chat_fallback.jinja)."""

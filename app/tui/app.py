@@ -37,7 +37,7 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import generation, pinning, saving, session_tokens, suggestion_keeping
+from scriptorium.app.tui import generation, pinning, saving, session_tokens, suggestion_keeping, system_commands
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
@@ -102,7 +102,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.config = config or Config()
         self._custom_sampler: SamplerSettings | None = None
         """The author's own values last tuned (set on the command line, or with the keys): the preset cycle comes back to them."""
-        self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display)
+        self.language = self.settings.language
+        self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display, self.language.gettext)
         self.models = ModelLifecycle(
             run_config, self.settings.generation_threads(), self._show_model, self.keys.key_display
         )
@@ -447,7 +448,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
         self.save_everything()
         current = self.sessions.of_mode(self.main.mode)
-        self.push_screen(SessionsScreen(self.sessions, {current.id} if current else set()), self.show_session)
+        self.push_screen(
+            SessionsScreen(self.sessions, {current.id} if current else set(), self.language), self.show_session
+        )
 
     async def show_session(self, session: AnySession | None) -> None:
         """Put `session` on screen (the draft editor or the chat), replacing what was there."""
@@ -494,7 +497,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         from scriptorium.app.tui import exporting
 
         self.save_everything()
-        exporting.export_with_confirmation(self, self.sessions.of_mode(self.main.mode))
+        exporting.export_with_confirmation(self, self.sessions.of_mode(self.main.mode), self.language)
 
     # ---- keys: the sampler panel's (the live sampler state), help, the palette ---------------
     @on(SamplerPanel.Tuned)
@@ -512,23 +515,25 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def action_messages(self) -> None:
         from scriptorium.app.tui.screens.messages_screen import MessagesScreen
 
-        self.push_screen(MessagesScreen(self.notices))
+        self.push_screen(MessagesScreen(self.notices, self.language))
 
     def action_cycle_speculation(self) -> None:
         """Speculative decoding off -> prompt lookup -> the draft model (when one is set) -> off."""
         self.speculation = next_speculation(self.speculation, self.settings.speculation)
-        self.notify(f"Speculative decoding: {self.speculation.describe()}", title="Speculation")
+        _ = self.language.gettext
+        said = _("Speculative decoding: {how}").format(how=self.speculation.describe())
+        self.notify(said, title=_("Speculation"))
 
     def action_help(self) -> None:
         from scriptorium.app.tui.screens.help_screen import HelpScreen
 
-        self.push_screen(HelpScreen(self.keys.rows()))
+        self.push_screen(HelpScreen(self.keys.rows(), self.language))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        yield from system_commands.translated(super().get_system_commands(screen), self.language.gettext)
         if isinstance(screen, MainScreen):
             yield from self.keys.commands({"General": self, **screen.command_targets()}, self._run_from_palette)
 
     async def _run_from_palette(self, node: DOMNode, action: str) -> None:
         if not await self.run_action(action, node):
-            self.notify("That is not available right now.", severity="warning")
+            self.notify(self.language.gettext("That is not available right now."), severity="warning")

@@ -16,91 +16,102 @@ from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.find_bar import FindBar
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 from scriptorium.app.tui.widgets.sidebar import Sidebar
+from scriptorium.app.i18n.marker import N_
 
 # Actions named screen.* are the main screen's (a dialog on top has none: its keys stay its own).
 APP_BINDINGS: list[BindingType] = [
-    Binding("f1", "help", "Keys", id="app.help", tooltip="Every key, what it does, and its id for remapping"),
+    Binding("f1", "help", N_("Keys"), id="app.help", tooltip=N_("Every key, what it does, and its id for remapping")),
     Binding(
         "ctrl+p",
         "command_palette",
-        "Commands",
+        N_("Commands"),
         show=False,
         priority=True,
         id="app.palette",
-        tooltip="Search every action by name",
+        tooltip=N_("Search every action by name"),
     ),
-    Binding("f2", "screen.switch_mode", "Mode", id="app.mode", tooltip="Switch between draft and chat"),
+    Binding("f2", "screen.switch_mode", N_("Mode"), id="app.mode", tooltip=N_("Switch between draft and chat")),
     Binding(
         "f7",
         "cycle_speculation",
-        "Speculate",
+        N_("Speculate"),
         show=False,
         priority=True,
         id="app.speculation",
-        tooltip="Speculative decoding: off, prompt lookup, the draft model; the same text, sooner",
+        tooltip=N_("Speculative decoding: off, prompt lookup, the draft model; the same text, sooner"),
     ),
     Binding(
-        "f3", "screen.toggle_sidebar", "Panels", show=False, id="app.sidebar", tooltip="Show or hide the side panels"
+        "f3",
+        "screen.toggle_sidebar",
+        N_("Panels"),
+        show=False,
+        id="app.sidebar",
+        tooltip=N_("Show or hide the side panels"),
     ),
     Binding(
         "ctrl+t",
         "screen.focus_sampler",
-        "Tune",
+        N_("Tune"),
         id="app.tune",
-        tooltip="Go to the sampler panel: change settings with keys there (1-5 toggle panels)",
+        tooltip=N_("Go to the sampler panel: change settings with keys there (1-5 toggle panels)"),
     ),
-    Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave scriptorium"),
+    Binding("ctrl+q", "quit", N_("Quit"), priority=True, id="app.quit", tooltip=N_("Leave scriptorium")),
     Binding(
         "ctrl+l",
         "load_model",
-        "Model",
+        N_("Model"),
         show=False,
         id="app.load_model",
-        tooltip="Load another model (and LoRA adapter); on a llama-server, connect to it again",
+        tooltip=N_("Load another model (and LoRA adapter); on a llama-server, connect to it again"),
     ),
     Binding(
         "ctrl+c",
         "help_quit",
-        "How to quit",
+        N_("How to quit"),
         show=False,
         system=True,
         id="app.help_quit",
-        tooltip="Says which key quits (ctrl+c copies in the editor)",
+        tooltip=N_("Says which key quits (ctrl+c copies in the editor)"),
     ),
     Binding(
         "f10,alt+m",
         "pick_model",
-        "Models",
+        N_("Models"),
         show=False,
         id="app.models",
-        tooltip="Choose a discovered model (and LoRA adapter) and switch to it",
+        tooltip=N_("Choose a discovered model (and LoRA adapter) and switch to it"),
     ),
     Binding(
-        "f5", "sessions", "Sessions", show=False, id="app.sessions", tooltip="Open, rename or delete saved sessions"
+        "f5",
+        "sessions",
+        N_("Sessions"),
+        show=False,
+        id="app.sessions",
+        tooltip=N_("Open, rename or delete saved sessions"),
     ),
     Binding(
         "alt+e",
         "edit_pinned('memory')",
-        "Memory",
+        N_("Memory"),
         show=False,
         id="app.memory",
-        tooltip="Edit the memory: text pinned at the top of every prompt (synopsis, characters, style)",
+        tooltip=N_("Edit the memory: text pinned at the top of every prompt (synopsis, characters, style)"),
     ),
     Binding(
         "alt+n",
         "edit_pinned('note')",
-        "Note",
+        N_("Note"),
         show=False,
         id="app.note",
-        tooltip="Edit the author's note: put a few paragraphs before the end of what the model sees",
+        tooltip=N_("Edit the author's note: put a few paragraphs before the end of what the model sees"),
     ),
     Binding(
         "alt+l",
         "edit_pinned('lore')",
-        "Lorebook",
+        N_("Lorebook"),
         show=False,
         id="app.lore",
-        tooltip="Edit the lorebook: entries that enter the draft's prompt when its end mentions them",
+        tooltip=N_("Edit the lorebook: entries that enter the draft's prompt when its end mentions them"),
     ),
     # F11: the last F-key free (F6 is the context viewer's, F7 speculation's). macOS takes it for
     # Show Desktop unless the F-keys are standard function keys: "Compare" in the palette always
@@ -109,51 +120,56 @@ APP_BINDINGS: list[BindingType] = [
     Binding(
         "f11",
         "compare",
-        "Compare",
+        N_("Compare"),
         show=False,
         priority=True,
         id="app.compare",
-        tooltip="Compare models, quantizations and LoRA scales on this draft: bits per character, paragraph by "
-        "paragraph (Esc stops)",
+        tooltip=N_(
+            "Compare models, quantizations and LoRA scales on this draft: bits per character, paragraph by "
+            "paragraph (Esc stops)"
+        ),
     ),
     Binding(
         "alt+h",
         "messages",
-        "Messages",
+        N_("Messages"),
         show=False,
         id="app.messages",
-        tooltip="Read again what the app said: every notification of this run, with its time",
+        tooltip=N_("Read again what the app said: every notification of this run, with its time"),
     ),
     Binding(
         "f6",
         "show_context",
-        "Context",
+        N_("Context"),
         show=False,
         priority=True,  # before the editor's own F6 (select the line), which shift+home and shift+end do too
         id="app.context",
-        tooltip="See the exact prompt the model sees: memory, lore, the window, the note, each part's tokens "
-        "and where the window starts",
+        tooltip=N_(
+            "See the exact prompt the model sees: memory, lore, the window, the note, each part's tokens "
+            "and where the window starts"
+        ),
     ),
     Binding(
         "f12",
         "export",
-        "Export",
+        N_("Export"),
         show=False,
         id="app.export",
-        tooltip="Export this session to Markdown, with how it was made in the front matter",
+        tooltip=N_("Export this session to Markdown, with how it was made in the front matter"),
     ),
 ]
 
 
 def binding_sections(app_bindings: list[BindingType]) -> list[tuple[str, list[BindingType]]]:
+    # Titles in English, marked: they also key _FOCUS_AREAS and the palette's targets, and are translated where shown.
     return [
-        ("General", app_bindings),
-        ("Focus", MainScreen.BINDINGS),
-        ("Draft", DraftPane.BINDINGS),
-        ("Find", FindBar.BINDINGS),
-        ("Chat", [*ChatInput.BINDINGS, *ChatPane.BINDINGS]),
-        ("Panels", Sidebar.BINDINGS),
-        ("Sampler panel", SamplerPanel.BINDINGS),
+        (N_("General"), app_bindings),
+        (N_("Focus"), MainScreen.BINDINGS),
+        (N_("Draft"), DraftPane.BINDINGS),
+        (N_("Find"), FindBar.BINDINGS),
+        (N_("Chat"), [*ChatInput.BINDINGS, *ChatPane.BINDINGS]),
+        (N_("Panels"), Sidebar.BINDINGS),
+        (N_("Sampler panel"), SamplerPanel.BINDINGS),
     ]
 
 

@@ -15,6 +15,7 @@ from scriptorium.inference.window import prompt_end
 
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
 from scriptorium.app.tui.widgets.formatting import visible_token
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 Writers = list[tuple[int | None, int]]
 """Who wrote a suggestion's text: (a generation's request id, or None for the author's own
@@ -264,17 +265,23 @@ def other_request_ids(ghost: Ghost) -> tuple[int, ...]:
     return tuple(rid for rid in every_request_id(ghost) if rid not in ghost.request_ids)
 
 
-def lost_note(ghost: Ghost, restore_key: str) -> str:
+def lost_note(ghost: Ghost, restore_key: str, language: Language = ENGLISH) -> str:
     """What the author is told when an undo or redo took the suggestion `ghost` with it."""
-    versions = f" and its {len(ghost.versions)} versions" if len(ghost.versions) > 1 else ""
-    return (
-        f"The suggestion{versions} went with the undo: with the draft as it was again (redo), "
-        f"{restore_key} brings it back."
+    _ = language.gettext
+    said = (
+        _(
+            "The suggestion and its {count} versions went with the undo: with the draft as it was again (redo), "
+            "{key} brings it back."
+        )
+        if len(ghost.versions) > 1
+        else _("The suggestion went with the undo: with the draft as it was again (redo), {key} brings it back.")
     )
+    return said.format(count=len(ghost.versions), key=restore_key)
 
 
-def version_label(ghost: Ghost) -> str:
+def version_label(ghost: Ghost, language: Language = ENGLISH) -> str:
     """'version 2/3 · re-roll', or '' while there is only one."""
     if len(ghost.versions) < 2:
         return ""
-    return f"version {ghost.version + 1}/{len(ghost.versions)} · {ghost.versions[ghost.version].label}"
+    number = language.gettext("version {number}/{count}").format(number=ghost.version + 1, count=len(ghost.versions))
+    return f"{number} · {ghost.versions[ghost.version].label}"

@@ -18,6 +18,7 @@ from scriptorium.app.tui.branches import move_version, start_version, with_break
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.token_spans import TokenSource, add_records, close_records
 from scriptorium.app.config.tui_settings import MAX_CANDIDATES
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
     from scriptorium.app.tui.branches import Ghost
@@ -113,19 +114,20 @@ class Candidate:
         self.done = done
         self.text += done.tail_text
 
-    def status(self) -> str:
+    def status(self, language: Language = ENGLISH) -> str:
         """What its label says besides the seed."""
-        mean = self.mean_p
-        shown = f"mean p {mean * 100:.1f}%" if mean is not None else ""
+        _, mean = language.gettext, self.mean_p
+        shown = _("mean p {percent}%").format(percent=language.number(mean * 100, ".1f")) if mean is not None else ""
         if self.error is not None:
-            return "failed"
+            return _("failed")
         if self.done is not None:
             if self.done.stop_reason == "cancelled":
-                return "stopped"
-            return shown or "nothing written"
+                return _("stopped")
+            return shown or _("nothing written")
         if not self.started:
-            return "waiting"
-        return f"{shown} · writing…" if shown else "writing…"
+            return _("waiting")
+        writing = _("writing…")
+        return f"{shown} · {writing}" if shown else writing
 
 
 def new_candidate(base: GenerationRequest, settings: SamplerSettings, taken: list[int]) -> Candidate:

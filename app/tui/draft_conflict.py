@@ -31,13 +31,13 @@ def ask_whose_text(app: App[None], main: MainScreen, sessions: SessionKeeper, sa
 
     def chosen(choice: str | None) -> None:
         if choice == "keep-mine" and save(explicit=True, replace_file=True):
-            app.notify(f"Saved {name}")
+            app.notify(main.language.gettext("Saved {name}").format(name=name))
         elif choice == "take-file":
             take_file_text(app, main, sessions)
 
     from scriptorium.app.tui.screens.file_conflict_screen import FileConflictScreen  # opened on demand
 
-    app.push_screen(FileConflictScreen(name, on_disk, main.draft_text(), unreadable), chosen)
+    app.push_screen(FileConflictScreen(name, on_disk, main.draft_text(), unreadable, main.language), chosen)
 
 
 def take_file_text(app: App[None], main: MainScreen, sessions: SessionKeeper) -> None:
@@ -46,14 +46,16 @@ def take_file_text(app: App[None], main: MainScreen, sessions: SessionKeeper) ->
     try:
         text, copy_title = file_choice.take_file_text(sessions.draft, sessions.store, main.draft_text())
     except SessionError as error:
-        app.notify(str(error), title="Not taken", severity="error", timeout=15)
+        app.notify(str(error), title=main.language.gettext("Not taken"), severity="error", timeout=15)
         return
     sessions.save_draft(text)  # the file already holds it: this stamps the file and saves the session
     main.draft.show_text(text, session_tokens.spans_of(sessions.draft))
     main.draft_state_changed()
+    _ = main.language.gettext
     app.notify(
-        f"{sessions.draft_file.display_name}'s text is shown; yours is kept in the session “{copy_title}” "
-        "(F5 lists it).",
-        title="Draft file",
+        _("{name}'s text is shown; yours is kept in the session “{title}” (F5 lists it).").format(
+            name=sessions.draft_file.display_name, title=copy_title
+        ),
+        title=_("Draft file"),
         timeout=20,
     )

@@ -12,6 +12,7 @@ from textual.app import App
 from scriptorium.app import paths
 from scriptorium.app.sessions import AnySession, DraftSession
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 
 def export_target(session: AnySession) -> Path:
@@ -21,19 +22,23 @@ def export_target(session: AnySession) -> Path:
     return paths.data_dir() / "exports" / f"{session.id}.md"
 
 
-def export_with_confirmation(app: App[None], session: AnySession | None) -> None:
+def export_with_confirmation(app: App[None], session: AnySession | None, language: Language = ENGLISH) -> None:
     """Export `session`, telling the author where it went (or why not) in a notification."""
     # Imported on the first export: its YAML and package metadata would slow the start by ~20 ms.
     from scriptorium.app.sessions.export import ExportError, export_session
 
+    _ = language.gettext
     if session is None:
-        app.notify("Nothing to export yet: write something first.", severity="warning")
+        app.notify(_("Nothing to export yet: write something first."), severity="warning")
         return
     target = export_target(session)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        app.notify(f"cannot create {target.parent}: {error.strerror or error}", severity="error")
+        app.notify(
+            _("cannot create {folder}: {error}").format(folder=target.parent, error=error.strerror or error),
+            severity="error",
+        )
         return
 
     def write(overwrite: bool | None) -> None:
@@ -42,11 +47,13 @@ def export_with_confirmation(app: App[None], session: AnySession | None) -> None
         try:
             path = export_session(session, target, force=True, mark_model=False)
         except ExportError as error:
-            app.notify(str(error), title="Not exported", severity="error", timeout=10)
+            app.notify(str(error), title=_("Not exported"), severity="error", timeout=10)
             return
-        app.notify(f"Exported to {path}", title="Exported", timeout=10)
+        app.notify(_("Exported to {path}").format(path=path), title=_("Exported"), timeout=10)
 
     if target.exists():
-        app.push_screen(ConfirmScreen(f"{target} already exists. Overwrite it?"), write)
+        app.push_screen(
+            ConfirmScreen(_("{path} already exists. Overwrite it?").format(path=target), language=language), write
+        )
     else:
         write(True)

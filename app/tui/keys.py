@@ -89,14 +89,18 @@ class KeyMap:
         sections: Iterable[tuple[str, Iterable[BindingType]]],
         keymap: Mapping[str, str],
         display: Callable[[Binding], str],
+        translate: Callable[[str], str] = str,
     ) -> None:
-        """`display` is Textual's App.get_key_display (how a key reads on this terminal)."""
+        """`display` is Textual's App.get_key_display (how a key reads on this terminal);
+        `translate` the interface language's gettext, for the names shown (the registry's
+        titles and descriptions are English, marked with N_, and stay so as keys)."""
         self.sections = tuple(
             Section(title, tuple(b for b in bindings if isinstance(b, Binding) and b.id))
             for title, bindings in sections
         )
         self.keymap = dict(keymap)
         self._display = display
+        self._translate = translate
 
     def for_textual(self) -> dict[str, str]:
         """The keymap as App.set_keymap takes it. Textual drops every binding of a key one
@@ -180,7 +184,15 @@ class KeyMap:
                 shown = ", ".join(
                     self._display(replace(binding, key=k.strip(), key_display=None)) for k in keys.split(",")
                 )
-                rows.append((section.title, shown, binding.description, binding.tooltip, binding.id or ""))
+                rows.append(
+                    (
+                        self._translate(section.title),
+                        shown,
+                        self._translate(binding.description),
+                        self._translate(binding.tooltip),
+                        binding.id or "",
+                    )
+                )
         return rows
 
     def commands(
@@ -195,8 +207,9 @@ class KeyMap:
             for binding in section.bindings:
                 if binding.id in _NAVIGATION_IDS or binding.action in _NOT_IN_PALETTE:
                     continue
+                title, description = self._translate(section.title), self._translate(binding.description)
                 yield SystemCommand(
-                    f"{section.title}: {binding.description}", binding.tooltip, _Runner(run, node, binding.action)
+                    f"{title}: {description}", self._translate(binding.tooltip), _Runner(run, node, binding.action)
                 )
 
 

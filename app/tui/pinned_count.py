@@ -9,6 +9,8 @@ from typing import Callable
 
 from scriptorium.inference.window import Pinned, memory_block, note_block, prompt_budget
 
+from scriptorium.app.i18n.language import ENGLISH, Language
+
 
 @dataclass(frozen=True, slots=True)
 class PinnedSize:
@@ -21,16 +23,22 @@ class PinnedSize:
     def fits(self) -> bool:
         return self.tokens <= self.budget
 
-    def line(self) -> str:
+    def line(self, language: Language = ENGLISH) -> str:
+        number = language.number
+        counts = {
+            "tokens": number(self.tokens, ","),
+            "n_ctx": number(self.n_ctx, ","),
+            "left": number(self.budget - self.tokens, ","),
+            "budget": number(self.budget, ","),
+        }
         if self.fits:
-            return (
-                f"memory and note {self.tokens:,} tokens · the window {self.n_ctx:,} · "
-                f"leaves {self.budget - self.tokens:,} for the draft"
-            )
-        return (
-            f"memory and note {self.tokens:,} tokens, more than the {self.budget:,} the window "
-            f"({self.n_ctx:,}) leaves for the prompt: the model cannot be given them; shorten them"
-        )
+            return language.gettext(
+                "memory and note {tokens} tokens · the window {n_ctx} · leaves {left} for the draft"
+            ).format(**counts)
+        return language.gettext(
+            "memory and note {tokens} tokens, more than the {budget} the window "
+            "({n_ctx}) leaves for the prompt: the model cannot be given them; shorten them"
+        ).format(**counts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,8 +37,10 @@ def edit_pinned(
         # A chat prompt is the system prompt (with the memory) and the turns: a note kept
         # here would be in no prompt at all.
         app.notify(
-            f"The author's note steers the draft. In chat, what should steer every reply goes in the memory "
-            f"({main.chat.key_display('app.memory')}), which joins the system prompt.",
+            main.language.gettext(
+                "The author's note steers the draft. In chat, what should steer every reply goes in the memory "
+                "({key}), which joins the system prompt."
+            ).format(key=main.chat.key_display("app.memory")),
             timeout=8,
         )
         return
@@ -49,18 +51,24 @@ def edit_pinned(
         sessions.set_pinned(mode, pinned, main.draft_text())
         show_pinned(main, sessions)
         save()
-        what, text = ("Memory", pinned.memory) if which == "memory" else ("Author's note", pinned.note)
+        _ = main.language.gettext
+        memory, text = which == "memory", pinned.memory if which == "memory" else pinned.note
         if not text.strip():
-            app.notify(f"{what} cleared.")
+            app.notify(_("Memory cleared.") if memory else _("Author's note cleared."))
         elif screen.pinned_size is None or screen.pinned_size.fits:
-            app.notify(f"{what} kept: the model sees it in every prompt.")
+            app.notify(
+                _("Memory kept: the model sees it in every prompt.")
+                if memory
+                else _("Author's note kept: the model sees it in every prompt.")
+            )
         elif mode == "chat":  # no window marker there to say it
-            app.notify(f"{what} kept, but {screen.pinned_size.line()}.", severity="warning", timeout=12)
+            said = _("Memory kept, but {size}.") if memory else _("Author's note kept, but {size}.")
+            app.notify(said.format(size=screen.pinned_size.line(main.language)), severity="warning", timeout=12)
         # Else the window's warning alone says it: 'the model sees it' then 'more than the window' contradicted each other.
 
     backend = main.backend
     counter = None if backend is None else PinnedCounter(backend.count_tokens, backend.n_ctx, main.sampler.max_tokens)
-    screen = PinnedScreen(which, sessions.pinned(mode), counter)
+    screen = PinnedScreen(which, sessions.pinned(mode), counter, main.language)
     app.push_screen(screen, kept)
 
 

@@ -18,6 +18,7 @@ from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui import draft_conflict, pinning, session_tokens
 from scriptorium.app.tui.screens.main_screen import MainScreen
+from scriptorium.app.i18n.marker import N_
 
 
 @dataclass
@@ -67,10 +68,13 @@ def take_changed_draft_file(
     if (text := draft_files.take_changed_file(session, main.draft_text())) is not None:
         main.draft.show_text(text, session_tokens.spans_of(session))  # the model's passages the change kept
         main.draft_state_changed()
+        _ = main.language.gettext
         app.notify(
-            f"{Path(session.draft_path or '').name} was changed by another program: its text is shown (you had changed "
-            "nothing here since it was saved).",
-            title="Draft file",
+            _(
+                "{name} was changed by another program: its text is shown (you had changed "
+                "nothing here since it was saved)."
+            ).format(name=Path(session.draft_path or "").name),
+            title=_("Draft file"),
             timeout=12,
         )
 
@@ -101,7 +105,7 @@ def ask_before_quitting(
 
     from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen  # opened on demand: not at start-up
 
-    app.push_screen(UnsavedScreen(draft_file, sessions.problems.unsaved(), sessions.conflict), decided)
+    app.push_screen(UnsavedScreen(draft_file, sessions.problems.unsaved(), sessions.conflict, main.language), decided)
 
 
 def save_requested(app: App[None], main: MainScreen, sessions: SessionKeeper, save: Callable[..., bool]) -> None:
@@ -110,13 +114,13 @@ def save_requested(app: App[None], main: MainScreen, sessions: SessionKeeper, sa
     draft_file = sessions.draft_file
     if draft_file.path is None:
         ask_save_path(app, main, draft_file, save)
-    elif not save_and_say(app, draft_file, lambda: save(explicit=True)) and sessions.conflict:
+    elif not save_and_say(app, main, draft_file, lambda: save(explicit=True)) and sessions.conflict:
         draft_conflict.ask_whose_text(app, main, sessions, save)
 
 
-def save_and_say(app: App[None], draft_file: DraftFile, save: Callable[[], bool]) -> bool:
+def save_and_say(app: App[None], main: MainScreen, draft_file: DraftFile, save: Callable[[], bool]) -> bool:
     if saved := save():
-        app.notify(f"Saved {draft_file.display_name}")
+        app.notify(main.language.gettext("Saved {name}").format(name=draft_file.display_name))
     return saved
 
 
@@ -129,7 +133,7 @@ def ask_save_path(
     def save_to(path: Path, replace: bool) -> None:
         draft_file.path = path
         main.draft_state_changed()
-        if save_and_say(app, draft_file, lambda: save(explicit=True, replace_file=replace)):
+        if save_and_say(app, main, draft_file, lambda: save(explicit=True, replace_file=replace)):
             if then_exit:
                 app.exit()
             return
@@ -145,13 +149,21 @@ def ask_save_path(
     def chosen(path: Path | None) -> None:
         if path is None:
             return
+        _ = main.language.gettext
         if path.is_dir():
-            app.notify(f"{path} is a folder: give the draft a file name.", title="Not saved", severity="error")
+            app.notify(
+                _("{path} is a folder: give the draft a file name.").format(path=path),
+                title=_("Not saved"),
+                severity="error",
+            )
         elif path.exists():
             # Saved without asking, the file was called "changed on disk" and the next ctrl+s replaced it.
-            question = f"{path} already exists. Replace it with this draft?"
-            app.push_screen(ConfirmScreen(question, "Replace"), lambda yes: save_to(path, True) if yes else None)
+            question = _("{path} already exists. Replace it with this draft?").format(path=path)
+            app.push_screen(
+                ConfirmScreen(question, N_("Replace"), main.language),
+                lambda yes: save_to(path, True) if yes else None,
+            )
         else:
             save_to(path, False)
 
-    app.push_screen(SavePathScreen(), chosen)
+    app.push_screen(SavePathScreen(main.language), chosen)

@@ -19,6 +19,7 @@ from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
 from scriptorium.inference.events import ScoreDone, ScoreProgress, TokenScore
 
 from scriptorium.app.models.loading import BackendCrashed
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -69,22 +70,28 @@ class ScoringWindowMade(ScoringMessage):
     window: "Window"
 
 
-def scored_note(done: ScoreDone, scored: int, branch_key: str, window_start: int = 0) -> str:
+def scored_note(
+    done: ScoreDone, scored: int, branch_key: str, window_start: int = 0, language: Language = ENGLISH
+) -> str:
     """What the author is told when scoring ends, of the `scored` tokens of their text
     (from `window_start` on: the window the model sees when it continues)."""
+    _, number = language.gettext, language.number
+    counts = {"scored": number(scored, ","), "trimmed": number(done.trimmed_tokens, ","), "key": branch_key}
     if done.cancelled:
-        return f"Scoring stopped after {scored:,} tokens; what was scored stays coloured."
-    skipped = f" (the first {done.trimmed_tokens:,} did not fit the context)" if done.trimmed_tokens else ""
+        return _("Scoring stopped after {scored} tokens; what was scored stays coloured.").format(**counts)
+    skipped = _(" (the first {trimmed} did not fit the context)").format(**counts) if done.trimmed_tokens else ""
     which = (
-        f"the last {scored:,} tokens of your text, the window the model sees when it continues (the dimmed "
-        "text before them is not scored)"
+        _(
+            "the last {scored} tokens of your text, the window the model sees when it continues (the dimmed "
+            "text before them is not scored)"
+        )
         if window_start
-        else f"{scored:,} tokens of your text"
+        else _("{scored} tokens of your text")
+    ).format(**counts)
+    said = _(
+        "Scored {which}{skipped}. Move the cursor over a word to see what the model expected there; {key} writes on from one of its words."
     )
-    return (
-        f"Scored {which}{skipped}. Move the cursor over a word to see what the model "
-        f"expected there; {branch_key} writes on from one of its words."
-    )
+    return said.format(which=which, skipped=skipped, key=branch_key)
 
 
 def stream_scoring(

@@ -56,6 +56,7 @@ generate = "ctrl+g, f5"
 [ui]
 theme = "nord"
 frames_per_second = 20
+language = "it"
 """
 
 
@@ -85,7 +86,7 @@ def test_full_config_is_typed(tmp_path: Path, fake_home: Path) -> None:
     assert config.sampler.preset == "tight"
     assert config.logit_bias == LogitBias(ban_byte_tokens=False, entries=((16001, -50.0), (42, 2.5)))
     assert dict(config.keymap) == {"generate": "ctrl+g,f5", "app.quit": "ctrl+q"}
-    assert config.ui == UiConfig(theme="nord", frames_per_second=20)
+    assert config.ui == UiConfig(theme="nord", frames_per_second=20, language="it")
     assert list(config.all_presets()) == ["greedy", "prose", "creative", "anti-loop", "tight", "loose"]
 
 
@@ -243,9 +244,10 @@ INVALID = [
         f'ui.theme: unknown theme ""; the default is used (known: {", ".join(sorted(BUILTIN_THEMES))})',
     ),
     ("[ui]\ntheme = 1", "ui.theme: must be a string, not 1"),
-    ('[ui]\ncolour = "red"', "ui.colour: unknown key (known: theme, frames_per_second)"),
+    ('[ui]\ncolour = "red"', "ui.colour: unknown key (known: theme, frames_per_second, language)"),
     ("[ui]\nframes_per_second = 0", "ui.frames_per_second: must be a whole number from 1 to 60, not 0"),
     ("[ui]\nframes_per_second = 12.5", "ui.frames_per_second: must be a whole number from 1 to 60, not 12.5"),
+    ('[ui]\nlanguage = "de"', "ui.language: must be one of 'auto', 'en', 'it', not \"de\""),
     (
         '[speculative]\nguesser = "ngram"',
         "speculative.guesser: must be one of 'off', 'lookup', 'draft', not \"ngram\"",

@@ -15,14 +15,15 @@ FOLDERS = {"app": "scriptorium/app", "inference": "scriptorium/inference", "prom
 
 
 def _tree_files() -> set[str]:
-    """What the wheel must hold: every .py, and the package data (.tcss, prompt templates)."""
+    """What the wheel must hold: every .py, and the package data (.tcss, prompt templates, the
+    translations' catalogs and their compiled .mo)."""
     wanted = set()
     for folder, installed in FOLDERS.items():
         for path in (ROOT / folder).rglob("*"):
             if (
                 path.is_file()
                 and "__pycache__" not in path.parts
-                and path.suffix in {".py", ".tcss", ".txt", ".md", ".jinja", ".toml"}
+                and path.suffix in {".py", ".tcss", ".txt", ".md", ".jinja", ".toml", ".pot", ".po", ".mo"}
             ):
                 wanted.add(f"{installed}/{path.relative_to(ROOT / folder).as_posix()}")
     return wanted

@@ -14,6 +14,8 @@ import pytest
 from textual.pilot import Pilot
 from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
 
+from scriptorium.app.i18n.language import Language
+
 # The Speed panel's "TTFT from key" on a fixed clock, as the engine's times are.
 pytestmark = pytest.mark.usefixtures("fixed_key_clock")
 
@@ -52,3 +54,10 @@ def test_draft_mode(snap_compare: Any, phrases_model: Path, size: str) -> None:
 def test_chat_mode(snap_compare: Any, sentence_model: Path, size: str) -> None:
     app = make_app(sentence_model, mode="chat", loader=fixed_clock_loader)
     assert snap_compare(app, terminal_size=SIZES[size], run_before=chat_once)
+
+
+def test_draft_mode_in_italian(snap_compare: Any, phrases_model: Path) -> None:
+    """[ui] language = "it": the footer, the panels, the status bar and the suggestion's box in
+    Italian, the numbers written the Italian way ("2.048", "3.500,0 tok/s")."""
+    app = make_app(phrases_model, loader=fixed_clock_loader, language=Language.load("it"))
+    assert snap_compare(app, terminal_size=SIZES["large"], run_before=continue_draft)

@@ -17,6 +17,7 @@ from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.tui.screens.main_screen import WORD_COUNT_DELAY
 from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.inference.engine import Engine, LoadOptions
 from scriptorium.inference.errors import GenerationError
@@ -40,6 +41,7 @@ def make_app(
     resume: bool = False,
     spm: Path | None = None,
     prompt_threads: int = 1,
+    language: Language = ENGLISH,
 ) -> ScriptoriumApp:
     # One thread, for prompts too: the same arithmetic order on any machine, so the same
     # probabilities, and the same Model panel whatever the cores (prefill would start on all).
@@ -51,7 +53,7 @@ def make_app(
         else None
     )
     return ScriptoriumApp(
-        settings=TuiSettings(sampler=sampler, mode=mode, top_n=top_n),
+        settings=TuiSettings(sampler=sampler, mode=mode, top_n=top_n, language=language),
         keymap=keymap,
         draft=draft,
         load_options=options,

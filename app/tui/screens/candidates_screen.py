@@ -33,6 +33,8 @@ from scriptorium.app.tui.generation import (
     next_frame,
     stream_generation,
 )
+from scriptorium.app.i18n.marker import N_
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -48,8 +50,9 @@ class CandidatesChoice:
 class CandidateView(VerticalScroll, can_focus=False):
     """One candidate: its text, its seed and mean probability in the border."""
 
-    def __init__(self, candidate: Candidate, number: int) -> None:
+    def __init__(self, candidate: Candidate, number: int, language: Language = ENGLISH) -> None:
         super().__init__(classes="candidate")
+        self._language = language
         self.candidate = candidate
         self.number = number
         self._body = Static(id=f"candidate-text-{number}", classes="candidate-text")
@@ -65,8 +68,10 @@ class CandidateView(VerticalScroll, can_focus=False):
         # Follow the text as it grows, unless the author scrolled back to read it.
         following = self.scroll_y >= self.max_scroll_y - 1
         self._body.update(Text(candidate.text) if candidate.text else Text("…", style="dim"))
-        self.border_title = f"{self.number} · seed {candidate.seed}"
-        self.border_subtitle = candidate.status()
+        self.border_title = self._language.gettext("{number} · seed {seed}").format(
+            number=self.number, seed=candidate.seed
+        )
+        self.border_subtitle = candidate.status(self._language)
         self.set_class(candidate.error is not None, "-failed")
         if following and candidate.started and not candidate.finished:
             self.call_after_refresh(self.scroll_end, animate=False)
@@ -79,25 +84,33 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         Binding(
             "escape",
             "cancel",
-            "Cancel",
+            N_("Cancel"),
             id="candidates.cancel",
-            tooltip="Stop generating and close; the draft stays as it is",
+            tooltip=N_("Stop generating and close; the draft stays as it is"),
         ),
         Binding(
             "enter",
             "choose",
-            "Choose",
+            N_("Choose"),
             id="candidates.choose",
-            tooltip="Make the highlighted candidate the suggestion; the others stay as its versions",
+            tooltip=N_("Make the highlighted candidate the suggestion; the others stay as its versions"),
         ),
-        Binding("right,down", "move(1)", "Next", id="candidates.next", tooltip="Highlight the next candidate"),
+        Binding("right,down", "move(1)", N_("Next"), id="candidates.next", tooltip=N_("Highlight the next candidate")),
         Binding(
-            "left,up", "move(-1)", "Previous", id="candidates.previous", tooltip="Highlight the previous candidate"
+            "left,up",
+            "move(-1)",
+            N_("Previous"),
+            id="candidates.previous",
+            tooltip=N_("Highlight the previous candidate"),
         ),
         Binding(
-            "plus,equals_sign", "more", "One more", id="candidates.more", tooltip="Add a candidate with another seed"
+            "plus,equals_sign",
+            "more",
+            N_("One more"),
+            id="candidates.more",
+            tooltip=N_("Add a candidate with another seed"),
         ),
-        Binding("minus", "fewer", "One fewer", id="candidates.fewer", tooltip="Drop the last candidate"),
+        Binding("minus", "fewer", N_("One fewer"), id="candidates.fewer", tooltip=N_("Drop the last candidate")),
     ]
 
     def __init__(
@@ -108,11 +121,13 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         count: int,
         frame_interval: float,
         started: Callable[[GenerationRequest], GenerationStarted] | None = None,
+        language: Language = ENGLISH,
     ) -> None:
         """`base` is the request continue would make; each candidate copies it with
         `settings` and its own seed. `started` gives the message that records each
         generation in the session as it starts."""
         super().__init__()
+        self._language = language
         self.backend = backend
         self.base = base
         self.settings = settings
@@ -136,7 +151,7 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
             yield Label(self._title(), classes="dialog-title", id="candidates-title")
             with Container(id="candidates-row"):
                 for number, candidate in enumerate(self.candidates, 1):
-                    yield CandidateView(candidate, number)
+                    yield CandidateView(candidate, number, self._language)
             yield Label(self._hints(), id="candidates-hints")
 
     def on_mount(self) -> None:
@@ -152,10 +167,11 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
 
     # ---- drawing ------------------------------------------------------------------------
     def _title(self) -> str:
-        s = self.settings
+        s, number = self.settings, self._language.number
+        said = self._language.gettext("{count} candidates from the same point")
         return (
-            f"{len(self.candidates)} candidates from the same point · T {s.temperature:g} · top-k {s.top_k} "
-            f"· top-p {s.top_p:g}"
+            f"{said.format(count=len(self.candidates))} · T {number(s.temperature, 'g')} · top-k {s.top_k} "
+            f"· top-p {number(s.top_p, 'g')}"
         )
 
     def _hints(self) -> str:
@@ -166,7 +182,8 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
             first = keymap.get(binding.id or "", binding.key).split(",")[0].strip()
             return self.app.get_key_display(Binding(first, ""))
 
-        return " · ".join(f"{keys(b)} {b.description.lower()}" for b in self.BINDINGS if isinstance(b, Binding))
+        _ = self._language.gettext
+        return " · ".join(f"{keys(b)} {_(b.description).lower()}" for b in self.BINDINGS if isinstance(b, Binding))
 
     def _views(self) -> list[CandidateView]:
         return list(self.query(CandidateView))
@@ -233,7 +250,7 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
             self._lost = self.backend
         if candidate is not None:
             candidate.error = message.error
-            title = "Candidate failed" if message.engine_started else message.title
+            title = self._language.gettext("Candidate failed") if message.engine_started else message.title
             self.notify(message.error, title=title, severity="error", timeout=10)
             if not message.engine_started:
                 # The prompt they all share could not be made: none of them can run.
@@ -260,16 +277,17 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
 
     async def action_more(self) -> None:
         if len(self.candidates) >= MAX_CANDIDATES:
-            self.notify(f"At most {MAX_CANDIDATES} candidates at a time.", severity="warning")
+            said = self._language.gettext("At most {count} candidates at a time.")
+            self.notify(said.format(count=MAX_CANDIDATES), severity="warning")
             return
         candidate = self._add_candidate()
-        await self.query_one("#candidates-row").mount(CandidateView(candidate, len(self.candidates)))
+        await self.query_one("#candidates-row").mount(CandidateView(candidate, len(self.candidates), self._language))
         self.query_one("#candidates-title", Label).update(self._title())
         self._run_next()
 
     async def action_fewer(self) -> None:
         if len(self.candidates) <= 1:
-            self.notify("One candidate is the least there can be.", severity="warning")
+            self.notify(self._language.gettext("One candidate is the least there can be."), severity="warning")
             return
         candidate = self.candidates.pop()
         if candidate is self._writing:
@@ -287,13 +305,14 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
     def action_choose(self) -> None:
         candidate = self.candidates[self.selected]
         if not candidate.usable:
+            _ = self._language.gettext
             if candidate.error is not None:
-                reason = "failed"
+                said = _("Candidate {number} failed: choose another, or press Esc.")
             elif candidate.finished:
-                reason = "wrote nothing"
+                said = _("Candidate {number} wrote nothing: choose another, or press Esc.")
             else:
-                reason = "is still being written"
-            self.notify(f"Candidate {self.selected + 1} {reason}: choose another, or press Esc.", severity="warning")
+                said = _("Candidate {number} is still being written: choose another, or press Esc.")
+            self.notify(said.format(number=self.selected + 1), severity="warning")
             return
         # The ones still waiting or writing are not wanted any more.
         self.workers.cancel_group(self, "candidates")

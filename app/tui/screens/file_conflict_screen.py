@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
 from scriptorium.app.sessions.draft_files import SET_ASIDE_MARK
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 
 class FileConflictScreen(ModalScreen[str | None]):
@@ -29,22 +30,25 @@ class FileConflictScreen(ModalScreen[str | None]):
         )
     ]
 
-    def __init__(self, name: str, on_disk: str | None, here: str, unreadable: str = "") -> None:
+    def __init__(
+        self, name: str, on_disk: str | None, here: str, unreadable: str = "", language: Language = ENGLISH
+    ) -> None:
         """`on_disk`: the file's text (None when it cannot be read: `unreadable` says why); `here`: the editor's."""
         super().__init__()
+        self._language = language
         self._name, self._on_disk, self._here, self._unreadable = name, on_disk, here, unreadable
 
     def _question(self) -> str:
-        return (
-            f"Another program changed {self._name} since scriptorium saved it, and you changed the text here "
+        return self._language.gettext(
+            "Another program changed {name} since scriptorium saved it, and you changed the text here "
             "too. Nothing is lost whichever you choose:\n"
-            f"· Keep mine: {self._name} gets your text; its own is kept beside it as "
-            f"{self._name}{SET_ASIDE_MARK}<date-time>.\n"
-            f"· Take the file's: the editor shows {self._name}'s text; yours is kept in a copy of this "
+            "· Keep mine: {name} gets your text; its own is kept beside it as {aside}.\n"
+            "· Take the file's: the editor shows {name}'s text; yours is kept in a copy of this "
             "session (the sessions list, F5)."
-        )
+        ).format(name=self._name, aside=f"{self._name}{SET_ASIDE_MARK}<date-time>")
 
     def compose(self) -> ComposeResult:
+        _ = self._language.gettext
         with Vertical(id="conflict-dialog", classes="dialog"):
             yield Static(self._question(), classes="dialog-title", markup=False)
             with Horizontal(id="conflict-both"):
@@ -54,16 +58,16 @@ class FileConflictScreen(ModalScreen[str | None]):
                     soft_wrap=True,
                     id="conflict-disk",
                 )
-                disk.border_title = f"{self._name} on disk"
+                disk.border_title = _("{name} on disk").format(name=self._name)
                 here = TextArea(self._here, read_only=True, soft_wrap=True, id="conflict-here")
-                here.border_title = "yours, here"
+                here.border_title = _("yours, here")
                 yield disk
                 yield here
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Keep mine", variant="primary", id="keep-mine")
-                yield Button("Take the file's", id="take-file", disabled=self._on_disk is None)
-                yield Button("See both", id="see-both")
-                yield Button("Keep writing", id="cancel")
+                yield Button(_("Keep mine"), variant="primary", id="keep-mine")
+                yield Button(_("Take the file's"), id="take-file", disabled=self._on_disk is None)
+                yield Button(_("See both"), id="see-both")
+                yield Button(_("Keep writing"), id="cancel")
 
     def on_mount(self) -> None:
         # Enter, the reflex after ctrl+s, saves the author's text and keeps the other program's: nothing is lost.
@@ -78,7 +82,8 @@ class FileConflictScreen(ModalScreen[str | None]):
         both = self.query_one("#conflict-both")
         both.toggle_class("-shown")
         self.query_one("#conflict-dialog").set_class(both.has_class("-shown"), "-both")
-        event.button.label = "Hide" if both.has_class("-shown") else "See both"
+        _ = self._language.gettext
+        event.button.label = _("Hide") if both.has_class("-shown") else _("See both")
 
     @on(Button.Pressed, "#keep-mine, #take-file, #cancel")
     def _chosen(self, event: Button.Pressed) -> None:

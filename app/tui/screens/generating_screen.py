@@ -41,6 +41,7 @@ from scriptorium.app.tui.widgets.draft_pane import DraftPane
 from scriptorium.app.tui.widgets.mode_pane import ModePane, StreamSink
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 from scriptorium.app.tui.widgets.status_bar import StatusBar
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -51,8 +52,8 @@ SILENCE_NOTICE_AFTER = 5.0
 that stops answering otherwise shows "writing…" until its 120 s read timeout, and the author
 cannot tell a stall from a slow token. Five seconds is well past a token or a prefill batch on
 a small model, yet short enough that the author learns Esc is the way out."""
-WRITING = "writing…"
-"""The status line's activity once the first token is in."""
+WRITING = N_("writing…")
+"""The status line's activity once the first token is in (translated where shown)."""
 SILENCE_CHECK_EVERY = 1.0
 """Seconds between checks of the engine's silence: the count shown moves once a second."""
 
@@ -81,6 +82,7 @@ class GeneratingScreen(Screen[None]):
         self._idle = asyncio.Event()
         self._idle.set()
         self._activity = ""
+        self._activity_values: dict[str, object] = {}
         """What the status line says the generation is doing, shown again once a silent engine answers."""
         self._heard_at = 0.0
         """When (time.monotonic) the running generation's worker last sent a message."""
@@ -111,10 +113,11 @@ class GeneratingScreen(Screen[None]):
         backend, request, sink = self.backend, message.request, message.sink
         if self._active is not None or backend is None:
             # Two requests crossed (or the model went away) between the key and this moment.
+            _ = self._settings.language.gettext
             self.notify(
-                "The model is already writing: press Esc to stop it first."
+                _("The model is already writing: press Esc to stop it first.")
                 if backend is not None
-                else "No model is loaded.",
+                else _("No model is loaded."),
                 severity="warning",
             )
             await sink.stream_finished(None, None)
@@ -129,7 +132,7 @@ class GeneratingScreen(Screen[None]):
             )
         )
         self.sidebar.generation_started()
-        self._show_activity("prefill…" if request.prepare is None else "fitting the prompt…")
+        self._show_activity(N_("prefill…") if request.prepare is None else N_("fitting the prompt…"))
         self._heard_at = time.monotonic()
         self._silence_timer = self.set_interval(SILENCE_CHECK_EVERY, self._check_silence)
         self._show_generating()
@@ -184,22 +187,36 @@ class GeneratingScreen(Screen[None]):
             pane.streaming = sink is pane
         self._show_settings()
 
-    def _show_activity(self, activity: str) -> None:
+    def _show_activity(self, activity: str, **values: object) -> None:
+        """`activity`: English, marked, with {names} for `values`; shown in the interface's language."""
         self._activity = activity
+        self._activity_values = values
         self._silence_shown = False
-        self.status.update_state(activity=activity)
+        self.status.update_state(activity=self._settings.language.gettext(activity).format(**values))
 
     def _check_silence(self) -> None:
         """Timer: say so while the engine has sent nothing for a while (a stalled server), and that Esc stops."""
         silent = time.monotonic() - self._heard_at
         if self._active is None or silent < SILENCE_NOTICE_AFTER:
             return
-        who = "the server" if self.backend is not None and self.backend.origin else "the model"
+        _, number = self._settings.language.gettext, self._settings.language.number
+        server = self.backend is not None and self.backend.origin
         # Before the first token the silence may be a long prompt being read (a server sends
         # no progress): said as what it may be, not as a stall.
-        reading = " (reading the prompt?)" if self._activity != WRITING else ""
+        if self._activity != WRITING:
+            said = (
+                _("the server has not answered for {seconds} s (reading the prompt?) · Esc stops")
+                if server
+                else _("the model has not answered for {seconds} s (reading the prompt?) · Esc stops")
+            )
+        else:
+            said = (
+                _("the server has not answered for {seconds} s · Esc stops")
+                if server
+                else _("the model has not answered for {seconds} s · Esc stops")
+            )
         self._silence_shown = True
-        self.status.update_state(activity=f"{who} has not answered for {silent:.0f} s{reading} · Esc stops")
+        self.status.update_state(activity=said.format(seconds=number(silent, ".0f")))
 
     def _current(self, request_id: int) -> ActiveGeneration | None:
         """The generation a worker message belongs to, if still to be drawn: not once the app quits (draft saved)."""
@@ -208,7 +225,7 @@ class GeneratingScreen(Screen[None]):
             return None
         self._heard_at = time.monotonic()
         if self._silence_shown:  # it answers again: back to what it is doing
-            self._show_activity(self._activity)
+            self._show_activity(self._activity, **self._activity_values)
         return active
 
     @on(PromptPrepared)
@@ -217,13 +234,18 @@ class GeneratingScreen(Screen[None]):
         if active is not None:
             active.request = message.request
             active.sink.prompt_prepared(message.request, message.note)
-            self._show_activity("prefill…")
+            self._show_activity(N_("prefill…"))
 
     @on(PrefillProgressed)
     def _prefill_progressed(self, message: PrefillProgressed) -> None:
         if self._current(message.request_id):
             self.sidebar.prefill_progress(message.event)
-            self._show_activity(f"prefill {message.event.done:,}/{message.event.total:,}")
+            number = self._settings.language.number
+            self._show_activity(
+                N_("prefill {done}/{total}"),
+                done=number(message.event.done, ","),
+                total=number(message.event.total, ","),
+            )
 
     @on(PrefillFinished)
     def _prefill_finished(self, message: PrefillFinished) -> None:
@@ -236,9 +258,12 @@ class GeneratingScreen(Screen[None]):
     def _context_trimmed(self, message: ContextWasTrimmed) -> None:
         if self._current(message.request_id):
             event = message.event
+            said = self._settings.language.gettext(
+                "The text is longer than the context: the oldest {dropped} tokens were left out ({kept} kept)."
+            )
+            number = self._settings.language.number
             self.notify(
-                f"The text is longer than the context: the oldest {event.dropped_tokens:,} tokens were "
-                f"left out ({event.kept_tokens:,} kept).",
+                said.format(dropped=number(event.dropped_tokens, ","), kept=number(event.kept_tokens, ",")),
                 severity="warning",
             )
 

@@ -11,6 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from scriptorium.app.i18n.language import Language
+
 
 class HelpScreen(ModalScreen[None]):
     """Every binding, built from the same registry as the command palette, under the part
@@ -22,13 +24,16 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,f1,q", "dismiss", "Close", id="help.close", tooltip="Close the key list"),
     ]
 
-    def __init__(self, rows: list[tuple[str, str, str, str, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str, str, str, str]], language: Language) -> None:
+        """`rows`: KeyMap.rows(), already in the interface's language."""
         super().__init__()
         self._rows = rows
+        self._language = language
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
-            yield Static("Every key · remap one by its id in the keymap · Esc closes", id="help-title")
+            title = self._language.gettext("Every key · remap one by its id in the keymap · Esc closes")
+            yield Static(title, id="help-title")
             yield OptionList(*self._options(), id="help-table")
 
     def _options(self) -> list[Option]:

@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from scriptorium.inference.load_options import LoadOptions
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 
 def _expanded(text: str) -> Path | None:
@@ -88,20 +89,25 @@ class SavePathScreen(ModalScreen[Path | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="save.cancel", tooltip="Do not save")]
 
+    def __init__(self, language: Language = ENGLISH) -> None:
+        super().__init__()
+        self._language = language
+
     def compose(self) -> ComposeResult:
+        _ = self._language.gettext
         with Vertical(id="dialog", classes="dialog"):
-            yield Static("Save the draft as", classes="dialog-title")
+            yield Static(_("Save the draft as"), classes="dialog-title")
             yield Input(placeholder="draft.md", id="save-path")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Save", variant="primary", id="save")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Save"), variant="primary", id="save")
+                yield Button(_("Cancel"), id="cancel")
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#save")
     def _save(self) -> None:
         path = _expanded(self.query_one(Input).value)
         if path is None:
-            self.notify("Type a file name.", severity="warning")
+            self.notify(self._language.gettext("Type a file name."), severity="warning")
             return
         self.dismiss(path)
 

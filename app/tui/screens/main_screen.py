@@ -36,6 +36,7 @@ from scriptorium.app.tui.widgets.sampler_panel import SamplerView
 from scriptorium.app.tui.widgets.sidebar import Sidebar
 from scriptorium.app.tui.widgets.status_bar import StatusBar
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -54,18 +55,18 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         Binding(
             "tab",
             "app.focus_next",
-            "Next",
+            N_("Next"),
             show=False,
             id="focus.next",
-            tooltip="Move the focus to the next widget (the editor takes Tab for a suggestion)",
+            tooltip=N_("Move the focus to the next widget (the editor takes Tab for a suggestion)"),
         ),
         Binding(
             "shift+tab",
             "app.focus_previous",
-            "Previous",
+            N_("Previous"),
             show=False,
             id="focus.previous",
-            tooltip="Move the focus to the previous widget",
+            tooltip=N_("Move the focus to the previous widget"),
         ),
     ]
 
@@ -84,16 +85,18 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         self._draft_file = draft_file
         self._draft_text = draft_text
         self._settings = settings
+        self.language = settings.language
+        """The interface's words and numbers, for the dialogs and notices the screen's helpers show."""
         self._key_display = key_display
         self._words_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         settings, keys = self._settings, self._key_display
         bound = [getattr(MainScreen, name) for name in _PANE_STATE]
-        self.status = StatusBar(id="status").data_bind(model=MainScreen.model_status)
+        self.status = StatusBar(settings.language, id="status").data_bind(model=MainScreen.model_status)
         self.draft = DraftPane(self._draft_file, self._draft_text, settings, keys, id="draft").data_bind(*bound)
         self.chat = ChatPane(settings, keys, id="chat").data_bind(*bound)
-        self.sidebar = Sidebar(settings.top_n, settings.panels, id="sidebar").data_bind(
+        self.sidebar = Sidebar(settings.top_n, settings.panels, settings.language, id="sidebar").data_bind(
             MainScreen.sampler_view, MainScreen.model_view
         )
         self.sidebar.show(settings.sidebar)
@@ -109,6 +112,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
             keep={"quit", "help", "screen.switch_mode"},
             lesser=("command_palette", "screen.focus_sampler"),
             compact=True,
+            translate=settings.language.gettext,
         )
 
     def on_mount(self) -> None:
@@ -170,7 +174,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         """Stop what runs on the model about to be closed for another."""
         # Stopped, not forgotten: its end reaches the suggestion, which stays finished, not "writing…".
         self.stop_generation()
-        self.draft.stop_scoring("another model is loading", colours_kept=False)  # they go if another loads
+        self.draft.stop_scoring(N_("another model is loading"), colours_kept=False)  # they go if another loads
 
     # ---- modes and panels ----------------------------------------------------------
     @property
@@ -280,18 +284,23 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
 
     def _say_where_token_shows(self, token: str) -> None:
         panels = self.sidebar
+        _ = self.language.gettext
         if panels.display and panels.probabilities.display:
-            self.notify(f"The probabilities panel shows {token!r} and what else the model considered there.", timeout=3)
+            said = _("The probabilities panel shows {token} and what else the model considered there.")
+            self.notify(said.format(token=repr(token)), timeout=3)
         elif not panels.display:
             self.notify(
-                f"The probabilities panel would show {token!r}, but the panels are hidden: "
-                f"{self._key_display('app.sidebar')} shows them (they need 80 columns).",
+                _(
+                    "The probabilities panel would show {token}, but the panels are hidden: "
+                    "{key} shows them (they need 80 columns)."
+                ).format(token=repr(token), key=self._key_display("app.sidebar")),
                 severity="warning",
             )
         else:
             self.notify(
-                f"The probabilities panel would show {token!r}, but it is hidden: "
-                f"{self._key_display('app.tune')}, then 1, shows it.",
+                _("The probabilities panel would show {token}, but it is hidden: {key}, then 1, shows it.").format(
+                    token=repr(token), key=self._key_display("app.tune")
+                ),
                 severity="warning",
             )
 

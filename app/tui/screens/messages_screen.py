@@ -19,6 +19,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from scriptorium.app.i18n.language import ENGLISH, Language
+
 SEVERITY_STYLE = {"information": "", "warning": "bold yellow", "error": "bold red"}
 
 
@@ -27,15 +29,20 @@ class MessagesScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q", "dismiss", "Close", id="messages.close", tooltip="Close the messages")]
 
-    def __init__(self, notices: Iterable[Notification]) -> None:
+    def __init__(self, notices: Iterable[Notification], language: Language = ENGLISH) -> None:
         super().__init__()
         self._notices = list(notices)
+        self._language = language
 
     def compose(self) -> ComposeResult:
         with Vertical(id="messages-box"):
-            count = len(self._notices)
-            heading = f"{count} message{'s' if count != 1 else ''} this run, newest last · Esc closes"
-            yield Static(heading if count else "Nothing said yet · Esc closes", id="messages-title")
+            count, language = len(self._notices), self._language
+            heading = language.ngettext(
+                "{count} message this run, newest last · Esc closes",
+                "{count} messages this run, newest last · Esc closes",
+                count,
+            ).format(count=count)
+            yield Static(heading if count else language.gettext("Nothing said yet · Esc closes"), id="messages-title")
             yield OptionList(*(_option(notice) for notice in self._notices), id="messages-list")
 
     def on_mount(self) -> None:

@@ -13,14 +13,18 @@ from textual.widgets import Button, Input, Label, Static, TextArea
 
 from scriptorium.app.tui.keys import type_invisible
 from scriptorium.app.tui.pinned_count import PinnedCounter, PinnedSize
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
 
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.window import Pinned, check_note_depth
 
 HELP = {
-    "memory": "Memory: pinned at the top of every prompt (a synopsis, who the characters are, a style note). "
-    "In chat it joins the system prompt.",
-    "note": "Author's note: put a few paragraphs before the end of what the model sees, where it steers most.",
+    "memory": N_(
+        "Memory: pinned at the top of every prompt (a synopsis, who the characters are, a style note). "
+        "In chat it joins the system prompt."
+    ),
+    "note": N_("Author's note: put a few paragraphs before the end of what the model sees, where it steers most."),
 }
 
 COUNT_DELAY = 0.25
@@ -47,8 +51,11 @@ class PinnedScreen(ModalScreen[Pinned | None]):
         ),
     ]
 
-    def __init__(self, which: str, pinned: Pinned, counter: PinnedCounter | None = None) -> None:
+    def __init__(
+        self, which: str, pinned: Pinned, counter: PinnedCounter | None = None, language: Language = ENGLISH
+    ) -> None:
         super().__init__()
+        self._language = language
         self.which = which
         self._pinned = pinned
         self._counter = counter
@@ -57,23 +64,24 @@ class PinnedScreen(ModalScreen[Pinned | None]):
         """Memory and note as last counted (None: no model to count with, or not yet)."""
 
     def compose(self) -> ComposeResult:
+        _ = self._language.gettext
         text = self._pinned.memory if self.which == "memory" else self._pinned.note
         with Vertical(classes="dialog", id="pinned-dialog"):
-            yield Static(HELP[self.which], classes="dialog-title", markup=False)
+            yield Static(_(HELP[self.which]), classes="dialog-title", markup=False)
             yield TextArea(text, soft_wrap=True, id="pinned-text")
             yield Static(
-                "no model loaded to count the tokens" if self._counter is None else "counting…",
+                _("no model loaded to count the tokens") if self._counter is None else _("counting…"),
                 id="pinned-count",
                 markup=False,
             )
             if self.which == "note":
                 # A row of its own: beside the buttons, Cancel was past the right edge of an 80-column terminal.
                 with Horizontal(classes="dialog-buttons", id="pinned-depth-row"):
-                    yield Label("paragraphs before the end ")
+                    yield Label(_("paragraphs before the end") + " ")
                     yield Input(str(self._pinned.note_depth), id="pinned-depth", type="integer")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Keep", variant="primary", id="keep")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Keep"), variant="primary", id="keep")
+                yield Button(_("Cancel"), id="cancel")
 
     def on_key(self, event: events.Key) -> None:
         type_invisible(self.focused, event)  # a ZWNJ or ZWJ its fields dropped (keys.py)
@@ -104,9 +112,10 @@ class PinnedScreen(ModalScreen[Pinned | None]):
         try:
             size = counter.size(pinned)
         except Exception as error:  # noqa: BLE001 - a count that failed is said on the line, never a traceback
-            self.app.call_from_thread(self._show_count, None, f"tokens not counted: {error}")
+            said = self._language.gettext("tokens not counted: {error}").format(error=error)
+            self.app.call_from_thread(self._show_count, None, said)
             return
-        self.app.call_from_thread(self._show_count, size, size.line())
+        self.app.call_from_thread(self._show_count, size, size.line(self._language))
 
     def _show_count(self, size: PinnedSize | None, line: str) -> None:
         if not self.is_attached:

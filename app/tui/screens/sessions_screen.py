@@ -15,6 +15,8 @@ from textual.widgets import DataTable, Static
 from scriptorium.app.sessions import AnySession, SessionError, SessionSummary
 from scriptorium.app.units import format_bytes
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from scriptorium.app.tui.session_keeper import SessionKeeper
@@ -37,21 +39,24 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         ),
     ]
 
-    def __init__(self, keeper: "SessionKeeper", on_screen: set[str]) -> None:
+    def __init__(self, keeper: "SessionKeeper", on_screen: set[str], language: Language = ENGLISH) -> None:
         """`on_screen`: the ids of the sessions shown now (opening one again does nothing)."""
         super().__init__()
+        self._language = language
         self._keeper = keeper
         self._on_screen = on_screen
         self._summaries: list[SessionSummary] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sessions-box"):
-            yield Static("Sessions · Enter opens · r renames · d deletes · Esc closes", id="sessions-title")
+            title = self._language.gettext("Sessions · Enter opens · r renames · d deletes · Esc closes")
+            yield Static(title, id="sessions-title")
             yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("title", "kind", "updated", "model", "words", "size")
+        _ = self._language.gettext
+        table.add_columns(_("title"), _("kind"), _("updated"), _("model"), _("words"), _("size"))
         self._fill()
         table.focus()
 
@@ -63,7 +68,7 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         self._keeper.report_damaged()
         open_ids = self._keeper.open_ids()
         for summary in self._summaries:
-            title = summary.title + ("  (open)" if summary.id in open_ids else "")
+            title = summary.title + ("  " + self._language.gettext("(open)") if summary.id in open_ids else "")
             # As Text: a plain string cell is read as markup, and a title such as "[/i]" (the
             # draft's first words) stopped the app with a MarkupError.
             table.add_row(
@@ -71,12 +76,12 @@ class SessionsScreen(ModalScreen[AnySession | None]):
                 summary.kind,
                 summary.updated_at[:16].replace("T", " "),
                 Text(summary.model or "—"),
-                str(summary.words),
-                format_bytes(summary.file_size),
+                self._language.number(summary.words, ""),
+                format_bytes(summary.file_size, self._language.number),
                 key=summary.id,
             )
         if not self._summaries:
-            table.add_row("No saved sessions yet", "", "", "", "", "")
+            table.add_row(self._language.gettext("No saved sessions yet"), "", "", "", "", "")
         table.move_cursor(row=min(row, max(table.row_count - 1, 0)))
 
     def _highlighted(self) -> SessionSummary | None:
@@ -93,10 +98,13 @@ class SessionsScreen(ModalScreen[AnySession | None]):
             return
         if self._keeper.only_on_screen():
             # Opening another session puts it in the place of the text that could not be saved.
+            _ = self._language.gettext
             self.notify(
-                "What you wrote could not be saved (the message before says why), so it is only on screen: "
-                "opening another session now would lose it.",
-                title="Session not opened",
+                _(
+                    "What you wrote could not be saved (the message before says why), so it is only on screen: "
+                    "opening another session now would lose it."
+                ),
+                title=_("Session not opened"),
                 severity="error",
                 timeout=15,
             )
@@ -104,15 +112,15 @@ class SessionsScreen(ModalScreen[AnySession | None]):
         try:
             session = self._keeper.store.load(summary.id)
         except SessionError as error:
-            self.notify(str(error), title="Session not opened", severity="error", timeout=10)
+            self.notify(str(error), title=self._language.gettext("Session not opened"), severity="error", timeout=10)
             return
         try:
             if note := self._keeper.store.take_draft_file(session):
-                self.notify(note, title="Draft file", severity="warning", timeout=15)
+                self.notify(note, title=self._language.gettext("Draft file"), severity="warning", timeout=15)
         except SessionError as error:
             self.notify(
-                f"{error}; the session's own copy of the text is shown.",
-                title="Draft file",
+                self._language.gettext("{error}; the session's own copy of the text is shown.").format(error=error),
+                title=self._language.gettext("Draft file"),
                 severity="warning",
                 timeout=10,
             )
@@ -132,7 +140,8 @@ class SessionsScreen(ModalScreen[AnySession | None]):
                 self.notify(str(error), severity="error")
             self._fill()
 
-        self.app.push_screen(TextPromptScreen(f"New title for “{summary.title}”", summary.title), renamed)
+        question = self._language.gettext("New title for “{title}”").format(title=summary.title)
+        self.app.push_screen(TextPromptScreen(question, summary.title, language=self._language), renamed)
 
     def action_delete(self) -> None:
         summary = self._highlighted()
@@ -140,7 +149,7 @@ class SessionsScreen(ModalScreen[AnySession | None]):
             return
         if reason := self._keeper.why_not_deletable(summary.id):
             # Said before the question: asked to confirm first, the author was then told it could not be done.
-            self.notify(reason, title="Session not deleted", severity="warning")
+            self.notify(reason, title=self._language.gettext("Session not deleted"), severity="warning")
             return
 
         def decided(yes: bool | None) -> None:
@@ -151,9 +160,8 @@ class SessionsScreen(ModalScreen[AnySession | None]):
             except SessionError as error:
                 self.notify(str(error), severity="error")
             else:
-                self.notify(f"Deleted the session “{summary.title}”.")
+                self.notify(self._language.gettext("Deleted the session “{title}”.").format(title=summary.title))
             self._fill()
 
-        self.app.push_screen(
-            ConfirmScreen(f"Delete the session “{summary.title}”? Its draft file, if any, stays.", "Delete"), decided
-        )
+        question = self._language.gettext("Delete the session “{title}”? Its draft file, if any, stays.")
+        self.app.push_screen(ConfirmScreen(question.format(title=summary.title), N_("Delete"), self._language), decided)

@@ -12,6 +12,7 @@ from textual.widgets import TextArea
 
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
 from scriptorium.app.tui.widgets.formatting import fitting
+from scriptorium.app.i18n.marker import N_
 
 _IN_TURN = ("send", "new_line")
 """The field's own keys that change what the keys after them type into."""
@@ -23,13 +24,13 @@ class ChatInput(TextArea):
     Alt+letter keys reach the bindings instead of the text."""
 
     BINDINGS = [
-        Binding("enter", "send", "Send", key_display="⏎", id="chat.send", tooltip="Send the message"),
+        Binding("enter", "send", N_("Send"), key_display="⏎", id="chat.send", tooltip=N_("Send the message")),
         Binding(
             "ctrl+j",
             "new_line",
-            "New line",
+            N_("New line"),
             id="chat.new_line",
-            tooltip="Start a new line in the message (Enter sends it)",
+            tooltip=N_("Start a new line in the message (Enter sends it)"),
         ),
         # Where the terminal tells them apart (the kitty keyboard protocol: kitty, WezTerm,
         # foot, Ghostty), shift+enter and alt+enter start a new line too, as in other chats;
@@ -37,7 +38,7 @@ class ChatInput(TextArea):
         # they arrive as Enter and send the message half written. Under tmux (3.3, which
         # does not speak that protocol) shift+enter is passed on as Enter, and alt+enter as
         # ESC Enter, which Textual 8 reads as Enter (textual#6663).
-        Binding("shift+enter,alt+enter", "new_line", "New line", show=False),
+        Binding("shift+enter,alt+enter", "new_line", N_("New line"), show=False),
     ]
 
     @dataclass

@@ -20,6 +20,7 @@ from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, add_record
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -28,60 +29,60 @@ if TYPE_CHECKING:
     from scriptorium.app.tui.widgets.chat_input import ChatInput
 
 LEADING_BINDINGS = [
-    Binding("escape", "leave_inspect", "Done", id="chat.inspect_leave", tooltip="Leave token inspection"),
+    Binding("escape", "leave_inspect", N_("Done"), id="chat.inspect_leave", tooltip=N_("Leave token inspection")),
 ]
 BINDINGS = [
     Binding(
         "f4",
         "inspect",
-        "Inspect",
+        N_("Inspect"),
         show=False,
         id="chat.inspect",
-        tooltip="Step through the replies' tokens (←/→, ↑/↓ by reply) and see what else the model considered",
+        tooltip=N_("Step through the replies' tokens (←/→, ↑/↓ by reply) and see what else the model considered"),
     ),
     Binding(
         "left",
         "inspect_move(-1)",
-        "Previous token",
+        N_("Previous token"),
         priority=True,
         show=False,
         id="chat.inspect_previous",
-        tooltip="While inspecting: the token before (the end of the reply before, at a reply's start)",
+        tooltip=N_("While inspecting: the token before (the end of the reply before, at a reply's start)"),
     ),
     Binding(
         "right",
         "inspect_move(1)",
-        "Next token",
+        N_("Next token"),
         priority=True,
         show=False,
         id="chat.inspect_next",
-        tooltip="While inspecting: the token after (the start of the next reply, at a reply's end)",
+        tooltip=N_("While inspecting: the token after (the start of the next reply, at a reply's end)"),
     ),
     Binding(
         "up",
         "inspect_reply(-1)",
-        "Previous reply",
+        N_("Previous reply"),
         priority=True,
         show=False,
         id="chat.inspect_previous_reply",
-        tooltip="While inspecting: the first token of the reply before",
+        tooltip=N_("While inspecting: the first token of the reply before"),
     ),
     Binding(
         "down",
         "inspect_reply(1)",
-        "Next reply",
+        N_("Next reply"),
         priority=True,
         show=False,
         id="chat.inspect_next_reply",
-        tooltip="While inspecting: the first token of the next reply",
+        tooltip=N_("While inspecting: the first token of the next reply"),
     ),
     Binding(
         "f8",
         "toggle_colours",
-        "Colours",
+        N_("Colours"),
         show=False,
         id="chat.colours",
-        tooltip="Colour the replies by how probable the model found each token",
+        tooltip=N_("Colour the replies by how probable the model found each token"),
     ),
 ]
 
@@ -174,7 +175,7 @@ class ChatInspection(ModePane):
         if legends:
             set_shown(legends.first(), self.colouring)
         elif self.colouring:
-            self.mount(TokenLegend(id="chat-legend"), before=self.input)
+            self.mount(TokenLegend(self.language, id="chat-legend"), before=self.input)
         if self.inspected is not None:
             view = views[self.inspected_reply]
             record = view.records[self.inspected]

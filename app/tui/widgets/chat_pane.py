@@ -27,6 +27,7 @@ from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_input import ChatInput
 from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from textual.css.query import DOMQuery
@@ -45,28 +46,28 @@ class ChatPane(ChatVersions):
 
     BINDINGS = [
         *chat_inspect.LEADING_BINDINGS,
-        Binding("escape", "stop", "Stop", id="chat.stop", tooltip="Stop the reply; what was written stays"),
+        Binding("escape", "stop", N_("Stop"), id="chat.stop", tooltip=N_("Stop the reply; what was written stays")),
         Binding(
             "ctrl+r",
             "regenerate",
-            "Regenerate",
+            N_("Regenerate"),
             id="chat.regenerate",
-            tooltip="Write the last reply again; the old one stays as a version (alt+←/→)",
+            tooltip=N_("Write the last reply again; the old one stays as a version (alt+←/→)"),
         ),
         Binding(
             "up",
             "edit_last",
-            "Edit last",
+            N_("Edit last"),
             key_display="↑",
             id="chat.edit_last",
-            tooltip="Take back your last message (and its reply) to edit and send it again",
+            tooltip=N_("Take back your last message (and its reply) to edit and send it again"),
         ),
         Binding(
             "escape",
             "put_back",
-            "Put back",
+            N_("Put back"),
             id="chat.put_back",
-            tooltip="Put the message taken back, unchanged, and its reply back into the conversation",
+            tooltip=N_("Put the message taken back, unchanged, and its reply back into the conversation"),
         ),
         *chat_inspect.BINDINGS,
         *chat_versions.BINDINGS,
@@ -91,8 +92,10 @@ class ChatPane(ChatVersions):
         self.transcript = VerticalScroll(id="transcript")
         self.input = ChatInput(
             placeholders=(
-                f"Message the model — Enter sends, {self.key_display('chat.new_line')} starts a new line",
-                "Message the model — Enter sends",
+                self.language.gettext("Message the model — Enter sends, {key} starts a new line").format(
+                    key=self.key_display("chat.new_line")
+                ),
+                self.language.gettext("Message the model — Enter sends"),
             ),
             id="chat-input",
         )
@@ -134,7 +137,9 @@ class ChatPane(ChatVersions):
         if not text:
             return
         if self.generating:
-            self.notify("The model is still writing: press Esc to stop it first.", severity="warning")
+            self.notify(
+                self.language.gettext("The model is still writing: press Esc to stop it first."), severity="warning"
+            )
             return
         if not self.ready_backend():
             return
@@ -183,14 +188,12 @@ class ChatPane(ChatVersions):
                 reply_start=prefix,
             )
             dropped = fitted.dropped_turns
-            left_out = (
-                "The oldest message no longer fits" if dropped == 1 else f"The {dropped} oldest messages no longer fit"
-            )
             note = (
-                (
-                    f"{left_out} the model's {backend.n_ctx:,}-token context: it does not see "
-                    f"{'it' if dropped == 1 else 'them'}."
-                )
+                self.language.ngettext(
+                    "The oldest message no longer fits the model's {n_ctx}-token context: it does not see it.",
+                    "The {count} oldest messages no longer fit the model's {n_ctx}-token context: it does not see them.",
+                    dropped,
+                ).format(count=dropped, n_ctx=self.language.number(backend.n_ctx, ","))
                 if dropped
                 else ""
             )
@@ -281,8 +284,9 @@ class ChatPane(ChatVersions):
         self.input.focus()
         if self._taken_back is not None:
             self.notify(
-                f"Your message is back in the input to edit; {self.key_display('chat.put_back')} puts it "
-                "and its reply back as they were.",
+                self.language.gettext(
+                    "Your message is back in the input to edit; {key} puts it and its reply back as they were."
+                ).format(key=self.key_display("chat.put_back")),
                 timeout=6,
             )
         self.refresh_bindings()

@@ -16,33 +16,36 @@ from scriptorium.app.tui.branches import branch_label
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
 from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
+from scriptorium.app.i18n.marker import N_
 
 BINDINGS = [
     Binding(
         "ctrl+b",
         "branch",
-        "Branch",
+        N_("Branch"),
         show=False,
         id="chat.branch",
-        tooltip="While inspecting the last reply (F4): take another alternative at the token, or your own "
-        "word, and let the model write the reply on from there; the old reply stays as a version",
+        tooltip=N_(
+            "While inspecting the last reply (F4): take another alternative at the token, or your own "
+            "word, and let the model write the reply on from there; the old reply stays as a version"
+        ),
     ),
     Binding(
         # Esc b: what a stock Mac Terminal sends for Option+← (Option is not Meta there, see the README).
         "alt+left,alt+b",
         "reply_version(-1)",
-        "Older reply",
+        N_("Older reply"),
         show=False,
         id="chat.version_previous",
-        tooltip="Show the last reply's previous version (regenerated and branched replies are kept)",
+        tooltip=N_("Show the last reply's previous version (regenerated and branched replies are kept)"),
     ),
     Binding(
         "alt+right,alt+f",  # Esc f: Option+→ in a stock Mac Terminal
         "reply_version(1)",
-        "Newer reply",
+        N_("Newer reply"),
         show=False,
         id="chat.version_next",
-        tooltip="Show the last reply's next version",
+        tooltip=N_("Show the last reply's next version"),
     ),
 ]
 
@@ -110,7 +113,10 @@ class ChatVersions(ChatInspection):
     def version_title(self) -> str:
         if len(self._versions) < 2:
             return ""
-        return f"version {self._version + 1}/{len(self._versions)} · {self._versions[self._version].label}"
+        number = self.language.gettext("version {number}/{count}").format(
+            number=self._version + 1, count=len(self._versions)
+        )
+        return f"{number} · {self._versions[self._version].label}"
 
     def version_note(self) -> str:
         """What the reply shows underneath: which version it is, and the keys to the others."""
@@ -154,7 +160,8 @@ class ChatVersions(ChatInspection):
     async def action_reply_version(self, step: int) -> None:
         target = self._version + step
         if not 0 <= target < len(self._versions):
-            self.notify("No older version." if step < 0 else "No newer version.")
+            _ = self.language.gettext
+            self.notify(_("No older version.") if step < 0 else _("No newer version."))
             return
         self._version = target
         self.action_leave_inspect()

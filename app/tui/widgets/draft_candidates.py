@@ -18,6 +18,7 @@ from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
 from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, prompt_anchor
 from scriptorium.app.tui.widgets.draft_inspect import DraftInspection
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from textual.widgets.text_area import Location
@@ -30,11 +31,13 @@ BINDINGS = [
     Binding(
         "ctrl+n",
         "candidates",
-        "Candidates",
+        N_("Candidates"),
         show=False,
         id="draft.candidates",
-        tooltip="Write several continuations of this point side by side, each with its own seed, "
-        "and choose one (the others stay as versions)",
+        tooltip=N_(
+            "Write several continuations of this point side by side, each with its own seed, "
+            "and choose one (the others stay as versions)"
+        ),
     ),
 ]
 
@@ -52,7 +55,7 @@ class DraftCandidates(DraftInspection):
         template = self.prompt_template(prompts.CONTINUE) if backend is not None else None
         if backend is None or template is None:
             return None
-        self.stop_scoring("the model is writing")
+        self.stop_scoring(N_("the model is writing"))
         return backend, template
 
     def action_candidates(self) -> None:
@@ -83,7 +86,7 @@ class DraftCandidates(DraftInspection):
         from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen  # opened on demand
 
         screen = CandidatesScreen(
-            backend, base, settings, self.settings.candidates, self.settings.frame_interval, record
+            backend, base, settings, self.settings.candidates, self.settings.frame_interval, record, self.language
         )
         self.app.push_screen(screen, lambda choice: self._candidate_chosen(choice, anchor, spaces, started))
 

@@ -49,6 +49,7 @@ from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.tui.widgets.token_text import TokenLegend
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from scriptorium.inference.load_options import LoadOptions
@@ -60,84 +61,88 @@ SCORED = TokenSource("scored")
 
 # Checked before the draft's own Esc (stop, reject): leaving inspection or scoring comes first.
 LEADING_BINDINGS = [
-    Binding("escape", "leave_inspect", "Done", id="draft.inspect_leave", tooltip="Leave token inspection"),
+    Binding("escape", "leave_inspect", N_("Done"), id="draft.inspect_leave", tooltip=N_("Leave token inspection")),
     Binding(
         "escape",
         "cancel_score",
-        "Stop scoring",
+        N_("Stop scoring"),
         id="draft.score_cancel",
-        tooltip="Stop scoring the draft; what was scored stays coloured",
+        tooltip=N_("Stop scoring the draft; what was scored stays coloured"),
     ),
 ]
 BINDINGS = [
     Binding(
         "f4",
         "inspect",
-        "Inspect",
+        N_("Inspect"),
         id="draft.inspect",
-        tooltip="Step through the suggestion's tokens (←/→) and see what else the model considered",
+        tooltip=N_("Step through the suggestion's tokens (←/→) and see what else the model considered"),
     ),
     Binding(
         "left",
         "inspect_move(-1)",
-        "Previous token",
+        N_("Previous token"),
         priority=True,
         show=False,
         id="draft.inspect_previous",
-        tooltip="While inspecting: the token before",
+        tooltip=N_("While inspecting: the token before"),
     ),
     Binding(
         "right",
         "inspect_move(1)",
-        "Next token",
+        N_("Next token"),
         priority=True,
         show=False,
         id="draft.inspect_next",
-        tooltip="While inspecting: the token after",
+        tooltip=N_("While inspecting: the token after"),
     ),
     Binding(
         "ctrl+b",
         "branch",
-        "Branch",
+        N_("Branch"),
         show=False,
         id="draft.branch",
-        tooltip="At the inspected token (or the generated or scored token at the cursor): take another "
-        "alternative, or your own word, and write on from there (in your own scored text, the rest "
-        "of the line); the old text stays in the draft until you accept the branch, and as a version",
+        tooltip=N_(
+            "At the inspected token (or the generated or scored token at the cursor): take another "
+            "alternative, or your own word, and write on from there (in your own scored text, the rest "
+            "of the line); the old text stays in the draft until you accept the branch, and as a version"
+        ),
     ),
     Binding(
         # Esc b: what a stock Mac Terminal sends for Option+← (Option is not Meta there, see the README).
         "alt+left,alt+b",
         "version(-1)",
-        "Older version",
+        N_("Older version"),
         show=False,
         id="draft.version_previous",
-        tooltip="Show the suggestion's previous version (re-rolls and branches are kept); with none shown, "
-        "bring back the one last thrown away",
+        tooltip=N_(
+            "Show the suggestion's previous version (re-rolls and branches are kept); with none shown, "
+            "bring back the one last thrown away"
+        ),
     ),
     Binding(
         "alt+right,alt+f",  # Esc f: Option+→ in a stock Mac Terminal
         "version(1)",
-        "Newer version",
+        N_("Newer version"),
         show=False,
         id="draft.version_next",
-        tooltip="Show the suggestion's next version",
+        tooltip=N_("Show the suggestion's next version"),
     ),
     Binding(
         "f8",
         "toggle_colours",
-        "Colours",
+        N_("Colours"),
         show=False,
         id="draft.colours",
-        tooltip="Colour generated and scored text by how probable the model found each token",
+        tooltip=N_("Colour generated and scored text by how probable the model found each token"),
     ),
     Binding(
         "f9",
         "score_draft",
-        "Score",
+        N_("Score"),
         show=False,
         id="draft.score",
-        tooltip="Score your own draft: how probable the model finds each of your tokens (Esc stops)",
+        tooltip=N_("Score your own draft: how probable the model finds each of your tokens (Esc stops)"),
     ),
 ]
 
@@ -235,15 +240,21 @@ class DraftInspection(ModePane):
             self._draw_inspection()
             return
         if ghost is not None and ghost.streaming:  # still reading its prompt (seconds, for a long one)
-            self.notify(f"The model has not written a token yet: press {key} again once it has.")
+            self.notify(
+                self.language.gettext("The model has not written a token yet: press {key} again once it has.").format(
+                    key=key
+                )
+            )
             return
         found = self.editor.token_at_cursor()
         if found is not None:
             self.show_record(found[0].tokens[found[1]], asked=True)
             return
         self.notify(
-            f"Nothing to inspect here: generate a suggestion (inspect it with {key}), or move the cursor "
-            "onto generated or scored text.",
+            self.language.gettext(
+                "Nothing to inspect here: generate a suggestion (inspect it with {key}), or move the cursor "
+                "onto generated or scored text."
+            ).format(key=key),
             severity="warning",
         )
 
@@ -280,12 +291,14 @@ class DraftInspection(ModePane):
         if legends:
             set_shown(legends.first(), on)
         elif on:
-            self.mount(TokenLegend(id="draft-legend"))
+            self.mount(TokenLegend(self.language, id="draft-legend"))
 
     # ---- branches and versions ------------------------------------------------------------
     def action_branch(self) -> None:
         if self.generating:
-            self.notify("The model is writing: press Esc to stop it, then branch.", severity="warning")
+            self.notify(
+                self.language.gettext("The model is writing: press Esc to stop it, then branch."), severity="warning"
+            )
             return
         ghost = self.editor.ghost
         if ghost is not None and self.inspected is not None:
@@ -298,9 +311,10 @@ class DraftInspection(ModePane):
         found = self.editor.token_at_cursor()
         if found is None or found[0].tokens[found[1]].source.kind not in ("generated", "scored"):
             self.notify(
-                f"Put the cursor on generated or scored text (or inspect the suggestion with "
-                f"{self.key_display('draft.inspect')}) to branch there; {self.key_display('draft.score')} "
-                "scores your own text, and text changed since it was generated.",
+                self.language.gettext(
+                    "Put the cursor on generated or scored text (or inspect the suggestion with {inspect}) to "
+                    "branch there; {score} scores your own text, and text changed since it was generated."
+                ).format(inspect=self.key_display("draft.inspect"), score=self.key_display("draft.score")),
                 severity="warning",
             )
             return
@@ -321,7 +335,9 @@ class DraftInspection(ModePane):
         editor = self.editor
         if choice is None or self.generating or span not in editor.spans.spans:
             if choice is not None:
-                self.notify("That text changed meanwhile; nothing was replaced.", severity="warning")
+                self.notify(
+                    self.language.gettext("That text changed meanwhile; nothing was replaced."), severity="warning"
+                )
             return
         record = span.tokens[index]
         start = span.start + record.start
@@ -358,10 +374,11 @@ class DraftInspection(ModePane):
         if ghost is None:
             return
         if self.generating:
-            self.notify("The model is writing: press Esc to stop it first.", severity="warning")
+            self.notify(self.language.gettext("The model is writing: press Esc to stop it first."), severity="warning")
             return
         if not move_version(ghost, step):
-            self.notify("No older version." if step < 0 else "No newer version.")
+            _ = self.language.gettext
+            self.notify(_("No older version.") if step < 0 else _("No newer version."))
             return
         self.inspected = None
         self.redraw_suggestion()
@@ -391,17 +408,17 @@ class DraftInspection(ModePane):
     def action_score_draft(self) -> None:
         self.leave_comparison()
         if self.scoring:
-            self.notify("Already scoring: press Esc to stop.", severity="warning")
+            self.notify(self.language.gettext("Already scoring: press Esc to stop."), severity="warning")
             return
         if self.generating:
-            self.notify("The model is writing: score when it has finished.", severity="warning")
+            self.notify(self.language.gettext("The model is writing: score when it has finished."), severity="warning")
             return
         backend = self.ready_backend()
         if backend is None:
             return
         text = self.editor.text
         if not text.strip():
-            self.notify("There is no text to score yet.", severity="warning")
+            self.notify(self.language.gettext("There is no text to score yet."), severity="warning")
             return
         # Scored as continued, the same prompt (memory and note included, the draft before
         # the newline a file ends with, as ctrl+g reads it): what the model would not see is
@@ -412,7 +429,7 @@ class DraftInspection(ModePane):
         self._score_text, self._score_pending, self._score_window, self._scored_tokens = text, None, None, 0
         self._scored_by = backend.options
         self.set_colouring(True)
-        self.post_message(self.ActivityShown("scoring…"))
+        self.post_message(self.ActivityShown(self.language.gettext("scoring…")))
         self.refresh_bindings()
         top_n, frame = self.settings.top_n, self.settings.frame_interval
 
@@ -441,8 +458,13 @@ class DraftInspection(ModePane):
             self._score_id = None
             self.post_message(self.ActivityShown(""))
             self.refresh_bindings()
-            kept = f"; what was scored stays coloured ({self.key_display('draft.score')} scores it again)"
-            self.notify(f"Scoring stopped: {reason}{kept if colours_kept else ''}.")
+            _ = self.language.gettext
+            said = (
+                _("Scoring stopped: {reason}; what was scored stays coloured ({key} scores it again).")
+                if colours_kept
+                else _("Scoring stopped: {reason}.")
+            )
+            self.notify(said.format(reason=_(reason), key=self.key_display("draft.score")))
 
     def model_replaced(self, options: LoadOptions) -> None:
         """The model of `options` is the one loaded now: the scores another model made go (the
@@ -452,8 +474,9 @@ class DraftInspection(ModePane):
             self.editor.spans.remove_kind("scored")
             self.editor.set_colouring(self.colouring)
             self.notify(
-                f"The colours of your own text were the last model's; "
-                f"{self.key_display('draft.score')} scores it with this one."
+                self.language.gettext(
+                    "The colours of your own text were the last model's; {key} scores it with this one."
+                ).format(key=self.key_display("draft.score"))
             )
 
     def _add_scored(self, record: TokenRecord, end: int) -> None:
@@ -485,7 +508,11 @@ class DraftInspection(ModePane):
     def on_scoring_progressed(self, message: ScoringProgressed) -> None:
         if message.score_id == self._score_id:
             progress = message.progress
-            self.post_message(self.ActivityShown(f"scoring {progress.done:,}/{progress.total:,}"))
+            number = self.language.number
+            said = self.language.gettext("scoring {done}/{total}")
+            self.post_message(
+                self.ActivityShown(said.format(done=number(progress.done, ","), total=number(progress.total, ",")))
+            )
 
     def on_scoring_finished(self, message: ScoringFinished) -> None:
         if message.score_id != self._score_id:
@@ -510,7 +537,9 @@ class DraftInspection(ModePane):
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()
         start = self._score_window.start if self._score_window is not None else 0
-        self.notify(scored_note(message.done, self._scored_tokens, self.key_display("draft.branch"), start))
+        self.notify(
+            scored_note(message.done, self._scored_tokens, self.key_display("draft.branch"), start, self.language)
+        )
 
     def on_scoring_failed(self, message: ScoringFailed) -> None:
         if message.score_id != self._score_id:
@@ -518,10 +547,10 @@ class DraftInspection(ModePane):
         self._score_id = None
         self.post_message(self.ActivityShown(""))
         self.refresh_bindings()
-        self.notify(message.error, title="Scoring failed", severity="error", timeout=10)
+        self.notify(message.error, title=self.language.gettext("Scoring failed"), severity="error", timeout=10)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         # The comparison's words and scores arriving later are offsets into the text as it was: they would land wrong.
         self.leave_comparison()
         if self.scoring:
-            self.stop_scoring("the text changed")
+            self.stop_scoring(N_("the text changed"))

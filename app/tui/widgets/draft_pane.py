@@ -43,6 +43,7 @@ from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
 from scriptorium.app.tui.widgets.find_bar import FindBar
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
+from scriptorium.app.i18n.marker import N_
 
 
 class DraftPane(DraftWindowMark):
@@ -63,42 +64,42 @@ class DraftPane(DraftWindowMark):
         Binding(
             "ctrl+g",
             "continue_draft",
-            "Continue",
+            N_("Continue"),
             id="draft.continue",
-            tooltip="Continue the draft from its end; with a suggestion waiting, continue the suggestion",
+            tooltip=N_("Continue the draft from its end; with a suggestion waiting, continue the suggestion"),
         ),
         Binding(
             "ctrl+o",
             "continue_here",
-            "From cursor",
+            N_("From cursor"),
             show=False,
             id="draft.continue_here",
-            tooltip="Continue from the cursor instead of the end (the text after it stays where it is)",
+            tooltip=N_("Continue from the cursor instead of the end (the text after it stays where it is)"),
         ),
         Binding(
             "tab",
             "accept",
-            "Accept",
+            N_("Accept"),
             priority=True,
             id="draft.accept",
-            tooltip="Put the whole suggestion into the draft",
+            tooltip=N_("Put the whole suggestion into the draft"),
         ),
         Binding(
             "ctrl+right",
             "accept_word",
-            "Word",
+            N_("Word"),
             key_display="^→",
             priority=True,
             show=False,
             id="draft.accept_word",
-            tooltip="Put the suggestion's next word into the draft",
+            tooltip=N_("Put the suggestion's next word into the draft"),
         ),
         Binding(
             "escape",
             "stop",
-            "Stop",
+            N_("Stop"),
             id="draft.stop",
-            tooltip="Stop the model; what it wrote stays as a suggestion to accept or reject",
+            tooltip=N_("Stop the model; what it wrote stays as a suggestion to accept or reject"),
         ),
         # Esc stops, and a stop never throws anything away: pressed as the model finished, the
         # stop found nothing to stop, and the same key threw the whole suggestion away. So a
@@ -106,64 +107,68 @@ class DraftPane(DraftWindowMark):
         Binding(
             "escape",
             "ask_reject",
-            "Reject…",
+            N_("Reject…"),
             id="draft.ask_reject",
-            tooltip="On a finished suggestion: ask to throw it away; Esc again does",
+            tooltip=N_("On a finished suggestion: ask to throw it away; Esc again does"),
         ),
         Binding(
             "escape",
             "reject",
-            "Reject",
+            N_("Reject"),
             id="draft.reject",
-            tooltip="Throw the suggestion away (Esc after a stop or a first Esc); the undo key brings it back",
+            tooltip=N_("Throw the suggestion away (Esc after a stop or a first Esc); the undo key brings it back"),
         ),
         Binding(
             "ctrl+z",
             "undo_reject",
-            "Undo reject",
+            N_("Undo reject"),
             show=False,
             priority=True,
             id="draft.undo_reject",
-            tooltip="Bring back the suggestion just thrown away (until the draft is edited); "
-            "otherwise the key undoes the last edit",
+            tooltip=N_(
+                "Bring back the suggestion just thrown away (until the draft is edited); "
+                "otherwise the key undoes the last edit"
+            ),
         ),
         # The editor's own undo and redo, named here so that F1 and the palette list them ("undo"
         # found nothing); not priority: with the editor focused its own keys answer first, the same edit.
-        Binding("ctrl+z", "undo", "Undo", show=False, id="draft.undo", tooltip="Undo the last edit of the draft"),
-        Binding("ctrl+y", "redo", "Redo", show=False, id="draft.redo", tooltip="Redo the edit just undone"),
+        Binding(
+            "ctrl+z", "undo", N_("Undo"), show=False, id="draft.undo", tooltip=N_("Undo the last edit of the draft")
+        ),
+        Binding("ctrl+y", "redo", N_("Redo"), show=False, id="draft.redo", tooltip=N_("Redo the edit just undone")),
         Binding(
             "ctrl+r",
             "reroll",
-            "Re-roll",
+            N_("Re-roll"),
             show=False,
             id="draft.reroll",
-            tooltip="Throw the suggestion away and generate another from the same place",
+            tooltip=N_("Throw the suggestion away and generate another from the same place"),
         ),
-        Binding("ctrl+s", "save", "Save", show=False, id="draft.save", tooltip="Save the draft to its file"),
+        Binding("ctrl+s", "save", N_("Save"), show=False, id="draft.save", tooltip=N_("Save the draft to its file")),
         Binding(
             "ctrl+f",
             "find",
-            "Find",
+            N_("Find"),
             show=False,
             id="draft.find",
-            tooltip="Find (and replace) words in the draft; a selection on one line is what it looks for",
+            tooltip=N_("Find (and replace) words in the draft; a selection on one line is what it looks for"),
         ),
         # The editor has no keys of its own to the ends of the text: a long draft opens at its top.
         Binding(
             "ctrl+end",
             "cursor_to_end(True)",
-            "End",
+            N_("End"),
             show=False,
             id="draft.end",
-            tooltip="Move the cursor to the end of the draft",
+            tooltip=N_("Move the cursor to the end of the draft"),
         ),
         Binding(
             "ctrl+home",
             "cursor_to_end(False)",
-            "Start",
+            N_("Start"),
             show=False,
             id="draft.start",
-            tooltip="Move the cursor to the start of the draft",
+            tooltip=N_("Move the cursor to the start of the draft"),
         ),
         *draft_inspect.BINDINGS,
         *draft_candidates.BINDINGS,
@@ -192,9 +197,9 @@ class DraftPane(DraftWindowMark):
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
-        self.suggestion = SuggestionView(id="suggestion")
+        self.suggestion = SuggestionView(self.language, id="suggestion")
         self.suggestion.display = False
-        self.find_bar = FindBar(self.editor, self.key_display, self._why_not_edit, id="find-bar")
+        self.find_bar = FindBar(self.editor, self.key_display, self._why_not_edit, self.language, id="find-bar")
         yield self.find_bar
         yield self.editor
         yield self.suggestion
@@ -279,10 +284,13 @@ class DraftPane(DraftWindowMark):
         """Once per backend: healing is asked for, but this backend cannot heal (a llama-server)."""
         if self.sampler.heal and not backend.heals and self._no_healing_said is not backend:
             self._no_healing_said = backend
+            _ = self.language.gettext
             self.notify(
-                "This llama-server cannot heal the token the cursor cut: the prompt ends before the spaces "
-                "ending the text, as without healing.",
-                title="Token healing",
+                _(
+                    "This llama-server cannot heal the token the cursor cut: the prompt ends before the spaces "
+                    "ending the text, as without healing."
+                ),
+                title=_("Token healing"),
                 timeout=10,
             )
 
@@ -312,7 +320,9 @@ class DraftPane(DraftWindowMark):
             return
         if self.sampler.seed is not None and self.sampler.temperature > 0:
             self.notify(
-                "The seed is fixed, so this gives the same text again. Press s in the sampler panel for a new seed.",
+                self.language.gettext(
+                    "The seed is fixed, so this gives the same text again. Press s in the sampler panel for a new seed."
+                ),
                 severity="warning",
             )
         # A cancelled generation still finishing holds the engine; the new one queues behind it.
@@ -325,13 +335,20 @@ class DraftPane(DraftWindowMark):
         if self.streaming and ghost is not None:
             self._asked = ghost
             self.notify(
-                f"Stopped: what the model wrote stays. {self.key_display('draft.reject')} again throws it away.",
+                self.language.gettext("Stopped: what the model wrote stays. {key} again throws it away.").format(
+                    key=self.key_display("draft.reject")
+                ),
                 timeout=4,
             )
 
     def action_ask_reject(self) -> None:
         self._asked = self.editor.ghost
-        self.notify(f"Kept. {self.key_display('draft.reject')} again throws the suggestion away.", timeout=4)
+        self.notify(
+            self.language.gettext("Kept. {key} again throws the suggestion away.").format(
+                key=self.key_display("draft.reject")
+            ),
+            timeout=4,
+        )
         self._redraw()
 
     def action_accept(self) -> None:
@@ -385,13 +402,15 @@ class DraftPane(DraftWindowMark):
             self.post_message(self.SuggestionRejected(ghost.text, every_request_id(ghost), restorable=True))
             self._thrown, self._undo_rejects = (ghost, self.editor.text), say
             # Esc also leaves inspection and stops the model: one press too many must not cost the work.
-            what = (
-                f"The suggestion and its {len(ghost.versions)} versions were"
+            said = (
+                self.language.gettext("The suggestion and its {count} versions were thrown away: {key} brings it back.")
                 if len(ghost.versions) > 1
-                else "The suggestion was"
+                else self.language.gettext("The suggestion was thrown away: {key} brings it back.")
             )
             if say:
-                self.notify(f"{what} thrown away: {self.key_display('draft.undo_reject')} brings it back.", timeout=4)
+                self.notify(
+                    said.format(count=len(ghost.versions), key=self.key_display("draft.undo_reject")), timeout=4
+                )
         self.editor.clear_ghost("rejected")
 
     def action_undo_reject(self) -> None:
@@ -412,7 +431,7 @@ class DraftPane(DraftWindowMark):
             return
         thrown, self._thrown = self._thrown, None
         if thrown is None or thrown[1] != self.editor.text or self.generating:
-            self.notify("No suggestion to bring back.")
+            self.notify(self.language.gettext("No suggestion to bring back."))
             return
         self._undo_rejects, self._asked = False, None
         ghost = thrown[0]
@@ -453,7 +472,11 @@ class DraftPane(DraftWindowMark):
             if not ghost.text:
                 self.editor.clear_ghost("empty")
                 if done is not None and done.stop_reason != "cancelled":
-                    self.notify(f"The model wrote nothing (it stopped at once: {done.stop_reason}).")
+                    self.notify(
+                        self.language.gettext("The model wrote nothing (it stopped at once: {reason}).").format(
+                            reason=done.stop_reason
+                        )
+                    )
         self._redraw()
 
     # ---- drawing -------------------------------------------------------------------
@@ -479,24 +502,24 @@ class DraftPane(DraftWindowMark):
         if ghost is None:
             return []
         if ghost.streaming:
-            names = (("draft.stop", "stop"), ("draft.accept", "accept"), ("draft.accept_word", "word"))
+            names = (("draft.stop", N_("stop")), ("draft.accept", N_("accept")), ("draft.accept_word", N_("word")))
         elif ghost is self._asked:  # the next Esc throws it away: said first
             names = (
-                ("draft.reject", "again: reject"),
-                ("draft.accept", "accept"),
-                ("draft.accept_word", "word"),
-                ("draft.reroll", "re-roll"),
-                ("draft.continue", "more"),
+                ("draft.reject", N_("again: reject")),
+                ("draft.accept", N_("accept")),
+                ("draft.accept_word", N_("word")),
+                ("draft.reroll", N_("re-roll")),
+                ("draft.continue", N_("more")),
             )
         else:
             names = (
-                ("draft.accept", "accept"),
-                ("draft.accept_word", "word"),
-                ("draft.ask_reject", "twice: reject"),
-                ("draft.reroll", "re-roll"),
-                ("draft.continue", "more"),
+                ("draft.accept", N_("accept")),
+                ("draft.accept_word", N_("word")),
+                ("draft.ask_reject", N_("twice: reject")),
+                ("draft.reroll", N_("re-roll")),
+                ("draft.continue", N_("more")),
             )
-        return [f"{self.key_display(binding_id)} {label}" for binding_id, label in names]
+        return [f"{self.key_display(binding_id)} {self.language.gettext(label)}" for binding_id, label in names]
 
     @on(DraftEditor.GhostChanged)
     def _ghost_changed(self, message: DraftEditor.GhostChanged) -> None:
@@ -512,7 +535,7 @@ class DraftPane(DraftWindowMark):
             self.post_message(self.SuggestionRejected(lost.text, every_request_id(lost), bool(message.lost_from)))
             if message.lost_from:  # an undo or redo: with the draft so again, the suggestion can come back
                 self._thrown = (lost, message.lost_from)
-                self.notify(lost_note(lost, self.key_display("draft.version_previous")))
+                self.notify(lost_note(lost, self.key_display("draft.version_previous"), self.language))
         if message.reason == "untaken" and (ghost := self.editor.ghost) is not None:
             self.post_message(self.SuggestionRestored((), tuple(written_parts(ghost.writers, len(message.taken_back)))))
         self._redraw()
@@ -525,8 +548,10 @@ class DraftPane(DraftWindowMark):
         self.stop()
         self._typed_over = self.editor.ghost  # said once: a key typed before the model has stopped says no more
         self.notify(
-            f"Stopped: you typed. What the model wrote stays a suggestion: {self.key_display('draft.accept')} "
-            f"accepts it, {self.key_display('draft.reject')} twice throws it away.",
+            self.language.gettext(
+                "Stopped: you typed. What the model wrote stays a suggestion: {accept} accepts it, "
+                "{reject} twice throws it away."
+            ).format(accept=self.key_display("draft.accept"), reject=self.key_display("draft.reject")),
             timeout=6,
         )
 
@@ -544,10 +569,9 @@ class DraftPane(DraftWindowMark):
     def _why_not_edit(self) -> str:
         """Why find-and-replace may not change the draft now ('' when it may)."""
         if self.streaming:
-            return (
-                f"The model is writing: {self.key_display('draft.stop')} stops it, then replace "
-                "(a replacement would move the text it continues)."
-            )
+            return self.language.gettext(
+                "The model is writing: {key} stops it, then replace (a replacement would move the text it continues)."
+            ).format(key=self.key_display("draft.stop"))
         return ""
 
     # ---- the file ------------------------------------------------------------------

@@ -118,7 +118,7 @@ class DraftWindowMark(DraftCandidates):
         if too_long != self._said_too_long:
             self._said_too_long = too_long
             if too_long:
-                self.notify(too_long, title="Window", severity="warning", timeout=12)
+                self.notify(too_long, title=self.language.gettext("Window"), severity="warning", timeout=12)
 
     def lore_seen(self, lore: tuple[Fired, ...]) -> None:
         """The lore of the newest prompt made for the draft. Entries dropped for room are
@@ -126,10 +126,14 @@ class DraftWindowMark(DraftCandidates):
         model will not see, and can raise the budget or a priority (alt+l)."""
         dropped = [fired for fired in lore if not fired.kept]
         if dropped and {f.name for f in dropped} != {f.name for f in self.last_lore if not f.kept}:
-            names = ", ".join(f"{fired.name} ({fired.tokens:,} tok)" for fired in dropped)
+            number = self.language.number
+            names = ", ".join(f"{fired.name} ({number(fired.tokens, ',')} tok)" for fired in dropped)
+            _ = self.language.gettext
             self.notify(
-                f"Left out for room: {names}. A larger lore budget or a higher priority lets them in.",
-                title="Lorebook",
+                _("Left out for room: {names}. A larger lore budget or a higher priority lets them in.").format(
+                    names=names
+                ),
+                title=_("Lorebook"),
                 severity="warning",
                 timeout=8,
             )

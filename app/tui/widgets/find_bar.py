@@ -21,33 +21,45 @@ from textual.widgets.text_area import Selection
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.text_search import Match, following, occurrences
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.marker import N_
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 BINDINGS = [
-    Binding("escape", "close", "Close", id="find.close", tooltip="Close the find bar and go back to the draft"),
-    Binding("down", "move(1)", "Next", key_display="↓", show=False, id="find.next", tooltip="Select the next place"),
+    Binding("escape", "close", N_("Close"), id="find.close", tooltip=N_("Close the find bar and go back to the draft")),
     Binding(
-        "up", "move(-1)", "Previous", key_display="↑", show=False, id="find.previous", tooltip="Select the place before"
+        "down", "move(1)", N_("Next"), key_display="↓", show=False, id="find.next", tooltip=N_("Select the next place")
+    ),
+    Binding(
+        "up",
+        "move(-1)",
+        N_("Previous"),
+        key_display="↑",
+        show=False,
+        id="find.previous",
+        tooltip=N_("Select the place before"),
     ),
     Binding(
         "ctrl+r",
         "replace",
-        "Replace",
+        N_("Replace"),
         id="find.replace",
-        tooltip="Replace the selected place with the replacement, and select the next (Enter in the replace field too)",
+        tooltip=N_(
+            "Replace the selected place with the replacement, and select the next (Enter in the replace field too)"
+        ),
     ),
     Binding(
         "ctrl+g",
         "replace_all",
-        "Replace all",
+        N_("Replace all"),
         id="find.replace_all",
-        tooltip="Replace every place in the draft (g as in global); one undo gives them all back",
+        tooltip=N_("Replace every place in the draft (g as in global); one undo gives them all back"),
     ),
     Binding(
         "ctrl+t",
         "toggle_case",
-        "Match case",
+        N_("Match case"),
         id="find.case",
-        tooltip="Find only what has the same capitals (Lucia, not LUCIA), or any",
+        tooltip=N_("Find only what has the same capitals (Lucia, not LUCIA), or any"),
     ),
 ]
 
@@ -58,10 +70,16 @@ class FindBar(Vertical):
     BINDINGS = BINDINGS
 
     def __init__(
-        self, editor: TextArea, key_display: KeyDisplay, why_not_edit: Callable[[], str], **kwargs: object
+        self,
+        editor: TextArea,
+        key_display: KeyDisplay,
+        why_not_edit: Callable[[], str],
+        language: Language = ENGLISH,
+        **kwargs: object,
     ) -> None:
         """`why_not_edit`: why the draft may not be changed now ('' when it may)."""
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._language = language
         self._editor = editor
         self._key_display = key_display
         self._why_not_edit = why_not_edit
@@ -69,8 +87,9 @@ class FindBar(Vertical):
         self.display = False
 
     def compose(self) -> ComposeResult:
-        self.wanted = Input(placeholder="find", compact=True, id="find-text")
-        self.replacement = Input(placeholder="replace with", compact=True, id="replace-text")
+        _ = self._language.gettext
+        self.wanted = Input(placeholder=_("find"), compact=True, id="find-text")
+        self.replacement = Input(placeholder=_("replace with"), compact=True, id="replace-text")
         self.count = Label("", id="find-count")
         self.hints = Label("", id="find-hints")
         with Horizontal(classes="find-row"):
@@ -123,7 +142,8 @@ class FindBar(Vertical):
         if where is None:
             self._show_count(found)
             if self.wanted.value:
-                self.notify(f"{self.wanted.value!r} is not in the draft.", severity="warning", timeout=3)
+                said = self._language.gettext("{text} is not in the draft.").format(text=repr(self.wanted.value))
+                self.notify(said, severity="warning", timeout=3)
             return
         index, wrapped = where
         location = self._editor.document.get_location_from_index
@@ -131,24 +151,31 @@ class FindBar(Vertical):
         self._editor.scroll_cursor_visible(center=True, animate=False)
         self._show_count(found, index)
         if wrapped and len(found) > 1:
-            self.notify("Found again from the other end of the draft.", timeout=2)
+            self.notify(self._language.gettext("Found again from the other end of the draft."), timeout=2)
 
     def _show_count(self, found: list[Match] | None = None, index: int | None = None) -> None:
+        _ = self._language.gettext
         found = self._found() if found is None else found
-        case = "same case" if self.match_case else "any case"
+        case = _("same case") if self.match_case else _("any case")
         if not self.wanted.value:
             places = ""
         elif not found:
-            places = "not found · "
+            places = _("not found") + " · "
         elif index is None:
-            places = f"{len(found)} found · "
+            places = _("{count} found").format(count=len(found)) + " · "
         else:
-            places = f"{index + 1} of {len(found)} · "
+            places = _("{number} of {count}").format(number=index + 1, count=len(found)) + " · "
         self.count.update(f" {places}{case}")
         keys = self._key_display
         self.hints.update(
-            f" {keys('find.previous')}{keys('find.next')} · {keys('find.replace')} replace · "
-            f"{keys('find.replace_all')} all · {keys('find.case')} case"
+            " "
+            + _("{previous}{next} · {replace} replace · {all} all · {case} case").format(
+                previous=keys("find.previous"),
+                next=keys("find.next"),
+                replace=keys("find.replace"),
+                all=keys("find.replace_all"),
+                case=keys("find.case"),
+            )
         )
 
     @on(Input.Changed, "#find-text")
@@ -181,7 +208,7 @@ class FindBar(Vertical):
             self.notify(reason, severity="warning", timeout=4)
             return False
         if not self.wanted.value:
-            self.notify("Type what to find first.", severity="warning", timeout=3)
+            self.notify(self._language.gettext("Type what to find first."), severity="warning", timeout=3)
             self.wanted.focus()
             return False
         return True
@@ -211,11 +238,12 @@ class FindBar(Vertical):
             return self._go_to(found, None)
         replaced = replace_as_one_edit(self._editor, found, self.replacement.value)
         self._show_count()
-        self.notify(
-            f"Replaced {replaced} place{'s' if replaced != 1 else ''}: "
-            f"{self._key_display('draft.undo')} gives them all back at once.",
-            timeout=5,
+        said = self._language.ngettext(
+            "Replaced {count} place: {key} gives them all back at once.",
+            "Replaced {count} places: {key} gives them all back at once.",
+            replaced,
         )
+        self.notify(said.format(count=replaced, key=self._key_display("draft.undo")), timeout=5)
 
 
 def replace_as_one_edit(editor: TextArea, found: list[Match], replacement: str) -> int:

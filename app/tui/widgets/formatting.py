@@ -9,6 +9,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 
+from scriptorium.app.i18n.numbers import NumberFormat, english
 from scriptorium.app.display_text import clip  # noqa: F401  (re-exported for the panels)
 from scriptorium.app.units import format_bytes, format_count  # noqa: F401  (re-exported for the panels)
 
@@ -44,12 +45,12 @@ def fitting(width: int, *texts: T) -> T:
     return clip(last, width)  # type: ignore[return-value]
 
 
-def percent(p: float) -> str:
+def percent(p: float, number: NumberFormat = english) -> str:
     """A probability as a percentage: one decimal ('12.3%'), or its first significant digit
     where that would read 0.0% ('0.003%', '3e-05%'): what the model gave a word it did not
     expect, or a byte token, is small, not nothing (one digit: the panel's line is narrow)."""
     shown = p * 100
-    return f"{shown:.1f}%" if shown >= 0.05 or shown == 0 else f"{shown:.1g}%"
+    return f"{number(shown, '.1f')}%" if shown >= 0.05 or shown == 0 else f"{number(shown, '.1g')}%"
 
 
 def leading_parts(parts: Sequence[str], width: int, *, more: str = "") -> str:
@@ -95,9 +96,9 @@ def meter(done: int, total: int, width: int, fill_style: Style, empty_style: Sty
     return text
 
 
-def format_ms(ms: float) -> str:
-    return f"{ms:,.1f} ms" if ms < 10_000 else f"{ms / 1000:,.2f} s"
+def format_ms(ms: float, number: NumberFormat = english) -> str:
+    return f"{number(ms, ',.1f')} ms" if ms < 10_000 else f"{number(ms / 1000, ',.2f')} s"
 
 
-def format_rate(tokens_per_s: float) -> str:
-    return f"{tokens_per_s:,.1f} tok/s"
+def format_rate(tokens_per_s: float, number: NumberFormat = english) -> str:
+    return f"{number(tokens_per_s, ',.1f')} tok/s"

@@ -3,7 +3,7 @@ giving way on a narrow terminal by dropping its lesser keys whole."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import NamedTuple
 
 from textual import events
@@ -31,12 +31,23 @@ class KeyFooter(Footer):
     Textual lets keys that do not fit run under the palette key, docked at the right, which
     cut them mid-word ("^t Tun") and hid the last ones (Quit). Here the keys that do not fit
     go whole: first the actions in `lesser`, in that order, then the others from the right;
-    never those in `keep`."""
+    never those in `keep`.
 
-    def __init__(self, *, keep: Collection[str] = (), lesser: Sequence[str] = (), compact: bool = False) -> None:
+    Each key's name is the binding's English description, marked with N_: `translate` (the
+    interface language's gettext) gives the one shown."""
+
+    def __init__(
+        self,
+        *,
+        keep: Collection[str] = (),
+        lesser: Sequence[str] = (),
+        compact: bool = False,
+        translate: Callable[[str], str] = str,
+    ) -> None:
         super().__init__(compact=compact)
         self._keep = frozenset(keep)
         self._lesser = tuple(lesser)
+        self._translate = translate
         self._shown: tuple[_Key, ...] | None = None
         self._widths: dict[FooterKey, int] = {}
         """The keys' widths, each measured once: a resize only decides again which fit."""
@@ -73,17 +84,23 @@ class KeyFooter(Footer):
         for _, binding, enabled, tooltip in active.values():
             if binding.show and binding.action not in keys:
                 display = self.app.get_key_display(binding)
-                keys[binding.action] = _Key(binding.key, display, binding.description, binding.action, enabled, tooltip)
+                description = self._said(binding.description)
+                keys[binding.action] = _Key(
+                    binding.key, display, description, binding.action, enabled, self._said(tooltip)
+                )
         shown = list(keys.values())
         palette = active.get(self.app.COMMAND_PALETTE_BINDING) if self.app.ENABLE_COMMAND_PALETTE else None
         if self.show_command_palette and palette is not None:
             _, binding, enabled, _ = palette
-            tooltip = binding.tooltip or binding.description
+            tooltip = self._said(binding.tooltip or binding.description)
+            description = self._said(binding.description)
             display = self.app.get_key_display(binding)
-            shown.append(
-                _Key(binding.key, display, binding.description, binding.action, enabled, tooltip, "-command-palette")
-            )
+            shown.append(_Key(binding.key, display, description, binding.action, enabled, tooltip, "-command-palette"))
         return tuple(shown)
+
+    def _said(self, text: str) -> str:
+        # gettext("") is the catalog's header, not an empty name.
+        return self._translate(text) if text else text
 
     def on_resize(self, event: events.Resize) -> None:
         self._give_way()

@@ -32,7 +32,7 @@ from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.models.replaced import REPLACED_TITLE, changed_under_the_engine
-from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
+from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.tui.generation import GenerationRequest, Prepared, new_request
 from scriptorium.app.tui.keys import KeyDisplay
 
@@ -135,6 +135,8 @@ class ModePane(Vertical):
     def __init__(self, settings: TuiSettings, key_display: KeyDisplay, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.settings = settings
+        self.language = settings.language
+        """The interface's words and numbers (app/i18n): every notice and label of the pane."""
         self.key_display = key_display
         self._held_blinks: dict[Widget, bool] = {}
         self.unknown_said = ""
@@ -163,12 +165,19 @@ class ModePane(Vertical):
         if self.backend is not None:
             return self.backend
         if status.state == "loading":
-            self.notify(f"The model is still loading ({status.progress * 100:.0f}%); keep writing meanwhile.")
-        else:
-            remedy = CONNECT_AGAIN if status.origin else "choose one"  # a server that could not be used
             self.notify(
-                f"No model is loaded: press {self.key_display('app.load_model')} to {remedy}.", severity="warning"
+                self.language.gettext("The model is still loading ({percent}); keep writing meanwhile.").format(
+                    percent=self.language.number(status.progress, ".0%")
+                )
             )
+        else:
+            # A server that could not be used is connected to again.
+            said = (
+                "No model is loaded: press {key} to connect to the llama-server again."
+                if status.origin
+                else "No model is loaded: press {key} to choose one."
+            )
+            self.notify(self.language.gettext(said).format(key=self.key_display("app.load_model")), severity="warning")
         return None
 
     def show_record(self, record: "TokenRecord", *, asked: bool = False) -> None:

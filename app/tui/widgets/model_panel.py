@@ -15,6 +15,8 @@ from scriptorium.inference.load_options import beyond_training
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.tui.widgets.formatting import clip, format_bytes, format_count, meter
 from scriptorium.app.tui.widgets.panel import Panel
+from scriptorium.app.i18n.language import Language
+from scriptorium.app.i18n.marker import N_
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,14 +34,14 @@ class ModelPanel(Panel):
     tokenizer."""
 
     PANEL_NAME = "model"
-    TITLE = "Model"
+    TITLE = N_("Model")
     LINES = 8
     COMPONENT_CLASSES = {"model--name", "model--dim", "model--error", "model--fill", "model--empty"}
 
     view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, language: Language) -> None:
+        super().__init__(language)
         self.status = ModelStatus("none")
         self.lora_scale: float | None = None
         self.load_hint = ""
@@ -64,28 +66,34 @@ class ModelPanel(Panel):
         return self.LINES
 
     def _context_line(self, n_ctx: int, trained: int, width: int) -> Text:
+        _, number = self.language.gettext, self.language.number
+        sizes = {"n_ctx": number(n_ctx, ","), "trained": number(trained, ",")}
         if beyond_training(n_ctx, trained):
             return Text(
-                clip(f"context {n_ctx:,} exceeds its training ({trained:,})", width),
+                clip(_("context {n_ctx} exceeds its training ({trained})").format(**sizes), width),
                 style=self.style_of("model--error"),
             )
-        return Text(clip(f"context {n_ctx:,} (trained {trained:,})", width), style=self.style_of("model--dim"))
+        return Text(
+            clip(_("context {n_ctx} (trained {trained})").format(**sizes), width), style=self.style_of("model--dim")
+        )
 
     def _error_lines(self, width: int) -> list[Text]:
         error = Text(self.status.error, style=self.style_of("model--error"))
         return list(error.wrap(self.app.console, max(width, 1)))
 
     def lines(self, width: int) -> list[Text]:
+        _, number = self.language.gettext, self.language.number
         status = self.status
         dim = self.style_of("model--dim")
         name = status.path.name if status.path else ""
         if status.state == "none":
-            return [Text("no model loaded", style=dim), Text(f"{self.load_hint} to load one", style=dim)] + [Text()] * (
-                self.LINES - 2
-            )
+            return [
+                Text(_("no model loaded"), style=dim),
+                Text(_("{key} to load one").format(key=self.load_hint), style=dim),
+            ] + [Text()] * (self.LINES - 2)
         if status.state == "loading":
             return [
-                Text(clip(f"loading {name}", width), style=self.style_of("model--name")),
+                Text(clip(_("loading {name}").format(name=name), width), style=self.style_of("model--name")),
                 meter(
                     round(status.progress * 1000),
                     1000,
@@ -93,21 +101,27 @@ class ModelPanel(Panel):
                     self.style_of("model--fill"),
                     self.style_of("model--empty"),
                 ),
-                Text(f"{status.progress * 100:.0f}% of {format_bytes(status.file_size)}", style=dim),
-                Text("keep writing meanwhile", style=dim),
+                Text(
+                    _("{percent} of {size}").format(
+                        percent=number(status.progress, ".0%"), size=format_bytes(status.file_size, number)
+                    ),
+                    style=dim,
+                ),
+                Text(_("keep writing meanwhile"), style=dim),
             ] + [Text()] * (self.LINES - 4)
         if status.state == "failed":
             wrapped = self._error_lines(width)
             # A server that could not be used is asked again by the same key.
-            hint = Text(f"{self.load_hint}: {'connect again' if status.origin else 'choose another model'}", style=dim)
+            again = _("connect again") if status.origin else _("choose another model")
+            hint = Text(f"{self.load_hint}: {again}", style=dim)
             return wrapped + [Text()] * (self.LINES - 1 - len(wrapped)) + [hint]
         facts = status.facts
         assert facts is not None
-        heads = f"{facts.n_head} q / {max(facts.n_head_kv)} kv heads"
+        heads = _("{q} q / {kv} kv heads").format(q=facts.n_head, kv=max(facts.n_head_kv))
         lines = [
             Text(clip(facts.name, width), style=self.style_of("model--name")),
             # Where the panel's lines are all taken (a server's): said at once below the name.
-            Text(clip("server not answering", width), style=self.style_of("model--error"))
+            Text(clip(_("server not answering"), width), style=self.style_of("model--error"))
             if status.not_answering
             # What is not known (a server reports no architecture) is left out: an unlabelled
             # "unknown" first on the line read as a name.
@@ -117,7 +131,8 @@ class ModelPanel(Panel):
                         part
                         for part in (
                             facts.architecture,
-                            facts.parameters and f"{format_count(facts.parameters)} params",
+                            facts.parameters
+                            and _("{count} params").format(count=format_count(facts.parameters, number)),
                             facts.file_type,
                         )
                         if part
@@ -129,7 +144,7 @@ class ModelPanel(Panel):
             *(
                 _origin_lines(status.origin, width)
                 if status.origin
-                else [Text(clip(f"{facts.attention_kind} {facts.gqa_ratio:g}:1 · {heads}", width))]
+                else [Text(clip(f"{facts.attention_kind} {number(facts.gqa_ratio, 'g')}:1 · {heads}", width))]
             ),
             self._context_line(status.n_ctx, facts.context_length, width),
             # A server's address takes the arithmetic's blank second line (it reports none).
@@ -140,9 +155,9 @@ class ModelPanel(Panel):
             ),
         ]
         if status.adapter is None:
-            lines.append(Text("LoRA none", style=dim))
+            lines.append(Text(_("LoRA none"), style=dim))
         else:
-            scale = f" × {self.lora_scale:.2f}" if self.lora_scale is not None else ""
+            scale = f" × {number(self.lora_scale, '.2f')}" if self.lora_scale is not None else ""
             lines.append(Text(clip(f"LoRA {status.adapter.path.name}{scale}", width)))
         return lines + self._tokenizer_lines(width)
 
@@ -151,14 +166,10 @@ class ModelPanel(Panel):
         to 'tokenizer SentencePiece (spm_i…' in the side panel at 120 columns, the file's name
         lost. Where it does not fit one line the name takes a second (the rest of a longer one is cut)."""
         status = self.status
+        tokenizer = self.language.gettext("tokenizer {name}").format(name=status.tokenizer)
         if status.tokenizer_warning:
-            return [
-                Text(
-                    clip(f"tokenizer {status.tokenizer}: {status.tokenizer_warning}", width),
-                    style=self.style_of("model--error"),
-                )
-            ]
-        wrapped = textwrap.wrap(f"tokenizer {status.tokenizer}", max(width, 1)) or [""]
+            return [Text(clip(f"{tokenizer}: {status.tokenizer_warning}", width), style=self.style_of("model--error"))]
+        wrapped = textwrap.wrap(tokenizer, max(width, 1)) or [""]
         shown = wrapped[:1] + ([" ".join(wrapped[1:])] if len(wrapped) > 1 else [])
         return [Text(clip(line, width), style=self.style_of("model--dim")) for line in shown]
 

@@ -18,6 +18,7 @@ from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
+from scriptorium.app.i18n.language import Language
 from scriptorium.app.tui.widgets.strips import line_strip
 
 
@@ -27,17 +28,21 @@ class Panel(Widget):
     PANEL_NAME: ClassVar[str] = ""
     """Stable name used by settings, keys and the command palette."""
     TITLE: ClassVar[str] = ""
+    """In English, marked with N_: `title` is the one shown."""
     LINES: ClassVar[int] = 1
 
-    def __init__(self) -> None:
+    def __init__(self, language: Language) -> None:
         super().__init__(id=self.PANEL_NAME, classes="panel")
+        self.language = language
+        """The interface's words and numbers: the panels write every label and figure with it."""
+        self.title = language.gettext(self.TITLE)
         self._rich_component_styles: dict[str, Style] = {}
         self._strips: list[Strip] | None = None
         self._strips_width = 0
         self._rich_base: Style | None = None
         self._drawn: dict[int, tuple[tuple[object, ...], Strip]] = {}
         """Per line: what it showed last (text, style, spans, width) and its cells."""
-        self.border_title = self.TITLE
+        self.border_title = self.title
 
     @property
     def line_count(self) -> int:

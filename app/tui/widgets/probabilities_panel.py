@@ -19,6 +19,9 @@ from scriptorium.app.tui.widgets.formatting import (
     visible_token,
 )
 from scriptorium.app.tui.widgets.panel import Panel
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.numbers import NumberFormat, english
+from scriptorium.app.i18n.marker import N_
 from scriptorium.app.tui.widgets.token_text import UNKNOWN
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
@@ -26,12 +29,12 @@ CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
 # stood for: an author's "?»", read as one <unk>, was labelled "?»" as if the model had that piece.
 # Said under the box while a generation streams: a logit bias can make the sampler pick a
 # token the bars rank lower (or one outside them), and nothing else on screen says why.
-RAW_NOTE = "p before bias and sampling"
-CHAIN_NOTE = "raw p · → after the chain"
+RAW_NOTE = N_("p before bias and sampling")
+CHAIN_NOTE = N_("raw p · → after the chain")
 """With what the chain did (an in-process generation): each row also says what became of
 its candidate: its probability after the chain (→), the sampler that took it out (✗), or
 the one that pushed its logit, by how much."""
-HEALED_NOTE = "healed {rest}: {count} allowed, {mass} of raw p · raw p · → over the allowed"
+HEALED_NOTE = N_("healed {rest}: {count} allowed, {mass} of raw p · raw p · → over the allowed")
 """A step token healing held (inference/healing.py): the rows are the allowed candidates,
 each with the model's raw probability and, after →, that probability renormalised over
 the allowed tokens (what the chain drew from)."""
@@ -53,23 +56,30 @@ SHORT_SAMPLER = {
 
 
 def did_text(
-    candidate_id: int, kept: dict[int, float], removed: dict[int, str], pushed: dict[int, tuple[str, float]]
+    candidate_id: int,
+    kept: dict[int, float],
+    removed: dict[int, str],
+    pushed: dict[int, tuple[str, float]],
+    number: NumberFormat = english,
 ) -> str:
     """What the chain did to one candidate, in DID_WIDTH cells: '✗xtc', 'dry-1.4', '→ 61%'."""
     if candidate_id in removed:
         return f"✗{SHORT_SAMPLER.get(removed[candidate_id], '?')}"
     if candidate_id in pushed:
         stage, change = pushed[candidate_id]
-        return f"{SHORT_SAMPLER.get(stage, '?')}{change:+.1f}"
+        return f"{SHORT_SAMPLER.get(stage, '?')}{number(change, '+.1f')}"
     if candidate_id in kept:
-        return f"→{kept[candidate_id] * 100:4.0f}%"
+        return f"→{number(kept[candidate_id] * 100, '4.0f')}%"
     return ""
 
 
-def healed_note(event: TokenEvent) -> str:
+def healed_note(event: TokenEvent, language: Language = ENGLISH) -> str:
     healing = event.healing
     assert healing is not None
-    return HEALED_NOTE.format(rest=repr(healing.rest), count=f"{healing.allowed_count:,}", mass=percent(healing.mass))
+    number = language.number
+    return language.gettext(HEALED_NOTE).format(
+        rest=repr(healing.rest), count=number(healing.allowed_count, ","), mass=percent(healing.mass, number)
+    )
 
 
 class ProbabilitiesPanel(Panel):
@@ -77,7 +87,7 @@ class ProbabilitiesPanel(Panel):
     the sampled token is marked, banned tokens are drawn as banned."""
 
     PANEL_NAME = "probabilities"
-    TITLE = "Probabilities"
+    TITLE = N_("Probabilities")
     COMPONENT_CLASSES = {
         "probabilities--chosen",
         "probabilities--bar",
@@ -86,13 +96,13 @@ class ProbabilitiesPanel(Panel):
         "probabilities--unknown",
     }
 
-    def __init__(self, top_n: int) -> None:
-        super().__init__()
+    def __init__(self, language: Language, top_n: int) -> None:
+        super().__init__(language)
         self.top_n = top_n
         self.event: TokenEvent | None = None
         self.steps: tuple[TokenEvent, ...] = ()
         """The tokens of a character spelled in several (bytes), when `event` is that character."""
-        self.idle = ("no model loaded",)
+        self.idle = (language.gettext("no model loaded"),)
         """What shows before the first token: set from the model's state (set_idle)."""
         self._generating = False
         self._note = ""
@@ -109,9 +119,16 @@ class ProbabilitiesPanel(Panel):
         without one, that the bars are raw probabilities. With `steps`, `event` is a
         character spelled in several tokens: each one's candidates are drawn in turn."""
         self.event, self.steps = event, steps
-        numbers = f"tokens {steps[0].index + 1}–{steps[-1].index + 1}" if steps else f"token {event.index + 1}"
-        self.border_title = f"{self.TITLE} · {numbers}"
-        self._note = note or (healed_note(event) if event.healing else CHAIN_NOTE if event.kept else RAW_NOTE)
+        _ = self.language.gettext
+        numbers = (
+            _("tokens {first}–{last}").format(first=steps[0].index + 1, last=steps[-1].index + 1)
+            if steps
+            else _("token {index}").format(index=event.index + 1)
+        )
+        self.border_title = f"{self.title} · {numbers}"
+        self._note = note or (
+            healed_note(event, self.language) if event.healing else _(CHAIN_NOTE) if event.kept else _(RAW_NOTE)
+        )
         self._fit_note()
         self.refresh()
 
@@ -141,7 +158,7 @@ class ProbabilitiesPanel(Panel):
         """A generation starts: nothing to show until its first token."""
         self._generating = True
         self.event, self.steps = None, ()
-        self.border_title = self.TITLE
+        self.border_title = self.title
         self.border_subtitle = self._note = ""
         self.refresh()
 
@@ -149,7 +166,7 @@ class ProbabilitiesPanel(Panel):
         event = self.event
         dim = self.style_of("probabilities--dim")
         if event is None:
-            idle = ("waiting for the first token",) if self._generating else self.idle
+            idle = (self.language.gettext("waiting for the first token"),) if self._generating else self.idle
             shown = [Text(clip(line, width), style=dim) for line in idle]
             return shown + [Text()] * (self.line_count - len(shown))
         label_width = min(14, max(6, width // 3))
@@ -166,22 +183,21 @@ class ProbabilitiesPanel(Panel):
         lines += [Text()] * (rows - len(lines))
         label = clip(self._label(event.id, self._chosen_piece(event)), label_width)
         listed = any(candidate.id == event.id for candidate in listed_top)
+        _ = self.language.gettext
         chosen, p, n = (
             self._label_style(event.id, self.style_of("probabilities--chosen")),
-            percent(event.p),
+            percent(event.p, self.language.number),
             len(listed_top),
         )
         # Unlisted (an author's word the model did not expect, often): why the bars miss it
         # matters more than the word 'chosen' and the spacing, which go first.
-        summaries = [
-            Text.assemble(
-                f"{CHOSEN} chosen ", (label, chosen), f"  {p}", "" if listed else f"  (not in top {n})", style=dim
-            )
-        ]
+        not_listed = "" if listed else _("  (not in top {n})").format(n=n)
+        said_chosen = _("chosen")
+        summaries = [Text.assemble(f"{CHOSEN} {said_chosen} ", (label, chosen), f"  {p}", not_listed, style=dim)]
         if not listed:
             summaries += [
-                Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} (not {kind}top {n})", style=dim)
-                for kind in ("in ", "")
+                Text.assemble(f"{CHOSEN} ", (label, chosen), said.format(p=p, n=n), style=dim)
+                for said in (_(" {p} (not in top {n})"), _(" {p} (not top {n})"))
             ]
         return lines + [fitting(width, *summaries)]
 
@@ -189,6 +205,7 @@ class ProbabilitiesPanel(Panel):
         """A character spelled in several tokens: each token's step (which of them, its
         own probability, then its top candidates, as many as the rows allow each), and the
         character's chance, the product of theirs."""
+        _, number_format = self.language.gettext, self.language.number
         dim, chosen = self.style_of("probabilities--dim"), self.style_of("probabilities--chosen")
         steps, rows = self.steps, max(self.content_size.height - 1, 1)
         each = max(rows // len(steps), 1)
@@ -198,22 +215,27 @@ class ProbabilitiesPanel(Panel):
                 fitting(
                     width,
                     Text.assemble(
-                        f"{number}/{len(steps)} token {step.index + 1}: {CHOSEN} ",
+                        _("{number}/{count} token {index}: ").format(
+                            number=number, count=len(steps), index=step.index + 1
+                        )
+                        + f"{CHOSEN} ",
                         (visible_token(step.text), chosen),
-                        f" {percent(step.p)}",
+                        f" {percent(step.p, number_format)}",
                         style=dim,
                     ),
                 )
             )
             lines += [self._row(candidate, step.id, label_width, bar_width) for candidate in step.top[: each - 1]]
         lines = lines[:rows]  # a squeezed panel (small terminal) still ends with the character's own line
-        label, p = visible_token(event.text), percent(event.p)
-        product = " × ".join(percent(step.p) for step in steps)
+        label, p, said_chosen = visible_token(event.text), percent(event.p, number_format), _("chosen")
+        product = " × ".join(percent(step.p, number_format) for step in steps)
         return lines + [
             fitting(
                 width,
-                Text.assemble(f"{CHOSEN} chosen ", (label, chosen), f"  {p} = {product}", style=dim),
-                Text.assemble(f"{CHOSEN} ", (label, chosen), f" {p} ({len(steps)} tokens)", style=dim),
+                Text.assemble(f"{CHOSEN} {said_chosen} ", (label, chosen), f"  {p} = {product}", style=dim),
+                Text.assemble(
+                    f"{CHOSEN} ", (label, chosen), _(" {p} ({count} tokens)").format(p=p, count=len(steps)), style=dim
+                ),
             )
         ]
 
@@ -272,10 +294,10 @@ class ProbabilitiesPanel(Panel):
         row.append(" ")
         bar_style = self.style_of("probabilities--banned" if candidate.banned else "probabilities--bar")
         row.append(bar(candidate.p, bar_width), style=bar_style)
-        row.append(f"{candidate.p * 100:6.1f}%", style=label_style)
+        row.append(f"{self.language.number(candidate.p * 100, '6.1f')}%", style=label_style)
         if did is not None:
             row.append(
-                did_text(candidate.id, *did).rjust(DID_WIDTH)[:DID_WIDTH],
+                did_text(candidate.id, *did, self.language.number).rjust(DID_WIDTH)[:DID_WIDTH],
                 style=self.style_of("probabilities--dim") if candidate.id not in did[0] else label_style,
             )
         return row

@@ -19,53 +19,57 @@ from scriptorium.app.tui import tuning
 from scriptorium.app.tui.screens.confirm_screen import TextPromptScreen
 from scriptorium.app.tui.quoted_strings import parse_strings, strings_text
 from scriptorium.app.tui.widgets.panel import Panel
+from scriptorium.app.i18n.language import Language
+from scriptorium.app.i18n.marker import N_
 
 # (label, what left/right do on that row): a tuning.KNOBS name or one of the panel's own.
 MAIN_ROWS: tuple[tuple[str, str], ...] = (
-    ("preset", "preset"),
-    ("temperature", "temperature"),
-    ("top-k", "top_k"),
-    ("top-p", "top_p"),
-    ("min-p", "min_p"),
-    ("repeat penalty", "repeat_penalty"),
+    (N_("preset"), "preset"),
+    (N_("temperature"), "temperature"),
+    (N_("top-k"), "top_k"),
+    (N_("top-p"), "top_p"),
+    (N_("min-p"), "min_p"),
+    (N_("repeat penalty"), "repeat_penalty"),
 )
 SAMPLER_ROWS: tuple[tuple[str, str], ...] = (
-    ("frequency pen.", "frequency_penalty"),
-    ("presence pen.", "presence_penalty"),
-    ("DRY", "dry_multiplier"),
-    ("XTC", "xtc_probability"),
-    ("typical-p", "typical_p"),
-    ("top-n-sigma", "top_n_sigma"),
-    ("dynamic temp.", "dynatemp_range"),
-    ("mirostat", "mirostat"),
+    (N_("frequency pen."), "frequency_penalty"),
+    (N_("presence pen."), "presence_penalty"),
+    (N_("DRY"), "dry_multiplier"),
+    (N_("XTC"), "xtc_probability"),
+    (N_("typical-p"), "typical_p"),
+    (N_("top-n-sigma"), "top_n_sigma"),
+    (N_("dynamic temp."), "dynatemp_range"),
+    (N_("mirostat"), "mirostat"),
 )
 """Shown while they act (their value not the one that turns them off), all of them with `a`."""
 DETAIL_ROWS: dict[str, tuple[tuple[str, str], ...]] = {
-    "repeat_penalty": (("  window", "repeat_window"),),
+    "repeat_penalty": ((N_("  window"), "repeat_window"),),
     "dry_multiplier": (
-        ("  base", "dry_base"),
-        ("  allowed", "dry_allowed_length"),
-        ("  last n", "dry_penalty_last_n"),
-        ("  breakers", "dry_sequence_breakers"),
+        (N_("  base"), "dry_base"),
+        (N_("  allowed"), "dry_allowed_length"),
+        (N_("  last n"), "dry_penalty_last_n"),
+        (N_("  breakers"), "dry_sequence_breakers"),
     ),
-    "xtc_probability": (("  threshold", "xtc_threshold"),),
-    "dynatemp_range": (("  exponent", "dynatemp_exponent"),),
-    "mirostat": (("  tau", "mirostat_tau"), ("  eta", "mirostat_eta")),
+    "xtc_probability": ((N_("  threshold"), "xtc_threshold"),),
+    "dynatemp_range": ((N_("  exponent"), "dynatemp_exponent"),),
+    "mirostat": ((N_("  tau"), "mirostat_tau"), (N_("  eta"), "mirostat_eta")),
 }
 """The values that refine a sampler, under its row with `a`."""
 END_ROWS: tuple[tuple[str, str], ...] = (
     # Length and stops always shown: set on the command line they acted while the panel said only "custom".
-    ("max tokens", "max_tokens"),
-    ("stops", "stop"),
-    ("seed", "seed"),
-    ("LoRA scale", "lora"),
-    ("order", "order"),
-    ("bias", "ban"),
+    (N_("max tokens"), "max_tokens"),
+    (N_("stops"), "stop"),
+    (N_("seed"), "seed"),
+    (N_("LoRA scale"), "lora"),
+    (N_("order"), "order"),
+    (N_("bias"), "ban"),
 )
-HEAL_ROW = ("healing", "heal")
+HEAL_ROW = (N_("healing"), "heal")
 """Token healing (inference/healing.py), shown when it is off, or with `a`."""
 WRAPPED = ("order", "ban")
 """Rows whose text wraps beside a short label over as many lines as it needs."""
+LENGTHS = {"sentence": N_("sentence"), "paragraph": N_("paragraph")}
+"""The length modes that end at a boundary (SamplerSettings.length), as the max tokens row names them."""
 OFF = {
     "frequency_penalty": 0.0,
     "presence_penalty": 0.0,
@@ -122,24 +126,11 @@ BIAS_INDENT = 5
 INDENTS = {"ban": BIAS_INDENT, "order": 6}
 
 
-def _nudges(key: str, knob: str, label: str) -> list[Binding]:
+def _nudges(key: str, knob: str, lower: str, higher: str, lower_tip: str, higher_tip: str) -> list[Binding]:
+    """The two keys of a knob, each named whole (marked with N_ by the caller) so it is translated whole."""
     return [
-        Binding(
-            key,
-            f"nudge('{knob}', -1)",
-            f"{label} −",
-            show=False,
-            id=f"sampler.{knob}_down",
-            tooltip=f"Lower {label} one step",
-        ),
-        Binding(
-            key.upper(),
-            f"nudge('{knob}', 1)",
-            f"{label} +",
-            show=False,
-            id=f"sampler.{knob}_up",
-            tooltip=f"Raise {label} one step",
-        ),
+        Binding(key, f"nudge('{knob}', -1)", lower, show=False, id=f"sampler.{knob}_down", tooltip=lower_tip),
+        Binding(key.upper(), f"nudge('{knob}', 1)", higher, show=False, id=f"sampler.{knob}_up", tooltip=higher_tip),
     ]
 
 
@@ -195,142 +186,249 @@ class SamplerPanel(Panel, can_focus=True):
             )
 
     PANEL_NAME = "sampler"
-    TITLE = "Sampler"
+    TITLE = N_("Sampler")
     COMPONENT_CLASSES = {"sampler--label", "sampler--changed", "sampler--selected", "sampler--dim"}
     BINDINGS = [
-        Binding("up", "select(-1)", "Select", show=False, id="sampler.select_up", tooltip="Select the setting above"),
+        Binding(
+            "up", "select(-1)", N_("Select"), show=False, id="sampler.select_up", tooltip=N_("Select the setting above")
+        ),
         Binding(
             "down",
             "select(1)",
-            "Select",
+            N_("Select"),
             key_display="↑↓",
             id="sampler.select_down",
-            tooltip="Select the setting below",
+            tooltip=N_("Select the setting below"),
         ),
         Binding(
             "left,minus",
             "adjust(-1)",
-            "Lower",
+            N_("Lower"),
             show=False,
             id="sampler.adjust_down",
-            tooltip="Lower the selected setting (previous preset, unfix seed, ban off)",
+            tooltip=N_("Lower the selected setting (previous preset, unfix seed, ban off)"),
         ),
         Binding(
             "right,plus",
             "adjust(1)",
-            "Adjust",
+            N_("Adjust"),
             key_display="←→",
             id="sampler.adjust_up",
-            tooltip="Raise the selected setting (next preset, new seed, ban on)",
+            tooltip=N_("Raise the selected setting (next preset, new seed, ban on)"),
         ),
-        *_nudges("t", "temperature", "temperature"),
-        *_nudges("k", "top_k", "top-k"),
-        *_nudges("p", "top_p", "top-p"),
-        *_nudges("m", "min_p", "min-p"),
-        *_nudges("r", "repeat_penalty", "repetition penalty"),
-        *_nudges("q", "frequency_penalty", "frequency penalty"),
-        *_nudges("w", "presence_penalty", "presence penalty"),
-        *_nudges("d", "dry_multiplier", "DRY multiplier"),
-        *_nudges("x", "xtc_probability", "XTC probability"),
-        *_nudges("y", "typical_p", "typical-p"),
-        *_nudges("n", "top_n_sigma", "top-n-sigma"),
-        *_nudges("e", "dynatemp_range", "dynamic temperature range"),
-        *_nudges("o", "mirostat", "Mirostat version"),
-        *_nudges("g", "max_tokens", "max tokens"),
+        *_nudges(
+            "t",
+            "temperature",
+            N_("temperature −"),
+            N_("temperature +"),
+            N_("Lower temperature one step"),
+            N_("Raise temperature one step"),
+        ),
+        *_nudges(
+            "k",
+            "top_k",
+            N_("top-k −"),
+            N_("top-k +"),
+            N_("Lower top-k one step"),
+            N_("Raise top-k one step"),
+        ),
+        *_nudges(
+            "p",
+            "top_p",
+            N_("top-p −"),
+            N_("top-p +"),
+            N_("Lower top-p one step"),
+            N_("Raise top-p one step"),
+        ),
+        *_nudges(
+            "m",
+            "min_p",
+            N_("min-p −"),
+            N_("min-p +"),
+            N_("Lower min-p one step"),
+            N_("Raise min-p one step"),
+        ),
+        *_nudges(
+            "r",
+            "repeat_penalty",
+            N_("repetition penalty −"),
+            N_("repetition penalty +"),
+            N_("Lower repetition penalty one step"),
+            N_("Raise repetition penalty one step"),
+        ),
+        *_nudges(
+            "q",
+            "frequency_penalty",
+            N_("frequency penalty −"),
+            N_("frequency penalty +"),
+            N_("Lower frequency penalty one step"),
+            N_("Raise frequency penalty one step"),
+        ),
+        *_nudges(
+            "w",
+            "presence_penalty",
+            N_("presence penalty −"),
+            N_("presence penalty +"),
+            N_("Lower presence penalty one step"),
+            N_("Raise presence penalty one step"),
+        ),
+        *_nudges(
+            "d",
+            "dry_multiplier",
+            N_("DRY multiplier −"),
+            N_("DRY multiplier +"),
+            N_("Lower DRY multiplier one step"),
+            N_("Raise DRY multiplier one step"),
+        ),
+        *_nudges(
+            "x",
+            "xtc_probability",
+            N_("XTC probability −"),
+            N_("XTC probability +"),
+            N_("Lower XTC probability one step"),
+            N_("Raise XTC probability one step"),
+        ),
+        *_nudges(
+            "y",
+            "typical_p",
+            N_("typical-p −"),
+            N_("typical-p +"),
+            N_("Lower typical-p one step"),
+            N_("Raise typical-p one step"),
+        ),
+        *_nudges(
+            "n",
+            "top_n_sigma",
+            N_("top-n-sigma −"),
+            N_("top-n-sigma +"),
+            N_("Lower top-n-sigma one step"),
+            N_("Raise top-n-sigma one step"),
+        ),
+        *_nudges(
+            "e",
+            "dynatemp_range",
+            N_("dynamic temperature range −"),
+            N_("dynamic temperature range +"),
+            N_("Lower dynamic temperature range one step"),
+            N_("Raise dynamic temperature range one step"),
+        ),
+        *_nudges(
+            "o",
+            "mirostat",
+            N_("Mirostat version −"),
+            N_("Mirostat version +"),
+            N_("Lower Mirostat version one step"),
+            N_("Raise Mirostat version one step"),
+        ),
+        *_nudges(
+            "g",
+            "max_tokens",
+            N_("max tokens −"),
+            N_("max tokens +"),
+            N_("Lower max tokens one step"),
+            N_("Raise max tokens one step"),
+        ),
         Binding(
             "a",
             "toggle_all",
-            "All samplers",
+            N_("All samplers"),
             id="sampler.all",
-            tooltip="Show every sampler and its values, or only those that act",
+            tooltip=N_("Show every sampler and its values, or only those that act"),
         ),
         Binding(
             "less_than_sign,comma",
             "move_in_order(-1)",
-            "Earlier",
+            N_("Earlier"),
             show=False,
             id="sampler.order_earlier",
-            tooltip="Apply the selected sampler earlier in the chain",
+            tooltip=N_("Apply the selected sampler earlier in the chain"),
         ),
         Binding(
             "greater_than_sign,full_stop",
             "move_in_order(1)",
-            "Later",
+            N_("Later"),
             show=False,
             id="sampler.order_later",
-            tooltip="Apply the selected sampler later in the chain",
+            tooltip=N_("Apply the selected sampler later in the chain"),
         ),
-        Binding("c", "cycle_preset", "Preset", id="sampler.preset", tooltip="Switch to the next sampler preset"),
+        Binding(
+            "c", "cycle_preset", N_("Preset"), id="sampler.preset", tooltip=N_("Switch to the next sampler preset")
+        ),
         Binding(
             "b",
             "toggle_ban",
-            "Byte ban",
+            N_("Byte ban"),
             id="sampler.ban",
-            tooltip="Ban or allow the byte tokens (<0x00>..<0xFF>) with a bias of -100",
+            tooltip=N_("Ban or allow the byte tokens (<0x00>..<0xFF>) with a bias of -100"),
         ),
         Binding(
             "u",
             "cycle_length",
-            "Stop at",
+            N_("Stop at"),
             id="sampler.length",
-            tooltip="Stop after max tokens only, or at the end of the sentence, or of the paragraph",
+            tooltip=N_("Stop after max tokens only, or at the end of the sentence, or of the paragraph"),
         ),
         Binding(
             "h",
             "toggle_heal",
-            "Healing",
+            N_("Healing"),
             id="sampler.heal",
-            tooltip='Token healing on or off: the model writes the token the cursor cut again ("mo" → "molo")',
+            tooltip=N_('Token healing on or off: the model writes the token the cursor cut again ("mo" → "molo")'),
         ),
         Binding(
-            "s", "new_seed", "New seed", show=False, id="sampler.new_seed", tooltip="Draw a new seed and keep it fixed"
+            "s",
+            "new_seed",
+            N_("New seed"),
+            show=False,
+            id="sampler.new_seed",
+            tooltip=N_("Draw a new seed and keep it fixed"),
         ),
         Binding(
             "S",
             "edit_stops",
-            "Stop strings",
+            N_("Stop strings"),
             show=False,
             id="sampler.stops",
-            tooltip="Set the stop strings (generation ends at any of them), or clear them with an empty line",
+            tooltip=N_("Set the stop strings (generation ends at any of them), or clear them with an empty line"),
         ),
         Binding(
             "B",
             "edit_breakers",
-            "DRY sequence breakers",
+            N_("DRY sequence breakers"),
             show=False,
             id="sampler.dry_breakers",
-            tooltip="Set the strings DRY does not follow a repetition across (shown under DRY with a)",
+            tooltip=N_("Set the strings DRY does not follow a repetition across (shown under DRY with a)"),
         ),
         Binding(
             "f",
             "fix_seed",
-            "Fix seed",
+            N_("Fix seed"),
             show=False,
             id="sampler.fix_seed",
-            tooltip="Fix the seed the last generation used, or go back to a new seed each time",
+            tooltip=N_("Fix the seed the last generation used, or go back to a new seed each time"),
         ),
         Binding(
             "l",
             "lora_scale(-1)",
-            "LoRA −",
+            N_("LoRA −"),
             show=False,
             id="sampler.lora_down",
-            tooltip="Lower the LoRA adapter's scale by 0.1 (0 disables it)",
+            tooltip=N_("Lower the LoRA adapter's scale by 0.1 (0 disables it)"),
         ),
         Binding(
             "L",
             "lora_scale(1)",
-            "LoRA +",
+            N_("LoRA +"),
             show=False,
             id="sampler.lora_up",
-            tooltip="Raise the LoRA adapter's scale by 0.1",
+            tooltip=N_("Raise the LoRA adapter's scale by 0.1"),
         ),
     ]
 
     view: var[SamplerView | None] = var(None)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, language: Language) -> None:
+        super().__init__(language)
         self.selected_row = "temperature"
         self.show_all = False
         """Every sampler and its values (`a`), not only those that act."""
@@ -352,8 +450,8 @@ class SamplerPanel(Panel, can_focus=True):
             self.changed = {row for row in values if values[row] != previous[row]} or self.changed
         self.sampler, self.bias = view.sampler, view.bias
         self.byte_token_ids, self.lora_scale = view.byte_token_ids, view.lora_scale
-        self.border_title = f"{self.TITLE} · {view.sampler.preset}"
-        self.border_subtitle = "for the next generation" if view.pending else ""
+        self.border_title = f"{self.title} · {view.sampler.preset}"
+        self.border_subtitle = self.language.gettext("for the next generation") if view.pending else ""
         # A new layout redraws the whole screen, the draft and every panel: a nudge while
         # tokens stream waited behind it. Only a panel that grows or shrinks needs one.
         self.refresh(layout=height_before is None or height_before != self._content_height(width))
@@ -382,20 +480,26 @@ class SamplerPanel(Panel, can_focus=True):
 
     def _bias_text(self) -> str:
         if self.byte_token_ids:
-            return describe_bias(self.bias, self.byte_token_ids)
+            return describe_bias(self.bias, self.byte_token_ids, self.language.gettext, self.language.number)
         # Without byte tokens to list, the ban's state is still said: else the ban key
         # would change nothing on screen (before a load, or a vocabulary with none: GPT-2 style).
-        state = "banned" if self.bias.ban_byte_tokens else "allowed"
+        _ = self.language.gettext
+        if self.bias.ban_byte_tokens:
+            state = _("byte tokens banned ({why})")
+        else:
+            state = _("byte tokens allowed ({why})")
         why = (
-            "their ids are known once a model is loaded" if self.byte_token_ids is None else "this vocabulary has none"
+            _("their ids are known once a model is loaded")
+            if self.byte_token_ids is None
+            else _("this vocabulary has none")
         )
-        entries = "".join(f"; {token_id}: {value:+g}" for token_id, value in self.bias.entries)
-        return f"byte tokens {state} ({why}){entries}"
+        entries = "".join(f"; {token_id}: {self.language.number(value, '+g')}" for token_id, value in self.bias.entries)
+        return state.format(why=why) + entries
 
     def _wrapped_lines(self, row: str, width: int) -> list[str]:
         """The bias summary or the order, wrapped beside its short label over as many lines as it needs."""
         assert self.sampler is not None
-        room = max(width - INDENTS[row], 1)
+        room = max(width - self._indent(row), 1)
         text = self._bias_text() if row == "ban" else chain_text(self.sampler, self.show_all)
         # Rich's wrapping is the dearest part of a redraw, asked for by every nudge: the
         # order and the bias seldom change, so their last wrappings are kept.
@@ -414,6 +518,11 @@ class SamplerPanel(Panel, can_focus=True):
             self._wrapped[key] = wrapped
         return wrapped
 
+    def _indent(self, row: str) -> int:
+        """Where a wrapped row's text starts: after its label, however long the language makes it."""
+        label = next(label for label, name in END_ROWS if name == row)
+        return max(INDENTS[row], len(self.language.gettext(label)) + 1)
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.sampler is None:
             return len(MAIN_ROWS + END_ROWS)
@@ -423,41 +532,49 @@ class SamplerPanel(Panel, can_focus=True):
     def _value_text(self, row: str) -> str:
         s = self.sampler
         assert s is not None
+        _, number = self.language.gettext, self.language.number
         if row == "preset":
             return s.preset
         if row == "top_k":
-            return "off" if s.top_k == 0 else str(s.top_k)
+            return _("off") if s.top_k == 0 else str(s.top_k)
         if row == "repeat_penalty":
-            return f"{s.repeat_penalty:.2f} · last {s.repeat_window}"
+            return _("{penalty} · last {window}").format(
+                penalty=number(s.repeat_penalty, ".2f"), window=s.repeat_window
+            )
         if row == "stop":
-            return strings_text(s.stop) if s.stop else "none"
+            return strings_text(s.stop) if s.stop else _("none")
         if row == "dry_sequence_breakers":
-            return strings_text(s.dry_sequence_breakers) if s.dry_sequence_breakers else "none"
+            return strings_text(s.dry_sequence_breakers) if s.dry_sequence_breakers else _("none")
         if row == "seed":
-            return "new each time" if s.seed is None else f"{s.seed} (fixed)"
+            return _("new each time") if s.seed is None else _("{seed} (fixed)").format(seed=s.seed)
         if row == "lora":
-            return "no adapter" if self.lora_scale is None else f"{self.lora_scale:.2f}"
+            return _("no adapter") if self.lora_scale is None else number(self.lora_scale, ".2f")
         if row == "heal":
-            return "on" if s.heal else "off"
+            return _("on") if s.heal else _("off")
         if row == "max_tokens" and s.length != "tokens":
-            return f"{s.max_tokens} · or {s.length} end"
+            return _("{tokens} · or {length} end").format(
+                tokens=s.max_tokens, length=_(LENGTHS.get(s.length, s.length))
+            )
         value = getattr(s, row)
         if row in OFF and value == OFF[row]:
-            return "off"
+            return _("off")
         if row == "xtc_probability":
-            return f"{value:.2f} · above {s.xtc_threshold:.2f}"
+            return _("{probability} · above {threshold}").format(
+                probability=number(value, ".2f"), threshold=number(s.xtc_threshold, ".2f")
+            )
         if row == "dynatemp_range":
-            return f"±{value:.2f}"
+            return f"±{number(value, '.2f')}"
         if row == "mirostat":
-            return f"v{value} · τ {s.mirostat_tau:g} η {s.mirostat_eta:g}"
-        return str(value) if isinstance(value, int) else f"{value:.2f}"
+            return f"v{value} · τ {number(s.mirostat_tau, 'g')} η {number(s.mirostat_eta, 'g')}"
+        return str(value) if isinstance(value, int) else number(value, ".2f")
 
     def lines(self, width: int) -> list[Text]:
         if self.sampler is None:
             return [Text()]
         label_width = 15
         lines = []
-        for label, row in self.rows():
+        for english, row in self.rows():
+            label = self.language.gettext(english)
             style = Style()
             if row in self.changed:
                 style = self.style_of("sampler--changed")
@@ -465,7 +582,7 @@ class SamplerPanel(Panel, can_focus=True):
                 style = self.style_of("sampler--selected")
             label_style = style or self.style_of("sampler--label")
             if row in WRAPPED:
-                indent = INDENTS[row]
+                indent = self._indent(row)
                 for number, part in enumerate(self._wrapped_lines(row, width)):
                     line = Text((label if number == 0 else "").ljust(indent), style=label_style)
                     lines.append(line + Text(part.strip().rjust(max(width - indent, 0)), style=style))
@@ -505,7 +622,7 @@ class SamplerPanel(Panel, can_focus=True):
         elif row == "heal":
             self.post_message(self.Tuned(sampler=lambda sampler: sampler.with_changes(heal=direction > 0)))
         elif row == "order":
-            self.notify("Select a sampler's row and press < or > to move it in the chain.")
+            self.notify(self.language.gettext("Select a sampler's row and press < or > to move it in the chain."))
         else:
             self.action_nudge(row, direction)
 
@@ -516,7 +633,9 @@ class SamplerPanel(Panel, can_focus=True):
     def action_move_in_order(self, direction: int) -> None:
         row = self.selected_row
         if row not in tuning.KNOB_SAMPLER:
-            self.notify("Select a sampler's row (temperature, top-k, DRY…) to move it in the chain.")
+            self.notify(
+                self.language.gettext("Select a sampler's row (temperature, top-k, DRY…) to move it in the chain.")
+            )
             return
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.moved_in_order(sampler, row, direction)))
 
@@ -542,23 +661,27 @@ class SamplerPanel(Panel, can_focus=True):
         last_seed = self.view.last_seed if self.view is not None else None
         if self.view is not None and self.view.sampler.seed is None and self.view.sampler.temperature > 0:
             # A reused cache is computed a little differently (inference/generation.py): said, the wait is no surprise.
+            _ = self.language.gettext
             self.notify(
-                "Seed fixed: the prompt is now evaluated afresh, as `scriptorium continue --seed` does, so the "
-                "seed gives the same text in both (a re-roll then evaluates one token).",
-                title="Seed",
+                _(
+                    "Seed fixed: the prompt is now evaluated afresh, as `scriptorium continue --seed` does, so the "
+                    "seed gives the same text in both (a re-roll then evaluates one token)."
+                ),
+                title=_("Seed"),
             )
         self.post_message(self.Tuned(sampler=lambda sampler: tuning.with_seed_fixed(sampler, last_seed)))
 
     def action_edit_stops(self) -> None:
-        self._edit_strings("stop", "stop strings", "Stop strings")
+        self._edit_strings("stop", "stop strings", N_("Stop strings"))
 
     def action_edit_breakers(self) -> None:
-        self._edit_strings("dry_sequence_breakers", "DRY sequence breakers", "DRY sequence breakers")
+        self._edit_strings("dry_sequence_breakers", "DRY sequence breakers", N_("DRY sequence breakers"))
 
     def _edit_strings(self, field: str, name: str, title: str) -> None:
         """A line to write the strings of `field` in, as the panel shows them."""
         current = getattr(self.sampler, field) if self.sampler is not None else ()
-        title += ", each in quotes ('\\n' is a line break); an empty line clears them"
+        said = self.language.gettext("{title}, each in quotes ('\\n' is a line break); an empty line clears them")
+        title = said.format(title=self.language.gettext(title))
         self.app.push_screen(
             TextPromptScreen(title, strings_text(current), allow_empty=True),
             lambda text: self._strings_written(field, name, text),

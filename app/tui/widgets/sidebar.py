@@ -21,6 +21,8 @@ from scriptorium.app.tui.widgets.probabilities_panel import ProbabilitiesPanel
 from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel, SamplerView
 from scriptorium.app.tui.widgets.speed_panel import SpeedPanel
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.language import Language
+from scriptorium.app.i18n.marker import N_
 
 NUMBERS_INTERVAL_S = 0.2
 """While tokens stream, the panels' numbers change at most this often (five times a
@@ -32,13 +34,14 @@ NARROW_COLUMNS = 80
 """Below this many columns the panels give way to the text by themselves: at 60 they took half of it
 (at 80 the draft keeps 44 columns beside them)."""
 
-PANEL_TITLES = {
-    "probabilities": "probabilities",
-    "sampler": "sampler",
-    "kv": "KV cache",
-    "speed": "speed",
-    "model": "model",
+PANEL_TOGGLES = {
+    "probabilities": (N_("Toggle probabilities"), N_("Show or hide the probabilities panel")),
+    "speed": (N_("Toggle speed"), N_("Show or hide the speed panel")),
+    "kv": (N_("Toggle KV cache"), N_("Show or hide the KV cache panel")),
+    "sampler": (N_("Toggle sampler"), N_("Show or hide the sampler panel")),
+    "model": (N_("Toggle model"), N_("Show or hide the model panel")),
 }
+"""Each panel's key (1-5): its name and tooltip, whole sentences, so that each is translated whole."""
 
 
 class Sidebar(VerticalScroll):
@@ -49,23 +52,28 @@ class Sidebar(VerticalScroll):
             Binding(
                 str(number),
                 f"screen.toggle_panel('{name}')",
-                f"Toggle {PANEL_TITLES[name]}",
+                PANEL_TOGGLES[name][0],
                 show=False,
                 id=f"panels.{name}",
-                tooltip=f"Show or hide the {PANEL_TITLES[name]} panel",
+                tooltip=PANEL_TOGGLES[name][1],
             )
             for number, name in enumerate(PANELS, 1)
         ),
         Binding(
-            "escape", "screen.leave_panels", "Back", id="panels.leave", tooltip="Return to the draft or the chat input"
+            "escape",
+            "screen.leave_panels",
+            N_("Back"),
+            id="panels.leave",
+            tooltip=N_("Return to the draft or the chat input"),
         ),
     ]
 
     sampler_view: var[SamplerView | None] = var(None)
     model_view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
 
-    def __init__(self, top_n: int, visible: tuple[str, ...], **kwargs: object) -> None:
+    def __init__(self, top_n: int, visible: tuple[str, ...], language: Language, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._language = language
         self._top_n = top_n
         self._visible = visible
         self._pending: tuple[TokenEvent, KVCacheUsage] | None = None
@@ -97,11 +105,12 @@ class Sidebar(VerticalScroll):
         return hid
 
     def compose(self) -> ComposeResult:
-        self.probabilities = ProbabilitiesPanel(self._top_n)
-        self.sampler = SamplerPanel().data_bind(view=Sidebar.sampler_view)
-        self.kv = KVPanel()
-        self.speed = SpeedPanel()
-        self.model = ModelPanel().data_bind(view=Sidebar.model_view)
+        language = self._language
+        self.probabilities = ProbabilitiesPanel(language, self._top_n)
+        self.sampler = SamplerPanel(language).data_bind(view=Sidebar.sampler_view)
+        self.kv = KVPanel(language)
+        self.speed = SpeedPanel(language)
+        self.model = ModelPanel(language).data_bind(view=Sidebar.model_view)
         for panel in self.panels():
             set_shown(panel, panel.PANEL_NAME in self._visible)
         # Two columns side by side on a wide terminal, one stack on a narrow one (CSS).
@@ -137,12 +146,13 @@ class Sidebar(VerticalScroll):
             # of the last one are no model's now. A failed load that kept it stays "ready".
             self._measured_model = None
             self.speed.forget()
+        _ = self._language.gettext
         if state == "ready":
-            self.probabilities.set_idle(start_hint, "then the candidates show here")
+            self.probabilities.set_idle(start_hint, _("then the candidates show here"))
         elif state == "loading":
-            self.probabilities.set_idle("the model is loading…")
+            self.probabilities.set_idle(_("the model is loading…"))
         else:
-            self.probabilities.set_idle("no model loaded")
+            self.probabilities.set_idle(_("no model loaded"))
 
     def mode_switched(self) -> None:
         """Another mode shows: the last generation's numbers were the other mode's."""

@@ -9,6 +9,8 @@ from scriptorium.inference.events import GenerationDone, PrefillDone, PrefillPro
 
 from scriptorium.app.tui.widgets.formatting import format_ms, format_rate
 from scriptorium.app.tui.widgets.panel import Panel
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
 from scriptorium.app.tui.widgets.usual_rate import UsualRate
 
 
@@ -20,17 +22,29 @@ def rate_between(tokens: int, milliseconds: float) -> float | None:
     return tokens / milliseconds * 1000.0 if tokens > 0 and milliseconds > 0 else None
 
 
+STOP_REASONS = {
+    "eos": N_("eos"),
+    "length": N_("length"),
+    "stop": N_("stop"),
+    "sentence": N_("sentence"),
+    "paragraph": N_("paragraph"),
+    "cancelled": N_("cancelled"),
+    "context": N_("context"),
+}
+"""How the title names why a generation ended (GenerationDone.stop_reason), marked for translation."""
+
+
 class SpeedPanel(Panel):
     """Time to first token, prefill and decode speed, updated as tokens arrive; a decode
     far below this model's usual rate says that the machine is busy (usual_rate.py)."""
 
     PANEL_NAME = "speed"
-    TITLE = "Speed"
+    TITLE = N_("Speed")
     LINES = 5
     COMPONENT_CLASSES = {"speed--label", "speed--value", "speed--dim", "speed--busy"}
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, language: Language) -> None:
+        super().__init__(language)
         self.usual = UsualRate()
         self._clear()
         self._before: tuple[object, ...] | None = None
@@ -72,7 +86,7 @@ class SpeedPanel(Panel):
         self.failed = False
         self.busy_usual: float | None = None
         """The usual decode rate a finished run fell far below: the machine was busy."""
-        self.border_title = self.TITLE
+        self.border_title = self.title
         self.refresh()
 
     def show_progress(self, progress: PrefillProgress) -> None:
@@ -90,7 +104,8 @@ class SpeedPanel(Panel):
             # The engine stamps each token with the time since the request began: the
             # first one's stamp is the time to first token.
             self.first_token_ms = event.elapsed_ms
-            self.border_title = f"{self.TITLE} · decoding"
+            decoding = self.language.gettext("decoding")
+            self.border_title = f"{self.title} · {decoding}"
             self.refresh()
         else:
             self.refresh_lines(3, 2)  # only the decode lines move
@@ -119,7 +134,8 @@ class SpeedPanel(Panel):
     def show_failed(self) -> None:
         """No GenerationDone will come: the figures stay as the last token left them."""
         self.failed = True
-        self.border_title = f"{self.TITLE} · failed"
+        failed = self.language.gettext("failed")
+        self.border_title = f"{self.title} · {failed}"
         self.refresh()
 
     def show_done(self, done: GenerationDone) -> None:
@@ -127,7 +143,9 @@ class SpeedPanel(Panel):
         # Judged against the runs before it: a slow run must not lower the measure of itself.
         self.busy_usual = self.usual.collapsed(done.decode_tokens_per_s, done.completion_tokens)
         self.usual.add(done.decode_tokens_per_s, done.completion_tokens)
-        self.border_title = f"{self.TITLE} · {done.stop_reason}"
+        self.border_title = (
+            f"{self.title} · {self.language.gettext(STOP_REASONS.get(done.stop_reason, done.stop_reason))}"
+        )
         self.refresh()
 
     def _line(self, label: str, value: str, width: int) -> Text:
@@ -139,6 +157,7 @@ class SpeedPanel(Panel):
         return Text("  " + text, style=self.style_of("speed--dim"))
 
     def lines(self, width: int) -> list[Text]:
+        _, number = self.language.gettext, self.language.number
         done, prefill = self.done, self.prefill
         if done is not None:
             ttft: float | None = done.ttft_ms or None  # 0: no token came before the run ended
@@ -158,35 +177,50 @@ class SpeedPanel(Panel):
         if self.waited_ms is not None:
             # What the author waits for: the engine's own TTFT starts once the prompt is made
             # and its process has the request (8 ms of a wait of a second, on a warm cache).
-            lines = [self._line("TTFT from key", format_ms(self.waited_ms), width)]
+            lines = [self._line(_("TTFT from key"), format_ms(self.waited_ms, number), width)]
         else:
-            lines = [self._line("TTFT", format_ms(ttft) if ttft is not None else "–", width)]
+            lines = [self._line(_("TTFT"), format_ms(ttft, number) if ttft is not None else "–", width)]
         if prefill is None and done is None and self.progress is not None:
-            lines.append(self._line("prefill", f"{self.progress.done:,} / {self.progress.total:,} tok", width))
+            progress = _("{done} / {total} tok").format(
+                done=number(self.progress.done, ","), total=number(self.progress.total, ",")
+            )
+            lines.append(self._line(_("prefill"), progress, width))
             # Failed mid-prompt (the engine died): the count is where it stopped, not work going on.
-            lines.append(self._detail("failed during the prompt" if self.failed else "evaluating the prompt…"))
+            lines.append(self._detail(_("failed during the prompt") if self.failed else _("evaluating the prompt…")))
         else:
-            lines.append(self._line("prefill", format_rate(prefill_rate) if prefill_rate else "–", width))
-            lines.append(self._detail(f"{prefill_tokens:,} tok in {format_ms(prefill_ms)}"))
-        lines.append(self._line("decode", format_rate(decode_rate) if decode_rate else "–", width))
+            lines.append(self._line(_("prefill"), format_rate(prefill_rate, number) if prefill_rate else "–", width))
+            lines.append(self._detail(self._tokens_in(prefill_tokens, prefill_ms)))
+        lines.append(self._line(_("decode"), format_rate(decode_rate, number) if decode_rate else "–", width))
         usual = self.busy_usual if done is not None else self.usual.collapsed(decode_rate, decoded)
         if usual is not None:
             # Whole in the side panel's 32 columns, for a model as fast as 9,999 tok/s.
-            lines.append(Text(f"  machine busy; usual {usual:.0f} tok/s", style=self.style_of("speed--busy")))
+            busy = _("  machine busy; usual {rate} tok/s").format(rate=number(usual, ".0f"))
+            lines.append(Text(busy, style=self.style_of("speed--busy")))
         elif (speculation := done.speculation if done is not None else None) is not None and speculation.drafted:
-            lines.append(self._detail(guesses_line(speculation)))
+            lines.append(self._detail(guesses_line(speculation, self.language)))
         elif done is None and self.guessed:
-            lines.append(self._detail(f"{decoded:,} tok, {self.guessed:,} guessed"))
+            guessed = _("{tokens} tok, {guessed} guessed")
+            lines.append(self._detail(guessed.format(tokens=number(decoded, ","), guessed=number(self.guessed, ","))))
         else:
-            lines.append(self._detail(f"{decoded:,} tok in {format_ms(decode_ms)}"))
+            lines.append(self._detail(self._tokens_in(decoded, decode_ms)))
         return lines
 
+    def _tokens_in(self, tokens: int, ms: float) -> str:
+        number = self.language.number
+        said = self.language.gettext("{tokens} tok in {time}")
+        return said.format(tokens=number(tokens, ","), time=format_ms(ms, number))
 
-def guesses_line(speculation: SpeculationCounts) -> str:
+
+def guesses_line(speculation: SpeculationCounts, language: Language = ENGLISH) -> str:
     """'40/52 guessed 77% · 3.1/pass' (accepted of drafted, the rate, tokens per verifying
     pass), whole in the side panel's 32 columns; a llama-server's accepted tokens carry no
     probabilities, which the line says rather than show them as certain."""
-    text = f"{speculation.accepted:,}/{speculation.drafted:,} guessed {speculation.acceptance:.0%}"
+    _, number = language.gettext, language.number
+    text = _("{accepted}/{drafted} guessed {rate}").format(
+        accepted=number(speculation.accepted, ","),
+        drafted=number(speculation.drafted, ","),
+        rate=number(speculation.acceptance, ".0%"),
+    )
     if speculation.passes:
-        text += f" · {speculation.tokens_per_pass:.1f}/pass"
-    return text if speculation.probabilities else text + " · no p"
+        text += _(" · {tokens}/pass").format(tokens=number(speculation.tokens_per_pass, ".1f"))
+    return text if speculation.probabilities else text + _(" · no p")

@@ -29,6 +29,7 @@ from scriptorium.app.tui.widgets.formatting import border_text_room, leading_par
 from scriptorium.app.tui.widgets.strips import line_strip
 from scriptorium.app.tui.widgets.token_text import token_text
 from scriptorium.app.tui.widgets.showing import set_shown
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 CONTEXT_CHARS = 40
 """How much of the anchor's line is shown before the suggestion."""
@@ -37,9 +38,10 @@ _INSPECTED = "inspected_token"
 """Marks the inspected token's characters (a Rich style meta), so its line can be found once wrapped."""
 
 
-def replaced_label(characters: int) -> str:
+def replaced_label(characters: int, language: Language = ENGLISH) -> str:
     """How much of the draft a branch replaces ("1 character": a full stop at a line's end)."""
-    return f"{characters:,} character{'' if characters == 1 else 's'}"
+    said = language.ngettext("{count} character", "{count} characters", characters)
+    return said.format(count=language.number(characters, ","))
 
 
 LINE_WORDS_ROOM = 16
@@ -47,12 +49,12 @@ LINE_WORDS_ROOM = 16
 short enough to leave the title's other parts room at 120 columns."""
 
 
-def line_words(before: str, room: int = LINE_WORDS_ROOM) -> str:
+def line_words(before: str, room: int = LINE_WORDS_ROOM, language: Language = ENGLISH) -> str:
     """Where a suggestion from the cursor starts, in the writer's words: the first words of
     its line ("‘Lucia scese…’"), not "line 1:43", a position no writer counts."""
     words = before.split()
     if not words:
-        return "the start of a line"
+        return language.gettext("the start of a line")
     shown = ""
     for word in words:
         if len(shown) + len(word) + (1 if shown else 0) > room:
@@ -75,8 +77,11 @@ class SuggestionView(ScrollView, can_focus=False):
         *(f"suggestion-view--{name}" for _, name, _ in BUCKETS),
     }
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, language: Language = ENGLISH, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._language = language
+        self._firsts: list[str] = []
+        """The title's first part, then shorter ways to say it, for a title that does not fit whole (_fit_borders)."""
         self._ghost: Ghost | None = None
         self._line_before = ""
         self._hints: list[str] = []
@@ -146,15 +151,26 @@ class SuggestionView(ScrollView, can_focus=False):
         if ghost is None:
             return
         row, column = ghost.anchor
-        where = line_words(context) if ghost.from_cursor else "the end"
-        # Shorter ways to say it, for a title that does not fit whole (_fit_borders).
-        self._shorter_wheres = [f"from {line_words(context, room)}" for room in (8, 1)] if ghost.from_cursor else []
-        version = version_label(ghost)
-        replacing = f" · replaces {replaced_label(ghost.replaces)}" if replaced.strip(" \t") else ""
-        self._title = (
-            f"suggestion from {where}{replacing}{' · writing…' if streaming else ''}"
-            f"{' · ' + version if version else ''}"
+        language, _ = self._language, self._language.gettext
+        # Shorter ways to say it, for a title that does not fit whole (_fit_borders): without
+        # the word "suggestion", then with fewer of the line's words. "From the end" whole: a
+        # language may join the two words ("dalla fine").
+        if ghost.from_cursor:
+            where = line_words(context, language=language)
+            shorter = [line_words(context, room, language) for room in (8, 1)]
+            self._firsts = [_("suggestion from {where}").format(where=where)] + [
+                _("from {where}").format(where=place) for place in [where, *shorter]
+            ]
+        else:
+            self._firsts = [_("suggestion from the end"), _("from the end")]
+        version = version_label(ghost, language)
+        replacing = (
+            " · " + _("replaces {size}").format(size=replaced_label(ghost.replaces, language))
+            if replaced.strip(" \t")
+            else ""
         )
+        writing = " · " + _("writing…") if streaming else ""
+        self._title = f"{self._firsts[0]}{replacing}{writing}{' · ' + version if version else ''}"
         self._hints = hints
         self._fit_borders()
         self._lines = -1
@@ -193,7 +209,7 @@ class SuggestionView(ScrollView, can_focus=False):
         # "replaces 1,2…" (a number that reads as another). The word "suggestion" goes
         # before any of them: the box says what it is.
         parts = self._title.split(" · ")
-        for first in (parts[0], parts[0].removeprefix("suggestion "), *getattr(self, "_shorter_wheres", ())):
+        for first in self._firsts or parts[:1]:
             whole = [first, *parts[1:]]
             title = leading_parts(whole, border_text_room(self.outer_size.width), more=" · …")
             if title == " · ".join(whole):

@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from scriptorium.app.tui.token_spans import BUCKETS, TokenRecord, bucket
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 UNKNOWN = "<unk>"
 """How a token of the unknown id is drawn: by name (the probabilities panel says it so too)."""
@@ -60,10 +61,14 @@ class TokenLegend(Widget, can_focus=False):
 
     DEFAULT_CSS = "TokenLegend { height: 1; }"
 
+    def __init__(self, language: Language = ENGLISH, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._language = language
+
     def render(self) -> Text:
         # The word goes before a band: at 80 columns the whole line ran past the edge and
         # took "<1%", the band colouring is for.
-        for word in ("probability ", "p ", ""):
+        for word in (self._language.gettext("probability") + " ", "p ", ""):
             line = Text(word, style=self.get_component_rich_style("token-legend--label"))
             for _, name, label in BUCKETS:
                 line.append(f" {label} ", style=self.get_component_rich_style(f"token-legend--{name}"))

@@ -1,0 +1,107 @@
+"""The interface in Italian ([ui] language, or an Italian locale): the footer, the help, the
+palette, the panels with Italian numbers ("2.048", "3.500,0 tok/s") and the notices; and an
+explicit English that an Italian locale does not override."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets._footer import FooterKey
+from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready, run
+
+from scriptorium.app.cli.main import build_parser
+from scriptorium.app.cli.tui_cmd import build_app
+from scriptorium.app.i18n.language import Language
+from scriptorium.app.tui.screens.help_screen import HelpScreen
+
+OPENING = "C'era una volta una casa sul lago."
+
+
+def footer_names(app: Any) -> list[str]:
+    return [key.description for key in app.main.query(FooterKey)]
+
+
+def test_the_footer_help_and_palette_speak_italian(phrases_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            names = footer_names(app)
+            assert {"Continua", "Tasti", "Modo", "Esci"} <= set(names), names
+            assert not {"Continue", "Keys", "Mode", "Quit"} & set(names), names
+            commands = [command.title for command in app.get_system_commands(app.main)]
+            assert "Bozza: Continua" in commands and "Generale: Esci" in commands, commands
+            assert "Tema" in commands and "Theme" not in commands, commands  # Textual's own, too
+            await pilot.press("f1")
+            help_screen = app.screen
+            assert isinstance(help_screen, HelpScreen)
+            sections = {row[0] for row in app.keys.rows()}
+            assert {"Generale", "Bozza", "Pannello del sampler"} <= sections
+            assert ("Esci", "Esci da scriptorium") in {(row[2], row[3]) for row in app.keys.rows()}
+            assert app.keys.key_display("app.quit") == "^q"  # the keys and ids are not translated
+
+    run(scenario)
+
+
+def test_the_panels_write_numbers_the_italian_way(phrases_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.insert(OPENING)
+            await generated(pilot, "ctrl+g")
+            sidebar = app.main.sidebar
+            model = drawn_lines(sidebar.model)
+            assert any("contesto 512 (addestrato 2.048)" in line for line in model), model  # "2,048" in English
+            speed = drawn_lines(sidebar.speed)
+            label, value, unit = speed[0].rsplit(maxsplit=2)
+            assert (label, unit) == ("TTFT dal tasto", "ms") and value[-2] == ",", speed  # "661,5 ms"
+            assert drawn_border(sidebar.probabilities).startswith("Probabilità · token ")
+            assert drawn_border(sidebar.kv) == "Cache KV" and drawn_border(sidebar.speed).startswith("Velocità")
+            assert any("token" in line and "/ 512 token" in line for line in drawn_lines(sidebar.kv))
+            assert " Bozza " in app.main.status.render().plain and "parole" in app.main.status.render().plain
+
+    run(scenario)
+
+
+def test_notices_speak_italian(phrases_model: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, draft=tmp_path / "racconto.md", language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.insert(OPENING)
+            await generated(pilot, "ctrl+g")
+            await pilot.press("escape")  # a first Esc on a finished suggestion asks
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            said = [notice.message for notice in app.notices]
+            assert "Tenuto. esc di nuovo scarta il suggerimento." in said, said
+            assert "Salvato racconto.md" in said, said
+            await pilot.press("alt+h")  # the messages screen says them again, under an Italian heading
+            heading = str(app.screen.query_one("#messages-title").render())
+            assert heading.endswith("messaggi in questa esecuzione, il più recente in fondo · Esc chiude"), heading
+
+    run(scenario)
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("en", "en"), ("auto", "it")])
+def test_the_config_language_beats_an_italian_locale(
+    random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, expected: str
+) -> None:
+    monkeypatch.delenv("LANGUAGE")  # the suite's own English (tests/conftest.py)
+    monkeypatch.setenv("LANG", "it_IT.UTF-8")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[ui]\nlanguage = "{setting}"\n', encoding="utf-8")
+    argv = ["--config", str(config), "--model", str(random_model), "--ctx", "512"]
+
+    async def scenario() -> None:
+        app = build_app(build_parser(None).parse_args(argv))
+        assert app.language.code == expected
+        async with app.run_test(size=(120, 36)) as pilot:
+            await model_ready(pilot)
+            assert ("Quit" in footer_names(app)) == (expected == "en"), footer_names(app)
+            assert drawn_border(app.main.sidebar.speed) == ("Speed" if expected == "en" else "Velocità")
+
+    run(scenario)
