@@ -38,7 +38,7 @@ def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(ran
             ghost = draft.editor.ghost
             first_text = ghost.text
             await pilot.press("f4", "left", "left")
-            index = draft.inspected
+            index = draft.inspection.inspected
             record = ghost.tokens[index]
             await pilot.press("ctrl+b")
             assert isinstance(app.screen, AlternativesScreen)
@@ -79,7 +79,7 @@ def test_a_branch_with_your_own_word_credits_each_generation_with_its_own_text(r
             ghost = draft.editor.ghost
             first_text = ghost.text
             await pilot.press("f4", "left", "left", "left")
-            record = ghost.tokens[draft.inspected]
+            record = ghost.tokens[draft.inspection.inspected]
             await pilot.press("ctrl+b")
             app.screen.query_one(Input).focus()
             await pilot.press(*"zebra")
@@ -248,7 +248,7 @@ def test_a_byte_token_alternative_is_not_written_into_the_text(byte_loop_model: 
             before = ghost.text
             await pilot.press("f4", "ctrl+b")
             assert isinstance(app.screen, AlternativesScreen)
-            record = ghost.tokens[draft.inspected]
+            record = ghost.tokens[draft.inspection.inspected]
             assert record.top[0].text == "<0xFF>"  # the model's favourite, banned
             options = app.screen.query_one(OptionList)
             options.highlighted = 0
@@ -305,7 +305,7 @@ def test_a_control_token_alternative_is_not_written_into_the_text(sentence_model
             before = draft.editor.ghost.text
             await pilot.press("f4", "ctrl+b")
             assert isinstance(app.screen, AlternativesScreen)
-            record = draft.editor.ghost.tokens[draft.inspected]
+            record = draft.editor.ghost.tokens[draft.inspection.inspected]
             named = [i for i, c in enumerate(record.top) if c.text in ("<unk>", "<s>", "</s>")]
             assert named  # the markov model's other tokens tie, and the lowest ids come first
             options = app.screen.query_one(OptionList)

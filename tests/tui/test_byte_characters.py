@@ -48,7 +48,7 @@ def test_a_generated_character_in_byte_tokens_shows_the_chance_of_all_its_bytes_
             assert ghost.text == "èè"
             assert [(r.start, r.text) for r in ghost.tokens] == [(0, "è"), (1, "è")]
             await pilot.press("f4")
-            second = ghost.tokens[app.main.draft.inspected]
+            second = ghost.tokens[app.main.draft.inspection.inspected]
             assert second.start == 1 and second.id == C3 and second.top == events[2].top and second.index == 2
             assert second.p == events[2].p * events[3].p
             panel = app.main.sidebar.probabilities

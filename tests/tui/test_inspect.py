@@ -29,16 +29,16 @@ def test_the_suggestions_tokens_keep_their_numbers_and_the_token_cursor_shows_th
             panel = app.main.sidebar.probabilities
             await pilot.press("f4")
             last = len(ghost.tokens) - 1
-            assert app.main.draft.inspected == last
+            assert app.main.draft.inspection.inspected == last
             await pilot.press("left", "left")
-            assert app.main.draft.inspected == last - 2
+            assert app.main.draft.inspection.inspected == last - 2
             expected = [e for e in events if e.text][last - 2]
             assert panel.event.id == expected.id and panel.event.top == expected.top and panel.event.p == expected.p
             assert panel.border_subtitle == "greedy"
             # The editor's cursor did not move: ← went to the token cursor.
             assert app.main.draft.editor.cursor_location == (0, len(PROMPT))
             await pilot.press("escape")
-            assert app.main.draft.inspected is None and app.main.draft.editor.ghost is not None
+            assert app.main.draft.inspection.inspected is None and app.main.draft.editor.ghost is not None
 
     run(scenario)
 

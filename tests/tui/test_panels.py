@@ -347,7 +347,7 @@ def test_the_panels_show_the_mode_shown_and_the_last_request(random_model: Path)
             await pilot.press("escape", *" Il gatto dorme.", "f9")  # a longer draft scored
             await app.workers.wait_for_complete()
             await pilot.pause()
-            shown, scored = sidebar.kv.window, app.main.draft._score_window
+            shown, scored = sidebar.kv.window, app.main.draft.scorer.window
             assert shown is not None and scored is not None and sidebar.kv.reused is None
             assert shown.draft_tokens == scored.draft_tokens > generated_window.draft_tokens
             await generated(pilot, "ctrl+g")

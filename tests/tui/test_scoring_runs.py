@@ -194,9 +194,9 @@ def test_colours_turned_off_while_scoring_stay_off(random_model: Path) -> None:
             await app.workers.wait_for_complete()
             await pilot.pause()
             assert scored_records(app) and not draft.scoring
-            assert (draft.colouring, draft.editor.colour_tokens) == (False, False)
+            assert (draft.inspection.colouring, draft.editor.colour_tokens) == (False, False)
             await pilot.press("f8")
-            assert (draft.colouring, draft.editor.colour_tokens) == (True, True)
+            assert (draft.inspection.colouring, draft.editor.colour_tokens) == (True, True)
 
     run(scenario)
 

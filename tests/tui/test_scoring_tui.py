@@ -38,7 +38,7 @@ def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(ra
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             records = await scored(pilot, TEXT)
-            assert app.main.draft.colouring and not app.main.draft.scoring
+            assert app.main.draft.inspection.colouring and not app.main.draft.scoring
             assert app.main.status.activity == ""
             # The cursor on the fourth token shows its numbers, marked as the author's text.
             start, fourth = records[3]

@@ -145,7 +145,7 @@ def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_sugges
         await pilot.press("f4", *["left"] * 60)
         await pilot.pause()
         await pilot.pause()
-        assert pilot.app.main.draft.inspected == 89
+        assert pilot.app.main.draft.inspection.inspected == 89
         assert view.max_scroll_y > 0
         shown = [view.render_line(y) for y in range(view.content_size.height)]
         assert any(segment.style is not None and segment.style.reverse for strip in shown for segment in strip)

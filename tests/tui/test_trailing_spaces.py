@@ -110,7 +110,7 @@ def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(senten
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         draft = pilot.app.main.draft
         await pilot.press("f4")
-        while draft.inspected != 1:
+        while draft.inspection.inspected != 1:
             await pilot.press("left")
         record = editor.ghost.tokens[1]
         assert record.text == " casa"

@@ -95,7 +95,7 @@ async def window_marked(pilot: Pilot[Any]) -> None:
     await until(
         pilot,
         lambda: (
-            draft._window_timer is None
+            not draft.window_mark.waiting
             and not any(worker.group == "window-mark" and not worker.is_finished for worker in app.workers)
         ),
         "the window marker",

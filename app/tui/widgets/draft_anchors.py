@@ -6,7 +6,8 @@ from __future__ import annotations
 from rich.cells import split_graphemes
 from textual.widgets.text_area import DocumentBase, Location
 
-from scriptorium.inference.window import prompt_end
+from scriptorium.inference.backend import Backend
+from scriptorium.inference.window import Fim, fim_suffix, prompt_end
 
 from scriptorium.app.sessions.draft_files import end_of_writing
 
@@ -74,3 +75,14 @@ def shifted_anchor(anchor: Location, top: Location, bottom: Location, end: Locat
             return (end[0], end[1] + column - bottom[1])
         return (row + end[0] - bottom[0], column)
     return None
+
+
+def insert_fim(backend: Backend, document: DocumentBase, from_cursor: bool, location: Location) -> Fim | None:
+    """An insert (from the cursor at `location`, text after it) on a model with
+    fill-in-the-middle tokens: its prompt carries the text after the cursor (window.Fim).
+    None otherwise."""
+    texts = backend.fim_texts
+    if not from_cursor or texts is None:
+        return None
+    after = document.get_text_range(location, document.end)
+    return Fim(texts, fim_suffix(after, 0)) if after.strip() else None

@@ -1,13 +1,17 @@
 """Draft mode: the author's text, and the model continuing it on request.
 
-The pane is built in layers, each a class of its own file: ModePane (what both modes are
-given and ask for), DraftInspection (inspect, branch, score), DraftCandidates (several
-continuations side by side), DraftWindowMark (where the model's window starts), and
-DraftPane here (continue, accept, reject, the file)."""
+The pane (continue, accept, reject, the file) is a ModePane (what both modes are given and
+ask for) that composes parts, each a plain object of its own file with its own state:
+Inspection (the token cursor, colours, branches, versions), Scorer (scoring the author's
+text, the comparison with a second model), Candidates (several continuations side by
+side) and WindowMark (where the model's window starts). Textual looks keys, actions and
+message handlers up on the widget, so the pane keeps them all and hands each to its part;
+a part reaches what it needs of the pane through the Protocol it declares."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,9 +19,15 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import var
 
-from scriptorium.inference.events import GenerationDone
+from textual.widgets import TextArea
+
+from scriptorium import prompts
+from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.backend import Backend
+from scriptorium.inference.lore import Fired
+from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import SamplerSettings
+from scriptorium.inference.window import Window
 from scriptorium.inference.window_layout import note_break
 
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -34,20 +44,35 @@ from scriptorium.app.tui.branches import (
     without_trailing_spaces,
     written_parts,
 )
+from scriptorium.app.tui.compared_colours import DraftComparison
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
+from scriptorium.app.tui.scoring import (
+    ScoresArrived,
+    ScoringFailed,
+    ScoringFinished,
+    ScoringProgressed,
+    ScoringWindowMade,
+)
 from scriptorium.app.tui.token_spans import Span, close_records
-from scriptorium.app.tui.widgets import draft_candidates, draft_inspect
-from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, grapheme_end, prompt_anchor
+from scriptorium.app.tui.widgets import draft_candidates, draft_inspect, draft_messages, draft_scoring
+from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, grapheme_end, insert_fim, prompt_anchor
+from scriptorium.app.tui.widgets.draft_candidates import Candidates
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
-from scriptorium.app.tui.widgets.draft_window_mark import DraftWindowMark
+from scriptorium.app.tui.widgets.draft_inspect import Inspection
+from scriptorium.app.tui.widgets.draft_scoring import Scorer
+from scriptorium.app.tui.widgets.draft_window_mark import WindowMark
+from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.find_bar import FindBar
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.i18n.marker import N_
 
 
-class DraftPane(DraftWindowMark):
+class DraftPane(ModePane):
     """The editor and the suggestion view; also the sink of draft generations."""
+
+    SuggestionAccepted = draft_messages.SuggestionAccepted
+    SuggestionRejected = draft_messages.SuggestionRejected
 
     @dataclass
     class SuggestionRestored(Message):
@@ -61,6 +86,7 @@ class DraftPane(DraftWindowMark):
 
     BINDINGS = [
         *draft_inspect.LEADING_BINDINGS,
+        *draft_scoring.LEADING_BINDINGS,
         Binding(
             "ctrl+g",
             "continue_draft",
@@ -171,6 +197,7 @@ class DraftPane(DraftWindowMark):
             tooltip=N_("Move the cursor to the start of the draft"),
         ),
         *draft_inspect.BINDINGS,
+        *draft_scoring.BINDINGS,
         *draft_candidates.BINDINGS,
     ]
 
@@ -191,9 +218,13 @@ class DraftPane(DraftWindowMark):
         self._undo_rejects = False
         """The undo key brings back the suggestion just thrown away: no edit came since."""
         self._typed_over: Ghost | None = None
+        """The suggestion typing stopped the model of (it is said once)."""
         self._no_healing_said: Backend | None = None
         """The backend last said to be unable to heal (say_healing_unavailable)."""
-        """The suggestion typing stopped the model of (it is said once)."""
+        self.inspection = Inspection(self)
+        self.scorer = Scorer(self, self.inspection)
+        self.candidates = Candidates(self, self.inspection)
+        self.window_mark = WindowMark(self)
 
     def compose(self) -> ComposeResult:
         self.editor = DraftEditor(self._initial_text, id="editor")
@@ -206,8 +237,10 @@ class DraftPane(DraftWindowMark):
 
     # ---- what is enabled when ------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if (inspect := self.check_inspect_action(action)) is not None:
+        if (inspect := self.inspection.check_action(action)) is not None:
             return inspect
+        if action == "cancel_score":
+            return self.scorer.running
         ghost = self.editor.ghost
         if action in ("accept", "accept_word") and self.find_bar.has_focus_within:
             return False  # Tab goes to the replace field, ctrl+→ a word on, as in any field
@@ -225,6 +258,19 @@ class DraftPane(DraftWindowMark):
         return True
 
     # ---- generation ----------------------------------------------------------------
+    def ready_to_continue(self) -> tuple[Backend, str] | None:
+        """The backend and the continue template, scoring stopped; None after telling the
+        author why the model cannot write now."""
+        if self.generating:
+            self.notify("The model is already writing: press Esc to stop it first.", severity="warning")
+            return None
+        backend = self.ready_backend()
+        template = self.prompt_template(prompts.CONTINUE) if backend is not None else None
+        if backend is None or template is None:
+            return None
+        self.scorer.stop(N_("the model is writing"))
+        return backend, template
+
     def action_continue_draft(self) -> None:
         self._continue(from_cursor=False)
 
@@ -237,7 +283,7 @@ class DraftPane(DraftWindowMark):
             return
         backend, template = ready
         self.say_healing_unavailable(backend)
-        self.inspected = None
+        self.inspection.inspected = None
         # A first Esc asked about the text as it was (an Esc as this ends stops it); typing stops this one too.
         self._asked = self._typed_over = None
         editor = self.editor
@@ -247,9 +293,9 @@ class DraftPane(DraftWindowMark):
             # generations are decided with the version the author keeps (or throws away).
             start_version(ghost, "re-roll")
             ghost.streaming, ghost.request_ids = True, []
-            fim = self.insert_fim(backend, ghost.from_cursor, ghost.anchor)
+            fim = insert_fim(backend, editor.document, ghost.from_cursor, ghost.anchor)
         elif ghost is not None:
-            fim = self.insert_fim(backend, ghost.from_cursor, ghost.anchor)
+            fim = insert_fim(backend, editor.document, ghost.from_cursor, ghost.anchor)
             if not (self.heals(backend) and fim is None):  # healed, its trailing spaces are backed up over
                 without_trailing_spaces(ghost)
             ghost.streaming = True
@@ -258,7 +304,7 @@ class DraftPane(DraftWindowMark):
                 anchor = grapheme_end(editor.document, editor.selection.end)
             else:
                 anchor = end_anchor(editor.document)
-            fim = self.insert_fim(backend, from_cursor, anchor)
+            fim = insert_fim(backend, editor.document, from_cursor, anchor)
             anchor, spaces = prompt_anchor(editor.document, anchor, self.heals(backend) and fim is None)
             ghost = editor.begin_ghost(anchor, from_cursor=from_cursor, spaces_left_out=spaces)
         prefix = editor.text_before(ghost.anchor) + ghost.text
@@ -427,7 +473,7 @@ class DraftPane(DraftWindowMark):
 
     def action_version(self, step: int) -> None:
         if self.editor.ghost is not None or step > 0:
-            super().action_version(step)
+            self.inspection.version(step)
             return
         thrown, self._thrown = self._thrown, None
         if thrown is None or thrown[1] != self.editor.text or self.generating:
@@ -439,7 +485,89 @@ class DraftPane(DraftWindowMark):
         self.editor.restore_ghost(ghost)
         self.post_message(self.SuggestionRestored(every_request_id(ghost)))
 
+    # ---- the parts' keys, handlers and questions, handed to them -----------------------
+    def action_inspect(self) -> None:
+        self.inspection.inspect()
+
+    def action_inspect_move(self, step: int) -> None:
+        self.inspection.move(step)
+
+    def action_leave_inspect(self) -> None:
+        self.inspection.leave()
+
+    def action_toggle_colours(self) -> None:
+        self.inspection.toggle_colours()
+
+    def action_branch(self) -> None:
+        self.inspection.branch()
+
+    def action_candidates(self) -> None:
+        self.candidates.open()
+
+    def action_score_draft(self) -> None:
+        self.scorer.score()
+
+    def action_cancel_score(self) -> None:
+        self.scorer.cancel()
+
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        if not self.scorer.compared_figure():
+            self.inspection.cursor_moved()
+
+    def on_scoring_window_made(self, message: ScoringWindowMade) -> None:
+        self.scorer.window_made(message)
+
+    def on_scores_arrived(self, message: ScoresArrived) -> None:
+        self.scorer.scores_arrived(message)
+
+    def on_scoring_progressed(self, message: ScoringProgressed) -> None:
+        self.scorer.progressed(message)
+
+    def on_scoring_finished(self, message: ScoringFinished) -> None:
+        self.scorer.finished(message)
+
+    def on_scoring_failed(self, message: ScoringFailed) -> None:
+        self.scorer.failed(message)
+
+    def watch_backend(self) -> None:
+        self.window_mark.soon()
+
+    def watch_pinned(self) -> None:
+        self.window_mark.soon()
+
+    def watch_lorebook(self) -> None:
+        self.window_mark.soon()
+
+    @property
+    def scoring(self) -> bool:
+        """A scoring of the draft is running."""
+        return self.scorer.running
+
+    def stop_scoring(self, reason: str, colours_kept: bool = True) -> None:
+        """Stop a scoring run because the draft or the engine is needed for something else."""
+        self.scorer.stop(reason, colours_kept)
+
+    def model_replaced(self, options: LoadOptions) -> None:
+        """The model of `options` is the one loaded now: the scores another model made go."""
+        self.scorer.model_replaced(options)
+
+    def show_comparison(self, comparison: DraftComparison) -> None:
+        """Colour the draft by how `comparison.second` finds each word against `comparison.first`."""
+        self.scorer.show_comparison(comparison)
+
+    @property
+    def last_lore(self) -> tuple[Fired, ...]:
+        """The lorebook entries the last prompt made for the draft held and dropped."""
+        return self.window_mark.last_lore
+
+    def next_window(self, backend: Backend) -> tuple[Callable[[str], Window], str]:
+        """What makes the window of the next continuation, and the text it is made of (the context viewer's)."""
+        return self.window_mark.next_window(backend)
+
     # ---- the sink the screen streams into --------------------------------------------
+    def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None:
+        self.inspection.stream_tokens(request, events)
+
     async def stream_text(self, text: str) -> None:
         ghost = self.editor.ghost
         if ghost is not None:
@@ -451,7 +579,7 @@ class DraftPane(DraftWindowMark):
         if request.window is not None:
             window = request.window
             self.editor.show_window(*self.editor.window_in_text(window.start, window.fim_suffix_chars))
-            self.lore_seen(request.window.lore)
+            self.window_mark.lore_seen(request.window.lore)
         super().prompt_prepared(request, note)
 
     async def stream_finished(
@@ -459,7 +587,7 @@ class DraftPane(DraftWindowMark):
     ) -> None:
         ghost = self.editor.ghost
         if done is not None:
-            self.generation_seed(done.seed)
+            self.inspection.generation_seed(done.seed)
         if ghost is not None:
             ghost.streaming = False
             if done is not None:
@@ -487,10 +615,11 @@ class DraftPane(DraftWindowMark):
             row, column = ghost.anchor
             context = self.editor.document.get_line(row)[:column]
         self.set_class(ghost is not None, "-with-suggestion")
+        inspection = self.inspection
         if ghost is None:
-            self.inspected = None
+            inspection.inspected = None
         self.suggestion.show(ghost, context, self._hints(ghost), self.editor.replaced_text())
-        self.suggestion.set_inspection(colour=self.colouring, inspected=self.inspected)
+        self.suggestion.set_inspection(colour=inspection.colouring, inspected=inspection.inspected)
         # The footer rebuilds itself on refresh_bindings: only when what is enabled changed.
         enabled = (ghost is not None, ghost is not None and ghost.streaming, self.streaming, ghost is self._asked)
         if enabled != self._enabled:
@@ -540,7 +669,7 @@ class DraftPane(DraftWindowMark):
             self.post_message(self.SuggestionRestored((), tuple(written_parts(ghost.writers, len(message.taken_back)))))
         self._redraw()
         if self.editor.ghost is None:  # gone: the window is the draft's end again, not the suggestion's
-            self._mark_window_soon()
+            self.window_mark.soon()
 
     def _stopped_by_typing(self) -> None:
         """The author typed where the model was writing: it stops, and what it wrote stays a
@@ -560,7 +689,8 @@ class DraftPane(DraftWindowMark):
         self._undo_rejects = False
         self.modified = True
         self.post_message(self.Edited())
-        self._mark_window_soon()
+        self.window_mark.soon()
+        self.scorer.text_changed()
 
     # ---- find and replace ------------------------------------------------------------
     def action_find(self) -> None:
