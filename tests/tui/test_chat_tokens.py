@@ -41,12 +41,12 @@ def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Pa
             await pilot.press("f4", "left")
             record = view.records[-2]
             panel = app.main.sidebar.probabilities
-            assert chat.inspected == len(view.records) - 2
+            assert chat.inspection.inspected == len(view.records) - 2
             assert panel.event.id == record.id and panel.event.top == record.top
             # ← moved the token cursor, not the input's.
             assert chat.input.value == ""
             await pilot.press("escape", "f8")
-            assert chat.inspected is None and reply.display and not view.display
+            assert chat.inspection.inspected is None and reply.display and not view.display
 
     run(scenario)
 
@@ -64,23 +64,23 @@ def test_inspection_reaches_every_reply_not_only_the_last(sentence_model: Path) 
             first, second = chat.query(ReplyTokens)
             panel = app.main.sidebar.probabilities
             await pilot.press("f4")
-            assert (chat.inspected_reply, chat.inspected) == (1, len(second.records) - 1)
+            assert (chat.inspection.inspected_reply, chat.inspection.inspected) == (1, len(second.records) - 1)
             await pilot.press("up")
-            assert (chat.inspected_reply, chat.inspected) == (0, 0)
+            assert (chat.inspection.inspected_reply, chat.inspection.inspected) == (0, 0)
             assert first.cursor == 0 and second.cursor is None and first.display and not second.display
             assert panel.event.id == first.records[0].id and panel.event.top == first.records[0].top
             # ← at a reply's first token stays there; → past its last token enters the next reply.
             await pilot.press("left")
-            assert (chat.inspected_reply, chat.inspected) == (0, 0)
+            assert (chat.inspection.inspected_reply, chat.inspection.inspected) == (0, 0)
             for _ in range(len(first.records)):
                 await pilot.press("right")
-            assert (chat.inspected_reply, chat.inspected) == (1, 0)
+            assert (chat.inspection.inspected_reply, chat.inspection.inspected) == (1, 0)
             assert panel.event.id == second.records[0].id
             await pilot.press("left")
-            assert (chat.inspected_reply, chat.inspected) == (0, len(first.records) - 1)
+            assert (chat.inspection.inspected_reply, chat.inspection.inspected) == (0, len(first.records) - 1)
             # ↑ and ↓ are the chat's own keys again once inspection ends.
             await pilot.press("escape", "up")
-            assert chat.inspected is None and chat.input.value == "E poi?"
+            assert chat.inspection.inspected is None and chat.input.value == "E poi?"
 
     run(scenario)
 
@@ -101,14 +101,14 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             await generated(pilot, "ctrl+r")
             rerolled = chat.messages[-1]["content"]
             assert rerolled != first
-            assert len(chat._versions) == 2 and chat.version_title() == "version 2/2 · re-roll"
+            assert len(chat.versions) == 2 and chat.versions.title() == "version 2/2 · re-roll"
             # Shown under the reply, with the keys that move between versions.
             reply = chat.query(AssistantMessage).last()
             assert reply.has_class("-noted") and str(reply.border_subtitle).startswith("version 2/2 · re-roll · alt+")
             # Branch at the third token from the end, taking another alternative.
             await pilot.press("f4", "left", "left")
             old_records = list(chat.query(ReplyTokens).last().records)
-            index = chat.inspected
+            index = chat.inspection.inspected
             record = old_records[index]
             alternative = next(c for c in record.top if c.id != record.id)
             await pilot.press("ctrl+b")
@@ -125,7 +125,7 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             assert [r.id for r in view.records[:index]] == [r.id for r in old_records[:index]]
             assert view.records[index].id == alternative.id and view.records[index].start == record.start
             assert all(branched[r.start : r.end] == r.text for r in view.records)
-            assert chat.version_title().startswith("version 3/3 · branch at")
+            assert chat.versions.title().startswith("version 3/3 · branch at")
             # alt+← goes back through the versions; the conversation and the session follow.
             await pilot.press("alt+left")
             assert chat.messages[-1]["content"] == rerolled
@@ -141,7 +141,7 @@ def test_regenerated_and_branched_replies_are_kept_as_versions(random_model: Pat
             # A new message starts a new reply: the versions were the last reply's.
             await pilot.press(*"E poi?")
             await generated(pilot, "enter")
-            assert len(chat._versions) == 1 and chat.version_title() == ""
+            assert len(chat.versions) == 1 and chat.versions.title() == ""
 
     run(scenario)
 
@@ -165,9 +165,9 @@ def test_a_reply_that_becomes_last_again_is_kept_as_a_version_when_regenerated(s
             assert last.border_subtitle == ""  # not 'version 2/2', whose other version is gone
             kept = chat.messages[-1]["content"]
             await generated(pilot, "ctrl+r")
-            assert chat.version_title() == "version 2/2 · re-roll"
+            assert chat.versions.title() == "version 2/2 · re-roll"
             await pilot.press("alt+left")
-            assert chat.version_title().startswith("version 1/2") and chat.messages[-1]["content"] == kept
+            assert chat.versions.title().startswith("version 1/2") and chat.messages[-1]["content"] == kept
 
     run(scenario)
 
@@ -181,7 +181,7 @@ def test_a_reopened_conversations_last_reply_is_kept_as_a_version_when_regenerat
             # As a saved session is shown when it is opened (F5, --resume).
             await chat.restore([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve."}])
             await generated(pilot, "ctrl+r")
-            assert chat.version_title() == "version 2/2 · re-roll"
+            assert chat.versions.title() == "version 2/2 · re-roll"
             await pilot.press("alt+left")
             assert chat.messages[-1]["content"] == "Salve."
 
@@ -204,7 +204,7 @@ def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token(sente
             await generated(pilot, *"E poi?", "enter")
             assert chat.messages[-1] == {"role": "assistant", "content": ""}
             await pilot.press("f4")
-            assert chat.inspected is not None and chat.inspected_reply == 0
+            assert chat.inspection.inspected is not None and chat.inspection.inspected_reply == 0
             await pilot.press("ctrl+b")
             assert not isinstance(app.screen, AlternativesScreen)
 
@@ -250,11 +250,11 @@ def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_st
             # The 171st token from the reply's end: reached from the reply's first token, in
             # the fewest key presses (each waits for the app to settle).
             await pilot.press("f4")
-            target = chat.inspected - 170
+            target = chat.inspection.inspected - 170
             await pilot.press("up", "down", *["right"] * target)
-            assert chat.inspected == target
+            assert chat.inspection.inspected == target
             records = chat.query(ReplyTokens).last().records
-            record = records[chat.inspected]
+            record = records[chat.inspection.inspected]
             engine = app.backend
             assert engine is not None
             system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()

@@ -302,7 +302,7 @@ def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
             await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
             await model_ready(pilot)
             chat = app.main.chat
-            written = "".join(t.text for t in app.main.chat._versions[-1].records)
+            written = "".join(t.text for t in app.main.chat.versions.current().records)
             assert [m["role"] for m in chat.messages] == ["user", "assistant"]
             assert chat.messages[-1]["content"] == written and written
             app.save_everything()
@@ -317,7 +317,7 @@ def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
             turns = session["chat"]["turns"]
             assert [t["content"] for t in turns] == ["Ciao", written] and turns[1]["generation"] == generation["id"]
             done = await generated(pilot, "ctrl+r")  # the reply again, on the reloaded engine
-            assert chat.messages[-1]["content"] == done.text and len(chat._versions) == 2
+            assert chat.messages[-1]["content"] == done.text and len(chat.versions) == 2
 
     run(scenario)
 

@@ -1,7 +1,7 @@
 """Chat mode, issue 6: each reply keeps its tokens; F8 colours them by probability and
 F4 steps through the replies' tokens (←/→ token by token, across replies; ↑/↓ a reply at
 a time), starting at the end of the last, with their alternatives in the panel.
-A layer of the chat pane (below ChatVersions and ChatPane), so the keys are the chat's keys.
+A part of the chat pane (chat_pane.py), which keeps the keys and hands them to it.
 
 A reply is Markdown; coloured or inspected it is drawn as its tokens instead (a
 ReplyTokens beside it), since Markdown rendering would move characters around.
@@ -9,22 +9,24 @@ ReplyTokens beside it), since Markdown rendering would move characters around.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-
-from scriptorium.inference.events import TokenEvent
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, add_records, close_records
-from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
 from scriptorium.app.tui.widgets.showing import set_shown
 from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
+    from textual.containers import VerticalScroll
+    from textual.css.query import DOMQuery
     from textual.widget import Widget
 
+    from scriptorium.inference.backend import Backend
+    from scriptorium.inference.events import TokenEvent
+
+    from scriptorium.app.i18n.language import Language
     from scriptorium.app.tui.generation import GenerationRequest
     from scriptorium.app.tui.widgets.chat_input import ChatInput
 
@@ -87,23 +89,44 @@ BINDINGS = [
 ]
 
 
-class ChatInspection(ModePane):
-    """Each reply's tokens: colouring them and stepping through them."""
+class ReplyInspectionPane(Protocol):
+    """What the replies' inspection needs of the chat pane it is part of."""
 
     transcript: VerticalScroll
     input: ChatInput
-    colouring: bool = False
-    inspected: int | None = None
-    """The token under the cursor, in reply number `inspected_reply`; None when not inspecting."""
-    inspected_reply: int = 0
-    _records: list[TokenRecord] | None = None
-    _source: TokenSource | None = None
-    _request_id: int = 0
-    reply_prefix: str = ""
-    """What the streaming reply starts with (a branch), before the model's text."""
-    _base_records: list[TokenRecord] = []  # never mutated: replaced by expect_reply
+    language: Language
+    backend: Backend | None
+    streaming: bool
 
-    def check_inspect_action(self, action: str) -> bool | None:
+    def notify(self, message: str, *, severity: str = ...) -> None: ...
+
+    def refresh_bindings(self) -> None: ...
+
+    def query(self, selector: type[TokenLegend]) -> DOMQuery[TokenLegend]: ...
+
+    def mount(self, *widgets: Widget, before: Widget | None = None) -> object: ...
+
+    def show_record(self, record: TokenRecord, *, asked: bool = False) -> None: ...
+
+
+class ReplyInspection:
+    """Each reply's tokens: kept as they stream, coloured, and stepped through."""
+
+    def __init__(self, pane: ReplyInspectionPane) -> None:
+        self.pane = pane
+        self.colouring = False
+        self.inspected: int | None = None
+        """The token under the cursor, in reply number `inspected_reply`; None when not inspecting."""
+        self.inspected_reply = 0
+        self._records: list[TokenRecord] | None = None
+        self._source: TokenSource | None = None
+        self._request_id = 0
+        self.reply_prefix = ""
+        """What the streaming reply starts with (a branch), before the model's text."""
+        self._base_records: list[TokenRecord] = []  # never mutated: replaced by expect_reply
+
+    def check_action(self, action: str) -> bool | None:
+        """Whether one of inspection's actions is enabled; None for the pane's other actions."""
         if action in ("inspect_move", "inspect_reply", "leave_inspect"):
             return self.inspected is not None
         return None
@@ -121,7 +144,7 @@ class ChatInspection(ModePane):
         assert self._source is not None
         add_records(self._records, events, offset, self._source)
 
-    async def attach_tokens(self, reply: "Widget", seed: int | None, text: str) -> list[TokenRecord]:
+    async def attach_tokens(self, reply: Widget, seed: int | None, text: str) -> list[TokenRecord]:
         """Keep the finished reply's tokens beside it (drawn when colouring or inspecting);
         `text` is the whole reply, `seed` the one its generation drew. Returns them."""
         records, source = self._records or list(self._base_records), self._source
@@ -135,31 +158,34 @@ class ChatInspection(ModePane):
         await self.attach_records(reply, text, records)
         return records
 
-    async def attach_records(self, reply: "Widget", text: str, records: list[TokenRecord]) -> None:
+    async def attach_records(self, reply: Widget, text: str, records: list[TokenRecord]) -> None:
         """Draw `reply` as these tokens when colouring or inspecting (replacing any before)."""
-        for view in self.transcript.query(ReplyTokens):
+        transcript = self.pane.transcript
+        for view in transcript.query(ReplyTokens):
             if view.reply is reply:  # type: ignore[attr-defined]
                 await view.remove()
         if records:
+            backend = self.pane.backend
             view = ReplyTokens(text, records, classes="reply-tokens")
-            view.unknown_ids = frozenset(self.backend.facts.unknown_token_ids) if self.backend else frozenset()
+            view.unknown_ids = frozenset(backend.facts.unknown_token_ids) if backend else frozenset()
             view.reply = reply  # type: ignore[attr-defined]
             set_shown(view, False)
-            await self.transcript.mount(view, after=reply)
-        self._draw()
+            await transcript.mount(view, after=reply)
+        self.draw()
 
-    def _views(self) -> list[ReplyTokens]:
+    def views(self) -> list[ReplyTokens]:
         """The replies' token views, dropping those whose reply was taken back."""
         views = []
-        for view in self.transcript.query(ReplyTokens):
+        for view in self.pane.transcript.query(ReplyTokens):
             if view.reply.is_attached:  # type: ignore[attr-defined]
                 views.append(view)
             else:
                 view.remove()
         return views
 
-    def _draw(self) -> None:
-        views = self._views()
+    def draw(self) -> None:
+        pane = self.pane
+        views = self.views()
         if self.inspected is not None and not views:
             self.inspected = None
         if self.inspected is not None:
@@ -171,36 +197,36 @@ class ChatInspection(ModePane):
             view.show(colour=self.colouring, cursor=cursor)
             set_shown(view, shown)
             set_shown(view.reply, not shown)  # type: ignore[attr-defined]
-        legends = self.query(TokenLegend)
+        legends = pane.query(TokenLegend)
         if legends:
             set_shown(legends.first(), self.colouring)
         elif self.colouring:
-            self.mount(TokenLegend(self.language, id="chat-legend"), before=self.input)
+            pane.mount(TokenLegend(pane.language, id="chat-legend"), before=pane.input)
         if self.inspected is not None:
             view = views[self.inspected_reply]
             record = view.records[self.inspected]
-            self.show_record(record)
-            self.transcript.scroll_to_widget(view, animate=False)
-        self.refresh_bindings()
+            pane.show_record(record)
+            pane.transcript.scroll_to_widget(view, animate=False)
+        pane.refresh_bindings()
 
-    def action_toggle_colours(self) -> None:
+    def toggle_colours(self) -> None:
         self.colouring = not self.colouring
-        self._draw()
+        self.draw()
 
-    def action_inspect(self) -> None:
+    def inspect(self) -> None:
         if self.inspected is not None:
-            self.action_leave_inspect()
+            self.leave()
             return
-        views = self._views()
-        if not views or self.streaming:
-            self.notify("No finished reply to inspect yet.", severity="warning")
+        views = self.views()
+        if not views or self.pane.streaming:
+            self.pane.notify("No finished reply to inspect yet.", severity="warning")
             return
         self.inspected_reply = len(views) - 1
         self.inspected = len(views[-1].records) - 1
-        self._draw()
+        self.draw()
 
-    def action_inspect_move(self, step: int) -> None:
-        views = self._views()
+    def move(self, step: int) -> None:
+        views = self.views()
         if self.inspected is None or not views:
             return
         reply, token = self.inspected_reply, self.inspected + step
@@ -211,16 +237,16 @@ class ChatInspection(ModePane):
             reply, token = reply + 1, 0
         self.inspected_reply = reply
         self.inspected = min(max(token, 0), len(views[reply].records) - 1)
-        self._draw()
+        self.draw()
 
-    def action_inspect_reply(self, step: int) -> None:
-        views = self._views()
+    def move_reply(self, step: int) -> None:
+        views = self.views()
         if self.inspected is None or not views:
             return
         self.inspected_reply = min(max(self.inspected_reply + step, 0), len(views) - 1)
         self.inspected = 0
-        self._draw()
+        self.draw()
 
-    def action_leave_inspect(self) -> None:
+    def leave(self) -> None:
         self.inspected = None
-        self._draw()
+        self.draw()

@@ -1,7 +1,9 @@
 """Chat mode: a transcript whose replies stream in, and an input box.
 
-Built in layers like the draft pane: ModePane, ChatInspection (tokens), ChatVersions (the
-last reply's versions), and ChatPane here (sending, replies, the conversation)."""
+The pane (sending, replies, the conversation) is a ModePane that composes its parts like
+the draft pane: ReplyInspection (each reply's tokens, coloured and stepped through) and
+ReplyVersions (the last reply's versions), each a plain object with its own state. The
+pane keeps the keys and hands each to its part."""
 
 from __future__ import annotations
 
@@ -16,16 +18,19 @@ from textual.widgets import Static, TextArea
 from scriptorium import prompts
 from scriptorium.inference.chat_window import fit_chat
 from scriptorium.inference.window import prompt_budget
-from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.events import GenerationDone, TokenEvent
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.records import REPLY_ENDINGS
-from scriptorium.app.tui.generation import Prepared
+from scriptorium.app.tui.branches import branch_label
+from scriptorium.app.tui.generation import GenerationRequest, Prepared
 from scriptorium.app.tui.keys import KeyDisplay
-from scriptorium.app.tui.token_spans import TokenRecord
+from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
 from scriptorium.app.tui.widgets import chat_inspect, chat_versions
 from scriptorium.app.tui.widgets.chat_input import ChatInput
-from scriptorium.app.tui.widgets.chat_versions import ChatVersions, ReplyVersion
+from scriptorium.app.tui.widgets.chat_inspect import ReplyInspection
+from scriptorium.app.tui.widgets.chat_versions import ReplyVersion, ReplyVersions
+from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
 from scriptorium.app.i18n.marker import N_
 
@@ -40,7 +45,7 @@ class UserMessage(Static):
     """What the author wrote."""
 
 
-class ChatPane(ChatVersions):
+class ChatPane(ModePane):
     """The conversation (system prompt from prompts/chat_system.txt) and the sink of chat
     generations."""
 
@@ -85,8 +90,10 @@ class ChatPane(ChatVersions):
         """The streaming reply's text so far, after its prefix."""
         self.system_prompt = ""
         """The system prompt the last reply was asked with (the session keeps it for the export)."""
-        self._taken_back: tuple[list[dict[str, str]], list[ReplyVersion], int] | None = None
+        self._taken_back: tuple[list[dict[str, str]], tuple[list[ReplyVersion], int]] | None = None
         """The turns the edit key took back, with the reply's versions: Esc puts them back."""
+        self.inspection = ReplyInspection(self)
+        self.versions = ReplyVersions(self.language, key_display)
 
     def compose(self) -> ComposeResult:
         self.transcript = VerticalScroll(id="transcript")
@@ -107,12 +114,23 @@ class ChatPane(ChatVersions):
         self.transcript.anchor()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        inspect = self.check_inspect_action(action)
+        inspect = self.inspection.check_action(action)
         if inspect is not None:
             return inspect
-        versions = self.check_versions_action(action)
-        if versions is not None:
-            return versions
+        ends_with_reply = bool(self.messages) and self.messages[-1]["role"] == "assistant" and not self.streaming
+        if action == "branch":
+            views = self.query(ReplyTokens)
+            # An empty reply has no tokens, hence no view: the last view is then an earlier
+            # reply's, whose tokens cannot start a version of the last one.
+            return (
+                ends_with_reply
+                and self.inspection.inspected is not None
+                and bool(views)
+                and self.inspection.inspected_reply == len(views) - 1
+                and views.last().reply is self.transcript.query(".message").last()
+            )  # type: ignore[attr-defined]
+        if action == "reply_version":
+            return ends_with_reply and len(self.versions) > 1
         if action == "stop":
             # The draft's suggestion too: "press Esc to stop it first" is what Enter says meanwhile.
             return self.generating
@@ -147,7 +165,7 @@ class ChatPane(ChatVersions):
         if self.messages and self.messages[-1]["role"] == "assistant":
             # Its versions go with the turn that now answers it: so do their keys under it.
             self._show_version_note(self._replies().last(), versions=False)
-        self.forget_versions()
+        self.versions.forget()
         self.messages.append({"role": "user", "content": text})
         await self.transcript.mount(UserMessage(text, markup=False, classes="message"))
         await self._reply_to_conversation()
@@ -204,7 +222,7 @@ class ChatPane(ChatVersions):
         stops = () if backend.facts.has_chat_template else self.settings.chat_stop
         request = self.new_request("chat", prepare, special=True, extra_stop=stops)
         self._reply_label = label
-        self.expect_reply(prefix, prefix_records or [])
+        self.inspection.expect_reply(prefix, prefix_records or [])
         self._reply = self._new_reply()
         await self.transcript.mount(self._reply)
         self._stream = self._reply.stream()
@@ -233,7 +251,7 @@ class ChatPane(ChatVersions):
         if self.messages[-1]["role"] == "user":  # its reply failed (a server down, an engine restarted)
             await self._reply_to_conversation()
             return
-        self.action_leave_inspect()
+        self.inspection.leave()
         await self.take_back_reply()
         await self.reply_again(label="re-roll")
 
@@ -262,7 +280,7 @@ class ChatPane(ChatVersions):
         self.messages[-1] = {"role": "assistant", "content": version.text}
         await reply.update(version.text)
         self._show_version_note(reply)
-        await self.attach_records(reply, version.text, version.records)
+        await self.inspection.attach_records(reply, version.text, version.records)
         self.post_message(self.Edited())
         self.refresh_bindings()
 
@@ -274,7 +292,7 @@ class ChatPane(ChatVersions):
         text = self.messages[last_user]["content"]
         removed = len(self.messages) - last_user
         # A stray ↑ must not cost the reply: kept until the message is sent or put back.
-        self._taken_back = (self.messages[last_user:], self._versions, self._version) if removed > 1 else None
+        self._taken_back = (self.messages[last_user:], self.versions.snapshot()) if removed > 1 else None
         del self.messages[last_user:]
         for widget in list(self.transcript.query(".message"))[-removed:]:
             await widget.remove()
@@ -295,23 +313,79 @@ class ChatPane(ChatVersions):
         """Undo the edit key: the message and its reply (with its versions) come back."""
         if self._taken_back is None or self.generating:
             return
-        turns, versions, version = self._taken_back
+        turns, versions = self._taken_back
         self._taken_back = None
         self.input.value = ""
         if self.messages and self.messages[-1]["role"] == "assistant":
             self._show_version_note(self._replies().last(), versions=False)
         self.messages.extend(turns)
         await self.transcript.mount(UserMessage(turns[0]["content"], markup=False, classes="message"))
-        self._versions, self._version = versions, version
-        shown, reply = self.current_version(), self._new_reply(turns[1]["content"])
+        self.versions.restore(versions)
+        shown, reply = self.versions.current(), self._new_reply(turns[1]["content"])
         await self.transcript.mount(reply)
         if shown is not None:
-            await self.attach_records(reply, shown.text, shown.records)
+            await self.inspection.attach_records(reply, shown.text, shown.records)
         self._show_version_note(reply)
         self.post_message(self.Edited())
         self.refresh_bindings()
 
+    # ---- the replies' tokens (ReplyInspection's) ---------------------------------------
+    def action_inspect(self) -> None:
+        self.inspection.inspect()
+
+    def action_inspect_move(self, step: int) -> None:
+        self.inspection.move(step)
+
+    def action_inspect_reply(self, step: int) -> None:
+        self.inspection.move_reply(step)
+
+    def action_leave_inspect(self) -> None:
+        self.inspection.leave()
+
+    def action_toggle_colours(self) -> None:
+        self.inspection.toggle_colours()
+
+    # ---- the last reply's versions: branching and moving between them -----------------------
+    def action_branch(self) -> None:
+        views = list(self.query(ReplyTokens))
+        index = self.inspection.inspected
+        if index is None or not views:
+            return
+        record = views[-1].records[index]
+        self.app.push_screen(
+            self.alternatives_screen(record), lambda choice: self.call_later(self._branch_reply, index, choice)
+        )
+
+    async def _branch_reply(self, index: int, choice: str | None) -> None:
+        views = list(self.query(ReplyTokens))
+        if choice is None or self.streaming or not views or not self.messages:
+            return
+        records = views[-1].records
+        if index >= len(records) or self.messages[-1]["role"] != "assistant":
+            return
+        record = records[index]
+        prefix = self.messages[-1]["content"][: record.start] + choice
+        self.inspection.leave()
+        await self.take_back_reply()
+        await self.reply_again(
+            label=branch_label(choice),
+            prefix=prefix,
+            prefix_records=records[:index] + chosen_records(record, record.start, choice),
+        )
+
+    async def action_reply_version(self, step: int) -> None:
+        version = self.versions.move(step)
+        if version is None:
+            _ = self.language.gettext
+            self.notify(_("No older version.") if step < 0 else _("No newer version."))
+            return
+        self.inspection.leave()
+        await self.show_last_reply(version)
+
     # ---- the sink ------------------------------------------------------------------
+    def stream_tokens(self, request: GenerationRequest, events: tuple[TokenEvent, ...]) -> None:
+        self.inspection.stream_tokens(request, events)
+
     async def stream_text(self, text: str) -> None:
         if self._stream is not None:
             self._streamed += text
@@ -320,22 +394,22 @@ class ChatPane(ChatVersions):
     async def stream_finished(
         self, done: GenerationDone | None, error: str | None, *, retry_helps: bool = True
     ) -> None:
-        prefix = self.reply_prefix  # read before attach_tokens, which forgets it
+        prefix = self.inspection.reply_prefix  # read before attach_tokens, which forgets it
         stream, reply, label, streamed = await self._end_stream()
         if reply is None:
             return
         # A reply failed midway (the engine died, the server went away) stays as far as it got,
         # as a stopped one does: the author has read it. One that wrote nothing goes.
         if done is None and not (error is not None and streamed):
-            self.expect_reply("", [])
+            self.inspection.expect_reply("", [])
             await reply.remove()
-            previous = self.current_version() if label is not None else None
+            previous = self.versions.current() if label is not None else None
             if previous is not None:
                 # Writing a new version failed: the one it was to replace comes back.
                 self.messages.append({"role": "assistant", "content": previous.text})
                 restored = self._new_reply(previous.text)
                 await self.transcript.mount(restored)
-                await self.attach_records(restored, previous.text, previous.records)
+                await self.inspection.attach_records(restored, previous.text, previous.records)
                 self._show_version_note(restored)
             elif error is not None and not retry_helps and not self.input.value:
                 # Refused as it stands (this model cannot chat, a character it cannot encode,
@@ -347,9 +421,9 @@ class ChatPane(ChatVersions):
         text = prefix + (done.text if done is not None else streamed)
         # One full render at the end, so the reply is exactly the engine's text.
         await reply.update(text)
-        records = await self.attach_tokens(reply, done.seed if done is not None else None, text)
+        records = await self.inspection.attach_tokens(reply, done.seed if done is not None else None, text)
         ending = REPLY_ENDINGS["error"] if done is None else REPLY_ENDINGS.get(done.stop_reason, "")
-        self.version_finished(text, records, label, ending)
+        self.versions.finished(text, records, label, ending)
         self._show_version_note(reply)
         self.messages.append({"role": "assistant", "content": text})
         self.refresh_bindings()
@@ -382,19 +456,19 @@ class ChatPane(ChatVersions):
         versions it had while it was last (those were forgotten when a turn followed it)."""
         replies = self._replies()
         if not replies or not self.messages or self.messages[-1]["role"] != "assistant":
-            self.forget_versions()
+            self.versions.forget()
             return
         reply = replies.last()
         views = [view for view in self.transcript.query(ReplyTokens) if view.reply is reply]  # type: ignore[attr-defined]
-        self.versions_from(self.messages[-1]["content"], views[0].records if views else [], reply.ending)
+        self.versions.start_from(self.messages[-1]["content"], views[0].records if views else [], reply.ending)
         self._show_version_note(reply)
 
     def _show_version_note(self, reply: AssistantMessage, *, versions: bool = True) -> None:
         """Under the reply: which version it is (with the keys to the others; not once a turn
         follows it) and, if it did not end by itself, that it was stopped or failed. Each
         version keeps its own."""
-        version = self.current_version()
-        reply.show_note(version.ending if version is not None else "", self.version_note() if versions else "")
+        version = self.versions.current()
+        reply.show_note(version.ending if version is not None else "", self.versions.note() if versions else "")
 
     # ---- for sessions (issue 4) ------------------------------------------------------
     async def restore(self, messages: list[dict[str, str]], unsent: str = "", endings: list[str] | None = None) -> None:
@@ -403,10 +477,10 @@ class ChatPane(ChatVersions):
         A reply still streaming was forgotten (kept in the session it belongs to): its
         stream ends here, unfinished."""
         await self._end_stream()
-        self.expect_reply("", [])
+        self.inspection.expect_reply("", [])
         self.input.value = unsent
         await self.transcript.remove_children()
-        self.forget_versions()
+        self.versions.forget()
         self._taken_back = None
         self.messages = [dict(m) for m in messages]
         for message, ending in zip(self.messages, endings or [""] * len(messages)):
