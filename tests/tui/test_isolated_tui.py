@@ -76,7 +76,7 @@ def test_escape_stops_the_childs_generation_and_keeps_what_it_wrote(
             await pilot.press(*OPENING, "ctrl+g")
             await until(
                 pilot,
-                lambda: app.main._active is not None and app.main._active.tokens != [],
+                lambda: app.main.generations.active is not None and app.main.generations.active.tokens != [],
                 "the first token on screen",
             )
             await pilot.press("escape")

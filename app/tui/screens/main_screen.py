@@ -1,8 +1,8 @@
 """The screen the author lives in: draft or chat in the middle, panels at the side.
 
 It is given the model and the sampler by the app (bound reactives) and passes them on to the panes and panels.
-It owns the generation worker (its layer, GeneratingScreen: panes post what they want run or stopped, and the
-worker's messages come back there first)."""
+It owns the generation worker through a part it composes (GenerationRunner, generating_screen.py): panes post
+what they want run or stopped, and the worker's messages come back to the screen first, which hands them on."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.dom import DOMNode
 from textual.reactive import var
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher
 
@@ -25,7 +26,18 @@ from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.keys import KeyDisplay
-from scriptorium.app.tui.screens.generating_screen import GeneratingScreen
+from scriptorium.app.tui.generation import (
+    ContextWasTrimmed,
+    GenerationFailed,
+    GenerationFinished,
+    GenerationRequest,
+    GenerationWithdrawn,
+    PrefillFinished,
+    PrefillProgressed,
+    PromptPrepared,
+    TokensGenerated,
+)
+from scriptorium.app.tui.screens.generating_screen import GenerationRunner
 from scriptorium.app.tui.token_spans import Span
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
@@ -40,6 +52,7 @@ from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
+    from scriptorium.inference.events import GenerationDone, TokenEvent
 
 
 WORD_COUNT_DELAY = 0.3
@@ -48,7 +61,7 @@ _PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale", "spec
 """What each pane is given, as the app gives it to this screen (with last_seed, for panels)."""
 
 
-class MainScreen(GeneratingScreen, inherit_bindings=False):
+class MainScreen(Screen[None], inherit_bindings=False):
     """Draft and chat modes, the side panels and the footer."""
 
     BINDINGS = [
@@ -89,6 +102,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         """The interface's words and numbers, for the dialogs and notices the screen's helpers show."""
         self._key_display = key_display
         self._words_timer: Timer | None = None
+        self.generations = GenerationRunner(self, settings, self._show_settings, self._ask_key)
 
     def compose(self) -> ComposeResult:
         settings, keys = self._settings, self._key_display
@@ -127,7 +141,8 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
 
     # ---- what the panels show, derived from what the app gives ---------------------------
     def _show_settings(self) -> None:
-        backend, running = self.backend, self._active.request if self._active is not None else None
+        active = self.generations.active
+        backend, running = self.backend, active.request if active is not None else None
         pending = running is not None and (running.settings, running.bias, running.lora_scale) != (
             replace(self.sampler, stop=running.settings.stop),
             self.bias,
@@ -176,6 +191,65 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         self.stop_generation()
         self.draft.stop_scoring(N_("another model is loading"), colours_kept=False)  # they go if another loads
 
+    # ---- the generation (GenerationRunner's) ------------------------------------------------
+    @property
+    def is_generating(self) -> bool:
+        return self.generations.is_generating
+
+    async def wait_until_idle(self) -> None:
+        """Return once no generation is running (tests and the benchmark use it)."""
+        await self.generations.wait_until_idle()
+
+    @property
+    def last_generation(self) -> tuple[GenerationRequest, list[TokenEvent], GenerationDone] | None:
+        """The latest finished generation: request, token events, summary (inspection starts there)."""
+        return self.generations.last_generation
+
+    def stop_generation(self) -> None:
+        """Ask the worker to stop; GenerationFinished ('cancelled') follows."""
+        self.generations.stop()
+
+    def forget_generation(self) -> None:
+        """Detach the running generation: what it still sends is not drawn (accepted, rejected, re-rolled)."""
+        self.generations.forget()
+
+    @on(ModePane.GenerationRequested)
+    async def _generation_requested(self, message: ModePane.GenerationRequested) -> None:
+        await self.generations.requested(message)
+
+    @on(ModePane.StopRequested)
+    async def _stop_requested(self, message: ModePane.StopRequested) -> None:
+        await self.generations.stop_requested(message)
+
+    @on(PromptPrepared)
+    def _prompt_prepared(self, message: PromptPrepared) -> None:
+        self.generations.prompt_prepared(message)
+
+    @on(PrefillProgressed)
+    def _prefill_progressed(self, message: PrefillProgressed) -> None:
+        self.generations.prefill_progressed(message)
+
+    @on(PrefillFinished)
+    def _prefill_finished(self, message: PrefillFinished) -> None:
+        self.generations.prefill_finished(message)
+
+    @on(ContextWasTrimmed)
+    def _context_trimmed(self, message: ContextWasTrimmed) -> None:
+        self.generations.context_trimmed(message)
+
+    @on(TokensGenerated)
+    async def _tokens_generated(self, message: TokensGenerated) -> None:
+        await self.generations.tokens_generated(message)
+
+    @on(GenerationFinished)
+    async def _generation_finished(self, message: GenerationFinished) -> None:
+        await self.generations.finished(message)
+
+    @on(GenerationFailed)
+    @on(GenerationWithdrawn)
+    async def _generation_cut_short(self, message: GenerationFailed | GenerationWithdrawn) -> None:
+        await self.generations.cut_short(message)
+
     # ---- modes and panels ----------------------------------------------------------
     @property
     def mode(self) -> str:
@@ -187,7 +261,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
     def switch_mode(self, mode: str | None = None) -> None:
         switcher = self.query_one(ContentSwitcher)
         switcher.current = mode or ("chat" if self.mode == "draft" else "draft")
-        if self._active is None:  # a generation running keeps its numbers live, whichever mode shows
+        if self.generations.active is None:  # a generation running keeps its numbers live, whichever mode shows
             self.sidebar.mode_switched()
         self.status.update_state(mode=self.mode)
         self._show_model_state()
