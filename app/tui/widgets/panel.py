@@ -10,7 +10,7 @@ with the interface: the decode loses what the interface draws.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -23,13 +23,23 @@ from scriptorium.app.tui.widgets.strips import line_strip
 
 
 class Panel(Widget):
-    """A side panel. Subclasses fill `lines()`; `LINES` fixes their number."""
+    """A side panel. Each kind of panel says what it draws, `lines(width)`: one Rich Text
+    per line, `line_count` of them (`LINES` fixes their number). A kind that does not is
+    refused when its class is made, not when it is first drawn."""
+
+    lines: Callable[[int], list[Text]]
+    """The panel's lines at `width` cells, drawn from its own state (every kind defines it)."""
 
     PANEL_NAME: ClassVar[str] = ""
     """Stable name used by settings, keys and the command palette."""
     TITLE: ClassVar[str] = ""
     """In English, marked with N_: `title` is the one shown."""
     LINES: ClassVar[int] = 1
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not callable(getattr(cls, "lines", None)):
+            raise TypeError(f"{cls.__name__} is a Panel that does not say what it draws: it needs lines(width)")
 
     def __init__(self, language: Language) -> None:
         super().__init__(id=self.PANEL_NAME, classes="panel")
@@ -50,9 +60,6 @@ class Panel(Widget):
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return self.line_count
-
-    def lines(self, width: int) -> list[Text]:
-        raise NotImplementedError
 
     def refresh_lines(self, first: int, count: int) -> None:
         """Repaint only some content lines: the rest of the panel did not change, and
