@@ -18,7 +18,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import var
-
 from textual.widgets import TextArea
 
 from scriptorium import prompts
