@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 from textual.widgets._footer import FooterKey
-from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready, run
+from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready, run, until, write_pinned
 
 from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
 from scriptorium.app.i18n.language import Language
+from scriptorium.app.tui.screens.context_screen import ContextScreen
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 
 OPENING = "C'era una volta una casa sul lago."
@@ -82,6 +83,32 @@ def test_notices_speak_italian(phrases_model: Path, tmp_path: Path) -> None:
             await pilot.press("alt+h")  # the messages screen says them again, under an Italian heading
             heading = str(app.screen.query_one("#messages-title").render())
             assert heading.endswith("messaggi in questa esecuzione, il più recente in fondo · Esc chiude"), heading
+
+    run(scenario)
+
+
+def test_the_context_viewer_speaks_italian(phrases_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.load_text(OPENING)
+            await write_pinned(pilot, "alt+e", "Un romanzo sul lago.")
+            await pilot.press("f6")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, ContextScreen)
+            await until(pilot, lambda: screen._next is not None, "the next prompt made")
+            assert (
+                str(screen.query_one("#context-title").render()) == "Il prossimo prompt: quello che ^g invierebbe ora"
+            )
+            counts = str(screen.query_one("#context-counts").render())
+            assert "memoria " in counts and "La finestra inizia all'inizio della bozza" in counts, counts
+            assert "── memoria ──" in str(screen.query_one("#context-prompt").render())
+            await pilot.press("tab")  # no generation yet: the last prompt says so
+            await pilot.pause()
+            said = str(screen.query_one("#context-counts").render())
+            assert said == "Ancora nessuna generazione: tab mostra il prossimo prompt.", said
 
     run(scenario)
 
