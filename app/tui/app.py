@@ -305,7 +305,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
         self.models.none_found()
         self.push_screen(
-            WelcomeScreen(self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT), self._model_chosen
+            WelcomeScreen(
+                self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT, language=self.language
+            ),
+            self._model_chosen,
         )
 
     @on(model_startup.ModelNotResolved)
@@ -318,7 +321,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 
         self.push_screen(
-            LoadModelScreen(self.models.dialog_options(), self.model_status.error, self.settings.generation_threads()),
+            LoadModelScreen(
+                self.models.dialog_options(), self.model_status.error, self.settings.generation_threads(), self.language
+            ),
             self.load_model,
         )
 
@@ -328,7 +333,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 
         scale = self.lora_scale if self.lora_scale is not None else 1.0
-        self.push_screen(ModelPickerScreen(self.config, lora_scale=scale), self._model_chosen)
+        self.push_screen(ModelPickerScreen(self.config, lora_scale=scale, language=self.language), self._model_chosen)
 
     def _model_chosen(self, choice: ModelChoice | None) -> None:
         if choice is None:

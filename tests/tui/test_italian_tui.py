@@ -4,18 +4,23 @@ explicit English that an Italian locale does not override."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import OptionList
 from textual.widgets._footer import FooterKey
 from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready, run, until, write_pinned
 
 from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
 from scriptorium.app.i18n.language import Language
+from scriptorium.app.models import choice as model_choice
 from scriptorium.app.tui.screens.context_screen import ContextScreen
 from scriptorium.app.tui.screens.help_screen import HelpScreen
+from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
+from scriptorium.app.tui.screens.model_picker import ModelPickerScreen, WelcomeScreen
 
 OPENING = "C'era una volta una casa sul lago."
 
@@ -109,6 +114,61 @@ def test_the_context_viewer_speaks_italian(phrases_model: Path) -> None:
             await pilot.pause()
             said = str(screen.query_one("#context-counts").render())
             assert said == "Ancora nessuna generazione: tab mostra il prossimo prompt.", said
+
+    run(scenario)
+
+
+def no_demo_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As without the demo extra: discovery finds only what the test puts in models_dir."""
+    monkeypatch.setattr(model_choice, "demo_available", lambda: False)
+    monkeypatch.setattr(model_choice.demo_model, "demo_entry", lambda cache_dir: None)
+
+
+def test_the_model_picker_and_the_load_dialog_speak_italian(
+    phrases_model: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_demo_model(monkeypatch)
+    shutil.copy(phrases_model, models_dir / "frasi.gguf")
+
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("f10")
+            screen = app.screen
+            assert isinstance(screen, ModelPickerScreen)
+            await screen.workers.wait_for_complete()
+            await pilot.pause()
+            assert str(screen.query_one(".dialog-title").render()) == "Scegli un modello"
+            listed = str(screen.query_one("#picker-models", OptionList).get_option_at_index(0).prompt)
+            assert listed.endswith(" MiB · cartella dei modelli") and "," in listed.split(" · ")[-2], listed
+            assert str(screen.query_one("#picker-adapters", OptionList).get_option_at_index(0).prompt) == "nessuno"
+            await pilot.press("escape")
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            assert isinstance(app.screen, LoadModelScreen)
+            assert str(app.screen.query_one(".dialog-title").render()) == "Carica un modello"
+            assert str(app.screen.query_one("#load").label) == "Carica"
+
+    run(scenario)
+
+
+def test_the_welcome_screen_speaks_italian(tmp_path: Path, models_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    no_demo_model(monkeypatch)
+    config = tmp_path / "config.toml"
+    config.write_text('[ui]\nlanguage = "it"\n', encoding="utf-8")
+
+    async def scenario() -> None:
+        app = build_app(build_parser(None).parse_args(["--config", str(config)]))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            assert isinstance(app.screen, WelcomeScreen)
+            assert str(app.screen.query_one(".dialog-title").render()).startswith("Benvenuto in scriptorium")
+            intro = str(app.screen.query_one("#picker-intro").render())
+            assert intro.startswith("Indica a scriptorium un file di modello GGUF in uno di questi modi:"), intro
+            assert "  • avvialo con  scriptorium --model FILE.gguf" in intro, intro
+            said = str(app.screen.query_one("#picker-models", OptionList).get_option_at_index(0).prompt)
+            assert said == "Nessun modello GGUF trovato (sopra c'è scritto dove metterne uno).", said
 
     run(scenario)
 
