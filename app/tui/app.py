@@ -491,7 +491,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
         local = self.backend is not None and not self.backend.origin
         self.push_screen(
-            CompareScreen(self.main.draft_text(), self.backend.options if local else None), self._comparison_chosen
+            CompareScreen(self.main.draft_text(), self.backend.options if local else None, self.language),
+            self._comparison_chosen,
         )
 
     def _comparison_chosen(self, comparison: DraftComparison | None) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import OptionList
+from textual.widgets import DataTable, Input, OptionList
 from textual.widgets._footer import FooterKey
 from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready, run, until, write_pinned
 
@@ -17,6 +17,7 @@ from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.models import choice as model_choice
+from scriptorium.app.tui.screens.compare_screen import CompareScreen
 from scriptorium.app.tui.screens.context_screen import ContextScreen
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
@@ -169,6 +170,46 @@ def test_the_welcome_screen_speaks_italian(tmp_path: Path, models_dir: Path, mon
             assert "  • avvialo con  scriptorium --model FILE.gguf" in intro, intro
             said = str(app.screen.query_one("#picker-models", OptionList).get_option_at_index(0).prompt)
             assert said == "Nessun modello GGUF trovato (sopra c'è scritto dove metterne uno).", said
+
+    run(scenario)
+
+
+def test_the_compare_screen_speaks_italian(phrases_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.load_text(OPENING)
+            await pilot.press("f11")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, CompareScreen)
+            assert str(screen.query_one(".dialog-title").render()) == "Confronta modelli su questa bozza"
+            headings = [str(column.label) for column in screen.query_one("#compare-table", DataTable).columns.values()]
+            assert headings[:2] == ["modello", "bit/car"], headings
+            screen.query_one("#compare-scales", Input).value = "0 mezzo"
+            await pilot.click("#compare-start")
+            await until(pilot, lambda: bool(app.notices), "the notice")
+            said = [notice.message for notice in app.notices]
+            assert "Scale LoRA: 'mezzo' non è un numero." in said, said
+            # The loaded model against itself: the figures in Italian, in both tables.
+            screen.query_one("#compare-scales", Input).value = ""
+            models = screen.query_one("#compare-models", Input)
+            models.value += " " + models.value
+            models.focus()
+            await pilot.press("enter")  # the first notice may lie over the button
+            table = screen.query_one("#compare-table", DataTable)
+            for _ in range(1800):  # the children load the model on a busy machine: up to three minutes
+                if table.row_count == 2 and not screen.running:
+                    break
+                await pilot.pause(0.1)
+            said = [notice.message for notice in app.notices]
+            assert table.row_count == 2 and not screen.running, said
+            bits = str(table.get_row_at(1)[1])  # bits per character: "2,3456", as "2.3456" in English
+            assert bits[-5] == "," and bits[-4:].isdigit(), bits
+            paragraphs = screen.query_one("#compare-paragraphs", DataTable)
+            assert [str(column.label) for column in paragraphs.columns.values()][1] == "paragrafo"
+            assert str(paragraphs.get_row_at(0)[-1]) == "+0,000"
 
     run(scenario)
 

@@ -220,7 +220,7 @@ class DraftInspection(ModePane):
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         if self._compared is not None:
             offset = self.editor.document.get_index_from_location(self.editor.cursor_location)
-            self.post_message(self.ActivityShown(figure_at(self._compared, offset)))
+            self.post_message(self.ActivityShown(figure_at(self._compared, offset, self.language)))
             return
         if self.inspected is not None or self.generating:
             return
@@ -389,12 +389,25 @@ class DraftInspection(ModePane):
         """Colour the draft by how `comparison.second` finds each word against `comparison.first`."""
         self._compared = comparison
         self.editor.show_compared(highlights(comparison))
+        _, number = self.language.gettext, self.language.number
         first, second = comparison.first_bits_per_character, comparison.second_bits_per_character
-        overall = f" ({first:.3f} against {second:.3f} bits/char)" if first is not None and second is not None else ""
+        overall = (
+            _(" ({first} against {second} bits/char)").format(first=number(first, ".3f"), second=number(second, ".3f"))
+            if first is not None and second is not None
+            else ""
+        )
+        said = _(
+            "Your draft compared with {second} against {first}{overall}: green where it finds your prose less "
+            "surprising, red where more; the cursor on a word says by how much. {key} scores it with the loaded "
+            "model again."
+        )
         self.notify(
-            f"Your draft compared with {comparison.second} against {comparison.first}{overall}: green where it finds "
-            f"your prose less surprising, red where more; the cursor on a word says by how much. "
-            f"{self.key_display('draft.score')} scores it with the loaded model again.",
+            said.format(
+                second=comparison.second,
+                first=comparison.first,
+                overall=overall,
+                key=self.key_display("draft.score"),
+            ),
             markup=False,  # file names
         )
 
