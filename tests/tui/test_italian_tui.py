@@ -21,7 +21,10 @@ from scriptorium.app.tui.screens.compare_screen import CompareScreen
 from scriptorium.app.tui.screens.context_screen import ContextScreen
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
+from scriptorium.app.tui.screens.lore_entry_screen import LoreEntryScreen
+from scriptorium.app.tui.screens.lore_screen import LoreScreen
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen, WelcomeScreen
+from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
 OPENING = "C'era una volta una casa sul lago."
 
@@ -210,6 +213,42 @@ def test_the_compare_screen_speaks_italian(phrases_model: Path) -> None:
             paragraphs = screen.query_one("#compare-paragraphs", DataTable)
             assert [str(column.label) for column in paragraphs.columns.values()][1] == "paragrafo"
             assert str(paragraphs.get_row_at(0)[-1]) == "+0,000"
+
+    run(scenario)
+
+
+def test_the_lorebook_and_the_note_speak_italian(phrases_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("alt+l")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, LoreScreen)
+            assert str(screen.query_one("#lore-title").render()).startswith("Lorebook · a aggiunge · Invio modifica")
+            table = screen.query_one("#lore-table", DataTable)
+            assert [str(column.label) for column in table.columns.values()][:3] == ["attiva", "nome", "chiavi"]
+            assert str(table.get_row_at(0)[1]) == "Ancora nessuna voce: a ne aggiunge una"
+            await pilot.press("a")
+            await pilot.pause()
+            assert isinstance(app.screen, LoreEntryScreen)
+            await pilot.press("ctrl+s")  # neither a name nor a key
+            await until(pilot, lambda: bool(app.notices), "the notice")
+            assert app.notices[-1].message == "dai alla voce un nome o una chiave"
+            assert app.notices[-1].title == "Voce di lore"
+            await pilot.press("escape", "escape")
+            await pilot.press("alt+n")
+            await pilot.pause()
+            note = app.screen
+            assert isinstance(note, PinnedScreen)
+            note.query_one("#pinned-depth", Input).value = "tanti"
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: len(app.notices) > 1, "the notice")
+            said = app.notices[-1].message
+            assert said.startswith("la profondità della nota dev'essere un numero intero da 0 a ") and said.endswith(
+                ", non 'tanti'"
+            ), said
 
     run(scenario)
 
