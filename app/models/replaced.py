@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPLACED_TITLE = "Model file changed"
+from scriptorium.app.i18n.marker import N_
+
+REPLACED_TITLE = N_("Model file changed")
+"""Marked: translated where a notification shows it."""
 SHORT_HASH = 12
 """Hex digits of a SHA-256 shown: enough to tell two files apart at a glance."""
 

@@ -253,6 +253,25 @@ def test_the_lorebook_and_the_note_speak_italian(phrases_model: Path) -> None:
     run(scenario)
 
 
+def test_a_model_that_fails_to_load_is_said_in_italian(phrases_model: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press("ctrl+l")
+            await pilot.pause()
+            assert isinstance(app.screen, LoadModelScreen)
+            app.screen.query_one("#model-path", Input).value = str(tmp_path / "manca.gguf")
+            await pilot.press("enter")
+            await until(pilot, lambda: any(n.title == "Modello non caricato" for n in app.notices), "the notice")
+            (said,) = [n.message for n in app.notices if n.title == "Modello non caricato"]
+            assert said.endswith(
+                "\nScrivi ancora con scriptorium-test-phrases; premi ^l per caricare un altro modello."
+            ), said
+
+    run(scenario)
+
+
 @pytest.mark.parametrize(("setting", "expected"), [("en", "en"), ("auto", "it")])
 def test_the_config_language_beats_an_italian_locale(
     random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, expected: str

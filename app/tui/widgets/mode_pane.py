@@ -160,7 +160,7 @@ class ModePane(Vertical):
         if self.backend is not None and status.path is not None:
             changed = changed_under_the_engine(status.path, status.file_stamp, self.key_display("app.load_model"))
             if changed:
-                self.notify(changed, title=REPLACED_TITLE, severity="warning", timeout=15)
+                self.notify(changed, title=self.language.gettext(REPLACED_TITLE), severity="warning", timeout=15)
                 return None
         if self.backend is not None:
             return self.backend
