@@ -45,27 +45,25 @@ def open_draft_at_start(store: SessionStore, draft: Path | None, resume: bool) -
     return latest, notes
 
 
-def claimed_or_copy(store: SessionStore, session: AnySession, notify: Callable[..., object]) -> AnySession:
+def claimed_or_copy(
+    store: SessionStore, session: AnySession, notify: Callable[..., object], gettext: Callable[[str], str] = str
+) -> AnySession:
     """`session`, claimed for this app; if another scriptorium has it open, a new copy of
-    it, claimed instead, and the author told (claims.py)."""
+    it, claimed instead, and the author told (claims.py) in the app's language (`gettext`;
+    babel.cfg extracts the strings here)."""
     if claims.claim(store.directory, session.id):
         return session
+    title = gettext("Session open elsewhere")
     try:
         copy = store.create_copy(session)
     except SessionError as error:
-        notify(
-            f"“{session.title}” is open in another scriptorium, and no copy of it could be made: {error}",
-            title="Session open elsewhere",
-            severity="error",
-            timeout=15,
-        )
+        said = gettext("“{title}” is open in another scriptorium, and no copy of it could be made: {error}")
+        notify(said.format(title=session.title, error=error), title=title, severity="error", timeout=15)
         return session
     claims.claim(store.directory, copy.id)
-    notify(
-        f"“{session.title}” is open in another scriptorium: this one works on a copy, “{copy.title}”, "
-        "so that neither saves over the other.",
-        title="Session open elsewhere",
-        severity="warning",
-        timeout=15,
+    said = gettext(
+        "“{title}” is open in another scriptorium: this one works on a copy, “{copy}”, "
+        "so that neither saves over the other."
     )
+    notify(said.format(title=session.title, copy=copy.title), title=title, severity="warning", timeout=15)
     return copy

@@ -121,6 +121,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.notify,
             lambda: self.keys.key_display("draft.save"),
             lambda kind: self.post_message(saving.SaveFailed(kind)),
+            self.language,
         )
         session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
         self.sessions.adopt(session)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input, OptionList
 from textual.widgets._footer import FooterKey
-from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready, run, until, write_pinned
+from tui_helpers import autosaved, drawn_border, drawn_lines, generated, make_app, model_ready, run, until, write_pinned
 
 from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
@@ -268,6 +268,35 @@ def test_a_model_that_fails_to_load_is_said_in_italian(phrases_model: Path, tmp_
             assert said.endswith(
                 "\nScrivi ancora con scriptorium-test-phrases; premi ^l per caricare un altro modello."
             ), said
+
+    run(scenario)
+
+
+def test_a_draft_file_changed_elsewhere_is_said_in_italian(tmp_path: Path) -> None:
+    draft = tmp_path / "porto.md"
+    draft.write_text("Lucia scese al porto.\n", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            with draft.open("a", encoding="utf-8") as handle:
+                handle.write("Una riga scritta con un altro programma.\n")
+            await pilot.press("ctrl+home", "end", *" Il mare era calmo.")
+            await autosaved(pilot)
+            assert app.sessions.conflict
+            (said,) = [n.message for n in app.notices if n.title == "Non salvato"]
+            assert said.startswith(
+                "porto.md è cambiato sul disco dall'ultimo salvataggio di scriptorium; il file della bozza non è "
+                "stato sovrascritto (la sessione "
+            ), said
+            assert said.endswith(". Premi ^s per scegliere quale testo tenere (in ogni caso non si perde nulla)."), said
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            await pilot.press("enter")  # keep mine in the file, the other program's beside it
+            await until(pilot, lambda: any(n.title == "File della bozza" for n in app.notices), "the notice")
+            (kept,) = [n.message for n in app.notices if n.title == "File della bozza"]
+            assert kept.startswith("porto.md era stato cambiato da un altro programma: quel testo è conservato in ")
+            assert kept.endswith(", accanto. Il file ora contiene il tuo testo."), kept
 
     run(scenario)
 
