@@ -17,6 +17,7 @@ from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.models import choice as model_choice
+from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.screens.compare_screen import CompareScreen
 from scriptorium.app.tui.screens.context_screen import ContextScreen
 from scriptorium.app.tui.screens.help_screen import HelpScreen
@@ -297,6 +298,33 @@ def test_a_draft_file_changed_elsewhere_is_said_in_italian(tmp_path: Path) -> No
             (kept,) = [n.message for n in app.notices if n.title == "File della bozza"]
             assert kept.startswith("porto.md era stato cambiato da un altro programma: quel testo è conservato in ")
             assert kept.endswith(", accanto. Il file ora contiene il tuo testo."), kept
+
+    run(scenario)
+
+
+def test_the_alternatives_dialog_and_the_find_bar_speak_italian(phrases_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.insert(OPENING)
+            await generated(pilot, "ctrl+g")
+            await pilot.press("f4", "ctrl+b")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, AlternativesScreen)
+            assert str(screen.query_one(".dialog-title").render()).startswith("Scrivi qualcos'altro al posto di “")
+            chosen = str(screen.query_one(OptionList).get_option_at_index(0).prompt)
+            assert chosen.endswith("%  (scelto)") and "," in chosen, chosen  # greedy: the first is the one taken
+            screen.query_one(Input).focus()
+            await pilot.press("enter")  # no word typed
+            await pilot.pause()
+            assert app.notices[-1].message == "Scrivi una parola, o premi Esc per tenere il testo."
+            await pilot.press("escape", "escape")
+            await pilot.press("ctrl+f")
+            await pilot.pause()
+            labels = [str(label.render()) for label in app.main.query(".find-label")]
+            assert labels == ["Trova       ", "Sostituisci "], labels
 
     run(scenario)
 

@@ -193,7 +193,7 @@ class ChatInspection(ModePane):
             return
         views = self._views()
         if not views or self.streaming:
-            self.notify("No finished reply to inspect yet.", severity="warning")
+            self.notify(self.language.gettext("No finished reply to inspect yet."), severity="warning")
             return
         self.inspected_reply = len(views) - 1
         self.inspected = len(views[-1].records) - 1
