@@ -31,7 +31,7 @@ SAMPLED_FOR_GREEDY = "prose"
 _SEED_SPACE = 2**32
 
 
-def candidate_sampler(sampler: SamplerSettings) -> tuple[SamplerSettings, str | None]:
+def candidate_sampler(sampler: SamplerSettings, language: Language = ENGLISH) -> tuple[SamplerSettings, str | None]:
     """The sampler the candidates use, and a note for the author when it is not theirs.
 
     With temperature 0 every seed writes the same text, so N candidates would be N
@@ -49,10 +49,16 @@ def candidate_sampler(sampler: SamplerSettings) -> tuple[SamplerSettings, str | 
         min_p=sampled.min_p,
         preset=sampled.preset,
     ).validated()
-    note = (
-        f"Greedy sampling writes the same text whatever the seed, so these candidates use the "
-        f"{sampled.preset} preset's sampling (temperature {sampled.temperature:g}, top-k {sampled.top_k}, "
-        f"top-p {sampled.top_p:g}). Your sampler stays greedy."
+    number = language.number
+    note = language.gettext(
+        "Greedy sampling writes the same text whatever the seed, so these candidates use the "
+        "{preset} preset's sampling (temperature {temperature}, top-k {top_k}, "
+        "top-p {top_p}). Your sampler stays greedy."
+    ).format(
+        preset=sampled.preset,
+        temperature=number(sampled.temperature, "g"),
+        top_k=sampled.top_k,
+        top_p=number(sampled.top_p, "g"),
     )
     return borrowed, note
 

@@ -466,7 +466,7 @@ class SessionKeeper:
         for session in (self.draft, self.chat):
             if session is not None and session.id == session_id:
                 if not title.strip():
-                    raise SessionError("a session title cannot be empty")
+                    raise SessionError(self._language.gettext("a session title cannot be empty"))
                 session.title = title.strip()
                 if session is self.draft:
                     self.draft_file.session_title = session.title
@@ -475,7 +475,9 @@ class SessionKeeper:
         self.store.rename(session_id, title)
 
     def why_not_deletable(self, session_id: str) -> str | None:  # None: it can be deleted
-        return "this session is open: open another one first, then delete it" if session_id in self.open_ids() else None
+        if session_id not in self.open_ids():
+            return None
+        return self._language.gettext("this session is open: open another one first, then delete it")
 
     def delete(self, session_id: str) -> Path:
         if reason := self.why_not_deletable(session_id):

@@ -39,6 +39,8 @@ def test_the_footer_help_and_palette_speak_italian(phrases_model: Path) -> None:
         app = make_app(phrases_model, language=Language.load("it"))
         async with app.run_test(size=(160, 48)) as pilot:
             await model_ready(pilot)
+            idle = " ".join(drawn_lines(app.main.sidebar.probabilities))
+            assert "premi ^g per continuare la bozza" in idle, idle
             names = footer_names(app)
             assert {"Continua", "Tasti", "Modo", "Esci"} <= set(names), names
             assert not {"Continue", "Keys", "Mode", "Quit"} & set(names), names

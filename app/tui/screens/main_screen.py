@@ -152,7 +152,10 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
 
     def _show_model_state(self) -> None:
         """What the panels say before a first token, true to the model's state, with the key that starts one."""
-        start = f"press {self._ask_key()} to " + ("continue the draft" if self.mode == "draft" else "send a message")
+        _ = self.language.gettext
+        start = (
+            _("press {key} to continue the draft") if self.mode == "draft" else _("press {key} to send a message")
+        ).format(key=self._ask_key())
         self.sidebar.show_model_state(self.model_status.state, start, answering=not self.model_status.not_answering)
 
     def _ask_key(self) -> str:

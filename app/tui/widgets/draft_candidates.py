@@ -75,7 +75,7 @@ class DraftCandidates(DraftInspection):
         # One prompt for every candidate, fitted to the window by the first one's worker.
         asked = asked_text(editor.document, anchor, spaces, written)
         base = self.new_request("draft", prepared_once(self.window_preparer(backend, asked, template)))
-        settings, note = candidate_sampler(base.settings)
+        settings, note = candidate_sampler(base.settings, self.language)
         if note is not None:
             self.notify(note, timeout=8)
         started: list[int] = []
