@@ -284,4 +284,15 @@ def version_label(ghost: Ghost, language: Language = ENGLISH) -> str:
     if len(ghost.versions) < 2:
         return ""
     number = language.gettext("version {number}/{count}").format(number=ghost.version + 1, count=len(ghost.versions))
-    return f"{number} · {ghost.versions[ghost.version].label}"
+    return f"{number} · {shown_label(ghost.versions[ghost.version].label, language)}"
+
+
+def shown_label(label: str, language: Language) -> str:
+    """A version's label in the interface's language. Sessions keep labels in English: the
+    fixed ones are translated here; one made of the text ('branch at “mare”') stays as kept."""
+    fixed = {
+        "first": language.pgettext("version", "first"),
+        "re-roll": language.pgettext("version", "re-roll"),
+        "as it was": language.pgettext("version", "as it was"),
+    }
+    return fixed.get(label, label)

@@ -17,6 +17,7 @@ from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.models import choice as model_choice
+from scriptorium.app.tui.branches import version_label
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.screens.compare_screen import CompareScreen
 from scriptorium.app.tui.screens.context_screen import ContextScreen
@@ -327,6 +328,22 @@ def test_the_alternatives_dialog_and_the_find_bar_speak_italian(phrases_model: P
             await pilot.pause()
             labels = [str(label.render()) for label in app.main.query(".find-label")]
             assert labels == ["Trova       ", "Sostituisci "], labels
+
+    run(scenario)
+
+
+def test_a_versions_label_is_said_in_italian(phrases_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.insert(OPENING)
+            await generated(pilot, "ctrl+g")
+            await generated(pilot, "ctrl+r")  # the same prompt again: a second version
+            ghost = app.main.draft.editor.ghost
+            assert ghost is not None
+            assert version_label(ghost, app.language) == "versione 2/2 · rigenerata"
+            assert version_label(ghost) == "version 2/2 · re-roll"  # kept in English, as the session keeps it
 
     run(scenario)
 

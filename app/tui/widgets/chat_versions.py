@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from textual.binding import Binding
 
-from scriptorium.app.tui.branches import branch_label
+from scriptorium.app.tui.branches import branch_label, shown_label
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
 from scriptorium.app.tui.widgets.chat_inspect import ChatInspection
 from scriptorium.app.tui.widgets.token_text import ReplyTokens
@@ -116,7 +116,7 @@ class ChatVersions(ChatInspection):
         number = self.language.gettext("version {number}/{count}").format(
             number=self._version + 1, count=len(self._versions)
         )
-        return f"{number} · {self._versions[self._version].label}"
+        return f"{number} · {shown_label(self._versions[self._version].label, self.language)}"
 
     def version_note(self) -> str:
         """What the reply shows underneath: which version it is, and the keys to the others."""
