@@ -35,6 +35,13 @@ def footer_names(app: Any) -> list[str]:
     return [key.description for key in app.main.query(FooterKey)]
 
 
+async def suggestion_written(pilot: Any) -> None:
+    """The model ready, the opening typed, and its suggestion written (ctrl+g)."""
+    await model_ready(pilot)
+    pilot.app.main.draft.editor.insert(OPENING)
+    await generated(pilot, "ctrl+g")
+
+
 def test_the_footer_help_and_palette_speak_italian(phrases_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(phrases_model, language=Language.load("it"))
@@ -63,9 +70,7 @@ def test_the_panels_write_numbers_the_italian_way(phrases_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(phrases_model, language=Language.load("it"))
         async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
-            app.main.draft.editor.insert(OPENING)
-            await generated(pilot, "ctrl+g")
+            await suggestion_written(pilot)
             sidebar = app.main.sidebar
             model = drawn_lines(sidebar.model)
             assert any("contesto 512 (addestrato 2.048)" in line for line in model), model  # "2,048" in English
@@ -84,9 +89,7 @@ def test_notices_speak_italian(phrases_model: Path, tmp_path: Path) -> None:
     async def scenario() -> None:
         app = make_app(phrases_model, draft=tmp_path / "racconto.md", language=Language.load("it"))
         async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
-            app.main.draft.editor.insert(OPENING)
-            await generated(pilot, "ctrl+g")
+            await suggestion_written(pilot)
             await pilot.press("escape")  # a first Esc on a finished suggestion asks
             await pilot.press("ctrl+s")
             await pilot.pause()
@@ -309,9 +312,7 @@ def test_the_alternatives_dialog_and_the_find_bar_speak_italian(phrases_model: P
     async def scenario() -> None:
         app = make_app(phrases_model, language=Language.load("it"))
         async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
-            app.main.draft.editor.insert(OPENING)
-            await generated(pilot, "ctrl+g")
+            await suggestion_written(pilot)
             await pilot.press("f4", "ctrl+b")
             await pilot.pause()
             screen = app.screen
@@ -336,9 +337,7 @@ def test_a_versions_label_is_said_in_italian(phrases_model: Path) -> None:
     async def scenario() -> None:
         app = make_app(phrases_model, language=Language.load("it"))
         async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
-            app.main.draft.editor.insert(OPENING)
-            await generated(pilot, "ctrl+g")
+            await suggestion_written(pilot)
             await generated(pilot, "ctrl+r")  # the same prompt again: a second version
             ghost = app.main.draft.editor.ghost
             assert ghost is not None
