@@ -347,6 +347,21 @@ def test_a_versions_label_is_said_in_italian(phrases_model: Path) -> None:
     run(scenario)
 
 
+def test_a_prompt_that_cannot_be_made_is_titled_in_italian(phrases_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(phrases_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            app.main.draft.editor.insert(OPENING)
+            await write_pinned(pilot, "alt+e", " ".join(["Un romanzo sul lago."] * 300))  # more than the window
+            await pilot.press("ctrl+g")
+            await until(pilot, lambda: any(n.severity == "error" for n in app.notices), "the failure")
+            titles = [n.title for n in app.notices if n.severity == "error"]
+            assert titles == ["Finestra"], titles
+
+    run(scenario)
+
+
 @pytest.mark.parametrize(("setting", "expected"), [("en", "en"), ("auto", "it")])
 def test_the_config_language_beats_an_italian_locale(
     random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, expected: str
