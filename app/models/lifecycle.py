@@ -371,7 +371,8 @@ class ModelLifecycle:
         self._show(ModelStatus("loading", path=Path(reference or configured or "model")))
 
     def preparing_demo(self, display_name: str, fraction: float) -> None:
-        self._show(ModelStatus("loading", path=Path(f"{display_name}, first run: preparing"), progress=fraction))
+        said = self._language.gettext("{name}, first run: preparing").format(name=display_name)
+        self._show(ModelStatus("loading", path=Path(said), progress=fraction))
 
     def none_found(self) -> None:
         self._show(ModelStatus("none"))

@@ -123,7 +123,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             lambda kind: self.post_message(saving.SaveFailed(kind)),
             self.language,
         )
-        session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
+        session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume, self.language.gettext)
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
         self._screen_ready = False

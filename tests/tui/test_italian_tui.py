@@ -362,6 +362,18 @@ def test_a_prompt_that_cannot_be_made_is_titled_in_italian(phrases_model: Path) 
     run(scenario)
 
 
+def test_an_unnamed_draft_and_nothing_to_resume_are_said_in_italian() -> None:
+    async def scenario() -> None:
+        app = make_app(None, resume=True, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            assert "senza titolo" in app.main.status.render().plain, app.main.status.render().plain
+            said = [n.message for n in app.notices if n.title == "Sessioni"]
+            assert said == ["Non c'è ancora nessuna sessione da riprendere: questa è nuova."], said
+
+    run(scenario)
+
+
 @pytest.mark.parametrize(("setting", "expected"), [("en", "en"), ("auto", "it")])
 def test_the_config_language_beats_an_italian_locale(
     random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, expected: str

@@ -116,7 +116,7 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         )
 
     def on_mount(self) -> None:
-        self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
+        self.status.update_state(mode=self.mode, draft_name=self._draft_file.shown_name(self.language.gettext))
         self._count_words()
         self.watch(self.draft, "modified", self.draft_state_changed, init=False)
         for shown in ("sampler", "bias", "lora_scale", "last_seed"):
@@ -252,7 +252,9 @@ class MainScreen(GeneratingScreen, inherit_bindings=False):
         self.draft.modified = not saved
 
     def draft_state_changed(self) -> None:
-        self.status.update_state(draft_name=self._draft_file.display_name, modified=self.draft.modified)
+        self.status.update_state(
+            draft_name=self._draft_file.shown_name(self.language.gettext), modified=self.draft.modified
+        )
 
     def show_draft(self, text: str, spans: list[Span]) -> None:
         self.draft.show_text(text, spans)
