@@ -71,7 +71,7 @@ class ModelLifecycle:
         """The model the command line or config named, which their SentencePiece .model is for."""
         self._reloading: LoadOptions | None = None
         """The options a death is being reloaded with: any other load is the author's, a new count."""
-        self._replaced = ReplacedModelFiles()
+        self._replaced = ReplacedModelFiles(language.gettext)
         self._replaced_notes: list[str] = []
         self._session_note: str | None = None
         self._lost_origin = ""

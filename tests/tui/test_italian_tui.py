@@ -374,6 +374,28 @@ def test_an_unnamed_draft_and_nothing_to_resume_are_said_in_italian() -> None:
     run(scenario)
 
 
+def test_a_model_file_written_again_is_said_in_italian(phrases_model: Path, random_model: Path, tmp_path: Path) -> None:
+    model = tmp_path / "mio.gguf"
+    shutil.copy(random_model, model)
+
+    async def scenario() -> None:
+        app = make_app(model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            with model.open("r+b") as file:  # in place, as a converter writes it
+                file.truncate(0)
+                file.write(phrases_model.read_bytes())
+            await pilot.press(*"C'era", "ctrl+g")
+            await until(pilot, lambda: any(n.title == "File del modello cambiato" for n in app.notices), "the notice")
+            (said,) = [n.message for n in app.notices if n.title == "File del modello cambiato"]
+            assert said == (
+                "mio.gguf è cambiato sul disco da quando è stato caricato, quindi il modello caricato potrebbe non "
+                "corrispondergli più: premi ^l per caricare quello che contiene ora."
+            ), said
+
+    run(scenario)
+
+
 @pytest.mark.parametrize(("setting", "expected"), [("en", "en"), ("auto", "it")])
 def test_the_config_language_beats_an_italian_locale(
     random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, expected: str

@@ -158,7 +158,9 @@ class ModePane(Vertical):
         """The backend, or None after telling the author why there is none."""
         status = self.model_status
         if self.backend is not None and status.path is not None:
-            changed = changed_under_the_engine(status.path, status.file_stamp, self.key_display("app.load_model"))
+            changed = changed_under_the_engine(
+                status.path, status.file_stamp, self.key_display("app.load_model"), self.language.gettext
+            )
             if changed:
                 self.notify(changed, title=self.language.gettext(REPLACED_TITLE), severity="warning", timeout=15)
                 return None
