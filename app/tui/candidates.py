@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.settings import PRESETS, SamplerSettings
 
-from scriptorium.app.tui.branches import move_version, start_version, with_break, with_writer, written_on_from
+from scriptorium.app.tui.branches import (
+    CANDIDATE_LABEL,
+    move_version,
+    start_version,
+    with_break,
+    with_writer,
+    written_on_from,
+)
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.token_spans import TokenSource, add_records, close_records
 from scriptorium.app.config.tui_settings import MAX_CANDIDATES
@@ -170,7 +177,7 @@ def put_on_ghost(ghost: "Ghost", candidates: list[Candidate], chosen: int, lead:
         close_records(tokens, base_text + candidate.text)
         start_version(
             ghost,
-            f"candidate · seed {candidate.seed}",
+            CANDIDATE_LABEL.format(value=candidate.seed),
             base_text + candidate.text,
             tokens,
             with_writer(base_writers, base_text, candidate.request.id),

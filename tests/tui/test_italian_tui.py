@@ -17,7 +17,7 @@ from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.models import choice as model_choice
-from scriptorium.app.tui.branches import version_label
+from scriptorium.app.tui.branches import shown_label, version_label
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.screens.compare_screen import CompareScreen
 from scriptorium.app.tui.screens.context_screen import ContextScreen
@@ -343,6 +343,9 @@ def test_a_versions_label_is_said_in_italian(phrases_model: Path) -> None:
             assert ghost is not None
             assert version_label(ghost, app.language) == "versione 2/2 · rigenerata"
             assert version_label(ghost) == "version 2/2 · re-roll"  # kept in English, as the session keeps it
+            # Labels made of a value, as sessions keep them:
+            assert shown_label("branch at “mare”", app.language) == "ramo da “mare”"
+            assert shown_label("candidate · seed 42", app.language) == "candidato · seed 42"
 
     run(scenario)
 
