@@ -96,7 +96,7 @@ class SessionKeeper:
         """The generations of the suggestion last thrown away, while it may come back."""
         self.hashes = FileHashes()
         self.problems = SaveProblems(notify, language.gettext)
-        self.gone_files = GoneDraftFiles(notify)
+        self.gone_files = GoneDraftFiles(notify, language.gettext)
         self._unsaved_since: float | None = None
 
     # ---- when to save --------------------------------------------------------------------

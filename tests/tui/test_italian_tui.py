@@ -399,6 +399,25 @@ def test_a_model_file_written_again_is_said_in_italian(phrases_model: Path, rand
     run(scenario)
 
 
+def test_a_draft_file_moved_away_is_said_in_italian(tmp_path: Path) -> None:
+    draft = tmp_path / "bozza.md"
+    draft.write_text("Uno.\n", encoding="utf-8")
+
+    async def scenario() -> None:
+        app = make_app(None, draft=draft, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            draft.rename(tmp_path / "capitolo-1.md")  # a file manager renamed it
+            await pilot.press("ctrl+home", "end", *" Due.")
+            await autosaved(pilot)
+            said = [n.message for n in app.notices if n.title == "File della bozza"]
+            assert said == [
+                f"{draft} è stato eliminato o spostato da un altro programma dall'ultimo salvataggio di scriptorium: "
+                "è stato riscritto lì."
+            ], said
+
+    run(scenario)
+
+
 @pytest.mark.parametrize(("setting", "expected"), [("en", "en"), ("auto", "it")])
 def test_the_config_language_beats_an_italian_locale(
     random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, expected: str
