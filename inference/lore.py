@@ -193,10 +193,17 @@ def choose(fired: Iterable[tuple[LoreEntry, str]], room: int, count: Callable[[s
     return LoreChoice(block, tuple(chosen))
 
 
-def lore_summary(fired: Iterable[Fired]) -> str:
+def lore_summary(
+    fired: Iterable[Fired], gettext: Callable[[str], str] = str, number: Callable[[float, str], str] = format
+) -> str:
     """'lore: Lucia (Lucia, 12 tok), Porto (il porto, 9 tok); dropped for room: Marco (20 tok)',
-    as the command line and the app say it."""
+    as the command line and the app say it. The app passes its language's `gettext` and
+    `number` (app/i18n; babel.cfg extracts the strings here); the command line stays English."""
     fired = tuple(fired)
-    kept = ", ".join(f"{f.name} ({f.key}, {f.tokens:,} tok)" for f in fired if f.kept) or "none"
-    dropped = ", ".join(f"{f.name} ({f.tokens:,} tok)" for f in fired if not f.kept)
-    return f"lore: {kept}" + (f"; dropped for room: {dropped}" if dropped else "")
+    entry_kept, entry_dropped = gettext("{name} ({key}, {tokens} tok)"), gettext("{name} ({tokens} tok)")
+    kept = ", ".join(
+        entry_kept.format(name=f.name, key=f.key, tokens=number(f.tokens, ",")) for f in fired if f.kept
+    ) or gettext("none")
+    dropped = ", ".join(entry_dropped.format(name=f.name, tokens=number(f.tokens, ",")) for f in fired if not f.kept)
+    summary = gettext("lore: {kept}").format(kept=kept)
+    return summary + (gettext("; dropped for room: {dropped}").format(dropped=dropped) if dropped else "")

@@ -43,6 +43,11 @@ class Language:
         # gettext("") is the catalog's header, never what an empty tooltip means.
         return message if self.translations is None or not message else self.translations.gettext(message)
 
+    def pgettext(self, context: str, message: str) -> str:
+        """`message` where the same English needs another translation: 'none' of an adapter is
+        'nessuno' in Italian, of the stop strings 'nessuna'."""
+        return message if self.translations is None else self.translations.pgettext(context, message)
+
     def ngettext(self, singular: str, plural: str, count: int) -> str:
         if self.translations is None:
             return _same_plural(singular, plural, count)

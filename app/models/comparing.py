@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from scriptorium.app.i18n.marker import N_
+from scriptorium.app.i18n.numbers import NumberFormat, english
+
 WindowProgress = Callable[[str, int, int, int, int], None]
 """(row label, row number from 1, rows in all, windows done, windows in the text)."""
 
@@ -22,16 +25,17 @@ def never_stop() -> bool:
 
 COLUMNS = (
     # (key, heading, format): bits per character first, the column that compares any two models.
-    ("bits_per_character", "bits/char", "{:.4f}"),
+    # The headings are marked: the app's compare screen translates them, `scriptorium compare` prints them as they are.
+    ("bits_per_character", N_("bits/char"), "{:.4f}"),
     ("perplexity", "PPL", "{:.4f}"),
     ("kld_mean", "KLD", "{:.6f}"),
     ("kld_p99", "KLD p99", "{:.6f}"),
     ("top1_agreement", "top-1", "{:.2%}"),
-    ("prefill_tps", "prefill t/s", "{:.1f}"),
-    ("decode_tps", "decode t/s", "{:.1f}"),
-    ("file_bytes", "file", "bytes"),
-    ("kv_bytes_per_token", "KV/token", "bytes"),
-    ("peak_memory_bytes", "peak mem", "bytes"),
+    ("prefill_tps", N_("prefill t/s"), "{:.1f}"),
+    ("decode_tps", N_("decode t/s"), "{:.1f}"),
+    ("file_bytes", N_("file"), "bytes"),
+    ("kv_bytes_per_token", N_("KV/token"), "bytes"),
+    ("peak_memory_bytes", N_("peak mem"), "bytes"),
 )
 
 
@@ -244,15 +248,16 @@ def paragraph_bits(record: dict, spans: list[tuple[int, int]]) -> list[float | N
     return paragraph_bits_per_character(score, spans)
 
 
-def cell(value: Any, style: str) -> str:
-    """A record's value as its column shows it ("-": none)."""
+def cell(value: Any, style: str, number: NumberFormat = english) -> str:
+    """A record's value as its column shows it ("-": none), its number written by `number`
+    (the app's language; the command line's is Python's own)."""
     if value is None:
         return "-"
     if style == "bytes":
         from scriptorium.app.units import format_bytes
 
-        return format_bytes(int(value))
-    return style.format(value)
+        return format_bytes(int(value), number)
+    return number(value, style.removeprefix("{:").removesuffix("}"))
 
 
 def paragraph_opening(paragraph: str, width: int = 40) -> str:

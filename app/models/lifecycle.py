@@ -20,11 +20,12 @@ from scriptorium.inference.load_options import LoadOptions
 from scriptorium.inference.settings import SettingsError
 
 from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
+from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.models.hashing import cached_sha256
 from scriptorium.app.models.replaced import REPLACED_TITLE, ReplacedModelFiles, file_stamp
 from scriptorium.app.models.session_model import session_model
-from scriptorium.app.models.status import CONNECT_AGAIN, ModelStatus
+from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.records import Generation, ModelRef
 from scriptorium.app.units import format_bytes
 
@@ -48,10 +49,13 @@ class ModelLifecycle:
         generation_threads: int | None,
         on_change: Callable[[], None] = lambda: None,
         key_display: Callable[[str], str] = str,
+        language: Language = ENGLISH,
     ) -> None:
         """`on_change` is called after every change of the backend or the status; `key_display`
-        names the key of an action id ("app.models") as the author's keymap has it."""
+        names the key of an action id ("app.models") as the author's keymap has it; `language`
+        is the interface's, which what the author is told is written in (no Textual here)."""
         self._key_display = key_display
+        self._language = language
         self.backend: Backend | None = None
         """The model ready to generate, or None while loading, after a failure, or before any."""
         self.status = ModelStatus("none")
@@ -67,7 +71,7 @@ class ModelLifecycle:
         """The model the command line or config named, which their SentencePiece .model is for."""
         self._reloading: LoadOptions | None = None
         """The options a death is being reloaded with: any other load is the author's, a new count."""
-        self._replaced = ReplacedModelFiles()
+        self._replaced = ReplacedModelFiles(language.gettext)
         self._replaced_notes: list[str] = []
         self._session_note: str | None = None
         self._lost_origin = ""
@@ -197,9 +201,18 @@ class ModelLifecycle:
             self._show(
                 ModelStatus("failed", path=options.model_path, error=error, origin="llama-server" if server else "")
             )
-        safe = f"Still writing with {kept.facts.name}" if kept is not None else "Your text is safe"
+        _ = self._language.gettext
         load_key = self._key_display("app.load_model")
-        return f"{error}\n{safe}; press {load_key} to {CONNECT_AGAIN if server else 'load another model'}."
+        if server:
+            remedy = _("press {key} to connect to the llama-server again.").format(key=load_key)
+        else:
+            remedy = _("press {key} to load another model.").format(key=load_key)
+        safe = (
+            _("Still writing with {model}").format(model=kept.facts.name)
+            if kept is not None
+            else _("Your text is safe")
+        )
+        return f"{error}\n{safe}; {remedy}"
 
     def _ready(self, backend: Backend) -> None:
         self.backend = backend
@@ -237,13 +250,16 @@ class ModelLifecycle:
         """(title, text) for the author as the model `crashed` lost is loaded again: a
         llama-server's engine is not here to restart; the server restarted (with another
         model or adapters), and the model is now whatever it serves."""
+        _ = self._language.gettext
         if self._lost_origin:
             # The request that found the restart was not sent: nothing comes unless asked again.
-            return "llama-server restarted", (
-                f"Connecting again to {self._lost_origin}, with the model it serves "
+            return _("llama-server restarted"), _(
+                "Connecting again to {server}, with the model it serves "
                 "now; what you asked was not sent: ask again once it is connected."
-            )
-        return "Model engine restarting", f"Reloading {options.model_path.name} with the same settings."
+            ).format(server=self._lost_origin)
+        return _("Model engine restarting"), _("Reloading {name} with the same settings.").format(
+            name=options.model_path.name
+        )
 
     def gives_up(self, options: LoadOptions) -> bool:
         """True, and the model shown failed, when the engine has died once too often in a
@@ -253,12 +269,16 @@ class ModelLifecycle:
             self._reloading = options
             return False
         self._failed_options = options
-        times = f"{RELOADS_IN_A_ROW + 1} times in a row"
+        _ = self._language.gettext
         # A server's: its origin kept, so the load key connects again, not asks for a file on its machine.
         error = (
-            f"{self._lost_origin} restarted {times}, so it was not connected to again."
+            _("{server} restarted {times} times in a row, so it was not connected to again.").format(
+                server=self._lost_origin, times=RELOADS_IN_A_ROW + 1
+            )
             if self._lost_origin
-            else f"the model's engine stopped {times}, so it was not loaded again."
+            else _("the model's engine stopped {times} times in a row, so it was not loaded again.").format(
+                times=RELOADS_IN_A_ROW + 1
+            )
         )
         self._show(ModelStatus("failed", path=options.model_path, error=error, origin=self._lost_origin))
         return True
@@ -291,28 +311,27 @@ class ModelLifecycle:
         backend, notes = self.backend, []
         if backend is None:
             return notes
-        notes.extend((REPLACED_TITLE, note) for note in self._replaced_notes)
+        _ = self._language.gettext
+        notes.extend((_(REPLACED_TITLE), note) for note in self._replaced_notes)
         self._replaced_notes = []
         if self._demo and model_choice.is_demo_model(backend.options.model_path):
-            notes.append(
-                (
-                    "Demo model",
-                    f"Writing with {DEMO_DISPLAY_NAME}: a small demo model, good for trying "
-                    f"scriptorium out. Press {self._key_display('app.models')} to choose your own "
-                    "GGUF model.",
-                )
+            said = _(
+                "Writing with {model}: a small demo model, good for trying "
+                "scriptorium out. Press {key} to choose your own GGUF model."
             )
+            notes.append((_("Demo model"), said.format(model=DEMO_DISPLAY_NAME, key=self._key_display("app.models"))))
         self._demo = False
         if self._first_load and self._session_note:
-            notes.append(("Session", self._session_note))
+            notes.append((_("Session"), self._session_note))
         if self._first_load and (other := self.written_with_another(last)):
-            notes.append(("Session", other))
+            notes.append((_("Session"), other))
         self._first_load = False
         return notes
 
     def session_opened(self, title: str, last: Generation | None) -> str:
         """What the author is told on opening a session in the app (the sessions screen)."""
-        return f"Opened “{title}”. {self.written_with_another(last)}".strip()
+        opened = self._language.gettext("Opened “{title}”.").format(title=title)
+        return f"{opened} {self.written_with_another(last)}".strip()
 
     def written_with_another(self, last: Generation | None) -> str:
         """What the author is told of a session whose last generation ran on another model
@@ -320,15 +339,19 @@ class ModelLifecycle:
         backend, written_with = self.backend, last.model if last else None
         if backend is None or written_with is None or _same_model(written_with, backend):
             return ""
+        _ = self._language.gettext
         # A server's model is switched where it runs: the picker lists this machine's files.
         switch = (
-            "Start the llama-server with it to switch."
+            _("Start the llama-server with it to switch.")
             if backend.origin
-            else f"Press {self._key_display('app.models')} to switch."
+            else _("Press {key} to switch.").format(key=self._key_display("app.models"))
         )
-        return (
-            f"This session was last written with {written_with.name} ({written_with.path}); "
-            f"{_what_differs(written_with, backend)}. {switch}"
+        said = _("This session was last written with {name} ({path}); {differs}. {switch}")
+        return said.format(
+            name=written_with.name,
+            path=written_with.path,
+            differs=_what_differs(written_with, backend, self._language),
+            switch=switch,
         )
 
     def picking_refused(self) -> str | None:
@@ -338,17 +361,18 @@ class ModelLifecycle:
         backend = self.backend
         if backend is None or not backend.origin:
             return None
-        return (
-            f"The model is the one {backend.origin} serves: start the llama-server with another "
+        return self._language.gettext(
+            "The model is the one {server} serves: start the llama-server with another "
             "--model to switch (the model picker lists the models on this machine)."
-        )
+        ).format(server=backend.origin)
 
     # ---- before a file is known (start-up resolution, the demo's first assembly) ----------
     def resolving(self, reference: str | None, configured: str | None) -> None:
         self._show(ModelStatus("loading", path=Path(reference or configured or "model")))
 
     def preparing_demo(self, display_name: str, fraction: float) -> None:
-        self._show(ModelStatus("loading", path=Path(f"{display_name}, first run: preparing"), progress=fraction))
+        said = self._language.gettext("{name}, first run: preparing").format(name=display_name)
+        self._show(ModelStatus("loading", path=Path(said), progress=fraction))
 
     def none_found(self) -> None:
         self._show(ModelStatus("none"))
@@ -356,7 +380,8 @@ class ModelLifecycle:
     def not_resolved(self, error: str) -> str:
         """The model named could not be found or assembled: what to tell the author."""
         self._show(ModelStatus("failed", error=error))
-        return f"{error}\nYour text is safe; press {self._key_display('app.models')} to choose a model."
+        said = self._language.gettext("Your text is safe; press {key} to choose a model.")
+        return f"{error}\n" + said.format(key=self._key_display("app.models"))
 
     def _show(self, status: ModelStatus) -> None:
         self.status = status
@@ -379,25 +404,29 @@ def _size_or_zero(path: Path) -> int:
         return 0
 
 
-def _what_differs(recorded: ModelRef, backend: Backend) -> str:
+def _what_differs(recorded: ModelRef, backend: Backend, language: Language) -> str:
     """The loaded model beside the one a session recorded. Under the same name (another
     conversion of one model) naming it twice says nothing: say what is not the same."""
+    _, number = language.gettext, language.number
     loaded = backend.facts
     if recorded.name != loaded.name:
-        return f"the model loaded is {loaded.name}"
+        return _("the model loaded is {name}").format(name=loaded.name)
     where = (
-        f"another file of that name, {loaded.path}"
+        _("another file of that name, {path}").format(path=loaded.path)
         if str(recorded.path) != str(loaded.path)
-        else "the file at that path has been written again since"
+        else _("the file at that path has been written again since")
     )
     size = (
-        f"{format_bytes(loaded.file_size)}, not {format_bytes(recorded.size)}"
+        _("{size}, not {recorded}").format(
+            size=format_bytes(loaded.file_size, number), recorded=format_bytes(recorded.size, number)
+        )
         if loaded.file_size != recorded.size
-        else f"the same size, {format_bytes(loaded.file_size)}, other contents"
+        else _("the same size, {size}, other contents").format(size=format_bytes(loaded.file_size, number))
     )
     stamp = None if backend.origin else file_stamp(Path(loaded.path))
-    dated = f", modified {datetime.fromtimestamp(stamp[2] / 1e9):%Y-%m-%d %H:%M}" if stamp else ""
-    return f"the model loaded is {where} ({size}{dated})"
+    when = f"{datetime.fromtimestamp(stamp[2] / 1e9):%Y-%m-%d %H:%M}" if stamp else ""
+    dated = _(", modified {when}").format(when=when) if stamp else ""
+    return _("the model loaded is {where} ({size}{dated})").format(where=where, size=size, dated=dated)
 
 
 def _same_model(recorded: ModelRef, backend: Backend) -> bool:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-REPLACED_TITLE = "Model file changed"
+from scriptorium.app.i18n.marker import N_
+
+REPLACED_TITLE = N_("Model file changed")
+"""Marked: translated where a notification shows it."""
 SHORT_HASH = 12
 """Hex digits of a SHA-256 shown: enough to tell two files apart at a glance."""
 
@@ -35,19 +38,22 @@ def _identity(facts: Any) -> tuple[object, ...]:
     return tuple(getattr(facts, field, None) for field in _HEADER_FIELDS)
 
 
-def _label(seen: _Seen, other: _Seen) -> str:
+def _label(seen: _Seen, other: _Seen, gettext: Callable[[str], str]) -> str:
     name, other_name = getattr(seen.facts, "name", ""), getattr(other.facts, "name", "")
     label = name if name != other_name else " ".join(filter(None, (name, getattr(seen.facts, "file_type", ""))))
     if seen.sha256:
         return f"{label} (sha256 {seen.sha256[:SHORT_HASH]})" if label else f"sha256 {seen.sha256[:SHORT_HASH]}"
-    return label or f"{seen.facts.file_size:,} bytes"  # an adapter has no name: its size tells them apart
+    # An adapter has no name: its size tells them apart.
+    return label or gettext("{count} bytes").format(count=f"{seen.facts.file_size:,}")
 
 
 class ReplacedModelFiles:
-    """Remembers, per model and adapter file loaded on this machine, what it held."""
+    """Remembers, per model and adapter file loaded on this machine, what it held. `gettext`:
+    the app's language's, which what the author is told is said in (babel.cfg extracts it here)."""
 
-    def __init__(self) -> None:
+    def __init__(self, gettext: Callable[[str], str] = str) -> None:
         self._seen: dict[str, _Seen] = {}
+        self._gettext = gettext
 
     def loaded(self, facts: Any) -> str | None:
         """The file at `facts.path` (a model's or an adapter's) was loaded: what to tell the author
@@ -58,7 +64,7 @@ class ReplacedModelFiles:
         if before is None:
             return None
         if _identity(before.facts) != _identity(facts):
-            return _said(path, before, now)
+            return _said(path, before, now, self._gettext)
         now.before = before  # the same header: the hash will tell
         return None
 
@@ -71,14 +77,14 @@ class ReplacedModelFiles:
         before, now.before, now.sha256 = now.before, None, sha256
         if before is None or before.sha256 is None or before.sha256 == sha256:
             return None
-        return _said(path, before, now)
+        return _said(path, before, now, self._gettext)
 
 
-def _said(path: str, before: _Seen, now: _Seen) -> str:
-    return (
-        f"{Path(path).name} changed on disk since it was last loaded: {_label(before, now)} → {_label(now, before)}; "
-        "the session records the new one from now on."
+def _said(path: str, before: _Seen, now: _Seen, gettext: Callable[[str], str]) -> str:
+    said = gettext(
+        "{name} changed on disk since it was last loaded: {before} → {now}; the session records the new one from now on."
     )
+    return said.format(name=Path(path).name, before=_label(before, now, gettext), now=_label(now, before, gettext))
 
 
 MappedFileStamp = tuple[int, int, int]
@@ -93,14 +99,16 @@ def file_stamp(path: Path) -> MappedFileStamp | None:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def changed_under_the_engine(path: Path, loaded: MappedFileStamp | None, load_key: str) -> str | None:
+def changed_under_the_engine(
+    path: Path, loaded: MappedFileStamp | None, load_key: str, gettext: Callable[[str], str] = str
+) -> str | None:
     """What to tell the author, before a generation, when the model file is no longer as it
     was loaded: llama.cpp maps it, so a file written again in place is read by the running
     engine under the old model's layout, and the text would be recorded as the old model's."""
     now = file_stamp(path)
     if loaded is None or now is None or now == loaded:
         return None  # deleted or moved away, the file the engine maps stays whole until it lets go
-    return (
-        f"{path.name} changed on disk since it was loaded, so the model loaded may not match it any "
-        f"more: press {load_key} to load what it holds now."
-    )
+    return gettext(
+        "{name} changed on disk since it was loaded, so the model loaded may not match it any "
+        "more: press {key} to load what it holds now."
+    ).format(name=path.name, key=load_key)

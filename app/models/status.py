@@ -10,11 +10,6 @@ from scriptorium.inference.arithmetic import Arithmetic
 from scriptorium.inference.gguf_file import AdapterFacts, ModelFacts
 
 
-CONNECT_AGAIN = "connect to the llama-server again"
-"""The remedy when a server could not be used (a failed status whose origin is set): the
-load key asks it again, whatever file the load dialog names."""
-
-
 @dataclass(frozen=True, slots=True)
 class ModelStatus:
     """What the model panel and the status bar show about the model."""

@@ -27,6 +27,7 @@ from scriptorium.inference.text import OTHER_LINE_BREAKS, editor_line_breaks
 
 from scriptorium.app import atomic
 
+from scriptorium.app.i18n.marker import N_
 from scriptorium.app.sessions.model import DraftSession, FileStamp, SessionError
 
 
@@ -37,6 +38,13 @@ class DraftFileError(SessionError):
 
 class DraftConflictError(DraftFileError):
     """The draft file changed on disk since scriptorium last read or wrote it."""
+
+    SAID = N_("{name} changed on disk since scriptorium last saved it; the draft file was not overwritten")
+    """Marked: the app says it in its language (`name` kept for it), the command line as it is."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(self.SAID.format(name=name))
 
 
 class DraftAndSessionError(SessionError):
@@ -211,9 +219,7 @@ def save(session: DraftSession, overwrite: bool) -> Path | None:
             return None
         changed_elsewhere = stamp is None or on_disk != stamp.sha256
         if changed_elsewhere and not overwrite:
-            raise DraftConflictError(
-                f"{path.name} changed on disk since scriptorium last saved it; the draft file was not overwritten"
-            )
+            raise DraftConflictError(path.name)
     if stat is not None and _read_only(path, stat.st_mode):
         # An atomic write replaces the file by renaming over it, which a read-only file does
         # not stop: the protection the author set (as editors honour it) would be ignored.

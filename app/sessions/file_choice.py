@@ -20,18 +20,23 @@ from scriptorium.app.sessions.store import SessionStore
 class SetAsides:
     """Says where the draft file's own text went when a save replaced it; `notify` shows one line."""
 
-    def __init__(self, notify: Callable[..., object], draft_file: DraftFile) -> None:
-        self._notify, self._draft_file = notify, draft_file
+    def __init__(
+        self, notify: Callable[..., object], draft_file: DraftFile, gettext: Callable[[str], str] = str
+    ) -> None:
+        """`gettext`: the app's language's (babel.cfg extracts the strings here)."""
+        self._notify, self._draft_file, self._gettext = notify, draft_file, gettext
         self.last: Path | None = None
         """The copy last set aside."""
 
     def said(self, copy: Path) -> None:
         self.last = copy
+        gettext = self._gettext
+        said = gettext(
+            "{name} had been changed by another program: that text is kept in {copy}, beside it. "
+            "The file now holds your text."
+        )
         self._notify(
-            f"{self._draft_file.display_name} had been changed by another program: that text is kept in "
-            f"{copy.name}, beside it. The file now holds your text.",
-            title="Draft file",
-            timeout=20,
+            said.format(name=self._draft_file.display_name, copy=copy.name), title=gettext("Draft file"), timeout=20
         )
 
 

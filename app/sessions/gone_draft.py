@@ -42,30 +42,32 @@ class GoneDraftFiles:
     """What became of draft files found gone, said once each in the app (`notify`) and
     kept for the terminal after the app closes (`after_exit`)."""
 
-    def __init__(self, notify: Callable[..., object]) -> None:
+    def __init__(self, notify: Callable[..., object], gettext: Callable[[str], str] = str) -> None:
+        """`gettext`: the app's language's (babel.cfg extracts the strings here); the lines kept
+        for the terminal are the app's, in its language."""
         self._notify = notify
+        self._gettext = gettext
         self._last: dict[str, str] = {}
         """Per draft file: the last line said of it."""
 
     def said(self, session: DraftSession, *, written: bool, save_key: str) -> None:
         path = session.draft_path or ""
+        gettext = self._gettext
         if written:
-            line, hint = (
-                (
-                    f"{path} was deleted or moved by another program since scriptorium last saved it: "
-                    "it was written there again."
-                ),
-                "",
-            )
+            line = gettext(
+                "{path} was deleted or moved by another program since scriptorium last saved it: "
+                "it was written there again."
+            ).format(path=path)
+            hint = ""
         else:
-            line = (
-                f"{path} was deleted or moved by another program, and nothing was typed here since it was "
-                f"saved: it was not written there again (its text stays in the session “{session.title}”)."
-            )
-            hint = f" Typing or {save_key} writes it there."
+            line = gettext(
+                "{path} was deleted or moved by another program, and nothing was typed here since it was "
+                "saved: it was not written there again (its text stays in the session “{title}”)."
+            ).format(path=path, title=session.title)
+            hint = " " + gettext("Typing or {key} writes it there.").format(key=save_key)
         if written or self._last.get(path) != line:  # written, it is there again: a new move is said anew
             self._last[path] = line
-            self._notify(line + hint, title="Draft file", severity="warning", timeout=15)
+            self._notify(line + hint, title=gettext("Draft file"), severity="warning", timeout=15)
 
     def after_exit(self) -> list[str]:
         """What the terminal is told once the app has closed."""

@@ -11,8 +11,10 @@ from typing import Callable
 class SaveProblems:
     """The failures shown, per thing saved; `notify` shows one line. Told from the writing thread too."""
 
-    def __init__(self, notify: Callable[..., object]) -> None:
+    def __init__(self, notify: Callable[..., object], gettext: Callable[[str], str] = str) -> None:
+        """`gettext`: the app's language's, for the notice's title (babel.cfg extracts the strings here)."""
         self._notify = notify
+        self._gettext = gettext
         self._shown: dict[str, tuple[str, str]] = {}
         """Per thing saved: the failure (what tells it from another) and the line shown."""
         self._lock = threading.Lock()
@@ -33,7 +35,8 @@ class SaveProblems:
             if self._shown.get(about, ("", ""))[0] == shown[0]:
                 return  # autosave runs every few seconds: the same failure is shown once
             self._shown[about] = shown
-        self._notify(message, title="Not saved", severity="error", timeout=15)
+        gettext = self._gettext
+        self._notify(message, title=gettext("Not saved"), severity="error", timeout=15)
 
     def repeat_next(self, asked: bool) -> None:
         """`asked`: the author asked for the save about to run (ctrl+s, the quit dialog), so its

@@ -105,7 +105,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.language = self.settings.language
         self.keys = KeyMap(binding_sections(self.BINDINGS), keymap or {}, self.get_key_display, self.language.gettext)
         self.models = ModelLifecycle(
-            run_config, self.settings.generation_threads(), self._show_model, self.keys.key_display
+            run_config, self.settings.generation_threads(), self._show_model, self.keys.key_display, self.language
         )
         self.backend_loader = backend_loader
         self._config_problems = list(config_problems or ())
@@ -121,8 +121,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.notify,
             lambda: self.keys.key_display("draft.save"),
             lambda kind: self.post_message(saving.SaveFailed(kind)),
+            self.language,
         )
-        session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume)
+        session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume, self.language.gettext)
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
         self._screen_ready = False
@@ -177,10 +178,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         ]
 
     def _report_startup(self) -> None:
+        _ = self.language.gettext
         for line in [*self._config_problems, *keymap_problems(self.keys.keymap)]:
-            self.notify(line, title="Config", severity="warning", timeout=15)
+            self.notify(line, title=_("Config"), severity="warning", timeout=15)
         for line in self._startup_notes:
-            self.notify(line, title="Sessions", timeout=15)
+            self.notify(line, title=_("Sessions"), timeout=15)
         self.sessions.report_damaged()
 
     def _stopped_and_saved(self) -> bool:
@@ -251,21 +253,25 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._tuning.settle()
         self.sessions.hashes.loaded(message.backend)  # a file re-converted in place: its old hash is not this one
         if self.model_status.tokenizer_warning:
-            self.notify(self.model_status.tokenizer_warning, title="Tokenizer", severity="warning", timeout=12)
+            title = self.language.gettext("Tokenizer")
+            self.notify(self.model_status.tokenizer_warning, title=title, severity="warning", timeout=12)
         for title, note in self.models.notes_when_ready(self.sessions.last_generation()):
             self.notify(note, title=title, timeout=12)
 
     @on(loading.ModelLoadFailed)
     def _model_failed(self, message: loading.ModelLoadFailed) -> None:
         if (said := self.models.failed(message.load_id, message.options, message.error, message.server)) is not None:
-            self.notify(said, title="Model not loaded", severity="error", timeout=15)
+            self.notify(said, title=self.language.gettext("Model not loaded"), severity="error", timeout=15)
 
     @on(loading.BackendCrashed)
     def _backend_crashed(self, message: loading.BackendCrashed) -> None:
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
         if (options := self.models.crashed(message.backend, self.lora_scale)) is not None:
-            saved, reload = " Your text is saved." * self.save_everything(), not self.models.gives_up(options)
-            title, said = self.models.reload_said(options) if reload else ("Model not loaded", self.model_status.error)
+            _ = self.language.gettext
+            saved, reload = _(" Your text is saved.") * self.save_everything(), not self.models.gives_up(options)
+            title, said = (
+                self.models.reload_said(options) if reload else (_("Model not loaded"), self.model_status.error)
+            )
             last_words = "" if message.said else f"{message.error}. "
             self.notify(last_words + said + saved, title=title, timeout=12)
             if reload:
@@ -279,7 +285,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def _file_hashed(self, message: loading.ModelFileHashed) -> None:
         self.sessions.hashes.arrived(message.path, message.sha256)
         if note := self.models.hashed(message.path, message.sha256):
-            self.notify(note, title=REPLACED_TITLE, severity="warning", timeout=15)
+            self.notify(note, title=self.language.gettext(REPLACED_TITLE), severity="warning", timeout=15)
 
     def resolve_model(self, source: model_startup.ModelSource) -> None:
         self.models.resolving(source.reference, source.config.model.path)
@@ -305,12 +311,16 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
         self.models.none_found()
         self.push_screen(
-            WelcomeScreen(self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT), self._model_chosen
+            WelcomeScreen(
+                self.config, discovery=message.discovery, demo_hint=DEMO_INSTALL_HINT, language=self.language
+            ),
+            self._model_chosen,
         )
 
     @on(model_startup.ModelNotResolved)
     def _model_not_resolved(self, message: model_startup.ModelNotResolved) -> None:
-        self.notify(self.models.not_resolved(message.error), title="Model not loaded", severity="error", timeout=15)
+        title = self.language.gettext("Model not loaded")
+        self.notify(self.models.not_resolved(message.error), title=title, severity="error", timeout=15)
 
     def action_load_model(self) -> None:
         if (server := self.models.server_to_connect_again(self.lora_scale)) is not None:
@@ -318,17 +328,19 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 
         self.push_screen(
-            LoadModelScreen(self.models.dialog_options(), self.model_status.error, self.settings.generation_threads()),
+            LoadModelScreen(
+                self.models.dialog_options(), self.model_status.error, self.settings.generation_threads(), self.language
+            ),
             self.load_model,
         )
 
     def action_pick_model(self) -> None:
         if refusal := self.models.picking_refused():
-            return self.notify(refusal, title="Models", severity="warning", timeout=12)
+            return self.notify(refusal, title=self.language.gettext("Models"), severity="warning", timeout=12)
         from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 
         scale = self.lora_scale if self.lora_scale is not None else 1.0
-        self.push_screen(ModelPickerScreen(self.config, lora_scale=scale), self._model_chosen)
+        self.push_screen(ModelPickerScreen(self.config, lora_scale=scale, language=self.language), self._model_chosen)
 
     def _model_chosen(self, choice: ModelChoice | None) -> None:
         if choice is None:
@@ -486,7 +498,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
         local = self.backend is not None and not self.backend.origin
         self.push_screen(
-            CompareScreen(self.main.draft_text(), self.backend.options if local else None), self._comparison_chosen
+            CompareScreen(self.main.draft_text(), self.backend.options if local else None, self.language),
+            self._comparison_chosen,
         )
 
     def _comparison_chosen(self, comparison: DraftComparison | None) -> None:

@@ -16,6 +16,7 @@ from scriptorium.inference.window import prompt_end
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
 from scriptorium.app.tui.widgets.formatting import visible_token
 from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
 
 Writers = list[tuple[int | None, int]]
 """Who wrote a suggestion's text: (a generation's request id, or None for the author's own
@@ -158,9 +159,14 @@ def start_version(
     place_by_first_text(ghost)
 
 
+BRANCH_LABEL = N_("branch at “{value}”")
+CANDIDATE_LABEL = N_("candidate · seed {value}")
+"""Version labels made of a value, kept in English in the session, read in the interface's language (shown_label)."""
+
+
 def branch_label(choice: str) -> str:
     """'branch at “word”'; a choice of white space only (a line break) drawn as the panel draws it."""
-    return f"branch at “{choice.strip() or visible_token(choice)}”"
+    return BRANCH_LABEL.format(value=choice.strip() or visible_token(choice))
 
 
 def branch_at(ghost: Ghost, index: int, choice: str) -> None:
@@ -284,4 +290,21 @@ def version_label(ghost: Ghost, language: Language = ENGLISH) -> str:
     if len(ghost.versions) < 2:
         return ""
     number = language.gettext("version {number}/{count}").format(number=ghost.version + 1, count=len(ghost.versions))
-    return f"{number} · {ghost.versions[ghost.version].label}"
+    return f"{number} · {shown_label(ghost.versions[ghost.version].label, language)}"
+
+
+def shown_label(label: str, language: Language) -> str:
+    """A version's label in the interface's language. Sessions keep labels in English: the
+    fixed ones are translated here, and those made of a value by their English form."""
+    fixed = {
+        "first": language.pgettext("version", "first"),
+        "re-roll": language.pgettext("version", "re-roll"),
+        "as it was": language.pgettext("version", "as it was"),
+    }
+    if label in fixed:
+        return fixed[label]
+    for form in (BRANCH_LABEL, CANDIDATE_LABEL):
+        before, after = form.split("{value}")
+        if label.startswith(before) and label.endswith(after) and len(label) >= len(before) + len(after):
+            return language.gettext(form).format(value=label[len(before) : len(label) - len(after)])
+    return label

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 from scriptorium.inference.events import GenerationDone, TokenEvent
 from scriptorium.inference.settings import PRESETS, SamplerSettings
 
-from scriptorium.app.tui.branches import move_version, start_version, with_break, with_writer, written_on_from
+from scriptorium.app.tui.branches import (
+    CANDIDATE_LABEL,
+    move_version,
+    start_version,
+    with_break,
+    with_writer,
+    written_on_from,
+)
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.token_spans import TokenSource, add_records, close_records
 from scriptorium.app.config.tui_settings import MAX_CANDIDATES
@@ -31,7 +38,7 @@ SAMPLED_FOR_GREEDY = "prose"
 _SEED_SPACE = 2**32
 
 
-def candidate_sampler(sampler: SamplerSettings) -> tuple[SamplerSettings, str | None]:
+def candidate_sampler(sampler: SamplerSettings, language: Language = ENGLISH) -> tuple[SamplerSettings, str | None]:
     """The sampler the candidates use, and a note for the author when it is not theirs.
 
     With temperature 0 every seed writes the same text, so N candidates would be N
@@ -49,10 +56,16 @@ def candidate_sampler(sampler: SamplerSettings) -> tuple[SamplerSettings, str | 
         min_p=sampled.min_p,
         preset=sampled.preset,
     ).validated()
-    note = (
-        f"Greedy sampling writes the same text whatever the seed, so these candidates use the "
-        f"{sampled.preset} preset's sampling (temperature {sampled.temperature:g}, top-k {sampled.top_k}, "
-        f"top-p {sampled.top_p:g}). Your sampler stays greedy."
+    number = language.number
+    note = language.gettext(
+        "Greedy sampling writes the same text whatever the seed, so these candidates use the "
+        "{preset} preset's sampling (temperature {temperature}, top-k {top_k}, "
+        "top-p {top_p}). Your sampler stays greedy."
+    ).format(
+        preset=sampled.preset,
+        temperature=number(sampled.temperature, "g"),
+        top_k=sampled.top_k,
+        top_p=number(sampled.top_p, "g"),
     )
     return borrowed, note
 
@@ -164,7 +177,7 @@ def put_on_ghost(ghost: "Ghost", candidates: list[Candidate], chosen: int, lead:
         close_records(tokens, base_text + candidate.text)
         start_version(
             ghost,
-            f"candidate · seed {candidate.seed}",
+            CANDIDATE_LABEL.format(value=candidate.seed),
             base_text + candidate.text,
             tokens,
             with_writer(base_writers, base_text, candidate.request.id),

@@ -13,15 +13,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
+
 _WORD = re.compile(r"\S+")
 
 BANDS = (
     # (lowest difference in bits per character, highlight name, legend): the second model against the first.
-    (0.5, "compared-more2", "much more surprised"),
-    (0.1, "compared-more", "more surprised"),
-    (-0.1, "", "about the same"),
-    (-0.5, "compared-less", "less surprised"),
-    (float("-inf"), "compared-less2", "much less surprised"),
+    (0.5, "compared-more2", N_("much more surprised")),
+    (0.1, "compared-more", N_("more surprised")),
+    (-0.1, "", N_("about the same")),
+    (-0.5, "compared-less", N_("less surprised")),
+    (float("-inf"), "compared-less2", N_("much less surprised")),
 )
 """A difference within ±0.1 bits per character is left uncoloured."""
 
@@ -96,10 +99,16 @@ def highlights(comparison: DraftComparison) -> list[tuple[int, int, str]]:
     return [(word.start, word.end, name) for word in comparison.words if (name := band(word.difference))]
 
 
-def figure_at(comparison: DraftComparison, offset: int) -> str:
+def figure_at(comparison: DraftComparison, offset: int, language: Language = ENGLISH) -> str:
     """What the status bar says of the word at `offset`."""
+    _ = language.gettext
     word = comparison.word_at(offset)
     if word is None:
-        return f"compared with {comparison.second}"
-    legend = next(text for lowest, _, text in BANDS if word.difference >= lowest)
-    return f"{comparison.second}: {word.difference:+.2f} bits/char against {comparison.first} here ({legend})"
+        return _("compared with {model}").format(model=comparison.second)
+    legend = next(text for lowest, _name, text in BANDS if word.difference >= lowest)
+    return _("{second}: {difference} bits/char against {first} here ({legend})").format(
+        second=comparison.second,
+        difference=language.number(word.difference, "+.2f"),
+        first=comparison.first,
+        legend=_(legend),
+    )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
+from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.models.comparing import CompareRequest
 
 if TYPE_CHECKING:
@@ -64,26 +65,29 @@ class ComparisonFailed(ComparisonMessage):
     error: str
 
 
-def request_from_fields(models: str, lora: str, scales: str, loaded: LoadOptions | None) -> CompareRequest:
+def request_from_fields(
+    models: str, lora: str, scales: str, loaded: LoadOptions | None, language: Language = ENGLISH
+) -> CompareRequest:
     """The request the screen's fields make: `models` as a shell would split them (quote a
     path with spaces), `scales` numbers parted by spaces or commas; threads, flash
     attention and the SentencePiece model as the loaded model runs. Raises ValueError
-    with the line to show."""
+    with the line to show, in `language`."""
+    _ = language.gettext
     try:
         paths = tuple(Path(word).expanduser() for word in shlex.split(models))
-    except ValueError as error:  # an unclosed quote
-        raise ValueError(f"Model files: {error}") from None
+    except ValueError as error:  # an unclosed quote (shlex's words: "No closing quotation")
+        raise ValueError(_("Model files: {error}").format(error=error)) from None
     if not paths:
-        raise ValueError("Name at least one model file to compare.")
+        raise ValueError(_("Name at least one model file to compare."))
     adapter = Path(lora.strip()).expanduser() if lora.strip() else None
     numbers = []
     for word in scales.replace(",", " ").split():
         try:
             numbers.append(float(word))
         except ValueError:
-            raise ValueError(f"LoRA scales: {word!r} is not a number.") from None
+            raise ValueError(_("LoRA scales: {word} is not a number.").format(word=repr(word))) from None
     if numbers and adapter is None:
-        raise ValueError("LoRA scales need a LoRA adapter file.")
+        raise ValueError(_("LoRA scales need a LoRA adapter file."))
     return CompareRequest(
         models=paths,
         lora=adapter,

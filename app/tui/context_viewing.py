@@ -23,37 +23,38 @@ def show_context(app: App[None], main: MainScreen, edit_pinned: Callable[[str], 
         if which:
             edit_pinned(which)
 
-    app.push_screen(ContextScreen(last_view(main), make_next, why_not), chosen)
+    app.push_screen(ContextScreen(last_view(main), make_next, why_not, main.language), chosen)
 
 
 def last_view(main: MainScreen) -> PromptView | None:
     """The prompt of the last finished generation, as the engine was given it."""
     if main.last_generation is None:
         return None
-    request, _, done = main.last_generation
-    title = (
-        f"The last prompt, as the engine evaluated it ({done.reused_tokens:,} of its {done.prompt_tokens:,} "
-        "tokens were in the cache already)"
-    )
+    request, _record, done = main.last_generation
+    language = main.language
+    title = language.gettext(
+        "The last prompt, as the engine evaluated it ({reused} of its {tokens} tokens were in the cache already)"
+    ).format(reused=language.number(done.reused_tokens, ","), tokens=language.number(done.prompt_tokens, ","))
     if request.window is not None:
-        return draft_view(title, request.window, done.kv_cache.n_ctx, None)
-    return chat_view(title, request.prompt, done.prompt_tokens, done.kv_cache.n_ctx)
+        return draft_view(title, request.window, done.kv_cache.n_ctx, None, language)
+    return chat_view(title, request.prompt, done.prompt_tokens, done.kv_cache.n_ctx, language)
 
 
 def _next_maker(main: MainScreen) -> tuple[Callable[[], PromptView] | None, str]:
     """What makes the next draft prompt in a worker, or why none can be made now."""
-    backend, draft = main.backend, main.draft
+    backend, draft, language = main.backend, main.draft, main.language
+    _ = language.gettext
     if main.mode != "draft":
-        return None, "In chat the prompt is made as you send; tab shows the last one."
+        return None, _("In chat the prompt is made as you send; tab shows the last one.")
     if backend is None:
-        return None, "No model is loaded: a prompt is measured in its tokens."
+        return None, _("No model is loaded: a prompt is measured in its tokens.")
     if main.is_generating or draft.scoring:
-        return None, "The model is busy: the next prompt can be made once it stops; tab shows the last one."
+        return None, _("The model is busy: the next prompt can be made once it stops; tab shows the last one.")
     build, text = draft.next_window(backend)
-    key = draft.key_display("draft.continue")
+    title = _("The next prompt: what {key} sends now").format(key=draft.key_display("draft.continue"))
 
     def make() -> PromptView:
         window = build(text)
-        return draft_view(f"The next prompt: what {key} sends now", window, backend.n_ctx, window.dropped_tokens)
+        return draft_view(title, window, backend.n_ctx, window.dropped_tokens, language)
 
     return make, ""

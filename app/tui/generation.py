@@ -30,6 +30,7 @@ from scriptorium.inference.settings import LogitBias, SamplerSettings
 from scriptorium.inference.speculation import OFF, Speculation
 from scriptorium.inference.window import Window
 
+from scriptorium.app.i18n.marker import N_
 from scriptorium.app.models.loading import BackendCrashed, BackendUnreachable
 from scriptorium.app.tui import key_timing
 from scriptorium.app.tui.process_tuning import older_collections_deferred
@@ -220,7 +221,8 @@ class GenerationFailed(GenerationMessage):
     """The engine refused or crashed; `error` is one line for the author."""
 
     error: str
-    title: str = "Generation failed"
+    title: str = N_("Generation failed")
+    """Marked: the notice translates it (as 'Model' and 'Window')."""
     engine_started: bool = True
     """False when making the prompt failed: the engine was never asked, nothing ran."""
     engine_lost: bool = False
@@ -354,7 +356,7 @@ def _prepared(
             GenerationFailed(
                 rid,
                 str(error),
-                "Model" if about_model else "Window",
+                N_("Model") if about_model else N_("Window"),
                 engine_started=False,
                 engine_lost=isinstance(error, EngineCrashed),
                 retry_helps=isinstance(error, (EngineCrashed, ServerError)),

@@ -56,11 +56,12 @@ class SessionLoreShelf:
 def edit_lore(app: App[None], main: MainScreen, sessions: SessionKeeper, save: Callable[[], object]) -> None:
     """Open the lorebook screen of the draft session."""
     if main.mode == "chat":
-        app.notify(
+        said = main.language.gettext(
             "The lorebook is for the draft: its entries enter a draft prompt when the text mentions them. "
-            f"In chat, what every reply should know goes in the memory ({main.chat.key_display('app.memory')}).",
-            timeout=8,
+            "In chat, what every reply should know goes in the memory ({key})."
         )
+        app.notify(said.format(key=main.chat.key_display("app.memory")), timeout=8)
         return
     draft = main.draft
-    app.push_screen(LoreScreen(SessionLoreShelf(main, sessions, save), draft.lorebook, draft.last_lore))
+    shelf = SessionLoreShelf(main, sessions, save)
+    app.push_screen(LoreScreen(shelf, draft.lorebook, draft.last_lore, main.language))

@@ -85,9 +85,10 @@ def lorebook_shown(main: MainScreen, session: DraftSession | None) -> Lorebook:
     try:
         return session_lore.lorebook_of(session)
     except ScriptoriumError as error:
+        _ = main.language.gettext
         main.notify(
-            f"{error}; the draft is continued without its lore until the file is fixed.",
-            title="Lorebook",
+            _("{error}; the draft is continued without its lore until the file is fixed.").format(error=error),
+            title=_("Lorebook"),
             severity="error",
             timeout=15,
         )

@@ -11,16 +11,19 @@ from dataclasses import dataclass
 from scriptorium.inference.lore import lore_summary
 from scriptorium.inference.window import Window
 
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
 from scriptorium.app.tui.widgets.suggestion_view import line_words
 
 PART_NAMES = {
-    "memory": "memory",
-    "lore": "lore",
-    "template": "the template's words",
-    "draft": "the draft",
-    "note": "author's note",
-    "after": "the text after the cursor (fill in the middle)",
+    "memory": N_("memory"),
+    "lore": N_("lore"),
+    "template": N_("the template's words"),
+    "draft": N_("the draft"),
+    "note": N_("author's note"),
+    "after": N_("the text after the cursor (fill in the middle)"),
 }
+"""In English, marked: the context viewer translates them where it shows them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,19 +39,26 @@ class PromptView:
     """Where the window starts and the note goes, in the draft's words."""
 
 
-def draft_view(title: str, window: Window, n_ctx: int, dropped_tokens: int | None) -> PromptView:
+def draft_view(
+    title: str, window: Window, n_ctx: int, dropped_tokens: int | None, language: Language = ENGLISH
+) -> PromptView:
     """`dropped_tokens`: the draft's tokens before the window (None: not counted)."""
-    counts = [f"memory {window.memory_tokens:,} tok"] if window.memory_tokens else []
+    _, number = language.gettext, language.number
+    counts = [_("memory {tokens} tok").format(tokens=number(window.memory_tokens, ","))] if window.memory_tokens else []
     if window.lore_tokens:
-        counts.append(f"lore {window.lore_tokens:,} tok")
+        counts.append(_("lore {tokens} tok").format(tokens=number(window.lore_tokens, ",")))
     if window.note_tokens:
-        counts.append(f"author's note {window.note_tokens:,} tok")
-    counts.append(f"the draft {window.draft_tokens:,} tok (with the template's words and BOS)")
+        counts.append(_("author's note {tokens} tok").format(tokens=number(window.note_tokens, ",")))
     counts.append(
-        f"prompt {window.prompt_tokens:,} tok of the {window.budget:,} it may use "
-        f"(the context's {n_ctx:,} less max tokens)"
+        _("the draft {tokens} tok (with the template's words and BOS)").format(tokens=number(window.draft_tokens, ","))
     )
-    return PromptView(title, window.prompt, window.parts, tuple(counts), tuple(_cuts(window, dropped_tokens)))
+    counts.append(
+        _("prompt {tokens} tok of the {budget} it may use (the context's {n_ctx} less max tokens)").format(
+            tokens=number(window.prompt_tokens, ","), budget=number(window.budget, ","), n_ctx=number(n_ctx, ",")
+        )
+    )
+    cuts = _cuts(window, dropped_tokens, language)
+    return PromptView(title, window.prompt, window.parts, tuple(counts), tuple(cuts))
 
 
 def _words_at(window: Window, span: int) -> str:
@@ -57,34 +67,56 @@ def _words_at(window: Window, span: int) -> str:
     return line_words(window.prompt[in_prompt : in_prompt + min(length, 80)])
 
 
-def _cuts(window: Window, dropped_tokens: int | None) -> list[str]:
+def _cuts(window: Window, dropped_tokens: int | None, language: Language) -> list[str]:
+    _, number = language.gettext, language.number
     cuts = []
     if window.start == 0:
-        cuts.append("The window starts at the draft's beginning: the model sees all of it.")
-    else:
-        dropped = f", {dropped_tokens:,} tokens," if dropped_tokens is not None else ""
+        cuts.append(_("The window starts at the draft's beginning: the model sees all of it."))
+    elif dropped_tokens is not None:
         cuts.append(
-            f"The window starts at {_words_at(window, 0)}: the {window.start:,} characters before it{dropped} "
-            "are left out."
+            _(
+                "The window starts at {words}: the {characters} characters before it, {tokens} tokens, are left out."
+            ).format(
+                words=_words_at(window, 0),
+                characters=number(window.start, ","),
+                tokens=number(dropped_tokens, ","),
+            )
+        )
+    else:
+        cuts.append(
+            _("The window starts at {words}: the {characters} characters before it are left out.").format(
+                words=_words_at(window, 0), characters=number(window.start, ",")
+            )
         )
     if window.note_at is not None and len(window.draft_spans) > 1:
-        cuts.append(f"The author's note goes before {_words_at(window, 1)}.")
+        cuts.append(_("The author's note goes before {words}.").format(words=_words_at(window, 1)))
     elif window.note_at is not None:
-        cuts.append("The author's note goes after the window's last paragraph, closing it.")
+        cuts.append(_("The author's note goes after the window's last paragraph, closing it."))
     if window.fim_suffix_chars:
         cuts.append(
-            f"Fill in the middle: the model also sees the {window.fim_suffix_chars:,} characters after the cursor, "
-            "to the end of their paragraph, and writes what goes between."
+            _(
+                "Fill in the middle: the model also sees the {characters} characters after the cursor, "
+                "to the end of their paragraph, and writes what goes between."
+            ).format(characters=number(window.fim_suffix_chars, ","))
         )
     if window.spaces_left_out:
-        cuts.append(f"The {window.spaces_left_out} spaces ending the text are left out (the model writes its own).")
+        cuts.append(
+            _("The {count} spaces ending the text are left out (the model writes its own).").format(
+                count=number(window.spaces_left_out, "")
+            )
+        )
     if window.lore:
-        cuts.append(lore_summary(window.lore) + ".")
+        cuts.append(lore_summary(window.lore, _, number) + ".")
     return cuts
 
 
-def chat_view(title: str, prompt: str, prompt_tokens: int, n_ctx: int) -> PromptView:
+def chat_view(title: str, prompt: str, prompt_tokens: int, n_ctx: int, language: Language = ENGLISH) -> PromptView:
     """A chat prompt: the model's template over the turns kept, one part."""
-    counts = (f"prompt {prompt_tokens:,} tok of the context's {n_ctx:,}",)
-    cuts = ("The chat's turns in the model's own template; the oldest leave first when they do not fit.",)
+    _, number = language.gettext, language.number
+    counts = (
+        _("prompt {tokens} tok of the context's {n_ctx}").format(
+            tokens=number(prompt_tokens, ","), n_ctx=number(n_ctx, ",")
+        ),
+    )
+    cuts = (_("The chat's turns in the model's own template; the oldest leave first when they do not fit."),)
     return PromptView(title, prompt, (("template", 0, len(prompt)),), counts, cuts)

@@ -37,6 +37,7 @@ from scriptorium.app.sessions.file_hashes import FileHashes
 from scriptorium.app.sessions.gone_draft import GoneDraftFiles, is_gone, left_gone, make_parent
 from scriptorium.app.sessions.opening import DraftFile, claimed_or_copy
 from scriptorium.app.sessions.save_problems import SaveProblems
+from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
     from scriptorium.inference.backend import Backend
@@ -74,14 +75,17 @@ class SessionKeeper:
         notify: Callable[..., object],
         save_key: Callable[[], str] = lambda: "ctrl+s",
         unsaved: Callable[[str], object] = lambda kind: None,
+        language: Language = ENGLISH,
     ) -> None:
         """`unsaved(kind)` is told, on the writing thread, that a background save of the
-        'draft' or 'chat' session failed after the save had been reported as under way."""
+        'draft' or 'chat' session failed after the save had been reported as under way;
+        `language`: the interface's, which what the author is told is written in."""
         self.store = store
+        self._language = language
         self._unsaved = unsaved
         self.conflict = False
         """The draft file changed on disk and here: no save replaces it unless told to (file_choice.py)."""
-        self.set_asides = SetAsides(notify, draft_file)
+        self.set_asides = SetAsides(notify, draft_file, language.gettext)
         self._save_key = save_key
         self.draft_file = draft_file
         self.draft: DraftSession | None = None
@@ -91,8 +95,8 @@ class SessionKeeper:
         self._thrown: dict[int, _Live] = {}
         """The generations of the suggestion last thrown away, while it may come back."""
         self.hashes = FileHashes()
-        self.problems = SaveProblems(notify)
-        self.gone_files = GoneDraftFiles(notify)
+        self.problems = SaveProblems(notify, language.gettext)
+        self.gone_files = GoneDraftFiles(notify, language.gettext)
         self._unsaved_since: float | None = None
 
     # ---- when to save --------------------------------------------------------------------
@@ -107,7 +111,7 @@ class SessionKeeper:
     def adopt(self, session: AnySession | None) -> None:
         """Make `session` the current draft or chat session (a copy if another scriptorium has it open: claims.py)."""
         if session is not None:
-            session = claimed_or_copy(self.store, session, self._notify)
+            session = claimed_or_copy(self.store, session, self._notify, self._language.gettext)
             replaced = self.draft if isinstance(session, DraftSession) else self.chat
             if replaced is not None and replaced.id != session.id:
                 claims.release(self.store.directory, replaced.id)
@@ -361,13 +365,14 @@ class SessionKeeper:
         except DraftFileError as error:
             # Raised once the session was written, or (in the background) as it is being written:
             # its own failure, if it fails, is said by itself.
-            session_saved = " (the session is being saved)" if in_background else " (the session was saved)"
+            _ = self._language.gettext
+            session_saved = _(" (the session is being saved)") if in_background else _(" (the session was saved)")
             # Said once, whether an autosave ("being saved") or a save that waited ("was saved") met it first.
             if isinstance(error, DraftConflictError):
                 self.conflict = True
+                said = _("{error}{saved}. Press {key} to choose whose text it keeps (nothing is lost either way).")
                 self.problems.failed(
-                    f"{error}{session_saved}. Press {self._save_key()} to choose whose text it keeps "
-                    "(nothing is lost either way).",
+                    said.format(error=_(error.SAID).format(name=error.name), saved=session_saved, key=self._save_key()),
                     about="draft file",
                     failure=str(error),
                 )
@@ -421,8 +426,9 @@ class SessionKeeper:
             if error is None:
                 self.problems.saved(about)
             else:
+                said = self._language.gettext("session not saved: {error}")
                 self.problems.failed(
-                    str(error) if isinstance(error, SessionError) else f"session not saved: {error}", about=about
+                    str(error) if isinstance(error, SessionError) else said.format(error=error), about=about
                 )
                 self._unsaved(about)
 
@@ -444,7 +450,8 @@ class SessionKeeper:
     def report_damaged(self) -> None:
         """Tell the author about session files found damaged (the store moved them aside)."""
         for problem in self.store.take_problems():
-            self._notify(str(problem), title="Damaged session", severity="warning", timeout=15)
+            title = self._language.gettext("Damaged session")
+            self._notify(str(problem), title=title, severity="warning", timeout=15)
 
     # ---- managing sessions (the sessions screen) ----------------------------------------
     def open_ids(self) -> set[str]:
@@ -459,7 +466,7 @@ class SessionKeeper:
         for session in (self.draft, self.chat):
             if session is not None and session.id == session_id:
                 if not title.strip():
-                    raise SessionError("a session title cannot be empty")
+                    raise SessionError(self._language.gettext("a session title cannot be empty"))
                 session.title = title.strip()
                 if session is self.draft:
                     self.draft_file.session_title = session.title
@@ -468,7 +475,9 @@ class SessionKeeper:
         self.store.rename(session_id, title)
 
     def why_not_deletable(self, session_id: str) -> str | None:  # None: it can be deleted
-        return "this session is open: open another one first, then delete it" if session_id in self.open_ids() else None
+        if session_id not in self.open_ids():
+            return None
+        return self._language.gettext("this session is open: open another one first, then delete it")
 
     def delete(self, session_id: str) -> Path:
         if reason := self.why_not_deletable(session_id):

@@ -93,12 +93,12 @@ def put_back(main: MainScreen, sessions: SessionKeeper, notify: Callable[..., ob
         return
     suggestion, session.suggestion = session.suggestion, None
     if not suggestion.fits(editor.text):
-        notify(
+        _ = main.language.gettext
+        said = _(
             "The suggestion left undecided when this draft was last closed was dropped: "
-            "the draft around it changed since.",
-            title="Sessions",
-            timeout=10,
+            "the draft around it changed since."
         )
+        notify(said, title=_("Sessions"), timeout=10)
         return
     reopened = _Reopened(sessions, session.generations)
     versions = []

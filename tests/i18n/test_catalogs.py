@@ -78,7 +78,8 @@ def test_babel_sees_every_marked_string() -> None:
             if not isinstance(node, ast.Call) or not node.args:
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            first = node.args[0]
+            # pgettext's first argument is the context, its message the second.
+            first = node.args[1] if name == "pgettext" and len(node.args) > 1 else node.args[0]
             if name in MARKERS and isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value:
                 if not any(first.value == (message if isinstance(message, str) else message[0]) for message in seen):
                     missed.append(f"{path.relative_to(ROOT)}:{node.lineno} {first.value!r}")

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from scriptorium.inference.text import label_is_text
 
+from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.tui.keys import type_invisible
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.tui.widgets.formatting import pad, visible_token
@@ -33,20 +34,22 @@ class AlternativesScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "Cancel", id="alternatives.cancel", tooltip="Keep the text as it is"),
     ]
 
-    def __init__(self, record: TokenRecord, not_text: Collection[int] = ()) -> None:
+    def __init__(self, record: TokenRecord, not_text: Collection[int] = (), language: Language = ENGLISH) -> None:
         super().__init__()
+        self._language = language
         self.record = record
         self.not_text = frozenset(not_text) | {c.id for c in record.top if not label_is_text(c.text)}
 
     def compose(self) -> ComposeResult:
         record = self.record
+        _, number = self._language.gettext, self._language.number
         options = [
             Option(
                 Text(
-                    f"{pad(visible_token(c.text), 18)} {c.p * 100:5.1f}%"
-                    + ("  (chosen)" if c.id == record.id else "")
-                    + ("  (banned)" if c.banned else "")
-                    + ("  (not text)" if c.id in self.not_text else "")
+                    f"{pad(visible_token(c.text), 18)} {number(c.p * 100, '5.1f')}%"
+                    + ("  " + _("(chosen)") if c.id == record.id else "")
+                    + ("  " + _("(banned)") if c.banned else "")
+                    + ("  " + _("(not text)") if c.id in self.not_text else "")
                 ),
                 id=str(index),
                 disabled=c.id in self.not_text,
@@ -54,13 +57,11 @@ class AlternativesScreen(ModalScreen[str | None]):
             for index, c in enumerate(record.top)
         ]
         with Vertical(classes="dialog", id="alternatives-dialog"):
-            yield Label(
-                Text(f"Write something else instead of “{visible_token(record.text)}”, and continue from there"),
-                classes="dialog-title",
-            )
+            title = _("Write something else instead of “{token}”, and continue from there")
+            yield Label(Text(title.format(token=visible_token(record.text))), classes="dialog-title")
             yield OptionList(*options, id="alternatives-list")
-            yield Label("…or your own word (Enter):")
-            yield Input(placeholder="your word", id="alternatives-own")
+            yield Label(_("…or your own word (Enter):"))
+            yield Input(placeholder=_("your word"), id="alternatives-own")
 
     def on_key(self, event: events.Key) -> None:
         type_invisible(self.focused, event)  # a ZWNJ or ZWJ its fields dropped (keys.py)
@@ -76,7 +77,7 @@ class AlternativesScreen(ModalScreen[str | None]):
     @on(Input.Submitted, "#alternatives-own")
     def _typed(self, event: Input.Submitted) -> None:
         if not event.value.strip():
-            self.notify("Type a word, or press Esc to keep the text.", severity="warning")
+            self.notify(self._language.gettext("Type a word, or press Esc to keep the text."), severity="warning")
             return
         word = event.value
         # A word replacing a word keeps the space the model's token had before it.

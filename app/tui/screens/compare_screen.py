@@ -23,6 +23,7 @@ from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Sparkl
 from textual.worker import get_current_worker
 
 from scriptorium.app.display_text import display_safe
+from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.models.comparing import COLUMNS, cell, paragraph_bits, paragraph_opening
 from scriptorium.app.tui.compared_colours import DraftComparison, compared_words
 from scriptorium.app.tui.comparing import (
@@ -75,9 +76,10 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         ),
     ]
 
-    def __init__(self, text: str, loaded: LoadOptions | None) -> None:
+    def __init__(self, text: str, loaded: LoadOptions | None, language: Language = ENGLISH) -> None:
         """`text`: the draft to score; `loaded`: the model loaded (the first to compare, and how models run)."""
         super().__init__()
+        self._language = language
         self._text = text
         self._loaded = loaded
         self._run_id: int | None = None
@@ -91,16 +93,18 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         loaded = self._loaded
         models = shlex.quote(str(loaded.model_path)) if loaded is not None else ""
         lora = str(loaded.lora_path) if loaded is not None and loaded.lora_path is not None else ""
+        _ = self._language.gettext
         with Vertical(id="compare-dialog", classes="dialog"):
-            yield Static("Compare models on this draft", classes="dialog-title")
-            yield Label("Model files, the first the one the others are measured against (quote a path with spaces)")
+            yield Static(_("Compare models on this draft"), classes="dialog-title")
+            yield Label(_("Model files, the first the one the others are measured against (quote a path with spaces)"))
             yield Input(models, placeholder="mine.gguf mine-Q4_K_M.gguf other.gguf", id="compare-models")
             with Horizontal(classes="compare-fields"):
-                yield Input(lora, placeholder="LoRA adapter (optional)", id="compare-lora")
-                yield Input("0 1" if lora else "", placeholder="LoRA scales, e.g. 0 0.5 1", id="compare-scales")
+                yield Input(lora, placeholder=_("LoRA adapter (optional)"), id="compare-lora")
+                # The scales are read with a point (float()): the example keeps it in any language.
+                yield Input("0 1" if lora else "", placeholder=_("LoRA scales, e.g. 0 0.5 1"), id="compare-scales")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Compare", variant="primary", id="compare-start")
-                yield Button("Close", id="compare-close")
+                yield Button(_("Compare"), variant="primary", id="compare-start")
+                yield Button(_("Close"), id="compare-close")
             yield ProgressBar(show_eta=False, id="compare-progress")
             yield Static("", id="compare-status", markup=False)
             with VerticalScroll(id="compare-results"):
@@ -112,8 +116,9 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
     def on_mount(self) -> None:
         set_shown(self.query_one("#compare-progress", ProgressBar), False)
         table = self.query_one("#compare-table", DataTable)
-        headings = {key: heading for key, heading, _ in COLUMNS}
-        table.add_columns("model", *(headings[key] for key in SHOWN_COLUMNS))
+        _ = self._language.gettext
+        headings = {key: heading for key, heading, _style in COLUMNS}
+        table.add_columns(_("model"), *(_(headings[key]) for key in SHOWN_COLUMNS))
         self.query_one("#compare-models", Input).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -125,11 +130,12 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
     @on(Input.Submitted)
     @on(Button.Pressed, "#compare-start")
     def start(self) -> None:
+        _ = self._language.gettext
         if self.running:
-            self.notify("Already comparing: Esc stops it.", severity="warning")
+            self.notify(_("Already comparing: Esc stops it."), severity="warning")
             return
         if not self._text.strip():
-            self.notify("There is no text to compare on yet: write some first.", severity="warning")
+            self.notify(_("There is no text to compare on yet: write some first."), severity="warning")
             return
         try:
             request = request_from_fields(
@@ -137,6 +143,7 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
                 self.query_one("#compare-lora", Input).value,
                 self.query_one("#compare-scales", Input).value,
                 self._loaded,
+                self._language,
             )
         except ValueError as error:
             self.notify(str(error), severity="warning")
@@ -146,7 +153,7 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         progress = self.query_one("#compare-progress", ProgressBar)
         set_shown(progress, True)
         progress.update(total=None, progress=0)
-        self._say("Checking the model files…")
+        self._say(_("Checking the model files…"))
         text = self._text
 
         def run() -> None:
@@ -158,7 +165,7 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
     def action_stop(self) -> None:
         if self.running:
             self.workers.cancel_group(self, "compare")
-            self._say("Stopping…")
+            self._say(self._language.gettext("Stopping…"))
 
     def action_stop_or_close(self) -> None:
         if self.running:
@@ -178,7 +185,8 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         progress = self.query_one("#compare-progress", ProgressBar)
         # Rows in all, a row's windows its fraction: one bar for the whole run.
         progress.update(total=message.rows, progress=message.row - 1 + message.windows_done / max(message.windows, 1))
-        self._say(f"[{message.row}/{message.rows}] scoring {message.label}")
+        said = self._language.gettext("[{row}/{rows}] scoring {label}")
+        self._say(said.format(row=message.row, rows=message.rows, label=message.label))
 
     def on_comparison_row_finished(self, message: ComparisonRowFinished) -> None:
         if message.run_id != self._run_id:
@@ -191,13 +199,21 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
             return
         self._run_id = None
         set_shown(self.query_one("#compare-progress", ProgressBar), False)
+        language = self._language
         finished = sum(1 for record in self._records if "error" not in record)
         if message.stopped:
-            self._say(f"Stopped: {finished} row{'s' * (finished != 1)} finished (shown below).")
+            said = language.ngettext(
+                "Stopped: {count} row finished (shown below).",
+                "Stopped: {count} rows finished (shown below).",
+                finished,
+            )
+            self._say(said.format(count=finished))
         else:
-            self._say(self._notes() or "Done.")
+            self._say(self._notes() or language.gettext("Done."))
         if finished > 1:
-            self.notify("Enter on a row colours your draft compared with the first row (F9 scores it again).")
+            self.notify(
+                language.gettext("Enter on a row colours your draft compared with the first row (F9 scores it again).")
+            )
 
     def on_comparison_failed(self, message: ComparisonFailed) -> None:
         if message.run_id != self._run_id:
@@ -205,7 +221,8 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         self._run_id = None
         set_shown(self.query_one("#compare-progress", ProgressBar), False)
         self._say("")
-        self.notify(message.error, title="Comparison not run", severity="error", timeout=12, markup=False)
+        title = self._language.gettext("Comparison not run")
+        self.notify(message.error, title=title, severity="error", timeout=12, markup=False)
 
     @on(DataTable.RowSelected, "#compare-table")
     def colour_the_draft(self, event: DataTable.RowSelected) -> None:
@@ -213,7 +230,8 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         finished = [record for record in self._records if "error" not in record]
         chosen = self._records[event.cursor_row] if event.cursor_row < len(self._records) else None
         if self.running or chosen is None or "error" in chosen or not finished or chosen is finished[0]:
-            self.notify("Choose a later row that finished, once the comparison has ended.", severity="warning")
+            said = self._language.gettext("Choose a later row that finished, once the comparison has ended.")
+            self.notify(said, severity="warning")
             return
         self.dismiss(compared_words(self._text, finished[0], chosen))
 
@@ -235,18 +253,22 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         from scriptorium.inference.comparison import paragraph_spans
 
         formats = {key: style for key, _, style in COLUMNS}
+        number = self._language.number
         table = self.query_one("#compare-table", DataTable)
         record = self._records[-1]
         # Text, not markup: a file name may hold brackets.
         table.add_row(
-            Text(display_safe(record["label"], 40)), *(cell(record.get(key), formats[key]) for key in SHOWN_COLUMNS)
+            Text(display_safe(record["label"], 40)),
+            *(cell(record.get(key), formats[key], number) for key in SHOWN_COLUMNS),
         )
         spans = paragraph_spans(self._text)
         scored = [(r, paragraph_bits(r, spans)) for r in self._records if "error" not in r]
         if not scored:
             return
         self.query_one("#compare-plots-title", Static).update(
-            "Bits per character, paragraph by paragraph (higher: the model finds your prose more surprising there)"
+            self._language.gettext(
+                "Bits per character, paragraph by paragraph (higher: the model finds your prose more surprising there)"
+            )
         )
         plots = self.query_one("#compare-plots", Vertical)
         if "error" not in record:
@@ -263,12 +285,13 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
     def _show_paragraphs(self, spans: list[tuple[int, int]], scored: list[tuple[dict, list[float | None]]]) -> None:
         """One line per paragraph: its first words, each row's bits per character, and each
         later row's difference from the first (negative: it finds the prose less surprising)."""
+        _, written = self._language.gettext, self._language.number
         table = self.query_one("#compare-paragraphs", DataTable)
         table.clear(columns=True)
         first_label = scored[0][0]["label"]
-        labels = [display_safe(r["label"], 24) for r, _ in scored]
-        differences = [f"{label} − first" for label in labels[1:]]
-        table.add_columns("#", "paragraph", *(Text(label) for label in (*labels, *differences)))
+        labels = [display_safe(r["label"], 24) for r, _bits in scored]
+        differences = [_("{label} − first").format(label=label) for label in labels[1:]]
+        table.add_columns("#", _("paragraph"), *(Text(label) for label in (*labels, *differences)))
         first = scored[0][1]
         for number, (start, end) in enumerate(spans):
             values = [bits[number] for _, bits in scored]
@@ -278,7 +301,8 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
             table.add_row(
                 str(number + 1),
                 Text(display_safe(paragraph_opening(self._text[start:end], 32), 32)),
-                *(cell(value, "{:.3f}") for value in values),
-                *(cell(change, "{:+.3f}") for change in changes),
+                *(cell(value, "{:.3f}", written) for value in values),
+                *(cell(change, "{:+.3f}", written) for change in changes),
             )
-        table.tooltip = f"The first row, {first_label}, is the one the others are measured against."
+        said = _("The first row, {label}, is the one the others are measured against.")
+        table.tooltip = said.format(label=first_label)

@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from scriptorium.inference.errors import ScriptoriumError
 
+from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.tui.prompt_view import PART_NAMES, PromptView
 
 PART_STYLES = {
@@ -44,13 +45,20 @@ class ContextScreen(ModalScreen[str | None]):
         Binding("l", "dismiss('lore')", "Lorebook", id="context.lore", tooltip="Edit the lorebook"),
     ]
 
-    def __init__(self, last: PromptView | None, make_next: Callable[[], PromptView] | None, why_no_next: str) -> None:
+    def __init__(
+        self,
+        last: PromptView | None,
+        make_next: Callable[[], PromptView] | None,
+        why_no_next: str,
+        language: Language = ENGLISH,
+    ) -> None:
         """`make_next` None: no next prompt can be made now, for `why_no_next`."""
         super().__init__()
+        self._language = language
         self._last = last
         self._make_next = make_next
         self._next: PromptView | None = None
-        self._said = why_no_next if make_next is None else "making the next prompt…"
+        self._said = why_no_next if make_next is None else language.gettext("making the next prompt…")
         self.showing = "next" if make_next is not None or last is None else "last"
 
     def compose(self) -> ComposeResult:
@@ -60,7 +68,8 @@ class ContextScreen(ModalScreen[str | None]):
             with VerticalScroll(id="context-prompt-box"):
                 yield Static("", id="context-prompt", markup=False)
             yield Static(
-                "tab next / last prompt · m memory · n note · l lorebook · esc closes", classes="dialog-reason"
+                self._language.gettext("tab next / last prompt · m memory · n note · l lorebook · esc closes"),
+                classes="dialog-reason",
             )
 
     def on_mount(self) -> None:
@@ -89,22 +98,23 @@ class ContextScreen(ModalScreen[str | None]):
         title = self.query_one("#context-title", Static)
         counts = self.query_one("#context-counts", Static)
         prompt = self.query_one("#context-prompt", Static)
+        _ = self._language.gettext
         if view is None:
-            title.update("The next prompt" if self.showing == "next" else "The last prompt")
-            counts.update(self._said if self.showing == "next" else "No generation yet: tab shows the next prompt.")
+            title.update(_("The next prompt") if self.showing == "next" else _("The last prompt"))
+            counts.update(self._said if self.showing == "next" else _("No generation yet: tab shows the next prompt."))
             prompt.update("")
             return
         title.update(view.title)
         counts.update("\n".join([*view.counts, *view.cuts]))
-        prompt.update(_prompt_text(view))
+        prompt.update(_prompt_text(view, self._language))
 
 
-def _prompt_text(view: PromptView) -> Text:
+def _prompt_text(view: PromptView, language: Language) -> Text:
     """The prompt as it is, each part under a dim heading naming it (the headings are not in it)."""
     text = Text()
     for what, start, end in view.parts:
         if text:
             text.append("\n")
-        text.append(f"── {PART_NAMES[what]} ──\n", style="dim")
+        text.append(f"── {language.gettext(PART_NAMES[what])} ──\n", style="dim")
         text.append(view.prompt[start:end], style=PART_STYLES[what])
     return text

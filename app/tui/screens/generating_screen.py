@@ -326,8 +326,10 @@ class GenerationRunner:
             return
         if isinstance(message, GenerationFailed):
             # Nothing to connect to until it runs again; then the same backend answers (or finds it restarted).
-            again = f"\nNothing to reconnect: once it runs again, {self._ask_key()} tries again." * message.server_gone
-            self.screen.notify(message.error + again, title=message.title, severity="error", timeout=10)
+            said = self._settings.language.gettext("Nothing to reconnect: once it runs again, {key} tries again.")
+            again = ("\n" + said.format(key=self._ask_key())) * message.server_gone
+            title = self._settings.language.gettext(message.title)
+            self.screen.notify(message.error + again, title=title, severity="error", timeout=10)
             await self._ended(active, error=message.error, retry_helps=message.retry_helps, ran=message.engine_started)
         else:
             await self._ended(active, ran=False)

@@ -31,38 +31,42 @@ class LoadModelScreen(ModalScreen[LoadOptions | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="load.cancel", tooltip="Keep writing without loading")]
 
-    def __init__(self, current: LoadOptions | None, error: str = "", threads: int | None = None) -> None:
+    def __init__(
+        self, current: LoadOptions | None, error: str = "", threads: int | None = None, language: Language = ENGLISH
+    ) -> None:
         """`current`: the options to start from (the model that failed or is loaded);
         `threads`: llama.cpp threads when there is none."""
         super().__init__()
+        self._language = language
         self._current = current
         self._error = error
         self._threads = threads
 
     def compose(self) -> ComposeResult:
         current = self._current
+        _ = self._language.gettext
         with Vertical(id="dialog", classes="dialog"):
-            yield Static("Load a model", classes="dialog-title")
+            yield Static(_("Load a model"), classes="dialog-title")
             if self._error:
                 yield Static(self._error, classes="dialog-error", markup=False)
-            yield Label("GGUF model file")
+            yield Label(_("GGUF model file"))
             yield Input(str(current.model_path) if current else "", placeholder="/path/to/model.gguf", id="model-path")
-            yield Label("LoRA adapter (optional)")
+            yield Label(_("LoRA adapter (optional)"))
             yield Input(
                 str(current.lora_path) if current and current.lora_path else "",
                 placeholder="/path/to/adapter.gguf",
                 id="lora-path",
             )
             # Here too, or a .model that cannot be read would fail every model typed above.
-            yield Label("SentencePiece .model it was trained with (optional)")
+            yield Label(_("SentencePiece .model it was trained with (optional)"))
             yield Input(
                 str(current.spm_path) if current and current.spm_path else "",
                 placeholder="/path/to/tokenizer.model",
                 id="spm-path",
             )
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Load", variant="primary", id="load")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Load"), variant="primary", id="load")
+                yield Button(_("Cancel"), id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#model-path", Input).focus()
@@ -72,7 +76,7 @@ class LoadModelScreen(ModalScreen[LoadOptions | None]):
     def _load(self) -> None:
         model = _expanded(self.query_one("#model-path", Input).value)
         if model is None:
-            self.notify("Type the path of a .gguf model file.", severity="warning")
+            self.notify(self._language.gettext("Type the path of a .gguf model file."), severity="warning")
             return
         lora = _expanded(self.query_one("#lora-path", Input).value)
         spm = _expanded(self.query_one("#spm-path", Input).value)

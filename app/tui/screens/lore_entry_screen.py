@@ -15,9 +15,11 @@ from textual.widgets import Button, Checkbox, Input, Label, Static, TextArea
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.lore import LoreEntry, LoreError, compiled_keys
 
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
 from scriptorium.app.tui.keys import type_invisible
 
-HELP = (
+HELP = N_(
     "Keys: comma-separated words or phrases, matched on whole words in any case, or a /regular expression/. "
     "Secondary: one must be found too."
 )
@@ -52,33 +54,35 @@ class LoreEntryScreen(ModalScreen[LoreEntry | None]):
         ),
     ]
 
-    def __init__(self, entry: LoreEntry | None = None) -> None:
+    def __init__(self, entry: LoreEntry | None = None, language: Language = ENGLISH) -> None:
         super().__init__()
+        self._language = language
         self._entry = entry or LoreEntry("", (), "")
 
     def compose(self) -> ComposeResult:
         entry = self._entry
+        _ = self._language.gettext
         with Vertical(classes="dialog", id="lore-entry-dialog"):
-            yield Static(HELP, classes="dialog-title", markup=False)
+            yield Static(_(HELP), classes="dialog-title", markup=False)
             with Horizontal(classes="lore-field", id="lore-name-row"):
-                yield Label("name")
+                yield Label(_("name"))
                 yield Input(entry.name, id="lore-name")
             with Horizontal(classes="lore-field"):
-                yield Label("keys")
+                yield Label(_("keys"))
                 yield Input(joined_keys(entry.keys), id="lore-keys", placeholder="Lucia, la ragazza")
             with Horizontal(classes="lore-field"):
-                yield Label("secondary")
+                yield Label(_("secondary"))
                 yield Input(joined_keys(entry.secondary), id="lore-secondary")
             with Horizontal(classes="lore-field"):
-                yield Label("priority")
+                yield Label(_("priority"))
                 yield Input(str(entry.priority), id="lore-priority", type="integer")
-                yield Checkbox("on", entry.enabled, id="lore-enabled")
-                yield Checkbox("always", entry.always, id="lore-always")
-                yield Checkbox("case", entry.case_sensitive, id="lore-case")
+                yield Checkbox(self._language.pgettext("lore entry", "on"), entry.enabled, id="lore-enabled")
+                yield Checkbox(_("always"), entry.always, id="lore-always")
+                yield Checkbox(_("case"), entry.case_sensitive, id="lore-case")
             yield TextArea(entry.text, soft_wrap=True, id="lore-text")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Keep", variant="primary", id="keep")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Keep"), variant="primary", id="keep")
+                yield Button(_("Cancel"), id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#lore-name" if not self._entry.name else "#lore-text").focus()
@@ -91,20 +95,21 @@ class LoreEntryScreen(ModalScreen[LoreEntry | None]):
         try:
             self.dismiss(self.typed())
         except ScriptoriumError as error:
-            self.notify(str(error), title="Lore entry", severity="warning")
+            self.notify(str(error), title=self._language.gettext("Lore entry"), severity="warning")
 
     def typed(self) -> LoreEntry:
         """The entry the fields describe; LoreError (one line) for one that cannot be used."""
         keys = split_keys(self.query_one("#lore-keys", Input).value)
         name = self.query_one("#lore-name", Input).value.strip() or (keys[0] if keys else "")
         always = self.query_one("#lore-always", Checkbox).value
+        _ = self._language.gettext
         if not name:
-            raise LoreError("give the entry a name or a key")
+            raise LoreError(_("give the entry a name or a key"))
         if not keys and not always:
-            raise LoreError("give the entry a key (a word that makes it enter the prompt), or make it always enter")
+            raise LoreError(_("give the entry a key (a word that makes it enter the prompt), or make it always enter"))
         raw = self.query_one("#lore-priority", Input).value.strip() or "0"
         if not raw.lstrip("-").isdigit():
-            raise LoreError(f"the priority must be a whole number, not {raw!r}")
+            raise LoreError(_("the priority must be a whole number, not {value}").format(value=repr(raw)))
         entry = LoreEntry(
             name=name,
             keys=keys,

@@ -19,6 +19,8 @@ from textual.widgets import DataTable, Static
 from scriptorium.inference.errors import ScriptoriumError
 from scriptorium.inference.lore import Fired, LoreEntry, Lorebook, lore_summary
 
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.lore_entry_screen import LoreEntryScreen, joined_keys
 
@@ -67,19 +69,27 @@ class LoreScreen(ModalScreen[None]):
         ),
     ]
 
-    def __init__(self, shelf: LoreShelf, lorebook: Lorebook, fired: tuple[Fired, ...]) -> None:
+    def __init__(
+        self, shelf: LoreShelf, lorebook: Lorebook, fired: tuple[Fired, ...], language: Language = ENGLISH
+    ) -> None:
         """`fired`: the lore of the last prompt made for the draft."""
         super().__init__()
+        self._language = language
         self._shelf = shelf
         self.lorebook = lorebook
         self._fired = {f.name: f for f in fired}
-        self._fired_line = lore_summary(fired) if fired else "lore: none fired for the last prompt"
+        _ = language.gettext
+        self._fired_line = (
+            lore_summary(fired, _, language.number) if fired else _("lore: none fired for the last prompt")
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical(id="lore-box"):
             yield Static(
-                "Lorebook · a adds · Enter edits · Space on/off · d deletes · s scan depth · b budget · "
-                "f file · Esc closes",
+                self._language.gettext(
+                    "Lorebook · a adds · Enter edits · Space on/off · d deletes · s scan depth · b budget · "
+                    "f file · Esc closes"
+                ),
                 id="lore-title",
             )
             yield Static(self._where(), id="lore-where", markup=False)
@@ -88,29 +98,36 @@ class LoreScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("on", "name", "keys", "prio", "last prompt")
+        _ = self._language.gettext
+        table.add_columns(
+            self._language.pgettext("lore entry", "on"), _("name"), _("keys"), _("prio"), _("last prompt")
+        )
         self._fill()
         table.focus()
 
     def _where(self) -> str:
         path, book = self._shelf.path, self.lorebook
-        where = f"kept in {path}" if path else "kept in this session (f: share a lorebook file)"
-        return f"scans the last {book.scan_depth:,} tokens · budget {book.budget:,} tokens · {where}"
+        _, number = self._language.gettext, self._language.number
+        where = _("kept in {path}").format(path=path) if path else _("kept in this session (f: share a lorebook file)")
+        return _("scans the last {depth} tokens · budget {budget} tokens · {where}").format(
+            depth=number(book.scan_depth, ","), budget=number(book.budget, ","), where=where
+        )
 
     def _fill(self) -> None:
         table: DataTable[str | Text] = self.query_one(DataTable)
+        _ = self._language.gettext
         row = table.cursor_row
         table.clear()
         for entry in self.lorebook.entries:
             table.add_row(
                 "✓" if entry.enabled else "·",
                 Text(entry.name),
-                Text("always" if entry.always else joined_keys(entry.keys)),
+                Text(_("always") if entry.always else joined_keys(entry.keys)),
                 str(entry.priority),
                 self._last(entry),
             )
         if not self.lorebook.entries:
-            table.add_row("", "No entries yet: a adds one", "", "", "")
+            table.add_row("", _("No entries yet: a adds one"), "", "", "")
         table.move_cursor(row=min(row, max(table.row_count - 1, 0)))
         self.query_one("#lore-where", Static).update(self._where())
 
@@ -118,7 +135,13 @@ class LoreScreen(ModalScreen[None]):
         fired = self._fired.get(entry.name)
         if fired is None:
             return ""
-        return f"in, {fired.tokens:,} tok" if fired.kept else f"dropped ({fired.tokens:,} tok)"
+        tokens = self._language.number(fired.tokens, ",")
+        _ = self._language.gettext
+        return (
+            _("in, {tokens} tok").format(tokens=tokens)
+            if fired.kept
+            else _("dropped ({tokens} tok)").format(tokens=tokens)
+        )
 
     def _highlighted(self) -> int | None:
         row = self.query_one(DataTable).cursor_row
@@ -128,7 +151,7 @@ class LoreScreen(ModalScreen[None]):
         try:
             self._shelf.keep(lorebook)
         except ScriptoriumError as error:
-            self.notify(str(error), title="Lorebook", severity="error", timeout=10)
+            self.notify(str(error), title=self._language.gettext("Lorebook"), severity="error", timeout=10)
             return
         self.lorebook = lorebook
         self._fill()
@@ -146,14 +169,16 @@ class LoreScreen(ModalScreen[None]):
             self.query_one(DataTable).move_cursor(row=len(entries) - 1)
 
     def action_add(self) -> None:
-        self.app.push_screen(LoreEntryScreen(), lambda entry: self._edited(None, entry))
+        self.app.push_screen(LoreEntryScreen(language=self._language), lambda entry: self._edited(None, entry))
 
     @on(DataTable.RowSelected)
     def action_edit(self) -> None:
         index = self._highlighted()
         if index is None:
             return self.action_add()
-        self.app.push_screen(LoreEntryScreen(self.lorebook.entries[index]), lambda entry: self._edited(index, entry))
+        self.app.push_screen(
+            LoreEntryScreen(self.lorebook.entries[index], self._language), lambda entry: self._edited(index, entry)
+        )
 
     def action_switch(self) -> None:
         index = self._highlighted()
@@ -172,13 +197,15 @@ class LoreScreen(ModalScreen[None]):
                 entries = self.lorebook.entries
                 self._keep(replace(self.lorebook, entries=entries[:index] + entries[index + 1 :]))
 
-        self.app.push_screen(ConfirmScreen(f"Delete the lore entry “{entry.name}”?", "Delete"), decided)
+        question = self._language.gettext("Delete the lore entry “{name}”?").format(name=entry.name)
+        self.app.push_screen(ConfirmScreen(question, N_("Delete"), self._language), decided)
 
     def action_number(self, field: str) -> None:
         """Set the scan depth or the budget (`field`), checked as a lorebook file's are."""
+        _ = self._language.gettext
         what = {
-            "scan_depth": "Tokens at the end of the draft searched for keys",
-            "budget": "Tokens the entries may take in the prompt (at most half of what memory and note leave)",
+            "scan_depth": _("Tokens at the end of the draft searched for keys"),
+            "budget": _("Tokens the entries may take in the prompt (at most half of what memory and note leave)"),
         }
 
         def chosen(value: str | None) -> None:
@@ -188,11 +215,12 @@ class LoreScreen(ModalScreen[None]):
                 number: object = int(value) if value.strip().lstrip("-").isdigit() else value
                 lorebook = replace(self.lorebook, **{field: number})
             except ScriptoriumError as error:
-                self.notify(str(error), title="Lorebook", severity="warning")
+                self.notify(str(error), title=_("Lorebook"), severity="warning")
                 return
             self._keep(lorebook)
 
-        self.app.push_screen(TextPromptScreen(what[field], str(getattr(self.lorebook, field))), chosen)
+        value = str(getattr(self.lorebook, field))
+        self.app.push_screen(TextPromptScreen(what[field], value, language=self._language), chosen)
 
     def action_file(self) -> None:
         """With no file: ask for one (read if it exists, else written with the entries);
@@ -206,19 +234,20 @@ class LoreScreen(ModalScreen[None]):
             if yes:
                 self._switch(lambda: self._shelf.use_own_entries(self.lorebook) or self.lorebook)
 
+        _ = self._language.gettext
         if self._shelf.path:
-            self.app.push_screen(
-                ConfirmScreen(
-                    f"Stop sharing {self._shelf.path}? This session keeps a copy of its "
-                    "entries; the file stays as it is.",
-                    "Stop sharing",
-                ),
-                back,
-            )
+            question = _(
+                "Stop sharing {path}? This session keeps a copy of its entries; the file stays as it is."
+            ).format(path=self._shelf.path)
+            self.app.push_screen(ConfirmScreen(question, N_("Stop sharing"), self._language), back)
         else:
             self.app.push_screen(
                 TextPromptScreen(
-                    "Lorebook file shared by several drafts (TOML): read if it exists, else written with these entries"
+                    _(
+                        "Lorebook file shared by several drafts (TOML): read if it exists, "
+                        "else written with these entries"
+                    ),
+                    language=self._language,
                 ),
                 chosen,
             )
@@ -227,6 +256,6 @@ class LoreScreen(ModalScreen[None]):
         try:
             self.lorebook = switch()
         except ScriptoriumError as error:
-            self.notify(str(error), title="Lorebook", severity="error", timeout=10)
+            self.notify(str(error), title=self._language.gettext("Lorebook"), severity="error", timeout=10)
             return
         self._fill()

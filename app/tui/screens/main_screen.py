@@ -130,7 +130,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         )
 
     def on_mount(self) -> None:
-        self.status.update_state(mode=self.mode, draft_name=self._draft_file.display_name)
+        self.status.update_state(mode=self.mode, draft_name=self._draft_file.shown_name(self.language.gettext))
         self._count_words()
         self.watch(self.draft, "modified", self.draft_state_changed, init=False)
         for shown in ("sampler", "bias", "lora_scale", "last_seed"):
@@ -167,7 +167,10 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def _show_model_state(self) -> None:
         """What the panels say before a first token, true to the model's state, with the key that starts one."""
-        start = f"press {self._ask_key()} to " + ("continue the draft" if self.mode == "draft" else "send a message")
+        _ = self.language.gettext
+        start = (
+            _("press {key} to continue the draft") if self.mode == "draft" else _("press {key} to send a message")
+        ).format(key=self._ask_key())
         self.sidebar.show_model_state(self.model_status.state, start, answering=not self.model_status.not_answering)
 
     def _ask_key(self) -> str:
@@ -323,7 +326,9 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.draft.modified = not saved
 
     def draft_state_changed(self) -> None:
-        self.status.update_state(draft_name=self._draft_file.display_name, modified=self.draft.modified)
+        self.status.update_state(
+            draft_name=self._draft_file.shown_name(self.language.gettext), modified=self.draft.modified
+        )
 
     def show_draft(self, text: str, spans: list[Span]) -> None:
         self.draft.show_text(text, spans)

@@ -19,11 +19,21 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from scriptorium.inference.discovery import KIND_LORA, KIND_MODEL, Discovery, FoundModel
+from scriptorium.inference.discovery import (
+    KIND_LORA,
+    KIND_MODEL,
+    SOURCE_CONFIG,
+    SOURCE_DEMO,
+    SOURCE_MODELS_DIR,
+    Discovery,
+    FoundModel,
+)
 
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app import paths
 from scriptorium.app.config.schema import Config
+from scriptorium.app.i18n.language import ENGLISH, Language
+from scriptorium.app.i18n.marker import N_
 from scriptorium.app.units import format_bytes
 
 
@@ -34,12 +44,14 @@ class ModelChoice:
     lora_scale: float
 
 
-def _describe(model: FoundModel) -> Text:
-    facts = " · ".join(
-        x
-        for x in (model.path.name, model.architecture, model.quantization, format_bytes(model.size_bytes), model.source)
-        if x
-    )
+SOURCE_NAMES = {SOURCE_CONFIG: N_("config"), SOURCE_MODELS_DIR: N_("models folder"), SOURCE_DEMO: N_("demo")}
+"""Where discovery found a model, in words to translate (LM Studio and Hugging Face are names)."""
+
+
+def _describe(model: FoundModel, language: Language) -> Text:
+    size = format_bytes(model.size_bytes, language.number)
+    source = language.gettext(SOURCE_NAMES[model.source]) if model.source in SOURCE_NAMES else model.source
+    facts = " · ".join(x for x in (model.path.name, model.architecture, model.quantization, size, source) if x)
     # Text, not markup: a model name may hold brackets.
     return Text.assemble(model.name, ("  " + facts, "dim"))
 
@@ -56,10 +68,18 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
             tooltip="Keep the current model and go back to writing",
         )
     ]
-    TITLE_TEXT = "Choose a model"
+    TITLE_TEXT = N_("Choose a model")
 
-    def __init__(self, config: Config, *, discovery: Discovery | None = None, lora_scale: float = 1.0) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        discovery: Discovery | None = None,
+        lora_scale: float = 1.0,
+        language: Language = ENGLISH,
+    ) -> None:
         super().__init__()
+        self._language = language
         self._config = config
         self._discovery = discovery
         self._scale = lora_scale
@@ -71,19 +91,24 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
         return ""
 
     def compose(self) -> ComposeResult:
+        _ = self._language.gettext
         with Vertical(classes="dialog picker"):
-            yield Static(self.TITLE_TEXT, classes="dialog-title")
+            yield Static(_(self.TITLE_TEXT), classes="dialog-title")
             if self.intro():
                 yield Static(self.intro(), id="picker-intro", markup=False)
-            yield Label("Models found (Enter loads)")
-            yield OptionList(Option("Looking for GGUF files…", disabled=True), id="picker-models")
-            yield Label("LoRA adapter for this model's architecture")
-            yield OptionList(Option("none", id="none"), id="picker-adapters")
-            yield Label("Adapter scale (0 disables it, 1 as trained)")
+            yield Label(_("Models found (Enter loads)"))
+            yield OptionList(Option(_("Looking for GGUF files…"), disabled=True), id="picker-models")
+            yield Label(_("LoRA adapter for this model's architecture"))
+            yield OptionList(Option(self._no_adapter(), id="none"), id="picker-adapters")
+            yield Label(_("Adapter scale (0 disables it, 1 as trained)"))
+            # As typed back: float() reads a point, so the field keeps Python's form in any language.
             yield Input(f"{self._scale:g}", id="picker-scale")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Load", variant="primary", id="load")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Load"), variant="primary", id="load")
+                yield Button(_("Cancel"), id="cancel")
+
+    def _no_adapter(self) -> str:
+        return self._language.pgettext("LoRA adapter", "none")
 
     def on_mount(self) -> None:
         self.query_one("#picker-models", OptionList).focus()
@@ -98,7 +123,8 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
         try:
             found = model_choice.discover(self._config)
         except Exception as error:  # noqa: BLE001 - a bad folder must not take the app down
-            self.app.call_from_thread(self.notify, f"Discovery failed: {error}", severity="error")
+            said = self._language.gettext("Discovery failed: {error}").format(error=error)
+            self.app.call_from_thread(self.notify, said, severity="error")
             found = Discovery(models=())
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, found)
@@ -109,10 +135,11 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
         models = self.query_one("#picker-models", OptionList)
         models.clear_options()
         if self._models:
-            models.add_options([Option(_describe(m), id=str(i)) for i, m in enumerate(self._models)])
+            models.add_options([Option(_describe(m, self._language), id=str(i)) for i, m in enumerate(self._models)])
             models.highlighted = 0
         else:
-            models.add_option(Option("No GGUF models found (see above for where to put one).", disabled=True))
+            said = self._language.gettext("No GGUF models found (see above for where to put one).")
+            models.add_option(Option(said, disabled=True))
         for problem in discovery.problems:
             self.notify(problem, severity="warning", timeout=10)
 
@@ -121,11 +148,13 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
         model = self._model(event.option_index)
         adapters = self.query_one("#picker-adapters", OptionList)
         adapters.clear_options()
-        adapters.add_option(Option("none", id="none"))
+        adapters.add_option(Option(self._no_adapter(), id="none"))
         self._adapters = []
         if model is not None and model.architecture and self._discovery is not None:
             self._adapters = [a for a in self._discovery.adapters_for(model.architecture) if a.kind == KIND_LORA]
-            adapters.add_options([Option(_describe(a), id=str(i)) for i, a in enumerate(self._adapters)])
+            adapters.add_options(
+                [Option(_describe(a, self._language), id=str(i)) for i, a in enumerate(self._adapters)]
+            )
         adapters.highlighted = 0
 
     def _model(self, index: int | None) -> FoundModel | None:
@@ -138,7 +167,7 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
     def _load(self) -> None:
         model = self._model(self.query_one("#picker-models", OptionList).highlighted)
         if model is None:
-            self.notify("There is no model to load here yet.", severity="warning")
+            self.notify(self._language.gettext("There is no model to load here yet."), severity="warning")
             return
         index = self.query_one("#picker-adapters", OptionList).highlighted
         adapter = self._adapters[index - 1].path if index and 0 < index <= len(self._adapters) else None
@@ -148,7 +177,8 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
         except ValueError:
             scale = -1.0
         if not 0.0 <= scale <= 4.0:
-            self.notify(f"The adapter scale must be a number between 0 and 4, not '{text}'.", severity="error")
+            said = self._language.gettext("The adapter scale must be a number between 0 and 4, not '{text}'.")
+            self.notify(said.format(text=text), severity="error")
             return
         self.dismiss(ModelChoice(model.path, adapter, scale))
 
@@ -168,21 +198,28 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
 class WelcomeScreen(ModelPickerScreen):
     """No model given, none configured, no demo model: how to get one, and what was found."""
 
-    TITLE_TEXT = "Welcome to scriptorium: there is no model yet"
+    TITLE_TEXT = N_("Welcome to scriptorium: there is no model yet")
 
-    def __init__(self, config: Config, *, discovery: Discovery | None = None, demo_hint: str = "") -> None:
-        super().__init__(config, discovery=discovery)
+    def __init__(
+        self, config: Config, *, discovery: Discovery | None = None, demo_hint: str = "", language: Language = ENGLISH
+    ) -> None:
+        super().__init__(config, discovery=discovery, language=language)
         self._demo_hint = demo_hint
 
     def intro(self) -> str:
+        _ = self._language.gettext
         config_file = self._config.source or paths.config_file()
         lines = [
-            "Point scriptorium at a GGUF model file in any of these ways:",
-            "  • start it with  scriptorium --model FILE.gguf",
-            f'  • set  path = "FILE.gguf"  under [model] in {config_file}  (scriptorium config path)',
-            f"  • put .gguf files in {paths.models_dir()}  (also found: LM Studio, Hugging Face cache)",
+            _("Point scriptorium at a GGUF model file in any of these ways:"),
+            _("  • start it with  scriptorium --model FILE.gguf"),
+            _('  • set  path = "FILE.gguf"  under [model] in {config_file}  (scriptorium config path)').format(
+                config_file=config_file
+            ),
+            _("  • put .gguf files in {folder}  (also found: LM Studio, Hugging Face cache)").format(
+                folder=paths.models_dir()
+            ),
         ]
         if self._demo_hint:
-            lines.append(f"  • or install the small demo model: {self._demo_hint}")
-        lines.append("Pick one below to load it now, or press Esc to write without a model.")
+            lines.append(_("  • or install the small demo model: {hint}").format(hint=self._demo_hint))
+        lines.append(_("Pick one below to load it now, or press Esc to write without a model."))
         return "\n".join(lines)

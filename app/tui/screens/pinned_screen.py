@@ -17,7 +17,7 @@ from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.marker import N_
 
 from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.window import Pinned, check_note_depth
+from scriptorium.inference.window import NOTE_DEPTH_RANGE, Pinned, WindowError, check_note_depth
 
 HELP = {
     "memory": N_(
@@ -139,11 +139,17 @@ class PinnedScreen(ModalScreen[Pinned | None]):
         if self.which == "memory":
             return Pinned(text, self._pinned.note, self._pinned.note_depth)
         raw = self.query_one("#pinned-depth", Input).value.strip()
+        typed: int | str = int(raw) if raw.lstrip("-").isdigit() else raw
         try:
-            depth = check_note_depth(int(raw) if raw.lstrip("-").isdigit() else raw, "the note's depth")
+            depth = check_note_depth(typed, "the note's depth")  # a word is refused there too
         except ScriptoriumError:
             if strict:
-                raise
+                # check_note_depth's rule, said in the interface's language (its own line is the command line's).
+                low, high = NOTE_DEPTH_RANGE
+                said = self._language.gettext(
+                    "the note's depth must be a whole number from {low} to {high}, not {value}"
+                )
+                raise WindowError(said.format(low=low, high=high, value=repr(typed))) from None
             depth = self._pinned.note_depth
         return Pinned(self._pinned.memory, text, depth)
 

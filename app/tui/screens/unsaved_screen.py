@@ -31,7 +31,7 @@ class UnsavedScreen(ModalScreen[str | None]):
         self._language = language
         # The failures were notified as they happened, and may have faded: the question says them again.
         self._reasons = "\n".join(dict.fromkeys(unsaved.values()))
-        self._name = draft_file.display_name
+        self._name = draft_file.shown_name(language.gettext)
         self._has_path = draft_file.path is not None
         self._conflict = conflict and self._has_path
         # Unnamed, the draft's text lives in its session only.

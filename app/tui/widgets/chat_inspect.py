@@ -219,7 +219,7 @@ class ReplyInspection:
             return
         views = self.views()
         if not views or self.pane.streaming:
-            self.pane.notify("No finished reply to inspect yet.", severity="warning")
+            self.pane.notify(self.pane.language.gettext("No finished reply to inspect yet."), severity="warning")
             return
         self.inspected_reply = len(views) - 1
         self.inspected = len(views[-1].records) - 1

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 
+from scriptorium.app.tui.branches import shown_label
 from scriptorium.app.tui.token_spans import TokenRecord
 from scriptorium.app.i18n.marker import N_
 
@@ -113,7 +114,7 @@ class ReplyVersions:
         number = self.language.gettext("version {number}/{count}").format(
             number=self._shown + 1, count=len(self._versions)
         )
-        return f"{number} · {self._versions[self._shown].label}"
+        return f"{number} · {shown_label(self._versions[self._shown].label, self.language)}"
 
     def note(self) -> str:
         """What the reply shows underneath: which version it is, and the keys to the others."""

@@ -111,7 +111,7 @@ class Candidates:
         # One prompt for every candidate, fitted to the window by the first one's worker.
         asked = asked_text(editor.document, anchor, spaces, written)
         base = pane.new_request("draft", prepared_once(pane.window_preparer(backend, asked, template)))
-        settings, note = candidate_sampler(base.settings)
+        settings, note = candidate_sampler(base.settings, pane.language)
         if note is not None:
             pane.notify(note, timeout=8)
         started: list[int] = []

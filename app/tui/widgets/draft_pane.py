@@ -261,7 +261,8 @@ class DraftPane(ModePane):
         """The backend and the continue template, scoring stopped; None after telling the
         author why the model cannot write now."""
         if self.generating:
-            self.notify("The model is already writing: press Esc to stop it first.", severity="warning")
+            said = self.language.gettext("The model is already writing: press Esc to stop it first.")
+            self.notify(said, severity="warning")
             return None
         backend = self.ready_backend()
         template = self.prompt_template(prompts.CONTINUE) if backend is not None else None

@@ -143,12 +143,25 @@ class Scorer:
         pane = self.pane
         self._compared = comparison
         pane.editor.show_compared(highlights(comparison))
+        _, number = pane.language.gettext, pane.language.number
         first, second = comparison.first_bits_per_character, comparison.second_bits_per_character
-        overall = f" ({first:.3f} against {second:.3f} bits/char)" if first is not None and second is not None else ""
+        overall = (
+            _(" ({first} against {second} bits/char)").format(first=number(first, ".3f"), second=number(second, ".3f"))
+            if first is not None and second is not None
+            else ""
+        )
+        said = _(
+            "Your draft compared with {second} against {first}{overall}: green where it finds your prose less "
+            "surprising, red where more; the cursor on a word says by how much. {key} scores it with the loaded "
+            "model again."
+        )
         pane.notify(
-            f"Your draft compared with {comparison.second} against {comparison.first}{overall}: green where it finds "
-            f"your prose less surprising, red where more; the cursor on a word says by how much. "
-            f"{pane.key_display('draft.score')} scores it with the loaded model again.",
+            said.format(
+                second=comparison.second,
+                first=comparison.first,
+                overall=overall,
+                key=pane.key_display("draft.score"),
+            ),
             markup=False,  # file names
         )
 
@@ -164,7 +177,7 @@ class Scorer:
             return False
         editor = self.pane.editor
         offset = editor.document.get_index_from_location(editor.cursor_location)
-        self.pane.post_message(ModePane.ActivityShown(figure_at(self._compared, offset)))
+        self.pane.post_message(ModePane.ActivityShown(figure_at(self._compared, offset, self.pane.language)))
         return True
 
     # ---- scoring the author's text ----------------------------------------------------------

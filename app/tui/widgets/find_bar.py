@@ -92,12 +92,14 @@ class FindBar(Vertical):
         self.replacement = Input(placeholder=_("replace with"), compact=True, id="replace-text")
         self.count = Label("", id="find-count")
         self.hints = Label("", id="find-hints")
+        find, replace = _("Find"), _("Replace")
+        width = max(len(find), len(replace)) + 1  # the two fields start in one column
         with Horizontal(classes="find-row"):
-            yield Label("Find    ", classes="find-label")
+            yield Label(find.ljust(width), classes="find-label")
             yield self.wanted
             yield self.count
         with Horizontal(classes="find-row"):
-            yield Label("Replace ", classes="find-label")
+            yield Label(replace.ljust(width), classes="find-label")
             yield self.replacement
             yield self.hints
 

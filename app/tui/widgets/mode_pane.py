@@ -158,9 +158,11 @@ class ModePane(Vertical):
         """The backend, or None after telling the author why there is none."""
         status = self.model_status
         if self.backend is not None and status.path is not None:
-            changed = changed_under_the_engine(status.path, status.file_stamp, self.key_display("app.load_model"))
+            changed = changed_under_the_engine(
+                status.path, status.file_stamp, self.key_display("app.load_model"), self.language.gettext
+            )
             if changed:
-                self.notify(changed, title=REPLACED_TITLE, severity="warning", timeout=15)
+                self.notify(changed, title=self.language.gettext(REPLACED_TITLE), severity="warning", timeout=15)
                 return None
         if self.backend is not None:
             return self.backend
@@ -192,7 +194,7 @@ class ModePane(Vertical):
 
         backend = self.backend
         not_text = (*backend.byte_token_ids, *backend.facts.named_token_ids) if backend is not None else ()
-        return AlternativesScreen(record, not_text)
+        return AlternativesScreen(record, not_text, self.language)
 
     def prompt_template(self, name: str) -> str | None:
         """The author's prompt template `name` (else the packaged one); None, after a
@@ -200,7 +202,7 @@ class ModePane(Vertical):
         try:
             return prompt_templates.load(name, paths.prompts_dir())
         except prompt_templates.PromptError as error:
-            self.notify(str(error), title="Prompt template", severity="error", timeout=15)
+            self.notify(str(error), title=self.language.gettext("Prompt template"), severity="error", timeout=15)
             return None
 
     def new_request(
@@ -262,8 +264,11 @@ class ModePane(Vertical):
         if new:
             self.unknown_said += new
             self.notify(
-                f"{unknown_warning(new, message.tokenizer)}. Said once for this draft.",
-                title="Vocabulary",
+                # The warning itself is inference's, one line for the app, `continue` and `vocab`.
+                self.language.gettext("{warning}. Said once for this draft.").format(
+                    warning=unknown_warning(new, message.tokenizer)
+                ),
+                title=self.language.gettext("Vocabulary"),
                 severity="warning",
                 timeout=15,
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -150,7 +151,7 @@ class ModelPanel(Panel):
             # A server's address takes the arithmetic's blank second line (it reports none).
             *(
                 Text(clip(line, width))
-                for line in _arithmetic_lines(status.arithmetic, width)
+                for line in _arithmetic_lines(status.arithmetic, width, _)
                 if line or not status.origin
             ),
         ]
@@ -189,8 +190,8 @@ def _threads_lines(arithmetic: Arithmetic | None, width: int) -> list[str]:
     return wrapped[:1] + ([" ".join(wrapped[1:])] if len(wrapped) > 1 else [])
 
 
-def _arithmetic_lines(arithmetic: Arithmetic | None, width: int) -> list[str]:
+def _arithmetic_lines(arithmetic: Arithmetic | None, width: int, gettext: Callable[[str], str]) -> list[str]:
     # The path and the threads apart: the side panel is too narrow for one line, and a cut would hide the threads.
     if arithmetic is None:
-        return ["arithmetic not reported", ""]
+        return [gettext("arithmetic not reported"), ""]
     return [f"{arithmetic.attention} · KV {arithmetic.kv_types}", *_threads_lines(arithmetic, width)]

@@ -702,8 +702,12 @@ class SamplerPanel(Panel, can_focus=True):
     def action_lora_scale(self, direction: int) -> None:
         view = self.view
         if view is None or view.lora_scale is None:
-            hint = f", or load one with {view.load_hint}" if view is not None and view.load_hint else ""
-            self.notify(f"No LoRA adapter is loaded (start with --lora PATH{hint}).", severity="warning")
+            _ = self.language.gettext
+            hint = (
+                _(", or load one with {key}").format(key=view.load_hint) if view is not None and view.load_hint else ""
+            )
+            said = _("No LoRA adapter is loaded (start with --lora PATH{hint}).").format(hint=hint)
+            self.notify(said, severity="warning")
             return
         self.post_message(self.Tuned(lora_scale=lambda scale: tuning.lora_scale_moved(scale, direction)))
 
