@@ -11,7 +11,7 @@ from typing import Callable, Iterator, Protocol, runtime_checkable
 
 from .arithmetic import Arithmetic
 from .events import Event, KVCacheUsage
-from .gguf_file import AdapterFacts, ModelFacts
+from .model_facts import AdapterFacts, ModelFacts
 from .load_options import LoadOptions
 from .settings import LogitBias, SamplerSettings
 from .speculation import OFF, Speculation

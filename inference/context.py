@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Sequence
 from . import native
 from .errors import GenerationError, ModelLoadError
 from .events import KVCacheUsage
-from .gguf_file import ModelFacts
+from .model_facts import ModelFacts
 from .fresh_prefix import FreshPrefix
 from .kv_cache import KVLayout
 from .row_batch import EveryRowBatch

@@ -20,7 +20,8 @@ from . import native
 from .arithmetic import Arithmetic, read_arithmetic
 from .errors import GenerationError, ModelLoadError
 from .events import Event, KVCacheUsage
-from .gguf_file import AdapterFacts, ModelFacts, read_adapter_facts, read_model_facts
+from .gguf_file import read_adapter_facts, read_model_facts
+from .model_facts import AdapterFacts, ModelFacts
 from .kv_cache import KVLayout
 from .load_options import LoadOptions, beyond_training, usable_cores
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for

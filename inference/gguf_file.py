@@ -8,12 +8,12 @@ with a message that says which file and what is wrong.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import ModelFileError
 from .gguf_header import FLOAT32, GGUFHeader, quantization_name, read_gguf_header
+from .model_facts import AdapterFacts, ModelFacts
 from .preflight import TOKEN_TEXTS, TOKEN_TYPE_BYTE, TOKEN_TYPES, check_model
 
 TOKEN_TYPE_UNKNOWN = 2
@@ -26,64 +26,6 @@ which are not the text they stand for."""
 DEFAULT_SWA_PATTERN = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4}
 # Converters write a window for these, but llama.cpp ignores it and keeps one full cache.
 SWA_IGNORED = frozenset({"phi3"})
-
-
-@dataclass(frozen=True, slots=True)
-class ModelFacts:
-    """What a GGUF file says about its model, read without loading the weights."""
-
-    path: Path
-    name: str
-    architecture: str
-    parameters: int
-    file_type: str
-    file_size: int
-    vocab_size: int
-    context_length: int
-    n_layer: int
-    n_embd: int
-    n_head: int
-    n_head_kv: tuple[int, ...]
-    """Per layer: llama.cpp allows the KV head count to vary by layer."""
-    key_length: int
-    value_length: int
-    sliding_window: int | None
-    swa_layers: tuple[bool, ...]
-    """Per layer: True where llama.cpp uses the sliding-window cache."""
-    has_chat_template: bool
-    byte_token_ids: tuple[int, ...]
-    tokenizer_model: str = ""
-    """tokenizer.ggml.model: 'llama' for SentencePiece, 'gpt2' for byte-level BPE..."""
-    add_bos: bool | None = None
-    """tokenizer.ggml.add_bos_token; None when the file leaves it to llama.cpp."""
-    add_space_prefix: bool = True
-    """tokenizer.ggml.add_space_prefix (llama.cpp's default when absent: true)."""
-    named_token_ids: tuple[int, ...] = ()
-    """Unknown, control and unused tokens (TOKEN_TYPES_NAMED): not text to write into a draft."""
-    unknown_token_ids: tuple[int, ...] = ()
-    """<unk>: the token a SentencePiece model reads any character it has no piece for as.
-    The panels name it, never show the characters it stood for as if they were its text."""
-
-    @property
-    def gqa_ratio(self) -> float:
-        """Query heads per KV head: 1 is plain multi-head attention, n_head is MQA."""
-        kv = max(self.n_head_kv) or 1
-        return self.n_head / kv
-
-    @property
-    def attention_kind(self) -> str:
-        kv = max(self.n_head_kv)
-        if kv == self.n_head:
-            return "MHA"
-        return "MQA" if kv == 1 else "GQA"
-
-
-@dataclass(frozen=True, slots=True)
-class AdapterFacts:
-    path: Path
-    architecture: str
-    alpha: float | None
-    file_size: int
 
 
 def _open(path: Path, what: str, whole_arrays: frozenset[str] = frozenset()) -> GGUFHeader:

@@ -27,7 +27,7 @@ from .arithmetic import Arithmetic
 from .child_process import EngineProcess
 from .errors import EngineCrashed, ModelLoadError
 from .events import Event, GenerationDone, KVCacheUsage, ThreadsChosen, TokenEvent
-from .gguf_file import AdapterFacts, ModelFacts
+from .model_facts import AdapterFacts, ModelFacts
 from .load_options import LoadOptions, beyond_training
 from .settings import LogitBias, SamplerSettings, SettingsError, check_top_n, rule_for
 from .speculation import OFF, Speculation

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .events import KVCacheUsage
-from .gguf_file import ModelFacts
+from .model_facts import ModelFacts
 
 KV_PAD = 256
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 from .backend import BackendLoader
 from .errors import ScriptoriumError
 from .events import Event, KVCacheUsage
-from .gguf_file import AdapterFacts, ModelFacts
+from .model_facts import AdapterFacts, ModelFacts
 from .load_options import LoadOptions, beyond_training
 from .remote_http import RequestRejected, ServerChanged, ServerClient, ServerError, Timeouts
 from .settings import LogitBias, SamplerSettings, SettingsError, rule_for

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .arithmetic import Arithmetic
-from .gguf_file import AdapterFacts, ModelFacts
+from .model_facts import AdapterFacts, ModelFacts
 from .kv_cache import KVLayout
 from .load_options import LoadOptions
 

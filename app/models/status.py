@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scriptorium.inference.arithmetic import Arithmetic
-from scriptorium.inference.gguf_file import AdapterFacts, ModelFacts
+from scriptorium.inference.model_facts import AdapterFacts, ModelFacts
 
 
 CONNECT_AGAIN = "connect to the llama-server again"

@@ -56,7 +56,7 @@ class ModelRef:
 
     @classmethod
     def from_facts(cls, facts: Any, sha256: str | None) -> "ModelRef":
-        """From an inference.gguf_file.ModelFacts (engine.facts)."""
+        """From an inference.model_facts.ModelFacts (engine.facts)."""
         return cls(
             path=str(facts.path),
             name=facts.name,
@@ -80,7 +80,7 @@ class LoraRef:
 
     @classmethod
     def from_facts(cls, facts: Any, scale: float, sha256: str | None) -> "LoraRef":
-        """From an inference.gguf_file.AdapterFacts (engine.adapter) and engine.lora_scale."""
+        """From an inference.model_facts.AdapterFacts (engine.adapter) and engine.lora_scale."""
         path = Path(facts.path)
         return cls(path=str(path), name=path.stem, size=facts.file_size, sha256=sha256, scale=float(scale))
 
