@@ -13,7 +13,6 @@ tail, which is what llama.cpp last wrote before an abort.
 from __future__ import annotations
 
 import collections
-import fcntl
 import os
 import signal
 import subprocess
@@ -23,6 +22,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .errors import EngineCrashed
+from .pipes import pipe_above_standard_streams
 from .wire import decode, encode
 
 WORKER_MODULE = "scriptorium.inference.worker"
@@ -39,30 +39,13 @@ CHILD_ENVIRONMENT = {
 }
 
 
-def _pipe_above_standard_streams() -> tuple[int, int]:
-    """os.pipe(), never on descriptors 0-2. With the parent's stdin, stdout or stderr
-    closed (`scriptorium continue FILE <&-`), os.pipe() takes that lowest free number; the
-    child's own stdin/stdout/stderr then land on it, and the worker read its requests
-    from /dev/null and left at once: "the model's engine stopped without a message"."""
-    read, write = os.pipe()
-    return _above_standard_streams(read), _above_standard_streams(write)
-
-
-def _above_standard_streams(fd: int) -> int:
-    if fd > 2:
-        return fd
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    os.close(fd)
-    return moved
-
-
 class EngineProcess:
     """One running worker: send requests, receive replies, learn why it died."""
 
     def __init__(self, module: str = WORKER_MODULE) -> None:
         """Start `python -m module REQUEST_FD REPLY_FD` (the engine's worker, or compare's)."""
-        request_read, request_write = _pipe_above_standard_streams()
-        reply_read, reply_write = _pipe_above_standard_streams()
+        request_read, request_write = pipe_above_standard_streams()
+        reply_read, reply_write = pipe_above_standard_streams()
         environment = {**os.environ, **CHILD_ENVIRONMENT}
         # A Python traceback of the dying child would bury llama.cpp's line.
         environment.pop("PYTHONFAULTHANDLER", None)

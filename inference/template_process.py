@@ -32,6 +32,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .errors import ScriptoriumError
+from .pipes import pipe_above_standard_streams  # as the engine's: never on 0-2
 
 RENDER_WAIT_S = 5.0
 """The longest a render may take: a real template renders in milliseconds."""
@@ -86,10 +87,8 @@ class TemplateRenderer:
             assert self._requests is not None and self._replies is not None
             return self._requests, self._replies
         self._end()
-        from .child_process import _pipe_above_standard_streams  # as the engine's: never on 0-2
-
-        request_read, request_write = _pipe_above_standard_streams()
-        reply_read, reply_write = _pipe_above_standard_streams()
+        request_read, request_write = pipe_above_standard_streams()
+        reply_read, reply_write = pipe_above_standard_streams()
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", RENDERER_MODULE, str(request_read), str(reply_write)],
