@@ -11,8 +11,8 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from scriptorium.inference.events import GenerationDone, TokenEvent
-from scriptorium.inference.settings import PRESETS, SamplerSettings
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.settings import PRESETS, SamplerSettings
 
 from scriptorium.app.tui.branches import move_version, start_version, with_break, with_writer, written_on_from
 from scriptorium.app.tui.generation import GenerationRequest

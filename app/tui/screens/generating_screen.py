@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from scriptorium.inference.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui import key_timing
@@ -44,7 +44,7 @@ from scriptorium.app.tui.widgets.status_bar import StatusBar
 from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend
+    from scriptorium.inference.core.backend import Backend
 
 
 SILENCE_NOTICE_AFTER = 5.0

@@ -18,8 +18,8 @@ from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher
 
-from scriptorium.inference.settings import LogitBias, SamplerSettings
-from scriptorium.inference.speculation import Speculation
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings
+from scriptorium.inference.core.speculation import Speculation
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
@@ -39,7 +39,7 @@ from scriptorium.app.tui.widgets.showing import set_shown
 from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend
+    from scriptorium.inference.core.backend import Backend
 
 
 WORD_COUNT_DELAY = 0.3

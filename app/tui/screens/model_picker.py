@@ -19,7 +19,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from scriptorium.inference.discovery import KIND_LORA, KIND_MODEL, Discovery, FoundModel
+from scriptorium.inference.gguf.discovery import KIND_LORA, KIND_MODEL, Discovery, FoundModel
 
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app import paths

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 
-from scriptorium.inference.events import TokenEvent
+from scriptorium.inference.core.events import TokenEvent
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource, add_records, close_records
 from scriptorium.app.tui.widgets.mode_pane import ModePane

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from textual.binding import Binding
 
 from scriptorium import prompts
-from scriptorium.inference.window_layout import note_break
+from scriptorium.inference.window.window_layout import note_break
 
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
@@ -23,7 +23,7 @@ from scriptorium.app.i18n.marker import N_
 if TYPE_CHECKING:
     from textual.widgets.text_area import Location
 
-    from scriptorium.inference.backend import Backend
+    from scriptorium.inference.core.backend import Backend
 
     from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice
 

@@ -17,7 +17,7 @@ from textual.widgets import TextArea
 from textual.worker import get_current_worker
 
 from scriptorium import prompts
-from scriptorium.inference.events import TokenEvent
+from scriptorium.inference.core.events import TokenEvent
 
 from scriptorium.app.sessions.draft_files import end_of_writing
 from scriptorium.app.tui.branches import Version, branch_at, branch_label, move_version, start_version
@@ -52,8 +52,8 @@ from scriptorium.app.tui.widgets.showing import set_shown
 from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
-    from scriptorium.inference.load_options import LoadOptions
-    from scriptorium.inference.window import Window
+    from scriptorium.inference.core.load_options import LoadOptions
+    from scriptorium.inference.window.window import Window
 
     from scriptorium.app.tui.generation import GenerationRequest
 

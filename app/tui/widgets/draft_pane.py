@@ -15,10 +15,10 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import var
 
-from scriptorium.inference.events import GenerationDone
-from scriptorium.inference.backend import Backend
-from scriptorium.inference.settings import SamplerSettings
-from scriptorium.inference.window_layout import note_break
+from scriptorium.inference.core.events import GenerationDone
+from scriptorium.inference.core.backend import Backend
+from scriptorium.inference.core.settings import SamplerSettings
+from scriptorium.inference.window.window_layout import note_break
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile

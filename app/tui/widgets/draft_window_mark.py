@@ -12,10 +12,10 @@ from textual.widgets.text_area import Location
 
 from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
-from scriptorium.inference.backend import Backend
-from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
-from scriptorium.inference.lore import Fired
-from scriptorium.inference.window import Fim, Window, WindowError, fim_suffix
+from scriptorium.inference.core.backend import Backend
+from scriptorium.inference.core.errors import EngineCrashed, ScriptoriumError
+from scriptorium.inference.window.lore import Fired
+from scriptorium.inference.window.window import Fim, Window, WindowError, fim_suffix
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
