@@ -74,9 +74,9 @@ if [ "$generic" = 1 ] && "$venv/bin/python" -c 'import llama_cpp, sys; sys.exit(
     exit 1
 fi
 
-# The per-token probability helper (inference/_step.c) is optional to the build: without
+# The per-token probability helper (inference/local/_step.c) is optional to the build: without
 # this Python's C headers pip skips it and numpy does its work, a few percent slower.
-helper_built() { "$venv/bin/python" -c 'import scriptorium.inference._step' 2>/dev/null; }
+helper_built() { "$venv/bin/python" -c 'import scriptorium.inference.local._step' 2>/dev/null; }
 if ! helper_built; then
     if [ "$with_tests" = 1 ] && command -v apt-get >/dev/null 2>&1; then
         # The tests check the helper is there; Debian ships the headers apart.

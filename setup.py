@@ -1,5 +1,5 @@
 """The one thing pyproject.toml cannot say without an experimental table: the C helper
-for per-token probabilities (inference/_step.c). A compiler is already required to build
+for per-token probabilities (inference/local/_step.c). A compiler is already required to build
 llama-cpp-python; the flags let -O3 vectorise the max over the vocabulary. Optional: a
 Python without its C headers (Debian's python3 without python3-dev) still installs, and
 scriptorium reads probabilities with numpy instead, a few percent slower."""
@@ -22,8 +22,8 @@ setup(
     packages=packages(),
     ext_modules=[
         Extension(
-            "scriptorium.inference._step",
-            sources=["inference/_step.c"],
+            "scriptorium.inference.local._step",
+            sources=["inference/local/_step.c"],
             extra_compile_args=["-O3", "-ffinite-math-only", "-fno-signed-zeros"],
             optional=True,
         )

@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.core.errors import ScriptoriumError
 
 TEMP_PREFIX = "."
 TEMP_SUFFIX = ".tmp"

@@ -1,5 +1,5 @@
 """Decode on a busy machine: plain llama.cpp at every thread count against scriptorium's
-engine choosing its threads by measurement (threads = "auto", inference/thread_choice.py).
+engine choosing its threads by measurement (threads = "auto", inference/local/thread_choice.py).
 
     .venv/bin/python bench/busy.py [--model PATH] [--tokens 128] [--rounds 3]
 
@@ -46,10 +46,10 @@ from typing import Iterator
 
 from reference import machine_facts, plain_decode_tokens_per_s
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import GenerationDone, ThreadsChosen
-from scriptorium.inference.load_options import usable_cores
-from scriptorium.inference.settings import LogitBias, preset
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import GenerationDone, ThreadsChosen
+from scriptorium.inference.core.load_options import usable_cores
+from scriptorium.inference.core.settings import LogitBias, preset
 
 PROMPT = (
     "Era una sera d'autunno quando Lucia tornò al paese. Le strade erano vuote, il forno chiuso, "
@@ -114,7 +114,7 @@ def auto_rate(engine: Engine, settings, bias: LogitBias) -> tuple[float, str]:
 
 def step_seconds(engine: Engine, prompt: list[int], n_tokens: int) -> list[float]:
     """Each llama_decode's seconds in plain llama.cpp's loop (the chooser's input): the
-    timing sequences tests/inference/test_thread_choice.py replays."""
+    timing sequences tests/inference/local/test_thread_choice.py replays."""
     lib, ctx = engine.handles.lib, engine.context.handle
     engine.clear_cache()
     tokens = (ctypes.c_int32 * len(prompt))(*prompt)
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     model = args.model
     if model is None:
         from scriptorium.app import paths
-        from scriptorium.inference.demo_model import ensure_demo_model
+        from scriptorium.inference.gguf.demo_model import ensure_demo_model
 
         model = ensure_demo_model(paths.demo_model_cache_dir())
     if not model.is_file():

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from reference import Reference, machine_facts, ratio_summary
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import GenerationDone, PrefillDone
-from scriptorium.inference.settings import PRESETS, LogitBias
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import GenerationDone, PrefillDone
+from scriptorium.inference.core.settings import PRESETS, LogitBias
 
 PROMPT = (
     "Era una sera d'autunno quando Lucia tornò al paese. Le strade erano vuote, "

@@ -1,5 +1,5 @@
 """Token healing against a prompt cut inside a word: the mean log-probability the model gives
-the true rest of the word, with and without healing (inference/healing.py).
+the true rest of the word, with and without healing (inference/local/healing.py).
 
     python bench/healing.py [MODEL.gguf ...] [--cuts N] [--seed S]
 
@@ -34,8 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from scriptorium.inference.engine import Engine, LoadOptions  # noqa: E402
-from scriptorium.inference.healing import plan_healing  # noqa: E402
+from scriptorium.inference.local.engine import Engine, LoadOptions  # noqa: E402
+from scriptorium.inference.local.healing import plan_healing  # noqa: E402
 
 TEXT = ROOT / "tests" / "data" / "italiano.txt"
 GEMMA = Path.home() / ".cache" / "scriptorium" / "demo-model" / "gemma-3-270m-q4_k_m.gguf"

@@ -30,11 +30,11 @@ from scriptorium.app.config import prompt_templates
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
-from scriptorium.inference.engine import Engine
-from scriptorium.inference.events import GenerationDone, TokenEvent
-from scriptorium.inference.isolated import IsolatedBackend
-from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import LogitBias, preset
+from scriptorium.inference.local.engine import Engine
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.process.isolated import IsolatedBackend
+from scriptorium.inference.core.load_options import LoadOptions
+from scriptorium.inference.core.settings import LogitBias, preset
 
 DRAFT = (
     "La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "

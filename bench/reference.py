@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scriptorium.inference import native
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.load_options import usable_cores
+from scriptorium.inference.core import native
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.load_options import usable_cores
 
 
 def cpu_model() -> str:

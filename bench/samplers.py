@@ -18,9 +18,9 @@ from pathlib import Path
 
 from reference import machine_facts
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import GenerationDone
-from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import GenerationDone
+from scriptorium.inference.core.settings import PRESETS, LogitBias, SamplerSettings
 
 PROMPT = (
     "Era una sera d'autunno quando Lucia tornò al paese. Le strade erano vuote, "
@@ -61,7 +61,7 @@ def chain_cpu_ms(engine: Engine, settings: SamplerSettings, steps: int, traced: 
     Traced, it also says how many steps ran on a short array (sampler_shortlist.py)."""
     import time
 
-    from scriptorium.inference.sampler_trace import ChainTrace
+    from scriptorium.inference.local.sampler_trace import ChainTrace
 
     context = engine.context
     engine.clear_cache()
@@ -91,7 +91,7 @@ def chain_cpu_ms(engine: Engine, settings: SamplerSettings, steps: int, traced: 
 
 def demo_model() -> Path:
     from scriptorium.app import paths
-    from scriptorium.inference.demo_model import ensure_demo_model
+    from scriptorium.inference.gguf.demo_model import ensure_demo_model
 
     return ensure_demo_model(paths.demo_model_cache_dir())
 

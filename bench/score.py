@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import PrefillDone, ScoreDone
-from scriptorium.inference.scoring import chunk_size
-from scriptorium.inference.settings import PRESETS, LogitBias
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import PrefillDone, ScoreDone
+from scriptorium.inference.local.scoring import chunk_size
+from scriptorium.inference.core.settings import PRESETS, LogitBias
 
 PARAGRAPH = (
     "Il treno arrivò in ritardo, come sempre d'inverno. Marta scese per ultima, con la valigia "

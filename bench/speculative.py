@@ -19,10 +19,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import GenerationDone, TokenEvent
-from scriptorium.inference.settings import PRESETS, LogitBias
-from scriptorium.inference.speculation import Speculation
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.settings import PRESETS, LogitBias
+from scriptorium.inference.core.speculation import Speculation
 
 PASSAGE = (
     "Era una sera d'autunno quando Lucia tornò al paese. Le strade erano vuote, e il vento portava "

@@ -20,8 +20,8 @@ from textual.app import App, ComposeResult
 from textual.message import Message
 from textual.widgets import Static
 
-from scriptorium.inference.events import GenerationDone, TokenEvent
-from scriptorium.inference.settings import LogitBias
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.settings import LogitBias
 
 
 class FloorApp(App[None]):

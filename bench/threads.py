@@ -52,9 +52,9 @@ def ui_standin(stop: threading.Event, lateness_ms: list[float]) -> None:
 def child(model: Path, threads: int, tokens: int, flash: bool) -> None:
     from contextlib import closing
 
-    from scriptorium.inference.engine import Engine, LoadOptions
-    from scriptorium.inference.events import GenerationDone
-    from scriptorium.inference.settings import LogitBias, preset
+    from scriptorium.inference.local.engine import Engine, LoadOptions
+    from scriptorium.inference.core.events import GenerationDone
+    from scriptorium.inference.core.settings import LogitBias, preset
 
     engine = Engine.load(LoadOptions(model_path=model, n_ctx=1024, n_threads=threads, flash_attn=flash))
     eos = int(engine.handles.lib.llama_vocab_eos(engine.handles.vocab))

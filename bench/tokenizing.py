@@ -16,8 +16,8 @@ import statistics
 import time
 from pathlib import Path
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.tokenizer import LlamaTokenizer
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.vocab.tokenizer import LlamaTokenizer
 
 PARAGRAPH = (
     "Il treno arrivò in ritardo, come sempre d'inverno. Marta scese per ultima, con la valigia "

@@ -58,11 +58,11 @@ from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.tui.widgets import sidebar
-from scriptorium.inference.engine import Engine
-from scriptorium.inference.events import GenerationDone
-from scriptorium.inference.isolated import IsolatedBackend
-from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import LogitBias, preset
+from scriptorium.inference.local.engine import Engine
+from scriptorium.inference.core.events import GenerationDone
+from scriptorium.inference.process.isolated import IsolatedBackend
+from scriptorium.inference.core.load_options import LoadOptions
+from scriptorium.inference.core.settings import LogitBias, preset
 
 DRAFT = (
     "La mattina del primo giorno di scuola, Marta uscì di casa prima del solito. "

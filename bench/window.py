@@ -29,11 +29,11 @@ import sys
 import time
 from pathlib import Path
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import GenerationDone, PrefillDone
-from scriptorium.inference.lore import LoreEntry, Lorebook
-from scriptorium.inference.settings import PRESETS, LogitBias
-from scriptorium.inference.window import build_window, prompt_budget
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import GenerationDone, PrefillDone
+from scriptorium.inference.window.lore import LoreEntry, Lorebook
+from scriptorium.inference.core.settings import PRESETS, LogitBias
+from scriptorium.inference.window.window import build_window, prompt_budget
 
 WORDS = (
     "il gatto nero dorme sul tetto e la casa era buia nella notte più lunga poi il cane corre verso la "

@@ -60,7 +60,7 @@ def flash_attention_timed_faster(monkeypatch: pytest.MonkeyPatch) -> None:
     """The auto flash-attention choice (flash_choice.py) finds flash attention faster
     without timing anything: a timed choice could flip between runs and move the
     probabilities a test reads. Tests of the timing itself import the real function."""
-    from scriptorium.inference import flash_choice
+    from scriptorium.inference.local import flash_choice
 
     monkeypatch.setattr(
         flash_choice, "time_decode_paths", lambda *args, **kwargs: flash_choice.FlashTiming(on_ms=1.0, off_ms=2.0)
@@ -218,7 +218,7 @@ def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def no_demo(monkeypatch: pytest.MonkeyPatch) -> None:
     """As if the `demo` extra were not installed."""
-    from scriptorium.inference import demo_model
+    from scriptorium.inference.gguf import demo_model
 
     monkeypatch.setattr(demo_model, "DEMO_PACKAGE", "scriptorium_test_no_such_demo_package")
 

@@ -11,7 +11,7 @@ from italian_vocab import byte_id, italian_vocab
 
 CONTROLS = (0x1F, 0x0E, 0x16, 0x17)
 PICTURES = "␟␎␖␗"
-"""How the text shows them (inference/text.py, visible_controls)."""
+"""How the text shows them (inference/core/text.py, visible_controls)."""
 
 
 def write_control_bytes_model(path: Path) -> Path:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.remote import RemoteBackend
+from scriptorium.inference.core.load_options import LoadOptions
+from scriptorium.inference.remote.remote import RemoteBackend
 
 REPO = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 60.0

@@ -10,8 +10,8 @@ import pytest
 from gguf_loop import loop_transitions
 from gguf_models import write_llama_model
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.settings import SamplerSettings
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.settings import SamplerSettings
 
 DRAFT = "La casa era buia, e la notte più lunga."
 STEPS = 200

@@ -22,7 +22,7 @@ import numpy as np
 import sentencepiece
 
 from gguf_models import _add_hparams, _layers, _Shape, finish
-from scriptorium.inference.spm_model import BYTE, load_spm
+from scriptorium.inference.vocab.spm_model import BYTE, load_spm
 
 TEXT = Path(__file__).resolve().parent / "data" / "italiano.txt"
 UNSEEN = "«»?—0123456789"

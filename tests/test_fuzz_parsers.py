@@ -26,9 +26,9 @@ from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
 from scriptorium.app.config.file import load_config, load_config_lenient
 from scriptorium.app.config.schema import ConfigError
-from scriptorium.inference.errors import ModelFileError, ScriptoriumError
-from scriptorium.inference.gguf_file import read_model_facts
-from scriptorium.inference.gguf_header import GGUFHeader, read_gguf_header
+from scriptorium.inference.core.errors import ModelFileError, ScriptoriumError
+from scriptorium.inference.gguf.gguf_file import read_model_facts
+from scriptorium.inference.gguf.gguf_header import GGUFHeader, read_gguf_header
 
 FUZZ = settings(
     max_examples=150,

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING, Callable
 
-from scriptorium.inference.errors import ScriptoriumError, read_named_text
-from scriptorium.inference.writer_stop import LENGTH_MODES
+from scriptorium.inference.core.errors import ScriptoriumError, read_named_text
+from scriptorium.inference.core.writer_stop import LENGTH_MODES
 
 from scriptorium.app.config.run_settings import threads_argument
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend, BackendLoader
-    from scriptorium.inference.load_options import LoadOptions
+    from scriptorium.inference.core.backend import Backend, BackendLoader
+    from scriptorium.inference.core.load_options import LoadOptions
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +61,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_speculation_arguments(parser: argparse.ArgumentParser) -> None:
-    from scriptorium.inference.speculation import GUESSERS
+    from scriptorium.inference.core.speculation import GUESSERS
 
     group = parser.add_argument_group("speculative decoding (the same text, sooner)")
     group.add_argument(
@@ -95,7 +95,7 @@ def choose_loader(server: str | None) -> "tuple[BackendLoader, bool]":
     a child process of ours (an abort there ends the child, not the editor), or the
     llama-server at `server`."""
     if server is not None:
-        from scriptorium.inference.remote import remote_loader
+        from scriptorium.inference.remote.remote import remote_loader
 
         return remote_loader(server), True
     from functools import partial
@@ -109,7 +109,7 @@ def choose_loader(server: str | None) -> "tuple[BackendLoader, bool]":
 def load_in_child(options: LoadOptions, on_progress: Callable[[float], None], *, flash_cache: Path) -> Backend:
     """The local loader: IsolatedBackend.load, llama.cpp in a child process."""
     # Imported by the first load (a worker thread), not before the first screen: multiprocessing and the wire.
-    from scriptorium.inference.isolated import IsolatedBackend
+    from scriptorium.inference.process.isolated import IsolatedBackend
 
     return IsolatedBackend.load(options, on_progress, flash_cache=flash_cache)
 

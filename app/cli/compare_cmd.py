@@ -1,7 +1,7 @@
 """`scriptorium compare MODEL [MODEL ...] --text FILE`: which model predicts the author's prose best.
 
 Each model (and, with --lora, each adapter scale) scores the same text in a child
-process of its own (inference/compare_worker.py, inference/comparison.py for the
+process of its own (inference/process/compare_worker.py, inference/local/comparison.py for the
 definitions); the rows come back as they finish, and ctrl+c prints those finished.
 """
 
@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from scriptorium.app.cli.common import EXIT_INTERRUPTED, read_draft
     from scriptorium.app.models.comparing import plan_comparison
-    from scriptorium.inference.errors import ScriptoriumError
+    from scriptorium.inference.core.errors import ScriptoriumError
 
     from .compare_output import print_results
 

@@ -10,7 +10,7 @@ def print_results(
     results: list[dict], text: str, args: argparse.Namespace, *, planned_rows: int, interrupted: bool
 ) -> None:
     from scriptorium.app.models.comparing import COLUMNS, cell, paragraph_bits
-    from scriptorium.inference.comparison import paragraph_spans
+    from scriptorium.inference.local.comparison import paragraph_spans
 
     spans = paragraph_spans(text)
     for record in results:

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Iterator
 
-from scriptorium.inference.window import DEFAULT_NOTE_DEPTH
+from scriptorium.inference.window.window import DEFAULT_NOTE_DEPTH
 
 from scriptorium.app.cli.common import (
     EXIT_INTERRUPTED,
@@ -150,7 +150,7 @@ def _done_json(done, engine, window, unknown: str) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scriptorium.inference.settings import SettingsError
+    from scriptorium.inference.core.settings import SettingsError
 
     from scriptorium.app.config.file import load_config
     from scriptorium.app.config.run_settings import run_settings
@@ -190,7 +190,7 @@ class _Inputs:
     def read(cls, args: argparse.Namespace) -> _Inputs:
         from scriptorium import prompts
         from scriptorium.app.config import prompt_templates
-        from scriptorium.inference.window import check_note_depth
+        from scriptorium.inference.window.window import check_note_depth
 
         from scriptorium.app import paths
         from scriptorium.app.sessions.draft_files import end_of_writing, inside_form
@@ -209,7 +209,7 @@ class _Inputs:
 def _load_engine(chosen, config):
     """The engine for the chosen model (here, in a child process, or on a server), with the
     notes about it said once, before the text."""
-    from scriptorium.inference.load_options import context_rounded
+    from scriptorium.inference.core.load_options import context_rounded
 
     from scriptorium.app.config.run_settings import SERVER_ADAPTER
     from scriptorium.app.models.choice import resolve_model, stderr_progress
@@ -232,7 +232,7 @@ def _load_engine(chosen, config):
 def _fit_window(inputs: _Inputs, engine, sampler):
     """(the window, the tokens before it, the characters the model reads as <unk>)."""
     from scriptorium import prompts
-    from scriptorium.inference.window import build_window, prompt_budget
+    from scriptorium.inference.window.window import build_window, prompt_budget
 
     if sampler.heal and not engine.heals:  # as the app says it, once
         print(
@@ -261,8 +261,8 @@ def _fit_window(inputs: _Inputs, engine, sampler):
 
 
 def _say_what_the_model_sees(window, dropped: int, unknown: str, engine, as_json: bool) -> None:
-    from scriptorium.inference.lore import lore_summary
-    from scriptorium.inference.text import unknown_warning
+    from scriptorium.inference.window.lore import lore_summary
+    from scriptorium.inference.core.text import unknown_warning
 
     if unknown:
         print(f"scriptorium: warning: {unknown_warning(unknown, engine.tokenizer_name)}", file=sys.stderr)
@@ -278,8 +278,8 @@ def _say_what_the_model_sees(window, dropped: int, unknown: str, engine, as_json
 
 def _stream(args: argparse.Namespace, inputs: _Inputs, engine, window, unknown: str, chosen) -> bool:
     """Write the continuation as it comes (text, or JSON lines); True if ctrl+c ended it."""
-    from scriptorium.inference.events import ContextTrimmed, GenerationDone, TokenEvent
-    from scriptorium.inference.window_layout import note_break
+    from scriptorium.inference.core.events import ContextTrimmed, GenerationDone, TokenEvent
+    from scriptorium.inference.window.window_layout import note_break
 
     out = sys.stdout
     lead = note_break(inputs.draft[: window.end], inputs.note, inputs.depth)

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scriptorium.inference.quantize import make_draft
+    from scriptorium.inference.gguf.quantize import make_draft
 
     from scriptorium.app.models.choice import stderr_progress
     from scriptorium.app.units import format_bytes

@@ -65,9 +65,9 @@ def _arithmetic(args: argparse.Namespace, model: Path, config: "Config") -> dict
     """The arithmetic the app and `continue` would use for this model: the KV types they
     ask for and the attention path, set in the config or by flag, or (auto) the one timed
     faster at the model's first load with this llama.cpp build."""
-    from scriptorium.inference.flash_choice import remembered_timing
-    from scriptorium.inference.load_options import LoadOptions, usable_cores
-    from scriptorium.inference.settings import rule_for
+    from scriptorium.inference.local.flash_choice import remembered_timing
+    from scriptorium.inference.core.load_options import LoadOptions, usable_cores
+    from scriptorium.inference.core.settings import rule_for
 
     from scriptorium.app import paths
     from scriptorium.app.config.run_settings import fixed_threads
@@ -115,10 +115,10 @@ def _attention_text(arithmetic: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
-    from scriptorium.inference.kv_cache import KVLayout, pad
-    from scriptorium.inference.load_options import LoadOptions, beyond_training, context_rounded, default_context
-    from scriptorium.inference.settings import describe_ranges, rule_for
+    from scriptorium.inference.gguf.gguf_file import read_adapter_facts, read_model_facts
+    from scriptorium.inference.core.kv_cache import KVLayout, pad
+    from scriptorium.inference.core.load_options import LoadOptions, beyond_training, context_rounded, default_context
+    from scriptorium.inference.core.settings import describe_ranges, rule_for
 
     from scriptorium.app.config.file import load_config
     from scriptorium.app.display_text import display_safe, escaped
@@ -250,10 +250,10 @@ def _flag(value: bool | None) -> str:
 
 def _tokenizer(facts, spm_path: Path | None) -> dict:
     """The tokenizer facts; with a .model, whether its pieces match (the engine's own test)."""
-    from scriptorium.inference.gguf_vocab import read_gguf_vocab
-    from scriptorium.inference.spm_model import load_spm
-    from scriptorium.inference.tokenizer import NO_BYTE_TOKENS
-    from scriptorium.inference.vocab_contract import piece_text_mismatch
+    from scriptorium.inference.gguf.gguf_vocab import read_gguf_vocab
+    from scriptorium.inference.vocab.spm_model import load_spm
+    from scriptorium.inference.vocab.tokenizer import NO_BYTE_TOKENS
+    from scriptorium.inference.vocab.vocab_contract import piece_text_mismatch
 
     used, warnings = "llama.cpp", []
     if spm_path is not None:

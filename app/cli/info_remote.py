@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.core.errors import ScriptoriumError
 
 LOCAL_FLAGS = (
     ("model", "--model"),
@@ -22,9 +22,9 @@ LOCAL_FLAGS = (
 
 
 def run(args: argparse.Namespace) -> int:
-    from scriptorium.inference.load_options import LoadOptions
-    from scriptorium.inference.remote import RemoteBackend
-    from scriptorium.inference.settings import describe_ranges
+    from scriptorium.inference.core.load_options import LoadOptions
+    from scriptorium.inference.remote.remote import RemoteBackend
+    from scriptorium.inference.core.settings import describe_ranges
 
     from scriptorium.app.units import format_bytes, format_count
 

@@ -137,7 +137,7 @@ def _empty_argument(parser: argparse.ArgumentParser, args: list[str]) -> str | N
 
 
 def main(argv: list[str] | None = None) -> int:
-    from scriptorium.inference.errors import ScriptoriumError
+    from scriptorium.inference.core.errors import ScriptoriumError
 
     from scriptorium.app.cli.common import EXIT_INTERRUPTED
 

@@ -13,7 +13,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from scriptorium.inference.quantize import QUANT_TYPES
+    from scriptorium.inference.gguf.quantize import QUANT_TYPES
 
     parser.add_argument("input", type=Path, metavar="IN.gguf", help="the model to quantize (F32, F16 or BF16)")
     parser.add_argument(
@@ -34,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from scriptorium.app.models.choice import stderr_progress
     from scriptorium.app.units import format_bytes
-    from scriptorium.inference.errors import ScriptoriumError
-    from scriptorium.inference.quantize import quantize
+    from scriptorium.inference.core.errors import ScriptoriumError
+    from scriptorium.inference.gguf.quantize import quantize
 
     if args.threads < 0:
         raise ScriptoriumError("--threads must be 0 (every core) or more")

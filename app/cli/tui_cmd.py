@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if sys.__stderr__ is None:
         # Textual draws the screen on the stderr the process started with: closed (2>&-),
         # the editor ran blind, or hung half-started, deaf to kill.
-        from scriptorium.inference.errors import ScriptoriumError
+        from scriptorium.inference.core.errors import ScriptoriumError
 
         raise ScriptoriumError("standard error is closed, and the editor draws its screen there")
     from scriptorium.app.tui.process_tuning import pause_collector_for_start_up
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 def build_app(args: argparse.Namespace) -> "ScriptoriumApp":
     """The app for these arguments, not yet running (tests drive it with Pilot)."""
     # Imported here so `scriptorium --help` stays fast.
-    from scriptorium.inference.errors import ScriptoriumError
+    from scriptorium.inference.core.errors import ScriptoriumError
 
     from scriptorium.app.config.file import load_config_lenient
     from scriptorium.app.models.startup import ModelSource

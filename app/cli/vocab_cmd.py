@@ -1,6 +1,6 @@
 """`scriptorium vocab`: check a converted GGUF against the SentencePiece model it came from.
 
-The checks are inference/vocab_contract.py and vocab_parity.py; this module reads the
+The checks are inference/vocab/vocab_contract.py and vocab_parity.py; this module reads the
 files, runs them and prints the findings. Exit 0: the contract holds; 1: it does not
 (the failed clauses are named); 2: bad input.
 """
@@ -41,10 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scriptorium.inference.errors import ScriptoriumError
-    from scriptorium.inference.gguf_vocab import read_gguf_vocab
-    from scriptorium.inference.spm_model import load_spm
-    from scriptorium.inference.vocab_contract import (
+    from scriptorium.inference.core.errors import ScriptoriumError
+    from scriptorium.inference.gguf.gguf_vocab import read_gguf_vocab
+    from scriptorium.inference.vocab.spm_model import load_spm
+    from scriptorium.inference.vocab.vocab_contract import (
         Clause,
         check_byte_tokens,
         check_model_type,
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         check_unknown_characters,
         piece_text_mismatch,
     )
-    from scriptorium.inference.vocab_parity import SAMPLE, compare_lines, parity_clause
+    from scriptorium.inference.vocab.vocab_parity import SAMPLE, compare_lines, parity_clause
 
     from .common import read_draft, read_text_file
 
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _parity(model: Path, gguf, spm, lines: list[str], compare_lines):
-    from scriptorium.inference.tokenizer import LlamaVocab
+    from scriptorium.inference.vocab.tokenizer import LlamaVocab
 
     vocab = LlamaVocab(model, gguf.add_space_prefix)
     try:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from scriptorium.inference.errors import read_regular_file, universal_newlines
+from scriptorium.inference.core.errors import read_regular_file, universal_newlines
 
 from scriptorium.app import paths
 from scriptorium.app.config.parse import parse_config

@@ -16,9 +16,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError, parse_order, rule_for
-from scriptorium.inference.speculation import GUESSERS, Speculation
+from scriptorium.inference.core.load_options import LoadOptions
+from scriptorium.inference.core.settings import (
+    PRESETS,
+    LogitBias,
+    SamplerSettings,
+    SettingsError,
+    parse_order,
+    rule_for,
+)
+from scriptorium.inference.core.speculation import GUESSERS, Speculation
 
 from scriptorium.app.config.schema import (
     DEFAULT_PRESET,
@@ -385,7 +392,7 @@ class _Parser:
         return UiConfig(**self.each(self.table(data, "ui"), "ui", checks))
 
     def server(self, data: Mapping[str, Any]) -> ServerConfig:
-        from scriptorium.inference.remote_http import ServerError, normalise_url
+        from scriptorium.inference.remote.remote_http import ServerError, normalise_url
 
         def url(value: Any) -> str:
             try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scriptorium import prompts
-from scriptorium.inference.errors import ScriptoriumError, read_named_text
+from scriptorium.inference.core.errors import ScriptoriumError, read_named_text
 
 MAX_TEMPLATE_CHARS = 100_000
 """A template is a frame for the author's text (a chat template a few pages at most): one past

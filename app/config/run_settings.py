@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.load_options import LoadOptions, usable_cores
-from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, parse_order, rule_for
-from scriptorium.inference.speculation import OFF, Speculation
+from scriptorium.inference.core.errors import ScriptoriumError
+from scriptorium.inference.core.load_options import LoadOptions, usable_cores
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings, SettingsError, parse_order, rule_for
+from scriptorium.inference.core.speculation import OFF, Speculation
 
 from scriptorium.app.config.schema import FLASH_ATTN_CHOICES, Config
 
@@ -248,6 +248,6 @@ def _server(args: argparse.Namespace, config: Config) -> str | None:
     url = _flag(args, "server")
     if url is None:
         return config.server.url
-    from scriptorium.inference.remote_http import normalise_url
+    from scriptorium.inference.remote.remote_http import normalise_url
 
     return normalise_url(url)

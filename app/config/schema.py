@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.load_options import DEFAULT_CONTEXT_CAP
-from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
-from scriptorium.inference.speculation import Speculation
+from scriptorium.inference.core.errors import ScriptoriumError
+from scriptorium.inference.core.load_options import DEFAULT_CONTEXT_CAP
+from scriptorium.inference.core.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
+from scriptorium.inference.core.speculation import Speculation
 
 
 DEFAULT_CONTEXT_SIZE = DEFAULT_CONTEXT_CAP
@@ -54,7 +54,7 @@ class ModelConfig:
     DEFAULT_CONTEXT_SIZE. A larger value is allowed, and said to exceed the training."""
     threads: int | None = None
     """CPU threads: None ("auto" in the file, the default) chooses them by measurement while
-    the model writes (inference/thread_choice.py); a number fixes them, 0 at every core."""
+    the model writes (inference/local/thread_choice.py); a number fixes them, 0 at every core."""
     gpu_layers: int = -1
     """Layers offloaded to the GPU: -1 all, 0 none."""
     flash_attn: str = "auto"

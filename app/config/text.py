@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scriptorium.inference.settings import PRESETS, SamplerSettings
+from scriptorium.inference.core.settings import PRESETS, SamplerSettings
 
 from scriptorium.app import atomic
 from scriptorium.app.config.schema import DEFAULT_CONTEXT_SIZE, DEFAULT_PRESET, Config

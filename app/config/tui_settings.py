@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import LogitBias, Rule, SamplerSettings, SettingsError, preset, ruled, rule_for
-from scriptorium.inference.speculation import OFF, Speculation
+from scriptorium.inference.core.load_options import LoadOptions
+from scriptorium.inference.core.settings import LogitBias, Rule, SamplerSettings, SettingsError, preset, ruled, rule_for
+from scriptorium.inference.core.speculation import OFF, Speculation
 
 from scriptorium.app.i18n.language import ENGLISH, Language
 
@@ -49,7 +49,7 @@ class TuiSettings:
     threads: int | None = None
     """CPU threads for llama.cpp; None chooses them by measurement while the model writes
     (every core to start with, as plain llama.cpp at its best; fewer when other work, the
-    interface's drawing included, makes every core slower: inference/thread_choice.py).
+    interface's drawing included, makes every core slower: inference/local/thread_choice.py).
     The engine runs in its own process, so its threads spinning between tokens take no
     interpreter from the interface (bench/isolated.py, bench/tui_stream.py)."""
     candidates: int = 3

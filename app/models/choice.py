@@ -13,9 +13,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from scriptorium.inference import demo_model
-from scriptorium.inference.demo_model import DEMO_INSTALL_HINT, Progress
-from scriptorium.inference.discovery import (
+from scriptorium.inference.gguf import demo_model
+from scriptorium.inference.gguf.demo_model import DEMO_INSTALL_HINT, Progress
+from scriptorium.inference.gguf.discovery import (
     KIND_MODEL,
     SOURCE_CONFIG,
     SOURCE_MODELS_DIR,
@@ -25,7 +25,7 @@ from scriptorium.inference.discovery import (
     discover_models,
     standard_folders,
 )
-from scriptorium.inference.errors import ModelFileError, ScriptoriumError
+from scriptorium.inference.core.errors import ModelFileError, ScriptoriumError
 
 from scriptorium.app import paths
 from scriptorium.app.config.schema import Config

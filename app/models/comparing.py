@@ -1,9 +1,9 @@
 """A comparison of models on the author's text, as `scriptorium compare` and the app's compare
 screen both run it: every model checked first, then each scored in a child process of its
-own (inference/compare_worker.py), its rows handed back as plain records as they finish.
+own (inference/process/compare_worker.py), its rows handed back as plain records as they finish.
 
 The records are plain data (what `compare --json` prints); the definitions of their numbers
-are inference/comparison.py's.
+are inference/local/comparison.py's.
 """
 
 from __future__ import annotations
@@ -71,11 +71,11 @@ def plan_comparison(request: CompareRequest) -> list[Planned]:
     (a ScriptoriumError naming the file)."""
     from dataclasses import replace
 
-    from scriptorium.inference.comparison import vocabulary_digest
-    from scriptorium.inference.errors import ModelFileError, ScriptoriumError
-    from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
-    from scriptorium.inference.load_options import LoadOptions, beyond_training
-    from scriptorium.inference.settings import rule_for
+    from scriptorium.inference.local.comparison import vocabulary_digest
+    from scriptorium.inference.core.errors import ModelFileError, ScriptoriumError
+    from scriptorium.inference.gguf.gguf_file import read_adapter_facts, read_model_facts
+    from scriptorium.inference.core.load_options import LoadOptions, beyond_training
+    from scriptorium.inference.core.settings import rule_for
 
     if not request.models:
         raise ScriptoriumError("no model to compare: name at least one GGUF model file")
@@ -131,8 +131,8 @@ def run_comparison(
     model's distributions). A model that fails gives a record with its "error" and the run
     goes on; `should_stop` ends the run between windows (the running child is ended)."""
     from scriptorium.app import paths
-    from scriptorium.inference.compare_worker import CompareJob, run_job
-    from scriptorium.inference.errors import ScriptoriumError
+    from scriptorium.inference.process.compare_worker import CompareJob, run_job
+    from scriptorium.inference.core.errors import ScriptoriumError
 
     first = plan[0]
     shares_vocabulary = len(first.scales) > 1 or any(p.digest == first.digest for p in plan[1:])
@@ -182,7 +182,7 @@ def run_comparison(
 def _row_notes(
     planned: Planned, index: int, first: Planned, no_reference: bool, request: CompareRequest, row: Any
 ) -> list[str]:
-    from scriptorium.inference.load_options import context_rounded
+    from scriptorium.inference.core.load_options import context_rounded
 
     notes = list(planned.notes)
     rounded = context_rounded(request.ctx, row.score.n_ctx)
@@ -238,7 +238,7 @@ def row_record(label: str, planned: Any, row: Any, notes: list[str]) -> dict:
 def paragraph_bits(record: dict, spans: list[tuple[int, int]]) -> list[float | None]:
     """Bits per character of each paragraph (`spans`: comparison.paragraph_spans) for a
     finished row; [] for a row that failed."""
-    from scriptorium.inference.comparison import TextScore, paragraph_bits_per_character
+    from scriptorium.inference.local.comparison import TextScore, paragraph_bits_per_character
 
     if "token_bits" not in record:
         return []

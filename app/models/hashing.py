@@ -17,7 +17,7 @@ from pathlib import Path
 
 from scriptorium.app import atomic
 from scriptorium.app import paths
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.core.errors import ScriptoriumError
 
 CHUNK = 4 * 1024 * 1024
 CACHE_NAME = "model-hashes.json"

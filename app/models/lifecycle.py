@@ -14,10 +14,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from scriptorium.inference.backend import Backend
-from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME
-from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import SettingsError
+from scriptorium.inference.core.backend import Backend
+from scriptorium.inference.gguf.demo_model import DEMO_DISPLAY_NAME
+from scriptorium.inference.core.load_options import LoadOptions
+from scriptorium.inference.core.settings import SettingsError
 
 from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.i18n.language import ENGLISH, Language
@@ -30,7 +30,7 @@ from scriptorium.app.sessions.records import Generation, ModelRef
 from scriptorium.app.units import format_bytes
 
 if TYPE_CHECKING:
-    from scriptorium.inference.events import ThreadsChosen
+    from scriptorium.inference.core.events import ThreadsChosen
     from scriptorium.app.models.startup import ModelSource
 
 
@@ -393,7 +393,7 @@ class ModelLifecycle:
             self.backend = None
         # A load still waiting on its engine's child (hung, or a big model) would hold the app's
         # exit, which waits for the load's worker: its child is ended. Never imported, none ran.
-        if (isolated := sys.modules.get("scriptorium.inference.isolated")) is not None:
+        if (isolated := sys.modules.get("scriptorium.inference.process.isolated")) is not None:
             isolated.end_loading("the app closed while the model was loading")
 
 

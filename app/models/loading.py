@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
-from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.core.errors import ScriptoriumError
+from scriptorium.inference.core.load_options import LoadOptions
 
 from scriptorium.app.models.hashing import file_sha256
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend, BackendLoader
+    from scriptorium.inference.core.backend import Backend, BackendLoader
 
 
 @dataclass
@@ -100,7 +100,7 @@ def check_files(options: LoadOptions, load_id: int, post: Callable[[Message], ob
 
     Run before the model in use is touched: a mistyped path must leave it writing, its
     generation streaming and its scoring running, where reloading it (a 7B) takes a while."""
-    from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
+    from scriptorium.inference.gguf.gguf_file import read_adapter_facts, read_model_facts
 
     try:
         facts = read_model_facts(options.model_path)
@@ -129,7 +129,7 @@ def load_backend(
     try:
         backend = loader(options, lambda progress: post(ModelLoadProgressed(load_id, progress)))
     except ScriptoriumError as error:
-        from scriptorium.inference.remote_http import ServerError
+        from scriptorium.inference.remote.remote_http import ServerError
 
         post(ModelLoadFailed(load_id, options, str(error), server=isinstance(error, ServerError)))
     except Exception as error:  # noqa: BLE001 - never a traceback over the author's draft

@@ -24,7 +24,7 @@ class _Seen:
     """The model a file held at its last load here, and its hash once known."""
 
     facts: Any
-    """inference.gguf_file.ModelFacts, or AdapterFacts"""
+    """inference.core.model_facts.ModelFacts, or AdapterFacts"""
     sha256: str | None = None
     before: "_Seen | None" = None
     """The model the file held before this load, while the hash has not yet said whether it is another."""

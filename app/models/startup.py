@@ -11,8 +11,8 @@ from typing import Callable
 
 from textual.message import Message
 
-from scriptorium.inference.discovery import Discovery
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.gguf.discovery import Discovery
+from scriptorium.inference.core.errors import ScriptoriumError
 
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.config.schema import Config

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scriptorium.inference.arithmetic import Arithmetic
-from scriptorium.inference.gguf_file import AdapterFacts, ModelFacts
+from scriptorium.inference.core.arithmetic import Arithmetic
+from scriptorium.inference.core.model_facts import AdapterFacts, ModelFacts
 
 
 @dataclass(frozen=True, slots=True)

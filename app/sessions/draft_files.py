@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from stat import S_ISREG
 
-from scriptorium.inference.errors import NotARegularFile, read_regular_file
-from scriptorium.inference.text import OTHER_LINE_BREAKS, editor_line_breaks
+from scriptorium.inference.core.errors import NotARegularFile, read_regular_file
+from scriptorium.inference.core.text import OTHER_LINE_BREAKS, editor_line_breaks
 
 from scriptorium.app import atomic
 

@@ -25,7 +25,7 @@ import yaml
 
 from scriptorium.app import atomic
 from scriptorium.app.version import scriptorium_version
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.core.errors import ScriptoriumError
 
 from scriptorium.app.sessions.export_breaks import soft_break_ends
 from scriptorium.app.sessions.export_html import html_starts

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from scriptorium.app.sessions.records import LoraRef, ModelRef
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend
+    from scriptorium.inference.core.backend import Backend
 
 
 class FileHashes:

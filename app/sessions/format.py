@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from scriptorium.inference.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
+from scriptorium.inference.window.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
 from scriptorium.app.sessions.encoding import (
     CHAIN_DID,

@@ -18,8 +18,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from scriptorium.inference.errors import read_named_text
-from scriptorium.inference.lore import DEFAULT_BUDGET, DEFAULT_SCAN_DEPTH, Fired, LoreEntry, LoreError, Lorebook
+from scriptorium.inference.core.errors import read_named_text
+from scriptorium.inference.window.lore import DEFAULT_BUDGET, DEFAULT_SCAN_DEPTH, Fired, LoreEntry, LoreError, Lorebook
 
 from scriptorium.app import atomic
 

@@ -17,11 +17,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.core.errors import ScriptoriumError
 
-from scriptorium.inference.settings import LogitBias, SamplerSettings
-from scriptorium.inference.lore import Lorebook
-from scriptorium.inference.window import DEFAULT_NOTE_DEPTH
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings
+from scriptorium.inference.window.lore import Lorebook
+from scriptorium.inference.window.window import DEFAULT_NOTE_DEPTH
 
 from scriptorium.app.sessions.records import BiasRecord, Generation, LoraRef, ModelRef, now_iso
 from scriptorium.app.sessions.suggestion import Suggestion
@@ -105,12 +105,12 @@ class Session:
     updated_at: str
     generations: list[Generation] = field(default_factory=list)
     memory: str = ""
-    """Pinned at the top of every prompt: synopsis, characters, style (inference/window.py)."""
+    """Pinned at the top of every prompt: synopsis, characters, style (inference/window/window.py)."""
     note: str = ""
     """The author's note, put `note_depth` paragraphs before the end of the window."""
     note_depth: int = DEFAULT_NOTE_DEPTH
     lore: Lorebook = Lorebook()
-    """The session's own lorebook entries (inference/lore.py); empty when `lore_path` names a shared one."""
+    """The session's own lorebook entries (inference/window/lore.py); empty when `lore_path` names a shared one."""
     lore_path: str | None = None
     """A lorebook file shared by several drafts, read when the session opens (None: its own entries)."""
 

@@ -10,8 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from scriptorium.inference.lore import Fired
-from scriptorium.inference.settings import LogitBias, SamplerSettings, describe_bias, describe_chain
+from scriptorium.inference.window.lore import Fired
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings, describe_bias, describe_chain
 
 Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
 OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
@@ -56,7 +56,7 @@ class ModelRef:
 
     @classmethod
     def from_facts(cls, facts: Any, sha256: str | None) -> "ModelRef":
-        """From an inference.gguf_file.ModelFacts (engine.facts)."""
+        """From an inference.core.model_facts.ModelFacts (engine.facts)."""
         return cls(
             path=str(facts.path),
             name=facts.name,
@@ -80,7 +80,7 @@ class LoraRef:
 
     @classmethod
     def from_facts(cls, facts: Any, scale: float, sha256: str | None) -> "LoraRef":
-        """From an inference.gguf_file.AdapterFacts (engine.adapter) and engine.lora_scale."""
+        """From an inference.core.model_facts.AdapterFacts (engine.adapter) and engine.lora_scale."""
         path = Path(facts.path)
         return cls(path=str(path), name=path.stem, size=facts.file_size, sha256=sha256, scale=float(scale))
 
@@ -136,7 +136,7 @@ class TokenRecord:
 
     @classmethod
     def from_event(cls, event: Any) -> "TokenRecord":
-        """From an inference.events.TokenEvent."""
+        """From an inference.core.events.TokenEvent."""
         top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
         healing = getattr(event, "healing", None)
         piece = b"" if event.text.encode("utf-8") == event.piece else event.piece
@@ -157,7 +157,7 @@ class TokenRecord:
 
 @dataclass(kw_only=True)
 class HealingRecord:
-    """A healed step as the session keeps it (inference.events.Healing)."""
+    """A healed step as the session keeps it (inference.core.events.Healing)."""
 
     rest: str
     """The text still to be written again at this step."""
@@ -222,11 +222,11 @@ class Generation:
     and what was accepted); None when it was off, and in sessions written before it existed."""
     healed: str = ""
     """The text the prompt backed up over and the model wrote again before `text` (token
-    healing, inference/healing.py): " mo" when "lungo il mo" was continued with "lo"; ''
+    healing, inference/local/healing.py): " mo" when "lungo il mo" was continued with "lo"; ''
     when nothing was healed (and in older files)."""
     fim_after: int = 0
     """Fill in the middle: how many characters of the text after the cursor the insert's prompt
-    carried (inference/window.py Fim); 0 for a plain continuation (and in older files)."""
+    carried (inference/window/window.py Fim); 0 for a plain continuation (and in older files)."""
 
     @property
     def ending(self) -> str:
@@ -274,7 +274,7 @@ class Generation:
         self.tokens.append(TokenRecord.from_event(event))
 
     def finish(self, done: Any) -> None:
-        """Record an inference.events.GenerationDone (also for a cancelled generation)."""
+        """Record an inference.core.events.GenerationDone (also for a cancelled generation)."""
         self.finished_at = now_iso()
         self.text = done.text
         self.stop_reason = done.stop_reason

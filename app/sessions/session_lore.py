@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scriptorium.inference.lore import Lorebook
+from scriptorium.inference.window.lore import Lorebook
 
 from scriptorium.app.sessions.lorebook_file import read_lorebook, write_lorebook
 from scriptorium.app.sessions.model import DraftSession

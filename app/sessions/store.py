@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from scriptorium.inference.errors import read_regular_file
+from scriptorium.inference.core.errors import read_regular_file
 
 from scriptorium.app import atomic
 from scriptorium.app import paths

@@ -21,11 +21,11 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from scriptorium.inference.demo_model import DEMO_DISPLAY_NAME, DEMO_INSTALL_HINT
-from scriptorium.inference.backend import Backend, BackendLoader
-from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import LogitBias, SamplerSettings
-from scriptorium.inference.speculation import Speculation, next_speculation
+from scriptorium.inference.gguf.demo_model import DEMO_DISPLAY_NAME, DEMO_INSTALL_HINT
+from scriptorium.inference.core.backend import Backend, BackendLoader
+from scriptorium.inference.core.load_options import LoadOptions
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings
+from scriptorium.inference.core.speculation import Speculation, next_speculation
 
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.config.schema import Config

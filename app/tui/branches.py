@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from textual.widgets.text_area import Location
 
-from scriptorium.inference.window import prompt_end
+from scriptorium.inference.window.window import prompt_end
 
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records, split_records
 from scriptorium.app.tui.widgets.formatting import visible_token

@@ -11,8 +11,8 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from scriptorium.inference.events import GenerationDone, TokenEvent
-from scriptorium.inference.settings import PRESETS, SamplerSettings
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.settings import PRESETS, SamplerSettings
 
 from scriptorium.app.tui.branches import (
     CANDIDATE_LABEL,

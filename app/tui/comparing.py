@@ -21,7 +21,7 @@ from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.models.comparing import CompareRequest
 
 if TYPE_CHECKING:
-    from scriptorium.inference.load_options import LoadOptions
+    from scriptorium.inference.core.load_options import LoadOptions
 
 _run_ids = itertools.count(1)
 
@@ -107,7 +107,7 @@ def run_comparison_posting(
 ) -> None:
     """Check the models, score `text` with each, and post what happens (the worker's body)."""
     from scriptorium.app.models.comparing import plan_comparison, run_comparison
-    from scriptorium.inference.errors import ScriptoriumError
+    from scriptorium.inference.core.errors import ScriptoriumError
 
     try:
         plan = plan_comparison(request)

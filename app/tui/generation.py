@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual.message import Message
 
-from scriptorium.inference.chat_window import ChatFormatError
-from scriptorium.inference.errors import EngineCrashed, ScriptoriumError, ServerError, ServerUnreachable
-from scriptorium.inference.events import (
+from scriptorium.inference.window.chat_window import ChatFormatError
+from scriptorium.inference.core.errors import EngineCrashed, ScriptoriumError, ServerError, ServerUnreachable
+from scriptorium.inference.core.events import (
     ContextTrimmed,
     GenerationDone,
     KVCacheUsage,
@@ -26,9 +26,9 @@ from scriptorium.inference.events import (
     PrefillProgress,
     TokenEvent,
 )
-from scriptorium.inference.settings import LogitBias, SamplerSettings
-from scriptorium.inference.speculation import OFF, Speculation
-from scriptorium.inference.window import Window
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings
+from scriptorium.inference.core.speculation import OFF, Speculation
+from scriptorium.inference.window.window import Window
 
 from scriptorium.app.i18n.marker import N_
 from scriptorium.app.models.loading import BackendCrashed, BackendUnreachable
@@ -38,8 +38,8 @@ from scriptorium.app.tui.process_tuning import older_collections_deferred
 if TYPE_CHECKING:
     from textual.screen import Screen
 
-    from scriptorium.inference.backend import Backend
-    from scriptorium.inference.lore import Fired
+    from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.window.lore import Fired
 
 _request_ids = itertools.count(1)
 

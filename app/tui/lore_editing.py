@@ -8,7 +8,7 @@ from typing import Callable
 
 from textual.app import App
 
-from scriptorium.inference.lore import Lorebook
+from scriptorium.inference.window.lore import Lorebook
 
 from scriptorium.app.sessions import session_lore
 from scriptorium.app.tui.session_keeper import SessionKeeper

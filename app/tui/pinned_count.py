@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from scriptorium.inference.window import Pinned, memory_block, note_block, prompt_budget
+from scriptorium.inference.window.window import Pinned, memory_block, note_block, prompt_budget
 
 from scriptorium.app.i18n.language import ENGLISH, Language
 

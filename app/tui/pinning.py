@@ -8,9 +8,9 @@ from typing import Callable
 
 from textual.app import App
 
-from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.lore import Lorebook
-from scriptorium.inference.window import Pinned
+from scriptorium.inference.core.errors import ScriptoriumError
+from scriptorium.inference.window.lore import Lorebook
+from scriptorium.inference.window.window import Pinned
 
 from scriptorium.app.sessions import session_lore
 from scriptorium.app.tui.session_keeper import SessionKeeper

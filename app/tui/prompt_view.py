@@ -1,15 +1,15 @@
 """What the context viewer (screens/context_screen.py) says of a prompt: its parts in order
 with their tokens, and where the window and the note were cut into the draft.
 
-Read off the Window the generation itself uses (inference/window.py builds it, its `parts`
+Read off the Window the generation itself uses (inference/window/window.py builds it, its `parts`
 say where each stretch is): nothing here re-derives the prompt. Plain data, no widgets."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scriptorium.inference.lore import lore_summary
-from scriptorium.inference.window import Window
+from scriptorium.inference.window.lore import lore_summary
+from scriptorium.inference.window.window import Window
 
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.marker import N_

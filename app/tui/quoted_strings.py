@@ -8,7 +8,7 @@ import ast
 import io
 import tokenize
 
-from scriptorium.inference.settings import SettingsError
+from scriptorium.inference.core.settings import SettingsError
 
 SKIPPED = frozenset({tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER})
 HOW = "write each in quotes, as the panel shows them: '\\n\\n' 'THE END'"

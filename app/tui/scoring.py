@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
-from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
-from scriptorium.inference.events import ScoreDone, ScoreProgress, TokenScore
+from scriptorium.inference.core.errors import EngineCrashed, ScriptoriumError
+from scriptorium.inference.core.events import ScoreDone, ScoreProgress, TokenScore
 
 from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend
-    from scriptorium.inference.window import Window
+    from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.window.window import Window
 
 _score_ids = itertools.count(1)
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from scriptorium.inference.events import GenerationDone, TokenEvent
-from scriptorium.inference.window import Pinned
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.window.window import Pinned
 
 from scriptorium.app.sessions import (
     AnySession,
@@ -40,8 +40,8 @@ from scriptorium.app.sessions.save_problems import SaveProblems
 from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend
-    from scriptorium.inference.lore import Fired
+    from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.window.lore import Fired
 
     from scriptorium.app.tui.generation import GenerationRequest
 

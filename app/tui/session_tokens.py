@@ -11,8 +11,8 @@ No Textual: pure data to pure data.
 
 from __future__ import annotations
 
-from scriptorium.inference.events import Candidate, Healing
-from scriptorium.inference.text import piece_text
+from scriptorium.inference.core.events import Candidate, Healing
+from scriptorium.inference.core.text import piece_text
 
 from scriptorium.app.sessions.model import DraftSession
 from scriptorium.app.sessions.records import Generation, HealingRecord

@@ -13,11 +13,11 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from scriptorium.inference.events import Candidate, Healing, TokenEvent, TokenScore
-from scriptorium.inference.lore import Fired
-from scriptorium.inference.settings import SamplerSettings
-from scriptorium.inference.text import piece_text
-from scriptorium.inference.window import Window
+from scriptorium.inference.core.events import Candidate, Healing, TokenEvent, TokenScore
+from scriptorium.inference.window.lore import Fired
+from scriptorium.inference.core.settings import SamplerSettings
+from scriptorium.inference.core.text import piece_text
+from scriptorium.inference.window.window import Window
 
 from scriptorium.app.sessions.model import TextMemory
 

@@ -10,8 +10,8 @@ import random
 from dataclasses import dataclass
 from typing import Mapping
 
-from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings
-from scriptorium.inference.writer_stop import LENGTH_MODES
+from scriptorium.inference.core.settings import PRESETS, LogitBias, SamplerSettings
+from scriptorium.inference.core.writer_stop import LENGTH_MODES
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from test_cli import DRAFT, assert_one_line_error, scriptorium
 
 from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
-from scriptorium.inference.scoring import chunk_size
+from scriptorium.inference.local.scoring import chunk_size
 
 # About 2,000 tokens of words the test vocabulary holds whole: far more than a 300-token context.
 LONG_DRAFT = " ".join(["La casa era buia, e la notte più lunga del mondo."] * 200)
@@ -55,8 +55,8 @@ def test_scoring_in_a_context_llama_cpp_pads(random_model: Path) -> None:
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from scriptorium.inference.engine import Engine, LoadOptions\n"
-        "from scriptorium.inference.events import ScoreDone\n"
+        "from scriptorium.inference.local.engine import Engine, LoadOptions\n"
+        "from scriptorium.inference.core.events import ScoreDone\n"
         "engine = Engine.load(LoadOptions(model_path=Path(sys.argv[1]), n_ctx=300))\n"
         "done = [e for e in engine.score(sys.argv[2]) if isinstance(e, ScoreDone)][0]\n"
         "print(engine.context.n_batch, done.tokens, done.trimmed_tokens)\n"
@@ -310,7 +310,7 @@ def test_continue_says_in_one_line_that_its_engine_died_and_exits_2(
 ) -> None:
     """The next abort nobody has found yet, made by the worker's test-only hook: llama.cpp's
     own ggml_abort after 3 tokens. The engine runs in a child, so `continue` survives it."""
-    from scriptorium.inference.worker import TEST_ABORT_AFTER_TOKENS
+    from scriptorium.inference.process.worker import TEST_ABORT_AFTER_TOKENS
 
     monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
     result = scriptorium(

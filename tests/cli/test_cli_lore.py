@@ -9,7 +9,7 @@ from pathlib import Path
 from test_cli import assert_one_line_error, scriptorium
 
 from scriptorium.app.sessions.lorebook_file import write_lorebook
-from scriptorium.inference.lore import LoreEntry, Lorebook
+from scriptorium.inference.window.lore import LoreEntry, Lorebook
 
 PARAGRAPH = "Il gatto nero dorme sul tetto. La casa era buia nella notte più lunga."
 # Marco is in the draft, but far from its end: past the scan depth, he does not fire.

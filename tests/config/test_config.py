@@ -20,7 +20,7 @@ from scriptorium.app.config.text import (
     effective_config_toml,
     write_default_config,
 )
-from scriptorium.inference.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
+from scriptorium.inference.core.settings import PRESETS, LogitBias, SamplerSettings, SettingsError
 
 FULL = """
 [model]

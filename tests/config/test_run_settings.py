@@ -11,9 +11,9 @@ from scriptorium.app.cli.common import add_model_arguments, add_sampler_argument
 from scriptorium.app.config.file import load_config
 from scriptorium.app.config.schema import Config
 from scriptorium.app.config.run_settings import add_config_argument, run_settings
-from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.load_options import usable_cores
-from scriptorium.inference.settings import PRESETS, LogitBias, SettingsError
+from scriptorium.inference.core.errors import ScriptoriumError
+from scriptorium.inference.core.load_options import usable_cores
+from scriptorium.inference.core.settings import PRESETS, LogitBias, SettingsError
 
 CONFIG = """
 [model]
@@ -208,7 +208,7 @@ def test_threads_cap_the_prompts_threads_too(source: str, config: Config) -> Non
 
 
 def test_speculation_flags_over_the_config(tmp_path: Path) -> None:
-    from scriptorium.inference.speculation import Speculation
+    from scriptorium.inference.core.speculation import Speculation
 
     path = tmp_path / "config.toml"
     path.write_text('[speculative]\nguesser = "lookup"\ndraft_max = 4\n', encoding="utf-8")

@@ -14,7 +14,7 @@ from scriptorium.app.config.parse import parse_config
 from scriptorium.app.config.run_settings import run_settings
 from scriptorium.app.config.schema import Config
 from scriptorium.app.config.text import effective_config_toml
-from scriptorium.inference.settings import PRESETS, SettingsError
+from scriptorium.inference.core.settings import PRESETS, SettingsError
 
 
 def parse(*argv: str) -> argparse.Namespace:

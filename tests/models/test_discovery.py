@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.inference.discovery import (
+from scriptorium.inference.gguf.discovery import (
     KIND_LORA,
     KIND_MODEL,
     KIND_PROJECTOR,

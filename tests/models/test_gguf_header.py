@@ -8,9 +8,9 @@ from pathlib import Path
 import gguf
 import pytest
 
-from scriptorium.inference.errors import ModelFileError
-from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
-from scriptorium.inference.gguf_header import quantization_name, read_gguf_header
+from scriptorium.inference.core.errors import ModelFileError
+from scriptorium.inference.gguf.gguf_file import read_adapter_facts, read_model_facts
+from scriptorium.inference.gguf.gguf_header import quantization_name, read_gguf_header
 
 
 def test_header_matches_model_facts(random_model: Path) -> None:
@@ -131,7 +131,7 @@ def test_counts_and_sizes_are_bounded_by_the_file(tmp_path: Path, content: bytes
 def test_the_reader_gives_up_after_its_time(random_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Counts within a multi-gigabyte file can still ask for billions of steps: past
     HEADER_SECONDS the header is called corrupt (here a limit already passed)."""
-    from scriptorium.inference import gguf_header
+    from scriptorium.inference.gguf import gguf_header
 
     monkeypatch.setattr(gguf_header, "HEADER_SECONDS", -1.0)
     with pytest.raises(ModelFileError, match="still reading the header after -1 s"):

@@ -6,7 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from scriptorium.app.models.lifecycle import RELOADS_IN_A_ROW, ModelLifecycle
-from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.core.load_options import LoadOptions
 
 ORIGIN = "llama-server b1 at http://127.0.0.1:8080"
 

@@ -10,8 +10,8 @@ from scriptorium.app.models import choice as model_choice
 from scriptorium.app import paths
 from scriptorium.app.config.schema import Config, ModelConfig
 from scriptorium.app.models.choice import NoModelError, discover, discovery_folders, find_by_name, resolve_model
-from scriptorium.inference.discovery import SOURCE_CONFIG, SOURCE_HUGGING_FACE, SOURCE_LM_STUDIO, SOURCE_MODELS_DIR
-from scriptorium.inference.errors import ModelFileError
+from scriptorium.inference.gguf.discovery import SOURCE_CONFIG, SOURCE_HUGGING_FACE, SOURCE_LM_STUDIO, SOURCE_MODELS_DIR
+from scriptorium.inference.core.errors import ModelFileError
 
 
 def config_with(

@@ -233,9 +233,26 @@ def test_folders_are_collapsed_from_their_modules() -> None:
 
 def test_the_package_has_no_import_cycles_between_folders() -> None:
     """A folder is a layer: inference/ below app/, prompts/ data that inference may read;
-    app's cli/, config/, models/, sessions/ and tui/ each a part of the app. A loop between
-    folders (inference/chat.py read prompts/, whose loader imported inference/errors.py)
-    means neither can be understood, moved or tested alone."""
+    app's cli/, config/, models/, sessions/ and tui/ each a part of the app; inference's
+    seams (core/, gguf/, vocab/, window/, local/, process/, remote/) each a part of the
+    engine side. A loop between folders (inference/window/chat.py read prompts/, whose
+    loader imported inference/core/errors.py) means neither can be understood, moved or
+    tested alone."""
     packages = {name for name, (_, is_package) in package_modules().items() if is_package}
     found = cycles(folder_graph(import_graph(), packages))
     assert not found, "import cycles between folders:\n" + describe(found)
+
+
+def test_the_inference_core_imports_no_other_seam() -> None:
+    """inference/core/ is what every seam speaks in (errors, events, settings, a model's
+    facts, the Backend protocol): it stands below them all, so any seam can be read with
+    core/ alone beside it (docs/development.md, Layout)."""
+    core = "scriptorium.inference.core"
+    found = sorted(
+        f"{source} -> {target}"
+        for source, targets in import_graph().items()
+        if source.startswith(core)
+        for target in targets
+        if target.startswith("scriptorium.inference") and not target.startswith(core)
+    )
+    assert not found, "inference/core/ imports another seam:\n" + "\n".join(found)

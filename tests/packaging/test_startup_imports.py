@@ -26,7 +26,7 @@ ON_DEMAND = tuple(
         "context_viewing",
         "exporting",
     )
-) + ("scriptorium.inference.remote_http",)
+) + ("scriptorium.inference.remote.remote_http",)
 """The screens an action opens, and the remote path a local model never takes: imported
 when first used, so that start-up loads only what the first frame shows."""
 BUILD_APP = (
@@ -63,7 +63,7 @@ def test_importing_the_token_decoder_registers_nothing() -> None:
     """Nothing runs at import: text.py registered its codec error handlers as it was
     imported; they are registered when first used."""
     probe = (
-        "import codecs\nimport scriptorium.inference.text as text\n"
+        "import codecs\nimport scriptorium.inference.core.text as text\n"
         "for name in text._HANDLERS:\n"
         "    try:\n        codecs.lookup_error(name)\n        print(name)\n"
         "    except LookupError:\n        pass\n"

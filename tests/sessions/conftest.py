@@ -12,8 +12,8 @@ import pytest
 from hypothesis import strategies as st
 
 from scriptorium.app.sessions import ChatSession, DraftSession, Generation, LoraRef, ModelRef, SessionStore
-from scriptorium.inference.events import Candidate, GenerationDone, KVCacheUsage, TokenEvent
-from scriptorium.inference.settings import LogitBias, SamplerSettings, preset
+from scriptorium.inference.core.events import Candidate, GenerationDone, KVCacheUsage, TokenEvent
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings, preset
 
 BYTE_TOKEN_IDS = tuple(range(16000, 16256))
 KV = KVCacheUsage(tokens=10, n_ctx=2048, bytes_allocated=1 << 20, bytes_used=1 << 12, bytes_per_token=512)

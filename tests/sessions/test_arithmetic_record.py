@@ -57,8 +57,8 @@ def test_the_export_says_which_arithmetic(store: SessionStore, generate: Generat
 def test_the_threads_a_generation_ended_on_are_recorded_with_why(store: SessionStore, model_ref) -> None:  # type: ignore[no-untyped-def]
     """Measured thread counts move while the model writes: the record keeps those the
     generation ended on and the reason, and a session from before them still loads."""
-    from scriptorium.inference.events import GenerationDone, KVCacheUsage, ThreadsChosen
-    from scriptorium.inference.settings import LogitBias, preset
+    from scriptorium.inference.core.events import GenerationDone, KVCacheUsage, ThreadsChosen
+    from scriptorium.inference.core.settings import LogitBias, preset
 
     session = store.create_draft(title="t", text="Start.")
     generation = session.start_generation(

@@ -40,7 +40,7 @@ def test_a_suggestion_left_undecided_is_counted(rich_draft: DraftSession, genera
 
 
 def test_lora_and_bias_reach_the_front_matter(store: SessionStore, generate, lora_ref) -> None:
-    from scriptorium.inference.settings import LogitBias
+    from scriptorium.inference.core.settings import LogitBias
 
     session = store.create_draft(title="yes")  # a title YAML would read as a boolean
     g = generate(session, " x", lora=lora_ref, bias=LogitBias(ban_byte_tokens=False, entries=((42, 2.0),)))
@@ -98,7 +98,7 @@ def test_settings_changes_become_footnotes(rich_draft: DraftSession) -> None:
 
 
 def test_footnote_after_a_code_block_stays_outside_it(store: SessionStore, generate, tmp_path: Path) -> None:
-    from scriptorium.inference.settings import preset
+    from scriptorium.inference.core.settings import preset
 
     session = store.create_draft(text="Start.", draft_path=tmp_path / "draft.md")  # Markdown: its code is code
     g1 = generate(session, " One.")

@@ -84,7 +84,7 @@ def test_no_mark_or_footnote_inside_any_code_block(store: SessionStore, generate
     """Only ``` fences at a line's start were known as code: in an indented code block, a
     fence inside a quote or a list, the model's <mark> tags and its footnote reference
     showed as typed text in the code."""
-    from scriptorium.inference.settings import preset
+    from scriptorium.inference.core.settings import preset
 
     code = "\n\n    codice rientrato\n    altra riga\n\n> ```\n> in citazione\n> ```\n\n- voce\n\n      in lista"
     session = store.create_draft(text="Inizio.", draft_path=tmp_path / "bozza.md")

@@ -167,7 +167,7 @@ def test_a_models_name_in_a_reply_heading_is_text(store: SessionStore, generate,
 def test_a_settings_footnote_shows_its_stop_strings(store: SessionStore, generate) -> None:
     """A footnote said which settings changed, stop strings among them: `</s>` is an HTML
     tag to a viewer, and vanished from the note; `*` made emphasis."""
-    from scriptorium.inference.settings import preset
+    from scriptorium.inference.core.settings import preset
 
     session = store.create_draft(text="Inizio.")
     for sampler in (preset("prose"), preset("prose").with_changes(stop=("</s>", "*fine*"))):

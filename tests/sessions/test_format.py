@@ -220,7 +220,7 @@ def test_a_sampled_tokens_small_probability_is_recorded_as_it_was() -> None:
     import pytest
 
     from scriptorium.app.sessions.records import TokenRecord
-    from scriptorium.inference.events import Candidate, TokenEvent
+    from scriptorium.inference.core.events import Candidate, TokenEvent
 
     # A bias or a high temperature can draw a token the model gave 3.2e-7: recorded to six
     # decimal places it would read 0, "impossible", in the session and to any reader of it.
@@ -242,7 +242,7 @@ def test_a_character_in_byte_tokens_is_recorded_with_the_bytes_a_reader_joins() 
     """With the byte ban lifted, "è" is <0xC3> <0xA8>: the file kept a token of text "" and
     one of text "è", and nothing said which bytes made the character."""
     from scriptorium.app.sessions.records import TokenRecord
-    from scriptorium.inference.events import TokenEvent
+    from scriptorium.inference.core.events import TokenEvent
 
     def event(token_id: int, text: str, piece: bytes) -> TokenEvent:
         return TokenEvent(index=0, id=token_id, text=text, p=0.5, top=(), elapsed_ms=1.0, kv_tokens=3, piece=piece)
@@ -282,7 +282,7 @@ def test_a_healed_step_and_the_healed_text_read_back_and_older_files_load_withou
     rich_draft: DraftSession,
 ) -> None:
     from scriptorium.app.sessions.records import TokenRecord
-    from scriptorium.inference.events import Candidate, Healing, TokenEvent
+    from scriptorium.inference.core.events import Candidate, Healing, TokenEvent
 
     healing = Healing(rest=" mo", allowed_count=41, mass=0.0123456789, allowed=(Candidate(9, " molo", 0.0121, False),))
     event = TokenEvent(

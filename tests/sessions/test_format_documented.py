@@ -16,7 +16,7 @@ from scriptorium.app.sessions import ChatSession, DraftSession, LoraRef, TokenRe
 from scriptorium.app.sessions.records import HealingRecord
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion
-from scriptorium.inference.lore import Fired, LoreEntry, Lorebook
+from scriptorium.inference.window.lore import Fired, LoreEntry, Lorebook
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "session-format.md"
 

@@ -28,8 +28,8 @@ PREAMBLE = "Chapter one.\n\n" + "The sea was grey and the sky was grey. " * 3000
 CHILD = textwrap.dedent("""
     import os, sys
     from scriptorium.app.sessions import ModelRef, SessionStore
-    from scriptorium.inference.events import GenerationDone, KVCacheUsage
-    from scriptorium.inference.settings import LogitBias, preset
+    from scriptorium.inference.core.events import GenerationDone, KVCacheUsage
+    from scriptorium.inference.core.settings import LogitBias, preset
 
     draft_path, preamble_path = sys.argv[1], sys.argv[2]
     store = SessionStore()

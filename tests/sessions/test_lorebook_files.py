@@ -13,7 +13,7 @@ from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.app.sessions import format as session_format
 from scriptorium.app.sessions.export import render_markdown
 from scriptorium.app.sessions.lorebook_file import read_lorebook, to_toml, write_lorebook
-from scriptorium.inference.lore import Fired, LoreEntry, LoreError, Lorebook
+from scriptorium.inference.window.lore import Fired, LoreEntry, LoreError, Lorebook
 
 BOOK = Lorebook(
     (

@@ -12,7 +12,7 @@ import pytest
 
 from scriptorium.app.models import hashing as model_hash
 from scriptorium.app.sessions import LoraRef, ModelRef, SessionStore
-from scriptorium.inference.gguf_file import read_adapter_facts, read_model_facts
+from scriptorium.inference.gguf.gguf_file import read_adapter_facts, read_model_facts
 
 
 def test_hash_is_plain_sha256_and_cached(tmp_path: Path, random_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:

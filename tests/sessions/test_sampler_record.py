@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.sessions.export import describe_changes, render_markdown
-from scriptorium.inference.settings import LogitBias, preset
+from scriptorium.inference.core.settings import LogitBias, preset
 
 from markdown_shown import split_front_matter
 
@@ -71,7 +71,7 @@ def test_a_session_from_before_reads_as_it_ran(store: SessionStore, generate) ->
 
 
 def test_what_the_chain_did_at_each_token_is_saved_and_read_back(store: SessionStore, generate) -> None:
-    from scriptorium.inference.events import Candidate, TokenEvent
+    from scriptorium.inference.core.events import Candidate, TokenEvent
 
     session = store.create_draft(title="did", text="La casa")
     g = generate(session, " era", settings=preset("anti-loop"))

@@ -11,8 +11,8 @@ import yaml
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.sessions.export import render_markdown
 from scriptorium.app.sessions.format import dumps, loads
-from scriptorium.inference.events import Candidate, GenerationDone, KVCacheUsage, SpeculationCounts, TokenEvent
-from scriptorium.inference.settings import LogitBias, preset
+from scriptorium.inference.core.events import Candidate, GenerationDone, KVCacheUsage, SpeculationCounts, TokenEvent
+from scriptorium.inference.core.settings import LogitBias, preset
 
 COUNTS = SpeculationCounts(guesser="lookup", drafted=12, accepted=9, passes=3)
 

@@ -9,8 +9,8 @@ from contextlib import closing
 from dataclasses import replace
 from typing import Any, Callable, Iterator
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import Event, ScoreProgress
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import Event, ScoreProgress
 
 TEXT = "La casa era buia, e la notte più lunga. Il gatto dorme sul letto."
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tui_helpers import make_app, model_ready, run
 
-from scriptorium.inference import flash_choice
-from scriptorium.inference.engine import Engine
+from scriptorium.inference.local import flash_choice
+from scriptorium.inference.local.engine import Engine
 
 
 @pytest.mark.parametrize("flash_faster", [True, False])

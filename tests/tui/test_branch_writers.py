@@ -57,7 +57,7 @@ def test_a_branch_at_a_line_break_says_which() -> None:
     """Branching at Gemma's '⏎⏎⏎' with '⏎⏎' labelled the version 'branch at “”'."""
     from scriptorium.app.tui.branches import branch_at, version_label
     from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
-    from scriptorium.inference.events import Candidate
+    from scriptorium.inference.core.events import Candidate
 
     ghost = Ghost(anchor=(0, 0), from_cursor=False, text="Fine.\n\n\n", streaming=False)
     top = (Candidate(108, "\n\n\n", 0.5, False), Candidate(107, "\n\n", 0.2, False))

@@ -325,8 +325,8 @@ def test_a_byte_level_piece_holding_part_of_a_character_is_not_written_into_the_
     from textual.app import App
 
     from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
-    from scriptorium.inference.events import Candidate
-    from scriptorium.inference.text import piece_text
+    from scriptorium.inference.core.events import Candidate
+    from scriptorium.inference.core.text import piece_text
 
     pieces = ["パ".encode(), b"\xe3\x83", b"\x92", b" \xe3", "ー".encode()]
     top = tuple(Candidate(10 + i, piece_text(piece), 0.5 ** (i + 1), False) for i, piece in enumerate(pieces))

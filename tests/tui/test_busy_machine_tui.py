@@ -10,10 +10,10 @@ from tui_helpers import drawn_lines, generated, make_app, model_ready, run
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import GenerationDone
-from scriptorium.inference.settings import preset
-from scriptorium.inference.thread_choice import ThreadChooser
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import GenerationDone
+from scriptorium.inference.core.settings import preset
+from scriptorium.inference.local.thread_choice import ThreadChooser
 
 LONG = preset("greedy").with_changes(max_tokens=60, preset="greedy")
 ONE_BUSY_PROCESS = {1: 21.0, 2: 8.6}

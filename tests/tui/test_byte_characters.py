@@ -15,8 +15,8 @@ from tui_helpers import generated, make_app, model_ready, run
 from italian_vocab import byte_id
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.session_tokens import spans_of
-from scriptorium.inference.events import TokenEvent
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.events import TokenEvent
+from scriptorium.inference.core.settings import preset
 
 GREEDY_FOUR = preset("greedy").with_changes(max_tokens=4, preset="greedy")
 C3, A8 = byte_id(0xC3), byte_id(0xA8)

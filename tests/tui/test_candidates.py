@@ -25,9 +25,9 @@ from tui_helpers import (
 )
 
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import GenerationDone
-from scriptorium.inference.settings import PRESETS
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import GenerationDone
+from scriptorium.inference.core.settings import PRESETS
 
 PROMPT = "C'era una volta una casa sul lago."
 SAMPLED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=1234, max_tokens=10, preset="custom")

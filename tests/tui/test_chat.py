@@ -13,7 +13,7 @@ from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
 from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 REPLY = " La casa era buia."  # what the sentence model says after any user turn
 
@@ -68,7 +68,7 @@ def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
 
 def failing_once(generate: Any) -> Any:
     """`generate`, whose first call fails as a server gone away does: asked again, it answers."""
-    from scriptorium.inference.errors import GenerationError
+    from scriptorium.inference.core.errors import GenerationError
 
     calls = []
 
@@ -319,7 +319,7 @@ def test_a_chat_template_that_loops_for_ever_is_one_notification(
     is stopped at the bound; the message goes back into the input, and the app goes on."""
     import gguf_models
 
-    from scriptorium.inference import template_process
+    from scriptorium.inference.window import template_process
 
     monkeypatch.setattr(template_process, "RENDER_WAIT_S", 0.5)
     looping = "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from scriptorium.inference.events import TokenEvent
-from scriptorium.inference.settings import SamplerSettings
+from scriptorium.inference.core.events import TokenEvent
+from scriptorium.inference.core.settings import SamplerSettings
 
 from scriptorium.app.i18n.language import ENGLISH
 from scriptorium.app.tui.widgets.chat_inspect import ReplyInspection

@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from tui_helpers import Gate, HeldCounts, generated, loader_failing_after, make_app, model_ready, run, window_marked
 
 from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 REPLY = " La casa era buia."  # what the sentence model says after any user turn
 
@@ -175,7 +175,7 @@ def test_a_reply_after_opening_another_chat_mid_reply_holds_only_its_own_text(ra
     reply's text began with the abandoned one's, which a reply failing midway then kept
     (on screen and in the session)."""
     from scriptorium.app.sessions import SessionStore
-    from scriptorium.inference.errors import GenerationError
+    from scriptorium.inference.core.errors import GenerationError
 
     gate = Gate(after_tokens=3)
     calls: list[int] = []

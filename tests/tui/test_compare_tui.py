@@ -47,7 +47,7 @@ async def sweep_started(pilot: Any) -> CompareScreen:
 
 
 def scoring_children() -> list[int]:
-    """Our child processes scoring for compare (inference/compare_worker.py), by /proc."""
+    """Our child processes scoring for compare (inference/process/compare_worker.py), by /proc."""
     found = []
     for entry in Path("/proc").iterdir():
         try:

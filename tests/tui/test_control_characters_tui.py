@@ -11,7 +11,7 @@ import pytest
 from tui_helpers import generated, make_app, model_ready, run
 
 from control_bytes_model import PICTURES, write_control_bytes_model
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 
 @pytest.fixture(scope="session")

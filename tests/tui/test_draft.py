@@ -14,7 +14,7 @@ from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
 from scriptorium.app import paths
 from scriptorium.app.tui.widgets.draft_editor import next_word, shifted_anchor
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 OPENING = "C'era una volta"
 

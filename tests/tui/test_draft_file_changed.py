@@ -12,7 +12,7 @@ from tui_helpers import Gate, make_app, model_ready, run
 
 from scriptorium.app.sessions import ModelSpan, SessionStore
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 
 def capitolo(folder: Path, text: str) -> Path:

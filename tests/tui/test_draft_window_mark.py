@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Callable
 
-from scriptorium.inference.lore import Fired
+from scriptorium.inference.window.lore import Fired
 
 from scriptorium.app.i18n.language import ENGLISH
 from scriptorium.app.tui.widgets.draft_window_mark import WINDOW_MARK_DELAY, WindowMark

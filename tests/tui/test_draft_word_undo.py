@@ -25,7 +25,7 @@ from tui_helpers import (
 
 from scriptorium.app.tui.token_spans import TokenSource, add_records
 from scriptorium.app.tui.widgets.draft_editor import next_word
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 OPENING = "C'era una volta"
 LONG_GREEDY = preset("greedy").with_changes(max_tokens=40)

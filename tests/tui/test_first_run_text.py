@@ -10,8 +10,8 @@ from typing import Any, Callable, Iterator
 
 from tui_helpers import make_app, model_ready, run
 
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import Event
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import Event
 
 
 def shown(app) -> dict[str, str]:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tui_helpers import generated, make_app, model_ready, run
 
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 SCRIPTORIUM = str(Path(sys.executable).with_name("scriptorium"))
 TEMPERATURE_ONE = preset("prose").with_changes(temperature=1.0, max_tokens=8)

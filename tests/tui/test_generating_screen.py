@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-from scriptorium.inference.settings import LogitBias, SamplerSettings
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.generation import PrefillProgressed, new_request

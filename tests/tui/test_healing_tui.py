@@ -1,4 +1,4 @@
-"""Token healing in the draft (inference/healing.py), on a model that learned "molo" as the
+"""Token healing in the draft (inference/local/healing.py), on a model that learned "molo" as the
 one token "▁molo" (gguf_healing.py): the suggestion shows only what follows the cursor,
 the author's text is never changed, and the panel shows the healed step as what it is."""
 

@@ -10,7 +10,7 @@ from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_re
 
 from scriptorium.app.tui.token_spans import BUCKETS, bucket
 from scriptorium.app.tui.widgets.token_text import TokenLegend
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 PROMPT = "C'era una volta una casa sul lago."
 

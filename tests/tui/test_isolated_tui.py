@@ -22,12 +22,12 @@ from textual.pilot import Pilot
 
 from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, until, window_marked
 
-from scriptorium.inference.engine import Engine
-from scriptorium.inference.errors import EngineCrashed
-from scriptorium.inference.events import TokenEvent
-from scriptorium.inference.isolated import IsolatedBackend
-from scriptorium.inference.settings import preset
-from scriptorium.inference.worker import TEST_ABORT_AFTER_TOKENS, TEST_HOLD_AFTER_TOKENS
+from scriptorium.inference.local.engine import Engine
+from scriptorium.inference.core.errors import EngineCrashed
+from scriptorium.inference.core.events import TokenEvent
+from scriptorium.inference.process.isolated import IsolatedBackend
+from scriptorium.inference.core.settings import preset
+from scriptorium.inference.process.worker import TEST_ABORT_AFTER_TOKENS, TEST_HOLD_AFTER_TOKENS
 
 OPENING = "C'era una volta"
 TEXT = "La casa era buia, e la notte più lunga. Il gatto dorme sul letto."
@@ -328,7 +328,7 @@ def test_quitting_while_a_hung_engine_loads_does_not_wait_for_it(random_model: P
     exit for ever, on a blank screen. The app's end ends the children still loading."""
     import threading
 
-    from scriptorium.inference import isolated
+    from scriptorium.inference.process import isolated
 
     stopped: list[int] = []
 

@@ -10,7 +10,7 @@ from textual.widgets import Input
 from tui_helpers import make_app, model_ready, run
 
 from scriptorium.app.tui.screens.confirm_screen import TextPromptScreen
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 MINE = preset("prose").with_changes(temperature=1.3, max_tokens=37, stop=("\n\n", "FINE"), repeat_window=128)
 
@@ -116,7 +116,7 @@ def test_every_sampler_setting_has_a_key_and_every_key_a_palette_entry(random_mo
 
     from scriptorium.app.tui import tuning
     from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
-    from scriptorium.inference.settings import SamplerSettings
+    from scriptorium.inference.core.settings import SamplerSettings
 
     own = {"samplers": "move_in_order", "seed": "new_seed", "stop": "edit_stops", "preset": "cycle_preset"}
     own["dry_sequence_breakers"] = "edit_breakers"

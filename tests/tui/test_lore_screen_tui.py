@@ -15,7 +15,7 @@ from scriptorium.app.sessions.lorebook_file import read_lorebook
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.lore_entry_screen import LoreEntryScreen, split_keys
 from scriptorium.app.tui.screens.lore_screen import LoreScreen
-from scriptorium.inference.lore import LoreEntry, Lorebook
+from scriptorium.inference.window.lore import LoreEntry, Lorebook
 
 SIZE = (80, 24)
 

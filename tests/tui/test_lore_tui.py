@@ -10,7 +10,7 @@ from pathlib import Path
 from tui_helpers import generated, make_app, model_ready, run, spying_loader, until, window_marked
 
 from scriptorium.app.sessions import SessionStore
-from scriptorium.inference.lore import LoreEntry, Lorebook
+from scriptorium.inference.window.lore import LoreEntry, Lorebook
 
 BOOK = Lorebook(
     (

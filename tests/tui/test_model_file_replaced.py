@@ -17,7 +17,7 @@ from tui_helpers import copy_of, generated, make_app, model_ready, run, until
 
 from scriptorium.app.models import loading
 from scriptorium.app.models.replaced import REPLACED_TITLE
-from scriptorium.inference.isolated import IsolatedBackend
+from scriptorium.inference.process.isolated import IsolatedBackend
 
 
 def sha256(path: Path) -> str:

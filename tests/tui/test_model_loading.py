@@ -13,7 +13,7 @@ from gguf_corrupt import corrupt_copy
 from tui_helpers import generated, make_app, model_ready, replacement_ready, run
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
-from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.local.engine import Engine, LoadOptions
 
 
 def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -27,7 +27,7 @@ def model_panel(app) -> str:  # type: ignore[no-untyped-def]
 def refusing(model: Path, load: Callable[..., Engine] = Engine.load) -> Callable[..., Engine]:
     """A loader with which llama.cpp refuses `model` (out of memory, an architecture it does
     not know): a failure found only after the model running was closed."""
-    from scriptorium.inference.errors import ModelLoadError
+    from scriptorium.inference.core.errors import ModelLoadError
 
     def loader(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
         if options.model_path == model:

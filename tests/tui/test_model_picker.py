@@ -11,7 +11,7 @@ from textual.widgets import OptionList
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
-from scriptorium.inference.engine import Engine
+from scriptorium.inference.local.engine import Engine
 
 
 def _index_of(options: OptionList, name: str) -> int:

@@ -16,8 +16,8 @@ from scriptorium.app.tui.widgets.kv_panel import _window_split
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
 from scriptorium.app.tui.widgets.probabilities_panel import CHAIN_NOTE
 from scriptorium.app.tui.widgets.sidebar import NUMBERS_INTERVAL_S
-from scriptorium.inference.events import Candidate, KVCacheUsage, TokenEvent
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.events import Candidate, KVCacheUsage, TokenEvent
+from scriptorium.inference.core.settings import preset
 
 
 def text_of(panel, width: int = 40) -> str:  # type: ignore[no-untyped-def]
@@ -285,7 +285,7 @@ def test_a_streamed_byte_token_outside_the_candidates_is_named_by_its_byte() -> 
 
 def test_a_generation_that_fails_in_its_prompt_is_not_shown_evaluating_it() -> None:
     # The engine killed during a long prefill: the last progress stays, said as where it stopped.
-    from scriptorium.inference.events import PrefillProgress
+    from scriptorium.inference.core.events import PrefillProgress
 
     async def scenario() -> None:
         app = make_app(None)
@@ -305,8 +305,8 @@ def test_a_generation_that_fails_in_its_prompt_is_not_shown_evaluating_it() -> N
 def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) -> None:
     # The reload after an engine's death (or a switch) failed: no model, so no cache to show;
     # the last model's '0 / 512 tokens' and its prompt's split read as the state of a model.
-    from scriptorium.inference.engine import Engine
-    from scriptorium.inference.errors import ModelLoadError
+    from scriptorium.inference.local.engine import Engine
+    from scriptorium.inference.core.errors import ModelLoadError
 
     loads: list[object] = []
 

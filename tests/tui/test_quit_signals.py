@@ -44,7 +44,7 @@ def test_ctrl_q_right_at_start_quits_before_the_model_is_ready(random_model: Pat
     the draft typed first is saved (the terminal's part: tests/cli/test_start_keys.py)."""
     import threading
 
-    from scriptorium.inference.engine import Engine
+    from scriptorium.inference.local.engine import Engine
 
     release = threading.Event()
 

@@ -10,7 +10,7 @@ from llama_server import LlamaServer, server_binary
 from tui_helpers import generated, make_app, model_ready, run, until
 
 from scriptorium.app.cli.common import SERVER_MODEL
-from scriptorium.inference.remote import remote_loader
+from scriptorium.inference.remote.remote import remote_loader
 
 
 def panel(app: Any, name: str) -> str:

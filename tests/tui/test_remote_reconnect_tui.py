@@ -14,7 +14,7 @@ from tui_helpers import generated, make_app, model_ready, run
 from scriptorium.app.cli.common import SERVER_MODEL
 from scriptorium.app.sessions.export import front_matter
 from scriptorium.app.sessions.format import dumps, loads
-from scriptorium.inference.remote import remote_loader
+from scriptorium.inference.remote.remote import remote_loader
 
 
 def test_candidates_go_on_with_the_model_connected_to_again(

@@ -21,7 +21,7 @@ from llama_server import CONTEXT, LlamaServer, closed_port, server_binary  # noq
 from scriptorium.app.cli.common import SERVER_MODEL  # noqa: E402
 from scriptorium.app.sessions.export import front_matter  # noqa: E402
 from scriptorium.app.sessions.format import dumps, loads  # noqa: E402
-from scriptorium.inference.remote import remote_loader  # noqa: E402
+from scriptorium.inference.remote.remote import remote_loader  # noqa: E402
 
 
 def text_of(panel: Any, width: int = 60) -> str:
@@ -221,7 +221,7 @@ def test_a_file_here_by_the_servers_model_path_is_not_hashed_as_its_model(
     """Connecting again (after a restart) carries the server's model path: the file at that
     path on this machine may be another, so no hash of it is recorded as the server's model's."""
     from scriptorium.app.models.loading import ModelFileHashed, ModelLoaded, load_backend
-    from scriptorium.inference.load_options import LoadOptions
+    from scriptorium.inference.core.load_options import LoadOptions
 
     posted: list[object] = []
     load_backend(remote_loader(sentence_server.url), None, LoadOptions(model_path=sentence_model), 1, posted.append)

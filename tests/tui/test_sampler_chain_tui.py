@@ -9,7 +9,7 @@ from pathlib import Path
 from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.tui.widgets.probabilities_panel import did_text
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 ANTI_LOOP = preset("anti-loop").with_changes(max_tokens=6, seed=3)
 

@@ -10,7 +10,7 @@ from textual import events
 from tui_helpers import generated, make_app, model_ready, run, spying_loader
 
 from scriptorium.app.tui.tuning import next_preset, nudge
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 PROSE = preset("prose").with_changes(max_tokens=6, preset="prose")
 
@@ -296,7 +296,7 @@ def test_the_byte_ban_is_shown_on_or_off_for_a_vocabulary_without_byte_tokens() 
     """A GPT-2-style vocabulary has no <0xNN> tokens: the ban key must still show its
     effect (and the author's own entries stay listed), not 'none' either way."""
     from scriptorium.app.tui.widgets.sampler_panel import SamplerView
-    from scriptorium.inference.settings import LogitBias
+    from scriptorium.inference.core.settings import LogitBias
 
     async def scenario() -> None:
         app = make_app(None, sampler=PROSE)

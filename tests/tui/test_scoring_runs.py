@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator
 from scoring_helpers import TEXT, HeldScoring, scored, scored_records
 from tui_helpers import make_app, model_ready, replacement_ready, run
 
-from scriptorium.inference.events import Event
+from scriptorium.inference.core.events import Event
 
 
 def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_model: Path) -> None:

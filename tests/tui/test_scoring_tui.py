@@ -13,7 +13,7 @@ from float_tolerance import PROB_RTOL, assert_top_matches
 from scoring_helpers import TEXT, flash_loader, scored, scored_records
 from tui_helpers import make_app, model_ready, run
 
-from scriptorium.inference.events import Event
+from scriptorium.inference.core.events import Event
 
 
 def scoring_recorded(scored_texts: list[str]) -> Callable[..., Any]:
@@ -74,7 +74,7 @@ def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_mode
     """The scores are how probable the model finds the author's words given what it sees
     when it continues: the memory first, the note N paragraphs before the end. Only the
     draft's own tokens are scored, each over its own characters."""
-    from scriptorium.inference.window import Pinned
+    from scriptorium.inference.window.window import Pinned
 
     draft_text = "Uno due tre.\n\nIl gatto dorme sul letto."
     scored_texts: list[str] = []
@@ -150,7 +150,7 @@ def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(ran
     tokens llama.cpp scored."""
     from tui_helpers import loader_wrapping
 
-    from scriptorium.inference.events import TokenScore
+    from scriptorium.inference.core.events import TokenScore
 
     counted: list[int] = []
 
@@ -181,7 +181,7 @@ def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_altern
     gave the whole character (the product of its bytes') and the alternatives where it starts."""
     from tui_helpers import loader_wrapping
 
-    from scriptorium.inference.events import TokenScore
+    from scriptorium.inference.core.events import TokenScore
 
     events: list[TokenScore] = []
 

@@ -10,7 +10,7 @@ import pytest
 from tui_helpers import GREEDY, generated, make_app, model_ready, run, saved_draft
 
 from scriptorium.app.tui import session_keeper as keeper
-from scriptorium.inference.settings import SamplerSettings
+from scriptorium.inference.core.settings import SamplerSettings
 
 OPENING = "C'era una volta"
 

@@ -11,7 +11,7 @@ import pytest
 from textual.pilot import Pilot
 from tui_helpers import Gate, autosaved, generated, kept_whole, loader_calling, make_app, model_ready, run, saved_draft
 
-from scriptorium.inference.events import GenerationDone
+from scriptorium.inference.core.events import GenerationDone
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
 from scriptorium.app.sessions import ChatSession, SessionStore
 from scriptorium.app.sessions.records import recorded_p

@@ -13,9 +13,9 @@ import pytest
 from tui_helpers import loader_wrapping, make_app, model_ready, run, until
 
 from scriptorium.app.tui.screens import generating_screen
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.events import Event, TokenEvent
-from scriptorium.inference.settings import preset
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import Event, TokenEvent
+from scriptorium.inference.core.settings import preset
 
 
 class TwoHolds:

@@ -20,9 +20,9 @@ from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
-from scriptorium.inference.events import Candidate, GenerationDone
-from scriptorium.inference.lore import LoreEntry
-from scriptorium.inference.window import Pinned
+from scriptorium.inference.core.events import Candidate, GenerationDone
+from scriptorium.inference.window.lore import LoreEntry
+from scriptorium.inference.window.window import Pinned
 
 DISK_FULL = "[Errno 28] No space left on device: '/home/someone/writing/novel/chapter-one.md'"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tui_helpers import generated, make_app, model_ready, run, until
 
-from scriptorium.inference.isolated import IsolatedBackend
+from scriptorium.inference.process.isolated import IsolatedBackend
 
 OPENING = "C'era una volta"
 
@@ -21,7 +21,7 @@ def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
     """SIGSTOP the idle engine, ctrl+g, Esc: the status counted the model's silence, Esc went
     back to idle without a word, the worker stayed blocked on the stopped child and the next
     ctrl+g waited behind it. The request's silence now ends the child, and the model loads again."""
-    from scriptorium.inference import isolated as isolated_module
+    from scriptorium.inference.process import isolated as isolated_module
 
     monkeypatch.setattr(isolated_module, "REPLY_WAIT_S", 1.0, raising=False)
 

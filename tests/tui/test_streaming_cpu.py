@@ -19,8 +19,8 @@ from scriptorium.app.tui.screens import candidates_screen
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
 from scriptorium.app.tui.generation import GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
 from scriptorium.app.tui.process_tuning import YOUNG_ONLY, older_collections_deferred
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.settings import LogitBias
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.settings import LogitBias
 
 from tui_helpers import GREEDY, generated, loader_calling, make_app, model_ready, run
 

@@ -22,7 +22,7 @@ from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.tui.branches import Ghost, move_version, start_version
 from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 from scriptorium.app.tui.widgets.draft_pane import DraftPane
-from scriptorium.inference.settings import preset
+from scriptorium.inference.core.settings import preset
 
 UNHEALED = preset("greedy").with_changes(heal=False)
 

@@ -14,8 +14,8 @@ from tui_helpers import generated, make_app, model_ready, run
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.token_text import token_text
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.spm_model import load_spm
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.vocab.spm_model import load_spm
 
 DIALOGUE = "«Sei sveglia?» chiese la nonna."
 

@@ -12,7 +12,7 @@ from tui_helpers import make_app, model_ready, run
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 
-from scriptorium.inference.engine import Engine, LoadOptions
+from scriptorium.inference.local.engine import Engine, LoadOptions
 
 HOSTILE = "Perché così? Città, caffè ☕ 東京 🍰"
 

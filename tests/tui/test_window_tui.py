@@ -24,8 +24,8 @@ from tui_helpers import (
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.window import MARGIN_TOKENS, boundaries, prompt_budget
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.window.window import MARGIN_TOKENS, boundaries, prompt_budget
 
 PARAGRAPH = "Il gatto nero dorme sul tetto. La casa era buia nella notte più lunga."
 LONG = "\n\n".join(f"{PARAGRAPH} Poi il cane corre verso la porta {i}." for i in range(120))
@@ -306,7 +306,7 @@ def test_a_suggestion_from_the_cursor_dims_the_text_after_it_which_the_model_doe
             ghost = editor.ghost
             assert ghost is not None and ghost.from_cursor
             window = app.main.last_generation[0].window
-            # The space before the cursor stays in the prompt: healing backs up over it (inference/healing.py).
+            # The space before the cursor stays in the prompt: healing backs up over it (inference/local/healing.py).
             assert window is not None and (window.end, window.spaces_left_out) == (middle, 0)
             assert 0 < window.start < middle
             row, column = ghost.anchor

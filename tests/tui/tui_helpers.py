@@ -19,10 +19,10 @@ from scriptorium.app.tui.screens.main_screen import WORD_COUNT_DELAY
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.sessions import DraftSession, SessionStore
-from scriptorium.inference.engine import Engine, LoadOptions
-from scriptorium.inference.errors import GenerationError
-from scriptorium.inference.events import Event, GenerationDone, PrefillDone, TokenEvent
-from scriptorium.inference.settings import SamplerSettings, preset
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.errors import GenerationError
+from scriptorium.inference.core.events import Event, GenerationDone, PrefillDone, TokenEvent
+from scriptorium.inference.core.settings import SamplerSettings, preset
 
 GREEDY = preset("greedy").with_changes(max_tokens=12, preset="greedy")
 """Reproducible: the same model and prompt always give the same text."""

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from scriptorium.inference.text import label_is_text
+from scriptorium.inference.core.text import label_is_text
 
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.tui.keys import type_invisible

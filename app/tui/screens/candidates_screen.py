@@ -37,8 +37,8 @@ from scriptorium.app.i18n.marker import N_
 from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend
-    from scriptorium.inference.settings import SamplerSettings
+    from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.settings import SamplerSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from scriptorium.app.tui.comparing import (
 from scriptorium.app.tui.widgets.showing import set_shown
 
 if TYPE_CHECKING:
-    from scriptorium.inference.load_options import LoadOptions
+    from scriptorium.inference.core.load_options import LoadOptions
 
 SHOWN_COLUMNS = ("bits_per_character", "perplexity", "kld_mean", "top1_agreement", "prefill_tps", "peak_memory_bytes")
 """The table's columns (of COLUMNS): what fits a dialog; `scriptorium compare` prints them all."""
@@ -250,7 +250,7 @@ class CompareScreen(ModalScreen[DraftComparison | None]):
         self.query_one("#compare-paragraphs", DataTable).clear(columns=True)
 
     def _show_results(self) -> None:
-        from scriptorium.inference.comparison import paragraph_spans
+        from scriptorium.inference.local.comparison import paragraph_spans
 
         formats = {key: style for key, _, style in COLUMNS}
         number = self._language.number

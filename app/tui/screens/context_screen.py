@@ -16,7 +16,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from scriptorium.inference.errors import ScriptoriumError
+from scriptorium.inference.core.errors import ScriptoriumError
 
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.tui.prompt_view import PART_NAMES, PromptView

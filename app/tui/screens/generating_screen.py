@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from textual.worker import get_current_worker
 
-from scriptorium.inference.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui import key_timing
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from textual.timer import Timer
     from textual.worker import WorkerManager
 
-    from scriptorium.inference.backend import Backend
+    from scriptorium.inference.core.backend import Backend
 
     from scriptorium.app.tui.widgets.chat_pane import ChatPane
     from scriptorium.app.tui.widgets.draft_pane import DraftPane

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from scriptorium.inference.load_options import LoadOptions
+from scriptorium.inference.core.load_options import LoadOptions
 from scriptorium.app.i18n.language import ENGLISH, Language
 
 

@@ -12,8 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static, TextArea
 
-from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.lore import LoreEntry, LoreError, compiled_keys
+from scriptorium.inference.core.errors import ScriptoriumError
+from scriptorium.inference.window.lore import LoreEntry, LoreError, compiled_keys
 
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.marker import N_

@@ -16,8 +16,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.lore import Fired, LoreEntry, Lorebook, lore_summary
+from scriptorium.inference.core.errors import ScriptoriumError
+from scriptorium.inference.window.lore import Fired, LoreEntry, Lorebook, lore_summary
 
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.marker import N_

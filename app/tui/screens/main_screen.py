@@ -19,8 +19,8 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher
 
-from scriptorium.inference.settings import LogitBias, SamplerSettings
-from scriptorium.inference.speculation import Speculation
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings
+from scriptorium.inference.core.speculation import Speculation
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
@@ -51,8 +51,8 @@ from scriptorium.app.tui.widgets.showing import set_shown
 from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend
-    from scriptorium.inference.events import GenerationDone, TokenEvent
+    from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
 
 WORD_COUNT_DELAY = 0.3

@@ -19,7 +19,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from scriptorium.inference.discovery import (
+from scriptorium.inference.gguf.discovery import (
     KIND_LORA,
     KIND_MODEL,
     SOURCE_CONFIG,

@@ -16,8 +16,8 @@ from scriptorium.app.tui.pinned_count import PinnedCounter, PinnedSize
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.marker import N_
 
-from scriptorium.inference.errors import ScriptoriumError
-from scriptorium.inference.window import NOTE_DEPTH_RANGE, Pinned, WindowError, check_note_depth
+from scriptorium.inference.core.errors import ScriptoriumError
+from scriptorium.inference.window.window import NOTE_DEPTH_RANGE, Pinned, WindowError, check_note_depth
 
 HELP = {
     "memory": N_(

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from textual.css.query import DOMQuery
     from textual.widget import Widget
 
-    from scriptorium.inference.backend import Backend
-    from scriptorium.inference.events import TokenEvent
+    from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.events import TokenEvent
 
     from scriptorium.app.i18n.language import Language
     from scriptorium.app.tui.generation import GenerationRequest

@@ -16,9 +16,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static, TextArea
 
 from scriptorium import prompts
-from scriptorium.inference.chat_window import fit_chat
-from scriptorium.inference.window import prompt_budget
-from scriptorium.inference.events import GenerationDone, TokenEvent
+from scriptorium.inference.window.chat_window import fit_chat
+from scriptorium.inference.window.window import prompt_budget
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.records import REPLY_ENDINGS

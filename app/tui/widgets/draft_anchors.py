@@ -6,8 +6,8 @@ from __future__ import annotations
 from rich.cells import split_graphemes
 from textual.widgets.text_area import DocumentBase, Location
 
-from scriptorium.inference.backend import Backend
-from scriptorium.inference.window import Fim, fim_suffix, prompt_end
+from scriptorium.inference.core.backend import Backend
+from scriptorium.inference.window.window import Fim, fim_suffix, prompt_end
 
 from scriptorium.app.sessions.draft_files import end_of_writing
 
@@ -34,7 +34,7 @@ def before_trailing_spaces(document: DocumentBase, location: Location) -> tuple[
 
 def prompt_anchor(document: DocumentBase, location: Location, heals: bool) -> tuple[Location, int]:
     """Where a suggestion from `location` attaches, and how many spaces before it the
-    prompt leaves out: healing (inference/healing.py) backs the prompt up over the spaces
+    prompt leaves out: healing (inference/local/healing.py) backs the prompt up over the spaces
     and has the model write them again, so it attaches at `location` itself; without
     healing, before the spaces (before_trailing_spaces)."""
     return (location, 0) if heals else before_trailing_spaces(document, location)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from textual.binding import Binding
 
-from scriptorium.inference.window_layout import note_break
+from scriptorium.inference.window.window_layout import note_break
 
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
 from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from textual.message import Message
     from textual.widgets.text_area import Location
 
-    from scriptorium.inference.backend import Backend
-    from scriptorium.inference.window import Pinned
+    from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.window.window import Pinned
 
     from scriptorium.app.config.tui_settings import TuiSettings
     from scriptorium.app.i18n.language import Language

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from textual.css.query import DOMQuery
     from textual.widget import Widget
 
-    from scriptorium.inference.events import TokenEvent
+    from scriptorium.inference.core.events import TokenEvent
 
     from scriptorium.app.i18n.language import Language
     from scriptorium.app.tui.generation import GenerationRequest

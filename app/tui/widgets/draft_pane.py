@@ -21,13 +21,13 @@ from textual.reactive import var
 from textual.widgets import TextArea
 
 from scriptorium import prompts
-from scriptorium.inference.events import GenerationDone, TokenEvent
-from scriptorium.inference.backend import Backend
-from scriptorium.inference.lore import Fired
-from scriptorium.inference.load_options import LoadOptions
-from scriptorium.inference.settings import SamplerSettings
-from scriptorium.inference.window import Window
-from scriptorium.inference.window_layout import note_break
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.backend import Backend
+from scriptorium.inference.window.lore import Fired
+from scriptorium.inference.core.load_options import LoadOptions
+from scriptorium.inference.core.settings import SamplerSettings
+from scriptorium.inference.window.window import Window
+from scriptorium.inference.window.window_layout import note_break
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.opening import DraftFile

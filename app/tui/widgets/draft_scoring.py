@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from textual.message import Message
     from textual.worker import WorkerManager
 
-    from scriptorium.inference.backend import Backend
-    from scriptorium.inference.load_options import LoadOptions
-    from scriptorium.inference.window import Window
+    from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.load_options import LoadOptions
+    from scriptorium.inference.window.window import Window
 
     from scriptorium.app.config.tui_settings import TuiSettings
     from scriptorium.app.i18n.language import Language

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
-from scriptorium.inference.errors import EngineCrashed, ScriptoriumError
-from scriptorium.inference.lore import Fired
-from scriptorium.inference.window import Window, WindowError
+from scriptorium.inference.core.errors import EngineCrashed, ScriptoriumError
+from scriptorium.inference.window.lore import Fired
+from scriptorium.inference.window.window import Window, WindowError
 
 from scriptorium.app import paths
 from scriptorium.app.tui.widgets.draft_anchors import end_anchor, insert_fim
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.timer import Timer
 
-    from scriptorium.inference.backend import Backend
+    from scriptorium.inference.core.backend import Backend
 
     from scriptorium.app.i18n.language import Language
     from scriptorium.app.tui.widgets.draft_editor import DraftEditor

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from scriptorium.inference.events import KVCacheUsage
-from scriptorium.inference.window import Window
+from scriptorium.inference.core.events import KVCacheUsage
+from scriptorium.inference.window.window import Window
 
 from scriptorium.app.tui.widgets.formatting import clip, fitting, format_bytes, meter
 from scriptorium.app.tui.widgets.panel import Panel

@@ -20,13 +20,13 @@ from textual.widget import Widget
 
 from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
-from scriptorium.inference.events import GenerationDone, KVCacheUsage, TokenEvent
-from scriptorium.inference.errors import EngineCrashed
-from scriptorium.inference.lore import Lorebook
-from scriptorium.inference.settings import LogitBias, SamplerSettings
-from scriptorium.inference.speculation import Speculation
-from scriptorium.inference.text import unknown_warning
-from scriptorium.inference.window import Fim, Pinned, Window, build_window, prompt_budget
+from scriptorium.inference.core.events import GenerationDone, KVCacheUsage, TokenEvent
+from scriptorium.inference.core.errors import EngineCrashed
+from scriptorium.inference.window.lore import Lorebook
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings
+from scriptorium.inference.core.speculation import Speculation
+from scriptorium.inference.core.text import unknown_warning
+from scriptorium.inference.window.window import Fim, Pinned, Window, build_window, prompt_budget
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
@@ -37,7 +37,7 @@ from scriptorium.app.tui.generation import GenerationRequest, Prepared, new_requ
 from scriptorium.app.tui.keys import KeyDisplay
 
 if TYPE_CHECKING:
-    from scriptorium.inference.backend import Backend
+    from scriptorium.inference.core.backend import Backend
 
     from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
     from scriptorium.app.tui.token_spans import TokenRecord
@@ -230,7 +230,7 @@ class ModePane(Vertical):
         )
 
     def heals(self, backend: Backend) -> bool:
-        """Whether the next continuation heals the token the cursor cut (inference/healing.py):
+        """Whether the next continuation heals the token the cursor cut (inference/local/healing.py):
         the sampler asks for it and the backend can (a llama-server cannot yet)."""
         return self.sampler.heal and backend.heals
 

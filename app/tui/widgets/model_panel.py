@@ -10,8 +10,8 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import var
 
-from scriptorium.inference.arithmetic import Arithmetic
-from scriptorium.inference.load_options import beyond_training
+from scriptorium.inference.core.arithmetic import Arithmetic
+from scriptorium.inference.core.load_options import beyond_training
 
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.tui.widgets.formatting import clip, format_bytes, format_count, meter

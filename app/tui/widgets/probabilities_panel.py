@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
-from scriptorium.inference.events import Candidate, TokenEvent
-from scriptorium.inference.text import piece_text
+from scriptorium.inference.core.events import Candidate, TokenEvent
+from scriptorium.inference.core.text import piece_text
 
 from scriptorium.app.tui.widgets.formatting import (
     bar,
@@ -35,7 +35,7 @@ CHAIN_NOTE = N_("raw p · → after the chain")
 its candidate: its probability after the chain (→), the sampler that took it out (✗), or
 the one that pushed its logit, by how much."""
 HEALED_NOTE = N_("healed {rest}: {count} allowed, {mass} of raw p · raw p · → over the allowed")
-"""A step token healing held (inference/healing.py): the rows are the allowed candidates,
+"""A step token healing held (inference/local/healing.py): the rows are the allowed candidates,
 each with the model's raw probability and, after →, that probability renormalised over
 the allowed tokens (what the chain drew from)."""
 DID_WIDTH = 7

@@ -13,7 +13,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import var
 
-from scriptorium.inference.settings import LogitBias, SamplerSettings, SettingsError, describe_bias
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings, SettingsError, describe_bias
 
 from scriptorium.app.tui import tuning
 from scriptorium.app.tui.screens.confirm_screen import TextPromptScreen
@@ -65,7 +65,7 @@ END_ROWS: tuple[tuple[str, str], ...] = (
     (N_("bias"), "ban"),
 )
 HEAL_ROW = (N_("healing"), "heal")
-"""Token healing (inference/healing.py), shown when it is off, or with `a`."""
+"""Token healing (inference/local/healing.py), shown when it is off, or with `a`."""
 WRAPPED = ("order", "ban")
 """Rows whose text wraps beside a short label over as many lines as it needs."""
 LENGTHS = {"sentence": N_("sentence"), "paragraph": N_("paragraph")}
@@ -660,7 +660,7 @@ class SamplerPanel(Panel, can_focus=True):
     def action_fix_seed(self) -> None:
         last_seed = self.view.last_seed if self.view is not None else None
         if self.view is not None and self.view.sampler.seed is None and self.view.sampler.temperature > 0:
-            # A reused cache is computed a little differently (inference/generation.py): said, the wait is no surprise.
+            # A reused cache is computed a little differently (inference/local/generation.py): said, the wait is no surprise.
             _ = self.language.gettext
             self.notify(
                 _(

@@ -9,8 +9,8 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 
-from scriptorium.inference.events import GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
-from scriptorium.inference.window import Window
+from scriptorium.inference.core.events import GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
+from scriptorium.inference.window.window import Window
 
 from scriptorium.app.config.tui_settings import PANELS
 from scriptorium.app.tui.widgets.kv_panel import KVPanel

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from scriptorium.inference.events import GenerationDone, PrefillDone, PrefillProgress, SpeculationCounts, TokenEvent
+from scriptorium.inference.core.events import (
+    GenerationDone,
+    PrefillDone,
+    PrefillProgress,
+    SpeculationCounts,
+    TokenEvent,
+)
 
 from scriptorium.app.tui.widgets.formatting import format_ms, format_rate
 from scriptorium.app.tui.widgets.panel import Panel

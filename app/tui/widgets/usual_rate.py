@@ -4,7 +4,7 @@ On a laptop that is never idle, a decode can fall to a tenth of its speed while 
 compile or a browser takes the cores (issue 33: 0.9 tok/s in the Speed panel, where the
 same model wrote 35). The figure alone leaves the author to guess whether the model, the
 draft or the app got slower; said beside it, the cause is plain. The engine also moves
-to fewer threads by itself then (inference/thread_choice.py): what remains is the share
+to fewer threads by itself then (inference/local/thread_choice.py): what remains is the share
 of the machine the other work leaves.
 """
 

@@ -1,0 +1,283 @@
+"""How many threads llama.cpp runs, chosen by measurement while it writes.
+
+llama.cpp's threads wait for each other at every step of a token's graph: when one of
+them loses its core to another process (a browser, a compile, the app's own drawing), all
+of them wait. On a busy 2-core machine two threads then decode at a third of the speed of
+one (issue 33's figures: 0.5-17 tok/s against 22-23). llama.cpp lets a context change its
+thread counts between two decodes (`llama_set_n_threads`), so the engine keeps the count
+that is faster now, and keeps checking, because load comes and goes.
+
+`ThreadChooser` is that decision, a plain object fed seconds per token: it exploits the
+best known count, and now and then tries a neighbouring count for a few steps, keeping
+it only when it was clearly faster than the count in use just before. A probe starts
+when its period has passed (the period doubles each time the probe loses, up to a
+ceiling, so a quiet machine pays almost nothing) or sooner, when the count in use
+suddenly runs slower (load came: fewer threads are tried) or faster (it left: more are)
+than it settled at, but never sooner than the shortest period after the last probe: the
+count can never change more often than that. A probe step twice as slow as the count in
+use ends the probe at once, since on a busy machine the count tried can be many times slower. Decode (one token per llama_decode, `n_threads`) and prompt batches
+(`n_threads_batch`) have a chooser each, since prefill is compute-bound and decode
+memory-bound. `ThreadTuner` holds both, applies a change through a callback, and says
+what is in use as a `ThreadsChosen` event. A fixed count (`threads = N`, `--threads N`)
+makes both choosers fixed: they never probe.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+from ..core.events import ThreadsChosen
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeSchedule:
+    """When and how long a chooser tries another count, in samples (decode steps or batches)."""
+
+    min_period: int
+    """Samples at the count in use between the end of one probe and the start of the next,
+    at the least: the count never changes more often than every `min_period + warmup + length`."""
+    max_period: int
+    """The longest wait between two probes, reached by doubling after each lost probe."""
+    length: int
+    """Samples a probe keeps to judge the count it tries."""
+    warmup: int
+    """Samples a probe throws away first (OpenMP resizing its team of threads)."""
+    recent: int
+    """Samples at the count in use that its speed now is judged from (their median)."""
+    margin: float
+    """How much faster a tried count must be to be kept: noise never moves the choice."""
+    change: float
+    """The count in use running this much slower or faster than it settled at (median of
+    `recent`) means the load changed: a probe starts as soon as `min_period` allows."""
+
+
+DECODE_SCHEDULE = ProbeSchedule(min_period=32, max_period=512, length=4, warmup=1, recent=9, margin=0.10, change=1.3)
+"""Decode steps. On the quiet 2-core machine one thread decodes Gemma 3 270M at about 0.85
+of two: a probe of 5 steps every 512 costs 0.15 x 5 / 512, under 0.2%."""
+PREFILL_SCHEDULE = ProbeSchedule(min_period=4, max_period=64, length=1, warmup=0, recent=3, margin=0.10, change=1.3)
+"""Prompt batches (only those of PREFILL_MIN_TOKENS or more count): one batch tried, since
+a prompt is a few batches. Prefill is compute-bound, so a batch on half the cores takes
+about twice as long: one in 64 costs about 1.5%."""
+ABANDON = 2.0
+"""A probe's step this many times slower than the count in use ends the probe: lost."""
+CHANGED_LOAD_BAR = 4 * DECODE_SCHEDULE.min_period
+"""Samples a count barred by its probing budget still waits once the load has changed."""
+FIRST_PROBE_AFTER = 3
+"""Steps at the starting count (every core) before the first probe."""
+PROBE_BUDGET = 0.02
+"""The share of time probing may cost: a count that lost by a factor r over s steps is
+not tried again for (r - 1) x s / PROBE_BUDGET steps. On a machine where every core is
+taken, two threads ran 13 times slower than one: each probe of them costs 12 steps' time."""
+PREFILL_MIN_TOKENS = 32
+"""Smaller batches (re-continuing after a few words) are timed mostly by their overhead."""
+
+
+def probe_ladder(cores: int) -> tuple[int, ...]:
+    """The counts a chooser moves between: every count up to 4 cores, then a few steps
+    (a quarter, half, three quarters, all but one, all), so that moving from every core to
+    half of them takes a few probes, not dozens."""
+    if cores <= 4:
+        return tuple(range(1, cores + 1))
+    return tuple(sorted({1, 2, cores // 4, cores // 2, 3 * cores // 4, cores - 1, cores} - {0}))
+
+
+class ThreadChooser:
+    """Which thread count runs the next samples, from the time the last ones took.
+
+    Feed it with `record(seconds)` after each sample, run at `threads`; when it returns
+    True, `threads` changed and the caller applies it before the next sample."""
+
+    def __init__(self, cores: int, *, fixed: int | None = None, schedule: ProbeSchedule = DECODE_SCHEDULE) -> None:
+        self.cores = max(1, cores)
+        self.fixed = fixed
+        self._schedule = schedule
+        self._ladder = probe_ladder(self.cores)
+        self._best = fixed or self.cores
+        self._recent: deque[float] = deque(maxlen=schedule.recent)
+        self._settled: float | None = None
+        self._period = schedule.min_period
+        self._since_probe = 0
+        self._probing: int | None = None
+        self._probe_seen = 0
+        self._probe_samples: list[float] = []
+        self._probe_fastest = 0.0
+        self._probes = 0
+        self._not_before: dict[int, int] = {}
+        """Per count, the sample before which it is not tried again (PROBE_BUDGET)."""
+        self.samples = 0
+        self.switches: list[int] = []
+        """The sample numbers at which the count in use changed (tests read its spacing)."""
+        self.reason = "set" if fixed else ("one core" if self.cores == 1 else "measuring")
+        """Why the count in use is the count: 'set', 'measuring', '2 were slower while other work ran'..."""
+
+    @property
+    def auto(self) -> bool:
+        return self.fixed is None and self.cores > 1
+
+    @property
+    def threads(self) -> int:
+        """The count for the next sample."""
+        return self._probing if self._probing is not None else self._best
+
+    @property
+    def best(self) -> int:
+        """The count chosen (not the one being tried)."""
+        return self._best
+
+    def record(self, seconds: float) -> bool:
+        """One sample, run at `threads`, took `seconds` (per token); True when `threads` changed."""
+        self.samples += 1
+        if not self.auto or seconds <= 0:
+            return False
+        if self._probing is not None:
+            return self._probe_sample(seconds)
+        self._recent.append(seconds)
+        self._since_probe += 1
+        if not self._probes:
+            # The first probe comes as soon as the speed in use is roughly known: on a machine
+            # whose cores are all taken, every step of a wrong start costs many.
+            return len(self._recent) >= min(FIRST_PROBE_AFTER, self._schedule.recent) and self._start_probe()
+        if len(self._recent) < self._recent.maxlen or self._since_probe < self._schedule.min_period:
+            return False
+        now = statistics.median(self._recent)
+        if self._settled is None:
+            self._settled = now
+        # Slower than it settled at: load came, fewer threads may do better; faster: it
+        # left, more may. Only that side is tried: the other would be slower still, and a
+        # probe of an overloaded count costs the most (2 threads ran 8x slower than 1 here).
+        slower, faster = now >= self._settled * self._schedule.change, now * self._schedule.change <= self._settled
+        if slower or faster:
+            # The load changed: what a count on that side lost before was measured under the
+            # old load. Kept whole, its bar held the count that became the faster off for up
+            # to a thousand tokens: after every core was taken, two threads were not tried
+            # again once the load left (bench/busy.py read 0.60 of the best). Cut short, not
+            # lifted: on a machine whose load swings, each swing would try an overloaded
+            # count again (abandoned after a step, but a step many times slower).
+            for count, until in self._not_before.items():
+                if (count < self._best) == slower:
+                    self._not_before[count] = min(until, self.samples + CHANGED_LOAD_BAR)
+            if self._start_probe(fewer=slower):
+                return True
+            if not any((n < self._best) == slower for n in self._ladder if n != self._best):
+                self._settled = now  # no side to try: this speed is the one changes are judged from
+            return False
+        return self._since_probe >= self._period and self._start_probe()
+
+    def _candidates(self) -> list[int]:
+        """The counts a probe may try from `best`, in turn: one step fewer (load is what
+        there usually is to find), one step more, and half as many. The jump matters on
+        many cores: with half of them busy, every count above the free ones collapses
+        alike, and a step at a time would find no neighbour faster."""
+        ladder, best = self._ladder, self._best
+        place = ladder.index(best) if best in ladder else len(ladder) - 1
+        half = min(ladder, key=lambda n: abs(n - best / 2))
+        steps = [ladder[place - 1] if place > 0 else None, ladder[place + 1] if place + 1 < len(ladder) else None, half]
+        return list(
+            dict.fromkeys(
+                n for n in steps if n is not None and n != best and self._not_before.get(n, 0) <= self.samples
+            )
+        )
+
+    def _start_probe(self, *, fewer: bool | None = None) -> bool:
+        candidates = [n for n in self._candidates() if fewer is None or (n < self._best) == fewer]
+        if not candidates:
+            return False
+        self._probing = candidates[self._probes % len(candidates)]
+        self._probes += 1
+        self._probe_seen = 0
+        self._probe_samples = []
+        return True
+
+    def _probe_sample(self, seconds: float) -> bool:
+        self._probe_seen += 1
+        before_time = statistics.median(self._recent)
+        # Every step so far twice as slow as the count in use (the warm-up's too) ends the
+        # probe: an overloaded count is not waited on for the rest of its steps, while one
+        # step that lost its core for a moment (they come on any machine) ends nothing.
+        self._probe_fastest = min(self._probe_fastest, seconds) if self._probe_seen > 1 else seconds
+        abandoned = self._probe_fastest > ABANDON * before_time
+        if not abandoned and self._probe_seen <= self._schedule.warmup:
+            return False
+        self._probe_samples.append(seconds)
+        if not abandoned and len(self._probe_samples) < self._schedule.length:
+            return False
+        tried, before = self._probing, self._best
+        assert tried is not None
+        tried_time = self._probe_fastest if abandoned else statistics.median(self._probe_samples)
+        self._probing = None
+        self._since_probe = 0
+        if tried_time < before_time * (1.0 - self._schedule.margin):
+            self._best = tried
+            self._recent.clear()
+            self._recent.extend(self._probe_samples)
+            self._settled = None  # settles again at the new count
+            self._period = self._schedule.min_period
+            self.switches.append(self.samples)
+            self.reason = _slower(before, tried)
+        else:
+            self._settled = before_time
+            self._period = min(self._period * 2, self._schedule.max_period)
+            lost = max(0.0, tried_time / before_time - 1.0) * self._probe_seen
+            self._not_before[tried] = self.samples + min(int(lost / PROBE_BUDGET), 2 * self._schedule.max_period)
+            self.reason = _slower(tried, before)
+        return True  # back to the count in use, or on at the tried one: either way a change from the probe's
+
+
+def _slower(slower: int, kept: int) -> str:
+    """The reason a count is kept: another one measured slower."""
+    verb = "was" if slower == 1 else "were"
+    if slower > kept:
+        return f"{slower} {verb} slower while other work ran"
+    return f"{slower} {verb} slower"
+
+
+class ThreadTuner:
+    """The thread counts of one llama.cpp context: a chooser for decode steps, one for
+    prompt batches, and `apply(n_threads, n_threads_batch)` to set both between decodes."""
+
+    def __init__(
+        self, apply: Callable[[int, int], None], cores: int, *, fixed: int | None = None, fixed_batch: int | None = None
+    ) -> None:
+        self._apply = apply
+        self.decode = ThreadChooser(cores, fixed=fixed, schedule=DECODE_SCHEDULE)
+        self.prefill = ThreadChooser(cores, fixed=fixed_batch, schedule=PREFILL_SCHEDULE)
+        self._applied = (self.decode.threads, self.prefill.threads)
+        self._announced = self.chosen()
+
+    def decoded(self, seconds: float) -> ThreadsChosen | None:
+        """A decode step took `seconds`: a ThreadsChosen when the choice in use changed."""
+        if not self.decode.record(seconds):
+            return None
+        return self._changed()
+
+    def prefilled(self, tokens: int, seconds: float) -> ThreadsChosen | None:
+        """A prompt batch of `tokens` took `seconds`."""
+        if tokens < PREFILL_MIN_TOKENS or not self.prefill.record(seconds / tokens):
+            return None
+        return self._changed()
+
+    def _changed(self) -> ThreadsChosen | None:
+        """Apply what the choosers run next (a probe's count too); announce only a new choice."""
+        wanted = (self.decode.threads, self.prefill.threads)
+        if wanted != self._applied:
+            self._apply(*wanted)
+            self._applied = wanted
+        chosen = self.chosen()
+        if chosen == self._announced:
+            return None
+        self._announced = chosen
+        return chosen
+
+    def chosen(self) -> ThreadsChosen:
+        """What is in use now, and why: the chosen counts (a probe under way is not a choice)."""
+        return ThreadsChosen(
+            n_threads=self.decode.best,
+            n_threads_batch=self.prefill.best,
+            cores=self.decode.cores,
+            auto=self.decode.auto,
+            reason=self.decode.reason,
+            reason_batch=self.prefill.reason,
+        )

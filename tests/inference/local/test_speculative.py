@@ -1,0 +1,303 @@
+"""Speculative decoding (inference/local/speculative.py) writes what plain decoding writes, every
+token with its own numbers: the same tokens, probabilities, candidates and sampler trace, for
+greedy and sampled generation with every kind of sampler; the cache then holds exactly the
+accepted tokens; and prompt lookup drafts a lot where the text repeats and turns itself down
+where it does not."""
+
+from __future__ import annotations
+
+from contextlib import closing
+
+import pytest
+from float_tolerance import PROB_RTOL, assert_same_greedy_run
+from gguf_loop import PROMPT as LOOP_PROMPT
+from gguf_loop import loop_transitions
+from gguf_models import write_llama_model
+from italian_vocab import italian_vocab
+
+from scriptorium.inference.local.draft_model import DraftVocabularyError
+from scriptorium.inference.local.engine import Engine, LoadOptions
+from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.gguf.gguf_file import read_model_facts
+from scriptorium.inference.local.lookup import PromptLookup
+from scriptorium.inference.gguf.quantize import QuantizeError, draft_layers, make_draft
+from scriptorium.inference.core.settings import PRESETS, LogitBias, SettingsError
+from scriptorium.inference.core.speculation import Speculation
+from scriptorium.inference.local.speculative import PAUSE_LIMIT, DraftPacing
+
+LOOKUP = Speculation(guesser="lookup", draft_max=8)
+CHAIN_WORDS = (
+    "casa notte giorno sera mattina tempo anno vita mondo uomo donna bambino bambina madre padre figlio figlia "
+    "fratello sorella amico amica nome voce occhi mano mani cuore testa viso porta finestra strada città paese"
+).split()
+OTHER_WORD = "gatto"
+
+
+@pytest.fixture(scope="module")
+def loop_engine(tmp_path_factory: pytest.TempPathFactory):
+    transitions, default_next = loop_transitions()
+    path = write_llama_model(
+        tmp_path_factory.mktemp("loop") / "loop.gguf", kind="markov", transitions=transitions, default_next=default_next
+    )
+    engine = Engine.load(LoadOptions(model_path=path, n_ctx=512, n_threads=1))
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def random_engine(tmp_path_factory: pytest.TempPathFactory):
+    path = write_llama_model(tmp_path_factory.mktemp("random") / "random.gguf", kind="random")
+    # Flash attention off: its f16 sums differ between batch shapes by more than the float32 bound
+    # (a warm cache against a cold one, speculation or not), and the cache test compares those.
+    engine = Engine.load(LoadOptions(model_path=path, n_ctx=512, n_threads=1, flash_attn=False))
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def chain_engine(tmp_path_factory: pytest.TempPathFactory):
+    """A markov model that walks CHAIN_WORDS once, never repeating itself, then ends."""
+    vocab = italian_vocab()
+    ids = [vocab.id_of("▁" + word) for word in CHAIN_WORDS]
+    path = write_llama_model(
+        tmp_path_factory.mktemp("chain") / "chain.gguf", kind="markov", transitions=dict(zip(ids, ids[1:]))
+    )
+    engine = Engine.load(LoadOptions(model_path=path, n_ctx=512, n_threads=1))
+    yield engine
+    engine.close()
+
+
+def run(engine: Engine, prompt: str, settings, speculation: Speculation = Speculation(), top_n: int = 5):
+    engine.clear_cache()  # both runs from an empty cache: only speculation differs
+    with closing(engine.generate(prompt, settings, LogitBias(), top_n=top_n, speculation=speculation)) as events:
+        events = list(events)
+    done = events[-1]
+    assert isinstance(done, GenerationDone)
+    return [e for e in events if isinstance(e, TokenEvent)], done
+
+
+def assert_same_numbers(plain: list[TokenEvent], guessed: list[TokenEvent]) -> None:
+    """The same tokens, each with the same probability, candidates and sampler trace."""
+    assert [e.id for e in guessed] == [e.id for e in plain]
+    for a, b in zip(plain, guessed):
+        assert b.p == pytest.approx(a.p, rel=PROB_RTOL)
+        assert [c.id for c in b.top] == [c.id for c in a.top]
+        assert [c.p for c in b.top] == pytest.approx([c.p for c in a.top], rel=PROB_RTOL)
+        assert [k[0] for k in b.kept] == [k[0] for k in a.kept]
+        assert [k[1] for k in b.kept] == pytest.approx([k[1] for k in a.kept], rel=PROB_RTOL, abs=1e-6)
+        assert b.removed == a.removed
+        assert [p[:2] for p in b.pushed] == [p[:2] for p in a.pushed]
+        assert (b.text, b.piece, b.kv_tokens) == (a.text, a.piece, a.kv_tokens)
+
+
+# ---- the guesser and its pacing, alone ------------------------------------------------------
+
+
+def test_lookup_proposes_what_followed_the_longest_recurring_run() -> None:
+    lookup = PromptLookup([1, 2, 3, 4, 9, 2, 3, 5, 6, 1, 2, 3])
+    assert lookup.propose(3) == [4, 9, 2]  # "1 2 3" was followed by 4: longer than "2 3", followed by 5 since
+    lookup = PromptLookup([2, 3, 4, 9, 2, 3, 5, 6, 7, 2, 3])
+    assert lookup.propose(3) == [5, 6, 7]  # "2 3": its latest occurrence
+    lookup = PromptLookup([1, 2, 3, 4, 9, 1, 2, 3])
+    assert lookup.propose(2) == [4, 9]
+    lookup.append(7)
+    assert lookup.propose(4) == []  # "3 7" never occurred
+
+
+def test_lookup_continues_a_repetition_past_the_texts_end() -> None:
+    lookup = PromptLookup([5, 6, 7, 5, 6])
+    assert lookup.propose(7) == [7, 5, 6, 7, 5, 6, 7]
+
+
+def test_pacing_pauses_longer_after_each_wholly_rejected_pass() -> None:
+    pacing = DraftPacing(8)
+    pauses = []
+    for _ in range(12):
+        assert pacing.length() > 0
+        pacing.record(pacing.length() or 1, 0)
+        paused = 0
+        while pacing.length() == 0:
+            paused += 1
+        pauses.append(paused)
+    assert pauses[:4] == [2, 4, 8, 16]
+    assert max(pauses) == PAUSE_LIMIT
+    pacing.record(1, 1)
+    assert pacing.length() == 2  # all kept: twice as long
+
+
+def test_speculation_settings_name_the_bad_value() -> None:
+    with pytest.raises(SettingsError, match="speculative must be one of off, lookup, draft, not 'ngram'"):
+        Speculation(guesser="ngram").validated()
+    with pytest.raises(SettingsError, match="draft length must be a whole number from 1 to 32, not 0"):
+        Speculation(guesser="lookup", draft_max=0).validated()
+    with pytest.raises(SettingsError, match="draft model"):
+        Speculation(guesser="draft").validated()
+
+
+# ---- lossless --------------------------------------------------------------------------------
+
+SAMPLED = {
+    "prose": PRESETS["prose"],
+    "creative (min-p, XTC)": PRESETS["creative"],
+    "anti-loop (DRY)": PRESETS["anti-loop"],
+    "penalties": PRESETS["prose"].with_changes(repeat_penalty=1.3, frequency_penalty=0.2, presence_penalty=0.1),
+    "typical, top-n-sigma, dynamic temperature": PRESETS["prose"].with_changes(
+        typical_p=0.9, top_n_sigma=2.0, dynatemp_range=0.5
+    ),
+    "mirostat 2": PRESETS["prose"].with_changes(mirostat=2),
+    "mirostat 1": PRESETS["prose"].with_changes(mirostat=1, mirostat_tau=3.0),
+}
+
+
+@pytest.mark.parametrize("name", list(SAMPLED))
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sampled_speculation_draws_what_plain_decoding_draws(loop_engine: Engine, name: str, seed: int) -> None:
+    settings = SAMPLED[name].with_changes(seed=seed, max_tokens=60, temperature=1.0)
+    plain, plain_done = run(loop_engine, LOOP_PROMPT, settings)
+    guessed, done = run(loop_engine, LOOP_PROMPT, settings, LOOKUP)
+    assert_same_numbers(plain, guessed)
+    assert done.text == plain_done.text and done.stop_reason == plain_done.stop_reason
+    assert done.speculation is not None and done.speculation.passes > 0 and plain_done.speculation is None
+    assert sum(e.drafted for e in guessed) == done.speculation.accepted
+
+
+def test_greedy_speculation_on_a_repeating_model_accepts_almost_everything(loop_engine: Engine) -> None:
+    settings = PRESETS["greedy"].with_changes(max_tokens=120)
+    plain, _ = run(loop_engine, LOOP_PROMPT, settings)
+    guessed, done = run(loop_engine, LOOP_PROMPT, settings, LOOKUP)
+    assert_same_numbers(plain, guessed)
+    counts = done.speculation
+    assert counts is not None and counts.acceptance >= 0.9 and counts.tokens_per_pass >= 5
+    assert sum(e.drafted for e in guessed) == counts.accepted
+
+
+RANDOM_PROMPTS = (
+    "La notte era lunga e il gatto guardò la luna. La notte era lunga e il gatto guardò il mare. La notte era",
+    "Il cane aspettava sulla porta. Il cane aspettava sulla porta della casa, e poi il cane aspettava",
+)
+
+
+@pytest.mark.parametrize("prompt", RANDOM_PROMPTS)
+def test_greedy_speculation_on_a_random_model_keeps_every_number(random_engine: Engine, prompt: str) -> None:
+    settings = PRESETS["greedy"].with_changes(max_tokens=80)
+    plain, _ = run(random_engine, prompt, settings)
+    guessed, done = run(random_engine, prompt, settings, LOOKUP)
+    assert_same_greedy_run(plain, guessed)
+    assert done.speculation is not None and done.speculation.drafted > 0
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_sampled_speculation_on_a_random_model_keeps_every_number(random_engine: Engine, seed: int) -> None:
+    settings = PRESETS["prose"].with_changes(seed=seed, max_tokens=80)
+    plain, _ = run(random_engine, RANDOM_PROMPTS[0], settings)
+    guessed, done = run(random_engine, RANDOM_PROMPTS[0], settings, LOOKUP)
+    assert_same_numbers(plain, guessed)
+
+
+# ---- the cache -------------------------------------------------------------------------------
+
+
+def test_after_rejections_the_cache_holds_exactly_the_accepted_tokens(random_engine: Engine) -> None:
+    prompt = RANDOM_PROMPTS[1]
+    settings = PRESETS["greedy"].with_changes(max_tokens=60)
+    guessed, done = run(random_engine, prompt, settings, LOOKUP)
+    counts = done.speculation
+    assert counts is not None and counts.passes > 0 and counts.accepted < counts.drafted  # some were rejected
+    expected = tuple(random_engine.tokenize(prompt)) + tuple(e.id for e in guessed[:-1])  # the last is not decoded
+    assert random_engine.cached_tokens == expected
+    assert random_engine.context.memory_positions()[1] == len(expected) - 1
+    # A plain continuation from that cache equals one from an empty cache.
+    following = PRESETS["greedy"].with_changes(max_tokens=30)
+    longer = prompt + done.text
+    with closing(random_engine.generate(longer, following, LogitBias(), top_n=5)) as events:
+        warm = [e for e in events if isinstance(e, TokenEvent)]
+    cold, _ = run(random_engine, longer, following)
+    assert_same_greedy_run(cold, warm)
+
+
+def test_a_generation_stopped_inside_a_pass_leaves_only_what_was_accepted(loop_engine: Engine) -> None:
+    settings = PRESETS["greedy"].with_changes(max_tokens=23)  # ends inside a pass of 8 guesses
+    guessed, done = run(loop_engine, LOOP_PROMPT, settings, LOOKUP)
+    assert len(guessed) == 23 and done.speculation is not None and done.speculation.passes > 0
+    assert loop_engine.cached_tokens == tuple(loop_engine.tokenize(LOOP_PROMPT)) + tuple(e.id for e in guessed[:-1])
+    assert loop_engine.context.memory_positions()[1] == len(loop_engine.cached_tokens) - 1
+
+
+# ---- never slower --------------------------------------------------------------------------------
+
+
+def test_lookup_turns_itself_down_where_the_text_never_repeats(chain_engine: Engine) -> None:
+    # The prompt pairs each two chain words with another word: lookup guesses it every time, wrongly.
+    pairs = " ".join(f"{a} {b} {OTHER_WORD}" for a, b in zip(CHAIN_WORDS, CHAIN_WORDS[1:]))
+    prompt = " " + pairs + " " + CHAIN_WORDS[0]
+    settings = PRESETS["greedy"].with_changes(max_tokens=60)
+    plain, _ = run(chain_engine, prompt, settings)
+    guessed, done = run(chain_engine, prompt, settings, LOOKUP)
+    assert [e.id for e in guessed] == [e.id for e in plain]
+    assert len(guessed) == len(CHAIN_WORDS) - 1
+    counts = done.speculation
+    assert counts is not None and counts.accepted == 0
+    # Without pacing every step would draft (32 passes); it pauses 2, 4, 8, 16 tokens after each.
+    assert 1 <= counts.passes <= 5
+
+
+# ---- a draft model --------------------------------------------------------------------------------
+
+
+def test_a_draft_with_another_vocabulary_is_refused_naming_the_token(
+    random_engine: Engine, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("drafts")
+    other = write_llama_model(folder / "crlf.gguf", kind="crlf_lines")  # token 4 is "\r\n" there
+    longer = write_llama_model(folder / "longer.gguf", kind="random", unused_tokens=3)
+    settings = PRESETS["greedy"].with_changes(max_tokens=4)
+    with pytest.raises(DraftVocabularyError, match=r"crlf.gguf has another vocabulary: token 4 is '\\r\\n' there"):
+        random_engine.generate("La notte", settings, LogitBias(), speculation=Speculation("draft", 4, other))
+    with pytest.raises(DraftVocabularyError, match="longer.gguf has 16,259 tokens and the model 16,256"):
+        random_engine.generate("La notte", settings, LogitBias(), speculation=Speculation("draft", 4, longer))
+
+
+def test_a_pruned_draft_is_made_and_guesses_without_changing_a_number(tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = tmp_path_factory.mktemp("pruned")
+    vocab = italian_vocab()
+    ids = [vocab.id_of("▁" + word) for word in CHAIN_WORDS]
+    walk = dict(zip(ids, ids[1:] + ids[:1]))  # round and round the chain: sure of every next word
+    model = write_llama_model(folder / "chain4.gguf", kind="markov", transitions=walk, n_layer=4)
+    result = make_draft(model, folder / "loop-draft.gguf", keep_layers=2)
+    assert read_model_facts(result.output_path).n_layer == 2
+    engine = Engine.load(LoadOptions(model_path=model, n_ctx=512, n_threads=1))
+    try:
+        settings = PRESETS["prose"].with_changes(seed=4, max_tokens=40)
+        prompt = " " + " ".join(CHAIN_WORDS[:3])
+        plain, _ = run(engine, prompt, settings)
+        drafted = Speculation(guesser="draft", draft_max=6, draft_model=result.output_path)
+        guessed, done = run(engine, prompt, settings, drafted)
+        assert_same_numbers(plain, guessed)
+        counts = done.speculation
+        assert counts is not None and counts.guesser == "draft" and counts.acceptance >= 0.9
+    finally:
+        engine.close()
+
+
+def test_draft_model_keeps_a_layer_count_the_model_has(tmp_path_factory: pytest.TempPathFactory) -> None:
+    assert draft_layers(4, 2) == [1, 2]
+    with pytest.raises(QuantizeError, match="--keep-layers must be from 1 to 3 .the model has 4 layers., not 4"):
+        draft_layers(4, 4)
+
+
+# ---- a llama-server's own speculation ------------------------------------------------------------
+
+
+def test_a_servers_draft_counts_are_shown_and_its_accepted_tokens_said_to_have_no_probabilities() -> None:
+    from scriptorium.inference.remote.remote_stream import server_speculation
+
+    assert server_speculation({"predicted_n": 40}) is None  # started without a draft: nothing drafted
+    counts = server_speculation({"draft_n": 30, "draft_n_accepted": 21})
+    assert counts is not None and (counts.guesser, counts.drafted, counts.accepted) == ("server", 30, 21)
+    assert counts.probabilities is False and counts.passes == 0
+    assert counts.describe() == (
+        "server: 21 of 30 guesses accepted (70%); the server gives accepted tokens no probabilities"
+    )
+    from scriptorium.app.tui.widgets.speed_panel import guesses_line
+
+    assert guesses_line(counts) == "21/30 guessed 70% · no p"
