@@ -52,11 +52,11 @@ def child(argv: list[str]) -> int:
     async def watch(pilot) -> None:  # type: ignore[no-untyped-def]
         say("paint", heavy=[name for name in HEAVY if name in sys.modules])
         painted = time.monotonic()
-        while app.model_status.state not in ("ready", "failed") and time.monotonic() - painted < 300:
-            if app.model_status.state == "none" and time.monotonic() - painted > 5:
+        while app.engine_state.model_status.state not in ("ready", "failed") and time.monotonic() - painted < 300:
+            if app.engine_state.model_status.state == "none" and time.monotonic() - painted > 5:
                 break  # no model found to load
             await pilot.pause(0.01)
-        say("model", state=app.model_status.state, error=app.model_status.error)
+        say("model", state=app.engine_state.model_status.state, error=app.engine_state.model_status.error)
         app.exit()
 
     app.run(headless=True, size=(160, 48), auto_pilot=watch)

@@ -1,7 +1,8 @@
 """ScriptoriumApp: the Textual application around one model.
 
-It holds what outlives a screen, as reactive state the main screen receives (attributes down):
-the backend, the model's status, the live sampler settings the keys change. Each has one owner:
+It holds what outlives a screen, as one reactive value the main screen receives (attributes down):
+`engine_state` (tui/engine_state.py), the backend, the model's status, the live sampler settings
+the keys change; replaced whole here, as the requests for it come up. Each part has one owner:
 the model lifecycle (models/lifecycle.py) for loading and switching, the session keeper
 (tui/session_keeper.py) for what is written and saved. Requests come up as messages, handled here once.
 """
@@ -9,6 +10,7 @@ the model lifecycle (models/lifecycle.py) for loading and switching, the session
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping
 
@@ -22,10 +24,10 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from scriptorium.inference.gguf.demo_model import DEMO_DISPLAY_NAME, DEMO_INSTALL_HINT
-from scriptorium.inference.core.backend import Backend, BackendLoader
+from scriptorium.inference.core.backend import BackendLoader
 from scriptorium.inference.core.load_options import LoadOptions
-from scriptorium.inference.core.settings import LogitBias, SamplerSettings
-from scriptorium.inference.core.speculation import Speculation, next_speculation
+from scriptorium.inference.core.settings import SamplerSettings
+from scriptorium.inference.core.speculation import next_speculation
 
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.config.schema import Config
@@ -33,12 +35,12 @@ from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import loading, startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.replaced import REPLACED_TITLE
-from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
 from scriptorium.app.tui.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
 from scriptorium.app.tui import generation, pinning, saving, session_tokens, suggestion_keeping, system_commands
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
+from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.keys import KeyMap
 from scriptorium.app.tui.process_tuning import ProcessTuning
 from scriptorium.app.tui.quit_signals import QuitOnSignals
@@ -69,17 +71,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (36, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
-    backend: var[Backend | None] = var(None)
-    """The model ready to generate (owned by self.models; mirrored here for the screen)."""
-    model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
-    sampler: var[SamplerSettings] = var(SamplerSettings)
-    bias: var[LogitBias] = var(LogitBias)
-    lora_scale: var[float | None] = var(None)
-    speculation: var[Speculation] = var(Speculation)
-    """Speculative decoding for the next generations: --speculative or [speculative], then the palette."""
-    """The adapter scale the next generation uses; None when no adapter is loaded."""
-    last_seed: var[int | None] = var(None)
-    """The seed the last generation drew (what 'fix seed' fixes)."""
+    engine_state: var[EngineState] = var(EngineState)
+    """The model and the sampler the next generation takes: owned here, bound into the main screen."""
 
     def __init__(
         self,
@@ -129,9 +122,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._screen_ready = False
         self.autosave = saving.Autosave(self, lambda now: self.sessions.autosave_delay(now), self._autosave)
         self._tuning = ProcessTuning()
-        self.set_reactive(ScriptoriumApp.sampler, self.settings.sampler)
-        self.set_reactive(ScriptoriumApp.bias, self.settings.bias)
-        self.set_reactive(ScriptoriumApp.speculation, self.settings.speculation)
+        self.set_reactive(
+            ScriptoriumApp.engine_state,
+            EngineState(sampler=self.settings.sampler, bias=self.settings.bias, speculation=self.settings.speculation),
+        )
         self.theme = self.config.ui.theme or self.theme  # the config checked the name
 
     # ---- start and stop ------------------------------------------------------------
@@ -142,13 +136,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if self.keys.keymap:
             self.set_keymap(self.keys.for_textual())
         self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.keys.key_display).data_bind(
-            ScriptoriumApp.backend,
-            ScriptoriumApp.model_status,
-            ScriptoriumApp.sampler,
-            ScriptoriumApp.bias,
-            ScriptoriumApp.lora_scale,
-            ScriptoriumApp.speculation,
-            ScriptoriumApp.last_seed,
+            ScriptoriumApp.engine_state
         )
         # The classes of the terminal's size, which the screen's first resize sets: set then,
         # they restyled the whole screen a second time before the first frame.
@@ -209,9 +197,12 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     # ---- the model -----------------------------------------------------------------
     def _show_model(self) -> None:  # the lifecycle changed: what the screen receives follows it
-        self.backend, self.model_status = self.models.backend, self.models.status
-        if self.backend is not None:
-            self.lora_scale = self.backend.lora_scale if self.backend.adapter is not None else None
+        backend, lora_scale = self.models.backend, self.engine_state.lora_scale
+        if backend is not None:
+            lora_scale = backend.lora_scale if backend.adapter is not None else None
+        self.engine_state = replace(
+            self.engine_state, backend=backend, model_status=self.models.status, lora_scale=lora_scale
+        )
 
     def load_model(self, options: LoadOptions | None) -> None:
         """Load `options` in the background, the old model closed once their files pass; None loads nothing."""
@@ -252,9 +243,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             return
         self._tuning.settle()
         self.sessions.hashes.loaded(message.backend)  # a file re-converted in place: its old hash is not this one
-        if self.model_status.tokenizer_warning:
+        if warning := self.engine_state.model_status.tokenizer_warning:
             title = self.language.gettext("Tokenizer")
-            self.notify(self.model_status.tokenizer_warning, title=title, severity="warning", timeout=12)
+            self.notify(warning, title=title, severity="warning", timeout=12)
         for title, note in self.models.notes_when_ready(self.sessions.last_generation()):
             self.notify(note, title=title, timeout=12)
 
@@ -266,11 +257,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(loading.BackendCrashed)
     def _backend_crashed(self, message: loading.BackendCrashed) -> None:
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
-        if (options := self.models.crashed(message.backend, self.lora_scale)) is not None:
+        if (options := self.models.crashed(message.backend, self.engine_state.lora_scale)) is not None:
             _ = self.language.gettext
             saved, reload = _(" Your text is saved.") * self.save_everything(), not self.models.gives_up(options)
             title, said = (
-                self.models.reload_said(options) if reload else (_("Model not loaded"), self.model_status.error)
+                self.models.reload_said(options)
+                if reload
+                else (_("Model not loaded"), self.engine_state.model_status.error)
             )
             last_words = "" if message.said else f"{message.error}. "
             self.notify(last_words + said + saved, title=title, timeout=12)
@@ -323,13 +316,16 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.notify(self.models.not_resolved(message.error), title=title, severity="error", timeout=15)
 
     def action_load_model(self) -> None:
-        if (server := self.models.server_to_connect_again(self.lora_scale)) is not None:
+        if (server := self.models.server_to_connect_again(self.engine_state.lora_scale)) is not None:
             return self.load_model(server)
         from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 
         self.push_screen(
             LoadModelScreen(
-                self.models.dialog_options(), self.model_status.error, self.settings.generation_threads(), self.language
+                self.models.dialog_options(),
+                self.engine_state.model_status.error,
+                self.settings.generation_threads(),
+                self.language,
             ),
             self.load_model,
         )
@@ -339,7 +335,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             return self.notify(refusal, title=self.language.gettext("Models"), severity="warning", timeout=12)
         from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 
-        scale = self.lora_scale if self.lora_scale is not None else 1.0
+        scale = self.engine_state.lora_scale if self.engine_state.lora_scale is not None else 1.0
         self.push_screen(ModelPickerScreen(self.config, lora_scale=scale, language=self.language), self._model_chosen)
 
     def _model_chosen(self, choice: ModelChoice | None) -> None:
@@ -359,9 +355,9 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- generations, as the session records them ------------------------------------
     @on(generation.GenerationStarted)
     def _generation_started(self, message: generation.GenerationStarted) -> None:
-        if self.backend is not None:
+        if (backend := self.engine_state.backend) is not None:
             self.sessions.generation_started(
-                message.request, self.backend, message.draft_text, message.anchor, message.chat_messages
+                message.request, backend, message.draft_text, message.anchor, message.chat_messages
             )
         if self.autosave.pending:  # due mid-stream, it would take llama.cpp's CPU: saved as it starts
             self.autosave.schedule(at_once=True)
@@ -373,7 +369,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     @on(generation.GenerationFinished)
     def _generation_finished(self, message: generation.GenerationFinished) -> None:
         if message.event.seed is not None:
-            self.last_seed = message.event.seed
+            self.engine_state = replace(self.engine_state, last_seed=message.event.seed)
         self.sessions.generation_finished(
             message.request_id, message.event, self.main.chat_messages(), message.lore, message.fim_after
         )
@@ -389,7 +385,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModePane.SeedChosen)
     def _seed_chosen(self, message: ModePane.SeedChosen) -> None:
-        self.last_seed = message.seed
+        self.engine_state = replace(self.engine_state, last_seed=message.seed)
 
     @on(DraftPane.SuggestionAccepted)
     def _suggestion_accepted(self, message: DraftPane.SuggestionAccepted) -> None:
@@ -496,9 +492,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         # The loaded model comes first and sets how the others run; a llama-server's files are not here.
         from scriptorium.app.tui.screens.compare_screen import CompareScreen
 
-        local = self.backend is not None and not self.backend.origin
+        backend = self.engine_state.backend
+        local = backend is not None and not backend.origin
         self.push_screen(
-            CompareScreen(self.main.draft_text(), self.backend.options if local else None, self.language),
+            CompareScreen(self.main.draft_text(), backend.options if local else None, self.language),
             self._comparison_chosen,
         )
 
@@ -515,11 +512,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- keys: the sampler panel's (the live sampler state), help, the palette ---------------
     @on(SamplerPanel.Tuned)
     def _tuned(self, message: SamplerPanel.Tuned) -> None:
-        if self.sampler.preset == "custom":  # the author's own values, for the preset cycle to come back to
-            self._custom_sampler = self.sampler
-        self.sampler, self.bias, self.lora_scale = message.applied(
-            self.sampler, self.bias, self.lora_scale, self.config.all_presets(), self._custom_sampler
+        state = self.engine_state
+        if state.sampler.preset == "custom":  # the author's own values, for the preset cycle to come back to
+            self._custom_sampler = state.sampler
+        sampler, bias, lora_scale = message.applied(
+            state.sampler, state.bias, state.lora_scale, self.config.all_presets(), self._custom_sampler
         )
+        self.engine_state = replace(state, sampler=sampler, bias=bias, lora_scale=lora_scale)
 
     def on_notify(self, event: Notify) -> None:
         # Textual's own handler (App._on_notify) shows the toast; the app keeps what was said.
@@ -532,9 +531,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     def action_cycle_speculation(self) -> None:
         """Speculative decoding off -> prompt lookup -> the draft model (when one is set) -> off."""
-        self.speculation = next_speculation(self.speculation, self.settings.speculation)
+        speculation = next_speculation(self.engine_state.speculation, self.settings.speculation)
+        self.engine_state = replace(self.engine_state, speculation=speculation)
         _ = self.language.gettext
-        said = _("Speculative decoding: {how}").format(how=self.speculation.describe())
+        said = _("Speculative decoding: {how}").format(how=speculation.describe())
         self.notify(said, title=_("Speculation"))
 
     def action_help(self) -> None:

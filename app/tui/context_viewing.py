@@ -42,7 +42,7 @@ def last_view(main: MainScreen) -> PromptView | None:
 
 def _next_maker(main: MainScreen) -> tuple[Callable[[], PromptView] | None, str]:
     """What makes the next draft prompt in a worker, or why none can be made now."""
-    backend, draft, language = main.backend, main.draft, main.language
+    backend, draft, language = main.engine_state.backend, main.draft, main.language
     _ = language.gettext
     if main.mode != "draft":
         return None, _("In chat the prompt is made as you send; tab shows the last one.")

@@ -66,8 +66,8 @@ def edit_pinned(
             app.notify(said.format(size=screen.pinned_size.line(main.language)), severity="warning", timeout=12)
         # Else the window's warning alone says it: 'the model sees it' then 'more than the window' contradicted each other.
 
-    backend = main.backend
-    counter = None if backend is None else PinnedCounter(backend.count_tokens, backend.n_ctx, main.sampler.max_tokens)
+    backend, max_tokens = main.engine_state.backend, main.engine_state.sampler.max_tokens
+    counter = None if backend is None else PinnedCounter(backend.count_tokens, backend.n_ctx, max_tokens)
     screen = PinnedScreen(which, sessions.pinned(mode), counter, main.language)
     app.push_screen(screen, kept)
 

@@ -24,8 +24,10 @@ def test_the_model_panel_shows_the_measured_attention_path(
         app = make_app(random_model, loader=partial(Engine.load, flash_cache=tmp_path / "flash.json"), prompt_threads=2)
         async with app.run_test(size=(160, 48)) as pilot:
             await model_ready(pilot)
-            assert app.backend is not None and app.backend.arithmetic.flash_attn is flash_faster
-            assert app.model_status.arithmetic == app.backend.arithmetic
+            assert (
+                app.engine_state.backend is not None and app.engine_state.backend.arithmetic.flash_attn is flash_faster
+            )
+            assert app.engine_state.model_status.arithmetic == app.engine_state.backend.arithmetic
             lines = [line.plain for line in app.main.sidebar.model.lines(60)]
             # Two lines, so that a narrow panel cuts neither the path nor the threads.
             expected = [f"flash attention {'on' if flash_faster else 'off'} · KV f16", "1 thread (2 for prompts)"]

@@ -57,7 +57,10 @@ def test_the_model_panel_says_which_threads_and_why(random_model: Path) -> None:
             # Wrapped over two lines of the narrow side panel, not cut.
             shown = " ".join(drawn_lines(panel))
             assert "threads 1 of 2 (auto: 2 were slower while other work ran)" in " ".join(shown.split())
-            assert app.model_status.arithmetic is not None and app.model_status.arithmetic.n_threads == 1
+            assert (
+                app.engine_state.model_status.arithmetic is not None
+                and app.engine_state.model_status.arithmetic.n_threads == 1
+            )
             last = app.sessions.last_generation()
             assert last is not None and last.arithmetic is not None
             record = last.arithmetic

@@ -163,7 +163,7 @@ def test_greedy_candidates_borrow_the_prose_sampling_and_say_so(phrases_model: P
             )
             assert len({c.text for c in screen.candidates}) > 1
             assert any("Greedy sampling writes the same text" in n.message for n in app.notices)
-            assert app.sampler == GREEDY  # the author's own sampler is untouched
+            assert app.engine_state.sampler == GREEDY  # the author's own sampler is untouched
             await pilot.press("escape")
 
     run(scenario)

@@ -39,7 +39,7 @@ def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
             assert chat.input.value == ""
             call = spies[0].last
             assert call["special"] is True  # the template writes control tokens
-            engine = app.backend
+            engine = app.engine_state.backend
             assert engine is not None
             system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
             assert call["prompt"] == engine.chat_prompt(
@@ -251,7 +251,7 @@ def test_a_reply_byte_that_is_no_text_is_the_replacement_character(byte_loop_mod
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+t", "b", "escape")
-            assert not app.bias.ban_byte_tokens
+            assert not app.engine_state.bias.ban_byte_tokens
             await generated(pilot, *"Ciao", "enter")
             assert app.main.chat.messages[-1] == {"role": "assistant", "content": "\ufffd" * 3}
             session = app.sessions.chat

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import Markdown, OptionList
@@ -199,7 +200,8 @@ def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token(sente
             await model_ready(pilot)
             chat = app.main.chat
             await generated(pilot, *"Ciao", "enter")
-            app.sampler = app.sampler.with_changes(stop=(" La",))  # the model's reply starts with it
+            stop_at_la = app.engine_state.sampler.with_changes(stop=(" La",))  # the model's reply starts with it
+            app.engine_state = replace(app.engine_state, sampler=stop_at_la)
             await pilot.pause()
             await generated(pilot, *"E poi?", "enter")
             assert chat.messages[-1] == {"role": "assistant", "content": ""}
@@ -255,7 +257,7 @@ def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prompts_st
             assert chat.inspection.inspected == target
             records = chat.query(ReplyTokens).last().records
             record = records[chat.inspection.inspected]
-            engine = app.backend
+            engine = app.engine_state.backend
             assert engine is not None
             system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
             before = engine.chat_prompt([{"role": "system", "content": system}, *chat.messages[:-1]])

@@ -69,7 +69,7 @@ def test_a_bad_config_is_shown_and_the_app_still_starts(random_model: Path, tmp_
             shown = notifications(app)
             assert any("temprature" in message and str(config) in message for message in shown), shown
             assert any('ui.theme: unknown theme "no-such-theme"' in message for message in shown)
-            assert app.theme == "textual-dark" and app.backend is not None
+            assert app.theme == "textual-dark" and app.engine_state.backend is not None
 
     run(scenario)
 
@@ -100,7 +100,7 @@ def test_the_demo_model_is_prepared_with_progress_and_named(
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await model_ready(pilot)
-            assert app.backend is not None and app.backend.options.model_path == demo
+            assert app.engine_state.backend is not None and app.engine_state.backend.options.model_path == demo
             assert seen and seen[-1] == 1.0
             assert any("small demo model" in message for message in notifications(app))
 
@@ -125,8 +125,11 @@ def test_no_model_at_all_shows_the_welcome_screen_and_a_found_model_loads(
             assert "mio-modello" in str(app.screen.query_one("#picker-models").get_option_at_index(0).prompt)
             await pilot.press("enter")
             await model_ready(pilot)
-            assert app.backend is not None and app.backend.options.model_path.name == "mio-modello.gguf"
-            assert app.backend.n_ctx == 512  # the command line's settings apply to the chosen model
+            assert (
+                app.engine_state.backend is not None
+                and app.engine_state.backend.options.model_path.name == "mio-modello.gguf"
+            )
+            assert app.engine_state.backend.n_ctx == 512  # the command line's settings apply to the chosen model
 
     run(scenario)
 
@@ -143,7 +146,7 @@ def test_the_welcome_screen_can_be_left_and_the_editor_works(monkeypatch: pytest
             assert "No GGUF models found" in str(app.screen.query_one("#picker-models").get_option_at_index(0).prompt)
             await pilot.press("escape")
             await pilot.press(*"Scrivo", "ctrl+g")
-            assert app.main.draft.editor.text == "Scrivo" and app.backend is None
+            assert app.main.draft.editor.text == "Scrivo" and app.engine_state.backend is None
             assert any("No model is loaded" in message for message in notifications(app))
 
     run(scenario)
@@ -170,8 +173,8 @@ def test_the_preset_key_cycles_through_the_authors_own_presets_from_the_config(
             # Once round the cycle (the shipped presets, then the author's), whatever its order.
             for _ in range(len(app.config.all_presets()) + 1):
                 await pilot.press("c")
-                reached[app.sampler.preset] = app.sampler.temperature
-                if app.sampler.preset == "prose":
+                reached[app.engine_state.sampler.preset] = app.engine_state.sampler.temperature
+                if app.engine_state.sampler.preset == "prose":
                     assert app.main.sidebar.sampler.border_title == "Sampler · prose"
             assert (reached["dialogue"], reached["prose"]) == (0.9, 0.7)
 

@@ -36,7 +36,7 @@ def test_control_bytes_show_as_pictures_in_an_aligned_box_and_never_reach_the_fi
         async with app.run_test(size=(80, 24)) as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+t", "b", "escape", "ctrl+end")
-            assert not app.bias.ban_byte_tokens
+            assert not app.engine_state.bias.ban_byte_tokens
             done = await generated(pilot, "ctrl+g")
             assert done.text == (PICTURES + " casa") * 2
             view = app.main.draft.suggestion

@@ -9,6 +9,7 @@ from typing import Callable
 from scriptorium.inference.window.lore import Fired
 
 from scriptorium.app.i18n.language import ENGLISH
+from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.widgets.draft_window_mark import WINDOW_MARK_DELAY, WindowMark
 
 
@@ -26,7 +27,7 @@ class FakePane:
 
     def __init__(self) -> None:
         self.language = ENGLISH
-        self.backend = None
+        self.engine_state = EngineState()
         self.generating = False
         self.scoring = False
         self.is_mounted = True
@@ -61,7 +62,7 @@ def test_each_key_puts_the_count_off_until_typing_pauses() -> None:
 
 def test_nothing_is_counted_while_the_engine_is_busy() -> None:
     pane = FakePane()
-    pane.backend, pane.scoring = object(), True
+    pane.engine_state, pane.scoring = EngineState(backend=object()), True  # type: ignore[arg-type]
     mark = WindowMark(pane)
     mark.soon()
     pane.timers[-1][1].callback()

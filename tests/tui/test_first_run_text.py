@@ -36,7 +36,7 @@ def test_loading_then_loaded_says_which_key_starts(random_model: Path) -> None:
         app = make_app(random_model, loader=slow_loader, keymap={"draft.continue": "ctrl+j"})
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
-            assert app.model_status.state == "loading"
+            assert app.engine_state.model_status.state == "loading"
             before = shown(app)
             assert before["probabilities"] == "the model is loading…"
             assert before["kv"] == "the model is loading…"

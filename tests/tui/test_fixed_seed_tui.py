@@ -70,7 +70,7 @@ def test_a_fixed_seed_rerolls_the_first_text_and_continue_writes_it_too(random_m
             first = await generated(pilot, "ctrl+g")
             runs.append([(e.id, e.p) for e in app.main.last_generation[1]])
             await pilot.press("ctrl+t", "f", "escape")
-            assert app.sampler.seed == first.seed is not None
+            assert app.engine_state.sampler.seed == first.seed is not None
             assert any(n.title == "Seed" and "afresh" in n.message for n in app.notices)
             for _ in range(2):
                 again = await generated(pilot, "ctrl+r")

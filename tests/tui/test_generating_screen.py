@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from scriptorium.inference.core.settings import LogitBias, SamplerSettings
 
 from scriptorium.app.config.tui_settings import TuiSettings
+from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.generation import PrefillProgressed, new_request
 from scriptorium.app.tui.screens.generating_screen import GenerationRunner
 from scriptorium.app.tui.widgets.mode_pane import ModePane
@@ -27,7 +28,7 @@ class FakeScreen:
     """What GenerationRunner asks of its screen (GeneratingScreen), recorded."""
 
     def __init__(self) -> None:
-        self.backend = None
+        self.engine_state = EngineState()
         self.notes: list[str] = []
         self.draft = SimpleNamespace(generating=False, streaming=False)
         self.chat = SimpleNamespace(generating=False, streaming=False)

@@ -107,7 +107,7 @@ def test_healing_and_the_length_mode_are_in_the_palette_and_the_panel(molo_model
             await commands["Sampler panel: Healing"].callback()
             await commands["Sampler panel: Stop at"].callback()
             await pilot.pause()
-            assert (app.sampler.heal, app.sampler.length) == (False, "sentence")
+            assert (app.engine_state.sampler.heal, app.engine_state.sampler.length) == (False, "sentence")
             text = "\n".join(line.plain for line in app.main.sidebar.sampler.lines(60))
             assert re.search(r"healing\s+off", text), text  # shown once it is not the default
             assert re.search(r"max tokens\s+\d+ · or sentence end", text), text

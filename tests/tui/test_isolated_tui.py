@@ -37,7 +37,7 @@ LONG_GREEDY = preset("greedy").with_changes(max_tokens=200, preset="greedy")
 async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
     """Wait for the model to load; its backend, the engine in its child process."""
     await model_ready(pilot)
-    backend = pilot.app.backend
+    backend = pilot.app.engine_state.backend
     assert isinstance(backend, IsolatedBackend)
     return backend
 
@@ -126,9 +126,9 @@ def test_the_lora_scale_keys_reach_the_adapter_in_the_child(random_model: Path, 
             with_adapter = await generated(pilot, "ctrl+g")
             assert with_adapter.text.split()[0] == "gatto"  # the adapter's favourite word
             await pilot.press("escape", "ctrl+t", *"l" * 10, "escape")
-            assert app.lora_scale == 0.0
+            assert app.engine_state.lora_scale == 0.0
             without = await generated(pilot, "ctrl+g")
-            assert app.backend.lora_scale == 0.0  # set in the child before it generated
+            assert app.engine_state.backend.lora_scale == 0.0  # set in the child before it generated
             assert "gatto" not in without.text.split()[:1]
 
     run(scenario)
@@ -155,9 +155,13 @@ def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
             if death == "oom-kill":
                 os.kill(first.pid, signal.SIGKILL)
             await pilot.press("ctrl+g")
-            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the model loaded again")
+            await until(
+                pilot,
+                lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
+                "the model loaded again",
+            )
             await model_ready(pilot)
-            assert app.is_running and app.model_status.state == "ready"
+            assert app.is_running and app.engine_state.model_status.state == "ready"
             said = "\n".join(notifications(app))
             if death == "abort":
                 assert "(SIGABRT)" in said and "GGML_ASSERT(scriptorium test hook: abort after 3 tokens) failed" in said
@@ -166,7 +170,7 @@ def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
             else:
                 assert "(SIGKILL; the system may have run out of memory)" in said
             assert "Reloading random.gguf with the same settings. Your text is saved." in said
-            assert app.backend.options == first.options
+            assert app.engine_state.backend.options == first.options
             assert app.main.draft.editor.text == OPENING
             assert draft.read_text(encoding="utf-8") == OPENING
             [session] = [p for p in (scriptorium_home / "data" / "sessions").iterdir() if p.suffix == ".json"]
@@ -196,12 +200,12 @@ def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_the_mod
                 file.truncate(model.stat().st_size // 2)
             os.kill(first.pid, signal.SIGKILL)
             await pilot.press(*OPENING, "ctrl+g")
-            await until(pilot, lambda: app.model_status.state == "failed", "the reload refused")
+            await until(pilot, lambda: app.engine_state.model_status.state == "failed", "the reload refused")
             await model_ready(pilot)
             for _ in range(10):  # a loop would find the engine dead again and reload, and again
                 await pilot.pause(0.05)
             said = notifications(app)
-            assert app.backend is None and "truncated" in app.model_status.error
+            assert app.engine_state.backend is None and "truncated" in app.engine_state.model_status.error
             assert not any("Still writing with" in line for line in said), said
             assert sum("SIGKILL" in line for line in said) == 1, said
             assert app.main.draft.editor.text == OPENING
@@ -224,7 +228,7 @@ def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_written(
         app = make_app(phrases_model, sampler=sampled, loader=IsolatedBackend.load)
         async with app.run_test(size=(130, 40)) as pilot:
             await model_ready(pilot)
-            first = app.backend
+            first = app.engine_state.backend
             monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
             await pilot.press(*OPENING)
             # The window marker counts the opening once typing pauses: done before the
@@ -235,7 +239,7 @@ def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_written(
             screen = app.screen
             assert isinstance(screen, CandidatesScreen)
             await until(pilot, lambda: all(c.finished for c in screen.candidates), "every candidate to end")
-            assert app.backend is not None and app.backend is not first
+            assert app.engine_state.backend is not None and app.engine_state.backend is not first
             failed, *others = screen.candidates
             assert failed.error is not None and "(SIGABRT)" in failed.error
             assert all(c.error is None and c.done is not None for c in others), [c.error for c in others]
@@ -270,12 +274,12 @@ def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(random_mod
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*OPENING)
-            await until(pilot, lambda: app.model_status.state == "failed", "the reloads to stop")
+            await until(pilot, lambda: app.engine_state.model_status.state == "failed", "the reloads to stop")
             stopped_at = len(loads)
             for _ in range(20):  # a timer's worth and more: no reload comes after
                 await pilot.pause(0.05)
             assert len(loads) == stopped_at <= 4
-            assert "not loaded again" in app.model_status.error
+            assert "not loaded again" in app.engine_state.model_status.error
             assert app.main.draft.editor.text == OPENING
             # Found dead by the marker, not by a request of the author's: the app says its
             # last words, with the reload, once a death (a request that fails says its own).
@@ -296,10 +300,14 @@ def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
         app = make_app(sentence_model, mode="chat", loader=IsolatedBackend.load)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            first = app.backend
+            first = app.engine_state.backend
             monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
             await pilot.press(*"Ciao", "enter")
-            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
+            await until(
+                pilot,
+                lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
+                "the reload",
+            )
             await model_ready(pilot)
             chat = app.main.chat
             written = "".join(t.text for t in app.main.chat.versions.current().records)
@@ -375,9 +383,13 @@ def test_a_model_the_author_loads_starts_a_new_count_of_engine_deaths(random_mod
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press(*OPENING)  # the window marker's count finds each dying engine dead
-            await until(pilot, lambda: len(engines) == 3 and app.model_status.state == "ready", "the third engine")
-            app.load_model(app.backend.options)  # the author loads it again (ctrl+l)
-            await until(pilot, lambda: len(engines) == 5 and app.model_status.state == "ready", "the fifth engine")
-            assert app.model_status.state == "ready" and app.backend is not None
+            await until(
+                pilot, lambda: len(engines) == 3 and app.engine_state.model_status.state == "ready", "the third engine"
+            )
+            app.load_model(app.engine_state.backend.options)  # the author loads it again (ctrl+l)
+            await until(
+                pilot, lambda: len(engines) == 5 and app.engine_state.model_status.state == "ready", "the fifth engine"
+            )
+            assert app.engine_state.model_status.state == "ready" and app.engine_state.backend is not None
 
     run(scenario)

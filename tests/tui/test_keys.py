@@ -156,10 +156,10 @@ def test_a_palette_command_runs_the_action(random_model: Path) -> None:
             # The sampler panel asks the app for the change (a message): it lands a moment later.
             await commands["Sampler panel: temperature +"].callback()
             await pilot.pause()
-            assert app.sampler.temperature == 0.05
+            assert app.engine_state.sampler.temperature == 0.05
             await commands["Sampler panel: Byte ban"].callback()
             await pilot.pause()
-            assert not app.bias.ban_byte_tokens
+            assert not app.engine_state.bias.ban_byte_tokens
             await pilot.press(*"Era")
             await commands["Draft: Continue"].callback()
             await app.main.wait_until_idle()
@@ -241,7 +241,7 @@ def test_the_palette_opens_with_ctrl_p_and_runs_a_command(random_model: Path) ->
             await pilot.pause()
             await pilot.press("enter")
             await pilot.pause()
-            assert not app.bias.ban_byte_tokens
+            assert not app.engine_state.bias.ban_byte_tokens
             assert isinstance(app.screen, MainScreen)
 
     run(scenario)

@@ -25,14 +25,14 @@ def test_length_and_stops_set_on_the_command_line_show_in_the_panel(random_model
         async with app.run_test(size=(140, 50)) as pilot:
             await model_ready(pilot)
             text = panel_text(app)
-            assert app.sampler.preset == "custom"
+            assert app.engine_state.sampler.preset == "custom"
             assert re.search(r"max tokens\s+37", text), text
             assert re.search(r"stops\s+'\\n\\n' 'FINE'", text), text
             assert "last 128" in text  # the repeat window
             commands = {c.title: c for c in app.get_system_commands(app.main)}
             await commands["Sampler panel: max tokens +"].callback()
             await pilot.pause()
-            assert app.sampler.max_tokens == 50
+            assert app.engine_state.sampler.max_tokens == 50
             assert re.search(r"max tokens\s+50", panel_text(app))
 
     run(scenario)
@@ -48,9 +48,9 @@ def test_cycling_presets_comes_back_to_the_authors_own_values(random_model: Path
             for _ in range(len(app.config.all_presets()) + 1):
                 await pilot.press("c")
                 await pilot.pause()
-                seen.append(app.sampler.preset)
+                seen.append(app.engine_state.sampler.preset)
             assert seen[-1] == "custom", seen
-            assert app.sampler.temperature == 1.3 and app.sampler.stop == ("\n\n", "FINE")
+            assert app.engine_state.sampler.temperature == 1.3 and app.engine_state.sampler.stop == ("\n\n", "FINE")
 
     run(scenario)
 
@@ -74,19 +74,19 @@ def test_stop_strings_are_set_and_cleared_from_the_palette_and_the_panel(random_
             # The dialog starts from the stops in force, written as the panel shows them.
             assert app.screen.query_one(Input).value == "'\\n\\n' 'FINE'"
             await write("'THE END' '\\n'")
-            assert app.sampler.stop == ("THE END", "\n")
+            assert app.engine_state.sampler.stop == ("THE END", "\n")
             assert re.search(r"stops\s+'THE END' '\\n'", panel_text(app)), panel_text(app)
 
             # Unquoted, the line is refused with the way to write it, and the stops stay.
             await pilot.press("ctrl+t", "S")
             await write("FINE")
-            assert app.sampler.stop == ("THE END", "\n")
+            assert app.engine_state.sampler.stop == ("THE END", "\n")
             assert any("stop strings: write each in quotes" in n.message for n in app.notices)
 
             # An empty line clears them.
             await pilot.press("S")
             await write("")
-            assert app.sampler.stop == ()
+            assert app.engine_state.sampler.stop == ()
             assert re.search(r"stops\s+none", panel_text(app)), panel_text(app)
 
     run(scenario)
@@ -105,7 +105,7 @@ def test_dry_sequence_breakers_are_set_from_the_panel_like_the_stops(random_mode
             prompt.query_one(Input).value = "'\\n' '.'"
             await pilot.press("enter")
             await pilot.pause()
-            assert app.sampler.dry_sequence_breakers == ("\n", ".")
+            assert app.engine_state.sampler.dry_sequence_breakers == ("\n", ".")
             assert re.search(r"breakers\s+'\\n' '\.'", panel_text(app)), panel_text(app)
 
     run(scenario)

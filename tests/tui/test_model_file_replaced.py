@@ -43,18 +43,22 @@ def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_record
         app = make_app(model)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            first = app.backend
+            first = app.engine_state.backend
             await generated(pilot, *"C'era", "ctrl+g")
             model.write_bytes(phrases_model.read_bytes())  # re-converted to the same path
             hashing_allowed.clear()  # a big file's hash takes seconds: the author writes meanwhile
             await pilot.press("ctrl+l", "enter")
-            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
+            await until(
+                pilot,
+                lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
+                "the reload",
+            )
             said = [n for n in app.notices if n.title == REPLACED_TITLE]
             assert len(said) == 1, notifications(app)
             assert "mio.gguf changed on disk" in said[0].message
             assert "scriptorium-test-random" in said[0].message.split("→")[0]
             assert "scriptorium-test-phrases" in said[0].message.split("→")[1]
-            assert app.model_status.facts.name == "scriptorium-test-phrases"
+            assert app.engine_state.model_status.facts.name == "scriptorium-test-phrases"
             await pilot.press("escape")
             await generated(pilot, "ctrl+g")
             hashing_allowed.set()
@@ -96,11 +100,17 @@ def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_eng
             os.kill(first.pid, signal.SIGKILL)
             await pilot.press("ctrl+g")
             await until(
-                pilot, lambda: app.backend is None and app.model_status.state == "loading", "the reload's start"
+                pilot,
+                lambda: app.engine_state.backend is None and app.engine_state.model_status.state == "loading",
+                "the reload's start",
             )
             model.write_bytes(retrained.read_bytes())
             reload_allowed.set()
-            await until(pilot, lambda: app.backend is not None and app.backend is not first, "the reload")
+            await until(
+                pilot,
+                lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
+                "the reload",
+            )
             await model_ready(pilot)
             said = [n.message for n in app.notices if n.title == REPLACED_TITLE and "→" in n.message]
             assert len(said) == 1, notifications(app)
@@ -165,7 +175,7 @@ def test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with
             await pilot.press("ctrl+l", "enter")
             await model_ready(pilot)
             done = await generated(pilot, "ctrl+g")
-            assert done.completion_tokens > 0 and app.model_status.facts.name == "scriptorium-test-phrases"
+            assert done.completion_tokens > 0 and app.engine_state.model_status.facts.name == "scriptorium-test-phrases"
 
     run(scenario)
 

@@ -46,7 +46,7 @@ def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
         app = make_app(bad)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert app.backend is None and app.model_status.state == "failed"
+            assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
             assert any(str(bad) in message and "not a GGUF file" in message for message in notifications(app))
             assert "not a GGUF file" in model_panel(app) and "^l: choose another model" in model_panel(app)
             await pilot.press(*"Scrivo lo stesso")  # the draft is still there to write in
@@ -61,7 +61,7 @@ def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
             model_input.value = str(random_model)
             await pilot.press("enter")
             await model_ready(pilot)
-            assert app.backend is not None and app.model_status.state == "ready"
+            assert app.engine_state.backend is not None and app.engine_state.model_status.state == "ready"
             assert app.main.draft.editor.text == "Scrivo lo stesso"
             done = await generated(pilot, "ctrl+g")
             assert done.completion_tokens > 0
@@ -80,7 +80,7 @@ def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
         app = make_app(random_model)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            running = app.backend
+            running = app.engine_state.backend
             await pilot.press("ctrl+l")
             assert isinstance(app.screen, LoadModelScreen)
             if refused == "truncated":
@@ -89,7 +89,7 @@ def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
                 app.screen.query_one("#lora-path").value = str(wider_model_lora_adapter)
             await pilot.press("enter")
             await model_ready(pilot)
-            assert app.backend is running and app.model_status.state == "ready"
+            assert app.engine_state.backend is running and app.engine_state.model_status.state == "ready"
             assert any("Still writing with scriptorium-test-random" in message for message in notifications(app))
             await pilot.press(*"Era")
             done = await generated(pilot, "ctrl+g")
@@ -105,8 +105,8 @@ def test_a_missing_model_file_says_so(tmp_path: Path) -> None:
         app = make_app(missing)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert app.model_status.state == "failed"
-            assert f"model not found: {missing}" in app.model_status.error
+            assert app.engine_state.model_status.state == "failed"
+            assert f"model not found: {missing}" in app.engine_state.model_status.error
             assert "model failed to load" in str(app.main.status.render())
 
     run(scenario)
@@ -119,14 +119,18 @@ def test_an_adapter_for_another_architecture_is_refused_with_a_reason(
         app = make_app(random_model, lora=foreign_lora_adapter)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert app.backend is None
-            assert "'gemma3' model, but the model is 'llama'" in app.model_status.error
+            assert app.engine_state.backend is None
+            assert "'gemma3' model, but the model is 'llama'" in app.engine_state.model_status.error
             await pilot.press("ctrl+l")
             assert isinstance(app.screen, LoadModelScreen)
             app.screen.query_one("#lora-path").value = ""  # drop the adapter and retry
             await pilot.press("enter")
             await model_ready(pilot)
-            assert app.backend is not None and app.backend.adapter is None and app.lora_scale is None
+            assert (
+                app.engine_state.backend is not None
+                and app.engine_state.backend.adapter is None
+                and app.engine_state.lora_scale is None
+            )
 
     run(scenario)
 
@@ -146,14 +150,14 @@ def test_the_editor_works_while_the_model_loads_and_progress_is_shown(random_mod
             # Not a fixed delay: a busy machine can take longer to start the worker.
             assert await asyncio.to_thread(reported.wait, 30)
             await pilot.pause()
-            assert app.model_status.state == "loading" and app.model_status.progress == 0.42
+            assert app.engine_state.model_status.state == "loading" and app.engine_state.model_status.progress == 0.42
             assert "42%" in model_panel(app) and "loading random.gguf 42%" in str(app.main.status.render())
             await pilot.press(*"Intanto scrivo", "ctrl+g")
             assert app.main.draft.editor.text == "Intanto scrivo"
             assert any("still loading (42%)" in message for message in notifications(app))
             release.set()
             await model_ready(pilot)
-            assert app.model_status.state == "ready"
+            assert app.engine_state.model_status.state == "ready"
             done = await generated(pilot, "ctrl+g")
             assert done.completion_tokens > 0
 
@@ -168,7 +172,7 @@ def test_escape_in_the_load_dialog_goes_back_to_the_draft(random_model: Path) ->
             await pilot.press("ctrl+l")
             assert isinstance(app.screen, LoadModelScreen)
             await pilot.press("escape")
-            assert app.screen is app.main and app.model_status.state == "none"
+            assert app.screen is app.main and app.engine_state.model_status.state == "none"
 
     run(scenario)
 
@@ -186,7 +190,7 @@ def test_the_model_panel_shows_the_whole_failure(tmp_path: Path) -> None:
             lines = [line.plain for line in panel.lines(width)]
             assert len(lines) > 5 and panel.content_size.height == len(lines)  # it grew to fit
             shown = "".join(lines[:-1]).replace(" ", "")
-            assert shown == app.model_status.error.replace(" ", "")
+            assert shown == app.engine_state.model_status.error.replace(" ", "")
             assert f"model not found: {missing}".replace(" ", "") in shown
             assert lines[-1].endswith("choose another model")
 
@@ -214,8 +218,8 @@ def test_a_model_llama_cpp_would_abort_on_is_refused_and_the_typing_kept(
         async with app.run_test() as pilot:
             await pilot.press(*"Scrivo mentre carica")
             await model_ready(pilot)
-            assert app.backend is None and app.model_status.state == "failed"
-            assert fragment in app.model_status.error
+            assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
+            assert fragment in app.engine_state.model_status.error
             await pilot.press("ctrl+g")
             await pilot.pause()
             assert app.main.draft.editor.text == "Scrivo mentre carica"
@@ -237,7 +241,7 @@ def test_the_heap_is_frozen_once_a_model_is_ready_and_given_back_at_exit(random_
         app = make_app(random_model)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert app.model_status.state == "ready"
+            assert app.engine_state.model_status.state == "ready"
             assert gc.get_freeze_count() > 1000
             assert sys.getswitchinterval() < switch_interval
 
@@ -281,10 +285,10 @@ def test_the_probabilities_panel_drops_the_last_model_s_token_when_another_loads
             await generated(pilot, "ctrl+g")
             panel = app.main.sidebar.probabilities
             assert panel.event is not None
-            first = app.backend
+            first = app.engine_state.backend
             app.load_model(replace(first.options, model_path=sentence_model))
             await replacement_ready(pilot, first)
-            assert app.model_status.state == "ready"
+            assert app.engine_state.model_status.state == "ready"
             assert panel.event is None and panel.border_subtitle == ""
             shown = "\n".join(line.plain for line in panel.lines(40))
             assert "to continue the draft" in shown, shown
@@ -309,14 +313,14 @@ def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(
             done = await generated(pilot, "ctrl+g")
             figures = "\n".join(line.plain for line in speed.lines(40))
             assert speed.done == done and figures != idle
-            first = app.backend
+            first = app.engine_state.backend
             app.load_model(first.options)  # as after a crash: the same model's engine, again
             await replacement_ready(pilot, first)
             assert speed.done == done and "\n".join(line.plain for line in speed.lines(40)) == figures
-            second = app.backend
+            second = app.engine_state.backend
             app.load_model(replace(second.options, model_path=sentence_model))
             await replacement_ready(pilot, second)
-            assert app.model_status.state == "ready"
+            assert app.engine_state.model_status.state == "ready"
             assert speed.done is None and speed.border_title == "Speed"
             assert "\n".join(line.plain for line in speed.lines(40)) == idle
 
@@ -340,14 +344,14 @@ def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_no_mod
             await pilot.press(*"La casa")
             done = await generated(pilot, "ctrl+g")
             figures = "\n".join(line.plain for line in speed.lines(40))
-            running = app.backend
+            running = app.engine_state.backend
             app.load_model(replace(running.options, model_path=bad_gguf_files["truncated"]))
             await model_ready(pilot)
-            assert app.backend is running and speed.done == done  # still the model they measured
+            assert app.engine_state.backend is running and speed.done == done  # still the model they measured
             assert "\n".join(line.plain for line in speed.lines(40)) == figures
             app.load_model(replace(running.options, model_path=sentence_model))
             await model_ready(pilot)
-            assert app.backend is None and app.model_status.state == "failed"
+            assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
             assert speed.done is None and "\n".join(line.plain for line in speed.lines(40)) == idle
 
     run(scenario)
@@ -373,10 +377,10 @@ def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behind(
             await pilot.press(*"La casa", "ctrl+g")
             await gate.wait_reached()
             await pilot.pause()
-            app.load_model(replace(app.backend.options, model_path=sentence_model))
+            app.load_model(replace(app.engine_state.backend.options, model_path=sentence_model))
             gate.release()
             await app.main.wait_until_idle()
-            await until(pilot, lambda: app.model_status.state == "failed", "the load to fail")
+            await until(pilot, lambda: app.engine_state.model_status.state == "failed", "the load to fail")
             await app.workers.wait_for_complete()
             await pilot.pause()
             sidebar = app.main.sidebar

@@ -56,8 +56,11 @@ def test_switching_model_and_adapter_in_the_app(
             await pilot.click("#load")
             await model_ready(pilot)
             assert app.screen is app.main
-            assert app.backend is not None and app.backend.options.model_path == models_dir / "casuale.gguf"
-            assert app.backend.adapter is not None and app.lora_scale == 0.5
+            assert (
+                app.engine_state.backend is not None
+                and app.engine_state.backend.options.model_path == models_dir / "casuale.gguf"
+            )
+            assert app.engine_state.backend.adapter is not None and app.engine_state.lora_scale == 0.5
             assert app.main.draft.editor.text == "C'era"  # the draft survives the switch
 
             second = await generated(pilot, "ctrl+g")
@@ -85,7 +88,7 @@ def test_a_bad_scale_is_a_message_and_escape_keeps_the_model(random_model: Path,
             assert isinstance(app.screen, ModelPickerScreen)
             assert any("between 0 and 4, not 'tanto'" in n.message for n in app.notices)
             await pilot.press("escape")
-            assert app.screen is app.main and app.backend.options.model_path == random_model
+            assert app.screen is app.main and app.engine_state.backend.options.model_path == random_model
 
     run(scenario)
 
@@ -165,15 +168,21 @@ def test_a_model_picked_after_a_failed_load_is_not_given_the_other_models_tokeni
         )
         async with app.run_test(size=(120, 45)) as pilot:
             await model_ready(pilot)
-            assert app.backend is None and "SentencePiece model not found" in app.model_status.error
+            assert (
+                app.engine_state.backend is None
+                and "SentencePiece model not found" in app.engine_state.model_status.error
+            )
             await open_picker(pilot)
             models = app.screen.query_one("#picker-models", OptionList)
             models.highlighted = _index_of(models, "casuale.gguf")
             await pilot.pause()
             await pilot.click("#load")
             await model_ready(pilot)
-            assert app.model_status.error == ""
-            assert app.backend is not None and app.backend.options.model_path == models_dir / "casuale.gguf"
-            assert app.backend.options.spm_path is None
+            assert app.engine_state.model_status.error == ""
+            assert (
+                app.engine_state.backend is not None
+                and app.engine_state.backend.options.model_path == models_dir / "casuale.gguf"
+            )
+            assert app.engine_state.backend.options.spm_path is None
 
     run(scenario)

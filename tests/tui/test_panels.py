@@ -58,7 +58,7 @@ def test_after_a_generation_every_panel_shows_the_engines_numbers(random_model: 
             assert sidebar.speed.border_title == "Speed · length"
 
             model = text_of(sidebar.model)
-            engine = app.backend
+            engine = app.engine_state.backend
             assert engine is not None
             assert engine.facts.name in model and "GQA 2:1" in model and "4 q / 2 kv heads" in model
             assert "2.15M params" in model and "F32" in model and "LoRA none" in model
@@ -323,9 +323,9 @@ def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) -> Non
             await generated(pilot, *"Era notte", "ctrl+g")
             kv = app.main.sidebar.kv
             assert "/ 512 tokens" in text_of(kv) and kv.reused is not None
-            app.load_model(app.backend.options)
+            app.load_model(app.engine_state.backend.options)
             await model_ready(pilot)
-            assert app.model_status.state == "failed"
+            assert app.engine_state.model_status.state == "failed"
             assert text_of(kv).split("\n")[0] == "no model loaded" and kv.reused is None and kv.window is None
 
     run(scenario)

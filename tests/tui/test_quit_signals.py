@@ -60,7 +60,7 @@ def test_ctrl_q_right_at_start_quits_before_the_model_is_ready(random_model: Pat
             async with app.run_test() as pilot:
                 await pilot.press(*"Presto", "ctrl+q")
                 await pilot.pause()
-                assert app.backend is None  # still loading
+                assert app.engine_state.backend is None  # still loading
                 assert not app.is_running
         finally:
             release.set()

@@ -35,11 +35,15 @@ def test_a_refused_file_leaves_the_scoring_running(random_model: Path, tmp_path:
         app = make_app(random_model, loader=held.loader)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
-            running = app.backend
+            running = app.engine_state.backend
             await held.scoring(pilot, " ".join([TEXT] * 6))
             said = await refused_in_the_dialog(pilot, tmp_path / "non-esiste.gguf")
             assert len(said) == 1 and "Still writing with" in said[0], said
-            assert app.main.draft.scoring and app.backend is running and app.model_status.state == "ready"
+            assert (
+                app.main.draft.scoring
+                and app.engine_state.backend is running
+                and app.engine_state.model_status.state == "ready"
+            )
             held.open.set()
             await until(pilot, lambda: not app.main.draft.scoring, "the scoring's end")
             await pilot.pause()

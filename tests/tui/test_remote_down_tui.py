@@ -31,7 +31,7 @@ def test_a_server_gone_between_generations_is_said_and_answers_again_once_back(
                 await model_ready(pilot)
                 await generated(pilot, *"Era notte", "ctrl+g")
                 await pilot.press("escape")
-                connected = app.backend
+                connected = app.engine_state.backend
                 first.stop()
                 app.notices.clear()
                 await pilot.press("ctrl+g")
@@ -44,7 +44,7 @@ def test_a_server_gone_between_generations_is_said_and_answers_again_once_back(
                 assert "last known" in panel(app, "kv"), panel(app, "kv")
                 with LlamaServer(random_model, tmp_path, port=first.port):
                     done = await generated(pilot, "ctrl+g")
-                    assert done.completion_tokens > 0 and app.backend is connected
+                    assert done.completion_tokens > 0 and app.engine_state.backend is connected
                     assert "not answering" not in panel(app, "model") and "last known" not in panel(app, "kv")
 
     run(scenario)

@@ -5,6 +5,7 @@ with another model said as such, and the adapters the server was started with re
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
@@ -46,10 +47,10 @@ def test_candidates_go_on_with_the_model_connected_to_again(
                     screen = await written(pilot)
                     assert "it restarted" in (screen.candidates[-1].error or "")
                     for _ in range(1200):  # a guard against hanging, not a time limit the test asserts
-                        if app.backend is not None and app.backend.facts.path == random_model:
+                        if app.engine_state.backend is not None and app.engine_state.backend.facts.path == random_model:
                             break
                         await pilot.pause(0.05)
-                    assert app.backend is not None and app.backend.facts.path == random_model
+                    assert app.engine_state.backend is not None and app.engine_state.backend.facts.path == random_model
                     await pilot.press("plus")
                     screen = await written(pilot)
                     assert screen.candidates[-1].finished and not screen.candidates[-1].error
@@ -67,12 +68,16 @@ def test_connecting_again_keeps_the_lora_scale_in_use(random_model: Path, lora_a
             app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
             async with app.run_test(size=(120, 40)) as pilot:
                 await model_ready(pilot)
-                assert app.lora_scale == 1.0  # the server's own
-                app.lora_scale = 0.25  # as the sampler panel's keys set it
+                assert app.engine_state.lora_scale == 1.0  # the server's own
+                app.engine_state = replace(app.engine_state, lora_scale=0.25)  # as the sampler panel's keys set it
                 await pilot.press("ctrl+l")
                 await app.workers.wait_for_complete()
                 await model_ready(pilot)
-                assert app.backend is not None and app.backend.lora_scale == 0.25 and app.lora_scale == 0.25
+                assert (
+                    app.engine_state.backend is not None
+                    and app.engine_state.backend.lora_scale == 0.25
+                    and app.engine_state.lora_scale == 0.25
+                )
 
     run(scenario)
 
@@ -92,7 +97,7 @@ async def connected_again_after_a_generation(pilot: Any, restarted: Callable[[An
     app = pilot.app
     await pilot.press("ctrl+g")
     for _ in range(1200):  # a guard against hanging, not a time limit the test asserts
-        if app.backend is not None and restarted(app.backend):
+        if app.engine_state.backend is not None and restarted(app.engine_state.backend):
             break
         await pilot.pause(0.05)
     await model_ready(pilot)
@@ -146,7 +151,7 @@ def test_a_server_restarted_with_another_model_is_said_as_a_restart_not_a_reload
                 assert said == [
                     (
                         "llama-server restarted",
-                        f"Connecting again to {app.backend.origin}, with the model "
+                        f"Connecting again to {app.engine_state.backend.origin}, with the model "
                         "it serves now; what you asked was not sent: ask again "
                         "once it is connected. Your text is saved.",
                     )

@@ -45,7 +45,7 @@ async def served_app(
         app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
-            assert app.backend is not None
+            assert app.engine_state.backend is not None
             yield server, app, pilot
 
 
@@ -62,7 +62,7 @@ def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaS
             assert "llama-server" in model and sentence_server.url in model
             kv = text_of(sidebar.kv)
             assert "unknown of unknown" in kv and "unknown per token" in kv
-            assert f"/ {app.backend.n_ctx:,} tokens" in kv
+            assert f"/ {app.engine_state.backend.n_ctx:,} tokens" in kv
             # The session says the text came from the server: its model path is the server's.
             session = app.sessions.draft
             assert session is not None
@@ -109,7 +109,7 @@ def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -> None
         app = make_app(SERVER_MODEL, loader=counted)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
-            assert app.backend is None
+            assert app.engine_state.backend is None
             status = app.models.status
             assert status.state == "failed" and "cannot reach llama-server" in status.error
             await pilot.press(*"ciao")
@@ -163,7 +163,7 @@ def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, tmp_pa
             app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
             async with app.run_test(size=(120, 40)) as pilot:
                 await model_ready(pilot)
-                assert app.backend is not None
+                assert app.engine_state.backend is not None
                 await pilot.press(*"La casa")
                 await window_marked(pilot)  # the window marker's count, before the server stops
                 os.kill(server.process.pid, signal.SIGSTOP)

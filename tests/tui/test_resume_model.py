@@ -41,7 +41,7 @@ def resumed(*argv: str) -> tuple[Any, Any]:
     async def scenario() -> None:
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            loaded.append(app.backend.options)
+            loaded.append(app.engine_state.backend.options)
             await pilot.press("ctrl+q")
             await pilot.pause()
 

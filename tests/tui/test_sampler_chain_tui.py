@@ -49,16 +49,18 @@ def test_keys_tune_the_new_samplers_and_move_one_in_the_chain(random_model: Path
         async with app.run_test(size=(80, 40)) as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+t", "X", "X", "d", "Y", "y", "n", "N", "N", "E", "O", "O")
-            s = app.sampler
+            s = app.engine_state.sampler
             assert (s.xtc_probability, s.dry_multiplier, s.typical_p, s.top_n_sigma) == (0.1, 0.7, 0.95, 1.0)
             assert (s.dynatemp_range, s.mirostat) == (0.05, 2)
             await pilot.press("o", "o")  # Mirostat off again
             # Temperature selected (the panel starts there): one place earlier, past XTC, which now acts.
             await pilot.press("less_than_sign")
-            assert app.sampler.samplers.index("temperature") < app.sampler.samplers.index("xtc")
-            assert app.sampler.acting_samplers()[-1] == "xtc"
+            assert app.engine_state.sampler.samplers.index("temperature") < app.engine_state.sampler.samplers.index(
+                "xtc"
+            )
+            assert app.engine_state.sampler.acting_samplers()[-1] == "xtc"
             await pilot.press("greater_than_sign")
-            assert app.sampler.acting_samplers()[-1] == "temperature"
+            assert app.engine_state.sampler.acting_samplers()[-1] == "temperature"
 
     run(scenario)
 

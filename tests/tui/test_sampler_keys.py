@@ -3,6 +3,7 @@ the engine receives with it. Plus the byte ban and the LoRA scale, seen in the t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def test_a_nudge_shows_at_once_and_the_next_generation_uses_it(
             await generated(pilot, "ctrl+g")
             assert getattr(spies[0].last["settings"], field) == getattr(PROSE, field)
             await pilot.press("escape", "ctrl+t", key)
-            assert getattr(app.sampler, field) == value
+            assert getattr(app.engine_state.sampler, field) == value
             assert shown in panel_text(app)
             assert app.main.sidebar.sampler.border_title == "Sampler · custom"
             await pilot.press("escape")  # back to the draft
@@ -64,7 +65,7 @@ def test_arrows_select_a_setting_and_adjust_it(random_model: Path) -> None:
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+t", "down", "right", "right")  # top-k: 50 -> 80 -> 100
-            assert app.sampler.top_k == 100
+            assert app.engine_state.sampler.top_k == 100
             await pilot.press("escape", *"Era", "ctrl+g")
             await app.main.wait_until_idle()
             assert spies[0].last["settings"].top_k == 100
@@ -79,15 +80,15 @@ def test_presets_cycle_and_keep_the_seed(random_model: Path) -> None:
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+t", "s")  # a fixed seed first
-            seed = app.sampler.seed
+            seed = app.engine_state.sampler.seed
             assert seed is not None and f"{seed} (fixed)" in panel_text(app)
             await pilot.press("c")
-            assert app.sampler.preset == "creative" and app.sampler.xtc_probability == 0.5
-            assert app.sampler.seed == seed
+            assert app.engine_state.sampler.preset == "creative" and app.engine_state.sampler.xtc_probability == 0.5
+            assert app.engine_state.sampler.seed == seed
             await pilot.press("c")
-            assert app.sampler.preset == "anti-loop" and app.sampler.dry_multiplier == 0.8
+            assert app.engine_state.sampler.preset == "anti-loop" and app.engine_state.sampler.dry_multiplier == 0.8
             await pilot.press("c")
-            assert app.sampler.preset == "greedy" and app.sampler.temperature == 0.0
+            assert app.engine_state.sampler.preset == "greedy" and app.engine_state.sampler.temperature == 0.0
             await pilot.press("escape", *"Era")
             await generated(pilot, "ctrl+g")
             received = spies[0].last["settings"]
@@ -106,11 +107,11 @@ def test_fixing_the_seed_reproduces_the_last_generation(phrases_model: Path) -> 
             await pilot.press(*"Era notte")
             first = await generated(pilot, "ctrl+g")
             await pilot.press("ctrl+t", "f", "escape")
-            assert app.sampler.seed == first.seed
+            assert app.engine_state.sampler.seed == first.seed
             again = await generated(pilot, "ctrl+r")
             assert again.seed == first.seed and again.text == first.text
             await pilot.press("ctrl+t", "f", "escape")  # unfixed: a fresh seed each time
-            assert app.sampler.seed is None
+            assert app.engine_state.sampler.seed is None
 
     run(scenario)
 
@@ -131,7 +132,7 @@ def test_the_byte_ban_is_shown_and_toggling_it_changes_what_the_model_writes(byt
             rendered = "\n".join(line.plain for line in probabilities.lines(40))
             assert "⊘ <0xFF>" in rendered and "not in top" in rendered
             await pilot.press("escape", "ctrl+t", "b", "escape")
-            assert not app.bias.ban_byte_tokens and "byte tokens allowed" in panel_text(app)
+            assert not app.engine_state.bias.ban_byte_tokens and "byte tokens allowed" in panel_text(app)
             allowed = await generated(pilot, "ctrl+g")
             assert allowed.text.startswith("\ufffd")  # <0xFF> is not UTF-8: the replacement character
             assert not any(c.banned for c in app.main.sidebar.probabilities.event.top)
@@ -148,7 +149,7 @@ def test_with_the_byte_ban_lifted_half_a_character_never_reaches_the_draft(utf8_
         async with app.run_test() as pilot:
             await model_ready(pilot)
             await pilot.press("ctrl+t", "b", "escape")
-            assert not app.bias.ban_byte_tokens
+            assert not app.engine_state.bias.ban_byte_tokens
             await pilot.press(*"La casa")
             done = await generated(pilot, "ctrl+g")
             editor = app.main.draft.editor
@@ -198,19 +199,19 @@ def test_the_lora_scale_keys_change_the_adapter_the_next_generation_uses(
         app = make_app(random_model, lora=lora_adapter, loader=load)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            assert app.lora_scale == 1.0
+            assert app.engine_state.lora_scale == 1.0
             await pilot.press(*"Era notte")
             with_adapter = await generated(pilot, "ctrl+g")
             assert with_adapter.text.split()[0] == "gatto"  # the adapter's favourite word
             await pilot.press("escape", "ctrl+t", *"l" * 10)
-            assert app.lora_scale == 0.0 and "0.00" in panel_text(app)
+            assert app.engine_state.lora_scale == 0.0 and "0.00" in panel_text(app)
             assert "× 0.00" in "\n".join(line.plain for line in app.main.sidebar.model.lines(40))
             await pilot.press("escape")
             without = await generated(pilot, "ctrl+g")
             assert spies[0].last["lora_scale"] == 0.0
             assert "gatto" not in without.text.split()[:1]
             await pilot.press("escape", "ctrl+t", "L", "escape")
-            assert app.lora_scale == 0.1
+            assert app.engine_state.lora_scale == 0.1
 
     run(scenario)
 
@@ -257,9 +258,9 @@ def test_keys_pressed_faster_than_the_panel_redraws_each_take_effect() -> None:
             for knob, direction in (("temperature", 1), ("temperature", 1), ("temperature", 1), ("top_k", -1)):
                 expected = nudge(expected, knob, direction)
             assert expected.preset == "custom"
-            assert app.sampler == next_preset(expected)
-            assert app.bias.ban_byte_tokens
-            app.sampler = PROSE
+            assert app.engine_state.sampler == next_preset(expected)
+            assert app.engine_state.bias.ban_byte_tokens
+            app.engine_state = replace(app.engine_state, sampler=PROSE)
             await pilot.pause()
             for key in ("T", "T", "T", "k", "b"):
                 event = events.Key(key, key)
@@ -267,8 +268,8 @@ def test_keys_pressed_faster_than_the_panel_redraws_each_take_effect() -> None:
                 app.post_message(event)
             await pilot.pause()
             await pilot.pause()
-            assert app.sampler.temperature == pytest.approx(PROSE.temperature + 0.15)
-            assert app.sampler.top_k == 40 and not app.bias.ban_byte_tokens
+            assert app.engine_state.sampler.temperature == pytest.approx(PROSE.temperature + 0.15)
+            assert app.engine_state.sampler.top_k == 40 and not app.engine_state.bias.ban_byte_tokens
             assert f"{PROSE.temperature + 0.15:.2f}" in panel_text(app)
 
     run(scenario)
@@ -284,10 +285,14 @@ def test_a_key_never_moves_a_value_beyond_its_range_against_its_direction() -> N
         app = make_app(None, sampler=beyond)
         async with app.run_test() as pilot:
             await pilot.press("ctrl+t", "T", "K", "p", "M", "R")
-            assert app.sampler == beyond
+            assert app.engine_state.sampler == beyond
             await pilot.press("t", "k", "P", "m", "r")
-            assert (app.sampler.temperature, app.sampler.top_k, app.sampler.top_p) == (2.0, 1000, 0.06)
-            assert (app.sampler.min_p, app.sampler.repeat_penalty) == (0.5, 2.0)
+            assert (
+                app.engine_state.sampler.temperature,
+                app.engine_state.sampler.top_k,
+                app.engine_state.sampler.top_p,
+            ) == (2.0, 1000, 0.06)
+            assert (app.engine_state.sampler.min_p, app.engine_state.sampler.repeat_penalty) == (0.5, 2.0)
 
     run(scenario)
 
@@ -318,11 +323,11 @@ def test_raising_a_lora_scale_beyond_the_keys_range_keeps_it(random_model: Path,
         app = make_app(random_model, lora=lora_adapter)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            app.lora_scale = 3.0
+            app.engine_state = replace(app.engine_state, lora_scale=3.0)
             await pilot.press("ctrl+t", "L")
-            assert app.lora_scale == 3.0
+            assert app.engine_state.lora_scale == 3.0
             await pilot.press("l")
-            assert app.lora_scale == 2.0
+            assert app.engine_state.lora_scale == 2.0
 
     run(scenario)
 
@@ -349,11 +354,11 @@ def test_a_nudge_redraws_the_panel_alone_and_only_a_new_row_lays_the_screen_out_
             await pilot.press("T", "t", "K")
             await pilot.pause()
             assert layouts and not any(layouts), layouts
-            assert app.sampler.top_k == 80 and "80" in panel_text(app)
+            assert app.engine_state.sampler.top_k == 80 and "80" in panel_text(app)
             layouts.clear()
             await pilot.press("D")  # DRY on: its row appears
             await pilot.pause()
-            assert app.sampler.dry_multiplier > 0 and "DRY" in panel_text(app)
+            assert app.engine_state.sampler.dry_multiplier > 0 and "DRY" in panel_text(app)
             assert any(layouts), layouts
 
     run(scenario)

@@ -139,13 +139,13 @@ def test_choosing_another_model_stops_the_scoring(random_model: Path) -> None:
             await pilot.press("f9")
             await pilot.pause()
             assert app.main.draft.scoring
-            first = app.backend
+            first = app.engine_state.backend
             app.load_model(first.options)
             for _ in range(600):  # the new model ready, and the scoring ended: 30 s at most
-                if app.backend not in (None, first) and not app.main.draft.scoring:
+                if app.engine_state.backend not in (None, first) and not app.main.draft.scoring:
                     break
                 await pilot.pause(0.05)
-            assert not app.main.draft.scoring and app.model_status.state == "ready"
+            assert not app.main.draft.scoring and app.engine_state.model_status.state == "ready"
             assert any("Scoring stopped: another model is loading" in n.message for n in app.notices)
 
     run(scenario)
@@ -159,7 +159,7 @@ def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, se
 
     async def loaded(pilot: Any, options: Any) -> None:
         app = pilot.app
-        first = app.backend
+        first = app.engine_state.backend
         app.load_model(options)
         await replacement_ready(pilot, first)
 
@@ -168,9 +168,9 @@ def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, se
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             assert await scored(pilot, TEXT)
-            await loaded(pilot, app.backend.options)
+            await loaded(pilot, app.engine_state.backend.options)
             assert scored_records(app), "the same model's scores stay"
-            await loaded(pilot, replaced(app.backend.options, model_path=sentence_model))
+            await loaded(pilot, replaced(app.engine_state.backend.options, model_path=sentence_model))
             assert scored_records(app) == []
             said = [n.message for n in app.notices if "scores it with this one" in n.message]
             assert said and "f9" in said[-1].lower()
@@ -224,7 +224,7 @@ def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(
             held.reached.clear()
             held.open.clear()
             await held.scoring(pilot, TEXT * 6)
-            first = app.backend
+            first = app.engine_state.backend
             app.load_model(replaced(first.options, model_path=sentence_model))
             held.open.set()
             await replacement_ready(pilot, first)
@@ -246,11 +246,11 @@ def test_a_model_file_refused_keeps_the_running_model_s_colours(random_model: Pa
             await model_ready(pilot)
             colours = await scored(pilot, TEXT)
             assert colours
-            running = app.backend
+            running = app.engine_state.backend
             app.notices.clear()
             app.load_model(replaced(running.options, model_path=tmp_path / "non-esiste.gguf"))
             await model_ready(pilot)
-            assert app.backend is running and scored_records(app) == colours
+            assert app.engine_state.backend is running and scored_records(app) == colours
             said = [n.message for n in app.notices]
             assert len(said) == 1 and "Still writing with" in said[0], said
 

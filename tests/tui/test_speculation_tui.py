@@ -26,13 +26,13 @@ def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(random_model: 
             if speculate:
                 await pilot.press("f7")
                 await pilot.pause()
-                assert app.speculation.guesser == "lookup"
+                assert app.engine_state.speculation.guesser == "lookup"
             done = await generated(pilot, "ctrl+g")
             _, tokens, _ = app.main.last_generation
             runs[speculate] = (tokens, done, speed_text(app))
             if speculate:
                 await pilot.press("f7")  # off again: lookup is the last guesser without a draft model
-                assert not app.speculation.on
+                assert not app.engine_state.speculation.on
 
     run(lambda: scenario(False))
     run(lambda: scenario(True))

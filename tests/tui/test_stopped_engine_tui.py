@@ -29,7 +29,7 @@ def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
         app = make_app(random_model, loader=IsolatedBackend.load)
         async with app.run_test() as pilot:
             await model_ready(pilot)
-            first = app.backend
+            first = app.engine_state.backend
             assert isinstance(first, IsolatedBackend)
             await pilot.press(*OPENING)
             os.kill(first.pid, signal.SIGSTOP)
@@ -38,14 +38,16 @@ def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
                 await pilot.pause(0.2)
                 await pilot.press("escape")
                 await until(
-                    pilot, lambda: app.backend is not None and app.backend is not first, "the model loaded again"
+                    pilot,
+                    lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
+                    "the model loaded again",
                 )
                 await model_ready(pilot)
             finally:
                 if first._process.process.poll() is None:
                     os.kill(first.pid, signal.SIGKILL)
             assert first._process.process.poll() == -signal.SIGKILL
-            assert app.model_status.state == "ready"
+            assert app.engine_state.model_status.state == "ready"
             said = "\n".join(n.message for n in app.notices)  # the generation, stopped, said nothing: the app says why
             assert "the model's engine did not answer within 1 s, so it was ended" in said
             done = await generated(pilot, "ctrl+g")

@@ -103,7 +103,10 @@ def test_changing_the_model_while_it_writes(
             await app.main.wait_until_idle()
             await pilot.pause()
             assert app.screen is app.main
-            assert app.backend is not None and app.backend.options.model_path == models_dir / "frasi.gguf"
+            assert (
+                app.engine_state.backend is not None
+                and app.engine_state.backend.options.model_path == models_dir / "frasi.gguf"
+            )
             assert app.main.draft.editor.text == OPENING
             # What the old model wrote stays as a finished suggestion: it said "writing…"
             # for good, with the streaming keys, when its stream's end was not drawn.

@@ -36,7 +36,7 @@ def test_unencodable_text_is_a_notification_and_the_draft_is_intact(no_bytes_ggu
                 messages = [n.message for n in app.notices]
                 assert any("cannot encode '☕' (U+2615 HOT BEVERAGE) at character 27" in m for m in messages), messages
                 assert app.main.draft.editor.text == HOSTILE
-            assert app.backend is not None  # still loaded, still usable
+            assert app.engine_state.backend is not None  # still loaded, still usable
 
     run(scenario)
 
@@ -94,7 +94,7 @@ def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gguf: Pa
             chat = app.main.chat
             assert chat.messages == [] and not chat.transcript.query(".message")
             assert chat.input.value == "ciao" and app.focused is chat.input
-            assert app.backend is not None
+            assert app.engine_state.backend is not None
 
     run(scenario)
 
@@ -111,7 +111,10 @@ def test_a_sentencepiece_model_not_found_is_put_right_in_the_load_dialog(
         app = make_app(unigram_gguf, spm=missing)
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
-            assert app.backend is None and "SentencePiece model not found" in app.model_status.error
+            assert (
+                app.engine_state.backend is None
+                and "SentencePiece model not found" in app.engine_state.model_status.error
+            )
             await pilot.press("ctrl+l")
             assert isinstance(app.screen, LoadModelScreen)
             field = app.screen.query_one("#spm-path", Input)
@@ -119,14 +122,14 @@ def test_a_sentencepiece_model_not_found_is_put_right_in_the_load_dialog(
             field.value = str(unigram_spm)
             await pilot.press("enter")
             await model_ready(pilot)
-            assert app.backend is not None and app.backend.options.spm_path == unigram_spm
+            assert app.engine_state.backend is not None and app.engine_state.backend.options.spm_path == unigram_spm
             assert panel_text(app)[-1] == f"tokenizer SentencePiece ({unigram_spm.name})"
             # Emptied, the model loads with llama.cpp's own tokenizer.
             await pilot.press("ctrl+l")
             app.screen.query_one("#spm-path", Input).value = ""
             await pilot.press("enter")
             await model_ready(pilot)
-            assert app.backend is not None and app.backend.options.spm_path is None
+            assert app.engine_state.backend is not None and app.engine_state.backend.options.spm_path is None
             assert panel_text(app)[-1].startswith("tokenizer llama.cpp")
 
     run(scenario)

@@ -90,7 +90,7 @@ def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, 
             done = await generated(pilot, "ctrl+g")
             window = app.main.last_generation[0].window
             assert window is not None and editor.window_start == window.start
-            assert done.prompt_tokens <= app.backend.n_ctx - done.completion_tokens
+            assert done.prompt_tokens <= app.engine_state.backend.n_ctx - done.completion_tokens
             # Typing at the end moves the window on once typing pauses.
             await pilot.press("tab")  # accept the suggestion
             await pilot.press("end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
@@ -122,10 +122,10 @@ def test_the_marker_on_a_book_counts_only_the_end_of_it(short_context_model: Pat
         async with app.run_test(size=(120, 40)) as pilot:
             await model_ready(pilot)
             await window_marked(pilot)
-            editor, backend = app.main.draft.editor, app.backend
+            editor, backend = app.main.draft.editor, app.engine_state.backend
             assert editor.window_start > len(book) - 20_000 and editor.window_start in boundaries(book)[0]
             bound = (
-                prompt_budget(backend.n_ctx, app.main.draft.sampler.max_tokens) + MARGIN_TOKENS
+                prompt_budget(backend.n_ctx, app.main.draft.engine_state.sampler.max_tokens) + MARGIN_TOKENS
             ) * backend.longest_piece_chars
             assert counted and max(counted) <= bound < len(book) // 10
 
@@ -237,7 +237,7 @@ def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(random_mo
             width = kv.content_size.width
             assert width <= 31  # the side panels' own width (a column of the wide layout's 70), not a roomy one
             split = kv.lines(width)[5].plain
-            free = app.backend.n_ctx - done.prompt_tokens
+            free = app.engine_state.backend.n_ctx - done.prompt_tokens
             numbers = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", split)]
             assert numbers == [window.memory_tokens, window.note_tokens, window.draft_tokens, free], split
             assert "…" not in split and all(label in split for label in ("mem", "note", "draft", "free"))
@@ -344,7 +344,7 @@ def test_a_suggestion_longer_than_the_window_thrown_away_gives_the_draft_its_mar
             await generated(pilot, "ctrl+g")
             await window_marked(pilot)
             ghost = editor.ghost
-            assert ghost is not None and len(ghost.tokens) >= prompt_budget(app.backend.n_ctx, 400)
+            assert ghost is not None and len(ghost.tokens) >= prompt_budget(app.engine_state.backend.n_ctx, 400)
             await generated(pilot, "ctrl+g")  # more: the model now sees the suggestion only
             assert editor.window_start == len(LONG)  # none of the draft
             await pilot.press("escape", "escape")  # thrown away
@@ -375,6 +375,6 @@ def test_the_kv_split_adds_up_to_the_prompt_llama_cpp_evaluated(random_model: Pa
             kv.show_window(window)
             numbers = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", kv.lines(60)[5].plain)]
             assert numbers[0] == window.memory_tokens and sum(numbers[:-1]) == evaluated
-            assert numbers[-1] == app.backend.n_ctx - evaluated
+            assert numbers[-1] == app.engine_state.backend.n_ctx - evaluated
 
     run(scenario)

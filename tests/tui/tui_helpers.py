@@ -131,7 +131,9 @@ async def replacement_ready(pilot: Pilot[Any], first: Any) -> None:
     app = pilot.app
     assert isinstance(app, ScriptoriumApp)
     await until(
-        pilot, lambda: app.backend not in (None, first) and app.model_status.state == "ready", "the new model ready"
+        pilot,
+        lambda: app.engine_state.backend not in (None, first) and app.engine_state.model_status.state == "ready",
+        "the new model ready",
     )
     await pilot.pause()
 

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from scriptorium.inference.core.backend import Backend
     from scriptorium.inference.core.settings import SamplerSettings
 
+    from scriptorium.app.tui.engine_state import EngineState
+
 
 @dataclass(frozen=True, slots=True)
 class CandidatesChoice:
@@ -156,13 +158,13 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
 
     def on_mount(self) -> None:
         self._highlight()
-        self.watch(self.app, "backend", self._backend_changed, init=False)
+        self.watch(self.app, "engine_state", self._engine_changed, init=False)
         self._run_next()
 
-    def _backend_changed(self, backend: Backend | None) -> None:
+    def _engine_changed(self, old: EngineState, state: EngineState) -> None:
         # The app reloaded the model after its engine died: the candidates left run on it.
-        if backend is not None:
-            self.backend = backend
+        if state.backend is not old.backend and state.backend is not None:
+            self.backend = state.backend
             self._run_next()
 
     # ---- drawing ------------------------------------------------------------------------
@@ -208,7 +210,8 @@ class CandidatesScreen(ModalScreen[CandidatesChoice | None]):
         self._writing = waiting
         # The model the app holds now: after an engine crash or a server's restart it was
         # loaded again, and the one this dialog opened with is closed.
-        self.backend = getattr(self.app, "backend", None) or self.backend
+        engine_state: EngineState | None = getattr(self.app, "engine_state", None)
+        self.backend = (engine_state.backend if engine_state is not None else None) or self.backend
         if self._started is not None:
             # Posted here, as the worker's messages are, so the session has the generation
             # before anything the worker says of it.

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from scriptorium.inference.core.backend import Backend
 
+    from scriptorium.app.tui.engine_state import EngineState
     from scriptorium.app.tui.widgets.chat_pane import ChatPane
     from scriptorium.app.tui.widgets.draft_pane import DraftPane
     from scriptorium.app.tui.widgets.sidebar import Sidebar
@@ -77,7 +78,7 @@ class GeneratingScreen(Protocol):
     the panes it tells whether a generation runs, the panels it feeds, and the screen's
     own messages, workers and timers."""
 
-    backend: Backend | None
+    engine_state: EngineState
     draft: DraftPane
     chat: ChatPane
     sidebar: Sidebar
@@ -142,7 +143,7 @@ class GenerationRunner:
 
     async def requested(self, message: ModePane.GenerationRequested) -> None:
         message.stop()
-        backend, request, sink = self.screen.backend, message.request, message.sink
+        backend, request, sink = self.screen.engine_state.backend, message.request, message.sink
         if self.active is not None or backend is None:
             # Two requests crossed (or the model went away) between the key and this moment.
             _ = self._settings.language.gettext
@@ -235,7 +236,8 @@ class GenerationRunner:
         if self.active is None or silent < SILENCE_NOTICE_AFTER:
             return
         _, number = self._settings.language.gettext, self._settings.language.number
-        server = self.screen.backend is not None and self.screen.backend.origin
+        backend = self.screen.engine_state.backend
+        server = backend is not None and backend.origin
         # Before the first token the silence may be a long prompt being read (a server sends
         # no progress): said as what it may be, not as a stall.
         if self._activity != WRITING:

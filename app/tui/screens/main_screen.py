@@ -1,8 +1,9 @@
 """The screen the author lives in: draft or chat in the middle, panels at the side.
 
-It is given the model and the sampler by the app (bound reactives) and passes them on to the panes and panels.
-It owns the generation worker through a part it composes (GenerationRunner, generating_screen.py): panes post
-what they want run or stopped, and the worker's messages come back to the screen first, which hands them on."""
+It is given the model and the sampler by the app (EngineState, one bound reactive) and passes them on to the
+panes and panels. It owns the generation worker through a part it composes (GenerationRunner,
+generating_screen.py): panes post what they want run or stopped, and the worker's messages come back to the
+screen first, which hands them on."""
 
 from __future__ import annotations
 
@@ -19,12 +20,10 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher
 
-from scriptorium.inference.core.settings import LogitBias, SamplerSettings
-from scriptorium.inference.core.speculation import Speculation
-
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.opening import DraftFile
+from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.generation import (
     ContextWasTrimmed,
@@ -57,8 +56,8 @@ if TYPE_CHECKING:
 
 WORD_COUNT_DELAY = 0.3
 """Seconds of no typing before the status bar counts the draft's words again."""
-_PANE_STATE = ("backend", "model_status", "sampler", "bias", "lora_scale", "speculation")
-"""What each pane is given, as the app gives it to this screen (with last_seed, for panels)."""
+SHOWN_IN_PANELS = frozenset(("backend", "model_status", "sampler", "bias", "lora_scale", "last_seed"))
+"""The parts of the engine state the sampler and model panels draw (not speculation, which the palette says)."""
 
 
 class MainScreen(Screen[None], inherit_bindings=False):
@@ -83,13 +82,8 @@ class MainScreen(Screen[None], inherit_bindings=False):
         ),
     ]
 
-    backend: var[Backend | None] = var(None)
-    model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
-    sampler: var[SamplerSettings] = var(SamplerSettings)
-    bias: var[LogitBias] = var(LogitBias)
-    lora_scale: var[float | None] = var(None)
-    speculation: var[Speculation] = var(Speculation)
-    last_seed: var[int | None] = var(None)
+    engine_state: var[EngineState] = var(EngineState)
+    """The app's (bound): this screen and its panes read it, and never set it."""
     sampler_view: var[SamplerView | None] = var(None)
     model_view: var[ModelView] = var(lambda: ModelView(ModelStatus("none")))
 
@@ -106,10 +100,11 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def compose(self) -> ComposeResult:
         settings, keys = self._settings, self._key_display
-        bound = [getattr(MainScreen, name) for name in _PANE_STATE]
-        self.status = StatusBar(settings.language, id="status").data_bind(model=MainScreen.model_status)
-        self.draft = DraftPane(self._draft_file, self._draft_text, settings, keys, id="draft").data_bind(*bound)
-        self.chat = ChatPane(settings, keys, id="chat").data_bind(*bound)
+        self.status = StatusBar(settings.language, id="status")
+        self.draft = DraftPane(self._draft_file, self._draft_text, settings, keys, id="draft").data_bind(
+            MainScreen.engine_state
+        )
+        self.chat = ChatPane(settings, keys, id="chat").data_bind(MainScreen.engine_state)
         self.sidebar = Sidebar(settings.top_n, settings.panels, settings.language, id="sidebar").data_bind(
             MainScreen.sampler_view, MainScreen.model_view
         )
@@ -133,37 +128,43 @@ class MainScreen(Screen[None], inherit_bindings=False):
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.shown_name(self.language.gettext))
         self._count_words()
         self.watch(self.draft, "modified", self.draft_state_changed, init=False)
-        for shown in ("sampler", "bias", "lora_scale", "last_seed"):
-            self.watch(self, shown, self._show_settings, init=False)
         self._show_settings()
         self._show_model_state()
         self.focus_mode()
 
     # ---- what the panels show, derived from what the app gives ---------------------------
+    def watch_engine_state(self, old: EngineState, state: EngineState) -> None:
+        # The work each part's change asks for, once however many parts changed together.
+        changed = state.changed_from(old)
+        if changed & SHOWN_IN_PANELS:
+            self._show_settings()
+        if not self.is_mounted:
+            return
+        if "backend" in changed:
+            self._backend_replaced(state.backend)
+        if "model_status" in changed:
+            self.status.model = state.model_status
+            self._show_model_state()
+
     def _show_settings(self) -> None:
-        active = self.generations.active
-        backend, running = self.backend, active.request if active is not None else None
+        state, active = self.engine_state, self.generations.active
+        backend, running = state.backend, active.request if active is not None else None
         pending = running is not None and (running.settings, running.bias, running.lora_scale) != (
-            replace(self.sampler, stop=running.settings.stop),
-            self.bias,
-            self.lora_scale,
+            replace(state.sampler, stop=running.settings.stop),
+            state.bias,
+            state.lora_scale,
         )
         load_hint = self._key_display("app.load_model")
         self.sampler_view = SamplerView(
-            self.sampler,
-            self.bias,
+            state.sampler,
+            state.bias,
             backend.byte_token_ids if backend else None,
-            self.lora_scale,
+            state.lora_scale,
             pending,
-            self.last_seed,
+            state.last_seed,
             load_hint,
         )
-        self.model_view = ModelView(self.model_status, self.lora_scale, load_hint)
-
-    def watch_model_status(self) -> None:
-        self._show_settings()
-        if self.is_mounted:
-            self._show_model_state()
+        self.model_view = ModelView(state.model_status, state.lora_scale, load_hint)
 
     def _show_model_state(self) -> None:
         """What the panels say before a first token, true to the model's state, with the key that starts one."""
@@ -171,22 +172,21 @@ class MainScreen(Screen[None], inherit_bindings=False):
         start = (
             _("press {key} to continue the draft") if self.mode == "draft" else _("press {key} to send a message")
         ).format(key=self._ask_key())
-        self.sidebar.show_model_state(self.model_status.state, start, answering=not self.model_status.not_answering)
+        status = self.engine_state.model_status
+        self.sidebar.show_model_state(status.state, start, answering=not status.not_answering)
 
     def _ask_key(self) -> str:
         return self._key_display("draft.continue") if self.mode == "draft" else "⏎"
 
-    def watch_backend(self, backend: Backend | None) -> None:
-        self._show_settings()
-        if self.is_mounted:
-            # None while another loads or after a failure: the last model's cache is gone with it.
-            self.sidebar.kv.show_model(backend.kv_usage() if backend is not None else None)
-            unknown = frozenset(backend.facts.unknown_token_ids) if backend is not None else frozenset()
-            self.sidebar.probabilities.unknown_ids = self.draft.suggestion.unknown_ids = unknown
-            # Which server, which file: a reload of the same one (after a crash) keeps its speed figures.
-            self.sidebar.model_replaced((backend.origin, backend.options.model_path) if backend is not None else None)
-            if backend is not None:
-                self.draft.model_replaced(backend.options)
+    def _backend_replaced(self, backend: Backend | None) -> None:
+        # None while another loads or after a failure: the last model's cache is gone with it.
+        self.sidebar.kv.show_model(backend.kv_usage() if backend is not None else None)
+        unknown = frozenset(backend.facts.unknown_token_ids) if backend is not None else frozenset()
+        self.sidebar.probabilities.unknown_ids = self.draft.suggestion.unknown_ids = unknown
+        # Which server, which file: a reload of the same one (after a crash) keeps its speed figures.
+        self.sidebar.model_replaced((backend.origin, backend.options.model_path) if backend is not None else None)
+        if backend is not None:
+            self.draft.model_replaced(backend.options)
 
     def another_model_loading(self) -> None:
         """Stop what runs on the model about to be closed for another."""

@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from textual.css.query import DOMQuery
     from textual.widget import Widget
 
-    from scriptorium.inference.core.backend import Backend
     from scriptorium.inference.core.events import TokenEvent
 
     from scriptorium.app.i18n.language import Language
+    from scriptorium.app.tui.engine_state import EngineState
     from scriptorium.app.tui.generation import GenerationRequest
     from scriptorium.app.tui.widgets.chat_input import ChatInput
 
@@ -95,7 +95,7 @@ class ReplyInspectionPane(Protocol):
     transcript: VerticalScroll
     input: ChatInput
     language: Language
-    backend: Backend | None
+    engine_state: EngineState
     streaming: bool
 
     def notify(self, message: str, *, severity: str = ...) -> None: ...
@@ -165,7 +165,7 @@ class ReplyInspection:
             if view.reply is reply:  # type: ignore[attr-defined]
                 await view.remove()
         if records:
-            backend = self.pane.backend
+            backend = self.pane.engine_state.backend
             view = ReplyTokens(text, records, classes="reply-tokens")
             view.unknown_ids = frozenset(backend.facts.unknown_token_ids) if backend else frozenset()
             view.reply = reply  # type: ignore[attr-defined]

@@ -190,7 +190,7 @@ class ChatPane(ModePane):
             return
         self.system_prompt = system.strip()
         conversation = self.conversation()
-        budget, memory = prompt_budget(backend.n_ctx, self.sampler.max_tokens), self.pinned.memory
+        budget, memory = prompt_budget(backend.n_ctx, self.engine_state.sampler.max_tokens), self.pinned.memory
 
         def prepare() -> Prepared:
             # In the generation's worker: counting tokens asks the engine's process or a

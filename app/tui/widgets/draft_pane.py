@@ -44,6 +44,7 @@ from scriptorium.app.tui.branches import (
     written_parts,
 )
 from scriptorium.app.tui.compared_colours import DraftComparison
+from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.generation import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.scoring import (
@@ -328,7 +329,7 @@ class DraftPane(ModePane):
 
     def say_healing_unavailable(self, backend: Backend) -> None:
         """Once per backend: healing is asked for, but this backend cannot heal (a llama-server)."""
-        if self.sampler.heal and not backend.heals and self._no_healing_said is not backend:
+        if self.engine_state.sampler.heal and not backend.heals and self._no_healing_said is not backend:
             self._no_healing_said = backend
             _ = self.language.gettext
             self.notify(
@@ -345,7 +346,7 @@ class DraftPane(ModePane):
         unless a length mode is set: the model sees nothing of the text after the cursor,
         and 200 tokens would run into it. None: the sampler as it is. Only in-process (the
         engine that heals): a llama-server refuses length modes for now."""
-        sampler = self.sampler
+        sampler = self.engine_state.sampler
         if not ghost.from_cursor or sampler.length != "tokens" or not backend.heals:
             return None
         document = self.editor.document
@@ -364,7 +365,8 @@ class DraftPane(ModePane):
     def action_reroll(self) -> None:
         if (ghost := self.editor.ghost) is None:
             return
-        if self.sampler.seed is not None and self.sampler.temperature > 0:
+        sampler = self.engine_state.sampler
+        if sampler.seed is not None and sampler.temperature > 0:
             self.notify(
                 self.language.gettext(
                     "The seed is fixed, so this gives the same text again. Press s in the sampler panel for a new seed."
@@ -529,8 +531,9 @@ class DraftPane(ModePane):
     def on_scoring_failed(self, message: ScoringFailed) -> None:
         self.scorer.failed(message)
 
-    def watch_backend(self) -> None:
-        self.window_mark.soon()
+    def watch_engine_state(self, old: EngineState, state: EngineState) -> None:
+        if state.backend is not old.backend:
+            self.window_mark.soon()
 
     def watch_pinned(self) -> None:
         self.window_mark.soon()

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from scriptorium.inference.core.backend import Backend
 
     from scriptorium.app.i18n.language import Language
+    from scriptorium.app.tui.engine_state import EngineState
     from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 
 WINDOW_MARK_DELAY = 0.4
@@ -34,7 +35,7 @@ class WindowMarkPane(Protocol):
 
     editor: DraftEditor
     language: Language
-    backend: Backend | None
+    engine_state: EngineState
     generating: bool
 
     @property
@@ -84,7 +85,7 @@ class WindowMark:
     def _mark(self) -> None:
         self._timer = None
         pane = self.pane
-        backend = pane.backend
+        backend = pane.engine_state.backend
         if backend is None or pane.generating or pane.scoring or not pane.is_mounted:
             return  # counting asks the engine, which is busy: the marker moves once it is not
         build, text = self.next_window(backend)

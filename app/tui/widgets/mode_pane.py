@@ -2,10 +2,11 @@
 they post up.
 
 Attributes down: the main screen binds the backend, the model's status and the sampler
-into each pane, and tells it whether a generation is running (`generating`) and whether
-it is this pane's (`streaming`). Messages up: a pane never calls its screen or the app;
-it posts what it wants (start, stop, show a token's numbers, an activity) and the screen
-or the app, whichever owns that, handles it.
+into each pane (the app's EngineState, tui/engine_state.py), and tells it whether a
+generation is running (`generating`) and whether it is this pane's (`streaming`).
+Messages up: a pane never calls its screen or the app; it posts what it wants (start,
+stop, show a token's numbers, an activity) and the screen or the app, whichever owns
+that, handles it.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from scriptorium.app.config import prompt_templates
 from scriptorium.inference.core.events import GenerationDone, KVCacheUsage, TokenEvent
 from scriptorium.inference.core.errors import EngineCrashed
 from scriptorium.inference.window.lore import Lorebook
-from scriptorium.inference.core.settings import LogitBias, SamplerSettings
-from scriptorium.inference.core.speculation import Speculation
+from scriptorium.inference.core.settings import SamplerSettings
 from scriptorium.inference.core.text import unknown_warning
 from scriptorium.inference.window.window import Fim, Pinned, Window, build_window, prompt_budget
 
@@ -32,7 +32,7 @@ from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.models.replaced import REPLACED_TITLE, changed_under_the_engine
-from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.generation import GenerationRequest, Prepared, new_request
 from scriptorium.app.tui.keys import KeyDisplay
 
@@ -62,13 +62,8 @@ class StreamSink(Protocol):
 class ModePane(Vertical):
     """A mode's pane (draft or chat): given the model and sampler, it asks for generations."""
 
-    backend: var[Backend | None] = var(None)
-    model_status: var[ModelStatus] = var(lambda: ModelStatus("none"))
-    sampler: var[SamplerSettings] = var(SamplerSettings)
-    bias: var[LogitBias] = var(LogitBias)
-    lora_scale: var[float | None] = var(None)
-    speculation: var[Speculation] = var(Speculation)
-    """Speculative decoding for the next generation (the palette switches it)."""
+    engine_state: var[EngineState] = var(EngineState)
+    """The model and the sampler the next generation takes (the app's, bound through the screen)."""
     generating: var[bool] = var(False)
     """A generation is running, for this pane or the other (one at a time)."""
     streaming: var[bool] = var(False)
@@ -156,16 +151,16 @@ class ModePane(Vertical):
 
     def ready_backend(self) -> Backend | None:
         """The backend, or None after telling the author why there is none."""
-        status = self.model_status
-        if self.backend is not None and status.path is not None:
+        backend, status = self.engine_state.backend, self.engine_state.model_status
+        if backend is not None and status.path is not None:
             changed = changed_under_the_engine(
                 status.path, status.file_stamp, self.key_display("app.load_model"), self.language.gettext
             )
             if changed:
                 self.notify(changed, title=self.language.gettext(REPLACED_TITLE), severity="warning", timeout=15)
                 return None
-        if self.backend is not None:
-            return self.backend
+        if backend is not None:
+            return backend
         if status.state == "loading":
             self.notify(
                 self.language.gettext("The model is still loading ({percent}); keep writing meanwhile.").format(
@@ -192,7 +187,7 @@ class ModePane(Vertical):
         byte tokens, and tokens the list shows by name (<unk>, </s>)."""
         from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 
-        backend = self.backend
+        backend = self.engine_state.backend
         not_text = (*backend.byte_token_ids, *backend.facts.named_token_ids) if backend is not None else ()
         return AlternativesScreen(record, not_text, self.language)
 
@@ -216,23 +211,24 @@ class ModePane(Vertical):
         sampler: SamplerSettings | None = None,
     ) -> GenerationRequest:
         """A request with the sampler as it is right now (or `sampler`, its values for this one request)."""
+        state = self.engine_state
         return new_request(
             kind,
             prompt,
-            sampler or self.sampler,
-            self.bias,
+            sampler or state.sampler,
+            state.bias,
             self.settings.top_n,
-            self.lora_scale,
+            state.lora_scale,
             special=special,
             extra_stop=extra_stop,
             window=window,
-            speculation=self.speculation,
+            speculation=state.speculation,
         )
 
     def heals(self, backend: Backend) -> bool:
         """Whether the next continuation heals the token the cursor cut (inference/local/healing.py):
         the sampler asks for it and the backend can (a llama-server cannot yet)."""
-        return self.sampler.heal and backend.heals
+        return self.engine_state.sampler.heal and backend.heals
 
     def window_preparer(
         self, backend: Backend, text: str, template: str | None, fim: Fim | None = None
@@ -277,7 +273,8 @@ class ModePane(Vertical):
         """build_window with what is pinned and the sampler's length now: a plain function,
         for a worker thread (counting asks the engine's process, or a server, for tokens).
         It raises ScriptoriumError."""
-        pinned, lorebook, budget = self.pinned, self.lorebook, prompt_budget(backend.n_ctx, self.sampler.max_tokens)
+        pinned, lorebook = self.pinned, self.lorebook
+        budget = prompt_budget(backend.n_ctx, self.engine_state.sampler.max_tokens)
         heals = self.heals(backend) and fim is None  # a fill-in-the-middle prompt ends in its middle token
         return lambda text: build_window(
             text,
