@@ -22,7 +22,7 @@ from scriptorium.app.tui.widgets.panel import Panel
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.numbers import NumberFormat, english
 from scriptorium.app.i18n.marker import N_
-from scriptorium.app.tui.widgets.token_text import UNKNOWN
+from scriptorium.app.tui.widgets.token_text import GUESSED_LABEL, UNKNOWN
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
 # The unknown token is named (token_text.UNKNOWN), dimmed, never drawn as the characters it
@@ -125,7 +125,10 @@ class ProbabilitiesPanel(Panel):
             if steps
             else _("token {index}").format(index=event.index + 1)
         )
-        self.border_title = f"{self.title} · {numbers}"
+        # Guessed by speculative decoding and accepted: said here, live and under F4 (its numbers
+        # are still its own position's, as any token's).
+        guessed = f" · {_(GUESSED_LABEL)}" if event.drafted else ""
+        self.border_title = f"{self.title} · {numbers}{guessed}"
         self._note = note or (
             healed_note(event, self.language) if event.healing else _(CHAIN_NOTE) if event.kept else _(RAW_NOTE)
         )
