@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from scriptorium.inference.core.events import Candidate, Healing, TokenEvent, TokenScore
+from scriptorium.inference.core.events import Candidate, Healing, TokenEvent, TokenScore, has_probability
 from scriptorium.inference.window.lore import Fired
 from scriptorium.inference.core.settings import SamplerSettings
 from scriptorium.inference.core.text import piece_text
@@ -35,8 +35,11 @@ GUESSED = "guessed"
 (TokenRecord.drafted): a mark over its band's colour, as llama.cpp's lookup example paints them."""
 
 
-def bucket(p: float) -> str:
-    """The style name of the band `p` falls in (low probabilities stand out most)."""
+def bucket(p: float) -> str | None:
+    """The style name of the band `p` falls in (low probabilities stand out most); None for a
+    token the backend gave no probability (NO_PROBABILITY): no band, never the loudest."""
+    if not has_probability(p):
+        return None
     for low, name, _ in BUCKETS:
         if p >= low:
             return name

@@ -92,6 +92,7 @@ def test_f8_marks_the_guessed_tokens_and_the_legend_and_f4_say_so(random_model: 
             panel = app.main.sidebar.probabilities
             await pilot.press("f4")  # the last token; ← walks back to each in turn
             for index in reversed(range(len(tokens))):
+                await pilot.pause()
                 assert ("· guessed" in panel.border_title) == tokens[index].drafted, (index, panel.border_title)
                 await pilot.press("left")
             await pilot.press("escape", "f8")
@@ -156,6 +157,7 @@ def test_the_guessed_mark_is_named_in_italian(random_model: Path) -> None:
             assert "indovinato" in drawn_lines(legend)[0] and "guessed" not in drawn_lines(legend)[0]
             last_guessed = max(i for i, t in enumerate(tokens) if t.drafted)
             await pilot.press("f4", *["left"] * (len(tokens) - 1 - last_guessed))
+            await pilot.pause()
             assert app.main.sidebar.probabilities.border_title.endswith("· indovinato")
 
     run(scenario)

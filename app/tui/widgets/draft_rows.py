@@ -99,7 +99,8 @@ def _token_stretches(spans: SpanTracker, line_start: int, line_end: int) -> list
             end = start + len(record.text)
             column, stop = max(start, line_start) - line_start, min(end, line_end) - line_start
             if stop > column:
-                found.append((column, stop, bucket(record.p)))
+                if (band := bucket(record.p)) is not None:
+                    found.append((column, stop, band))
                 if record.drafted:  # drawn after its band: the mark keeps the band's colour
                     found.append((column, stop, GUESSED))
     return found

@@ -44,7 +44,8 @@ def token_text(
             rendered.append(text[position : record.start], style=base)
         style = base
         if style_of is not None:
-            style = style + style_of(bucket(record.p))
+            if (band := bucket(record.p)) is not None:
+                style = style + style_of(band)
             if record.drafted:
                 style = style + guessed
         if index == cursor and cursor_style is not None:
