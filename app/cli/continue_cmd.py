@@ -315,6 +315,8 @@ def _stream(args: argparse.Namespace, inputs: _Inputs, engine, window, unknown: 
 
 
 def _token_line(event) -> str:
+    from scriptorium.inference.core.events import has_probability
+
     # The token's own bytes: a character spelled in byte tokens has text only on
     # the line completing it, and a reader joins the bytes of the lines before.
     line = {
@@ -322,7 +324,8 @@ def _token_line(event) -> str:
         "id": event.id,
         "text": event.text,
         "bytes": list(event.piece),
-        "p": event.p,
+        # null where the backend gave none (a llama-server's token accepted from its draft): JSON has no NaN.
+        "p": event.p if has_probability(event.p) else None,
         "top": [_candidate_json(c) for c in event.top],
     }
     if event.drafted:  # guessed by speculative decoding and accepted; its numbers are its own

@@ -23,6 +23,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
+from scriptorium.inference.core.events import has_probability
+
 if TYPE_CHECKING:
     from scriptorium.app.sessions.records import TokenRecord
 
@@ -50,7 +52,9 @@ def chain_did_entry(entry: Any, shape: tuple[tuple[type, ...], ...]) -> tuple[An
 def token_json(token: "TokenRecord") -> dict[str, Any]:
     """A token record as the file holds it; `bytes` only where its text is not its bytes."""
     bytes_ = {"bytes": list(token.piece)} if token.piece else {}
-    record = {"id": token.id, "text": token.text, **bytes_, "p": token.p, "top": [list(alt) for alt in token.top]}
+    # null where the backend gave none (a llama-server's token accepted from its draft): JSON has no NaN.
+    p = token.p if has_probability(token.p) else None
+    record = {"id": token.id, "text": token.text, **bytes_, "p": p, "top": [list(alt) for alt in token.top]}
     for key in CHAIN_DID:  # only where it was recorded (not remotely, nor in older files)
         if entries := getattr(token, key):
             record[key] = [list(entry) for entry in entries]

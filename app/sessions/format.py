@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from scriptorium.inference.core.events import NO_PROBABILITY
 from scriptorium.inference.window.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
 from scriptorium.app.sessions.encoding import (
@@ -345,13 +346,20 @@ def _read_token(data: Any, where: str) -> TokenRecord:
     return TokenRecord(
         id=_get(d, "id", int, where),
         text=_get(d, "text", str, where),
-        p=_get(d, "p", (float, int), where),
+        p=_read_p(d, where),
         top=tuple(top),
         piece=bytes(piece),
         drafted=_get(d, "drafted", bool, where, False),
         **_read_chain_did(d, where),
         healing=_read_healing(_get(d, "healing", dict, where, None), f"{where}.healing"),
     )
+
+
+def _read_p(d: dict[str, Any], where: str) -> float:
+    """A token's `p`: null where the backend gave none (a llama-server's token accepted from its draft)."""
+    if "p" in d and d["p"] is None:
+        return NO_PROBABILITY
+    return _get(d, "p", (float, int), where)
 
 
 def _read_alternatives(data: Any, where: str) -> tuple[Alternative, ...]:

@@ -117,6 +117,7 @@ class TokenRecord:
     id: int
     text: str
     p: float
+    """NO_PROBABILITY (null in the file) where the backend gave none: a llama-server's token accepted from its draft."""
     top: tuple[Alternative, ...] = ()
     piece: bytes = b""
     """The token's own bytes where its text is not them (b"" elsewhere, and in older files):

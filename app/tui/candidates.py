@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.events import GenerationDone, TokenEvent, has_probability
 from scriptorium.inference.core.settings import PRESETS, SamplerSettings
 
 from scriptorium.app.tui.branches import (
@@ -115,9 +115,9 @@ class Candidate:
     @property
     def mean_p(self) -> float | None:
         """Mean probability of its tokens: how much the model agreed with its own draws."""
-        if not self.events:
-            return None
-        return sum(event.p for event in self.events) / len(self.events)
+        # A llama-server's tokens accepted from its draft have none: the mean is of those that do.
+        known = [event.p for event in self.events if has_probability(event.p)]
+        return sum(known) / len(known) if known else None
 
     def add(self, events: tuple[TokenEvent, ...]) -> None:
         self.events.extend(events)

@@ -73,6 +73,7 @@ def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | No
                 index,
                 chain_did=(record.kept, record.removed, record.pushed),
                 healing=healing_of(record.healing),
+                drafted=record.drafted,
             )
             # A byte token's own piece: its bytes, or in older files among its alternatives (where the model ranked it).
             label = (

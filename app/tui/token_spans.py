@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from scriptorium.inference.core.events import Candidate, Healing, TokenEvent, TokenScore
+from scriptorium.inference.core.events import Candidate, Healing, TokenEvent, TokenScore, has_probability
 from scriptorium.inference.window.lore import Fired
 from scriptorium.inference.core.settings import SamplerSettings
 from scriptorium.inference.core.text import piece_text
@@ -30,9 +30,16 @@ BUCKETS = (
 )
 """Probability bands, most expected first: (lower bound, style name, legend label)."""
 
+GUESSED = "guessed"
+"""The style name F8 adds to a token speculative decoding guessed and the model accepted
+(TokenRecord.drafted): a mark over its band's colour, as llama.cpp's lookup example paints them."""
 
-def bucket(p: float) -> str:
-    """The style name of the band `p` falls in (low probabilities stand out most)."""
+
+def bucket(p: float) -> str | None:
+    """The style name of the band `p` falls in (low probabilities stand out most); None for a
+    token the backend gave no probability (NO_PROBABILITY): no band, never the loudest."""
+    if not has_probability(p):
+        return None
     for low, name, _ in BUCKETS:
         if p >= low:
             return name
@@ -126,6 +133,8 @@ class TokenRecord:
     """What the sampler chain did at this token (TokenEvent's kept, removed, pushed)."""
     healing: Healing | None = None
     """What token healing allowed at this token (TokenEvent.healing), where it held it."""
+    drafted: bool = False
+    """Guessed by speculative decoding and accepted (TokenEvent.drafted): F8 marks it, F4 says it."""
 
     @property
     def end(self) -> int:
@@ -147,6 +156,7 @@ class TokenRecord:
             self.steps,
             self.chain_did,
             self.healing,
+            self.drafted,
         )
 
     def as_event(self) -> TokenEvent:
@@ -163,6 +173,7 @@ class TokenRecord:
             kept=kept,
             removed=removed,
             pushed=pushed,
+            drafted=self.drafted,
             healing=self.healing,
         )
 
@@ -176,11 +187,16 @@ def character_record(pending: TokenRecord | None, record: TokenRecord) -> TokenR
     one generation or one scoring run), or None when `record` starts another. A character
     spelled in bytes has the chance of all of them (the product), each token kept as its
     step, and the alternatives where it starts: those a branch there replaces it with (the
-    last byte's were what the model expected inside the character)."""
+    last byte's were what the model expected inside the character). It was guessed where all
+    its tokens were."""
     if pending is None or pending.start != record.start or pending.source is not record.source:
         return None
     return replace(
-        pending, text=pending.text + record.text, p=pending.p * record.p, steps=pending.own_steps + record.own_steps
+        pending,
+        text=pending.text + record.text,
+        p=pending.p * record.p,
+        steps=pending.own_steps + record.own_steps,
+        drafted=pending.drafted and record.drafted,
     )
 
 
@@ -221,6 +237,7 @@ def add_records(records: list[TokenRecord], events: Iterable[TokenEvent], offset
             event.index,
             chain_did=(event.kept, event.removed, event.pushed),
             healing=event.healing,
+            drafted=event.drafted,
         )
         append_token(records, record, piece_text(event.piece) if event.piece else event.text)
         offset += len(event.text)

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 _Event = TypeVar("_Event")
+
+NO_PROBABILITY = math.nan
+"""A token's `p` where the backend gave none: a llama-server gives the tokens it accepted from
+its draft no probabilities (its source writes `prob = 1.0f; // TODO` for them), and such a token
+is never shown as 100%. NaN, so that no sum or comparison reads it as a number by accident."""
+
+
+def has_probability(p: float) -> bool:
+    """Whether `p` is a probability the backend gave (not NO_PROBABILITY)."""
+    return not math.isnan(p)
 
 
 def _pickled_by_fields(cls: type[_Event]) -> type[_Event]:
@@ -124,7 +135,8 @@ class TokenEvent:
     that never completes is dropped, text.py). A byte that can never start a character
     is U+FFFD; the candidates (`top`) name it by its byte, <0xFF>."""
     p: float
-    """Probability of this token under the model: softmax of the raw logits."""
+    """Probability of this token under the model: softmax of the raw logits; NO_PROBABILITY
+    where the backend gave none (a llama-server's token accepted from its draft)."""
     top: tuple[Candidate, ...]
     """The top-N candidates by raw probability, most probable first."""
     elapsed_ms: float

@@ -23,6 +23,7 @@ from ..core.events import (
     Candidate,
     Event,
     GenerationDone,
+    NO_PROBABILITY,
     KVCacheUsage,
     PrefillDone,
     PrefillProgress,
@@ -207,15 +208,17 @@ def run_remote_generation(
         piece = bytes(entry.get("bytes") or ())
         text = completion.feed(piece)
         pieces.append(text)
+        guessed = accepted_from_draft(entry)
         return TokenEvent(
             index=index,
             id=int(entry["id"]),
             text=text,
-            p=_probability(entry.get("logprob")),
+            p=NO_PROBABILITY if guessed else _probability(entry.get("logprob")),
             top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             kv_tokens=len(tokens) + index,
             piece=piece,
+            drafted=guessed,
         )
 
     with closing(backend.client.stream("/completion", body, stop_requested)) as chunks:
@@ -310,6 +313,17 @@ def server_speculation(timings: dict[str, Any]) -> SpeculationCounts | None:
         passes=0,
         probabilities=False,
     )
+
+
+def accepted_from_draft(entry: dict[str, Any]) -> bool:
+    """Whether a streamed token is one a llama-server accepted from its draft, which it gives no
+    probabilities: no candidates, though `n_probs` asked for at least one (request_body), and the
+    placeholder `logprob` 0 (its source's `prob = 1.0f`). A plainly decoded token always lists
+    candidates, itself among them even at 100%."""
+    if entry.get("top_logprobs"):
+        return False
+    logprob = entry.get("logprob")
+    return logprob is None or float(logprob) == 0.0
 
 
 def _probability(logprob: Any) -> float:

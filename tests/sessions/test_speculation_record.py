@@ -11,7 +11,15 @@ import yaml
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.sessions.export import render_markdown
 from scriptorium.app.sessions.format import dumps, loads
-from scriptorium.inference.core.events import Candidate, GenerationDone, KVCacheUsage, SpeculationCounts, TokenEvent
+from scriptorium.inference.core.events import (
+    NO_PROBABILITY,
+    Candidate,
+    GenerationDone,
+    KVCacheUsage,
+    SpeculationCounts,
+    TokenEvent,
+    has_probability,
+)
 from scriptorium.inference.core.settings import LogitBias, preset
 
 COUNTS = SpeculationCounts(guesser="lookup", drafted=12, accepted=9, passes=3)
@@ -61,3 +69,19 @@ def test_the_export_sums_what_speculation_accepted(store: SessionStore, model_re
     head, _, _ = render_markdown(written(store, model_ref, None)).removeprefix("---\n").partition("\n---\n")
     assert "speculation" not in yaml.safe_load(head)
     assert replace(COUNTS, passes=0).tokens_per_pass == 0.0
+
+
+def test_a_servers_token_accepted_from_its_draft_is_recorded_with_no_probability(
+    store: SessionStore, model_ref
+) -> None:  # type: ignore[no-untyped-def]
+    """A llama-server gives the tokens it accepted from its draft no probabilities: the file says
+    `"p": null` (JSON has no NaN, and 1.0 would be a number the model never gave), and reads back as none."""
+    session = store.create_draft(title="t", text="Start.")
+    generation = session.start_generation(
+        model=model_ref, lora=None, settings=preset("prose"), bias=LogitBias(), byte_token_ids=(), anchor=6
+    )
+    generation.add_token(TokenEvent(0, 100, " Il", NO_PROBABILITY, (), 1.0, 7, b" Il", drafted=True))
+    data = json.loads(dumps(session))["generations"][0]["tokens"][0]
+    assert data["p"] is None and data["drafted"] is True and data["top"] == []
+    (again,) = loads(dumps(session)).generations[0].tokens or ()
+    assert again.drafted and not has_probability(again.p)

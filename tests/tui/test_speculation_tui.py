@@ -1,12 +1,16 @@
 """Speculative decoding in the app: F7 (and the palette) switches it, the generation writes the
-same tokens with the same numbers, the Speed panel says what was guessed, and the session
-records it."""
+same tokens with the same numbers, the Speed panel says what was guessed, F8 marks the guessed
+tokens (F4 says it of one), and the session records it, the mark included."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import drawn_lines, generated, make_app, model_ready, run
+
+from scriptorium.app.i18n.language import Language
+from scriptorium.app.tui.token_spans import GUESSED
+from scriptorium.app.tui.widgets.token_text import TokenLegend
 
 DRAFT = "Il cane aspettava sulla porta. Il cane aspettava sulla porta della casa, e poi il cane aspettava"
 
@@ -43,3 +47,117 @@ def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(random_model: 
     assert counts is not None and counts.drafted > 0
     assert f"{counts.accepted:,}/{counts.drafted:,} guessed {counts.acceptance:.0%}" in speed
     assert sum(t.drafted for t in guessed) == counts.accepted
+
+
+def guessed_characters(editor) -> set[int]:  # type: ignore[no-untyped-def]
+    """The draft's characters F8 marks as guessed (every line's styled stretches, as offsets)."""
+    marked, offset = set(), 0
+    for index, line in enumerate(editor.document.lines):
+        marked |= {
+            offset + c for start, end, name in editor.row_styles(index) if name == GUESSED for c in range(start, end)
+        }
+        offset += len(line) + 1
+    return marked
+
+
+def drafted_characters(text: str, start: int, tokens) -> set[int]:  # type: ignore[no-untyped-def]
+    """The characters of `text` the drafted ones of `tokens` (placed at `start`) cover, line breaks aside."""
+    return {
+        start + c for token in tokens if token.drafted for c in range(token.start, token.end) if text[start + c] != "\n"
+    }
+
+
+async def guessed_suggestion(pilot, app) -> list:  # type: ignore[no-untyped-def]
+    """DRAFT typed, speculation on (F7), the suggestion written: its tokens, some of them guessed."""
+    await model_ready(pilot)
+    await pilot.press(*DRAFT)
+    await pilot.press("f7")
+    await pilot.pause()
+    await generated(pilot, "ctrl+g")
+    tokens = list(app.main.draft.editor.ghost.tokens)
+    assert any(t.drafted for t in tokens) and not tokens[0].drafted  # the first comes from the prompt's pass
+    return tokens
+
+
+def test_f8_marks_the_guessed_tokens_and_the_legend_and_f4_say_so(random_model: Path) -> None:
+    """llama.cpp's lookup example paints the tokens it accepted from a draft: F8 underlines
+    them over their probability's colour, in the suggestion and once accepted, the legend
+    names the mark, and F4 on one says it was guessed."""
+
+    async def scenario() -> None:
+        app = make_app(random_model)
+        async with app.run_test(size=(160, 48)) as pilot:
+            tokens = await guessed_suggestion(pilot, app)
+            draft = app.main.draft
+            panel = app.main.sidebar.probabilities
+            await pilot.press("f4")  # the last token; ← walks back to each in turn
+            for index in reversed(range(len(tokens))):
+                await pilot.pause()
+                assert ("· guessed" in panel.border_title) == tokens[index].drafted, (index, panel.border_title)
+                await pilot.press("left")
+            await pilot.press("escape", "f8")
+            await pilot.pause()
+            rendered = draft.suggestion._text()
+            offset = len(rendered.plain) - len(draft.editor.ghost.text)
+            for token in tokens:
+                if token.text:
+                    style = rendered.get_style_at_offset(app.console, offset + token.start)
+                    assert bool(style.underline) == token.drafted, token
+            legend = draft.query_one(TokenLegend)
+            assert legend.guessed and "guessed" in drawn_lines(legend)[0]
+            await pilot.press("tab")
+            await pilot.pause()
+            editor = draft.editor
+            marked = guessed_characters(editor)
+            assert marked and marked == drafted_characters(editor.text, len(DRAFT), tokens)
+            await pilot.press("f8")
+            await pilot.pause()
+            assert not legend.display and not guessed_characters(editor)
+
+    run(scenario)
+
+
+def test_the_guessed_mark_survives_reopening_the_session(random_model: Path, tmp_path: Path) -> None:
+    draft = tmp_path / "bozza.md"
+    marked: list[set[int]] = []
+
+    async def written() -> None:
+        app = make_app(random_model, draft=draft)
+        async with app.run_test(size=(160, 48)) as pilot:
+            tokens = await guessed_suggestion(pilot, app)
+            await pilot.press("tab")
+            await pilot.pause()
+            marked.append(drafted_characters(app.main.draft.editor.text, len(DRAFT), tokens))
+            await pilot.press("ctrl+q")
+            await pilot.pause()
+
+    async def reopened() -> None:
+        app = make_app(None, draft=draft)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            await pilot.press("f8")
+            await pilot.pause()
+            assert guessed_characters(app.main.draft.editor) == marked[0]
+            legend = app.main.draft.query_one(TokenLegend)
+            assert legend.guessed and "guessed" in drawn_lines(legend)[0]
+
+    run(written)
+    assert marked[0]
+    run(reopened)
+
+
+def test_the_guessed_mark_is_named_in_italian(random_model: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(random_model, language=Language.load("it"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            tokens = await guessed_suggestion(pilot, app)
+            await pilot.press("f8")
+            await pilot.pause()
+            legend = app.main.draft.query_one(TokenLegend)
+            assert "indovinato" in drawn_lines(legend)[0] and "guessed" not in drawn_lines(legend)[0]
+            last_guessed = max(i for i, t in enumerate(tokens) if t.drafted)
+            await pilot.press("f4", *["left"] * (len(tokens) - 1 - last_guessed))
+            await pilot.pause()
+            assert app.main.sidebar.probabilities.border_title.endswith("· indovinato")
+
+    run(scenario)

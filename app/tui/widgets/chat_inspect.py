@@ -84,7 +84,10 @@ BINDINGS = [
         N_("Colours"),
         show=False,
         id="chat.colours",
-        tooltip=N_("Colour the replies by how probable the model found each token"),
+        tooltip=N_(
+            "Colour the replies by how probable the model found each token; "
+            "those speculative decoding guessed are underlined"
+        ),
     ),
 ]
 
@@ -197,11 +200,14 @@ class ReplyInspection:
             view.show(colour=self.colouring, cursor=cursor)
             set_shown(view, shown)
             set_shown(view.reply, not shown)  # type: ignore[attr-defined]
+        # The mark on guessed tokens is named while some reply holds one.
+        guessed = self.colouring and any(record.drafted for view in views for record in view.records)
         legends = pane.query(TokenLegend)
         if legends:
             set_shown(legends.first(), self.colouring)
+            legends.first().show_guessed(guessed)
         elif self.colouring:
-            pane.mount(TokenLegend(pane.language, id="chat-legend"), before=pane.input)
+            pane.mount(TokenLegend(pane.language, guessed=guessed, id="chat-legend"), before=pane.input)
         if self.inspected is not None:
             view = views[self.inspected_reply]
             record = view.records[self.inspected]

@@ -31,7 +31,7 @@ from scriptorium.app.tui.branches import Ghost, KeptWord, cut_front
 from scriptorium.app.tui.compared_colours import BANDS as COMPARED_BANDS
 from scriptorium.app.tui.keys import type_invisible, typed_with_alt
 from scriptorium.app.tui.widgets.draft_anchors import shifted_anchor
-from scriptorium.app.tui.token_spans import BUCKETS, Span, SpanTracker, TokenRecord
+from scriptorium.app.tui.token_spans import BUCKETS, GUESSED, Span, SpanTracker, TokenRecord
 from scriptorium.app.tui.widgets.draft_rows import OUTSIDE, RowStyles, row_strip
 from scriptorium.app.tui.widgets.paragraph_wrap import ParagraphWrap
 from scriptorium.app.tui.widgets.window_marks import window_in_draft
@@ -89,7 +89,7 @@ class DraftEditor(TextArea):
 
     COMPONENT_CLASSES = (
         {f"draft-editor--{name}" for _, name, _ in BUCKETS}
-        | {"draft-editor--outside"}
+        | {"draft-editor--outside", f"draft-editor--{GUESSED}"}
         | {f"draft-editor--{name}" for _, name, _ in COMPARED_BANDS if name}
     )
 
@@ -463,7 +463,7 @@ class DraftEditor(TextArea):
             return
         # A copy: the theme object's dict is shared with the registered theme.
         styles: dict[str, Style] = dict(theme.syntax_styles)
-        for _, name, _ in BUCKETS:
+        for name in (*(name for _, name, _ in BUCKETS), GUESSED):
             styles[name] = self.get_component_rich_style(f"draft-editor--{name}", partial=True)
         theme.syntax_styles = styles
 
@@ -479,7 +479,7 @@ class DraftEditor(TextArea):
             theme.syntax_styles = {
                 k: v
                 for k, v in theme.syntax_styles.items()
-                if k not in {n for _, n, _ in (*BUCKETS, *COMPARED_BANDS)} | {OUTSIDE}
+                if k not in {n for _, n, _ in (*BUCKETS, *COMPARED_BANDS)} | {OUTSIDE, GUESSED}
             }
             if self.colour_tokens:
                 self._install_token_styles()

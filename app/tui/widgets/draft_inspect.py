@@ -100,7 +100,10 @@ BINDINGS = [
         N_("Colours"),
         show=False,
         id="draft.colours",
-        tooltip=N_("Colour generated and scored text by how probable the model found each token"),
+        tooltip=N_(
+            "Colour generated and scored text by how probable the model found each token; "
+            "those speculative decoding guessed are underlined"
+        ),
     ),
 ]
 
@@ -168,6 +171,8 @@ class Inspection:
         if source is None:
             source = self._sources[request.id] = TokenSource.generated(request.settings, request.window)
         add_records(ghost.tokens, events, len(ghost.text), source)
+        if self.colouring and any(event.drafted for event in events):
+            self._show_legend()
 
     def generation_seed(self, seed: int | None) -> None:
         """The seed a generation drew is known at its end; its tokens' source learns it
@@ -249,11 +254,31 @@ class Inspection:
         self.colouring = on
         pane.editor.set_colouring(on)
         pane.suggestion.set_inspection(colour=on, inspected=self.inspected)
+        self._show_legend()
+
+    def text_shown(self) -> None:
+        """Another text is in the draft (a session opened): the legend names the marks of its tokens."""
+        if self.colouring:
+            self._show_legend()
+
+    def _show_legend(self) -> None:
+        """The legend while colouring, naming the mark on guessed tokens when some of the draft's are."""
+        pane = self.pane
         legends = pane.query(TokenLegend)
+        guessed = self.colouring and self._holds_guessed()
         if legends:
-            set_shown(legends.first(), on)
-        elif on:
-            pane.mount(TokenLegend(pane.language, id="draft-legend"))
+            legend = legends.first()
+            set_shown(legend, self.colouring)
+            legend.show_guessed(guessed)
+        elif self.colouring:
+            pane.mount(TokenLegend(pane.language, guessed=guessed, id="draft-legend"))
+
+    def _holds_guessed(self) -> bool:
+        """Whether some token of the suggestion or the draft was guessed by speculative decoding."""
+        ghost = self.pane.editor.ghost
+        if ghost is not None and any(record.drafted for record in ghost.tokens):
+            return True
+        return any(record.drafted for span in self.pane.editor.spans.spans for record in span.tokens)
 
     # ---- branches and versions ------------------------------------------------------------
     def branch(self) -> None:

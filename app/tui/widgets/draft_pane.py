@@ -729,4 +729,5 @@ class DraftPane(ModePane):
         self.unknown_said = ""  # another draft: its <unk> characters are said anew
         self.editor.load_text(text)
         self.editor.show_spans(spans)
+        self.inspection.text_shown()
         self.modified = False

@@ -22,7 +22,7 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widgets import TextArea
 
-from scriptorium.app.tui.token_spans import SpanTracker, bucket
+from scriptorium.app.tui.token_spans import GUESSED, SpanTracker, bucket
 from scriptorium.app.tui.widgets.paragraph_wrap import ParagraphWrap
 
 OUTSIDE = "outside"
@@ -36,8 +36,9 @@ LineStyles = Callable[[int], list[tuple[int, int | None, str]]]
 
 class RowStyles:
     """Which named styles fall on which columns of a line: the text outside the model's
-    window, and known tokens coloured by probability. Nothing is computed per edit but
-    forgetting the line starts; each line's styles are found when it is drawn."""
+    window, and known tokens coloured by probability (those speculative decoding guessed
+    also marked). Nothing is computed per edit but forgetting the line starts; each line's
+    styles are found when it is drawn."""
 
     def __init__(self) -> None:
         self._starts: list[int] | None = None
@@ -98,7 +99,10 @@ def _token_stretches(spans: SpanTracker, line_start: int, line_end: int) -> list
             end = start + len(record.text)
             column, stop = max(start, line_start) - line_start, min(end, line_end) - line_start
             if stop > column:
-                found.append((column, stop, bucket(record.p)))
+                if (band := bucket(record.p)) is not None:
+                    found.append((column, stop, band))
+                if record.drafted:  # drawn after its band: the mark keeps the band's colour
+                    found.append((column, stop, GUESSED))
     return found
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from textwrap import wrap
+
 from rich.style import Style
 from rich.text import Text
 
-from scriptorium.inference.core.events import Candidate, TokenEvent
+from scriptorium.inference.core.events import Candidate, TokenEvent, has_probability
 from scriptorium.inference.core.text import piece_text
 
 from scriptorium.app.tui.widgets.formatting import (
@@ -22,7 +24,7 @@ from scriptorium.app.tui.widgets.panel import Panel
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.numbers import NumberFormat, english
 from scriptorium.app.i18n.marker import N_
-from scriptorium.app.tui.widgets.token_text import UNKNOWN
+from scriptorium.app.tui.widgets.token_text import GUESSED_LABEL, UNKNOWN
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
 # The unknown token is named (token_text.UNKNOWN), dimmed, never drawn as the characters it
@@ -38,6 +40,9 @@ HEALED_NOTE = N_("healed {rest}: {count} allowed, {mass} of raw p · raw p · �
 """A step token healing held (inference/local/healing.py): the rows are the allowed candidates,
 each with the model's raw probability and, after →, that probability renormalised over
 the allowed tokens (what the chain drew from)."""
+NO_P_SAID = N_("The server gives the tokens it accepted from its draft no probabilities.")
+"""Where the candidates would be, for a llama-server's token accepted from its draft
+(NO_PROBABILITY): its source writes 100% for them, which the panel never shows."""
 DID_WIDTH = 7
 SHORT_SAMPLER = {
     "logit_bias": "bias",
@@ -125,7 +130,10 @@ class ProbabilitiesPanel(Panel):
             if steps
             else _("token {index}").format(index=event.index + 1)
         )
-        self.border_title = f"{self.title} · {numbers}"
+        # Guessed by speculative decoding and accepted: said here, live and under F4 (its numbers
+        # are still its own position's, as any token's).
+        guessed = f" · {_(GUESSED_LABEL)}" if event.drafted else ""
+        self.border_title = f"{self.title} · {numbers}{guessed}"
         self._note = note or (
             healed_note(event, self.language) if event.healing else _(CHAIN_NOTE) if event.kept else _(RAW_NOTE)
         )
@@ -173,6 +181,8 @@ class ProbabilitiesPanel(Panel):
         bar_width = max(width - label_width - 10, 1)
         if self.steps:
             return self._character_lines(event, width, label_width, bar_width)
+        if not has_probability(event.p):
+            return self._unscored_lines(event, width)
         listed_top = event.healing.allowed if event.healing else event.top
         # Fewer rows than candidates when the panel is squeezed (small terminals).
         rows = min(len(listed_top), max(self.content_size.height - 1, 1))
@@ -200,6 +210,24 @@ class ProbabilitiesPanel(Panel):
                 for said in (_(" {p} (not in top {n})"), _(" {p} (not top {n})"))
             ]
         return lines + [fitting(width, *summaries)]
+
+    def _unscored_lines(self, event: TokenEvent, width: int) -> list[Text]:
+        """A token the backend gave no probabilities: said so where the bars would be, and
+        under them the token with "no p", never a number."""
+        _ = self.language.gettext
+        dim = self.style_of("probabilities--dim")
+        rows = max(self.content_size.height - 1, 1)
+        lines = [Text(line, style=dim) for line in wrap(_(NO_P_SAID), max(width, 1))][:rows]
+        lines += [Text()] * (rows - len(lines))
+        label = clip(self._label(event.id, self._chosen_piece(event)), max(width // 2, 1))
+        chosen, said_chosen = self._label_style(event.id, self.style_of("probabilities--chosen")), _("chosen")
+        return lines + [
+            fitting(
+                width,
+                Text.assemble(f"{CHOSEN} {said_chosen} ", (label, chosen), "  " + _("no p from the server"), style=dim),
+                Text.assemble(f"{CHOSEN} ", (label, chosen), "  " + _("no p"), style=dim),
+            )
+        ]
 
     def _character_lines(self, event: TokenEvent, width: int, label_width: int, bar_width: int) -> list[Text]:
         """A character spelled in several tokens: each token's step (which of them, its

@@ -23,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from scriptorium.app.tui.branches import version_label
-from scriptorium.app.tui.token_spans import BUCKETS
+from scriptorium.app.tui.token_spans import BUCKETS, GUESSED
 from scriptorium.app.tui.branches import Ghost
 from scriptorium.app.tui.widgets.formatting import border_text_room, leading_parts
 from scriptorium.app.tui.widgets.strips import line_strip
@@ -74,6 +74,7 @@ class SuggestionView(ScrollView, can_focus=False):
         "suggestion-view--cursor",
         "suggestion-view--inspected",
         "suggestion-view--unknown",
+        f"suggestion-view--{GUESSED}",
         *(f"suggestion-view--{name}" for _, name, _ in BUCKETS),
     }
 
@@ -289,6 +290,8 @@ class SuggestionView(ScrollView, can_focus=False):
                     self.inspected,
                     self._style("suggestion-view--inspected") + Style.from_meta({_INSPECTED: True}),
                     (self.unknown_ids, self._style("suggestion-view--unknown")),
+                    # Partial: only the mark, over the band's colour.
+                    self.get_component_rich_style(f"suggestion-view--{GUESSED}", partial=True),
                 )
             )
         else:
