@@ -83,10 +83,10 @@ Why the doubling: the wait alone spends exactly PROBE_BUDGET, for ever, on a mac
 never changes. On the quiet 2-core machine scriptorium's engine decodes Gemma 3 270M 1.5-1.6x
 slower on one thread than on two (30 tok/s against 46-49 in bench/busy.py), so each probe of
 one thread (5 steps) costs 2.5-3 steps and was repeated every 125-150 steps: 2-3% of every
-generation of a hundred tokens, which with the noise of switching read as 0.92 of the engine
-fixed at 2 threads (issue 33 asks for 0.97). Doubled, the probes come at about 3, 130, 390,
-900 and then every max_period steps: under 0.6% for good, and one probe in the 300 steps
-after the first hundred. A change of load forgets the doubling (CHANGED_LOAD_BAR), so load
+generation of a hundred tokens (bench/busy.py read 0.92 of the engine fixed at 2 threads,
+the rest being the spread of its three rounds; issue 33 asks for 0.97). Doubled, the probes
+come at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
+one probe in the 300 steps after the first hundred. A change of load forgets the doubling (CHANGED_LOAD_BAR), so load
 that comes or goes is still tried for as soon as before."""
 PREFILL_MIN_TOKENS = 32
 """Smaller batches (re-continuing after a few words) are timed mostly by their overhead."""
@@ -180,7 +180,6 @@ class ThreadChooser:
             for count, until in self._not_before.items():
                 if (count < self._best) == slower:
                     self._not_before[count] = min(until, self._single_bar[count], self.samples + CHANGED_LOAD_BAR)
-                    self._losses[count] = 0
             if self._start_probe(fewer=slower):
                 return True
             if not any((n < self._best) == slower for n in self._ladder if n != self._best):
