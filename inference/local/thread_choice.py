@@ -68,8 +68,11 @@ ABANDON = 2.0
 """A probe's step this many times slower than the count in use ends the probe: lost."""
 CHANGED_LOAD_BAR = 4 * DECODE_SCHEDULE.min_period
 """Samples a count barred by its probing budget still waits once the load has changed, at
-most; and no longer than its last loss alone barred it for: the doubling of losses in a row
-(PROBE_BUDGET) was measured under the old load, and is forgotten."""
+most; and no longer than its last loss alone barred it for: the doubled wait of losses in a
+row (PROBE_BUDGET) was earned under the old load, and is cut short. The losses stay counted:
+a probe that the change set off and that loses again says the change did not favour that
+count (noise moved the median, or load that slows every count alike), so its next wait
+doubles on; a probe that wins forgets them all."""
 FIRST_PROBE_AFTER = 3
 """Steps at the starting count (every core) before the first probe."""
 PROBE_BUDGET = 0.02
@@ -86,8 +89,8 @@ one thread (5 steps) costs 2.5-3 steps and was repeated every 125-150 steps: 2-3
 generation of a hundred tokens (bench/busy.py read 0.92 of the engine fixed at 2 threads,
 the rest being the spread of its three rounds; issue 33 asks for 0.97). Doubled, the probes
 come at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
-one probe in the 300 steps after the first hundred. A change of load forgets the doubling (CHANGED_LOAD_BAR), so load
-that comes or goes is still tried for as soon as before."""
+one probe in the 300 steps after the first hundred. A change of load cuts a doubled wait short (CHANGED_LOAD_BAR), so
+load that comes or goes is still tried for as soon as before."""
 PREFILL_MIN_TOKENS = 32
 """Smaller batches (re-continuing after a few words) are timed mostly by their overhead."""
 
