@@ -89,8 +89,8 @@ one thread (5 steps) costs 2.5-3 steps and was repeated every 125-150 steps: 2-3
 generation of a hundred tokens (bench/busy.py read 0.92 of the engine fixed at 2 threads,
 the rest being the spread of its three rounds; issue 33 asks for 0.97). Doubled, the probes
 come at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
-one probe in the 300 steps after the first hundred. A change of load cuts a doubled wait short (CHANGED_LOAD_BAR), so
-load that comes or goes is still tried for as soon as before."""
+one probe in the 300 steps after the first hundred. A change of load cuts a doubled wait
+short (CHANGED_LOAD_BAR), so load that comes or goes is still tried for as soon as before."""
 PREFILL_MIN_TOKENS = 32
 """Smaller batches (re-continuing after a few words) are timed mostly by their overhead."""
 
