@@ -86,8 +86,8 @@ Why the doubling: the wait alone spends exactly PROBE_BUDGET, for ever, on a mac
 never changes. On the quiet 2-core machine scriptorium's engine decodes Gemma 3 270M 1.5-1.6x
 slower on one thread than on two (30 tok/s against 46-49 in bench/busy.py), so each probe of
 one thread (5 steps) costs 2.5-3 steps and was repeated every 125-150 steps: 2-3% of every
-generation of a hundred tokens (bench/busy.py read 0.92 of the engine fixed at 2 threads,
-the rest being the spread of its three rounds; issue 33 asks for 0.97). Doubled, the probes
+generation of a hundred tokens (bench/busy.py read 0.92 of the engine fixed at 2 threads;
+issue 33 asks for 0.97). Doubled, the probes
 come at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
 one probe in the 300 steps after the first hundred. A change of load cuts a doubled wait
 short (CHANGED_LOAD_BAR), so load that comes or goes is still tried for as soon as before."""
