@@ -11,7 +11,9 @@ that is faster now, and keeps checking, because load comes and goes.
 best known count, and now and then tries a neighbouring count for a few steps, keeping
 it only when it was clearly faster than the count in use just before. A probe starts
 when its period has passed (the period doubles each time the probe loses, up to a
-ceiling, so a quiet machine pays almost nothing) or sooner, when the count in use
+ceiling) and the count it tries is no longer barred (a count that lost waits for its cost
+to fall under PROBE_BUDGET, and twice as long at each loss in a row: on a steady machine
+the probes thin out to one every max_period) or sooner, when the count in use
 suddenly runs slower (load came: fewer threads are tried) or faster (it left: more are)
 than it settled at, but never sooner than the shortest period after the last probe: the
 count can never change more often than that. A probe step twice as slow as the count in
@@ -55,8 +57,9 @@ class ProbeSchedule:
 
 
 DECODE_SCHEDULE = ProbeSchedule(min_period=32, max_period=512, length=4, warmup=1, recent=9, margin=0.10, change=1.3)
-"""Decode steps. On the quiet 2-core machine one thread decodes Gemma 3 270M at about 0.85
-of two: a probe of 5 steps every 512 costs 0.15 x 5 / 512, under 0.2%."""
+"""Decode steps. On the quiet 2-core machine scriptorium's engine decodes Gemma 3 270M on one
+thread at about 0.62 of two (30 tok/s against 48): a probe of 5 steps every 512 costs
+0.6 x 5 / 517, about 0.6%; the waits get there by doubling (PROBE_BUDGET)."""
 PREFILL_SCHEDULE = ProbeSchedule(min_period=4, max_period=64, length=1, warmup=0, recent=3, margin=0.10, change=1.3)
 """Prompt batches (only those of PREFILL_MIN_TOKENS or more count): one batch tried, since
 a prompt is a few batches. Prefill is compute-bound, so a batch on half the cores takes
@@ -64,13 +67,30 @@ about twice as long: one in 64 costs about 1.5%."""
 ABANDON = 2.0
 """A probe's step this many times slower than the count in use ends the probe: lost."""
 CHANGED_LOAD_BAR = 4 * DECODE_SCHEDULE.min_period
-"""Samples a count barred by its probing budget still waits once the load has changed."""
+"""Samples a count barred by its probing budget still waits once the load has changed, at
+most; and no longer than its last loss alone barred it for: the doubled wait of losses in a
+row (PROBE_BUDGET) was earned under the old load, and is cut short. The losses stay counted:
+a probe that the change set off and that loses again says the change did not favour that
+count (noise moved the median, or load that slows every count alike), so its next wait
+doubles on; a probe that wins forgets them all."""
 FIRST_PROBE_AFTER = 3
 """Steps at the starting count (every core) before the first probe."""
 PROBE_BUDGET = 0.02
-"""The share of time probing may cost: a count that lost by a factor r over s steps is
-not tried again for (r - 1) x s / PROBE_BUDGET steps. On a machine where every core is
-taken, two threads ran 13 times slower than one: each probe of them costs 12 steps' time."""
+"""The share of time one lost probe may cost: a count that lost by a factor r over s steps
+is not tried again for (r - 1) x s / PROBE_BUDGET steps, and each further loss in a row at
+the same load doubles that wait (up to max_period, or the single wait if that is longer).
+On a machine where every core is taken, two threads ran 13 times slower than one: each
+probe of them costs 12 steps' time.
+
+Why the doubling: the wait alone spends exactly PROBE_BUDGET, for ever, on a machine that
+never changes. On the quiet 2-core machine scriptorium's engine decodes Gemma 3 270M 1.5-1.6x
+slower on one thread than on two (30 tok/s against 46-49 in bench/busy.py), so each probe of
+one thread (5 steps) costs 2.5-3 steps and was repeated every 125-150 steps: 2-3% of every
+generation of a hundred tokens (bench/busy.py read 0.92 of the engine fixed at 2 threads;
+issue 33 asks for 0.97). Doubled, the probes
+come at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
+one probe in the 300 steps after the first hundred. A change of load cuts a doubled wait
+short (CHANGED_LOAD_BAR), so load that comes or goes is still tried for as soon as before."""
 PREFILL_MIN_TOKENS = 32
 """Smaller batches (re-continuing after a few words) are timed mostly by their overhead."""
 
@@ -107,6 +127,10 @@ class ThreadChooser:
         self._probes = 0
         self._not_before: dict[int, int] = {}
         """Per count, the sample before which it is not tried again (PROBE_BUDGET)."""
+        self._single_bar: dict[int, int] = {}
+        """Per count, the sample its last loss alone barred it until (no doubling)."""
+        self._losses: dict[int, int] = {}
+        """Per count, the probes it lost in a row at the load of now: its wait doubles with each."""
         self.samples = 0
         self.switches: list[int] = []
         """The sample numbers at which the count in use changed (tests read its spacing)."""
@@ -158,7 +182,7 @@ class ThreadChooser:
             # count again (abandoned after a step, but a step many times slower).
             for count, until in self._not_before.items():
                 if (count < self._best) == slower:
-                    self._not_before[count] = min(until, self.samples + CHANGED_LOAD_BAR)
+                    self._not_before[count] = min(until, self._single_bar[count], self.samples + CHANGED_LOAD_BAR)
             if self._start_probe(fewer=slower):
                 return True
             if not any((n < self._best) == slower for n in self._ladder if n != self._best):
@@ -215,13 +239,21 @@ class ThreadChooser:
             self._recent.extend(self._probe_samples)
             self._settled = None  # settles again at the new count
             self._period = self._schedule.min_period
+            self._losses.clear()  # lost against another count, or under another load
             self.switches.append(self.samples)
             self.reason = _slower(before, tried)
         else:
             self._settled = before_time
             self._period = min(self._period * 2, self._schedule.max_period)
             lost = max(0.0, tried_time / before_time - 1.0) * self._probe_seen
-            self._not_before[tried] = self.samples + min(int(lost / PROBE_BUDGET), 2 * self._schedule.max_period)
+            bar = min(int(lost / PROBE_BUDGET), 2 * self._schedule.max_period)
+            # Lost again at the same load: the count is no better than it was, and the wait doubles
+            # (PROBE_BUDGET says why), up to max_period; a single wait longer than that (an
+            # overloaded count, many times slower) is kept as it is, never doubled.
+            losses = self._losses.get(tried, 0)
+            self._losses[tried] = losses + 1
+            self._single_bar[tried] = self.samples + bar
+            self._not_before[tried] = self.samples + min(bar << min(losses, 16), max(bar, self._schedule.max_period))
             self.reason = _slower(tried, before)
         return True  # back to the count in use, or on at the tried one: either way a change from the probe's
 

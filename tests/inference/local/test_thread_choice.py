@@ -17,6 +17,7 @@ import pytest
 from scriptorium.inference.local.thread_choice import (
     CHANGED_LOAD_BAR,
     DECODE_SCHEDULE,
+    PROBE_BUDGET,
     PREFILL_MIN_TOKENS,
     PREFILL_SCHEDULE,
     ThreadChooser,
@@ -29,6 +30,9 @@ Machine = Callable[[int, int], float]
 # Recorded with Gemma 3 270M on the project's 2-core machine (issue 33): tok/s by thread count.
 QUIET = {1: 32.0, 2: 37.0}
 ONE_BUSY_PROCESS = {1: 21.0, 2: 8.6}
+QUIET_ENGINE = {1: 30.0, 2: 48.0}
+"""scriptorium's own engine on the quiet machine (bench/busy.py, 2026-12-03): one thread is
+1.6x slower a step there, so each probe of it costs the most a quiet machine pays."""
 
 
 def recorded(rates: dict[int, float], spread: float = 0.08, seed: int = 1) -> Machine:
@@ -75,6 +79,75 @@ def test_it_stays_on_every_core_when_the_machine_is_quiet_and_probing_costs_unde
     # The time spent against always 2 threads: probes grow rarer as they keep losing.
     spent = sum(1 / QUIET[n] for n in used)
     assert spent / (len(used) / QUIET[2]) < 1.02
+
+
+def probe_starts(used: list[int], kept: int) -> list[int]:
+    """The steps at which a probe of another count began, `kept` being the count in use."""
+    return [i for i in range(1, len(used)) if used[i] != kept and used[i - 1] == kept]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_on_a_steady_quiet_machine_probing_thins_out_to_a_small_share_of_the_tokens(seed: int) -> None:
+    """Each lost probe of one thread costs 3 steps' time here (5 steps, 1.6x slower); the
+    budget's wait alone repeated it every ~150 steps, 2% of every generation for ever
+    (bench/busy.py read 0.92 of the engine fixed at 2 threads). Doubled at each loss in a
+    row, the waits reach max_period after a few probes."""
+    chooser = ThreadChooser(2)
+    used = run(chooser, recorded(QUIET_ENGINE, spread=0.05, seed=seed), 4000)
+    assert chooser.best == 2
+    probes = probe_starts(used, 2)
+    gaps = [b - a for a, b in zip(probes, probes[1:])]
+    assert gaps == sorted(gaps) and gaps[-1] >= DECODE_SCHEDULE.max_period
+    # bench/busy.py's quiet rounds (three generations of ~100 tokens after the first hundred
+    # steps) meet one probe at most, where the budget alone put two or three.
+    assert len([i for i in probes if 100 <= i < 400]) <= 1
+    # The share of steps at the losing count, after the first hundred: each costs (r - 1) of a
+    # step, and a probe whose every step is twice as slow ends (ABANDON), so under 1.5% of
+    # steps is under 1.5% of time whatever r; here (r = 1.6) it is under 1%.
+    probing = sum(n != 2 for n in used[100:]) / len(used[100:])
+    assert probing < 0.015
+    spent = sum(1 / QUIET_ENGINE[n] for n in used[100:])
+    assert spent / (len(used[100:]) / QUIET_ENGINE[2]) < 1.01
+
+
+def test_a_count_that_keeps_losing_waits_twice_as_long_each_time_up_to_max_period() -> None:
+    chooser = ThreadChooser(2)
+    used = run(chooser, lambda n, i: 1 / QUIET_ENGINE[n], 3000)
+    probes = probe_starts(used, 2)
+    length = DECODE_SCHEDULE.warmup + DECODE_SCHEDULE.length
+    # The wait one loss alone buys, (r - 1) x s / PROBE_BUDGET: 150 steps here (r = 1.6, s = 5).
+    single = round((QUIET_ENGINE[2] / QUIET_ENGINE[1] - 1) * length / PROBE_BUDGET)
+    waits = [b - a - length for a, b in zip(probes, probes[1:])]
+    assert waits[:2] == [single, 2 * single]
+    assert set(waits[2:]) == {DECODE_SCHEDULE.max_period}  # 4 x 150 is past it
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_load_that_comes_after_a_long_quiet_is_followed_within_a_few_dozen_tokens(seed: int) -> None:
+    """Probes of one thread thinned out to one every max_period while the machine was quiet;
+    the load's arrival (two threads suddenly slower) forgets that, and one thread is tried
+    as soon as the shortest period allows."""
+    chooser = ThreadChooser(2)
+    run(chooser, recorded(QUIET_ENGINE, spread=0.05, seed=seed), 3000)
+    assert chooser.best == 2
+    used = run(chooser, recorded(ONE_BUSY_PROCESS, seed=seed + 10), 300, start=3000)
+    assert chooser.best == 1
+    reach = DECODE_SCHEDULE.recent + DECODE_SCHEDULE.min_period + DECODE_SCHEDULE.warmup + DECODE_SCHEDULE.length
+    assert chooser.switches[-1] - 3000 <= reach
+    assert used[reach:].count(1) >= 0.9 * (300 - reach)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_load_that_leaves_after_a_long_spell_is_followed_within_a_few_dozen_tokens(seed: int) -> None:
+    """Probes of two threads lost again and again under the load, each waiting twice as long;
+    its leaving (one thread suddenly faster) forgets the doubling."""
+    chooser = ThreadChooser(2)
+    run(chooser, recorded(ONE_BUSY_PROCESS, seed=seed), 3000)
+    assert chooser.best == 1
+    used = run(chooser, recorded(QUIET_ENGINE, seed=seed + 30), 300, start=3000)
+    assert chooser.best == 2
+    assert used.index(2) <= CHANGED_LOAD_BAR + DECODE_SCHEDULE.recent
+    assert all(gap >= DECODE_SCHEDULE.min_period for gap in switch_gaps(chooser))
 
 
 def test_it_moves_back_when_the_load_goes_away() -> None:
