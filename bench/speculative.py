@@ -154,7 +154,7 @@ IDENTITY_TOP = 20
 
 def identity(engine: Engine, args: argparse.Namespace, speculation: Speculation) -> int:
     """The share of generations whose text speculation changed, and how close the flips were."""
-    prompts = IDENTITY_PROMPTS[: args.prompts]
+    prompts = IDENTITY_PROMPTS[args.first - 1 : args.first - 1 + args.prompts]
     modes = [("greedy", PRESETS["greedy"])] + [
         (f"sampled seed {seed}", PRESETS["prose"].with_changes(seed=seed)) for seed in range(1, args.seeds + 1)
     ]
@@ -163,7 +163,8 @@ def identity(engine: Engine, args: argparse.Namespace, speculation: Speculation)
     flips: list[Flip] = []
     counted = {"greedy": 0, "sampled": 0}
     passes = accepted = 0
-    for number, prompt in enumerate(prompts, 1):
+    for number, prompt in enumerate(prompts, args.first):
+        said = []
         for mode, settings in modes:
             _, _, plain = generate(engine, prompt, args.tokens, Speculation(), settings, IDENTITY_TOP)
             _, done, guessed = generate(engine, prompt, args.tokens, speculation, settings, IDENTITY_TOP)
@@ -175,9 +176,11 @@ def identity(engine: Engine, args: argparse.Namespace, speculation: Speculation)
             same = 0
             while same < min(len(plain), len(guessed)) and plain[same].id == guessed[same].id:
                 same += 1
+            said.append(f"{mode} " + ("same" if same == len(plain) else f"differs at {same}"))
             if same < len(plain):
                 flips.append(Flip(kind, number, same, plain[same], guessed[same]))
                 print(flips[-1].describe(), flush=True)
+        print(f"prompt {number}: " + ", ".join(said), flush=True)
     print(f"date: {datetime.date.today()}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
     print(f"{passes} verifying passes, {accepted} guesses accepted in all")
     for kind, total in counted.items():
@@ -206,6 +209,7 @@ def main() -> int:
     parser.add_argument("--flash", choices=("on", "off", "auto"), default="auto", help="flash attention")
     parser.add_argument("--identity", action="store_true", help="count the texts speculation changed; time nothing")
     parser.add_argument("--prompts", type=int, default=len(IDENTITY_PROMPTS), help="--identity: how many prompts")
+    parser.add_argument("--first", type=int, default=1, help="--identity: the first prompt (from 1)")
     parser.add_argument("--seeds", type=int, default=2, help="--identity: sampled generations per prompt")
     args = parser.parse_args()
 
