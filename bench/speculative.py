@@ -7,21 +7,35 @@ first token excluded), median of interleaved rounds, with the acceptance rate.
 
     python bench/speculative.py [--model PATH] [--tokens 128] [--rounds 3] [--threads N] [--draft-max 8]
                                 [--draft-model DRAFT.gguf] [--flash on|off|auto]
+    python bench/speculative.py --identity [--tokens 48] [--seeds 2] [--prompts 24] [--flash on|off] ...
 
 Without --model: the demo model (Gemma 3 270M) from the cache.
+
+`--identity` times nothing (it may run on a busy machine): for each of IDENTITY_PROMPTS, one
+greedy generation and one sampled (the "prose" preset) per seed, each decoded plainly and with
+speculation from an empty cache, it counts the generations whose tokens differ, and at each
+first difference says how close the two tokens were: greedy, the top two raw probabilities of
+the plain run there; sampled, the two tokens drawn, with their probabilities after the chain.
+A verifying pass evaluates its rows in one batch, and llama.cpp's batched arithmetic can give a
+row other numbers than a one-token decode; only a near-tie (or a sampled draw near a boundary
+between two tokens) can flip on that.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
+import math
+import os
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import GenerationDone, TokenEvent
-from scriptorium.inference.core.settings import PRESETS, LogitBias
+from scriptorium.inference.core.settings import PRESETS, LogitBias, SamplerSettings
 from scriptorium.inference.core.speculation import Speculation
 
 PASSAGE = (
@@ -41,14 +55,50 @@ FREE_PROSE = (
 DEMO_MODEL = Path.home() / ".cache" / "scriptorium" / "demo-model" / "gemma-3-270m-q4_k_m.gguf"
 
 
+IDENTITY_PROMPTS = (
+    FREE_PROSE,
+    REVISION,
+    "C'era una volta, in un paese di montagna, un mugnaio che aveva tre figli. ",
+    "«Non ti aspettavo così presto», disse la donna aprendo la porta. «Entra, fa freddo.» ",
+    "Caro Paolo,\n\nti scrivo da Torino, dove piove da una settimana. ",
+    "Il commissario Rinaldi accese una sigaretta e guardò il corpo disteso sul pavimento. ",
+    "La ricetta della nonna era semplice: farina, uova, un pizzico di sale e tanta pazienza. ",
+    "Quando il treno si fermò alla stazione di Bologna, Marta prese la valigia e ",
+    "Il mare, quella mattina, era liscio come una lastra di vetro. I pescatori ",
+    "Capitolo primo\n\nNessuno, in paese, ricordava l'inverno del 1947 senza un brivido. ",
+    "«Hai visto Giulio?» chiese il maestro. «No», rispose il ragazzo, «ma so dove cercarlo.» ",
+    "La biblioteca occupava tutto il secondo piano del palazzo, e vi si entrava da una scala ",
+    "Ogni sera, alle sette in punto, il signor Ferri chiudeva il negozio e andava al caffè ",
+    "Il vento soffiava dal lago e piegava le canne lungo la riva. Anna si strinse nel cappotto ",
+    "Prima stesura:\n\nIl vecchio ponte di legno attraversava il fiume in tre campate. "
+    "D'estate i ragazzi si tuffavano dalla campata centrale.\n\nSeconda stesura:\n\nIl vecchio ponte ",
+    "Nel 1850 la città contava appena diecimila abitanti, quasi tutti contadini o artigiani. ",
+    "Il medico posò lo stetoscopio e si sedette sul bordo del letto. «Signora», disse, ",
+    "Sul tavolo della cucina c'era una lettera senza francobollo. Luca la rigirò tra le mani ",
+    "La strada saliva tra i castagni fino al santuario, e a ogni curva si vedeva un po' più di valle. ",
+    "Quella notte nessuno dormì alla fattoria. Il fienile bruciava ancora quando ",
+    "«Domani partiamo», disse il padre. «Domani partiamo», ripeté la madre, e nessuno aggiunse altro. ",
+    "Il professore entrò in aula con un pacco di compiti sotto il braccio e li posò sulla cattedra. ",
+    "Era la prima volta che Sara vedeva la neve. Uscì in giardino a piedi nudi e ",
+    "Il porto di Genova, all'alba, era un intrico di gru, di navi e di voci. ",
+)
+"""Italian openings of several kinds (narrative, dialogue, a letter, a recipe, two revisions, a
+chronicle): the identity measurement's prompts, the speed benchmark's two first."""
+
+
 def generate(
-    engine: Engine, prompt: str, tokens: int, speculation: Speculation
+    engine: Engine,
+    prompt: str,
+    tokens: int,
+    speculation: Speculation,
+    settings: SamplerSettings = PRESETS["greedy"],
+    top_n: int = 10,
 ) -> tuple[str, GenerationDone, list[TokenEvent]]:
     engine.clear_cache()
     eos = engine.handles.lib.llama_vocab_eos(engine.handles.vocab)
     bias = LogitBias(entries=((int(eos), -100.0),))  # the same number of tokens every run
-    settings = PRESETS["greedy"].with_changes(max_tokens=tokens)
-    with contextlib.closing(engine.generate(prompt, settings, bias, top_n=10, speculation=speculation)) as events:
+    settings = settings.with_changes(max_tokens=tokens)
+    with contextlib.closing(engine.generate(prompt, settings, bias, top_n=top_n, speculation=speculation)) as events:
         seen = list(events)
     done = seen[-1]
     assert isinstance(done, GenerationDone)
@@ -67,6 +117,87 @@ def parting(plain: list[TokenEvent], guessed: list[TokenEvent]) -> str:
     return f"tokens part {where}; largest probability difference before that {gap * 100:.3f} points"
 
 
+@dataclass(frozen=True)
+class Flip:
+    """Where a speculative generation first wrote another token than the plain one."""
+
+    mode: str
+    prompt: int
+    index: int
+    plain: TokenEvent
+    guessed: TokenEvent
+
+    def gap(self) -> tuple[float, float]:
+        """How close the plain run's top two raw probabilities were (banned ones aside), in
+        probability points and in logits: what a greedy flip needs to be a near-tie."""
+        first, second = [c.p for c in self.plain.top if not c.banned][:2]
+        return (first - second) * 100, math.log(first) - math.log(second)
+
+    def moved(self) -> float:
+        """The largest change, in probability points, of a candidate listed in both runs at that
+        token: how far the batched row's numbers were from the one-token decode's."""
+        theirs = {c.id: c.p for c in self.guessed.top}
+        return max((abs(c.p - theirs[c.id]) * 100 for c in self.plain.top if c.id in theirs), default=math.nan)
+
+    def describe(self) -> str:
+        points, logits = self.gap()
+        return (
+            f"  {self.mode:7} prompt {self.prompt:2} token {self.index:3}: {self.plain.text!r} (p {self.plain.p:.4f}) "
+            f"became {self.guessed.text!r} (p {self.guessed.p:.4f}); top two {points:.3f} points "
+            f"({logits:.4f} logits) apart; the numbers moved by up to {self.moved():.3f} points"
+        )
+
+
+IDENTITY_TOP = 20
+"""Candidates listed per token in --identity: the flipped tokens are among them."""
+
+
+def identity(engine: Engine, args: argparse.Namespace, speculation: Speculation) -> int:
+    """The share of generations whose text speculation changed, and how close the flips were."""
+    prompts = IDENTITY_PROMPTS[args.first - 1 : args.first - 1 + args.prompts]
+    modes = [("greedy", PRESETS["greedy"])] + [
+        (f"sampled seed {seed}", PRESETS["prose"].with_changes(seed=seed)) for seed in range(1, args.seeds + 1)
+    ]
+    load = os.getloadavg()[0]
+    print(f"identity: {len(prompts)} prompts x {len(modes)} modes, {args.tokens} tokens each, EOS banned")
+    flips: list[Flip] = []
+    counted = {"greedy": 0, "sampled": 0}
+    passes = accepted = 0
+    for number, prompt in enumerate(prompts, args.first):
+        said = []
+        for mode, settings in modes:
+            _, _, plain = generate(engine, prompt, args.tokens, Speculation(), settings, IDENTITY_TOP)
+            _, done, guessed = generate(engine, prompt, args.tokens, speculation, settings, IDENTITY_TOP)
+            kind = mode.split()[0]
+            counted[kind] += 1
+            if done.speculation is not None:
+                passes += done.speculation.passes
+                accepted += done.speculation.accepted
+            same = 0
+            while same < min(len(plain), len(guessed)) and plain[same].id == guessed[same].id:
+                same += 1
+            said.append(f"{mode} " + ("same" if same == len(plain) else f"differs at {same}"))
+            if same < len(plain):
+                flips.append(Flip(kind, number, same, plain[same], guessed[same]))
+                print(flips[-1].describe(), flush=True)
+        print(f"prompt {number}: " + ", ".join(said), flush=True)
+    print(f"date: {datetime.date.today()}; load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    print(f"{passes} verifying passes, {accepted} guesses accepted in all")
+    for kind, total in counted.items():
+        theirs = [flip for flip in flips if flip.mode == kind]
+        said = f"{kind}: {len(theirs)} of {total} generations differ ({len(theirs) / max(total, 1):.0%})"
+        if theirs:
+            gaps = sorted(flip.gap()[0] for flip in theirs)
+            moved = sorted(flip.moved() for flip in theirs)
+            said += (
+                f"; at the flip the top two {gaps[0]:.3f} to {gaps[-1]:.3f} points apart "
+                f"(median {statistics.median(gaps):.3f}), the numbers moved by {moved[0]:.3f} to {moved[-1]:.3f} "
+                f"points; first difference at token {min(f.index for f in theirs)}"
+            )
+        print(said)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=DEMO_MODEL)
@@ -76,6 +207,10 @@ def main() -> int:
     parser.add_argument("--draft-max", type=int, default=8)
     parser.add_argument("--draft-model", type=Path, default=None, help="guess with this draft model, not lookup")
     parser.add_argument("--flash", choices=("on", "off", "auto"), default="auto", help="flash attention")
+    parser.add_argument("--identity", action="store_true", help="count the texts speculation changed; time nothing")
+    parser.add_argument("--prompts", type=int, default=len(IDENTITY_PROMPTS), help="--identity: how many prompts")
+    parser.add_argument("--first", type=int, default=1, help="--identity: the first prompt (from 1)")
+    parser.add_argument("--seeds", type=int, default=2, help="--identity: sampled generations per prompt")
     args = parser.parse_args()
 
     flash = {"on": True, "off": False, "auto": None}[args.flash]
@@ -84,6 +219,15 @@ def main() -> int:
     lookup = Speculation(guesser=guesser, draft_max=args.draft_max, draft_model=args.draft_model)
     plain = Speculation()
     print(f"model: {engine.facts.name} ({engine.facts.file_type}, vocabulary {engine.n_vocab:,})")
+    if args.identity:
+        from reference import machine_facts  # this folder is on sys.path when run as a script
+
+        print(machine_facts())
+        print(f"arithmetic: {engine.arithmetic.describe()}; {guesser}, draft max {args.draft_max}")
+        try:
+            return identity(engine, args, lookup)
+        finally:
+            engine.close()
     print(f"arithmetic: {engine.arithmetic.describe()}; draft max {args.draft_max}; {args.tokens} tokens, greedy")
     failed = False
     for name, prompt in (("(a) revision", REVISION), ("(b) free prose", FREE_PROSE)):

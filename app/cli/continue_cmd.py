@@ -324,7 +324,7 @@ def _token_line(event) -> str:
         "id": event.id,
         "text": event.text,
         "bytes": list(event.piece),
-        # null where the backend gave none (a llama-server's token accepted from its draft): JSON has no NaN.
+        # null where the backend gave none (a speculating llama-server's token from a verifying pass): JSON has no NaN.
         "p": event.p if has_probability(event.p) else None,
         "top": [_candidate_json(c) for c in event.top],
     }

@@ -52,7 +52,7 @@ def chain_did_entry(entry: Any, shape: tuple[tuple[type, ...], ...]) -> tuple[An
 def token_json(token: "TokenRecord") -> dict[str, Any]:
     """A token record as the file holds it; `bytes` only where its text is not its bytes."""
     bytes_ = {"bytes": list(token.piece)} if token.piece else {}
-    # null where the backend gave none (a llama-server's token accepted from its draft): JSON has no NaN.
+    # null where the backend gave none (a speculating llama-server's token from a verifying pass): JSON has no NaN.
     p = token.p if has_probability(token.p) else None
     record = {"id": token.id, "text": token.text, **bytes_, "p": p, "top": [list(alt) for alt in token.top]}
     for key in CHAIN_DID:  # only where it was recorded (not remotely, nor in older files)

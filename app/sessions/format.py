@@ -356,7 +356,7 @@ def _read_token(data: Any, where: str) -> TokenRecord:
 
 
 def _read_p(d: dict[str, Any], where: str) -> float:
-    """A token's `p`: null where the backend gave none (a llama-server's token accepted from its draft)."""
+    """A token's `p`: null where the backend gave none (a speculating llama-server's token from a verifying pass)."""
     if "p" in d and d["p"] is None:
         return NO_PROBABILITY
     return _get(d, "p", (float, int), where)

@@ -117,7 +117,8 @@ class TokenRecord:
     id: int
     text: str
     p: float
-    """NO_PROBABILITY (null in the file) where the backend gave none: a llama-server's token accepted from its draft."""
+    """NO_PROBABILITY (null in the file) where the backend gave none: a speculating llama-server's
+    token from a verifying pass (accepted from its draft, or sampled after the guesses)."""
     top: tuple[Alternative, ...] = ()
     piece: bytes = b""
     """The token's own bytes where its text is not them (b"" elsewhere, and in older files):

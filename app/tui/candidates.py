@@ -115,7 +115,7 @@ class Candidate:
     @property
     def mean_p(self) -> float | None:
         """Mean probability of its tokens: how much the model agreed with its own draws."""
-        # A llama-server's tokens accepted from its draft have none: the mean is of those that do.
+        # A speculating llama-server's tokens from its verifying passes have none: the mean is of those that do.
         known = [event.p for event in self.events if has_probability(event.p)]
         return sum(known) / len(known) if known else None
 

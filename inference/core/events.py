@@ -10,9 +10,11 @@ from typing import Any, TypeVar
 _Event = TypeVar("_Event")
 
 NO_PROBABILITY = math.nan
-"""A token's `p` where the backend gave none: a llama-server gives the tokens it accepted from
-its draft no probabilities (its source writes `prob = 1.0f; // TODO` for them), and such a token
-is never shown as 100%. NaN, so that no sum or comparison reads it as a number by accident."""
+"""A token's `p` where the backend gave none: a speculating llama-server streams the tokens of
+its verifying passes (the guesses it accepted and the token it sampled after them) with no
+probabilities (its source sets `prob = 1.0f` for them, with a TODO, and sends no candidates),
+and such a token is never shown as 100%. NaN, so that no sum or comparison reads it as a
+number by accident."""
 
 
 def has_probability(p: float) -> bool:
@@ -136,7 +138,7 @@ class TokenEvent:
     is U+FFFD; the candidates (`top`) name it by its byte, <0xFF>."""
     p: float
     """Probability of this token under the model: softmax of the raw logits; NO_PROBABILITY
-    where the backend gave none (a llama-server's token accepted from its draft)."""
+    where the backend gave none (a speculating llama-server's token from a verifying pass)."""
     top: tuple[Candidate, ...]
     """The top-N candidates by raw probability, most probable first."""
     elapsed_ms: float
@@ -216,7 +218,8 @@ class SpeculationCounts:
     passes: int
     """Verifying passes (one llama_decode each)."""
     probabilities: bool = True
-    """Whether accepted tokens carry their probabilities (a llama-server gives them none)."""
+    """Whether accepted tokens carry their probabilities (a llama-server gives them none, nor the
+    token each verifying pass samples after them)."""
 
     @property
     def acceptance(self) -> float:
@@ -235,7 +238,7 @@ class SpeculationCounts:
         if self.passes:
             text += f", {self.tokens_per_pass:.1f} tokens a pass"
         if not self.probabilities:
-            text += "; the server gives accepted tokens no probabilities"
+            text += "; the server gives the tokens of its verifying passes no probabilities"
         return text
 
     def as_dict(self) -> dict[str, object]:

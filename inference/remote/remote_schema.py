@@ -245,6 +245,9 @@ ROUTES: dict[str, Shape] = {
     "/completion": Record(
         {
             "completion_probabilities": ListOf(GENERATED),
+            # A token streamed without probabilities (a verifying pass's): its id and its text.
+            "tokens": ListOf(TOKEN_ID),
+            "content": Text(),
             "tokens_predicted": Whole(0),
             "stop": Flag(),
             "prompt_progress": Record({"processed": Whole(0), "total": Whole(0)}),

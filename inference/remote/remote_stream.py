@@ -9,7 +9,9 @@ samplers, the meaning of the local panel (`post_sampling_probs` is never asked f
 Token bytes are reassembled into text by the local decoder (text.py), so a character
 split over byte tokens reads the same as in-process. `timings_per_token` puts the
 server's own timings on every chunk: prefill time and speed, reused prompt tokens
-(`cache_n`), decode speed.
+(`cache_n`), decode speed, and while it speculates its draft totals, which tell the tokens it
+accepted from its draft (server_draft.py). The tokens of its verifying passes come with no
+probabilities at all: their events carry NO_PROBABILITY, never a number made up for them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from contextlib import closing
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Protocol
 
 from ..core.events import (
@@ -27,13 +30,13 @@ from ..core.events import (
     KVCacheUsage,
     PrefillDone,
     PrefillProgress,
-    SpeculationCounts,
     TokenEvent,
 )
 from ..core.settings import BAN, LogitBias, SamplerSettings, SettingsError
 from ..core.text import CompletionText, piece_text
 from .remote_http import ServerClient, ServerError
 from .remote_tokens import server_tokens
+from .server_draft import AcceptedGuesses, server_speculation
 
 
 class ServedModel(Protocol):
@@ -179,6 +182,8 @@ def run_remote_generation(
       token that completes it carries the whole character's bytes (and only its own
       probabilities), so the text is whole but those steps have no event of their own;
     - stop strings are not sent (request_body): the local filter ends the stream at one;
+    - a token of a verifying pass (a server started with a guesser) comes with no probabilities
+      (streamed_tokens); the totals on its chunk tell whether it was a guess the server accepted;
     - the end-of-generation token is sent as an empty chunk before the final one says
       `stop_type: eos`; the local engine emits no event for it, so an empty chunk waits
       until the next one shows it was not the last."""
@@ -199,26 +204,26 @@ def run_remote_generation(
     prefill_done = False
     empty: list[TokenEvent] = []  # empty chunks not yet known not to be the end-of-generation token
     emitted = 0
+    guesses = AcceptedGuesses()
 
     def usage(held: int) -> KVCacheUsage:
         backend.kv_tokens = held
         return backend.kv_usage()
 
-    def event(entry: dict[str, Any], index: int) -> TokenEvent:
-        piece = bytes(entry.get("bytes") or ())
-        text = completion.feed(piece)
+    def event(token: StreamedToken, index: int, chunk_timings: dict[str, Any]) -> TokenEvent:
+        text = completion.feed(token.piece)
         pieces.append(text)
-        guessed = accepted_from_draft(entry)
+        scored = token.scored
         return TokenEvent(
             index=index,
-            id=int(entry["id"]),
+            id=token.id,
             text=text,
-            p=NO_PROBABILITY if guessed else _probability(entry.get("logprob")),
-            top=_candidates(entry.get("top_logprobs") or (), top_n, bias_map, byte_ids),
+            p=_probability(scored.get("logprob")) if scored is not None else NO_PROBABILITY,
+            top=_candidates(scored.get("top_logprobs") or (), top_n, bias_map, byte_ids) if scored is not None else (),
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             kv_tokens=len(tokens) + index,
-            piece=piece,
-            drafted=guessed,
+            piece=token.piece,
+            drafted=guesses.accepted(index + 1, chunk_timings),
         )
 
     with closing(backend.client.stream("/completion", body, stop_requested)) as chunks:
@@ -227,7 +232,8 @@ def run_remote_generation(
             progress = chunk.get("prompt_progress")
             if isinstance(progress, dict) and not prefill_done:
                 yield PrefillProgress(done=int(progress.get("processed", 0)), total=int(progress.get("total", 0)))
-            if not prefill_done and (chunk.get("completion_probabilities") or chunk.get("stop")):
+            streamed = streamed_tokens(chunk)
+            if not prefill_done and (streamed or chunk.get("stop")):
                 prefill_done = True
                 reused = int(timings.get("cache_n", 0))
                 yield PrefillDone(
@@ -237,10 +243,10 @@ def run_remote_generation(
                     prefill_ms=float(timings.get("prompt_ms", 0.0)),
                     kv_cache=usage(len(tokens)),
                 )
-            for entry in chunk.get("completion_probabilities") or ():
+            for streamed_token in streamed:
                 index = int(chunk.get("tokens_predicted") or emitted + 1) - 1
-                token = event(entry, index)
-                if not entry.get("bytes"):
+                token = event(streamed_token, index, timings)
+                if not streamed_token.piece:
                     empty.append(token)
                     continue
                 yield from empty
@@ -300,30 +306,31 @@ def run_remote_generation(
     )
 
 
-def server_speculation(timings: dict[str, Any]) -> SpeculationCounts | None:
-    """What a llama-server started with a draft says it drafted and accepted (`timings.draft_n`,
-    `draft_n_accepted`, present only when it drafted); it counts no passes, and gives the
-    tokens it accepted no probabilities (`result.prob = 1.0f; // TODO` in its source)."""
-    if "draft_n" not in timings:
-        return None
-    return SpeculationCounts(
-        guesser="server",
-        drafted=int(timings["draft_n"]),
-        accepted=int(timings.get("draft_n_accepted", 0)),
-        passes=0,
-        probabilities=False,
-    )
+@dataclass(frozen=True)
+class StreamedToken:
+    """One token as a chunk streams it."""
+
+    id: int
+    piece: bytes
+    """The bytes sent with it: the whole character's, on the token that completes one."""
+    scored: dict[str, Any] | None
+    """Its `completion_probabilities` entry (its log-probability and top candidates); None
+    where the server sent none: a token of a verifying pass (server_draft.py)."""
 
 
-def accepted_from_draft(entry: dict[str, Any]) -> bool:
-    """Whether a streamed token is one a llama-server accepted from its draft, which it gives no
-    probabilities: no candidates, though `n_probs` asked for at least one (request_body), and the
-    placeholder `logprob` 0 (its source's `prob = 1.0f`). A plainly decoded token always lists
-    candidates, itself among them even at 100%."""
-    if entry.get("top_logprobs"):
-        return False
-    logprob = entry.get("logprob")
-    return logprob is None or float(logprob) == 0.0
+def streamed_tokens(chunk: dict[str, Any]) -> list[StreamedToken]:
+    """The tokens a chunk carries: each of its `completion_probabilities` entries (asked with
+    `n_probs`, so a plainly decoded token always has one), or else, for a token of a verifying
+    pass, its id (`tokens`) and text (`content`), which the server sends only as whole UTF-8,
+    holding an unfinished character back for the next token, as it does the entry's bytes.
+    Prefill progress and the final chunk carry none."""
+    entries = chunk.get("completion_probabilities")
+    if entries:
+        return [StreamedToken(int(e["id"]), bytes(e.get("bytes") or ()), e) for e in entries]
+    ids = chunk.get("tokens") or ()
+    if not ids or chunk.get("stop") or "prompt_progress" in chunk:
+        return []
+    return [StreamedToken(int(ids[-1]), str(chunk.get("content") or "").encode("utf-8"), None)]
 
 
 def _probability(logprob: Any) -> float:

@@ -40,9 +40,10 @@ HEALED_NOTE = N_("healed {rest}: {count} allowed, {mass} of raw p · raw p · �
 """A step token healing held (inference/local/healing.py): the rows are the allowed candidates,
 each with the model's raw probability and, after →, that probability renormalised over
 the allowed tokens (what the chain drew from)."""
-NO_P_SAID = N_("The server gives the tokens it accepted from its draft no probabilities.")
-"""Where the candidates would be, for a llama-server's token accepted from its draft
-(NO_PROBABILITY): its source writes 100% for them, which the panel never shows."""
+NO_P_SAID = N_("The server gives no probabilities for the tokens it writes while speculating, guessed or not.")
+"""Where the candidates would be, for a speculating llama-server's token from a verifying pass
+(NO_PROBABILITY): the guesses it accepted and the token it sampled after them. Its source sets
+100% for them and sends no candidates; the panel never shows a number."""
 DID_WIDTH = 7
 SHORT_SAMPLER = {
     "logit_bias": "bias",

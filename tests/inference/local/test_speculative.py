@@ -289,14 +289,14 @@ def test_draft_model_keeps_a_layer_count_the_model_has(tmp_path_factory: pytest.
 
 
 def test_a_servers_draft_counts_are_shown_and_its_accepted_tokens_said_to_have_no_probabilities() -> None:
-    from scriptorium.inference.remote.remote_stream import server_speculation
+    from scriptorium.inference.remote.server_draft import server_speculation
 
     assert server_speculation({"predicted_n": 40}) is None  # started without a draft: nothing drafted
     counts = server_speculation({"draft_n": 30, "draft_n_accepted": 21})
     assert counts is not None and (counts.guesser, counts.drafted, counts.accepted) == ("server", 30, 21)
     assert counts.probabilities is False and counts.passes == 0
     assert counts.describe() == (
-        "server: 21 of 30 guesses accepted (70%); the server gives accepted tokens no probabilities"
+        "server: 21 of 30 guesses accepted (70%); the server gives the tokens of its verifying passes no probabilities"
     )
     from scriptorium.app.tui.widgets.speed_panel import guesses_line
 
