@@ -3,6 +3,8 @@ records are sessions/records.py).
 
 Plain mutable dataclasses the TUI updates as the author works; `session_format` turns them
 into the versioned JSON of docs/session-format.md and `session_store` writes them atomically.
+Each field declares its member of that file with `member(...)` where its name and type do not
+say it all (members.py): its key, the object it is grouped in, how it is read.
 Text offsets are Python string indices (Unicode code points), never bytes.
 """
 
@@ -123,7 +125,7 @@ class Session:
     created_at: str
     updated_at: str
     generations: list[Generation] = field(default_factory=list)
-    """Written after the rest, and laid out by session_format (their token records are most of the file)."""
+    """Written after the rest of the file, and laid out by format.py (their token records are most of it)."""
     memory: str = member(default="", group="window")
     """Pinned at the top of every prompt: synopsis, characters, style (inference/window/window.py)."""
     note: str = member(default="", group="window")
@@ -253,6 +255,7 @@ class DraftSession(Session):
     """A draft the author writes and the model continues."""
 
     text: str = member(default="", group="draft", required=True)
+    """The whole draft (Markdown). A session file without it is damaged, not an empty draft."""
     draft_path: str | None = member(default=None, group="draft", key="path")
     """The file the draft was opened from; saved alongside the session."""
     draft_stamp: FileStamp | None = member(default=None, group="draft", key="file_stamp")

@@ -1,6 +1,8 @@
 """What a session records of each generation: the model and adapter it ran on, the
 sampler and bias, every token with its probability and alternatives, and what became of
-the text (accepted, partly accepted, rejected). Plain mutable dataclasses, as in model.py.
+the text (accepted, partly accepted, rejected). Plain mutable dataclasses, as in model.py,
+whose fields declare their members of the session file (members.py); a token record, read
+and written in bulk, has a fast path of its own (token_records.py).
 """
 
 from __future__ import annotations
