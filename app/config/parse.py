@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
@@ -30,32 +31,17 @@ from scriptorium.inference.core.speculation import GUESSERS, Speculation
 from scriptorium.app.config.schema import (
     DEFAULT_PRESET,
     FLASH_ATTN_CHOICES,
+    TABLES,
     Config,
     ModelConfig,
     ServerConfig,
     UiConfig,
 )
 
-TOP_LEVEL = ("model", "sampler", "presets", "logit_bias", "keymap", "ui", "server", "speculative")
+TOP_LEVEL = tuple(TABLES)
 SAMPLER_FIELDS = tuple(f.name for f in fields(SamplerSettings) if f.name != "preset")
-FLOAT_FIELDS = {
-    "temperature",
-    "top_p",
-    "min_p",
-    "repeat_penalty",
-    "presence_penalty",
-    "frequency_penalty",
-    "dry_multiplier",
-    "dry_base",
-    "xtc_probability",
-    "xtc_threshold",
-    "typical_p",
-    "top_n_sigma",
-    "dynatemp_range",
-    "dynatemp_exponent",
-    "mirostat_tau",
-    "mirostat_eta",
-}
+FLOAT_FIELDS = {name for name, kind in typing.get_type_hints(SamplerSettings).items() if kind is float}
+"""The sampler's settings that are numbers with a fraction, from SamplerSettings' annotations."""
 PRESET_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 RESERVED_PRESET_NAMES = {"custom"}
 """SamplerSettings.preset says 'custom' once a value is changed by hand."""

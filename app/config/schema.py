@@ -8,15 +8,20 @@ TUI starts anyway and shows them.
 
 This module is the schema alone; reading the file is config/file.py, turning its tables
 into a Config is config/parse.py, the commented default file and the effective-config
-dump are config/text.py.
+dump are config/text.py. A table's keys are its dataclass's fields, named once here: the
+parser's known keys, `config show`'s tables and the starter file's test all read them.
+A field's metadata says what its name and type cannot: `table` (Config: the file's name for
+the field's table; None for what is not one) and `show` (how `config show` writes a value;
+None leaves it out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from scriptorium.inference.core.errors import ScriptoriumError
 from scriptorium.inference.core.load_options import DEFAULT_CONTEXT_CAP
@@ -43,16 +48,16 @@ class ModelConfig:
     of a model that `scriptorium models` lists, or "demo". None: the demo model."""
     lora: Path | None = None
     """Default LoRA adapter (a GGUF path), or None."""
+    lora_scale: float = 1.0
+    """Adapter strength: 0 disables it, 1 is as trained, at most 4."""
     tokenizer: Path | None = None
     """The SentencePiece `.model` the model was trained with: scriptorium then tokenizes
     with it (when its pieces match the GGUF's) instead of llama.cpp. `scriptorium vocab`
     checks the pair."""
-    lora_scale: float = 1.0
-    """Adapter strength: 0 disables it, 1 is as trained, at most 4."""
     context_size: int | None = None
     """Context size in tokens (at least 64); None: the model's training context, at most
     DEFAULT_CONTEXT_SIZE. A larger value is allowed, and said to exceed the training."""
-    threads: int | None = None
+    threads: int | None = field(default=None, metadata={"show": lambda threads: "auto" if threads is None else threads})
     """CPU threads: None ("auto" in the file, the default) chooses them by measurement while
     the model writes (inference/local/thread_choice.py); a number fixes them, 0 at every core."""
     gpu_layers: int = -1
@@ -73,7 +78,11 @@ class UiConfig:
     frames_per_second: int | None = None
     """Screen updates a second while tokens stream; None keeps the app's default (10).
     Its bounds are TuiSettings.frames_per_second's rule."""
-    language: str = "auto"
+    language: str = field(
+        # "auto", the default, is left out of `config show` as an unset theme is: the file said nothing.
+        default="auto",
+        metadata={"show": lambda language: None if language == "auto" else language},
+    )
     """The interface's language: "en", "it", or "auto" (the default), which follows the locale
     as gettext does (LANGUAGE, LC_ALL, LC_MESSAGES, LANG): Italian where it is it*, else English.
     The command line stays English."""
@@ -105,9 +114,9 @@ class Config:
     """[ui]"""
     server: ServerConfig = field(default_factory=ServerConfig)
     """[server]"""
-    speculation: Speculation = field(default_factory=Speculation)
+    speculation: Speculation = field(default_factory=Speculation, metadata={"table": "speculative"})
     """[speculative]: `guesser` ("off", "lookup", "draft"), `draft_max`, `draft_model`."""
-    source: Path | None = None
+    source: Path | None = field(default=None, metadata={"table": None})
     """The file this came from; None when only built-in defaults apply."""
 
     def all_presets(self) -> dict[str, SamplerSettings]:
@@ -121,3 +130,27 @@ class Config:
             return presets[name]
         except KeyError:
             raise SettingsError(f"unknown preset '{name}' (choose from {', '.join(presets)})") from None
+
+
+TABLES: dict[str, str] = {
+    f.metadata.get("table", f.name): f.name for f in fields(Config) if f.metadata.get("table", f.name)
+}
+"""The file's tables, in order -> the Config field each fills."""
+
+
+def shown(record: Any) -> dict[str, Any]:
+    """A table's values as `config show` writes them (TOML has no None: unset values are left out)."""
+    table = {}
+    for f in fields(record):
+        value = f.metadata.get("show", _toml)(getattr(record, f.name))
+        if value is not None:
+            table[f.name] = value
+    return table
+
+
+def _toml(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (tuple, list)):
+        return [_toml(item) for item in value]
+    return value

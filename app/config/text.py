@@ -13,7 +13,7 @@ from pathlib import Path
 from scriptorium.inference.core.settings import PRESETS, SamplerSettings
 
 from scriptorium.app import atomic
-from scriptorium.app.config.schema import DEFAULT_CONTEXT_SIZE, DEFAULT_PRESET, Config
+from scriptorium.app.config.schema import DEFAULT_CONTEXT_SIZE, DEFAULT_PRESET, Config, shown
 
 _PROSE = PRESETS[DEFAULT_PRESET]
 
@@ -140,18 +140,6 @@ def write_default_config(path: Path) -> Path:
 
 def effective_config(config: Config) -> dict[str, object]:
     """The values in effect, as a TOML-ready document (unset values are left out)."""
-    model = config.model
-    model_table: dict[str, object] = {
-        "path": model.path,
-        "lora": str(model.lora) if model.lora else None,
-        "lora_scale": model.lora_scale,
-        "tokenizer": str(model.tokenizer) if model.tokenizer else None,
-        "context_size": model.context_size,
-        "threads": model.threads if model.threads is not None else "auto",
-        "gpu_layers": model.gpu_layers,
-        "flash_attn": model.flash_attn,
-        "folders": [str(folder) for folder in model.folders],
-    }
 
     def sampler_table(settings: SamplerSettings, keep_preset: bool) -> dict[str, object]:
         # Every value is written out, so the preset name is only needed where it is a real
@@ -163,7 +151,7 @@ def effective_config(config: Config) -> dict[str, object]:
         return table
 
     return {
-        "model": {key: value for key, value in model_table.items() if value is not None},
+        "model": shown(config.model),
         "sampler": sampler_table(config.sampler, keep_preset=True),
         "presets": {name: sampler_table(settings, keep_preset=False) for name, settings in config.presets.items()},
         "logit_bias": {
@@ -171,18 +159,9 @@ def effective_config(config: Config) -> dict[str, object]:
             "entries": [[token, bias] for token, bias in config.logit_bias.entries],
         },
         "keymap": dict(config.keymap),
-        "ui": {
-            key: value
-            for key, value in (
-                ("theme", config.ui.theme),
-                ("frames_per_second", config.ui.frames_per_second),
-                # "auto", the default, is left out as an unset theme is: the file said nothing.
-                ("language", config.ui.language if config.ui.language != "auto" else None),
-            )
-            if value is not None
-        },
-        "server": {"url": config.server.url} if config.server.url else {},
-        "speculative": {key: value for key, value in config.speculation.as_dict().items() if value is not None},
+        "ui": shown(config.ui),
+        "server": shown(config.server),
+        "speculative": shown(config.speculation),
     }
 
 

@@ -21,60 +21,20 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from scriptorium.inference.core.events import has_probability
-
-if TYPE_CHECKING:
-    from scriptorium.app.sessions.records import TokenRecord
+from scriptorium.app.sessions.token_records import TokenRecord, token_json
 
 KEPT_SESSIONS = 4
 """Sessions whose lines are kept: the app works in one at a time, and a session switched
 away from would otherwise hold its lines (as large as its file) until the app closes."""
 
 
-CHAIN_DID = {"kept": ((int,), (float, int)), "removed": ((int,), (str,)), "pushed": ((int,), (str,), (float, int))}
-"""A token record's optional lists of what the sampler chain did, and the types of an entry's
-values: [id, p] kept, [id, sampler] removed, [id, sampler, change of its logit] pushed."""
-
-
-def chain_did_entry(entry: Any, shape: tuple[tuple[type, ...], ...]) -> tuple[Any, ...] | None:
-    """One entry of CHAIN_DID's lists as read from a file, or None when it is not of `shape`."""
-    if not (
-        isinstance(entry, list)
-        and len(entry) == len(shape)
-        and all(isinstance(v, t) and not isinstance(v, bool) for v, t in zip(entry, shape))
-    ):
-        return None
-    return tuple(float(v) if float in t else v for v, t in zip(entry, shape))
-
-
-def token_json(token: "TokenRecord") -> dict[str, Any]:
-    """A token record as the file holds it; `bytes` only where its text is not its bytes."""
-    bytes_ = {"bytes": list(token.piece)} if token.piece else {}
-    # null where the backend gave none (a speculating llama-server's token from a verifying pass): JSON has no NaN.
-    p = token.p if has_probability(token.p) else None
-    record = {"id": token.id, "text": token.text, **bytes_, "p": p, "top": [list(alt) for alt in token.top]}
-    for key in CHAIN_DID:  # only where it was recorded (not remotely, nor in older files)
-        if entries := getattr(token, key):
-            record[key] = [list(entry) for entry in entries]
-    if token.drafted:  # only where speculative decoding guessed it
-        record["drafted"] = True
-    if (healing := token.healing) is not None:
-        record["healing"] = {
-            "rest": healing.rest,
-            "allowed_tokens": healing.allowed_count,
-            "allowed_mass": healing.mass,
-            "allowed": [list(alt) for alt in healing.allowed],
-        }
-    return record
-
-
 COMPACT_JSON = json.JSONEncoder(ensure_ascii=False)
 """No indent, so json uses its C encoder: many times faster than the Python one indent needs."""
 
 
-def encode_token(token: "TokenRecord") -> str:
+def encode_token(token: TokenRecord) -> str:
     """One token record as one line of the file."""
     return COMPACT_JSON.encode(token_json(token))
 

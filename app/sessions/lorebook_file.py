@@ -169,34 +169,6 @@ def _toml_string(text: str, *, multiline: bool) -> str:
 # ---------------------------------------------------------------- in a session file
 
 
-def session_lore_json(lorebook: Lorebook, path: str | None) -> dict[str, Any]:
-    """The members a session's "window" gets for its lorebook: none for a session without
-    one, so that its file is as before."""
-    members: dict[str, Any] = {}
-    if lorebook != Lorebook():
-        members["lore"] = as_dict(lorebook)
-    if path is not None:
-        members["lore_file"] = path
-    return members
-
-
-def read_session_lore(window: dict[str, Any], error: type[Exception]) -> dict[str, Any]:
-    """Session fields from a session's "window" (none in files written before the lorebook).
-    A lorebook that cannot be used is `error`, naming the field, as any wrong field is."""
-    fields: dict[str, Any] = {}
-    if "lore" in window:
-        try:
-            fields["lore"] = from_dict(window["lore"])
-        except LoreError as problem:
-            raise error(f"window.lore: {problem}") from None
-    path = window.get("lore_file")
-    if path is not None:
-        if not isinstance(path, str):
-            raise error(f"window.lore_file has the wrong type ({type(path).__name__})")
-        fields["lore_path"] = path
-    return fields
-
-
 def fired_from_json(items: object) -> tuple[Fired, ...]:
     """A generation's record of the lore that fired. A record that is not one only loses
     itself (it says what the prompt held; the text is elsewhere), never the session."""

@@ -3,6 +3,8 @@ records are sessions/records.py).
 
 Plain mutable dataclasses the TUI updates as the author works; `session_format` turns them
 into the versioned JSON of docs/session-format.md and `session_store` writes them atomically.
+Each field declares its member of that file with `member(...)` where its name and type do not
+say it all (members.py): its key, the object it is grouped in, how it is read.
 Text offsets are Python string indices (Unicode code points), never bytes.
 """
 
@@ -20,11 +22,14 @@ from typing import Any, Generic, Literal, TypeVar
 from scriptorium.inference.core.errors import ScriptoriumError
 
 from scriptorium.inference.core.settings import LogitBias, SamplerSettings
-from scriptorium.inference.window.lore import Lorebook
-from scriptorium.inference.window.window import DEFAULT_NOTE_DEPTH
+from scriptorium.inference.window.lore import LoreError, Lorebook
+from scriptorium.inference.window.window import DEFAULT_NOTE_DEPTH, NOTE_DEPTH_RANGE
 
+from scriptorium.app.sessions.lorebook_file import as_dict as lorebook_json
+from scriptorium.app.sessions.lorebook_file import from_dict as lorebook_from_json
+from scriptorium.app.sessions.members import FormatError, checked, member
 from scriptorium.app.sessions.records import BiasRecord, Generation, LoraRef, ModelRef, now_iso
-from scriptorium.app.sessions.suggestion import Suggestion
+from scriptorium.app.sessions.suggestion import Suggestion, read_suggestion
 
 ROLES: tuple[str, ...] = ("user", "assistant")
 
@@ -90,9 +95,25 @@ class ModelSpan:
 class ChatTurn:
     role: Literal["user", "assistant"]
     content: str
-    at: str
+    at: str = ""
+    """When it was sent or written; '' in a file that does not say."""
     generation: str | None = None
     """For a model reply: the id of the generation that wrote it."""
+
+
+def _note_depth(value: Any, where: str, _: dict[str, Any]) -> int:
+    """A depth out of range falls back to the default: it only moves the note."""
+    depth = checked(value, (int,), where)
+    low, high = NOTE_DEPTH_RANGE
+    return depth if low <= depth <= high else DEFAULT_NOTE_DEPTH
+
+
+def _lorebook(value: Any, where: str, _: dict[str, Any]) -> Lorebook:
+    """A lorebook that cannot be used (a key that does not compile) is a wrong field, named."""
+    try:
+        return lorebook_from_json(value)
+    except LoreError as problem:
+        raise FormatError(f"{where}: {problem}") from None
 
 
 @dataclass(kw_only=True)
@@ -104,14 +125,15 @@ class Session:
     created_at: str
     updated_at: str
     generations: list[Generation] = field(default_factory=list)
-    memory: str = ""
+    """Written after the rest of the file, and laid out by format.py (their token records are most of it)."""
+    memory: str = member(default="", group="window")
     """Pinned at the top of every prompt: synopsis, characters, style (inference/window/window.py)."""
-    note: str = ""
+    note: str = member(default="", group="window")
     """The author's note, put `note_depth` paragraphs before the end of the window."""
-    note_depth: int = DEFAULT_NOTE_DEPTH
-    lore: Lorebook = Lorebook()
+    note_depth: int = member(default=DEFAULT_NOTE_DEPTH, group="window", read=_note_depth)
+    lore: Lorebook = member(default=Lorebook(), group="window", optional=True, read=_lorebook, write=lorebook_json)
     """The session's own lorebook entries (inference/window/lore.py); empty when `lore_path` names a shared one."""
-    lore_path: str | None = None
+    lore_path: str | None = member(default=None, group="window", key="lore_file", optional=True)
     """A lorebook file shared by several drafts, read when the session opens (None: its own entries)."""
 
     kind = "session"
@@ -206,19 +228,51 @@ class TextMemory(Generic[T]):
         return self._kept.get(self._digest(text)) if self._kept else None
 
 
+def _read_spans(value: Any, where: str, draft: dict[str, Any]) -> list[ModelSpan]:
+    """The model's passages of a draft whose `text` was read before them. A bad span only
+    loses a highlight, never the text: it is dropped rather than the file refused."""
+    text_length = len(draft["text"])
+    spans: list[ModelSpan] = []
+    for item in checked(value, (list,), where):
+        if (
+            isinstance(item, list)
+            and len(item) == 3
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in item[:2])
+            and isinstance(item[2], str)
+        ):
+            start, end, generation = item
+            if 0 <= start < end <= text_length and (not spans or spans[-1].end <= start):
+                spans.append(ModelSpan(start=start, end=end, generation=generation))
+    return spans
+
+
+def _spans_json(spans: list[ModelSpan]) -> list[list[Any]]:
+    return [[span.start, span.end, span.generation] for span in spans]
+
+
 @dataclass(kw_only=True)
 class DraftSession(Session):
     """A draft the author writes and the model continues."""
 
-    text: str = ""
-    draft_path: str | None = None
+    text: str = member(default="", group="draft", required=True)
+    """The whole draft (Markdown). A session file without it is damaged, not an empty draft."""
+    draft_path: str | None = member(default=None, group="draft", key="path")
     """The file the draft was opened from; saved alongside the session."""
-    draft_stamp: FileStamp | None = None
+    draft_stamp: FileStamp | None = member(default=None, group="draft", key="file_stamp")
     """How the draft file looked after scriptorium last read or wrote it (conflict check)."""
-    spans: list[ModelSpan] = field(default_factory=list)
+    spans: list[ModelSpan] = member(
+        default_factory=list, group="draft", key="model_spans", read=_read_spans, write=_spans_json
+    )
     """Passages of `text` written by the model, in order, never overlapping."""
-    suggestion: Suggestion | None = None
-    """The suggestion left undecided beside the draft when it was saved (sessions/suggestion.py)."""
+    suggestion: Suggestion | None = member(
+        default=None,
+        group="draft",
+        optional=True,
+        read=lambda value, where, _: read_suggestion(value),
+        write=Suggestion.as_dict,
+    )
+    """The suggestion left undecided beside the draft when it was saved (sessions/suggestion.py):
+    one not valid is dropped on reading, losing only itself."""
     _replaced: TextMemory[list[ModelSpan]] = field(default_factory=TextMemory, init=False, repr=False, compare=False)
     """The passages of texts an edit replaced."""
 
@@ -284,10 +338,10 @@ class DraftSession(Session):
 class ChatSession(Session):
     """A conversation: the author's turns and the model's replies."""
 
-    system_prompt: str = ""
-    turns: list[ChatTurn] = field(default_factory=list)
-    unsent: str = ""
+    system_prompt: str = member(default="", group="chat")
+    unsent: str = member(default="", group="chat")
     """What the author typed in the chat box and had not sent when the app closed: put back there."""
+    turns: list[ChatTurn] = member(default_factory=list, group="chat")
 
     kind = "chat"
 

@@ -1,6 +1,8 @@
 """What a session records of each generation: the model and adapter it ran on, the
 sampler and bias, every token with its probability and alternatives, and what became of
-the text (accepted, partly accepted, rejected). Plain mutable dataclasses, as in model.py.
+the text (accepted, partly accepted, rejected). Plain mutable dataclasses, as in model.py,
+whose fields declare their members of the session file (members.py); a token record, read
+and written in bulk, has a fast path of its own (token_records.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,12 @@ from typing import Any, Literal
 from scriptorium.inference.window.lore import Fired
 from scriptorium.inference.core.settings import LogitBias, SamplerSettings, describe_bias, describe_chain
 
+from scriptorium.app.sessions.lorebook_file import fired_from_json
+from scriptorium.app.sessions.members import FormatError, checked, member
+from scriptorium.app.sessions.token_records import HealingRecord as HealingRecord
+from scriptorium.app.sessions.token_records import TokenRecord, read_tokens, tokens_json
+from scriptorium.app.sessions.token_records import recorded_p as recorded_p
+
 Outcome = Literal["pending", "accepted", "partly_accepted", "rejected"]
 OUTCOMES: tuple[str, ...] = ("pending", "accepted", "partly_accepted", "rejected")
 _SAMPLER_DEFAULTS = {
@@ -23,14 +31,6 @@ REPLY_ENDINGS = {"cancelled": "stopped", "error": "failed"}
 """stop_reason -> how the chat marks a reply that did not end as the model chose: stopped
 (Esc, or the app closing while it streamed) or failed midway (a server gone, an engine
 restarted). The live chat and a reopened one mark it alike."""
-PROBABILITY_DIGITS = 6
-"""Token probabilities are recorded to this many significant digits: more only bloat the
-file. Significant, not decimal places: a token sampled at p 3e-7 (a bias, a high
-temperature) would otherwise be recorded as impossible, p 0."""
-
-
-def recorded_p(p: float) -> float:
-    return float(f"{p:.{PROBABILITY_DIGITS}g}")
 
 
 def now_iso() -> str:
@@ -85,12 +85,24 @@ class LoraRef:
         return cls(path=str(path), name=path.stem, size=facts.file_size, sha256=sha256, scale=float(scale))
 
 
+def _bias_entries(value: Any, where: str, _: dict[str, Any]) -> tuple[tuple[int, float], ...]:
+    entries = []
+    for i, pair in enumerate(checked(value, (list,), where)):
+        if not (
+            isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int) and isinstance(pair[1], (int, float))
+        ):
+            raise FormatError(f"{where}[{i}] is not a [token_id, bias] pair")
+        entries.append((pair[0], float(pair[1])))
+    return tuple(entries)
+
+
 @dataclass(kw_only=True)
 class BiasRecord:
     """The logit bias as applied: the author's entries plus the one-line summary for exports."""
 
     ban_byte_tokens: bool
-    entries: tuple[tuple[int, float], ...] = ()
+    entries: tuple[tuple[int, float], ...] = member(default=(), read=_bias_entries)
+    """(token id, bias) pairs; [token_id, bias] in the file."""
     summary: str = ""
     """describe_bias() at generation time: it needs the vocabulary, which a file does not keep."""
 
@@ -103,80 +115,13 @@ class BiasRecord:
         )
 
 
-Alternative = tuple[int, str, float, bool]
-"""One of a recorded token's alternatives: (id, text, p, banned), in the file's order. A
-plain tuple of plain values, which Python's garbage collector stops tracking: a long
-session holds hundreds of thousands of them (twelve a token), and the collector's full
-passes, which can come while tokens stream, would otherwise walk them all."""
+def fired_lore(value: Any, where: str, _: dict[str, Any]) -> tuple[Fired, ...]:
+    """A generation's `lore`: an item that is not one only loses itself (lorebook_file.fired_from_json)."""
+    return fired_from_json(value)
 
 
-@dataclass(kw_only=True)
-class TokenRecord:
-    """One sampled token with its probability and the top alternatives (for issue 6)."""
-
-    id: int
-    text: str
-    p: float
-    """NO_PROBABILITY (null in the file) where the backend gave none: a speculating llama-server's
-    token from a verifying pass (accepted from its draft, or sampled after the guesses)."""
-    top: tuple[Alternative, ...] = ()
-    piece: bytes = b""
-    """The token's own bytes where its text is not them (b"" elsewhere, and in older files):
-    a byte token's text is '' or the character it completes, and its bytes join into it."""
-    kept: tuple[tuple[int, float], ...] = ()
-    """What the sampler chain kept: (id, probability after the chain), likeliest first
-    (TokenEvent.kept); () where unknown (llama-server, older files)."""
-    removed: tuple[tuple[int, str], ...] = ()
-    """(id, sampler) for each of `top` a sampler took out."""
-    pushed: tuple[tuple[int, str, float], ...] = ()
-    """(id, sampler, change of its logit) for each of `top` the bias, the penalties or DRY moved."""
-    drafted: bool = False
-    """Guessed by speculative decoding and accepted (TokenEvent.drafted); its numbers are its own."""
-    healing: "HealingRecord | None" = None
-    """At a step token healing held (TokenEvent.healing): what it had to write again and
-    what was allowed; None elsewhere and in older files."""
-
-    @classmethod
-    def from_event(cls, event: Any) -> "TokenRecord":
-        """From an inference.core.events.TokenEvent."""
-        top = tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in event.top)
-        healing = getattr(event, "healing", None)
-        piece = b"" if event.text.encode("utf-8") == event.piece else event.piece
-        kept = tuple((token, recorded_p(p)) for token, p in event.kept)
-        return cls(
-            id=event.id,
-            text=event.text,
-            p=recorded_p(event.p),
-            top=top,
-            piece=piece,
-            kept=kept,
-            removed=event.removed,
-            pushed=event.pushed,
-            drafted=getattr(event, "drafted", False),
-            healing=HealingRecord.from_healing(healing) if healing is not None else None,
-        )
-
-
-@dataclass(kw_only=True)
-class HealingRecord:
-    """A healed step as the session keeps it (inference.core.events.Healing)."""
-
-    rest: str
-    """The text still to be written again at this step."""
-    allowed_count: int
-    mass: float
-    """The model's raw probability of the allowed tokens together (renormalises theirs)."""
-    allowed: tuple[Alternative, ...]
-    """The most probable allowed tokens, with the model's raw probability."""
-
-    @classmethod
-    def from_healing(cls, healing: Any) -> "HealingRecord":
-        return cls(
-            rest=healing.rest,
-            allowed_count=healing.allowed_count,
-            mass=recorded_p(healing.mass),
-            allowed=tuple((c.id, c.text, recorded_p(c.p), c.banned) for c in healing.allowed),
-        )
+def fired_json(lore: tuple[Fired, ...]) -> list[dict[str, Any]]:
+    return [fired.as_json() for fired in lore]
 
 
 @dataclass(kw_only=True)
@@ -187,17 +132,17 @@ class Generation:
     """'g1', 'g2', ... in the order generations started within the session."""
     kind: Literal["continue", "chat"]
     started_at: str
+    finished_at: str | None = None
     model: ModelRef
     lora: LoraRef | None
     """The adapter the author's scale applies to."""
     sampler: dict[str, Any]
     """SamplerSettings.as_dict(): kept as a dict so older files survive new settings."""
-    bias: BiasRecord
     seed: int | None = None
     """The seed the sampler used (drawn at random when the settings had none)."""
+    bias: BiasRecord = member(key="logit_bias")
     anchor: int | None = None
     """Draft: the offset the suggestion was generated for. Chat: the index of the turn it answers."""
-    finished_at: str | None = None
     text: str = ""
     """The whole suggestion (stop string excluded)."""
     stop_reason: str | None = None
@@ -207,26 +152,27 @@ class Generation:
     accepted_text: str | None = None
     """What the author kept: all of `text` (accepted), a part (partly_accepted) or None."""
     decided_at: str | None = None
-    tokens: list[TokenRecord] | None = None
-    """Per-token probabilities and alternatives, when recorded; None when not."""
-    origin: str = ""
-    """Where the model ran: '' on this machine, else the llama-server ('llama-server BUILD at URL'):
-    `model.path` is then a path on the server's machine."""
-    other_loras: tuple[LoraRef, ...] = ()
-    """The further adapters a llama-server started with several `--lora` applied, each at the server's scale."""
-    lore: tuple[Fired, ...] = ()
-    """The lorebook entries that fired for its prompt: those in it, and those dropped for room."""
+    tokens: list[TokenRecord] | None = member(default=None, read=read_tokens, write=tokens_json)
+    """Per-token probabilities and alternatives, when recorded; None when not. Read and
+    written by the token records' own fast path (token_records.py)."""
     arithmetic: dict[str, Any] | None = None
     """Arithmetic.as_dict() of the backend that ran it (flash attention, KV types, threads):
     the probabilities depend on it. None in sessions written before it was recorded."""
-    speculation: dict[str, Any] | None = None
+    origin: str = member(default="", optional=True)
+    """Where the model ran: '' on this machine, else the llama-server ('llama-server BUILD at URL'):
+    `model.path` is then a path on the server's machine."""
+    other_loras: tuple[LoraRef, ...] = member(default=(), optional=True)
+    """The further adapters a llama-server started with several `--lora` applied, each at the server's scale."""
+    lore: tuple[Fired, ...] = member(default=(), optional=True, read=fired_lore, write=fired_json)
+    """The lorebook entries that fired for its prompt: those in it, and those dropped for room."""
+    speculation: dict[str, Any] | None = member(default=None, optional=True)
     """SpeculationCounts.as_dict() when speculative decoding was on (the guesser, what it drafted
     and what was accepted); None when it was off, and in sessions written before it existed."""
-    healed: str = ""
+    healed: str = member(default="", optional=True)
     """The text the prompt backed up over and the model wrote again before `text` (token
     healing, inference/local/healing.py): " mo" when "lungo il mo" was continued with "lo"; ''
     when nothing was healed (and in older files)."""
-    fim_after: int = 0
+    fim_after: int = member(default=0, optional=True)
     """Fill in the middle: how many characters of the text after the cursor the insert's prompt
     carried (inference/window/window.py Fim); 0 for a plain continuation (and in older files)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ from textual.theme import BUILTIN_THEMES
 
 from scriptorium.app import paths
 from scriptorium.app.config.file import config_path, load_config, load_config_lenient
-from scriptorium.app.config.schema import Config, ConfigError, ModelConfig, UiConfig
+from scriptorium.app.config.schema import TABLES, Config, ConfigError, ModelConfig, ServerConfig, UiConfig
 from scriptorium.app.config.parse import parse_config
 from scriptorium.app.config.text import (
     DEFAULT_CONFIG_TEXT,
@@ -337,6 +337,37 @@ def test_default_file_documents_every_field_and_changes_nothing(tmp_path: Path) 
     )
     example, problems = parse_config(tomllib.loads(uncommented), tmp_path / "config.toml")
     assert problems == [] and example.presets["dialogue"].temperature == 0.9
+
+
+def test_every_field_of_every_table_is_in_the_starter_file_and_in_config_show(tmp_path: Path) -> None:
+    """A table's keys are its dataclass's fields (config/schema.py): each is in the starter
+    file (and so docs/reference.md), and `config show` writes each that is set."""
+    from scriptorium.inference.core.speculation import Speculation
+
+    config = Config(
+        model=ModelConfig(
+            path="/m.gguf",
+            lora=Path("/l.gguf"),
+            tokenizer=Path("/t.model"),
+            context_size=512,
+            threads=2,
+            folders=(Path("/f"),),
+        ),
+        ui=UiConfig(theme="nord", frames_per_second=5, language="it"),
+        server=ServerConfig(url="http://h:1"),
+        speculation=Speculation(guesser="draft", draft_model=Path("/d.gguf")),
+        logit_bias=LogitBias(entries=((1, 2.0),)),
+    )
+    shown = effective_config(config)
+    tables = [(table, getattr(config, name)) for table, name in TABLES.items()]
+    tables = [(table, value) for table, value in tables if is_dataclass(value)]
+    assert [table for table, _ in tables] == ["model", "sampler", "logit_bias", "ui", "server", "speculative"]
+    for table, value in tables:
+        assert f"[{table}]" in DEFAULT_CONFIG_TEXT
+        for field in fields(value):
+            assert f"# {field.name} = " in DEFAULT_CONFIG_TEXT, f"{table}.{field.name} is missing from the starter file"
+            if getattr(value, field.name) is not None and table != "sampler":
+                assert field.name in shown[table], f"{table}.{field.name} is missing from config show"
 
 
 def test_write_default_config_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
-"""docs/session-format.md against the writer: every key a session file holds is documented
-in its table (or, for an object's members, in its row), and every key documented is written.
-A new field then cannot land in the format without its line in the document, nor outlive
-its removal there."""
+"""docs/session-format.md against the declarations of the session's fields (members.py) and
+against the writer: every key a session file holds is documented in its table (or, for an
+object's members, in its row), and every key documented is declared and written. A new
+field then cannot land in the format without its line in the document, nor outlive its
+removal there."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from typing import Any
 
 import pytest
 
-from scriptorium.app.sessions import ChatSession, DraftSession, LoraRef, TokenRecord
-from scriptorium.app.sessions.records import HealingRecord
+from scriptorium.app.sessions import ChatSession, DraftSession, Generation, LoraRef, TokenRecord
 from scriptorium.app.sessions import format as session_format
+from scriptorium.app.sessions.members import keys, members
+from scriptorium.app.sessions.model import Session
+from scriptorium.app.sessions.token_records import HealingRecord
 from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion
 from scriptorium.inference.window.lore import Fired, LoreEntry, Lorebook
 
@@ -98,8 +101,8 @@ def written(rich_draft: DraftSession, chat: ChatSession, lora_ref: LoraRef) -> d
     chat = replace(chat, unsent="Un'altra?")
     found: dict[str, set[str]] = {section: set() for section in TABLES}
     for session in (draft, shared_lore, chat):
-        for section, keys in keys_written(session_format.to_dict(session)).items():
-            found[section] |= keys
+        for section, written_keys in keys_written(session_format.to_dict(session)).items():
+            found[section] |= written_keys
     return found
 
 
@@ -131,3 +134,51 @@ def test_the_members_of_each_object_are_named_in_its_row(rich_draft: DraftSessio
         row = documented_rows(section)[key]
         missing = [member for member in value if f"`{member}`" not in row and f'"{member}"' not in row]
         assert not missing, f"{section}.{key}: members written but not named in its row: {missing}"
+
+
+DECLARED = {
+    "top level": {"format", "version", "kind", *keys(Session), "window", "draft", "chat"},
+    "window": set(keys(Session, "window")),
+    "draft": set(keys(DraftSession, "draft")),
+    "chat": set(keys(ChatSession, "chat")),
+    "generation": set(keys(Generation)),
+}
+"""The keys each table documents, from the fields' declarations (format.py adds the format,
+version and kind, and the objects the members are grouped in)."""
+
+
+@pytest.mark.parametrize("section", list(TABLES))
+def test_every_member_declared_is_documented_and_every_key_documented_is_declared(section: str) -> None:
+    documented = set(documented_rows(section))
+    assert DECLARED[section] - documented == set(), f"declared but not in the {section} table of {DOC.name}"
+    assert documented - DECLARED[section] == set(), f"documented in the {section} table but declared nowhere"
+
+
+SAME_AS = {"other_loras": "lora"}
+"""A row that says its objects are as another row's ("each an object as `lora`'s")."""
+
+
+def test_the_members_of_each_declared_record_are_named_in_its_row() -> None:
+    """A member holding records (a generation's model, a chat's turns) names their members in its row;
+    token records, read and written by their own fast path, too."""
+    rows = {
+        (section, record, group): documented_rows(section)
+        for section, record, group in (
+            ("window", Session, "window"),
+            ("draft", DraftSession, "draft"),
+            ("chat", ChatSession, "chat"),
+            ("generation", Generation, None),
+        )
+    }
+    named = [
+        (rows_of[SAME_AS.get(m.key, m.key)], m.nested)
+        for (_, record, group), rows_of in rows.items()
+        for m in members(record)
+        if m.group == group and m.nested is not None
+    ]
+    tokens = documented_rows("generation")["tokens"]
+    named += [(tokens, TokenRecord), (tokens, HealingRecord)]
+    assert len(named) >= 6
+    for row, nested in named:
+        missing = [key for key in keys(nested) if f"`{key}`" not in row and f'"{key}"' not in row]
+        assert not missing, f"{nested.__name__}: members declared but not named in its row: {missing}"
