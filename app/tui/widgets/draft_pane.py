@@ -696,8 +696,8 @@ class DraftPane(ModePane):
         self.scorer.text_changed()
 
     # ---- find and replace ------------------------------------------------------------
-    def action_find(self) -> None:
-        self.find_bar.open()
+    async def action_find(self) -> None:
+        await self.find_bar.open()
 
     def _why_not_edit(self) -> str:
         """Why find-and-replace may not change the draft now ('' when it may)."""

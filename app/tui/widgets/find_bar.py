@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual import on
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, TextArea
@@ -65,7 +64,11 @@ BINDINGS = [
 
 
 class FindBar(Vertical):
-    """The find and replace fields, acting on the draft's editor they are given."""
+    """The find and replace fields, acting on the draft's editor they are given.
+
+    The bar is hidden until ctrl+f (or a palette entry) opens it, and its fields are mounted
+    then, the first time: mounted with the main screen, the two inputs and their labels, never
+    seen on the first frame, took some 25 ms of styling before it (bench/startup.py)."""
 
     BINDINGS = BINDINGS
 
@@ -85,27 +88,31 @@ class FindBar(Vertical):
         self._why_not_edit = why_not_edit
         self.match_case = False
         self.display = False
-
-    def compose(self) -> ComposeResult:
-        _ = self._language.gettext
+        _ = language.gettext
         self.wanted = Input(placeholder=_("find"), compact=True, id="find-text")
         self.replacement = Input(placeholder=_("replace with"), compact=True, id="replace-text")
         self.count = Label("", id="find-count")
         self.hints = Label("", id="find-hints")
         find, replace = _("Find"), _("Replace")
         width = max(len(find), len(replace)) + 1  # the two fields start in one column
-        with Horizontal(classes="find-row"):
-            yield Label(find.ljust(width), classes="find-label")
-            yield self.wanted
-            yield self.count
-        with Horizontal(classes="find-row"):
-            yield Label(replace.ljust(width), classes="find-label")
-            yield self.replacement
-            yield self.hints
+        self._rows: list[Horizontal] = [
+            Horizontal(Label(find.ljust(width), classes="find-label"), self.wanted, self.count, classes="find-row"),
+            Horizontal(
+                Label(replace.ljust(width), classes="find-label"), self.replacement, self.hints, classes="find-row"
+            ),
+        ]
+        """The rows of fields, until they are mounted (`_mount_fields`)."""
+
+    async def _mount_fields(self) -> None:
+        """Mount the fields, the first time the bar is opened."""
+        if self._rows:
+            rows, self._rows = self._rows, []
+            await self.mount_all(rows)
 
     # ---- opening and closing ---------------------------------------------------------
-    def open(self) -> None:
+    async def open(self) -> None:
         """Show the bar with the cursor in the find field; a selection on one line is what it looks for."""
+        await self._mount_fields()
         selected = self._editor.selected_text
         if selected and "\n" not in selected:
             self.wanted.value = selected
@@ -129,8 +136,8 @@ class FindBar(Vertical):
         span = Match(document.get_index_from_location(start), document.get_index_from_location(end))
         return found.index(span) if span in found else None
 
-    def action_move(self, step: int) -> None:
-        self._reveal()
+    async def action_move(self, step: int) -> None:
+        await self._reveal()
         found = self._found()
         current = self._selected(found)
         if current is not None:
@@ -185,27 +192,28 @@ class FindBar(Vertical):
         self._show_count()
 
     @on(Input.Submitted, "#find-text")
-    def _find_submitted(self) -> None:
-        self.action_move(1)
+    async def _find_submitted(self) -> None:
+        await self.action_move(1)
 
     @on(Input.Submitted, "#replace-text")
-    def _replace_submitted(self) -> None:
-        self.action_replace()
+    async def _replace_submitted(self) -> None:
+        await self.action_replace()
 
-    def action_toggle_case(self) -> None:
-        self._reveal()
+    async def action_toggle_case(self) -> None:
+        await self._reveal()
         self.match_case = not self.match_case
         self._show_count()
 
-    def _reveal(self) -> None:
+    async def _reveal(self) -> None:
         """Palette entries reach the bar closed: it opens, so what they do shows."""
+        await self._mount_fields()
         if not self.display:
             set_shown(self, True)
             self.wanted.focus()
 
     # ---- replacing -------------------------------------------------------------------
-    def _may_edit(self) -> bool:
-        self._reveal()
+    async def _may_edit(self) -> bool:
+        await self._reveal()
         if reason := self._why_not_edit():
             self.notify(reason, severity="warning", timeout=4)
             return False
@@ -215,15 +223,15 @@ class FindBar(Vertical):
             return False
         return True
 
-    def action_replace(self) -> None:
+    async def action_replace(self) -> None:
         """Replace the place selected (found before, so the author saw what goes), then select
         the next one; with none selected, select the next first."""
-        if not self._may_edit():
+        if not await self._may_edit():
             return
         found = self._found()
         current = self._selected(found)
         if current is None:
-            return self.action_move(1)
+            return await self.action_move(1)
         editor, match = self._editor, found[current]
         location = editor.document.get_location_from_index
         editor.history.checkpoint()  # one undo step of its own, not joined to the typing before
@@ -232,8 +240,8 @@ class FindBar(Vertical):
         after = self._found()
         self._go_to(after, following(after, match.start + len(self.replacement.value) - 1, forward=True))
 
-    def action_replace_all(self) -> None:
-        if not self._may_edit():
+    async def action_replace_all(self) -> None:
+        if not await self._may_edit():
             return
         found = self._found()
         if not found:
