@@ -5,6 +5,14 @@ command to its exit, and the CPU time the commands and their children used (user
 less moved by other work on a shared machine than the wall clock).
 
     python bench/compare.py --model A.gguf --model B.gguf --text FILE [--ctx 256] [--rounds 3]
+    python bench/compare.py --author-layout --text FILE [--model A.gguf --model B.gguf]
+
+--author-layout also measures the author's layout: the 46M stand-in (16k SentencePiece
+vocabulary and 256 byte tokens, 256-token training context) that bench/author_model.py
+writes, against itself. CPU time is the main figure (the machine is shared); the load
+average is printed before and after each set, so a figure says what it was measured under.
+With more than one thread, llama.cpp's threads spin while they wait for each other, and on
+a loaded machine that spinning is CPU time of both programs: --threads 1 measures the work.
 
 llama-perplexity is the one tools/build_llama_server.py builds. The issue's budget: a
 compare run costs at most 1.1x the sum of the llama-perplexity runs.
@@ -13,6 +21,7 @@ compare run costs at most 1.1x the sum of the llama-perplexity runs.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -89,10 +98,52 @@ def compare_s(models: list[str], text: str, ctx: int, threads: int, decode_token
     )
 
 
+def author_layout(scratch: Path) -> Path:
+    """The 46M stand-in with a 256-token training context, written by bench/author_model.py."""
+    path = scratch / "author-46m-16k.gguf"
+    written = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "author_model.py"), str(path), "256"], capture_output=True, text=True
+    )
+    if written.returncode != 0:
+        raise SystemExit(f"bench/compare.py: bench/author_model.py failed:\n{written.stderr[-1500:]}")
+    return path
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def measure(models: list[str], args: argparse.Namespace) -> None:
+    print(
+        f"{' vs '.join(Path(m).name for m in models)}: --ctx {args.ctx}, {args.threads} threads, {args.rounds} rounds"
+    )
+    print(f"  load average before (1, 5, 15 min): {load_average()}")
+    llama, ours = [], []
+    for _ in range(args.rounds):
+        llama.append(llama_perplexity_s(models, args.text, args.ctx, args.threads))
+        ours.append(compare_s(models, args.text, args.ctx, args.threads, args.decode_tokens))
+    print(f"  load average after: {load_average()}")
+    # CPU first: the main figure on a shared machine; wall for reference. Median, then min-max.
+    for which, index in (("CPU", 1), ("wall", 0)):
+        theirs, mine = [run[index] for run in llama], [run[index] for run in ours]
+        ratios = [m / t for m, t in zip(mine, theirs)]
+        print(
+            f"  {which}: llama-perplexity runs  {statistics.median(theirs):7.2f} s  ({min(theirs):.2f}-{max(theirs):.2f})"
+        )
+        print(f"  {which}: scriptorium compare    {statistics.median(mine):7.2f} s  ({min(mine):.2f}-{max(mine):.2f})")
+        print(
+            f"  {which}: ratio                  {statistics.median(ratios):7.3f}  "
+            f"({min(ratios):.3f}-{max(ratios):.3f}, per round; budget 1.1)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--model", action="append", required=True, help="a GGUF model (twice or more; the first is the base)"
+        "--model", action="append", default=[], help="a GGUF model (twice or more; the first is the base)"
+    )
+    parser.add_argument(
+        "--author-layout", action="store_true", help="also the 46M stand-in of the author's layout, against itself"
     )
     parser.add_argument("--text", required=True)
     parser.add_argument("--ctx", type=int, default=256)
@@ -100,22 +151,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--decode-tokens", type=int, default=32, help="compare's decode-speed probe (its default)")
     args = parser.parse_args()
-    llama, ours = [], []
-    for _ in range(args.rounds):
-        llama.append(llama_perplexity_s(args.model, args.text, args.ctx, args.threads))
-        ours.append(compare_s(args.model, args.text, args.ctx, args.threads, args.decode_tokens))
-    print(f"{len(args.model)} models, --ctx {args.ctx}, {args.threads} threads, {args.rounds} rounds (median, min-max)")
-    for which, index in (("wall", 0), ("CPU", 1)):
-        theirs, mine = [run[index] for run in llama], [run[index] for run in ours]
-        ratios = [m / t for m, t in zip(mine, theirs)]
-        print(
-            f"{which}: llama-perplexity runs  {statistics.median(theirs):7.2f} s  ({min(theirs):.2f}-{max(theirs):.2f})"
-        )
-        print(f"{which}: scriptorium compare    {statistics.median(mine):7.2f} s  ({min(mine):.2f}-{max(mine):.2f})")
-        print(
-            f"{which}: ratio                  {statistics.median(ratios):7.3f}  "
-            f"({min(ratios):.3f}-{max(ratios):.3f}, per round; budget 1.1)"
-        )
+    if len(args.model) == 1 or not (args.model or args.author_layout):
+        parser.error("give --model twice or more, or --author-layout")
+    if args.model:
+        measure(args.model, args)
+    if args.author_layout:
+        with tempfile.TemporaryDirectory(prefix="bench-compare-") as scratch:
+            stand_in = str(author_layout(Path(scratch)))
+            measure([stand_in, stand_in], args)
 
 
 if __name__ == "__main__":

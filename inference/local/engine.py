@@ -62,6 +62,8 @@ class Engine:
         handles: _Handles,
         context: "LlamaContext",
         arithmetic: Arithmetic,
+        *,
+        index_for_healing: bool = True,
     ):
         self.options = options
         ctx = context.handle
@@ -81,7 +83,9 @@ class Engine:
         self.origin = ""  # in-process
         self._h = handles
         self.context = context
-        self.vocabulary = Vocabulary(handles.lib, handles.vocab, add_space_prefix=facts.add_space_prefix)
+        self.vocabulary = Vocabulary(
+            handles.lib, handles.vocab, add_space_prefix=facts.add_space_prefix, byte_token_ids=facts.byte_token_ids
+        )
         self.n_ctx = context.n_ctx
         self.n_vocab = self.vocabulary.n_vocab
         self.byte_token_ids = self.vocabulary.byte_token_ids
@@ -96,8 +100,11 @@ class Engine:
         # Token healing's index of every token by its bytes takes about a second on a 262k
         # vocabulary (Gemma 3): built now, beside the author's first keys, rather than in the
         # first generation's wait for its first token. A generation that comes sooner waits
-        # for the same build (a cached property computes once, under its lock).
-        threading.Thread(target=self._index_for_healing, name="healing-index", daemon=True).start()
+        # for the same build (a cached property computes once, under its lock). An engine that
+        # never generates (compare's scoring) does not build it: that second is CPU taken
+        # from its decoding.
+        if index_for_healing:
+            threading.Thread(target=self._index_for_healing, name="healing-index", daemon=True).start()
 
     def _index_for_healing(self) -> None:
         with contextlib.suppress(GenerationError):  # the engine closed first: nothing to index
@@ -111,12 +118,14 @@ class Engine:
         on_progress: Callable[[float], None] | None = None,
         *,
         flash_cache: Path | None = None,
+        index_for_healing: bool = True,
     ) -> "Engine":
         """Validate the files, then load; raises a ScriptoriumError with a one-line reason.
 
         `options.flash_attn` None: with a `flash_cache` file, the faster path for this model
         and build, measured at its first load and remembered there (flash_choice.py);
-        without one, llama.cpp's own default for the backend."""
+        without one, llama.cpp's own default for the backend. `index_for_healing` False:
+        token healing's index is built at the first generation that heals, not beside the load."""
         # Absolute: a session records these paths, and is reopened from any folder.
         options = replace(
             options.validated(),
@@ -156,7 +165,7 @@ class Engine:
                 handles.adapter = lib.llama_adapter_lora_init(handles.model, str(adapter.path).encode())
                 if not handles.adapter:
                     raise ModelLoadError(cls._failure(f"llama.cpp rejected the LoRA adapter {adapter.path}", mark))
-            engine = cls(options, facts, adapter, handles, context, arithmetic)
+            engine = cls(options, facts, adapter, handles, context, arithmetic, index_for_healing=index_for_healing)
         except BaseException:
             if context is not None:
                 context.close()  # frees the model too

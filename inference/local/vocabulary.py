@@ -57,15 +57,22 @@ class Vocabulary:
     """The llama.cpp vocabulary of one model; token pieces and labels are remembered
     (looked up again, they cost no call into llama.cpp)."""
 
-    def __init__(self, lib: Any, vocab: Any, *, add_space_prefix: bool = True):
-        """`add_space_prefix`: the GGUF's tokenizer.ggml.add_space_prefix (the C API has no getter)."""
+    def __init__(
+        self, lib: Any, vocab: Any, *, add_space_prefix: bool = True, byte_token_ids: tuple[int, ...] | None = None
+    ):
+        """`add_space_prefix`: the GGUF's tokenizer.ggml.add_space_prefix (the C API has no getter).
+        `byte_token_ids`: the tokens the GGUF types as bytes (ModelFacts), when the caller read
+        them: llama.cpp gives a token its byte attribute from that type alone (llama-vocab.cpp),
+        and asking it token by token is 262k foreign calls on Gemma 3, half a second of CPU."""
         self._lib = lib
         self._vocab = vocab
         self.n_vocab = int(lib.llama_vocab_n_tokens(vocab))
-        self.byte_token_ids = tuple(
-            i for i in range(self.n_vocab) if lib.llama_vocab_get_attr(vocab, i) & TOKEN_ATTR_BYTE
-        )
-        """The <0x00>..<0xFF> byte tokens, found from llama.cpp's token attributes."""
+        if byte_token_ids is None:
+            byte_token_ids = tuple(
+                i for i in range(self.n_vocab) if lib.llama_vocab_get_attr(vocab, i) & TOKEN_ATTR_BYTE
+            )
+        self.byte_token_ids = byte_token_ids
+        """The <0x00>..<0xFF> byte tokens: llama.cpp's token attributes, or the GGUF types they are made from."""
         self._byte_tokens = frozenset(self.byte_token_ids)
         self.add_bos = bool(lib.llama_vocab_get_add_bos(vocab))
         self.bos_id = int(lib.llama_vocab_bos(vocab))

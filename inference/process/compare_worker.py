@@ -125,7 +125,7 @@ def _score_job(send: Callable[[tuple[Any, ...]], None], job: CompareJob) -> None
     from ..local.engine import Engine
     from ..vocab.tokenizer import tokenizer_warning
 
-    engine = Engine.load(job.options, flash_cache=job.flash_cache)
+    engine = Engine.load(job.options, flash_cache=job.flash_cache, index_for_healing=False)  # it never generates
     try:
         reference = job.reference
         for index, scale in enumerate(job.scales):
