@@ -90,9 +90,9 @@ def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
         app = make_app(None, draft=draft)
         async with app.run_test() as pilot:
             await pilot.press("A")
-            first = app.autosave.timer
+            first = app.manuscript.autosave.timer
             await pilot.press("B")
-            second = app.autosave.timer
+            second = app.manuscript.autosave.timer
             assert first is not None and second is not first and first._task is None  # moved, the old one stopped
             await autosaved(pilot)
             assert draft.read_text(encoding="utf-8") == "AB"

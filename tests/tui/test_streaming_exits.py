@@ -132,7 +132,7 @@ def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(random_model: Path
             await pilot.press(*OPENING)
             assert app.main.draft.modified
         assert not app.main.draft.is_attached
-        assert app.save_everything()  # what the timer calls
+        assert app.manuscript.save_everything()  # what the timer calls
         assert not app.main.draft.modified and not app.main.draft.streaming
 
     run(scenario)

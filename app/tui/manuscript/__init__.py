@@ -1,0 +1,7 @@
+"""The author's writing as it is kept: the draft file, its sessions and the autosave, one owner
+(`Manuscript`, manuscript.py) that the app and its screens ask; when to save by itself
+(autosave.py); the suggestion on screen, kept in the draft's session (suggestion.py)."""
+
+from scriptorium.app.tui.manuscript.manuscript import Manuscript, Page, SaveFailed
+
+__all__ = ["Manuscript", "Page", "SaveFailed"]
