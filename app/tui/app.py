@@ -37,7 +37,7 @@ from scriptorium.app.models import loading, startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.replaced import REPLACED_TITLE
 from scriptorium.app.sessions import AnySession, SessionStore
-from scriptorium.app.tui.session_keeper import SessionKeeper
+from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
 from scriptorium.app.tui import generation, pinning, saving, system_commands
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems

@@ -12,7 +12,7 @@ from tui_helpers import autosaved, make_app, run, saved_draft
 
 from scriptorium.app import atomic
 from scriptorium.app.sessions import SessionStore
-from scriptorium.app.tui.session_keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, SessionKeeper
+from scriptorium.app.tui.manuscript.session_keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 
 

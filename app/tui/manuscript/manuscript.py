@@ -29,7 +29,7 @@ from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui import session_tokens
 from scriptorium.app.tui.manuscript import suggestion
 from scriptorium.app.tui.manuscript.autosave import Autosave, Timers
-from scriptorium.app.tui.session_keeper import SessionKeeper
+from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 
 if TYPE_CHECKING:
     from scriptorium.inference.core.backend import Backend

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scriptorium.app.i18n.language import Language
-from scriptorium.app.tui.session_keeper import SessionKeeper
+from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 from scriptorium.app.sessions.records import Generation
 from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion
 from scriptorium.app.sessions.suggestion import Writers as KeptWriters
