@@ -4,9 +4,9 @@ draft, to open another session, to record what the model wrote; it never calls b
 needs it is given: the store and the draft file when made, the screen the texts are on (a `Page`) once
 that screen is up. What it has to say goes up as Textual messages: a notification, or `SaveFailed`.
 
-Its decisions are the ones saving.py, pinning.py and suggestion_keeping.py made with the app's
-`save_everything` handed down to them; the dialogs that ask the author (saving.py, draft_conflict.py,
-pinning.py) ask it in turn.
+These decisions were free functions, each handed the app, the screen, the sessions and the app's own
+`save_everything`, which they called back (leaving the draft climbed back into the app twice). The
+dialogs that ask the author (saving.py, draft_conflict.py, pinning.py) now ask this owner instead.
 """
 
 from __future__ import annotations
