@@ -3,8 +3,9 @@
 It holds what outlives a screen, as one reactive value the main screen receives (attributes down):
 `engine_state` (tui/engine_state.py), the backend, the model's status, the live sampler settings
 the keys change; replaced whole here, as the requests for it come up. Each part has one owner:
-the model lifecycle (models/lifecycle.py) for loading and switching, the session keeper
-(tui/session_keeper.py) for what is written and saved. Requests come up as messages, handled here once.
+the model lifecycle (models/lifecycle.py) for loading and switching, the manuscript (tui/manuscript/: the
+draft file, the sessions, the autosave) for what is written and saved. Requests come up as messages,
+handled here once.
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models import loading, startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.replaced import REPLACED_TITLE
-from scriptorium.app.sessions import AnySession, ChatSession, DraftSession, SessionStore
-from scriptorium.app.tui.session_keeper import SessionKeeper
+from scriptorium.app.sessions import AnySession, SessionStore
+from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import generation, pinning, saving, session_tokens, suggestion_keeping, system_commands
+from scriptorium.app.tui import generation, pinning, saving, system_commands
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.keys import KeyMap
+from scriptorium.app.tui.manuscript import Manuscript, SaveFailed
 from scriptorium.app.tui.process_tuning import ProcessTuning
 from scriptorium.app.tui.quit_signals import QuitOnSignals
 from scriptorium.app.tui.screens.main_screen import MainScreen
@@ -104,29 +106,35 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._config_problems = list(config_problems or ())
         self._model_source = model_source
         self._initial_load = load_options
-        self.draft_file = DraftFile(path := draft.path if isinstance(draft, DraftFile) else draft)
-        # A background save's failure comes from the writing thread: posted, never waited for.
+        path = draft.path if isinstance(draft, DraftFile) else draft
         self.notices: deque[Notification] = deque(maxlen=NOTICES_KEPT)
         """Every notification of this run (the last NOTICES_KEPT): the messages screen shows them."""
-        self.sessions = SessionKeeper(
+        # What it says comes up as messages (a background save's failure from the writing thread: posted, never
+        # waited for).
+        self.manuscript = Manuscript(
             store or SessionStore(),
-            self.draft_file,
-            self.notify,
-            lambda: self.keys.key_display("draft.save"),
-            lambda kind: self.post_message(saving.SaveFailed(kind)),
+            DraftFile(path),
+            self.post_message,
+            self.set_timer,
             self.language,
+            save_key=lambda: self.keys.key_display("draft.save"),
+            notification_timeout=self.NOTIFICATION_TIMEOUT,
         )
         session, self._startup_notes = open_draft_at_start(self.sessions.store, path, resume, self.language.gettext)
         self.sessions.adopt(session)
         self._draft_text = self.sessions.draft.text if self.sessions.draft else ""
         self._screen_ready = False
-        self.autosave = saving.Autosave(self, lambda now: self.sessions.autosave_delay(now), self._autosave)
         self._tuning = ProcessTuning()
         self.set_reactive(
             ScriptoriumApp.engine_state,
             EngineState(sampler=self.settings.sampler, bias=self.settings.bias, speculation=self.settings.speculation),
         )
         self.theme = self.config.ui.theme or self.theme  # the config checked the name
+
+    @property
+    def sessions(self) -> SessionKeeper:
+        """The manuscript's session keeper: the sessions open now, what they recorded, the store."""
+        return self.manuscript.sessions
 
     # ---- start and stop ------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -135,16 +143,14 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self._quit_signals = QuitOnSignals.started(self._quit_on_signal)
         if self.keys.keymap:
             self.set_keymap(self.keys.for_textual())
-        self.main = MainScreen(self.draft_file, self._draft_text, self.settings, self.keys.key_display).data_bind(
-            ScriptoriumApp.engine_state
-        )
+        self.main = MainScreen(
+            self.manuscript.draft_file, self._draft_text, self.settings, self.keys.key_display
+        ).data_bind(ScriptoriumApp.engine_state)
         # The classes of the terminal's size, which the screen's first resize sets: set then,
         # they restyled the whole screen a second time before the first frame.
         self.main.add_class(*self._breakpoint_classes())
         await self.push_screen(self.main)
-        pinning.show_pinned(self.main, self.sessions)
-        self.main.draft.editor.show_spans(session_tokens.spans_of(self.sessions.draft))
-        suggestion_keeping.put_back(self.main, self.sessions, self.notify)
+        self.manuscript.shown_on(self.main)
         self._screen_ready = True
         self._report_startup()
         if (chat := self.sessions.chat) is not None:  # adopted: not saved over with the empty screen first
@@ -173,19 +179,16 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             self.notify(line, title=_("Sessions"), timeout=15)
         self.sessions.report_damaged()
 
-    def _stopped_and_saved(self) -> bool:
-        saving.leave_draft(self, self.main, self.sessions)
-        return self.save_everything()
-
     def _quit_on_signal(self) -> None:  # the terminal closed, or a kill: nobody to ask what to do
         if self._screen_ready:
-            self._stopped_and_saved()
+            self.manuscript.leave_and_save(pinning.typed_in_editors(self.screen_stack))
         self.exit()
 
     async def action_quit(self) -> None:
-        if self._stopped_and_saved():  # the author's text is saved; only a failed save asks what to do
+        # The author's text is saved; only a failed save asks what to do.
+        if self.manuscript.leave_and_save(pinning.typed_in_editors(self.screen_stack)):
             return self.exit()
-        saving.ask_before_quitting(self, self.main, self.draft_file, self.sessions, self.save_everything)
+        saving.ask_before_quitting(self, self.manuscript)
 
     def on_unmount(self) -> None:
         self.sessions.close()  # the session files still being written in the background, and their claims
@@ -259,7 +262,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
         if (options := self.models.crashed(message.backend, self.engine_state.lora_scale)) is not None:
             _ = self.language.gettext
-            saved, reload = _(" Your text is saved.") * self.save_everything(), not self.models.gives_up(options)
+            saved = _(" Your text is saved.") if self.manuscript.save_everything() else ""
+            reload = not self.models.gives_up(options)
             title, said = (
                 self.models.reload_said(options)
                 if reload
@@ -355,12 +359,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     # ---- generations, as the session records them ------------------------------------
     @on(generation.GenerationStarted)
     def _generation_started(self, message: generation.GenerationStarted) -> None:
-        if (backend := self.engine_state.backend) is not None:
-            self.sessions.generation_started(
-                message.request, backend, message.draft_text, message.anchor, message.chat_messages
-            )
-        if self.autosave.pending:  # due mid-stream, it would take llama.cpp's CPU: saved as it starts
-            self.autosave.schedule(at_once=True)
+        self.manuscript.generation_started(message, self.engine_state.backend)
 
     @on(generation.TokensGenerated)
     def _tokens_generated(self, message: generation.TokensGenerated) -> None:
@@ -370,18 +369,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def _generation_finished(self, message: generation.GenerationFinished) -> None:
         if message.event.seed is not None:
             self.engine_state = replace(self.engine_state, last_seed=message.event.seed)
-        self.sessions.generation_finished(
-            message.request_id, message.event, self.main.chat_messages(), message.lore, message.fim_after
-        )
+        self.manuscript.generation_finished(message)
         self.models.generation_finished(message.event.threads)
-        # Now, while nothing streams: after the pause it would land in the next generation, taking llama.cpp's CPU.
-        self.autosave.schedule(at_once=True)
 
     @on(generation.GenerationFailed)
     @on(generation.GenerationWithdrawn)
     def _generation_cut_short(self, message: generation.GenerationFailed | generation.GenerationWithdrawn) -> None:
-        self.sessions.generation_failed(message.request_id, ran=message.engine_started)
-        self.autosave.schedule(at_once=True)
+        self.manuscript.generation_cut_short(message.request_id, ran=message.engine_started)
 
     @on(ModePane.SeedChosen)
     def _seed_chosen(self, message: ModePane.SeedChosen) -> None:
@@ -389,21 +383,18 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(DraftPane.SuggestionAccepted)
     def _suggestion_accepted(self, message: DraftPane.SuggestionAccepted) -> None:
-        suggestion_keeping.keep(self.main, self.sessions)  # what is left of it, if a word was kept
-        if self.sessions.accepted(
+        self.manuscript.accepted(
             message.text,
             message.at_index,
             message.request_ids,
             message.parts,
             message.draft_text,
             rejected_ids=message.rejected_ids,
-        ):
-            self.main.draft_saved()
+        )
 
     @on(DraftPane.SuggestionRejected)
     def _suggestion_rejected(self, message: DraftPane.SuggestionRejected) -> None:
-        self.sessions.rejected(message.request_ids, restorable=message.restorable)
-        self.autosave.schedule()
+        self.manuscript.rejected(message.request_ids, restorable=message.restorable)
 
     @on(DraftPane.SuggestionRestored)
     def _suggestion_restored(self, message: DraftPane.SuggestionRestored) -> None:
@@ -411,50 +402,27 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(ModePane.Edited)
     def _edited(self) -> None:
-        self.autosave.schedule()
+        self.manuscript.edited()
 
     # ---- saving ----------------------------------------------------------------------
-    def _autosave(self) -> None:
-        if self._screen_ready and self.main.is_attached:
-            self.save_everything(in_background=True)  # a long session's write would hold the keys
-
-    def save_everything(
-        self, *, explicit: bool = False, in_background: bool = False, replace_file: bool = False
-    ) -> bool:
-        """Save the draft (session, file) and chat; True if all was written (or is being: `in_background`).
-        `replace_file`: over whatever the draft file holds (set aside first, if another program changed it: no
-        other save replaces such a file, and ctrl+s asks whose text it keeps; sessions/file_choice.py)."""
-        saving.take_changed_draft_file(self, self.main, self.sessions.draft)  # before its text is saved over it
-        text, overwrite = self.main.draft_text(), replace_file
-        self.sessions.problems.repeat_next(asked=explicit)
-        suggestion_keeping.keep(self.main, self.sessions)
-        if saved := self.sessions.save_draft(
-            text, overwrite_file=overwrite, in_background=in_background, asked=explicit
-        ):
-            self.main.draft_saved()
-        return (
-            self.sessions.save_chat(self.main.chat_messages(), self.main.chat_unsent(), in_background=in_background)
-            and saved
-        )
-
     def on_app_focus(self) -> None:  # back from the editor that may have changed the draft file
         if self._screen_ready:
-            saving.take_changed_draft_file(self, self.main, self.sessions.draft)
+            self.manuscript.take_changed_file()
 
-    @on(saving.SaveFailed)
-    def _save_failed(self, message: saving.SaveFailed) -> None:
+    @on(SaveFailed)
+    def _save_failed(self, message: SaveFailed) -> None:
         if message.kind == "draft" and self._screen_ready:  # the unsaved dot comes back: the text is only here
             self.main.draft_saved(saved=False)
 
     @on(DraftPane.SaveRequested)
     def _save_requested(self) -> None:
-        saving.save_requested(self, self.main, self.sessions, self.save_everything)
+        saving.save_requested(self, self.manuscript)
 
     # ---- sessions and export -----------------------------------------------------------
     def action_sessions(self) -> None:
         from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
 
-        self.save_everything()
+        self.manuscript.save_everything()
         current = self.sessions.of_mode(self.main.mode)
         self.push_screen(
             SessionsScreen(self.sessions, {current.id} if current else set(), self.language), self.show_session
@@ -464,19 +432,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         """Put `session` on screen (the draft editor or the chat), replacing what was there."""
         if session is None:  # the sessions screen closed without one
             return
-        self._stopped_and_saved()  # a generation still streaming is kept, stopped, in the session going away
-        self.main.forget_generation()
-        self.sessions.adopt(session)
-        pinning.show_pinned(self.main, self.sessions)
-        if isinstance(session, DraftSession):
-            self.main.show_draft(session.text, session_tokens.spans_of(session))
-            suggestion_keeping.put_back(self.main, self.sessions, self.notify)
-        elif isinstance(session, ChatSession):
-            await self.main.show_chat(session.turn_messages(), session.unsent, session.turn_endings())
+        await self.manuscript.open(session, pinning.typed_in_editors(self.screen_stack))
         self.notify(self.models.session_opened(session.title, self.sessions.last_generation()))
 
     def action_edit_pinned(self, which: str) -> None:  # 'memory', 'note' or 'lore'
-        pinning.edit_pinned(self, self.main, self.sessions, which, self.save_everything)
+        pinning.edit_pinned(self, self.main, self.manuscript, which)
 
     def action_show_context(self) -> None:
         from scriptorium.app.tui import context_viewing
@@ -506,7 +466,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
     def action_export(self) -> None:
         from scriptorium.app.tui import exporting
 
-        self.save_everything()
+        self.manuscript.save_everything()
         exporting.export_with_confirmation(self, self.sessions.of_mode(self.main.mode), self.language)
 
     # ---- keys: the sampler panel's (the live sampler state), help, the palette ---------------

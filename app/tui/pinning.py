@@ -1,27 +1,22 @@
 """Editing what is pinned into every prompt: the memory and the author's note of the
-session on screen. The app's actions land here; the session keeper keeps the text and
-the panes are given it (attributes down)."""
+session on screen. The app's actions land here; the manuscript keeps the text, gives it
+to the panes (attributes down) and saves it."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Iterable
 
 from textual.app import App
+from textual.screen import Screen
 
-from scriptorium.inference.core.errors import ScriptoriumError
-from scriptorium.inference.window.lore import Lorebook
 from scriptorium.inference.window.window import Pinned
 
-from scriptorium.app.sessions import session_lore
-from scriptorium.app.tui.session_keeper import SessionKeeper
-from scriptorium.app.sessions.model import DraftSession
+from scriptorium.app.tui.manuscript import Manuscript
 from scriptorium.app.tui.pinned_count import PinnedCounter
 from scriptorium.app.tui.screens.main_screen import MainScreen
 
 
-def edit_pinned(
-    app: App[None], main: MainScreen, sessions: SessionKeeper, which: str, save: Callable[[], object]
-) -> None:
+def edit_pinned(app: App[None], main: MainScreen, manuscript: Manuscript, which: str) -> None:
     """Open the editor of the memory, the note or the lorebook (`which`) for the mode on screen."""
     if app.screen is not main:  # a dialog open keeps the keys
         return
@@ -30,7 +25,7 @@ def edit_pinned(
     from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
     if which == "lore":
-        lore_editing.edit_lore(app, main, sessions, save)
+        lore_editing.edit_lore(app, main, manuscript)
         return
     mode = main.mode
     if which == "note" and mode == "chat":
@@ -48,9 +43,7 @@ def edit_pinned(
     def kept(pinned: Pinned | None) -> None:
         if pinned is None:
             return
-        sessions.set_pinned(mode, pinned, main.draft_text())
-        show_pinned(main, sessions)
-        save()
+        manuscript.keep_pinned(mode, pinned)
         _ = main.language.gettext
         memory, text = which == "memory", pinned.memory if which == "memory" else pinned.note
         if not text.strip():
@@ -68,40 +61,13 @@ def edit_pinned(
 
     backend, max_tokens = main.engine_state.backend, main.engine_state.sampler.max_tokens
     counter = None if backend is None else PinnedCounter(backend.count_tokens, backend.n_ctx, max_tokens)
-    screen = PinnedScreen(which, sessions.pinned(mode), counter, main.language)
+    screen = PinnedScreen(which, manuscript.sessions.pinned(mode), counter, main.language)
     app.push_screen(screen, kept)
 
 
-def show_pinned(main: MainScreen, sessions: SessionKeeper) -> None:
-    """Give each pane its session's memory and note, and the draft its lorebook."""
-    main.draft.pinned = sessions.pinned("draft")
-    main.chat.pinned = sessions.pinned("chat")
-    main.draft.lorebook = lorebook_shown(main, sessions.draft)
-
-
-def lorebook_shown(main: MainScreen, session: DraftSession | None) -> Lorebook:
-    """The draft session's lorebook; a shared file that cannot be read is said, and the
-    draft goes on without lore until it can."""
-    try:
-        return session_lore.lorebook_of(session)
-    except ScriptoriumError as error:
-        _ = main.language.gettext
-        main.notify(
-            _("{error}; the draft is continued without its lore until the file is fixed.").format(error=error),
-            title=_("Lorebook"),
-            severity="error",
-            timeout=15,
-        )
-        return Lorebook()
-
-
-def keep_typed(app: App[None], main: MainScreen, sessions: SessionKeeper) -> None:
-    """Quitting with the memory or note editor open keeps what was typed there, as it keeps
-    the draft: it is the author's text (Esc is the way to leave it unchanged)."""
+def typed_in_editors(screens: Iterable[Screen[object]]) -> list[Pinned]:
+    """What the memory or note editors open in `screens` hold: quitting with one open keeps what was typed
+    there, as it keeps the draft (Manuscript.leave)."""
     from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
-    for screen in app.screen_stack:
-        if isinstance(screen, PinnedScreen):
-            typed = screen.typed(strict=False)
-            if typed != sessions.pinned(main.mode):
-                sessions.set_pinned(main.mode, typed, main.draft_text())
+    return [screen.typed(strict=False) for screen in screens if isinstance(screen, PinnedScreen)]

@@ -256,3 +256,19 @@ def test_the_inference_core_imports_no_other_seam() -> None:
         if target.startswith("scriptorium.inference") and not target.startswith(core)
     )
     assert not found, "inference/core/ imports another seam:\n" + "\n".join(found)
+
+
+def test_sessions_import_nothing_of_the_tui() -> None:
+    """app/sessions/ is sessions on disk, which the command line reads and writes too: the TUI's
+    side of them (what the author writes, recorded and saved) is the TUI's manuscript
+    (app/tui/manuscript/). A session module that imported the TUI (sessions/keeper.py once
+    imported tui/generation.py) would load Textual into `scriptorium sessions` and `export`."""
+    sessions, tui = "scriptorium.app.sessions", "scriptorium.app.tui"
+    found = sorted(
+        f"{source} -> {target}"
+        for source, targets in import_graph().items()
+        if source == sessions or source.startswith(sessions + ".")
+        for target in targets
+        if target == tui or target.startswith(tui + ".")
+    )
+    assert not found, "app/sessions/ imports the TUI:\n" + "\n".join(found)

@@ -14,7 +14,7 @@ import pytest
 
 from scriptorium.app.sessions import DraftConflictError, DraftFileError, DraftSession, SessionStore
 from scriptorium.app.sessions.file_choice import take_file_text
-from scriptorium.app.tui.session_keeper import SessionKeeper
+from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 
 MINE = "Lucia scese al porto.\n"

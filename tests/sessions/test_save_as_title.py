@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scriptorium.app.sessions import SessionStore
-from scriptorium.app.tui.session_keeper import SessionKeeper
+from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 
 TEXT = "Lucia scese al porto quella mattina."

@@ -12,7 +12,7 @@ import pytest
 
 from scriptorium.app import atomic
 from scriptorium.app.sessions import DraftSession, SessionStore
-from scriptorium.app.tui.session_keeper import SessionKeeper
+from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.sessions.writes import BackgroundWrites
 

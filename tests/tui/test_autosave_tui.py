@@ -12,7 +12,7 @@ from tui_helpers import autosaved, make_app, run, saved_draft
 
 from scriptorium.app import atomic
 from scriptorium.app.sessions import SessionStore
-from scriptorium.app.tui.session_keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, SessionKeeper
+from scriptorium.app.tui.manuscript.session_keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 
 
@@ -90,9 +90,9 @@ def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
         app = make_app(None, draft=draft)
         async with app.run_test() as pilot:
             await pilot.press("A")
-            first = app.autosave.timer
+            first = app.manuscript.autosave.timer
             await pilot.press("B")
-            second = app.autosave.timer
+            second = app.manuscript.autosave.timer
             assert first is not None and second is not first and first._task is None  # moved, the old one stopped
             await autosaved(pilot)
             assert draft.read_text(encoding="utf-8") == "AB"

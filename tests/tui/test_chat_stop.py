@@ -127,7 +127,7 @@ def test_a_reopened_chat_marks_the_replies_that_were_stopped(random_model: Path)
             reply = chat.transcript.query(AssistantMessage).last()
             assert reply.has_class("-stopped") and reply.border_subtitle == "stopped"
             await generated(pilot, *"E poi?", "enter")  # the stopped reply is no longer the last one
-            assert app.save_everything() and app.sessions.chat is not None
+            assert app.manuscript.save_everything() and app.sessions.chat is not None
             await app.show_session(SessionStore().load(app.sessions.chat.id))
             await pilot.pause()
             stopped, answer = chat.transcript.query(AssistantMessage)
@@ -162,7 +162,7 @@ def test_a_failed_reply_stays_failed_as_the_last_one_again_and_reopened(random_m
             failed = chat.transcript.query(AssistantMessage).last()
             assert failed.has_class("-stopped") and failed.border_subtitle == "failed"
             await pilot.press("escape")  # both turns back, then reopened
-            assert app.save_everything() and app.sessions.chat is not None
+            assert app.manuscript.save_everything() and app.sessions.chat is not None
             await app.show_session(SessionStore().load(app.sessions.chat.id))
             await pilot.pause()
             assert [reply.border_subtitle for reply in chat.transcript.query(AssistantMessage)] == ["failed", "failed"]

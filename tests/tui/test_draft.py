@@ -327,7 +327,7 @@ def test_accepting_and_rejecting_are_announced_for_sessions(random_model: Path) 
         app = Recording(
             backend_loader=template.backend_loader,
             settings=template.settings,
-            draft=template.draft_file,
+            draft=template.manuscript.draft_file,
             load_options=template._initial_load,
         )
         async with app.run_test() as pilot:

@@ -56,7 +56,7 @@ def test_coming_back_to_the_app_shows_the_files_new_text_and_says_so(tmp_path: P
             await pilot.press("ctrl+z")
             await pilot.pause()
             assert app.main.draft.editor.text == "Riscritto altrove."
-            app.save_everything()
+            app.manuscript.save_everything()
         assert draft.read_text(encoding="utf-8") == "Riscritto altrove."
 
     run(scenario)

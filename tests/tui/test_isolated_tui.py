@@ -313,7 +313,7 @@ def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
             written = "".join(t.text for t in app.main.chat.versions.current().records)
             assert [m["role"] for m in chat.messages] == ["user", "assistant"]
             assert chat.messages[-1]["content"] == written and written
-            app.save_everything()
+            app.manuscript.save_everything()
             app.sessions.store.flush()
             [session] = [
                 json.loads(p.read_text(encoding="utf-8"))

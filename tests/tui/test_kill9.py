@@ -15,7 +15,7 @@ from typing import Any
 
 from test_tmux import Terminal, terminal  # noqa: F401 - the fixture, used by name
 
-from scriptorium.app.tui.session_keeper import AUTOSAVE_SECONDS
+from scriptorium.app.tui.manuscript.session_keeper import AUTOSAVE_SECONDS
 
 
 def test_kill_9_during_a_generation_keeps_the_accepted_suggestion_and_the_typing(

@@ -223,7 +223,7 @@ def test_a_model_llama_cpp_would_abort_on_is_refused_and_the_typing_kept(
             await pilot.press("ctrl+g")
             await pilot.pause()
             assert app.main.draft.editor.text == "Scrivo mentre carica"
-            assert app.save_everything()
+            assert app.manuscript.save_everything()
         assert draft.read_text(encoding="utf-8") == "Scrivo mentre carica"
 
     run(scenario)

@@ -59,6 +59,6 @@ def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_model: P
             messages = [n.message for n in app.notices]
             assert any(f"{prompts.CONTINUE}" in m and ("is not UTF-8 text" in m or "not found" in m) for m in messages)
             assert any(prompts.CHAT_SYSTEM in m for m in messages)
-            assert app.save_everything()
+            assert app.manuscript.save_everything()
 
     run(scenario)

@@ -29,7 +29,7 @@ def test_resuming_a_session_open_in_another_scriptorium_works_on_a_copy() -> Non
             assert app.main.draft.editor.text == "Scritto nella prima finestra."
             assert any("open in another scriptorium" in n.message for n in app.notices)
             await pilot.press(*"Seconda. ")
-            assert app.save_everything()
+            assert app.manuscript.save_everything()
         assert store.load(first.id).text == "Scritto nella prima finestra."
         assert store.load(copy.id).text == "Seconda. Scritto nella prima finestra."
 

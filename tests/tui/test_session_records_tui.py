@@ -142,10 +142,10 @@ def test_redo_after_undo_gives_the_model_its_passage_back(random_model: Path) ->
             kept = [(s.start, s.end) for s in session.spans]
             assert kept == [(9, 9 + len(done.text))] and len(editor.spans) == 1
             await pilot.press("ctrl+z")
-            app.save_everything()  # as the autosave does once typing pauses
+            app.manuscript.save_everything()  # as the autosave does once typing pauses
             assert session.text == "Era notte" and session.spans == [] and len(editor.spans) == 0
             await pilot.press("ctrl+y")
-            app.save_everything()
+            app.manuscript.save_everything()
             assert session.text == editor.text == "Era notte" + done.text
             assert [(s.start, s.end) for s in session.spans] == kept
             assert len(editor.spans) == 1 and editor.token_at_cursor() is not None

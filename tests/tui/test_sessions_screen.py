@@ -54,7 +54,7 @@ def test_deleting_the_open_session_says_at_once_that_it_cannot_be_done(tmp_path:
         app = make_app(None)
         async with app.run_test() as pilot:
             await pilot.press(*"Un testo aperto")
-            app.save_everything()
+            app.manuscript.save_everything()
             await pilot.press("f5")
             screen = app.screen
             assert isinstance(screen, SessionsScreen)

@@ -76,7 +76,7 @@ def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_says_s
             assert app.main.draft.editor.text == "Il testo della sessione."
             assert any("not UTF-8" in n.message and "own copy" in n.message for n in app.notices)
             await pilot.press(*"X")
-            app.save_everything()
+            app.manuscript.save_everything()
         assert draft.read_bytes() == b"\xff\xfe not UTF-8"  # a conflict: never written over
 
     run(scenario)
@@ -100,19 +100,21 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
         async with app.run_test() as pilot:
             await pilot.press(*"Senza nome")
             await save_as(pilot, str(tmp_path))
-            assert app.screen is app.main and app.draft_file.path is None
+            assert app.screen is app.main and app.manuscript.draft_file.path is None
             assert any("is a folder" in n.message for n in app.notices)
 
             await save_as(pilot, str(existing))
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("n")
             await pilot.pause()
-            assert app.draft_file.path is None and existing.read_text(encoding="utf-8") == "Un altro racconto."
+            assert (
+                app.manuscript.draft_file.path is None and existing.read_text(encoding="utf-8") == "Un altro racconto."
+            )
 
             await save_as(pilot, str(existing))
             await pilot.press("y")
             await pilot.pause()
-            assert app.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
+            assert app.manuscript.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
             assert not any("changed on disk" in n.message for n in app.notices)
 
     run(scenario)
@@ -176,7 +178,7 @@ def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeyp
         async with app.run_test() as pilot:
             monkeypatch.setattr(SessionStore, "_write_session", disk_full)
             await pilot.press(*"Solo qui")
-            assert not app.save_everything()
+            assert not app.manuscript.save_everything()
             await open_from_the_list(pilot, other.id)
             assert any("only on screen" in n.message for n in app.notices)
             await pilot.press("escape")
@@ -198,7 +200,7 @@ def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_pat
             app.screen.query_one(Input).value = str(tmp_path / "file.md" / "bozza.md")
             await pilot.press("enter")
             await pilot.pause()
-            assert app.screen is app.main and app.draft_file.path is None
+            assert app.screen is app.main and app.manuscript.draft_file.path is None
             assert any(n.title == "Not saved" for n in app.notices)
             await pilot.press("ctrl+s")
             assert isinstance(app.screen, SavePathScreen)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tui_helpers import GREEDY, generated, make_app, model_ready, run, saved_draft
 
-from scriptorium.app.tui import session_keeper as keeper
+from scriptorium.app.tui.manuscript import session_keeper as keeper
 from scriptorium.inference.core.settings import SamplerSettings
 
 OPENING = "C'era una volta"

@@ -192,7 +192,7 @@ def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path
             await pilot.press("ctrl+right", "escape")
             await pilot.pause()
             word = app.main.draft.editor.text[len(OPENING) :]
-            app.save_everything()
+            app.manuscript.save_everything()
             (generation,) = saved_draft(draft).generations
             assert generation.outcome == "partly_accepted" and generation.accepted_text == word
 
@@ -225,7 +225,7 @@ def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
         async with app.run_test() as pilot:
             await model_ready(pilot)
             done = await generated(pilot, *"Ciao!", "enter")
-            app.save_everything()
+            app.manuscript.save_everything()
             chat = app.sessions.chat
             assert chat is not None
             saved = SessionStore().load(chat.id)
@@ -280,7 +280,7 @@ def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path: Path,
             await pilot.pause()
             assert any("damaged" in message and "moved aside" in message for message in notifications(resumed))
             await pilot.press(*"Si scrive lo stesso")
-            assert resumed.save_everything()
+            assert resumed.manuscript.save_everything()
         assert not damaged.exists()
         assert [p for p in store.directory.iterdir() if ".corrupt-" in p.name]
 

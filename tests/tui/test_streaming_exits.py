@@ -17,6 +17,7 @@ from tui_helpers import GREEDY, Gate, make_app, model_ready, run
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 from scriptorium.app.tui.app import ScriptoriumApp
+from scriptorium.app.tui.manuscript import session_keeper
 
 LONG = GREEDY.with_changes(max_tokens=200, preset="greedy")
 OPENING = "C'era una volta"
@@ -120,10 +121,16 @@ def test_changing_the_model_while_it_writes(
     assert draft.read_text(encoding="utf-8") == OPENING
 
 
-def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(random_model: Path, tmp_path: Path) -> None:
+def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(
+    random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The autosave timer (soon after a change) can fire while the app closes, after the
     panes have left their screen: it saves, and draws nothing."""
     draft = tmp_path / "draft.md"
+    # The test makes the save itself: typing slower than the autosave's longest wait (a busy
+    # machine) had saved it already, and the draft was no longer modified when it looked.
+    monkeypatch.setattr(session_keeper, "AUTOSAVE_SECONDS", 3600.0)
+    monkeypatch.setattr(session_keeper, "AUTOSAVE_LONGEST_SECONDS", 3600.0)
 
     async def scenario() -> None:
         app = make_app(random_model, draft=draft)
@@ -132,7 +139,7 @@ def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(random_model: Path
             await pilot.press(*OPENING)
             assert app.main.draft.modified
         assert not app.main.draft.is_attached
-        assert app.save_everything()  # what the timer calls
+        assert app.manuscript.save_everything()  # what the timer calls
         assert not app.main.draft.modified and not app.main.draft.streaming
 
     run(scenario)

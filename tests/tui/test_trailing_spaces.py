@@ -169,7 +169,7 @@ def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> No
         app = Recording(
             backend_loader=template.backend_loader,
             settings=template.settings,
-            draft=template.draft_file,
+            draft=template.manuscript.draft_file,
             load_options=template._initial_load,
         )
         async with app.run_test(size=(120, 40)) as pilot:

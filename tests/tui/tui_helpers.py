@@ -109,7 +109,7 @@ async def autosaved(pilot: Pilot[Any]) -> None:
     stood in for it, and a loaded CPU could hold the timer past it."""
     app = pilot.app
     assert isinstance(app, ScriptoriumApp)
-    await until(pilot, lambda: not app.autosave.pending, "the autosave")
+    await until(pilot, lambda: not app.manuscript.autosave.pending, "the autosave")
     app.sessions.store.flush()
     await pilot.pause()
 
@@ -347,7 +347,7 @@ async def saved(pilot: Pilot[Any]) -> None:
     either timer fired yet (the title bar's unsaved marker, "N words")."""
     app = pilot.app
     assert isinstance(app, ScriptoriumApp)
-    app.save_everything()
+    app.manuscript.save_everything()
     await pilot.pause(WORD_COUNT_DELAY + 0.2)
     await pilot.pause()
 
@@ -388,7 +388,7 @@ def session_written_with(model_or_app: Path | ScriptoriumApp) -> None:
 
 def saved_chat(app: Any) -> Any:
     """The chat session as saving everything now writes it, read back from disk."""
-    app.save_everything()
+    app.manuscript.save_everything()
     assert app.sessions.chat is not None
     return SessionStore().load(app.sessions.chat.id)
 

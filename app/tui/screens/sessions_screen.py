@@ -19,7 +19,7 @@ from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
-    from scriptorium.app.tui.session_keeper import SessionKeeper
+    from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 
 
 class SessionsScreen(ModalScreen[AnySession | None]):

@@ -1,5 +1,5 @@
-"""The TUI's side of sessions: what the author writes and what the model proposes, kept in a session
-(app/sessions/) and saved often enough that nothing accepted is ever lost.
+"""The manuscript's record of the work (manuscript.py owns it): what the author writes and what the model
+proposes, kept in a session (app/sessions/) and saved often enough that nothing accepted is ever lost.
 
 Everything here runs on the UI thread (but the report of a write made in the background, which only notifies):
 the store is only called between edits, so a session is never encoded while it changes; autosaves hand the

@@ -9,22 +9,25 @@ new one.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING
 
-from scriptorium.app.tui.session_keeper import SessionKeeper
+from scriptorium.app.i18n.language import Language
+from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 from scriptorium.app.sessions.records import Generation
 from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion
 from scriptorium.app.sessions.suggestion import Writers as KeptWriters
 from scriptorium.app.tui.branches import Ghost, Version, Writers, written_parts
 from scriptorium.app.tui.generation import new_request_id
-from scriptorium.app.tui.screens.main_screen import MainScreen
 from scriptorium.app.tui.session_tokens import tokens_spelling
 from scriptorium.app.tui.token_spans import TokenRecord
 
+if TYPE_CHECKING:
+    from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 
-def keep(main: MainScreen, sessions: SessionKeeper) -> None:
+
+def keep(editor: DraftEditor, sessions: SessionKeeper) -> None:
     """Record in the draft's session the suggestion on screen (or that there is none)."""
-    session, editor = sessions.draft, main.draft.editor
+    session = sessions.draft
     if session is None:
         return
     ghost = editor.ghost
@@ -86,20 +89,18 @@ class _Reopened:
         return tokens
 
 
-def put_back(main: MainScreen, sessions: SessionKeeper, notify: Callable[..., object]) -> None:
-    """Show again the suggestion the draft's session was saved with, if the draft around it is as it was."""
-    session, editor = sessions.draft, main.draft.editor
+def put_back(editor: DraftEditor, sessions: SessionKeeper, language: Language) -> str | None:
+    """Show again the suggestion the draft's session was saved with, if the draft around it is as it was;
+    if it is not, the suggestion is dropped, and what to tell the author is returned."""
+    session = sessions.draft
     if session is None or session.suggestion is None:
-        return
+        return None
     suggestion, session.suggestion = session.suggestion, None
     if not suggestion.fits(editor.text):
-        _ = main.language.gettext
-        said = _(
+        return language.gettext(
             "The suggestion left undecided when this draft was last closed was dropped: "
             "the draft around it changed since."
         )
-        notify(said, title=_("Sessions"), timeout=10)
-        return
     reopened = _Reopened(sessions, session.generations)
     versions = []
     for kept in suggestion.versions:
@@ -123,3 +124,4 @@ def put_back(main: MainScreen, sessions: SessionKeeper, notify: Callable[..., ob
             version=suggestion.version,
         )
     )
+    return None
