@@ -98,18 +98,15 @@ def test_an_insert_without_fim_tokens_stops_at_the_end_of_its_sentence(phrases_m
     assert fim_after == 0
 
 
-def test_healing_and_the_length_mode_are_in_the_palette_and_the_panel(molo_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(molo_model)
-        async with app.run_test(size=(140, 50)) as pilot:
-            await model_ready(pilot)
-            commands = {c.title: c for c in app.get_system_commands(app.main)}
-            await commands["Sampler panel: Healing"].callback()
-            await commands["Sampler panel: Stop at"].callback()
-            await pilot.pause()
-            assert (app.engine_state.sampler.heal, app.engine_state.sampler.length) == (False, "sentence")
-            text = "\n".join(line.plain for line in app.main.sidebar.sampler.lines(60))
-            assert re.search(r"healing\s+off", text), text  # shown once it is not the default
-            assert re.search(r"max tokens\s+\d+ · or sentence end", text), text
-
-    run(scenario)
+async def test_healing_and_the_length_mode_are_in_the_palette_and_the_panel(molo_model: Path) -> None:
+    app = make_app(molo_model)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await model_ready(pilot)
+        commands = {c.title: c for c in app.get_system_commands(app.main)}
+        await commands["Sampler panel: Healing"].callback()
+        await commands["Sampler panel: Stop at"].callback()
+        await pilot.pause()
+        assert (app.engine_state.sampler.heal, app.engine_state.sampler.length) == (False, "sentence")
+        text = "\n".join(line.plain for line in app.main.sidebar.sampler.lines(60))
+        assert re.search(r"healing\s+off", text), text  # shown once it is not the default
+        assert re.search(r"max tokens\s+\d+ · or sentence end", text), text

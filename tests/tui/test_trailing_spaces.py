@@ -87,21 +87,18 @@ def test_typing_after_the_space_types_through_the_suggestion(sentence_model: Pat
     continuing(sentence_model, "Il gatto dorme ", then)
 
 
-def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(sentence_model, sampler=UNHEALED)
-        async with app.run_test(size=(130, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Il gatto dorme ", "ctrl+n")
-            await candidates_written(pilot)
-            await pilot.press("enter")
-            await pilot.pause()
-            editor = app.main.draft.editor
-            assert editor.ghost is not None and editor.ghost.text == " La casa era buia."
-            await pilot.press("tab")
-            assert editor.text == "Il gatto dorme La casa era buia."
-
-    run(scenario)
+async def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) -> None:
+    app = make_app(sentence_model, sampler=UNHEALED)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Il gatto dorme ", "ctrl+n")
+        await candidates_written(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        editor = app.main.draft.editor
+        assert editor.ghost is not None and editor.ghost.text == " La casa era buia."
+        await pilot.press("tab")
+        assert editor.text == "Il gatto dorme La casa era buia."
 
 
 def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(sentence_model: Path) -> None:
@@ -138,16 +135,13 @@ def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence
     continuing(sentence_model, "Il gatto dorme", then)
 
 
-def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, sampler=UNHEALED)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await scored(pilot, "Il gatto dorme \t")
-            last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
-            assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it
-
-    run(scenario)
+async def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> None:
+    app = make_app(random_model, sampler=UNHEALED)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await scored(pilot, "Il gatto dorme \t")
+        last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
+        assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it
 
 
 # The "utf8_bytes" model writes "è" (the bytes <0xC3> <0xA8>) after any token outside its
@@ -156,7 +150,7 @@ GREEDY_FOUR = preset("greedy").with_changes(max_tokens=4, heal=False, preset="gr
 BYTES_ALLOWED = ["ctrl+t", "b", "escape"]  # the sampler panel's byte ban lifted
 
 
-def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> None:
+async def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> None:
     seen: list[DraftPane.SuggestionAccepted] = []
 
     class Recording(ScriptoriumApp):
@@ -164,35 +158,32 @@ def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> No
         def record(self, message: DraftPane.SuggestionAccepted) -> None:
             seen.append(message)
 
-    async def scenario() -> None:
-        template = make_app(utf8_model, sampler=GREEDY_FOUR)
-        app = Recording(
-            backend_loader=template.backend_loader,
-            settings=template.settings,
-            draft=template.draft_file,
-            load_options=template._initial_load,
-        )
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*BYTES_ALLOWED, *"pronto. ")
-            editor = app.main.draft.editor
-            await generated(pilot, "ctrl+g")
-            assert editor.ghost is not None and editor.ghost.text == "èè"
-            await pilot.press("ctrl+right")  # a word: after the author's space, not in its place
-            assert editor.text == "pronto. èè"
-            assert (seen[-1].text, seen[-1].at, seen[-1].at_index) == ("èè", (0, 8), 8)
-            await pilot.press("ctrl+z")
-            assert editor.text == "pronto. "
-            await generated(pilot, "ctrl+g")
-            await pilot.press("escape")
-            assert editor.text == "pronto. "
-            await generated(pilot, "ctrl+g")
-            await generated(pilot, "ctrl+r")  # a re-roll: the same text, in the same place
-            await pilot.press("tab")
-            assert editor.text == "pronto. èè"
-            assert (seen[-1].text, seen[-1].at_index) == ("èè", 8)
-
-    run(scenario)
+    template = make_app(utf8_model, sampler=GREEDY_FOUR)
+    app = Recording(
+        backend_loader=template.backend_loader,
+        settings=template.settings,
+        draft=template.draft_file,
+        load_options=template._initial_load,
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*BYTES_ALLOWED, *"pronto. ")
+        editor = app.main.draft.editor
+        await generated(pilot, "ctrl+g")
+        assert editor.ghost is not None and editor.ghost.text == "èè"
+        await pilot.press("ctrl+right")  # a word: after the author's space, not in its place
+        assert editor.text == "pronto. èè"
+        assert (seen[-1].text, seen[-1].at, seen[-1].at_index) == ("èè", (0, 8), 8)
+        await pilot.press("ctrl+z")
+        assert editor.text == "pronto. "
+        await generated(pilot, "ctrl+g")
+        await pilot.press("escape")
+        assert editor.text == "pronto. "
+        await generated(pilot, "ctrl+g")
+        await generated(pilot, "ctrl+r")  # a re-roll: the same text, in the same place
+        await pilot.press("tab")
+        assert editor.text == "pronto. èè"
+        assert (seen[-1].text, seen[-1].at_index) == ("èè", 8)
 
 
 def test_typing_after_the_authors_space_types_through_a_word_that_follows_it(utf8_model: Path) -> None:
