@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, HeldCounts, generated, loader_failing_after, make_app, model_ready, run, window_marked
+from tui_helpers import Gate, HeldCounts, generated, loader_failing_after, make_app, model_ready, window_marked
 
 from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 from scriptorium.inference.core.settings import preset
@@ -96,7 +96,7 @@ async def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> 
         assert reply.border_subtitle == "stopped" and reply.has_class("-stopped")
 
 
-def test_a_reopened_chat_marks_the_replies_that_were_stopped(random_model: Path) -> None:
+async def test_a_reopened_chat_marks_the_replies_that_were_stopped(random_model: Path) -> None:
     """Reopened with --resume or from the sessions screen, a chat showed a reply stopped
     with Esc as if it had ended by itself, though the session records that it was stopped
     (and the live chat and the export both said so)."""
@@ -125,8 +125,8 @@ def test_a_reopened_chat_marks_the_replies_that_were_stopped(random_model: Path)
             assert stopped.has_class("-stopped") and stopped.border_subtitle == "stopped"
             assert not answer.has_class("-stopped") and not answer.border_subtitle
 
-    run(first)
-    run(reopened)
+    await first()
+    await reopened()
 
 
 async def test_a_failed_reply_stays_failed_as_the_last_one_again_and_reopened(random_model: Path) -> None:

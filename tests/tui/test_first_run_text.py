@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from tui_helpers import make_app, model_ready, run
+from tui_helpers import make_app, model_ready
 
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import Event
@@ -81,7 +81,7 @@ async def test_while_the_first_token_is_awaited_and_after_a_generation_without_o
         assert shown(app)["probabilities"] == "press ^g to continue the draft / then the candidates show here"
 
 
-def test_a_failed_load_and_no_model_say_there_is_no_model(bad_gguf_files: dict[str, Path]) -> None:
+async def test_a_failed_load_and_no_model_say_there_is_no_model(bad_gguf_files: dict[str, Path]) -> None:
     async def scenario(model: Path | None, status: str) -> None:
         app = make_app(model)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -90,5 +90,5 @@ def test_a_failed_load_and_no_model_say_there_is_no_model(bad_gguf_files: dict[s
             assert now["probabilities"] == "no model loaded" and now["kv"] == "no model loaded"
             assert status in now["status"]
 
-    run(lambda: scenario(bad_gguf_files["not_gguf"], "model failed to load"))
-    run(lambda: scenario(None, "no model"))
+    await scenario(bad_gguf_files["not_gguf"], "model failed to load")
+    await scenario(None, "no model")

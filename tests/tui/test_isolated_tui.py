@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, until, window_marked
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, until, window_marked
 
 from scriptorium.inference.local.engine import Engine
 from scriptorium.inference.core.errors import EngineCrashed
@@ -46,7 +46,7 @@ def notifications(app: Any) -> list[str]:
     return [n.message for n in app.notices]
 
 
-def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process(random_model: Path) -> None:
+async def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process(random_model: Path) -> None:
     async def scenario(loader: Callable[..., Any]) -> tuple[str, int, int]:
         app = make_app(random_model, loader=loader)
         async with app.run_test() as pilot:
@@ -58,8 +58,8 @@ def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process
             assert app.main.sidebar.kv.usage == done.kv_cache
             return done.text, done.completion_tokens, len(app.main.last_generation[1])
 
-    isolated = asyncio.run(scenario(IsolatedBackend.load))
-    assert isolated == asyncio.run(scenario(Engine.load))
+    isolated = await scenario(IsolatedBackend.load)
+    assert isolated == await scenario(Engine.load)
     assert isolated[1] == isolated[2] == 12
 
 
@@ -325,7 +325,7 @@ def test_quitting_while_a_hung_engine_loads_does_not_wait_for_it(random_model: P
             stopped.append(process.pid)
 
     ended: list[bool] = []
-    quitting = threading.Thread(target=lambda: ended.append(run(scenario) is None), daemon=True)
+    quitting = threading.Thread(target=lambda: ended.append(asyncio.run(scenario()) is None), daemon=True)
     quitting.start()
     quitting.join(60.0)  # far more than a kill takes: only a wait for ever fails it
     try:

@@ -17,7 +17,7 @@ else:
 import pytest
 from textual.scroll_view import ScrollView
 from textual.widgets import Footer, OptionList
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready
 
 from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT
 from scriptorium.app.tui.bindings import keymap_problems
@@ -267,7 +267,7 @@ async def test_remapping_one_of_the_keys_esc_serves_leaves_esc_to_the_others(ran
         gate.release()
 
 
-def test_format_characters_typed_reach_the_text() -> None:
+async def test_format_characters_typed_reach_the_text() -> None:
     """ZWNJ (a Persian keyboard's Shift+Space), ZWJ (in an emoji the picker types), the
     direction marks and the soft hyphen are not str.isprintable(): Textual's TextArea and
     Input dropped them, so 'می‌خواهم' was written 'میخواهم' and a family emoji fell apart."""
@@ -279,22 +279,19 @@ def test_format_characters_typed_reach_the_text() -> None:
             app.post_message(events.Key(_character_to_key(character), character))
             await pilot.pause()
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await pilot.pause()
-            word = "می\u200cخواهم \U0001f468\u200d\U0001f469 \u200eok\u00ad"
-            await typed(app, pilot, word)
-            assert app.main.draft.editor.text == word
-            await pilot.press("f2")
-            await typed(app, pilot, word)
-            assert app.main.chat.input.value == word
-            await pilot.press("alt+e")  # the memory: a TextArea of its own dialog
-            await pilot.pause()
-            await typed(app, pilot, word)
-            assert app.screen.query_one("#pinned-text").text.endswith(word)
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        word = "می\u200cخواهم \U0001f468\u200d\U0001f469 \u200eok\u00ad"
+        await typed(app, pilot, word)
+        assert app.main.draft.editor.text == word
+        await pilot.press("f2")
+        await typed(app, pilot, word)
+        assert app.main.chat.input.value == word
+        await pilot.press("alt+e")  # the memory: a TextArea of its own dialog
+        await pilot.pause()
+        await typed(app, pilot, word)
+        assert app.screen.query_one("#pinned-text").text.endswith(word)
 
 
 async def test_a_paragraph_pasted_into_the_chat_field_is_kept_whole_with_its_line_breaks() -> None:

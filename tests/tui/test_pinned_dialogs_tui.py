@@ -5,20 +5,19 @@ model is sent and the window are in test_window_tui.py."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from textual import events
 from textual.widgets import Input, TextArea
 
-from tui_helpers import make_app, model_ready, run, write_pinned
+from tui_helpers import make_app, model_ready, write_pinned
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
 
-def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(random_model: Path) -> None:
+async def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(random_model: Path) -> None:
     """A terminal sends Alt+E as ESC e, which Textual reads as 'alt+e' carrying 'e' (Pilot's
     press carries no character): the editors must leave the letter to the bindings."""
 
@@ -27,28 +26,25 @@ def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(random_mode
         key.set_sender(app)
         app.post_message(key)
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Una casa.")
-            for letter in "en":
-                alt(app, letter)
-                await pilot.pause()
-                assert isinstance(app.screen, PinnedScreen)
-                await pilot.press("escape")
-                await pilot.pause()
-            assert app.main.draft.editor.text == "Una casa."
-            await pilot.press("f2")
-            await pilot.press(*"Ciao")
-            alt(app, "e")
+    app = make_app(random_model)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Una casa.")
+        for letter in "en":
+            alt(app, letter)
             await pilot.pause()
             assert isinstance(app.screen, PinnedScreen)
             await pilot.press("escape")
             await pilot.pause()
-            assert app.main.chat.input.value == "Ciao"
-
-    run(scenario)
+        assert app.main.draft.editor.text == "Una casa."
+        await pilot.press("f2")
+        await pilot.press(*"Ciao")
+        alt(app, "e")
+        await pilot.pause()
+        assert isinstance(app.screen, PinnedScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.main.chat.input.value == "Ciao"
 
 
 async def test_a_bad_note_depth_is_refused_in_the_dialog(random_model: Path) -> None:
@@ -120,7 +116,7 @@ async def test_ctrl_a_selects_all_in_the_memory_and_note_dialogs() -> None:
         assert app.screen.query_one("#pinned-depth", Input).value == "4"
 
 
-def test_the_note_depth_field_is_on_screen_beside_its_label() -> None:
+async def test_the_note_depth_field_is_on_screen_beside_its_label() -> None:
     """The label took the whole row (`.dialog Label { width: 100% }`) and pushed the depth
     field out of the dialog: 'paragraphs before the end' with nothing to type into."""
 
@@ -138,4 +134,4 @@ def test_the_note_depth_field_is_on_screen_beside_its_label() -> None:
             assert depth in [app.screen.get_widget_at(region.x + 2, region.y + 1)[0]]
 
     for size in ((80, 24), (120, 40), (200, 50)):
-        asyncio.run(scenario(size))
+        await scenario(size)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from llama_server import LlamaServer, server_binary
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready
 
 from scriptorium.app.cli.common import SERVER_MODEL
 from scriptorium.app.sessions.export import front_matter
@@ -18,7 +18,7 @@ from scriptorium.app.sessions.format import dumps, loads
 from scriptorium.inference.remote.remote import remote_loader
 
 
-def test_candidates_go_on_with_the_model_connected_to_again(
+async def test_candidates_go_on_with_the_model_connected_to_again(
     sentence_model: Path, random_model: Path, tmp_path: Path
 ) -> None:
     """A server restarted with another model is connected to again; a candidate asked for
@@ -34,28 +34,25 @@ def test_candidates_go_on_with_the_model_connected_to_again(
             await pilot.pause(0.05)  # not workers.wait_for_complete: connecting again cancels a worker
         return screen
 
-    async def scenario() -> None:
-        with LlamaServer(sentence_model, tmp_path) as first:
-            app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
-            async with app.run_test(size=(160, 48)) as pilot:
-                await model_ready(pilot)
-                await pilot.press(*"Era notte", "ctrl+n")
-                await written(pilot)
-                first.stop()
-                with LlamaServer(random_model, tmp_path, port=first.port):
-                    await pilot.press("plus")  # finds the restart, and the app connects again
-                    screen = await written(pilot)
-                    assert "it restarted" in (screen.candidates[-1].error or "")
-                    for _ in range(1200):  # a guard against hanging, not a time limit the test asserts
-                        if app.engine_state.backend is not None and app.engine_state.backend.facts.path == random_model:
-                            break
-                        await pilot.pause(0.05)
-                    assert app.engine_state.backend is not None and app.engine_state.backend.facts.path == random_model
-                    await pilot.press("plus")
-                    screen = await written(pilot)
-                    assert screen.candidates[-1].finished and not screen.candidates[-1].error
-
-    run(scenario)
+    with LlamaServer(sentence_model, tmp_path) as first:
+        app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await model_ready(pilot)
+            await pilot.press(*"Era notte", "ctrl+n")
+            await written(pilot)
+            first.stop()
+            with LlamaServer(random_model, tmp_path, port=first.port):
+                await pilot.press("plus")  # finds the restart, and the app connects again
+                screen = await written(pilot)
+                assert "it restarted" in (screen.candidates[-1].error or "")
+                for _ in range(1200):  # a guard against hanging, not a time limit the test asserts
+                    if app.engine_state.backend is not None and app.engine_state.backend.facts.path == random_model:
+                        break
+                    await pilot.pause(0.05)
+                assert app.engine_state.backend is not None and app.engine_state.backend.facts.path == random_model
+                await pilot.press("plus")
+                screen = await written(pilot)
+                assert screen.candidates[-1].finished and not screen.candidates[-1].error
 
 
 async def test_connecting_again_keeps_the_lora_scale_in_use(

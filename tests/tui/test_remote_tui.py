@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Iterator
 
 import pytest
-from tui_helpers import generated, make_app, model_ready, run, window_marked
+from tui_helpers import generated, make_app, model_ready, window_marked
 
 _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:
@@ -175,7 +175,9 @@ async def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, 
             assert done.stop_reason != "cancelled" and app.main.last_generation[1]
 
 
-def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path, sentence_server: LlamaServer) -> None:
+async def test_with_a_server_the_model_is_switched_where_it_runs(
+    random_model: Path, sentence_server: LlamaServer
+) -> None:
     """The picker lists this machine's models, and the remote loader connects to the same
     server whatever is chosen: with a server, neither the note nor the key offers it."""
 
@@ -200,8 +202,8 @@ def test_with_a_server_the_model_is_switched_where_it_runs(random_model: Path, s
             assert len(app.screen_stack) == screens
             assert any(sentence_server.url in n.message and "--model to switch" in n.message for n in app.notices)
 
-    run(write_here)
-    run(resume_on_the_server)
+    await write_here()
+    await resume_on_the_server()
 
 
 def test_a_file_here_by_the_servers_model_path_is_not_hashed_as_its_model(

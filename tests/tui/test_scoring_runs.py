@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from scoring_helpers import TEXT, HeldScoring, scored, scored_records
-from tui_helpers import make_app, model_ready, replacement_ready, run
+from tui_helpers import make_app, model_ready, replacement_ready
 
 from scriptorium.inference.core.events import Event
 
@@ -139,7 +139,7 @@ async def test_choosing_another_model_stops_the_scoring(random_model: Path) -> N
         assert any("Scoring stopped: another model is loading" in n.message for n in app.notices)
 
 
-def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, sentence_model: Path) -> None:
+async def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, sentence_model: Path) -> None:
     """Scored with one model, then another loaded: the cursor on the author's words still
     showed the first model's numbers as 'your text, scored', under the new model's name.
     The same model loaded again (as after a crash) keeps them."""
@@ -151,19 +151,16 @@ def test_scores_another_model_made_go_when_it_is_replaced(random_model: Path, se
         app.load_model(options)
         await replacement_ready(pilot, first)
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            assert await scored(pilot, TEXT)
-            await loaded(pilot, app.engine_state.backend.options)
-            assert scored_records(app), "the same model's scores stay"
-            await loaded(pilot, replaced(app.engine_state.backend.options, model_path=sentence_model))
-            assert scored_records(app) == []
-            said = [n.message for n in app.notices if "scores it with this one" in n.message]
-            assert said and "f9" in said[-1].lower()
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        assert await scored(pilot, TEXT)
+        await loaded(pilot, app.engine_state.backend.options)
+        assert scored_records(app), "the same model's scores stay"
+        await loaded(pilot, replaced(app.engine_state.backend.options, model_path=sentence_model))
+        assert scored_records(app) == []
+        said = [n.message for n in app.notices if "scores it with this one" in n.message]
+        assert said and "f9" in said[-1].lower()
 
 
 async def test_colours_turned_off_while_scoring_stay_off(random_model: Path) -> None:

@@ -3,7 +3,6 @@ text a continuation sees, each over its own characters."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -30,7 +29,7 @@ def scoring_recorded(scored_texts: list[str]) -> Callable[..., Any]:
     return loader_wrapping("score", spy)
 
 
-def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(random_model: Path) -> None:
+async def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(random_model: Path) -> None:
     from llama_cpp import Llama
 
     async def scenario() -> list[Any]:
@@ -50,7 +49,7 @@ def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(ra
             assert app.main.sidebar.kv.usage.tokens == len(records) + 1
             return records
 
-    records = asyncio.run(scenario())
+    records = await scenario()
     reference = Llama(
         model_path=str(random_model), n_ctx=512, n_threads=1, logits_all=True, flash_attn=True, verbose=False
     )
@@ -162,7 +161,9 @@ async def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scor
         assert said and f"Scored {len(counted)} tokens of your text" in said[-1], said
 
 
-def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_alternatives(random_model: Path) -> None:
+async def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_alternatives(
+    random_model: Path,
+) -> None:
     """'€' is three byte tokens to the vocabulary: the cursor on it showed the last byte's
     numbers (how probable that byte was after the first two), and a branch there offered
     what the model expected in the middle of the character. It shows the chance the model
@@ -189,7 +190,7 @@ def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_altern
             await model_ready(pilot)
             return await scored(pilot, text)
 
-    records = asyncio.run(scenario())
+    records = await scenario()
     start, euro = records[-1]
     assert (start, euro.text) == (text.index("€"), "€")
     bytes_ = [event for event in events if event.start == start]

@@ -13,7 +13,6 @@ from tui_helpers import (
     loader_failing_after,
     make_app,
     model_ready,
-    run,
     session_written_with,
     write_pinned,
 )
@@ -23,7 +22,7 @@ def notifications(app: Any) -> list[str]:
     return [n.message for n in app.notices]
 
 
-def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:
+async def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:
     """A model given with the session (--model) is the one loaded: the author is told which one the session ran on."""
 
     async def resume_with(model: Path, told: bool) -> None:
@@ -37,9 +36,9 @@ def test_resuming_a_session_written_with_another_model_says_so(random_model: Pat
             await pilot.press("ctrl+q")
             await pilot.pause()
 
-    session_written_with(random_model)
-    run(lambda: resume_with(random_model, told=False))
-    run(lambda: resume_with(sentence_model, told=True))
+    await session_written_with(random_model)
+    await resume_with(random_model, told=False)
+    await resume_with(sentence_model, told=True)
 
 
 async def test_a_generation_that_fails_midway_is_recorded_as_failed(random_model: Path) -> None:
@@ -196,7 +195,7 @@ async def test_a_stop_string_ends_the_suggestion_on_a_crlf_model(crlf_model: Pat
         assert done.stop_reason == "stop" and app.main.draft.editor.ghost.text == " La casa."
 
 
-def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
+async def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
     random_model: Path, sentence_model: Path, tmp_path: Path
 ) -> None:
     """The author converted another model to the same path between two runs: the session
@@ -213,12 +212,12 @@ def test_resuming_a_session_whose_model_file_now_holds_another_model_says_so(
                 f"({model}); the model loaded is scriptorium-test-sentence"
             ), said
 
-    session_written_with(model)
+    await session_written_with(model)
     model.write_bytes(sentence_model.read_bytes())
-    run(resume)
+    await resume()
 
 
-def test_a_chat_message_typed_but_not_sent_is_there_again_on_resume() -> None:
+async def test_a_chat_message_typed_but_not_sent_is_there_again_on_resume() -> None:
     """ctrl+q (or a closed terminal) with a message typed in the chat box, not yet sent:
     the author's words were gone when the session was opened again."""
 
@@ -237,8 +236,8 @@ def test_a_chat_message_typed_but_not_sent_is_there_again_on_resume() -> None:
             await pilot.press("ctrl+q")
             await pilot.pause()
 
-    run(type_and_quit)
-    run(resume)
+    await type_and_quit()
+    await resume()
 
 
 async def test_the_suggestions_beginning_typed_leaves_the_rest_credited_to_who_wrote_it(comma_stop_model: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import make_app, model_ready, run, session_written_with
+from tui_helpers import make_app, model_ready, session_written_with
 
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
@@ -62,7 +62,9 @@ async def test_deleting_the_open_session_says_at_once_that_it_cannot_be_done(tmp
         assert len(SessionStore().list()) == 1
 
 
-def test_opening_a_session_written_with_another_model_says_which(random_model: Path, sentence_model: Path) -> None:
+async def test_opening_a_session_written_with_another_model_says_which(
+    random_model: Path, sentence_model: Path
+) -> None:
     """A session is opened with the model loaded, not switched: the author is told that it
     last ran on another, as at start, and how to switch."""
 
@@ -77,5 +79,5 @@ def test_opening_a_session_written_with_another_model_says_which(random_model: P
             assert len(opened) == 1 and "This session was last written with scriptorium-test-sentence" in opened[0]
             assert opened[0].endswith(f"Press {app.keys.key_display('app.models')} to switch.")
 
-    session_written_with(sentence_model)
-    run(open_it_on_the_random_model)
+    await session_written_with(sentence_model)
+    await open_it_on_the_random_model()

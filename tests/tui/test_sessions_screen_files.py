@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
-from tui_helpers import autosaved, make_app, run
+from tui_helpers import autosaved, make_app
 
 from scriptorium.app.sessions import DraftSession, SessionError, SessionStore
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
@@ -76,7 +76,7 @@ async def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_
     assert draft.read_bytes() == b"\xff\xfe not UTF-8"  # a conflict: never written over
 
 
-def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path) -> None:
+async def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path) -> None:
     """It saved without asking, called the other file "changed on disk" and left the next
     ctrl+s to replace it; a folder's name got the same "changed on disk" line."""
     existing = tmp_path / "altro.md"
@@ -89,27 +89,24 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
         await pilot.press("enter")
         await pilot.pause()
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await pilot.press(*"Senza nome")
-            await save_as(pilot, str(tmp_path))
-            assert app.screen is app.main and app.draft_file.path is None
-            assert any("is a folder" in n.message for n in app.notices)
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        await pilot.press(*"Senza nome")
+        await save_as(pilot, str(tmp_path))
+        assert app.screen is app.main and app.draft_file.path is None
+        assert any("is a folder" in n.message for n in app.notices)
 
-            await save_as(pilot, str(existing))
-            assert isinstance(app.screen, ConfirmScreen)
-            await pilot.press("n")
-            await pilot.pause()
-            assert app.draft_file.path is None and existing.read_text(encoding="utf-8") == "Un altro racconto."
+        await save_as(pilot, str(existing))
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.draft_file.path is None and existing.read_text(encoding="utf-8") == "Un altro racconto."
 
-            await save_as(pilot, str(existing))
-            await pilot.press("y")
-            await pilot.pause()
-            assert app.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
-            assert not any("changed on disk" in n.message for n in app.notices)
-
-    run(scenario)
+        await save_as(pilot, str(existing))
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
+        assert not any("changed on disk" in n.message for n in app.notices)
 
 
 async def test_quitting_after_another_program_changed_the_file_says_so_and_enter_keeps_writing(tmp_path: Path) -> None:

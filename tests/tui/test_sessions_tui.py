@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import Gate, autosaved, generated, kept_whole, loader_calling, make_app, model_ready, run, saved_draft
+from tui_helpers import Gate, autosaved, generated, kept_whole, loader_calling, make_app, model_ready, saved_draft
 
 from scriptorium.inference.core.events import GenerationDone
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
@@ -92,7 +92,7 @@ async def test_undoing_a_word_accepted_gives_it_back_to_the_suggestion(random_mo
         await kept_whole(pilot, draft, OPENING, done)
 
 
-def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_model: Path, tmp_path: Path) -> None:
+async def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_model: Path, tmp_path: Path) -> None:
     """Reopened, the accepted passage was plain text: ctrl+b asked for generated text and F8
     coloured nothing until F9 scored it. The session's records give its tokens back."""
     draft = tmp_path / "bozza.md"
@@ -132,8 +132,8 @@ def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_model: P
                 for message in notifications(app)
             ), notifications(app)
 
-    run(write)
-    run(reopen)
+    await write()
+    await reopen()
 
 
 async def test_a_finished_generation_is_saved_before_the_next_can_start(random_model: Path, tmp_path: Path) -> None:
@@ -183,7 +183,7 @@ async def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tm
         assert generation.outcome == "partly_accepted" and generation.accepted_text == word
 
 
-def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path) -> None:
+async def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path) -> None:
     async def first() -> None:
         app = make_app(None)  # an unnamed draft lives only in its session
         async with app.run_test() as pilot:
@@ -199,8 +199,8 @@ def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path) -> N
             await pilot.pause()
             assert app_resumed.main.draft.editor.text == "Senza nome, ma salvato"
 
-    run(first)
-    run(second)
+    await first()
+    await second()
 
 
 async def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
@@ -308,7 +308,7 @@ async def test_a_background_save_that_fails_brings_the_unsaved_mark_back(tmp_pat
         directory.mkdir()
 
 
-def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> None:
+async def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> None:
     """Shown at start, the resumed chat went through 'save what is on screen first', and the
     screen's empty conversation was matched onto it: every turn was taken back, its reply
     recorded as rejected, and the chat opened (and stayed, once saved) empty."""
@@ -327,7 +327,7 @@ def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> No
             await model_ready(pilot)
             return list(app.main.chat.messages)
 
-    run(first)
+    await first()
     [chat] = [s for s in SessionStore().list() if s.kind == "chat"]
     before = SessionStore().load(chat.id)
     assert isinstance(before, ChatSession) and [t.role for t in before.turns] == ["user", "assistant"]
@@ -336,7 +336,7 @@ def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path) -> No
     async def resumed() -> None:
         shown.append(await second())
 
-    run(resumed)
+    await resumed()
     assert shown[0] == [{"role": t.role, "content": t.content} for t in before.turns]
     after = SessionStore().load(chat.id)
     assert isinstance(after, ChatSession) and after.turns == before.turns

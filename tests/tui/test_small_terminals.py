@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import Button
-from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated, make_app, model_ready
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
@@ -31,25 +31,24 @@ def _shown(view: SuggestionView) -> list[str]:
     return [view.render_line(y).text.rstrip() for y in range(view.content_size.height)]
 
 
-def _with_a_tall_suggestion(
+async def _with_a_tall_suggestion(
     model: Path, check: Callable[[Pilot[Any], GenerationDone], Awaitable[None]], tokens: int = 150, height: int = 24
 ) -> None:
     """Run `check` at 80 columns after the model wrote a suggestion (by default, at 24 lines,
     three times taller than its view)."""
 
-    async def scenario() -> None:
-        app = make_app(model, sampler=GREEDY.with_changes(max_tokens=tokens))
-        async with app.run_test(size=(80, height)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"C'era una volta")
-            done = await generated(pilot, "ctrl+g")
-            await pilot.pause()
-            await check(pilot, done)
-
-    run(scenario)
+    app = make_app(model, sampler=GREEDY.with_changes(max_tokens=tokens))
+    async with app.run_test(size=(80, height)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"C'era una volta")
+        done = await generated(pilot, "ctrl+g")
+        await pilot.pause()
+        await check(pilot, done)
 
 
-def test_a_suggestion_taller_than_its_view_shows_its_end_and_scrolls_back_to_its_start(random_model: Path) -> None:
+async def test_a_suggestion_taller_than_its_view_shows_its_end_and_scrolls_back_to_its_start(
+    random_model: Path,
+) -> None:
     async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
         view = pilot.app.main.draft.suggestion
         last_word = done.text.split()[-1]
@@ -63,7 +62,7 @@ def test_a_suggestion_taller_than_its_view_shows_its_end_and_scrolls_back_to_its
         await pilot.pause()
         assert _shown(view)[0].startswith("C'era una volta")
 
-    _with_a_tall_suggestion(random_model, check)
+    await _with_a_tall_suggestion(random_model, check)
 
 
 def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
@@ -133,7 +132,7 @@ async def test_a_suggestion_under_a_long_draft_fits_with_its_keys_while_written_
         assert pane.region.contains_region(view.region), (pane.region, view.region)
 
 
-def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_suggestion(random_model: Path) -> None:
+async def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_suggestion(random_model: Path) -> None:
     async def check(pilot: Pilot[Any], done: GenerationDone) -> None:
         view = pilot.app.main.draft.suggestion
         await pilot.press("f4", *["left"] * 60)
@@ -144,7 +143,7 @@ def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_sugges
         shown = [view.render_line(y) for y in range(view.content_size.height)]
         assert any(segment.style is not None and segment.style.reverse for strip in shown for segment in strip)
 
-    _with_a_tall_suggestion(random_model, check)
+    await _with_a_tall_suggestion(random_model, check)
 
 
 async def test_the_candidates_dialog_keys_line_wraps_within_a_60_column_dialog(random_model: Path) -> None:
@@ -206,7 +205,7 @@ async def test_the_panels_side_by_side_are_as_wide_as_stacked_and_cut_no_value(r
         assert any(line.endswith("new each time") for line in drawn_lines(sidebar.sampler))
 
 
-def test_a_short_suggestion_shows_whole_at_every_width(random_model: Path) -> None:
+async def test_a_short_suggestion_shows_whole_at_every_width(random_model: Path) -> None:
     """A suggestion of four lines at 88 columns was laid out four lines high, wrapped for the
     width left beside a scroll bar into five, and scrolled: its first line, with the model's
     first words, hidden behind a scroll bar while the pane had room to spare."""
@@ -220,7 +219,7 @@ def test_a_short_suggestion_shows_whole_at_every_width(random_model: Path) -> No
             await pilot.pause()
             assert " ".join(" ".join(drawn_lines(view)).split()) == whole, (width, drawn_lines(view))
 
-    _with_a_tall_suggestion(random_model, check, tokens=30, height=40)
+    await _with_a_tall_suggestion(random_model, check, tokens=30, height=40)
 
 
 async def test_the_alternatives_dialogs_question_wraps_beside_its_scroll_bar() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import drawn_lines, generated, make_app, model_ready, run
+from tui_helpers import drawn_lines, generated, make_app, model_ready
 
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.tui.token_spans import GUESSED
@@ -19,7 +19,7 @@ def speed_text(app) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(line.plain for line in app.main.sidebar.speed.lines(40))
 
 
-def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(random_model: Path) -> None:
+async def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(random_model: Path) -> None:
     runs = {}
 
     async def scenario(speculate: bool) -> None:
@@ -38,8 +38,8 @@ def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(random_model: 
                 await pilot.press("f7")  # off again: lookup is the last guesser without a draft model
                 assert not app.engine_state.speculation.on
 
-    run(lambda: scenario(False))
-    run(lambda: scenario(True))
+    await scenario(False)
+    await scenario(True)
     (plain, plain_done, plain_speed), (guessed, done, speed) = runs[False], runs[True]
     assert [t.id for t in guessed] == [t.id for t in plain]
     assert plain_done.speculation is None and "guessed" not in plain_speed
@@ -114,7 +114,7 @@ async def test_f8_marks_the_guessed_tokens_and_the_legend_and_f4_say_so(random_m
         assert not legend.display and not guessed_characters(editor)
 
 
-def test_the_guessed_mark_survives_reopening_the_session(random_model: Path, tmp_path: Path) -> None:
+async def test_the_guessed_mark_survives_reopening_the_session(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
     marked: list[set[int]] = []
 
@@ -138,9 +138,9 @@ def test_the_guessed_mark_survives_reopening_the_session(random_model: Path, tmp
             legend = app.main.draft.query_one(TokenLegend)
             assert legend.guessed and "guessed" in drawn_lines(legend)[0]
 
-    run(written)
+    await written()
     assert marked[0]
-    run(reopened)
+    await reopened()
 
 
 async def test_the_guessed_mark_is_named_in_italian(random_model: Path) -> None:

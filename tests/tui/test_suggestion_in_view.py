@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready
 
 SIZE = (160, 45)
 
@@ -37,7 +37,7 @@ async def test_the_line_a_suggestion_continues_stays_visible_when_the_editor_shr
         assert_anchor_in_view(app)
 
 
-def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(
+async def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(
     random_model: Path, tmp_path: Path
 ) -> None:
     draft = long_draft(tmp_path)
@@ -57,8 +57,8 @@ def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(
             await pilot.pause()
             assert_anchor_in_view(app)
 
-    run(left_undecided)
-    run(reopened)
+    await left_undecided()
+    await reopened()
 
 
 def test_a_branch_replacing_one_character_says_so_in_the_singular() -> None:

@@ -7,7 +7,7 @@ import threading
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
@@ -364,11 +364,6 @@ async def saved(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-def run(scenario: Callable[[], Awaitable[None]]) -> None:
-    """Run an async Pilot scenario from a plain pytest test."""
-    asyncio.run(scenario())
-
-
 def notifications(app: ScriptoriumApp) -> list[str]:
     """What the app's notifications said, oldest first, as the Messages screen keeps them."""
     return [notice.message for notice in app.notices]
@@ -389,18 +384,15 @@ def drawn_border(widget: Any, *, bottom: bool = False) -> str:
     return row.crop(region.x, region.right).text.strip("╭╮╰╯─ ")
 
 
-def session_written_with(model_or_app: Path | ScriptoriumApp) -> None:
+async def session_written_with(model_or_app: Path | ScriptoriumApp) -> None:
     """A draft session with one suggestion from a model (or an app made elsewhere), saved as the app quits."""
     app = model_or_app if isinstance(model_or_app, ScriptoriumApp) else make_app(model_or_app)
 
-    async def scenario() -> None:
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await generated(pilot, *"Era notte", "ctrl+g")
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-
-    run(scenario)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await generated(pilot, *"Era notte", "ctrl+g")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
 
 
 def saved_chat(app: Any) -> Any:
