@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import generated, model_ready
+from tui_helpers import generated, model_ready, notifications
 
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.cli.main import build_parser
@@ -22,10 +22,6 @@ OPENING = "C'era una volta"
 
 def app_for(*argv: str) -> Any:
     return build_app(build_parser(None).parse_args(list(argv)))
-
-
-def notifications(app: Any) -> list[str]:
-    return [n.message for n in app.notices]
 
 
 async def test_a_keymap_theme_and_frame_rate_from_the_config_file_apply(random_model: Path, tmp_path: Path) -> None:

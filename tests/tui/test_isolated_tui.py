@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, until, window_marked
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, notifications, until, window_marked
 
 from scriptorium.inference.local.engine import Engine
 from scriptorium.inference.core.errors import EngineCrashed
@@ -40,10 +40,6 @@ async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
     backend = pilot.app.engine_state.backend
     assert isinstance(backend, IsolatedBackend)
     return backend
-
-
-def notifications(app: Any) -> list[str]:
-    return [n.message for n in app.notices]
 
 
 async def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process(random_model: Path) -> None:

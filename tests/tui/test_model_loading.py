@@ -10,14 +10,10 @@ from typing import Callable
 
 import pytest
 from gguf_corrupt import corrupt_copy
-from tui_helpers import generated, make_app, model_ready, replacement_ready
+from tui_helpers import generated, make_app, model_ready, notifications, replacement_ready
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.inference.local.engine import Engine, LoadOptions
-
-
-def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [n.message for n in app.notices]
 
 
 def model_panel(app) -> str:  # type: ignore[no-untyped-def]

@@ -4,7 +4,6 @@ and a generation that failed midway."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tui_helpers import (
     GREEDY,
@@ -13,13 +12,10 @@ from tui_helpers import (
     loader_failing_after,
     make_app,
     model_ready,
+    notifications,
     session_written_with,
     write_pinned,
 )
-
-
-def notifications(app: Any) -> list[str]:
-    return [n.message for n in app.notices]
 
 
 async def test_resuming_a_session_written_with_another_model_says_so(random_model: Path, sentence_model: Path) -> None:

@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import Gate, autosaved, generated, kept_whole, loader_calling, make_app, model_ready, saved_draft
+from tui_helpers import (
+    Gate,
+    autosaved,
+    generated,
+    kept_whole,
+    loader_calling,
+    make_app,
+    model_ready,
+    notifications,
+    saved_draft,
+)
 
 from scriptorium.inference.core.events import GenerationDone
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
@@ -17,10 +27,6 @@ from scriptorium.app.sessions import ChatSession, SessionStore
 from scriptorium.app.sessions.records import recorded_p
 
 OPENING = "C'era una volta"
-
-
-def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [n.message for n in app.notices]
 
 
 async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
