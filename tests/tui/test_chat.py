@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, saved_chat, spying_loader
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, ready, saved_chat, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -20,9 +20,7 @@ REPLY = " La casa era buia."  # what the sentence model says after any user turn
 
 async def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(sentence_model, mode="chat", loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
         assert app.focused is app.main.chat.input
         done = await generated(pilot, *"Ciao, come va?", "enter")
         chat = app.main.chat
@@ -48,9 +46,7 @@ async def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) ->
 
 async def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(sentence_model, mode="chat", loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
         await generated(pilot, *"Ciao", "enter")
         again = await generated(pilot, "ctrl+r")
         chat = app.main.chat
@@ -76,9 +72,7 @@ def failing_once(generate: Any) -> Any:
 
 
 async def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> None:
-    app = make_app(sentence_model, mode="chat", loader=loader_wrapping("generate", failing_once))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", loader=loader_wrapping("generate", failing_once)) as (app, pilot):
         await pilot.press(*"Ciao", "enter")
         await app.main.wait_until_idle()
         chat = app.main.chat
@@ -97,9 +91,7 @@ async def test_a_message_after_one_whose_reply_failed_is_answered_on_a_strict_te
     model = write_llama_model(gguf_dir / "strict-sentence.gguf", kind="sentence", chat_template=STRICT_CHAT_TEMPLATE)
 
     load, spies = spying_loader()
-    app = make_app(model, mode="chat", loader=lambda *args: failing_once_engine(load(*args)))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(model, mode="chat", loader=lambda *args: failing_once_engine(load(*args))) as (app, pilot):
         await pilot.press(*"Ciao", "enter")
         await app.main.wait_until_idle()
         done = await generated(pilot, *"Ci sei?", "enter")
@@ -114,9 +106,7 @@ def failing_once_engine(engine: Any) -> Any:
 
 async def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(sentence_model, mode="chat", loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
         await generated(pilot, *"Ciao", "enter")
         await pilot.press("up")
         chat = app.main.chat
@@ -133,9 +123,7 @@ async def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply
     saved without them until the message was sent again."""
     from textual.widgets import Footer
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         await generated(pilot, *"Ciao", "enter")
         chat = app.main.chat
         conversation = list(chat.messages)
@@ -163,9 +151,7 @@ async def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply
 
 async def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next_turn(random_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, mode="chat", loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, mode="chat", loader=load) as (app, pilot):
         await generated(pilot, *"Ciao", "enter")
         call = spies[0].last
         assert call["prompt"].endswith("Utente: Ciao\nAssistente:")
@@ -173,9 +159,7 @@ async def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_th
 
 
 async def test_switching_modes_keeps_both(sentence_model: Path) -> None:
-    app = make_app(sentence_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model) as (app, pilot):
         await pilot.press(*"Bozza", "f2")
         assert app.main.mode == "chat" and app.focused is app.main.chat.input
         await generated(pilot, *"Ciao", "enter")
@@ -217,9 +201,9 @@ async def test_a_reply_byte_that_is_no_text_is_the_replacement_character(byte_lo
     """With the byte ban lifted the byte-loop model replies <0xFF> <0xFF>...: the reply read
     "\\xff\\xff" and the conversation (sent back to the model, saved) held the escapes."""
 
-    app = make_app(byte_loop_model, mode="chat", sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy"))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(
+        byte_loop_model, mode="chat", sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy")
+    ) as (app, pilot):
         await pilot.press("ctrl+t", "b", "escape")
         assert not app.engine_state.bias.ban_byte_tokens
         await generated(pilot, *"Ciao", "enter")
@@ -236,9 +220,7 @@ async def test_a_message_the_context_cannot_hold_goes_back_into_the_input(senten
 
     long_message = " ".join(["parola"] * 600)
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         done = await generated(pilot, *"Ciao", "enter")
         chat = app.main.chat
         chat.input.value = long_message
@@ -262,9 +244,7 @@ async def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was
     from scriptorium.app.sessions import ChatSession
     from scriptorium.app.sessions.export import render_markdown
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         await generated(pilot, *"Ciao", "enter")
         saved = saved_chat(app)
         system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
@@ -287,9 +267,7 @@ async def test_a_chat_template_that_loops_for_ever_is_one_notification(
     looping = "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}"
     model = gguf_models.write_llama_model(gguf_dir / "looping-chat.gguf", kind="sentence", chat_template=looping)
 
-    app = make_app(model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(model, mode="chat") as (app, pilot):
         app.notices.clear()
         await pilot.press(*"Ciao", "enter")
         await app.workers.wait_for_complete()

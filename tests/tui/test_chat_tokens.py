@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import Markdown, OptionList
-from tui_helpers import GREEDY, generated, make_app, model_ready, spying_loader
+from tui_helpers import GREEDY, generated, ready, spying_loader
 
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.token_spans import bucket
@@ -15,9 +15,7 @@ from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
 
 
 async def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Path) -> None:
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         await pilot.press(*"Ciao!")
         done = await generated(pilot, "enter")
         _, events, _ = app.main.last_generation
@@ -50,9 +48,7 @@ async def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_mod
 
 
 async def test_inspection_reaches_every_reply_not_only_the_last(sentence_model: Path) -> None:
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         await pilot.press(*"Ciao!")
         await generated(pilot, "enter")
         await pilot.press(*"E poi?")
@@ -85,9 +81,7 @@ async def test_regenerated_and_branched_replies_are_kept_as_versions(random_mode
 
     # Sampled hot, so that writing the reply again gives another text.
     hot = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
-    app = make_app(random_model, mode="chat", loader=loader, sampler=hot)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, mode="chat", loader=loader, sampler=hot, size=(120, 40)) as (app, pilot):
         chat = app.main.chat
         await pilot.press(*"Ciao!")
         await generated(pilot, "enter")
@@ -143,9 +137,7 @@ async def test_a_reply_that_becomes_last_again_is_kept_as_a_version_when_regener
     it as a version (alt+← brings it back), as it does for a reply just written; and its
     note no longer counts the versions it had before a turn followed it."""
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         chat = app.main.chat
         await generated(pilot, *"Ciao", "enter")
         await generated(pilot, "ctrl+r")
@@ -162,9 +154,7 @@ async def test_a_reply_that_becomes_last_again_is_kept_as_a_version_when_regener
 
 
 async def test_a_reopened_conversations_last_reply_is_kept_as_a_version_when_regenerated(sentence_model: Path) -> None:
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         chat = app.main.chat
         # As a saved session is shown when it is opened (F5, --resume).
         await chat.restore([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve."}])
@@ -179,9 +169,7 @@ async def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token
     inspecting the reply before it must not write a 'version' of the empty reply that starts
     with a word from the earlier one."""
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         chat = app.main.chat
         await generated(pilot, *"Ciao", "enter")
         stop_at_la = app.engine_state.sampler.with_changes(stop=(" La",))  # the model's reply starts with it
@@ -199,9 +187,7 @@ async def test_a_taken_back_reply_does_not_stay_on_screen_as_coloured_tokens(sen
     """With colours on (F8) a reply is drawn as its tokens: ↑ takes the last message and
     its reply back, and the reply's tokens must go with it."""
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         chat = app.main.chat
         await generated(pilot, *"Ciao", "enter")
         await pilot.press("f8", "up")
@@ -218,9 +204,9 @@ async def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prom
     loader, spies = spying_loader()
 
     # 512-token context, 200 to write: 312 for the prompt.
-    app = make_app(random_model, mode="chat", loader=loader, sampler=GREEDY.with_changes(max_tokens=200))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model, mode="chat", loader=loader, sampler=GREEDY.with_changes(max_tokens=200), size=(120, 40)
+    ) as (app, pilot):
         chat = app.main.chat
         # The old turns fit the prompt's room alone (275 tokens), not with the reply's start.
         await chat.restore(
@@ -257,9 +243,7 @@ async def test_an_inspected_reply_keeps_its_place_and_frame(sentence_model: Path
     """F4 drew the reply as its tokens without the reply's bar, margin and padding: at 80
     columns its words moved to other lines and places, under the key that was to show them."""
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test(size=(80, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", size=(80, 24)) as (app, pilot):
         await generated(pilot, *"Ciao!", "enter")
         view = app.main.chat.query_one(ReplyTokens)
         shown = view.reply.content_region  # type: ignore[attr-defined]

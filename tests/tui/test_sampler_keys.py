@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from tui_helpers import generated, make_app, model_ready, spying_loader
+from tui_helpers import generated, make_app, ready, spying_loader
 
 from scriptorium.app.tui.tuning import next_preset, nudge
 from scriptorium.inference.core.settings import preset
@@ -39,9 +39,7 @@ async def test_a_nudge_shows_at_once_and_the_next_generation_uses_it(
     random_model: Path, key: str, field: str, value: float, shown: str
 ) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load, sampler=PROSE)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load, sampler=PROSE) as (app, pilot):
         await pilot.press(*"Era notte")
         await generated(pilot, "ctrl+g")
         assert getattr(spies[0].last["settings"], field) == getattr(PROSE, field)
@@ -57,9 +55,7 @@ async def test_a_nudge_shows_at_once_and_the_next_generation_uses_it(
 
 async def test_arrows_select_a_setting_and_adjust_it(random_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load, sampler=PROSE)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load, sampler=PROSE) as (app, pilot):
         await pilot.press("ctrl+t", "down", "right", "right")  # top-k: 50 -> 80 -> 100
         assert app.engine_state.sampler.top_k == 100
         await pilot.press("escape", *"Era", "ctrl+g")
@@ -69,9 +65,7 @@ async def test_arrows_select_a_setting_and_adjust_it(random_model: Path) -> None
 
 async def test_presets_cycle_and_keep_the_seed(random_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load, sampler=PROSE)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load, sampler=PROSE) as (app, pilot):
         await pilot.press("ctrl+t", "s")  # a fixed seed first
         seed = app.engine_state.sampler.seed
         assert seed is not None and f"{seed} (fixed)" in panel_text(app)
@@ -91,9 +85,7 @@ async def test_presets_cycle_and_keep_the_seed(random_model: Path) -> None:
 async def test_fixing_the_seed_reproduces_the_last_generation(phrases_model: Path) -> None:
     # The re-roll reuses the cached prompt and the first run did not, so float32 rounds
     # differently: on the phrases model no sample is near enough to a boundary to move.
-    app = make_app(phrases_model, sampler=PROSE)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, sampler=PROSE) as (app, pilot):
         await pilot.press(*"Era notte")
         first = await generated(pilot, "ctrl+g")
         await pilot.press("ctrl+t", "f", "escape")
@@ -105,9 +97,7 @@ async def test_fixing_the_seed_reproduces_the_last_generation(phrases_model: Pat
 
 
 async def test_the_byte_ban_is_shown_and_toggling_it_changes_what_the_model_writes(byte_loop_model: Path) -> None:
-    app = make_app(byte_loop_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(byte_loop_model) as (app, pilot):
         summary = " ".join(panel_text(app).split())
         assert "byte tokens 16000–16255 banned (256)" in summary
         await pilot.press(*"La notte")
@@ -129,9 +119,7 @@ async def test_with_the_byte_ban_lifted_half_a_character_never_reaches_the_draft
     """The utf8 model writes <0xC3> <0xA8> ("è") over and over; cut after three tokens it
     showed "è\\xc3", and Tab wrote the escape into the draft and the session."""
 
-    app = make_app(utf8_model, sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy"))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(utf8_model, sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy")) as (app, pilot):
         await pilot.press("ctrl+t", "b", "escape")
         assert not app.engine_state.bias.ban_byte_tokens
         await pilot.press(*"La casa")
@@ -153,9 +141,10 @@ async def test_with_the_byte_ban_lifted_a_byte_that_is_no_text_reaches_the_draft
     author could have typed. The panel still names the token by its byte."""
     from scriptorium.app.sessions.export import export_session
 
-    app = make_app(byte_loop_model, sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy"))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(byte_loop_model, sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy")) as (
+        app,
+        pilot,
+    ):
         await pilot.press("ctrl+t", "b", "escape")
         await pilot.press(*"La notte")
         await generated(pilot, "ctrl+g")
@@ -174,9 +163,7 @@ async def test_the_lora_scale_keys_change_the_adapter_the_next_generation_uses(
     random_model: Path, lora_adapter: Path
 ) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, lora=lora_adapter, loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, lora=lora_adapter, loader=load) as (app, pilot):
         assert app.engine_state.lora_scale == 1.0
         await pilot.press(*"Era notte")
         with_adapter = await generated(pilot, "ctrl+g")
@@ -196,9 +183,7 @@ async def test_a_change_while_streaming_is_marked_for_the_next_generation(random
     from tui_helpers import Gate, drawn_border
 
     gate = Gate(after_tokens=2)
-    app = make_app(random_model, loader=gate.loader, sampler=PROSE.with_changes(max_tokens=50))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=gate.loader, sampler=PROSE.with_changes(max_tokens=50)) as (app, pilot):
         await pilot.press(*"Era", "ctrl+g")
         await gate.wait_reached()
         await pilot.press("ctrl+t", "T")
@@ -283,9 +268,7 @@ async def test_the_byte_ban_is_shown_on_or_off_for_a_vocabulary_without_byte_tok
 async def test_raising_a_lora_scale_beyond_the_keys_range_keeps_it(random_model: Path, lora_adapter: Path) -> None:
     """--lora-scale takes up to 4, the keys step up to 2: L on 3 must not lower it to 2."""
 
-    app = make_app(random_model, lora=lora_adapter)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, lora=lora_adapter) as (app, pilot):
         app.engine_state = replace(app.engine_state, lora_scale=3.0)
         await pilot.press("ctrl+t", "L")
         assert app.engine_state.lora_scale == 3.0

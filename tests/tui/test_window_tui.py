@@ -14,8 +14,7 @@ from tui_helpers import (
     GREEDY,
     HeldCounts,
     generated,
-    make_app,
-    model_ready,
+    ready,
     spying_loader,
     window_marked,
     write_pinned,
@@ -39,9 +38,7 @@ def long_draft(tmp_path: Path) -> Path:
 
 async def test_memory_and_note_are_edited_kept_and_sent(random_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load, size=(160, 50)) as (app, pilot):
         await pilot.press(*"Una casa.", "enter", "enter", *"Un gatto.")
         await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.")
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="1")
@@ -70,9 +67,7 @@ async def test_memory_and_note_are_edited_kept_and_sent(random_model: Path) -> N
 async def test_the_marker_dims_what_the_model_does_not_see(short_context_model: Path, tmp_path: Path) -> None:
     draft = long_draft(tmp_path)
 
-    app = make_app(short_context_model, draft=draft)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, draft=draft, size=(120, 40)) as (app, pilot):
         editor = app.main.draft.editor
         await window_marked(pilot)  # the marker follows the loaded model
         start = editor.window_start
@@ -110,9 +105,7 @@ async def test_the_marker_on_a_book_counts_only_the_end_of_it(short_context_mode
         engine.count_tokens = recorded  # type: ignore[method-assign]
         return engine
 
-    app = make_app(short_context_model, draft=draft, loader=load)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, draft=draft, loader=load, size=(120, 40)) as (app, pilot):
         await window_marked(pilot)
         editor, backend = app.main.draft.editor, app.engine_state.backend
         assert editor.window_start > len(book) - 20_000 and editor.window_start in boundaries(book)[0]
@@ -131,9 +124,7 @@ async def test_no_key_waits_for_the_window_to_be_counted(random_model: Path) -> 
     counts.hold()
 
     try:
-        app = make_app(random_model, loader=counts.loader())
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, loader=counts.loader()) as (app, pilot):
             editor = app.main.draft.editor
             await pilot.press(*"Una casa.")
             await counts.wait_counting()  # the marker's count started, and is held
@@ -163,9 +154,7 @@ async def test_no_key_waits_for_the_window_to_be_counted(random_model: Path) -> 
 
 
 async def test_memory_too_long_for_the_window_is_said_and_nothing_runs(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(160, 50)) as (app, pilot):
         await pilot.press(*"Una casa.")
         await write_pinned(pilot, "alt+e", "Il gatto nero dorme sul tetto. " * 200)
         await pilot.press("ctrl+g")
@@ -183,9 +172,7 @@ async def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_
     """'Memory kept: the model sees it in every prompt' would be untrue: the window's
     measure finds at once that memory and note leave no room, and says so, once."""
 
-    app = make_app(short_context_model)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, size=(160, 50)) as (app, pilot):
         await pilot.press(*"Una casa.")
         await write_pinned(pilot, "alt+e", LONG[:3000])
         await window_marked(pilot)
@@ -204,9 +191,7 @@ async def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(ran
     split 'mem 13·note 19·draft 64·free 160' was cut to '…·fre…': the room left, the number
     an author with a 256-token window watches, was never shown once memory and note were set."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(140, 40)) as (app, pilot):
         await pilot.press(*"Una casa.", "enter", "enter", *"Un gatto nero dorme sul tetto.")
         await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero. La casa è sul fiume.")
         await write_pinned(pilot, "alt+n", "[Tono cupo, frasi brevi.]")
@@ -230,9 +215,7 @@ async def test_the_kv_panel_says_the_cache_was_shifted_in_its_own_width(
     'reused 455 of 487 tok (shift', the word that says the cache slid with the window cut."""
     draft = long_draft(tmp_path)
 
-    app = make_app(short_context_model, draft=draft)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, draft=draft, size=(140, 40)) as (app, pilot):
         await generated(pilot, "ctrl+g")
         await pilot.press("tab", "end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
         done = await generated(pilot, "ctrl+g")
@@ -247,9 +230,7 @@ async def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(rand
     after it: the suggestion glued to the draft's last word ("dormeLa notte")."""
 
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load, size=(160, 50)) as (app, pilot):
         await pilot.press(*"Il gatto dorme")
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
         done = await generated(pilot, "ctrl+g")
@@ -269,9 +250,7 @@ async def test_a_suggestion_from_the_cursor_dims_the_text_after_it_which_the_mod
     draft = long_draft(tmp_path)
     middle = LONG.index("Poi il cane corre verso la porta 60.")  # mid-line: the rest of its line is unseen too
 
-    app = make_app(short_context_model, draft=draft)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, draft=draft, size=(120, 40)) as (app, pilot):
         editor = app.main.draft.editor
         editor.move_cursor(editor.document.get_location_from_index(middle))
         await generated(pilot, "ctrl+o")
@@ -304,9 +283,7 @@ async def test_a_suggestion_longer_than_the_window_thrown_away_gives_the_draft_i
     draft = long_draft(tmp_path)
     writes_a_window = GREEDY.with_changes(max_tokens=400)  # the prompt keeps half the context, the suggestion the rest
 
-    app = make_app(short_context_model, draft=draft, sampler=writes_a_window)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, draft=draft, sampler=writes_a_window, size=(120, 40)) as (app, pilot):
         await window_marked(pilot)
         editor = app.main.draft.editor
         before = editor.window_start
@@ -328,9 +305,7 @@ async def test_the_kv_split_adds_up_to_the_prompt_llama_cpp_evaluated(random_mod
     than the window counted, and the panel said 'reused 106 of 106' beside a split adding
     up to 107. The split is of what was evaluated."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(160, 40)) as (app, pilot):
         await pilot.press(*"Una casa. Un gatto nero dorme sul tetto.")
         await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.")
         done = await generated(pilot, "ctrl+g")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from contextlib import closing
+from contextlib import asynccontextmanager, closing
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
@@ -60,6 +60,21 @@ def make_app(
         backend_loader=loader,
         resume=resume,
     )
+
+
+@asynccontextmanager
+async def ready(
+    model: Path | None, *, size: tuple[int, int] | None = None, **options: Any
+) -> AsyncIterator[tuple[ScriptoriumApp, Pilot[Any]]]:
+    """The Pilot tests' prelude: `async with ready(model, size=(120, 40), **options) as (app, pilot)`
+    makes the app with make_app(model, **options), runs it under Pilot at `size` (Textual's
+    default when not given) and waits for its model to load. Not a fixture: Textual sets its
+    context variables where run_test is entered, and they must be reset in that same context,
+    which an async fixture's teardown is not."""
+    app = make_app(model, **options)
+    async with app.run_test(**({} if size is None else {"size": size})) as pilot:
+        await model_ready(pilot)
+        yield app, pilot
 
 
 def copy_of(model: Path, folder: Path, name: str = "mio.gguf") -> Path:
