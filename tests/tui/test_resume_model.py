@@ -51,7 +51,7 @@ async def test_resume_goes_on_with_the_sessions_model_not_the_configs(
 ) -> None:
     config = config_naming(random_model, tmp_path)
 
-    write_with("--config", str(config), "--model", str(sentence_model))
+    await write_with("--config", str(config), "--model", str(sentence_model))
     app, options = await resumed("--config", str(config), "--resume")
     assert options.model_path == sentence_model
     assert said(app, "as this session last did") == [
@@ -63,7 +63,7 @@ async def test_resume_goes_on_with_the_sessions_model_not_the_configs(
 async def test_a_model_named_on_the_command_line_wins_and_the_author_is_told(
     random_model: Path, sentence_model: Path, tmp_path: Path
 ) -> None:
-    write_with("--model", str(sentence_model))
+    await write_with("--model", str(sentence_model))
     app, options = await resumed("--resume", "--model", str(random_model))
     assert options.model_path == random_model
     assert len(said(app, "last written with")) == 1 and not said(app, "as this session last did")
@@ -74,7 +74,7 @@ async def test_the_sessions_adapter_comes_back_at_its_scale(
 ) -> None:
     config = config_naming(random_model, tmp_path)
 
-    write_with("--config", str(config), "--lora", str(lora_adapter), "--lora-scale", "0.5")
+    await write_with("--config", str(config), "--lora", str(lora_adapter), "--lora-scale", "0.5")
     app, options = await resumed("--config", str(config), "--resume")
     assert (options.model_path, options.lora_path, options.lora_scale) == (random_model, lora_adapter, 0.5)
     assert not said(app, "as this session last did")  # the config's model: nothing to tell
@@ -87,7 +87,7 @@ async def test_a_session_whose_model_file_is_gone_starts_with_the_configs_and_sa
     gone.write_bytes(sentence_model.read_bytes())
     config = config_naming(random_model, tmp_path)
 
-    write_with("--config", str(config), "--model", str(gone))
+    await write_with("--config", str(config), "--model", str(gone))
     gone.unlink()
     app, options = await resumed("--config", str(config), "--resume")
     assert options.model_path == random_model and len(said(app, "last written with")) == 1
@@ -103,7 +103,7 @@ async def test_a_model_named_by_a_relative_path_comes_back_from_another_folder(
     (tmp_path / "progetto" / "models" / "mio.gguf").write_bytes(sentence_model.read_bytes())
     config = config_naming(random_model, tmp_path)
     monkeypatch.chdir(tmp_path / "progetto")
-    write_with("--config", str(config), "--model", "models/mio.gguf")
+    await write_with("--config", str(config), "--model", "models/mio.gguf")
     monkeypatch.chdir(tmp_path / "altrove")
     app, options = await resumed("--config", str(config), "--resume")
     assert options.model_path == tmp_path / "progetto" / "models" / "mio.gguf"

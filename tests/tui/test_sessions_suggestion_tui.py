@@ -127,7 +127,7 @@ async def test_a_suggestions_versions_come_back_and_keeping_the_first_records_it
     autosave: a crash in between left it undecided. Both are now in the same save."""
     draft = tmp_path / "bozza.md"
     varied = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
-    texts = await quit_with_a_suggestion_on_screen(random_model, draft, "ctrl+r", sampler=varied).versions
+    texts = (await quit_with_a_suggestion_on_screen(random_model, draft, "ctrl+r", sampler=varied)).versions
     assert len(texts) == 2
     # The crash comes before any autosave: none is due while the test reads.
     monkeypatch.setattr(keeper, "AUTOSAVE_SECONDS", 3600.0)
