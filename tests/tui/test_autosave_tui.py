@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import autosaved, make_app, run, saved_draft
+from tui_helpers import autosaved, make_app, saved_draft
 
 from scriptorium.app import atomic
 from scriptorium.app.sessions import SessionStore
@@ -16,24 +16,23 @@ from scriptorium.app.tui.manuscript.session_keeper import AUTOSAVE_LONGEST_SECON
 from scriptorium.app.sessions.opening import DraftFile
 
 
-def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
+async def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            await pilot.press(*"Appunti")
-            await pilot.pause()
-            assert not draft.exists() and app.main.draft.modified  # not on every keystroke
-            await autosaved(pilot)
-            assert draft.read_text(encoding="utf-8") == "Appunti"
-            assert saved_draft(draft).text == "Appunti"
-            assert not app.main.draft.modified
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        await pilot.press(*"Appunti")
+        await pilot.pause()
+        assert not draft.exists() and app.main.draft.modified  # not on every keystroke
+        await autosaved(pilot)
+        assert draft.read_text(encoding="utf-8") == "Appunti"
+        assert saved_draft(draft).text == "Appunti"
+        assert not app.main.draft.modified
 
 
-def test_keys_are_taken_while_an_autosave_writes_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_keys_are_taken_while_an_autosave_writes_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A long session's file takes tens of milliseconds to write and fsync: an autosave
     writes it on the store's own thread, and the editor takes keys meanwhile."""
     draft = tmp_path / "bozza.md"
@@ -51,21 +50,18 @@ def test_keys_are_taken_while_an_autosave_writes_the_session(tmp_path: Path, mon
 
     monkeypatch.setattr(atomic, "write_bytes", held_write)
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            armed.set()
-            await pilot.press(*"Uno")
-            while not started.is_set():  # the autosave after the pause
-                await pilot.pause(0.05)
-            await pilot.press(*" due")
-            assert app.main.draft.editor.text == "Uno due" and not finished.is_set()  # taken while the write waits
-            assert writers == ["scriptorium-session-writes"]
-            release.set()
-            await autosaved(pilot)
-            assert saved_draft(draft).text == "Uno due"
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        armed.set()
+        await pilot.press(*"Uno")
+        while not started.is_set():  # the autosave after the pause
+            await pilot.pause(0.05)
+        await pilot.press(*" due")
+        assert app.main.draft.editor.text == "Uno due" and not finished.is_set()  # taken while the write waits
+        assert writers == ["scriptorium-session-writes"]
+        release.set()
+        await autosaved(pilot)
+        assert saved_draft(draft).text == "Uno due"
 
 
 def test_autosave_waits_for_a_pause_but_not_for_ever(tmp_path: Path) -> None:
@@ -83,36 +79,32 @@ def test_autosave_waits_for_a_pause_but_not_for_ever(tmp_path: Path) -> None:
     assert keeper.autosave_delay(2000.0) == AUTOSAVE_SECONDS
 
 
-def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
+async def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            await pilot.press("A")
-            first = app.manuscript.autosave.timer
-            await pilot.press("B")
-            second = app.manuscript.autosave.timer
-            assert first is not None and second is not first and first._task is None  # moved, the old one stopped
-            await autosaved(pilot)
-            assert draft.read_text(encoding="utf-8") == "AB"
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        await pilot.press("A")
+        first = app.manuscript.autosave.timer
+        await pilot.press("B")
+        second = app.manuscript.autosave.timer
+        assert first is not None and second is not first and first._task is None  # moved, the old one stopped
+        await autosaved(pilot)
+        assert draft.read_text(encoding="utf-8") == "AB"
 
 
-def test_a_save_due_at_once_is_made_and_the_app_closes_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_save_due_at_once_is_made_and_the_app_closes_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """After AUTOSAVE_LONGEST_SECONDS of typing without a pause the save is due at once
     (a delay of 0): it must still be made, and the timer must not fail (a Textual timer
     of 0 s raised ZeroDivisionError, which surfaced as a traceback when the app closed)."""
     draft = tmp_path / "bozza.md"
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            await pilot.press("A")
-            monkeypatch.setattr(app.sessions, "autosave_delay", lambda now: 0.0)
-            await pilot.press("B")
-            await autosaved(pilot)
-            assert draft.read_text(encoding="utf-8") == "AB"
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        await pilot.press("A")
+        monkeypatch.setattr(app.sessions, "autosave_delay", lambda now: 0.0)
+        await pilot.press("B")
+        await autosaved(pilot)
+        assert draft.read_text(encoding="utf-8") == "AB"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tui_helpers import drawn_lines, generated, make_app, model_ready, run
+from tui_helpers import drawn_lines, generated, make_app, model_ready
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -40,59 +40,53 @@ def busy_loader(options: LoadOptions, on_progress=None) -> Engine:  # type: igno
     return engine
 
 
-def test_the_model_panel_says_which_threads_and_why(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = ScriptoriumApp(
-            settings=TuiSettings(sampler=LONG),
-            backend_loader=busy_loader,
-            load_options=LoadOptions(model_path=random_model, n_ctx=512),
+async def test_the_model_panel_says_which_threads_and_why(random_model: Path) -> None:
+    app = ScriptoriumApp(
+        settings=TuiSettings(sampler=LONG),
+        backend_loader=busy_loader,
+        load_options=LoadOptions(model_path=random_model, n_ctx=512),
+    )
+    async with app.run_test(size=(160, 48)) as pilot:
+        await model_ready(pilot)
+        panel = app.main.sidebar.model
+        assert "auto: measuring" in " ".join(line.plain for line in panel.lines(34))
+        await pilot.press(*"Era notte")
+        done = await generated(pilot, "ctrl+g")
+        assert done.threads is not None and done.threads.n_threads == 1
+        # Wrapped over two lines of the narrow side panel, not cut.
+        shown = " ".join(drawn_lines(panel))
+        assert "threads 1 of 2 (auto: 2 were slower while other work ran)" in " ".join(shown.split())
+        assert (
+            app.engine_state.model_status.arithmetic is not None
+            and app.engine_state.model_status.arithmetic.n_threads == 1
         )
-        async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
-            panel = app.main.sidebar.model
-            assert "auto: measuring" in " ".join(line.plain for line in panel.lines(34))
-            await pilot.press(*"Era notte")
-            done = await generated(pilot, "ctrl+g")
-            assert done.threads is not None and done.threads.n_threads == 1
-            # Wrapped over two lines of the narrow side panel, not cut.
-            shown = " ".join(drawn_lines(panel))
-            assert "threads 1 of 2 (auto: 2 were slower while other work ran)" in " ".join(shown.split())
-            assert (
-                app.engine_state.model_status.arithmetic is not None
-                and app.engine_state.model_status.arithmetic.n_threads == 1
-            )
-            last = app.sessions.last_generation()
-            assert last is not None and last.arithmetic is not None
-            record = last.arithmetic
-            assert record["threads_reason"] == "2 were slower while other work ran" and record["n_threads"] == 1
-
-    run(scenario)
+        last = app.sessions.last_generation()
+        assert last is not None and last.arithmetic is not None
+        record = last.arithmetic
+        assert record["threads_reason"] == "2 were slower while other work ran" and record["n_threads"] == 1
 
 
-def test_the_speed_panel_says_the_machine_is_busy_when_decode_collapses(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, sampler=LONG)
-        async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
-            speed = app.main.sidebar.speed
-            done = await generated(pilot, *"Era notte", "ctrl+g")
-            assert "machine busy" not in " ".join(drawn_lines(speed))
-            usual = done.decode_tokens_per_s
-            # Another run at a tenth of it, as when a compile takes the cores.
-            slow: GenerationDone = replace(done, decode_tokens_per_s=usual / 10)
-            speed.reset()
-            speed.show_done(slow)
-            await pilot.pause()
-            shown = " ".join(drawn_lines(speed))
-            assert "machine busy" in shown and f"machine busy; usual {usual:.0f} tok/s" in shown
-            # A run at its usual rate says nothing more, and another model starts afresh.
-            speed.reset()
-            speed.show_done(done)
-            await pilot.pause()
-            assert "machine busy" not in " ".join(drawn_lines(speed))
-            speed.forget()
-            speed.show_done(slow)
-            await pilot.pause()
-            assert "machine busy" not in " ".join(drawn_lines(speed))
-
-    run(scenario)
+async def test_the_speed_panel_says_the_machine_is_busy_when_decode_collapses(random_model: Path) -> None:
+    app = make_app(random_model, sampler=LONG)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await model_ready(pilot)
+        speed = app.main.sidebar.speed
+        done = await generated(pilot, *"Era notte", "ctrl+g")
+        assert "machine busy" not in " ".join(drawn_lines(speed))
+        usual = done.decode_tokens_per_s
+        # Another run at a tenth of it, as when a compile takes the cores.
+        slow: GenerationDone = replace(done, decode_tokens_per_s=usual / 10)
+        speed.reset()
+        speed.show_done(slow)
+        await pilot.pause()
+        shown = " ".join(drawn_lines(speed))
+        assert "machine busy" in shown and f"machine busy; usual {usual:.0f} tok/s" in shown
+        # A run at its usual rate says nothing more, and another model starts afresh.
+        speed.reset()
+        speed.show_done(done)
+        await pilot.pause()
+        assert "machine busy" not in " ".join(drawn_lines(speed))
+        speed.forget()
+        speed.show_done(slow)
+        await pilot.pause()
+        assert "machine busy" not in " ".join(drawn_lines(speed))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, run, saved_chat, spying_loader
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, ready, saved_chat, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -18,52 +18,42 @@ from scriptorium.inference.core.settings import preset
 REPLY = " La casa era buia."  # what the sentence model says after any user turn
 
 
-def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
-    async def scenario() -> None:
-        load, spies = spying_loader()
-        app = make_app(sentence_model, mode="chat", loader=load)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            assert app.focused is app.main.chat.input
-            done = await generated(pilot, *"Ciao, come va?", "enter")
-            chat = app.main.chat
-            assert done.text == REPLY and done.stop_reason == "eos"
-            assert chat.messages == [
-                {"role": "user", "content": "Ciao, come va?"},
-                {"role": "assistant", "content": REPLY},
-            ]
-            users = list(chat.transcript.query(UserMessage))
-            replies = list(chat.transcript.query(AssistantMessage))
-            assert [str(u.render()) for u in users] == ["Ciao, come va?"]
-            assert [r.source for r in replies] == [REPLY]
-            assert chat.input.value == ""
-            call = spies[0].last
-            assert call["special"] is True  # the template writes control tokens
-            engine = app.engine_state.backend
-            assert engine is not None
-            system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
-            assert call["prompt"] == engine.chat_prompt(
-                [{"role": "system", "content": system}, {"role": "user", "content": "Ciao, come va?"}]
-            )
-
-    run(scenario)
+async def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) -> None:
+    load, spies = spying_loader()
+    async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
+        assert app.focused is app.main.chat.input
+        done = await generated(pilot, *"Ciao, come va?", "enter")
+        chat = app.main.chat
+        assert done.text == REPLY and done.stop_reason == "eos"
+        assert chat.messages == [
+            {"role": "user", "content": "Ciao, come va?"},
+            {"role": "assistant", "content": REPLY},
+        ]
+        users = list(chat.transcript.query(UserMessage))
+        replies = list(chat.transcript.query(AssistantMessage))
+        assert [str(u.render()) for u in users] == ["Ciao, come va?"]
+        assert [r.source for r in replies] == [REPLY]
+        assert chat.input.value == ""
+        call = spies[0].last
+        assert call["special"] is True  # the template writes control tokens
+        engine = app.engine_state.backend
+        assert engine is not None
+        system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
+        assert call["prompt"] == engine.chat_prompt(
+            [{"role": "system", "content": system}, {"role": "user", "content": "Ciao, come va?"}]
+        )
 
 
-def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
-    async def scenario() -> None:
-        load, spies = spying_loader()
-        app = make_app(sentence_model, mode="chat", loader=load)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await generated(pilot, *"Ciao", "enter")
-            again = await generated(pilot, "ctrl+r")
-            chat = app.main.chat
-            assert len(spies[0].calls) == 2 and spies[0].calls[0]["prompt"] == spies[0].calls[1]["prompt"]
-            assert again.reused_tokens > 0  # the conversation's prefix stayed in the KV cache
-            assert [m["role"] for m in chat.messages] == ["user", "assistant"]
-            assert len(chat.transcript.query(AssistantMessage)) == 1
-
-    run(scenario)
+async def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
+    load, spies = spying_loader()
+    async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
+        await generated(pilot, *"Ciao", "enter")
+        again = await generated(pilot, "ctrl+r")
+        chat = app.main.chat
+        assert len(spies[0].calls) == 2 and spies[0].calls[0]["prompt"] == spies[0].calls[1]["prompt"]
+        assert again.reused_tokens > 0  # the conversation's prefix stayed in the KV cache
+        assert [m["role"] for m in chat.messages] == ["user", "assistant"]
+        assert len(chat.transcript.query(AssistantMessage)) == 1
 
 
 def failing_once(generate: Any) -> Any:
@@ -81,23 +71,18 @@ def failing_once(generate: Any) -> Any:
     return first_fails
 
 
-def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(sentence_model, mode="chat", loader=loader_wrapping("generate", failing_once))
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Ciao", "enter")
-            await app.main.wait_until_idle()
-            chat = app.main.chat
-            assert [m["role"] for m in chat.messages] == ["user"]
-            done = await generated(pilot, "ctrl+r")
-            assert done.text == REPLY
-            assert [m["role"] for m in chat.messages] == ["user", "assistant"]
-
-    run(scenario)
+async def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> None:
+    async with ready(sentence_model, mode="chat", loader=loader_wrapping("generate", failing_once)) as (app, pilot):
+        await pilot.press(*"Ciao", "enter")
+        await app.main.wait_until_idle()
+        chat = app.main.chat
+        assert [m["role"] for m in chat.messages] == ["user"]
+        done = await generated(pilot, "ctrl+r")
+        assert done.text == REPLY
+        assert [m["role"] for m in chat.messages] == ["user", "assistant"]
 
 
-def test_a_message_after_one_whose_reply_failed_is_answered_on_a_strict_template(gguf_dir: Path) -> None:
+async def test_a_message_after_one_whose_reply_failed_is_answered_on_a_strict_template(gguf_dir: Path) -> None:
     """The message whose reply failed stays; sending another instead of ctrl+r made two user
     turns in a row, which a template wanting alternating roles refused, for every message
     after it: the chat was stuck."""
@@ -105,18 +90,13 @@ def test_a_message_after_one_whose_reply_failed_is_answered_on_a_strict_template
 
     model = write_llama_model(gguf_dir / "strict-sentence.gguf", kind="sentence", chat_template=STRICT_CHAT_TEMPLATE)
 
-    async def scenario() -> None:
-        load, spies = spying_loader()
-        app = make_app(model, mode="chat", loader=lambda *args: failing_once_engine(load(*args)))
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Ciao", "enter")
-            await app.main.wait_until_idle()
-            done = await generated(pilot, *"Ci sei?", "enter")
-            assert done.text == REPLY
-            assert "user: Ciao\n\nCi sei?\nassistant:" in spies[0].last["prompt"]
-
-    run(scenario)
+    load, spies = spying_loader()
+    async with ready(model, mode="chat", loader=lambda *args: failing_once_engine(load(*args))) as (app, pilot):
+        await pilot.press(*"Ciao", "enter")
+        await app.main.wait_until_idle()
+        done = await generated(pilot, *"Ci sei?", "enter")
+        assert done.text == REPLY
+        assert "user: Ciao\n\nCi sei?\nassistant:" in spies[0].last["prompt"]
 
 
 def failing_once_engine(engine: Any) -> Any:
@@ -124,90 +104,70 @@ def failing_once_engine(engine: Any) -> Any:
     return engine
 
 
-def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
-    async def scenario() -> None:
-        load, spies = spying_loader()
-        app = make_app(sentence_model, mode="chat", loader=load)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await generated(pilot, *"Ciao", "enter")
-            await pilot.press("up")
-            chat = app.main.chat
-            assert chat.input.value == "Ciao" and chat.messages == []
-            assert len(chat.transcript.query(".message")) == 0
-            await generated(pilot, *" a tutti", "enter")
-            assert chat.messages[0] == {"role": "user", "content": "Ciao a tutti"}
-            assert "Ciao a tutti" in spies[0].last["prompt"] and len(chat.messages) == 2
-
-    run(scenario)
+async def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
+    load, spies = spying_loader()
+    async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
+        await generated(pilot, *"Ciao", "enter")
+        await pilot.press("up")
+        chat = app.main.chat
+        assert chat.input.value == "Ciao" and chat.messages == []
+        assert len(chat.transcript.query(".message")) == 0
+        await generated(pilot, *" a tutti", "enter")
+        assert chat.messages[0] == {"role": "user", "content": "Ciao a tutti"}
+        assert "Ciao a tutti" in spies[0].last["prompt"] and len(chat.messages) == 2
 
 
-def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sentence_model: Path) -> None:
+async def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply(sentence_model: Path) -> None:
     """↑ in the empty message field (pressed to scroll back, say) took the last message and
     its reply off the conversation, with no way to bring the reply back; the session was
     saved without them until the message was sent again."""
     from textual.widgets import Footer
 
-    async def scenario() -> None:
-        app = make_app(sentence_model, mode="chat")
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await generated(pilot, *"Ciao", "enter")
-            chat = app.main.chat
-            conversation = list(chat.messages)
-            await pilot.press("up")
-            # Kept meanwhile: quitting now (the field is not saved) lost both.
-            assert [t.content for t in saved_chat(app).turns] == [m["content"] for m in conversation]
-            footer = app.main.query_one(Footer)
-            assert "Put back" in [key.description for key in footer.query("FooterKey")]
-            await pilot.press("!", "escape")  # changed: Esc does not put back a message it would lose
-            assert chat.input.value == "Ciao!" and chat.messages == []
-            await pilot.pause()  # and the footer no longer offers it
-            assert "Put back" not in [key.description for key in footer.query("FooterKey")]
-            await pilot.press("backspace", "escape")
-            assert chat.messages == conversation and chat.input.value == ""
-            assert [type(m) for m in chat.transcript.query(".message")] == [UserMessage, AssistantMessage]
-            assert chat.transcript.query(AssistantMessage).last().source == REPLY
-            saved = saved_chat(app)
-            assert [(t.role, t.content) for t in saved.turns] == [(m["role"], m["content"]) for m in conversation]
-            await pilot.press("up")
-            await generated(pilot, *" a tutti", "enter")  # sent: nothing is left to put back
-            await pilot.press("escape")
-            assert [m["content"] for m in chat.messages] == ["Ciao a tutti", REPLY]
-            assert [t.content for t in saved_chat(app).turns] == ["Ciao a tutti", REPLY]
-
-    run(scenario)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
+        await generated(pilot, *"Ciao", "enter")
+        chat = app.main.chat
+        conversation = list(chat.messages)
+        await pilot.press("up")
+        # Kept meanwhile: quitting now (the field is not saved) lost both.
+        assert [t.content for t in saved_chat(app).turns] == [m["content"] for m in conversation]
+        footer = app.main.query_one(Footer)
+        assert "Put back" in [key.description for key in footer.query("FooterKey")]
+        await pilot.press("!", "escape")  # changed: Esc does not put back a message it would lose
+        assert chat.input.value == "Ciao!" and chat.messages == []
+        await pilot.pause()  # and the footer no longer offers it
+        assert "Put back" not in [key.description for key in footer.query("FooterKey")]
+        await pilot.press("backspace", "escape")
+        assert chat.messages == conversation and chat.input.value == ""
+        assert [type(m) for m in chat.transcript.query(".message")] == [UserMessage, AssistantMessage]
+        assert chat.transcript.query(AssistantMessage).last().source == REPLY
+        saved = saved_chat(app)
+        assert [(t.role, t.content) for t in saved.turns] == [(m["role"], m["content"]) for m in conversation]
+        await pilot.press("up")
+        await generated(pilot, *" a tutti", "enter")  # sent: nothing is left to put back
+        await pilot.press("escape")
+        assert [m["content"] for m in chat.messages] == ["Ciao a tutti", REPLY]
+        assert [t.content for t in saved_chat(app).turns] == ["Ciao a tutti", REPLY]
 
 
-def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next_turn(random_model: Path) -> None:
-    async def scenario() -> None:
-        load, spies = spying_loader()
-        app = make_app(random_model, mode="chat", loader=load)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await generated(pilot, *"Ciao", "enter")
-            call = spies[0].last
-            assert call["prompt"].endswith("Utente: Ciao\nAssistente:")
-            assert "\nUtente:" in call["settings"].stop
-
-    run(scenario)
+async def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next_turn(random_model: Path) -> None:
+    load, spies = spying_loader()
+    async with ready(random_model, mode="chat", loader=load) as (app, pilot):
+        await generated(pilot, *"Ciao", "enter")
+        call = spies[0].last
+        assert call["prompt"].endswith("Utente: Ciao\nAssistente:")
+        assert "\nUtente:" in call["settings"].stop
 
 
-def test_switching_modes_keeps_both(sentence_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(sentence_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Bozza", "f2")
-            assert app.main.mode == "chat" and app.focused is app.main.chat.input
-            await generated(pilot, *"Ciao", "enter")
-            await pilot.press("f2")
-            assert app.main.mode == "draft" and app.main.draft.editor.text == "Bozza"
-
-    run(scenario)
+async def test_switching_modes_keeps_both(sentence_model: Path) -> None:
+    async with ready(sentence_model) as (app, pilot):
+        await pilot.press(*"Bozza", "f2")
+        assert app.main.mode == "chat" and app.focused is app.main.chat.input
+        await generated(pilot, *"Ciao", "enter")
+        await pilot.press("f2")
+        assert app.main.mode == "draft" and app.main.draft.editor.text == "Bozza"
 
 
-def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> None:
+async def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> None:
     """A message whose reply failed (the server went away) stays in the transcript without a
     reply; the next one, too long to go with it, leaves it out, and the notice says so of
     one message."""
@@ -215,52 +175,44 @@ def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path) -> N
 
     words = " ".join(["parola"] * 120)
 
-    async def scenario() -> None:
-        # 256 tokens for the prompt (half the context): either message fits with the chat's
-        # 69, not both.
-        app = make_app(
-            sentence_model,
-            mode="chat",
-            sampler=GREEDY.with_changes(max_tokens=400),
-            loader=loader_wrapping("generate", failing_once),
-        )
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            chat = app.main.chat
-            chat.input.value = words
-            await pilot.press("enter")
-            await app.main.wait_until_idle()
-            assert [m["role"] for m in chat.messages] == ["user"]
-            chat.input.value = "Ciao " + words
-            done = await generated(pilot, "enter")
-            assert done.text == REPLY
-            messages = [n.message for n in app.notices]
-            assert any(m.startswith("The oldest message no longer fits") for m in messages), messages
-
-    run(scenario)
+    # 256 tokens for the prompt (half the context): either message fits with the chat's
+    # 69, not both.
+    app = make_app(
+        sentence_model,
+        mode="chat",
+        sampler=GREEDY.with_changes(max_tokens=400),
+        loader=loader_wrapping("generate", failing_once),
+    )
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        chat = app.main.chat
+        chat.input.value = words
+        await pilot.press("enter")
+        await app.main.wait_until_idle()
+        assert [m["role"] for m in chat.messages] == ["user"]
+        chat.input.value = "Ciao " + words
+        done = await generated(pilot, "enter")
+        assert done.text == REPLY
+        messages = [n.message for n in app.notices]
+        assert any(m.startswith("The oldest message no longer fits") for m in messages), messages
 
 
-def test_a_reply_byte_that_is_no_text_is_the_replacement_character(byte_loop_model: Path) -> None:
+async def test_a_reply_byte_that_is_no_text_is_the_replacement_character(byte_loop_model: Path) -> None:
     """With the byte ban lifted the byte-loop model replies <0xFF> <0xFF>...: the reply read
     "\\xff\\xff" and the conversation (sent back to the model, saved) held the escapes."""
 
-    async def scenario() -> None:
-        app = make_app(
-            byte_loop_model, mode="chat", sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy")
-        )
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press("ctrl+t", "b", "escape")
-            assert not app.engine_state.bias.ban_byte_tokens
-            await generated(pilot, *"Ciao", "enter")
-            assert app.main.chat.messages[-1] == {"role": "assistant", "content": "\ufffd" * 3}
-            session = app.sessions.chat
-            assert session is not None and session.turns[-1].content == "\ufffd" * 3
-
-    run(scenario)
+    async with ready(
+        byte_loop_model, mode="chat", sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy")
+    ) as (app, pilot):
+        await pilot.press("ctrl+t", "b", "escape")
+        assert not app.engine_state.bias.ban_byte_tokens
+        await generated(pilot, *"Ciao", "enter")
+        assert app.main.chat.messages[-1] == {"role": "assistant", "content": "\ufffd" * 3}
+        session = app.sessions.chat
+        assert session is not None and session.turns[-1].content == "\ufffd" * 3
 
 
-def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_model: Path) -> None:
+async def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_model: Path) -> None:
     """A message longer than the context leaves for the prompt was refused, and stayed in the
     transcript as a turn with no reply that ctrl+r refused again the same way (and the
     session saved it so)."""
@@ -268,50 +220,40 @@ def test_a_message_the_context_cannot_hold_goes_back_into_the_input(sentence_mod
 
     long_message = " ".join(["parola"] * 600)
 
-    async def scenario() -> None:
-        app = make_app(sentence_model, mode="chat")
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            done = await generated(pilot, *"Ciao", "enter")
-            chat = app.main.chat
-            chat.input.value = long_message
-            app.notices.clear()
-            await pilot.press("enter")
-            await app.workers.wait_for_complete()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            [said] = app.notices
-            assert said.title == "Window" and "the last message take" in said.message
-            assert chat.messages == [{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": done.text}]
-            assert chat.input.value == long_message and len(chat.transcript.query(".message")) == 2
-            saved = saved_chat(app)
-            assert isinstance(saved, ChatSession) and [t.content for t in saved.turns] == ["Ciao", done.text]
-
-    run(scenario)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
+        done = await generated(pilot, *"Ciao", "enter")
+        chat = app.main.chat
+        chat.input.value = long_message
+        app.notices.clear()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        [said] = app.notices
+        assert said.title == "Window" and "the last message take" in said.message
+        assert chat.messages == [{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": done.text}]
+        assert chat.input.value == long_message and len(chat.transcript.query(".message")) == 2
+        saved = saved_chat(app)
+        assert isinstance(saved, ChatSession) and [t.content for t in saved.turns] == ["Ciao", done.text]
 
 
-def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given(sentence_model: Path) -> None:
+async def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was_given(sentence_model: Path) -> None:
     """The session never kept the system prompt a chat was asked with, so the export's
     "System prompt" section never appeared: a reader saw replies to instructions they
     could not see."""
     from scriptorium.app.sessions import ChatSession
     from scriptorium.app.sessions.export import render_markdown
 
-    async def scenario() -> None:
-        app = make_app(sentence_model, mode="chat")
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await generated(pilot, *"Ciao", "enter")
-            saved = saved_chat(app)
-            system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
-            assert isinstance(saved, ChatSession) and saved.system_prompt == system
-            assert [t.content for t in saved.turns] == ["Ciao", REPLY]
-            assert f"## System prompt\n\n{system}\n" in render_markdown(saved)
-
-    run(scenario)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
+        await generated(pilot, *"Ciao", "enter")
+        saved = saved_chat(app)
+        system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
+        assert isinstance(saved, ChatSession) and saved.system_prompt == system
+        assert [t.content for t in saved.turns] == ["Ciao", REPLY]
+        assert f"## System prompt\n\n{system}\n" in render_markdown(saved)
 
 
-def test_a_chat_template_that_loops_for_ever_is_one_notification(
+async def test_a_chat_template_that_loops_for_ever_is_one_notification(
     gguf_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Nested range(99999) loops in the GGUF's template ran in the app's own process at 100%
@@ -325,17 +267,12 @@ def test_a_chat_template_that_loops_for_ever_is_one_notification(
     looping = "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}"
     model = gguf_models.write_llama_model(gguf_dir / "looping-chat.gguf", kind="sentence", chat_template=looping)
 
-    async def scenario() -> None:
-        app = make_app(model, mode="chat")
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            app.notices.clear()
-            await pilot.press(*"Ciao", "enter")
-            await app.workers.wait_for_complete()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            [said] = app.notices
-            assert "the chat template did not finish within 0.5 s" in said.message
-            assert app.main.chat.input.value == "Ciao" and app.main.chat.messages == []
-
-    run(scenario)
+    async with ready(model, mode="chat") as (app, pilot):
+        app.notices.clear()
+        await pilot.press(*"Ciao", "enter")
+        await app.workers.wait_for_complete()
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        [said] = app.notices
+        assert "the chat template did not finish within 0.5 s" in said.message
+        assert app.main.chat.input.value == "Ciao" and app.main.chat.messages == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tui_helpers import drawn_lines, make_app, run
+from tui_helpers import drawn_lines, make_app
 
 from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 
@@ -18,47 +18,41 @@ def shown_lines(reply: AssistantMessage) -> list[str]:
     return [line for line in lines if line]
 
 
-def test_a_replys_single_line_breaks_stay_breaks_reopened_and_streamed() -> None:
+async def test_a_replys_single_line_breaks_stay_breaks_reopened_and_streamed() -> None:
     """A poem the model wrote line by line showed as one paragraph: Textual's Markdown
     draws a single newline as a space. Chat UIs keep the lines, and so does the export."""
 
-    async def scenario() -> None:
-        app = make_app(None, mode="chat")
-        async with app.run_test(size=(100, 50)) as pilot:
-            chat = app.main.chat
-            await chat.restore([{"role": "user", "content": "A poem?"}, {"role": "assistant", "content": POEM}])
-            await pilot.pause()
-            assert shown_lines(chat.transcript.query(AssistantMessage).last()) == SHOWN
-            # Streamed in as the chat streams a reply, a few characters a write.
-            reply = AssistantMessage(classes="message")
-            await chat.transcript.mount(reply)
-            stream = reply.stream()
-            for start in range(0, len(POEM), 3):
-                await stream.write(POEM[start : start + 3])
-            await stream.stop()
-            await pilot.pause()
-            assert shown_lines(reply) == SHOWN
-
-    run(scenario)
+    app = make_app(None, mode="chat")
+    async with app.run_test(size=(100, 50)) as pilot:
+        chat = app.main.chat
+        await chat.restore([{"role": "user", "content": "A poem?"}, {"role": "assistant", "content": POEM}])
+        await pilot.pause()
+        assert shown_lines(chat.transcript.query(AssistantMessage).last()) == SHOWN
+        # Streamed in as the chat streams a reply, a few characters a write.
+        reply = AssistantMessage(classes="message")
+        await chat.transcript.mount(reply)
+        stream = reply.stream()
+        for start in range(0, len(POEM), 3):
+            await stream.write(POEM[start : start + 3])
+        await stream.stop()
+        await pilot.pause()
+        assert shown_lines(reply) == SHOWN
 
 
-def test_html_in_a_reply_shows_as_typed() -> None:
+async def test_html_in_a_reply_shows_as_typed() -> None:
     """Textual draws no HTML: "use <br>" lost its tag, and a <think> or <div> alone on its
     line hid every line after it up to a blank one."""
 
-    async def scenario() -> None:
-        app = make_app(None, mode="chat")
-        async with app.run_test(size=(100, 40)) as pilot:
-            chat = app.main.chat
-            reply = "<think>\nragiono\n</think>\n\nUsa <br> e <b>forte</b>, <!-- nota -->.\n\n<div>Ciao</div>"
-            await chat.restore([{"role": "user", "content": "HTML?"}, {"role": "assistant", "content": reply}])
-            await pilot.pause()
-            assert shown_lines(chat.transcript.query(AssistantMessage).last()) == [
-                "<think>",
-                "ragiono",
-                "</think>",
-                "Usa <br> e <b>forte</b>, <!-- nota -->.",
-                "<div>Ciao</div>",
-            ]
-
-    run(scenario)
+    app = make_app(None, mode="chat")
+    async with app.run_test(size=(100, 40)) as pilot:
+        chat = app.main.chat
+        reply = "<think>\nragiono\n</think>\n\nUsa <br> e <b>forte</b>, <!-- nota -->.\n\n<div>Ciao</div>"
+        await chat.restore([{"role": "user", "content": "HTML?"}, {"role": "assistant", "content": reply}])
+        await pilot.pause()
+        assert shown_lines(chat.transcript.query(AssistantMessage).last()) == [
+            "<think>",
+            "ragiono",
+            "</think>",
+            "Usa <br> e <b>forte</b>, <!-- nota -->.",
+            "<div>Ciao</div>",
+        ]

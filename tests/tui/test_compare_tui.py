@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from textual.command import CommandList
 from textual.widgets import DataTable, Input, ProgressBar, Sparkline, Static
-from tui_helpers import make_app, model_ready, run
+from tui_helpers import make_app, model_ready
 
 from scriptorium.app.tui.screens.compare_screen import CompareScreen
 
@@ -64,153 +64,135 @@ def cells(table: DataTable, column: int) -> list[str]:
     return [str(table.get_row_at(row)[column]) for row in range(table.row_count)]
 
 
-def test_a_model_against_itself_on_the_draft(short_context_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(short_context_model)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            screen = await opened(pilot)
-            models = screen.query_one("#compare-models", Input)
-            assert shlex.split(models.value) == [str(short_context_model)]  # the loaded model comes first
-            models.value += " " + shlex.quote(str(short_context_model))
-            await pilot.press("enter")
-            await pilot.pause()
-            assert screen.running and screen.query_one("#compare-progress", ProgressBar).display
-            await waited(pilot, lambda: not screen.running, "the comparison's end")
-            table = screen.query_one("#compare-table", DataTable)
-            assert table.row_count == 2
-            bits = cells(table, 1)
-            assert bits[0] == bits[1] != "-"
-            assert cells(table, 3) == ["-", "0.000000"]  # KLD: the first is the reference
-            assert cells(table, 4) == ["-", "100.00%"]  # top-1 agreement
-            assert not screen.query_one("#compare-progress", ProgressBar).display
-            # Where in the text: a line per paragraph with each row's figure and the difference.
-            paragraphs = screen.query_one("#compare-paragraphs", DataTable)
-            assert paragraphs.row_count == 3 and len(paragraphs.columns) == 2 + 2 + 1
-            assert cells(paragraphs, 1)[0].startswith("La casa era buia")
-            assert cells(paragraphs, 4) == ["+0.000"] * 3
-            plots = list(screen.query(Sparkline))
-            assert len(plots) == 2 and all(len(plot.data or ()) == 3 for plot in plots)
-            await pilot.press("escape")  # nothing running: Esc closes
-            await pilot.pause()
-            assert app.screen is app.main
-
-    run(scenario)
+async def test_a_model_against_itself_on_the_draft(short_context_model: Path) -> None:
+    app = make_app(short_context_model)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await model_ready(pilot)
+        screen = await opened(pilot)
+        models = screen.query_one("#compare-models", Input)
+        assert shlex.split(models.value) == [str(short_context_model)]  # the loaded model comes first
+        models.value += " " + shlex.quote(str(short_context_model))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.running and screen.query_one("#compare-progress", ProgressBar).display
+        await waited(pilot, lambda: not screen.running, "the comparison's end")
+        table = screen.query_one("#compare-table", DataTable)
+        assert table.row_count == 2
+        bits = cells(table, 1)
+        assert bits[0] == bits[1] != "-"
+        assert cells(table, 3) == ["-", "0.000000"]  # KLD: the first is the reference
+        assert cells(table, 4) == ["-", "100.00%"]  # top-1 agreement
+        assert not screen.query_one("#compare-progress", ProgressBar).display
+        # Where in the text: a line per paragraph with each row's figure and the difference.
+        paragraphs = screen.query_one("#compare-paragraphs", DataTable)
+        assert paragraphs.row_count == 3 and len(paragraphs.columns) == 2 + 2 + 1
+        assert cells(paragraphs, 1)[0].startswith("La casa era buia")
+        assert cells(paragraphs, 4) == ["+0.000"] * 3
+        plots = list(screen.query(Sparkline))
+        assert len(plots) == 2 and all(len(plot.data or ()) == 3 for plot in plots)
+        await pilot.press("escape")  # nothing running: Esc closes
+        await pilot.pause()
+        assert app.screen is app.main
 
 
-def test_esc_stops_a_lora_sweep_and_keeps_the_finished_rows(random_model: Path, lora_adapter: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, lora=lora_adapter)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            screen = await sweep_started(pilot)
-            assert screen.query_one("#compare-lora", Input).value == str(lora_adapter)
-            table = screen.query_one("#compare-table", DataTable)
-            await waited(pilot, lambda: table.row_count >= 1, "a first row")
-            assert len(scoring_children()) == 1  # one model at a time, in a process of its own
-            await pilot.press("escape")
-            await waited(pilot, lambda: not screen.running, "the stop")
-            assert 1 <= table.row_count < 31
-            status = str(screen.query_one("#compare-status", Static).render())
-            assert status.startswith("Stopped: ") and "finished" in status
-            assert app.screen is screen  # the first Esc stops, it does not close
-            await app.workers.wait_for_complete()
-            assert scoring_children() == []  # the scoring child is ended, not left running
-            await pilot.press("escape")
-            await pilot.pause()
-            assert app.screen is app.main
-
-    run(scenario)
+async def test_esc_stops_a_lora_sweep_and_keeps_the_finished_rows(random_model: Path, lora_adapter: Path) -> None:
+    app = make_app(random_model, lora=lora_adapter)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await model_ready(pilot)
+        screen = await sweep_started(pilot)
+        assert screen.query_one("#compare-lora", Input).value == str(lora_adapter)
+        table = screen.query_one("#compare-table", DataTable)
+        await waited(pilot, lambda: table.row_count >= 1, "a first row")
+        assert len(scoring_children()) == 1  # one model at a time, in a process of its own
+        await pilot.press("escape")
+        await waited(pilot, lambda: not screen.running, "the stop")
+        assert 1 <= table.row_count < 31
+        status = str(screen.query_one("#compare-status", Static).render())
+        assert status.startswith("Stopped: ") and "finished" in status
+        assert app.screen is screen  # the first Esc stops, it does not close
+        await app.workers.wait_for_complete()
+        assert scoring_children() == []  # the scoring child is ended, not left running
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.main
 
 
-def test_ctrl_c_stops_the_comparison(random_model: Path, lora_adapter: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, lora=lora_adapter)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            screen = await sweep_started(pilot)
-            await waited(pilot, lambda: "scoring" in str(screen.query_one("#compare-status", Static).render()), "a row")
-            await pilot.press("ctrl+c")
-            await waited(pilot, lambda: not screen.running, "the stop")
-            assert str(screen.query_one("#compare-status", Static).render()).startswith("Stopped: ")
-            assert app.screen is screen and app.is_running
-
-    run(scenario)
+async def test_ctrl_c_stops_the_comparison(random_model: Path, lora_adapter: Path) -> None:
+    app = make_app(random_model, lora=lora_adapter)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await model_ready(pilot)
+        screen = await sweep_started(pilot)
+        await waited(pilot, lambda: "scoring" in str(screen.query_one("#compare-status", Static).render()), "a row")
+        await pilot.press("ctrl+c")
+        await waited(pilot, lambda: not screen.running, "the stop")
+        assert str(screen.query_one("#compare-status", Static).render()).startswith("Stopped: ")
+        assert app.screen is screen and app.is_running
 
 
-def test_a_missing_file_or_a_bad_scale_is_one_notification(random_model: Path, tmp_path: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            screen = await opened(pilot)
-            screen.query_one("#compare-models", Input).value = shlex.quote(str(tmp_path / "none here.gguf"))
-            await pilot.click("#compare-start")
-            await waited(pilot, lambda: not screen.running, "the check")
-            assert any("not found" in n.message and n.severity == "error" for n in app.notices)
-            screen.query_one("#compare-models", Input).value = shlex.quote(str(random_model))
-            screen.query_one("#compare-scales", Input).value = "0 mezzo"
-            await pilot.click("#compare-start")
-            # The press bubbles from the button to the screen: on a busy machine, after one pause.
-            await waited(pilot, lambda: any("'mezzo' is not a number" in n.message for n in app.notices), "the notice")
-            assert not screen.running
-            assert screen.query_one("#compare-table", DataTable).row_count == 0
-
-    run(scenario)
+async def test_a_missing_file_or_a_bad_scale_is_one_notification(random_model: Path, tmp_path: Path) -> None:
+    app = make_app(random_model)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await model_ready(pilot)
+        screen = await opened(pilot)
+        screen.query_one("#compare-models", Input).value = shlex.quote(str(tmp_path / "none here.gguf"))
+        await pilot.click("#compare-start")
+        await waited(pilot, lambda: not screen.running, "the check")
+        assert any("not found" in n.message and n.severity == "error" for n in app.notices)
+        screen.query_one("#compare-models", Input).value = shlex.quote(str(random_model))
+        screen.query_one("#compare-scales", Input).value = "0 mezzo"
+        await pilot.click("#compare-start")
+        # The press bubbles from the button to the screen: on a busy machine, after one pause.
+        await waited(pilot, lambda: any("'mezzo' is not a number" in n.message for n in app.notices), "the notice")
+        assert not screen.running
+        assert screen.query_one("#compare-table", DataTable).row_count == 0
 
 
-def test_the_palette_and_the_keys_list_know_the_compare_screen(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            commands = [command.title for command in app.get_system_commands(app.main)]
-            assert "General: Compare" in commands
-            assert ("f11", "app.compare") in [(row[1], row[4]) for row in app.keys.rows()]
-            await pilot.press("ctrl+p")
-            await pilot.pause(0.5)
-            await pilot.press(*"Compare")
-            await waited(pilot, lambda: app.screen.query_one(CommandList).option_count > 0, "the palette's match", 10)
-            await pilot.pause(0.5)
-            await pilot.press("enter")
-            await waited(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen", 10)
-            # F11 on a dialog opens no second compare screen.
-            await pilot.press("f11")
-            await pilot.pause()
-            assert len([s for s in app.screen_stack if isinstance(s, CompareScreen)]) == 1
-
-    run(scenario)
+async def test_the_palette_and_the_keys_list_know_the_compare_screen(random_model: Path) -> None:
+    app = make_app(random_model)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await model_ready(pilot)
+        commands = [command.title for command in app.get_system_commands(app.main)]
+        assert "General: Compare" in commands
+        assert ("f11", "app.compare") in [(row[1], row[4]) for row in app.keys.rows()]
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.5)
+        await pilot.press(*"Compare")
+        await waited(pilot, lambda: app.screen.query_one(CommandList).option_count > 0, "the palette's match", 10)
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await waited(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen", 10)
+        # F11 on a dialog opens no second compare screen.
+        await pilot.press("f11")
+        await pilot.pause()
+        assert len([s for s in app.screen_stack if isinstance(s, CompareScreen)]) == 1
 
 
-def test_enter_on_a_row_colours_the_draft_compared_with_it(random_model: Path, lora_adapter: Path) -> None:
+async def test_enter_on_a_row_colours_the_draft_compared_with_it(random_model: Path, lora_adapter: Path) -> None:
     """The adapter pushes "gatto" to the top: at scale 1 the model finds that word far less
     surprising than without it, and the draft says so where the word is."""
 
-    async def scenario() -> None:
-        app = make_app(random_model, lora=lora_adapter)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            screen = await opened(pilot)
-            assert screen.query_one("#compare-scales", Input).value == "0 1"
-            await pilot.click("#compare-start")
-            await waited(pilot, lambda: not screen.running, "the comparison's end")
-            table = screen.query_one("#compare-table", DataTable)
-            assert table.row_count == 2
-            table.focus()
-            await pilot.press("down", "enter")
-            await pilot.pause()
-            assert app.screen is app.main
-            editor = app.main.draft.editor
-            gatto = DRAFT.index("gatto")
-            marks = {start: name for start, _, name in editor.compared}
-            assert marks[gatto] == "compared-less2"
-            editor.move_cursor(editor.document.get_location_from_index(gatto + 2))
-            await pilot.pause()
-            activity = app.main.status.activity
-            assert "lora-gatto.gguf x1" in activity and "(much less surprised)" in activity
-            # The text changed: the words' offsets are the old text's, so the colours go.
-            await pilot.press("end", "x")
-            await pilot.pause()
-            assert editor.compared == [] and app.main.status.activity == ""
-
-    run(scenario)
+    app = make_app(random_model, lora=lora_adapter)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await model_ready(pilot)
+        screen = await opened(pilot)
+        assert screen.query_one("#compare-scales", Input).value == "0 1"
+        await pilot.click("#compare-start")
+        await waited(pilot, lambda: not screen.running, "the comparison's end")
+        table = screen.query_one("#compare-table", DataTable)
+        assert table.row_count == 2
+        table.focus()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.screen is app.main
+        editor = app.main.draft.editor
+        gatto = DRAFT.index("gatto")
+        marks = {start: name for start, _, name in editor.compared}
+        assert marks[gatto] == "compared-less2"
+        editor.move_cursor(editor.document.get_location_from_index(gatto + 2))
+        await pilot.pause()
+        activity = app.main.status.activity
+        assert "lora-gatto.gguf x1" in activity and "(much less surprised)" in activity
+        # The text changed: the words' offsets are the old text's, so the colours go.
+        await pilot.press("end", "x")
+        await pilot.pause()
+        assert editor.compared == [] and app.main.status.activity == ""

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, make_app, model_ready, run, spying_loader
+from tui_helpers import generated, make_app, model_ready, spying_loader
 
 SCRIPTORIUM = str(Path(sys.executable).with_name("scriptorium"))
 TEXT = "La casa"
@@ -44,7 +44,7 @@ def continued(draft: Path, model: Path) -> tuple[dict[str, Any], dict[str, Any]]
     return next(line for line in lines if line["type"] == "token"), lines[-1]
 
 
-def test_continue_reads_a_file_ending_in_a_newline_as_the_app_does(sentence_model: Path, tmp_path: Path) -> None:
+async def test_continue_reads_a_file_ending_in_a_newline_as_the_app_does(sentence_model: Path, tmp_path: Path) -> None:
     """With the final newline an editor adds, `continue --json` ranked the candidates after
     that newline (a new line's " La" first), while the app continues before it (" era")."""
     bare, ended = tmp_path / "bare.md", tmp_path / "ended.md"
@@ -57,15 +57,12 @@ def test_continue_reads_a_file_ending_in_a_newline_as_the_app_does(sentence_mode
 
     loader, spies = spying_loader()
 
-    async def scenario() -> None:
-        app = make_app(sentence_model, draft=ended, loader=loader)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            assert app.main.draft.editor.text == TEXT + "\n"
-            app_done = await generated(pilot, "ctrl+g")
-            assert spies[0].last["prompt"].endswith(TEXT)
-            assert app_done.prompt_tokens == done["prompt_tokens"]
-            first = app.main.draft.editor.ghost.tokens[0]
-            assert (first.id, first.top[0].id) == (token["id"], token["top"][0]["id"])
-
-    run(scenario)
+    app = make_app(sentence_model, draft=ended, loader=loader)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        assert app.main.draft.editor.text == TEXT + "\n"
+        app_done = await generated(pilot, "ctrl+g")
+        assert spies[0].last["prompt"].endswith(TEXT)
+        assert app_done.prompt_tokens == done["prompt_tokens"]
+        first = app.main.draft.editor.ghost.tokens[0]
+        assert (first.id, first.top[0].id) == (token["id"], token["top"][0]["id"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from tui_helpers import Gate, make_app, model_ready, run
+from tui_helpers import Gate, make_app, model_ready
 
 from scriptorium.app.sessions import ModelSpan, SessionStore
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
@@ -22,47 +22,41 @@ def capitolo(folder: Path, text: str) -> Path:
     return draft
 
 
-def test_quitting_without_typing_keeps_what_another_program_wrote(tmp_path: Path) -> None:
+async def test_quitting_without_typing_keeps_what_another_program_wrote(tmp_path: Path) -> None:
     """ctrl+q asked whether to replace the other program's text with the old one on screen."""
     draft = capitolo(tmp_path, "Prima.\n")
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            with draft.open("a", encoding="utf-8") as handle:
-                handle.write("Scritto con vim.\n")
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-            assert not isinstance(app.screen, UnsavedScreen)
-            assert not app.is_running
-        assert draft.read_text(encoding="utf-8") == "Prima.\nScritto con vim.\n"
-        assert app.sessions.draft.text == "Prima.\nScritto con vim.\n"
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        with draft.open("a", encoding="utf-8") as handle:
+            handle.write("Scritto con vim.\n")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not isinstance(app.screen, UnsavedScreen)
+        assert not app.is_running
+    assert draft.read_text(encoding="utf-8") == "Prima.\nScritto con vim.\n"
+    assert app.sessions.draft.text == "Prima.\nScritto con vim.\n"
 
 
-def test_coming_back_to_the_app_shows_the_files_new_text_and_says_so(tmp_path: Path) -> None:
+async def test_coming_back_to_the_app_shows_the_files_new_text_and_says_so(tmp_path: Path) -> None:
     """Undo does not bring back the old text: its autosave would silently write it over the file."""
     draft = capitolo(tmp_path, "Prima.")
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            draft.write_text("Riscritto altrove.", encoding="utf-8")
-            app.post_message(events.AppFocus())
-            await pilot.pause()
-            assert app.main.draft.editor.text == "Riscritto altrove."
-            assert any(n.title == "Draft file" and "changed by another program" in n.message for n in app.notices)
-            await pilot.press("ctrl+z")
-            await pilot.pause()
-            assert app.main.draft.editor.text == "Riscritto altrove."
-            app.manuscript.save_everything()
-        assert draft.read_text(encoding="utf-8") == "Riscritto altrove."
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        draft.write_text("Riscritto altrove.", encoding="utf-8")
+        app.post_message(events.AppFocus())
+        await pilot.pause()
+        assert app.main.draft.editor.text == "Riscritto altrove."
+        assert any(n.title == "Draft file" and "changed by another program" in n.message for n in app.notices)
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert app.main.draft.editor.text == "Riscritto altrove."
+        app.manuscript.save_everything()
+    assert draft.read_text(encoding="utf-8") == "Riscritto altrove."
 
 
-def test_the_models_passages_follow_the_other_programs_change(tmp_path: Path) -> None:
+async def test_the_models_passages_follow_the_other_programs_change(tmp_path: Path) -> None:
     """Text added before the model's passage moves it: the session still marks the model's words."""
     draft = capitolo(tmp_path, "Io. Il modello.")
     store = SessionStore()
@@ -70,41 +64,35 @@ def test_the_models_passages_follow_the_other_programs_change(tmp_path: Path) ->
     session.spans = [ModelSpan(start=4, end=15, generation="g1")]
     store.save(session)
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            draft.write_text("Titolo.\n\nIo. Il modello.", encoding="utf-8")
-            await pilot.press("ctrl+s")
-            await pilot.pause()
-            kept = app.sessions.draft
-            assert kept.text == "Titolo.\n\nIo. Il modello."
-            assert [kept.text[s.start : s.end] for s in kept.spans] == ["Il modello."]
-        assert draft.read_text(encoding="utf-8") == "Titolo.\n\nIo. Il modello."
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        draft.write_text("Titolo.\n\nIo. Il modello.", encoding="utf-8")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        kept = app.sessions.draft
+        assert kept.text == "Titolo.\n\nIo. Il modello."
+        assert [kept.text[s.start : s.end] for s in kept.spans] == ["Il modello."]
+    assert draft.read_text(encoding="utf-8") == "Titolo.\n\nIo. Il modello."
 
 
-def test_with_changes_of_the_authors_own_quitting_still_asks(tmp_path: Path) -> None:
+async def test_with_changes_of_the_authors_own_quitting_still_asks(tmp_path: Path) -> None:
     draft = capitolo(tmp_path, "Prima.")
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
-            await pilot.press("end", *" Qui.")
-            app.post_message(events.AppFocus())
-            await pilot.pause()
-            assert app.main.draft.editor.text == "Prima. Qui."
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-            assert isinstance(app.screen, UnsavedScreen)
-        assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
+        await pilot.press("end", *" Qui.")
+        app.post_message(events.AppFocus())
+        await pilot.pause()
+        assert app.main.draft.editor.text == "Prima. Qui."
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, UnsavedScreen)
+    assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
 
 
 @pytest.mark.parametrize("typed", [False, True], ids=["nothing-typed", "typed-here-too"])
-def test_quitting_while_the_model_writes_answers_as_when_it_does_not(
+async def test_quitting_while_the_model_writes_answers_as_when_it_does_not(
     random_model: Path, tmp_path: Path, typed: bool
 ) -> None:
     """ctrl+q while a suggestion streamed: the changed file was not taken (a generation was
@@ -113,26 +101,21 @@ def test_quitting_while_the_model_writes_answers_as_when_it_does_not(
     it still asks, as when nothing streams."""
     draft = capitolo(tmp_path, "Prima.")
 
-    async def scenario() -> None:
-        gate = Gate(after_tokens=3)
-        app = make_app(
-            random_model, draft=draft, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=200)
-        )
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press("ctrl+end", "ctrl+g")
-            await gate.wait_reached()
-            draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
-            if typed:
-                await pilot.press("ctrl+home", *"Qui. ")  # before the suggestion: it streams on
-            assert app.main.is_generating and app.main.draft.editor.ghost is not None
-            await pilot.press("ctrl+q")
-            gate.release()
-            await pilot.pause()
-            assert isinstance(app.screen, UnsavedScreen) == typed == app.is_running
-            if not typed:
-                assert app.sessions.draft.text == "Prima. Scritto con vim."
-                assert not [n for n in app.notices if n.title == "Not saved"]
-        assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
-
-    run(scenario)
+    gate = Gate(after_tokens=3)
+    app = make_app(random_model, draft=draft, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=200))
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await pilot.press("ctrl+end", "ctrl+g")
+        await gate.wait_reached()
+        draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
+        if typed:
+            await pilot.press("ctrl+home", *"Qui. ")  # before the suggestion: it streams on
+        assert app.main.is_generating and app.main.draft.editor.ghost is not None
+        await pilot.press("ctrl+q")
+        gate.release()
+        await pilot.pause()
+        assert isinstance(app.screen, UnsavedScreen) == typed == app.is_running
+        if not typed:
+            assert app.sessions.draft.text == "Prima. Scritto con vim."
+            assert not [n for n in app.notices if n.title == "Not saved"]
+    assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."

@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Button, TextArea
-from tui_helpers import autosaved, make_app, run
+from tui_helpers import autosaved, make_app
 
 from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.app.tui.screens.file_conflict_screen import FileConflictScreen
@@ -60,89 +60,77 @@ def said(app: Any, words: str) -> bool:
     return any(words in n.message for n in app.notices)
 
 
-def test_ctrl_s_then_enter_keeps_the_other_programs_line_beside_the_file_and_says_where(tmp_path: Path) -> None:
+async def test_ctrl_s_then_enter_keeps_the_other_programs_line_beside_the_file_and_says_where(tmp_path: Path) -> None:
     draft = porto(tmp_path)
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test(size=(80, 24)) as pilot:
-            screen = await asked_whose_text(pilot, draft)
-            assert screen.focused is screen.query_one("#keep-mine", Button)
-            await pilot.press("enter")
-            await pilot.pause()
-            assert draft.read_text(encoding="utf-8") == MINE + TYPED + "\n"
-            [copy] = set_aside_copies(draft)
-            assert copy.read_text(encoding="utf-8") == MINE + "\n" + APPENDED
-            assert said(app, copy.name)
-            await pilot.press(*" Poi.")
-            await autosaved(pilot)  # the file is the author's again: saves go on
-            assert draft.read_text(encoding="utf-8") == MINE + TYPED + " Poi.\n"
-            assert set_aside_copies(draft) == [copy]
-
-    run(scenario)
-
-
-def test_taking_the_files_text_shows_it_and_keeps_the_authors_in_a_session_copy(tmp_path: Path) -> None:
-    draft = porto(tmp_path)
-
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await asked_whose_text(pilot, draft)
-            await pilot.click("#take-file")
-            await pilot.pause()
-            assert app.main.draft.editor.text == MINE + "\n" + APPENDED
-            assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED and not set_aside_copies(draft)
-            [copy] = [s for s in SessionStore().list() if s.title == "porto (copy)"]
-            kept = SessionStore().load(copy.id)
-            assert isinstance(kept, DraftSession) and kept.text == MINE + TYPED + "\n"
-            assert said(app, "porto (copy)")
-            await pilot.press("ctrl+end", *"Fine.", "ctrl+s")
-            await pilot.pause()
-            assert not isinstance(app.screen, FileConflictScreen)
-            assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED + "Fine."
-
-    run(scenario)
-
-
-def test_seeing_both_shows_the_two_texts_and_writes_nothing(tmp_path: Path) -> None:
-    draft = porto(tmp_path)
-
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test(size=(80, 24)) as pilot:
-            screen = await asked_whose_text(pilot, draft)
-            assert not screen.showing_both
-            await pilot.click("#see-both")
-            await pilot.pause()
-            assert screen.showing_both
-            disk, here = screen.query_one("#conflict-disk", TextArea), screen.query_one("#conflict-here", TextArea)
-            assert disk.region.width > 0 and here.region.width > 0 and disk.region.y == here.region.y
-            assert disk.text == MINE + "\n" + APPENDED and here.text == MINE + TYPED + "\n"
-            await pilot.press("escape")  # keep writing: nothing is written, nothing is set aside
-            await pilot.pause()
-            assert not isinstance(app.screen, FileConflictScreen)
-            assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED and not set_aside_copies(draft)
-            assert app.main.draft.editor.text == MINE + TYPED + "\n"
-
-    run(scenario)
-
-
-def test_replacing_the_file_on_the_way_out_keeps_the_other_programs_text_too(tmp_path: Path) -> None:
-    draft = porto(tmp_path)
-
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await typed_while_another_program_appended(pilot, draft)
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-            assert isinstance(app.screen, UnsavedScreen)
-            await pilot.click("#save")
-            await pilot.pause()
-            assert not app.is_running
+    app = make_app(None, draft=draft)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await asked_whose_text(pilot, draft)
+        assert screen.focused is screen.query_one("#keep-mine", Button)
+        await pilot.press("enter")
+        await pilot.pause()
         assert draft.read_text(encoding="utf-8") == MINE + TYPED + "\n"
         [copy] = set_aside_copies(draft)
         assert copy.read_text(encoding="utf-8") == MINE + "\n" + APPENDED
+        assert said(app, copy.name)
+        await pilot.press(*" Poi.")
+        await autosaved(pilot)  # the file is the author's again: saves go on
+        assert draft.read_text(encoding="utf-8") == MINE + TYPED + " Poi.\n"
+        assert set_aside_copies(draft) == [copy]
 
-    run(scenario)
+
+async def test_taking_the_files_text_shows_it_and_keeps_the_authors_in_a_session_copy(tmp_path: Path) -> None:
+    draft = porto(tmp_path)
+
+    app = make_app(None, draft=draft)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await asked_whose_text(pilot, draft)
+        await pilot.click("#take-file")
+        await pilot.pause()
+        assert app.main.draft.editor.text == MINE + "\n" + APPENDED
+        assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED and not set_aside_copies(draft)
+        [copy] = [s for s in SessionStore().list() if s.title == "porto (copy)"]
+        kept = SessionStore().load(copy.id)
+        assert isinstance(kept, DraftSession) and kept.text == MINE + TYPED + "\n"
+        assert said(app, "porto (copy)")
+        await pilot.press("ctrl+end", *"Fine.", "ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, FileConflictScreen)
+        assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED + "Fine."
+
+
+async def test_seeing_both_shows_the_two_texts_and_writes_nothing(tmp_path: Path) -> None:
+    draft = porto(tmp_path)
+
+    app = make_app(None, draft=draft)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await asked_whose_text(pilot, draft)
+        assert not screen.showing_both
+        await pilot.click("#see-both")
+        await pilot.pause()
+        assert screen.showing_both
+        disk, here = screen.query_one("#conflict-disk", TextArea), screen.query_one("#conflict-here", TextArea)
+        assert disk.region.width > 0 and here.region.width > 0 and disk.region.y == here.region.y
+        assert disk.text == MINE + "\n" + APPENDED and here.text == MINE + TYPED + "\n"
+        await pilot.press("escape")  # keep writing: nothing is written, nothing is set aside
+        await pilot.pause()
+        assert not isinstance(app.screen, FileConflictScreen)
+        assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED and not set_aside_copies(draft)
+        assert app.main.draft.editor.text == MINE + TYPED + "\n"
+
+
+async def test_replacing_the_file_on_the_way_out_keeps_the_other_programs_text_too(tmp_path: Path) -> None:
+    draft = porto(tmp_path)
+
+    app = make_app(None, draft=draft)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await typed_while_another_program_appended(pilot, draft)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, UnsavedScreen)
+        await pilot.click("#save")
+        await pilot.pause()
+        assert not app.is_running
+    assert draft.read_text(encoding="utf-8") == MINE + TYPED + "\n"
+    [copy] = set_aside_copies(draft)
+    assert copy.read_text(encoding="utf-8") == MINE + "\n" + APPENDED

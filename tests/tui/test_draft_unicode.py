@@ -5,33 +5,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run, spying_loader
+from tui_helpers import generated, make_app, model_ready, spying_loader
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.draft_editor import next_word
 
 
-def test_continue_from_a_cursor_inside_a_character_starts_after_it(random_model: Path) -> None:
+async def test_continue_from_a_cursor_inside_a_character_starts_after_it(random_model: Path) -> None:
     """The editor's cursor steps by code point: between an "e" and its combining accent
     (Italian typed as NFD), a continuation from the cursor went in between, and the accent
     left the "e" for the suggestion's last letter."""
 
-    async def scenario() -> None:
-        load, spies = spying_loader()
-        app = make_app(random_model, loader=load)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            editor = app.main.draft.editor
-            editor.load_text("Perche\u0300 no. Fine.")
-            editor.move_cursor((0, 6))  # after the "e", before U+0300
-            done = await generated(pilot, "ctrl+o")
-            assert spies[0].last["prompt"].endswith("Perche\u0300")
-            ghost = editor.ghost
-            assert ghost is not None and ghost.anchor == (0, 7)
-            await pilot.press("tab")
-            assert editor.text == "Perche\u0300" + done.text + " no. Fine."
-
-    run(scenario)
+    load, spies = spying_loader()
+    app = make_app(random_model, loader=load)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        editor = app.main.draft.editor
+        editor.load_text("Perche\u0300 no. Fine.")
+        editor.move_cursor((0, 6))  # after the "e", before U+0300
+        done = await generated(pilot, "ctrl+o")
+        assert spies[0].last["prompt"].endswith("Perche\u0300")
+        ghost = editor.ghost
+        assert ghost is not None and ghost.anchor == (0, 7)
+        await pilot.press("tab")
+        assert editor.text == "Perche\u0300" + done.text + " no. Fine."
 
 
 def test_the_next_word_of_chinese_or_japanese_is_a_token_not_the_sentence() -> None:

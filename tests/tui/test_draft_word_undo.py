@@ -18,7 +18,6 @@ from tui_helpers import (
     loader_calling,
     make_app,
     model_ready,
-    run,
     saved_draft,
     write_pinned,
 )
@@ -40,81 +39,75 @@ async def held(pilot: Pilot[Any], gate: Gate, *keys: str) -> None:
 
 
 @pytest.mark.parametrize("undone_while_writing", [True, False], ids=["while-writing", "after-it-ended"])
-def test_undoing_a_word_kept_while_the_model_writes_gives_it_back(
+async def test_undoing_a_word_kept_while_the_model_writes_gives_it_back(
     random_model: Path, tmp_path: Path, undone_while_writing: bool
 ) -> None:
     """ctrl+→ while the suggestion streamed, then ctrl+z: the suggestion was dropped (and the
     model stopped), so what it had written after the word, and would still write, was lost."""
     draft = tmp_path / "bozza.md"
 
-    async def scenario() -> None:
-        gate = Gate(after_tokens=4)
-        app = make_app(random_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await held(pilot, gate, *OPENING, "ctrl+g")
-            editor = app.main.draft.editor
-            shown = app.main.draft.suggestion.text
-            assert shown and editor.ghost is not None and editor.ghost.streaming
-            word = next_word(shown)
-            await pilot.press("ctrl+right")
-            assert editor.text == OPENING + word
-            if not undone_while_writing:
-                gate.release()
-                await app.main.wait_until_idle()
-                await pilot.pause()
-            await pilot.press("ctrl+z")
-            await pilot.pause()
-            assert editor.text == OPENING
-            ghost = editor.ghost
-            assert ghost is not None and ghost.text.startswith(shown)
-            assert ghost.streaming == undone_while_writing == app.main.is_generating
+    gate = Gate(after_tokens=4)
+    app = make_app(random_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await held(pilot, gate, *OPENING, "ctrl+g")
+        editor = app.main.draft.editor
+        shown = app.main.draft.suggestion.text
+        assert shown and editor.ghost is not None and editor.ghost.streaming
+        word = next_word(shown)
+        await pilot.press("ctrl+right")
+        assert editor.text == OPENING + word
+        if not undone_while_writing:
             gate.release()
             await app.main.wait_until_idle()
             await pilot.pause()
-            _, tokens, done = app.main.last_generation
-            assert done.stop_reason != "cancelled"  # the undo did not stop it
-            assert ghost is editor.ghost and ghost.text == done.text and not ghost.streaming
-            streamed: list = []
-            add_records(streamed, tokens, 0, TokenSource("generated", LONG_GREEDY))
-            assert [(r.start, r.text) for r in ghost.tokens] == [(r.start, r.text) for r in streamed]
-            await kept_whole(pilot, draft, OPENING, done)
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert editor.text == OPENING
+        ghost = editor.ghost
+        assert ghost is not None and ghost.text.startswith(shown)
+        assert ghost.streaming == undone_while_writing == app.main.is_generating
+        gate.release()
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        _, tokens, done = app.main.last_generation
+        assert done.stop_reason != "cancelled"  # the undo did not stop it
+        assert ghost is editor.ghost and ghost.text == done.text and not ghost.streaming
+        streamed: list = []
+        add_records(streamed, tokens, 0, TokenSource("generated", LONG_GREEDY))
+        assert [(r.start, r.text) for r in ghost.tokens] == [(r.start, r.text) for r in streamed]
+        await kept_whole(pilot, draft, OPENING, done)
 
-    run(scenario)
 
-
-def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Path, tmp_path: Path) -> None:
+async def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Path, tmp_path: Path) -> None:
     """ctrl+→ three times, then ctrl+z three times: the first undo gave the last word back,
     the second threw the suggestion away (and its first word with the draft's undo)."""
     draft = tmp_path / "bozza.md"
 
-    async def scenario() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            done = await generated(pilot, "ctrl+g")
-            editor = app.main.draft.editor
-            tokens = list(editor.ghost.tokens)
-            words = [next_word(done.text)]
-            for _ in range(2):
-                words.append(next_word(done.text[len("".join(words)) :]))
-            assert len(done.text) > len("".join(words))
-            await pilot.press("ctrl+right", "ctrl+right", "ctrl+right")
-            assert editor.text == OPENING + "".join(words)
-            for kept in (2, 1, 0):
-                await pilot.press("ctrl+z")
-                await pilot.pause()
-                assert editor.text == OPENING + "".join(words[:kept])
-                assert editor.ghost is not None and editor.ghost.text == done.text[len("".join(words[:kept])) :]
-            assert editor.ghost.tokens == tokens
-            await kept_whole(pilot, draft, OPENING, done)
-
-    run(scenario)
+    app = make_app(random_model, draft=draft)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await pilot.press(*OPENING)
+        done = await generated(pilot, "ctrl+g")
+        editor = app.main.draft.editor
+        tokens = list(editor.ghost.tokens)
+        words = [next_word(done.text)]
+        for _ in range(2):
+            words.append(next_word(done.text[len("".join(words)) :]))
+        assert len(done.text) > len("".join(words))
+        await pilot.press("ctrl+right", "ctrl+right", "ctrl+right")
+        assert editor.text == OPENING + "".join(words)
+        for kept in (2, 1, 0):
+            await pilot.press("ctrl+z")
+            await pilot.pause()
+            assert editor.text == OPENING + "".join(words[:kept])
+            assert editor.ghost is not None and editor.ghost.text == done.text[len("".join(words[:kept])) :]
+        assert editor.ghost.tokens == tokens
+        await kept_whole(pilot, draft, OPENING, done)
 
 
 @pytest.mark.parametrize("undo", [False, True], ids=["kept", "given-back-and-kept-again"])
-def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_its(
+async def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_its(
     comma_stop_model: Path, tmp_path: Path, undo: bool
 ) -> None:
     """A note at depth 0 puts a paragraph break before the model's words. ctrl+→ kept
@@ -123,38 +116,37 @@ def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_its(
     keeping ",." credited nobody (the generation stayed partly kept)."""
     draft = tmp_path / "bozza.md"
 
-    async def scenario() -> None:
-        gate = Gate(after_tokens=1)
-        app = make_app(comma_stop_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
-            await held(pilot, gate, *"Il gatto dorme", "ctrl+g")
-            editor = app.main.draft.editor
+    gate = Gate(after_tokens=1)
+    app = make_app(comma_stop_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+        await held(pilot, gate, *"Il gatto dorme", "ctrl+g")
+        editor = app.main.draft.editor
+        assert editor.ghost is not None and editor.ghost.text == "\n\n La"
+        await pilot.press("ctrl+right")
+        if undo:  # given back, then kept again: the break is where it was each time
+            await pilot.press("ctrl+z")
+            await pilot.pause()
             assert editor.ghost is not None and editor.ghost.text == "\n\n La"
             await pilot.press("ctrl+right")
-            if undo:  # given back, then kept again: the break is where it was each time
-                await pilot.press("ctrl+z")
-                await pilot.pause()
-                assert editor.ghost is not None and editor.ghost.text == "\n\n La"
-                await pilot.press("ctrl+right")
-            assert editor.text == "Il gatto dorme\n\n La"
-            gate.release()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            _, _, done = app.main.last_generation
-            assert done.text == " La,." and editor.ghost is not None and editor.ghost.text == ",."
-            await pilot.press("tab")
-            await pilot.pause()
-            assert editor.text == "Il gatto dorme\n\n La,."
-            (generation,) = saved_draft(draft).generations
-            assert generation.outcome == "accepted" and generation.accepted_text == done.text
-
-    run(scenario)
+        assert editor.text == "Il gatto dorme\n\n La"
+        gate.release()
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        _, _, done = app.main.last_generation
+        assert done.text == " La,." and editor.ghost is not None and editor.ghost.text == ",."
+        await pilot.press("tab")
+        await pilot.pause()
+        assert editor.text == "Il gatto dorme\n\n La,."
+        (generation,) = saved_draft(draft).generations
+        assert generation.outcome == "accepted" and generation.accepted_text == done.text
 
 
 @pytest.mark.parametrize("undo", [False, True], ids=["kept", "given-back-and-kept-again"])
-def test_a_break_the_model_wrote_nothing_after_goes_when_words_before_it_were_kept(tmp_path: Path, undo: bool) -> None:
+async def test_a_break_the_model_wrote_nothing_after_goes_when_words_before_it_were_kept(
+    tmp_path: Path, undo: bool
+) -> None:
     """A suggestion waiting, a note set at depth 0, ctrl+g: the suggestion gets the note's
     paragraph break and the model writes on after it. ctrl+→ kept the suggestion's word
     meanwhile (and ctrl+z gave it back, ctrl+→ kept it again); the model wrote nothing,
@@ -170,29 +162,26 @@ def test_a_break_the_model_wrote_nothing_after_goes_when_words_before_it_were_ke
         if len(starts) > 1:
             go_on.wait(30)
 
-    async def scenario() -> None:
-        app = make_app(model, draft=draft, loader=loader_calling(held_from_the_second), sampler=LONG_GREEDY)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Il gatto guardò")
-            done = await generated(pilot, "ctrl+g")
-            assert done.text == " La,."
-            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
-            await pilot.press("ctrl+g")
+    app = make_app(model, draft=draft, loader=loader_calling(held_from_the_second), sampler=LONG_GREEDY)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Il gatto guardò")
+        done = await generated(pilot, "ctrl+g")
+        assert done.text == " La,."
+        await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        editor = app.main.draft.editor
+        assert editor.ghost is not None and editor.ghost.streaming and editor.ghost.text == " La,.\n\n"
+        await pilot.press("ctrl+right")
+        if undo:
+            await pilot.press("ctrl+z")
             await pilot.pause()
-            editor = app.main.draft.editor
-            assert editor.ghost is not None and editor.ghost.streaming and editor.ghost.text == " La,.\n\n"
+            assert editor.ghost is not None and editor.ghost.text == " La,.\n\n"
             await pilot.press("ctrl+right")
-            if undo:
-                await pilot.press("ctrl+z")
-                await pilot.pause()
-                assert editor.ghost is not None and editor.ghost.text == " La,.\n\n"
-                await pilot.press("ctrl+right")
-            go_on.set()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            assert app.main.last_generation[2].text == ""
-            # The break went with the suggestion, which was all break: tab would have put it into the draft.
-            assert editor.text == "Il gatto guardò La,." and editor.ghost is None
-
-    run(scenario)
+        go_on.set()
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        assert app.main.last_generation[2].text == ""
+        # The break went with the suggestion, which was all break: tab would have put it into the draft.
+        assert editor.text == "Il gatto guardò La,." and editor.ghost is None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from tui_helpers import Gate, drawn_lines, make_app, model_ready, run
+from tui_helpers import Gate, drawn_lines, make_app, model_ready
 
 from scriptorium.app.tui.text_search import Match, following, occurrences
 
@@ -29,134 +29,116 @@ def selected(app) -> str:  # noqa: ANN001 - the app of the scenario
     return app.main.draft.editor.selected_text
 
 
-def test_ctrl_f_finds_each_place_and_replaces_one() -> None:
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(100, 30)) as pilot:
-            editor = app.main.draft.editor
-            editor.load_text(TEXT)
-            editor.move_cursor((0, 0))
-            await pilot.press("ctrl+f")
-            await pilot.pause()
-            bar = app.main.draft.find_bar
-            assert bar.display and isinstance(app.focused, Input)
-            await pilot.press(*"casa", "enter")
-            await pilot.pause()
-            assert editor.selection == ((0, 3), (0, 7))
-            assert "1 of 3" in str(bar.count.render())
-            await pilot.press("down")
-            assert selected(app) == "Casa" and "2 of 3" in str(bar.count.render())
-            await pilot.press("up", "up")  # back past the first: round to the last
-            assert editor.selection == ((0, 52), (0, 56))
-            await pilot.press("tab", *"villa", "enter")  # Enter in the replace field replaces the selected place
-            await pilot.pause()
-            assert editor.text == TEXT[:52] + "villa."
-            assert editor.selection == ((0, 3), (0, 7))  # the next, round from the end
-            await pilot.press("escape")
-            await pilot.pause()
-            assert not bar.display and app.focused is editor
-            await pilot.press("ctrl+z")
-            assert editor.text == TEXT
-
-    run(scenario)
+async def test_ctrl_f_finds_each_place_and_replaces_one() -> None:
+    app = make_app(None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        editor = app.main.draft.editor
+        editor.load_text(TEXT)
+        editor.move_cursor((0, 0))
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        bar = app.main.draft.find_bar
+        assert bar.display and isinstance(app.focused, Input)
+        await pilot.press(*"casa", "enter")
+        await pilot.pause()
+        assert editor.selection == ((0, 3), (0, 7))
+        assert "1 of 3" in str(bar.count.render())
+        await pilot.press("down")
+        assert selected(app) == "Casa" and "2 of 3" in str(bar.count.render())
+        await pilot.press("up", "up")  # back past the first: round to the last
+        assert editor.selection == ((0, 52), (0, 56))
+        await pilot.press("tab", *"villa", "enter")  # Enter in the replace field replaces the selected place
+        await pilot.pause()
+        assert editor.text == TEXT[:52] + "villa."
+        assert editor.selection == ((0, 3), (0, 7))  # the next, round from the end
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not bar.display and app.focused is editor
+        await pilot.press("ctrl+z")
+        assert editor.text == TEXT
 
 
-def test_replace_all_is_one_undo_step_and_minds_the_case() -> None:
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(100, 30)) as pilot:
-            editor = app.main.draft.editor
-            await pilot.press(*"La casa e la Casa")  # typed: the undo history holds the typing first
-            await pilot.press("ctrl+f", *"casa", "tab", *"villa")
-            await pilot.press("ctrl+t", "ctrl+g")  # same case only, then all
-            await pilot.pause()
-            assert editor.text == "La villa e la Casa"
-            await pilot.press("ctrl+t", "ctrl+g")  # any case
-            await pilot.pause()
-            assert editor.text == "La villa e la villa"
-            assert any("Replaced 1 place" in n.message for n in app.notices)
-            await pilot.press("escape", "ctrl+z")
-            assert editor.text == "La villa e la Casa"
-            await pilot.press("ctrl+z")
-            assert editor.text == "La casa e la Casa"  # each replace-all was one step, the typing is left
-            await pilot.press("ctrl+y")
-            assert editor.text == "La villa e la Casa"
-
-    run(scenario)
+async def test_replace_all_is_one_undo_step_and_minds_the_case() -> None:
+    app = make_app(None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        editor = app.main.draft.editor
+        await pilot.press(*"La casa e la Casa")  # typed: the undo history holds the typing first
+        await pilot.press("ctrl+f", *"casa", "tab", *"villa")
+        await pilot.press("ctrl+t", "ctrl+g")  # same case only, then all
+        await pilot.pause()
+        assert editor.text == "La villa e la Casa"
+        await pilot.press("ctrl+t", "ctrl+g")  # any case
+        await pilot.pause()
+        assert editor.text == "La villa e la villa"
+        assert any("Replaced 1 place" in n.message for n in app.notices)
+        await pilot.press("escape", "ctrl+z")
+        assert editor.text == "La villa e la Casa"
+        await pilot.press("ctrl+z")
+        assert editor.text == "La casa e la Casa"  # each replace-all was one step, the typing is left
+        await pilot.press("ctrl+y")
+        assert editor.text == "La villa e la Casa"
 
 
-def test_replace_all_of_many_places_is_still_one_undo_step() -> None:
+async def test_replace_all_of_many_places_is_still_one_undo_step() -> None:
     """More places than the undo history keeps steps (50): each replacement joined the step as
     it was made, or the history's bound pushed the first of them out."""
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(100, 30)) as pilot:
-            editor = app.main.draft.editor
-            text = "mare " * 120
-            editor.load_text(text)
-            await pilot.press("ctrl+f", *"mare", "tab", *"onda", "ctrl+g")
-            await pilot.pause()
-            assert editor.text == "onda " * 120
-            await pilot.press("escape", "ctrl+z")
-            assert editor.text == text
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        editor = app.main.draft.editor
+        text = "mare " * 120
+        editor.load_text(text)
+        await pilot.press("ctrl+f", *"mare", "tab", *"onda", "ctrl+g")
+        await pilot.pause()
+        assert editor.text == "onda " * 120
+        await pilot.press("escape", "ctrl+z")
+        assert editor.text == text
 
 
-def test_the_palette_finds_find_and_replace() -> None:
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(100, 30)) as pilot:
-            titles = {command.title for command in app.get_system_commands(app.main)}
-            assert {"Draft: Find", "Find: Next", "Find: Replace", "Find: Replace all", "Find: Match case"} <= titles
-            commands = {c.title: c for c in app.get_system_commands(app.main)}
-            await commands["Find: Replace all"].callback()  # nothing to find yet: the bar opens and asks
-            await pilot.pause()
-            assert app.main.draft.find_bar.display
-            assert any("Type what to find" in n.message for n in app.notices)
-
-    run(scenario)
+async def test_the_palette_finds_find_and_replace() -> None:
+    app = make_app(None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        titles = {command.title for command in app.get_system_commands(app.main)}
+        assert {"Draft: Find", "Find: Next", "Find: Replace", "Find: Replace all", "Find: Match case"} <= titles
+        commands = {c.title: c for c in app.get_system_commands(app.main)}
+        await commands["Find: Replace all"].callback()  # nothing to find yet: the bar opens and asks
+        await pilot.pause()
+        assert app.main.draft.find_bar.display
+        assert any("Type what to find" in n.message for n in app.notices)
 
 
-def test_nothing_is_replaced_while_the_model_writes(random_model: Path) -> None:
-    async def scenario() -> None:
-        gate = Gate(after_tokens=2)
-        app = make_app(random_model, loader=gate.loader)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await model_ready(pilot)
-            editor = app.main.draft.editor
-            await pilot.press(*"Era la casa sul mare")
-            await pilot.press("ctrl+g")
-            await gate.wait_reached()
-            await pilot.press("ctrl+f", *"casa", "tab", *"villa", "ctrl+g")
-            await pilot.pause()
-            assert editor.text == "Era la casa sul mare"
-            assert any("The model is writing" in n.message for n in app.notices)
-            gate.release()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            await pilot.press("ctrl+g")  # stopped: now it replaces, and the suggestion stays after the text
-            await pilot.pause()
-            assert editor.text == "Era la villa sul mare"
-            assert editor.ghost is not None and editor.ghost.anchor == (0, len("Era la villa sul mare"))
-
-    run(scenario)
+async def test_nothing_is_replaced_while_the_model_writes(random_model: Path) -> None:
+    gate = Gate(after_tokens=2)
+    app = make_app(random_model, loader=gate.loader)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await model_ready(pilot)
+        editor = app.main.draft.editor
+        await pilot.press(*"Era la casa sul mare")
+        await pilot.press("ctrl+g")
+        await gate.wait_reached()
+        await pilot.press("ctrl+f", *"casa", "tab", *"villa", "ctrl+g")
+        await pilot.pause()
+        assert editor.text == "Era la casa sul mare"
+        assert any("The model is writing" in n.message for n in app.notices)
+        gate.release()
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        await pilot.press("ctrl+g")  # stopped: now it replaces, and the suggestion stays after the text
+        await pilot.pause()
+        assert editor.text == "Era la villa sul mare"
+        assert editor.ghost is not None and editor.ghost.anchor == (0, len("Era la villa sul mare"))
 
 
-def test_the_replace_field_has_room_at_80_columns() -> None:
+async def test_the_replace_field_has_room_at_80_columns() -> None:
     """Beside the panels at 80 columns the keys' hints took the replace field's whole row: what
     was typed there did not show. The key bar says the keys there instead."""
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.press("ctrl+f", *"casa", "tab", *"villa")
-            await pilot.pause()
-            bar = app.main.draft.find_bar
-            assert bar.replacement.size.width >= 12
-            assert "villa" in drawn_lines(bar.replacement)[0]
-            keys = {binding.binding.id for binding in app.active_bindings.values() if binding.binding.show}
-            assert {"find.replace", "find.replace_all"} <= keys
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+f", *"casa", "tab", *"villa")
+        await pilot.pause()
+        bar = app.main.draft.find_bar
+        assert bar.replacement.size.width >= 12
+        assert "villa" in drawn_lines(bar.replacement)[0]
+        keys = {binding.binding.id for binding in app.active_bindings.values() if binding.binding.show}
+        assert {"find.replace", "find.replace_all"} <= keys

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from textual.css.stylesheet import Stylesheet
 from textual.widgets._footer import FooterKey
-from tui_helpers import make_app, run
+from tui_helpers import make_app
 
 from scriptorium.app.tui.screens.main_screen import MainScreen
 
 
-def test_the_main_screen_is_styled_whole_once_before_the_first_frame(monkeypatch) -> None:
+async def test_the_main_screen_is_styled_whole_once_before_the_first_frame(monkeypatch) -> None:
     """The screen's first resize set its size classes (-wide, -tall...) and restyled every
     widget a second time; they are set before it is shown, so that resize changes nothing."""
     restyled: list[int] = []
@@ -24,57 +24,48 @@ def test_the_main_screen_is_styled_whole_once_before_the_first_frame(monkeypatch
 
     monkeypatch.setattr(Stylesheet, "update_nodes", counting)
 
-    async def scenario() -> None:
-        for size, classes in (((160, 48), {"-wide", "-tall"}), ((70, 24), {"-slim", "-short"})):
-            restyled.clear()
-            app = make_app(None)
-            async with app.run_test(size=size) as pilot:
-                await pilot.pause()
-                assert len(restyled) == 1, restyled
-                assert {name for name in app.main.classes if name.startswith("-")} >= classes
-                assert not app.main.classes & ({"-wide", "-tall", "-slim", "-short", "-narrow"} - classes)
-
-    run(scenario)
+    for size, classes in (((160, 48), {"-wide", "-tall"}), ((70, 24), {"-slim", "-short"})):
+        restyled.clear()
+        app = make_app(None)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            assert len(restyled) == 1, restyled
+            assert {name for name in app.main.classes if name.startswith("-")} >= classes
+            assert not app.main.classes & ({"-wide", "-tall", "-slim", "-short", "-narrow"} - classes)
 
 
-def test_bindings_that_change_nothing_shown_leave_the_key_bar_as_it_is() -> None:
+async def test_bindings_that_change_nothing_shown_leave_the_key_bar_as_it_is() -> None:
     """The screen says its bindings changed whenever the focus moves (twice before the first
     frame); the bar was rebuilt each time, every key made and styled again."""
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(160, 48)) as pilot:
-            await pilot.pause()
-            keys = list(app.main.query(FooterKey))
-            assert keys
-            app.main.refresh_bindings()
-            await pilot.pause()
-            await pilot.pause()
-            assert list(app.main.query(FooterKey)) == keys
-            app.main.query_one("#sampler").focus()  # other keys on the bar: built anew
-            await pilot.pause()
-            await pilot.pause()
-            assert list(app.main.query(FooterKey)) != keys
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        keys = list(app.main.query(FooterKey))
+        assert keys
+        app.main.refresh_bindings()
+        await pilot.pause()
+        await pilot.pause()
+        assert list(app.main.query(FooterKey)) == keys
+        app.main.query_one("#sampler").focus()  # other keys on the bar: built anew
+        await pilot.pause()
+        await pilot.pause()
+        assert list(app.main.query(FooterKey)) != keys
 
 
-def test_the_collector_paused_for_start_up_works_again_after_the_first_frame() -> None:
+async def test_the_collector_paused_for_start_up_works_again_after_the_first_frame() -> None:
     """`scriptorium` pauses the garbage collector while it imports and builds the app: what
     start-up makes lives as long as the app. The app's first frame resumes it."""
     import gc
 
     from scriptorium.app.tui.process_tuning import pause_collector_for_start_up
 
-    async def scenario() -> None:
+    try:
         pause_collector_for_start_up()
         assert not gc.isenabled()
         app = make_app(None)
         async with app.run_test() as pilot:
             await pilot.pause()
             assert gc.isenabled()
-
-    try:
-        run(scenario)
     finally:
         gc.enable()

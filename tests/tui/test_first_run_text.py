@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from tui_helpers import make_app, model_ready, run
+from tui_helpers import make_app, model_ready
 
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import Event
@@ -23,7 +23,7 @@ def shown(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
     }
 
 
-def test_loading_then_loaded_says_which_key_starts(random_model: Path) -> None:
+async def test_loading_then_loaded_says_which_key_starts(random_model: Path) -> None:
     loading = threading.Event()
     release = threading.Event()
 
@@ -32,29 +32,26 @@ def test_loading_then_loaded_says_which_key_starts(random_model: Path) -> None:
         release.wait(30)
         return Engine.load(options, on_progress)
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=slow_loader, keymap={"draft.continue": "ctrl+j"})
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause()
-            assert app.engine_state.model_status.state == "loading"
-            before = shown(app)
-            assert before["probabilities"] == "the model is loading…"
-            assert before["kv"] == "the model is loading…"
-            assert "loading random.gguf" in before["status"]
-            release.set()
-            await model_ready(pilot)
-            ready = shown(app)
-            # The key from the keymap, as the footer shows it.
-            assert ready["probabilities"] == "press ^j to continue the draft / then the candidates show here"
-            assert "/ 512 tokens" in "\n".join(line.plain for line in app.main.sidebar.kv.lines(40))
-            assert "scriptorium-test-random" in ready["status"]
-            await pilot.press("f2")
-            assert shown(app)["probabilities"] == "press ⏎ to send a message / then the candidates show here"
-
-    run(scenario)
+    app = make_app(random_model, loader=slow_loader, keymap={"draft.continue": "ctrl+j"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.engine_state.model_status.state == "loading"
+        before = shown(app)
+        assert before["probabilities"] == "the model is loading…"
+        assert before["kv"] == "the model is loading…"
+        assert "loading random.gguf" in before["status"]
+        release.set()
+        await model_ready(pilot)
+        ready = shown(app)
+        # The key from the keymap, as the footer shows it.
+        assert ready["probabilities"] == "press ^j to continue the draft / then the candidates show here"
+        assert "/ 512 tokens" in "\n".join(line.plain for line in app.main.sidebar.kv.lines(40))
+        assert "scriptorium-test-random" in ready["status"]
+        await pilot.press("f2")
+        assert shown(app)["probabilities"] == "press ⏎ to send a message / then the candidates show here"
 
 
-def test_while_the_first_token_is_awaited_and_after_a_generation_without_one(random_model: Path) -> None:
+async def test_while_the_first_token_is_awaited_and_after_a_generation_without_one(random_model: Path) -> None:
     held, go = threading.Event(), threading.Event()
 
     def holding_loader(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
@@ -69,25 +66,22 @@ def test_while_the_first_token_is_awaited_and_after_a_generation_without_one(ran
         engine.generate = held_generate  # type: ignore[method-assign]
         return engine
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=holding_loader)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Era", "ctrl+g")
-            assert await asyncio.to_thread(held.wait, 30)
-            await pilot.pause()
-            assert shown(app)["probabilities"] == "waiting for the first token"
-            await pilot.press("escape")  # stopped before its first token
-            go.set()
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            assert app.main.last_generation is not None and app.main.last_generation[2].completion_tokens == 0
-            assert shown(app)["probabilities"] == "press ^g to continue the draft / then the candidates show here"
-
-    run(scenario)
+    app = make_app(random_model, loader=holding_loader)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Era", "ctrl+g")
+        assert await asyncio.to_thread(held.wait, 30)
+        await pilot.pause()
+        assert shown(app)["probabilities"] == "waiting for the first token"
+        await pilot.press("escape")  # stopped before its first token
+        go.set()
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        assert app.main.last_generation is not None and app.main.last_generation[2].completion_tokens == 0
+        assert shown(app)["probabilities"] == "press ^g to continue the draft / then the candidates show here"
 
 
-def test_a_failed_load_and_no_model_say_there_is_no_model(bad_gguf_files: dict[str, Path]) -> None:
+async def test_a_failed_load_and_no_model_say_there_is_no_model(bad_gguf_files: dict[str, Path]) -> None:
     async def scenario(model: Path | None, status: str) -> None:
         app = make_app(model)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -96,5 +90,5 @@ def test_a_failed_load_and_no_model_say_there_is_no_model(bad_gguf_files: dict[s
             assert now["probabilities"] == "no model loaded" and now["kv"] == "no model loaded"
             assert status in now["status"]
 
-    run(lambda: scenario(bad_gguf_files["not_gguf"], "model failed to load"))
-    run(lambda: scenario(None, "no model"))
+    await scenario(bad_gguf_files["not_gguf"], "model failed to load")
+    await scenario(None, "no model")

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready
 
 from scriptorium.inference.core.settings import preset
 
@@ -56,7 +56,9 @@ def continued_with_seed(draft: Path, model: Path, seed: int) -> list[tuple[int, 
     return [(line["id"], line["p"]) for line in lines if line["type"] == "token"]
 
 
-def test_a_fixed_seed_rerolls_the_first_text_and_continue_writes_it_too(random_model: Path, tmp_path: Path) -> None:
+async def test_a_fixed_seed_rerolls_the_first_text_and_continue_writes_it_too(
+    random_model: Path, tmp_path: Path
+) -> None:
     draft = tmp_path / "porto.md"
     draft.write_text(TEXT, encoding="utf-8")
 
@@ -78,6 +80,6 @@ def test_a_fixed_seed_rerolls_the_first_text_and_continue_writes_it_too(random_m
                 runs.append([(e.id, e.p) for e in app.main.last_generation[1]])
         runs.append(continued_with_seed(draft, random_model, first.seed))
 
-    run(scenario)
+    await scenario()
     first, *others = runs
     assert len(first) == 8 and len(others) == 3 and all(other == first for other in others)

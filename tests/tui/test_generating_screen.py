@@ -4,7 +4,6 @@ generations through the screen)."""
 
 from __future__ import annotations
 
-import asyncio
 from types import SimpleNamespace
 
 from scriptorium.inference.core.settings import LogitBias, SamplerSettings
@@ -45,11 +44,11 @@ def request_message(sink: FakeSink) -> ModePane.GenerationRequested:
     return ModePane.GenerationRequested(request, sink)  # type: ignore[arg-type]
 
 
-def test_with_no_model_the_request_ends_at_once_and_says_why() -> None:
+async def test_with_no_model_the_request_ends_at_once_and_says_why() -> None:
     screen, shown = FakeScreen(), []
     runner = GenerationRunner(screen, TuiSettings(), lambda: shown.append(True), lambda: "^g")  # type: ignore[arg-type]
     sink = FakeSink()
-    asyncio.run(runner.requested(request_message(sink)))
+    await runner.requested(request_message(sink))
     assert screen.notes == ["No model is loaded."] and sink.ended == [(None, None)]
     assert not runner.is_generating and shown == [True]
     assert (screen.draft.generating, screen.draft.streaming) == (False, False)

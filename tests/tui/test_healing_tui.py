@@ -9,52 +9,49 @@ from pathlib import Path
 from typing import Any
 
 from gguf_models import PHRASES_GREEDY
-from tui_helpers import generated, make_app, model_ready, run, spying_loader, window_marked
+from tui_helpers import generated, make_app, model_ready, spying_loader, window_marked
 
 
-def continued(model: Path, typed: str, *keys: str) -> tuple[str, str, Any, str]:
+async def continued(model: Path, typed: str, *keys: str) -> tuple[str, str, Any, str]:
     """(the suggestion, the draft once it is accepted, the panel's last event, its note)
     after typing `typed`, pressing `keys` first (the sampler panel's), then ctrl+g."""
     seen: list[Any] = []
 
-    async def scenario() -> None:
-        app = make_app(model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*keys, *typed)
-            await generated(pilot, "ctrl+g")
-            editor = app.main.draft.editor
-            panel = app.main.sidebar.probabilities
-            suggestion = editor.ghost.text if editor.ghost is not None else ""
-            event, note = panel.event, str(panel.border_subtitle)
-            await pilot.press("tab")
-            await pilot.pause()
-            seen.extend([suggestion, editor.text, event, note])
-
-    run(scenario)
+    app = make_app(model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*keys, *typed)
+        await generated(pilot, "ctrl+g")
+        editor = app.main.draft.editor
+        panel = app.main.sidebar.probabilities
+        suggestion = editor.ghost.text if editor.ghost is not None else ""
+        event, note = panel.event, str(panel.border_subtitle)
+        await pilot.press("tab")
+        await pilot.pause()
+        seen.extend([suggestion, editor.text, event, note])
     return seen[0], seen[1], seen[2], seen[3]
 
 
-def test_lungo_il_mo_is_continued_with_lo_and_the_panel_shows_the_healed_step(molo_model: Path) -> None:
-    suggestion, accepted, event, note = continued(molo_model, "lungo il mo")
+async def test_lungo_il_mo_is_continued_with_lo_and_the_panel_shows_the_healed_step(molo_model: Path) -> None:
+    suggestion, accepted, event, note = await continued(molo_model, "lungo il mo")
     assert (suggestion, accepted) == ("lo", "lungo il molo")
     assert event is not None and event.healing is not None and event.healing.rest == " mo"
     assert "healed ' mo'" in note and "allowed" in note
 
 
-def test_a_trailing_space_is_healed_and_stays_the_authors(molo_model: Path) -> None:
-    suggestion, accepted, _event, _note = continued(molo_model, "lungo il ")
+async def test_a_trailing_space_is_healed_and_stays_the_authors(molo_model: Path) -> None:
+    suggestion, accepted, _event, _note = await continued(molo_model, "lungo il ")
     assert (suggestion, accepted) == ("molo", "lungo il molo")
 
 
-def test_healing_switched_off_in_the_sampler_panel(molo_model: Path) -> None:
+async def test_healing_switched_off_in_the_sampler_panel(molo_model: Path) -> None:
     # ctrl+t: the sampler panel; h: healing off; Esc: back to the draft.
-    suggestion, accepted, event, _note = continued(molo_model, "lungo il mo", "ctrl+t", "h", "escape")
+    suggestion, accepted, event, _note = await continued(molo_model, "lungo il mo", "ctrl+t", "h", "escape")
     assert (suggestion, accepted) == ("etto", "lungo il moetto")
     assert event is not None and event.healing is None
 
 
-def inserted(model: Path, loader: Any = None) -> tuple[str, int | None, int]:
+async def inserted(model: Path, loader: Any = None) -> tuple[str, int | None, int]:
     """The suggestion ctrl+o writes after "Lucia." in "Lucia. Poi scese dalla salita.", where
     the window marker then ends in the draft (None: at its end), and the characters after the
     cursor its prompt carried as the session records them."""
@@ -62,26 +59,23 @@ def inserted(model: Path, loader: Any = None) -> tuple[str, int | None, int]:
     marked: list[int | None] = []
     recorded: list[int] = []
 
-    async def scenario() -> None:
-        app = make_app(model, **({"loader": loader} if loader else {}))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Lucia. Poi scese dalla salita.", *["left"] * len(" Poi scese dalla salita."))
-            await generated(pilot, "ctrl+o")
-            editor = app.main.draft.editor
-            ghost = editor.ghost
-            seen.append(ghost.text if ghost is not None else "")
-            await window_marked(pilot)
-            marked.append(editor.window_end)
-            recorded.append(app.sessions.draft.generations[-1].fim_after)
-
-    run(scenario)
+    app = make_app(model, **({"loader": loader} if loader else {}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Lucia. Poi scese dalla salita.", *["left"] * len(" Poi scese dalla salita."))
+        await generated(pilot, "ctrl+o")
+        editor = app.main.draft.editor
+        ghost = editor.ghost
+        seen.append(ghost.text if ghost is not None else "")
+        await window_marked(pilot)
+        marked.append(editor.window_end)
+        recorded.append(app.sessions.draft.generations[-1].fim_after)
     return seen[0], marked[0], recorded[0]
 
 
-def test_an_insert_with_fim_tokens_carries_the_text_after_the_cursor(fim_model: Path) -> None:
+async def test_an_insert_with_fim_tokens_carries_the_text_after_the_cursor(fim_model: Path) -> None:
     loader, spies = spying_loader()
-    suggestion, window_end, fim_after = inserted(fim_model, loader)
+    suggestion, window_end, fim_after = await inserted(fim_model, loader)
     assert suggestion == " La casa era buia."
     assert fim_after == len(" Poi scese dalla salita.")  # the session says what the prompt carried
     assert window_end == len("Lucia. Poi scese dalla salita.")  # the marker: the text after the cursor is seen
@@ -90,26 +84,23 @@ def test_an_insert_with_fim_tokens_carries_the_text_after_the_cursor(fim_model: 
     assert call["special"] is True
 
 
-def test_an_insert_without_fim_tokens_stops_at_the_end_of_its_sentence(phrases_model: Path) -> None:
+async def test_an_insert_without_fim_tokens_stops_at_the_end_of_its_sentence(phrases_model: Path) -> None:
     # Unbounded, the phrases model writes sentence after sentence up to max tokens.
-    suggestion, window_end, fim_after = inserted(phrases_model)
+    suggestion, window_end, fim_after = await inserted(phrases_model)
     assert suggestion == PHRASES_GREEDY
     assert window_end == len("Lucia.")  # nothing after the cursor is seen
     assert fim_after == 0
 
 
-def test_healing_and_the_length_mode_are_in_the_palette_and_the_panel(molo_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(molo_model)
-        async with app.run_test(size=(140, 50)) as pilot:
-            await model_ready(pilot)
-            commands = {c.title: c for c in app.get_system_commands(app.main)}
-            await commands["Sampler panel: Healing"].callback()
-            await commands["Sampler panel: Stop at"].callback()
-            await pilot.pause()
-            assert (app.engine_state.sampler.heal, app.engine_state.sampler.length) == (False, "sentence")
-            text = "\n".join(line.plain for line in app.main.sidebar.sampler.lines(60))
-            assert re.search(r"healing\s+off", text), text  # shown once it is not the default
-            assert re.search(r"max tokens\s+\d+ · or sentence end", text), text
-
-    run(scenario)
+async def test_healing_and_the_length_mode_are_in_the_palette_and_the_panel(molo_model: Path) -> None:
+    app = make_app(molo_model)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await model_ready(pilot)
+        commands = {c.title: c for c in app.get_system_commands(app.main)}
+        await commands["Sampler panel: Healing"].callback()
+        await commands["Sampler panel: Stop at"].callback()
+        await pilot.pause()
+        assert (app.engine_state.sampler.heal, app.engine_state.sampler.length) == (False, "sentence")
+        text = "\n".join(line.plain for line in app.main.sidebar.sampler.lines(60))
+        assert re.search(r"healing\s+off", text), text  # shown once it is not the default
+        assert re.search(r"max tokens\s+\d+ · or sentence end", text), text

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run, spying_loader, until, window_marked
+from tui_helpers import generated, make_app, model_ready, spying_loader, until, window_marked
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.inference.window.lore import LoreEntry, Lorebook
@@ -33,73 +33,66 @@ def draft_with_lore(tmp_path: Path, lorebook: Lorebook, text: str = TEXT) -> Pat
     return path
 
 
-def test_the_lore_the_draft_mentions_is_sent_counted_inspected_and_recorded(random_model: Path, tmp_path: Path) -> None:
+async def test_the_lore_the_draft_mentions_is_sent_counted_inspected_and_recorded(
+    random_model: Path, tmp_path: Path
+) -> None:
     draft = draft_with_lore(tmp_path, BOOK)
 
-    async def scenario() -> None:
-        load, spies = spying_loader()
-        app = make_app(random_model, draft=draft, loader=load)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            await window_marked(pilot)
-            assert app.main.draft.lorebook == BOOK
-            assert [(f.name, f.key, f.kept) for f in app.main.draft.last_lore] == [("Lucia", "Lucia", True)]
-            done = await generated(pilot, "ctrl+g")
-            prompt = spies[-1].last["prompt"]
-            assert prompt == "Lucia ha sedici anni.\n\n" + TEXT
-            window = app.main.last_generation[0].window
-            assert window is not None and window.prompt_tokens == done.prompt_tokens
-            [fired] = window.lore
-            assert (fired.name, fired.kept) == ("Lucia", True) and fired.tokens == window.lore_tokens > 0
-            kv = "\n".join(str(line) for line in app.main.sidebar.kv.lines(60))
-            assert f"lore {window.lore_tokens}·draft {window.draft_tokens}·free" in kv
-            # F4 on a token of the suggestion: how it was sampled, and the lore its prompt held.
-            await pilot.press("f4")
-            await pilot.pause()
-            assert app.main.sidebar.probabilities.border_subtitle == "greedy · lore: Lucia"
-            await pilot.press("escape")
-            # The session records, for this suggestion, what fired.
-            assert app.sessions.draft.generations[-1].lore == window.lore
-
-    run(scenario)
+    load, spies = spying_loader()
+    app = make_app(random_model, draft=draft, loader=load)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await model_ready(pilot)
+        await window_marked(pilot)
+        assert app.main.draft.lorebook == BOOK
+        assert [(f.name, f.key, f.kept) for f in app.main.draft.last_lore] == [("Lucia", "Lucia", True)]
+        done = await generated(pilot, "ctrl+g")
+        prompt = spies[-1].last["prompt"]
+        assert prompt == "Lucia ha sedici anni.\n\n" + TEXT
+        window = app.main.last_generation[0].window
+        assert window is not None and window.prompt_tokens == done.prompt_tokens
+        [fired] = window.lore
+        assert (fired.name, fired.kept) == ("Lucia", True) and fired.tokens == window.lore_tokens > 0
+        kv = "\n".join(str(line) for line in app.main.sidebar.kv.lines(60))
+        assert f"lore {window.lore_tokens}·draft {window.draft_tokens}·free" in kv
+        # F4 on a token of the suggestion: how it was sampled, and the lore its prompt held.
+        await pilot.press("f4")
+        await pilot.pause()
+        assert app.main.sidebar.probabilities.border_subtitle == "greedy · lore: Lucia"
+        await pilot.press("escape")
+        # The session records, for this suggestion, what fired.
+        assert app.sessions.draft.generations[-1].lore == window.lore
 
 
-def test_a_half_typed_key_does_not_change_the_prompt(random_model: Path, tmp_path: Path) -> None:
+async def test_a_half_typed_key_does_not_change_the_prompt(random_model: Path, tmp_path: Path) -> None:
     draft = draft_with_lore(tmp_path, BOOK, "Una casa sul lago.")
 
-    async def scenario() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press("ctrl+end", *" Poi arrivò Marc")
-            await window_marked(pilot)
-            assert app.main.draft.last_lore == ()
-            await pilot.press("o")  # "Marco", but the word may go on ("Marcone"): not yet
-            await window_marked(pilot)
-            assert app.main.draft.last_lore == ()
-            await pilot.press(",")
-            await window_marked(pilot)
-            assert [f.name for f in app.main.draft.last_lore] == ["Marco"]
-
-    run(scenario)
+    app = make_app(random_model, draft=draft)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press("ctrl+end", *" Poi arrivò Marc")
+        await window_marked(pilot)
+        assert app.main.draft.last_lore == ()
+        await pilot.press("o")  # "Marco", but the word may go on ("Marcone"): not yet
+        await window_marked(pilot)
+        assert app.main.draft.last_lore == ()
+        await pilot.press(",")
+        await window_marked(pilot)
+        assert [f.name for f in app.main.draft.last_lore] == ["Marco"]
 
 
-def test_entries_dropped_for_room_are_said_once(random_model: Path, tmp_path: Path) -> None:
+async def test_entries_dropped_for_room_are_said_once(random_model: Path, tmp_path: Path) -> None:
     draft = draft_with_lore(tmp_path, Lorebook(BOOK.entries, budget=0), TEXT + " E Marco.")
 
-    async def scenario() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await until(
-                pilot,
-                lambda: any("Left out for room" in n.message for n in app.notices),
-                "the lore left out said",
-            )
-            said = [n.message for n in app.notices if "Left out for room" in n.message]
-            assert said[0].startswith("Left out for room: Lucia (") and ", Marco (" in said[0]
-            await pilot.press("ctrl+end", *" Poi")  # the same entries left out: not said again
-            await window_marked(pilot)
-            assert len([n for n in app.notices if "Left out for room" in n.message]) == 1
-
-    run(scenario)
+    app = make_app(random_model, draft=draft)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await until(
+            pilot,
+            lambda: any("Left out for room" in n.message for n in app.notices),
+            "the lore left out said",
+        )
+        said = [n.message for n in app.notices if "Left out for room" in n.message]
+        assert said[0].startswith("Left out for room: Lucia (") and ", Marco (" in said[0]
+        await pilot.press("ctrl+end", *" Poi")  # the same entries left out: not said again
+        await window_marked(pilot)
+        assert len([n for n in app.notices if "Left out for room" in n.message]) == 1

@@ -7,49 +7,43 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import GREEDY, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, generated, make_app, model_ready
 
 PROMPT = "C'era una volta una casa sul lago."
 
 
-def test_every_alt_key_has_a_palette_entry_or_another_key() -> None:
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(120, 40)) as pilot:
-            titles = {command.title for command in app.get_system_commands(app.main)}
-            await pilot.press("f2")
-            titles |= {command.title for command in app.get_system_commands(app.main)}
-            alt_only = []
-            for section in app.keys.sections:
-                for binding in section.bindings:
-                    keys = [key.strip() for key in binding.key.split(",")]
-                    if not any(key.startswith("alt+") for key in keys):
-                        continue
-                    if all(key.startswith("alt+") for key in keys) and (
-                        f"{section.title}: {binding.description}" not in titles
-                    ):
-                        alt_only.append(binding.id)
-            assert alt_only == []
-
-    run(scenario)
+async def test_every_alt_key_has_a_palette_entry_or_another_key() -> None:
+    app = make_app(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        titles = {command.title for command in app.get_system_commands(app.main)}
+        await pilot.press("f2")
+        titles |= {command.title for command in app.get_system_commands(app.main)}
+        alt_only = []
+        for section in app.keys.sections:
+            for binding in section.bindings:
+                keys = [key.strip() for key in binding.key.split(",")]
+                if not any(key.startswith("alt+") for key in keys):
+                    continue
+                if all(key.startswith("alt+") for key in keys) and (
+                    f"{section.title}: {binding.description}" not in titles
+                ):
+                    alt_only.append(binding.id)
+        assert alt_only == []
 
 
-def test_option_arrows_of_a_stock_mac_terminal_go_through_the_versions(random_model: Path) -> None:
+async def test_option_arrows_of_a_stock_mac_terminal_go_through_the_versions(random_model: Path) -> None:
     varied = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
 
-    async def scenario() -> None:
-        app = make_app(random_model, sampler=varied)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*PROMPT)
-            await generated(pilot, "ctrl+g")
-            await generated(pilot, "ctrl+r")
-            ghost = app.main.draft.editor.ghost
-            assert ghost is not None and len(ghost.versions) == 2 and ghost.version == 1
-            await pilot.press("alt+b")  # Option+← in Terminal.app: Esc b
-            assert ghost.version == 0
-            await pilot.press("alt+f")  # Option+→: Esc f
-            assert ghost.version == 1
-            assert app.main.draft.editor.text == PROMPT  # not typed into the draft either
-
-    run(scenario)
+    app = make_app(random_model, sampler=varied)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*PROMPT)
+        await generated(pilot, "ctrl+g")
+        await generated(pilot, "ctrl+r")
+        ghost = app.main.draft.editor.ghost
+        assert ghost is not None and len(ghost.versions) == 2 and ghost.version == 1
+        await pilot.press("alt+b")  # Option+← in Terminal.app: Esc b
+        assert ghost.version == 0
+        await pilot.press("alt+f")  # Option+→: Esc f
+        assert ghost.version == 1
+        assert app.main.draft.editor.text == PROMPT  # not typed into the draft either

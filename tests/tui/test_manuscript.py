@@ -11,7 +11,6 @@ from typing import Any, Callable
 import pytest
 from textual.message import Message
 from textual.notifications import Notify
-from tui_helpers import run
 
 from scriptorium.inference.core.events import TokenEvent
 from scriptorium.inference.core.settings import LogitBias, preset
@@ -277,7 +276,7 @@ def test_leaving_stops_a_streaming_generation_and_keeps_a_memory_being_typed(tmp
     written.manuscript.sessions.close()
 
 
-def test_opening_another_session_saves_the_one_left_and_shows_the_new_one(tmp_path: Path, porto: Path) -> None:
+async def test_opening_another_session_saves_the_one_left_and_shows_the_new_one(tmp_path: Path, porto: Path) -> None:
     """The sessions screen's choice: what was on screen is saved into its own session first,
     then the page shows the other draft and its memory."""
     written = Written(tmp_path, porto, MINE + TYPED)
@@ -285,10 +284,7 @@ def test_opening_another_session_saves_the_one_left_and_shows_the_new_one(tmp_pa
     other.memory = "Un racconto di mare."
     written.store.save(other)
 
-    async def scenario() -> None:
-        await written.manuscript.open(other)
-
-    run(scenario)
+    await written.manuscript.open(other)
     assert porto.read_text(encoding="utf-8") == MINE + TYPED
     assert written.page.draft.text == "Un altro racconto."
     assert written.page.draft.pinned == Pinned("Un racconto di mare.")

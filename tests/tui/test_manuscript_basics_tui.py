@@ -5,66 +5,57 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run, until
+from tui_helpers import generated, make_app, model_ready, until
 
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 
 
-def test_undo_and_redo_are_in_f1_and_the_palette() -> None:
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(120, 40)) as pilot:
-            rows = {(name, binding_id) for _, _, name, _, binding_id in app.keys.rows()}
-            assert {("Undo", "draft.undo"), ("Redo", "draft.redo")} <= rows
-            await pilot.press("f1")
-            await pilot.pause()
-            assert isinstance(app.screen, HelpScreen)
-            await pilot.press("escape")
-            await pilot.pause()
-            commands = {c.title: c for c in app.get_system_commands(app.main)}
-            await pilot.press(*"Una casa")
-            await commands["Draft: Undo"].callback()
-            await pilot.pause()
-            assert app.main.draft.editor.text != "Una casa"
-            await commands["Draft: Redo"].callback()
-            await pilot.pause()
-            assert app.main.draft.editor.text == "Una casa"
-
-    run(scenario)
+async def test_undo_and_redo_are_in_f1_and_the_palette() -> None:
+    app = make_app(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        rows = {(name, binding_id) for _, _, name, _, binding_id in app.keys.rows()}
+        assert {("Undo", "draft.undo"), ("Redo", "draft.redo")} <= rows
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        commands = {c.title: c for c in app.get_system_commands(app.main)}
+        await pilot.press(*"Una casa")
+        await commands["Draft: Undo"].callback()
+        await pilot.pause()
+        assert app.main.draft.editor.text != "Una casa"
+        await commands["Draft: Redo"].callback()
+        await pilot.pause()
+        assert app.main.draft.editor.text == "Una casa"
 
 
-def test_the_status_bar_counts_the_drafts_words_as_the_author_types() -> None:
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.press(*"Una casa sul fiume")
-            await until(pilot, lambda: app.main.status.words == 4, "the words counted")
-            assert "4 words" in str(app.main.status.render())
-            await pilot.press("space", *"e")
-            await until(pilot, lambda: "5 words" in str(app.main.status.render()), "the count following")
-
-    run(scenario)
+async def test_the_status_bar_counts_the_drafts_words_as_the_author_types() -> None:
+    app = make_app(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"Una casa sul fiume")
+        await until(pilot, lambda: app.main.status.words == 4, "the words counted")
+        assert "4 words" in str(app.main.status.render())
+        await pilot.press("space", *"e")
+        await until(pilot, lambda: "5 words" in str(app.main.status.render()), "the count following")
 
 
-def test_f4_on_accepted_text_says_where_it_shows_or_why_it_cannot(random_model: Path) -> None:
+async def test_f4_on_accepted_text_says_where_it_shows_or_why_it_cannot(random_model: Path) -> None:
     """F4 on accepted text sent its token to the probabilities panel and said nothing: with
     the panels hidden, the key did nothing at all the author could see."""
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Era")
-            await generated(pilot, "ctrl+g")
-            await pilot.press("tab")
-            await pilot.pause()
-            await pilot.press("f4")
-            await pilot.pause()
-            assert any("probabilities panel shows" in n.message for n in app.notices)
-            await pilot.press("f3")  # the panels hidden
-            await pilot.pause()
-            await pilot.press("f4")
-            await pilot.pause()
-            assert any("panels are hidden" in n.message for n in app.notices)
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Era")
+        await generated(pilot, "ctrl+g")
+        await pilot.press("tab")
+        await pilot.pause()
+        await pilot.press("f4")
+        await pilot.pause()
+        assert any("probabilities panel shows" in n.message for n in app.notices)
+        await pilot.press("f3")  # the panels hidden
+        await pilot.pause()
+        await pilot.press("f4")
+        await pilot.pause()
+        assert any("panels are hidden" in n.message for n in app.notices)

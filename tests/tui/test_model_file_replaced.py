@@ -13,7 +13,7 @@ from pathlib import Path
 import gguf_models
 import pytest
 from test_isolated_tui import engine_in_child, notifications
-from tui_helpers import copy_of, generated, make_app, model_ready, run, until
+from tui_helpers import copy_of, generated, make_app, model_ready, until
 
 from scriptorium.app.models import loading
 from scriptorium.app.models.replaced import REPLACED_TITLE
@@ -24,7 +24,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_recorded(
+async def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_recorded(
     random_model: Path, phrases_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The load key loaded the file's new model in silence, and the generations written
@@ -39,38 +39,35 @@ def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_record
 
     monkeypatch.setattr(loading, "file_sha256", held_hash)
 
-    async def scenario() -> None:
-        app = make_app(model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            first = app.engine_state.backend
-            await generated(pilot, *"C'era", "ctrl+g")
-            model.write_bytes(phrases_model.read_bytes())  # re-converted to the same path
-            hashing_allowed.clear()  # a big file's hash takes seconds: the author writes meanwhile
-            await pilot.press("ctrl+l", "enter")
-            await until(
-                pilot,
-                lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
-                "the reload",
-            )
-            said = [n for n in app.notices if n.title == REPLACED_TITLE]
-            assert len(said) == 1, notifications(app)
-            assert "mio.gguf changed on disk" in said[0].message
-            assert "scriptorium-test-random" in said[0].message.split("→")[0]
-            assert "scriptorium-test-phrases" in said[0].message.split("→")[1]
-            assert app.engine_state.model_status.facts.name == "scriptorium-test-phrases"
-            await pilot.press("escape")
-            await generated(pilot, "ctrl+g")
-            hashing_allowed.set()
-            await model_ready(pilot)
-            before, after = app.sessions.draft.generations
-            assert (before.model.name, before.model.sha256) == ("scriptorium-test-random", sha256(random_model))
-            assert (after.model.name, after.model.sha256) == ("scriptorium-test-phrases", sha256(phrases_model))
-
-    run(scenario)
+    app = make_app(model)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        first = app.engine_state.backend
+        await generated(pilot, *"C'era", "ctrl+g")
+        model.write_bytes(phrases_model.read_bytes())  # re-converted to the same path
+        hashing_allowed.clear()  # a big file's hash takes seconds: the author writes meanwhile
+        await pilot.press("ctrl+l", "enter")
+        await until(
+            pilot,
+            lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
+            "the reload",
+        )
+        said = [n for n in app.notices if n.title == REPLACED_TITLE]
+        assert len(said) == 1, notifications(app)
+        assert "mio.gguf changed on disk" in said[0].message
+        assert "scriptorium-test-random" in said[0].message.split("→")[0]
+        assert "scriptorium-test-phrases" in said[0].message.split("→")[1]
+        assert app.engine_state.model_status.facts.name == "scriptorium-test-phrases"
+        await pilot.press("escape")
+        await generated(pilot, "ctrl+g")
+        hashing_allowed.set()
+        await model_ready(pilot)
+        before, after = app.sessions.draft.generations
+        assert (before.model.name, before.model.sha256) == ("scriptorium-test-random", sha256(random_model))
+        assert (after.model.name, after.model.sha256) == ("scriptorium-test-phrases", sha256(phrases_model))
 
 
-def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_engine_died(
+async def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_engine_died(
     random_model: Path, tmp_path: Path
 ) -> None:
     """A checkpoint trained further and converted again: the same name, shape and size,
@@ -87,42 +84,39 @@ def test_other_weights_under_the_same_header_are_found_by_the_hash_after_the_eng
         assert reload_allowed.wait(30), "the reload was never released"
         return IsolatedBackend.load(*args, **kwargs)
 
-    async def scenario() -> None:
-        app = make_app(model, loader=held_load)
-        async with app.run_test() as pilot:
-            first = await engine_in_child(pilot)
-            await generated(pilot, *"C'era", "ctrl+g")
-            await pilot.press("escape")
-            # The engine dies first; the file is written while the reload waits. Written
-            # before the next ctrl+g, the check before a generation would see the change and
-            # ask for the load key instead (test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with).
-            reload_allowed.clear()
-            os.kill(first.pid, signal.SIGKILL)
-            await pilot.press("ctrl+g")
-            await until(
-                pilot,
-                lambda: app.engine_state.backend is None and app.engine_state.model_status.state == "loading",
-                "the reload's start",
-            )
-            model.write_bytes(retrained.read_bytes())
-            reload_allowed.set()
-            await until(
-                pilot,
-                lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
-                "the reload",
-            )
-            await model_ready(pilot)
-            said = [n.message for n in app.notices if n.title == REPLACED_TITLE and "→" in n.message]
-            assert len(said) == 1, notifications(app)
-            old, new = said[0].split("→")
-            assert sha256(random_model)[:12] in old and sha256(retrained)[:12] in new, said
-            await generated(pilot, "ctrl+g")
-            assert app.sessions.draft.generations[-1].model.sha256 == sha256(retrained)
-
-    run(scenario)
+    app = make_app(model, loader=held_load)
+    async with app.run_test() as pilot:
+        first = await engine_in_child(pilot)
+        await generated(pilot, *"C'era", "ctrl+g")
+        await pilot.press("escape")
+        # The engine dies first; the file is written while the reload waits. Written
+        # before the next ctrl+g, the check before a generation would see the change and
+        # ask for the load key instead (test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with).
+        reload_allowed.clear()
+        os.kill(first.pid, signal.SIGKILL)
+        await pilot.press("ctrl+g")
+        await until(
+            pilot,
+            lambda: app.engine_state.backend is None and app.engine_state.model_status.state == "loading",
+            "the reload's start",
+        )
+        model.write_bytes(retrained.read_bytes())
+        reload_allowed.set()
+        await until(
+            pilot,
+            lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
+            "the reload",
+        )
+        await model_ready(pilot)
+        said = [n.message for n in app.notices if n.title == REPLACED_TITLE and "→" in n.message]
+        assert len(said) == 1, notifications(app)
+        old, new = said[0].split("→")
+        assert sha256(random_model)[:12] in old and sha256(retrained)[:12] in new, said
+        await generated(pilot, "ctrl+g")
+        assert app.sessions.draft.generations[-1].model.sha256 == sha256(retrained)
 
 
-def test_an_adapter_trained_further_in_place_is_found_by_its_hash(
+async def test_an_adapter_trained_further_in_place_is_found_by_its_hash(
     random_model: Path, lora_adapter: Path, tmp_path: Path
 ) -> None:
     """The adapter written again to its path (trained further: the same header, other
@@ -133,25 +127,22 @@ def test_an_adapter_trained_further_in_place_is_found_by_its_hash(
     further = write_lora_adapter(tmp_path / "further.gguf", random_model, seed=3)
     assert further.stat().st_size == adapter.stat().st_size and sha256(further) != sha256(adapter)
 
-    async def scenario() -> None:
-        app = make_app(random_model, lora=adapter)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            adapter.write_bytes(further.read_bytes())
-            await pilot.press("ctrl+l", "enter")
-            await model_ready(pilot)
-            said = [n.message for n in app.notices if n.title == REPLACED_TITLE]
-            assert len(said) == 1, notifications(app)
-            old, new = said[0].removeprefix("mia-lora.gguf changed on disk since it was last loaded: ").split("→")
-            assert old.strip() == f"sha256 {sha256(lora_adapter)[:12]}", said
-            assert new.startswith(f" sha256 {sha256(further)[:12]};"), said
-            await generated(pilot, *"C'era", "ctrl+g")
-            assert app.sessions.draft.generations[-1].lora.sha256 == sha256(further)
-
-    run(scenario)
+    app = make_app(random_model, lora=adapter)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        adapter.write_bytes(further.read_bytes())
+        await pilot.press("ctrl+l", "enter")
+        await model_ready(pilot)
+        said = [n.message for n in app.notices if n.title == REPLACED_TITLE]
+        assert len(said) == 1, notifications(app)
+        old, new = said[0].removeprefix("mia-lora.gguf changed on disk since it was last loaded: ").split("→")
+        assert old.strip() == f"sha256 {sha256(lora_adapter)[:12]}", said
+        assert new.startswith(f" sha256 {sha256(further)[:12]};"), said
+        await generated(pilot, *"C'era", "ctrl+g")
+        assert app.sessions.draft.generations[-1].lora.sha256 == sha256(further)
 
 
-def test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with(
+async def test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with(
     random_model: Path, phrases_model: Path, tmp_path: Path
 ) -> None:
     """The GGUF converted again over the loaded one: llama.cpp maps the file, so the engine
@@ -159,41 +150,35 @@ def test_a_model_file_written_again_under_the_loaded_model_is_not_generated_with
     as the old model's. The author is told, and ctrl+l loads what the file holds now."""
     model = copy_of(random_model, tmp_path)
 
-    async def scenario() -> None:
-        app = make_app(model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            with model.open("r+b") as file:  # in place, as a converter opening it "wb" writes it
-                file.truncate(0)
-                file.write(phrases_model.read_bytes())
-            await pilot.press(*"C'era", "ctrl+g")
-            await pilot.pause()
-            assert app.main.last_generation is None  # nothing generated: it would be recorded as the old model's
-            said = [n.message for n in app.notices if n.title == REPLACED_TITLE]
-            assert len(said) == 1 and said[0].startswith("mio.gguf changed on disk since it was loaded"), said
-            assert said[0].endswith("to load what it holds now."), said
-            await pilot.press("ctrl+l", "enter")
-            await model_ready(pilot)
-            done = await generated(pilot, "ctrl+g")
-            assert done.completion_tokens > 0 and app.engine_state.model_status.facts.name == "scriptorium-test-phrases"
-
-    run(scenario)
+    app = make_app(model)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        with model.open("r+b") as file:  # in place, as a converter opening it "wb" writes it
+            file.truncate(0)
+            file.write(phrases_model.read_bytes())
+        await pilot.press(*"C'era", "ctrl+g")
+        await pilot.pause()
+        assert app.main.last_generation is None  # nothing generated: it would be recorded as the old model's
+        said = [n.message for n in app.notices if n.title == REPLACED_TITLE]
+        assert len(said) == 1 and said[0].startswith("mio.gguf changed on disk since it was loaded"), said
+        assert said[0].endswith("to load what it holds now."), said
+        await pilot.press("ctrl+l", "enter")
+        await model_ready(pilot)
+        done = await generated(pilot, "ctrl+g")
+        assert done.completion_tokens > 0 and app.engine_state.model_status.facts.name == "scriptorium-test-phrases"
 
 
-def test_a_model_file_moved_away_under_the_loaded_model_is_still_generated_with(
+async def test_a_model_file_moved_away_under_the_loaded_model_is_still_generated_with(
     random_model: Path, tmp_path: Path
 ) -> None:
     """The file moved to another folder while loaded: the engine maps it whole still, so
     nothing stands in the way of writing (it was taken for a file written again)."""
     model = copy_of(random_model, tmp_path)
 
-    async def scenario() -> None:
-        app = make_app(model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            model.rename(tmp_path / "altrove.gguf")
-            done = await generated(pilot, *"C'era", "ctrl+g")
-            assert done.completion_tokens > 0
-            assert not [n for n in app.notices if n.title == REPLACED_TITLE]
-
-    run(scenario)
+    app = make_app(model)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        model.rename(tmp_path / "altrove.gguf")
+        done = await generated(pilot, *"C'era", "ctrl+g")
+        assert done.completion_tokens > 0
+        assert not [n for n in app.notices if n.title == REPLACED_TITLE]

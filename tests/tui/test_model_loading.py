@@ -10,14 +10,10 @@ from typing import Callable
 
 import pytest
 from gguf_corrupt import corrupt_copy
-from tui_helpers import generated, make_app, model_ready, replacement_ready, run
+from tui_helpers import generated, make_app, model_ready, notifications, replacement_ready
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.inference.local.engine import Engine, LoadOptions
-
-
-def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [n.message for n in app.notices]
 
 
 def model_panel(app) -> str:  # type: ignore[no-untyped-def]
@@ -37,105 +33,93 @@ def refusing(model: Path, load: Callable[..., Engine] = Engine.load) -> Callable
     return loader
 
 
-def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
+async def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
     bad_gguf_files: dict[str, Path], random_model: Path
 ) -> None:
     bad = bad_gguf_files["not_gguf"]
 
-    async def scenario() -> None:
-        app = make_app(bad)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
-            assert any(str(bad) in message and "not a GGUF file" in message for message in notifications(app))
-            assert "not a GGUF file" in model_panel(app) and "^l: choose another model" in model_panel(app)
-            await pilot.press(*"Scrivo lo stesso")  # the draft is still there to write in
-            assert app.main.draft.editor.text == "Scrivo lo stesso"
-            await pilot.press("ctrl+g")  # no model: a message, not a crash
-            assert any("No model is loaded" in message for message in notifications(app))
+    app = make_app(bad)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
+        assert any(str(bad) in message and "not a GGUF file" in message for message in notifications(app))
+        assert "not a GGUF file" in model_panel(app) and "^l: choose another model" in model_panel(app)
+        await pilot.press(*"Scrivo lo stesso")  # the draft is still there to write in
+        assert app.main.draft.editor.text == "Scrivo lo stesso"
+        await pilot.press("ctrl+g")  # no model: a message, not a crash
+        assert any("No model is loaded" in message for message in notifications(app))
 
-            await pilot.press("ctrl+l")
-            assert isinstance(app.screen, LoadModelScreen)
-            model_input = app.screen.query_one("#model-path")
-            assert model_input.value == str(bad)
-            model_input.value = str(random_model)
-            await pilot.press("enter")
-            await model_ready(pilot)
-            assert app.engine_state.backend is not None and app.engine_state.model_status.state == "ready"
-            assert app.main.draft.editor.text == "Scrivo lo stesso"
-            done = await generated(pilot, "ctrl+g")
-            assert done.completion_tokens > 0
-
-    run(scenario)
+        await pilot.press("ctrl+l")
+        assert isinstance(app.screen, LoadModelScreen)
+        model_input = app.screen.query_one("#model-path")
+        assert model_input.value == str(bad)
+        model_input.value = str(random_model)
+        await pilot.press("enter")
+        await model_ready(pilot)
+        assert app.engine_state.backend is not None and app.engine_state.model_status.state == "ready"
+        assert app.main.draft.editor.text == "Scrivo lo stesso"
+        done = await generated(pilot, "ctrl+g")
+        assert done.completion_tokens > 0
 
 
 @pytest.mark.parametrize("refused", ["truncated", "adapter"])
-def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
+async def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
     refused: str, bad_gguf_files: dict[str, Path], random_model: Path, wider_model_lora_adapter: Path
 ) -> None:
     """The running model was closed first, so a mistyped path in ctrl+l left none (a 7B
     to load again); the files are checked before it is closed."""
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            running = app.engine_state.backend
-            await pilot.press("ctrl+l")
-            assert isinstance(app.screen, LoadModelScreen)
-            if refused == "truncated":
-                app.screen.query_one("#model-path").value = str(bad_gguf_files["truncated"])
-            else:
-                app.screen.query_one("#lora-path").value = str(wider_model_lora_adapter)
-            await pilot.press("enter")
-            await model_ready(pilot)
-            assert app.engine_state.backend is running and app.engine_state.model_status.state == "ready"
-            assert any("Still writing with scriptorium-test-random" in message for message in notifications(app))
-            await pilot.press(*"Era")
-            done = await generated(pilot, "ctrl+g")
-            assert done.completion_tokens > 0
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        running = app.engine_state.backend
+        await pilot.press("ctrl+l")
+        assert isinstance(app.screen, LoadModelScreen)
+        if refused == "truncated":
+            app.screen.query_one("#model-path").value = str(bad_gguf_files["truncated"])
+        else:
+            app.screen.query_one("#lora-path").value = str(wider_model_lora_adapter)
+        await pilot.press("enter")
+        await model_ready(pilot)
+        assert app.engine_state.backend is running and app.engine_state.model_status.state == "ready"
+        assert any("Still writing with scriptorium-test-random" in message for message in notifications(app))
+        await pilot.press(*"Era")
+        done = await generated(pilot, "ctrl+g")
+        assert done.completion_tokens > 0
 
 
-def test_a_missing_model_file_says_so(tmp_path: Path) -> None:
+async def test_a_missing_model_file_says_so(tmp_path: Path) -> None:
     missing = tmp_path / "non-esiste.gguf"
 
-    async def scenario() -> None:
-        app = make_app(missing)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            assert app.engine_state.model_status.state == "failed"
-            assert f"model not found: {missing}" in app.engine_state.model_status.error
-            assert "model failed to load" in str(app.main.status.render())
-
-    run(scenario)
+    app = make_app(missing)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        assert app.engine_state.model_status.state == "failed"
+        assert f"model not found: {missing}" in app.engine_state.model_status.error
+        assert "model failed to load" in str(app.main.status.render())
 
 
-def test_an_adapter_for_another_architecture_is_refused_with_a_reason(
+async def test_an_adapter_for_another_architecture_is_refused_with_a_reason(
     random_model: Path, foreign_lora_adapter: Path
 ) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, lora=foreign_lora_adapter)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            assert app.engine_state.backend is None
-            assert "'gemma3' model, but the model is 'llama'" in app.engine_state.model_status.error
-            await pilot.press("ctrl+l")
-            assert isinstance(app.screen, LoadModelScreen)
-            app.screen.query_one("#lora-path").value = ""  # drop the adapter and retry
-            await pilot.press("enter")
-            await model_ready(pilot)
-            assert (
-                app.engine_state.backend is not None
-                and app.engine_state.backend.adapter is None
-                and app.engine_state.lora_scale is None
-            )
-
-    run(scenario)
+    app = make_app(random_model, lora=foreign_lora_adapter)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        assert app.engine_state.backend is None
+        assert "'gemma3' model, but the model is 'llama'" in app.engine_state.model_status.error
+        await pilot.press("ctrl+l")
+        assert isinstance(app.screen, LoadModelScreen)
+        app.screen.query_one("#lora-path").value = ""  # drop the adapter and retry
+        await pilot.press("enter")
+        await model_ready(pilot)
+        assert (
+            app.engine_state.backend is not None
+            and app.engine_state.backend.adapter is None
+            and app.engine_state.lora_scale is None
+        )
 
 
-def test_the_editor_works_while_the_model_loads_and_progress_is_shown(random_model: Path) -> None:
+async def test_the_editor_works_while_the_model_loads_and_progress_is_shown(random_model: Path) -> None:
     reported, release = threading.Event(), threading.Event()
 
     def slow_loader(options: LoadOptions, on_progress: Callable[[float], None]) -> Engine:
@@ -144,57 +128,48 @@ def test_the_editor_works_while_the_model_loads_and_progress_is_shown(random_mod
         release.wait(30)
         return Engine.load(options, on_progress)
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=slow_loader)
-        async with app.run_test() as pilot:
-            # Not a fixed delay: a busy machine can take longer to start the worker.
-            assert await asyncio.to_thread(reported.wait, 30)
-            await pilot.pause()
-            assert app.engine_state.model_status.state == "loading" and app.engine_state.model_status.progress == 0.42
-            assert "42%" in model_panel(app) and "loading random.gguf 42%" in str(app.main.status.render())
-            await pilot.press(*"Intanto scrivo", "ctrl+g")
-            assert app.main.draft.editor.text == "Intanto scrivo"
-            assert any("still loading (42%)" in message for message in notifications(app))
-            release.set()
-            await model_ready(pilot)
-            assert app.engine_state.model_status.state == "ready"
-            done = await generated(pilot, "ctrl+g")
-            assert done.completion_tokens > 0
-
-    run(scenario)
+    app = make_app(random_model, loader=slow_loader)
+    async with app.run_test() as pilot:
+        # Not a fixed delay: a busy machine can take longer to start the worker.
+        assert await asyncio.to_thread(reported.wait, 30)
+        await pilot.pause()
+        assert app.engine_state.model_status.state == "loading" and app.engine_state.model_status.progress == 0.42
+        assert "42%" in model_panel(app) and "loading random.gguf 42%" in str(app.main.status.render())
+        await pilot.press(*"Intanto scrivo", "ctrl+g")
+        assert app.main.draft.editor.text == "Intanto scrivo"
+        assert any("still loading (42%)" in message for message in notifications(app))
+        release.set()
+        await model_ready(pilot)
+        assert app.engine_state.model_status.state == "ready"
+        done = await generated(pilot, "ctrl+g")
+        assert done.completion_tokens > 0
 
 
-def test_escape_in_the_load_dialog_goes_back_to_the_draft(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            assert "no model loaded" in model_panel(app)
-            await pilot.press("ctrl+l")
-            assert isinstance(app.screen, LoadModelScreen)
-            await pilot.press("escape")
-            assert app.screen is app.main and app.engine_state.model_status.state == "none"
-
-    run(scenario)
+async def test_escape_in_the_load_dialog_goes_back_to_the_draft(random_model: Path) -> None:
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        assert "no model loaded" in model_panel(app)
+        await pilot.press("ctrl+l")
+        assert isinstance(app.screen, LoadModelScreen)
+        await pilot.press("escape")
+        assert app.screen is app.main and app.engine_state.model_status.state == "none"
 
 
-def test_the_model_panel_shows_the_whole_failure(tmp_path: Path) -> None:
+async def test_the_model_panel_shows_the_whole_failure(tmp_path: Path) -> None:
     """The message was cut after three lines of the narrow panel, mid-path."""
     missing = tmp_path / "una-cartella-dal-nome-piuttosto-lungo" / "e-un-modello-che-non-esiste-affatto-Q4_K_M.gguf"
 
-    async def scenario() -> None:
-        app = make_app(missing)
-        async with app.run_test(size=(120, 45)) as pilot:
-            await model_ready(pilot)
-            panel = app.main.sidebar.model
-            width = panel.content_size.width
-            lines = [line.plain for line in panel.lines(width)]
-            assert len(lines) > 5 and panel.content_size.height == len(lines)  # it grew to fit
-            shown = "".join(lines[:-1]).replace(" ", "")
-            assert shown == app.engine_state.model_status.error.replace(" ", "")
-            assert f"model not found: {missing}".replace(" ", "") in shown
-            assert lines[-1].endswith("choose another model")
-
-    run(scenario)
+    app = make_app(missing)
+    async with app.run_test(size=(120, 45)) as pilot:
+        await model_ready(pilot)
+        panel = app.main.sidebar.model
+        width = panel.content_size.width
+        lines = [line.plain for line in panel.lines(width)]
+        assert len(lines) > 5 and panel.content_size.height == len(lines)  # it grew to fit
+        shown = "".join(lines[:-1]).replace(" ", "")
+        assert shown == app.engine_state.model_status.error.replace(" ", "")
+        assert f"model not found: {missing}".replace(" ", "") in shown
+        assert lines[-1].endswith("choose another model")
 
 
 @pytest.mark.parametrize(
@@ -206,30 +181,27 @@ def test_the_model_panel_shows_the_whole_failure(tmp_path: Path) -> None:
         ({"tensor_count": 22}, "corrupt GGUF header"),
     ],
 )
-def test_a_model_llama_cpp_would_abort_on_is_refused_and_the_typing_kept(
+async def test_a_model_llama_cpp_would_abort_on_is_refused_and_the_typing_kept(
     random_model: Path, tmp_path: Path, change: dict, fragment: str
 ) -> None:
     """These took the process down (or hung it) while the author kept writing."""
     broken = corrupt_copy(random_model, tmp_path / "rotto.gguf", **change)
     draft = tmp_path / "bozza.md"
 
-    async def scenario() -> None:
-        app = make_app(broken, draft=draft)
-        async with app.run_test() as pilot:
-            await pilot.press(*"Scrivo mentre carica")
-            await model_ready(pilot)
-            assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
-            assert fragment in app.engine_state.model_status.error
-            await pilot.press("ctrl+g")
-            await pilot.pause()
-            assert app.main.draft.editor.text == "Scrivo mentre carica"
-            assert app.manuscript.save_everything()
-        assert draft.read_text(encoding="utf-8") == "Scrivo mentre carica"
-
-    run(scenario)
+    app = make_app(broken, draft=draft)
+    async with app.run_test() as pilot:
+        await pilot.press(*"Scrivo mentre carica")
+        await model_ready(pilot)
+        assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
+        assert fragment in app.engine_state.model_status.error
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert app.main.draft.editor.text == "Scrivo mentre carica"
+        assert app.manuscript.save_everything()
+    assert draft.read_text(encoding="utf-8") == "Scrivo mentre carica"
 
 
-def test_the_heap_is_frozen_once_a_model_is_ready_and_given_back_at_exit(random_model: Path) -> None:
+async def test_the_heap_is_frozen_once_a_model_is_ready_and_given_back_at_exit(random_model: Path) -> None:
     """process_tuning.py: a full collection during a generation would walk every widget
     and style; after a model loads they are frozen, and unfrozen when the app ends."""
     import gc
@@ -237,97 +209,85 @@ def test_the_heap_is_frozen_once_a_model_is_ready_and_given_back_at_exit(random_
 
     switch_interval = sys.getswitchinterval()
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            assert app.engine_state.model_status.state == "ready"
-            assert gc.get_freeze_count() > 1000
-            assert sys.getswitchinterval() < switch_interval
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        assert app.engine_state.model_status.state == "ready"
+        assert gc.get_freeze_count() > 1000
+        assert sys.getswitchinterval() < switch_interval
     assert gc.get_freeze_count() == 0
     assert sys.getswitchinterval() == switch_interval
 
 
-def test_the_load_dialog_can_be_read_whole_on_an_80x24_terminal(bad_gguf_files: dict[str, Path]) -> None:
+async def test_the_load_dialog_can_be_read_whole_on_an_80x24_terminal(bad_gguf_files: dict[str, Path]) -> None:
     """With the failure shown and three fields, the dialog is taller than 24 rows: its Load
     button was drawn off the bottom of the screen, out of reach of the mouse."""
 
-    async def scenario() -> None:
-        app = make_app(bad_gguf_files["not_gguf"])
-        async with app.run_test(size=(80, 24)) as pilot:
-            await model_ready(pilot)
-            await pilot.press("ctrl+l")
-            await pilot.pause()
-            assert isinstance(app.screen, LoadModelScreen)
-            dialog, load = app.screen.query_one("#dialog"), app.screen.query_one("#load")
-            assert dialog.region.bottom <= 24
-            load.focus()
-            await pilot.pause()
-            assert app.screen.find_widget(load).region.bottom <= dialog.region.bottom
-
-    run(scenario)
+    app = make_app(bad_gguf_files["not_gguf"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await model_ready(pilot)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert isinstance(app.screen, LoadModelScreen)
+        dialog, load = app.screen.query_one("#dialog"), app.screen.query_one("#load")
+        assert dialog.region.bottom <= 24
+        load.focus()
+        await pilot.pause()
+        assert app.screen.find_widget(load).region.bottom <= dialog.region.bottom
 
 
-def test_the_probabilities_panel_drops_the_last_model_s_token_when_another_loads(
+async def test_the_probabilities_panel_drops_the_last_model_s_token_when_another_loads(
     random_model: Path, sentence_model: Path
 ) -> None:
     """After choosing another model the panel kept the old model's candidates (under the
     new model's name) until the cursor moved. It now says what the new model's state is."""
     from dataclasses import replace
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"La casa")
-            await generated(pilot, "ctrl+g")
-            panel = app.main.sidebar.probabilities
-            assert panel.event is not None
-            first = app.engine_state.backend
-            app.load_model(replace(first.options, model_path=sentence_model))
-            await replacement_ready(pilot, first)
-            assert app.engine_state.model_status.state == "ready"
-            assert panel.event is None and panel.border_subtitle == ""
-            shown = "\n".join(line.plain for line in panel.lines(40))
-            assert "to continue the draft" in shown, shown
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"La casa")
+        await generated(pilot, "ctrl+g")
+        panel = app.main.sidebar.probabilities
+        assert panel.event is not None
+        first = app.engine_state.backend
+        app.load_model(replace(first.options, model_path=sentence_model))
+        await replacement_ready(pilot, first)
+        assert app.engine_state.model_status.state == "ready"
+        assert panel.event is None and panel.border_subtitle == ""
+        shown = "\n".join(line.plain for line in panel.lines(40))
+        assert "to continue the draft" in shown, shown
 
 
-def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(
+async def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads(
     random_model: Path, sentence_model: Path
 ) -> None:
     """After choosing another model the Speed panel kept the old model's TTFT and tok/s beside
     the new model's name. The same model loaded again is still the model they measured."""
     from dataclasses import replace
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            speed = app.main.sidebar.speed
-            idle = "\n".join(line.plain for line in speed.lines(40))  # before any generation
-            await pilot.press(*"La casa")
-            done = await generated(pilot, "ctrl+g")
-            figures = "\n".join(line.plain for line in speed.lines(40))
-            assert speed.done == done and figures != idle
-            first = app.engine_state.backend
-            app.load_model(first.options)  # as after a crash: the same model's engine, again
-            await replacement_ready(pilot, first)
-            assert speed.done == done and "\n".join(line.plain for line in speed.lines(40)) == figures
-            second = app.engine_state.backend
-            app.load_model(replace(second.options, model_path=sentence_model))
-            await replacement_ready(pilot, second)
-            assert app.engine_state.model_status.state == "ready"
-            assert speed.done is None and speed.border_title == "Speed"
-            assert "\n".join(line.plain for line in speed.lines(40)) == idle
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        speed = app.main.sidebar.speed
+        idle = "\n".join(line.plain for line in speed.lines(40))  # before any generation
+        await pilot.press(*"La casa")
+        done = await generated(pilot, "ctrl+g")
+        figures = "\n".join(line.plain for line in speed.lines(40))
+        assert speed.done == done and figures != idle
+        first = app.engine_state.backend
+        app.load_model(first.options)  # as after a crash: the same model's engine, again
+        await replacement_ready(pilot, first)
+        assert speed.done == done and "\n".join(line.plain for line in speed.lines(40)) == figures
+        second = app.engine_state.backend
+        app.load_model(replace(second.options, model_path=sentence_model))
+        await replacement_ready(pilot, second)
+        assert app.engine_state.model_status.state == "ready"
+        assert speed.done is None and speed.border_title == "Speed"
+        assert "\n".join(line.plain for line in speed.lines(40)) == idle
 
 
-def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_no_model(
+async def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_no_model(
     random_model: Path, sentence_model: Path, bad_gguf_files: dict[str, Path]
 ) -> None:
     """llama.cpp refused the next model (out of memory, say) after the old one was closed:
@@ -335,29 +295,26 @@ def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_no_mod
     file refused before the old model is closed leaves it running, and its figures stay."""
     from dataclasses import replace
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=refusing(sentence_model))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            speed = app.main.sidebar.speed
-            idle = "\n".join(line.plain for line in speed.lines(40))
-            await pilot.press(*"La casa")
-            done = await generated(pilot, "ctrl+g")
-            figures = "\n".join(line.plain for line in speed.lines(40))
-            running = app.engine_state.backend
-            app.load_model(replace(running.options, model_path=bad_gguf_files["truncated"]))
-            await model_ready(pilot)
-            assert app.engine_state.backend is running and speed.done == done  # still the model they measured
-            assert "\n".join(line.plain for line in speed.lines(40)) == figures
-            app.load_model(replace(running.options, model_path=sentence_model))
-            await model_ready(pilot)
-            assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
-            assert speed.done is None and "\n".join(line.plain for line in speed.lines(40)) == idle
-
-    run(scenario)
+    app = make_app(random_model, loader=refusing(sentence_model))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        speed = app.main.sidebar.speed
+        idle = "\n".join(line.plain for line in speed.lines(40))
+        await pilot.press(*"La casa")
+        done = await generated(pilot, "ctrl+g")
+        figures = "\n".join(line.plain for line in speed.lines(40))
+        running = app.engine_state.backend
+        app.load_model(replace(running.options, model_path=bad_gguf_files["truncated"]))
+        await model_ready(pilot)
+        assert app.engine_state.backend is running and speed.done == done  # still the model they measured
+        assert "\n".join(line.plain for line in speed.lines(40)) == figures
+        app.load_model(replace(running.options, model_path=sentence_model))
+        await model_ready(pilot)
+        assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
+        assert speed.done is None and "\n".join(line.plain for line in speed.lines(40)) == idle
 
 
-def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behind(
+async def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behind(
     random_model: Path, sentence_model: Path
 ) -> None:
     """Another model chosen while the model wrote: the generation's last tokens and its end,
@@ -370,24 +327,21 @@ def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behind(
 
     gate = Gate(after_tokens=3)
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=refusing(sentence_model, gate.loader))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"La casa", "ctrl+g")
-            await gate.wait_reached()
-            await pilot.pause()
-            app.load_model(replace(app.engine_state.backend.options, model_path=sentence_model))
-            gate.release()
-            await app.main.wait_until_idle()
-            await until(pilot, lambda: app.engine_state.model_status.state == "failed", "the load to fail")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            sidebar = app.main.sidebar
-            for panel in (sidebar.kv, sidebar.probabilities):
-                shown = "\n".join(line.plain for line in panel.lines(40))
-                assert shown.strip() == "no model loaded", shown
-            assert sidebar.speed.done is None and sidebar.speed.last_token is None
-            assert app.main.draft.editor.text == "La casa" and app.main.draft.editor.ghost is not None
-
-    run(scenario)
+    app = make_app(random_model, loader=refusing(sentence_model, gate.loader))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"La casa", "ctrl+g")
+        await gate.wait_reached()
+        await pilot.pause()
+        app.load_model(replace(app.engine_state.backend.options, model_path=sentence_model))
+        gate.release()
+        await app.main.wait_until_idle()
+        await until(pilot, lambda: app.engine_state.model_status.state == "failed", "the load to fail")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        sidebar = app.main.sidebar
+        for panel in (sidebar.kv, sidebar.probabilities):
+            shown = "\n".join(line.plain for line in panel.lines(40))
+            assert shown.strip() == "no model loaded", shown
+        assert sidebar.speed.done is None and sidebar.speed.last_token is None
+        assert app.main.draft.editor.text == "La casa" and app.main.draft.editor.ghost is not None

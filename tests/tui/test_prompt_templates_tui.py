@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_helpers import generated, make_app, model_ready, run, spying_loader
+from tui_helpers import generated, make_app, model_ready, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app import paths
@@ -14,51 +14,45 @@ from scriptorium.app import paths
 OPENING = "C'era una volta"
 
 
-def test_the_author_can_edit_the_prompt_template(random_model: Path) -> None:
-    async def scenario() -> None:
-        paths.prompts_dir().mkdir(parents=True)
-        (paths.prompts_dir() / prompts.CONTINUE).write_text("Racconto breve.\n\n{draft}", encoding="utf-8")
-        load, spies = spying_loader()
-        app = make_app(random_model, loader=load)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            await generated(pilot, "ctrl+g")
-            assert spies[0].last["prompt"] == "Racconto breve.\n\n" + OPENING
-
-    run(scenario)
+async def test_the_author_can_edit_the_prompt_template(random_model: Path) -> None:
+    paths.prompts_dir().mkdir(parents=True)
+    (paths.prompts_dir() / prompts.CONTINUE).write_text("Racconto breve.\n\n{draft}", encoding="utf-8")
+    load, spies = spying_loader()
+    app = make_app(random_model, loader=load)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await pilot.press(*OPENING)
+        await generated(pilot, "ctrl+g")
+        assert spies[0].last["prompt"] == "Racconto breve.\n\n" + OPENING
 
 
 @pytest.mark.parametrize("damage", ["not-utf8", "dangling-link"])
-def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_model: Path, damage: str) -> None:
+async def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_model: Path, damage: str) -> None:
     """It raised out of ctrl+g (and the other prompt users) and took the app, and the
     words just typed, with it."""
 
-    async def scenario() -> None:
-        paths.prompts_dir().mkdir(parents=True)
-        for name in prompts.NAMES:
-            copy = paths.prompts_dir() / name
-            if damage == "not-utf8":
-                copy.write_bytes(b"Racconto \xe8 breve.\n\n{draft}")  # Latin-1, not UTF-8
-            else:
-                copy.symlink_to(paths.prompts_dir() / "gone" / name)
-        app = make_app(random_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            for key in ("ctrl+g", "ctrl+n"):
-                await pilot.press(key)
-                await pilot.pause()
-                assert app.screen is app.main and not app.main.is_generating
-                assert app.main.draft.editor.text == OPENING and app.main.draft.editor.ghost is None
-            await pilot.press("f2")  # chat mode
+    paths.prompts_dir().mkdir(parents=True)
+    for name in prompts.NAMES:
+        copy = paths.prompts_dir() / name
+        if damage == "not-utf8":
+            copy.write_bytes(b"Racconto \xe8 breve.\n\n{draft}")  # Latin-1, not UTF-8
+        else:
+            copy.symlink_to(paths.prompts_dir() / "gone" / name)
+    app = make_app(random_model)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await pilot.press(*OPENING)
+        for key in ("ctrl+g", "ctrl+n"):
+            await pilot.press(key)
             await pilot.pause()
-            await pilot.press(*"Ciao", "enter")
-            await pilot.pause()
-            assert not app.main.is_generating
-            messages = [n.message for n in app.notices]
-            assert any(f"{prompts.CONTINUE}" in m and ("is not UTF-8 text" in m or "not found" in m) for m in messages)
-            assert any(prompts.CHAT_SYSTEM in m for m in messages)
-            assert app.manuscript.save_everything()
-
-    run(scenario)
+            assert app.screen is app.main and not app.main.is_generating
+            assert app.main.draft.editor.text == OPENING and app.main.draft.editor.ghost is None
+        await pilot.press("f2")  # chat mode
+        await pilot.pause()
+        await pilot.press(*"Ciao", "enter")
+        await pilot.pause()
+        assert not app.main.is_generating
+        messages = [n.message for n in app.notices]
+        assert any(f"{prompts.CONTINUE}" in m and ("is not UTF-8 text" in m or "not found" in m) for m in messages)
+        assert any(prompts.CHAT_SYSTEM in m for m in messages)
+        assert app.manuscript.save_everything()

@@ -8,12 +8,12 @@ import signal
 from pathlib import Path
 
 import pytest
-from tui_helpers import make_app, run
+from tui_helpers import make_app
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP or SIGTERM handlers on Windows")
 @pytest.mark.parametrize("name", ["SIGHUP", "SIGTERM"])
-def test_a_closed_terminal_or_a_kill_saves_the_typing_and_quits(tmp_path: Path, name: str) -> None:
+async def test_a_closed_terminal_or_a_kill_saves_the_typing_and_quits(tmp_path: Path, name: str) -> None:
     """The process died on the spot: the last half second of typing was lost, and the
     terminal was left in the app's screen mode."""
     number = getattr(signal, name)
@@ -22,7 +22,7 @@ def test_a_closed_terminal_or_a_kill_saves_the_typing_and_quits(tmp_path: Path, 
     # Should the app not handle it, this catches it instead of the signal ending pytest.
     previous = signal.signal(number, lambda received, frame: unhandled.append(received))
 
-    async def scenario() -> None:
+    try:
         app = make_app(None, draft=draft)
         async with app.run_test() as pilot:
             await pilot.press(*"Ultime parole")
@@ -31,15 +31,12 @@ def test_a_closed_terminal_or_a_kill_saves_the_typing_and_quits(tmp_path: Path, 
             await pilot.pause()
             assert not app.is_running
         assert draft.read_text(encoding="utf-8") == "Ultime parole"
-
-    try:
-        run(scenario)
     finally:
         signal.signal(number, previous)
     assert not unhandled
 
 
-def test_ctrl_q_right_at_start_quits_before_the_model_is_ready(random_model: Path, tmp_path: Path) -> None:
+async def test_ctrl_q_right_at_start_quits_before_the_model_is_ready(random_model: Path, tmp_path: Path) -> None:
     """Keys pressed while the app starts count: ctrl+q before the model is ready quits, and
     the draft typed first is saved (the terminal's part: tests/cli/test_start_keys.py)."""
     import threading
@@ -54,16 +51,13 @@ def test_ctrl_q_right_at_start_quits_before_the_model_is_ready(random_model: Pat
 
     draft = tmp_path / "draft.md"
 
-    async def scenario() -> None:
-        app = make_app(random_model, draft=draft, loader=slow_load)
-        try:
-            async with app.run_test() as pilot:
-                await pilot.press(*"Presto", "ctrl+q")
-                await pilot.pause()
-                assert app.engine_state.backend is None  # still loading
-                assert not app.is_running
-        finally:
-            release.set()
-
-    run(scenario)
+    app = make_app(random_model, draft=draft, loader=slow_load)
+    try:
+        async with app.run_test() as pilot:
+            await pilot.press(*"Presto", "ctrl+q")
+            await pilot.pause()
+            assert app.engine_state.backend is None  # still loading
+            assert not app.is_running
+    finally:
+        release.set()
     assert draft.read_text(encoding="utf-8") == "Presto"

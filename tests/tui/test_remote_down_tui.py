@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_server import LlamaServer, server_binary
-from tui_helpers import generated, make_app, model_ready, run, until
+from tui_helpers import generated, make_app, model_ready, until
 
 from scriptorium.app.cli.common import SERVER_MODEL
 from scriptorium.inference.remote.remote import remote_loader
@@ -17,34 +17,31 @@ def panel(app: Any, name: str) -> str:
     return "\n".join(line.plain for line in getattr(app.main.sidebar, name).lines(60))
 
 
-def test_a_server_gone_between_generations_is_said_and_answers_again_once_back(
+async def test_a_server_gone_between_generations_is_said_and_answers_again_once_back(
     random_model: Path, tmp_path: Path
 ) -> None:
     """ctrl+g said "cannot reach llama-server", yet the Model panel still said the model was
     ready and the KV panel showed its figures as if current."""
     server_binary()
 
-    async def scenario() -> None:
-        with LlamaServer(random_model, tmp_path) as first:
-            app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
-            async with app.run_test(size=(120, 48)) as pilot:
-                await model_ready(pilot)
-                await generated(pilot, *"Era notte", "ctrl+g")
-                await pilot.press("escape")
-                connected = app.engine_state.backend
-                first.stop()
-                app.notices.clear()
-                await pilot.press("ctrl+g")
-                await until(pilot, lambda: bool(app.notices), "the failure")
-                await pilot.pause()
-                said = [n.message for n in app.notices]
-                again = f"once it runs again, {app.keys.key_display('draft.continue')} tries again"
-                assert len(said) == 1 and again in said[0], said
-                assert "not answering" in panel(app, "model"), panel(app, "model")
-                assert "last known" in panel(app, "kv"), panel(app, "kv")
-                with LlamaServer(random_model, tmp_path, port=first.port):
-                    done = await generated(pilot, "ctrl+g")
-                    assert done.completion_tokens > 0 and app.engine_state.backend is connected
-                    assert "not answering" not in panel(app, "model") and "last known" not in panel(app, "kv")
-
-    run(scenario)
+    with LlamaServer(random_model, tmp_path) as first:
+        app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
+        async with app.run_test(size=(120, 48)) as pilot:
+            await model_ready(pilot)
+            await generated(pilot, *"Era notte", "ctrl+g")
+            await pilot.press("escape")
+            connected = app.engine_state.backend
+            first.stop()
+            app.notices.clear()
+            await pilot.press("ctrl+g")
+            await until(pilot, lambda: bool(app.notices), "the failure")
+            await pilot.pause()
+            said = [n.message for n in app.notices]
+            again = f"once it runs again, {app.keys.key_display('draft.continue')} tries again"
+            assert len(said) == 1 and again in said[0], said
+            assert "not answering" in panel(app, "model"), panel(app, "model")
+            assert "last known" in panel(app, "kv"), panel(app, "kv")
+            with LlamaServer(random_model, tmp_path, port=first.port):
+                done = await generated(pilot, "ctrl+g")
+                assert done.completion_tokens > 0 and app.engine_state.backend is connected
+                assert "not answering" not in panel(app, "model") and "last known" not in panel(app, "kv")

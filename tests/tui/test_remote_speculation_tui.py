@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import GREEDY, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, generated, make_app, model_ready
 
 _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:
@@ -41,7 +41,9 @@ def loop_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
 
 
-def test_the_servers_guessed_tokens_show_no_probability_never_100_percent(loop_model: Path, tmp_path: Path) -> None:
+async def test_the_servers_guessed_tokens_show_no_probability_never_100_percent(
+    loop_model: Path, tmp_path: Path
+) -> None:
     server_binary()
 
     async def scenario(server: LlamaServer) -> None:
@@ -73,4 +75,4 @@ def test_the_servers_guessed_tokens_show_no_probability_never_100_percent(loop_m
 
     draft = ("--spec-type", "draft-simple", "--model-draft", str(loop_model))
     with LlamaServer(loop_model, tmp_path, *draft) as server:
-        run(lambda: scenario(server))
+        await scenario(server)

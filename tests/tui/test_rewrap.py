@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import drawn_lines, make_app, model_ready, run, until
+from tui_helpers import drawn_lines, make_app, model_ready, until
 
 SENTENCE = "Era una sera di novembre, e la pioggia batteva sui vetri della vecchia casa. Lucia guardava la strada."
 
@@ -15,40 +15,34 @@ def words_drawn(widget: object) -> list[str]:
     return " ".join(drawn_lines(widget)).split()
 
 
-def test_a_draft_opened_beside_the_panels_shows_every_word(random_model: Path, tmp_path: Path) -> None:
+async def test_a_draft_opened_beside_the_panels_shows_every_word(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "racconto.txt"
     draft.write_text(SENTENCE + "\n", encoding="utf-8")
 
-    async def scenario() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test(size=(130, 40)) as pilot:
-            await model_ready(pilot)
-            assert words_drawn(app.main.draft.editor) == SENTENCE.split()
-
-    run(scenario)
+    app = make_app(random_model, draft=draft)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await model_ready(pilot)
+        assert words_drawn(app.main.draft.editor) == SENTENCE.split()
 
 
-def test_the_draft_and_the_chat_field_rewrap_on_screen_when_the_terminal_narrows(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(200, 40)) as pilot:
-            await model_ready(pilot)
-            app.main.draft.editor.load_text(SENTENCE * 2)
-            await pilot.pause()
-            for width in (180, 170):  # the same number of lines, broken elsewhere
-                await pilot.resize_terminal(width, 40)
-                # The resize, the layout and the repaint are a few messages apart: on a loaded
-                # machine one pause may end before the last. Without the fix they never come.
-                await until(
-                    pilot, lambda: words_drawn(app.main.draft.editor) == (SENTENCE * 2).split(), f"draft at {width}"
-                )
-            await pilot.press("f2")
-            await pilot.pause()
-            chat_input = app.main.chat.input
-            chat_input.load_text(SENTENCE)
-            await pilot.pause()
-            for width in (160, 150):
-                await pilot.resize_terminal(width, 40)
-                await until(pilot, lambda: words_drawn(chat_input) == SENTENCE.split(), f"chat field at {width}")
-
-    run(scenario)
+async def test_the_draft_and_the_chat_field_rewrap_on_screen_when_the_terminal_narrows(random_model: Path) -> None:
+    app = make_app(random_model)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await model_ready(pilot)
+        app.main.draft.editor.load_text(SENTENCE * 2)
+        await pilot.pause()
+        for width in (180, 170):  # the same number of lines, broken elsewhere
+            await pilot.resize_terminal(width, 40)
+            # The resize, the layout and the repaint are a few messages apart: on a loaded
+            # machine one pause may end before the last. Without the fix they never come.
+            await until(
+                pilot, lambda: words_drawn(app.main.draft.editor) == (SENTENCE * 2).split(), f"draft at {width}"
+            )
+        await pilot.press("f2")
+        await pilot.pause()
+        chat_input = app.main.chat.input
+        chat_input.load_text(SENTENCE)
+        await pilot.pause()
+        for width in (160, 150):
+            await pilot.resize_terminal(width, 40)
+            await until(pilot, lambda: words_drawn(chat_input) == SENTENCE.split(), f"chat field at {width}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready
 
 from scriptorium.app.tui.widgets.probabilities_panel import did_text
 from scriptorium.inference.core.settings import preset
@@ -19,68 +19,57 @@ def shown(panel) -> list[str]:  # type: ignore[no-untyped-def]
     return [line.plain for line in panel.lines(panel.content_size.width)]
 
 
-def test_at_80_columns_the_panel_shows_what_acts_and_the_order(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, sampler=ANTI_LOOP)
-        async with app.run_test(size=(80, 40)) as pilot:
-            await model_ready(pilot)
-            panel = app.main.sidebar.sampler
-            lines = shown(panel)
-            width = panel.content_size.width
-            assert all(len(line) <= width for line in lines)
-            text = "\n".join(lines)
-            assert "DRY" in text and "0.80" in text  # it acts: shown
-            assert "XTC" not in text and "mirostat" not in text  # off: left out
-            assert "penalties" not in text
-            assert "DRY › top-k › top-p › temp" in " ".join(
-                line[6:].strip() for line in lines if line[:6].strip() in ("order", "")
-            )
-            await pilot.press("ctrl+t", "a")  # every sampler, on demand
-            every = "\n".join(shown(panel))
-            assert "XTC" in every and "mirostat" in every and "allowed" in every and "(XTC)" in every
-            assert all(len(line) <= width for line in shown(panel))
-
-    run(scenario)
+async def test_at_80_columns_the_panel_shows_what_acts_and_the_order(random_model: Path) -> None:
+    app = make_app(random_model, sampler=ANTI_LOOP)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await model_ready(pilot)
+        panel = app.main.sidebar.sampler
+        lines = shown(panel)
+        width = panel.content_size.width
+        assert all(len(line) <= width for line in lines)
+        text = "\n".join(lines)
+        assert "DRY" in text and "0.80" in text  # it acts: shown
+        assert "XTC" not in text and "mirostat" not in text  # off: left out
+        assert "penalties" not in text
+        assert "DRY › top-k › top-p › temp" in " ".join(
+            line[6:].strip() for line in lines if line[:6].strip() in ("order", "")
+        )
+        await pilot.press("ctrl+t", "a")  # every sampler, on demand
+        every = "\n".join(shown(panel))
+        assert "XTC" in every and "mirostat" in every and "allowed" in every and "(XTC)" in every
+        assert all(len(line) <= width for line in shown(panel))
 
 
-def test_keys_tune_the_new_samplers_and_move_one_in_the_chain(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, sampler=ANTI_LOOP)
-        async with app.run_test(size=(80, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press("ctrl+t", "X", "X", "d", "Y", "y", "n", "N", "N", "E", "O", "O")
-            s = app.engine_state.sampler
-            assert (s.xtc_probability, s.dry_multiplier, s.typical_p, s.top_n_sigma) == (0.1, 0.7, 0.95, 1.0)
-            assert (s.dynatemp_range, s.mirostat) == (0.05, 2)
-            await pilot.press("o", "o")  # Mirostat off again
-            # Temperature selected (the panel starts there): one place earlier, past XTC, which now acts.
-            await pilot.press("less_than_sign")
-            assert app.engine_state.sampler.samplers.index("temperature") < app.engine_state.sampler.samplers.index(
-                "xtc"
-            )
-            assert app.engine_state.sampler.acting_samplers()[-1] == "xtc"
-            await pilot.press("greater_than_sign")
-            assert app.engine_state.sampler.acting_samplers()[-1] == "temperature"
-
-    run(scenario)
+async def test_keys_tune_the_new_samplers_and_move_one_in_the_chain(random_model: Path) -> None:
+    app = make_app(random_model, sampler=ANTI_LOOP)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press("ctrl+t", "X", "X", "d", "Y", "y", "n", "N", "N", "E", "O", "O")
+        s = app.engine_state.sampler
+        assert (s.xtc_probability, s.dry_multiplier, s.typical_p, s.top_n_sigma) == (0.1, 0.7, 0.95, 1.0)
+        assert (s.dynatemp_range, s.mirostat) == (0.05, 2)
+        await pilot.press("o", "o")  # Mirostat off again
+        # Temperature selected (the panel starts there): one place earlier, past XTC, which now acts.
+        await pilot.press("less_than_sign")
+        assert app.engine_state.sampler.samplers.index("temperature") < app.engine_state.sampler.samplers.index("xtc")
+        assert app.engine_state.sampler.acting_samplers()[-1] == "xtc"
+        await pilot.press("greater_than_sign")
+        assert app.engine_state.sampler.acting_samplers()[-1] == "temperature"
 
 
-def test_the_probabilities_panel_says_what_the_chain_kept(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, sampler=preset("prose").with_changes(top_k=3, max_tokens=4, seed=5))
-        async with app.run_test(size=(100, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"C'era una volta")
-            await generated(pilot, "ctrl+g")
-            await pilot.pause()
-            panel = app.main.sidebar.probabilities
-            event = panel.event
-            assert event is not None and len(event.kept) == 3
-            text = "\n".join(line.plain for line in panel.lines(panel.content_size.width))
-            assert "→" in text and "✗top-k" in text  # the three kept, the rest cut by top-k
-            assert "→ after the chain" in panel.border_subtitle
-
-    run(scenario)
+async def test_the_probabilities_panel_says_what_the_chain_kept(random_model: Path) -> None:
+    app = make_app(random_model, sampler=preset("prose").with_changes(top_k=3, max_tokens=4, seed=5))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"C'era una volta")
+        await generated(pilot, "ctrl+g")
+        await pilot.pause()
+        panel = app.main.sidebar.probabilities
+        event = panel.event
+        assert event is not None and len(event.kept) == 3
+        text = "\n".join(line.plain for line in panel.lines(panel.content_size.width))
+        assert "→" in text and "✗top-k" in text  # the three kept, the rest cut by top-k
+        assert "→ after the chain" in panel.border_subtitle
 
 
 def test_what_each_mark_says() -> None:

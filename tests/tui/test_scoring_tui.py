@@ -3,7 +3,6 @@ text a continuation sees, each over its own characters."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -11,7 +10,7 @@ import numpy as np
 import pytest
 from float_tolerance import PROB_RTOL, assert_top_matches
 from scoring_helpers import TEXT, flash_loader, scored, scored_records
-from tui_helpers import make_app, model_ready, run
+from tui_helpers import make_app, model_ready
 
 from scriptorium.inference.core.events import Event
 
@@ -30,7 +29,7 @@ def scoring_recorded(scored_texts: list[str]) -> Callable[..., Any]:
     return loader_wrapping("score", spy)
 
 
-def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(random_model: Path) -> None:
+async def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(random_model: Path) -> None:
     from llama_cpp import Llama
 
     async def scenario() -> list[Any]:
@@ -50,7 +49,7 @@ def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(ra
             assert app.main.sidebar.kv.usage.tokens == len(records) + 1
             return records
 
-    records = asyncio.run(scenario())
+    records = await scenario()
     reference = Llama(
         model_path=str(random_model), n_ctx=512, n_threads=1, logits_all=True, flash_attn=True, verbose=False
     )
@@ -70,7 +69,7 @@ def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_them(ra
         assert_top_matches(record.top, softmax)
 
 
-def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_model: Path) -> None:
+async def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_model: Path) -> None:
     """The scores are how probable the model finds the author's words given what it sees
     when it continues: the memory first, the note N paragraphs before the end. Only the
     draft's own tokens are scored, each over its own characters."""
@@ -79,72 +78,63 @@ def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(random_mode
     draft_text = "Uno due tre.\n\nIl gatto dorme sul letto."
     scored_texts: list[str] = []
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=scoring_recorded(scored_texts))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            draft = app.main.draft
-            draft.pinned = Pinned("Memoria: una casa sul lago.", "Nota: tono cupo.", 1)
-            draft.editor.load_text(draft_text)
-            await pilot.press("f9")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            assert scored_texts == [
-                "Memoria: una casa sul lago.\n\nUno due tre.\n\nNota: tono cupo.\n\nIl gatto dorme sul letto."
-            ]
-            records = scored_records(app)
-            assert records[0][0] == 0 and "".join(r.text for _, r in records) == draft_text
-            assert all(draft_text[start:].startswith(r.text) for start, r in records)
-            assert any(f"Scored {len(records)} tokens of your text" in n.message for n in app.notices)
-
-    run(scenario)
+    app = make_app(random_model, loader=scoring_recorded(scored_texts))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        draft = app.main.draft
+        draft.pinned = Pinned("Memoria: una casa sul lago.", "Nota: tono cupo.", 1)
+        draft.editor.load_text(draft_text)
+        await pilot.press("f9")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert scored_texts == [
+            "Memoria: una casa sul lago.\n\nUno due tre.\n\nNota: tono cupo.\n\nIl gatto dorme sul letto."
+        ]
+        records = scored_records(app)
+        assert records[0][0] == 0 and "".join(r.text for _, r in records) == draft_text
+        assert all(draft_text[start:].startswith(r.text) for start, r in records)
+        assert any(f"Scored {len(records)} tokens of your text" in n.message for n in app.notices)
 
 
-def test_scoring_a_draft_longer_than_the_window_says_the_text_before_it_is_not_scored(
+async def test_scoring_a_draft_longer_than_the_window_says_the_text_before_it_is_not_scored(
     short_context_model: Path,
 ) -> None:
     """On a 256-token model F9 on a chapter said 'Scored 120 tokens of your text', as if that
     were all of it: only the window the model sees is scored, and the author is told so."""
     chapter = "\n\n".join(f"Il gatto nero dorme sul tetto. La casa era buia {i}." for i in range(200))
 
-    async def scenario() -> None:
-        app = make_app(short_context_model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            records = await scored(pilot, chapter)
-            assert 0 < records[0][0] == app.main.draft.editor.window_start
-            said = [n.message for n in app.notices if n.message.startswith("Scored")]
-            assert said and f"the last {len(records)} tokens of your text" in said[-1]
-            assert "the dimmed text before them is not scored" in said[-1]
-
-    run(scenario)
+    app = make_app(short_context_model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        records = await scored(pilot, chapter)
+        assert 0 < records[0][0] == app.main.draft.editor.window_start
+        said = [n.message for n in app.notices if n.message.startswith("Scored")]
+        assert said and f"the last {len(records)} tokens of your text" in said[-1]
+        assert "the dimmed text before them is not scored" in said[-1]
 
 
-def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candidates(random_model: Path) -> None:
+async def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candidates(random_model: Path) -> None:
     """The cursor on a word the model did not rank among its candidates drew
     '▶ chosen ␣gatto  0.0%  (no': the words saying why the bars miss it were cut off."""
 
-    async def scenario() -> None:
-        app = make_app(random_model, top_n=5)
-        async with app.run_test(size=(140, 40)) as pilot:
-            await model_ready(pilot)
-            records = await scored(pilot, TEXT)
-            # Far below the fifth candidate: unlisted whatever the rounding.
-            start, record = next(
-                (start, r) for start, r in records[1:] if all(c.id != r.id for c in r.top) and r.p < r.top[-1].p / 2
-            )
-            editor = app.main.draft.editor
-            editor.move_cursor(editor.document.get_location_from_index(start + len(record.text) // 2 + 1))
-            await pilot.pause()
-            panel = app.main.sidebar.probabilities
-            summary = panel.render_line(panel.line_count - 1).text.rstrip()
-            assert panel.content_size.width <= 30
-            assert "top 5)" in summary and record.text.strip()[:3] in summary, summary
-
-    run(scenario)
+    app = make_app(random_model, top_n=5)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await model_ready(pilot)
+        records = await scored(pilot, TEXT)
+        # Far below the fifth candidate: unlisted whatever the rounding.
+        start, record = next(
+            (start, r) for start, r in records[1:] if all(c.id != r.id for c in r.top) and r.p < r.top[-1].p / 2
+        )
+        editor = app.main.draft.editor
+        editor.move_cursor(editor.document.get_location_from_index(start + len(record.text) // 2 + 1))
+        await pilot.pause()
+        panel = app.main.sidebar.probabilities
+        summary = panel.render_line(panel.line_count - 1).text.rstrip()
+        assert panel.content_size.width <= 30
+        assert "top 5)" in summary and record.text.strip()[:3] in summary, summary
 
 
-def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(random_model: Path) -> None:
+async def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(random_model: Path) -> None:
     """'Scored 59 tokens of your text' on a Japanese paragraph the 16k Italian vocabulary
     spells in 172 byte tokens: the count was of the characters coloured, not of the
     tokens llama.cpp scored."""
@@ -162,19 +152,18 @@ def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scored(ran
 
         return counting
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=loader_wrapping("score", spy))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            records = await scored(pilot, "La casa " + "€" * 5)  # no piece has "€": three byte tokens each
-            assert len(counted) > len(records)
-            said = [n.message for n in app.notices if n.message.startswith("Scored")]
-            assert said and f"Scored {len(counted)} tokens of your text" in said[-1], said
-
-    run(scenario)
+    app = make_app(random_model, loader=loader_wrapping("score", spy))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        records = await scored(pilot, "La casa " + "€" * 5)  # no piece has "€": three byte tokens each
+        assert len(counted) > len(records)
+        said = [n.message for n in app.notices if n.message.startswith("Scored")]
+        assert said and f"Scored {len(counted)} tokens of your text" in said[-1], said
 
 
-def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_alternatives(random_model: Path) -> None:
+async def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_alternatives(
+    random_model: Path,
+) -> None:
     """'€' is three byte tokens to the vocabulary: the cursor on it showed the last byte's
     numbers (how probable that byte was after the first two), and a branch there offered
     what the model expected in the middle of the character. It shows the chance the model
@@ -201,7 +190,7 @@ def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_altern
             await model_ready(pilot)
             return await scored(pilot, text)
 
-    records = asyncio.run(scenario())
+    records = await scenario()
     start, euro = records[-1]
     assert (start, euro.text) == (text.index("€"), "€")
     bytes_ = [event for event in events if event.start == start]
@@ -210,7 +199,7 @@ def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_altern
     assert euro.p == pytest.approx(bytes_[0].p * bytes_[1].p * bytes_[2].p, rel=1e-12)
 
 
-def test_scoring_a_draft_ending_in_a_newline_scores_the_prompt_a_continuation_sends(random_model: Path) -> None:
+async def test_scoring_a_draft_ending_in_a_newline_scores_the_prompt_a_continuation_sends(random_model: Path) -> None:
     """F9 says it scores the window the model sees when it continues: the draft before the
     newline a file ends with (the file's, not the author's), as ctrl+g and `continue` read
     it. With the note at depth 0 the scored prompt had it after that newline instead of
@@ -219,14 +208,11 @@ def test_scoring_a_draft_ending_in_a_newline_scores_the_prompt_a_continuation_se
 
     scored_texts: list[str] = []
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=scoring_recorded(scored_texts))
-        async with app.run_test(size=(160, 50)) as pilot:
-            await model_ready(pilot)
-            await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
-            await scored(pilot, "Uno due tre.\n\nIl gatto dorme sul letto.\n")
-            await generated(pilot, "ctrl+g")
-            window = app.main.last_generation[0].window
-            assert window is not None and scored_texts == [window.prompt]
-
-    run(scenario)
+    app = make_app(random_model, loader=scoring_recorded(scored_texts))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await model_ready(pilot)
+        await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
+        await scored(pilot, "Uno due tre.\n\nIl gatto dorme sul letto.\n")
+        await generated(pilot, "ctrl+g")
+        window = app.main.last_generation[0].window
+        assert window is not None and scored_texts == [window.prompt]

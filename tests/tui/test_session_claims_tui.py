@@ -7,20 +7,20 @@ import sys
 
 import pytest
 from claim_holder import claimed_elsewhere
-from tui_helpers import make_app, run
+from tui_helpers import make_app
 
 from scriptorium.app.sessions import DraftSession, SessionStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="claims are flock locks, which Windows lacks")
 
 
-def test_resuming_a_session_open_in_another_scriptorium_works_on_a_copy() -> None:
+async def test_resuming_a_session_open_in_another_scriptorium_works_on_a_copy() -> None:
     """Both wrote the same session file, each over the other: an unnamed draft, with no
     other copy, lost the text of whichever window saved first."""
     store = SessionStore()
     first = store.create_draft("Bozza", "Scritto nella prima finestra.")
 
-    async def scenario() -> None:
+    with claimed_elsewhere(store.directory, first.id):
         app = make_app(None, resume=True)
         async with app.run_test() as pilot:
             await pilot.pause()
@@ -32,6 +32,3 @@ def test_resuming_a_session_open_in_another_scriptorium_works_on_a_copy() -> Non
             assert app.manuscript.save_everything()
         assert store.load(first.id).text == "Scritto nella prima finestra."
         assert store.load(copy.id).text == "Seconda. Scritto nella prima finestra."
-
-    with claimed_elsewhere(store.directory, first.id):
-        run(scenario)

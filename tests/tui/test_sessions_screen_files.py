@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
-from tui_helpers import autosaved, make_app, run
+from tui_helpers import autosaved, make_app
 
 from scriptorium.app.sessions import DraftSession, SessionError, SessionStore
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
@@ -45,44 +45,38 @@ async def open_from_the_list(pilot: Pilot[Any], session_id: str) -> None:
     await pilot.pause()
 
 
-def test_a_draft_opened_from_the_list_shows_what_another_program_wrote_to_its_file(tmp_path: Path) -> None:
+async def test_a_draft_opened_from_the_list_shows_what_another_program_wrote_to_its_file(tmp_path: Path) -> None:
     """It showed the session's older copy, then called the file's newer text a conflict and
     offered ctrl+s "to replace it with your text": following that lost the other edits."""
     draft = tmp_path / "capitolo.md"
     session = saved_draft_session(draft, "Scritto qui.")
     draft.write_text("Scritto qui.\n\nAggiunto in un altro editor.\n", encoding="utf-8")
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await open_from_the_list(pilot, session.id)
-            assert app.main.draft.editor.text == "Scritto qui.\n\nAggiunto in un altro editor.\n"
-            await pilot.press(*"Ora. ", "ctrl+s")
-            await pilot.pause()
-        assert draft.read_text(encoding="utf-8") == "Ora. Scritto qui.\n\nAggiunto in un altro editor.\n"
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        await open_from_the_list(pilot, session.id)
+        assert app.main.draft.editor.text == "Scritto qui.\n\nAggiunto in un altro editor.\n"
+        await pilot.press(*"Ora. ", "ctrl+s")
+        await pilot.pause()
+    assert draft.read_text(encoding="utf-8") == "Ora. Scritto qui.\n\nAggiunto in un altro editor.\n"
 
 
-def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_says_so(tmp_path: Path) -> None:
+async def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_says_so(tmp_path: Path) -> None:
     draft = tmp_path / "capitolo.md"
     session = saved_draft_session(draft, "Il testo della sessione.")
     draft.write_bytes(b"\xff\xfe not UTF-8")
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await open_from_the_list(pilot, session.id)
-            assert app.main.draft.editor.text == "Il testo della sessione."
-            assert any("not UTF-8" in n.message and "own copy" in n.message for n in app.notices)
-            await pilot.press(*"X")
-            app.manuscript.save_everything()
-        assert draft.read_bytes() == b"\xff\xfe not UTF-8"  # a conflict: never written over
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        await open_from_the_list(pilot, session.id)
+        assert app.main.draft.editor.text == "Il testo della sessione."
+        assert any("not UTF-8" in n.message and "own copy" in n.message for n in app.notices)
+        await pilot.press(*"X")
+        app.manuscript.save_everything()
+    assert draft.read_bytes() == b"\xff\xfe not UTF-8"  # a conflict: never written over
 
 
-def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path) -> None:
+async def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path) -> None:
     """It saved without asking, called the other file "changed on disk" and left the next
     ctrl+s to replace it; a folder's name got the same "changed on disk" line."""
     existing = tmp_path / "altro.md"
@@ -95,54 +89,46 @@ def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path: Path
         await pilot.press("enter")
         await pilot.pause()
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await pilot.press(*"Senza nome")
-            await save_as(pilot, str(tmp_path))
-            assert app.screen is app.main and app.manuscript.draft_file.path is None
-            assert any("is a folder" in n.message for n in app.notices)
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        await pilot.press(*"Senza nome")
+        await save_as(pilot, str(tmp_path))
+        assert app.screen is app.main and app.manuscript.draft_file.path is None
+        assert any("is a folder" in n.message for n in app.notices)
 
-            await save_as(pilot, str(existing))
-            assert isinstance(app.screen, ConfirmScreen)
-            await pilot.press("n")
-            await pilot.pause()
-            assert (
-                app.manuscript.draft_file.path is None and existing.read_text(encoding="utf-8") == "Un altro racconto."
-            )
+        await save_as(pilot, str(existing))
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.manuscript.draft_file.path is None and existing.read_text(encoding="utf-8") == "Un altro racconto."
 
-            await save_as(pilot, str(existing))
-            await pilot.press("y")
-            await pilot.pause()
-            assert app.manuscript.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
-            assert not any("changed on disk" in n.message for n in app.notices)
-
-    run(scenario)
+        await save_as(pilot, str(existing))
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.manuscript.draft_file.path == existing and existing.read_text(encoding="utf-8") == "Senza nome"
+        assert not any("changed on disk" in n.message for n in app.notices)
 
 
-def test_quitting_after_another_program_changed_the_file_says_so_and_enter_keeps_writing(tmp_path: Path) -> None:
+async def test_quitting_after_another_program_changed_the_file_says_so_and_enter_keeps_writing(tmp_path: Path) -> None:
     """The question read "has changes that are not saved" with "Save and quit" first, which
     wrote the author's text over the other program's without a word about it."""
     draft = a_draft_file(tmp_path)
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
-            await pilot.press(*"Qui. ", "ctrl+q")
-            await pilot.pause()
-            assert isinstance(app.screen, UnsavedScreen)
-            question = str(app.screen.query_one(".dialog-title", Static).render())
-            assert question.startswith("Another program changed capitolo.md")
-            await pilot.press("enter")
-            await pilot.pause()
-            assert app.is_running and app.screen is app.main
-        assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
+        await pilot.press(*"Qui. ", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, UnsavedScreen)
+        question = str(app.screen.query_one(".dialog-title", Static).render())
+        assert question.startswith("Another program changed capitolo.md")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.is_running and app.screen is app.main
+    assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
 
 
-def test_titles_that_read_as_markup_are_listed_as_written() -> None:
+async def test_titles_that_read_as_markup_are_listed_as_written() -> None:
     """A title is the draft's first words or its file's name: "[/i]" (a closing tag with
     nothing open) stopped the app with a MarkupError when the list was drawn, and "[red]"
     was swallowed as a style."""
@@ -151,64 +137,55 @@ def test_titles_that_read_as_markup_are_listed_as_written() -> None:
     for title in titles:
         store.create_draft(title, "testo")
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await pilot.press("f5")
-            await pilot.pause()
-            table = app.screen.query_one("DataTable")
-            shown = [str(table.get_row_at(row)[0]) for row in range(table.row_count)]
-            assert sorted(shown) == sorted(titles)
-            table.move_cursor(row=shown.index("[/i] fine del corsivo"))
-            await pilot.press("enter")
-            await pilot.pause()
-            assert app.screen is app.main and app.sessions.draft.title == "[/i] fine del corsivo"
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        await pilot.press("f5")
+        await pilot.pause()
+        table = app.screen.query_one("DataTable")
+        shown = [str(table.get_row_at(row)[0]) for row in range(table.row_count)]
+        assert sorted(shown) == sorted(titles)
+        table.move_cursor(row=shown.index("[/i] fine del corsivo"))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is app.main and app.sessions.draft.title == "[/i] fine del corsivo"
 
 
-def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_another_session_is_not_opened_over_text_that_could_not_be_saved(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the session files failing to save (a full disk), opening another session from
     the list put it in the editor in place of the text that existed nowhere else."""
     store = SessionStore()
     other = store.create_draft("Altro", "Il testo di un'altra sessione.")
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
-            await pilot.press(*"Solo qui")
-            assert not app.manuscript.save_everything()
-            await open_from_the_list(pilot, other.id)
-            assert any("only on screen" in n.message for n in app.notices)
-            await pilot.press("escape")
-            await pilot.pause()
-            assert app.screen is app.main and app.main.draft.editor.text == "Solo qui"
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+        await pilot.press(*"Solo qui")
+        assert not app.manuscript.save_everything()
+        await open_from_the_list(pilot, other.id)
+        assert any("only on screen" in n.message for n in app.notices)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.main and app.main.draft.editor.text == "Solo qui"
 
 
-def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_path: Path) -> None:
+async def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(tmp_path: Path) -> None:
     """The draft kept the name whose save failed: every save tried it again, and ctrl+s,
     the draft having a name, never asked for another."""
     (tmp_path / "file.md").write_text("a file, not a folder", encoding="utf-8")
 
-    async def scenario() -> None:
-        app = make_app(None)
-        async with app.run_test() as pilot:
-            await pilot.press(*"Senza nome", "ctrl+s")
-            app.screen.query_one(Input).value = str(tmp_path / "file.md" / "bozza.md")
-            await pilot.press("enter")
-            await pilot.pause()
-            assert app.screen is app.main and app.manuscript.draft_file.path is None
-            assert any(n.title == "Not saved" for n in app.notices)
-            await pilot.press("ctrl+s")
-            assert isinstance(app.screen, SavePathScreen)
-
-    run(scenario)
+    app = make_app(None)
+    async with app.run_test() as pilot:
+        await pilot.press(*"Senza nome", "ctrl+s")
+        app.screen.query_one(Input).value = str(tmp_path / "file.md" / "bozza.md")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is app.main and app.manuscript.draft_file.path is None
+        assert any(n.title == "Not saved" for n in app.notices)
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, SavePathScreen)
 
 
-def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
+async def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The draft file saved and only the session's write failing (its folder on a full
@@ -216,91 +193,83 @@ def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_saved(
     way to save a file that was saved. It says what is lost: the session's record."""
     draft = a_draft_file(tmp_path)
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
-            await pilot.press("end", *" Dopo.", "ctrl+q")
-            await pilot.pause()
-            assert isinstance(app.screen, UnsavedScreen)
-            question = str(app.screen.query_one(".dialog-title", Static).render())
-            assert question.startswith("capitolo.md is saved, but its session could not be written"), question
-            assert "has changes that are not saved" not in question
-            assert draft.read_text(encoding="utf-8") == "Prima. Dopo."
-            await pilot.click("#discard")
-            await pilot.pause()
-            assert not app.is_running
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+        await pilot.press("end", *" Dopo.", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, UnsavedScreen)
+        question = str(app.screen.query_one(".dialog-title", Static).render())
+        assert question.startswith("capitolo.md is saved, but its session could not be written"), question
+        assert "has changes that are not saved" not in question
+        assert draft.read_text(encoding="utf-8") == "Prima. Dopo."
+        await pilot.click("#discard")
+        await pilot.pause()
+        assert not app.is_running
 
 
-def test_quitting_with_only_the_chat_unsaved_says_the_chat(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_quitting_with_only_the_chat_unsaved_says_the_chat(monkeypatch: pytest.MonkeyPatch) -> None:
     """The chat's session failing to save, the quit dialog spoke of the (empty, unnamed)
     draft's unsaved changes, and never of the chat that quitting would lose."""
 
-    async def scenario() -> None:
-        app = make_app(None, mode="chat")
-        async with app.run_test() as pilot:
-            await app.main.show_chat([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve"}])
-            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-            assert isinstance(app.screen, UnsavedScreen)
-            question = str(app.screen.query_one(".dialog-title", Static).render())
-            assert question == "The chat could not be saved: quitting loses what was said since its last save."
-
-    run(scenario)
+    app = make_app(None, mode="chat")
+    async with app.run_test() as pilot:
+        await app.main.show_chat([{"role": "user", "content": "Ciao"}, {"role": "assistant", "content": "Salve"}])
+        monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, UnsavedScreen)
+        question = str(app.screen.query_one(".dialog-title", Static).render())
+        assert question == "The chat could not be saved: quitting loses what was said since its last save."
 
 
-def test_quitting_over_a_draft_file_that_refuses_the_text_says_why_and_offers_another_name(tmp_path: Path) -> None:
+async def test_quitting_over_a_draft_file_that_refuses_the_text_says_why_and_offers_another_name(
+    tmp_path: Path,
+) -> None:
     """The draft file read-only, quitting asked only "Save and quit", which could never
     work, without saying why: the author could neither save elsewhere nor tell what was wrong."""
     draft = a_draft_file(tmp_path)
     elsewhere = tmp_path / "capitolo-copia.md"
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            draft.chmod(0o444)
-            await pilot.press("end", *" Dopo.", "ctrl+q")
-            await pilot.pause()
-            assert isinstance(app.screen, UnsavedScreen)
-            reason = str(app.screen.query_one(".dialog-reason", Static).render())
-            assert reason.startswith("capitolo.md is read-only, so the draft file was not saved"), reason
-            await pilot.click("#save-as")
-            await pilot.pause()
-            assert isinstance(app.screen, SavePathScreen)
-            app.screen.query_one(Input).value = str(elsewhere)
-            await pilot.press("enter")
-            await pilot.pause()
-            assert not app.is_running
-        assert elsewhere.read_text(encoding="utf-8") == "Prima. Dopo."
-        assert draft.read_text(encoding="utf-8") == "Prima."
-
-    run(scenario)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        draft.chmod(0o444)
+        await pilot.press("end", *" Dopo.", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, UnsavedScreen)
+        reason = str(app.screen.query_one(".dialog-reason", Static).render())
+        assert reason.startswith("capitolo.md is read-only, so the draft file was not saved"), reason
+        await pilot.click("#save-as")
+        await pilot.pause()
+        assert isinstance(app.screen, SavePathScreen)
+        app.screen.query_one(Input).value = str(elsewhere)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not app.is_running
+    assert elsewhere.read_text(encoding="utf-8") == "Prima. Dopo."
+    assert draft.read_text(encoding="utf-8") == "Prima."
 
 
-def test_ctrl_s_again_on_a_failure_already_said_says_it_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_ctrl_s_again_on_a_failure_already_said_says_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The sessions folder still full, a second ctrl+s said nothing at all (the failure had
     been said once, for autosave's sake): the key seemed to do nothing."""
     draft = a_draft_file(tmp_path)
 
-    async def scenario() -> None:
-        app = make_app(None, draft=draft)
-        async with app.run_test() as pilot:
-            monkeypatch.setattr(SessionStore, "_write_session", disk_full)
+    app = make_app(None, draft=draft)
+    async with app.run_test() as pilot:
+        monkeypatch.setattr(SessionStore, "_write_session", disk_full)
 
-            def said() -> list[str]:
-                return [n.message for n in app.notices if n.title == "Not saved"]
+        def said() -> list[str]:
+            return [n.message for n in app.notices if n.title == "Not saved"]
 
-            for _ in range(2):
-                await pilot.press("end", *" Dopo.")
-                # The typing's autosave is made first, as a slow machine may make it before the
-                # key: counted with ctrl+s's, its own notice made three.
-                await autosaved(pilot)
-                before = len(said())
-                await pilot.press("ctrl+s")
-                await pilot.pause()
-                assert len(said()) == before + 1 and "No space left on device" in said()[-1], said()
-
-    run(scenario)
+        for _ in range(2):
+            await pilot.press("end", *" Dopo.")
+            # The typing's autosave is made first, as a slow machine may make it before the
+            # key: counted with ctrl+s's, its own notice made three.
+            await autosaved(pilot)
+            before = len(said())
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            assert len(said()) == before + 1 and "No space left on device" in said()[-1], said()

@@ -11,7 +11,6 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from tui_helpers import run
 
 from scriptorium.app.tui.widgets.showing import set_shown
 
@@ -61,8 +60,8 @@ class _Pair(App[None]):
 
 
 @pytest.mark.parametrize("shown_again", [False, True])
-def test_a_change_of_display_reaches_the_terminal_past_a_geometry_query(shown_again: bool) -> None:
-    run(lambda: _change_display(shown_again))
+async def test_a_change_of_display_reaches_the_terminal_past_a_geometry_query(shown_again: bool) -> None:
+    await _change_display(shown_again)
 
 
 async def _change_display(shown_again: bool) -> None:

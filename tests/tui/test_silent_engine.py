@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from tui_helpers import loader_wrapping, make_app, model_ready, run, until
+from tui_helpers import loader_wrapping, make_app, model_ready, until
 
 from scriptorium.app.tui.screens import generating_screen
 from scriptorium.inference.local.engine import Engine, LoadOptions
@@ -40,7 +40,7 @@ class TwoHolds:
 @pytest.mark.parametrize(
     ("origin", "who"), [("", "the model"), ("llama-server b1 at http://127.0.0.1:1", "the server")]
 )
-def test_the_status_line_says_when_the_engine_is_silent_and_clears_when_it_answers(
+async def test_the_status_line_says_when_the_engine_is_silent_and_clears_when_it_answers(
     random_model: Path, monkeypatch: pytest.MonkeyPatch, origin: str, who: str
 ) -> None:
     monkeypatch.setattr(generating_screen, "SILENCE_NOTICE_AFTER", 0.2)
@@ -55,22 +55,19 @@ def test_the_status_line_says_when_the_engine_is_silent_and_clears_when_it_answe
 
     app = make_app(random_model, mode="chat", loader=load, sampler=preset("greedy").with_changes(max_tokens=200))
 
-    async def scenario() -> None:
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Ciao", "enter")
-            status = app.main.status
-            await until(pilot, lambda: "has not answered" in status.activity, "the silence shown")
-            assert status.activity.startswith(f"{who} has not answered for ") and status.activity.endswith("Esc stops")
-            assert "reading the prompt" not in status.activity  # tokens came: a stall, not a long prompt
-            # Silence from here on is not long enough to be shown again: what is seen next is the answer.
-            monkeypatch.setattr(generating_screen, "SILENCE_NOTICE_AFTER", 1000.0)
-            holds.at[3].set()
-            await until(pilot, lambda: holds.reached[8].is_set() and status.activity == "writing…", "writing again")
-            assert app.main.is_generating
-            holds.at[8].set()
-            await pilot.press("escape")
-            await app.main.wait_until_idle()
-            assert status.activity == ""
-
-    run(scenario)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Ciao", "enter")
+        status = app.main.status
+        await until(pilot, lambda: "has not answered" in status.activity, "the silence shown")
+        assert status.activity.startswith(f"{who} has not answered for ") and status.activity.endswith("Esc stops")
+        assert "reading the prompt" not in status.activity  # tokens came: a stall, not a long prompt
+        # Silence from here on is not long enough to be shown again: what is seen next is the answer.
+        monkeypatch.setattr(generating_screen, "SILENCE_NOTICE_AFTER", 1000.0)
+        holds.at[3].set()
+        await until(pilot, lambda: holds.reached[8].is_set() and status.activity == "writing…", "writing again")
+        assert app.main.is_generating
+        holds.at[8].set()
+        await pilot.press("escape")
+        await app.main.wait_until_idle()
+        assert status.activity == ""

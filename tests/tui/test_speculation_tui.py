@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import drawn_lines, generated, make_app, model_ready, run
+from tui_helpers import drawn_lines, generated, make_app, model_ready
 
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.tui.token_spans import GUESSED
@@ -40,7 +40,7 @@ def speed_text(app) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(line.plain for line in app.main.sidebar.speed.lines(40))
 
 
-def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(loop_model: Path) -> None:
+async def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(loop_model: Path) -> None:
     runs = {}
 
     async def scenario(speculate: bool) -> None:
@@ -59,8 +59,8 @@ def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(loop_model: Pa
                 await pilot.press("f7")  # off again: lookup is the last guesser without a draft model
                 assert not app.engine_state.speculation.on
 
-    run(lambda: scenario(False))
-    run(lambda: scenario(True))
+    await scenario(False)
+    await scenario(True)
     (plain, plain_done, plain_speed), (guessed, done, speed) = runs[False], runs[True]
     assert [t.id for t in guessed] == [t.id for t in plain]
     assert plain_done.speculation is None and "guessed" not in plain_speed
@@ -100,45 +100,42 @@ async def guessed_suggestion(pilot, app) -> list:  # type: ignore[no-untyped-def
     return tokens
 
 
-def test_f8_marks_the_guessed_tokens_and_the_legend_and_f4_say_so(random_model: Path) -> None:
+async def test_f8_marks_the_guessed_tokens_and_the_legend_and_f4_say_so(random_model: Path) -> None:
     """llama.cpp's lookup example paints the tokens it accepted from a draft: F8 underlines
     them over their probability's colour, in the suggestion and once accepted, the legend
     names the mark, and F4 on one says it was guessed."""
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(160, 48)) as pilot:
-            tokens = await guessed_suggestion(pilot, app)
-            draft = app.main.draft
-            panel = app.main.sidebar.probabilities
-            await pilot.press("f4")  # the last token; ← walks back to each in turn
-            for index in reversed(range(len(tokens))):
-                await pilot.pause()
-                assert ("· guessed" in panel.border_title) == tokens[index].drafted, (index, panel.border_title)
-                await pilot.press("left")
-            await pilot.press("escape", "f8")
+    app = make_app(random_model)
+    async with app.run_test(size=(160, 48)) as pilot:
+        tokens = await guessed_suggestion(pilot, app)
+        draft = app.main.draft
+        panel = app.main.sidebar.probabilities
+        await pilot.press("f4")  # the last token; ← walks back to each in turn
+        for index in reversed(range(len(tokens))):
             await pilot.pause()
-            rendered = draft.suggestion._text()
-            offset = len(rendered.plain) - len(draft.editor.ghost.text)
-            for token in tokens:
-                if token.text:
-                    style = rendered.get_style_at_offset(app.console, offset + token.start)
-                    assert bool(style.underline) == token.drafted, token
-            legend = draft.query_one(TokenLegend)
-            assert legend.guessed and "guessed" in drawn_lines(legend)[0]
-            await pilot.press("tab")
-            await pilot.pause()
-            editor = draft.editor
-            marked = guessed_characters(editor)
-            assert marked and marked == drafted_characters(editor.text, len(DRAFT), tokens)
-            await pilot.press("f8")
-            await pilot.pause()
-            assert not legend.display and not guessed_characters(editor)
-
-    run(scenario)
+            assert ("· guessed" in panel.border_title) == tokens[index].drafted, (index, panel.border_title)
+            await pilot.press("left")
+        await pilot.press("escape", "f8")
+        await pilot.pause()
+        rendered = draft.suggestion._text()
+        offset = len(rendered.plain) - len(draft.editor.ghost.text)
+        for token in tokens:
+            if token.text:
+                style = rendered.get_style_at_offset(app.console, offset + token.start)
+                assert bool(style.underline) == token.drafted, token
+        legend = draft.query_one(TokenLegend)
+        assert legend.guessed and "guessed" in drawn_lines(legend)[0]
+        await pilot.press("tab")
+        await pilot.pause()
+        editor = draft.editor
+        marked = guessed_characters(editor)
+        assert marked and marked == drafted_characters(editor.text, len(DRAFT), tokens)
+        await pilot.press("f8")
+        await pilot.pause()
+        assert not legend.display and not guessed_characters(editor)
 
 
-def test_the_guessed_mark_survives_reopening_the_session(random_model: Path, tmp_path: Path) -> None:
+async def test_the_guessed_mark_survives_reopening_the_session(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
     marked: list[set[int]] = []
 
@@ -162,23 +159,20 @@ def test_the_guessed_mark_survives_reopening_the_session(random_model: Path, tmp
             legend = app.main.draft.query_one(TokenLegend)
             assert legend.guessed and "guessed" in drawn_lines(legend)[0]
 
-    run(written)
+    await written()
     assert marked[0]
-    run(reopened)
+    await reopened()
 
 
-def test_the_guessed_mark_is_named_in_italian(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, language=Language.load("it"))
-        async with app.run_test(size=(160, 48)) as pilot:
-            tokens = await guessed_suggestion(pilot, app)
-            await pilot.press("f8")
-            await pilot.pause()
-            legend = app.main.draft.query_one(TokenLegend)
-            assert "indovinato" in drawn_lines(legend)[0] and "guessed" not in drawn_lines(legend)[0]
-            last_guessed = max(i for i, t in enumerate(tokens) if t.drafted)
-            await pilot.press("f4", *["left"] * (len(tokens) - 1 - last_guessed))
-            await pilot.pause()
-            assert app.main.sidebar.probabilities.border_title.endswith("· indovinato")
-
-    run(scenario)
+async def test_the_guessed_mark_is_named_in_italian(random_model: Path) -> None:
+    app = make_app(random_model, language=Language.load("it"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        tokens = await guessed_suggestion(pilot, app)
+        await pilot.press("f8")
+        await pilot.pause()
+        legend = app.main.draft.query_one(TokenLegend)
+        assert "indovinato" in drawn_lines(legend)[0] and "guessed" not in drawn_lines(legend)[0]
+        last_guessed = max(i for i, t in enumerate(tokens) if t.drafted)
+        await pilot.press("f4", *["left"] * (len(tokens) - 1 - last_guessed))
+        await pilot.pause()
+        assert app.main.sidebar.probabilities.border_title.endswith("· indovinato")

@@ -13,7 +13,7 @@ from typing import Any
 
 from test_draft import LONG_GREEDY, OPENING, start_held_generation
 from textual.widgets import Footer
-from tui_helpers import Gate, drawn_border, generated, make_app, model_ready, run
+from tui_helpers import Gate, drawn_border, generated, make_app, model_ready
 
 
 def said(app: Any) -> list[str]:
@@ -24,42 +24,39 @@ def footer_keys(app: Any) -> list[str]:
     return [key.description for key in app.main.query_one(Footer).query("FooterKey")]
 
 
-def test_an_esc_that_comes_as_the_model_finishes_keeps_the_suggestion(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            done = await generated(pilot, "ctrl+g")  # finished before the Esc meant to stop it
-            editor, view = app.main.draft.editor, app.main.draft.suggestion
-            assert "esc twice: reject" in drawn_border(view, bottom=True) and "Reject…" in footer_keys(app)
-            await pilot.press("escape")
-            await pilot.pause()
-            assert editor.ghost is not None and editor.ghost.text == done.text and view.display
-            assert "esc again: reject" in drawn_border(view, bottom=True)
-            assert "Reject" in footer_keys(app) and "Reject…" not in footer_keys(app)
-            assert any("esc again throws the suggestion away" in m for m in said(app))
-            await pilot.press("escape")  # the deliberate second one
-            assert editor.ghost is None and editor.text == OPENING
-            assert any("^z brings it back" in m for m in said(app))
-            await pilot.press("ctrl+z")
-            await pilot.pause()
-            assert editor.ghost is not None and editor.ghost.text == done.text and editor.text == OPENING
-            # Brought back, it asks again before going: one Esc keeps it.
-            await pilot.press("escape")
-            assert editor.ghost is not None
-            # Once the draft is edited, ctrl+z undoes the edit, as ever (with the opening's typing,
-            # when the editor took both for one batch: it groups keys typed within a second).
-            await pilot.press("escape", "x", "ctrl+z")
-            assert editor.ghost is None and editor.text in (OPENING, "")
-
-    run(scenario)
+async def test_an_esc_that_comes_as_the_model_finishes_keeps_the_suggestion(random_model: Path) -> None:
+    app = make_app(random_model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*OPENING)
+        done = await generated(pilot, "ctrl+g")  # finished before the Esc meant to stop it
+        editor, view = app.main.draft.editor, app.main.draft.suggestion
+        assert "esc twice: reject" in drawn_border(view, bottom=True) and "Reject…" in footer_keys(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert editor.ghost is not None and editor.ghost.text == done.text and view.display
+        assert "esc again: reject" in drawn_border(view, bottom=True)
+        assert "Reject" in footer_keys(app) and "Reject…" not in footer_keys(app)
+        assert any("esc again throws the suggestion away" in m for m in said(app))
+        await pilot.press("escape")  # the deliberate second one
+        assert editor.ghost is None and editor.text == OPENING
+        assert any("^z brings it back" in m for m in said(app))
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert editor.ghost is not None and editor.ghost.text == done.text and editor.text == OPENING
+        # Brought back, it asks again before going: one Esc keeps it.
+        await pilot.press("escape")
+        assert editor.ghost is not None
+        # Once the draft is edited, ctrl+z undoes the edit, as ever (with the opening's typing,
+        # when the editor took both for one batch: it groups keys typed within a second).
+        await pilot.press("escape", "x", "ctrl+z")
+        assert editor.ghost is None and editor.text in (OPENING, "")
 
 
-def test_esc_while_the_model_writes_stops_it_and_the_next_esc_rejects(random_model: Path) -> None:
+async def test_esc_while_the_model_writes_stops_it_and_the_next_esc_rejects(random_model: Path) -> None:
     gate = Gate(after_tokens=3)
 
-    async def scenario() -> None:
+    try:
         app = make_app(random_model, loader=gate.loader, sampler=LONG_GREEDY)
         async with app.run_test(size=(120, 40)) as pilot:
             await start_held_generation(pilot, gate)
@@ -74,17 +71,14 @@ def test_esc_while_the_model_writes_stops_it_and_the_next_esc_rejects(random_mod
             assert editor.ghost is None and editor.text == OPENING
             await pilot.press("ctrl+z")
             assert editor.ghost is ghost and editor.text == OPENING
-
-    try:
-        run(scenario)
     finally:
         gate.release()
 
 
-def test_typing_while_the_model_writes_stops_it_and_keeps_what_it_wrote(random_model: Path) -> None:
+async def test_typing_while_the_model_writes_stops_it_and_keeps_what_it_wrote(random_model: Path) -> None:
     gate = Gate(after_tokens=3)
 
-    async def scenario() -> None:
+    try:
         app = make_app(random_model, loader=gate.loader, sampler=LONG_GREEDY)
         async with app.run_test(size=(120, 40)) as pilot:
             await start_held_generation(pilot, gate)
@@ -108,8 +102,5 @@ def test_typing_while_the_model_writes_stops_it_and_keeps_what_it_wrote(random_m
             kept = ghost.text
             await pilot.press("tab")  # in where it was written, before what was typed
             assert editor.ghost is None and editor.text == OPENING + kept + typed
-
-    try:
-        run(scenario)
     finally:
         gate.release()

@@ -8,14 +8,14 @@ import signal
 from pathlib import Path
 
 import pytest
-from tui_helpers import generated, make_app, model_ready, run, until
+from tui_helpers import generated, make_app, model_ready, until
 
 from scriptorium.inference.process.isolated import IsolatedBackend
 
 OPENING = "C'era una volta"
 
 
-def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
+async def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
     random_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SIGSTOP the idle engine, ctrl+g, Esc: the status counted the model's silence, Esc went
@@ -25,32 +25,29 @@ def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
 
     monkeypatch.setattr(isolated_module, "REPLY_WAIT_S", 1.0, raising=False)
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=IsolatedBackend.load)
-        async with app.run_test() as pilot:
+    app = make_app(random_model, loader=IsolatedBackend.load)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        first = app.engine_state.backend
+        assert isinstance(first, IsolatedBackend)
+        await pilot.press(*OPENING)
+        os.kill(first.pid, signal.SIGSTOP)
+        try:
+            await pilot.press("ctrl+g")
+            await pilot.pause(0.2)
+            await pilot.press("escape")
+            await until(
+                pilot,
+                lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
+                "the model loaded again",
+            )
             await model_ready(pilot)
-            first = app.engine_state.backend
-            assert isinstance(first, IsolatedBackend)
-            await pilot.press(*OPENING)
-            os.kill(first.pid, signal.SIGSTOP)
-            try:
-                await pilot.press("ctrl+g")
-                await pilot.pause(0.2)
-                await pilot.press("escape")
-                await until(
-                    pilot,
-                    lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
-                    "the model loaded again",
-                )
-                await model_ready(pilot)
-            finally:
-                if first._process.process.poll() is None:
-                    os.kill(first.pid, signal.SIGKILL)
-            assert first._process.process.poll() == -signal.SIGKILL
-            assert app.engine_state.model_status.state == "ready"
-            said = "\n".join(n.message for n in app.notices)  # the generation, stopped, said nothing: the app says why
-            assert "the model's engine did not answer within 1 s, so it was ended" in said
-            done = await generated(pilot, "ctrl+g")
-            assert done.completion_tokens == 12 and app.main.draft.editor.text == OPENING
-
-    run(scenario)
+        finally:
+            if first._process.process.poll() is None:
+                os.kill(first.pid, signal.SIGKILL)
+        assert first._process.process.poll() == -signal.SIGKILL
+        assert app.engine_state.model_status.state == "ready"
+        said = "\n".join(n.message for n in app.notices)  # the generation, stopped, said nothing: the app says why
+        assert "the model's engine did not answer within 1 s, so it was ended" in said
+        done = await generated(pilot, "ctrl+g")
+        assert done.completion_tokens == 12 and app.main.draft.editor.text == OPENING

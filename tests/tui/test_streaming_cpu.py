@@ -22,7 +22,7 @@ from scriptorium.app.tui.process_tuning import YOUNG_ONLY, older_collections_def
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.settings import LogitBias
 
-from tui_helpers import GREEDY, generated, loader_calling, make_app, model_ready, run
+from tui_helpers import GREEDY, generated, loader_calling, make_app, model_ready
 
 
 def test_only_the_young_generation_is_collected_while_tokens_stream(random_model: Path) -> None:
@@ -66,39 +66,36 @@ def test_the_thresholds_come_back_as_they_were_when_the_last_stream_ends() -> No
     assert gc.get_threshold() == before
 
 
-def test_the_engine_starts_once_the_generations_first_frame_is_drawn(random_model: Path) -> None:
+async def test_the_engine_starts_once_the_generations_first_frame_is_drawn(random_model: Path) -> None:
     frames = [0]
     frames_at: dict[str, int] = {}
 
     def engine_started() -> None:
         frames_at["engine started"] = frames[0]
 
-    async def scenario() -> None:
-        app = make_app(random_model, loader=loader_calling(engine_started))
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            main = app.main
-            draw, started = main._compositor_refresh, main.sidebar.generation_started
+    app = make_app(random_model, loader=loader_calling(engine_started))
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        main = app.main
+        draw, started = main._compositor_refresh, main.sidebar.generation_started
 
-            def drawn() -> None:
-                frames[0] += 1
-                draw()
+        def drawn() -> None:
+            frames[0] += 1
+            draw()
 
-            def requested() -> None:
-                frames_at["requested"] = frames[0]
-                started()
+        def requested() -> None:
+            frames_at["requested"] = frames[0]
+            started()
 
-            main._compositor_refresh = drawn  # type: ignore[method-assign]
-            main.sidebar.generation_started = requested  # type: ignore[method-assign]
-            await pilot.press(*"Il gatto")
-            done = await generated(pilot, "ctrl+g")
-            assert done.completion_tokens > 0
-
-    run(scenario)
+        main._compositor_refresh = drawn  # type: ignore[method-assign]
+        main.sidebar.generation_started = requested  # type: ignore[method-assign]
+        await pilot.press(*"Il gatto")
+        done = await generated(pilot, "ctrl+g")
+        assert done.completion_tokens > 0
     assert frames_at["engine started"] > frames_at["requested"]
 
 
-def test_each_candidate_starts_once_its_first_frame_is_drawn(
+async def test_each_candidate_starts_once_its_first_frame_is_drawn(
     phrases_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The candidates dialog runs its generations one after another: each engine start waits
@@ -127,16 +124,13 @@ def test_each_candidate_starts_once_its_first_frame_is_drawn(
 
     monkeypatch.setattr(candidates_screen, "next_frame", next_frame)
 
-    async def scenario() -> None:
-        app = make_app(phrases_model, loader=loader_calling(started))
-        async with app.run_test(size=(130, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"C'era una volta", "ctrl+n")
-            screen = app.screen
-            assert isinstance(screen, CandidatesScreen)
-            while not all(candidate.finished for candidate in screen.candidates):
-                await pilot.pause(0.05)
-
-    run(scenario)
+    app = make_app(phrases_model, loader=loader_calling(started))
+    async with app.run_test(size=(130, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"C'era una volta", "ctrl+n")
+        screen = app.screen
+        assert isinstance(screen, CandidatesScreen)
+        while not all(candidate.finished for candidate in screen.candidates):
+            await pilot.pause(0.05)
     for number in (1, 2, 3):
         assert order.index(f"asked {number}") < order.index(f"drawn {number}") < order.index(f"started {number}"), order

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
-from tui_helpers import GREEDY, Gate, make_app, model_ready, run
+from tui_helpers import GREEDY, Gate, make_app, model_ready
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -35,93 +35,84 @@ async def model_writing(pilot: Pilot[Any], gate: Gate) -> None:
     await gate.wait_reached()
 
 
-def test_quitting_while_the_model_writes(random_model: Path, tmp_path: Path) -> None:
+async def test_quitting_while_the_model_writes(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "draft.md"
     gate = Gate(after_tokens=2)
 
-    async def scenario() -> None:
-        app = writing_app(random_model, draft, gate)
-        async with app.run_test() as pilot:
-            await model_writing(pilot, gate)
-            # The worker sends the rest of its tokens while the app is closing.
-            gate.release()
-            await pilot.press("ctrl+q")
-        assert app.return_code == 0
-
-    run(scenario)
+    app = writing_app(random_model, draft, gate)
+    async with app.run_test() as pilot:
+        await model_writing(pilot, gate)
+        # The worker sends the rest of its tokens while the app is closing.
+        gate.release()
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0
     assert draft.read_text(encoding="utf-8") == OPENING
 
 
 @pytest.mark.parametrize("key", ["f1", "f5", "f10"])
-def test_another_screen_while_the_model_writes(random_model: Path, tmp_path: Path, key: str) -> None:
+async def test_another_screen_while_the_model_writes(random_model: Path, tmp_path: Path, key: str) -> None:
     draft = tmp_path / "draft.md"
     gate = Gate(after_tokens=2)
 
-    async def scenario() -> None:
-        app = writing_app(random_model, draft, gate)
-        async with app.run_test() as pilot:
-            await model_writing(pilot, gate)
-            await pilot.press(key)
-            assert app.screen is not app.main
-            gate.release()  # the tokens arrive while the other screen is on top
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            ghost = app.main.draft.editor.ghost
-            assert ghost is not None and not ghost.streaming and ghost.text
-            await pilot.press("ctrl+q")  # from the other screen, the suggestion still waiting
-        assert app.return_code == 0
-
-    run(scenario)
+    app = writing_app(random_model, draft, gate)
+    async with app.run_test() as pilot:
+        await model_writing(pilot, gate)
+        await pilot.press(key)
+        assert app.screen is not app.main
+        gate.release()  # the tokens arrive while the other screen is on top
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        ghost = app.main.draft.editor.ghost
+        assert ghost is not None and not ghost.streaming and ghost.text
+        await pilot.press("ctrl+q")  # from the other screen, the suggestion still waiting
+    assert app.return_code == 0
     assert draft.read_text(encoding="utf-8") == OPENING
 
 
-def test_changing_the_model_while_it_writes(
+async def test_changing_the_model_while_it_writes(
     random_model: Path, sentence_model: Path, models_dir: Path, tmp_path: Path
 ) -> None:
     shutil.copy(sentence_model, models_dir / "frasi.gguf")
     draft = tmp_path / "draft.md"
     gate = Gate(after_tokens=2)
 
-    async def scenario() -> None:
-        app = writing_app(random_model, draft, gate)
-        async with app.run_test(size=(120, 45)) as pilot:
-            await model_writing(pilot, gate)
-            await pilot.press("f10")
-            picker = app.screen
-            assert isinstance(picker, ModelPickerScreen)
-            # The picker's own discovery, not the generation held at the gate.
-            for worker in [w for w in app.workers if w.node is picker]:
-                await worker.wait()
-            await pilot.pause()
-            models = picker.query_one("#picker-models", OptionList)
-            models.highlighted = next(
-                i for i in range(models.option_count) if "frasi.gguf" in str(models.get_option_at_index(i).prompt)
-            )
-            await pilot.pause()
-            await pilot.click("#load")
-            gate.release()  # the old model's last tokens arrive while the new one loads
-            await model_ready(pilot)
-            await app.main.wait_until_idle()
-            await pilot.pause()
-            assert app.screen is app.main
-            assert (
-                app.engine_state.backend is not None
-                and app.engine_state.backend.options.model_path == models_dir / "frasi.gguf"
-            )
-            assert app.main.draft.editor.text == OPENING
-            # What the old model wrote stays as a finished suggestion: it said "writing…"
-            # for good, with the streaming keys, when its stream's end was not drawn.
-            ghost = app.main.draft.editor.ghost
-            assert ghost is not None and ghost.text and not ghost.streaming
-            assert "writing" not in str(app.main.draft.suggestion.border_title)
-            await pilot.press("ctrl+q")
-        assert app.return_code == 0
-
-    run(scenario)
+    app = writing_app(random_model, draft, gate)
+    async with app.run_test(size=(120, 45)) as pilot:
+        await model_writing(pilot, gate)
+        await pilot.press("f10")
+        picker = app.screen
+        assert isinstance(picker, ModelPickerScreen)
+        # The picker's own discovery, not the generation held at the gate.
+        for worker in [w for w in app.workers if w.node is picker]:
+            await worker.wait()
+        await pilot.pause()
+        models = picker.query_one("#picker-models", OptionList)
+        models.highlighted = next(
+            i for i in range(models.option_count) if "frasi.gguf" in str(models.get_option_at_index(i).prompt)
+        )
+        await pilot.pause()
+        await pilot.click("#load")
+        gate.release()  # the old model's last tokens arrive while the new one loads
+        await model_ready(pilot)
+        await app.main.wait_until_idle()
+        await pilot.pause()
+        assert app.screen is app.main
+        assert (
+            app.engine_state.backend is not None
+            and app.engine_state.backend.options.model_path == models_dir / "frasi.gguf"
+        )
+        assert app.main.draft.editor.text == OPENING
+        # What the old model wrote stays as a finished suggestion: it said "writing…"
+        # for good, with the streaming keys, when its stream's end was not drawn.
+        ghost = app.main.draft.editor.ghost
+        assert ghost is not None and ghost.text and not ghost.streaming
+        assert "writing" not in str(app.main.draft.suggestion.border_title)
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0
     assert draft.read_text(encoding="utf-8") == OPENING
 
 
-def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(
+async def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(
     random_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The autosave timer (soon after a change) can fire while the app closes, after the
@@ -132,15 +123,12 @@ def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(
     monkeypatch.setattr(session_keeper, "AUTOSAVE_SECONDS", 3600.0)
     monkeypatch.setattr(session_keeper, "AUTOSAVE_LONGEST_SECONDS", 3600.0)
 
-    async def scenario() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await pilot.press(*OPENING)
-            assert app.main.draft.modified
-        assert not app.main.draft.is_attached
-        assert app.manuscript.save_everything()  # what the timer calls
-        assert not app.main.draft.modified and not app.main.draft.streaming
-
-    run(scenario)
+    app = make_app(random_model, draft=draft)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await pilot.press(*OPENING)
+        assert app.main.draft.modified
+    assert not app.main.draft.is_attached
+    assert app.manuscript.save_everything()  # what the timer calls
+    assert not app.main.draft.modified and not app.main.draft.streaming
     assert draft.read_text(encoding="utf-8") == OPENING

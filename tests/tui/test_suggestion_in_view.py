@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready
 
 SIZE = (160, 45)
 
@@ -24,23 +24,20 @@ def assert_anchor_in_view(app: Any) -> None:
     assert top <= row < top + height, f"the suggestion's line {row} is out of view ({top} to {top + height})"
 
 
-def test_the_line_a_suggestion_continues_stays_visible_when_the_editor_shrinks(
+async def test_the_line_a_suggestion_continues_stays_visible_when_the_editor_shrinks(
     random_model: Path, tmp_path: Path
 ) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, draft=long_draft(tmp_path))
-        async with app.run_test(size=SIZE) as pilot:
-            await model_ready(pilot)
-            await pilot.press("ctrl+end")
-            await pilot.pause()
-            await generated(pilot, "ctrl+g")
-            await pilot.pause()
-            assert_anchor_in_view(app)
-
-    run(scenario)
+    app = make_app(random_model, draft=long_draft(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await model_ready(pilot)
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        await generated(pilot, "ctrl+g")
+        await pilot.pause()
+        assert_anchor_in_view(app)
 
 
-def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(
+async def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(
     random_model: Path, tmp_path: Path
 ) -> None:
     draft = long_draft(tmp_path)
@@ -60,8 +57,8 @@ def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_continues(
             await pilot.pause()
             assert_anchor_in_view(app)
 
-    run(left_undecided)
-    run(reopened)
+    await left_undecided()
+    await reopened()
 
 
 def test_a_branch_replacing_one_character_says_so_in_the_singular() -> None:

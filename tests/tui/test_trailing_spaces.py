@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from scoring_helpers import scored
-from tui_helpers import candidates_written, generated, make_app, model_ready, run, spying_loader
+from tui_helpers import candidates_written, generated, make_app, model_ready, spying_loader
 
 from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.tui.branches import Ghost, move_version, start_version
@@ -27,23 +27,20 @@ from scriptorium.inference.core.settings import preset
 UNHEALED = preset("greedy").with_changes(heal=False)
 
 
-def continuing(
+async def continuing(
     model: Path, typed: str | list[str], then: Callable[[Pilot[Any], DraftEditor], Awaitable[None]], **app_options: Any
 ) -> None:
     """Type `typed` (or press its keys) into a new draft, press ctrl+g, then run `then`."""
 
-    async def scenario() -> None:
-        app = make_app(model, **{"sampler": UNHEALED, **app_options})
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*typed)
-            await generated(pilot, "ctrl+g")
-            await then(pilot, app.main.draft.editor)
-
-    run(scenario)
+    app = make_app(model, **{"sampler": UNHEALED, **app_options})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*typed)
+        await generated(pilot, "ctrl+g")
+        await then(pilot, app.main.draft.editor)
 
 
-def test_a_suggestion_after_a_space_takes_its_place(sentence_model: Path) -> None:
+async def test_a_suggestion_after_a_space_takes_its_place(sentence_model: Path) -> None:
     loader, spies = spying_loader()
 
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
@@ -59,10 +56,10 @@ def test_a_suggestion_after_a_space_takes_its_place(sentence_model: Path) -> Non
         await pilot.press("tab")
         assert editor.text == "Il gatto dorme La casa era buia."  # one space, not two
 
-    continuing(sentence_model, "Il gatto dorme ", then, loader=loader)
+    await continuing(sentence_model, "Il gatto dorme ", then, loader=loader)
 
 
-def test_closing_punctuation_the_model_writes_takes_the_authors_space(sentence_model: Path) -> None:
+async def test_closing_punctuation_the_model_writes_takes_the_authors_space(sentence_model: Path) -> None:
     # "buia " + "." kept the author's space, "buia .": no language sets one before a full stop.
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         await generated(pilot, "ctrl+r")  # a re-roll writes from the same place
@@ -70,10 +67,10 @@ def test_closing_punctuation_the_model_writes_takes_the_authors_space(sentence_m
         await pilot.press("tab")
         assert editor.text == "La casa era buia."
 
-    continuing(sentence_model, "La casa era buia ", then)
+    await continuing(sentence_model, "La casa era buia ", then)
 
 
-def test_typing_after_the_space_types_through_the_suggestion(sentence_model: Path) -> None:
+async def test_typing_after_the_space_types_through_the_suggestion(sentence_model: Path) -> None:
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         await pilot.press("x")  # not what it writes: the suggestion goes, the text is as typed
         assert editor.ghost is None and editor.text == "Il gatto dorme x"
@@ -84,27 +81,24 @@ def test_typing_after_the_space_types_through_the_suggestion(sentence_model: Pat
         await pilot.press("tab")
         assert editor.text == "Il gatto dorme La casa era buia."
 
-    continuing(sentence_model, "Il gatto dorme ", then)
+    await continuing(sentence_model, "Il gatto dorme ", then)
 
 
-def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(sentence_model, sampler=UNHEALED)
-        async with app.run_test(size=(130, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Il gatto dorme ", "ctrl+n")
-            await candidates_written(pilot)
-            await pilot.press("enter")
-            await pilot.pause()
-            editor = app.main.draft.editor
-            assert editor.ghost is not None and editor.ghost.text == " La casa era buia."
-            await pilot.press("tab")
-            assert editor.text == "Il gatto dorme La casa era buia."
-
-    run(scenario)
+async def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) -> None:
+    app = make_app(sentence_model, sampler=UNHEALED)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Il gatto dorme ", "ctrl+n")
+        await candidates_written(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        editor = app.main.draft.editor
+        assert editor.ghost is not None and editor.ghost.text == " La casa era buia."
+        await pilot.press("tab")
+        assert editor.text == "Il gatto dorme La casa era buia."
 
 
-def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(sentence_model: Path) -> None:
+async def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(sentence_model: Path) -> None:
     # A branch at "▁casa" to the lone "▁" among its alternatives: the suggestion then ends
     # in a space, and what is written on from there comes in place of it, as after the draft's.
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
@@ -119,10 +113,10 @@ def test_writing_on_from_a_space_the_suggestion_ends_with_takes_its_place(senten
         await generated(pilot, "enter")
         assert editor.ghost.text == " La casa era buia."  # after "▁La" the model writes "▁casa": one space
 
-    continuing(sentence_model, "Il gatto dorme", then)
+    await continuing(sentence_model, "Il gatto dorme", then)
 
 
-def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence_model: Path) -> None:
+async def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence_model: Path) -> None:
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         ghost = editor.ghost
         # As if the model had stopped right after a lone "▁": " La" then " ".
@@ -135,19 +129,16 @@ def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(sentence
         await pilot.press("alt+left")
         assert editor.ghost.text == " La "  # the suggestion as it was, an earlier version
 
-    continuing(sentence_model, "Il gatto dorme", then)
+    await continuing(sentence_model, "Il gatto dorme", then)
 
 
-def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(random_model, sampler=UNHEALED)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await scored(pilot, "Il gatto dorme \t")
-            last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
-            assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it
-
-    run(scenario)
+async def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> None:
+    app = make_app(random_model, sampler=UNHEALED)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await scored(pilot, "Il gatto dorme \t")
+        last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
+        assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it
 
 
 # The "utf8_bytes" model writes "è" (the bytes <0xC3> <0xA8>) after any token outside its
@@ -156,7 +147,7 @@ GREEDY_FOUR = preset("greedy").with_changes(max_tokens=4, heal=False, preset="gr
 BYTES_ALLOWED = ["ctrl+t", "b", "escape"]  # the sampler panel's byte ban lifted
 
 
-def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> None:
+async def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> None:
     seen: list[DraftPane.SuggestionAccepted] = []
 
     class Recording(ScriptoriumApp):
@@ -164,54 +155,51 @@ def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path) -> No
         def record(self, message: DraftPane.SuggestionAccepted) -> None:
             seen.append(message)
 
-    async def scenario() -> None:
-        template = make_app(utf8_model, sampler=GREEDY_FOUR)
-        app = Recording(
-            backend_loader=template.backend_loader,
-            settings=template.settings,
-            draft=template.manuscript.draft_file,
-            load_options=template._initial_load,
-        )
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*BYTES_ALLOWED, *"pronto. ")
-            editor = app.main.draft.editor
-            await generated(pilot, "ctrl+g")
-            assert editor.ghost is not None and editor.ghost.text == "èè"
-            await pilot.press("ctrl+right")  # a word: after the author's space, not in its place
-            assert editor.text == "pronto. èè"
-            assert (seen[-1].text, seen[-1].at, seen[-1].at_index) == ("èè", (0, 8), 8)
-            await pilot.press("ctrl+z")
-            assert editor.text == "pronto. "
-            await generated(pilot, "ctrl+g")
-            await pilot.press("escape")
-            assert editor.text == "pronto. "
-            await generated(pilot, "ctrl+g")
-            await generated(pilot, "ctrl+r")  # a re-roll: the same text, in the same place
-            await pilot.press("tab")
-            assert editor.text == "pronto. èè"
-            assert (seen[-1].text, seen[-1].at_index) == ("èè", 8)
-
-    run(scenario)
+    template = make_app(utf8_model, sampler=GREEDY_FOUR)
+    app = Recording(
+        backend_loader=template.backend_loader,
+        settings=template.settings,
+        draft=template.manuscript.draft_file,
+        load_options=template._initial_load,
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*BYTES_ALLOWED, *"pronto. ")
+        editor = app.main.draft.editor
+        await generated(pilot, "ctrl+g")
+        assert editor.ghost is not None and editor.ghost.text == "èè"
+        await pilot.press("ctrl+right")  # a word: after the author's space, not in its place
+        assert editor.text == "pronto. èè"
+        assert (seen[-1].text, seen[-1].at, seen[-1].at_index) == ("èè", (0, 8), 8)
+        await pilot.press("ctrl+z")
+        assert editor.text == "pronto. "
+        await generated(pilot, "ctrl+g")
+        await pilot.press("escape")
+        assert editor.text == "pronto. "
+        await generated(pilot, "ctrl+g")
+        await generated(pilot, "ctrl+r")  # a re-roll: the same text, in the same place
+        await pilot.press("tab")
+        assert editor.text == "pronto. èè"
+        assert (seen[-1].text, seen[-1].at_index) == ("èè", 8)
 
 
-def test_typing_after_the_authors_space_types_through_a_word_that_follows_it(utf8_model: Path) -> None:
+async def test_typing_after_the_authors_space_types_through_a_word_that_follows_it(utf8_model: Path) -> None:
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         await pilot.press("è")
         assert editor.ghost is not None and editor.ghost.text == "è"
         await pilot.press("tab")
         assert editor.text == "pronto. èè"
 
-    continuing(utf8_model, [*BYTES_ALLOWED, *"pronto. "], then, sampler=GREEDY_FOUR)
+    await continuing(utf8_model, [*BYTES_ALLOWED, *"pronto. "], then, sampler=GREEDY_FOUR)
 
 
-def test_an_unindented_line_written_after_the_indentation_keeps_it(utf8_model: Path) -> None:
+async def test_an_unindented_line_written_after_the_indentation_keeps_it(utf8_model: Path) -> None:
     async def then(pilot: Pilot[Any], editor: DraftEditor) -> None:
         assert editor.ghost is not None and editor.ghost.text == "èè"
         await pilot.press("tab")
         assert editor.text == "Il gatto\n    èè"
 
-    continuing(utf8_model, [*BYTES_ALLOWED, *"Il gatto", "enter", *"    "], then, sampler=GREEDY_FOUR)
+    await continuing(utf8_model, [*BYTES_ALLOWED, *"Il gatto", "enter", *"    "], then, sampler=GREEDY_FOUR)
 
 
 def test_each_version_takes_the_spaces_place_only_if_it_begins_with_white_space() -> None:

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from rich.style import Style
 from scoring_helpers import scored
-from tui_helpers import generated, make_app, model_ready, run
+from tui_helpers import generated, make_app, model_ready
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.token_text import token_text
@@ -31,47 +31,39 @@ def warnings(app: Any) -> list[str]:
     return [n.message for n in app.notices if n.title == "Vocabulary"]
 
 
-def test_the_app_names_the_unknown_characters_once_per_draft(prose_spm: Path, prose_gguf: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(prose_gguf, loader=with_spm(prose_spm))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            app.main.draft.editor.insert(DIALOGUE)  # «» are no keys Pilot can press
-            await generated(pilot, "ctrl+g")
-            assert warnings(app) == [
-                "SentencePiece (prosa.model) has no piece for '«', '?' and '»': the model reads each as <unk>, the "
-                "same token for any unknown character, not as what you wrote. Said once for this draft."
-            ]
-            await generated(pilot, "ctrl+r")  # the same characters: not said again
-            assert len(warnings(app)) == 1
-            await pilot.press("escape", "escape", *" Erano le 7.")
-            await generated(pilot, "ctrl+g")  # a new one: only it is named
-            assert len(warnings(app)) == 2 and "has no piece for '7':" in warnings(app)[1]
-
-    run(scenario)
+async def test_the_app_names_the_unknown_characters_once_per_draft(prose_spm: Path, prose_gguf: Path) -> None:
+    app = make_app(prose_gguf, loader=with_spm(prose_spm))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        app.main.draft.editor.insert(DIALOGUE)  # «» are no keys Pilot can press
+        await generated(pilot, "ctrl+g")
+        assert warnings(app) == [
+            "SentencePiece (prosa.model) has no piece for '«', '?' and '»': the model reads each as <unk>, the "
+            "same token for any unknown character, not as what you wrote. Said once for this draft."
+        ]
+        await generated(pilot, "ctrl+r")  # the same characters: not said again
+        assert len(warnings(app)) == 1
+        await pilot.press("escape", "escape", *" Erano le 7.")
+        await generated(pilot, "ctrl+g")  # a new one: only it is named
+        assert len(warnings(app)) == 2 and "has no piece for '7':" in warnings(app)[1]
 
 
-def test_the_probabilities_panel_names_the_unknown_token(prose_spm: Path, prose_gguf: Path) -> None:
-    async def scenario() -> None:
-        app = make_app(prose_gguf, loader=with_spm(prose_spm))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            records = await scored(pilot, "La nonna disse «Sei sveglia?»")
-            assert (
-                len(warnings(app)) == 1 and "no piece for '«', '?' and '»'" in warnings(app)[0]
-            )  # scoring says it too
-            unk = load_spm(prose_spm).unk_id
-            start = next(start for start, record in records if record.id == unk)
-            app.main.draft.editor.move_cursor((0, start))
-            await pilot.pause()
-            panel = app.main.sidebar.probabilities
-            assert panel.event is not None and panel.event.id == unk
-            chosen = panel.lines(40)[-1]
-            assert chosen.plain.startswith("▶ chosen <unk>")
-            label = next(span for span in chosen.spans if chosen.plain[span.start : span.end] == "<unk>")
-            assert label.style.dim and label.style.italic  # drawn as a name, not as text
-
-    run(scenario)
+async def test_the_probabilities_panel_names_the_unknown_token(prose_spm: Path, prose_gguf: Path) -> None:
+    app = make_app(prose_gguf, loader=with_spm(prose_spm))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        records = await scored(pilot, "La nonna disse «Sei sveglia?»")
+        assert len(warnings(app)) == 1 and "no piece for '«', '?' and '»'" in warnings(app)[0]  # scoring says it too
+        unk = load_spm(prose_spm).unk_id
+        start = next(start for start, record in records if record.id == unk)
+        app.main.draft.editor.move_cursor((0, start))
+        await pilot.pause()
+        panel = app.main.sidebar.probabilities
+        assert panel.event is not None and panel.event.id == unk
+        chosen = panel.lines(40)[-1]
+        assert chosen.plain.startswith("▶ chosen <unk>")
+        label = next(span for span in chosen.spans if chosen.plain[span.start : span.end] == "<unk>")
+        assert label.style.dim and label.style.italic  # drawn as a name, not as text
 
 
 def test_inspected_tokens_draw_the_unknown_one_by_name() -> None:

@@ -6,27 +6,24 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tui_helpers import GREEDY, drawn_border, drawn_lines, generated, make_app, model_ready, run
+from tui_helpers import GREEDY, drawn_border, drawn_lines, generated, make_app, model_ready
 
 from scriptorium.app.tui.widgets.suggestion_view import line_words
 
 
-def test_a_suggestion_from_the_cursor_is_titled_by_its_lines_first_words(random_model: Path) -> None:
+async def test_a_suggestion_from_the_cursor_is_titled_by_its_lines_first_words(random_model: Path) -> None:
     """ "from line 1:364 · replaces 11 characters · …": a position no writer counts, and a
     title cut at 120 columns. The line's first words say which line; the title reads whole."""
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"Lucia scese al porto quella mattina, " * 8)
-            await pilot.press(*["left"] * 11)
-            await generated(pilot, "ctrl+o")
-            await pilot.pause()
-            title = drawn_border(app.main.draft.suggestion)
-            assert title == "suggestion from ‘Lucia scese al…’", title
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"Lucia scese al porto quella mattina, " * 8)
+        await pilot.press(*["left"] * 11)
+        await generated(pilot, "ctrl+o")
+        await pilot.pause()
+        title = drawn_border(app.main.draft.suggestion)
+        assert title == "suggestion from ‘Lucia scese al…’", title
 
 
 def test_line_words_cut_at_a_word_and_say_so() -> None:
@@ -36,79 +33,67 @@ def test_line_words_cut_at_a_word_and_say_so() -> None:
     assert line_words("   ") == "the start of a line"
 
 
-def test_a_fixed_seed_reads_whole_in_the_sampler_panel_at_120_columns(random_model: Path) -> None:
+async def test_a_fixed_seed_reads_whole_in_the_sampler_panel_at_120_columns(random_model: Path) -> None:
     """ "seed 2904346228 (fixe": the value was cut while eleven cells beside "seed" stood blank."""
 
-    async def scenario() -> None:
-        app = make_app(random_model, sampler=replace(GREEDY, seed=2904346228))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press("ctrl+t")
-            await pilot.pause()
-            shown = drawn_lines(app.main.sidebar.sampler)
-            seed = [line for line in shown if line.lstrip().startswith("seed")]
-            assert len(seed) == 1 and seed[0].rstrip().endswith("2904346228 (fixed)"), shown
-
-    run(scenario)
+    app = make_app(random_model, sampler=replace(GREEDY, seed=2904346228))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        shown = drawn_lines(app.main.sidebar.sampler)
+        seed = [line for line in shown if line.lstrip().startswith("seed")]
+        assert len(seed) == 1 and seed[0].rstrip().endswith("2904346228 (fixed)"), shown
 
 
-def test_the_key_bar_keeps_tune_at_80_columns(random_model: Path) -> None:
+async def test_the_key_bar_keeps_tune_at_80_columns(random_model: Path) -> None:
     """At 80×24 the bar dropped "^t Tune" first: the one key that reaches the sampler."""
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(80, 24)) as pilot:
-            await model_ready(pilot)
-            await pilot.pause()
-            bars = [app.screen._compositor.render_strips()[23].text]
-            await pilot.press(*"Lucia scese al porto.")
-            await generated(pilot, "ctrl+g")
-            await pilot.pause()
-            bars.append(app.screen._compositor.render_strips()[23].text)
-            assert all("^t Tune" in bar and "Quit" in bar for bar in bars), bars
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await model_ready(pilot)
+        await pilot.pause()
+        bars = [app.screen._compositor.render_strips()[23].text]
+        await pilot.press(*"Lucia scese al porto.")
+        await generated(pilot, "ctrl+g")
+        await pilot.pause()
+        bars.append(app.screen._compositor.render_strips()[23].text)
+        assert all("^t Tune" in bar and "Quit" in bar for bar in bars), bars
 
 
-def test_resume_shows_the_sessions_title_not_untitled(random_model: Path) -> None:
+async def test_resume_shows_the_sessions_title_not_untitled(random_model: Path) -> None:
     """--resume of a draft with no file said "untitled" over a session the author had titled."""
     from scriptorium.app.sessions import SessionStore
 
     SessionStore().create_draft(title="Il porto di Lucia", text="Lucia scese al porto.")
 
-    async def scenario() -> None:
-        app = make_app(random_model, resume=True)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.pause()
-            status = app.main.status
-            line = app.screen._compositor.render_strips()[status.region.y].text
-            assert "Il porto di Lucia" in line and "untitled" not in line, line
-
-    run(scenario)
+    app = make_app(random_model, resume=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.pause()
+        status = app.main.status
+        line = app.screen._compositor.render_strips()[status.region.y].text
+        assert "Il porto di Lucia" in line and "untitled" not in line, line
 
 
-def test_an_untitled_draft_is_titled_by_its_first_words_as_they_stand(random_model: Path) -> None:
+async def test_an_untitled_draft_is_titled_by_its_first_words_as_they_stand(random_model: Path) -> None:
     """The first autosave titled the session, and the title stayed as the words stood then:
     "C'era una volta una casa s" on a busy machine, which a screenshot caught. A title the
     author gives stays theirs."""
     from tui_helpers import autosaved
 
-    async def scenario() -> None:
-        app = make_app(random_model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
-            await pilot.press(*"C'era una volta una casa s")
-            await autosaved(pilot)
-            assert app.sessions.draft is not None and app.sessions.draft.title == "C'era una volta una casa s"
-            await pilot.press(*"ul mare.")
-            await autosaved(pilot)
-            assert app.sessions.draft.title == "C'era una volta una casa sul"
-            line = app.screen._compositor.render_strips()[app.main.status.region.y].text
-            assert "casa sul" in line, line
-            app.sessions.rename(app.sessions.draft.id, "Il porto di Lucia")
-            await pilot.press(*" Poi")
-            await autosaved(pilot)
-            assert app.sessions.draft.title == "Il porto di Lucia"
-
-    run(scenario)
+    app = make_app(random_model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await model_ready(pilot)
+        await pilot.press(*"C'era una volta una casa s")
+        await autosaved(pilot)
+        assert app.sessions.draft is not None and app.sessions.draft.title == "C'era una volta una casa s"
+        await pilot.press(*"ul mare.")
+        await autosaved(pilot)
+        assert app.sessions.draft.title == "C'era una volta una casa sul"
+        line = app.screen._compositor.render_strips()[app.main.status.region.y].text
+        assert "casa sul" in line, line
+        app.sessions.rename(app.sessions.draft.id, "Il porto di Lucia")
+        await pilot.press(*" Poi")
+        await autosaved(pilot)
+        assert app.sessions.draft.title == "Il porto di Lucia"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from contextlib import closing
+from contextlib import asynccontextmanager, closing
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
@@ -62,6 +62,21 @@ def make_app(
     )
 
 
+@asynccontextmanager
+async def ready(
+    model: Path | None, *, size: tuple[int, int] | None = None, **options: Any
+) -> AsyncIterator[tuple[ScriptoriumApp, Pilot[Any]]]:
+    """The Pilot tests' prelude: `async with ready(model, size=(120, 40), **options) as (app, pilot)`
+    makes the app with make_app(model, **options), runs it under Pilot at `size` (Textual's
+    default when not given) and waits for its model to load. Not a fixture: Textual sets its
+    context variables where run_test is entered, and they must be reset in that same context,
+    which an async fixture's teardown is not."""
+    app = make_app(model, **options)
+    async with app.run_test(**({} if size is None else {"size": size})) as pilot:
+        await model_ready(pilot)
+        yield app, pilot
+
+
 def copy_of(model: Path, folder: Path, name: str = "mio.gguf") -> Path:
     """A copy of `model` in `folder`: a model file the test may write again in place."""
     copy = folder / name
@@ -75,13 +90,25 @@ async def model_ready(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+UNTIL_GIVES_UP_S = 60.0
+"""A guard against hanging, not a time limit a test asserts: a loaded machine takes long."""
+
+
 async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
-    """Let the app run until `condition` holds (a process starts, a model loads)."""
-    for _ in range(600):  # a guard against hanging, not a time limit the test asserts
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"never happened: {what}")
+    """Let the app run until `condition` holds (a process starts, a model loads).
+
+    The first looks come soon after one another, for what is nearly done (a worker's
+    count, a timer's save); then every 50 ms, for a model's load, so that the looking (a
+    pause walks the screen's widgets) leaves the CPU to the app. A fixed 50 ms between
+    looks cost each wait 25 ms on average past the moment the condition held."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + UNTIL_GIVES_UP_S
+    delay = 0.005
+    while not condition():
+        if loop.time() > give_up:
+            raise AssertionError(f"never happened: {what}")
+        await pilot.pause(delay)
+        delay = min(2 * delay, 0.05)
 
 
 async def window_marked(pilot: Pilot[Any]) -> None:
@@ -352,9 +379,9 @@ async def saved(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
-def run(scenario: Callable[[], Awaitable[None]]) -> None:
-    """Run an async Pilot scenario from a plain pytest test."""
-    asyncio.run(scenario())
+def notifications(app: ScriptoriumApp) -> list[str]:
+    """What the app's notifications said, oldest first, as the Messages screen keeps them."""
+    return [notice.message for notice in app.notices]
 
 
 def drawn_lines(widget: Any) -> list[str]:
@@ -372,18 +399,15 @@ def drawn_border(widget: Any, *, bottom: bool = False) -> str:
     return row.crop(region.x, region.right).text.strip("╭╮╰╯─ ")
 
 
-def session_written_with(model_or_app: Path | ScriptoriumApp) -> None:
+async def session_written_with(model_or_app: Path | ScriptoriumApp) -> None:
     """A draft session with one suggestion from a model (or an app made elsewhere), saved as the app quits."""
     app = model_or_app if isinstance(model_or_app, ScriptoriumApp) else make_app(model_or_app)
 
-    async def scenario() -> None:
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
-            await generated(pilot, *"Era notte", "ctrl+g")
-            await pilot.press("ctrl+q")
-            await pilot.pause()
-
-    run(scenario)
+    async with app.run_test() as pilot:
+        await model_ready(pilot)
+        await generated(pilot, *"Era notte", "ctrl+g")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
 
 
 def saved_chat(app: Any) -> Any:
