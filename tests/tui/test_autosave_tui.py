@@ -12,6 +12,7 @@ from tui_helpers import autosaved, make_app, saved_draft
 
 from scriptorium.app import atomic
 from scriptorium.app.sessions import SessionStore
+from scriptorium.app.tui.manuscript import session_keeper
 from scriptorium.app.tui.manuscript.session_keeper import AUTOSAVE_LONGEST_SECONDS, AUTOSAVE_SECONDS, SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile
 
@@ -79,8 +80,12 @@ def test_autosave_waits_for_a_pause_but_not_for_ever(tmp_path: Path) -> None:
     assert keeper.autosave_delay(2000.0) == AUTOSAVE_SECONDS
 
 
-async def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
+async def test_typing_moves_the_pending_autosave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     draft = tmp_path / "bozza.md"
+    # Waits longer than any stall of a loaded machine between the two keys: at 0.5 s the first
+    # timer could fire before "B" arrived, and then nothing was pending to be moved.
+    monkeypatch.setattr(session_keeper, "AUTOSAVE_SECONDS", 60.0)
+    monkeypatch.setattr(session_keeper, "AUTOSAVE_LONGEST_SECONDS", 120.0)
 
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
@@ -89,6 +94,7 @@ async def test_typing_moves_the_pending_autosave(tmp_path: Path) -> None:
         await pilot.press("B")
         second = app.manuscript.autosave.timer
         assert first is not None and second is not first and first._task is None  # moved, the old one stopped
+        app.manuscript.autosave.save_now_if_pending()  # the moved save, made without its minute's wait
         await autosaved(pilot)
         assert draft.read_text(encoding="utf-8") == "AB"
 
