@@ -12,6 +12,7 @@ import pytest
 from hypothesis import strategies as st
 
 from scriptorium.app.sessions import ChatSession, DraftSession, Generation, LoraRef, ModelRef, SessionStore
+from scriptorium.app.sessions.token_records import HealingRecord, TokenRecord
 from scriptorium.inference.core.events import Candidate, GenerationDone, KVCacheUsage, TokenEvent
 from scriptorium.inference.core.settings import LogitBias, SamplerSettings, preset
 
@@ -194,3 +195,21 @@ def unwritable_dir(tmp_path: Path) -> Path:
         os.close(fd)
         os.unlink(name)
     pytest.skip("no folder here refuses writes (root on a writable /sys)")
+
+
+@pytest.fixture
+def token_with_every_field() -> TokenRecord:
+    """A token record with no field at its default (the fields are listed, so a new one fails
+    test_token_records first): what the fast path and the documented format are checked on."""
+    return TokenRecord(
+        id=5,
+        text="",
+        p=0.5,
+        top=((5, "", 0.5, False),),
+        piece=b"\xc3",
+        kept=((5, 0.7),),
+        removed=((6, "top_k"),),
+        pushed=((7, "dry", -1.5),),
+        drafted=True,
+        healing=HealingRecord(rest=" mo", allowed_count=3, mass=0.4, allowed=((5, " molo", 0.3, False),)),
+    )

@@ -50,22 +50,10 @@ def documented_rows(section: str) -> dict[str, str]:
     return rows
 
 
-def full_draft(rich_draft: DraftSession, lora_ref: LoraRef) -> DraftSession:
+def full_draft(rich_draft: DraftSession, lora_ref: LoraRef, token: TokenRecord) -> DraftSession:
     """rich_draft with every optional member set: a suggestion with versions, a lorebook,
     and a generation on a server with adapters, lore, token records saying what the chain did."""
     g = rich_draft.generations[0]
-    token = TokenRecord(
-        id=5,
-        text="",
-        p=0.5,
-        top=((5, "", 0.5, False),),
-        piece=b"\xc3",
-        kept=((5, 0.7),),
-        removed=((6, "top_k"),),
-        pushed=((7, "dry", -1.5),),
-        drafted=True,
-        healing=HealingRecord(rest=" mo", allowed_count=3, mass=0.4, allowed=((5, " molo", 0.3, False),)),
-    )
     rich_draft.generations[0] = replace(
         g,
         tokens=[token],
@@ -95,8 +83,10 @@ def keys_written(data: dict[str, Any]) -> dict[str, set[str]]:
 
 
 @pytest.fixture
-def written(rich_draft: DraftSession, chat: ChatSession, lora_ref: LoraRef) -> dict[str, set[str]]:
-    draft = full_draft(rich_draft, lora_ref)
+def written(
+    rich_draft: DraftSession, chat: ChatSession, lora_ref: LoraRef, token_with_every_field: TokenRecord
+) -> dict[str, set[str]]:
+    draft = full_draft(rich_draft, lora_ref, token_with_every_field)
     shared_lore = replace(draft, lore=Lorebook(), lore_path="/home/ana/lore.toml")
     chat = replace(chat, unsent="Un'altra?")
     found: dict[str, set[str]] = {section: set() for section in TABLES}
@@ -115,8 +105,10 @@ def test_every_key_written_is_documented_and_every_key_documented_is_written(
     assert documented - written[section] == set(), f"documented in the {section} table but never written"
 
 
-def test_the_members_of_each_object_are_named_in_its_row(rich_draft: DraftSession, lora_ref: LoraRef) -> None:
-    data = session_format.to_dict(full_draft(rich_draft, lora_ref))
+def test_the_members_of_each_object_are_named_in_its_row(
+    rich_draft: DraftSession, lora_ref: LoraRef, token_with_every_field: TokenRecord
+) -> None:
+    data = session_format.to_dict(full_draft(rich_draft, lora_ref, token_with_every_field))
     generation = data["generations"][0]
     objects = {
         ("window", "lore"): data["window"]["lore"],

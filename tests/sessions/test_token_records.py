@@ -11,32 +11,16 @@ from scriptorium.app.sessions.members import keys
 from scriptorium.app.sessions.token_records import HealingRecord, TokenRecord, read_token, token_json
 
 
-def every_field_set() -> TokenRecord:
-    """A token record with no field at its default (the fields are listed, so a new one fails here first)."""
-    return TokenRecord(
-        id=5,
-        text="",
-        p=0.5,
-        top=((5, "", 0.5, False),),
-        piece=b"\xc3",
-        kept=((5, 0.7),),
-        removed=((6, "top_k"),),
-        pushed=((7, "dry", -1.5),),
-        drafted=True,
-        healing=HealingRecord(rest=" mo", allowed_count=3, mass=0.4, allowed=((5, " molo", 0.3, False),)),
-    )
-
-
-def test_the_record_used_here_sets_every_field() -> None:
-    token = every_field_set()
+def test_the_record_used_here_sets_every_field(token_with_every_field: TokenRecord) -> None:
+    token = token_with_every_field
     at_default = [
         f.name for f in fields(TokenRecord) if f.default is not MISSING and getattr(token, f.name) == f.default
     ]
     assert at_default == []
 
 
-def test_the_fast_path_writes_every_declared_member_and_reads_it_back() -> None:
-    token = every_field_set()
+def test_the_fast_path_writes_every_declared_member_and_reads_it_back(token_with_every_field: TokenRecord) -> None:
+    token = token_with_every_field
     data = json.loads(json.dumps(token_json(token)))
     assert set(data) == set(keys(TokenRecord))
     assert set(data["healing"]) == set(keys(HealingRecord))
