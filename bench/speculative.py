@@ -207,6 +207,9 @@ def main() -> int:
     parser.add_argument("--draft-max", type=int, default=8)
     parser.add_argument("--draft-model", type=Path, default=None, help="guess with this draft model, not lookup")
     parser.add_argument("--flash", choices=("on", "off", "auto"), default="auto", help="flash attention")
+    parser.add_argument(
+        "--repack", choices=("on", "off"), default="on", help="llama.cpp's repacked weights (use_extra_bufts)"
+    )
     parser.add_argument("--identity", action="store_true", help="count the texts speculation changed; time nothing")
     parser.add_argument("--prompts", type=int, default=len(IDENTITY_PROMPTS), help="--identity: how many prompts")
     parser.add_argument("--first", type=int, default=1, help="--identity: the first prompt (from 1)")
@@ -214,7 +217,15 @@ def main() -> int:
     args = parser.parse_args()
 
     flash = {"on": True, "off": False, "auto": None}[args.flash]
-    engine = Engine.load(LoadOptions(model_path=args.model, n_ctx=2048, n_threads=args.threads, flash_attn=flash))
+    engine = Engine.load(
+        LoadOptions(
+            model_path=args.model,
+            n_ctx=2048,
+            n_threads=args.threads,
+            flash_attn=flash,
+            repack_weights=args.repack == "on",
+        )
+    )
     guesser = "draft" if args.draft_model else "lookup"
     lookup = Speculation(guesser=guesser, draft_max=args.draft_max, draft_model=args.draft_model)
     plain = Speculation()
@@ -223,7 +234,10 @@ def main() -> int:
         from reference import machine_facts  # this folder is on sys.path when run as a script
 
         print(machine_facts())
-        print(f"arithmetic: {engine.arithmetic.describe()}; {guesser}, draft max {args.draft_max}")
+        print(
+            f"arithmetic: {engine.arithmetic.describe()}; {guesser}, draft max {args.draft_max}; "
+            f"repacked weights {args.repack}; GGML_CPU_TILED_MM={os.environ.get('GGML_CPU_TILED_MM', 'unset')}"
+        )
         try:
             return identity(engine, args, lookup)
         finally:

@@ -196,6 +196,7 @@ class Engine:
         lib = h.lib
         params = lib.llama_model_default_params()
         params.n_gpu_layers = ALL_LAYERS if options.n_gpu_layers < 0 else options.n_gpu_layers
+        params.use_extra_bufts = options.repack_weights
         if on_progress is not None:
 
             @lib.llama_progress_callback

@@ -20,7 +20,7 @@ from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import GenerationDone, TokenEvent
 from scriptorium.inference.gguf.gguf_file import read_model_facts
 from scriptorium.inference.local.lookup import PromptLookup
-from scriptorium.inference.gguf.quantize import QuantizeError, draft_layers, make_draft
+from scriptorium.inference.gguf.quantize import QuantizeError, draft_layers, make_draft, quantize
 from scriptorium.inference.core.settings import PRESETS, LogitBias, SettingsError
 from scriptorium.inference.core.speculation import Speculation
 from scriptorium.inference.local.speculative import PAUSE_LIMIT, DraftPacing
@@ -301,3 +301,44 @@ def test_a_servers_draft_counts_are_shown_and_its_accepted_tokens_said_to_have_n
     from scriptorium.app.tui.widgets.speed_panel import guesses_line
 
     assert guesses_line(counts) == "21/30 guessed 70% · no p"
+
+
+def test_without_repacked_weights_a_quantized_passs_rows_are_one_token_decodes(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """With llama.cpp's repacked weights off (LoadOptions.repack_weights), each row of a verifying
+    pass of 7 rows over Q4_K weights is bit for bit the one-token decode of its position: the
+    arithmetic that makes speculation's text plain decoding's on the demo model (the speculative guide)."""
+    import ctypes
+
+    import numpy as np
+
+    folder = tmp_path_factory.mktemp("q4k")
+    source = write_llama_model(folder / "random.gguf", kind="random", n_embd=256, n_head=4, n_head_kv=2, n_ff=512)
+    model = quantize(source, "Q4_K_M", folder / "random-q4_k_m.gguf").output_path
+    engine = Engine.load(
+        LoadOptions(model_path=model, n_ctx=512, n_threads=1, flash_attn=True, repack_weights=False),
+        index_for_healing=False,
+    )
+    try:
+        lib, context = engine.handles.lib, engine.context
+        tokens = engine.tokenize("Era una sera d'autunno quando Lucia tornò al paese, e il vento portava")
+        prompt, pass_tokens = tokens[:-7], tokens[-7:]
+
+        def row(index: int) -> np.ndarray:
+            pointer = ctypes.cast(lib.llama_get_logits_ith(context._ctx, index), ctypes.POINTER(ctypes.c_float))
+            return np.ctypeslib.as_array(pointer, shape=(engine.n_vocab,)).copy()
+
+        with context.claim():
+            context.clear()
+            list(context.decode(prompt))
+            alone = []
+            for token in pass_tokens:
+                list(context.decode([token]))
+                alone.append(row(-1))
+            context.trim(len(prompt))
+            list(context.decode(pass_tokens, every_row=True))
+            batched = [row(i) for i in range(len(pass_tokens))]
+        assert all(np.array_equal(a, b) for a, b in zip(alone, batched))
+    finally:
+        engine.close()
