@@ -83,12 +83,15 @@ class LoadOptions:
     """Give sliding-window layers a full-size cache (more memory, more prefix reuse)."""
     flash_attn: bool | None = None
     """Flash attention on or off; None lets llama.cpp decide for the backend."""
-    repack_weights: bool = True
-    """Let llama.cpp repack quantized weights for its CPU kernels (`use_extra_bufts`). Off,
-    a verifying pass's rows of 7 or fewer are bit-identical to one-token decodes on the demo
-    model (decoding on one thread, or before its 257th token): the repacked Q4_K kernel
-    computes a group of 4 rows with a gemm that sums in another order than its one-row gemv
-    (docs/guide/speculative.md says the other conditions)."""
+    repack_weights: bool = False
+    """Let llama.cpp repack quantized weights for its CPU kernels (`use_extra_bufts`). Off by
+    default, because the instrument's speculation must write plain decoding's text: repacked,
+    the Q4_K kernel computes a group of 4 rows with a gemm that sums in another order than
+    its one-row gemv, so a verifying pass's rows moved the demo model's probabilities by up
+    to 11 points against one-token decodes. Off, a pass of 7 rows or fewer is one-token
+    decoding bit for bit (with flash attention on, and on one decode thread or before the
+    257th token: docs/guide/speculative.md); it cost no decode speed and 1% of the prompt
+    speed here (AVX2 EPYC, Gemma 3 270M Q4_K_M). GPU offload does not use these kernels."""
     spm_path: Path | None = None
     """The SentencePiece `.model` the model was trained with: when its pieces match the
     GGUF's, text is tokenized with it instead of llama.cpp (tokenizer.py)."""

@@ -23,8 +23,10 @@ class Speculation:
     one pass and keeps those its own sampler chain draws, so the text is plain decoding's."""
 
     guesser: str = "off"
-    draft_max: int = ruled(8, Rule("draft length", 1, 32, whole=True))
-    """The most tokens drafted for one verifying pass; fewer while guesses are rejected."""
+    draft_max: int = ruled(6, Rule("draft length", 1, 32, whole=True))
+    """The most tokens drafted for one verifying pass; fewer while guesses are rejected. Six by
+    default: a pass of 8 rows or more takes llama.cpp's tiled K-quant matmul, which sums in
+    another order than one-token decoding, so the text could part from plain decoding's."""
     draft_model: Path | None = None
     """The draft model's GGUF (guesser 'draft')."""
 
