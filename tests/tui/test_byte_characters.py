@@ -10,7 +10,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, make_app, model_ready, ready
 
 from italian_vocab import byte_id
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
@@ -126,9 +126,7 @@ async def test_a_chat_reply_in_byte_tokens_is_inspected_a_character_at_a_time(tm
         tmp_path / "utf8-chat.gguf", kind="utf8_bytes", chat_template=gguf_models.SIMPLE_CHAT_TEMPLATE
     )
 
-    app = make_app(model, mode="chat", sampler=GREEDY_FOUR)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(model, mode="chat", sampler=GREEDY_FOUR, size=(120, 40)) as (app, pilot):
         await pilot.press("ctrl+t", "b", "escape")
         await generated(pilot, *"Ciao", "enter")
         _, events, _ = app.main.last_generation

@@ -18,6 +18,7 @@ from tui_helpers import (
     make_app,
     model_ready,
     notifications,
+    ready,
     saved_draft,
 )
 
@@ -113,9 +114,7 @@ async def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_mo
             await pilot.pause()
 
     async def reopen() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, draft=draft) as (app, pilot):
             editor = app.main.draft.editor
             assert editor.text.startswith(OPENING)
             (span,) = editor.spans.spans
@@ -167,9 +166,7 @@ async def test_an_edit_waiting_for_its_save_is_saved_before_the_engine_starts(
     def engine_started() -> None:
         on_disk.append(draft.read_text(encoding="utf-8") if draft.exists() else "")
 
-    app = make_app(random_model, draft=draft, loader=loader_calling(engine_started))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, loader=loader_calling(engine_started)) as (app, pilot):
         await pilot.press(*OPENING)
         await generated(pilot, "ctrl+g")
     assert on_disk == [OPENING]
@@ -210,9 +207,7 @@ async def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path
 
 
 async def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         done = await generated(pilot, *"Ciao!", "enter")
         app.manuscript.save_everything()
         chat = app.sessions.chat
@@ -275,9 +270,7 @@ async def test_quitting_while_tokens_stream_records_the_generation_as_stopped(
     draft = tmp_path / "bozza.md"
     gate = Gate(after_tokens=3)
 
-    app = make_app(random_model, draft=draft, loader=gate.loader)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, loader=gate.loader) as (app, pilot):
         await pilot.press(*OPENING, "ctrl+g")
         await gate.wait_reached()
         await pilot.pause()
@@ -320,17 +313,13 @@ async def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path)
     recorded as rejected, and the chat opened (and stayed, once saved) empty."""
 
     async def first() -> None:
-        app = make_app(sentence_model, mode="chat")
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(sentence_model, mode="chat") as (app, pilot):
             await generated(pilot, *"Ciao!", "enter")
             await pilot.press("ctrl+q")
             await pilot.pause()
 
     async def second() -> list[dict[str, str]]:
-        app = make_app(sentence_model, resume=True)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(sentence_model, resume=True) as (app, pilot):
             return list(app.main.chat.messages)
 
     await first()

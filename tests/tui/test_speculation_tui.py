@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import drawn_lines, generated, make_app, model_ready
+from tui_helpers import drawn_lines, generated, make_app, model_ready, ready
 
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.tui.token_spans import GUESSED
@@ -44,9 +44,7 @@ async def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(loop_mod
     runs = {}
 
     async def scenario(speculate: bool) -> None:
-        app = make_app(loop_model)
-        async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
+        async with ready(loop_model, size=(160, 48)) as (app, pilot):
             await pilot.press(*(LOOP_PROMPT * 2).strip())
             if speculate:
                 await pilot.press("f7")

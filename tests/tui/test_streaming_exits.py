@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
-from tui_helpers import GREEDY, Gate, make_app, model_ready
+from tui_helpers import GREEDY, Gate, make_app, model_ready, ready
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -123,9 +123,7 @@ async def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(
     monkeypatch.setattr(session_keeper, "AUTOSAVE_SECONDS", 3600.0)
     monkeypatch.setattr(session_keeper, "AUTOSAVE_LONGEST_SECONDS", 3600.0)
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft) as (app, pilot):
         await pilot.press(*OPENING)
         assert app.main.draft.modified
     assert not app.main.draft.is_attached

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from tui_helpers import GREEDY, drawn_border, generated, make_app, model_ready
+from tui_helpers import GREEDY, drawn_border, generated, make_app, model_ready, ready
 
 PROMPT = "C'era una volta una casa sul lago."
 VARIED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
@@ -15,9 +15,7 @@ VARIED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, pre
 
 
 async def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
-    app = make_app(random_model, sampler=VARIED)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=VARIED, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         ghost = app.main.draft.editor.ghost
