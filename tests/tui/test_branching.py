@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
-from tui_helpers import generated, make_app, model_ready, ready, spying_loader
+from tui_helpers import generated, ready, spying_loader
 
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.widgets.suggestion_view import replaced_label
@@ -17,7 +17,6 @@ PROMPT = "C'era una volta una casa sul lago."
 
 async def accept_a_suggestion(pilot: Pilot[Any]) -> str:
     """Type the prompt, generate, accept: the draft then holds a model passage."""
-    await model_ready(pilot)
     await pilot.press(*PROMPT)
     await generated(pilot, "ctrl+g")
     accepted = pilot.app.main.draft.editor.ghost.text
@@ -94,8 +93,7 @@ async def test_a_branch_with_your_own_word_credits_each_generation_with_its_own_
 
 
 async def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         accepted = await accept_a_suggestion(pilot)
         draft = app.main.draft
         span = draft.editor.spans.spans[0]
@@ -141,8 +139,7 @@ async def test_branching_in_accepted_text_with_your_own_word(random_model: Path)
 
 
 async def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await accept_a_suggestion(pilot)
         draft = app.main.draft
         whole = draft.editor.text

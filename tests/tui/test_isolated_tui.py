@@ -35,8 +35,7 @@ LONG_GREEDY = preset("greedy").with_changes(max_tokens=200, preset="greedy")
 
 
 async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
-    """Wait for the model to load; its backend, the engine in its child process."""
-    await model_ready(pilot)
+    """The loaded model's backend (ready() waited for the load): the engine in its child process."""
     backend = pilot.app.engine_state.backend
     assert isinstance(backend, IsolatedBackend)
     return backend
@@ -124,8 +123,7 @@ async def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
     if death == "abort":
         monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
 
-    app = make_app(random_model, draft=draft, loader=IsolatedBackend.load)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft, loader=IsolatedBackend.load) as (app, pilot):
         first = await engine_in_child(pilot)
         # Only the first engine is rigged: the one started after the crash is healthy.
         monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS, raising=False)
@@ -168,8 +166,7 @@ async def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_t
     model = tmp_path / "copy.gguf"
     model.write_bytes(random_model.read_bytes())
 
-    app = make_app(model, loader=IsolatedBackend.load)
-    async with app.run_test() as pilot:
+    async with ready(model, loader=IsolatedBackend.load) as (app, pilot):
         first = await engine_in_child(pilot)
         with model.open("r+b") as file:
             file.truncate(model.stat().st_size // 2)

@@ -47,7 +47,6 @@ def footer_names(app: Any) -> list[str]:
 
 async def suggestion_written(pilot: Any) -> None:
     """The model ready, the opening typed, and its suggestion written (ctrl+g)."""
-    await model_ready(pilot)
     pilot.app.main.draft.editor.insert(OPENING)
     await generated(pilot, "ctrl+g")
 
@@ -72,8 +71,7 @@ async def test_the_footer_help_and_palette_speak_italian(phrases_model: Path) ->
 
 
 async def test_the_panels_write_numbers_the_italian_way(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await suggestion_written(pilot)
         sidebar = app.main.sidebar
         model = drawn_lines(sidebar.model)
@@ -88,8 +86,12 @@ async def test_the_panels_write_numbers_the_italian_way(phrases_model: Path) -> 
 
 
 async def test_notices_speak_italian(phrases_model: Path, tmp_path: Path) -> None:
-    app = make_app(phrases_model, draft=tmp_path / "racconto.md", language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(
+        phrases_model,
+        draft=tmp_path / "racconto.md",
+        language=Language.load("it"),
+        size=(160, 48),
+    ) as (app, pilot):
         await suggestion_written(pilot)
         await pilot.press("escape")  # a first Esc on a finished suggestion asks
         await pilot.press("ctrl+s")
@@ -277,8 +279,7 @@ async def test_a_draft_file_changed_elsewhere_is_said_in_italian(tmp_path: Path)
 
 
 async def test_the_alternatives_dialog_and_the_find_bar_speak_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await suggestion_written(pilot)
         await pilot.press("f4", "ctrl+b")
         await pilot.pause()
@@ -299,8 +300,7 @@ async def test_the_alternatives_dialog_and_the_find_bar_speak_italian(phrases_mo
 
 
 async def test_a_versions_label_is_said_in_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await suggestion_written(pilot)
         await generated(pilot, "ctrl+r")  # the same prompt again: a second version
         ghost = app.main.draft.editor.ghost

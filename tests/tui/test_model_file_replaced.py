@@ -13,7 +13,7 @@ from pathlib import Path
 import gguf_models
 import pytest
 from test_isolated_tui import engine_in_child, notifications
-from tui_helpers import copy_of, generated, make_app, model_ready, ready, until
+from tui_helpers import copy_of, generated, model_ready, ready, until
 
 from scriptorium.app.models import loading
 from scriptorium.app.models.replaced import REPLACED_TITLE
@@ -82,8 +82,7 @@ async def test_other_weights_under_the_same_header_are_found_by_the_hash_after_t
         assert reload_allowed.wait(30), "the reload was never released"
         return IsolatedBackend.load(*args, **kwargs)
 
-    app = make_app(model, loader=held_load)
-    async with app.run_test() as pilot:
+    async with ready(model, loader=held_load) as (app, pilot):
         first = await engine_in_child(pilot)
         await generated(pilot, *"C'era", "ctrl+g")
         await pilot.press("escape")

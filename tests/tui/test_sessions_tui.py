@@ -16,7 +16,6 @@ from tui_helpers import (
     kept_whole,
     loader_calling,
     make_app,
-    model_ready,
     notifications,
     ready,
     saved_draft,
@@ -31,8 +30,7 @@ OPENING = "C'era una volta"
 
 
 async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
-    """Once the model is ready, type OPENING and let the model continue it to the end."""
-    await model_ready(pilot)
+    """With the model ready, type OPENING and let the model continue it to the end."""
     await pilot.press(*OPENING)
     return await generated(pilot, "ctrl+g")
 
@@ -40,8 +38,7 @@ async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
 async def test_an_accepted_suggestion_is_saved_at_once_with_its_generation(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         done = await suggestion_after_opening(pilot)
         await pilot.press("tab")
         await pilot.pause()
@@ -64,8 +61,7 @@ async def test_a_generation_kept_whole_is_no_longer_held_live(random_model: Path
     until its last word."""
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         done = await suggestion_after_opening(pilot)
         assert len(done.text.split()) > 1
         await pilot.press("ctrl+right")
@@ -84,8 +80,7 @@ async def test_undoing_a_word_accepted_gives_it_back_to_the_suggestion(random_mo
     then records the generation as kept whole (not the word twice)."""
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         done = await suggestion_after_opening(pilot)
         editor = app.main.draft.editor
         assert editor.ghost is not None and len(done.text.split()) > 1
@@ -106,8 +101,7 @@ async def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_mo
     kept: list[Any] = []
 
     async def write() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test() as pilot:
+        async with ready(random_model, draft=draft) as (app, pilot):
             await suggestion_after_opening(pilot)
             kept.extend(app.main.draft.editor.ghost.tokens)
             await pilot.press("tab", "ctrl+q")
@@ -146,8 +140,7 @@ async def test_a_finished_generation_is_saved_before_the_next_can_start(random_m
     put the save inside the generation the author starts next (a re-roll)."""
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         done = await suggestion_after_opening(pilot)
         session = saved_draft(draft)
         assert session.text == OPENING
@@ -175,8 +168,7 @@ async def test_an_edit_waiting_for_its_save_is_saved_before_the_engine_starts(
 async def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         await suggestion_after_opening(pilot)
         await pilot.press("ctrl+right", "escape")
         await pilot.pause()
