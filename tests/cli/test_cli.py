@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import scriptorium
 from gguf_models import FIRST_BYTE_ID
 
-SCRIPTORIUM = str(Path(sys.executable).with_name("scriptorium"))
 DRAFT = "La casa era buia, e la notte più lunga."
-
-
-def scriptorium(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SCRIPTORIUM, *args], input=stdin, capture_output=True, text=True, timeout=120)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], fragment: str) -> None:

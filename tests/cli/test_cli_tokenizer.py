@@ -4,16 +4,11 @@ tokenizer in use named by continue --json and info, from --spm or the config."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-SCRIPTORIUM = str(Path(sys.executable).with_name("scriptorium"))
+from cli_runs import scriptorium
+
 HOSTILE = "Perché così? Città, caffè ☕ 東京\n\x1b[31m 🍰"
-
-
-def scriptorium(*args: object, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SCRIPTORIUM, *map(str, args)], input=stdin, capture_output=True, text=True, timeout=120)
 
 
 def test_continue_refuses_unencodable_text_in_one_line_instead_of_aborting(no_bytes_gguf: Path) -> None:

@@ -7,7 +7,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from tui_helpers import make_app, model_ready
+from tui_helpers import ready
 
 from scriptorium.inference.local import flash_choice
 from scriptorium.inference.local.engine import Engine
@@ -20,9 +20,12 @@ async def test_the_model_panel_shows_the_measured_attention_path(
     timing = flash_choice.FlashTiming(on_ms=1.0, off_ms=2.0) if flash_faster else flash_choice.FlashTiming(2.0, 1.0)
     monkeypatch.setattr(flash_choice, "time_decode_paths", lambda *a, **k: timing)
 
-    app = make_app(random_model, loader=partial(Engine.load, flash_cache=tmp_path / "flash.json"), prompt_threads=2)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model,
+        loader=partial(Engine.load, flash_cache=tmp_path / "flash.json"),
+        prompt_threads=2,
+        size=(160, 48),
+    ) as (app, pilot):
         assert app.engine_state.backend is not None and app.engine_state.backend.arithmetic.flash_attn is flash_faster
         assert app.engine_state.model_status.arithmetic == app.engine_state.backend.arithmetic
         lines = [line.plain for line in app.main.sidebar.model.lines(60)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
-from tui_helpers import generated, make_app, model_ready, spying_loader
+from tui_helpers import generated, ready, spying_loader
 
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.widgets.suggestion_view import replaced_label
@@ -17,7 +17,6 @@ PROMPT = "C'era una volta una casa sul lago."
 
 async def accept_a_suggestion(pilot: Pilot[Any]) -> str:
     """Type the prompt, generate, accept: the draft then holds a model passage."""
-    await model_ready(pilot)
     await pilot.press(*PROMPT)
     await generated(pilot, "ctrl+g")
     accepted = pilot.app.main.draft.editor.ghost.text
@@ -28,9 +27,7 @@ async def accept_a_suggestion(pilot: Pilot[Any]) -> str:
 async def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_text(random_model: Path) -> None:
     loader, spies = spying_loader()
 
-    app = make_app(random_model, loader=loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         draft = app.main.draft
@@ -66,9 +63,7 @@ async def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_te
 
 
 async def test_a_branch_with_your_own_word_credits_each_generation_with_its_own_text(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         draft = app.main.draft
@@ -98,8 +93,7 @@ async def test_a_branch_with_your_own_word_credits_each_generation_with_its_own_
 
 
 async def test_branching_in_accepted_text_with_your_own_word(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         accepted = await accept_a_suggestion(pilot)
         draft = app.main.draft
         span = draft.editor.spans.spans[0]
@@ -145,8 +139,7 @@ async def test_branching_in_accepted_text_with_your_own_word(random_model: Path)
 
 
 async def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await accept_a_suggestion(pilot)
         draft = app.main.draft
         whole = draft.editor.text
@@ -171,9 +164,7 @@ async def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(rando
 
 
 async def test_branch_elsewhere_says_how(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT, "ctrl+b")
         await pilot.pause()
         assert not isinstance(app.screen, AlternativesScreen)
@@ -184,9 +175,7 @@ async def test_branch_elsewhere_says_how(random_model: Path) -> None:
 async def test_branching_in_your_own_scored_words_rewrites_the_rest_of_the_line(random_model: Path) -> None:
     first_line, second_line = "La casa era buia, e la notte più lunga.", "Il gatto dorme sul letto."
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         draft = app.main.draft
         draft.editor.load_text(first_line + "\n" + second_line)
         await pilot.press("f9")
@@ -216,9 +205,7 @@ async def test_a_byte_token_alternative_is_not_written_into_the_text(byte_loop_m
     """A byte token's label (<0xFF>) is not text: one byte of a character, whatever the
     candidate list calls it. Taking it would write the label itself into the draft."""
 
-    app = make_app(byte_loop_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(byte_loop_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")  # the bytes are banned: Italian words come
         draft = app.main.draft
@@ -242,9 +229,7 @@ async def test_branching_at_the_first_scored_word_adds_no_space_before_the_text(
     written at the start of the draft it would be a space the author never typed."""
     text = "La casa era buia."
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         draft = app.main.draft
         draft.editor.load_text(text)
         await pilot.press("f9")
@@ -268,9 +253,7 @@ async def test_a_control_token_alternative_is_not_written_into_the_text(sentence
     """<unk>, <s> and </s> are named in the candidate list, but their names are not text:
     taking one would write "<unk>" into the draft."""
 
-    app = make_app(sentence_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*"C'era una volta")
         await generated(pilot, "ctrl+g")  # " La casa era buia."
         draft = app.main.draft

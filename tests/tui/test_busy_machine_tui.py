@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tui_helpers import drawn_lines, generated, make_app, model_ready
+from tui_helpers import drawn_lines, generated, model_ready, ready
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -67,9 +67,7 @@ async def test_the_model_panel_says_which_threads_and_why(random_model: Path) ->
 
 
 async def test_the_speed_panel_says_the_machine_is_busy_when_decode_collapses(random_model: Path) -> None:
-    app = make_app(random_model, sampler=LONG)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=LONG, size=(160, 48)) as (app, pilot):
         speed = app.main.sidebar.speed
         done = await generated(pilot, *"Era notte", "ctrl+g")
         assert "machine busy" not in " ".join(drawn_lines(speed))

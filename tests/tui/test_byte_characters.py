@@ -10,7 +10,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, ready
 
 from italian_vocab import byte_id
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
@@ -24,7 +24,6 @@ C3, A8 = byte_id(0xC3), byte_id(0xA8)
 
 async def written_after_casa(pilot: Pilot[Any]) -> list[TokenEvent]:
     """With the byte ban lifted, what the model writes after "La casa": its tokens."""
-    await model_ready(pilot)
     await pilot.press("ctrl+t", "b", "escape")
     await pilot.press(*"La casa")
     await generated(pilot, "ctrl+g")
@@ -41,8 +40,7 @@ async def test_a_generated_character_in_byte_tokens_shows_the_chance_of_all_its_
     """The token cursor on the second "è" showed <0xA8>'s numbers alone: how probable that
     byte was once <0xC3> was written, with candidates for the middle of a character."""
 
-    app = make_app(utf8_model, sampler=GREEDY_FOUR)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(utf8_model, sampler=GREEDY_FOUR, size=(120, 40)) as (app, pilot):
         events = await written_after_casa(pilot)
         assert [e.id for e in events] == [C3, A8, C3, A8] and [e.text for e in events] == ["", "è", "", "è"]
         ghost = app.main.draft.editor.ghost
@@ -70,8 +68,7 @@ async def test_branching_at_a_character_in_byte_tokens_offers_the_alternatives_w
     """ctrl+b on "è" listed what the model expected after <0xC3> (the middle of the
     character) as alternatives to the whole character."""
 
-    app = make_app(utf8_model, sampler=GREEDY_FOUR)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(utf8_model, sampler=GREEDY_FOUR, size=(120, 40)) as (app, pilot):
         events = await written_after_casa(pilot)
         await pilot.press("f4", "ctrl+b")
         screen = app.screen
@@ -86,8 +83,7 @@ async def test_an_accepted_character_in_byte_tokens_keeps_its_steps_in_the_draft
     """Accepted, and again from the session (a reopened draft), the cursor on "è" showed
     <0xA8>'s numbers: the session keeps each byte token, and they are joined again."""
 
-    app = make_app(utf8_model, sampler=GREEDY_FOUR)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(utf8_model, sampler=GREEDY_FOUR, size=(120, 40)) as (app, pilot):
         events = await written_after_casa(pilot)
         await pilot.press("tab")
         await pilot.pause()
@@ -110,8 +106,7 @@ async def test_a_character_left_open_at_the_end_leaves_no_token_behind(utf8_mode
     """Cut after <0xC3>, the last "è" is never written: its byte waited for the rest as a
     token of no text, which the cursor stepped onto and a branch could start from."""
 
-    app = make_app(utf8_model, sampler=GREEDY_FOUR.with_changes(max_tokens=3))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(utf8_model, sampler=GREEDY_FOUR.with_changes(max_tokens=3), size=(120, 40)) as (app, pilot):
         await written_after_casa(pilot)
         ghost = app.main.draft.editor.ghost
         assert ghost.text == "è" and [(r.start, r.text) for r in ghost.tokens] == [(0, "è")]
@@ -126,9 +121,7 @@ async def test_a_chat_reply_in_byte_tokens_is_inspected_a_character_at_a_time(tm
         tmp_path / "utf8-chat.gguf", kind="utf8_bytes", chat_template=gguf_models.SIMPLE_CHAT_TEMPLATE
     )
 
-    app = make_app(model, mode="chat", sampler=GREEDY_FOUR)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(model, mode="chat", sampler=GREEDY_FOUR, size=(120, 40)) as (app, pilot):
         await pilot.press("ctrl+t", "b", "escape")
         await generated(pilot, *"Ciao", "enter")
         _, events, _ = app.main.last_generation

@@ -18,6 +18,7 @@ from tui_helpers import (
     fixed_clock_loader,
     make_app,
     model_ready,
+    ready,
     saved,
     spying_loader,
     write_pinned,
@@ -47,9 +48,7 @@ def solo_text(model: Path, call: dict[str, Any]) -> str:
 async def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_is_accepted(phrases_model: Path) -> None:
     loader, spies = spying_loader()
 
-    app = make_app(phrases_model, sampler=SAMPLED, loader=loader)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, sampler=SAMPLED, loader=loader, size=(130, 40)) as (app, pilot):
         assert any(row[4] == "draft.candidates" for row in app.keys.rows())  # F1
         assert "Draft: Candidates" in [command.title for command in app.get_system_commands(app.main)]
         await pilot.press(*PROMPT, "ctrl+n")
@@ -84,9 +83,12 @@ async def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_i
 async def test_candidates_continue_a_waiting_suggestion(phrases_model: Path) -> None:
     loader, spies = spying_loader()
 
-    app = make_app(phrases_model, sampler=SAMPLED.with_changes(seed=7, preset="custom"), loader=loader)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        phrases_model,
+        sampler=SAMPLED.with_changes(seed=7, preset="custom"),
+        loader=loader,
+        size=(130, 40),
+    ) as (app, pilot):
         await pilot.press(*PROMPT, "ctrl+g")
         await app.main.wait_until_idle()
         await pilot.pause()
@@ -111,9 +113,7 @@ async def test_esc_stops_the_candidates_and_leaves_the_draft_alone(phrases_model
         spies.append(EngineSpy(engine))
         return engine
 
-    app = make_app(phrases_model, sampler=SAMPLED, loader=loader)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, sampler=SAMPLED, loader=loader, size=(130, 40)) as (app, pilot):
         await pilot.press(*PROMPT, "ctrl+n")
         await gate.wait_reached()
         screen = app.screen
@@ -137,9 +137,7 @@ async def test_esc_stops_the_candidates_and_leaves_the_draft_alone(phrases_model
 async def test_greedy_candidates_borrow_the_prose_sampling_and_say_so(phrases_model: Path) -> None:
     loader, spies = spying_loader()
 
-    app = make_app(phrases_model, sampler=GREEDY, loader=loader)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, sampler=GREEDY, loader=loader, size=(80, 24)) as (app, pilot):
         await pilot.press(*PROMPT, "ctrl+n", "plus")
         screen = await candidates_written(pilot)
         prose = PRESETS["prose"]
@@ -182,9 +180,7 @@ async def test_a_prompt_that_cannot_be_fitted_fails_every_candidate_once(phrases
 
     from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
-    app = make_app(phrases_model, sampler=SAMPLED)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, sampler=SAMPLED, size=(130, 40)) as (app, pilot):
         await pilot.press(*PROMPT, "alt+e")
         await pilot.pause()
         assert isinstance(app.screen, PinnedScreen)
@@ -204,9 +200,7 @@ async def test_the_candidate_kept_from_the_versions_is_the_one_credited(phrases_
     """The candidates the author did not pick stay as versions of the suggestion: keeping
     one of them later credits its own generation, and the others are rejected then."""
 
-    app = make_app(phrases_model, sampler=SAMPLED)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, sampler=SAMPLED, size=(130, 40)) as (app, pilot):
         await pilot.press(*PROMPT, "ctrl+n")
         screen = await candidates_written(pilot)
         ids = [c.request.id for c in screen.candidates]
@@ -228,9 +222,7 @@ async def test_a_candidate_after_a_note_at_depth_zero_keeps_its_paragraph_break(
     """The candidates' model writes on after the note's paragraph, as a continuation's does:
     the one chosen glued to the draft's last word."""
 
-    app = make_app(phrases_model, sampler=SAMPLED)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, sampler=SAMPLED, size=(130, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
         await pilot.press("ctrl+n")

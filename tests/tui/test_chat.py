@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, ready, saved_chat, spying_loader
+from tui_helpers import generated, loader_wrapping, ready, saved_chat, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -177,14 +177,12 @@ async def test_one_message_left_out_is_said_in_the_singular(sentence_model: Path
 
     # 256 tokens for the prompt (half the context): either message fits with the chat's
     # 69, not both.
-    app = make_app(
+    async with ready(
         sentence_model,
         mode="chat",
         sampler=GREEDY.with_changes(max_tokens=400),
         loader=loader_wrapping("generate", failing_once),
-    )
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    ) as (app, pilot):
         chat = app.main.chat
         chat.input.value = words
         await pilot.press("enter")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import drawn_lines, generated, make_app, model_ready, saved_chat
+from tui_helpers import drawn_lines, generated, make_app, ready, saved_chat
 
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
 
@@ -14,9 +14,7 @@ POEM = "Meriggiare pallido e assorto\npresso un rovente muro d'orto"
 async def test_a_new_line_typed_in_the_message_is_sent_and_shown_as_written(sentence_model: Path) -> None:
     """The field held one line: an author could not write a second one, and Enter sent."""
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         chat = app.main.chat
         first, second = POEM.split("\n")
         await pilot.press(*first, "ctrl+j", *second)
@@ -43,9 +41,7 @@ async def test_the_message_field_grows_with_its_lines_up_to_a_bound() -> None:
 
 
 async def test_a_message_of_several_lines_is_taken_back_and_put_back_whole(sentence_model: Path) -> None:
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         chat = app.main.chat
         chat.input.value = POEM
         await generated(pilot, "enter")
@@ -59,9 +55,7 @@ async def test_a_message_of_several_lines_is_taken_back_and_put_back_whole(sente
 
 
 async def test_an_unsent_message_keeps_its_line_breaks_in_the_session(sentence_model: Path) -> None:
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         await pilot.press("a", "ctrl+j", "b")
         saved = saved_chat(app)
         assert saved.unsent == "a\nb"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, HeldCounts, generated, loader_failing_after, make_app, model_ready, window_marked
+from tui_helpers import Gate, HeldCounts, generated, loader_failing_after, make_app, model_ready, ready, window_marked
 
 from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 from scriptorium.inference.core.settings import preset
@@ -111,9 +111,11 @@ async def test_a_reopened_chat_marks_the_replies_that_were_stopped(random_model:
             await pilot.pause()
 
     async def reopened() -> None:
-        app = make_app(random_model, resume=True, sampler=preset("greedy").with_changes(max_tokens=5))
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(
+            random_model,
+            resume=True,
+            sampler=preset("greedy").with_changes(max_tokens=5),
+        ) as (app, pilot):
             chat = app.main.chat
             reply = chat.transcript.query(AssistantMessage).last()
             assert reply.has_class("-stopped") and reply.border_subtitle == "stopped"
@@ -134,14 +136,12 @@ async def test_a_failed_reply_stays_failed_as_the_last_one_again_and_reopened(ra
     back the turn after it), and showed nothing when the chat was reopened."""
     from scriptorium.app.sessions import SessionStore
 
-    app = make_app(
+    async with ready(
         random_model,
         mode="chat",
         loader=loader_failing_after(6),
         sampler=preset("greedy").with_changes(max_tokens=20),
-    )
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    ) as (app, pilot):
         chat = app.main.chat
         for message in ("Ciao", "E poi?"):
             await pilot.press(*message, "enter")
@@ -229,9 +229,7 @@ async def test_escape_while_the_conversation_is_fitted_keeps_the_message_and_rec
     counts = HeldCounts()
 
     try:
-        app = make_app(sentence_model, mode="chat", loader=counts.loader())
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(sentence_model, mode="chat", loader=counts.loader()) as (app, pilot):
             await window_marked(pilot)  # the draft's marker counts after the load: not the count held here
             counts.hold()
             await pilot.press(*"Ciao", "enter")

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from textual.command import CommandList
 from textual.widgets import DataTable, Input, ProgressBar, Sparkline, Static
-from tui_helpers import make_app, model_ready
+from tui_helpers import ready
 
 from scriptorium.app.tui.screens.compare_screen import CompareScreen
 
@@ -65,9 +65,7 @@ def cells(table: DataTable, column: int) -> list[str]:
 
 
 async def test_a_model_against_itself_on_the_draft(short_context_model: Path) -> None:
-    app = make_app(short_context_model)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, size=(160, 50)) as (app, pilot):
         screen = await opened(pilot)
         models = screen.query_one("#compare-models", Input)
         assert shlex.split(models.value) == [str(short_context_model)]  # the loaded model comes first
@@ -96,9 +94,7 @@ async def test_a_model_against_itself_on_the_draft(short_context_model: Path) ->
 
 
 async def test_esc_stops_a_lora_sweep_and_keeps_the_finished_rows(random_model: Path, lora_adapter: Path) -> None:
-    app = make_app(random_model, lora=lora_adapter)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, lora=lora_adapter, size=(160, 50)) as (app, pilot):
         screen = await sweep_started(pilot)
         assert screen.query_one("#compare-lora", Input).value == str(lora_adapter)
         table = screen.query_one("#compare-table", DataTable)
@@ -118,9 +114,7 @@ async def test_esc_stops_a_lora_sweep_and_keeps_the_finished_rows(random_model: 
 
 
 async def test_ctrl_c_stops_the_comparison(random_model: Path, lora_adapter: Path) -> None:
-    app = make_app(random_model, lora=lora_adapter)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, lora=lora_adapter, size=(160, 50)) as (app, pilot):
         screen = await sweep_started(pilot)
         await waited(pilot, lambda: "scoring" in str(screen.query_one("#compare-status", Static).render()), "a row")
         await pilot.press("ctrl+c")
@@ -130,9 +124,7 @@ async def test_ctrl_c_stops_the_comparison(random_model: Path, lora_adapter: Pat
 
 
 async def test_a_missing_file_or_a_bad_scale_is_one_notification(random_model: Path, tmp_path: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(160, 50)) as (app, pilot):
         screen = await opened(pilot)
         screen.query_one("#compare-models", Input).value = shlex.quote(str(tmp_path / "none here.gguf"))
         await pilot.click("#compare-start")
@@ -148,9 +140,7 @@ async def test_a_missing_file_or_a_bad_scale_is_one_notification(random_model: P
 
 
 async def test_the_palette_and_the_keys_list_know_the_compare_screen(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(160, 50)) as (app, pilot):
         commands = [command.title for command in app.get_system_commands(app.main)]
         assert "General: Compare" in commands
         assert ("f11", "app.compare") in [(row[1], row[4]) for row in app.keys.rows()]
@@ -171,9 +161,7 @@ async def test_enter_on_a_row_colours_the_draft_compared_with_it(random_model: P
     """The adapter pushes "gatto" to the top: at scale 1 the model finds that word far less
     surprising than without it, and the draft says so where the word is."""
 
-    app = make_app(random_model, lora=lora_adapter)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, lora=lora_adapter, size=(160, 50)) as (app, pilot):
         screen = await opened(pilot)
         assert screen.query_one("#compare-scales", Input).value == "0 1"
         await pilot.click("#compare-start")

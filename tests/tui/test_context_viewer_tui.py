@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, spying_loader, until, write_pinned
+from tui_helpers import generated, make_app, ready, spying_loader, until, write_pinned
 
 from scriptorium.app.tui.screens.context_screen import ContextScreen
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
@@ -16,9 +16,7 @@ DRAFT = "\n\n".join(f"Paragrafo {i}: Lucia scese al porto." for i in range(6))
 
 async def test_the_next_prompt_shown_is_the_one_the_engine_gets(random_model: Path) -> None:
     loader, spies = spying_loader()
-    app = make_app(random_model, loader=loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader, size=(120, 40)) as (app, pilot):
         app.main.draft.editor.load_text(DRAFT)
         await write_pinned(pilot, "alt+e", "Un romanzo sul mare.")
         await write_pinned(pilot, "alt+n", "[Tono: calmo.]", depth="2")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, make_app, model_ready, spying_loader
+from tui_helpers import generated, ready, spying_loader
 
 SCRIPTORIUM = str(Path(sys.executable).with_name("scriptorium"))
 TEXT = "La casa"
@@ -57,9 +57,7 @@ async def test_continue_reads_a_file_ending_in_a_newline_as_the_app_does(sentenc
 
     loader, spies = spying_loader()
 
-    app = make_app(sentence_model, draft=ended, loader=loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, draft=ended, loader=loader, size=(120, 40)) as (app, pilot):
         assert app.main.draft.editor.text == TEXT + "\n"
         app_done = await generated(pilot, "ctrl+g")
         assert spies[0].last["prompt"].endswith(TEXT)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, ready
 
 from control_bytes_model import PICTURES, write_control_bytes_model
 from scriptorium.inference.core.settings import preset
@@ -29,9 +29,12 @@ async def test_control_bytes_show_as_pictures_in_an_aligned_box_and_never_reach_
     draft = tmp_path / "porto.md"
     draft.write_text("La casa", encoding="utf-8")
 
-    app = make_app(controls_model, draft=draft, sampler=preset("greedy").with_changes(max_tokens=10, preset="greedy"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        controls_model,
+        draft=draft,
+        sampler=preset("greedy").with_changes(max_tokens=10, preset="greedy"),
+        size=(80, 24),
+    ) as (app, pilot):
         await pilot.press("ctrl+t", "b", "escape", "ctrl+end")
         assert not app.engine_state.bias.ban_byte_tokens
         done = await generated(pilot, "ctrl+g")

@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, generated, make_app, model_ready, spying_loader
+from tui_helpers import Gate, generated, make_app, model_ready, ready, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
@@ -31,9 +31,7 @@ async def test_typing_goes_into_the_draft_while_the_model_loads(random_model: Pa
 
 async def test_continue_streams_a_suggestion_that_is_not_in_the_draft(random_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load) as (app, pilot):
         await pilot.press(*OPENING)
         undo_before = [list(batch) for batch in app.main.draft.editor.history.undo_stack]
         done = await generated(pilot, "ctrl+g")
@@ -48,9 +46,7 @@ async def test_continue_streams_a_suggestion_that_is_not_in_the_draft(random_mod
 
 
 async def test_accept_puts_the_suggestion_in_the_draft_as_one_undo_step(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*OPENING)
         done = await generated(pilot, "ctrl+g")
         await pilot.press("tab")
@@ -63,9 +59,7 @@ async def test_accept_puts_the_suggestion_in_the_draft_as_one_undo_step(random_m
 
 
 async def test_accept_word_takes_the_next_word_each_time(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*OPENING)
         done = await generated(pilot, "ctrl+g")
         first = next_word(done.text)
@@ -79,9 +73,7 @@ async def test_accept_word_takes_the_next_word_each_time(random_model: Path) -> 
 
 
 async def test_reject_leaves_no_trace_in_the_text_or_the_undo_history(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*OPENING)
         editor = app.main.draft.editor
         undo_before = [list(batch) for batch in editor.history.undo_stack]
@@ -160,9 +152,7 @@ async def test_accept_while_streaming_takes_what_is_on_screen(random_model: Path
 async def test_reroll_generates_again_from_the_same_place(random_model: Path) -> None:
     load, spies = spying_loader()
     sampler = preset("prose").with_changes(max_tokens=12, preset="prose")
-    app = make_app(random_model, loader=load, sampler=sampler)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load, sampler=sampler) as (app, pilot):
         await pilot.press(*OPENING)
         first = await generated(pilot, "ctrl+g")
         second = await generated(pilot, "ctrl+r")
@@ -176,9 +166,7 @@ async def test_reroll_generates_again_from_the_same_place(random_model: Path) ->
 
 async def test_continue_again_extends_the_waiting_suggestion(random_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load) as (app, pilot):
         await pilot.press(*OPENING)
         first = await generated(pilot, "ctrl+g")
         second = await generated(pilot, "ctrl+g")
@@ -190,9 +178,7 @@ async def test_continue_again_extends_the_waiting_suggestion(random_model: Path)
 
 async def test_continue_from_the_cursor_uses_only_the_text_before_it(random_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load) as (app, pilot):
         await pilot.press(*"Prima riga.", "enter", *"Seconda riga.")
         await pilot.press("up", "end")
         done = await generated(pilot, "ctrl+o")
@@ -205,9 +191,7 @@ async def test_continue_from_the_cursor_uses_only_the_text_before_it(random_mode
 
 
 async def test_typing_the_suggestion_consumes_it_and_other_typing_drops_it(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*OPENING)
         done = await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
@@ -238,9 +222,7 @@ def test_anchor_arithmetic() -> None:
 async def test_save_creates_a_missing_draft_file(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "nuovo" / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft) as (app, pilot):
         assert app.main.draft.editor.text == ""
         await pilot.press(*OPENING)
         await generated(pilot, "ctrl+g")  # a waiting suggestion is never saved

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from tui_helpers import Gate, make_app, model_ready
+from tui_helpers import Gate, make_app, ready
 
 from scriptorium.app.sessions import ModelSpan, SessionStore
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
@@ -102,9 +102,12 @@ async def test_quitting_while_the_model_writes_answers_as_when_it_does_not(
     draft = capitolo(tmp_path, "Prima.")
 
     gate = Gate(after_tokens=3)
-    app = make_app(random_model, draft=draft, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=200))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model,
+        draft=draft,
+        loader=gate.loader,
+        sampler=preset("greedy").with_changes(max_tokens=200),
+    ) as (app, pilot):
         await pilot.press("ctrl+end", "ctrl+g")
         await gate.wait_reached()
         draft.write_text("Prima. Scritto con vim.", encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, spying_loader
+from tui_helpers import generated, ready, spying_loader
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.draft_editor import next_word
@@ -17,9 +17,7 @@ async def test_continue_from_a_cursor_inside_a_character_starts_after_it(random_
     left the "e" for the suggestion's last letter."""
 
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load) as (app, pilot):
         editor = app.main.draft.editor
         editor.load_text("Perche\u0300 no. Fine.")
         editor.move_cursor((0, 6))  # after the "e", before U+0300

@@ -11,16 +11,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from gguf_models import italian_vocab, write_llama_model
-from tui_helpers import (
-    Gate,
-    generated,
-    kept_whole,
-    loader_calling,
-    make_app,
-    model_ready,
-    saved_draft,
-    write_pinned,
-)
+from tui_helpers import Gate, generated, kept_whole, loader_calling, ready, saved_draft, write_pinned
 
 from scriptorium.app.tui.token_spans import TokenSource, add_records
 from scriptorium.app.tui.widgets.draft_editor import next_word
@@ -47,9 +38,7 @@ async def test_undoing_a_word_kept_while_the_model_writes_gives_it_back(
     draft = tmp_path / "bozza.md"
 
     gate = Gate(after_tokens=4)
-    app = make_app(random_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY) as (app, pilot):
         await held(pilot, gate, *OPENING, "ctrl+g")
         editor = app.main.draft.editor
         shown = app.main.draft.suggestion.text
@@ -84,9 +73,7 @@ async def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Pat
     the second threw the suggestion away (and its first word with the draft's undo)."""
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft) as (app, pilot):
         await pilot.press(*OPENING)
         done = await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
@@ -117,9 +104,7 @@ async def test_words_kept_while_the_model_writes_after_a_depth_zero_note_stay_it
     draft = tmp_path / "bozza.md"
 
     gate = Gate(after_tokens=1)
-    app = make_app(comma_stop_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(comma_stop_model, draft=draft, loader=gate.loader, sampler=LONG_GREEDY) as (app, pilot):
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
         await held(pilot, gate, *"Il gatto dorme", "ctrl+g")
         editor = app.main.draft.editor
@@ -162,9 +147,12 @@ async def test_a_break_the_model_wrote_nothing_after_goes_when_words_before_it_w
         if len(starts) > 1:
             go_on.wait(30)
 
-    app = make_app(model, draft=draft, loader=loader_calling(held_from_the_second), sampler=LONG_GREEDY)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(
+        model,
+        draft=draft,
+        loader=loader_calling(held_from_the_second),
+        sampler=LONG_GREEDY,
+    ) as (app, pilot):
         await pilot.press(*"Il gatto guardò")
         done = await generated(pilot, "ctrl+g")
         assert done.text == " La,."

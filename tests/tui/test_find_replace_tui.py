@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from tui_helpers import Gate, drawn_lines, make_app, model_ready
+from tui_helpers import Gate, drawn_lines, make_app, ready
 
 from scriptorium.app.tui.text_search import Match, following, occurrences
 
@@ -109,9 +109,7 @@ async def test_the_palette_finds_find_and_replace() -> None:
 
 async def test_nothing_is_replaced_while_the_model_writes(random_model: Path) -> None:
     gate = Gate(after_tokens=2)
-    app = make_app(random_model, loader=gate.loader)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=gate.loader, size=(100, 30)) as (app, pilot):
         editor = app.main.draft.editor
         await pilot.press(*"Era la casa sul mare")
         await pilot.press("ctrl+g")

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from tui_helpers import make_app, model_ready
+from tui_helpers import make_app, model_ready, ready
 
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import Event
@@ -66,9 +66,7 @@ async def test_while_the_first_token_is_awaited_and_after_a_generation_without_o
         engine.generate = held_generate  # type: ignore[method-assign]
         return engine
 
-    app = make_app(random_model, loader=holding_loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=holding_loader, size=(120, 40)) as (app, pilot):
         await pilot.press(*"Era", "ctrl+g")
         assert await asyncio.to_thread(held.wait, 30)
         await pilot.pause()
@@ -83,9 +81,7 @@ async def test_while_the_first_token_is_awaited_and_after_a_generation_without_o
 
 async def test_a_failed_load_and_no_model_say_there_is_no_model(bad_gguf_files: dict[str, Path]) -> None:
     async def scenario(model: Path | None, status: str) -> None:
-        app = make_app(model)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
+        async with ready(model, size=(120, 40)) as (app, pilot):
             now = shown(app)
             assert now["probabilities"] == "no model loaded" and now["kv"] == "no model loaded"
             assert status in now["status"]

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, ready
 
 from scriptorium.inference.core.settings import preset
 
@@ -65,9 +65,7 @@ async def test_a_fixed_seed_rerolls_the_first_text_and_continue_writes_it_too(
     runs: list[list[tuple[int, float]]] = []
 
     async def scenario() -> None:
-        app = make_app(random_model, draft=draft, sampler=TEMPERATURE_ONE)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, draft=draft, sampler=TEMPERATURE_ONE, size=(120, 40)) as (app, pilot):
             await pilot.press("ctrl+end")
             first = await generated(pilot, "ctrl+g")
             runs.append([(e.id, e.p) for e in app.main.last_generation[1]])

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gguf_models import PHRASES_GREEDY
-from tui_helpers import generated, make_app, model_ready, spying_loader, window_marked
+from tui_helpers import generated, ready, spying_loader, window_marked
 
 
 async def continued(model: Path, typed: str, *keys: str) -> tuple[str, str, Any, str]:
@@ -17,9 +17,7 @@ async def continued(model: Path, typed: str, *keys: str) -> tuple[str, str, Any,
     after typing `typed`, pressing `keys` first (the sampler panel's), then ctrl+g."""
     seen: list[Any] = []
 
-    app = make_app(model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(model, size=(120, 40)) as (app, pilot):
         await pilot.press(*keys, *typed)
         await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
@@ -59,9 +57,7 @@ async def inserted(model: Path, loader: Any = None) -> tuple[str, int | None, in
     marked: list[int | None] = []
     recorded: list[int] = []
 
-    app = make_app(model, **({"loader": loader} if loader else {}))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(model, **({"loader": loader} if loader else {}), size=(120, 40)) as (app, pilot):
         await pilot.press(*"Lucia. Poi scese dalla salita.", *["left"] * len(" Poi scese dalla salita."))
         await generated(pilot, "ctrl+o")
         editor = app.main.draft.editor
@@ -93,9 +89,7 @@ async def test_an_insert_without_fim_tokens_stops_at_the_end_of_its_sentence(phr
 
 
 async def test_healing_and_the_length_mode_are_in_the_palette_and_the_panel(molo_model: Path) -> None:
-    app = make_app(molo_model)
-    async with app.run_test(size=(140, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(molo_model, size=(140, 50)) as (app, pilot):
         commands = {c.title: c for c in app.get_system_commands(app.main)}
         await commands["Sampler panel: Healing"].callback()
         await commands["Sampler panel: Stop at"].callback()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui_helpers import drawn_border, drawn_lines, generated, make_app, model_ready
+from tui_helpers import drawn_border, drawn_lines, generated, ready
 
 from scriptorium.app.tui.token_spans import BUCKETS, bucket
 from scriptorium.app.tui.widgets.token_text import TokenLegend
@@ -16,9 +16,7 @@ PROMPT = "C'era una volta una casa sul lago."
 
 
 async def test_the_suggestions_tokens_keep_their_numbers_and_the_token_cursor_shows_them(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         _, events, _ = app.main.last_generation
@@ -41,9 +39,7 @@ async def test_the_suggestions_tokens_keep_their_numbers_and_the_token_cursor_sh
 
 
 async def test_accepted_text_keeps_its_tokens_until_it_is_edited(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         _, events, _ = app.main.last_generation
@@ -78,9 +74,7 @@ async def test_accepted_text_keeps_its_tokens_until_it_is_edited(random_model: P
 
 
 async def test_colouring_by_probability_turns_on_and_off_with_a_legend(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
@@ -106,9 +100,7 @@ async def test_text_pasted_with_crlf_before_generated_text_leaves_its_tokens_in_
     colours and its tokens under the cursor sat on the wrong letters."""
     from textual import events
 
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*"Era notte")
         await generated(pilot, "ctrl+g")
         await pilot.press("tab")
@@ -134,9 +126,7 @@ async def test_inspecting_before_the_first_token_says_the_model_has_not_written_
         started.set()
         go.wait(30)
 
-    app = make_app(random_model, loader=loader_calling(held))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader_calling(held), size=(120, 40)) as (app, pilot):
         app.main.draft.editor.load_text("La casa era buia.")
         await pilot.press("ctrl+g")
         assert await asyncio.to_thread(started.wait, 30)
@@ -153,9 +143,11 @@ async def test_how_an_inspected_token_was_sampled_is_never_cut_inside_a_number(r
     """Under the probabilities, how the inspected token was sampled: at 80 columns it was
     cut at the box's edge as "T 0.8 · top-k 50 · top-p 0.…", a top-p that reads as any."""
 
-    app = make_app(random_model, sampler=preset("prose").with_changes(max_tokens=6, seed=1234567))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model,
+        sampler=preset("prose").with_changes(max_tokens=6, seed=1234567),
+        size=(80, 24),
+    ) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         await pilot.press("f4")
@@ -172,9 +164,7 @@ async def test_the_colour_legend_names_every_band_at_80_columns(random_model: Pa
     """At 80 columns the legend ran past the draft's edge: the last band, "<1%" (the tokens
     the model least expected, the ones colouring is for), was not named."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(80, 24)) as (app, pilot):
         await generated(pilot, *PROMPT, "ctrl+g")
         await pilot.press("f8")
         await pilot.pause()

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, notifications, until, window_marked
+from tui_helpers import generated, loader_wrapping, make_app, model_ready, notifications, ready, until, window_marked
 
 from scriptorium.inference.local.engine import Engine
 from scriptorium.inference.core.errors import EngineCrashed
@@ -35,8 +35,7 @@ LONG_GREEDY = preset("greedy").with_changes(max_tokens=200, preset="greedy")
 
 
 async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
-    """Wait for the model to load; its backend, the engine in its child process."""
-    await model_ready(pilot)
+    """The loaded model's backend (ready() waited for the load): the engine in its child process."""
     backend = pilot.app.engine_state.backend
     assert isinstance(backend, IsolatedBackend)
     return backend
@@ -44,9 +43,7 @@ async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
 
 async def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process(random_model: Path) -> None:
     async def scenario(loader: Callable[..., Any]) -> tuple[str, int, int]:
-        app = make_app(random_model, loader=loader)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, loader=loader) as (app, pilot):
             await pilot.press(*OPENING)
             done = await generated(pilot, "ctrl+g")
             assert app.main.draft.editor.ghost is not None and app.main.draft.editor.ghost.text == done.text
@@ -65,9 +62,7 @@ async def test_escape_stops_the_childs_generation_and_keeps_what_it_wrote(
     # The child holds after 3 tokens until cancelled: Esc lands while the model writes, on any machine.
     monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")
 
-    app = make_app(random_model, loader=IsolatedBackend.load, sampler=LONG_GREEDY)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=IsolatedBackend.load, sampler=LONG_GREEDY) as (app, pilot):
         await pilot.press(*OPENING, "ctrl+g")
         await until(
             pilot,
@@ -91,9 +86,7 @@ async def test_scoring_through_the_child_colours_every_token(random_model: Path)
     expected = [(event.start, event.id) for event in engine.score(TEXT, top_n=5) if hasattr(event, "start")]
     engine.close()
 
-    app = make_app(random_model, loader=IsolatedBackend.load, top_n=5)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=IsolatedBackend.load, top_n=5, size=(120, 40)) as (app, pilot):
         app.main.draft.editor.load_text(TEXT)
         await pilot.press("f9")
         await until(pilot, lambda: not app.main.draft.scoring, "the scoring to end")
@@ -108,9 +101,7 @@ async def test_scoring_through_the_child_colours_every_token(random_model: Path)
 
 
 async def test_the_lora_scale_keys_reach_the_adapter_in_the_child(random_model: Path, lora_adapter: Path) -> None:
-    app = make_app(random_model, lora=lora_adapter, loader=IsolatedBackend.load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, lora=lora_adapter, loader=IsolatedBackend.load) as (app, pilot):
         await pilot.press(*"Era notte")
         with_adapter = await generated(pilot, "ctrl+g")
         assert with_adapter.text.split()[0] == "gatto"  # the adapter's favourite word
@@ -132,8 +123,7 @@ async def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
     if death == "abort":
         monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
 
-    app = make_app(random_model, draft=draft, loader=IsolatedBackend.load)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft, loader=IsolatedBackend.load) as (app, pilot):
         first = await engine_in_child(pilot)
         # Only the first engine is rigged: the one started after the crash is healthy.
         monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS, raising=False)
@@ -176,8 +166,7 @@ async def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_t
     model = tmp_path / "copy.gguf"
     model.write_bytes(random_model.read_bytes())
 
-    app = make_app(model, loader=IsolatedBackend.load)
-    async with app.run_test() as pilot:
+    async with ready(model, loader=IsolatedBackend.load) as (app, pilot):
         first = await engine_in_child(pilot)
         with model.open("r+b") as file:
             file.truncate(model.stat().st_size // 2)
@@ -205,9 +194,7 @@ async def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_writ
     monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "2")
     sampled = preset("prose").with_changes(seed=1234, max_tokens=6, preset="custom")
 
-    app = make_app(phrases_model, sampler=sampled, loader=IsolatedBackend.load)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, sampler=sampled, loader=IsolatedBackend.load, size=(130, 40)) as (app, pilot):
         first = app.engine_state.backend
         monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
         await pilot.press(*OPENING)
@@ -247,9 +234,7 @@ async def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(rand
         loads.append(1)
         return wrapped(options, on_progress)
 
-    app = make_app(random_model, loader=loader)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader) as (app, pilot):
         await pilot.press(*OPENING)
         await until(pilot, lambda: app.engine_state.model_status.state == "failed", "the reloads to stop")
         stopped_at = len(loads)
@@ -271,9 +256,7 @@ async def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
     conversation) when llama.cpp aborted under it, though the author had read it."""
     monkeypatch.setenv(TEST_ABORT_AFTER_TOKENS, "3")
 
-    app = make_app(sentence_model, mode="chat", loader=IsolatedBackend.load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat", loader=IsolatedBackend.load) as (app, pilot):
         first = app.engine_state.backend
         monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
         await pilot.press(*"Ciao", "enter")
@@ -350,9 +333,7 @@ async def test_a_model_the_author_loads_starts_a_new_count_of_engine_deaths(rand
             engine.count_tokens = dead  # type: ignore[method-assign]
         return engine
 
-    app = make_app(random_model, loader=loader)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader) as (app, pilot):
         await pilot.press(*OPENING)  # the window marker's count finds each dying engine dead
         await until(
             pilot, lambda: len(engines) == 3 and app.engine_state.model_status.state == "ready", "the third engine"

@@ -11,7 +11,17 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input, OptionList
 from textual.widgets._footer import FooterKey
-from tui_helpers import autosaved, drawn_border, drawn_lines, generated, make_app, model_ready, until, write_pinned
+from tui_helpers import (
+    autosaved,
+    drawn_border,
+    drawn_lines,
+    generated,
+    make_app,
+    model_ready,
+    ready,
+    until,
+    write_pinned,
+)
 
 from scriptorium.app.cli.main import build_parser
 from scriptorium.app.cli.tui_cmd import build_app
@@ -37,15 +47,12 @@ def footer_names(app: Any) -> list[str]:
 
 async def suggestion_written(pilot: Any) -> None:
     """The model ready, the opening typed, and its suggestion written (ctrl+g)."""
-    await model_ready(pilot)
     pilot.app.main.draft.editor.insert(OPENING)
     await generated(pilot, "ctrl+g")
 
 
 async def test_the_footer_help_and_palette_speak_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         idle = " ".join(drawn_lines(app.main.sidebar.probabilities))
         assert "premi ^g per continuare la bozza" in idle, idle
         names = footer_names(app)
@@ -64,8 +71,7 @@ async def test_the_footer_help_and_palette_speak_italian(phrases_model: Path) ->
 
 
 async def test_the_panels_write_numbers_the_italian_way(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await suggestion_written(pilot)
         sidebar = app.main.sidebar
         model = drawn_lines(sidebar.model)
@@ -80,8 +86,12 @@ async def test_the_panels_write_numbers_the_italian_way(phrases_model: Path) -> 
 
 
 async def test_notices_speak_italian(phrases_model: Path, tmp_path: Path) -> None:
-    app = make_app(phrases_model, draft=tmp_path / "racconto.md", language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(
+        phrases_model,
+        draft=tmp_path / "racconto.md",
+        language=Language.load("it"),
+        size=(160, 48),
+    ) as (app, pilot):
         await suggestion_written(pilot)
         await pilot.press("escape")  # a first Esc on a finished suggestion asks
         await pilot.press("ctrl+s")
@@ -95,9 +105,7 @@ async def test_notices_speak_italian(phrases_model: Path, tmp_path: Path) -> Non
 
 
 async def test_the_context_viewer_speaks_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         app.main.draft.editor.load_text(OPENING)
         await write_pinned(pilot, "alt+e", "Un romanzo sul lago.")
         await pilot.press("f6")
@@ -127,9 +135,7 @@ async def test_the_model_picker_and_the_load_dialog_speak_italian(
     no_demo_model(monkeypatch)
     shutil.copy(phrases_model, models_dir / "frasi.gguf")
 
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await pilot.press("f10")
         screen = app.screen
         assert isinstance(screen, ModelPickerScreen)
@@ -167,9 +173,7 @@ async def test_the_welcome_screen_speaks_italian(
 
 
 async def test_the_compare_screen_speaks_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         app.main.draft.editor.load_text(OPENING)
         await pilot.press("f11")
         await pilot.pause()
@@ -204,9 +208,7 @@ async def test_the_compare_screen_speaks_italian(phrases_model: Path) -> None:
 
 
 async def test_the_lorebook_and_the_note_speak_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await pilot.press("alt+l")
         await pilot.pause()
         screen = app.screen
@@ -237,9 +239,7 @@ async def test_the_lorebook_and_the_note_speak_italian(phrases_model: Path) -> N
 
 
 async def test_a_model_that_fails_to_load_is_said_in_italian(phrases_model: Path, tmp_path: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await pilot.press("ctrl+l")
         await pilot.pause()
         assert isinstance(app.screen, LoadModelScreen)
@@ -279,8 +279,7 @@ async def test_a_draft_file_changed_elsewhere_is_said_in_italian(tmp_path: Path)
 
 
 async def test_the_alternatives_dialog_and_the_find_bar_speak_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await suggestion_written(pilot)
         await pilot.press("f4", "ctrl+b")
         await pilot.pause()
@@ -301,8 +300,7 @@ async def test_the_alternatives_dialog_and_the_find_bar_speak_italian(phrases_mo
 
 
 async def test_a_versions_label_is_said_in_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         await suggestion_written(pilot)
         await generated(pilot, "ctrl+r")  # the same prompt again: a second version
         ghost = app.main.draft.editor.ghost
@@ -315,9 +313,7 @@ async def test_a_versions_label_is_said_in_italian(phrases_model: Path) -> None:
 
 
 async def test_a_prompt_that_cannot_be_made_is_titled_in_italian(phrases_model: Path) -> None:
-    app = make_app(phrases_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         app.main.draft.editor.insert(OPENING)
         await write_pinned(pilot, "alt+e", " ".join(["Un romanzo sul lago."] * 300))  # more than the window
         await pilot.press("ctrl+g")
@@ -341,9 +337,7 @@ async def test_a_model_file_written_again_is_said_in_italian(
     model = tmp_path / "mio.gguf"
     shutil.copy(random_model, model)
 
-    app = make_app(model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         with model.open("r+b") as file:  # in place, as a converter writes it
             file.truncate(0)
             file.write(phrases_model.read_bytes())

@@ -17,7 +17,7 @@ else:
 import pytest
 from textual.scroll_view import ScrollView
 from textual.widgets import Footer, OptionList
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, make_app, ready
 
 from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT
 from scriptorium.app.tui.bindings import keymap_problems
@@ -136,9 +136,7 @@ async def test_the_command_palette_reaches_every_action() -> None:
 
 
 async def test_a_palette_command_runs_the_action(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         commands = {c.title: c for c in app.get_system_commands(app.main)}
         # The sampler panel asks the app for the change (a message): it lands a moment later.
         await commands["Sampler panel: temperature +"].callback()
@@ -154,9 +152,7 @@ async def test_a_palette_command_runs_the_action(random_model: Path) -> None:
 
 
 async def test_a_keymap_moves_a_binding_by_id(random_model: Path) -> None:
-    app = make_app(random_model, keymap={"draft.continue": "f13", "draft.accept": "ctrl+y"})
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, keymap={"draft.continue": "f13", "draft.accept": "ctrl+y"}) as (app, pilot):
         await pilot.press(*"Era", "ctrl+g")
         assert app.main.draft.editor.ghost is None  # ctrl+g no longer continues
         done = await generated(pilot, "f13")
@@ -191,9 +187,7 @@ async def test_the_starter_configs_keymap_example_works_as_written(random_model:
     ((binding_id, keys),) = keymap.items()
     assert binding_id == "draft.continue"
 
-    app = make_app(random_model, keymap=keymap)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, keymap=keymap) as (app, pilot):
         assert not app.notices
         await pilot.press(*"Era")
         for key in keys.split(","):
@@ -204,9 +198,7 @@ async def test_the_starter_configs_keymap_example_works_as_written(random_model:
 
 
 async def test_the_palette_opens_with_ctrl_p_and_runs_a_command(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press("ctrl+p")
         await pilot.press(*"Byte ban")
         await app.workers.wait_for_complete()  # the palette searches in a worker
@@ -221,9 +213,7 @@ async def test_the_footers_rebuilds_free_the_keys_they_replace(random_model: Pat
     """The footer rebuilds its keys when a generation starts and ends; the keys it replaced
     are freed, not kept alive by the footer's watchers (Textual issue 6666)."""
 
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*"Era")
         await generated(pilot, "ctrl+g")
         await pilot.press("escape")  # the suggestion goes: the footer shows the writing keys again
@@ -248,9 +238,7 @@ async def test_remapping_one_of_the_keys_esc_serves_leaves_esc_to_the_others(ran
     gate = Gate(after_tokens=3)
 
     try:
-        app = make_app(random_model, keymap={"draft.stop": "f13"}, loader=gate.loader)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, keymap={"draft.stop": "f13"}, loader=gate.loader) as (app, pilot):
             await pilot.press(*"Era", "ctrl+g")
             await gate.wait_reached()
             await pilot.press("escape")  # no longer the stop key
@@ -323,9 +311,7 @@ async def test_a_narrow_key_bar_drops_lesser_keys_whole(
     main keys, Keys, Mode (at 80 it had dropped the key to switch modes) and Quit, each
     whole, none under another; lesser keys go, and come back when wide."""
 
-    app = make_app(random_model, mode=mode)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, mode=mode, size=(80, 24)) as (app, pilot):
         await generated(pilot, *keys)
         footer = app.main.query_one(Footer)
         for width in (80, 60):

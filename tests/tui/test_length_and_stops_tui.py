@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from textual.widgets import Input
-from tui_helpers import make_app, model_ready
+from tui_helpers import ready
 
 from scriptorium.app.tui.screens.confirm_screen import TextPromptScreen
 from scriptorium.inference.core.settings import preset
@@ -20,9 +20,7 @@ def panel_text(app) -> str:  # type: ignore[no-untyped-def]
 
 
 async def test_length_and_stops_set_on_the_command_line_show_in_the_panel(random_model: Path) -> None:
-    app = make_app(random_model, sampler=MINE)
-    async with app.run_test(size=(140, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=MINE, size=(140, 50)) as (app, pilot):
         text = panel_text(app)
         assert app.engine_state.sampler.preset == "custom"
         assert re.search(r"max tokens\s+37", text), text
@@ -36,9 +34,7 @@ async def test_length_and_stops_set_on_the_command_line_show_in_the_panel(random
 
 
 async def test_cycling_presets_comes_back_to_the_authors_own_values(random_model: Path) -> None:
-    app = make_app(random_model, sampler=MINE)
-    async with app.run_test(size=(140, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=MINE, size=(140, 50)) as (app, pilot):
         await pilot.press("ctrl+t")
         seen = []
         for _ in range(len(app.config.all_presets()) + 1):
@@ -50,9 +46,7 @@ async def test_cycling_presets_comes_back_to_the_authors_own_values(random_model
 
 
 async def test_stop_strings_are_set_and_cleared_from_the_palette_and_the_panel(random_model: Path) -> None:
-    app = make_app(random_model, sampler=MINE)
-    async with app.run_test(size=(140, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=MINE, size=(140, 50)) as (app, pilot):
 
         async def write(text: str) -> None:
             prompt = app.screen
@@ -84,9 +78,7 @@ async def test_stop_strings_are_set_and_cleared_from_the_palette_and_the_panel(r
 
 
 async def test_dry_sequence_breakers_are_set_from_the_panel_like_the_stops(random_model: Path) -> None:
-    app = make_app(random_model, sampler=MINE.with_changes(dry_multiplier=0.8))
-    async with app.run_test(size=(140, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=MINE.with_changes(dry_multiplier=0.8), size=(140, 50)) as (app, pilot):
         await pilot.press("ctrl+t", "a", "B")
         await pilot.pause()
         prompt = app.screen
@@ -113,9 +105,7 @@ async def test_every_sampler_setting_has_a_key_and_every_key_a_palette_entry(ran
     for setting in fields(SamplerSettings):
         assert setting.name in tuning.KNOBS or own.get(setting.name) in actions, setting.name
 
-    app = make_app(random_model)
-    async with app.run_test(size=(140, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(140, 50)) as (app, pilot):
         titles = {c.title for c in app.get_system_commands(app.main)}
         described = {binding.description for binding in SamplerPanel.BINDINGS if binding.id}
         # The arrows act on the selected row, which the palette has none of.

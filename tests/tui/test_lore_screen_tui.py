@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Button, Checkbox, DataTable, Input, TextArea
 
-from tui_helpers import generated, make_app, model_ready, spying_loader
+from tui_helpers import generated, ready, spying_loader
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.sessions.lorebook_file import read_lorebook
@@ -57,9 +57,7 @@ def rows(screen: LoreScreen) -> list[list[str]]:
 
 async def test_entries_are_added_edited_switched_and_deleted_at_80_by_24(random_model: Path) -> None:
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load)
-    async with app.run_test(size=SIZE) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load, size=SIZE) as (app, pilot):
         await pilot.press(*"Una casa sul lago. Poi arrivò Lucia.")
         screen = await open_lorebook(pilot)
         assert rows(screen) == [["", "No entries yet: a adds one", "", "", ""]]
@@ -116,9 +114,7 @@ async def test_entries_are_added_edited_switched_and_deleted_at_80_by_24(random_
 
 
 async def test_a_key_that_does_not_compile_is_one_line_and_the_entry_stays_open(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=SIZE) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=SIZE) as (app, pilot):
         await open_lorebook(pilot)
         await pilot.press("a")
         await pilot.pause()
@@ -136,9 +132,7 @@ async def test_a_key_that_does_not_compile_is_one_line_and_the_entry_stays_open(
 async def test_a_shared_lorebook_file_is_used_written_and_left(random_model: Path, tmp_path: Path) -> None:
     shared = tmp_path / "mondo.toml"
 
-    app = make_app(random_model)
-    async with app.run_test(size=SIZE) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=SIZE) as (app, pilot):
         await pilot.press(*"Una casa.")
         await open_lorebook(pilot)
         await pilot.press("a")
@@ -169,9 +163,7 @@ async def test_a_shared_lorebook_file_is_used_written_and_left(random_model: Pat
 
 
 async def test_the_scan_depth_and_the_budget_are_set_and_checked(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=SIZE) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=SIZE) as (app, pilot):
         await pilot.press(*"Una casa.")
         screen = await open_lorebook(pilot)
         for key, value in (("b", "12"), ("s", "zero")):
@@ -191,9 +183,7 @@ async def test_the_scan_depth_and_the_budget_are_set_and_checked(random_model: P
 
 
 async def test_the_palette_reaches_the_lorebook_and_chat_points_to_the_memory(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=SIZE) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=SIZE) as (app, pilot):
         commands = {c.title: c for c in app.get_system_commands(app.main)}
         await commands["General: Lorebook"].callback()
         await pilot.pause()

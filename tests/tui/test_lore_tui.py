@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, spying_loader, until, window_marked
+from tui_helpers import generated, ready, spying_loader, until, window_marked
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.inference.window.lore import LoreEntry, Lorebook
@@ -39,9 +39,7 @@ async def test_the_lore_the_draft_mentions_is_sent_counted_inspected_and_recorde
     draft = draft_with_lore(tmp_path, BOOK)
 
     load, spies = spying_loader()
-    app = make_app(random_model, draft=draft, loader=load)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, loader=load, size=(160, 50)) as (app, pilot):
         await window_marked(pilot)
         assert app.main.draft.lorebook == BOOK
         assert [(f.name, f.key, f.kept) for f in app.main.draft.last_lore] == [("Lucia", "Lucia", True)]
@@ -66,9 +64,7 @@ async def test_the_lore_the_draft_mentions_is_sent_counted_inspected_and_recorde
 async def test_a_half_typed_key_does_not_change_the_prompt(random_model: Path, tmp_path: Path) -> None:
     draft = draft_with_lore(tmp_path, BOOK, "Una casa sul lago.")
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, size=(120, 40)) as (app, pilot):
         await pilot.press("ctrl+end", *" Poi arrivò Marc")
         await window_marked(pilot)
         assert app.main.draft.last_lore == ()
@@ -83,9 +79,7 @@ async def test_a_half_typed_key_does_not_change_the_prompt(random_model: Path, t
 async def test_entries_dropped_for_room_are_said_once(random_model: Path, tmp_path: Path) -> None:
     draft = draft_with_lore(tmp_path, Lorebook(BOOK.entries, budget=0), TEXT + " E Marco.")
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, size=(120, 40)) as (app, pilot):
         await until(
             pilot,
             lambda: any("Left out for room" in n.message for n in app.notices),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import GREEDY, generated, make_app, model_ready
+from tui_helpers import GREEDY, generated, make_app, ready
 
 PROMPT = "C'era una volta una casa sul lago."
 
@@ -34,9 +34,7 @@ async def test_every_alt_key_has_a_palette_entry_or_another_key() -> None:
 async def test_option_arrows_of_a_stock_mac_terminal_go_through_the_versions(random_model: Path) -> None:
     varied = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
 
-    app = make_app(random_model, sampler=varied)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=varied, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         await generated(pilot, "ctrl+r")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready, until
+from tui_helpers import generated, make_app, ready, until
 
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 
@@ -44,9 +44,7 @@ async def test_f4_on_accepted_text_says_where_it_shows_or_why_it_cannot(random_m
     """F4 on accepted text sent its token to the probabilities panel and said nothing: with
     the panels hidden, the key did nothing at all the author could see."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*"Era")
         await generated(pilot, "ctrl+g")
         await pilot.press("tab")

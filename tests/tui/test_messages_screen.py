@@ -8,13 +8,11 @@ from textual.widgets import OptionList
 
 from scriptorium.app.tui.app import NOTICES_KEPT
 from scriptorium.app.tui.screens.messages_screen import MessagesScreen
-from tui_helpers import make_app, model_ready, until
+from tui_helpers import ready, until
 
 
 async def test_every_notification_of_the_run_can_be_read_again_after_its_toast_has_gone(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(100, 30)) as (app, pilot):
         app.notices.clear()
         app.notify("Kept the file's text at porto.md.disk-20261203-101500", title="Draft file", timeout=0.1)
         app.notify("the vocabulary has no «, —", title="Vocabulary", severity="warning", timeout=0.1)
@@ -33,9 +31,7 @@ async def test_every_notification_of_the_run_can_be_read_again_after_its_toast_h
 
 
 async def test_the_record_is_bounded_and_keeps_the_newest(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         for n in range(NOTICES_KEPT + 5):
             app.notify(f"message {n}", timeout=0.1)
         await until(

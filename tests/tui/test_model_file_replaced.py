@@ -13,7 +13,7 @@ from pathlib import Path
 import gguf_models
 import pytest
 from test_isolated_tui import engine_in_child, notifications
-from tui_helpers import copy_of, generated, make_app, model_ready, until
+from tui_helpers import copy_of, generated, model_ready, ready, until
 
 from scriptorium.app.models import loading
 from scriptorium.app.models.replaced import REPLACED_TITLE
@@ -39,9 +39,7 @@ async def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_
 
     monkeypatch.setattr(loading, "file_sha256", held_hash)
 
-    app = make_app(model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(model) as (app, pilot):
         first = app.engine_state.backend
         await generated(pilot, *"C'era", "ctrl+g")
         model.write_bytes(phrases_model.read_bytes())  # re-converted to the same path
@@ -84,8 +82,7 @@ async def test_other_weights_under_the_same_header_are_found_by_the_hash_after_t
         assert reload_allowed.wait(30), "the reload was never released"
         return IsolatedBackend.load(*args, **kwargs)
 
-    app = make_app(model, loader=held_load)
-    async with app.run_test() as pilot:
+    async with ready(model, loader=held_load) as (app, pilot):
         first = await engine_in_child(pilot)
         await generated(pilot, *"C'era", "ctrl+g")
         await pilot.press("escape")
@@ -127,9 +124,7 @@ async def test_an_adapter_trained_further_in_place_is_found_by_its_hash(
     further = write_lora_adapter(tmp_path / "further.gguf", random_model, seed=3)
     assert further.stat().st_size == adapter.stat().st_size and sha256(further) != sha256(adapter)
 
-    app = make_app(random_model, lora=adapter)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, lora=adapter) as (app, pilot):
         adapter.write_bytes(further.read_bytes())
         await pilot.press("ctrl+l", "enter")
         await model_ready(pilot)
@@ -150,9 +145,7 @@ async def test_a_model_file_written_again_under_the_loaded_model_is_not_generate
     as the old model's. The author is told, and ctrl+l loads what the file holds now."""
     model = copy_of(random_model, tmp_path)
 
-    app = make_app(model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(model) as (app, pilot):
         with model.open("r+b") as file:  # in place, as a converter opening it "wb" writes it
             file.truncate(0)
             file.write(phrases_model.read_bytes())
@@ -175,9 +168,7 @@ async def test_a_model_file_moved_away_under_the_loaded_model_is_still_generated
     nothing stands in the way of writing (it was taken for a file written again)."""
     model = copy_of(random_model, tmp_path)
 
-    app = make_app(model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(model) as (app, pilot):
         model.rename(tmp_path / "altrove.gguf")
         done = await generated(pilot, *"C'era", "ctrl+g")
         assert done.completion_tokens > 0

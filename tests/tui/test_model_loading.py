@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 from gguf_corrupt import corrupt_copy
-from tui_helpers import generated, make_app, model_ready, notifications, replacement_ready
+from tui_helpers import generated, make_app, model_ready, notifications, ready, replacement_ready
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.inference.local.engine import Engine, LoadOptions
@@ -38,9 +38,7 @@ async def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
 ) -> None:
     bad = bad_gguf_files["not_gguf"]
 
-    app = make_app(bad)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(bad) as (app, pilot):
         assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
         assert any(str(bad) in message and "not a GGUF file" in message for message in notifications(app))
         assert "not a GGUF file" in model_panel(app) and "^l: choose another model" in model_panel(app)
@@ -69,9 +67,7 @@ async def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
     """The running model was closed first, so a mistyped path in ctrl+l left none (a 7B
     to load again); the files are checked before it is closed."""
 
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         running = app.engine_state.backend
         await pilot.press("ctrl+l")
         assert isinstance(app.screen, LoadModelScreen)
@@ -91,9 +87,7 @@ async def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
 async def test_a_missing_model_file_says_so(tmp_path: Path) -> None:
     missing = tmp_path / "non-esiste.gguf"
 
-    app = make_app(missing)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(missing) as (app, pilot):
         assert app.engine_state.model_status.state == "failed"
         assert f"model not found: {missing}" in app.engine_state.model_status.error
         assert "model failed to load" in str(app.main.status.render())
@@ -102,9 +96,7 @@ async def test_a_missing_model_file_says_so(tmp_path: Path) -> None:
 async def test_an_adapter_for_another_architecture_is_refused_with_a_reason(
     random_model: Path, foreign_lora_adapter: Path
 ) -> None:
-    app = make_app(random_model, lora=foreign_lora_adapter)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, lora=foreign_lora_adapter) as (app, pilot):
         assert app.engine_state.backend is None
         assert "'gemma3' model, but the model is 'llama'" in app.engine_state.model_status.error
         await pilot.press("ctrl+l")
@@ -159,9 +151,7 @@ async def test_the_model_panel_shows_the_whole_failure(tmp_path: Path) -> None:
     """The message was cut after three lines of the narrow panel, mid-path."""
     missing = tmp_path / "una-cartella-dal-nome-piuttosto-lungo" / "e-un-modello-che-non-esiste-affatto-Q4_K_M.gguf"
 
-    app = make_app(missing)
-    async with app.run_test(size=(120, 45)) as pilot:
-        await model_ready(pilot)
+    async with ready(missing, size=(120, 45)) as (app, pilot):
         panel = app.main.sidebar.model
         width = panel.content_size.width
         lines = [line.plain for line in panel.lines(width)]
@@ -209,9 +199,7 @@ async def test_the_heap_is_frozen_once_a_model_is_ready_and_given_back_at_exit(r
 
     switch_interval = sys.getswitchinterval()
 
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         assert app.engine_state.model_status.state == "ready"
         assert gc.get_freeze_count() > 1000
         assert sys.getswitchinterval() < switch_interval
@@ -223,9 +211,7 @@ async def test_the_load_dialog_can_be_read_whole_on_an_80x24_terminal(bad_gguf_f
     """With the failure shown and three fields, the dialog is taller than 24 rows: its Load
     button was drawn off the bottom of the screen, out of reach of the mouse."""
 
-    app = make_app(bad_gguf_files["not_gguf"])
-    async with app.run_test(size=(80, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(bad_gguf_files["not_gguf"], size=(80, 24)) as (app, pilot):
         await pilot.press("ctrl+l")
         await pilot.pause()
         assert isinstance(app.screen, LoadModelScreen)
@@ -243,9 +229,7 @@ async def test_the_probabilities_panel_drops_the_last_model_s_token_when_another
     new model's name) until the cursor moved. It now says what the new model's state is."""
     from dataclasses import replace
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*"La casa")
         await generated(pilot, "ctrl+g")
         panel = app.main.sidebar.probabilities
@@ -266,9 +250,7 @@ async def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads
     the new model's name. The same model loaded again is still the model they measured."""
     from dataclasses import replace
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         speed = app.main.sidebar.speed
         idle = "\n".join(line.plain for line in speed.lines(40))  # before any generation
         await pilot.press(*"La casa")
@@ -295,9 +277,7 @@ async def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_
     file refused before the old model is closed leaves it running, and its figures stay."""
     from dataclasses import replace
 
-    app = make_app(random_model, loader=refusing(sentence_model))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=refusing(sentence_model), size=(120, 40)) as (app, pilot):
         speed = app.main.sidebar.speed
         idle = "\n".join(line.plain for line in speed.lines(40))
         await pilot.press(*"La casa")
@@ -327,9 +307,7 @@ async def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behin
 
     gate = Gate(after_tokens=3)
 
-    app = make_app(random_model, loader=refusing(sentence_model, gate.loader))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=refusing(sentence_model, gate.loader), size=(120, 40)) as (app, pilot):
         await pilot.press(*"La casa", "ctrl+g")
         await gate.wait_reached()
         await pilot.pause()

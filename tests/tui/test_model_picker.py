@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual import events
 from textual.widgets import OptionList
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, model_ready, ready
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 from scriptorium.inference.local.engine import Engine
@@ -35,9 +35,7 @@ async def test_switching_model_and_adapter_in_the_app(
     shutil.copy(random_model, models_dir / "casuale.gguf")
     shutil.copy(lora_adapter, models_dir / "gatto-lora.gguf")
 
-    app = make_app(sentence_model)
-    async with app.run_test(size=(120, 45)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, size=(120, 45)) as (app, pilot):
         await pilot.press(*"C'era")
         first = await generated(pilot, "ctrl+g")
         await pilot.press("escape")
@@ -75,9 +73,7 @@ async def test_switching_model_and_adapter_in_the_app(
 async def test_a_bad_scale_is_a_message_and_escape_keeps_the_model(random_model: Path, models_dir: Path) -> None:
     shutil.copy(random_model, models_dir / "casuale.gguf")
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 45)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 45)) as (app, pilot):
         await open_picker(pilot)
         app.screen.query_one("#picker-scale").value = "tanto"
         await pilot.click("#load")
@@ -97,9 +93,7 @@ async def test_enter_pressed_twice_loads_once_and_keeps_the_main_screen(random_m
         loads.append(options.model_path)
         return Engine.load(options, *args, **kwargs)
 
-    app = make_app(random_model, loader=loader)
-    async with app.run_test(size=(120, 45)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader, size=(120, 45)) as (app, pilot):
         main_stack = list(app.screen_stack)
         await open_picker(pilot)
         models = app.screen.query_one("#picker-models", OptionList)
@@ -126,9 +120,7 @@ async def test_the_picker_lists_around_a_file_with_a_corrupt_tensor_count(random
     corrupt_copy(random_model, models_dir / "rotto-22.gguf", tensor_count=22)
     corrupt_copy(random_model, models_dir / "rotto-2e40.gguf", tensor_count=2**40)
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 45)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 45)) as (app, pilot):
         await open_picker(pilot)
         models = app.screen.query_one("#picker-models", OptionList)
         _index_of(models, "casuale.gguf")

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from rich.cells import cell_len
 
-from tui_helpers import Gate, drawn_lines, generated, loader_failing_after, make_app, model_ready
+from tui_helpers import Gate, drawn_lines, generated, loader_failing_after, make_app, model_ready, ready
 
 from scriptorium.app.tui.widgets.kv_panel import _window_split
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
@@ -25,9 +25,7 @@ def text_of(panel, width: int = 40) -> str:  # type: ignore[no-untyped-def]
 
 
 async def test_after_a_generation_every_panel_shows_the_engines_numbers(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(160, 48)) as (app, pilot):
         await pilot.press(*"Era notte")
         done = await generated(pilot, "ctrl+g")
         _, tokens, _ = app.main.last_generation
@@ -65,9 +63,12 @@ async def test_after_a_generation_every_panel_shows_the_engines_numbers(random_m
 
 async def test_panels_update_while_tokens_stream(random_model: Path) -> None:
     gate = Gate(after_tokens=5)
-    app = make_app(random_model, loader=gate.loader, sampler=preset("greedy").with_changes(max_tokens=40))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model,
+        loader=gate.loader,
+        sampler=preset("greedy").with_changes(max_tokens=40),
+        size=(160, 48),
+    ) as (app, pilot):
         await pilot.press(*"Era notte", "ctrl+g")
         await gate.wait_reached()
         # The first token is posted at once, before the worker reaches the gate.
@@ -90,9 +91,7 @@ async def test_the_panels_numbers_change_at_most_five_times_a_second(random_mode
             index=index, id=index, text=f" t{index}", p=0.5, top=(), elapsed_ms=10.0 * index, kv_tokens=10 + index
         )
 
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(160, 48)) as (app, pilot):
         sidebar = app.main.sidebar
         usage = KVCacheUsage(tokens=0, n_ctx=512, bytes_allocated=None, bytes_used=None, bytes_per_token=None)
         sidebar.generation_started()
@@ -110,9 +109,7 @@ async def test_the_panels_numbers_change_at_most_five_times_a_second(random_mode
 
 
 async def test_panels_hide_and_show_by_key(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         sidebar = app.main.sidebar
         await pilot.press("ctrl+t")  # the panels take the keys now
         for number, name in enumerate(("probabilities", "speed", "kv", "sampler", "model"), 1):
@@ -128,9 +125,7 @@ async def test_panels_hide_and_show_by_key(random_model: Path) -> None:
 
 async def test_the_layout_fits_80x24_and_uses_a_large_terminal(random_model: Path) -> None:
     async def scenario(size: tuple[int, int]) -> tuple[int, int, bool]:
-        app = make_app(random_model)
-        async with app.run_test(size=size) as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, size=size) as (app, pilot):
             editor = app.main.draft.editor.region
             sidebar = app.main.sidebar
             side_by_side = sidebar.probabilities.region.y == sidebar.kv.region.y
@@ -157,9 +152,7 @@ async def test_a_very_narrow_terminal_still_shows_the_draft() -> None:
 
 
 async def test_a_generation_that_fails_midway_is_not_shown_decoding(random_model: Path) -> None:
-    app = make_app(random_model, loader=loader_failing_after(5))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader_failing_after(5)) as (app, pilot):
         await pilot.press(*"Era notte", "ctrl+g")
         await app.main.wait_until_idle()
         await pilot.pause()
@@ -169,9 +162,7 @@ async def test_a_generation_that_fails_midway_is_not_shown_decoding(random_model
 async def test_the_kv_panel_says_what_a_token_costs_past_the_sliding_window(random_model: Path) -> None:
     # Gemma 3 270M's figures at 4,096 tokens: 18 KiB a token for all 18 layers, 3 KiB for the
     # 3 dense ones once the 15 window layers' 1,024 cells are full (27 MiB, not 72, in all).
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(160, 48)) as (app, pilot):
         kv = app.main.sidebar.kv
         kv.show_usage(
             KVCacheUsage(
@@ -280,9 +271,7 @@ async def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) 
             raise ModelLoadError("llama.cpp could not load it")
         return Engine.load(options, on_progress)
 
-    app = make_app(random_model, loader=loader)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader, size=(160, 48)) as (app, pilot):
         await generated(pilot, *"Era notte", "ctrl+g")
         kv = app.main.sidebar.kv
         assert "/ 512 tokens" in text_of(kv) and kv.reused is not None
@@ -296,9 +285,7 @@ async def test_the_panels_show_the_mode_shown_and_the_last_request(random_model:
     """F2 left the draft's last numbers in the panels beside the chat, and after F9 the KV
     split was the last generation's window, not the one scored."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(160, 48)) as (app, pilot):
         await pilot.press(*"Era notte. La casa era buia.")
         await generated(pilot, "ctrl+g")
         sidebar = app.main.sidebar
@@ -337,9 +324,7 @@ async def test_a_message_refused_before_the_model_ran_keeps_the_last_speed_figur
     """A chat message too long for the context is refused while its prompt is made: the
     Speed panel said "failed" with every figure gone, though nothing in the model failed."""
 
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         done = await generated(pilot, *"Ciao", "enter")
         speed = app.main.sidebar.speed
         title, figures = speed.border_title, text_of(speed)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import Static, TextArea
 
-from tui_helpers import make_app, model_ready, until
+from tui_helpers import ready, until
 
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
@@ -17,9 +17,7 @@ def _count_line(app: object) -> str:
 
 
 async def test_the_memory_dialog_counts_tokens_against_the_window_while_typing(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press("alt+e")
         await pilot.pause()
         assert isinstance(app.screen, PinnedScreen)
@@ -40,9 +38,7 @@ async def test_a_memory_too_long_says_so_once_not_that_the_model_sees_it(short_c
     """'Memory kept: the model sees it in every prompt.' came straight before 'the memory ...
     takes 387 tokens, more than the 128': the kept message no longer claims it."""
 
-    app = make_app(short_context_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, size=(120, 40)) as (app, pilot):
         await pilot.press("alt+e")
         await pilot.pause()
         app.screen.query_one("#pinned-text", TextArea).text = "Una casa sul fiume. " * 200

@@ -11,7 +11,7 @@ from typing import Any
 from textual import events
 from textual.widgets import Input, TextArea
 
-from tui_helpers import make_app, model_ready, write_pinned
+from tui_helpers import make_app, ready, write_pinned
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
@@ -26,9 +26,7 @@ async def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(rando
         key.set_sender(app)
         app.post_message(key)
 
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*"Una casa.")
         for letter in "en":
             alt(app, letter)
@@ -48,9 +46,7 @@ async def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(rando
 
 
 async def test_a_bad_note_depth_is_refused_in_the_dialog(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await write_pinned(pilot, "alt+n", "[Nota]", depth="500")
         assert isinstance(app.screen, PinnedScreen)  # still open, the author told why
         await pilot.press("escape")
@@ -61,9 +57,7 @@ async def test_in_chat_the_note_key_says_the_memory_steers_instead(random_model:
     """A chat prompt holds the system prompt with the memory, then the turns: no author's
     note. Keeping one there would be told 'the model sees it in every prompt', untrue."""
 
-    app = make_app(random_model, mode="chat")
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, mode="chat", size=(160, 50)) as (app, pilot):
         await pilot.press("alt+n")
         await pilot.pause()
         assert not isinstance(app.screen, PinnedScreen)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_helpers import generated, make_app, model_ready, spying_loader
+from tui_helpers import generated, ready, spying_loader
 
 from scriptorium import prompts
 from scriptorium.app import paths
@@ -18,9 +18,7 @@ async def test_the_author_can_edit_the_prompt_template(random_model: Path) -> No
     paths.prompts_dir().mkdir(parents=True)
     (paths.prompts_dir() / prompts.CONTINUE).write_text("Racconto breve.\n\n{draft}", encoding="utf-8")
     load, spies = spying_loader()
-    app = make_app(random_model, loader=load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=load) as (app, pilot):
         await pilot.press(*OPENING)
         await generated(pilot, "ctrl+g")
         assert spies[0].last["prompt"] == "Racconto breve.\n\n" + OPENING
@@ -38,9 +36,7 @@ async def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_mo
             copy.write_bytes(b"Racconto \xe8 breve.\n\n{draft}")  # Latin-1, not UTF-8
         else:
             copy.symlink_to(paths.prompts_dir() / "gone" / name)
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*OPENING)
         for key in ("ctrl+g", "ctrl+n"):
             await pilot.press(key)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scoring_helpers import TEXT, HeldScoring
-from tui_helpers import Gate, make_app, model_ready, until
+from tui_helpers import Gate, ready, until
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 
@@ -31,9 +31,7 @@ async def test_a_refused_file_leaves_the_scoring_running(random_model: Path, tmp
     loaded … still writing with" came, the scores gone for nothing."""
     held = HeldScoring()
 
-    app = make_app(random_model, loader=held.loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=held.loader, size=(120, 40)) as (app, pilot):
         running = app.engine_state.backend
         await held.scoring(pilot, " ".join([TEXT] * 6))
         said = await refused_in_the_dialog(pilot, tmp_path / "non-esiste.gguf")
@@ -53,9 +51,7 @@ async def test_a_refused_file_leaves_the_generation_streaming(random_model: Path
     """ctrl+l to a missing path while a suggestion streamed: the suggestion was stopped first."""
     gate = Gate(after_tokens=2)
 
-    app = make_app(random_model, loader=gate.loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=gate.loader, size=(120, 40)) as (app, pilot):
         app.main.draft.editor.load_text(TEXT)
         await pilot.press("ctrl+g")
         await gate.wait_reached()

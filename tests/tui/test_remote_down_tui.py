@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_server import LlamaServer, server_binary
-from tui_helpers import generated, make_app, model_ready, until
+from tui_helpers import generated, ready, until
 
 from scriptorium.app.cli.common import SERVER_MODEL
 from scriptorium.inference.remote.remote import remote_loader
@@ -25,9 +25,7 @@ async def test_a_server_gone_between_generations_is_said_and_answers_again_once_
     server_binary()
 
     with LlamaServer(random_model, tmp_path) as first:
-        app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
-        async with app.run_test(size=(120, 48)) as pilot:
-            await model_ready(pilot)
+        async with ready(SERVER_MODEL, loader=remote_loader(first.url), size=(120, 48)) as (app, pilot):
             await generated(pilot, *"Era notte", "ctrl+g")
             await pilot.press("escape")
             connected = app.engine_state.backend

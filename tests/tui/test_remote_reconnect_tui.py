@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from llama_server import LlamaServer, server_binary
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, model_ready, ready
 
 from scriptorium.app.cli.common import SERVER_MODEL
 from scriptorium.app.sessions.export import front_matter
@@ -35,9 +35,7 @@ async def test_candidates_go_on_with_the_model_connected_to_again(
         return screen
 
     with LlamaServer(sentence_model, tmp_path) as first:
-        app = make_app(SERVER_MODEL, loader=remote_loader(first.url))
-        async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
+        async with ready(SERVER_MODEL, loader=remote_loader(first.url), size=(160, 48)) as (app, pilot):
             await pilot.press(*"Era notte", "ctrl+n")
             await written(pilot)
             first.stop()
@@ -63,9 +61,7 @@ async def test_connecting_again_keeps_the_lora_scale_in_use(
     server_binary()
 
     with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter)) as server:
-        app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
+        async with ready(SERVER_MODEL, loader=remote_loader(server.url), size=(120, 40)) as (app, pilot):
             assert app.engine_state.lora_scale == 1.0  # the server's own
             app.engine_state = replace(app.engine_state, lora_scale=0.25)  # as the sampler panel's keys set it
             await pilot.press("ctrl+l")
@@ -81,9 +77,7 @@ async def test_connecting_again_keeps_the_lora_scale_in_use(
 @asynccontextmanager
 async def app_on(server: LlamaServer) -> AsyncIterator[Any]:
     """The app connected to `server`: its Pilot."""
-    app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(SERVER_MODEL, loader=remote_loader(server.url), size=(120, 40)) as (app, pilot):
         yield pilot
 
 

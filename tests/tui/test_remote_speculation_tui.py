@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import GREEDY, generated, make_app, model_ready
+from tui_helpers import GREEDY, generated, ready
 
 _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:
@@ -47,9 +47,12 @@ async def test_the_servers_guessed_tokens_show_no_probability_never_100_percent(
     server_binary()
 
     async def scenario(server: LlamaServer) -> None:
-        app = make_app(SERVER_MODEL, loader=remote_loader(server.url), sampler=GREEDY.with_changes(max_tokens=16))
-        async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
+        async with ready(
+            SERVER_MODEL,
+            loader=remote_loader(server.url),
+            sampler=GREEDY.with_changes(max_tokens=16),
+            size=(160, 48),
+        ) as (app, pilot):
             await pilot.press(*LOOP_PROMPT.strip())
             done = await generated(pilot, "ctrl+g")
             counts = done.speculation

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Iterator
 
 import pytest
-from tui_helpers import generated, make_app, model_ready, window_marked
+from tui_helpers import generated, ready, window_marked
 
 _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:
@@ -42,17 +42,13 @@ async def served_app(
     """(server, app, pilot): the app connected to a llama-server serving `model`."""
     server_binary()
     with LlamaServer(model, log_dir, *extra, context=context) as server:
-        app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
+        async with ready(SERVER_MODEL, loader=remote_loader(server.url), size=(120, 40)) as (app, pilot):
             assert app.engine_state.backend is not None
             yield server, app, pilot
 
 
 async def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaServer) -> None:
-    app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(SERVER_MODEL, loader=remote_loader(sentence_server.url), size=(160, 48)) as (app, pilot):
         await pilot.press(*"Era notte")
         done = await generated(pilot, "ctrl+g")
         assert done.stop_reason == "eos" and done.text == " La casa era buia."
@@ -82,9 +78,7 @@ async def test_the_model_panel_shows_the_servers_whole_address_at_the_sidebars_w
     """At the sidebar's width the server's line was cut to "llama-server b1-… at http…",
     and the tokenizer's to "llama.cpp (on the ser…"."""
 
-    app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url))
-    async with app.run_test(size=(160, 48)) as pilot:
-        await model_ready(pilot)
+    async with ready(SERVER_MODEL, loader=remote_loader(sentence_server.url), size=(160, 48)) as (app, pilot):
         panel = app.main.sidebar.model
         lines = [line.plain for line in panel.lines(panel.content_region.width)]
         assert f"at {sentence_server.url}" in lines and "arithmetic not reported" in lines
@@ -101,9 +95,7 @@ async def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -
         tries.append(args)
         return connect(*args)
 
-    app = make_app(SERVER_MODEL, loader=counted)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(SERVER_MODEL, loader=counted, size=(120, 40)) as (app, pilot):
         assert app.engine_state.backend is None
         status = app.models.status
         assert status.state == "failed" and "cannot reach llama-server" in status.error
@@ -151,9 +143,7 @@ async def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, 
 
     with LlamaServer(sentence_model, tmp_path) as server:
         assert server.process is not None
-        app = make_app(SERVER_MODEL, loader=remote_loader(server.url))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
+        async with ready(SERVER_MODEL, loader=remote_loader(server.url), size=(120, 40)) as (app, pilot):
             assert app.engine_state.backend is not None
             await pilot.press(*"La casa")
             await window_marked(pilot)  # the window marker's count, before the server stops
@@ -182,18 +172,19 @@ async def test_with_a_server_the_model_is_switched_where_it_runs(
     server whatever is chosen: with a server, neither the note nor the key offers it."""
 
     async def write_here() -> None:
-        app = make_app(random_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model) as (app, pilot):
             await pilot.press(*"Era notte")
             await generated(pilot, "ctrl+g")
             await pilot.press("ctrl+q")
             await pilot.pause()
 
     async def resume_on_the_server() -> None:
-        app = make_app(SERVER_MODEL, loader=remote_loader(sentence_server.url), resume=True)
-        async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
+        async with ready(
+            SERVER_MODEL,
+            loader=remote_loader(sentence_server.url),
+            resume=True,
+            size=(160, 48),
+        ) as (app, pilot):
             said = [n.message for n in app.notices if "last written with" in n.message]
             assert len(said) == 1 and said[0].endswith("Start the llama-server with it to switch.")
             screens = len(app.screen_stack)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import drawn_lines, make_app, model_ready, until
+from tui_helpers import drawn_lines, ready, until
 
 SENTENCE = "Era una sera di novembre, e la pioggia batteva sui vetri della vecchia casa. Lucia guardava la strada."
 
@@ -19,16 +19,12 @@ async def test_a_draft_opened_beside_the_panels_shows_every_word(random_model: P
     draft = tmp_path / "racconto.txt"
     draft.write_text(SENTENCE + "\n", encoding="utf-8")
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, size=(130, 40)) as (app, pilot):
         assert words_drawn(app.main.draft.editor) == SENTENCE.split()
 
 
 async def test_the_draft_and_the_chat_field_rewrap_on_screen_when_the_terminal_narrows(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(200, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(200, 40)) as (app, pilot):
         app.main.draft.editor.load_text(SENTENCE * 2)
         await pilot.pause()
         for width in (180, 170):  # the same number of lines, broken elsewhere

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, ready
 
 from scriptorium.app.tui.widgets.probabilities_panel import did_text
 from scriptorium.inference.core.settings import preset
@@ -20,9 +20,7 @@ def shown(panel) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 async def test_at_80_columns_the_panel_shows_what_acts_and_the_order(random_model: Path) -> None:
-    app = make_app(random_model, sampler=ANTI_LOOP)
-    async with app.run_test(size=(80, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=ANTI_LOOP, size=(80, 40)) as (app, pilot):
         panel = app.main.sidebar.sampler
         lines = shown(panel)
         width = panel.content_size.width
@@ -41,9 +39,7 @@ async def test_at_80_columns_the_panel_shows_what_acts_and_the_order(random_mode
 
 
 async def test_keys_tune_the_new_samplers_and_move_one_in_the_chain(random_model: Path) -> None:
-    app = make_app(random_model, sampler=ANTI_LOOP)
-    async with app.run_test(size=(80, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=ANTI_LOOP, size=(80, 40)) as (app, pilot):
         await pilot.press("ctrl+t", "X", "X", "d", "Y", "y", "n", "N", "N", "E", "O", "O")
         s = app.engine_state.sampler
         assert (s.xtc_probability, s.dry_multiplier, s.typical_p, s.top_n_sigma) == (0.1, 0.7, 0.95, 1.0)
@@ -58,9 +54,11 @@ async def test_keys_tune_the_new_samplers_and_move_one_in_the_chain(random_model
 
 
 async def test_the_probabilities_panel_says_what_the_chain_kept(random_model: Path) -> None:
-    app = make_app(random_model, sampler=preset("prose").with_changes(top_k=3, max_tokens=4, seed=5))
-    async with app.run_test(size=(100, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model,
+        sampler=preset("prose").with_changes(top_k=3, max_tokens=4, seed=5),
+        size=(100, 40),
+    ) as (app, pilot):
         await pilot.press(*"C'era una volta")
         await generated(pilot, "ctrl+g")
         await pilot.pause()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from scoring_helpers import TEXT, HeldScoring, scored, scored_records
-from tui_helpers import make_app, model_ready, replacement_ready
+from tui_helpers import model_ready, ready, replacement_ready
 
 from scriptorium.inference.core.events import Event
 
@@ -15,9 +15,7 @@ from scriptorium.inference.core.events import Event
 async def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_model: Path) -> None:
     held = HeldScoring()
 
-    app = make_app(random_model, loader=held.loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=held.loader, size=(120, 40)) as (app, pilot):
         draft = app.main.draft
         await held.scoring(pilot, " ".join([TEXT] * 10))
         assert draft.scoring
@@ -38,9 +36,7 @@ async def test_a_long_draft_shows_progress_and_esc_stops_the_scoring(random_mode
 
 
 async def test_scoring_without_text_or_model_says_why(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press("f9")
         await pilot.pause()
         assert not app.main.draft.scoring
@@ -56,9 +52,7 @@ async def test_no_key_waits_while_the_scored_window_is_counted(random_model: Pat
     counts = HeldCounts()
 
     try:
-        app = make_app(random_model, loader=counts.loader())
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, loader=counts.loader()) as (app, pilot):
             draft = app.main.draft
             await pilot.press(*"La casa era buia.")
             await window_marked(pilot)  # the window marker's count, not held
@@ -87,9 +81,7 @@ async def test_a_byte_token_scored_last_before_a_stop_colours_no_more_than_its_c
     coloured several characters the scoring never reached."""
     held = HeldScoring()
 
-    app = make_app(random_model, loader=held.loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=held.loader, size=(120, 40)) as (app, pilot):
         draft = app.main.draft
         await held.scoring(pilot, "La casa " + "€" * 60)  # no piece has "€": three byte tokens each
         await pilot.press("escape")
@@ -119,9 +111,7 @@ async def test_choosing_another_model_stops_the_scoring(random_model: Path) -> N
 
         return held
 
-    app = make_app(random_model, loader=loader_wrapping("score", held_until_stopped))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader_wrapping("score", held_until_stopped)) as (app, pilot):
         app.main.draft.editor.load_text(TEXT)
         await pilot.press("f9")
         await pilot.pause()
@@ -148,9 +138,7 @@ async def test_scores_another_model_made_go_when_it_is_replaced(random_model: Pa
         app.load_model(options)
         await replacement_ready(pilot, first)
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         assert await scored(pilot, TEXT)
         await loaded(pilot, app.engine_state.backend.options)
         assert scored_records(app), "the same model's scores stay"
@@ -165,9 +153,7 @@ async def test_colours_turned_off_while_scoring_stay_off(random_model: Path) -> 
     legend still hidden): the next F8 then seemed to do nothing."""
     held = HeldScoring()
 
-    app = make_app(random_model, loader=held.loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=held.loader, size=(120, 40)) as (app, pilot):
         draft = app.main.draft
         await held.scoring(pilot, " ".join([TEXT] * 6))
         await pilot.press("f8")
@@ -190,9 +176,7 @@ async def test_scoring_stopped_by_another_model_does_not_say_its_colours_stay(
 
     held = HeldScoring()
 
-    app = make_app(random_model, loader=held.loader)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=held.loader, size=(120, 40)) as (app, pilot):
         await held.scoring(pilot, " ".join([TEXT] * 6))
         await pilot.press("x")
         said = [n.message for n in app.notices if n.message.startswith("Scoring stopped")]
@@ -216,9 +200,7 @@ async def test_a_model_file_refused_keeps_the_running_model_s_colours(random_mod
     gave the author's text went, with a second notification calling them the last model's."""
     from dataclasses import replace as replaced
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         colours = await scored(pilot, TEXT)
         assert colours
         running = app.engine_state.backend

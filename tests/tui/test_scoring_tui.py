@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from float_tolerance import PROB_RTOL, assert_top_matches
 from scoring_helpers import TEXT, flash_loader, scored, scored_records
-from tui_helpers import make_app, model_ready
+from tui_helpers import ready
 
 from scriptorium.inference.core.events import Event
 
@@ -33,9 +33,7 @@ async def test_scores_equal_a_softmax_of_llama_cpp_logits_and_the_cursor_shows_t
     from llama_cpp import Llama
 
     async def scenario() -> list[Any]:
-        app = make_app(random_model, loader=flash_loader(), top_n=5)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, loader=flash_loader(), top_n=5, size=(120, 40)) as (app, pilot):
             records = await scored(pilot, TEXT)
             assert app.main.draft.inspection.colouring and not app.main.draft.scoring
             assert app.main.status.activity == ""
@@ -78,9 +76,7 @@ async def test_scoring_sees_the_memory_and_the_note_as_a_continuation_does(rando
     draft_text = "Uno due tre.\n\nIl gatto dorme sul letto."
     scored_texts: list[str] = []
 
-    app = make_app(random_model, loader=scoring_recorded(scored_texts))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=scoring_recorded(scored_texts), size=(120, 40)) as (app, pilot):
         draft = app.main.draft
         draft.pinned = Pinned("Memoria: una casa sul lago.", "Nota: tono cupo.", 1)
         draft.editor.load_text(draft_text)
@@ -103,9 +99,7 @@ async def test_scoring_a_draft_longer_than_the_window_says_the_text_before_it_is
     were all of it: only the window the model sees is scored, and the author is told so."""
     chapter = "\n\n".join(f"Il gatto nero dorme sul tetto. La casa era buia {i}." for i in range(200))
 
-    app = make_app(short_context_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(short_context_model, size=(120, 40)) as (app, pilot):
         records = await scored(pilot, chapter)
         assert 0 < records[0][0] == app.main.draft.editor.window_start
         said = [n.message for n in app.notices if n.message.startswith("Scored")]
@@ -117,9 +111,7 @@ async def test_an_unexpected_word_of_the_author_says_it_is_not_among_the_candida
     """The cursor on a word the model did not rank among its candidates drew
     '▶ chosen ␣gatto  0.0%  (no': the words saying why the bars miss it were cut off."""
 
-    app = make_app(random_model, top_n=5)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, top_n=5, size=(140, 40)) as (app, pilot):
         records = await scored(pilot, TEXT)
         # Far below the fifth candidate: unlisted whatever the rounding.
         start, record = next(
@@ -152,9 +144,7 @@ async def test_characters_spread_over_byte_tokens_are_counted_as_the_tokens_scor
 
         return counting
 
-    app = make_app(random_model, loader=loader_wrapping("score", spy))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader_wrapping("score", spy), size=(120, 40)) as (app, pilot):
         records = await scored(pilot, "La casa " + "€" * 5)  # no piece has "€": three byte tokens each
         assert len(counted) > len(records)
         said = [n.message for n in app.notices if n.message.startswith("Scored")]
@@ -185,9 +175,7 @@ async def test_a_character_spelled_in_byte_tokens_shows_its_own_probability_and_
     text = "La casa €"
 
     async def scenario() -> list[Any]:
-        app = make_app(random_model, loader=loader_wrapping("score", spy))
-        async with app.run_test(size=(120, 40)) as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, loader=loader_wrapping("score", spy), size=(120, 40)) as (app, pilot):
             return await scored(pilot, text)
 
     records = await scenario()
@@ -208,9 +196,7 @@ async def test_scoring_a_draft_ending_in_a_newline_scores_the_prompt_a_continuat
 
     scored_texts: list[str] = []
 
-    app = make_app(random_model, loader=scoring_recorded(scored_texts))
-    async with app.run_test(size=(160, 50)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=scoring_recorded(scored_texts), size=(160, 50)) as (app, pilot):
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
         await scored(pilot, "Uno due tre.\n\nIl gatto dorme sul letto.\n")
         await generated(pilot, "ctrl+g")

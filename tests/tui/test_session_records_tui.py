@@ -11,8 +11,8 @@ from tui_helpers import (
     generated,
     loader_failing_after,
     make_app,
-    model_ready,
     notifications,
+    ready,
     session_written_with,
     write_pinned,
 )
@@ -22,9 +22,7 @@ async def test_resuming_a_session_written_with_another_model_says_so(random_mode
     """A model given with the session (--model) is the one loaded: the author is told which one the session ran on."""
 
     async def resume_with(model: Path, told: bool) -> None:
-        resumed = make_app(model, resume=True)
-        async with resumed.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(model, resume=True) as (resumed, pilot):
             said = [message for message in notifications(resumed) if "last written with" in message]
             assert bool(said) == told
             if told:
@@ -38,9 +36,7 @@ async def test_resuming_a_session_written_with_another_model_says_so(random_mode
 
 
 async def test_a_generation_that_fails_midway_is_recorded_as_failed(random_model: Path) -> None:
-    app = make_app(random_model, loader=loader_failing_after(6))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader_failing_after(6)) as (app, pilot):
         await pilot.press(*"Era notte", "ctrl+g")
         await app.main.wait_until_idle()
         await pilot.pause()
@@ -65,9 +61,7 @@ async def test_opening_another_session_mid_stream_keeps_the_generation_as_stoppe
     gate = Gate(after_tokens=3)
 
     try:
-        app = make_app(random_model, loader=gate.loader)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, loader=gate.loader) as (app, pilot):
             await pilot.press(*"Era notte", "ctrl+g")
             await gate.wait_reached()
             await pilot.pause(0.3)
@@ -94,9 +88,7 @@ async def test_the_version_kept_is_credited_to_the_generation_that_wrote_it(rand
     credited the re-roll (the suggestion's newest generation) with the first's text, so
     the session and the export named the wrong seed and settings."""
 
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*"Era notte")
         await generated(pilot, "ctrl+g")
         await generated(pilot, "ctrl+r")
@@ -115,9 +107,7 @@ async def test_redo_after_undo_gives_the_model_its_passage_back(random_model: Pa
     save came between the two, the redone suggestion was recorded as the author's text
     (the export no longer marked it) and its tokens had lost their numbers."""
 
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*"Era notte")
         done = await generated(pilot, "ctrl+g")
         await pilot.press("tab")
@@ -140,9 +130,7 @@ async def test_a_suggestion_an_edit_takes_away_is_recorded_as_rejected(random_mo
     """Undo, or typing other words where the suggestion attaches, throws it away as Esc
     does, but only Esc said so: the session (and the export) kept it 'undecided' for good."""
 
-    app = make_app(random_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model) as (app, pilot):
         await pilot.press(*"Era notte")
         await generated(pilot, "ctrl+g")
         await pilot.press("ctrl+z")  # the typing undone, and the suggestion with it
@@ -162,9 +150,7 @@ async def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(crlf_model:
     characters: after accepting, the colours and the passage credited to the model sat off
     by one a line."""
 
-    app = make_app(crlf_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(crlf_model) as (app, pilot):
         await pilot.press(*"Era notte")
         await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
@@ -183,9 +169,7 @@ async def test_a_stop_string_ends_the_suggestion_on_a_crlf_model(crlf_model: Pat
     """The config's stop "\\n\\n" (a paragraph's end) never fired on a model whose newline
     token is "\\r\\n": the suggestion ran on to its length."""
 
-    app = make_app(crlf_model, sampler=GREEDY.with_changes(stop=("\n\n",)))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(crlf_model, sampler=GREEDY.with_changes(stop=("\n\n",))) as (app, pilot):
         await pilot.press(*"Era notte")
         done = await generated(pilot, "ctrl+g")
         assert done.stop_reason == "stop" and app.main.draft.editor.ghost.text == " La casa."
@@ -199,9 +183,7 @@ async def test_resuming_a_session_whose_model_file_now_holds_another_model_says_
     model = copy_of(random_model, tmp_path)
 
     async def resume() -> None:
-        resumed = make_app(model, resume=True)
-        async with resumed.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(model, resume=True) as (resumed, pilot):
             said = [message for message in notifications(resumed) if "last written with" in message]
             assert len(said) == 1 and said[0].startswith(
                 f"This session was last written with scriptorium-test-random "
@@ -242,9 +224,7 @@ async def test_the_suggestions_beginning_typed_leaves_the_rest_credited_to_who_w
     but who wrote what still counted from the old start: keeping the rest credited " L" to
     the break and the generation only with "a,." (partly kept)."""
 
-    app = make_app(comma_stop_model)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(comma_stop_model) as (app, pilot):
         await pilot.press(*"Il gatto dorme")
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
         done = await generated(pilot, "ctrl+g")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import make_app, model_ready, session_written_with
+from tui_helpers import make_app, ready, session_written_with
 
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
@@ -69,9 +69,7 @@ async def test_opening_a_session_written_with_another_model_says_which(
     last ran on another, as at start, and how to switch."""
 
     async def open_it_on_the_random_model() -> None:
-        app = make_app(random_model)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model) as (app, pilot):
             await pilot.press("f5")
             await pilot.press("enter")
             await pilot.pause()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tui_helpers import GREEDY, generated, make_app, model_ready, saved_draft
+from tui_helpers import GREEDY, generated, make_app, ready, saved_draft
 
 from scriptorium.app.tui.manuscript import session_keeper as keeper
 from scriptorium.inference.core.settings import SamplerSettings
@@ -34,9 +34,7 @@ async def quit_with_a_suggestion_on_screen(
     generation waits for it), quit without deciding; what was left on screen."""
     left: list[Left] = []
 
-    app = make_app(model, draft=draft, sampler=sampler)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(model, draft=draft, sampler=sampler) as (app, pilot):
         await pilot.press(*OPENING)
         done = await generated(pilot, "ctrl+g")
         for key in then:

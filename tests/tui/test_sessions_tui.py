@@ -16,8 +16,8 @@ from tui_helpers import (
     kept_whole,
     loader_calling,
     make_app,
-    model_ready,
     notifications,
+    ready,
     saved_draft,
 )
 
@@ -30,8 +30,7 @@ OPENING = "C'era una volta"
 
 
 async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
-    """Once the model is ready, type OPENING and let the model continue it to the end."""
-    await model_ready(pilot)
+    """With the model ready, type OPENING and let the model continue it to the end."""
     await pilot.press(*OPENING)
     return await generated(pilot, "ctrl+g")
 
@@ -39,8 +38,7 @@ async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
 async def test_an_accepted_suggestion_is_saved_at_once_with_its_generation(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         done = await suggestion_after_opening(pilot)
         await pilot.press("tab")
         await pilot.pause()
@@ -63,8 +61,7 @@ async def test_a_generation_kept_whole_is_no_longer_held_live(random_model: Path
     until its last word."""
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         done = await suggestion_after_opening(pilot)
         assert len(done.text.split()) > 1
         await pilot.press("ctrl+right")
@@ -83,8 +80,7 @@ async def test_undoing_a_word_accepted_gives_it_back_to_the_suggestion(random_mo
     then records the generation as kept whole (not the word twice)."""
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         done = await suggestion_after_opening(pilot)
         editor = app.main.draft.editor
         assert editor.ghost is not None and len(done.text.split()) > 1
@@ -105,17 +101,14 @@ async def test_a_reopened_draft_knows_the_tokens_of_its_generated_text(random_mo
     kept: list[Any] = []
 
     async def write() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test() as pilot:
+        async with ready(random_model, draft=draft) as (app, pilot):
             await suggestion_after_opening(pilot)
             kept.extend(app.main.draft.editor.ghost.tokens)
             await pilot.press("tab", "ctrl+q")
             await pilot.pause()
 
     async def reopen() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, draft=draft) as (app, pilot):
             editor = app.main.draft.editor
             assert editor.text.startswith(OPENING)
             (span,) = editor.spans.spans
@@ -147,8 +140,7 @@ async def test_a_finished_generation_is_saved_before_the_next_can_start(random_m
     put the save inside the generation the author starts next (a re-roll)."""
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         done = await suggestion_after_opening(pilot)
         session = saved_draft(draft)
         assert session.text == OPENING
@@ -167,9 +159,7 @@ async def test_an_edit_waiting_for_its_save_is_saved_before_the_engine_starts(
     def engine_started() -> None:
         on_disk.append(draft.read_text(encoding="utf-8") if draft.exists() else "")
 
-    app = make_app(random_model, draft=draft, loader=loader_calling(engine_started))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, loader=loader_calling(engine_started)) as (app, pilot):
         await pilot.press(*OPENING)
         await generated(pilot, "ctrl+g")
     assert on_disk == [OPENING]
@@ -178,8 +168,7 @@ async def test_an_edit_waiting_for_its_save_is_saved_before_the_engine_starts(
 async def test_a_word_then_a_rejection_is_partly_accepted(random_model: Path, tmp_path: Path) -> None:
     draft = tmp_path / "bozza.md"
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
+    async with ready(random_model, draft=draft) as (app, pilot):
         await suggestion_after_opening(pilot)
         await pilot.press("ctrl+right", "escape")
         await pilot.pause()
@@ -210,9 +199,7 @@ async def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path
 
 
 async def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
-    app = make_app(sentence_model, mode="chat")
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, mode="chat") as (app, pilot):
         done = await generated(pilot, *"Ciao!", "enter")
         app.manuscript.save_everything()
         chat = app.sessions.chat
@@ -275,9 +262,7 @@ async def test_quitting_while_tokens_stream_records_the_generation_as_stopped(
     draft = tmp_path / "bozza.md"
     gate = Gate(after_tokens=3)
 
-    app = make_app(random_model, draft=draft, loader=gate.loader)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft, loader=gate.loader) as (app, pilot):
         await pilot.press(*OPENING, "ctrl+g")
         await gate.wait_reached()
         await pilot.pause()
@@ -320,17 +305,13 @@ async def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path)
     recorded as rejected, and the chat opened (and stayed, once saved) empty."""
 
     async def first() -> None:
-        app = make_app(sentence_model, mode="chat")
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(sentence_model, mode="chat") as (app, pilot):
             await generated(pilot, *"Ciao!", "enter")
             await pilot.press("ctrl+q")
             await pilot.pause()
 
     async def second() -> list[dict[str, str]]:
-        app = make_app(sentence_model, resume=True)
-        async with app.run_test() as pilot:
-            await model_ready(pilot)
+        async with ready(sentence_model, resume=True) as (app, pilot):
             return list(app.main.chat.messages)
 
     await first()

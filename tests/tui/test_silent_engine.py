@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from tui_helpers import loader_wrapping, make_app, model_ready, until
+from tui_helpers import loader_wrapping, ready, until
 
 from scriptorium.app.tui.screens import generating_screen
 from scriptorium.inference.local.engine import Engine, LoadOptions
@@ -53,10 +53,12 @@ async def test_the_status_line_says_when_the_engine_is_silent_and_clears_when_it
         engine.origin = origin  # an in-process engine standing in for a server's backend, or for a local one
         return engine
 
-    app = make_app(random_model, mode="chat", loader=load, sampler=preset("greedy").with_changes(max_tokens=200))
-
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model,
+        mode="chat",
+        loader=load,
+        sampler=preset("greedy").with_changes(max_tokens=200),
+    ) as (app, pilot):
         await pilot.press(*"Ciao", "enter")
         status = app.main.status
         await until(pilot, lambda: "has not answered" in status.activity, "the silence shown")

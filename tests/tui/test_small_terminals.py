@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import Button
-from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated, make_app, model_ready
+from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated, make_app, ready
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
@@ -37,9 +37,7 @@ async def _with_a_tall_suggestion(
     """Run `check` at 80 columns after the model wrote a suggestion (by default, at 24 lines,
     three times taller than its view)."""
 
-    app = make_app(model, sampler=GREEDY.with_changes(max_tokens=tokens))
-    async with app.run_test(size=(80, height)) as pilot:
-        await model_ready(pilot)
+    async with ready(model, sampler=GREEDY.with_changes(max_tokens=tokens), size=(80, height)) as (app, pilot):
         await pilot.press(*"C'era una volta")
         done = await generated(pilot, "ctrl+g")
         await pilot.pause()
@@ -85,9 +83,7 @@ def _dialogs(folder: Path) -> dict[str, ModalScreen[object]]:
 async def test_every_button_of_a_dialog_can_be_reached_on_a_small_terminal(
     random_model: Path, tmp_path: Path, size: tuple[int, int], which: str
 ) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=size) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=size) as (app, pilot):
         dialog = _dialogs(tmp_path)[which]
         app.push_screen(dialog)
         await pilot.pause()
@@ -112,9 +108,13 @@ async def test_a_suggestion_under_a_long_draft_fits_with_its_keys_while_written_
     )
 
     gate = Gate(after_tokens=40)
-    app = make_app(random_model, draft=draft, loader=gate.loader, sampler=GREEDY.with_changes(max_tokens=150))
-    async with app.run_test(size=size) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model,
+        draft=draft,
+        loader=gate.loader,
+        sampler=GREEDY.with_changes(max_tokens=150),
+        size=size,
+    ) as (app, pilot):
         pane, view = app.main.draft, app.main.draft.suggestion
         await pilot.press("ctrl+end", "ctrl+g")
         await gate.wait_reached()
@@ -147,9 +147,7 @@ async def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_
 
 
 async def test_the_candidates_dialog_keys_line_wraps_within_a_60_column_dialog(random_model: Path) -> None:
-    app = make_app(random_model, sampler=GREEDY.with_changes(max_tokens=20))
-    async with app.run_test(size=(60, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=GREEDY.with_changes(max_tokens=20), size=(60, 24)) as (app, pilot):
         await pilot.press(*"C'era una volta", "ctrl+n")
         await candidates_written(pilot)
         dialog = app.screen.query_one("#candidates-dialog")
@@ -188,9 +186,7 @@ async def test_the_panels_side_by_side_are_as_wide_as_stacked_and_cut_no_value(r
     each column was narrower than the one stacked column of narrower terminals, and the
     values the panels are written for were cut ("context 256 (trained 2…", "seed  new each")."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(100, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(100, 40)) as (app, pilot):
         await generated(pilot, *"Era notte", "ctrl+g")
         sidebar = app.main.sidebar
         stacked = sidebar.sampler.content_size.width

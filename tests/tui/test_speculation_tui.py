@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import drawn_lines, generated, make_app, model_ready
+from tui_helpers import drawn_lines, generated, make_app, ready
 
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.tui.token_spans import GUESSED
@@ -44,9 +44,7 @@ async def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(loop_mod
     runs = {}
 
     async def scenario(speculate: bool) -> None:
-        app = make_app(loop_model)
-        async with app.run_test(size=(160, 48)) as pilot:
-            await model_ready(pilot)
+        async with ready(loop_model, size=(160, 48)) as (app, pilot):
             await pilot.press(*(LOOP_PROMPT * 2).strip())
             if speculate:
                 await pilot.press("f7")
@@ -90,7 +88,6 @@ def drafted_characters(text: str, start: int, tokens) -> set[int]:  # type: igno
 
 async def guessed_suggestion(pilot, app) -> list:  # type: ignore[no-untyped-def]
     """DRAFT typed, speculation on (F7), the suggestion written: its tokens, some of them guessed."""
-    await model_ready(pilot)
     await pilot.press(*DRAFT)
     await pilot.press("f7")
     await pilot.pause()
@@ -105,8 +102,7 @@ async def test_f8_marks_the_guessed_tokens_and_the_legend_and_f4_say_so(random_m
     them over their probability's colour, in the suggestion and once accepted, the legend
     names the mark, and F4 on one says it was guessed."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(random_model, size=(160, 48)) as (app, pilot):
         tokens = await guessed_suggestion(pilot, app)
         draft = app.main.draft
         panel = app.main.sidebar.probabilities
@@ -140,8 +136,7 @@ async def test_the_guessed_mark_survives_reopening_the_session(random_model: Pat
     marked: list[set[int]] = []
 
     async def written() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test(size=(160, 48)) as pilot:
+        async with ready(random_model, draft=draft, size=(160, 48)) as (app, pilot):
             tokens = await guessed_suggestion(pilot, app)
             await pilot.press("tab")
             await pilot.pause()
@@ -165,8 +160,7 @@ async def test_the_guessed_mark_survives_reopening_the_session(random_model: Pat
 
 
 async def test_the_guessed_mark_is_named_in_italian(random_model: Path) -> None:
-    app = make_app(random_model, language=Language.load("it"))
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with ready(random_model, language=Language.load("it"), size=(160, 48)) as (app, pilot):
         tokens = await guessed_suggestion(pilot, app)
         await pilot.press("f8")
         await pilot.pause()

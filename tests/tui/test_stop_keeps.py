@@ -13,7 +13,7 @@ from typing import Any
 
 from test_draft import LONG_GREEDY, OPENING, start_held_generation
 from textual.widgets import Footer
-from tui_helpers import Gate, drawn_border, generated, make_app, model_ready
+from tui_helpers import Gate, drawn_border, generated, make_app, ready
 
 
 def said(app: Any) -> list[str]:
@@ -25,9 +25,7 @@ def footer_keys(app: Any) -> list[str]:
 
 
 async def test_an_esc_that_comes_as_the_model_finishes_keeps_the_suggestion(random_model: Path) -> None:
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*OPENING)
         done = await generated(pilot, "ctrl+g")  # finished before the Esc meant to stop it
         editor, view = app.main.draft.editor, app.main.draft.suggestion

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from tui_helpers import generated, make_app, model_ready, until
+from tui_helpers import generated, model_ready, ready, until
 
 from scriptorium.inference.process.isolated import IsolatedBackend
 
@@ -25,9 +25,7 @@ async def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
 
     monkeypatch.setattr(isolated_module, "REPLY_WAIT_S", 1.0, raising=False)
 
-    app = make_app(random_model, loader=IsolatedBackend.load)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=IsolatedBackend.load) as (app, pilot):
         first = app.engine_state.backend
         assert isinstance(first, IsolatedBackend)
         await pilot.press(*OPENING)

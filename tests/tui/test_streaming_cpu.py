@@ -22,7 +22,7 @@ from scriptorium.app.tui.process_tuning import YOUNG_ONLY, older_collections_def
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.settings import LogitBias
 
-from tui_helpers import GREEDY, generated, loader_calling, make_app, model_ready
+from tui_helpers import GREEDY, generated, loader_calling, ready
 
 
 def test_only_the_young_generation_is_collected_while_tokens_stream(random_model: Path) -> None:
@@ -73,9 +73,7 @@ async def test_the_engine_starts_once_the_generations_first_frame_is_drawn(rando
     def engine_started() -> None:
         frames_at["engine started"] = frames[0]
 
-    app = make_app(random_model, loader=loader_calling(engine_started))
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, loader=loader_calling(engine_started)) as (app, pilot):
         main = app.main
         draw, started = main._compositor_refresh, main.sidebar.generation_started
 
@@ -124,9 +122,7 @@ async def test_each_candidate_starts_once_its_first_frame_is_drawn(
 
     monkeypatch.setattr(candidates_screen, "next_frame", next_frame)
 
-    app = make_app(phrases_model, loader=loader_calling(started))
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(phrases_model, loader=loader_calling(started), size=(130, 40)) as (app, pilot):
         await pilot.press(*"C'era una volta", "ctrl+n")
         screen = app.screen
         assert isinstance(screen, CandidatesScreen)

@@ -7,13 +7,14 @@ left its screen), must exit cleanly, and must keep the draft on disk."""
 from __future__ import annotations
 
 import shutil
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
-from tui_helpers import GREEDY, Gate, make_app, model_ready
+from tui_helpers import GREEDY, Gate, model_ready, ready
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -23,14 +24,15 @@ LONG = GREEDY.with_changes(max_tokens=200, preset="greedy")
 OPENING = "C'era una volta"
 
 
-def writing_app(model: Path, draft: Path, gate: Gate) -> ScriptoriumApp:
-    """An app whose generations stop at `gate` until it is released."""
-    return make_app(model, draft=draft, loader=gate.loader, sampler=LONG)
+def writing(
+    model: Path, draft: Path, gate: Gate, size: tuple[int, int] | None = None
+) -> AbstractAsyncContextManager[tuple[ScriptoriumApp, Pilot[Any]]]:
+    """ready() for an app whose generations stop at `gate` until it is released."""
+    return ready(model, draft=draft, loader=gate.loader, sampler=LONG, size=size)
 
 
 async def model_writing(pilot: Pilot[Any], gate: Gate) -> None:
     """Type OPENING, continue it, and return while the model is writing (held at the gate)."""
-    await model_ready(pilot)
     await pilot.press(*OPENING, "ctrl+g")
     await gate.wait_reached()
 
@@ -39,8 +41,7 @@ async def test_quitting_while_the_model_writes(random_model: Path, tmp_path: Pat
     draft = tmp_path / "draft.md"
     gate = Gate(after_tokens=2)
 
-    app = writing_app(random_model, draft, gate)
-    async with app.run_test() as pilot:
+    async with writing(random_model, draft, gate) as (app, pilot):
         await model_writing(pilot, gate)
         # The worker sends the rest of its tokens while the app is closing.
         gate.release()
@@ -54,8 +55,7 @@ async def test_another_screen_while_the_model_writes(random_model: Path, tmp_pat
     draft = tmp_path / "draft.md"
     gate = Gate(after_tokens=2)
 
-    app = writing_app(random_model, draft, gate)
-    async with app.run_test() as pilot:
+    async with writing(random_model, draft, gate) as (app, pilot):
         await model_writing(pilot, gate)
         await pilot.press(key)
         assert app.screen is not app.main
@@ -76,8 +76,7 @@ async def test_changing_the_model_while_it_writes(
     draft = tmp_path / "draft.md"
     gate = Gate(after_tokens=2)
 
-    app = writing_app(random_model, draft, gate)
-    async with app.run_test(size=(120, 45)) as pilot:
+    async with writing(random_model, draft, gate, size=(120, 45)) as (app, pilot):
         await model_writing(pilot, gate)
         await pilot.press("f10")
         picker = app.screen
@@ -123,9 +122,7 @@ async def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(
     monkeypatch.setattr(session_keeper, "AUTOSAVE_SECONDS", 3600.0)
     monkeypatch.setattr(session_keeper, "AUTOSAVE_LONGEST_SECONDS", 3600.0)
 
-    app = make_app(random_model, draft=draft)
-    async with app.run_test() as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=draft) as (app, pilot):
         await pilot.press(*OPENING)
         assert app.main.draft.modified
     assert not app.main.draft.is_attached

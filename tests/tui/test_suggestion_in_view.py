@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, make_app, ready
 
 SIZE = (160, 45)
 
@@ -27,9 +27,7 @@ def assert_anchor_in_view(app: Any) -> None:
 async def test_the_line_a_suggestion_continues_stays_visible_when_the_editor_shrinks(
     random_model: Path, tmp_path: Path
 ) -> None:
-    app = make_app(random_model, draft=long_draft(tmp_path))
-    async with app.run_test(size=SIZE) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, draft=long_draft(tmp_path), size=SIZE) as (app, pilot):
         await pilot.press("ctrl+end")
         await pilot.pause()
         await generated(pilot, "ctrl+g")
@@ -43,9 +41,7 @@ async def test_a_suggestion_brought_back_by_resume_shows_with_the_line_it_contin
     draft = long_draft(tmp_path)
 
     async def left_undecided() -> None:
-        app = make_app(random_model, draft=draft)
-        async with app.run_test(size=SIZE) as pilot:
-            await model_ready(pilot)
+        async with ready(random_model, draft=draft, size=SIZE) as (app, pilot):
             await generated(pilot, "ctrl+g")  # from the end, the cursor still on the first line
             await pilot.press("ctrl+q")
             await pilot.pause()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from tui_helpers import GREEDY, drawn_border, generated, make_app, model_ready
+from tui_helpers import GREEDY, drawn_border, generated, ready
 
 PROMPT = "C'era una volta una casa sul lago."
 VARIED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
@@ -15,9 +15,7 @@ VARIED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, pre
 
 
 async def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
-    app = make_app(random_model, sampler=VARIED)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=VARIED, size=(120, 40)) as (app, pilot):
         await pilot.press(*PROMPT)
         await generated(pilot, "ctrl+g")
         ghost = app.main.draft.editor.ghost
@@ -39,7 +37,6 @@ async def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
 async def two_versions(pilot: Pilot[Any]) -> tuple[Any, Any, Any]:
     """The prompt typed, continued and re-rolled: the editor, the session and the suggestion of two versions."""
     app = pilot.app
-    await model_ready(pilot)
     await pilot.press(*PROMPT)
     await generated(pilot, "ctrl+g")
     await generated(pilot, "ctrl+r")
@@ -50,8 +47,7 @@ async def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_mode
     """Esc also leaves inspection and stops the model: one press too many must not cost the
     versions explored. alt+left brings the suggestion back while the draft is unchanged."""
 
-    app = make_app(random_model, sampler=VARIED)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(random_model, sampler=VARIED, size=(120, 40)) as (app, pilot):
         editor, session, ghost = await two_versions(pilot)
         shown, ids = ghost.text, tuple(ghost.request_ids)
         await pilot.press("escape", "escape")
@@ -83,8 +79,7 @@ async def test_a_suggestion_an_undo_took_comes_back_after_the_redo(random_model:
     and took the suggestion with it: its versions were gone for good, even once ctrl+y put
     the typing back. With the draft as it was, alt+left brings them back, and it is said."""
 
-    app = make_app(random_model, sampler=VARIED)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with ready(random_model, sampler=VARIED, size=(120, 40)) as (app, pilot):
         editor, session, ghost = await two_versions(pilot)
         shown = ghost.text
         await pilot.press("ctrl+z")
@@ -104,8 +99,7 @@ async def test_the_suggestions_title_at_80_columns_shows_whole_parts(random_mode
     """At 80 columns the suggestion's title was cut at its box's edge: 'suggestion from the
     end · versio…', and while a re-roll streamed, 'writing… ·…' ate the version."""
 
-    app = make_app(random_model, sampler=VARIED)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with ready(random_model, sampler=VARIED, size=(80, 24)) as (app, pilot):
         await two_versions(pilot)
         await pilot.pause()
         view = app.main.draft.suggestion

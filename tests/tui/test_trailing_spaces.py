@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from scoring_helpers import scored
-from tui_helpers import candidates_written, generated, make_app, model_ready, spying_loader
+from tui_helpers import candidates_written, generated, make_app, model_ready, ready, spying_loader
 
 from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.tui.branches import Ghost, move_version, start_version
@@ -32,9 +32,7 @@ async def continuing(
 ) -> None:
     """Type `typed` (or press its keys) into a new draft, press ctrl+g, then run `then`."""
 
-    app = make_app(model, **{"sampler": UNHEALED, **app_options})
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(model, **{"sampler": UNHEALED, **app_options}, size=(120, 40)) as (app, pilot):
         await pilot.press(*typed)
         await generated(pilot, "ctrl+g")
         await then(pilot, app.main.draft.editor)
@@ -85,9 +83,7 @@ async def test_typing_after_the_space_types_through_the_suggestion(sentence_mode
 
 
 async def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) -> None:
-    app = make_app(sentence_model, sampler=UNHEALED)
-    async with app.run_test(size=(130, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(sentence_model, sampler=UNHEALED, size=(130, 40)) as (app, pilot):
         await pilot.press(*"Il gatto dorme ", "ctrl+n")
         await candidates_written(pilot)
         await pilot.press("enter")
@@ -133,9 +129,7 @@ async def test_candidates_after_a_suggestion_ending_in_a_space_take_its_place(se
 
 
 async def test_scoring_colours_no_space_the_prompt_left_out(random_model: Path) -> None:
-    app = make_app(random_model, sampler=UNHEALED)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=UNHEALED, size=(120, 40)) as (app, pilot):
         await scored(pilot, "Il gatto dorme \t")
         last = max(app.main.draft.editor.spans.spans, key=lambda span: span.end)
         assert last.end == len("Il gatto dorme")  # what the model read is scored, not the spaces after it

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tui_helpers import generated, loader_calling, make_app, model_ready
+from tui_helpers import generated, loader_calling, ready
 
 from scriptorium.app.tui.widgets.formatting import format_ms
 
@@ -16,9 +16,11 @@ SLOW_START_S = 0.6
 
 
 async def test_the_speed_panel_times_the_first_token_from_the_key(random_model: Path) -> None:
-    app = make_app(random_model, loader=loader_calling(lambda: time.sleep(SLOW_START_S)))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(
+        random_model,
+        loader=loader_calling(lambda: time.sleep(SLOW_START_S)),
+        size=(120, 40),
+    ) as (app, pilot):
         await pilot.press(*"Era")
         done = await generated(pilot, "ctrl+g")
         speed = app.main.sidebar.speed

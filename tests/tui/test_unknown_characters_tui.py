@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from rich.style import Style
 from scoring_helpers import scored
-from tui_helpers import generated, make_app, model_ready
+from tui_helpers import generated, ready
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.token_text import token_text
@@ -32,9 +32,7 @@ def warnings(app: Any) -> list[str]:
 
 
 async def test_the_app_names_the_unknown_characters_once_per_draft(prose_spm: Path, prose_gguf: Path) -> None:
-    app = make_app(prose_gguf, loader=with_spm(prose_spm))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(prose_gguf, loader=with_spm(prose_spm), size=(120, 40)) as (app, pilot):
         app.main.draft.editor.insert(DIALOGUE)  # «» are no keys Pilot can press
         await generated(pilot, "ctrl+g")
         assert warnings(app) == [
@@ -49,9 +47,7 @@ async def test_the_app_names_the_unknown_characters_once_per_draft(prose_spm: Pa
 
 
 async def test_the_probabilities_panel_names_the_unknown_token(prose_spm: Path, prose_gguf: Path) -> None:
-    app = make_app(prose_gguf, loader=with_spm(prose_spm))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(prose_gguf, loader=with_spm(prose_spm), size=(120, 40)) as (app, pilot):
         records = await scored(pilot, "La nonna disse «Sei sveglia?»")
         assert len(warnings(app)) == 1 and "no piece for '«', '?' and '»'" in warnings(app)[0]  # scoring says it too
         unk = load_spm(prose_spm).unk_id

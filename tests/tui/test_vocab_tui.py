@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual.widgets import Input
-from tui_helpers import make_app, model_ready
+from tui_helpers import model_ready, ready
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 
@@ -22,9 +22,7 @@ def panel_text(app: Any) -> list[str]:
 
 
 async def test_unencodable_text_is_a_notification_and_the_draft_is_intact(no_bytes_gguf: Path) -> None:
-    app = make_app(no_bytes_gguf)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(no_bytes_gguf, size=(120, 40)) as (app, pilot):
         assert panel_text(app)[-1].startswith("tokenizer llama.cpp: no byte tokens")
         app.main.draft.editor.load_text(HOSTILE)
         for key in ("ctrl+g", "f9"):  # continue, then score the draft
@@ -46,18 +44,14 @@ def with_spm(spm: Path) -> Callable[..., Engine]:
 
 
 async def test_the_model_panel_names_the_sentencepiece_tokenizer(unigram_gguf: Path, unigram_spm: Path) -> None:
-    app = make_app(unigram_gguf, loader=with_spm(unigram_spm))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(unigram_gguf, loader=with_spm(unigram_spm), size=(120, 40)) as (app, pilot):
         assert panel_text(app)[-1] == f"tokenizer SentencePiece ({unigram_spm.name})"
 
 
 async def test_a_model_that_does_not_match_is_named_in_the_panel_and_a_notification(
     unigram_gguf: Path, bpe_spm: Path
 ) -> None:
-    app = make_app(unigram_gguf, loader=with_spm(bpe_spm))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(unigram_gguf, loader=with_spm(bpe_spm), size=(120, 40)) as (app, pilot):
         assert panel_text(app)[-1].startswith(f"tokenizer llama.cpp: {bpe_spm.name} does not match")
         assert any("does not match" in n.message for n in app.notices)
 
@@ -67,9 +61,7 @@ async def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gg
     '\\n' "at character 93 (line 1, column 93)" and to remove it, of a line break the
     author never wrote (the chat format's, between the turns)."""
 
-    app = make_app(no_bytes_gguf, mode="chat")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(no_bytes_gguf, mode="chat", size=(120, 40)) as (app, pilot):
         app.notices.clear()
         await pilot.press(*"ciao", "enter")
         await app.workers.wait_for_complete()
@@ -93,9 +85,7 @@ async def test_a_sentencepiece_model_not_found_is_put_right_in_the_load_dialog(
     model typed there failed the same way until scriptorium was started again."""
     missing = tmp_path / "tokeniser.model"
 
-    app = make_app(unigram_gguf, spm=missing)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(unigram_gguf, spm=missing, size=(120, 40)) as (app, pilot):
         assert (
             app.engine_state.backend is None and "SentencePiece model not found" in app.engine_state.model_status.error
         )

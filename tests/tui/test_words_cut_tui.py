@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Button
 from textual.widgets._toast import Toast
-from tui_helpers import drawn_lines, make_app, model_ready, until
+from tui_helpers import drawn_lines, make_app, ready, until
 
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
@@ -19,9 +19,7 @@ async def test_the_tokenizers_file_reads_whole_at_120_columns(
     """ "tokenizer SentencePiece (spm_i…": the file's name was cut where a second line was free."""
     spm = shutil.copy(unigram_spm, tmp_path / "spm_italiano_porto.model")
 
-    app = make_app(unigram_gguf, spm=Path(spm))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(unigram_gguf, spm=Path(spm), size=(120, 40)) as (app, pilot):
         await pilot.pause()
         shown = [line.strip() for line in drawn_lines(app.main.sidebar.model)]
         at = next(i for i, line in enumerate(shown) if line.startswith("tokenizer"))
@@ -33,9 +31,7 @@ async def test_the_byte_bans_count_is_not_alone_on_a_line_at_120_columns(unigram
     """ "(256)" alone on a line: the count of banned byte tokens (500–755, a SentencePiece
     conversion's) wrapped away from what it counts."""
 
-    app = make_app(unigram_gguf)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(unigram_gguf, size=(120, 40)) as (app, pilot):
         await pilot.press("ctrl+t")
         await pilot.pause()
         shown = [line.strip(" │") for line in drawn_lines(app.main.sidebar.sampler)]

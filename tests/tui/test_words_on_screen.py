@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tui_helpers import GREEDY, drawn_border, drawn_lines, generated, make_app, model_ready
+from tui_helpers import GREEDY, drawn_border, drawn_lines, generated, ready
 
 from scriptorium.app.tui.widgets.suggestion_view import line_words
 
@@ -15,9 +15,7 @@ async def test_a_suggestion_from_the_cursor_is_titled_by_its_lines_first_words(r
     """ "from line 1:364 · replaces 11 characters · …": a position no writer counts, and a
     title cut at 120 columns. The line's first words say which line; the title reads whole."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*"Lucia scese al porto quella mattina, " * 8)
         await pilot.press(*["left"] * 11)
         await generated(pilot, "ctrl+o")
@@ -36,9 +34,7 @@ def test_line_words_cut_at_a_word_and_say_so() -> None:
 async def test_a_fixed_seed_reads_whole_in_the_sampler_panel_at_120_columns(random_model: Path) -> None:
     """ "seed 2904346228 (fixe": the value was cut while eleven cells beside "seed" stood blank."""
 
-    app = make_app(random_model, sampler=replace(GREEDY, seed=2904346228))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, sampler=replace(GREEDY, seed=2904346228), size=(120, 40)) as (app, pilot):
         await pilot.press("ctrl+t")
         await pilot.pause()
         shown = drawn_lines(app.main.sidebar.sampler)
@@ -49,9 +45,7 @@ async def test_a_fixed_seed_reads_whole_in_the_sampler_panel_at_120_columns(rand
 async def test_the_key_bar_keeps_tune_at_80_columns(random_model: Path) -> None:
     """At 80×24 the bar dropped "^t Tune" first: the one key that reaches the sampler."""
 
-    app = make_app(random_model)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(80, 24)) as (app, pilot):
         await pilot.pause()
         bars = [app.screen._compositor.render_strips()[23].text]
         await pilot.press(*"Lucia scese al porto.")
@@ -67,9 +61,7 @@ async def test_resume_shows_the_sessions_title_not_untitled(random_model: Path) 
 
     SessionStore().create_draft(title="Il porto di Lucia", text="Lucia scese al porto.")
 
-    app = make_app(random_model, resume=True)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, resume=True, size=(120, 40)) as (app, pilot):
         await pilot.pause()
         status = app.main.status
         line = app.screen._compositor.render_strips()[status.region.y].text
@@ -82,9 +74,7 @@ async def test_an_untitled_draft_is_titled_by_its_first_words_as_they_stand(rand
     author gives stays theirs."""
     from tui_helpers import autosaved
 
-    app = make_app(random_model)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await model_ready(pilot)
+    async with ready(random_model, size=(120, 40)) as (app, pilot):
         await pilot.press(*"C'era una volta una casa s")
         await autosaved(pilot)
         assert app.sessions.draft is not None and app.sessions.draft.title == "C'era una volta una casa s"

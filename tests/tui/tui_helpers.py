@@ -68,9 +68,16 @@ async def ready(
 ) -> AsyncIterator[tuple[ScriptoriumApp, Pilot[Any]]]:
     """The Pilot tests' prelude: `async with ready(model, size=(120, 40), **options) as (app, pilot)`
     makes the app with make_app(model, **options), runs it under Pilot at `size` (Textual's
-    default when not given) and waits for its model to load. Not a fixture: Textual sets its
-    context variables where run_test is entered, and they must be reset in that same context,
-    which an async fixture's teardown is not."""
+    default when not given) and waits for its model to load.
+
+    Not a fixture, because the model and the options are the test's own: in almost every file
+    they change from test to test (a draft in tmp_path, a loader, a size), and many tests look
+    at files after the app has quit, outside the block. An async fixture that enters ready()
+    itself does work: pytest-asyncio (1.1 and later) runs its setup and teardown in one
+    context and copies the context variables Textual sets (active_app, active_message_pump)
+    into the test. A fixture that hands the test a function to start the app does not: the
+    test's call enters run_test in the test's context, the teardown exits it in the
+    fixture's, and Textual's reset fails ("created in a different Context")."""
     app = make_app(model, **options)
     async with app.run_test(**({} if size is None else {"size": size})) as pilot:
         await model_ready(pilot)

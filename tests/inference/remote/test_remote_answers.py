@@ -6,12 +6,11 @@ ones after printing part of the text; a context of -5, 0 or 512.7 was used as a 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runs import scriptorium
 from fake_llama_server import FakeLlamaServer, default_answers, stream_chunks, token_entry
 
 from scriptorium.inference.core.events import TokenEvent
@@ -111,21 +110,7 @@ def test_continue_json_never_writes_nan_and_stops_in_one_line() -> None:
     """`"p": NaN` was written into `continue --json`, which is then no JSON a reader parses."""
     chunks = [stream_chunks()[0], '{"completion_probabilities": [{"id": 11, "bytes": [97], "logprob": NaN}]}']
     with FakeLlamaServer({"/completion": chunks}) as url:
-        result = subprocess.run(
-            [
-                sys.executable.replace("python", "scriptorium"),
-                "continue",
-                "--server",
-                url,
-                "--json",
-                "--max-tokens",
-                "5",
-            ],
-            input="La",
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        result = scriptorium("continue", "--server", url, "--json", "--max-tokens", 5, stdin="La")
     assert "Traceback" not in result.stderr and result.returncode != 0
     assert "NaN" not in result.stdout
     for line in result.stdout.splitlines():

@@ -12,16 +12,14 @@ n-gram lookup."""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 from contextlib import closing
 from itertools import cycle, islice
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from cli_runs import json_lines, scriptorium
 from fake_llama_server import FakeLlamaServer, token_entry
 from gguf_loop import LOOP_PHRASE, OTHER_WORDS, loop_transitions
 from gguf_loop import PROMPT as LOOP_PROMPT
@@ -114,15 +112,7 @@ def test_a_verifying_pass_streams_no_probabilities_and_its_accepted_guesses_are_
 
 def test_continue_json_writes_null_for_them_never_100_percent() -> None:
     with FakeLlamaServer({"/completion": speculating_chunks()}) as url:
-        result = subprocess.run(
-            [sys.executable, "-m", "scriptorium.app.cli.main", "continue", "--server", url, "--json"],
-            input="La",
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    assert result.returncode == 0, result.stderr
-    lines = [json.loads(line) for line in result.stdout.splitlines()]
+        lines = json_lines(scriptorium("continue", "--server", url, "--json", stdin="La"))
     tokens = [line for line in lines if line.get("type") == "token"]
     assert [(t["p"], t.get("drafted", False)) for t in tokens[1:]] == [(None, True), (None, False), (1.0, False)]
     assert tokens[1]["top"] == [] and tokens[2]["top"] == []
@@ -238,16 +228,11 @@ def test_a_real_server_speculating_while_sampling_marks_only_what_it_accepted(dr
 @pytest.mark.parametrize("server_name", sorted(GUESSERS))
 def test_continue_json_against_a_real_speculating_server(request: pytest.FixtureRequest, server_name: str) -> None:
     server = request.getfixturevalue(server_name)
-    result = subprocess.run(
-        [sys.executable, "-m", "scriptorium.app.cli.main", "continue", "--server", server.url]
-        + ["--json", "--preset", "greedy", "--max-tokens", str(TOKENS)],
-        input=LOOP_PROMPT * 2,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = scriptorium(
+        *("continue", "--server", server.url, "--json", "--preset", "greedy", "--max-tokens", TOKENS),
+        stdin=LOOP_PROMPT * 2,
     )
-    assert result.returncode == 0, result.stderr
-    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    lines = json_lines(result)
     tokens = [line for line in lines if line.get("type") == "token"]
     (done,) = [line for line in lines if line.get("type") == "done"]
     assert len(tokens) == TOKENS
