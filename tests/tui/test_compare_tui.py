@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual.command import CommandList
-from textual.widgets import DataTable, Input, ProgressBar, Sparkline, Static
+from textual.widgets import Button, DataTable, Input, ProgressBar, Sparkline, Static
 from tui_helpers import ready
 
 from scriptorium.app.tui.screens.compare_screen import CompareScreen
@@ -132,6 +132,10 @@ async def test_a_missing_file_or_a_bad_scale_is_one_notification(random_model: P
         assert any("not found" in n.message and n.severity == "error" for n in app.notices)
         screen.query_one("#compare-models", Input).value = shlex.quote(str(random_model))
         screen.query_one("#compare-scales", Input).value = "0 mezzo"
+        # Textual's Button ignores a click while its pressed look lasts (0.2 s, by a timer that a
+        # loaded machine fires late): a second click in it was lost, and the notice never came.
+        start = screen.query_one("#compare-start", Button)
+        await waited(pilot, lambda: not start.has_class("-active"), "the first press's look to end")
         await pilot.click("#compare-start")
         # The press bubbles from the button to the screen: on a busy machine, after one pause.
         await waited(pilot, lambda: any("'mezzo' is not a number" in n.message for n in app.notices), "the notice")
