@@ -5,7 +5,7 @@ instrument on: top-10 probabilities and the sampler trace for every token, accep
 included. The text must be identical; the figures are tokens per second of decode (the
 first token excluded), median of interleaved rounds, with the acceptance rate.
 
-    python bench/speculative.py [--model PATH] [--tokens 128] [--rounds 3] [--threads N] [--draft-max 8]
+    python bench/speculative.py [--model PATH] [--tokens 128] [--rounds 3] [--threads N] [--draft-max 6]
                                 [--draft-model DRAFT.gguf] [--flash on|off|auto]
     python bench/speculative.py --identity [--tokens 48] [--seeds 2] [--prompts 24] [--flash on|off] ...
 
@@ -204,11 +204,14 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--draft-max", type=int, default=8)
+    parser.add_argument("--draft-max", type=int, default=Speculation().draft_max, help="the app's default unless given")
     parser.add_argument("--draft-model", type=Path, default=None, help="guess with this draft model, not lookup")
     parser.add_argument("--flash", choices=("on", "off", "auto"), default="auto", help="flash attention")
     parser.add_argument(
-        "--repack", choices=("on", "off"), default="on", help="llama.cpp's repacked weights (use_extra_bufts)"
+        "--repack",
+        choices=("on", "off"),
+        default="off",
+        help="llama.cpp's repacked weights (use_extra_bufts); off as the app loads models",
     )
     parser.add_argument("--identity", action="store_true", help="count the texts speculation changed; time nothing")
     parser.add_argument("--prompts", type=int, default=len(IDENTITY_PROMPTS), help="--identity: how many prompts")
