@@ -29,10 +29,18 @@ ON_DEMAND = tuple(
 ) + ("scriptorium.inference.remote.remote_http",)
 """The screens an action opens, and the remote path a local model never takes: imported
 when first used, so that start-up loads only what the first frame shows."""
-AFTER_THE_FIRST_FRAME = ("scriptorium.inference.core.events",)
+AFTER_THE_FIRST_FRAME = (
+    "scriptorium.inference.core.events",
+    "scriptorium.app.models.choice",
+    "scriptorium.inference.gguf.discovery",
+    "scriptorium.inference.gguf.gguf_header",
+    "scriptorium.inference.core.model_facts",
+    "scriptorium.inference.core.arithmetic",
+)
 """Modules the first frame does not use, although the app's reach them: the event classes
 (some 13 ms of dataclasses to build) come with the first tokens, in the worker or the
-engine. Each is imported where it is used, or only for type checking."""
+engine; model choice, with discovery and the GGUF reader (some 10 ms), with the model, in
+the worker that resolves it. Each is imported where it is used, or only for type checking."""
 FIRST_FRAME = (
     "import sys\n"
     "from scriptorium.app.tui.app import ScriptoriumApp\n"
