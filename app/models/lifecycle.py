@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from scriptorium.inference.core.backend import Backend
-from scriptorium.inference.gguf.demo_model import DEMO_DISPLAY_NAME
 from scriptorium.inference.core.load_options import LoadOptions
 from scriptorium.inference.core.settings import SettingsError
 
 from scriptorium.app.config.run_settings import SERVER_ADAPTER, RunSettings
 from scriptorium.app.i18n.language import ENGLISH, Language
-from scriptorium.app.models import choice as model_choice
 from scriptorium.app.models.hashing import cached_sha256
 from scriptorium.app.models.replaced import REPLACED_TITLE, ReplacedModelFiles, file_stamp
 from scriptorium.app.models.session_model import session_model
@@ -140,6 +138,10 @@ class ModelLifecycle:
 
     def chose(self, model: Path) -> None:
         """The author (or the start-up) picked `model`: remember whether it is the demo."""
+        # Imported when first used: model choice brings discovery and the GGUF reader (some 10 ms
+        # to import), which the first frame does not need (tests/packaging/test_startup_imports.py).
+        from scriptorium.app.models import choice as model_choice
+
         self._demo = model_choice.is_demo_model(model)
 
     # ---- a load and its news -------------------------------------------------------------
@@ -314,6 +316,9 @@ class ModelLifecycle:
         _ = self._language.gettext
         notes.extend((_(REPLACED_TITLE), note) for note in self._replaced_notes)
         self._replaced_notes = []
+        from scriptorium.app.models import choice as model_choice  # as in `chose`
+        from scriptorium.inference.gguf.demo_model import DEMO_DISPLAY_NAME
+
         if self._demo and model_choice.is_demo_model(backend.options.model_path):
             said = _(
                 "Writing with {model}: a small demo model, good for trying "

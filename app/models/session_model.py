@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scriptorium.app.models import choice as model_choice
 from scriptorium.app.sessions.records import Generation
 
 
@@ -41,6 +40,8 @@ def session_model(named: bool, configured: str | None, last: Generation | None) 
     if configured:
         unlike_config = not _same_file(Path(configured).expanduser(), model)
     else:
+        from scriptorium.app.models import choice as model_choice  # when first used: see ModelLifecycle.chose
+
         unlike_config = not model_choice.is_demo_model(model)
     if lora_gone is not None:
         return SessionModel(model, None, 1.0, unlike_config, lora_gone)

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
 
-from scriptorium.inference.gguf.discovery import Discovery
 from scriptorium.inference.core.errors import ScriptoriumError
 
-from scriptorium.app.models import choice as model_choice
 from scriptorium.app.config.schema import Config
+
+if TYPE_CHECKING:
+    from scriptorium.inference.gguf.discovery import Discovery
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,10 @@ class ModelNotResolved(Message):
 
 def resolve(source: ModelSource, post: Callable[[Message], object]) -> None:
     """Resolve `source` to a file, posting the outcome (blocking: call it in a worker)."""
+    # Imported here, in the worker: model choice brings discovery and the GGUF reader (some
+    # 10 ms to import), which the first frame does not need (tests/packaging/test_startup_imports.py).
+    from scriptorium.app.models import choice as model_choice
+
     reference = source.reference if source.reference is not None else source.config.model.path
     try:
         path = model_choice.resolve_model(

@@ -3,11 +3,15 @@ the status bar draw, and the model lifecycle (models/lifecycle.py) produces."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 from pathlib import Path
 
-from scriptorium.inference.core.arithmetic import Arithmetic
-from scriptorium.inference.core.model_facts import AdapterFacts, ModelFacts
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.arithmetic import Arithmetic
+    from scriptorium.inference.core.model_facts import AdapterFacts, ModelFacts
 
 
 @dataclass(frozen=True, slots=True)

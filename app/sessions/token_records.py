@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scriptorium.inference.core.events import NO_PROBABILITY, has_probability
+from scriptorium.inference.core.probability import NO_PROBABILITY, has_probability
 
 from scriptorium.app.sessions.members import FormatError, a_list, an_object, checked, member
 

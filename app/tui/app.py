@@ -24,7 +24,6 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from scriptorium.inference.gguf.demo_model import DEMO_DISPLAY_NAME, DEMO_INSTALL_HINT
 from scriptorium.inference.core.backend import BackendLoader
 from scriptorium.inference.core.load_options import LoadOptions
 from scriptorium.inference.core.settings import SamplerSettings
@@ -295,6 +294,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(model_startup.DemoProgressed)
     def _demo_progressed(self, message: model_startup.DemoProgressed) -> None:
+        from scriptorium.inference.gguf.demo_model import DEMO_DISPLAY_NAME  # see _model_chosen
+
         self.models.preparing_demo(DEMO_DISPLAY_NAME, message.done / message.total if message.total else 1.0)
 
     @on(model_startup.ModelResolved)
@@ -304,6 +305,8 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     @on(model_startup.NoModelFound)
     def _no_model_found(self, message: model_startup.NoModelFound) -> None:
+        from scriptorium.inference.gguf.demo_model import DEMO_INSTALL_HINT
+
         from scriptorium.app.tui.screens.model_picker import WelcomeScreen
 
         self.models.none_found()
@@ -346,9 +349,13 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         if choice is None:
             return
         self.models.chose(choice.model)
-        if model_startup.model_choice.is_demo_model(choice.model) and not choice.model.is_file():
+        # Imported when first used: model choice brings discovery and the GGUF reader (some 10 ms
+        # to import), which the first frame does not need (tests/packaging/test_startup_imports.py).
+        from scriptorium.app.models import choice as model_choice
+
+        if model_choice.is_demo_model(choice.model) and not choice.model.is_file():
             # Listed but not assembled yet: assemble it first, with progress, in a worker.
-            return self.resolve_model(model_startup.ModelSource(model_startup.model_choice.DEMO_NAME, self.config))
+            return self.resolve_model(model_startup.ModelSource(model_choice.DEMO_NAME, self.config))
         try:
             options = self.models.options_for(choice.model, choice.lora, choice.lora_scale)
         except Exception as error:  # noqa: BLE001 - a bad value is a message

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from scriptorium.inference.core.events import GenerationDone, TokenEvent, has_probability
+from scriptorium.inference.core.probability import has_probability
 from scriptorium.inference.core.settings import PRESETS, SamplerSettings
 
 from scriptorium.app.tui.branches import (
@@ -28,6 +28,8 @@ from scriptorium.app.config.tui_settings import MAX_CANDIDATES
 from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
+    from scriptorium.inference.core.events import GenerationDone, TokenEvent
+
     from scriptorium.app.tui.branches import Ghost
 
 __all__ = ["MAX_CANDIDATES", "Candidate", "candidate_sampler", "new_candidate", "next_seed", "put_on_ghost"]

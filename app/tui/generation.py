@@ -18,14 +18,6 @@ from textual.message import Message
 
 from scriptorium.inference.window.chat_window import ChatFormatError
 from scriptorium.inference.core.errors import EngineCrashed, ScriptoriumError, ServerError, ServerUnreachable
-from scriptorium.inference.core.events import (
-    ContextTrimmed,
-    GenerationDone,
-    KVCacheUsage,
-    PrefillDone,
-    PrefillProgress,
-    TokenEvent,
-)
 from scriptorium.inference.core.settings import LogitBias, SamplerSettings
 from scriptorium.inference.core.speculation import OFF, Speculation
 from scriptorium.inference.window.window import Window
@@ -39,6 +31,14 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.events import (
+        ContextTrimmed,
+        GenerationDone,
+        KVCacheUsage,
+        PrefillDone,
+        PrefillProgress,
+        TokenEvent,
+    )
     from scriptorium.inference.window.lore import Fired
 
 _request_ids = itertools.count(1)
@@ -267,6 +267,16 @@ def stream_generation(  # noqa: C901 - the worker's one loop over the events, ba
     Tokens are gathered and posted at most once per `frame_interval` (the first one at
     once): a message costs the UI thread a wake-up and a redraw, and the UI thread's
     time is time the generation waits for the GIL."""
+    # Imported here, in the worker: the first frame is not kept waiting for the event classes
+    # (tests/packaging/test_startup_imports.py).
+    from scriptorium.inference.core.events import (
+        ContextTrimmed,
+        GenerationDone,
+        PrefillDone,
+        PrefillProgress,
+        TokenEvent,
+    )
+
     rid = request.id
     if request.prepare is not None:
         prepared = _prepared(engine, request, post, should_stop)

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Callable
 from textual.message import Message
 
 from scriptorium.inference.core.errors import EngineCrashed, ScriptoriumError
-from scriptorium.inference.core.events import ScoreDone, ScoreProgress, TokenScore
 
 from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
     from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.events import ScoreDone, ScoreProgress, TokenScore
     from scriptorium.inference.window.window import Window
 
 _score_ids = itertools.count(1)
@@ -105,6 +105,9 @@ def stream_scoring(
 ) -> None:
     """Make the `window` (counting tokens asks the engine's process or a server: not on the
     UI thread), then score its prompt, posting its tokens at most once per frame."""
+    # Imported here, in the worker: the first frame is not kept waiting for the event classes.
+    from scriptorium.inference.core.events import ScoreDone, ScoreProgress, TokenScore
+
     batch: list[TokenScore] = []
     last_post = -frame_interval
 

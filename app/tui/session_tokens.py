@@ -11,12 +11,16 @@ No Textual: pure data to pure data.
 
 from __future__ import annotations
 
-from scriptorium.inference.core.events import Candidate, Healing
+from typing import TYPE_CHECKING
+
 from scriptorium.inference.core.text import piece_text
 
 from scriptorium.app.sessions.model import DraftSession
 from scriptorium.app.sessions.records import Generation, HealingRecord
 from scriptorium.app.tui.token_spans import Span, TokenRecord, TokenSource, append_token, kept_lore
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.events import Healing
 
 
 def spans_of(session: DraftSession | None) -> list[Span]:
@@ -38,6 +42,8 @@ def healing_of(record: HealingRecord | None) -> Healing | None:
     """A healed step as the panel draws it, from the session's record of it."""
     if record is None:
         return None
+    from scriptorium.inference.core.events import Candidate, Healing  # as in tokens_spelling
+
     allowed = tuple(Candidate(*alternative) for alternative in record.allowed)
     return Healing(rest=record.rest, allowed_count=record.allowed_count, mass=record.mass, allowed=allowed)
 
@@ -48,6 +54,10 @@ def tokens_spelling(generation: Generation, text: str) -> list[TokenRecord] | No
     records = generation.tokens or []
     if not records:
         return None
+    # Imported here, with the first tokens to show: a draft without them opens without the
+    # event classes, which take some 13 ms to build (tests/packaging/test_startup_imports.py).
+    from scriptorium.inference.core.events import Candidate
+
     starts, offset = [], 0
     for record in records:
         starts.append(offset)

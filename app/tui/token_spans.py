@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from scriptorium.inference.core.events import Candidate, Healing, TokenEvent, TokenScore, has_probability
+from scriptorium.inference.core.probability import has_probability
 from scriptorium.inference.window.lore import Fired
 from scriptorium.inference.core.settings import SamplerSettings
 from scriptorium.inference.core.text import piece_text
 from scriptorium.inference.window.window import Window
 
 from scriptorium.app.sessions.model import TextMemory
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.events import Candidate, Healing, TokenEvent, TokenScore
 
 BUCKETS = (
     (0.5, "p50", "≥50%"),
@@ -111,6 +114,8 @@ class TokenStep:
     top: tuple[Candidate, ...]
 
     def as_event(self) -> TokenEvent:
+        from scriptorium.inference.core.events import TokenEvent  # not before the first frame: see TokenRecord.as_event
+
         return TokenEvent(
             index=self.index, id=self.id, text=self.label, p=self.p, top=self.top, elapsed_ms=0.0, kv_tokens=0
         )
@@ -161,6 +166,10 @@ class TokenRecord:
 
     def as_event(self) -> TokenEvent:
         """The shape the probabilities panel draws."""
+        # Imported here: the event classes take some 13 ms to build, and the first frame, which
+        # draws no token yet, is not kept waiting for them (tests/packaging/test_startup_imports.py).
+        from scriptorium.inference.core.events import TokenEvent
+
         kept, removed, pushed = self.chain_did
         return TokenEvent(
             index=self.index,

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from .events import ThreadsChosen
+if TYPE_CHECKING:
+    from .events import ThreadsChosen
 
 _FLASH_LINE = re.compile(r"flash_attn\s*=\s*(enabled|disabled|auto)")
 _FLASH_RESOLVED = re.compile(r"Flash Attention (?:was auto, set to )?(enabled|disabled)")

@@ -7,14 +7,16 @@ The app depends on `Backend` and `BackendLoader`, never on the engine class.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol, runtime_checkable
 
-from .arithmetic import Arithmetic
-from .events import Event, KVCacheUsage
 from .load_options import LoadOptions
-from .model_facts import AdapterFacts, ModelFacts
 from .settings import LogitBias, SamplerSettings
 from .speculation import OFF, Speculation
+
+if TYPE_CHECKING:
+    from .arithmetic import Arithmetic
+    from .events import Event, KVCacheUsage
+    from .model_facts import AdapterFacts, ModelFacts
 
 
 @runtime_checkable

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import operator
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
+# Re-exported: the events' users have always found them here.
+from .probability import NO_PROBABILITY as NO_PROBABILITY, has_probability as has_probability
+
 _Event = TypeVar("_Event")
-
-NO_PROBABILITY = math.nan
-"""A token's `p` where the backend gave none: a speculating llama-server streams the tokens of
-its verifying passes (the guesses it accepted and the token it sampled after them) with no
-probabilities (its source sets `prob = 1.0f` for them, with a TODO, and sends no candidates),
-and such a token is never shown as 100%. NaN, so that no sum or comparison reads it as a
-number by accident."""
-
-
-def has_probability(p: float) -> bool:
-    """Whether `p` is a probability the backend gave (not NO_PROBABILITY)."""
-    return not math.isnan(p)
 
 
 def _pickled_by_fields(cls: type[_Event]) -> type[_Event]:

@@ -9,9 +9,11 @@ pad(min(n_ctx, n_swa + n_ubatch), 256) cells (llama-kv-cache-iswa.cpp) unless sw
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .events import KVCacheUsage
-from .model_facts import ModelFacts
+if TYPE_CHECKING:
+    from .events import KVCacheUsage
+    from .model_facts import ModelFacts
 
 KV_PAD = 256
 
@@ -93,6 +95,10 @@ class KVLayout:
         return sum(min(tokens, c) * b for c, b in zip(self.cells_per_layer, self.bytes_per_cell))
 
     def usage(self, tokens: int) -> KVCacheUsage:
+        # Imported here: the load options check the cache types (CACHE_TYPES) before the app's
+        # first frame, which builds no event.
+        from .events import KVCacheUsage
+
         return KVCacheUsage(
             tokens=tokens,
             n_ctx=self.n_ctx,

@@ -29,6 +29,30 @@ ON_DEMAND = tuple(
 ) + ("scriptorium.inference.remote.remote_http",)
 """The screens an action opens, and the remote path a local model never takes: imported
 when first used, so that start-up loads only what the first frame shows."""
+AFTER_THE_FIRST_FRAME = (
+    "scriptorium.inference.core.events",
+    "scriptorium.app.models.choice",
+    "scriptorium.inference.gguf.discovery",
+    "scriptorium.inference.gguf.gguf_header",
+    "scriptorium.inference.core.model_facts",
+    "scriptorium.inference.core.arithmetic",
+)
+"""Modules the first frame does not use, although the app's reach them: the event classes
+(some 13 ms of dataclasses to build) come with the first tokens, in the worker or the
+engine; model choice, with discovery and the GGUF reader (some 10 ms), with the model, in
+the worker that resolves it. Each is imported where it is used, or only for type checking."""
+FIRST_FRAME = (
+    "import sys\n"
+    "from scriptorium.app.tui.app import ScriptoriumApp\n"
+    # No model named nor found: nothing loads in the background while the frame is drawn.
+    "app = ScriptoriumApp(backend_loader=lambda options, progress: None)\n"
+    "async def painted(pilot):\n"
+    "    print(' '.join(m for m in {modules!r} if m in sys.modules))\n"
+    "    app.exit()\n"
+    "app.run(headless=True, size=(120, 40), auto_pilot=painted)\n"
+)
+"""The app run headless to its first frame (its ready event), where the probe says which of
+`modules` are loaded."""
 BUILD_APP = (
     "from scriptorium.app.cli.main import build_parser\n"
     "from scriptorium.app.cli.tui_cmd import build_app\n"
@@ -57,6 +81,13 @@ def test_building_the_app_leaves_later_modules_for_later() -> None:
 
 def test_building_the_app_leaves_the_screens_actions_open_for_later() -> None:
     assert loaded_after(BUILD_APP + "\nimport scriptorium.app.tui.app", ON_DEMAND) == []
+
+
+def test_the_first_frame_leaves_later_modules_for_later() -> None:
+    probe = FIRST_FRAME.format(modules=AFTER_THE_FIRST_FRAME)
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == []
 
 
 def test_importing_the_token_decoder_registers_nothing() -> None:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from scriptorium.inference.core.events import GenerationDone, TokenEvent
 from scriptorium.inference.window.window import Pinned
 
 from scriptorium.app.sessions import (
@@ -41,6 +40,7 @@ from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
     from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.events import GenerationDone, TokenEvent
     from scriptorium.inference.window.lore import Fired
 
     from scriptorium.app.tui.generation import GenerationRequest

@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from textual.worker import get_current_worker
 
-from scriptorium.inference.core.events import GenerationDone, TokenEvent
-
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui import key_timing
 from scriptorium.app.tui.generation import (
@@ -47,6 +45,7 @@ if TYPE_CHECKING:
     from textual.worker import WorkerManager
 
     from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
     from scriptorium.app.tui.engine_state import EngineState
     from scriptorium.app.tui.widgets.chat_pane import ChatPane

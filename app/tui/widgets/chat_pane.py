@@ -18,7 +18,6 @@ from textual.widgets import Static, TextArea
 from scriptorium import prompts
 from scriptorium.inference.window.chat_window import fit_chat
 from scriptorium.inference.window.window import prompt_budget
-from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.records import REPLY_ENDINGS
@@ -37,6 +36,8 @@ from scriptorium.app.i18n.marker import N_
 if TYPE_CHECKING:
     from textual.css.query import DOMQuery
     from textual.widgets.markdown import MarkdownStream
+
+    from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
     from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 

@@ -11,7 +11,7 @@ a part reaches what it needs of the pane through the Protocol it declares."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -21,7 +21,6 @@ from textual.reactive import var
 from textual.widgets import TextArea
 
 from scriptorium import prompts
-from scriptorium.inference.core.events import GenerationDone, TokenEvent
 from scriptorium.inference.core.backend import Backend
 from scriptorium.inference.window.lore import Fired
 from scriptorium.inference.core.load_options import LoadOptions
@@ -66,6 +65,9 @@ from scriptorium.app.tui.widgets.mode_pane import ModePane
 from scriptorium.app.tui.widgets.find_bar import FindBar
 from scriptorium.app.tui.widgets.suggestion_view import SuggestionView
 from scriptorium.app.i18n.marker import N_
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
 
 class DraftPane(ModePane):

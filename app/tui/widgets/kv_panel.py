@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
-from scriptorium.inference.core.events import KVCacheUsage
 from scriptorium.inference.window.window import Window
 
 from scriptorium.app.tui.widgets.formatting import clip, fitting, format_bytes, meter
 from scriptorium.app.tui.widgets.panel import Panel
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.marker import N_
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.events import KVCacheUsage
 
 
 class KVPanel(Panel):

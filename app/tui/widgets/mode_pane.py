@@ -21,7 +21,6 @@ from textual.widget import Widget
 
 from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
-from scriptorium.inference.core.events import GenerationDone, KVCacheUsage, TokenEvent
 from scriptorium.inference.core.errors import EngineCrashed
 from scriptorium.inference.window.lore import Lorebook
 from scriptorium.inference.core.settings import SamplerSettings
@@ -38,6 +37,7 @@ from scriptorium.app.tui.keys import KeyDisplay
 
 if TYPE_CHECKING:
     from scriptorium.inference.core.backend import Backend
+    from scriptorium.inference.core.events import GenerationDone, KVCacheUsage, TokenEvent
 
     from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
     from scriptorium.app.tui.token_spans import TokenRecord

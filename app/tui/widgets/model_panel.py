@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,7 +12,6 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import var
 
-from scriptorium.inference.core.arithmetic import Arithmetic
 from scriptorium.inference.core.load_options import beyond_training
 
 from scriptorium.app.models.status import ModelStatus
@@ -18,6 +19,9 @@ from scriptorium.app.tui.widgets.formatting import clip, format_bytes, format_co
 from scriptorium.app.tui.widgets.panel import Panel
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.i18n.marker import N_
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.arithmetic import Arithmetic
 
 
 @dataclass(frozen=True, slots=True)

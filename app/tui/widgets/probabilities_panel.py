@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from textwrap import wrap
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
 
-from scriptorium.inference.core.events import Candidate, TokenEvent, has_probability
+from scriptorium.inference.core.probability import has_probability
 from scriptorium.inference.core.text import piece_text
 
 from scriptorium.app.tui.widgets.formatting import (
@@ -25,6 +26,9 @@ from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.numbers import NumberFormat, english
 from scriptorium.app.i18n.marker import N_
 from scriptorium.app.tui.widgets.token_text import GUESSED_LABEL, UNKNOWN
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.events import Candidate, TokenEvent
 
 CHOSEN, BANNED, PLAIN = "▶", "⊘", " "
 # The unknown token is named (token_text.UNKNOWN), dimmed, never drawn as the characters it

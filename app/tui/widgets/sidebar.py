@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 
 from textual.app import ComposeResult
@@ -9,7 +11,6 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import var
 
-from scriptorium.inference.core.events import GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
 from scriptorium.inference.window.window import Window
 
 from scriptorium.app.config.tui_settings import PANELS
@@ -23,6 +24,9 @@ from scriptorium.app.tui.widgets.speed_panel import SpeedPanel
 from scriptorium.app.tui.widgets.showing import set_shown
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.i18n.marker import N_
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.events import GenerationDone, KVCacheUsage, PrefillDone, PrefillProgress, TokenEvent
 
 NUMBERS_INTERVAL_S = 0.2
 """While tokens stream, the panels' numbers change at most this often (five times a

@@ -3,21 +3,25 @@ second memory-bound (one token per call), and the numbers show it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
-from scriptorium.inference.core.events import (
-    GenerationDone,
-    PrefillDone,
-    PrefillProgress,
-    SpeculationCounts,
-    TokenEvent,
-)
 
 from scriptorium.app.tui.widgets.formatting import format_ms, format_rate
 from scriptorium.app.tui.widgets.panel import Panel
 from scriptorium.app.i18n.language import ENGLISH, Language
 from scriptorium.app.i18n.marker import N_
 from scriptorium.app.tui.widgets.usual_rate import UsualRate
+
+if TYPE_CHECKING:
+    from scriptorium.inference.core.events import (
+        GenerationDone,
+        PrefillDone,
+        PrefillProgress,
+        SpeculationCounts,
+        TokenEvent,
+    )
 
 
 def rate_between(tokens: int, milliseconds: float) -> float | None:
