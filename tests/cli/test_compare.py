@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from gguf_adapters import write_lora_adapter
 from gguf_compare import expected_bits_per_character, letter_text, write_letter_model, write_quantizable_model
-from test_cli import SCRIPTORIUM, assert_one_line_error, scriptorium
+from cli_runs import SCRIPTORIUM
+from test_cli import assert_one_line_error, scriptorium
 
 ITALIAN = Path(__file__).resolve().parent.parent / "data" / "italiano.txt"
 

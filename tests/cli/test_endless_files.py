@@ -11,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import DRAFT, SCRIPTORIUM
+from cli_runs import SCRIPTORIUM
+from test_cli import DRAFT
 
 from scriptorium import prompts
 

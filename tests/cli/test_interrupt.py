@@ -19,7 +19,8 @@ from typing import Iterator
 
 import pytest
 from gguf_models import italian_vocab, write_llama_model
-from test_cli import DRAFT, SCRIPTORIUM, scriptorium
+from cli_runs import SCRIPTORIUM
+from test_cli import DRAFT, scriptorium
 
 _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from test_cli import DRAFT, SCRIPTORIUM, assert_one_line_error
+from cli_runs import SCRIPTORIUM
+from test_cli import DRAFT, assert_one_line_error
 
 
 def run_with_closed(redirection: str, *args: str) -> subprocess.CompletedProcess[str]:
