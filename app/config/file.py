@@ -4,20 +4,15 @@ the CLI, lenient for the TUI). The schema is config/schema.py, the parsing confi
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from scriptorium.inference.core.errors import read_regular_file, universal_newlines
 
 from scriptorium.app import paths
+from scriptorium.app.toml_reading import toml_parser
 from scriptorium.app.config.parse import parse_config
 from scriptorium.app.config.schema import Config, ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - pyproject pulls tomli in for 3.10
-    import tomli as tomllib
 
 
 def config_path(cli_value: str | os.PathLike[str] | None = None) -> Path:
@@ -38,6 +33,7 @@ def _read(path: Path, explicit: bool) -> tuple[dict | None, str | None]:
         return None, f"config file {path} is not UTF-8 text"
     except OSError as error:
         return None, f"cannot read config file {path}: {error.strerror or error}"
+    tomllib = toml_parser()
     try:
         # A byte-order mark (Notepad's "UTF-8 with BOM") marks the file, not the TOML in it.
         return tomllib.loads(text.removeprefix("\ufeff")), None

@@ -14,7 +14,6 @@ an entry goes in a multi-line literal string, as the author would write it by ha
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from scriptorium.inference.core.errors import read_named_text
 from scriptorium.inference.window.lore import DEFAULT_BUDGET, DEFAULT_SCAN_DEPTH, Fired, LoreEntry, LoreError, Lorebook
 
 from scriptorium.app import atomic
+from scriptorium.app.toml_reading import toml_parser
 
 # name in the file: (type, default); "keys" and "text" are read below, being required.
 _ENTRY_FIELDS: dict[str, tuple[type, Any]] = {
@@ -38,6 +38,7 @@ def read_lorebook(path: str | Path) -> Lorebook:
     """The lorebook in a TOML file the author names; LoreError (one line, naming the file
     and the field) for one that cannot be used."""
     text = read_named_text(Path(path), "lorebook", LoreError)
+    tomllib = toml_parser()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
