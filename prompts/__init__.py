@@ -9,8 +9,6 @@ and the inference layer may read it without depending on the app.
 
 from __future__ import annotations
 
-from importlib import resources
-
 CONTINUE = "continue.txt"
 CHAT_SYSTEM = "chat_system.txt"
 CHAT_FALLBACK = "chat_fallback.jinja"
@@ -22,6 +20,8 @@ def packaged_text(name: str) -> str:
     """The template `name` as shipped."""
     if name not in NAMES:
         raise KeyError(f"no prompt template named {name!r}")
+    from importlib import resources  # read with the first prompt, not with the app (some 3 ms)
+
     return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
 
 

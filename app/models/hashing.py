@@ -9,7 +9,6 @@ page cache that llama.cpp's mmap load is about to use, so the first load pays le
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -73,6 +72,8 @@ def file_sha256(path: str | os.PathLike[str], progress: Callable[[int, int], Non
         return cached
     try:
         real, size, mtime_ns = _key(path)
+        import hashlib  # with the first model's hash, not with the app (OpenSSL's binding: some 3 ms)
+
         digest = hashlib.sha256()
         done = 0
         with open(real, "rb") as handle:

@@ -32,13 +32,13 @@ from scriptorium.inference.core.speculation import next_speculation
 from scriptorium.app.config.run_settings import RunSettings
 from scriptorium.app.config.schema import Config
 from scriptorium.app.config.tui_settings import TuiSettings
-from scriptorium.app.models import loading, startup as model_startup
+from scriptorium.app.models import startup as model_startup
 from scriptorium.app.models.lifecycle import ModelLifecycle
 from scriptorium.app.models.replaced import REPLACED_TITLE
 from scriptorium.app.sessions import AnySession, SessionStore
 from scriptorium.app.tui.manuscript.session_keeper import SessionKeeper
 from scriptorium.app.sessions.opening import DraftFile, open_draft_at_start
-from scriptorium.app.tui import generation, pinning, saving, system_commands
+from scriptorium.app.tui import pinning, saving, system_commands
 from scriptorium.app.tui.bindings import APP_BINDINGS, binding_sections, keymap_problems
 from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.keys import KeyMap
@@ -54,6 +54,8 @@ from scriptorium.app.tui.widgets.sampler_panel import SamplerPanel
 # are imported by that action, the first time it runs: the author waits for the first frame,
 # and only the main screen is on it.
 if TYPE_CHECKING:
+    from scriptorium.app.models import loading
+    from scriptorium.app.tui import generation
     from scriptorium.app.tui.compared_colours import DraftComparison
     from scriptorium.app.tui.screens.model_picker import ModelChoice
 
@@ -210,15 +212,21 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         """Load `options` in the background, the old model closed once their files pass; None loads nothing."""
         if options is None:
             return
+        from scriptorium.app.models import loading
+
         load_id = self.models.asked()
         if not self.models.checks_files_first():
-            return self._replace_model(loading.ModelFilesChecked(load_id, options))
+            return self.on_model_files_checked(loading.ModelFilesChecked(load_id, options))
         self.run_worker(
             lambda: loading.check_files(options, load_id, self.post_message), thread=True, exit_on_error=False
         )
 
-    @on(loading.ModelFilesChecked)
-    def _replace_model(self, message: loading.ModelFilesChecked) -> None:
+    # The model's messages (models/loading.py) and the generation's (tui/generation.py) are
+    # handled by name, not with @on(class): their modules load with the first model and the
+    # first generation, after the first frame, which does not need their 20 dataclasses.
+    def on_model_files_checked(self, message: loading.ModelFilesChecked) -> None:
+        from scriptorium.app.models import loading
+
         if not self.models.is_current(message.load_id):  # another load was asked for meanwhile
             return
         if self._screen_ready:
@@ -234,12 +242,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             exit_on_error=False,
         )
 
-    @on(loading.ModelLoadProgressed)
-    def _load_progressed(self, message: loading.ModelLoadProgressed) -> None:
+    def on_model_load_progressed(self, message: loading.ModelLoadProgressed) -> None:
         self.models.progressed(message.load_id, message.progress)
 
-    @on(loading.ModelLoaded)
-    def _model_loaded(self, message: loading.ModelLoaded) -> None:
+    def on_model_loaded(self, message: loading.ModelLoaded) -> None:
         if not self.models.loaded(message.load_id, message.backend):  # another was asked for meanwhile: not wanted
             self.run_worker(message.backend.close, thread=True, group="model-close")
             return
@@ -251,13 +257,11 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         for title, note in self.models.notes_when_ready(self.sessions.last_generation()):
             self.notify(note, title=title, timeout=12)
 
-    @on(loading.ModelLoadFailed)
-    def _model_failed(self, message: loading.ModelLoadFailed) -> None:
+    def on_model_load_failed(self, message: loading.ModelLoadFailed) -> None:
         if (said := self.models.failed(message.load_id, message.options, message.error, message.server)) is not None:
             self.notify(said, title=self.language.gettext("Model not loaded"), severity="error", timeout=15)
 
-    @on(loading.BackendCrashed)
-    def _backend_crashed(self, message: loading.BackendCrashed) -> None:
+    def on_backend_crashed(self, message: loading.BackendCrashed) -> None:
         # The failed request has said what llama.cpp wrote; the text is saved before anything else.
         if (options := self.models.crashed(message.backend, self.engine_state.lora_scale)) is not None:
             _ = self.language.gettext
@@ -273,12 +277,10 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
             if reload:
                 self.load_model(options)
 
-    @on(loading.BackendUnreachable)
-    def _backend_unreachable(self, message: loading.BackendUnreachable) -> None:
+    def on_backend_unreachable(self, message: loading.BackendUnreachable) -> None:
         self.models.not_answering(message.backend)
 
-    @on(loading.ModelFileHashed)
-    def _file_hashed(self, message: loading.ModelFileHashed) -> None:
+    def on_model_file_hashed(self, message: loading.ModelFileHashed) -> None:
         self.sessions.hashes.arrived(message.path, message.sha256)
         if note := self.models.hashed(message.path, message.sha256):
             self.notify(note, title=self.language.gettext(REPLACED_TITLE), severity="warning", timeout=15)
@@ -364,24 +366,22 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
         self.load_model(options)
 
     # ---- generations, as the session records them ------------------------------------
-    @on(generation.GenerationStarted)
-    def _generation_started(self, message: generation.GenerationStarted) -> None:
+    def on_generation_started(self, message: generation.GenerationStarted) -> None:
         self.manuscript.generation_started(message, self.engine_state.backend)
 
-    @on(generation.TokensGenerated)
-    def _tokens_generated(self, message: generation.TokensGenerated) -> None:
+    def on_tokens_generated(self, message: generation.TokensGenerated) -> None:
         self.sessions.tokens(message.request_id, message.events)
 
-    @on(generation.GenerationFinished)
-    def _generation_finished(self, message: generation.GenerationFinished) -> None:
+    def on_generation_finished(self, message: generation.GenerationFinished) -> None:
         if message.event.seed is not None:
             self.engine_state = replace(self.engine_state, last_seed=message.event.seed)
         self.manuscript.generation_finished(message)
         self.models.generation_finished(message.event.threads)
 
-    @on(generation.GenerationFailed)
-    @on(generation.GenerationWithdrawn)
-    def _generation_cut_short(self, message: generation.GenerationFailed | generation.GenerationWithdrawn) -> None:
+    def on_generation_failed(self, message: generation.GenerationFailed) -> None:
+        self.manuscript.generation_cut_short(message.request_id, ran=message.engine_started)
+
+    def on_generation_withdrawn(self, message: generation.GenerationWithdrawn) -> None:
         self.manuscript.generation_cut_short(message.request_id, ran=message.engine_started)
 
     @on(ModePane.SeedChosen)

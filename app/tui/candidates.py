@@ -22,7 +22,7 @@ from scriptorium.app.tui.branches import (
     with_writer,
     written_on_from,
 )
-from scriptorium.app.tui.generation import GenerationRequest
+from scriptorium.app.tui.generation_request import GenerationRequest
 from scriptorium.app.tui.token_spans import TokenSource, add_records, close_records
 from scriptorium.app.config.tui_settings import MAX_CANDIDATES
 from scriptorium.app.i18n.language import ENGLISH, Language

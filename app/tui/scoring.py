@@ -17,7 +17,6 @@ from textual.message import Message
 
 from scriptorium.inference.core.errors import EngineCrashed, ScriptoriumError
 
-from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.i18n.language import ENGLISH, Language
 
 if TYPE_CHECKING:
@@ -137,6 +136,8 @@ def stream_scoring(
         flush()
         post(ScoringFailed(score_id, str(error)))
         if isinstance(error, EngineCrashed):
+            from scriptorium.app.models.loading import BackendCrashed  # loaded with the model
+
             post(BackendCrashed(engine, str(error)))
     except Exception as error:  # noqa: BLE001 - a bug must not take the author's draft down with it
         flush()

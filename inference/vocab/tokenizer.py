@@ -14,7 +14,6 @@ scoring and prefix reuse all see the same ids.
 
 from __future__ import annotations
 
-import ctypes
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,6 +166,8 @@ class LlamaTokenizer:
     def tokenize(self, text: str, *, add_bos: bool, special: bool) -> list[int]:
         if self.guard is not None:
             self.guard.check(text, special=special)
+        import ctypes  # llama.cpp's own tokenizer is used with its model, after the app's first frame
+
         data = text.encode("utf-8")
         capacity = len(data) + 8
         while True:

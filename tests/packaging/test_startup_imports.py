@@ -36,11 +36,22 @@ AFTER_THE_FIRST_FRAME = (
     "scriptorium.inference.gguf.gguf_header",
     "scriptorium.inference.core.model_facts",
     "scriptorium.inference.core.arithmetic",
+    "scriptorium.app.tui.generation",
+    "scriptorium.app.models.loading",
+    "scriptorium.app.tui.scoring",
+    "tomllib",
+    "importlib.resources",
+    "ctypes",
 )
 """Modules the first frame does not use, although the app's reach them: the event classes
 (some 13 ms of dataclasses to build) come with the first tokens, in the worker or the
 engine; model choice, with discovery and the GGUF reader (some 10 ms), with the model, in
-the worker that resolves it. Each is imported where it is used, or only for type checking."""
+the worker that resolves it; the generation's, the model's and the scoring's messages (some
+25 dataclasses), with the first generation, model or scoring, their handlers named by
+Textual's convention rather than declared with @on(class); the TOML parser (some 6 ms),
+with a config file or a lorebook to read, and the tests' runs have neither; the prompt
+templates' reader, with the first prompt; ctypes, with llama.cpp's tokenizer. Each is
+imported where it is used, or only for type checking."""
 FIRST_FRAME = (
     "import sys\n"
     "from scriptorium.app.tui.app import ScriptoriumApp\n"

@@ -10,7 +10,8 @@ from scriptorium.inference.core.settings import LogitBias, SamplerSettings
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.engine_state import EngineState
-from scriptorium.app.tui.generation import PrefillProgressed, new_request
+from scriptorium.app.tui.generation import PrefillProgressed
+from scriptorium.app.tui.generation_request import new_request
 from scriptorium.app.tui.screens.generating_screen import GenerationRunner
 from scriptorium.app.tui.widgets.mode_pane import ModePane
 

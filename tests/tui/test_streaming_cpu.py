@@ -17,7 +17,8 @@ import pytest
 
 from scriptorium.app.tui.screens import candidates_screen
 from scriptorium.app.tui.screens.candidates_screen import CandidatesScreen
-from scriptorium.app.tui.generation import GenerationFinished, GenerationRequest, TokensGenerated, stream_generation
+from scriptorium.app.tui.generation import GenerationFinished, TokensGenerated, stream_generation
+from scriptorium.app.tui.generation_request import GenerationRequest
 from scriptorium.app.tui.process_tuning import YOUNG_ONLY, older_collections_deferred
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.settings import LogitBias

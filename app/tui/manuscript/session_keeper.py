@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from scriptorium.inference.core.events import GenerationDone, TokenEvent
     from scriptorium.inference.window.lore import Fired
 
-    from scriptorium.app.tui.generation import GenerationRequest
+    from scriptorium.app.tui.generation_request import GenerationRequest
 
 AUTOSAVE_SECONDS = 0.5
 """Typing is saved this long after the last keystroke: any pause saves it."""

@@ -17,7 +17,7 @@ from scriptorium.app.sessions.records import Generation
 from scriptorium.app.sessions.suggestion import KeptVersion, Suggestion
 from scriptorium.app.sessions.suggestion import Writers as KeptWriters
 from scriptorium.app.tui.branches import Ghost, Version, Writers, written_parts
-from scriptorium.app.tui.generation import new_request_id
+from scriptorium.app.tui.generation_request import new_request_id
 from scriptorium.app.tui.session_tokens import tokens_spelling
 from scriptorium.app.tui.token_spans import TokenRecord
 

@@ -27,12 +27,12 @@ from scriptorium.app.tui.candidates import MAX_CANDIDATES, Candidate, new_candid
 from scriptorium.app.tui.generation import (
     GenerationFailed,
     GenerationFinished,
-    GenerationRequest,
     GenerationStarted,
     TokensGenerated,
     next_frame,
     stream_generation,
 )
+from scriptorium.app.tui.generation_request import GenerationRequest
 from scriptorium.app.i18n.marker import N_
 from scriptorium.app.i18n.language import ENGLISH, Language
 

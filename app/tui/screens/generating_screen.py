@@ -22,20 +22,7 @@ from textual.worker import get_current_worker
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui import key_timing
-from scriptorium.app.tui.generation import (
-    ContextWasTrimmed,
-    GenerationFailed,
-    GenerationFinished,
-    GenerationRequest,
-    GenerationStarted,
-    GenerationWithdrawn,
-    PrefillFinished,
-    PrefillProgressed,
-    PromptPrepared,
-    TokensGenerated,
-    next_frame,
-    stream_generation,
-)
+from scriptorium.app.tui.generation_request import GenerationRequest
 from scriptorium.app.tui.widgets.mode_pane import ModePane, StreamSink
 from scriptorium.app.i18n.marker import N_
 
@@ -48,6 +35,16 @@ if TYPE_CHECKING:
     from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
     from scriptorium.app.tui.engine_state import EngineState
+    from scriptorium.app.tui.generation import (
+        ContextWasTrimmed,
+        GenerationFailed,
+        GenerationFinished,
+        GenerationWithdrawn,
+        PrefillFinished,
+        PrefillProgressed,
+        PromptPrepared,
+        TokensGenerated,
+    )
     from scriptorium.app.tui.widgets.chat_pane import ChatPane
     from scriptorium.app.tui.widgets.draft_pane import DraftPane
     from scriptorium.app.tui.widgets.sidebar import Sidebar
@@ -141,6 +138,8 @@ class GenerationRunner:
         await self._idle.wait()
 
     async def requested(self, message: ModePane.GenerationRequested) -> None:
+        from scriptorium.app.tui.generation import GenerationStarted, next_frame  # after the first frame
+
         message.stop()
         backend, request, sink = self.screen.engine_state.backend, message.request, message.sink
         if self.active is not None or backend is None:
@@ -321,18 +320,19 @@ class GenerationRunner:
             return
         await self._ended(active, message.event)
 
-    async def cut_short(self, message: GenerationFailed | GenerationWithdrawn) -> None:
+    async def failed(self, message: GenerationFailed) -> None:
         active = self._current(message.request_id)
         if active is None:
             return
-        if isinstance(message, GenerationFailed):
-            # Nothing to connect to until it runs again; then the same backend answers (or finds it restarted).
-            said = self._settings.language.gettext("Nothing to reconnect: once it runs again, {key} tries again.")
-            again = ("\n" + said.format(key=self._ask_key())) * message.server_gone
-            title = self._settings.language.gettext(message.title)
-            self.screen.notify(message.error + again, title=title, severity="error", timeout=10)
-            await self._ended(active, error=message.error, retry_helps=message.retry_helps, ran=message.engine_started)
-        else:
+        # Nothing to connect to until it runs again; then the same backend answers (or finds it restarted).
+        said = self._settings.language.gettext("Nothing to reconnect: once it runs again, {key} tries again.")
+        again = ("\n" + said.format(key=self._ask_key())) * message.server_gone
+        title = self._settings.language.gettext(message.title)
+        self.screen.notify(message.error + again, title=title, severity="error", timeout=10)
+        await self._ended(active, error=message.error, retry_helps=message.retry_helps, ran=message.engine_started)
+
+    async def withdrawn(self, message: GenerationWithdrawn) -> None:
+        if (active := self._current(message.request_id)) is not None:
             await self._ended(active, ran=False)
 
     async def _ended(
@@ -362,5 +362,7 @@ def stream_generation_in_worker(
     drawn: threading.Event,
 ) -> None:
     """The generation's worker thread: it only posts messages, and stops when cancelled."""
+    from scriptorium.app.tui.generation import stream_generation
+
     worker = get_current_worker()
     stream_generation(backend, request, post, lambda: worker.is_cancelled, frame_interval, drawn)

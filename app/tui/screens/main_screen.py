@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -25,17 +25,7 @@ from scriptorium.app.models.status import ModelStatus
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.keys import KeyDisplay
-from scriptorium.app.tui.generation import (
-    ContextWasTrimmed,
-    GenerationFailed,
-    GenerationFinished,
-    GenerationRequest,
-    GenerationWithdrawn,
-    PrefillFinished,
-    PrefillProgressed,
-    PromptPrepared,
-    TokensGenerated,
-)
+from scriptorium.app.tui.generation_request import GenerationRequest
 from scriptorium.app.tui.screens.generating_screen import GenerationRunner
 from scriptorium.app.tui.token_spans import Span
 from scriptorium.app.tui.widgets.chat_pane import ChatPane
@@ -52,6 +42,8 @@ from scriptorium.app.i18n.marker import N_
 if TYPE_CHECKING:
     from scriptorium.inference.core.backend import Backend
     from scriptorium.inference.core.events import GenerationDone, TokenEvent
+
+    from scriptorium.app.tui import generation
 
 
 WORD_COUNT_DELAY = 0.3
@@ -96,6 +88,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
         """The interface's words and numbers, for the dialogs and notices the screen's helpers show."""
         self._key_display = key_display
         self._words_timer: Timer | None = None
+        self._styled_at_mount = True
         self.generations = GenerationRunner(self, settings, self._show_settings, self._ask_key)
 
     def compose(self) -> ComposeResult:
@@ -123,6 +116,15 @@ class MainScreen(Screen[None], inherit_bindings=False):
             compact=True,
             translate=settings.language.gettext,
         )
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Textual restyles a screen each time it becomes the one shown, for one that comes back
+        # (from under a dialog, after a theme change). The first time is as the app pushes it,
+        # moments after every widget was styled as it mounted: styling them all again cost
+        # about 15 ms of CPU before the first frame (bench/startup.py, side by side).
+        if self._styled_at_mount:
+            self._styled_at_mount = False
+            event.refresh_styles = False
 
     def on_mount(self) -> None:
         self.status.update_state(mode=self.mode, draft_name=self._draft_file.shown_name(self.language.gettext))
@@ -224,34 +226,31 @@ class MainScreen(Screen[None], inherit_bindings=False):
     async def _stop_requested(self, message: ModePane.StopRequested) -> None:
         await self.generations.stop_requested(message)
 
-    @on(PromptPrepared)
-    def _prompt_prepared(self, message: PromptPrepared) -> None:
+    # The worker's messages are handled by name, not with @on(class): tui/generation.py loads
+    # with the first generation, after the first frame, which does not need its dataclasses.
+    def on_prompt_prepared(self, message: generation.PromptPrepared) -> None:
         self.generations.prompt_prepared(message)
 
-    @on(PrefillProgressed)
-    def _prefill_progressed(self, message: PrefillProgressed) -> None:
+    def on_prefill_progressed(self, message: generation.PrefillProgressed) -> None:
         self.generations.prefill_progressed(message)
 
-    @on(PrefillFinished)
-    def _prefill_finished(self, message: PrefillFinished) -> None:
+    def on_prefill_finished(self, message: generation.PrefillFinished) -> None:
         self.generations.prefill_finished(message)
 
-    @on(ContextWasTrimmed)
-    def _context_trimmed(self, message: ContextWasTrimmed) -> None:
+    def on_context_was_trimmed(self, message: generation.ContextWasTrimmed) -> None:
         self.generations.context_trimmed(message)
 
-    @on(TokensGenerated)
-    async def _tokens_generated(self, message: TokensGenerated) -> None:
+    async def on_tokens_generated(self, message: generation.TokensGenerated) -> None:
         await self.generations.tokens_generated(message)
 
-    @on(GenerationFinished)
-    async def _generation_finished(self, message: GenerationFinished) -> None:
+    async def on_generation_finished(self, message: generation.GenerationFinished) -> None:
         await self.generations.finished(message)
 
-    @on(GenerationFailed)
-    @on(GenerationWithdrawn)
-    async def _generation_cut_short(self, message: GenerationFailed | GenerationWithdrawn) -> None:
-        await self.generations.cut_short(message)
+    async def on_generation_failed(self, message: generation.GenerationFailed) -> None:
+        await self.generations.failed(message)
+
+    async def on_generation_withdrawn(self, message: generation.GenerationWithdrawn) -> None:
+        await self.generations.withdrawn(message)
 
     # ---- modes and panels ----------------------------------------------------------
     @property

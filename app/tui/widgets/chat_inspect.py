@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from scriptorium.app.i18n.language import Language
     from scriptorium.app.tui.engine_state import EngineState
-    from scriptorium.app.tui.generation import GenerationRequest
+    from scriptorium.app.tui.generation_request import GenerationRequest
     from scriptorium.app.tui.widgets.chat_input import ChatInput
 
 LEADING_BINDINGS = [

@@ -22,7 +22,7 @@ from scriptorium.inference.window.window import prompt_budget
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.sessions.records import REPLY_ENDINGS
 from scriptorium.app.tui.branches import branch_label
-from scriptorium.app.tui.generation import GenerationRequest, Prepared
+from scriptorium.app.tui.generation_request import GenerationRequest, Prepared
 from scriptorium.app.tui.keys import KeyDisplay
 from scriptorium.app.tui.token_spans import TokenRecord, chosen_records
 from scriptorium.app.tui.widgets import chat_inspect, chat_versions

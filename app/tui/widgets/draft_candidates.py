@@ -14,7 +14,7 @@ from textual.binding import Binding
 from scriptorium.inference.window.window_layout import note_break
 
 from scriptorium.app.tui.candidates import candidate_sampler, put_on_ghost
-from scriptorium.app.tui.generation import GenerationRequest, GenerationStarted, prepared_once
+from scriptorium.app.tui.generation_request import GenerationRequest, prepared_once
 from scriptorium.app.tui.widgets import draft_messages
 from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, prompt_anchor
 from scriptorium.app.tui.widgets.mode_pane import ModePane
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
     from scriptorium.app.config.tui_settings import TuiSettings
     from scriptorium.app.i18n.language import Language
-    from scriptorium.app.tui.generation import Prepared
+    from scriptorium.app.tui.generation import GenerationStarted
+    from scriptorium.app.tui.generation_request import Prepared
     from scriptorium.app.tui.screens.candidates_screen import CandidatesChoice
     from scriptorium.app.tui.widgets.draft_editor import DraftEditor
     from scriptorium.app.tui.widgets.draft_inspect import Inspection
@@ -129,6 +130,8 @@ class Candidates:
 
     def _record_candidate(self, request: GenerationRequest, anchor: Location) -> GenerationStarted:
         # Like any generation, each candidate is kept in the session with its settings and seed.
+        from scriptorium.app.tui.generation import GenerationStarted  # loaded after the first frame
+
         editor = self.pane.editor
         return GenerationStarted(request, editor.text, len(editor.text_before(anchor)), [])
 

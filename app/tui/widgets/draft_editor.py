@@ -9,6 +9,7 @@ after the spaces it stands in for, draft_anchors) consumes it when the text matc
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_right
 
 import re
@@ -37,8 +38,13 @@ from scriptorium.app.tui.widgets.paragraph_wrap import ParagraphWrap
 from scriptorium.app.tui.widgets.window_marks import window_in_draft
 
 _NEXT_WORD = re.compile(r"\s*\S+")
-_CJK = re.compile(f"[{CJK_CHARACTERS}]")
-_CJK_PUNCTUATION = re.compile(f"[{CJK_PUNCTUATION}]")
+
+
+@functools.cache
+def _cjk_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Chinese and Japanese characters, and their punctuation: compiled when a word is first
+    taken, since the characters' ranges make a large class to compile (some 3 ms of start-up)."""
+    return re.compile(f"[{CJK_CHARACTERS}]"), re.compile(f"[{CJK_PUNCTUATION}]")
 
 
 def inserted_length(text: str, newline: int) -> int:
@@ -57,10 +63,11 @@ def next_word(text: str, tokens: list[TokenRecord] | None = None) -> str:
     sentence: their word is the model's token (東京, の), or one character without tokens."""
     match = _NEXT_WORD.match(text)
     word = match.group(0) if match else text
-    cjk = _CJK.search(word)
+    cjk_characters, cjk_punctuation = _cjk_patterns()
+    cjk = cjk_characters.search(word)
     if cjk is None:
         return word
-    if _CJK_PUNCTUATION.sub("", word[len(word) - len(word.lstrip()) : cjk.start()]):
+    if cjk_punctuation.sub("", word[len(word) - len(word.lstrip()) : cjk.start()]):
         return word[: cjk.start()]  # a word in another script before it: that one first
     ends = [r.end for r in tokens or () if r.start <= cjk.start() < r.end]
     return word[: max(min(ends[0], len(word)) if ends else 0, cjk.end())]

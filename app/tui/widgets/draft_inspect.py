@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from scriptorium.inference.core.events import TokenEvent
 
     from scriptorium.app.i18n.language import Language
-    from scriptorium.app.tui.generation import GenerationRequest
+    from scriptorium.app.tui.generation_request import GenerationRequest
     from scriptorium.app.tui.keys import KeyDisplay
     from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
     from scriptorium.app.tui.widgets.draft_editor import DraftEditor

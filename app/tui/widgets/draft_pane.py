@@ -44,15 +44,8 @@ from scriptorium.app.tui.branches import (
 )
 from scriptorium.app.tui.compared_colours import DraftComparison
 from scriptorium.app.tui.engine_state import EngineState
-from scriptorium.app.tui.generation import GenerationRequest
+from scriptorium.app.tui.generation_request import GenerationRequest
 from scriptorium.app.tui.keys import KeyDisplay
-from scriptorium.app.tui.scoring import (
-    ScoresArrived,
-    ScoringFailed,
-    ScoringFinished,
-    ScoringProgressed,
-    ScoringWindowMade,
-)
 from scriptorium.app.tui.token_spans import Span, close_records
 from scriptorium.app.tui.widgets import draft_candidates, draft_inspect, draft_messages, draft_scoring
 from scriptorium.app.tui.widgets.draft_anchors import asked_text, end_anchor, grapheme_end, insert_fim, prompt_anchor
@@ -68,6 +61,14 @@ from scriptorium.app.i18n.marker import N_
 
 if TYPE_CHECKING:
     from scriptorium.inference.core.events import GenerationDone, TokenEvent
+
+    from scriptorium.app.tui.scoring import (
+        ScoresArrived,
+        ScoringFailed,
+        ScoringFinished,
+        ScoringProgressed,
+        ScoringWindowMade,
+    )
 
 
 class DraftPane(ModePane):

@@ -15,16 +15,6 @@ from scriptorium import prompts
 
 from scriptorium.app.sessions.draft_files import end_of_writing
 from scriptorium.app.tui.compared_colours import DraftComparison, figure_at, highlights
-from scriptorium.app.tui.scoring import (
-    ScoresArrived,
-    ScoringFailed,
-    ScoringFinished,
-    ScoringProgressed,
-    ScoringWindowMade,
-    new_score_id,
-    scored_note,
-    stream_scoring,
-)
 from scriptorium.app.tui.token_spans import (
     Span,
     TokenRecord,
@@ -48,6 +38,13 @@ if TYPE_CHECKING:
     from scriptorium.app.config.tui_settings import TuiSettings
     from scriptorium.app.i18n.language import Language
     from scriptorium.app.tui.keys import KeyDisplay
+    from scriptorium.app.tui.scoring import (
+        ScoresArrived,
+        ScoringFailed,
+        ScoringFinished,
+        ScoringProgressed,
+        ScoringWindowMade,
+    )
     from scriptorium.app.tui.widgets.draft_editor import DraftEditor
 
 SCORED = TokenSource("scored")
@@ -182,6 +179,8 @@ class Scorer:
 
     # ---- scoring the author's text ----------------------------------------------------------
     def score(self) -> None:
+        from scriptorium.app.tui.scoring import new_score_id, stream_scoring  # loaded with the first scoring
+
         pane = self.pane
         self.leave_comparison()
         if self.running:
@@ -301,6 +300,8 @@ class Scorer:
             )
 
     def finished(self, message: ScoringFinished) -> None:
+        from scriptorium.app.tui.scoring import scored_note
+
         if message.score_id != self._score_id:
             return
         pane = self.pane

@@ -29,10 +29,9 @@ from scriptorium.inference.window.window import Fim, Pinned, Window, build_windo
 
 from scriptorium.app import paths
 from scriptorium.app.config.tui_settings import TuiSettings
-from scriptorium.app.models.loading import BackendCrashed
 from scriptorium.app.models.replaced import REPLACED_TITLE, changed_under_the_engine
 from scriptorium.app.tui.engine_state import EngineState
-from scriptorium.app.tui.generation import GenerationRequest, Prepared, new_request
+from scriptorium.app.tui.generation_request import GenerationRequest, Prepared, new_request
 from scriptorium.app.tui.keys import KeyDisplay
 
 if TYPE_CHECKING:
@@ -294,6 +293,8 @@ class ModePane(Vertical):
         """The engine was found dead by a request the author did not make (counting the
         window): the app says its last words, once however many requests found it so
         (a generation's own failure may have said them already), and reloads it."""
+        from scriptorium.app.models.loading import BackendCrashed  # loaded with the model
+
         self.post_message(BackendCrashed(backend, str(error), said=False))
 
     def start(self, request: GenerationRequest) -> None:

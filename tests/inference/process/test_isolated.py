@@ -361,7 +361,8 @@ def test_a_generation_on_a_stopped_idle_child_asks_for_the_engine_to_be_loaded_a
 ) -> None:
     """What the app does with it: the request fails as the engine's, and the engine is loaded again."""
     from scriptorium.app.models.loading import BackendCrashed
-    from scriptorium.app.tui.generation import GenerationFailed, Prepared, new_request, stream_generation
+    from scriptorium.app.tui.generation import GenerationFailed, stream_generation
+    from scriptorium.app.tui.generation_request import Prepared, new_request
 
     monkeypatch.setattr(isolated_module, "REPLY_WAIT_S", 0.5, raising=False)
     os.kill(isolated.pid, signal.SIGSTOP)

@@ -75,7 +75,8 @@ def test_https_to_a_server_that_never_answers_says_to_try_http() -> None:
 
 
 def test_a_server_killed_mid_stream_keeps_the_text_so_far(random_model: Path, server_logs: Path) -> None:
-    from scriptorium.app.tui.generation import GenerationFailed, GenerationRequest, TokensGenerated, stream_generation
+    from scriptorium.app.tui.generation import GenerationFailed, TokensGenerated, stream_generation
+    from scriptorium.app.tui.generation_request import GenerationRequest
 
     with LlamaServer(random_model, server_logs) as server:
         backend = connect_to(server)

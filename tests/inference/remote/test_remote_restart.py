@@ -9,7 +9,8 @@ import pytest
 from llama_server import CONTEXT, LlamaServer, server_binary
 
 from scriptorium.app.models.loading import BackendCrashed
-from scriptorium.app.tui.generation import GenerationFailed, GenerationRequest, stream_generation
+from scriptorium.app.tui.generation import GenerationFailed, stream_generation
+from scriptorium.app.tui.generation_request import GenerationRequest
 from scriptorium.inference.core.load_options import LoadOptions
 from scriptorium.inference.remote.remote import RemoteBackend
 from scriptorium.inference.core.settings import PRESETS, LogitBias
