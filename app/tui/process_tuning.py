@@ -11,9 +11,15 @@
 - The cyclic garbage collector: by the time a model is ready the app holds tens of
   thousands of long-lived objects (widgets, styles, caches), and a full collection walks
   them all, 35-45 ms on a 2-core EPYC; during a generation that is a frame dropped and CPU
-  time taken from llama.cpp's threads. They are collected once then frozen (gc.freeze),
-  so later collections walk only what came after; unfrozen when the app ends, so an app
-  that ends in a longer-lived process (the tests) leaves nothing uncollectable behind.
+  time taken from llama.cpp's threads. They are frozen then (gc.freeze), so that later
+  collections walk only what came after; unfrozen when the app ends, so an app that ends
+  in a longer-lived process (the tests) leaves nothing uncollectable behind.
+  Only the young generations are collected before the freeze. A full collection would
+  walk every object of the process, which is the 90,000 of the app's own (some 36 ms),
+  but embedded in a longer-lived one all of its (a quarter of a second in a test worker,
+  for every app that loads a model); it found some 2,000 objects of start-up garbage that
+  had reached the old generation, a few hundred kilobytes, which stay frozen until the
+  app ends instead.
 - While tokens stream only the young generation is collected (`older_collections_deferred`):
   the passes over older objects came mid-stream, 20-25 ms of CPU in a 256-token
   generation of Gemma 3 270M, every millisecond of it taken from llama.cpp's threads when
@@ -47,8 +53,9 @@ class ProcessTuning:
         gc.enable()
 
     def settle(self) -> None:
-        """The app's long-lived objects are made (a model is ready): collect, then freeze."""
-        gc.collect()
+        """The app's long-lived objects are made (a model is ready): collect the young
+        generations, then freeze."""
+        gc.collect(1)
         gc.freeze()
 
     def stop(self) -> None:
