@@ -129,6 +129,18 @@ def step_seconds(engine: Engine, prompt: list[int], n_tokens: int) -> list[float
     return seconds
 
 
+def probes_said(engine: Engine, since: int) -> str:
+    """What auto's decode chooser tried under this condition, and what it found: the why of
+    the count it kept (the step's milliseconds, tried against the count in use)."""
+    said = [
+        f"{p.tried} vs {p.best} at step {p.sample - since}: {p.tried_seconds * 1000:.1f} vs "
+        f"{p.best_seconds * 1000:.1f} ms, {'kept' if p.won else 'lost'}{' (abandoned)' if p.abandoned else ''}"
+        for p in engine.threads.decode.probes
+        if p.sample > since
+    ]
+    return "; ".join(said) or "none"
+
+
 def spread(values: list[float], digits: int = 1) -> str:
     return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
 
@@ -185,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.only and name not in args.only:
                 continue
             with competing(program, count, args.limit):
+                since = auto.threads.decode.samples
                 first, first_threads = auto_rate(auto, settings, bias)
                 rates: dict[int, list[float]] = {n: [] for n in fixed}
                 ours: dict[int, list[float]] = {n: [] for n in fixed}
@@ -221,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  scriptorium auto: {spread(autos)} tok/s, ended on {threads}; "
                 f"its first generation after the change {first:.1f} tok/s ({first_threads})"
             )
+            print(f"  auto's decode probes: {probes_said(auto, since)}")
             print(f"  auto / best fixed count, per round: {spread(vs_best, 3)}")
             print(f"  auto / scriptorium at its best fixed count (the chooser's cost), per round: {spread(vs_ours, 3)}")
             print(f"  auto / plain llama.cpp on every core ({cores}), per round: {spread(vs_all, 3)}")

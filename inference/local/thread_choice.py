@@ -35,6 +35,27 @@ from ..core.events import ThreadsChosen
 
 
 @dataclass(frozen=True, slots=True)
+class Probe:
+    """One probe as it ended: what bench/busy.py prints to say why auto kept the count it kept."""
+
+    sample: int
+    """The chooser's sample count when it ended."""
+    tried: int
+    best: int
+    """The count in use it was measured against."""
+    tried_seconds: float
+    """Per sample: the median of its kept samples, or its fastest step when abandoned."""
+    best_seconds: float
+    """The count in use's speed before the probe (the median of its recent samples)."""
+    abandoned: bool
+    won: bool
+
+
+PROBES_KEPT = 64
+"""Probes a chooser remembers (Probe): a few hundred tokens' worth on a machine whose load swings."""
+
+
+@dataclass(frozen=True, slots=True)
 class ProbeSchedule:
     """When and how long a chooser tries another count, in samples (decode steps or batches)."""
 
@@ -134,6 +155,8 @@ class ThreadChooser:
         self.samples = 0
         self.switches: list[int] = []
         """The sample numbers at which the count in use changed (tests read its spacing)."""
+        self.probes: deque[Probe] = deque(maxlen=PROBES_KEPT)
+        """The last probes, as they ended."""
         self.reason = "set" if fixed else ("one core" if self.cores == 1 else "measuring")
         """Why the count in use is the count: 'set', 'measuring', '2 were slower while other work ran'..."""
 
@@ -233,7 +256,9 @@ class ThreadChooser:
         tried_time = self._probe_fastest if abandoned else statistics.median(self._probe_samples)
         self._probing = None
         self._since_probe = 0
-        if tried_time < before_time * (1.0 - self._schedule.margin):
+        won = tried_time < before_time * (1.0 - self._schedule.margin)
+        self.probes.append(Probe(self.samples, tried, before, tried_time, before_time, abandoned, won))
+        if won:
             self._best = tried
             self._recent.clear()
             self._recent.extend(self._probe_samples)

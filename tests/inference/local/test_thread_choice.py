@@ -327,3 +327,17 @@ def test_on_recorded_timings_it_spends_little_more_than_the_faster_count(conditi
     best = min(mean.values()) * len(used)
     assert spent <= 1.10 * best, (condition, spent / best, mean)
     assert all(gap >= DECODE_SCHEDULE.min_period for gap in switch_gaps(chooser))
+
+
+def test_each_probe_is_remembered_with_what_it_measured() -> None:
+    """bench/busy.py says why auto kept its count from these: the count tried, against the
+    one in use, each one's step time, and whether the tried one was kept."""
+    chooser = ThreadChooser(2)
+    run(chooser, recorded(ONE_BUSY_PROCESS, spread=0.0), 200)
+    first = chooser.probes[0]
+    assert (first.tried, first.best, first.won) == (1, 2, True)
+    assert first.tried_seconds == pytest.approx(1 / ONE_BUSY_PROCESS[1], rel=1e-9)
+    assert first.best_seconds == pytest.approx(1 / ONE_BUSY_PROCESS[2], rel=1e-9)
+    assert [probe.best for probe in list(chooser.probes)[1:]] == [1] * (len(chooser.probes) - 1)
+    assert not any(probe.won for probe in list(chooser.probes)[1:])
+    assert [probe.sample for probe in chooser.probes] == sorted(probe.sample for probe in chooser.probes)
