@@ -129,6 +129,25 @@ def test_words_of_chinese_and_japanese_are_counted_a_character_each(store: Sessi
     assert [s.words for s in store.list() if s.id == session.id] == [25]
 
 
+def test_words_below_chinese_and_japanese_are_the_runs_between_spaces() -> None:
+    """Below the first Chinese or Japanese code point a word is a run of non-spaces, counted
+    by str.split; it must count what the pattern counts, for every kind of space there is."""
+    import random
+    import re
+
+    from scriptorium.app.sessions.model import CJK_CHARACTERS, CJK_PUNCTUATION, FIRST_CJK, count_words
+
+    word = re.compile(f"[{CJK_CHARACTERS}]|[^\\s{CJK_PUNCTUATION}{CJK_CHARACTERS}]+")
+    below = [chr(c) for c in range(ord(FIRST_CJK)) if not 0xD800 <= c <= 0xDFFF]
+    spaces = [c for c in below if c.isspace()]
+    assert len(spaces) > 20  # not only " \t\n": U+00A0, U+2028, U+3000's neighbours below it...
+    draw = random.Random(7)
+    for _ in range(200):
+        text = "".join(draw.choice(spaces) if draw.random() < 0.3 else draw.choice(below) for _ in range(60))
+        assert count_words(text) == len(word.findall(text)), repr(text)
+    assert count_words("") == 0
+
+
 def test_ambiguous_prefix_and_missing_store(store: SessionStore) -> None:
     assert store.list() == [] and store.latest() is None
     store.create_draft(title="a")

@@ -40,6 +40,17 @@ async def test_the_status_bar_counts_the_drafts_words_as_the_author_types() -> N
         await until(pilot, lambda: "5 words" in str(app.main.status.render()), "the count following")
 
 
+async def test_the_status_bar_counts_chinese_and_japanese_as_the_sessions_list_does(tmp_path: Path) -> None:
+    """A character each, as word processors count them: the bar split on spaces, and showed a
+    Japanese paragraph as one word while the sessions list said 19."""
+    draft = tmp_path / "racconto.txt"
+    draft.write_text("東京の夜は静かだった。彼女は「まだ？」と言った。", encoding="utf-8")
+    app = make_app(None, draft=draft)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.main.status.words == 19, "the words counted")
+        assert "19 words" in str(app.main.status.render())
+
+
 async def test_f4_on_accepted_text_says_where_it_shows_or_why_it_cannot(random_model: Path) -> None:
     """F4 on accepted text sent its token to the probabilities panel and said nothing: with
     the panels hidden, the key did nothing at all the author could see."""

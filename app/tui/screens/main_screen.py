@@ -22,6 +22,7 @@ from textual.widgets import ContentSwitcher
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.models.status import ModelStatus
+from scriptorium.app.sessions.model import count_words
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.engine_state import EngineState
 from scriptorium.app.tui.keys import KeyDisplay
@@ -345,7 +346,7 @@ class MainScreen(Screen[None], inherit_bindings=False):
 
     def _count_words(self) -> None:
         self._words_timer = None
-        self.status.update_state(words=len(self.draft.text.split()))
+        self.status.update_state(words=count_words(self.draft.text))
 
     async def show_chat(
         self, messages: list[dict[str, str]], unsent: str = "", endings: list[str] | None = None
