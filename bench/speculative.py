@@ -1,4 +1,4 @@
-"""Speculative decoding (prompt lookup) against plain decoding, in one run on one machine:
+"""Speculative decoding (prompt lookup, or a draft model) against plain decoding, in one run on one machine:
 (a) a revision, where the model continues a draft that repeats most of an earlier passage,
 and (b) free prose, the Italian continuation bench/decode.py times. Both with the app's
 instrument on: top-10 probabilities and the sampler trace for every token, accepted guesses
@@ -246,15 +246,16 @@ def main() -> int:
         finally:
             engine.close()
     print(f"arithmetic: {engine.arithmetic.describe()}; draft max {args.draft_max}; {args.tokens} tokens, greedy")
+    print(f"guesser: {lookup.describe()}; load average {os.getloadavg()[0]:.1f}")
     failed = False
     for name, prompt in (("(a) revision", REVISION), ("(b) free prose", FREE_PROSE)):
         generate(engine, prompt, 16, plain)  # warm-up
-        rates: dict[str, list[float]] = {"plain": [], "lookup": []}
+        rates: dict[str, list[float]] = {"plain": [], guesser: []}
         texts: dict[str, str] = {}
         runs: dict[str, list[TokenEvent]] = {}
         counts = None
         for _ in range(args.rounds):  # interleaved, so drift of the machine hits both alike
-            for label, speculation in (("plain", plain), ("lookup", lookup)):
+            for label, speculation in (("plain", plain), (guesser, lookup)):
                 text, done, events = generate(engine, prompt, args.tokens, speculation)
                 runs.setdefault(label, events)
                 rates[label].append(done.decode_tokens_per_s)
@@ -262,15 +263,22 @@ def main() -> int:
                     print(f"  {label}: the text changed between rounds")
                 if done.speculation is not None:
                     counts = done.speculation
-        same = texts["plain"] == texts["lookup"]
+        same = texts["plain"] == texts[guesser]
         failed |= not same
-        base, fast = statistics.median(rates["plain"]), statistics.median(rates["lookup"])
-        print(f"{name}: plain {base:.1f} tok/s, lookup {fast:.1f} tok/s: {fast / base:.2f}x; identical text: {same}")
+        base, fast = statistics.median(rates["plain"]), statistics.median(rates[guesser])
+        ratios = sorted(a / b for a, b in zip(rates[guesser], rates["plain"]))  # round by round
+        print(
+            f"{name}: plain {base:.1f} tok/s, {guesser} {fast:.1f} tok/s: {fast / base:.2f}x "
+            f"(rounds {ratios[0]:.2f}-{ratios[-1]:.2f}x); identical text: {same}"
+        )
         if counts is not None:
             print(f"  {counts.describe()}, {counts.passes} passes")
-        print(f"  {parting(runs['plain'], runs['lookup'])}")
+        print(f"  {parting(runs['plain'], runs[guesser])}")
         if not same:
-            print(f"  plain:  {texts['plain']!r}\n  lookup: {texts['lookup']!r}")
+            print(f"  plain:  {texts['plain']!r}\n  {guesser}: {texts[guesser]!r}")
+    print(
+        f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f}"
+    )
     engine.close()
     return 1 if failed else 0
 

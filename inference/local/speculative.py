@@ -21,6 +21,7 @@ tokens written; a draft model evaluates them when it is next asked, in one batch
 
 from __future__ import annotations
 
+from time import perf_counter
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ..core.errors import GenerationError
@@ -113,6 +114,9 @@ class Speculator:
         self._held = context.n_cached
         """What plain decoding would hold in the cache: the pass's accepted prefix."""
         self.drafted = self.accepted = self.passes = 0
+        self.alone_seconds: float | None = None
+        """How long the last `advance` took to decode its token alone, None where it ran a pass
+        or took a pass's row: the thread tuner times one-token decodes only (thread_choice.py)."""
 
     def logits(self) -> int:
         """The address of the logits to sample the next token from."""
@@ -131,6 +135,7 @@ class Speculator:
         ready; `wanted`: how many more tokens may follow it. Returns the tokens plain decoding
         would now cache."""
         self._guesser.append(token)
+        self.alone_seconds = None
         if self._in_pass:
             if self._matched:
                 self._next += 1
@@ -148,7 +153,9 @@ class Speculator:
             self.drafted += len(draft)
             self.passes += 1
         else:
+            started = perf_counter()
             self._decode_one(token)
+            self.alone_seconds = perf_counter() - started
         self._held += 1
         return self._held
 

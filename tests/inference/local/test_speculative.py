@@ -245,6 +245,7 @@ def test_lookup_turns_itself_down_where_the_text_never_repeats(chain_engine: Eng
     prompt = " " + pairs + " " + CHAIN_WORDS[0]
     settings = PRESETS["greedy"].with_changes(max_tokens=60)
     plain, _ = run(chain_engine, prompt, settings)
+    timed = chain_engine.threads.decode.samples
     guessed, done = run(chain_engine, prompt, settings, LOOKUP)
     assert [e.id for e in guessed] == [e.id for e in plain]
     assert len(guessed) == len(CHAIN_WORDS) - 1
@@ -252,6 +253,8 @@ def test_lookup_turns_itself_down_where_the_text_never_repeats(chain_engine: Eng
     assert counts is not None and counts.accepted == 0
     # Without pacing every step would draft (32 passes); it pauses 2, 4, 8, 16 tokens after each.
     assert 1 <= counts.passes <= 5
+    # Its tokens decoded alone are timed for the thread count, as plain decoding's are; its passes not.
+    assert chain_engine.threads.decode.samples - timed == len(guessed) - counts.passes
 
 
 # ---- a draft model --------------------------------------------------------------------------------
