@@ -38,12 +38,15 @@ pass in this many tokens costs well under 1 %."""
 PAUSE_GROWTH = 2
 """How much longer each pause is than the last, in a row of wholly rejected passes, when a
 rejected guess costs only the wider pass (prompt lookup): 2, 4, 8... tokens."""
-COSTLY_PAUSE_GROWTH = 4
-"""The same for a guesser whose asking costs decodes of its own (a draft model): 4, 16, 64...
+COSTLY_PAUSE_GROWTH = 16
+"""The same for a guesser whose asking costs decodes of its own (a draft model): 16, 256...
 tokens. Each ask evaluates what was written since the last one and reads the draft's own
 output matrix, guess or no guess: on Gemma 3 270M's 6-layer draft (whose 262k-token output
-matrix is the model's own) about 12 ms and 1 ms a token caught up, against 29 ms a decoded
-token. In 128 tokens that guess nothing it asks 4 times, not 7."""
+matrix is the model's own) 12 to 25 ms an ask and about 1 ms a token caught up, against 29 ms
+a decoded token (one thread), so a wasted ask costs about one of the model's decodes and a
+pause of a few tokens after it costs more than the 3 % the issue allows. Pausing 4, 16, 64...
+tokens, a draft that guessed nothing cost 7-8 % of 128 tokens' decoding (four asks); a kept
+guess shortens the pauses again, so a draft that mostly agrees seldom waits out even one."""
 
 
 class Guesser(Protocol):

@@ -133,9 +133,9 @@ def test_pacing_pauses_longer_after_each_wholly_rejected_pass() -> None:
 
 def test_a_draft_models_pauses_grow_faster_and_shrink_with_kept_guesses() -> None:
     pacing = DraftPacing(6, COSTLY_PAUSE_GROWTH)  # a miss costs the draft model's own decodes
-    assert pauses_after_misses(pacing, 6) == [4, 16, 64, 256, PAUSE_LIMIT, PAUSE_LIMIT]
-    pacing.record(6, 5)  # five kept: the next miss pauses as the second in a row did
-    assert pauses_after_misses(pacing, 1) == [16]
+    assert pauses_after_misses(pacing, 4) == [16, 256, PAUSE_LIMIT, PAUSE_LIMIT]
+    pacing.record(6, 3)  # three kept: the next miss pauses as the second in a row did
+    assert pauses_after_misses(pacing, 1) == [256]
 
 
 def test_speculation_settings_name_the_bad_value() -> None:
@@ -352,8 +352,8 @@ def test_a_draft_that_never_agrees_is_asked_for_far_fewer_decodes_than_tokens_wr
     assert [e.id for e in guessed] == [e.id for e in plain] and len(guessed) == 160
     counts = done.speculation
     assert counts is not None and counts.accepted == 0 and counts.drafted > 0
-    # Asked after 1, 5, 21, 85 tokens (pauses of 4, 16, 64): a batch of what was written since
-    # each time, and the first draft's tokens one by one. Paused, the draft decodes nothing.
+    # Asked after 1 and 18 tokens (pauses of 16, then 256): a batch of what was written since each
+    # time, and the first draft's tokens one by one. Paused, the draft decodes nothing.
     assert len(contexts) == 1 and contexts[0].calls <= len(guessed) // 10
 
 
