@@ -158,6 +158,7 @@ class Engine:
                 type_v=options.type_v,
                 n_threads=int(lib.llama_n_threads(ctx)),
                 n_threads_batch=int(lib.llama_n_threads_batch(ctx)),
+                repacked_weights=options.repack_weights,
             )
             if adapter is not None:
                 handles.adapter = lib.llama_adapter_lora_init(handles.model, str(adapter.path).encode())
