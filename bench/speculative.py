@@ -1,9 +1,10 @@
-"""Speculative decoding (prompt lookup) against plain decoding, in one run on one machine:
+"""Speculative decoding (prompt lookup, or a draft model) against plain decoding, in one run on one machine:
 (a) a revision, where the model continues a draft that repeats most of an earlier passage,
 and (b) free prose, the Italian continuation bench/decode.py times. Both with the app's
 instrument on: top-10 probabilities and the sampler trace for every token, accepted guesses
 included. The text must be identical; the figures are tokens per second of decode (the
-first token excluded), median of interleaved rounds, with the acceptance rate.
+first token excluded), median of interleaved rounds, with the acceptance rate, and the same per
+second of the process's CPU time (steadier on a shared machine, with --threads 1).
 
     python bench/speculative.py [--model PATH] [--tokens 128] [--rounds 3] [--threads N] [--draft-max 6]
                                 [--draft-model DRAFT.gguf] [--flash on|off|auto]
@@ -30,8 +31,10 @@ import math
 import os
 import statistics
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import GenerationDone, TokenEvent
@@ -86,6 +89,16 @@ IDENTITY_PROMPTS = (
 chronicle): the identity measurement's prompts, the speed benchmark's two first."""
 
 
+class Run(NamedTuple):
+    text: str
+    done: GenerationDone
+    events: list[TokenEvent]
+    per_cpu_second: float
+    """Decode tokens per second of the process's CPU time (every thread), counted as
+    `decode_tokens_per_s` counts them: on a shared machine the wall clock moves with the load, the
+    CPU time of one decode thread much less (a second thread's waits count as CPU while it spins)."""
+
+
 def generate(
     engine: Engine,
     prompt: str,
@@ -93,17 +106,23 @@ def generate(
     speculation: Speculation,
     settings: SamplerSettings = PRESETS["greedy"],
     top_n: int = 10,
-) -> tuple[str, GenerationDone, list[TokenEvent]]:
+) -> Run:
     engine.clear_cache()
     eos = engine.handles.lib.llama_vocab_eos(engine.handles.vocab)
     bias = LogitBias(entries=((int(eos), -100.0),))  # the same number of tokens every run
     settings = settings.with_changes(max_tokens=tokens)
+    seen = []
+    cpu = [0.0, 0.0]  # the process's CPU time at the first token and at the last
     with contextlib.closing(engine.generate(prompt, settings, bias, top_n=top_n, speculation=speculation)) as events:
-        seen = list(events)
+        for event in events:
+            seen.append(event)
+            if isinstance(event, TokenEvent):
+                cpu[event.index > 0] = time.process_time()
     done = seen[-1]
     assert isinstance(done, GenerationDone)
     events = [e for e in seen if isinstance(e, TokenEvent)]
-    return "".join(e.text for e in events) + done.tail_text, done, events
+    per_cpu_second = (len(events) - 1) / (cpu[1] - cpu[0]) if cpu[1] > cpu[0] else 0.0
+    return Run("".join(e.text for e in events) + done.tail_text, done, events, per_cpu_second)
 
 
 def parting(plain: list[TokenEvent], guessed: list[TokenEvent]) -> str:
@@ -166,8 +185,8 @@ def identity(engine: Engine, args: argparse.Namespace, speculation: Speculation)
     for number, prompt in enumerate(prompts, args.first):
         said = []
         for mode, settings in modes:
-            _, _, plain = generate(engine, prompt, args.tokens, Speculation(), settings, IDENTITY_TOP)
-            _, done, guessed = generate(engine, prompt, args.tokens, speculation, settings, IDENTITY_TOP)
+            plain = generate(engine, prompt, args.tokens, Speculation(), settings, IDENTITY_TOP).events
+            _, done, guessed, _ = generate(engine, prompt, args.tokens, speculation, settings, IDENTITY_TOP)
             kind = mode.split()[0]
             counted[kind] += 1
             if done.speculation is not None:
@@ -203,7 +222,9 @@ def main() -> int:
     parser.add_argument("--model", type=Path, default=DEMO_MODEL)
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument(
+        "--threads", type=int, default=None, help="for every decode and batch (default: the app's choice)"
+    )
     parser.add_argument("--draft-max", type=int, default=Speculation().draft_max, help="the app's default unless given")
     parser.add_argument("--draft-model", type=Path, default=None, help="guess with this draft model, not lookup")
     parser.add_argument("--flash", choices=("on", "off", "auto"), default="auto", help="flash attention")
@@ -225,6 +246,7 @@ def main() -> int:
             model_path=args.model,
             n_ctx=2048,
             n_threads=args.threads,
+            n_threads_batch=args.threads,  # a verifying pass and a draft's batches too
             flash_attn=flash,
             repack_weights=args.repack == "on",
         )
@@ -246,31 +268,47 @@ def main() -> int:
         finally:
             engine.close()
     print(f"arithmetic: {engine.arithmetic.describe()}; draft max {args.draft_max}; {args.tokens} tokens, greedy")
+    print(f"guesser: {lookup.describe()}; load average {os.getloadavg()[0]:.1f}")
     failed = False
     for name, prompt in (("(a) revision", REVISION), ("(b) free prose", FREE_PROSE)):
         generate(engine, prompt, 16, plain)  # warm-up
-        rates: dict[str, list[float]] = {"plain": [], "lookup": []}
+        rates: dict[str, list[float]] = {"plain": [], guesser: []}
+        cpu_rates: dict[str, list[float]] = {"plain": [], guesser: []}
         texts: dict[str, str] = {}
         runs: dict[str, list[TokenEvent]] = {}
         counts = None
         for _ in range(args.rounds):  # interleaved, so drift of the machine hits both alike
-            for label, speculation in (("plain", plain), ("lookup", lookup)):
-                text, done, events = generate(engine, prompt, args.tokens, speculation)
+            for label, speculation in (("plain", plain), (guesser, lookup)):
+                text, done, events, per_cpu_second = generate(engine, prompt, args.tokens, speculation)
                 runs.setdefault(label, events)
                 rates[label].append(done.decode_tokens_per_s)
+                cpu_rates[label].append(per_cpu_second)
                 if texts.setdefault(label, text) != text:
                     print(f"  {label}: the text changed between rounds")
                 if done.speculation is not None:
                     counts = done.speculation
-        same = texts["plain"] == texts["lookup"]
+        same = texts["plain"] == texts[guesser]
         failed |= not same
-        base, fast = statistics.median(rates["plain"]), statistics.median(rates["lookup"])
-        print(f"{name}: plain {base:.1f} tok/s, lookup {fast:.1f} tok/s: {fast / base:.2f}x; identical text: {same}")
+        base, fast = statistics.median(rates["plain"]), statistics.median(rates[guesser])
+        ratios = sorted(a / b for a, b in zip(rates[guesser], rates["plain"]))  # round by round
+        print(
+            f"{name}: plain {base:.1f} tok/s, {guesser} {fast:.1f} tok/s: {fast / base:.2f}x "
+            f"(rounds {ratios[0]:.2f}-{ratios[-1]:.2f}x); identical text: {same}"
+        )
+        base, fast = statistics.median(cpu_rates["plain"]), statistics.median(cpu_rates[guesser])
+        ratios = sorted(a / b for a, b in zip(cpu_rates[guesser], cpu_rates["plain"]))
+        print(
+            f"  per CPU second: plain {base:.1f}, {guesser} {fast:.1f}: {fast / base:.2f}x "
+            f"(rounds {ratios[0]:.2f}-{ratios[-1]:.2f}x)"
+        )
         if counts is not None:
             print(f"  {counts.describe()}, {counts.passes} passes")
-        print(f"  {parting(runs['plain'], runs['lookup'])}")
+        print(f"  {parting(runs['plain'], runs[guesser])}")
         if not same:
-            print(f"  plain:  {texts['plain']!r}\n  lookup: {texts['lookup']!r}")
+            print(f"  plain:  {texts['plain']!r}\n  {guesser}: {texts[guesser]!r}")
+    print(
+        f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f}"
+    )
     engine.close()
     return 1 if failed else 0
 

@@ -80,6 +80,7 @@ def _arithmetic(args: argparse.Namespace, model: Path, config: "Config") -> dict
         "measured": None,
         "type_k": defaults.type_k,
         "type_v": defaults.type_v,
+        "repacked_weights": defaults.repack_weights,
     }
     threads = fixed_threads(args.threads if args.threads is not None else config.model.threads)
     if threads is not None:
@@ -216,6 +217,12 @@ def run(args: argparse.Namespace) -> int:
         ("attention path", _attention_text(arithmetic)),
         ("KV cache types", f"K {arithmetic['type_k']}, V {arithmetic['type_v']}"),
         ("threads", _threads_text(arithmetic)),
+        (
+            "weights",
+            "repacked for the CPU's kernels"
+            if arithmetic["repacked_weights"]
+            else "not repacked: a verifying pass computes each token as decoding it alone does",
+        ),
         (
             "KV cache",
             f"{format_bytes(kv['bytes_per_token'])} per token"

@@ -38,6 +38,11 @@ class Arithmetic:
     threads: ThreadsChosen | None = None
     """How the thread counts were chosen (measured or set) and why; None where not known.
     They change while the model writes (thread_choice.py): `with_threads` follows them."""
+    repacked_weights: bool = False
+    """Whether llama.cpp repacked the quantized weights for its CPU kernels (`use_extra_bufts`,
+    LoadOptions.repack_weights, as asked: no log line says it for every backend). Not repacked,
+    a verifying pass of up to 7 rows computes each row as a one-token decode does, which is
+    what makes speculation's numbers plain decoding's (docs/guide/speculative.md)."""
 
     def with_threads(self, chosen: ThreadsChosen) -> "Arithmetic":
         """The same arithmetic on the thread counts `chosen` (they never change the numbers' meaning)."""
@@ -73,6 +78,7 @@ class Arithmetic:
             "type_v": self.type_v,
             "n_threads": self.n_threads,
             "n_threads_batch": self.n_threads_batch,
+            "repacked_weights": self.repacked_weights,
         }
         if self.threads is not None:
             values.update(self.threads.as_dict())
@@ -87,6 +93,7 @@ def read_arithmetic(
     type_v: str,
     n_threads: int,
     n_threads_batch: int,
+    repacked_weights: bool = False,
 ) -> Arithmetic:
     """The arithmetic a new context runs, from what llama.cpp logged while making it.
 
@@ -103,5 +110,10 @@ def read_arithmetic(
     if flash is None:
         flash = bool(asked_flash)
     return Arithmetic(
-        flash_attn=flash, type_k=type_k, type_v=type_v, n_threads=n_threads, n_threads_batch=n_threads_batch
+        flash_attn=flash,
+        type_k=type_k,
+        type_v=type_v,
+        n_threads=n_threads,
+        n_threads_batch=n_threads_batch,
+        repacked_weights=repacked_weights,
     )

@@ -207,6 +207,11 @@ class LlamaContext:
                 self._lib.llama_model_free(self._model)
                 self._model = None
 
+    def set_threads(self, n_threads: int, n_threads_batch: int) -> None:
+        """The threads of one-token decodes and of batches from the next llama_decode on: llama.cpp
+        reads the counts at each call, so a change between two costs nothing and touches no cache."""
+        self._lib.llama_set_n_threads(self._ctx, n_threads, n_threads_batch)
+
     # ---- changing the memory -------------------------------------------------------
     def clear(self) -> None:
         self._lib.llama_memory_clear(self._lib.llama_get_memory(self._ctx), True)

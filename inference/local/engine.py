@@ -66,11 +66,9 @@ class Engine:
         index_for_healing: bool = True,
     ):
         self.options = options
-        ctx = context.handle
-        # Between two decodes (generation.py calls it there): llama.cpp reads the counts at each
-        # llama_decode, so a change costs nothing and touches no cached key or value.
+        # Between two decodes (generation.py calls it there).
         self.threads = ThreadTuner(
-            lambda n, n_batch: handles.lib.llama_set_n_threads(ctx, n, n_batch),
+            context.set_threads,
             usable_cores(),
             fixed=options.n_threads,
             fixed_batch=options.n_threads_batch,
@@ -160,6 +158,7 @@ class Engine:
                 type_v=options.type_v,
                 n_threads=int(lib.llama_n_threads(ctx)),
                 n_threads_batch=int(lib.llama_n_threads_batch(ctx)),
+                repacked_weights=options.repack_weights,
             )
             if adapter is not None:
                 handles.adapter = lib.llama_adapter_lora_init(handles.model, str(adapter.path).encode())
@@ -392,15 +391,19 @@ class Engine:
             if self._draft is not None:
                 self._draft.close()
                 self._draft = None
-            draft = Engine.load(replace(self.options, model_path=path, lora_path=None, spm_path=None))
+            # It never heals a prompt: no index of its vocabulary, which would take a second of CPU
+            # from the first generation that drafts.
+            draft = Engine.load(
+                replace(self.options, model_path=path, lora_path=None, spm_path=None), index_for_healing=False
+            )
             try:
                 check_same_vocabulary(self.vocabulary, draft.vocabulary, path)
             except BaseException:
                 draft.close()
                 raise
             self._draft = draft
-        draft = self._draft
-        return lambda history: DraftModelGuesser(draft.context, draft.n_vocab, history)
+        draft, decoding = self._draft, self.threads.decode
+        return lambda history: DraftModelGuesser(draft.context, draft.n_vocab, history, lambda: decoding.threads)
 
     def _following_threads(self, events: Iterator[Event]) -> Iterator[Event]:
         """`events`, the arithmetic kept up with the thread counts they announce."""

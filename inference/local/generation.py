@@ -86,9 +86,10 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
 ) -> Iterator[Event]:
     """Stream the generation's events. With `threads`, each decode step and prompt batch
     is timed for it, and the thread counts it chooses apply from the next decode on
-    (announced as a ThreadsChosen event); a speculating generation's decodes are not timed
-    (its passes are of other widths). With `speculation` on, a Speculator stands in for the
-    one-token decoder (speculative.py): the loop samples the same way from the logits it gives."""
+    (announced as a ThreadsChosen event); a speculating generation's one-token decodes are
+    timed, its passes are not (they are of other widths). With `speculation` on, a Speculator
+    stands in for the one-token decoder (speculative.py): the loop samples the same way from the
+    logits it gives."""
     stop_requested = should_stop or never_stop
     with context.claim():
         started = time.perf_counter()
@@ -233,6 +234,9 @@ def run_generation(  # noqa: C901 - the per-token loop kept in one frame on purp
                     break
                 if speculator is not None:
                     held = speculator.advance(token, settings.max_tokens - produced)
+                    alone = speculator.alone_seconds
+                    if decoded_in is not None and alone is not None and (chosen := decoded_in(alone)):
+                        yield chosen
                 elif decoded_in is None:
                     held = decode_one(token)
                 else:

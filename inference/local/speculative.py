@@ -15,11 +15,13 @@ to float rounding only and a near-tie can fall the other way (README, "Speculati
 
 Guessing costs a wider pass, so `DraftPacing` drafts less while guesses are rejected and
 pauses drafting, a little longer each time, while whole passes are: free prose, which
-rarely echoes itself, then runs at plain decoding's speed.
+rarely echoes itself, then runs at plain decoding's speed. A paused guesser is only told the
+tokens written; a draft model evaluates them when it is next asked, in one batch.
 """
 
 from __future__ import annotations
 
+from time import perf_counter
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ..core.errors import GenerationError
@@ -33,6 +35,18 @@ if TYPE_CHECKING:
 PAUSE_LIMIT = 512
 """The longest pause (in tokens) after passes whose guesses were all rejected: one wasted
 pass in this many tokens costs well under 1 %."""
+PAUSE_GROWTH = 2
+"""How much longer each pause is than the last, in a row of wholly rejected passes, when a
+rejected guess costs only the wider pass (prompt lookup): 2, 4, 8... tokens."""
+COSTLY_PAUSE_GROWTH = 16
+"""The same for a guesser whose asking costs decodes of its own (a draft model): 16, 256...
+tokens. Each ask evaluates what was written since the last one and reads the draft's own
+output matrix, guess or no guess: on Gemma 3 270M's 6-layer draft (whose 262k-token output
+matrix is the model's own) 12 to 25 ms an ask and about 1 ms a token caught up, against 29 ms
+a decoded token (one thread), so a wasted ask costs about one of the model's decodes and a
+pause of a few tokens after it costs more than the 3 % the issue allows. Pausing 4, 16, 64...
+tokens, a draft that guessed nothing cost 7-8 % of 128 tokens' decoding (four asks); a kept
+guess shortens the pauses again, so a draft that mostly agrees seldom waits out even one."""
 
 
 class Guesser(Protocol):
@@ -47,11 +61,13 @@ class DraftPacing:
     """How many tokens to draft next, from how the last passes went.
 
     A pass whose guesses were all kept lets the next one draft twice as many; one partly kept,
-    one more than it kept. A pass with nothing kept pauses drafting for 2, 4, 8... tokens (up to
-    PAUSE_LIMIT), the pause growing with each such pass in a row and shrinking with each kept guess."""
+    one more than it kept. A pass with nothing kept pauses drafting for `growth`, growth², ...
+    tokens (up to PAUSE_LIMIT), the pause growing with each such pass in a row and shrinking
+    with each kept guess."""
 
-    def __init__(self, most: int):
+    def __init__(self, most: int, growth: int = PAUSE_GROWTH):
         self._most = most
+        self._growth = growth
         self._length = most
         self._misses = 0
         self._pause = 0
@@ -72,7 +88,7 @@ class DraftPacing:
             self._misses = max(0, self._misses - kept)
         else:
             self._misses += 1
-            self._pause = min(PAUSE_LIMIT, 2**self._misses)
+            self._pause = min(PAUSE_LIMIT, self._growth**self._misses)
 
 
 class Speculator:
@@ -84,14 +100,14 @@ class Speculator:
     def __init__(self, context: "LlamaContext", guesser: Guesser, speculation: Speculation):
         self._context = context
         self._guesser = guesser
-        self._pacing = DraftPacing(speculation.draft_max)
+        self._costly = bool(getattr(guesser, "costly", False))
+        """Whether asking the guesser costs decodes of its own (a draft model), even when it guesses nothing."""
+        self._pacing = DraftPacing(speculation.draft_max, COSTLY_PAUSE_GROWTH if self._costly else PAUSE_GROWTH)
         self._verify = context.rows_decoder(speculation.draft_max + 1)
         self._decode_one = context.one_token_decoder()
         self._last_logits = context.last_logits()
         self._n_ctx = context.n_ctx
         self._guesser_name = speculation.guesser
-        self._costly = bool(getattr(guesser, "costly", False))
-        """Whether asking the guesser costs decodes of its own (a draft model), even when it guesses nothing."""
         self._draft: list[int] = []
         self._next = 0
         """The row whose logits come next: the draft's guess there is what its sample is checked against."""
@@ -101,6 +117,9 @@ class Speculator:
         self._held = context.n_cached
         """What plain decoding would hold in the cache: the pass's accepted prefix."""
         self.drafted = self.accepted = self.passes = 0
+        self.alone_seconds: float | None = None
+        """How long the last `advance` took to decode its token alone, None where it ran a pass
+        or took a pass's row: the thread tuner times one-token decodes only (thread_choice.py)."""
 
     def logits(self) -> int:
         """The address of the logits to sample the next token from."""
@@ -119,6 +138,7 @@ class Speculator:
         ready; `wanted`: how many more tokens may follow it. Returns the tokens plain decoding
         would now cache."""
         self._guesser.append(token)
+        self.alone_seconds = None
         if self._in_pass:
             if self._matched:
                 self._next += 1
@@ -136,7 +156,9 @@ class Speculator:
             self.drafted += len(draft)
             self.passes += 1
         else:
+            started = perf_counter()
             self._decode_one(token)
+            self.alone_seconds = perf_counter() - started
         self._held += 1
         return self._held
 

@@ -27,6 +27,7 @@ def test_the_done_line_names_the_arithmetic(random_model: Path, flag: str, flash
         "type_v": "f16",
         "n_threads": 1,
         "n_threads_batch": 1,
+        "repacked_weights": False,
         "threads_auto": False,
         "threads_reason": None,
         "cores": arithmetic["cores"],
@@ -47,6 +48,8 @@ def test_the_done_line_and_info_say_the_threads_are_measured_by_default(random_m
     assert info["threads_auto"] is False and info["n_threads"] == 1
     text = scriptorium("info", "--model", str(random_model)).stdout
     assert "threads" in text and "auto: every core" in text
+    # The weights as a verifying pass needs them (docs/guide/speculative.md), said by info as by the done line.
+    assert info["repacked_weights"] is False and "not repacked" in text
 
 
 def test_a_bad_thread_count_is_one_line_naming_the_flag(random_model: Path) -> None:

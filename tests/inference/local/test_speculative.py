@@ -23,7 +23,7 @@ from scriptorium.inference.local.lookup import PromptLookup
 from scriptorium.inference.gguf.quantize import QuantizeError, draft_layers, make_draft, quantize
 from scriptorium.inference.core.settings import PRESETS, LogitBias, SettingsError
 from scriptorium.inference.core.speculation import Speculation
-from scriptorium.inference.local.speculative import PAUSE_LIMIT, DraftPacing
+from scriptorium.inference.local.speculative import COSTLY_PAUSE_GROWTH, PAUSE_LIMIT, DraftPacing
 
 LOOKUP = Speculation(guesser="lookup", draft_max=8)
 CHAIN_WORDS = (
@@ -109,20 +109,33 @@ def test_lookup_continues_a_repetition_past_the_texts_end() -> None:
     assert lookup.propose(7) == [7, 5, 6, 7, 5, 6, 7]
 
 
-def test_pacing_pauses_longer_after_each_wholly_rejected_pass() -> None:
-    pacing = DraftPacing(8)
+def pauses_after_misses(pacing: DraftPacing, misses: int) -> list[int]:
+    """The pauses after each of `misses` wholly rejected passes in a row."""
     pauses = []
-    for _ in range(12):
+    for _ in range(misses):
         assert pacing.length() > 0
         pacing.record(pacing.length() or 1, 0)
         paused = 0
         while pacing.length() == 0:
             paused += 1
         pauses.append(paused)
+    return pauses
+
+
+def test_pacing_pauses_longer_after_each_wholly_rejected_pass() -> None:
+    pacing = DraftPacing(8)
+    pauses = pauses_after_misses(pacing, 12)
     assert pauses[:4] == [2, 4, 8, 16]
     assert max(pauses) == PAUSE_LIMIT
     pacing.record(1, 1)
     assert pacing.length() == 2  # all kept: twice as long
+
+
+def test_a_draft_models_pauses_grow_faster_and_shrink_with_kept_guesses() -> None:
+    pacing = DraftPacing(6, COSTLY_PAUSE_GROWTH)  # a miss costs the draft model's own decodes
+    assert pauses_after_misses(pacing, 4) == [16, 256, PAUSE_LIMIT, PAUSE_LIMIT]
+    pacing.record(6, 3)  # three kept: the next miss pauses as the second in a row did
+    assert pauses_after_misses(pacing, 1) == [256]
 
 
 def test_speculation_settings_name_the_bad_value() -> None:
@@ -232,6 +245,7 @@ def test_lookup_turns_itself_down_where_the_text_never_repeats(chain_engine: Eng
     prompt = " " + pairs + " " + CHAIN_WORDS[0]
     settings = PRESETS["greedy"].with_changes(max_tokens=60)
     plain, _ = run(chain_engine, prompt, settings)
+    timed = chain_engine.threads.decode.samples
     guessed, done = run(chain_engine, prompt, settings, LOOKUP)
     assert [e.id for e in guessed] == [e.id for e in plain]
     assert len(guessed) == len(CHAIN_WORDS) - 1
@@ -239,6 +253,8 @@ def test_lookup_turns_itself_down_where_the_text_never_repeats(chain_engine: Eng
     assert counts is not None and counts.accepted == 0
     # Without pacing every step would draft (32 passes); it pauses 2, 4, 8, 16 tokens after each.
     assert 1 <= counts.passes <= 5
+    # Its tokens decoded alone are timed for the thread count, as plain decoding's are; its passes not.
+    assert chain_engine.threads.decode.samples - timed == len(guessed) - counts.passes
 
 
 # ---- a draft model --------------------------------------------------------------------------------
@@ -277,6 +293,68 @@ def test_a_pruned_draft_is_made_and_guesses_without_changing_a_number(tmp_path_f
         assert counts is not None and counts.guesser == "draft" and counts.acceptance >= 0.9
     finally:
         engine.close()
+
+
+class CountedDecodes:
+    """A draft model's context that counts its llama_decode calls (each batch and each token)."""
+
+    def __init__(self, context) -> None:
+        self._context = context
+        self.calls = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._context, name)
+
+    def decode(self, tokens, **options):
+        for chunk in self._context.decode(tokens, **options):
+            self.calls += 1
+            yield chunk
+
+    def one_token_decoder(self):
+        decode = self._context.one_token_decoder()
+
+        def counted(token: int) -> int:
+            self.calls += 1
+            return decode(token)
+
+        return counted
+
+
+def test_a_draft_that_never_agrees_is_asked_for_far_fewer_decodes_than_tokens_written(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scriptorium.inference.local import draft_model
+
+    folder = tmp_path_factory.mktemp("disagreeing")
+    ids = [italian_vocab().id_of("▁" + word) for word in CHAIN_WORDS]
+    # Both sure of every next word, never the same one: the draft skips a word of the model's round.
+    model = write_llama_model(folder / "round.gguf", kind="markov", transitions=dict(zip(ids, ids[1:] + ids[:1])))
+    draft = write_llama_model(folder / "skip.gguf", kind="markov", transitions=dict(zip(ids, ids[2:] + ids[:2])))
+    contexts: list[CountedDecodes] = []
+    guesser = draft_model.DraftModelGuesser
+
+    def counted_guesser(context, *args, **options):
+        contexts.append(CountedDecodes(context))
+        return guesser(contexts[-1], *args, **options)
+
+    monkeypatch.setattr(draft_model, "DraftModelGuesser", counted_guesser)
+    # Batches on two threads, decodes on one: the draft's batches are decode-sized, and run on one.
+    engine = Engine.load(LoadOptions(model_path=model, n_ctx=512, n_threads=1, n_threads_batch=2))
+    try:
+        settings = PRESETS["greedy"].with_changes(max_tokens=160)
+        prompt = " " + " ".join(CHAIN_WORDS[:3])
+        plain, _ = run(engine, prompt, settings)
+        guessed, done = run(engine, prompt, settings, Speculation(guesser="draft", draft_max=6, draft_model=draft))
+        lib, drafts = engine.handles.lib, contexts[0].handle
+        assert (lib.llama_n_threads(drafts), lib.llama_n_threads_batch(drafts)) == (1, 1)
+    finally:
+        engine.close()
+    assert [e.id for e in guessed] == [e.id for e in plain] and len(guessed) == 160
+    counts = done.speculation
+    assert counts is not None and counts.accepted == 0 and counts.drafted > 0
+    # Asked after 1 and 18 tokens (pauses of 16, then 256): a batch of what was written since each
+    # time, and the first draft's tokens one by one. Paused, the draft decodes nothing.
+    assert len(contexts) == 1 and contexts[0].calls <= len(guessed) // 10
 
 
 def test_draft_model_keeps_a_layer_count_the_model_has(tmp_path_factory: pytest.TempPathFactory) -> None:
