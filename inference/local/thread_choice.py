@@ -16,8 +16,11 @@ to fall under PROBE_BUDGET, and twice as long at each loss in a row: on a steady
 the probes thin out to one every max_period) or sooner, when the count in use
 suddenly runs slower (load came: fewer threads are tried) or faster (it left: more are)
 than it settled at, but never sooner than the shortest period after the last probe: the
-count can never change more often than that. A probe step twice as slow as the count in
-use ends the probe at once, since on a busy machine the count tried can be many times slower. Decode (one token per llama_decode, `n_threads`) and prompt batches
+count can never change more often than that. Two probe steps twice as slow as the count
+in use end the probe, since on a busy machine the count tried can be many times slower. A
+probe and the count in use are compared by their mean step without the slowest few
+(`pace`): the mean is the speed, and under load several threads' steps come in two kinds
+that a median hides. Decode (one token per llama_decode, `n_threads`) and prompt batches
 (`n_threads_batch`) have a chooser each, since prefill is compute-bound and decode
 memory-bound. `ThreadTuner` holds both, applies a change through a callback, and says
 what is in use as a `ThreadsChosen` event. A fixed count (`threads = N`, `--threads N`)
@@ -29,7 +32,7 @@ from __future__ import annotations
 import statistics
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..core.events import ThreadsChosen
 
@@ -86,7 +89,9 @@ PREFILL_SCHEDULE = ProbeSchedule(min_period=4, max_period=64, length=1, warmup=0
 a prompt is a few batches. Prefill is compute-bound, so a batch on half the cores takes
 about twice as long: one in 64 costs about 1.5%."""
 ABANDON = 2.0
-"""A probe's step this many times slower than the count in use ends the probe: lost."""
+"""A probe whose steps were all this many times slower than the count in use ends: lost."""
+ABANDON_AFTER = 2
+"""Steps a probe takes before it can be abandoned: one alone may have lost its core for a moment."""
 CHANGED_LOAD_BAR = 4 * DECODE_SCHEDULE.min_period
 """Samples a count barred by its probing budget still waits once the load has changed, at
 most; and no longer than its last loss alone barred it for: the doubled wait of losses in a
@@ -112,6 +117,9 @@ issue 33 asks for 0.97). Doubled, the probes
 come at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
 one probe in the 300 steps after the first hundred. A change of load cuts a doubled wait
 short (CHANGED_LOAD_BAR), so load that comes or goes is still tried for as soon as before."""
+PACE_STEPS = 32
+"""Steps of the count in use a probe is measured against: enough that dropping the slowest
+sixteenth (`pace`) leaves a load that slows a third of the steps in the mean."""
 PREFILL_MIN_TOKENS = 32
 """Smaller batches (re-continuing after a few words) are timed mostly by their overhead."""
 
@@ -138,6 +146,8 @@ class ThreadChooser:
         self._ladder = probe_ladder(self.cores)
         self._best = fixed or self.cores
         self._recent: deque[float] = deque(maxlen=schedule.recent)
+        self._pace: deque[float] = deque(maxlen=PACE_STEPS)
+        """The count in use's last steps, for its speed against a probe's (`pace`)."""
         self._settled: float | None = None
         self._period = schedule.min_period
         self._since_probe = 0
@@ -182,6 +192,7 @@ class ThreadChooser:
         if self._probing is not None:
             return self._probe_sample(seconds)
         self._recent.append(seconds)
+        self._pace.append(seconds)
         self._since_probe += 1
         if not self._probes:
             # The first probe comes as soon as the speed in use is roughly known: on a machine
@@ -206,6 +217,9 @@ class ThreadChooser:
             for count, until in self._not_before.items():
                 if (count < self._best) == slower:
                     self._not_before[count] = min(until, self._single_bar[count], self.samples + CHANGED_LOAD_BAR)
+            # The probe is judged against the speed under the new load, not a mean with the old.
+            self._pace.clear()
+            self._pace.extend(self._recent)
             if self._start_probe(fewer=slower):
                 return True
             if not any((n < self._best) == slower for n in self._ladder if n != self._best):
@@ -240,12 +254,14 @@ class ThreadChooser:
 
     def _probe_sample(self, seconds: float) -> bool:
         self._probe_seen += 1
-        before_time = statistics.median(self._recent)
-        # Every step so far twice as slow as the count in use (the warm-up's too) ends the
-        # probe: an overloaded count is not waited on for the rest of its steps, while one
-        # step that lost its core for a moment (they come on any machine) ends nothing.
+        before_time = pace(self._pace)
+        # Every step so far twice as slow as the count in use (the warm-up's too), two at the
+        # least, ends the probe: an overloaded count is not waited on for the rest of its
+        # steps, while one step that lost its core for a moment (they come on any machine)
+        # ends nothing, the first one included: alone, it ended a quiet machine's probe and
+        # barred the count it tried for some 800 steps.
         self._probe_fastest = min(self._probe_fastest, seconds) if self._probe_seen > 1 else seconds
-        abandoned = self._probe_fastest > ABANDON * before_time
+        abandoned = self._probe_seen >= ABANDON_AFTER and self._probe_fastest > ABANDON * before_time
         if not abandoned and self._probe_seen <= self._schedule.warmup:
             return False
         self._probe_samples.append(seconds)
@@ -253,7 +269,7 @@ class ThreadChooser:
             return False
         tried, before = self._probing, self._best
         assert tried is not None
-        tried_time = self._probe_fastest if abandoned else statistics.median(self._probe_samples)
+        tried_time = self._probe_fastest if abandoned else pace(self._probe_samples)
         self._probing = None
         self._since_probe = 0
         won = tried_time < before_time * (1.0 - self._schedule.margin)
@@ -262,6 +278,8 @@ class ThreadChooser:
             self._best = tried
             self._recent.clear()
             self._recent.extend(self._probe_samples)
+            self._pace.clear()
+            self._pace.extend(self._probe_samples)
             self._settled = None  # settles again at the new count
             self._period = self._schedule.min_period
             self._losses.clear()  # lost against another count, or under another load
@@ -281,6 +299,24 @@ class ThreadChooser:
             self._not_before[tried] = self.samples + min(bar << min(losses, 16), max(bar, self._schedule.max_period))
             self.reason = _slower(tried, before)
         return True  # back to the count in use, or on at the tried one: either way a change from the probe's
+
+
+def pace(seconds: Sequence[float]) -> float:
+    """A count's time per step, as a probe and the count in use are compared: the mean of its
+    steps but the slowest sixteenth (at least the slowest one).
+
+    The mean, because it is the speed. With one competing process two threads' steps on 2
+    cores come in two kinds, about 17 ms while the other process is off the cores and several
+    times that while a thread waits for its core: the median of nine read 24-32 ms where they
+    averaged over 45, and one thread's steady 28 ms lost to it for 276 steps (bench/busy.py,
+    2026-12-04: auto at 0.69 of one thread). Without the slowest steps, because a step that
+    lost its core for a moment comes on any machine and would move a mean of a few steps by
+    much: dropped, it moves nothing, while steps that are slow a third of the time stay."""
+    if len(seconds) < 2:
+        return sum(seconds) / max(len(seconds), 1)
+    dropped = max(1, len(seconds) // 16)
+    kept = sorted(seconds)[: len(seconds) - dropped]
+    return sum(kept) / len(kept)
 
 
 def _slower(slower: int, kept: int) -> str:
