@@ -223,7 +223,7 @@ class ScriptoriumApp(App[None], inherit_bindings=False):
 
     # The model's messages (models/loading.py) and the generation's (tui/generation.py) are
     # handled by name, not with @on(class): their modules load with the first model and the
-    # first generation, after the first frame, which does not need their 20 dataclasses.
+    # first generation, after the first frame, which does not need their 18 dataclasses.
     def on_model_files_checked(self, message: loading.ModelFilesChecked) -> None:
         from scriptorium.app.models import loading
 
