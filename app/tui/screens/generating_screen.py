@@ -326,7 +326,7 @@ class GenerationRunner:
             return
         # Nothing to connect to until it runs again; then the same backend answers (or finds it restarted).
         said = self._settings.language.gettext("Nothing to reconnect: once it runs again, {key} tries again.")
-        again = ("\n" + said.format(key=self._ask_key())) * message.server_gone
+        again = "\n" + said.format(key=self._ask_key()) if message.server_gone else ""
         title = self._settings.language.gettext(message.title)
         self.screen.notify(message.error + again, title=title, severity="error", timeout=10)
         await self._ended(active, error=message.error, retry_helps=message.retry_helps, ran=message.engine_started)
