@@ -62,13 +62,7 @@ from scriptorium.app.i18n.marker import N_
 if TYPE_CHECKING:
     from scriptorium.inference.core.events import GenerationDone, TokenEvent
 
-    from scriptorium.app.tui.scoring import (
-        ScoresArrived,
-        ScoringFailed,
-        ScoringFinished,
-        ScoringProgressed,
-        ScoringWindowMade,
-    )
+    from scriptorium.app.tui import scoring
 
 
 class DraftPane(ModePane):
@@ -519,19 +513,19 @@ class DraftPane(ModePane):
         if not self.scorer.compared_figure():
             self.inspection.cursor_moved()
 
-    def on_scoring_window_made(self, message: ScoringWindowMade) -> None:
+    def on_scoring_window_made(self, message: scoring.ScoringWindowMade) -> None:
         self.scorer.window_made(message)
 
-    def on_scores_arrived(self, message: ScoresArrived) -> None:
+    def on_scores_arrived(self, message: scoring.ScoresArrived) -> None:
         self.scorer.scores_arrived(message)
 
-    def on_scoring_progressed(self, message: ScoringProgressed) -> None:
+    def on_scoring_progressed(self, message: scoring.ScoringProgressed) -> None:
         self.scorer.progressed(message)
 
-    def on_scoring_finished(self, message: ScoringFinished) -> None:
+    def on_scoring_finished(self, message: scoring.ScoringFinished) -> None:
         self.scorer.finished(message)
 
-    def on_scoring_failed(self, message: ScoringFailed) -> None:
+    def on_scoring_failed(self, message: scoring.ScoringFailed) -> None:
         self.scorer.failed(message)
 
     def watch_engine_state(self, old: EngineState, state: EngineState) -> None:
