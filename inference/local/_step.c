@@ -1,7 +1,8 @@
 /* The work of one decode step that cannot wait in Python: the step's probabilities in one
  * call (the top N tokens of the raw logits, their softmax probabilities, and the probability
- * of the sampled token); top-n-sigma's statistics over the whole vocabulary; and where the
- * tokens a trace follows stand after each sampler of the chain.
+ * of the sampled token); the tokens of the sampler chain's short array; top-n-sigma's
+ * statistics over the whole vocabulary; and where the tokens a trace follows stand after
+ * each sampler of the chain.
  *
  * Why C: between two llama_decode calls the weights streamed through the caches have
  * evicted the Python interpreter's own code and data, so every numpy call made there
@@ -138,6 +139,59 @@ static PyObject *top_candidates(PyObject *module, PyObject *const *args, Py_ssiz
     }
     PyObject *result = Py_BuildValue("(dNdd)", p_token, pairs, max, sum);
     return result;
+}
+
+/* at_or_above(logits_address, n, rank, out_address, capacity) -> (count, level)
+ *
+ * The short candidate array's tokens (sampler_shortlist.py) in two quick passes: level is the
+ * rank-th highest logit (the pass of top_candidates, whole blocks below it skipped), and every
+ * id whose logit reaches it is written to out (int64), ascending, up to capacity. count is how
+ * many reach it, which may exceed capacity: the caller then has too many for a short array. */
+static PyObject *at_or_above(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "at_or_above takes 5 arguments");
+        return NULL;
+    }
+    const float *logits = (const float *)PyLong_AsVoidPtr(args[0]);
+    Py_ssize_t n = PyLong_AsSsize_t(args[1]);
+    long rank = PyLong_AsLong(args[2]);
+    int64_t *out = (int64_t *)PyLong_AsVoidPtr(args[3]);
+    Py_ssize_t capacity = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!logits || n <= 0 || n > INT32_MAX || rank < 1 || rank > MAX_TOP || rank > n || !out || capacity < 0) {
+        PyErr_SetString(PyExc_ValueError, "at_or_above: invalid logits, vocabulary size, rank or buffer");
+        return NULL;
+    }
+    int32_t ids[MAX_TOP];
+    top_ids(logits, n, ids, (int)rank);
+    float level = logits[ids[rank - 1]];
+    Py_ssize_t count = 0;
+    Py_ssize_t i = 0;
+    for (; i + BLOCK <= n; i += BLOCK) {
+        if (!(block_max(logits + i) >= level)) {
+            continue;
+        }
+        for (int j = 0; j < BLOCK; j++) {
+            if (logits[i + j] >= level) {
+                if (count < capacity) {
+                    out[count] = i + j;
+                }
+                count++;
+            }
+        }
+    }
+    for (; i < n; i++) {
+        if (logits[i] >= level) {
+            if (count < capacity) {
+                out[count] = i;
+            }
+            count++;
+        }
+    }
+    return Py_BuildValue("(nd)", count, (double)level);
 }
 
 /* llama.cpp's top-n-sigma (llama_sampler_top_n_sigma_apply) walks the whole candidate array
@@ -515,6 +569,9 @@ static PyMethodDef methods[] = {
     {"follow", (PyCFunction)(void (*)(void))follow, METH_FASTCALL,
      "follow(array_address, n, ids_address, positions_address, logits_address, present_address)"
      " -> how many of the followed tokens changed"},
+    {"at_or_above", (PyCFunction)(void (*)(void))at_or_above, METH_FASTCALL,
+     "at_or_above(logits_address, n, rank, out_address, capacity) -> (count, level): the ids whose"
+     " logit reaches the rank-th highest, ascending"},
     {"top_candidates", (PyCFunction)(void (*)(void))top_candidates, METH_FASTCALL,
      "top_candidates(logits_address, n_vocab, top_n, token, scratch_address, kernel_address)"
      " -> (p_token, ((id, p), ...))"},

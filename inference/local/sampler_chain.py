@@ -25,7 +25,7 @@ import numpy as np
 from ..core import native
 from ..core.errors import GenerationError
 from ..core.settings import SamplerSettings
-from .sampler_shortlist import Shortlist, compiled_sigma_statistics
+from .sampler_shortlist import Shortlist, compiled_at_or_above, compiled_sigma_statistics
 
 TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
 """llama.cpp's llama_token_data {int32 id; float logit; float p}."""
@@ -236,8 +236,8 @@ class SamplerChain:
             n_vocab,
             settings.top_n_sigma,
             compiled_sigma_statistics(),
+            compiled_at_or_above(),
         )
-        self._top_k_at = self.stage_names.index("top_k") if self.shortlist is not None else -1
         self.short_steps = 0
         """Steps drawn on a short array (the rest went over the whole vocabulary)."""
 
@@ -258,7 +258,7 @@ class SamplerChain:
         """Draw from the logits at `logits_address` and record the token in the history."""
         candidates = self.candidates
         observer = self.observer
-        applied = self._through_top_k(logits_address)
+        applied = self._through_cut(logits_address)
         if applied:
             self.short_steps += 1
         else:
@@ -278,9 +278,10 @@ class SamplerChain:
             if observer is not None:
                 observer.after(name, self.candidates)
 
-    def _through_top_k(self, logits_address: int) -> int:
-        """The chain up to top-k applied to a short array: how many samplers were applied,
-        or 0 where the short array would not give llama.cpp's result (then nothing counts)."""
+    def _through_cut(self, logits_address: int) -> int:
+        """The chain up to its cut (top-k, or the greedy draw) applied to a short array: how
+        many samplers were applied, or 0 where the short array would not give llama.cpp's
+        result (then nothing counts)."""
         shortlist, candidates, observer = self.shortlist, self.candidates, self.observer
         if shortlist is None:
             return 0
@@ -292,8 +293,8 @@ class SamplerChain:
         candidates.fill_some(logits_address, ids)
         if observer is not None:
             observer.start(candidates)
-        top_k = self._top_k_at
-        for index, name in enumerate(self.stage_names[:top_k]):
+        cut = shortlist.cut_at
+        for index, name in enumerate(self.stage_names[:cut]):
             if name == "top_n_sigma":
                 if not self._sigma_cut():
                     return 0
@@ -301,9 +302,9 @@ class SamplerChain:
                     observer.after(name, candidates)
             else:
                 self._run(index, index + 1)
-        before_top_k = candidates.view()["logit"].copy()
-        self._run(top_k, top_k + 1)
-        return top_k + 1 if shortlist.clear_cut(before_top_k) else 0
+        before_cut = candidates.view()["logit"].copy()
+        self._run(cut, cut + 1)
+        return cut + 1 if shortlist.clear_cut(before_cut) else 0
 
     def _sigma_cut(self) -> bool:
         """Top-n-sigma on the short array, with its threshold from the whole vocabulary as

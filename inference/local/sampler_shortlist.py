@@ -15,10 +15,15 @@ the whole vocabulary as the samplers before it would have left it (the raw logit
 added, the short array's values where it has them) as llama.cpp computes it, then applied
 to the short array.
 
+llama.cpp's greedy draw (temperature 0 with nothing after it) is such a cut at k = 1: it takes
+the first array entry with the highest logit, and a short array holds every token at the top,
+in the same order, so it takes the same token.
+
 Exact, not approximate: where llama.cpp's sort would order two equal logits by where they
 sat in the whole array, or a logit sits on top-n-sigma's threshold within its last rounding,
 the step runs again on the whole vocabulary (`clear_cut`, `SigmaCut`). Any other sampler
-before top-k, or no top-k, and the whole vocabulary is used from the start.
+before the cut (top-k, or else the greedy draw), or no cut, and the whole vocabulary is used
+from the start.
 """
 
 from __future__ import annotations
@@ -34,9 +39,13 @@ READ_HISTORY = frozenset({"penalties", "dry"})
 WORTH_IT = 4
 """A short array longer than a quarter of the vocabulary saves too little: the whole one is used."""
 SAMPLE_STRIDE = 16
-"""The level is first guessed from every 16th logit, a cheap sample of the vocabulary."""
+"""Without the C helper, the level is first guessed from every 16th logit, a cheap sample of
+the vocabulary."""
+MAX_RANK = 256
+"""The deepest rank the C helper finds a level at (its MAX_TOP); past it, the sample's guess."""
 
 SigmaStatistics = Callable[[int, int, int, int, int, int, int], tuple[float, float]]
+AtOrAbove = Callable[[int, int, int, int, int], tuple[int, float]]
 
 
 def compiled_sigma_statistics() -> SigmaStatistics | None:
@@ -47,6 +56,16 @@ def compiled_sigma_statistics() -> SigmaStatistics | None:
     except ImportError:
         return None
     return sigma_statistics
+
+
+def compiled_at_or_above() -> AtOrAbove | None:
+    """`_step.at_or_above`, or None where the C helper was not built (the level is then
+    guessed from a sample of the logits, with numpy)."""
+    try:
+        from ._step import at_or_above
+    except ImportError:
+        return None
+    return at_or_above
 
 
 class SigmaCut:
@@ -85,6 +104,15 @@ class SigmaCut:
         return np.nextafter(low, np.float32(-np.inf)), np.nextafter(high, np.float32(np.inf))
 
 
+def cut_stage(stage_names: Sequence[str], top_k: int) -> int | None:
+    """Where the chain's first cut stands: top-k (when it keeps a bounded number) or the
+    greedy draw, the first of them; None when it has neither."""
+    for index, name in enumerate(stage_names):
+        if (name == "top_k" and top_k > 0) or name == "greedy":
+            return index
+    return None
+
+
 class Shortlist:
     """For one chain: which tokens a step's short array holds, and whether its top-k came
     out as it would have over the whole vocabulary. Keeps the history window the
@@ -92,13 +120,18 @@ class Shortlist:
 
     def __init__(
         self,
-        top_k: int,
+        keep: int,
         history: int,
         bias: dict[int, float],
         n_vocab: int,
         sigma: SigmaCut | None,
+        cut_at: int,
+        at_or_above: AtOrAbove | None = None,
     ):
-        self.top_k = top_k
+        self.keep = keep
+        """How many candidates the cut keeps: top-k's k, or 1 for the greedy draw."""
+        self.cut_at = cut_at
+        """Where the cut stands in the chain: the samplers before it run on the short array."""
         self.sigma = sigma
         self._n_vocab = n_vocab
         valid = {token: bias[token] for token in sorted(bias) if 0 <= token < n_vocab}  # ascending, as C reads them
@@ -109,6 +142,8 @@ class Shortlist:
         self._raised = self._bias_ids[self._bias_values > 0]
         self._history = np.zeros(history, dtype=np.int64)
         self._seen = 0
+        self._at_or_above = at_or_above
+        self._found = np.zeros(n_vocab // WORTH_IT, dtype=np.int64) if at_or_above is not None else None
         self.level = np.float32(-np.inf)
         """This step's level: every untouched token left out of the short array is below it."""
 
@@ -122,13 +157,15 @@ class Shortlist:
         n_vocab: int,
         top_n_sigma: float,
         statistics: SigmaStatistics | None,
+        at_or_above: AtOrAbove | None = None,
     ) -> "Shortlist | None":
         """A shortlist for a chain of `stage_names`, or None where the short array cannot
-        give llama.cpp's result: no top-k, another sampler before it, or top-n-sigma before
-        it without the C helper."""
-        if "top_k" not in stage_names or top_k <= 0:
+        give llama.cpp's result: no cut (top-k, or the greedy draw), another sampler before
+        it, or top-n-sigma before it without the C helper."""
+        cut_at = cut_stage(stage_names, top_k)
+        if cut_at is None:
             return None
-        before = set(stage_names[: list(stage_names).index("top_k")])
+        before = set(stage_names[:cut_at])
         if not before <= BEFORE_TOP_K:
             return None
         sigma = None
@@ -136,10 +173,11 @@ class Shortlist:
             if statistics is None:
                 return None
             sigma = SigmaCut(top_n_sigma, statistics)
+        keep = top_k if stage_names[cut_at] == "top_k" else 1
         window = history if before & READ_HISTORY else 0
-        if (top_k + window + len(bias)) * WORTH_IT > n_vocab:
+        if (keep + window + len(bias)) * WORTH_IT > n_vocab:
             return None
-        return cls(top_k, window, bias, n_vocab, sigma)
+        return cls(keep, window, bias, n_vocab, sigma, cut_at, at_or_above)
 
     def accept(self, token: int) -> None:
         """The token llama.cpp's samplers accepted (a drawn one, or the context's)."""
@@ -152,26 +190,50 @@ class Shortlist:
         level that k untouched tokens reach, the touched tokens that may rise, and
         `followed` (the tokens a trace reads). None when no such level is found cheaply."""
         history = self._history[: min(self._seen, len(self._history))]
+        found = self._found_exactly(raw, history)
+        if found is None:
+            found = self._found_by_sample(raw, history)
+        if found is None or len(found[1]) * WORTH_IT > len(raw):
+            return None
+        self.level, reaching = found
+        if not (len(self._raised) or len(history) or len(followed)):
+            return reaching
+        return np.union1d(reaching, np.concatenate((self._raised, history, followed)))
+
+    def _touched(self, raw: np.ndarray, history: np.ndarray, level: np.float32) -> int:
+        """How many tokens the bias or a penalty may push under `level` reach it: they count for nothing."""
+        return int(np.count_nonzero(raw[self._bias_ids] >= level) + np.count_nonzero(raw[history] >= level))
+
+    def _found_exactly(self, raw: np.ndarray, history: np.ndarray) -> tuple[np.float32, np.ndarray] | None:
+        """(level, the ids reaching it) from the C helper, the level an exact rank of the
+        logits; None without the helper, or where the level must go deeper than it reaches."""
+        at_or_above, found = self._at_or_above, self._found
+        if at_or_above is None or found is None:
+            return None
+        rank = self.keep + 8
+        while rank <= min(MAX_RANK, len(raw)):
+            count, value = at_or_above(raw.ctypes.data, len(raw), rank, found.ctypes.data, len(found))
+            if count > len(found):
+                return np.float32(value), np.empty(count, dtype=np.int64)  # too many: the caller declines
+            level = np.float32(value)
+            if count - self._touched(raw, history, level) >= self.keep:
+                return level, found[:count]
+            rank *= 4
+        return None
+
+    def _found_by_sample(self, raw: np.ndarray, history: np.ndarray) -> tuple[np.float32, np.ndarray] | None:
+        """(level, the ids reaching it) with numpy, the level guessed from every
+        SAMPLE_STRIDE-th logit; None when the sample holds no level deep enough."""
         sample = raw[::SAMPLE_STRIDE]
-        rank = min(len(sample), 2 * (self.top_k // SAMPLE_STRIDE) + 8)
+        rank = min(len(sample), 2 * (self.keep // SAMPLE_STRIDE) + 8)
         while True:
             level = np.partition(sample, len(sample) - rank)[len(sample) - rank]
             chosen = raw >= level
-            reached = np.count_nonzero(chosen)
-            # A touched token counts for nothing: the bias or a penalty may push it under.
-            touched = np.count_nonzero(raw[self._bias_ids] >= level) + np.count_nonzero(raw[history] >= level)
-            if reached - touched >= self.top_k:
-                break
+            if np.count_nonzero(chosen) - self._touched(raw, history, level) >= self.keep:
+                return level, np.flatnonzero(chosen)
             if rank == len(sample):
                 return None
             rank = min(len(sample), rank * 4)
-        if reached * WORTH_IT > len(raw):
-            return None
-        self.level = level
-        chosen[self._raised] = True
-        chosen[history] = True
-        chosen[followed] = True
-        return np.flatnonzero(chosen)
 
     def sigma_bounds(self, raw: np.ndarray, kept: np.ndarray, biased: bool) -> tuple[np.float32, np.float32] | None:
         """Top-n-sigma's bounds (SigmaCut.bounds) for the raw logits `raw`, the short array as
@@ -180,15 +242,15 @@ class Shortlist:
         bias_ids, bias_values = (self._bias_ids, self._bias_values) if biased else self._unbiased
         return self.sigma.bounds(raw, bias_ids, bias_values, kept)
 
-    def clear_cut(self, before_top_k: np.ndarray) -> bool:
-        """Whether the top k + 1 of the short array's logits, as they reached top-k, hold no
+    def clear_cut(self, before_cut: np.ndarray) -> bool:
+        """Whether the top k + 1 of the short array's logits, as they reached the cut, hold no
         two equal finite values: then llama.cpp's sort puts the same tokens in the same
         places over the short array as over the whole vocabulary. Minus infinity (cut by
         top-n-sigma) carries no probability and no token of it is ever drawn."""
-        k = min(self.top_k + 1, len(before_top_k))
-        if k < len(before_top_k):
-            highest = np.partition(before_top_k, len(before_top_k) - k)[len(before_top_k) - k :]
+        k = min(self.keep + 1, len(before_cut))
+        if k < len(before_cut):
+            highest = np.partition(before_cut, len(before_cut) - k)[len(before_cut) - k :]
         else:
-            highest = before_top_k
+            highest = before_cut
         highest = np.sort(highest[np.isfinite(highest)])
         return not bool(np.any(highest[1:] == highest[:-1]))

@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from sampler_reference import engine, llama_cpp_chain  # noqa: F401  (a fixture)
 
+from scriptorium.inference.local import sampler_chain
 from scriptorium.inference.local.engine import Engine
 from scriptorium.inference.local.sampler_chain import TOKEN_DATA, SamplerChain
 from scriptorium.inference.local.sampler_trace import ChainTrace
-from scriptorium.inference.core.settings import LogitBias, SamplerSettings
+from scriptorium.inference.core.settings import LogitBias, SamplerSettings, preset
 
 STEPS = 200
 SEED = 77
@@ -36,6 +37,12 @@ EVERY = SamplerSettings(
     dynatemp_range=0.3,
     seed=SEED,
 )
+GREEDY = preset("greedy").with_changes(seed=SEED)
+"""The byte ban's logit bias, then llama.cpp's greedy draw."""
+GREEDY_AFTER_EVERY_CUT = EVERY.with_changes(
+    temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, typical_p=1.0, xtc_probability=0.0, dynatemp_range=0.0
+)
+"""The penalties, DRY and top-n-sigma, then the greedy draw."""
 
 
 def logits_for(step: int, n_vocab: int, history: list[int], tied: bool) -> np.ndarray:
@@ -139,6 +146,35 @@ def test_equal_logits_at_the_top_send_the_step_to_the_whole_vocabulary(engine: E
     assert 0 <= chain.short_steps < STEPS
 
 
+def test_the_greedy_draw_runs_on_a_short_array_and_draws_the_same(engine: Engine) -> None:  # noqa: F811
+    chain = run_both(engine, GREEDY)
+    assert chain.stage_names == ("logit_bias", "greedy")
+    assert chain.shortlist is not None and chain.shortlist.keep == 1
+    assert chain.short_steps == STEPS
+
+
+def test_the_greedy_draw_after_the_penalties_dry_and_top_n_sigma_runs_short(engine: Engine) -> None:  # noqa: F811
+    chain = run_both(engine, GREEDY_AFTER_EVERY_CUT)
+    assert chain.stage_names == ("logit_bias", "penalties", "dry", "top_n_sigma", "greedy")
+    assert chain.short_steps == STEPS
+
+
+def test_equal_logits_at_the_top_of_a_greedy_draw_draw_the_same(engine: Engine) -> None:  # noqa: F811
+    # llama.cpp's greedy draw takes the first of equal highest logits, in id order either way.
+    chain = run_both(engine, GREEDY, tied=True)
+    assert 0 <= chain.short_steps <= STEPS
+
+
+@pytest.mark.parametrize("settings", [EVERY, GREEDY_AFTER_EVERY_CUT], ids=["every sampler", "greedy"])
+def test_without_the_c_helper_the_level_guessed_from_a_sample_draws_the_same(
+    engine: Engine,  # noqa: F811
+    settings: SamplerSettings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sampler_chain, "compiled_at_or_above", lambda: None)
+    assert run_both(engine, settings).short_steps == STEPS
+
+
 @pytest.mark.parametrize(
     "order",
     [
@@ -216,3 +252,32 @@ def test_the_sigma_statistics_refuse_changes_out_of_order() -> None:
     kept["id"] = [7, 3]
     with pytest.raises(ValueError, match="ascend"):
         step.sigma_statistics(raw.ctypes.data, len(raw), 0, 0, 0, kept.ctypes.data, len(kept))
+
+
+def test_the_tokens_at_or_above_a_rank_are_numpys_in_id_order() -> None:
+    """The C helper's level is the rank-th highest logit and its ids every one reaching it,
+    ascending, whatever the ties; a count beyond the buffer is reported, not written."""
+    step = pytest.importorskip("scriptorium.inference.local._step")
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        n = int(rng.integers(1, 200_000))
+        logits = rng.normal(0, 3, n).astype(np.float32)
+        if trial % 3 == 0:
+            logits = np.round(logits)  # ties everywhere, at the level among them
+        rank = int(rng.integers(1, min(n, 256) + 1))
+        out = np.zeros(max(1, n // 4), dtype=np.int64)
+        count, level = step.at_or_above(logits.ctypes.data, n, rank, out.ctypes.data, len(out))
+        assert np.float32(level) == np.sort(logits)[n - rank], trial
+        expected = np.flatnonzero(logits >= np.float32(level))
+        assert count == len(expected), trial
+        written = min(count, len(out))
+        assert np.array_equal(out[:written], expected[:written]), trial
+
+
+def test_the_tokens_at_or_above_refuse_a_rank_out_of_reach() -> None:
+    step = pytest.importorskip("scriptorium.inference.local._step")
+    logits = np.zeros(300, dtype=np.float32)
+    out = np.zeros(300, dtype=np.int64)
+    for rank in (0, 257, 301):
+        with pytest.raises(ValueError, match="rank"):
+            step.at_or_above(logits.ctypes.data, len(logits), rank, out.ctypes.data, len(out))
