@@ -20,7 +20,8 @@ count can never change more often than that. Two probe steps twice as slow as th
 in use end the probe, since on a busy machine the count tried can be many times slower. A
 probe and the count in use are compared by their mean step without the slowest few
 (`pace`): the mean is the speed, and under load several threads' steps come in two kinds
-that a median hides. Decode (one token per llama_decode, `n_threads`) and prompt batches
+that a median hides; a probe that wins is measured a few steps longer before its count is
+kept (`confirm`), since a short run of lucky steps also wins. Decode (one token per llama_decode, `n_threads`) and prompt batches
 (`n_threads_batch`) have a chooser each, since prefill is compute-bound and decode
 memory-bound. `ThreadTuner` holds both, applies a change through a callback, and says
 what is in use as a `ThreadsChosen` event. A fixed count (`threads = N`, `--threads N`)
@@ -69,6 +70,9 @@ class ProbeSchedule:
     """The longest wait between two probes, reached by doubling after each lost probe."""
     length: int
     """Samples a probe keeps to judge the count it tries."""
+    confirm: int
+    """Samples more a probe that is winning keeps before the count it tries is kept; it ends,
+    lost, at the first of them after which it no longer wins."""
     warmup: int
     """Samples a probe throws away first (OpenMP resizing its team of threads)."""
     recent: int
@@ -80,11 +84,23 @@ class ProbeSchedule:
     `recent`) means the load changed: a probe starts as soon as `min_period` allows."""
 
 
-DECODE_SCHEDULE = ProbeSchedule(min_period=32, max_period=512, length=4, warmup=1, recent=9, margin=0.10, change=1.3)
+DECODE_SCHEDULE = ProbeSchedule(
+    min_period=32, max_period=512, length=4, warmup=1, confirm=8, recent=9, margin=0.10, change=1.3
+)
 """Decode steps. On the quiet 2-core machine scriptorium's engine decodes Gemma 3 270M on one
 thread at about 0.62 of two (30 tok/s against 48): a probe of 5 steps every 512 costs
-0.6 x 5 / 517, about 0.6%; the waits get there by doubling (PROBE_BUDGET)."""
-PREFILL_SCHEDULE = ProbeSchedule(min_period=4, max_period=64, length=1, warmup=0, recent=3, margin=0.10, change=1.3)
+0.6 x 5 / 517, about 0.6%; the waits get there by doubling (PROBE_BUDGET).
+
+Why `confirm`: with one competing process on 2 cores, two threads' steps are fast while the
+other process is off the cores and several times slower while a thread waits for one; four
+steps that fell mostly fast won now and then (25.3 against one thread's 28.7 ms), and some
+37 steps at two threads passed before a probe brought one back (bench/busy.py, 2026-12-04:
+auto at 0.76 of one thread). Eight steps more, while it still wins, catch most such draws
+for the cost of the slow steps among them. A losing probe ends as before, so a quiet machine
+pays nothing, nor does a count that is really faster: its extra steps run at its speed."""
+PREFILL_SCHEDULE = ProbeSchedule(
+    min_period=4, max_period=64, length=1, warmup=0, confirm=0, recent=3, margin=0.10, change=1.3
+)
 """Prompt batches (only those of PREFILL_MIN_TOKENS or more count): one batch tried, since
 a prompt is a few batches. Prefill is compute-bound, so a batch on half the cores takes
 about twice as long: one in 64 costs about 1.5%."""
@@ -265,14 +281,17 @@ class ThreadChooser:
         if not abandoned and self._probe_seen <= self._schedule.warmup:
             return False
         self._probe_samples.append(seconds)
-        if not abandoned and len(self._probe_samples) < self._schedule.length:
+        kept = len(self._probe_samples)
+        if not abandoned and kept < self._schedule.length:
             return False
         tried, before = self._probing, self._best
         assert tried is not None
         tried_time = self._probe_fastest if abandoned else pace(self._probe_samples)
+        won = not abandoned and tried_time < before_time * (1.0 - self._schedule.margin)
+        if won and kept < self._schedule.length + self._schedule.confirm:
+            return False  # winning: measured longer before it is kept (`confirm`)
         self._probing = None
         self._since_probe = 0
-        won = tried_time < before_time * (1.0 - self._schedule.margin)
         self.probes.append(Probe(self.samples, tried, before, tried_time, before_time, abandoned, won))
         if won:
             self._best = tried
@@ -290,11 +309,21 @@ class ThreadChooser:
             self._period = min(self._period * 2, self._schedule.max_period)
             lost = max(0.0, tried_time / before_time - 1.0) * self._probe_seen
             bar = min(int(lost / PROBE_BUDGET), 2 * self._schedule.max_period)
-            # Lost again at the same load: the count is no better than it was, and the wait doubles
-            # (PROBE_BUDGET says why), up to max_period; a single wait longer than that (an
-            # overloaded count, many times slower) is kept as it is, never doubled.
             losses = self._losses.get(tried, 0)
-            self._losses[tried] = losses + 1
+            hint = not abandoned and len(self._pace) < PACE_STEPS
+            if hint:
+                # Judged against a few steps of the count in use (at the start, or since the load
+                # changed), a narrow loss is a hint, not a loss: with one competing process two
+                # threads' first three steps fell fast, one thread lost to them by 1.7x and was
+                # barred for some 170 steps of two threads averaging 1.5x its time. It is tried
+                # again once the count in use is known. A count twice as slow (abandoned) is
+                # barred as it earned.
+                bar, losses = min(bar, self._schedule.min_period), 0
+            else:
+                # Lost again at the same load: the count is no better than it was, and the wait
+                # doubles (PROBE_BUDGET says why), up to max_period; a single wait longer than that
+                # (an overloaded count, many times slower) is kept as it is, never doubled.
+                self._losses[tried] = losses + 1
             self._single_bar[tried] = self.samples + bar
             self._not_before[tried] = self.samples + min(bar << min(losses, 16), max(bar, self._schedule.max_period))
             self.reason = _slower(tried, before)

@@ -18,7 +18,7 @@ from scriptorium.inference.local.thread_choice import ProbeSchedule, ThreadChoos
 
 GREEDY = PRESETS["greedy"].with_changes(max_tokens=40)
 DRAFT = "La casa era buia, e la notte più lunga."
-RESTLESS = ProbeSchedule(min_period=1, max_period=1, length=1, warmup=0, recent=1, margin=-10.0, change=1.3)
+RESTLESS = ProbeSchedule(min_period=1, max_period=1, length=1, warmup=0, confirm=0, recent=1, margin=-10.0, change=1.3)
 """Probes after every step and keeps whatever it tried: the count changes every few tokens."""
 
 
