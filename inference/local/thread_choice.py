@@ -17,7 +17,8 @@ the probes thin out to one every max_period) or sooner, when the count in use
 suddenly runs slower (load came: fewer threads are tried) or faster (it left: more are)
 than it settled at, but never sooner than the shortest period after the last probe: the
 count can never change more often than that. Two probe steps twice as slow as the count
-in use end the probe, since on a busy machine the count tried can be many times slower. A
+in use end the probe, since on a busy machine the count tried can be many times slower, and
+two kept steps both slower by the margin end it too: it has lost. A
 probe and the count in use are compared by their mean step without the slowest few
 (`pace`): the mean is the speed, and under load several threads' steps come in two kinds
 that a median hides; a probe that wins is measured a few steps longer before its count is
@@ -282,7 +283,11 @@ class ThreadChooser:
             return False
         self._probe_samples.append(seconds)
         kept = len(self._probe_samples)
-        if not abandoned and kept < self._schedule.length:
+        # Its kept steps all slower than the count in use by the margin, two at the least: it has
+        # lost, and its other steps would only cost more. On the quiet 2-core machine a probe of
+        # one thread (1.8x slower a step) so costs 2.4 steps' time instead of 4.
+        beaten = kept >= ABANDON_AFTER and min(self._probe_samples) > before_time * (1.0 + self._schedule.margin)
+        if not (abandoned or beaten) and kept < self._schedule.length:
             return False
         tried, before = self._probing, self._best
         assert tried is not None

@@ -15,6 +15,7 @@ from typing import Callable
 import pytest
 
 from scriptorium.inference.local.thread_choice import (
+    ABANDON_AFTER,
     CHANGED_LOAD_BAR,
     DECODE_SCHEDULE,
     PROBE_BUDGET,
@@ -110,18 +111,38 @@ def test_on_a_steady_quiet_machine_probing_thins_out_to_a_small_share_of_the_tok
     assert spent / (len(used[100:]) / QUIET_ENGINE[2]) < 1.01
 
 
+def test_a_probe_slower_on_its_first_kept_steps_ends_there_and_a_close_one_runs_its_length() -> None:
+    """A probe whose kept steps are all slower than the count in use by the margin has lost:
+    its other steps would only cost more. One within the margin runs its whole length."""
+    beaten = ThreadChooser(2)
+    used = run(beaten, lambda n, i: 1 / QUIET_ENGINE[n], 200)
+    assert (
+        max(len(run_) for run_ in "".join(map(str, used)).split("2") if run_) == DECODE_SCHEDULE.warmup + ABANDON_AFTER
+    )
+    close = ThreadChooser(2)
+    used = run(close, lambda n, i: 1 / {1: 45.0, 2: 48.0}[n], 200)
+    assert max(len(run_) for run_ in "".join(map(str, used)).split("2") if run_) == (
+        DECODE_SCHEDULE.warmup + DECODE_SCHEDULE.length
+    )
+
+
 def test_a_count_that_keeps_losing_waits_twice_as_long_each_time_up_to_max_period() -> None:
     chooser = ThreadChooser(2)
     used = run(chooser, lambda n, i: 1 / QUIET_ENGINE[n], 3000)
     probes = probe_starts(used, 2)
-    length = DECODE_SCHEDULE.warmup + DECODE_SCHEDULE.length
-    # The wait one loss alone buys, (r - 1) x s / PROBE_BUDGET: 150 steps here (r = 1.6, s = 5).
+    # One thread is slower on every step by more than the margin: each probe ends, beaten,
+    # after its warm-up and two kept steps.
+    length = DECODE_SCHEDULE.warmup + ABANDON_AFTER
+    # The wait one loss alone buys, (r - 1) x s / PROBE_BUDGET: 90 steps here (r = 1.6, s = 3).
     single = round((QUIET_ENGINE[2] / QUIET_ENGINE[1] - 1) * length / PROBE_BUDGET)
     waits = [b - a - length for a, b in zip(probes, probes[1:])]
     # The first probe, three steps in, was judged against three steps: its loss is a hint, and
     # one thread is tried again once the shortest period, doubled, has passed.
     assert waits[0] == 2 * DECODE_SCHEDULE.min_period
-    assert waits[1:3] == [single, 2 * single]
+    # Then the wait doubles with each loss: the budget's (single, then twice that) or the
+    # probe period's (itself doubled at each loss), whichever is longer.
+    period = DECODE_SCHEDULE.min_period
+    assert waits[1:3] == [max(4 * period, single), max(8 * period, 2 * single)]
     assert set(waits[3:]) == {DECODE_SCHEDULE.max_period}  # 4 x 150 is past it
 
 
