@@ -110,8 +110,9 @@ ABANDON = 2.0
 ABANDON_AFTER = 2
 """Steps a probe takes before it can be abandoned: one alone may have lost its core for a moment."""
 CHANGED_LOAD_BAR = 4 * DECODE_SCHEDULE.min_period
-"""Samples a count barred by its probing budget still waits once the load has changed, at
-most; and no longer than its last loss alone barred it for: the doubled wait of losses in a
+"""Samples a count above the one in use, barred by its probing budget, still waits once the
+load has left, at most (fewer threads, once load has come, wait no more); and no longer than
+its last loss alone barred it for: the doubled wait of losses in a
 row (PROBE_BUDGET) was earned under the old load, and is cut short. The losses stay counted:
 a probe that the change set off and that loses again says the change did not favour that
 count (noise moved the median, or load that slows every count alike), so its next wait
@@ -168,6 +169,9 @@ class ThreadChooser:
         self._settled: float | None = None
         self._period = schedule.min_period
         self._since_probe = 0
+        self._retry = False
+        """A probe lost narrowly against a few steps of the count in use: it is tried again once
+        the shortest period has passed, whatever the period."""
         self._probing: int | None = None
         self._probe_seen = 0
         self._probe_samples: list[float] = []
@@ -228,11 +232,16 @@ class ThreadChooser:
             # The load changed: what a count on that side lost before was measured under the
             # old load. Kept whole, its bar held the count that became the faster off for up
             # to a thousand tokens: after every core was taken, two threads were not tried
-            # again once the load left (bench/busy.py read 0.60 of the best). Cut short, not
-            # lifted: on a machine whose load swings, each swing would try an overloaded
-            # count again (abandoned after a step, but a step many times slower).
+            # again once the load left (bench/busy.py read 0.60 of the best). When the load
+            # left, more threads are cut short, not lifted: on a machine whose load swings, each
+            # swing would try an overloaded count again (abandoned after a step, but a step many
+            # times slower). When it came, fewer threads are lifted: they were slower on a quiet
+            # machine, by less than 2x, and a probe of them costs little, while a quiet probe lost
+            # just before the load came barred one thread for up to 90 steps of it.
             for count, until in self._not_before.items():
-                if (count < self._best) == slower:
+                if slower and count < self._best:
+                    self._not_before[count] = self.samples
+                elif faster and count > self._best:
                     self._not_before[count] = min(until, self._single_bar[count], self.samples + CHANGED_LOAD_BAR)
             # The probe is judged against the speed under the new load, not a mean with the old.
             self._pace.clear()
@@ -242,6 +251,9 @@ class ThreadChooser:
             if not any((n < self._best) == slower for n in self._ladder if n != self._best):
                 self._settled = now  # no side to try: this speed is the one changes are judged from
             return False
+        if self._retry:
+            self._retry = False
+            return self._start_probe()
         return self._since_probe >= self._period and self._start_probe()
 
     def _candidates(self) -> list[int]:
@@ -315,15 +327,15 @@ class ThreadChooser:
             lost = max(0.0, tried_time / before_time - 1.0) * self._probe_seen
             bar = min(int(lost / PROBE_BUDGET), 2 * self._schedule.max_period)
             losses = self._losses.get(tried, 0)
-            hint = not abandoned and len(self._pace) < PACE_STEPS
-            if hint:
+            if not abandoned and len(self._pace) < PACE_STEPS:
                 # Judged against a few steps of the count in use (at the start, or since the load
                 # changed), a narrow loss is a hint, not a loss: with one competing process two
                 # threads' first three steps fell fast, one thread lost to them by 1.7x and was
                 # barred for some 170 steps of two threads averaging 1.5x its time. It is tried
-                # again once the count in use is known. A count twice as slow (abandoned) is
-                # barred as it earned.
+                # again once, as soon as the shortest period allows (`_retry`), against the count
+                # in use known by then. A count twice as slow (abandoned) is barred as it earned.
                 bar, losses = min(bar, self._schedule.min_period), 0
+                self._retry = True
             else:
                 # Lost again at the same load: the count is no better than it was, and the wait
                 # doubles (PROBE_BUDGET says why), up to max_period; a single wait longer than that

@@ -137,11 +137,11 @@ def test_a_count_that_keeps_losing_waits_twice_as_long_each_time_up_to_max_perio
     single = round((QUIET_ENGINE[2] / QUIET_ENGINE[1] - 1) * length / PROBE_BUDGET)
     waits = [b - a - length for a, b in zip(probes, probes[1:])]
     # The first probe, three steps in, was judged against three steps: its loss is a hint, and
-    # one thread is tried again once the shortest period, doubled, has passed.
-    assert waits[0] == 2 * DECODE_SCHEDULE.min_period
-    # Then the wait doubles with each loss: the budget's (single, then twice that) or the
-    # probe period's (itself doubled at each loss), whichever is longer.
+    # one thread is tried again once the shortest period has passed.
     period = DECODE_SCHEDULE.min_period
+    assert waits[0] == period
+    # Then the wait doubles with each loss: the budget's (single, then twice that) or the
+    # probe period's (itself doubled at each loss, the hint's too), whichever is longer.
     assert waits[1:3] == [max(4 * period, single), max(8 * period, 2 * single)]
     assert set(waits[3:]) == {DECODE_SCHEDULE.max_period}  # 4 x 150 is past it
 
@@ -160,6 +160,23 @@ def test_load_that_comes_after_a_long_quiet_is_followed_within_a_few_dozen_token
     reach += DECODE_SCHEDULE.confirm  # a winning probe is measured longer
     assert chooser.switches[-1] - 3000 <= reach
     assert used[reach:].count(1) >= 0.9 * (300 - reach)
+
+
+def test_load_that_comes_just_after_a_lost_probe_is_followed_as_soon() -> None:
+    """A probe of one thread lost on the quiet machine bars it for a while; load that comes
+    right after makes that loss stale, and one thread is tried as soon as the load is seen."""
+    chooser = ThreadChooser(2)
+    quiet = recorded(QUIET_ENGINE, spread=0.05, seed=3)
+    run(chooser, quiet, 2000)
+    probes = len(chooser.probes)
+    index = 2000
+    while len(chooser.probes) == probes:
+        chooser.record(quiet(chooser.threads, index))
+        index += 1
+    assert chooser.best == 2 and not chooser.probes[-1].won
+    run(chooser, recorded(ONE_BUSY_PROCESS, seed=13), 300, start=index)
+    reach = DECODE_SCHEDULE.recent + DECODE_SCHEDULE.min_period + DECODE_SCHEDULE.warmup + DECODE_SCHEDULE.length
+    assert chooser.best == 1 and chooser.switches[-1] - index <= reach + DECODE_SCHEDULE.confirm
 
 
 @pytest.mark.parametrize("seed", range(5))
