@@ -256,6 +256,21 @@ class ThreadChooser:
             return self._start_probe()
         return self._since_probe >= self._period and self._start_probe()
 
+    def _ceiling(self) -> int:
+        """The longest a doubled wait grows: max_period at every core, half of it below.
+
+        Below every core, a probe looks for load that has left, and the count in use cannot see
+        it: one thread decoded as fast beside one competing process as on a quiet machine, so
+        no change of speed set off a probe when the process ended, and after the doubled waits
+        of its narrow losses under that load two threads came back 181 steps into the quiet
+        (bench/busy.py, 2026-12-04: auto at 0.87 of them). A probe of more threads on a loaded
+        machine costs little (two slow steps end it), and an overloaded count's single wait,
+        many times longer, is still kept whole. Not shorter: under one competing process a
+        probe of two threads now and then wins on lucky steps, and a quarter of max_period let
+        such draws cost up to a tenth of one thread's speed in the replays."""
+        schedule = self._schedule
+        return schedule.max_period if self._best >= self.cores else max(schedule.min_period, schedule.max_period // 2)
+
     def _candidates(self) -> list[int]:
         """The counts a probe may try from `best`, in turn: one step fewer (load is what
         there usually is to find), one step more, and half as many. The jump matters on
@@ -323,7 +338,7 @@ class ThreadChooser:
             self.reason = _slower(before, tried)
         else:
             self._settled = before_time
-            self._period = min(self._period * 2, self._schedule.max_period)
+            self._period = min(self._period * 2, self._ceiling())
             lost = max(0.0, tried_time / before_time - 1.0) * self._probe_seen
             bar = min(int(lost / PROBE_BUDGET), 2 * self._schedule.max_period)
             losses = self._losses.get(tried, 0)
@@ -342,7 +357,7 @@ class ThreadChooser:
                 # (an overloaded count, many times slower) is kept as it is, never doubled.
                 self._losses[tried] = losses + 1
             self._single_bar[tried] = self.samples + bar
-            self._not_before[tried] = self.samples + min(bar << min(losses, 16), max(bar, self._schedule.max_period))
+            self._not_before[tried] = self.samples + min(bar << min(losses, 16), max(bar, self._ceiling()))
             self.reason = _slower(tried, before)
         return True  # back to the count in use, or on at the tried one: either way a change from the probe's
 

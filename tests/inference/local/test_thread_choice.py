@@ -334,6 +334,19 @@ def test_probing_an_overloaded_count_costs_two_steps_not_the_whole_probe() -> No
     assert spent / (len(used[50:]) / rates[1]) < 1.05
 
 
+def test_load_that_leaves_unseen_by_the_count_in_use_is_found_within_half_max_period() -> None:
+    """One thread decodes as fast beside one competing process as on a quiet machine: when the
+    process ends, nothing changes for it, and only a probe of two threads finds the free core.
+    Below every core the doubled waits stop at half of max_period."""
+    chooser = ThreadChooser(2)
+    run(chooser, lambda n, i: 1 / {1: 30.0, 2: 18.0}[n], 3000)
+    assert chooser.best == 1
+    run(chooser, lambda n, i: 1 / {1: 30.0, 2: 48.0}[n], 600, start=3000)
+    assert chooser.best == 2
+    reach = DECODE_SCHEDULE.max_period // 2 + DECODE_SCHEDULE.warmup + DECODE_SCHEDULE.length + DECODE_SCHEDULE.confirm
+    assert chooser.switches[-1] - 3000 <= reach
+
+
 def test_a_slowdown_at_the_fewest_threads_tries_nothing_more_but_a_speed_up_does() -> None:
     chooser = ThreadChooser(2)
     run(chooser, lambda n, i: 1 / {1: 21.0, 2: 8.6}[n], 300)
