@@ -27,6 +27,7 @@ from ..core.settings import LogitBias, SamplerSettings, SettingsError, check_top
 from ..core.speculation import OFF, Speculation
 from ..gguf.gguf_file import read_adapter_facts, read_model_facts
 from ..vocab.tokenizer import Tokenizer, sentencepiece_tokenizer, tokenizer_warning
+from .idle_cores import IdleCores
 from .thread_choice import ThreadTuner
 from .vocabulary import Vocabulary
 
@@ -72,6 +73,7 @@ class Engine:
             usable_cores(),
             fixed=options.n_threads,
             fixed_batch=options.n_threads_batch,
+            idle=IdleCores.of_this_process().sample if options.n_threads is None else None,
         )
         """The thread counts, chosen by measurement while decoding unless the options fix them."""
         self.arithmetic = arithmetic.with_threads(self.threads.chosen())

@@ -22,7 +22,10 @@ two kept steps both slower by the margin end it too: it has lost. A
 probe and the count in use are compared by their mean step without the slowest few
 (`pace`): the mean is the speed, and under load several threads' steps come in two kinds
 that a median hides; a probe that wins is measured a few steps longer before its count is
-kept (`confirm`), since a short run of lucky steps also wins. Decode (one token per llama_decode, `n_threads`) and prompt batches
+kept (`confirm`), since a short run of lucky steps also wins. Below every core, a core the
+machine leaves idle (idle_cores.py, read every IDLE_EVERY steps) sets off a probe of more
+threads as soon as the shortest period allows: load that left cannot slow or speed the
+count in use. Decode (one token per llama_decode, `n_threads`) and prompt batches
 (`n_threads_batch`) have a chooser each, since prefill is compute-bound and decode
 memory-bound. `ThreadTuner` holds both, applies a change through a callback, and says
 what is in use as a `ThreadsChosen` event. A fixed count (`threads = N`, `--threads N`)
@@ -135,6 +138,13 @@ issue 33 asks for 0.97). Doubled, the probes
 come at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
 one probe in the 300 steps after the first hundred. A change of load cuts a doubled wait
 short (CHANGED_LOAD_BAR), so load that comes or goes is still tried for as soon as before."""
+FREE_CORE = 0.7
+"""Idle cores (of the process's own, on average since the last reading) that say one is free:
+below every core, more threads are then tried at once (idle_cores.py says why). Not 1: the
+app's interface and the machine's daemons take a few percent of it."""
+IDLE_EVERY = 16
+"""Decode steps between two readings of the idle cores: /proc/stat counts in hundredths of a
+second, so a reading spans a few dozen of them."""
 PACE_STEPS = 32
 """Steps of the count in use a probe is measured against: enough that dropping the slowest
 sixteenth (`pace`) leaves a load that slows a third of the steps in the mean."""
@@ -169,9 +179,12 @@ class ThreadChooser:
         self._settled: float | None = None
         self._period = schedule.min_period
         self._since_probe = 0
-        self._retry = False
-        """A probe lost narrowly against a few steps of the count in use: it is tried again once
-        the shortest period has passed, whatever the period."""
+        self._retry: bool | None = None
+        """A side to try once the shortest period has passed, whatever the period (True: fewer
+        threads, False: more): a probe lost narrowly against a few steps of the count in use,
+        or a core that became free."""
+        self._free = False
+        """Below every core, whether the last reading of the idle cores found one free."""
         self._probing: int | None = None
         self._probe_seen = 0
         self._probe_samples: list[float] = []
@@ -205,11 +218,14 @@ class ThreadChooser:
         """The count chosen (not the one being tried)."""
         return self._best
 
-    def record(self, seconds: float) -> bool:
-        """One sample, run at `threads`, took `seconds` (per token); True when `threads` changed."""
+    def record(self, seconds: float, idle: float | None = None) -> bool:
+        """One sample, run at `threads`, took `seconds` (per token); True when `threads` changed.
+        `idle`: the cores the machine left idle since the last reading (None: no reading)."""
         self.samples += 1
         if not self.auto or seconds <= 0:
             return False
+        if idle is not None:
+            self._saw_idle(idle)
         if self._probing is not None:
             return self._probe_sample(seconds)
         self._recent.append(seconds)
@@ -251,10 +267,23 @@ class ThreadChooser:
             if not any((n < self._best) == slower for n in self._ladder if n != self._best):
                 self._settled = now  # no side to try: this speed is the one changes are judged from
             return False
-        if self._retry:
-            self._retry = False
-            return self._start_probe()
+        if self._retry is not None:
+            fewer, self._retry = self._retry, None
+            return self._start_probe(fewer=fewer)
         return self._since_probe >= self._period and self._start_probe()
+
+    def _saw_idle(self, idle: float) -> None:
+        """A core that became free, below every core: more threads are tried as soon as the
+        shortest period allows, their bars lifted (they were earned while it was taken). Only
+        as it becomes free: a machine where more threads lose with a core idle is not probed
+        again for it."""
+        free = self._best < self.cores and idle >= FREE_CORE
+        if free and not self._free:
+            for count in self._not_before:
+                if count > self._best:
+                    self._not_before[count] = self.samples
+            self._retry = False
+        self._free = free
 
     def _ceiling(self) -> int:
         """The longest a doubled wait grows: max_period at every core, half of it below.
@@ -350,7 +379,7 @@ class ThreadChooser:
                 # again once, as soon as the shortest period allows (`_retry`), against the count
                 # in use known by then. A count twice as slow (abandoned) is barred as it earned.
                 bar, losses = min(bar, self._schedule.min_period), 0
-                self._retry = True
+                self._retry = tried < before
             else:
                 # Lost again at the same load: the count is no better than it was, and the wait
                 # doubles (PROBE_BUDGET says why), up to max_period; a single wait longer than that
@@ -393,9 +422,18 @@ class ThreadTuner:
     prompt batches, and `apply(n_threads, n_threads_batch)` to set both between decodes."""
 
     def __init__(
-        self, apply: Callable[[int, int], None], cores: int, *, fixed: int | None = None, fixed_batch: int | None = None
+        self,
+        apply: Callable[[int, int], None],
+        cores: int,
+        *,
+        fixed: int | None = None,
+        fixed_batch: int | None = None,
+        idle: Callable[[], float | None] | None = None,
     ) -> None:
         self._apply = apply
+        self._idle = idle
+        """Reads the cores the machine left idle since its last call (idle_cores.py), or None."""
+        self._steps = 0
         self.decode = ThreadChooser(cores, fixed=fixed, schedule=DECODE_SCHEDULE)
         self.prefill = ThreadChooser(cores, fixed=fixed_batch, schedule=PREFILL_SCHEDULE)
         self._applied = (self.decode.threads, self.prefill.threads)
@@ -403,7 +441,9 @@ class ThreadTuner:
 
     def decoded(self, seconds: float) -> ThreadsChosen | None:
         """A decode step took `seconds`: a ThreadsChosen when the choice in use changed."""
-        if not self.decode.record(seconds):
+        self._steps += 1
+        idle = self._idle() if self._idle is not None and self._steps % IDLE_EVERY == 0 else None
+        if not self.decode.record(seconds, idle):
             return None
         return self._changed()
 

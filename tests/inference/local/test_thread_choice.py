@@ -18,6 +18,8 @@ from scriptorium.inference.local.thread_choice import (
     ABANDON_AFTER,
     CHANGED_LOAD_BAR,
     DECODE_SCHEDULE,
+    FREE_CORE,
+    IDLE_EVERY,
     PROBE_BUDGET,
     PREFILL_MIN_TOKENS,
     PREFILL_SCHEDULE,
@@ -347,6 +349,41 @@ def test_load_that_leaves_unseen_by_the_count_in_use_is_found_within_half_max_pe
     assert chooser.switches[-1] - 3000 <= reach
 
 
+def run_reading(chooser: ThreadChooser, machine: Machine, steps: int, start: int, idle: float) -> list[int]:
+    """`run`, with a reading of `idle` idle cores every IDLE_EVERY steps, as the tuner gives it."""
+    used = []
+    for index in range(start, start + steps):
+        used.append(chooser.threads)
+        chooser.record(machine(chooser.threads, index), idle if index % IDLE_EVERY == 0 else None)
+    return used
+
+
+def test_a_core_that_becomes_idle_below_every_core_sets_off_a_probe_of_more_threads() -> None:
+    """One thread runs as fast beside one competing process as on a quiet machine (bench/busy.py,
+    2026-12-04): when the process ends, only the idle core says so."""
+    chooser = ThreadChooser(2)
+    loaded = lambda n, i: 1 / {1: 30.0, 2: 18.0}[n]  # noqa: E731
+    run_reading(chooser, loaded, 3000, 0, idle=0.02)
+    assert chooser.best == 1
+    run_reading(chooser, lambda n, i: 1 / {1: 30.0, 2: 48.0}[n], 200, 3000, idle=0.95)
+    assert chooser.best == 2
+    reach = IDLE_EVERY + DECODE_SCHEDULE.min_period + DECODE_SCHEDULE.warmup + DECODE_SCHEDULE.length
+    assert chooser.switches[-1] - 3000 <= reach + DECODE_SCHEDULE.confirm
+
+
+def test_a_core_that_stays_idle_where_more_threads_lose_is_not_probed_for_again() -> None:
+    """A machine where two threads lose though a core is idle: the free core sets off one
+    probe as it appears, not one at every reading."""
+    chooser = ThreadChooser(2)
+    slower_on_two = lambda n, i: 1 / {1: 30.0, 2: 20.0}[n]  # noqa: E731
+    run_reading(chooser, slower_on_two, 500, 0, idle=0.0)
+    assert chooser.best == 1
+    probes = len(chooser.probes)
+    run_reading(chooser, slower_on_two, 400, 500, idle=FREE_CORE + 0.1)
+    assert chooser.best == 1
+    assert len(chooser.probes) - probes <= 2  # the one the free core set off, and the period's
+
+
 def test_a_slowdown_at_the_fewest_threads_tries_nothing_more_but_a_speed_up_does() -> None:
     chooser = ThreadChooser(2)
     run(chooser, lambda n, i: 1 / {1: 21.0, 2: 8.6}[n], 300)
@@ -424,3 +461,12 @@ def test_a_count_slow_a_third_of_its_steps_loses_to_a_steady_one(seed: int) -> N
     two_threads = fast_share * fast + (1 - fast_share) * slow
     spent = sum(steady if n == 1 else two_threads for n in used)
     assert len(used) * steady / spent >= 0.93
+
+
+def test_the_tuner_reads_the_idle_cores_every_idle_every_decode_steps() -> None:
+    readings: list[int] = []
+    tuner = ThreadTuner(lambda n, n_batch: None, 2, idle=lambda: readings.append(1) or 0.0)
+    for _ in range(3 * IDLE_EVERY):
+        tuner.decoded(0.02)
+    tuner.prefilled(64, 0.1)  # prompt batches read nothing
+    assert len(readings) == 3
