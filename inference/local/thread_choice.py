@@ -92,8 +92,9 @@ DECODE_SCHEDULE = ProbeSchedule(
     min_period=32, max_period=512, length=4, warmup=1, confirm=8, recent=9, margin=0.10, change=1.3
 )
 """Decode steps. On the quiet 2-core machine scriptorium's engine decodes Gemma 3 270M on one
-thread at about 0.62 of two (30 tok/s against 48): a probe of 5 steps every 512 costs
-0.6 x 5 / 517, about 0.6%; the waits get there by doubling (PROBE_BUDGET).
+thread at about 0.62 of two (30 tok/s against 48): a probe of it, beaten on its first two kept
+steps, ends after 3, and one every 512 costs 0.6 x 3 / 515, about 0.35%; the waits get there
+by doubling (PROBE_BUDGET).
 
 Why `confirm`: with one competing process on 2 cores, two threads' steps are fast while the
 other process is off the cores and several times slower while a thread waits for one; four
@@ -135,8 +136,10 @@ slower on one thread than on two (30 tok/s against 46-49 in bench/busy.py), so e
 one thread (5 steps) costs 2.5-3 steps and was repeated every 125-150 steps: 2-3% of every
 generation of a hundred tokens (bench/busy.py read 0.92 of the engine fixed at 2 threads;
 issue 33 asks for 0.97). Doubled, the probes
-come at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
-one probe in the 300 steps after the first hundred. A change of load cuts a doubled wait
+came at about 3, 160, 450, 970 and then every max_period steps: about 0.6% for good, and
+one probe in the 300 steps after the first hundred. Now that a beaten probe ends after three
+steps and the first, a hint, is tried again (`_retry`), they come at 3, 40, 170, 430 and then
+every max_period: replayed, 0.4% of the time after the first hundred steps. A change of load cuts a doubled wait
 short (CHANGED_LOAD_BAR), so load that comes or goes is still tried for as soon as before."""
 FREE_CORE = 0.7
 """Idle cores (of the process's own, on average since the last reading) that say one is free:
