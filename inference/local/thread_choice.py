@@ -35,6 +35,7 @@ makes both choosers fixed: they never probe.
 from __future__ import annotations
 
 import statistics
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -148,6 +149,9 @@ app's interface and the machine's daemons take a few percent of it."""
 IDLE_EVERY = 16
 """Decode steps between two readings of the idle cores: /proc/stat counts in hundredths of a
 second, so a reading spans a few dozen of them."""
+DECODING_SHARE = 1.25
+"""A reading of the idle cores counts when the time since the last one was at most this many
+times its decode steps' (plus 50 ms): the sampling and the interface's work between steps."""
 PACE_STEPS = 32
 """Steps of the count in use a probe is measured against: enough that dropping the slowest
 sixteenth (`pace`) leaves a load that slows a third of the steps in the mean."""
@@ -186,8 +190,11 @@ class ThreadChooser:
         """A side to try once the shortest period has passed, whatever the period (True: fewer
         threads, False: more): a probe lost narrowly against a few steps of the count in use,
         or a core that became free."""
-        self._free = False
-        """Below every core, whether the last reading of the idle cores found one free."""
+        self._free: bool | None = None
+        """Below every core, whether the last reading of the idle cores found one free (None: no
+        reading). Where none is free, more threads are not tried."""
+        self._probed_since_reading = False
+        """A probe ran since the last reading of the idle cores: its own threads are in it."""
         self._probing: int | None = None
         self._probe_seen = 0
         self._probe_samples: list[float] = []
@@ -279,9 +286,15 @@ class ThreadChooser:
         """A core that became free, below every core: more threads are tried as soon as the
         shortest period allows, their bars lifted (they were earned while it was taken). Only
         as it becomes free: a machine where more threads lose with a core idle is not probed
-        again for it."""
+        again for it. While no core is free, more threads are not tried at all: every core is
+        someone's, and a probe of two threads beside two competing processes took 0.9 and 2.2 s
+        a step (bench/busy.py, 2026-12-04: auto at 0.50 of one thread). A reading that a probe
+        ran through holds the probe's own threads: it says nothing."""
+        if self._probing is not None or self._probed_since_reading:
+            self._probed_since_reading = self._probing is not None
+            return
         free = self._best < self.cores and idle >= FREE_CORE
-        if free and not self._free:
+        if free and self._free is False:
             for count in self._not_before:
                 if count > self._best:
                     self._not_before[count] = self.samples
@@ -309,6 +322,8 @@ class ThreadChooser:
         many cores: with half of them busy, every count above the free ones collapses
         alike, and a step at a time would find no neighbour faster."""
         ladder, best = self._ladder, self._best
+        if self._free is False:
+            ladder = tuple(n for n in ladder if n <= best)  # no core free for more (`_saw_idle`)
         place = ladder.index(best) if best in ladder else len(ladder) - 1
         half = min(ladder, key=lambda n: abs(n - best / 2))
         steps = [ladder[place - 1] if place > 0 else None, ladder[place + 1] if place + 1 < len(ladder) else None, half]
@@ -323,6 +338,7 @@ class ThreadChooser:
         if not candidates:
             return False
         self._probing = candidates[self._probes % len(candidates)]
+        self._probed_since_reading = True
         self._probes += 1
         self._probe_seen = 0
         self._probe_samples = []
@@ -432,11 +448,16 @@ class ThreadTuner:
         fixed: int | None = None,
         fixed_batch: int | None = None,
         idle: Callable[[], float | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._apply = apply
         self._idle = idle
         """Reads the cores the machine left idle since its last call (idle_cores.py), or None."""
+        self._clock = clock
         self._steps = 0
+        self._stepped = 0.0
+        """Seconds of decode steps since the last reading of the idle cores."""
+        self._read_at = clock()
         self.decode = ThreadChooser(cores, fixed=fixed, schedule=DECODE_SCHEDULE)
         self.prefill = ThreadChooser(cores, fixed=fixed_batch, schedule=PREFILL_SCHEDULE)
         self._applied = (self.decode.threads, self.prefill.threads)
@@ -445,10 +466,22 @@ class ThreadTuner:
     def decoded(self, seconds: float) -> ThreadsChosen | None:
         """A decode step took `seconds`: a ThreadsChosen when the choice in use changed."""
         self._steps += 1
-        idle = self._idle() if self._idle is not None and self._steps % IDLE_EVERY == 0 else None
+        self._stepped += seconds
+        idle = self._read_idle() if self._idle is not None and self._steps % IDLE_EVERY == 0 else None
         if not self.decode.record(seconds, idle):
             return None
         return self._changed()
+
+    def _read_idle(self) -> float | None:
+        """The idle cores since the last reading, or None where the reading spans more than
+        decoding (a pause between generations, a prompt): the engine's own cores were idle
+        then, or both busy with a prompt's batch, and neither says what the machine leaves
+        to decoding. Decoding is the steps' time and a little between them."""
+        assert self._idle is not None
+        idle, now = self._idle(), self._clock()
+        decoding = now - self._read_at <= DECODING_SHARE * self._stepped + 0.05
+        self._read_at, self._stepped = now, 0.0
+        return idle if decoding else None
 
     def prefilled(self, tokens: int, seconds: float) -> ThreadsChosen | None:
         """A prompt batch of `tokens` took `seconds`."""

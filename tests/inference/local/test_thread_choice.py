@@ -381,7 +381,34 @@ def test_a_core_that_stays_idle_where_more_threads_lose_is_not_probed_for_again(
     probes = len(chooser.probes)
     run_reading(chooser, slower_on_two, 400, 500, idle=FREE_CORE + 0.1)
     assert chooser.best == 1
-    assert len(chooser.probes) - probes <= 2  # the one the free core set off, and the period's
+    # The one the free core set off, then the period's, doubling (64, 128...): not one a reading.
+    assert len(chooser.probes) - probes <= 3
+
+
+def test_while_no_core_is_idle_more_threads_are_never_tried() -> None:
+    """Both cores taken by other work: two threads' steps took 0.9 and 2.2 s in probes
+    (bench/busy.py, 2026-12-04). With the idle cores read, none free, none is tried."""
+    chooser = ThreadChooser(2)
+    used = run_reading(chooser, lambda n, i: 1 / {1: 20.0, 2: 1.0}[n], 3000, 0, idle=0.05)
+    assert chooser.best == 1
+    first_reading = IDLE_EVERY
+    assert used[first_reading + DECODE_SCHEDULE.length + DECODE_SCHEDULE.warmup + 1 :].count(2) == 0
+
+
+def test_a_reading_that_spans_a_pause_or_a_prompt_counts_for_nothing() -> None:
+    """Between two generations the engine's own cores idle; in a prompt's batch both are busy.
+    Neither says what the machine leaves to decoding: the tuner passes such a reading on as None."""
+    now = [0.0]
+    seen: list[float | None] = []
+    tuner = ThreadTuner(lambda n, n_batch: None, 2, idle=lambda: 0.9, clock=lambda: now[0])
+    tuner.decode.record = lambda seconds, idle=None: seen.append(idle) or False  # type: ignore[method-assign]
+    for step in range(2 * IDLE_EVERY):
+        now[0] += 0.02
+        if step == IDLE_EVERY:
+            now[0] += 5.0  # the author reads what was written, then asks again
+        tuner.decoded(0.02)
+    readings = [value for value in seen if value is not None]
+    assert readings == [0.9]  # the first, of decoding alone; the second spans the pause
 
 
 def test_a_slowdown_at_the_fewest_threads_tries_nothing_more_but_a_speed_up_does() -> None:
