@@ -30,7 +30,8 @@ class BusyMachineTimes:
     def __getattr__(self, name: str) -> object:
         return getattr(self.chooser, name)
 
-    def record(self, seconds: float) -> bool:
+    def record(self, seconds: float, idle: float | None = None) -> bool:
+        # This machine's idle cores are not the busy machine's: the chooser reads none.
         return self.chooser.record(1.0 / ONE_BUSY_PROCESS[self.chooser.threads])
 
 
