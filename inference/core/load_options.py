@@ -43,12 +43,17 @@ def beyond_training(n_ctx: int, training_context: int) -> str:
     )
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (`taskset` narrows them), which "every core" means."""
+def usable_cpus() -> frozenset[int]:
+    """The numbers of the cores this process may run on (`taskset` narrows them)."""
     try:
-        return len(os.sched_getaffinity(0)) or 1
+        return frozenset(os.sched_getaffinity(0)) or frozenset({0})
     except AttributeError:  # macOS, Windows: no affinity masks
-        return os.cpu_count() or 1
+        return frozenset(range(os.cpu_count() or 1))
+
+
+def usable_cores() -> int:
+    """How many cores this process may run on, which "every core" means."""
+    return len(usable_cpus())
 
 
 @dataclass(frozen=True, slots=True)

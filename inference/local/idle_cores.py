@@ -14,9 +14,10 @@ probes as before.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable, Collection
+
+from ..core.load_options import usable_cpus
 
 PROC_STAT = Path("/proc/stat")
 IDLE_FIELDS = (3, 4)
@@ -42,10 +43,8 @@ class IdleCores:
 
     @classmethod
     def of_this_process(cls) -> "IdleCores":
-        """The cores this process may run on (as usable_cores counts them)."""
-        if hasattr(os, "sched_getaffinity"):
-            return cls(os.sched_getaffinity(0))
-        return cls(range(os.cpu_count() or 1))
+        """The cores this process may run on, as "every core" counts them."""
+        return cls(usable_cpus())
 
     def _totals(self) -> tuple[int, int] | None:
         """(idle, all) ticks summed over the cores, or None where /proc/stat cannot be read."""

@@ -190,12 +190,13 @@ class Shortlist:
         level that k untouched tokens reach, the touched tokens that may rise, and
         `followed` (the tokens a trace reads). None when no such level is found cheaply."""
         history = self._history[: min(self._seen, len(self._history))]
-        found = self._found_exactly(raw, history)
+        found = self._found_exactly(raw, history) or self._found_by_sample(raw, history)
         if found is None:
-            found = self._found_by_sample(raw, history)
-        if found is None or len(found[1]) * WORTH_IT > len(raw):
             return None
-        self.level, reaching = found
+        level, reaching = found
+        if reaching is None or len(reaching) * WORTH_IT > len(raw):
+            return None  # too many reach it (ties, or a flat distribution): the short array saves too little
+        self.level = level
         if not (len(self._raised) or len(history) or len(followed)):
             return reaching
         return np.union1d(reaching, np.concatenate((self._raised, history, followed)))
@@ -204,9 +205,10 @@ class Shortlist:
         """How many tokens the bias or a penalty may push under `level` reach it: they count for nothing."""
         return int(np.count_nonzero(raw[self._bias_ids] >= level) + np.count_nonzero(raw[history] >= level))
 
-    def _found_exactly(self, raw: np.ndarray, history: np.ndarray) -> tuple[np.float32, np.ndarray] | None:
-        """(level, the ids reaching it) from the C helper, the level an exact rank of the
-        logits; None without the helper, or where the level must go deeper than it reaches."""
+    def _found_exactly(self, raw: np.ndarray, history: np.ndarray) -> tuple[np.float32, np.ndarray | None] | None:
+        """(level, the ids reaching it, or None where more reach it than a short array may
+        hold) from the C helper, the level an exact rank of the logits; None without the
+        helper, or where the level must go deeper than it reaches."""
         at_or_above, found = self._at_or_above, self._found
         if at_or_above is None or found is None:
             return None
@@ -214,7 +216,7 @@ class Shortlist:
         while rank <= min(MAX_RANK, len(raw)):
             count, value = at_or_above(raw.ctypes.data, len(raw), rank, found.ctypes.data, len(found))
             if count > len(found):
-                return np.float32(value), np.empty(count, dtype=np.int64)  # too many: the caller declines
+                return np.float32(value), None
             level = np.float32(value)
             if count - self._touched(raw, history, level) >= self.keep:
                 return level, found[:count]

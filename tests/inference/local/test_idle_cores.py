@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import pytest
 
+from scriptorium.inference.core.load_options import usable_cores
 from scriptorium.inference.local.idle_cores import IdleCores
 
 
@@ -64,4 +64,4 @@ def test_on_linux_this_process_s_cores_are_read() -> None:
     while time.monotonic() - started < 0.1:  # ten of /proc/stat's hundredths, on one core
         pass
     value = reading.sample()
-    assert value is not None and 0.0 <= value <= len(os.sched_getaffinity(0))
+    assert value is not None and 0.0 <= value <= usable_cores()
