@@ -6,7 +6,7 @@ included. The text must be identical; the figures are tokens per second of decod
 first token excluded), median of interleaved rounds, with the acceptance rate, and the same per
 second of the process's CPU time (steadier on a shared machine, with --threads 1).
 
-    python bench/speculative.py [--model PATH] [--tokens 128] [--rounds 3] [--threads N] [--draft-max 6]
+    python bench/speculative.py [--model PATH] [--tokens 128] [--rounds 3] [--threads N] [--draft-max N]
                                 [--draft-model DRAFT.gguf] [--flash on|off|auto]
     python bench/speculative.py --identity [--tokens 48] [--seeds 2] [--prompts 24] [--flash on|off] ...
 
@@ -225,7 +225,7 @@ def main() -> int:
     parser.add_argument(
         "--threads", type=int, default=None, help="for every decode and batch (default: the app's choice)"
     )
-    parser.add_argument("--draft-max", type=int, default=Speculation().draft_max, help="the app's default unless given")
+    parser.add_argument("--draft-max", type=int, default=None, help="the app's default for the model unless given")
     parser.add_argument("--draft-model", type=Path, default=None, help="guess with this draft model, not lookup")
     parser.add_argument("--flash", choices=("on", "off", "auto"), default="auto", help="flash attention")
     parser.add_argument(
@@ -253,6 +253,7 @@ def main() -> int:
     )
     guesser = "draft" if args.draft_model else "lookup"
     lookup = Speculation(guesser=guesser, draft_max=args.draft_max, draft_model=args.draft_model)
+    lookup = lookup.for_model(engine.facts.tiled_weights)  # the length the app would draft with
     plain = Speculation()
     print(f"model: {engine.facts.name} ({engine.facts.file_type}, vocabulary {engine.n_vocab:,})")
     if args.identity:
@@ -260,14 +261,14 @@ def main() -> int:
 
         print(machine_facts())
         print(
-            f"arithmetic: {engine.arithmetic.describe()}; {guesser}, draft max {args.draft_max}; "
+            f"arithmetic: {engine.arithmetic.describe()}; {guesser}, draft max {lookup.draft_max}; "
             f"repacked weights {args.repack}; GGML_CPU_TILED_MM={os.environ.get('GGML_CPU_TILED_MM', 'unset')}"
         )
         try:
             return identity(engine, args, lookup)
         finally:
             engine.close()
-    print(f"arithmetic: {engine.arithmetic.describe()}; draft max {args.draft_max}; {args.tokens} tokens, greedy")
+    print(f"arithmetic: {engine.arithmetic.describe()}; draft max {lookup.draft_max}; {args.tokens} tokens, greedy")
     print(f"guesser: {lookup.describe()}; load average {os.getloadavg()[0]:.1f}")
     failed = False
     for name, prompt in (("(a) revision", REVISION), ("(b) free prose", FREE_PROSE)):

@@ -70,7 +70,12 @@ def add_speculation_arguments(parser: argparse.ArgumentParser) -> None:
         help="guess tokens ahead and check them in one pass: 'lookup' continues text that already "
         "occurs in the prompt, 'draft' asks --draft-model (default: the config's [speculative], else off)",
     )
-    group.add_argument("--draft-max", type=int, metavar="N", help="most tokens guessed per pass (default 8)")
+    group.add_argument(
+        "--draft-max",
+        type=int,
+        metavar="N",
+        help="most tokens guessed per pass (default 6, or 12 for a model without K-quant weights)",
+    )
     group.add_argument("--draft-model", type=Path, metavar="FILE", help="GGUF draft model with the model's vocabulary")
 
 

@@ -127,7 +127,8 @@ DEFAULT_CONFIG_TEXT = f"""\
 # probabilities). "lookup" continues text that already occurs in the prompt (revisions,
 # names, recurring phrases); "draft" asks a small model with the same vocabulary; "off".
 # guesser = "off"
-# draft_max = 6        # the most tokens guessed per pass (1-32); fewer while guesses miss
+# draft_max = 6        # the most tokens guessed per pass (1-32; unset: 6, or 12 for a
+#                      # model without K-quant weights); fewer while guesses miss
 # draft_model = "~/models/my-model-draft.gguf"
 """
 

@@ -43,6 +43,10 @@ class ModelFacts:
     unknown_token_ids: tuple[int, ...] = ()
     """<unk>: the token a SentencePiece model reads any character it has no piece for as.
     The panels name it, never show the characters it stood for as if they were its text."""
+    tiled_weights: bool = False
+    """Whether any weight is of a type (K-quants, most IQ types) that llama.cpp's CPU backend
+    multiplies with its tiled kernel in a batch of 8 rows or more, summing in another order than
+    for one row: speculation's passes stay under it by default (speculation.py)."""
 
     @property
     def gqa_ratio(self) -> float:

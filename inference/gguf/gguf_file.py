@@ -28,6 +28,10 @@ DEFAULT_SWA_PATTERN = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4}
 SWA_IGNORED = frozenset({"phi3"})
 
 
+TILED_WEIGHT_TYPES = "Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS IQ2_XXS IQ2_XS IQ2_S IQ3_XXS IQ3_S IQ1_S IQ1_M".split()
+"""The weight types ggml-cpu's tiled matmul takes (tiled.cpp, ggml_tiled_supported)."""
+
+
 def _open(path: Path, what: str, whole_arrays: frozenset[str] = frozenset()) -> GGUFHeader:
     """The header of a file that exists, is readable, is GGUF and holds all its tensors."""
     path = Path(path)
@@ -143,7 +147,16 @@ def read_model_facts(path: str | os.PathLike[str], *, preflight: bool = True) ->
         add_space_prefix=bool(header.get("tokenizer.ggml.add_space_prefix", True)),
         named_token_ids=named_ids,
         unknown_token_ids=unknown_ids,
+        tiled_weights=_has_tiled_weights(header),
     )
+
+
+def _has_tiled_weights(header: GGUFHeader) -> bool:
+    """Whether any tensor is of one of TILED_WEIGHT_TYPES."""
+    from gguf import GGMLQuantizationType
+
+    tiled = frozenset(GGMLQuantizationType[name].value for name in TILED_WEIGHT_TYPES)
+    return any(tensor.type_code in tiled for tensor in header.tensors)
 
 
 def read_adapter_facts(

@@ -362,7 +362,7 @@ class Engine:
         from .generation import run_generation  # imported when first used: it brings numpy
 
         settings = settings.validated()
-        speculation = speculation.validated()
+        speculation = speculation.validated().for_model(self.facts.tiled_weights)
         bias = bias.validated(self.n_vocab)
         check_top_n(top_n)
         return self._following_threads(

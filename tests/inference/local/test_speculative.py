@@ -25,7 +25,8 @@ from scriptorium.inference.core.settings import PRESETS, LogitBias, SettingsErro
 from scriptorium.inference.core.speculation import Speculation
 from scriptorium.inference.local.speculative import COSTLY_PAUSE_GROWTH, PAUSE_LIMIT, DraftPacing
 
-LOOKUP = Speculation(guesser="lookup", draft_max=8)
+LOOKUP = Speculation(guesser="lookup")
+"""Drafting as many tokens a pass as the app does by default: 12 on these F32 models."""
 CHAIN_WORDS = (
     "casa notte giorno sera mattina tempo anno vita mondo uomo donna bambino bambina madre padre figlio figlia "
     "fratello sorella amico amica nome voce occhi mano mani cuore testa viso porta finestra strada città paese"
@@ -138,6 +139,19 @@ def test_a_draft_models_pauses_grow_faster_and_shrink_with_kept_guesses() -> Non
     assert pauses_after_misses(pacing, 1) == [256]
 
 
+def test_the_draft_length_follows_the_models_weights(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Up to 6 guesses a pass where a pass of 8 rows would take llama.cpp's tiled kernel (K-quant
+    weights), 12 where no weight is of a type it takes; a length that was set is kept."""
+    folder = tmp_path_factory.mktemp("weights")
+    source = write_llama_model(folder / "f32.gguf", kind="random", n_embd=256, n_head=4, n_head_kv=2, n_ff=512)
+    paths = (source, quantize(source, "Q4_K_M").output_path, quantize(source, "Q8_0").output_path)
+    lengths = {
+        path.name: Speculation("lookup").for_model(read_model_facts(path).tiled_weights).draft_max for path in paths
+    }
+    assert lengths == {"f32.gguf": 12, "f32-Q4_K_M.gguf": 6, "f32-Q8_0.gguf": 12}
+    assert Speculation("lookup", 4).for_model(tiled_weights=False).draft_max == 4
+
+
 def test_speculation_settings_name_the_bad_value() -> None:
     with pytest.raises(SettingsError, match="speculative must be one of off, lookup, draft, not 'ngram'"):
         Speculation(guesser="ngram").validated()
@@ -180,7 +194,8 @@ def test_greedy_speculation_on_a_repeating_model_accepts_almost_everything(loop_
     guessed, done = run(loop_engine, LOOP_PROMPT, settings, LOOKUP)
     assert_same_numbers(plain, guessed)
     counts = done.speculation
-    assert counts is not None and counts.acceptance >= 0.9 and counts.tokens_per_pass >= 5
+    assert counts is not None and counts.acceptance >= 0.9
+    assert counts.tokens_per_pass > 7  # passes past the 6 guesses a K-quant model's are held to
     assert sum(e.drafted for e in guessed) == counts.accepted
 
 
