@@ -4,17 +4,20 @@ llama-cpp-python; the flags let -O3 vectorise the max over the vocabulary. Optio
 Python without its C headers (Debian's python3 without python3-dev) still installs, and
 scriptorium reads probabilities with numpy instead, a few percent slower."""
 
-from setuptools import Extension, find_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 
 # Folder -> installed package; every package below each folder is found, none listed by hand.
 TOP_LEVEL = {"app": "scriptorium.app", "inference": "scriptorium.inference", "prompts": "scriptorium.prompts"}
 
 
 def packages() -> list[str]:
+    """Every folder below each top-level one, as a package: data folders too (app/locale and
+    its language folders hold only catalogs), since setuptools warns that it will stop
+    installing data from a folder that is not a listed package."""
     found = []
     for folder, name in TOP_LEVEL.items():
         found.append(name)
-        found += [f"{name}.{sub}" for sub in find_packages(folder)]
+        found += [f"{name}.{sub}" for sub in find_namespace_packages(folder, exclude=["__pycache__", "*.__pycache__"])]
     return found
 
 

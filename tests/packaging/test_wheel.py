@@ -3,10 +3,12 @@ prompts/ is found by setup.py, never listed by hand, and this checks the built a
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -29,38 +31,46 @@ def _tree_files() -> set[str]:
     return wanted
 
 
+class Built(NamedTuple):
+    wheel: Path
+    log: str
+    """What pip and setuptools printed (pip -v: the backend's own lines too)."""
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    # From a copy of the source: setuptools builds in the source folder (build/, the egg-info),
+    # and this module's tests may run on two workers at once, each building.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for folder in FOLDERS:
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     out = tmp_path_factory.mktemp("wheel")
     # --no-build-isolation: the venv already has setuptools; no download in the test.
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "--quiet",
-            "-w",
-            str(out),
-            str(ROOT),
-        ],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v", "-w", str(out), str(source)],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    (built,) = out.glob("scriptorium-*.whl")
-    return built
+    (wheel,) = out.glob("scriptorium-*.whl")
+    return Built(wheel, result.stdout + result.stderr)
 
 
-def test_the_wheel_holds_every_module_and_data_file(wheel: Path) -> None:
-    names = set(zipfile.ZipFile(wheel).namelist())
+def test_the_wheel_holds_every_module_and_data_file(built: Built) -> None:
+    names = set(zipfile.ZipFile(built.wheel).namelist())
     missing = sorted(_tree_files() - names)
     assert not missing, f"left out of the wheel: {missing}"
 
 
-def test_the_wheel_installs_no_bare_top_level_packages(wheel: Path) -> None:
-    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist() if not name.endswith(".dist-info/")}
+def test_the_wheel_installs_no_bare_top_level_packages(built: Built) -> None:
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(built.wheel).namelist() if not name.endswith(".dist-info/")}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"scriptorium"}
+
+
+def test_the_build_gives_setuptools_nothing_to_warn_about(built: Built) -> None:
+    """A newcomer's install prints no warning box: the translations' folders, which hold only
+    catalogs, are listed as packages (setup.py), not installed as data of a folder that is not one."""
+    assert "BuildBackendWarning" not in built.log and "would be ignored" not in built.log
