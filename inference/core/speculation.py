@@ -22,9 +22,9 @@ UNTILED_DRAFT_MAX = 12
 products of 2 rows or more sum in another order than one row's (llamafile's sgemm), by float
 rounding, so a pass's rows move its probabilities a little at any length: on Gemma 3 270M
 widened to F32, one sampled draw in 16 generations fell the other way (0.027 points from a
-boundary), the same one with 2, 6 and 12 guesses a pass. Each row costs a fraction of a decode (that model, 2
-threads: 7 rows 86 ms, 12 rows 111 ms, one 45 ms), so 12 guesses read the weights once for up
-to 13 tokens; past that, the rows' share of a pass keeps growing."""
+boundary), the same one with 2, 6 and 12 guesses a pass. Each row costs a fraction of a
+decode (that model, 2 threads: 7 rows 86 ms, 12 rows 111 ms, one 45 ms), so 12 guesses read
+the weights once for up to 13 tokens; past that, the rows' share of a pass keeps growing."""
 
 
 GUESSERS = ("off", "lookup", "draft")
