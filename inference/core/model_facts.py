@@ -47,6 +47,12 @@ class ModelFacts:
     """Whether any weight is of a type (K-quants, most IQ types) that llama.cpp's CPU backend
     multiplies with its tiled kernel in a batch of 8 rows or more, summing in another order than
     for one row: speculation's passes stay under it by default (speculation.py)."""
+    longest_token_chars: int = 1
+    """The most characters of text one token stands for, byte tokens aside (a byte token covers
+    at most one character): the window search's bound (window.py). A token's text is never
+    shorter than the characters it covers: SentencePiece writes a space as one ▁, byte-level
+    BPE a byte as one character (so a character as one to four), and special tokens are their
+    own text."""
 
     @property
     def gqa_ratio(self) -> float:

@@ -285,7 +285,7 @@ class Engine:
 
     @property
     def longest_piece_chars(self) -> int:
-        return self.vocabulary.longest_piece_chars
+        return self.facts.longest_token_chars
 
     def count_tokens(self, text: str) -> int:
         """How many tokens `text` is as a prompt (a BOS included when the model adds one)."""

@@ -86,24 +86,6 @@ class Vocabulary:
         when it matches the vocabulary (tokenizer.py)."""
 
     @cached_property
-    def longest_piece_chars(self) -> int:
-        """The most characters of text one token stands for. A token's vocabulary text is
-        never shorter than the characters it covers: SentencePiece writes a space as one
-        ▁, byte-level BPE a byte as one character (so a character as one to four), and
-        special tokens as their own text. A byte token covers at most one character.
-        Asked for once (the window search's bound, window.py), not at load: one foreign
-        call per token is a tenth of a second on a 262k vocabulary."""
-        lib, vocab, longest = self._lib, self._vocab, 1
-        with self._callers.call():
-            for token_id in range(self.n_vocab):
-                if token_id in self._byte_tokens:
-                    continue
-                text = lib.llama_vocab_get_text(vocab, token_id) or b""
-                if len(text) > longest:  # bytes are never fewer than characters: decode only these
-                    longest = max(longest, len(text.decode("utf-8", "replace")))
-        return longest
-
-    @cached_property
     def prefixes(self) -> "TokenPrefixes":
         """Every token by its bytes, for token healing (healing.py): built once, on a thread
         as the engine loads (engine.py), then kept with the vocabulary."""
