@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import autosaved, make_app, saved_draft
+from tui_helpers import autosaved, make_app, saved_draft, typed
 
 from scriptorium.app import atomic
 from scriptorium.app.sessions import SessionStore
@@ -22,7 +22,7 @@ async def test_typing_is_saved_within_seconds(tmp_path: Path) -> None:
 
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
-        await pilot.press(*"Appunti")
+        await typed(pilot, "Appunti")
         await pilot.pause()
         assert not draft.exists() and app.main.draft.modified  # not on every keystroke
         await autosaved(pilot)
@@ -54,10 +54,10 @@ async def test_keys_are_taken_while_an_autosave_writes_the_session(
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
         armed.set()
-        await pilot.press(*"Uno")
+        await typed(pilot, "Uno")
         while not started.is_set():  # the autosave after the pause
             await pilot.pause(0.05)
-        await pilot.press(*" due")
+        await typed(pilot, " due")
         assert app.main.draft.editor.text == "Uno due" and not finished.is_set()  # taken while the write waits
         assert writers == ["scriptorium-session-writes"]
         release.set()

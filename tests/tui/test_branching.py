@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
-from tui_helpers import generated, ready, spying_loader
+from tui_helpers import generated, ready, spying_loader, typed
 
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.widgets.suggestion_view import replaced_label
@@ -17,7 +17,7 @@ PROMPT = "C'era una volta una casa sul lago."
 
 async def accept_a_suggestion(pilot: Pilot[Any]) -> str:
     """Type the prompt, generate, accept: the draft then holds a model passage."""
-    await pilot.press(*PROMPT)
+    await typed(pilot, PROMPT)
     await generated(pilot, "ctrl+g")
     accepted = pilot.app.main.draft.editor.ghost.text
     await pilot.press("tab")
@@ -28,7 +28,7 @@ async def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_te
     loader, spies = spying_loader()
 
     async with ready(random_model, loader=loader, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")
         draft = app.main.draft
         ghost = draft.editor.ghost
@@ -64,7 +64,7 @@ async def test_choosing_an_alternative_writes_on_from_there_and_keeps_the_old_te
 
 async def test_a_branch_with_your_own_word_credits_each_generation_with_its_own_text(random_model: Path) -> None:
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")
         draft = app.main.draft
         ghost = draft.editor.ghost
@@ -73,7 +73,7 @@ async def test_a_branch_with_your_own_word_credits_each_generation_with_its_own_
         record = ghost.tokens[draft.inspection.inspected]
         await pilot.press("ctrl+b")
         app.screen.query_one(Input).focus()
-        await pilot.press(*"zebra")
+        await typed(pilot, "zebra")
         await generated(pilot, "enter")
         ghost = draft.editor.ghost
         own = ghost.text[record.start : record.start + ghost.text[record.start :].index("zebra") + 5]
@@ -102,7 +102,7 @@ async def test_branching_in_accepted_text_with_your_own_word(random_model: Path)
         await pilot.press("ctrl+b")
         assert isinstance(app.screen, AlternativesScreen)
         app.screen.query_one(Input).focus()
-        await pilot.press(*"zebra")
+        await typed(pilot, "zebra")
         await generated(pilot, "enter")
         # Nothing leaves the draft until the branch is accepted.
         assert draft.editor.text == PROMPT + accepted
@@ -121,7 +121,7 @@ async def test_branching_in_accepted_text_with_your_own_word(random_model: Path)
         draft.editor.move_cursor((0, span.start + record.start))
         await pilot.press("ctrl+b")
         app.screen.query_one(Input).focus()
-        await pilot.press(*"zebra")
+        await typed(pilot, "zebra")
         await generated(pilot, "enter")
         branched = draft.editor.ghost.text
         await pilot.press("tab")
@@ -165,7 +165,8 @@ async def test_a_rejected_or_invalidated_branch_leaves_the_draft_as_it_was(rando
 
 async def test_branch_elsewhere_says_how(random_model: Path) -> None:
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT, "ctrl+b")
+        await typed(pilot, PROMPT)
+        await pilot.press("ctrl+b")
         await pilot.pause()
         assert not isinstance(app.screen, AlternativesScreen)
         assert any("cursor on generated or scored text" in n.message for n in app.notices)
@@ -206,7 +207,7 @@ async def test_a_byte_token_alternative_is_not_written_into_the_text(byte_loop_m
     candidate list calls it. Taking it would write the label itself into the draft."""
 
     async with ready(byte_loop_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")  # the bytes are banned: Italian words come
         draft = app.main.draft
         ghost = draft.editor.ghost
@@ -254,7 +255,7 @@ async def test_a_control_token_alternative_is_not_written_into_the_text(sentence
     taking one would write "<unk>" into the draft."""
 
     async with ready(sentence_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*"C'era una volta")
+        await typed(pilot, "C'era una volta")
         await generated(pilot, "ctrl+g")  # " La casa era buia."
         draft = app.main.draft
         before = draft.editor.ghost.text

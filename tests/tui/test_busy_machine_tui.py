@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tui_helpers import drawn_lines, generated, model_ready, ready
+from tui_helpers import drawn_lines, generated, model_ready, ready, typed
 
 from scriptorium.app.config.tui_settings import TuiSettings
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -51,7 +51,7 @@ async def test_the_model_panel_says_which_threads_and_why(random_model: Path) ->
         await model_ready(pilot)
         panel = app.main.sidebar.model
         assert "auto: measuring" in " ".join(line.plain for line in panel.lines(34))
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         done = await generated(pilot, "ctrl+g")
         assert done.threads is not None and done.threads.n_threads == 1
         # Wrapped over two lines of the narrow side panel, not cut.
@@ -70,7 +70,8 @@ async def test_the_model_panel_says_which_threads_and_why(random_model: Path) ->
 async def test_the_speed_panel_says_the_machine_is_busy_when_decode_collapses(random_model: Path) -> None:
     async with ready(random_model, sampler=LONG, size=(160, 48)) as (app, pilot):
         speed = app.main.sidebar.speed
-        done = await generated(pilot, *"Era notte", "ctrl+g")
+        await typed(pilot, "Era notte")
+        done = await generated(pilot, "ctrl+g")
         assert "machine busy" not in " ".join(drawn_lines(speed))
         usual = done.decode_tokens_per_s
         # Another run at a tenth of it, as when a compile takes the cores.

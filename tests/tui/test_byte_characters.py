@@ -10,7 +10,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tui_helpers import generated, ready
+from tui_helpers import generated, ready, typed
 
 from italian_vocab import byte_id
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
@@ -25,7 +25,7 @@ C3, A8 = byte_id(0xC3), byte_id(0xA8)
 async def written_after_casa(pilot: Pilot[Any]) -> list[TokenEvent]:
     """With the byte ban lifted, what the model writes after "La casa": its tokens."""
     await pilot.press("ctrl+t", "b", "escape")
-    await pilot.press(*"La casa")
+    await typed(pilot, "La casa")
     await generated(pilot, "ctrl+g")
     return pilot.app.main.last_generation[1]
 
@@ -123,7 +123,8 @@ async def test_a_chat_reply_in_byte_tokens_is_inspected_a_character_at_a_time(tm
 
     async with ready(model, mode="chat", sampler=GREEDY_FOUR, size=(120, 40)) as (app, pilot):
         await pilot.press("ctrl+t", "b", "escape")
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         _, events, _ = app.main.last_generation
         chat = app.main.chat
         assert chat.messages[-1] == {"role": "assistant", "content": "èè"}

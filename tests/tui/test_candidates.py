@@ -11,16 +11,17 @@ from typing import Any, Callable
 
 from textual.pilot import Pilot
 from tui_helpers import (
-    EngineSpy,
-    GREEDY,
-    Gate,
     candidates_written,
+    EngineSpy,
     fixed_clock_loader,
+    Gate,
+    GREEDY,
     make_app,
     model_ready,
     ready,
     saved,
     spying_loader,
+    typed,
     write_pinned,
 )
 
@@ -51,7 +52,8 @@ async def test_each_candidate_is_what_its_seed_writes_alone_and_the_chosen_one_i
     async with ready(phrases_model, sampler=SAMPLED, loader=loader, size=(130, 40)) as (app, pilot):
         assert any(row[4] == "draft.candidates" for row in app.keys.rows())  # F1
         assert "Draft: Candidates" in [command.title for command in app.get_system_commands(app.main)]
-        await pilot.press(*PROMPT, "ctrl+n")
+        await typed(pilot, PROMPT)
+        await pilot.press("ctrl+n")
         screen = await candidates_written(pilot)
         candidates = screen.candidates
         assert [c.seed for c in candidates] == [1234, 1235, 1236]
@@ -89,7 +91,8 @@ async def test_candidates_continue_a_waiting_suggestion(phrases_model: Path) -> 
         loader=loader,
         size=(130, 40),
     ) as (app, pilot):
-        await pilot.press(*PROMPT, "ctrl+g")
+        await typed(pilot, PROMPT)
+        await pilot.press("ctrl+g")
         await app.main.wait_until_idle()
         await pilot.pause()
         first = app.main.draft.editor.ghost.text
@@ -114,7 +117,8 @@ async def test_esc_stops_the_candidates_and_leaves_the_draft_alone(phrases_model
         return engine
 
     async with ready(phrases_model, sampler=SAMPLED, loader=loader, size=(130, 40)) as (app, pilot):
-        await pilot.press(*PROMPT, "ctrl+n")
+        await typed(pilot, PROMPT)
+        await pilot.press("ctrl+n")
         await gate.wait_reached()
         screen = app.screen
         assert isinstance(screen, CandidatesScreen)
@@ -138,7 +142,8 @@ async def test_greedy_candidates_borrow_the_prose_sampling_and_say_so(phrases_mo
     loader, spies = spying_loader()
 
     async with ready(phrases_model, sampler=GREEDY, loader=loader, size=(80, 24)) as (app, pilot):
-        await pilot.press(*PROMPT, "ctrl+n", "plus")
+        await typed(pilot, PROMPT)
+        await pilot.press("ctrl+n", "plus")
         screen = await candidates_written(pilot)
         prose = PRESETS["prose"]
         settings = [call["settings"] for call in spies[0].calls]
@@ -157,7 +162,8 @@ async def test_greedy_candidates_borrow_the_prose_sampling_and_say_so(phrases_mo
 async def candidates_dialog(pilot: Pilot[Any]) -> None:
     await model_ready(pilot)
     pilot.app.main.draft.editor.cursor_blink = False
-    await pilot.press(*PROMPT, "ctrl+n")
+    await typed(pilot, PROMPT)
+    await pilot.press("ctrl+n")
     await candidates_written(pilot)
     await pilot.press("right")
     await saved(pilot)
@@ -181,7 +187,8 @@ async def test_a_prompt_that_cannot_be_fitted_fails_every_candidate_once(phrases
     from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
     async with ready(phrases_model, sampler=SAMPLED, size=(130, 40)) as (app, pilot):
-        await pilot.press(*PROMPT, "alt+e")
+        await typed(pilot, PROMPT)
+        await pilot.press("alt+e")
         await pilot.pause()
         assert isinstance(app.screen, PinnedScreen)
         app.screen.query_one("#pinned-text", TextArea).text = "Il gatto nero dorme sul tetto. " * 200
@@ -201,7 +208,8 @@ async def test_the_candidate_kept_from_the_versions_is_the_one_credited(phrases_
     one of them later credits its own generation, and the others are rejected then."""
 
     async with ready(phrases_model, sampler=SAMPLED, size=(130, 40)) as (app, pilot):
-        await pilot.press(*PROMPT, "ctrl+n")
+        await typed(pilot, PROMPT)
+        await pilot.press("ctrl+n")
         screen = await candidates_written(pilot)
         ids = [c.request.id for c in screen.candidates]
         texts = [c.text for c in screen.candidates]
@@ -223,7 +231,7 @@ async def test_a_candidate_after_a_note_at_depth_zero_keeps_its_paragraph_break(
     the one chosen glued to the draft's last word."""
 
     async with ready(phrases_model, sampler=SAMPLED, size=(130, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
         await pilot.press("ctrl+n")
         screen = await candidates_written(pilot)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import generated, loader_wrapping, ready, saved_chat, spying_loader
+from tui_helpers import generated, loader_wrapping, ready, saved_chat, spying_loader, typed
 
 from scriptorium import prompts
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
@@ -22,7 +22,8 @@ async def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) ->
     load, spies = spying_loader()
     async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
         assert app.focused is app.main.chat.input
-        done = await generated(pilot, *"Ciao, come va?", "enter")
+        await typed(pilot, "Ciao, come va?")
+        done = await generated(pilot, "enter")
         chat = app.main.chat
         assert done.text == REPLY and done.stop_reason == "eos"
         assert chat.messages == [
@@ -47,7 +48,8 @@ async def test_send_streams_a_reply_into_the_transcript(sentence_model: Path) ->
 async def test_regenerate_replaces_the_last_reply(sentence_model: Path) -> None:
     load, spies = spying_loader()
     async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         again = await generated(pilot, "ctrl+r")
         chat = app.main.chat
         assert len(spies[0].calls) == 2 and spies[0].calls[0]["prompt"] == spies[0].calls[1]["prompt"]
@@ -73,7 +75,8 @@ def failing_once(generate: Any) -> Any:
 
 async def test_regenerate_asks_again_for_a_reply_that_failed(sentence_model: Path) -> None:
     async with ready(sentence_model, mode="chat", loader=loader_wrapping("generate", failing_once)) as (app, pilot):
-        await pilot.press(*"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await pilot.press("enter")
         await app.main.wait_until_idle()
         chat = app.main.chat
         assert [m["role"] for m in chat.messages] == ["user"]
@@ -92,9 +95,11 @@ async def test_a_message_after_one_whose_reply_failed_is_answered_on_a_strict_te
 
     load, spies = spying_loader()
     async with ready(model, mode="chat", loader=lambda *args: failing_once_engine(load(*args))) as (app, pilot):
-        await pilot.press(*"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await pilot.press("enter")
         await app.main.wait_until_idle()
-        done = await generated(pilot, *"Ci sei?", "enter")
+        await typed(pilot, "Ci sei?")
+        done = await generated(pilot, "enter")
         assert done.text == REPLY
         assert "user: Ciao\n\nCi sei?\nassistant:" in spies[0].last["prompt"]
 
@@ -107,12 +112,14 @@ def failing_once_engine(engine: Any) -> Any:
 async def test_edit_and_resend_the_last_message(sentence_model: Path) -> None:
     load, spies = spying_loader()
     async with ready(sentence_model, mode="chat", loader=load) as (app, pilot):
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         await pilot.press("up")
         chat = app.main.chat
         assert chat.input.value == "Ciao" and chat.messages == []
         assert len(chat.transcript.query(".message")) == 0
-        await generated(pilot, *" a tutti", "enter")
+        await typed(pilot, " a tutti")
+        await generated(pilot, "enter")
         assert chat.messages[0] == {"role": "user", "content": "Ciao a tutti"}
         assert "Ciao a tutti" in spies[0].last["prompt"] and len(chat.messages) == 2
 
@@ -124,7 +131,8 @@ async def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply
     from textual.widgets import Footer
 
     async with ready(sentence_model, mode="chat") as (app, pilot):
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         chat = app.main.chat
         conversation = list(chat.messages)
         await pilot.press("up")
@@ -143,7 +151,8 @@ async def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply
         saved = saved_chat(app)
         assert [(t.role, t.content) for t in saved.turns] == [(m["role"], m["content"]) for m in conversation]
         await pilot.press("up")
-        await generated(pilot, *" a tutti", "enter")  # sent: nothing is left to put back
+        await typed(pilot, " a tutti")
+        await generated(pilot, "enter")  # sent: nothing is left to put back
         await pilot.press("escape")
         assert [m["content"] for m in chat.messages] == ["Ciao a tutti", REPLY]
         assert [t.content for t in saved_chat(app).turns] == ["Ciao a tutti", REPLY]
@@ -152,7 +161,8 @@ async def test_a_message_taken_back_by_a_stray_up_key_is_put_back_with_its_reply
 async def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_the_next_turn(random_model: Path) -> None:
     load, spies = spying_loader()
     async with ready(random_model, mode="chat", loader=load) as (app, pilot):
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         call = spies[0].last
         assert call["prompt"].endswith("Utente: Ciao\nAssistente:")
         assert "\nUtente:" in call["settings"].stop
@@ -160,9 +170,11 @@ async def test_a_model_without_a_chat_template_uses_the_fallback_and_stops_at_th
 
 async def test_switching_modes_keeps_both(sentence_model: Path) -> None:
     async with ready(sentence_model) as (app, pilot):
-        await pilot.press(*"Bozza", "f2")
+        await typed(pilot, "Bozza")
+        await pilot.press("f2")
         assert app.main.mode == "chat" and app.focused is app.main.chat.input
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         await pilot.press("f2")
         assert app.main.mode == "draft" and app.main.draft.editor.text == "Bozza"
 
@@ -204,7 +216,8 @@ async def test_a_reply_byte_that_is_no_text_is_the_replacement_character(byte_lo
     ) as (app, pilot):
         await pilot.press("ctrl+t", "b", "escape")
         assert not app.engine_state.bias.ban_byte_tokens
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         assert app.main.chat.messages[-1] == {"role": "assistant", "content": "\ufffd" * 3}
         session = app.sessions.chat
         assert session is not None and session.turns[-1].content == "\ufffd" * 3
@@ -219,7 +232,8 @@ async def test_a_message_the_context_cannot_hold_goes_back_into_the_input(senten
     long_message = " ".join(["parola"] * 600)
 
     async with ready(sentence_model, mode="chat") as (app, pilot):
-        done = await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        done = await generated(pilot, "enter")
         chat = app.main.chat
         chat.input.value = long_message
         app.notices.clear()
@@ -243,7 +257,8 @@ async def test_the_saved_chat_and_its_export_say_the_system_prompt_the_model_was
     from scriptorium.app.sessions.export import render_markdown
 
     async with ready(sentence_model, mode="chat") as (app, pilot):
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         saved = saved_chat(app)
         system = prompts.packaged_text(prompts.CHAT_SYSTEM).strip()
         assert isinstance(saved, ChatSession) and saved.system_prompt == system
@@ -267,7 +282,8 @@ async def test_a_chat_template_that_loops_for_ever_is_one_notification(
 
     async with ready(model, mode="chat") as (app, pilot):
         app.notices.clear()
-        await pilot.press(*"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await pilot.press("enter")
         await app.workers.wait_for_complete()
         await app.main.wait_until_idle()
         await pilot.pause()

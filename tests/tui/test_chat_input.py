@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import drawn_lines, generated, make_app, ready, saved_chat
+from tui_helpers import drawn_lines, generated, make_app, ready, saved_chat, typed
 
 from scriptorium.app.tui.widgets.chat_pane import UserMessage
 
@@ -17,7 +17,9 @@ async def test_a_new_line_typed_in_the_message_is_sent_and_shown_as_written(sent
     async with ready(sentence_model, mode="chat") as (app, pilot):
         chat = app.main.chat
         first, second = POEM.split("\n")
-        await pilot.press(*first, "ctrl+j", *second)
+        await typed(pilot, first)
+        await pilot.press("ctrl+j")
+        await typed(pilot, second)
         assert chat.input.value == POEM and chat.messages == []
         await generated(pilot, "enter")
         assert chat.messages[0] == {"role": "user", "content": POEM}

@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, HeldCounts, generated, loader_failing_after, make_app, model_ready, ready, window_marked
+from tui_helpers import (
+    Gate,
+    generated,
+    HeldCounts,
+    loader_failing_after,
+    make_app,
+    model_ready,
+    ready,
+    typed,
+    window_marked,
+)
 
 from scriptorium.app.tui.widgets.chat_reply import AssistantMessage
 from scriptorium.inference.core.settings import preset
@@ -26,7 +36,8 @@ def held_app(model: Path, gate: Gate, *, mode: str = "chat", max_tokens: int = 2
 async def start_held_reply(pilot: Pilot[Any], gate: Gate) -> None:
     """Send a message; return once the gate holds the model mid-reply."""
     await model_ready(pilot)
-    await pilot.press(*"Ciao", "enter")
+    await typed(pilot, "Ciao")
+    await pilot.press("enter")
     await gate.wait_reached()
 
 
@@ -59,7 +70,8 @@ async def test_escape_in_the_other_mode_stops_the_model_as_the_refusal_says(rand
     app = held_app(random_model, gate, mode=writing)
     async with app.run_test() as pilot:
         await model_ready(pilot)
-        await pilot.press(*"Ciao", "enter" if writing == "chat" else "ctrl+g")
+        await typed(pilot, "Ciao")
+        await pilot.press("enter" if writing == "chat" else "ctrl+g")
         await gate.wait_reached()
         await pilot.press("f2", *(("ctrl+g",) if writing == "chat" else ("O", "k", "enter")))
         assert any("press Esc to stop it first" in n.message for n in app.notices)
@@ -92,7 +104,8 @@ async def test_each_reply_version_keeps_its_stopped_mark(random_model: Path) -> 
         await pilot.press("alt+right")
         assert not reply.has_class("-stopped") and "stopped" not in str(reply.border_subtitle)
         await pilot.press("alt+left")
-        await generated(pilot, *"E poi?", "enter")
+        await typed(pilot, "E poi?")
+        await generated(pilot, "enter")
         assert reply.border_subtitle == "stopped" and reply.has_class("-stopped")
 
 
@@ -119,7 +132,8 @@ async def test_a_reopened_chat_marks_the_replies_that_were_stopped(random_model:
             chat = app.main.chat
             reply = chat.transcript.query(AssistantMessage).last()
             assert reply.has_class("-stopped") and reply.border_subtitle == "stopped"
-            await generated(pilot, *"E poi?", "enter")  # the stopped reply is no longer the last one
+            await typed(pilot, "E poi?")
+            await generated(pilot, "enter")  # the stopped reply is no longer the last one
             assert app.manuscript.save_everything() and app.sessions.chat is not None
             await app.show_session(SessionStore().load(app.sessions.chat.id))
             await pilot.pause()
@@ -144,7 +158,8 @@ async def test_a_failed_reply_stays_failed_as_the_last_one_again_and_reopened(ra
     ) as (app, pilot):
         chat = app.main.chat
         for message in ("Ciao", "E poi?"):
-            await pilot.press(*message, "enter")
+            await typed(pilot, message)
+            await pilot.press("enter")
             await app.main.wait_until_idle()
             await pilot.pause()
             assert chat.transcript.query(AssistantMessage).last().border_subtitle == "failed"
@@ -194,7 +209,8 @@ async def test_a_reply_after_opening_another_chat_mid_reply_holds_only_its_own_t
         await app.show_session(store.load(other.id))
         gate.release()
         await app.main.wait_until_idle()
-        await pilot.press(*"E poi", "enter")
+        await typed(pilot, "E poi")
+        await pilot.press("enter")
         await app.main.wait_until_idle()
         await pilot.pause()
         chat = app.main.chat
@@ -232,11 +248,12 @@ async def test_escape_while_the_conversation_is_fitted_keeps_the_message_and_rec
         async with ready(sentence_model, mode="chat", loader=counts.loader()) as (app, pilot):
             await window_marked(pilot)  # the draft's marker counts after the load: not the count held here
             counts.hold()
-            await pilot.press(*"Ciao", "enter")
+            await typed(pilot, "Ciao")
+            await pilot.press("enter")
             await counts.wait_counting()
             chat = app.main.chat
             assert app.main.is_generating
-            await pilot.press(*"Come va?")
+            await typed(pilot, "Come va?")
             assert chat.input.value == "Come va?"
             await pilot.press("escape")
             assert not app.main.is_generating

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import Markdown, OptionList
-from tui_helpers import GREEDY, generated, ready, spying_loader
+from tui_helpers import generated, GREEDY, ready, spying_loader, typed
 
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
 from scriptorium.app.tui.token_spans import bucket
@@ -16,7 +16,7 @@ from scriptorium.app.tui.widgets.token_text import ReplyTokens, TokenLegend
 
 async def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_model: Path) -> None:
     async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
-        await pilot.press(*"Ciao!")
+        await typed(pilot, "Ciao!")
         done = await generated(pilot, "enter")
         _, events, _ = app.main.last_generation
         chat = app.main.chat
@@ -49,9 +49,9 @@ async def test_a_reply_can_be_coloured_and_inspected_token_by_token(sentence_mod
 
 async def test_inspection_reaches_every_reply_not_only_the_last(sentence_model: Path) -> None:
     async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
-        await pilot.press(*"Ciao!")
+        await typed(pilot, "Ciao!")
         await generated(pilot, "enter")
-        await pilot.press(*"E poi?")
+        await typed(pilot, "E poi?")
         await generated(pilot, "enter")
         chat = app.main.chat
         first, second = chat.query(ReplyTokens)
@@ -83,7 +83,7 @@ async def test_regenerated_and_branched_replies_are_kept_as_versions(random_mode
     hot = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
     async with ready(random_model, mode="chat", loader=loader, sampler=hot, size=(120, 40)) as (app, pilot):
         chat = app.main.chat
-        await pilot.press(*"Ciao!")
+        await typed(pilot, "Ciao!")
         await generated(pilot, "enter")
         first = chat.messages[-1]["content"]
         await generated(pilot, "ctrl+r")
@@ -127,7 +127,7 @@ async def test_regenerated_and_branched_replies_are_kept_as_versions(random_mode
         assert app.sessions.save_chat(chat.messages)
         assert app.sessions.chat.turns[-1].content == branched
         # A new message starts a new reply: the versions were the last reply's.
-        await pilot.press(*"E poi?")
+        await typed(pilot, "E poi?")
         await generated(pilot, "enter")
         assert len(chat.versions) == 1 and chat.versions.title() == ""
 
@@ -139,9 +139,11 @@ async def test_a_reply_that_becomes_last_again_is_kept_as_a_version_when_regener
 
     async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         chat = app.main.chat
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         await generated(pilot, "ctrl+r")
-        await generated(pilot, *"E poi?", "enter")
+        await typed(pilot, "E poi?")
+        await generated(pilot, "enter")
         await pilot.press("ctrl+u", "up")
         assert chat.input.value == "E poi?" and [m["role"] for m in chat.messages] == ["user", "assistant"]
         last = chat.transcript.query(AssistantMessage).last()
@@ -171,11 +173,13 @@ async def test_an_empty_last_reply_cannot_be_branched_at_an_earlier_replys_token
 
     async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         chat = app.main.chat
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         stop_at_la = app.engine_state.sampler.with_changes(stop=(" La",))  # the model's reply starts with it
         app.engine_state = replace(app.engine_state, sampler=stop_at_la)
         await pilot.pause()
-        await generated(pilot, *"E poi?", "enter")
+        await typed(pilot, "E poi?")
+        await generated(pilot, "enter")
         assert chat.messages[-1] == {"role": "assistant", "content": ""}
         await pilot.press("f4")
         assert chat.inspection.inspected is not None and chat.inspection.inspected_reply == 0
@@ -189,7 +193,8 @@ async def test_a_taken_back_reply_does_not_stay_on_screen_as_coloured_tokens(sen
 
     async with ready(sentence_model, mode="chat", size=(120, 40)) as (app, pilot):
         chat = app.main.chat
-        await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await generated(pilot, "enter")
         await pilot.press("f8", "up")
         assert chat.messages == [] and chat.input.value == "Ciao"
         assert not chat.transcript.query(ReplyTokens)
@@ -212,7 +217,8 @@ async def test_a_branch_late_in_a_long_reply_leaves_older_turns_out_not_the_prom
         await chat.restore(
             [{"role": "user", "content": "Ciao" + " parola" * 180}, {"role": "assistant", "content": "Bene."}]
         )
-        await generated(pilot, *"E poi?", "enter")
+        await typed(pilot, "E poi?")
+        await generated(pilot, "enter")
         # The 171st token from the reply's end: reached from the reply's first token, in
         # the fewest key presses (each waits for the app to settle).
         await pilot.press("f4")
@@ -244,7 +250,8 @@ async def test_an_inspected_reply_keeps_its_place_and_frame(sentence_model: Path
     columns its words moved to other lines and places, under the key that was to show them."""
 
     async with ready(sentence_model, mode="chat", size=(80, 24)) as (app, pilot):
-        await generated(pilot, *"Ciao!", "enter")
+        await typed(pilot, "Ciao!")
+        await generated(pilot, "enter")
         view = app.main.chat.query_one(ReplyTokens)
         shown = view.reply.content_region  # type: ignore[attr-defined]
         await pilot.press("f4")

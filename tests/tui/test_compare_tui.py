@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from textual.command import CommandList
 from textual.widgets import Button, DataTable, Input, ProgressBar, Sparkline, Static
-from tui_helpers import ready
+from tui_helpers import ready, typed
 
 from scriptorium.app.tui.screens.compare_screen import CompareScreen
 
@@ -150,7 +150,7 @@ async def test_the_palette_and_the_keys_list_know_the_compare_screen(random_mode
         assert ("f11", "app.compare") in [(row[1], row[4]) for row in app.keys.rows()]
         await pilot.press("ctrl+p")
         await pilot.pause(0.5)
-        await pilot.press(*"Compare")
+        await typed(pilot, "Compare")
         await waited(pilot, lambda: app.screen.query_one(CommandList).option_count > 0, "the palette's match", 10)
         await pilot.pause(0.5)
         await pilot.press("enter")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tui_helpers import generated, model_ready, notifications
+from tui_helpers import generated, model_ready, notifications, typed
 
 from scriptorium.app.models import choice as model_choice
 from scriptorium.app.cli.main import build_parser
@@ -45,7 +45,7 @@ async def test_a_keymap_theme_and_frame_rate_from_the_config_file_apply(random_m
     async with app.run_test() as pilot:
         await model_ready(pilot)
         assert app.theme == "nord" and app.settings.frame_interval == 0.25
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         done = await generated(pilot, "f13")  # the remapped key continues the draft
         assert done.completion_tokens > 0 and app.main.last_generation[0].settings.max_tokens == 8
         assert app.keys.key_display("draft.continue") == "f13"
@@ -128,7 +128,8 @@ async def test_the_welcome_screen_can_be_left_and_the_editor_works(monkeypatch: 
         assert isinstance(app.screen, WelcomeScreen)
         assert "No GGUF models found" in str(app.screen.query_one("#picker-models").get_option_at_index(0).prompt)
         await pilot.press("escape")
-        await pilot.press(*"Scrivo", "ctrl+g")
+        await typed(pilot, "Scrivo")
+        await pilot.press("ctrl+g")
         assert app.main.draft.editor.text == "Scrivo" and app.engine_state.backend is None
         assert any("No model is loaded" in message for message in notifications(app))
 

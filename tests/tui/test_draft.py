@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tui_helpers import Gate, generated, make_app, model_ready, ready, spying_loader
+from tui_helpers import Gate, generated, make_app, model_ready, ready, spying_loader, typed
 
 from scriptorium import prompts
 from scriptorium.app.config import prompt_templates
@@ -22,9 +22,10 @@ OPENING = "C'era una volta"
 async def test_typing_goes_into_the_draft_while_the_model_loads(random_model: Path) -> None:
     app = make_app(random_model)
     async with app.run_test() as pilot:
-        await pilot.press(*"Già è così")  # before the load has finished
+        await typed(pilot, "Già è così")  # before the load has finished
         await model_ready(pilot)
-        await pilot.press("enter", *"ok")
+        await pilot.press("enter")
+        await typed(pilot, "ok")
         assert app.main.draft.editor.text == "Già è così\nok"
         assert app.main.draft.modified
 
@@ -32,7 +33,7 @@ async def test_typing_goes_into_the_draft_while_the_model_loads(random_model: Pa
 async def test_continue_streams_a_suggestion_that_is_not_in_the_draft(random_model: Path) -> None:
     load, spies = spying_loader()
     async with ready(random_model, loader=load) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         undo_before = [list(batch) for batch in app.main.draft.editor.history.undo_stack]
         done = await generated(pilot, "ctrl+g")
         draft = app.main.draft
@@ -47,7 +48,7 @@ async def test_continue_streams_a_suggestion_that_is_not_in_the_draft(random_mod
 
 async def test_accept_puts_the_suggestion_in_the_draft_as_one_undo_step(random_model: Path) -> None:
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         done = await generated(pilot, "ctrl+g")
         await pilot.press("tab")
         editor = app.main.draft.editor
@@ -60,7 +61,7 @@ async def test_accept_puts_the_suggestion_in_the_draft_as_one_undo_step(random_m
 
 async def test_accept_word_takes_the_next_word_each_time(random_model: Path) -> None:
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         done = await generated(pilot, "ctrl+g")
         first = next_word(done.text)
         second = next_word(done.text[len(first) :])
@@ -74,7 +75,7 @@ async def test_accept_word_takes_the_next_word_each_time(random_model: Path) -> 
 
 async def test_reject_leaves_no_trace_in_the_text_or_the_undo_history(random_model: Path) -> None:
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         editor = app.main.draft.editor
         undo_before = [list(batch) for batch in editor.history.undo_stack]
         await generated(pilot, "ctrl+g")
@@ -97,7 +98,8 @@ LONG_GREEDY = preset("greedy").with_changes(max_tokens=200)
 async def start_held_generation(pilot: Pilot[Any], gate: Gate) -> None:
     """Type the opening and continue it; return once the gate holds the model mid-way."""
     await model_ready(pilot)
-    await pilot.press(*OPENING, "ctrl+g")
+    await typed(pilot, OPENING)
+    await pilot.press("ctrl+g")
     await gate.wait_reached()
 
 
@@ -153,7 +155,7 @@ async def test_reroll_generates_again_from_the_same_place(random_model: Path) ->
     load, spies = spying_loader()
     sampler = preset("prose").with_changes(max_tokens=12, preset="prose")
     async with ready(random_model, loader=load, sampler=sampler) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         first = await generated(pilot, "ctrl+g")
         second = await generated(pilot, "ctrl+r")
         assert len(spies[0].calls) == 2
@@ -167,7 +169,7 @@ async def test_reroll_generates_again_from_the_same_place(random_model: Path) ->
 async def test_continue_again_extends_the_waiting_suggestion(random_model: Path) -> None:
     load, spies = spying_loader()
     async with ready(random_model, loader=load) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         first = await generated(pilot, "ctrl+g")
         second = await generated(pilot, "ctrl+g")
         assert spies[0].last["prompt"].endswith(OPENING + first.text)
@@ -179,7 +181,9 @@ async def test_continue_again_extends_the_waiting_suggestion(random_model: Path)
 async def test_continue_from_the_cursor_uses_only_the_text_before_it(random_model: Path) -> None:
     load, spies = spying_loader()
     async with ready(random_model, loader=load) as (app, pilot):
-        await pilot.press(*"Prima riga.", "enter", *"Seconda riga.")
+        await typed(pilot, "Prima riga.")
+        await pilot.press("enter")
+        await typed(pilot, "Seconda riga.")
         await pilot.press("up", "end")
         done = await generated(pilot, "ctrl+o")
         assert spies[0].last["prompt"].endswith("Prima riga.")
@@ -192,11 +196,11 @@ async def test_continue_from_the_cursor_uses_only_the_text_before_it(random_mode
 
 async def test_typing_the_suggestion_consumes_it_and_other_typing_drops_it(random_model: Path) -> None:
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         done = await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
-        typed = done.text[:3]
-        await pilot.press(*typed)
+        its_start = done.text[:3]
+        await typed(pilot, its_start)
         assert editor.ghost is not None and editor.ghost.text == done.text[3:]
         await pilot.press("home", "X")  # an edit before the anchor moves it along
         assert editor.ghost is not None and editor.ghost.anchor == (0, len(OPENING) + 4)
@@ -224,7 +228,7 @@ async def test_save_creates_a_missing_draft_file(random_model: Path, tmp_path: P
 
     async with ready(random_model, draft=draft) as (app, pilot):
         assert app.main.draft.editor.text == ""
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         await generated(pilot, "ctrl+g")  # a waiting suggestion is never saved
         await pilot.press("ctrl+s")
         assert draft.read_text(encoding="utf-8") == OPENING
@@ -237,7 +241,8 @@ async def test_quitting_saves_unsaved_changes_and_asks_only_when_saving_fails(tm
 
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
-        await pilot.press("end", *" testo")
+        await pilot.press("end")
+        await typed(pilot, " testo")
         # Another program changed the file: the save leaves it alone, so quitting asks.
         draft.write_text("altro\n", encoding="utf-8")
         await pilot.press("ctrl+q")
@@ -271,7 +276,7 @@ async def test_accepting_and_rejecting_are_announced_for_sessions(random_model: 
     )
     async with app.run_test() as pilot:
         await model_ready(pilot)
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         done = await generated(pilot, "ctrl+g")
         request_id = app.main.last_generation[0].id
         await pilot.press("ctrl+right")
@@ -299,7 +304,7 @@ async def test_ctrl_end_and_ctrl_home_reach_the_end_and_the_start_of_the_draft(t
         assert editor.cursor_location == (0, 0)
         await pilot.press("ctrl+end")
         assert editor.cursor_location == editor.document.end
-        await pilot.press(*" Fine.")
+        await typed(pilot, " Fine.")
         assert editor.text == text + " Fine."
         await pilot.press("ctrl+home")
         assert editor.cursor_location == (0, 0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from tui_helpers import Gate, make_app, ready
+from tui_helpers import Gate, make_app, ready, typed
 
 from scriptorium.app.sessions import ModelSpan, SessionStore
 from scriptorium.app.tui.screens.unsaved_screen import UnsavedScreen
@@ -81,7 +81,8 @@ async def test_with_changes_of_the_authors_own_quitting_still_asks(tmp_path: Pat
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
         draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
-        await pilot.press("end", *" Qui.")
+        await pilot.press("end")
+        await typed(pilot, " Qui.")
         app.post_message(events.AppFocus())
         await pilot.pause()
         assert app.main.draft.editor.text == "Prima. Qui."
@@ -91,9 +92,9 @@ async def test_with_changes_of_the_authors_own_quitting_still_asks(tmp_path: Pat
     assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."
 
 
-@pytest.mark.parametrize("typed", [False, True], ids=["nothing-typed", "typed-here-too"])
+@pytest.mark.parametrize("typing", [False, True], ids=["nothing-typed", "typed-here-too"])
 async def test_quitting_while_the_model_writes_answers_as_when_it_does_not(
-    random_model: Path, tmp_path: Path, typed: bool
+    random_model: Path, tmp_path: Path, typing: bool
 ) -> None:
     """ctrl+q while a suggestion streamed: the changed file was not taken (a generation was
     writing), so the save called it a conflict and quitting asked whether to replace the
@@ -111,14 +112,15 @@ async def test_quitting_while_the_model_writes_answers_as_when_it_does_not(
         await pilot.press("ctrl+end", "ctrl+g")
         await gate.wait_reached()
         draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
-        if typed:
-            await pilot.press("ctrl+home", *"Qui. ")  # before the suggestion: it streams on
+        if typing:
+            await pilot.press("ctrl+home")  # before the suggestion: it streams on
+            await typed(pilot, "Qui. ")
         assert app.main.is_generating and app.main.draft.editor.ghost is not None
         await pilot.press("ctrl+q")
         gate.release()
         await pilot.pause()
-        assert isinstance(app.screen, UnsavedScreen) == typed == app.is_running
-        if not typed:
+        assert isinstance(app.screen, UnsavedScreen) == typing == app.is_running
+        if not typing:
             assert app.sessions.draft.text == "Prima. Scritto con vim."
             assert not [n for n in app.notices if n.title == "Not saved"]
     assert draft.read_text(encoding="utf-8") == "Prima. Scritto con vim."

@@ -11,7 +11,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Button, TextArea
-from tui_helpers import autosaved, make_app
+from tui_helpers import autosaved, make_app, typed
 
 from scriptorium.app.sessions import DraftSession, SessionStore
 from scriptorium.app.tui.screens.file_conflict_screen import FileConflictScreen
@@ -35,7 +35,8 @@ async def typed_while_another_program_appended(pilot: Pilot[Any], draft: Path) -
     after the typing, the line could come after an autosave that had saved all of it: no conflict.)"""
     with draft.open("a", encoding="utf-8") as handle:
         handle.write(APPENDED)
-    await pilot.press("ctrl+home", "end", *TYPED)
+    await pilot.press("ctrl+home", "end")
+    await typed(pilot, TYPED)
     await autosaved(pilot)
     assert pilot.app.sessions.conflict
     assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED  # no autosave replaces it
@@ -73,7 +74,7 @@ async def test_ctrl_s_then_enter_keeps_the_other_programs_line_beside_the_file_a
         [copy] = set_aside_copies(draft)
         assert copy.read_text(encoding="utf-8") == MINE + "\n" + APPENDED
         assert said(app, copy.name)
-        await pilot.press(*" Poi.")
+        await typed(pilot, " Poi.")
         await autosaved(pilot)  # the file is the author's again: saves go on
         assert draft.read_text(encoding="utf-8") == MINE + TYPED + " Poi.\n"
         assert set_aside_copies(draft) == [copy]
@@ -93,7 +94,9 @@ async def test_taking_the_files_text_shows_it_and_keeps_the_authors_in_a_session
         kept = SessionStore().load(copy.id)
         assert isinstance(kept, DraftSession) and kept.text == MINE + TYPED + "\n"
         assert said(app, "porto (copy)")
-        await pilot.press("ctrl+end", *"Fine.", "ctrl+s")
+        await pilot.press("ctrl+end")
+        await typed(pilot, "Fine.")
+        await pilot.press("ctrl+s")
         await pilot.pause()
         assert not isinstance(app.screen, FileConflictScreen)
         assert draft.read_text(encoding="utf-8") == MINE + "\n" + APPENDED + "Fine."

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from gguf_models import italian_vocab, write_llama_model
-from tui_helpers import Gate, generated, kept_whole, loader_calling, ready, saved_draft, write_pinned
+from tui_helpers import Gate, generated, kept_whole, loader_calling, ready, saved_draft, typed, write_pinned
 
 from scriptorium.app.tui.token_spans import TokenSource, add_records
 from scriptorium.app.tui.widgets.draft_editor import next_word
@@ -74,7 +74,7 @@ async def test_each_undo_gives_back_one_more_of_the_words_kept(random_model: Pat
     draft = tmp_path / "bozza.md"
 
     async with ready(random_model, draft=draft) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         done = await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
         tokens = list(editor.ghost.tokens)
@@ -153,7 +153,7 @@ async def test_a_break_the_model_wrote_nothing_after_goes_when_words_before_it_w
         loader=loader_calling(held_from_the_second),
         sampler=LONG_GREEDY,
     ) as (app, pilot):
-        await pilot.press(*"Il gatto guardò")
+        await typed(pilot, "Il gatto guardò")
         done = await generated(pilot, "ctrl+g")
         assert done.text == " La,."
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from tui_helpers import Gate, drawn_lines, make_app, ready
+from tui_helpers import drawn_lines, Gate, make_app, ready, typed
 
 from scriptorium.app.tui.text_search import Match, following, occurrences
 
@@ -39,7 +39,8 @@ async def test_ctrl_f_finds_each_place_and_replaces_one() -> None:
         await pilot.pause()
         bar = app.main.draft.find_bar
         assert bar.display and isinstance(app.focused, Input)
-        await pilot.press(*"casa", "enter")
+        await typed(pilot, "casa")
+        await pilot.press("enter")
         await pilot.pause()
         assert editor.selection == ((0, 3), (0, 7))
         assert "1 of 3" in str(bar.count.render())
@@ -47,7 +48,9 @@ async def test_ctrl_f_finds_each_place_and_replaces_one() -> None:
         assert selected(app) == "Casa" and "2 of 3" in str(bar.count.render())
         await pilot.press("up", "up")  # back past the first: round to the last
         assert editor.selection == ((0, 52), (0, 56))
-        await pilot.press("tab", *"villa", "enter")  # Enter in the replace field replaces the selected place
+        await pilot.press("tab")  # Enter in the replace field replaces the selected place
+        await typed(pilot, "villa")
+        await pilot.press("enter")
         await pilot.pause()
         assert editor.text == TEXT[:52] + "villa."
         assert editor.selection == ((0, 3), (0, 7))  # the next, round from the end
@@ -62,8 +65,11 @@ async def test_replace_all_is_one_undo_step_and_minds_the_case() -> None:
     app = make_app(None)
     async with app.run_test(size=(100, 30)) as pilot:
         editor = app.main.draft.editor
-        await pilot.press(*"La casa e la Casa")  # typed: the undo history holds the typing first
-        await pilot.press("ctrl+f", *"casa", "tab", *"villa")
+        await typed(pilot, "La casa e la Casa")  # typed: the undo history holds the typing first
+        await pilot.press("ctrl+f")
+        await typed(pilot, "casa")
+        await pilot.press("tab")
+        await typed(pilot, "villa")
         await pilot.press("ctrl+t", "ctrl+g")  # same case only, then all
         await pilot.pause()
         assert editor.text == "La villa e la Casa"
@@ -88,7 +94,11 @@ async def test_replace_all_of_many_places_is_still_one_undo_step() -> None:
         editor = app.main.draft.editor
         text = "mare " * 120
         editor.load_text(text)
-        await pilot.press("ctrl+f", *"mare", "tab", *"onda", "ctrl+g")
+        await pilot.press("ctrl+f")
+        await typed(pilot, "mare")
+        await pilot.press("tab")
+        await typed(pilot, "onda")
+        await pilot.press("ctrl+g")
         await pilot.pause()
         assert editor.text == "onda " * 120
         await pilot.press("escape", "ctrl+z")
@@ -111,10 +121,14 @@ async def test_nothing_is_replaced_while_the_model_writes(random_model: Path) ->
     gate = Gate(after_tokens=2)
     async with ready(random_model, loader=gate.loader, size=(100, 30)) as (app, pilot):
         editor = app.main.draft.editor
-        await pilot.press(*"Era la casa sul mare")
+        await typed(pilot, "Era la casa sul mare")
         await pilot.press("ctrl+g")
         await gate.wait_reached()
-        await pilot.press("ctrl+f", *"casa", "tab", *"villa", "ctrl+g")
+        await pilot.press("ctrl+f")
+        await typed(pilot, "casa")
+        await pilot.press("tab")
+        await typed(pilot, "villa")
+        await pilot.press("ctrl+g")
         await pilot.pause()
         assert editor.text == "Era la casa sul mare"
         assert any("The model is writing" in n.message for n in app.notices)
@@ -133,7 +147,10 @@ async def test_the_replace_field_has_room_at_80_columns() -> None:
 
     app = make_app(None)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("ctrl+f", *"casa", "tab", *"villa")
+        await pilot.press("ctrl+f")
+        await typed(pilot, "casa")
+        await pilot.press("tab")
+        await typed(pilot, "villa")
         await pilot.pause()
         bar = app.main.draft.find_bar
         assert bar.replacement.size.width >= 12

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from tui_helpers import make_app, model_ready, ready
+from tui_helpers import make_app, model_ready, ready, typed
 
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import Event
@@ -67,7 +67,8 @@ async def test_while_the_first_token_is_awaited_and_after_a_generation_without_o
         return engine
 
     async with ready(random_model, loader=holding_loader, size=(120, 40)) as (app, pilot):
-        await pilot.press(*"Era", "ctrl+g")
+        await typed(pilot, "Era")
+        await pilot.press("ctrl+g")
         assert await asyncio.to_thread(held.wait, 30)
         await pilot.pause()
         assert shown(app)["probabilities"] == "waiting for the first token"

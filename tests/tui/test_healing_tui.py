@@ -9,16 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from gguf_models import PHRASES_GREEDY
-from tui_helpers import generated, ready, spying_loader, window_marked
+from tui_helpers import generated, ready, spying_loader, typed, window_marked
 
 
-async def continued(model: Path, typed: str, *keys: str) -> tuple[str, str, Any, str]:
+async def continued(model: Path, text: str, *keys: str) -> tuple[str, str, Any, str]:
     """(the suggestion, the draft once it is accepted, the panel's last event, its note)
-    after typing `typed`, pressing `keys` first (the sampler panel's), then ctrl+g."""
+    after typing `text`, pressing `keys` first (the sampler panel's), then ctrl+g."""
     seen: list[Any] = []
 
     async with ready(model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*keys, *typed)
+        await pilot.press(*keys)
+        await typed(pilot, text)
         await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
         panel = app.main.sidebar.probabilities
@@ -58,7 +59,8 @@ async def inserted(model: Path, loader: Any = None) -> tuple[str, int | None, in
     recorded: list[int] = []
 
     async with ready(model, **({"loader": loader} if loader else {}), size=(120, 40)) as (app, pilot):
-        await pilot.press(*"Lucia. Poi scese dalla salita.", *["left"] * len(" Poi scese dalla salita."))
+        await typed(pilot, "Lucia. Poi scese dalla salita.")
+        await pilot.press(*["left"] * len(" Poi scese dalla salita."))
         await generated(pilot, "ctrl+o")
         editor = app.main.draft.editor
         ghost = editor.ghost

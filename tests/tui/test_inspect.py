@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui_helpers import drawn_border, drawn_lines, generated, ready
+from tui_helpers import drawn_border, drawn_lines, generated, ready, typed
 
 from scriptorium.app.tui.token_spans import BUCKETS, bucket
 from scriptorium.app.tui.widgets.token_text import TokenLegend
@@ -17,7 +17,7 @@ PROMPT = "C'era una volta una casa sul lago."
 
 async def test_the_suggestions_tokens_keep_their_numbers_and_the_token_cursor_shows_them(random_model: Path) -> None:
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")
         _, events, _ = app.main.last_generation
         ghost = app.main.draft.editor.ghost
@@ -40,7 +40,7 @@ async def test_the_suggestions_tokens_keep_their_numbers_and_the_token_cursor_sh
 
 async def test_accepted_text_keeps_its_tokens_until_it_is_edited(random_model: Path) -> None:
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")
         _, events, _ = app.main.last_generation
         editor = app.main.draft.editor
@@ -75,7 +75,7 @@ async def test_accepted_text_keeps_its_tokens_until_it_is_edited(random_model: P
 
 async def test_colouring_by_probability_turns_on_and_off_with_a_legend(random_model: Path) -> None:
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
         tokens = list(editor.ghost.tokens)
@@ -101,7 +101,7 @@ async def test_text_pasted_with_crlf_before_generated_text_leaves_its_tokens_in_
     from textual import events
 
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         await generated(pilot, "ctrl+g")
         await pilot.press("tab")
         editor = app.main.draft.editor
@@ -148,7 +148,7 @@ async def test_how_an_inspected_token_was_sampled_is_never_cut_inside_a_number(r
         sampler=preset("prose").with_changes(max_tokens=6, seed=1234567),
         size=(80, 24),
     ) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")
         await pilot.press("f4")
         await pilot.pause()
@@ -165,7 +165,8 @@ async def test_the_colour_legend_names_every_band_at_80_columns(random_model: Pa
     the model least expected, the ones colouring is for), was not named."""
 
     async with ready(random_model, size=(80, 24)) as (app, pilot):
-        await generated(pilot, *PROMPT, "ctrl+g")
+        await typed(pilot, PROMPT)
+        await generated(pilot, "ctrl+g")
         await pilot.press("f8")
         await pilot.pause()
         legend = app.main.draft.query_one(TokenLegend)

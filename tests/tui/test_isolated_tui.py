@@ -20,7 +20,17 @@ from typing import Any, Callable
 import pytest
 from textual.pilot import Pilot
 
-from tui_helpers import generated, loader_wrapping, make_app, model_ready, notifications, ready, until, window_marked
+from tui_helpers import (
+    generated,
+    loader_wrapping,
+    make_app,
+    model_ready,
+    notifications,
+    ready,
+    typed,
+    until,
+    window_marked,
+)
 
 from scriptorium.inference.local.engine import Engine
 from scriptorium.inference.core.errors import EngineCrashed
@@ -44,7 +54,7 @@ async def engine_in_child(pilot: Pilot[Any]) -> IsolatedBackend:
 async def test_a_generation_through_the_child_writes_what_the_engine_writes_in_process(random_model: Path) -> None:
     async def scenario(loader: Callable[..., Any]) -> tuple[str, int, int]:
         async with ready(random_model, loader=loader) as (app, pilot):
-            await pilot.press(*OPENING)
+            await typed(pilot, OPENING)
             done = await generated(pilot, "ctrl+g")
             assert app.main.draft.editor.ghost is not None and app.main.draft.editor.ghost.text == done.text
             # The panels were fed from the child's events: the KV panel shows the cache after the last token.
@@ -63,7 +73,8 @@ async def test_escape_stops_the_childs_generation_and_keeps_what_it_wrote(
     monkeypatch.setenv(TEST_HOLD_AFTER_TOKENS, "3")
 
     async with ready(random_model, loader=IsolatedBackend.load, sampler=LONG_GREEDY) as (app, pilot):
-        await pilot.press(*OPENING, "ctrl+g")
+        await typed(pilot, OPENING)
+        await pilot.press("ctrl+g")
         await until(
             pilot,
             lambda: app.main.generations.active is not None and app.main.generations.active.tokens != [],
@@ -102,7 +113,7 @@ async def test_scoring_through_the_child_colours_every_token(random_model: Path)
 
 async def test_the_lora_scale_keys_reach_the_adapter_in_the_child(random_model: Path, lora_adapter: Path) -> None:
     async with ready(random_model, lora=lora_adapter, loader=IsolatedBackend.load) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         with_adapter = await generated(pilot, "ctrl+g")
         assert with_adapter.text.split()[0] == "gatto"  # the adapter's favourite word
         await pilot.press("escape", "ctrl+t", *"l" * 10, "escape")
@@ -127,7 +138,7 @@ async def test_a_dead_engine_takes_nothing_with_it_and_comes_back(
         first = await engine_in_child(pilot)
         # Only the first engine is rigged: the one started after the crash is healthy.
         monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS, raising=False)
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         if death == "oom-kill":
             os.kill(first.pid, signal.SIGKILL)
         await pilot.press("ctrl+g")
@@ -171,7 +182,8 @@ async def test_an_engine_that_dies_after_its_file_was_cut_short_is_not_kept_as_t
         with model.open("r+b") as file:
             file.truncate(model.stat().st_size // 2)
         os.kill(first.pid, signal.SIGKILL)
-        await pilot.press(*OPENING, "ctrl+g")
+        await typed(pilot, OPENING)
+        await pilot.press("ctrl+g")
         await until(pilot, lambda: app.engine_state.model_status.state == "failed", "the reload refused")
         await model_ready(pilot)
         for _ in range(10):  # a loop would find the engine dead again and reload, and again
@@ -197,7 +209,7 @@ async def test_candidates_after_an_engine_death_wait_for_the_reload_and_are_writ
     async with ready(phrases_model, sampler=sampled, loader=IsolatedBackend.load, size=(130, 40)) as (app, pilot):
         first = app.engine_state.backend
         monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         # The window marker counts the opening once typing pauses: done before the
         # candidates start, it does not find the dead engine itself (the app would then
         # say its last words too, if it were first to report them).
@@ -235,7 +247,7 @@ async def test_an_engine_that_dies_at_every_reload_is_not_reloaded_for_ever(rand
         return wrapped(options, on_progress)
 
     async with ready(random_model, loader=loader) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         await until(pilot, lambda: app.engine_state.model_status.state == "failed", "the reloads to stop")
         stopped_at = len(loads)
         for _ in range(20):  # a timer's worth and more: no reload comes after
@@ -259,7 +271,8 @@ async def test_a_chat_reply_the_engine_died_writing_stays_as_far_as_it_got(
     async with ready(sentence_model, mode="chat", loader=IsolatedBackend.load) as (app, pilot):
         first = app.engine_state.backend
         monkeypatch.delenv(TEST_ABORT_AFTER_TOKENS)  # only the first engine aborts
-        await pilot.press(*"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await pilot.press("enter")
         await until(
             pilot,
             lambda: app.engine_state.backend is not None and app.engine_state.backend is not first,
@@ -334,7 +347,7 @@ async def test_a_model_the_author_loads_starts_a_new_count_of_engine_deaths(rand
         return engine
 
     async with ready(random_model, loader=loader) as (app, pilot):
-        await pilot.press(*OPENING)  # the window marker's count finds each dying engine dead
+        await typed(pilot, OPENING)  # the window marker's count finds each dying engine dead
         await until(
             pilot, lambda: len(engines) == 3 and app.engine_state.model_status.state == "ready", "the third engine"
         )

@@ -19,6 +19,7 @@ from tui_helpers import (
     make_app,
     model_ready,
     ready,
+    typed,
     until,
     write_pinned,
 )
@@ -260,7 +261,8 @@ async def test_a_draft_file_changed_elsewhere_is_said_in_italian(tmp_path: Path)
     async with app.run_test(size=(160, 48)) as pilot:
         with draft.open("a", encoding="utf-8") as handle:
             handle.write("Una riga scritta con un altro programma.\n")
-        await pilot.press("ctrl+home", "end", *" Il mare era calmo.")
+        await pilot.press("ctrl+home", "end")
+        await typed(pilot, " Il mare era calmo.")
         await autosaved(pilot)
         assert app.sessions.conflict
         (said,) = [n.message for n in app.notices if n.title == "Non salvato"]
@@ -341,7 +343,8 @@ async def test_a_model_file_written_again_is_said_in_italian(
         with model.open("r+b") as file:  # in place, as a converter writes it
             file.truncate(0)
             file.write(phrases_model.read_bytes())
-        await pilot.press(*"C'era", "ctrl+g")
+        await typed(pilot, "C'era")
+        await pilot.press("ctrl+g")
         await until(pilot, lambda: any(n.title == "File del modello cambiato" for n in app.notices), "the notice")
         (said,) = [n.message for n in app.notices if n.title == "File del modello cambiato"]
         assert said == (
@@ -357,7 +360,8 @@ async def test_a_draft_file_moved_away_is_said_in_italian(tmp_path: Path) -> Non
     app = make_app(None, draft=draft, language=Language.load("it"))
     async with app.run_test(size=(160, 48)) as pilot:
         draft.rename(tmp_path / "capitolo-1.md")  # a file manager renamed it
-        await pilot.press("ctrl+home", "end", *" Due.")
+        await pilot.press("ctrl+home", "end")
+        await typed(pilot, " Due.")
         await autosaved(pilot)
         said = [n.message for n in app.notices if n.title == "File della bozza"]
         assert said == [

@@ -17,7 +17,7 @@ else:
 import pytest
 from textual.scroll_view import ScrollView
 from textual.widgets import Footer, OptionList
-from tui_helpers import generated, make_app, ready
+from tui_helpers import generated, make_app, ready, typed
 
 from scriptorium.app.config.text import DEFAULT_CONFIG_TEXT
 from scriptorium.app.tui.bindings import keymap_problems
@@ -145,7 +145,7 @@ async def test_a_palette_command_runs_the_action(random_model: Path) -> None:
         await commands["Sampler panel: Byte ban"].callback()
         await pilot.pause()
         assert not app.engine_state.bias.ban_byte_tokens
-        await pilot.press(*"Era")
+        await typed(pilot, "Era")
         await commands["Draft: Continue"].callback()
         await app.main.wait_until_idle()
         assert app.main.draft.editor.ghost is not None
@@ -153,7 +153,8 @@ async def test_a_palette_command_runs_the_action(random_model: Path) -> None:
 
 async def test_a_keymap_moves_a_binding_by_id(random_model: Path) -> None:
     async with ready(random_model, keymap={"draft.continue": "f13", "draft.accept": "ctrl+y"}) as (app, pilot):
-        await pilot.press(*"Era", "ctrl+g")
+        await typed(pilot, "Era")
+        await pilot.press("ctrl+g")
         assert app.main.draft.editor.ghost is None  # ctrl+g no longer continues
         done = await generated(pilot, "f13")
         assert app.main.draft.editor.ghost is not None
@@ -189,7 +190,7 @@ async def test_the_starter_configs_keymap_example_works_as_written(random_model:
 
     async with ready(random_model, keymap=keymap) as (app, pilot):
         assert not app.notices
-        await pilot.press(*"Era")
+        await typed(pilot, "Era")
         for key in keys.split(","):
             await generated(pilot, key)
             assert app.main.draft.editor.ghost is not None, key
@@ -200,7 +201,7 @@ async def test_the_starter_configs_keymap_example_works_as_written(random_model:
 async def test_the_palette_opens_with_ctrl_p_and_runs_a_command(random_model: Path) -> None:
     async with ready(random_model) as (app, pilot):
         await pilot.press("ctrl+p")
-        await pilot.press(*"Byte ban")
+        await typed(pilot, "Byte ban")
         await app.workers.wait_for_complete()  # the palette searches in a worker
         await pilot.pause()
         await pilot.press("enter")
@@ -214,7 +215,7 @@ async def test_the_footers_rebuilds_free_the_keys_they_replace(random_model: Pat
     are freed, not kept alive by the footer's watchers (Textual issue 6666)."""
 
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*"Era")
+        await typed(pilot, "Era")
         await generated(pilot, "ctrl+g")
         await pilot.press("escape")  # the suggestion goes: the footer shows the writing keys again
         await pilot.pause()
@@ -239,7 +240,8 @@ async def test_remapping_one_of_the_keys_esc_serves_leaves_esc_to_the_others(ran
 
     try:
         async with ready(random_model, keymap={"draft.stop": "f13"}, loader=gate.loader) as (app, pilot):
-            await pilot.press(*"Era", "ctrl+g")
+            await typed(pilot, "Era")
+            await pilot.press("ctrl+g")
             await gate.wait_reached()
             await pilot.press("escape")  # no longer the stop key
             assert app.main.is_generating

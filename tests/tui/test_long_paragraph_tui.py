@@ -11,7 +11,7 @@ from typing import Any
 from textual.document._document import Document
 from textual.document._wrapped_document import WrappedDocument
 from textual.widgets import TextArea
-from tui_helpers import drawn_lines, make_app
+from tui_helpers import drawn_lines, make_app, typed
 
 WORDS = "la sera scese piano sul porto e le barche tornavano così già città perché più".split()
 
@@ -51,7 +51,8 @@ async def test_typing_at_the_end_of_a_long_paragraph_draws_its_own_rows(tmp_path
         editor = app.main.draft.editor
         await pilot.press("ctrl+end")
         monkeypatch.setattr(TextArea, "get_line", get_line)
-        await pilot.press(*" e poi la nottx", "backspace", "e")
+        await typed(pilot, " e poi la nottx")
+        await pilot.press("backspace", "e")
         await pilot.pause()
         assert editor.text.endswith(". e poi la notte")
         assert drawn_lines(editor) == expected_rows(editor)
@@ -59,7 +60,8 @@ async def test_typing_at_the_end_of_a_long_paragraph_draws_its_own_rows(tmp_path
         # Every row was drawn from its own characters: Textual's whole-line path never ran.
         assert whole_lines == []
         # Back at the top, typing in the middle of the first rows wraps them as Textual would.
-        await pilot.press("ctrl+home", "right", "right", "right", *"parola ")
+        await pilot.press("ctrl+home", "right", "right", "right")
+        await typed(pilot, "parola ")
         await pilot.pause()
         assert editor.text.startswith(draft.read_text(encoding="utf-8")[:3] + "parola ")
         assert drawn_lines(editor) == expected_rows(editor)

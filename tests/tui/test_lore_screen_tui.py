@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Button, Checkbox, DataTable, Input, TextArea
 
-from tui_helpers import generated, ready, spying_loader
+from tui_helpers import generated, ready, spying_loader, typed
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.sessions.lorebook_file import read_lorebook
@@ -58,7 +58,7 @@ def rows(screen: LoreScreen) -> list[list[str]]:
 async def test_entries_are_added_edited_switched_and_deleted_at_80_by_24(random_model: Path) -> None:
     load, spies = spying_loader()
     async with ready(random_model, loader=load, size=SIZE) as (app, pilot):
-        await pilot.press(*"Una casa sul lago. Poi arrivò Lucia.")
+        await typed(pilot, "Una casa sul lago. Poi arrivò Lucia.")
         screen = await open_lorebook(pilot)
         assert rows(screen) == [["", "No entries yet: a adds one", "", "", ""]]
         await pilot.press("a")
@@ -133,7 +133,7 @@ async def test_a_shared_lorebook_file_is_used_written_and_left(random_model: Pat
     shared = tmp_path / "mondo.toml"
 
     async with ready(random_model, size=SIZE) as (app, pilot):
-        await pilot.press(*"Una casa.")
+        await typed(pilot, "Una casa.")
         await open_lorebook(pilot)
         await pilot.press("a")
         await pilot.pause()
@@ -164,7 +164,7 @@ async def test_a_shared_lorebook_file_is_used_written_and_left(random_model: Pat
 
 async def test_the_scan_depth_and_the_budget_are_set_and_checked(random_model: Path) -> None:
     async with ready(random_model, size=SIZE) as (app, pilot):
-        await pilot.press(*"Una casa.")
+        await typed(pilot, "Una casa.")
         screen = await open_lorebook(pilot)
         for key, value in (("b", "12"), ("s", "zero")):
             await pilot.press(key)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import GREEDY, generated, make_app, ready
+from tui_helpers import generated, GREEDY, make_app, ready, typed
 
 PROMPT = "C'era una volta una casa sul lago."
 
@@ -35,7 +35,7 @@ async def test_option_arrows_of_a_stock_mac_terminal_go_through_the_versions(ran
     varied = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
 
     async with ready(random_model, sampler=varied, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")
         await generated(pilot, "ctrl+r")
         ghost = app.main.draft.editor.ghost

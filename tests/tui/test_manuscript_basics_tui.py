@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, make_app, ready, until
+from tui_helpers import generated, make_app, ready, typed, until
 
 from scriptorium.app.tui.screens.help_screen import HelpScreen
 
@@ -21,7 +21,7 @@ async def test_undo_and_redo_are_in_f1_and_the_palette() -> None:
         await pilot.press("escape")
         await pilot.pause()
         commands = {c.title: c for c in app.get_system_commands(app.main)}
-        await pilot.press(*"Una casa")
+        await typed(pilot, "Una casa")
         await commands["Draft: Undo"].callback()
         await pilot.pause()
         assert app.main.draft.editor.text != "Una casa"
@@ -33,10 +33,11 @@ async def test_undo_and_redo_are_in_f1_and_the_palette() -> None:
 async def test_the_status_bar_counts_the_drafts_words_as_the_author_types() -> None:
     app = make_app(None)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press(*"Una casa sul fiume")
+        await typed(pilot, "Una casa sul fiume")
         await until(pilot, lambda: app.main.status.words == 4, "the words counted")
         assert "4 words" in str(app.main.status.render())
-        await pilot.press("space", *"e")
+        await pilot.press("space")
+        await typed(pilot, "e")
         await until(pilot, lambda: "5 words" in str(app.main.status.render()), "the count following")
 
 
@@ -56,7 +57,7 @@ async def test_f4_on_accepted_text_says_where_it_shows_or_why_it_cannot(random_m
     the panels hidden, the key did nothing at all the author could see."""
 
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*"Era")
+        await typed(pilot, "Era")
         await generated(pilot, "ctrl+g")
         await pilot.press("tab")
         await pilot.pause()

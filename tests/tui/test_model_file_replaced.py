@@ -13,7 +13,7 @@ from pathlib import Path
 import gguf_models
 import pytest
 from test_isolated_tui import engine_in_child, notifications
-from tui_helpers import copy_of, generated, model_ready, ready, until
+from tui_helpers import copy_of, generated, model_ready, ready, typed, until
 
 from scriptorium.app.models import loading
 from scriptorium.app.models.replaced import REPLACED_TITLE
@@ -41,7 +41,8 @@ async def test_a_model_file_replaced_by_another_model_is_said_at_the_reload_and_
 
     async with ready(model) as (app, pilot):
         first = app.engine_state.backend
-        await generated(pilot, *"C'era", "ctrl+g")
+        await typed(pilot, "C'era")
+        await generated(pilot, "ctrl+g")
         model.write_bytes(phrases_model.read_bytes())  # re-converted to the same path
         hashing_allowed.clear()  # a big file's hash takes seconds: the author writes meanwhile
         await pilot.press("ctrl+l", "enter")
@@ -84,7 +85,8 @@ async def test_other_weights_under_the_same_header_are_found_by_the_hash_after_t
 
     async with ready(model, loader=held_load) as (app, pilot):
         first = await engine_in_child(pilot)
-        await generated(pilot, *"C'era", "ctrl+g")
+        await typed(pilot, "C'era")
+        await generated(pilot, "ctrl+g")
         await pilot.press("escape")
         # The engine dies first; the file is written while the reload waits. Written
         # before the next ctrl+g, the check before a generation would see the change and
@@ -133,7 +135,8 @@ async def test_an_adapter_trained_further_in_place_is_found_by_its_hash(
         old, new = said[0].removeprefix("mia-lora.gguf changed on disk since it was last loaded: ").split("→")
         assert old.strip() == f"sha256 {sha256(lora_adapter)[:12]}", said
         assert new.startswith(f" sha256 {sha256(further)[:12]};"), said
-        await generated(pilot, *"C'era", "ctrl+g")
+        await typed(pilot, "C'era")
+        await generated(pilot, "ctrl+g")
         assert app.sessions.draft.generations[-1].lora.sha256 == sha256(further)
 
 
@@ -149,7 +152,8 @@ async def test_a_model_file_written_again_under_the_loaded_model_is_not_generate
         with model.open("r+b") as file:  # in place, as a converter opening it "wb" writes it
             file.truncate(0)
             file.write(phrases_model.read_bytes())
-        await pilot.press(*"C'era", "ctrl+g")
+        await typed(pilot, "C'era")
+        await pilot.press("ctrl+g")
         await pilot.pause()
         assert app.main.last_generation is None  # nothing generated: it would be recorded as the old model's
         said = [n.message for n in app.notices if n.title == REPLACED_TITLE]
@@ -170,6 +174,7 @@ async def test_a_model_file_moved_away_under_the_loaded_model_is_still_generated
 
     async with ready(model) as (app, pilot):
         model.rename(tmp_path / "altrove.gguf")
-        done = await generated(pilot, *"C'era", "ctrl+g")
+        await typed(pilot, "C'era")
+        done = await generated(pilot, "ctrl+g")
         assert done.completion_tokens > 0
         assert not [n for n in app.notices if n.title == REPLACED_TITLE]

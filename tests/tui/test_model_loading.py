@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 from gguf_corrupt import corrupt_copy
-from tui_helpers import generated, make_app, model_ready, notifications, ready, replacement_ready
+from tui_helpers import generated, make_app, model_ready, notifications, ready, replacement_ready, typed
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 from scriptorium.inference.local.engine import Engine, LoadOptions
@@ -42,7 +42,7 @@ async def test_a_bad_model_file_is_a_message_and_another_model_can_be_loaded(
         assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
         assert any(str(bad) in message and "not a GGUF file" in message for message in notifications(app))
         assert "not a GGUF file" in model_panel(app) and "^l: choose another model" in model_panel(app)
-        await pilot.press(*"Scrivo lo stesso")  # the draft is still there to write in
+        await typed(pilot, "Scrivo lo stesso")  # the draft is still there to write in
         assert app.main.draft.editor.text == "Scrivo lo stesso"
         await pilot.press("ctrl+g")  # no model: a message, not a crash
         assert any("No model is loaded" in message for message in notifications(app))
@@ -79,7 +79,7 @@ async def test_a_file_that_cannot_load_leaves_the_running_model_loaded(
         await model_ready(pilot)
         assert app.engine_state.backend is running and app.engine_state.model_status.state == "ready"
         assert any("Still writing with scriptorium-test-random" in message for message in notifications(app))
-        await pilot.press(*"Era")
+        await typed(pilot, "Era")
         done = await generated(pilot, "ctrl+g")
         assert done.completion_tokens > 0
 
@@ -127,7 +127,8 @@ async def test_the_editor_works_while_the_model_loads_and_progress_is_shown(rand
         await pilot.pause()
         assert app.engine_state.model_status.state == "loading" and app.engine_state.model_status.progress == 0.42
         assert "42%" in model_panel(app) and "loading random.gguf 42%" in str(app.main.status.render())
-        await pilot.press(*"Intanto scrivo", "ctrl+g")
+        await typed(pilot, "Intanto scrivo")
+        await pilot.press("ctrl+g")
         assert app.main.draft.editor.text == "Intanto scrivo"
         assert any("still loading (42%)" in message for message in notifications(app))
         release.set()
@@ -180,7 +181,7 @@ async def test_a_model_llama_cpp_would_abort_on_is_refused_and_the_typing_kept(
 
     app = make_app(broken, draft=draft)
     async with app.run_test() as pilot:
-        await pilot.press(*"Scrivo mentre carica")
+        await typed(pilot, "Scrivo mentre carica")
         await model_ready(pilot)
         assert app.engine_state.backend is None and app.engine_state.model_status.state == "failed"
         assert fragment in app.engine_state.model_status.error
@@ -230,7 +231,7 @@ async def test_the_probabilities_panel_drops_the_last_model_s_token_when_another
     from dataclasses import replace
 
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*"La casa")
+        await typed(pilot, "La casa")
         await generated(pilot, "ctrl+g")
         panel = app.main.sidebar.probabilities
         assert panel.event is not None
@@ -253,7 +254,7 @@ async def test_the_speed_panel_drops_the_last_model_s_figures_when_another_loads
     async with ready(random_model, size=(120, 40)) as (app, pilot):
         speed = app.main.sidebar.speed
         idle = "\n".join(line.plain for line in speed.lines(40))  # before any generation
-        await pilot.press(*"La casa")
+        await typed(pilot, "La casa")
         done = await generated(pilot, "ctrl+g")
         figures = "\n".join(line.plain for line in speed.lines(40))
         assert speed.done == done and figures != idle
@@ -280,7 +281,7 @@ async def test_the_speed_panel_shows_nothing_measured_once_a_failed_load_leaves_
     async with ready(random_model, loader=refusing(sentence_model), size=(120, 40)) as (app, pilot):
         speed = app.main.sidebar.speed
         idle = "\n".join(line.plain for line in speed.lines(40))
-        await pilot.press(*"La casa")
+        await typed(pilot, "La casa")
         done = await generated(pilot, "ctrl+g")
         figures = "\n".join(line.plain for line in speed.lines(40))
         running = app.engine_state.backend
@@ -308,7 +309,8 @@ async def test_a_generation_stopped_by_a_load_that_fails_leaves_no_numbers_behin
     gate = Gate(after_tokens=3)
 
     async with ready(random_model, loader=refusing(sentence_model, gate.loader), size=(120, 40)) as (app, pilot):
-        await pilot.press(*"La casa", "ctrl+g")
+        await typed(pilot, "La casa")
+        await pilot.press("ctrl+g")
         await gate.wait_reached()
         await pilot.pause()
         app.load_model(replace(app.engine_state.backend.options, model_path=sentence_model))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual import events
 from textual.widgets import OptionList
-from tui_helpers import generated, model_ready, ready
+from tui_helpers import generated, model_ready, ready, typed
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 from scriptorium.inference.local.engine import Engine
@@ -36,7 +36,7 @@ async def test_switching_model_and_adapter_in_the_app(
     shutil.copy(lora_adapter, models_dir / "gatto-lora.gguf")
 
     async with ready(sentence_model, size=(120, 45)) as (app, pilot):
-        await pilot.press(*"C'era")
+        await typed(pilot, "C'era")
         first = await generated(pilot, "ctrl+g")
         await pilot.press("escape")
 
@@ -107,7 +107,7 @@ async def test_enter_pressed_twice_loads_once_and_keeps_the_main_screen(random_m
         assert app.screen is app.main
         assert app.screen_stack == main_stack
         assert loads == [random_model, models_dir / "casuale.gguf"]
-        await pilot.press(*"ancora")
+        await typed(pilot, "ancora")
         assert app.main.draft.editor.text == "ancora"
 
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from rich.cells import cell_len
 
-from tui_helpers import Gate, drawn_lines, generated, loader_failing_after, make_app, model_ready, ready
+from tui_helpers import drawn_lines, Gate, generated, loader_failing_after, make_app, model_ready, ready, typed
 
 from scriptorium.app.tui.widgets.kv_panel import _window_split
 from scriptorium.app.tui.widgets.formatting import format_bytes, format_ms, format_rate, visible_token
@@ -26,7 +26,7 @@ def text_of(panel, width: int = 40) -> str:  # type: ignore[no-untyped-def]
 
 async def test_after_a_generation_every_panel_shows_the_engines_numbers(random_model: Path) -> None:
     async with ready(random_model, size=(160, 48)) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         done = await generated(pilot, "ctrl+g")
         _, tokens, _ = app.main.last_generation
         sidebar = app.main.sidebar
@@ -69,7 +69,8 @@ async def test_panels_update_while_tokens_stream(random_model: Path) -> None:
         sampler=preset("greedy").with_changes(max_tokens=40),
         size=(160, 48),
     ) as (app, pilot):
-        await pilot.press(*"Era notte", "ctrl+g")
+        await typed(pilot, "Era notte")
+        await pilot.press("ctrl+g")
         await gate.wait_reached()
         # The first token is posted at once, before the worker reaches the gate.
         await pilot.pause()
@@ -145,7 +146,7 @@ async def test_the_layout_fits_80x24_and_uses_a_large_terminal(random_model: Pat
 async def test_a_very_narrow_terminal_still_shows_the_draft() -> None:
     app = make_app(None)
     async with app.run_test(size=(30, 10)) as pilot:
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         editor = app.main.draft.editor
         assert editor.size.width >= 12 and app.main.sidebar.size.width <= 15
         assert "Era notte" in "".join(strip.text for strip in editor.render_lines(editor.region.reset_offset))
@@ -153,7 +154,8 @@ async def test_a_very_narrow_terminal_still_shows_the_draft() -> None:
 
 async def test_a_generation_that_fails_midway_is_not_shown_decoding(random_model: Path) -> None:
     async with ready(random_model, loader=loader_failing_after(5)) as (app, pilot):
-        await pilot.press(*"Era notte", "ctrl+g")
+        await typed(pilot, "Era notte")
+        await pilot.press("ctrl+g")
         await app.main.wait_until_idle()
         await pilot.pause()
         assert app.main.sidebar.speed.border_title == "Speed · failed"
@@ -272,7 +274,8 @@ async def test_the_kv_panel_lets_go_of_a_model_that_is_gone(random_model: Path) 
         return Engine.load(options, on_progress)
 
     async with ready(random_model, loader=loader, size=(160, 48)) as (app, pilot):
-        await generated(pilot, *"Era notte", "ctrl+g")
+        await typed(pilot, "Era notte")
+        await generated(pilot, "ctrl+g")
         kv = app.main.sidebar.kv
         assert "/ 512 tokens" in text_of(kv) and kv.reused is not None
         app.load_model(app.engine_state.backend.options)
@@ -286,12 +289,14 @@ async def test_the_panels_show_the_mode_shown_and_the_last_request(random_model:
     split was the last generation's window, not the one scored."""
 
     async with ready(random_model, size=(160, 48)) as (app, pilot):
-        await pilot.press(*"Era notte. La casa era buia.")
+        await typed(pilot, "Era notte. La casa era buia.")
         await generated(pilot, "ctrl+g")
         sidebar = app.main.sidebar
         generated_window = sidebar.kv.window
         assert generated_window is not None and sidebar.kv.reused is not None
-        await pilot.press("escape", *" Il gatto dorme.", "f9")  # a longer draft scored
+        await pilot.press("escape")  # a longer draft scored
+        await typed(pilot, " Il gatto dorme.")
+        await pilot.press("f9")
         await app.workers.wait_for_complete()
         await pilot.pause()
         shown, scored = sidebar.kv.window, app.main.draft.scorer.window
@@ -325,7 +330,8 @@ async def test_a_message_refused_before_the_model_ran_keeps_the_last_speed_figur
     Speed panel said "failed" with every figure gone, though nothing in the model failed."""
 
     async with ready(sentence_model, mode="chat") as (app, pilot):
-        done = await generated(pilot, *"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        done = await generated(pilot, "enter")
         speed = app.main.sidebar.speed
         title, figures = speed.border_title, text_of(speed)
         assert format_rate(done.decode_tokens_per_s) in figures

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import Static, TextArea
 
-from tui_helpers import ready, until
+from tui_helpers import ready, typed, until
 
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
 
@@ -22,7 +22,7 @@ async def test_the_memory_dialog_counts_tokens_against_the_window_while_typing(r
         await pilot.pause()
         assert isinstance(app.screen, PinnedScreen)
         await until(pilot, lambda: "memory and note 0 tokens" in _count_line(app), "the empty memory counted")
-        await pilot.press(*"Una casa sul fiume")
+        await typed(pilot, "Una casa sul fiume")
         await until(
             pilot,
             lambda: app.screen.pinned_size is not None and app.screen.pinned_size.tokens > 0,

@@ -11,7 +11,7 @@ from typing import Any
 from textual import events
 from textual.widgets import Input, TextArea
 
-from tui_helpers import make_app, ready, write_pinned
+from tui_helpers import make_app, ready, typed, write_pinned
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.screens.pinned_screen import PinnedScreen
@@ -27,7 +27,7 @@ async def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(rando
         app.post_message(key)
 
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*"Una casa.")
+        await typed(pilot, "Una casa.")
         for letter in "en":
             alt(app, letter)
             await pilot.pause()
@@ -36,7 +36,7 @@ async def test_alt_keys_from_a_terminal_open_the_dialogs_instead_of_typing(rando
             await pilot.pause()
         assert app.main.draft.editor.text == "Una casa."
         await pilot.press("f2")
-        await pilot.press(*"Ciao")
+        await typed(pilot, "Ciao")
         alt(app, "e")
         await pilot.pause()
         assert isinstance(app.screen, PinnedScreen)
@@ -75,7 +75,7 @@ async def test_quitting_with_the_memory_or_note_open_keeps_what_was_typed(tmp_pa
 
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
-        await pilot.press(*"Una casa sul fiume.")
+        await typed(pilot, "Una casa sul fiume.")
         await write_pinned(pilot, "alt+n", "[Tono cupo.]")
         await pilot.press("alt+e")
         await pilot.pause()
@@ -98,7 +98,8 @@ async def test_ctrl_a_selects_all_in_the_memory_and_note_dialogs() -> None:
         await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.\nVive sul tetto.")
         await pilot.press("alt+e")
         await pilot.pause()
-        await pilot.press("ctrl+a", *"Nero è un cane.")
+        await pilot.press("ctrl+a")
+        await typed(pilot, "Nero è un cane.")
         assert app.screen.query_one("#pinned-text", TextArea).text == "Nero è un cane."
         await pilot.press("tab", "ctrl+a", "escape")  # from the button: nothing to select, nothing breaks
         await pilot.pause()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_helpers import generated, ready, spying_loader
+from tui_helpers import generated, ready, spying_loader, typed
 
 from scriptorium import prompts
 from scriptorium.app import paths
@@ -19,7 +19,7 @@ async def test_the_author_can_edit_the_prompt_template(random_model: Path) -> No
     (paths.prompts_dir() / prompts.CONTINUE).write_text("Racconto breve.\n\n{draft}", encoding="utf-8")
     load, spies = spying_loader()
     async with ready(random_model, loader=load) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         await generated(pilot, "ctrl+g")
         assert spies[0].last["prompt"] == "Racconto breve.\n\n" + OPENING
 
@@ -37,7 +37,7 @@ async def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_mo
         else:
             copy.symlink_to(paths.prompts_dir() / "gone" / name)
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         for key in ("ctrl+g", "ctrl+n"):
             await pilot.press(key)
             await pilot.pause()
@@ -45,7 +45,8 @@ async def test_a_prompt_template_that_cannot_be_read_is_a_notification(random_mo
             assert app.main.draft.editor.text == OPENING and app.main.draft.editor.ghost is None
         await pilot.press("f2")  # chat mode
         await pilot.pause()
-        await pilot.press(*"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await pilot.press("enter")
         await pilot.pause()
         assert not app.main.is_generating
         messages = [n.message for n in app.notices]

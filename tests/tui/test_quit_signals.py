@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from tui_helpers import make_app
+from tui_helpers import make_app, typed
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP or SIGTERM handlers on Windows")
@@ -25,7 +25,7 @@ async def test_a_closed_terminal_or_a_kill_saves_the_typing_and_quits(tmp_path: 
     try:
         app = make_app(None, draft=draft)
         async with app.run_test() as pilot:
-            await pilot.press(*"Ultime parole")
+            await typed(pilot, "Ultime parole")
             os.kill(os.getpid(), number)
             await pilot.pause()
             await pilot.pause()
@@ -54,7 +54,8 @@ async def test_ctrl_q_right_at_start_quits_before_the_model_is_ready(random_mode
     app = make_app(random_model, draft=draft, loader=slow_load)
     try:
         async with app.run_test() as pilot:
-            await pilot.press(*"Presto", "ctrl+q")
+            await typed(pilot, "Presto")
+            await pilot.press("ctrl+q")
             await pilot.pause()
             assert app.engine_state.backend is None  # still loading
             assert not app.is_running

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_server import LlamaServer, server_binary
-from tui_helpers import generated, ready, until
+from tui_helpers import generated, ready, typed, until
 
 from scriptorium.app.cli.common import SERVER_MODEL
 from scriptorium.inference.remote.remote import remote_loader
@@ -26,7 +26,8 @@ async def test_a_server_gone_between_generations_is_said_and_answers_again_once_
 
     with LlamaServer(random_model, tmp_path) as first:
         async with ready(SERVER_MODEL, loader=remote_loader(first.url), size=(120, 48)) as (app, pilot):
-            await generated(pilot, *"Era notte", "ctrl+g")
+            await typed(pilot, "Era notte")
+            await generated(pilot, "ctrl+g")
             await pilot.press("escape")
             connected = app.engine_state.backend
             first.stop()

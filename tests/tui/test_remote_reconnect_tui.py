@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 from llama_server import LlamaServer, server_binary
-from tui_helpers import generated, model_ready, ready
+from tui_helpers import generated, model_ready, ready, typed
 
 from scriptorium.app.cli.common import SERVER_MODEL
 from scriptorium.app.sessions.export import front_matter
@@ -36,7 +36,8 @@ async def test_candidates_go_on_with_the_model_connected_to_again(
 
     with LlamaServer(sentence_model, tmp_path) as first:
         async with ready(SERVER_MODEL, loader=remote_loader(first.url), size=(160, 48)) as (app, pilot):
-            await pilot.press(*"Era notte", "ctrl+n")
+            await typed(pilot, "Era notte")
+            await pilot.press("ctrl+n")
             await written(pilot)
             first.stop()
             with LlamaServer(random_model, tmp_path, port=first.port):
@@ -106,7 +107,8 @@ async def test_a_server_restarted_with_another_adapter_is_connected_to_again_and
     with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter)) as first:
         async with app_on(first) as pilot:
             app = pilot.app
-            await generated(pilot, *"Era notte", "ctrl+g")
+            await typed(pilot, "Era notte")
+            await generated(pilot, "ctrl+g")
             await pilot.press("escape")
             first.stop()
             with LlamaServer(random_model, tmp_path, "--lora", str(other), port=first.port):
@@ -152,7 +154,8 @@ async def test_a_server_started_with_several_adapters_records_them_all(
 
     with LlamaServer(random_model, tmp_path, "--lora", str(lora_adapter), "--lora", str(other)) as server:
         async with app_on(server) as pilot:
-            await generated(pilot, *"Era notte", "ctrl+g")
+            await typed(pilot, "Era notte")
+            await generated(pilot, "ctrl+g")
             session = pilot.app.sessions.draft
             generation = session.generations[-1]
             assert generation.lora.name == lora_adapter.stem

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import GREEDY, generated, ready
+from tui_helpers import GREEDY, generated, ready, typed
 
 _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:
@@ -53,7 +53,7 @@ async def test_the_servers_guessed_tokens_show_no_probability_never_100_percent(
             sampler=GREEDY.with_changes(max_tokens=16),
             size=(160, 48),
         ) as (app, pilot):
-            await pilot.press(*LOOP_PROMPT.strip())
+            await typed(pilot, LOOP_PROMPT.strip())
             done = await generated(pilot, "ctrl+g")
             counts = done.speculation
             assert counts is not None and counts.guesser == "server" and counts.accepted > 0

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Iterator
 
 import pytest
-from tui_helpers import generated, ready, window_marked
+from tui_helpers import generated, ready, typed, window_marked
 
 _TESTS = str(Path(__file__).resolve().parent.parent)
 if _TESTS not in sys.path:
@@ -49,7 +49,7 @@ async def served_app(
 
 async def test_the_panels_show_the_server_and_unknown_kv_bytes(sentence_server: LlamaServer) -> None:
     async with ready(SERVER_MODEL, loader=remote_loader(sentence_server.url), size=(160, 48)) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         done = await generated(pilot, "ctrl+g")
         assert done.stop_reason == "eos" and done.text == " La casa era buia."
         sidebar = app.main.sidebar
@@ -99,7 +99,7 @@ async def test_a_server_that_cannot_be_reached_is_a_notification_not_a_crash() -
         assert app.engine_state.backend is None
         status = app.models.status
         assert status.state == "failed" and "cannot reach llama-server" in status.error
-        await pilot.press(*"ciao")
+        await typed(pilot, "ciao")
         assert app.main.draft.editor.text.startswith("ciao")
         # The remedy is to ask the server again (the load key does), not another model file.
         key = app.keys.key_display("app.load_model")
@@ -122,7 +122,7 @@ async def test_a_server_gone_when_continuing_is_said_as_the_models_failure(
     sentence_model: Path, tmp_path: Path
 ) -> None:
     async with served_app(sentence_model, tmp_path) as (server, app, pilot):
-        await pilot.press(*"La casa")
+        await typed(pilot, "La casa")
         server.kill()
         await pilot.press("ctrl+g")
         await app.main.wait_until_idle()  # the generation's worker finds the server gone
@@ -145,13 +145,14 @@ async def test_a_hung_server_holds_no_key_when_continuing(sentence_model: Path, 
         assert server.process is not None
         async with ready(SERVER_MODEL, loader=remote_loader(server.url), size=(120, 40)) as (app, pilot):
             assert app.engine_state.backend is not None
-            await pilot.press(*"La casa")
+            await typed(pilot, "La casa")
             await window_marked(pilot)  # the window marker's count, before the server stops
             os.kill(server.process.pid, signal.SIGSTOP)
             try:
                 await pilot.press("ctrl+g")
                 assert app.main.is_generating
-                await pilot.press("home", *"Era ")
+                await pilot.press("home")
+                await typed(pilot, "Era ")
                 assert app.main.draft.editor.text == "Era La casa"
                 await pilot.press("escape")
                 assert not app.main.is_generating
@@ -173,7 +174,7 @@ async def test_with_a_server_the_model_is_switched_where_it_runs(
 
     async def write_here() -> None:
         async with ready(random_model) as (app, pilot):
-            await pilot.press(*"Era notte")
+            await typed(pilot, "Era notte")
             await generated(pilot, "ctrl+g")
             await pilot.press("ctrl+q")
             await pilot.pause()
@@ -232,7 +233,8 @@ async def test_text_a_served_model_cannot_encode_is_said_as_locally(no_bytes_ggu
         await pilot.press("f2")  # chat
         await pilot.pause()
         app.notices.clear()
-        await pilot.press(*"ciao", "enter")
+        await typed(pilot, "ciao")
+        await pilot.press("enter")
         await app.workers.wait_for_complete()
         await app.main.wait_until_idle()
         await pilot.pause()
@@ -261,7 +263,7 @@ async def test_on_a_server_with_several_slots_the_kv_figure_waits_for_the_first_
         await pilot.pause()
         kv = text_of(app.main.sidebar.kv)
         assert f"unknown / {CONTEXT:,} tokens" in kv and "slot unknown until a generation" in kv
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         done = await generated(pilot, "ctrl+g")
         kv = text_of(app.main.sidebar.kv)
         assert f"{done.kv_cache.tokens:,} / {CONTEXT:,} tokens" in kv and "slot unknown" not in kv

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import generated, ready
+from tui_helpers import generated, ready, typed
 
 from scriptorium.app.tui.widgets.probabilities_panel import did_text
 from scriptorium.inference.core.settings import preset
@@ -59,7 +59,7 @@ async def test_the_probabilities_panel_says_what_the_chain_kept(random_model: Pa
         sampler=preset("prose").with_changes(top_k=3, max_tokens=4, seed=5),
         size=(100, 40),
     ) as (app, pilot):
-        await pilot.press(*"C'era una volta")
+        await typed(pilot, "C'era una volta")
         await generated(pilot, "ctrl+g")
         await pilot.pause()
         panel = app.main.sidebar.probabilities

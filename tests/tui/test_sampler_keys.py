@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
-from tui_helpers import generated, make_app, ready, spying_loader
+from tui_helpers import generated, make_app, ready, spying_loader, typed
 
 from scriptorium.app.tui.tuning import next_preset, nudge
 from scriptorium.inference.core.settings import preset
@@ -40,7 +40,7 @@ async def test_a_nudge_shows_at_once_and_the_next_generation_uses_it(
 ) -> None:
     load, spies = spying_loader()
     async with ready(random_model, loader=load, sampler=PROSE) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         await generated(pilot, "ctrl+g")
         assert getattr(spies[0].last["settings"], field) == getattr(PROSE, field)
         await pilot.press("escape", "ctrl+t", key)
@@ -58,7 +58,9 @@ async def test_arrows_select_a_setting_and_adjust_it(random_model: Path) -> None
     async with ready(random_model, loader=load, sampler=PROSE) as (app, pilot):
         await pilot.press("ctrl+t", "down", "right", "right")  # top-k: 50 -> 80 -> 100
         assert app.engine_state.sampler.top_k == 100
-        await pilot.press("escape", *"Era", "ctrl+g")
+        await pilot.press("escape")
+        await typed(pilot, "Era")
+        await pilot.press("ctrl+g")
         await app.main.wait_until_idle()
         assert spies[0].last["settings"].top_k == 100
 
@@ -76,7 +78,8 @@ async def test_presets_cycle_and_keep_the_seed(random_model: Path) -> None:
         assert app.engine_state.sampler.preset == "anti-loop" and app.engine_state.sampler.dry_multiplier == 0.8
         await pilot.press("c")
         assert app.engine_state.sampler.preset == "greedy" and app.engine_state.sampler.temperature == 0.0
-        await pilot.press("escape", *"Era")
+        await pilot.press("escape")
+        await typed(pilot, "Era")
         await generated(pilot, "ctrl+g")
         received = spies[0].last["settings"]
         assert (received.preset, received.temperature, received.seed) == ("greedy", 0.0, seed)
@@ -86,7 +89,7 @@ async def test_fixing_the_seed_reproduces_the_last_generation(phrases_model: Pat
     # The re-roll reuses the cached prompt and the first run did not, so float32 rounds
     # differently: on the phrases model no sample is near enough to a boundary to move.
     async with ready(phrases_model, sampler=PROSE) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         first = await generated(pilot, "ctrl+g")
         await pilot.press("ctrl+t", "f", "escape")
         assert app.engine_state.sampler.seed == first.seed
@@ -100,7 +103,7 @@ async def test_the_byte_ban_is_shown_and_toggling_it_changes_what_the_model_writ
     async with ready(byte_loop_model) as (app, pilot):
         summary = " ".join(panel_text(app).split())
         assert "byte tokens 16000–16255 banned (256)" in summary
-        await pilot.press(*"La notte")
+        await typed(pilot, "La notte")
         banned = await generated(pilot, "ctrl+g")
         assert "\\x" not in banned.text and banned.text.strip()  # plain words
         probabilities = app.main.sidebar.probabilities
@@ -122,7 +125,7 @@ async def test_with_the_byte_ban_lifted_half_a_character_never_reaches_the_draft
     async with ready(utf8_model, sampler=preset("greedy").with_changes(max_tokens=3, preset="greedy")) as (app, pilot):
         await pilot.press("ctrl+t", "b", "escape")
         assert not app.engine_state.bias.ban_byte_tokens
-        await pilot.press(*"La casa")
+        await typed(pilot, "La casa")
         done = await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
         assert done.completion_tokens == 3 and editor.ghost is not None and editor.ghost.text == "è"
@@ -146,7 +149,7 @@ async def test_with_the_byte_ban_lifted_a_byte_that_is_no_text_reaches_the_draft
         pilot,
     ):
         await pilot.press("ctrl+t", "b", "escape")
-        await pilot.press(*"La notte")
+        await typed(pilot, "La notte")
         await generated(pilot, "ctrl+g")
         rendered = "\n".join(line.plain for line in app.main.sidebar.probabilities.lines(40))
         assert "chosen <0xFF>" in rendered
@@ -165,7 +168,7 @@ async def test_the_lora_scale_keys_change_the_adapter_the_next_generation_uses(
     load, spies = spying_loader()
     async with ready(random_model, lora=lora_adapter, loader=load) as (app, pilot):
         assert app.engine_state.lora_scale == 1.0
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         with_adapter = await generated(pilot, "ctrl+g")
         assert with_adapter.text.split()[0] == "gatto"  # the adapter's favourite word
         await pilot.press("escape", "ctrl+t", *"l" * 10)
@@ -184,7 +187,8 @@ async def test_a_change_while_streaming_is_marked_for_the_next_generation(random
 
     gate = Gate(after_tokens=2)
     async with ready(random_model, loader=gate.loader, sampler=PROSE.with_changes(max_tokens=50)) as (app, pilot):
-        await pilot.press(*"Era", "ctrl+g")
+        await typed(pilot, "Era")
+        await pilot.press("ctrl+g")
         await gate.wait_reached()
         await pilot.press("ctrl+t", "T")
         await pilot.pause()

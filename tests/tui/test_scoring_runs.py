@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from scoring_helpers import TEXT, HeldScoring, scored, scored_records
-from tui_helpers import model_ready, ready, replacement_ready
+from tui_helpers import model_ready, ready, replacement_ready, typed
 
 from scriptorium.inference.core.events import Event
 
@@ -54,13 +54,14 @@ async def test_no_key_waits_while_the_scored_window_is_counted(random_model: Pat
     try:
         async with ready(random_model, loader=counts.loader()) as (app, pilot):
             draft = app.main.draft
-            await pilot.press(*"La casa era buia.")
+            await typed(pilot, "La casa era buia.")
             await window_marked(pilot)  # the window marker's count, not held
             counts.hold()
             await pilot.press("f9")
             await counts.wait_counting()
             assert draft.scoring
-            await pilot.press("end", *" Poi")
+            await pilot.press("end")
+            await typed(pilot, " Poi")
             assert draft.editor.text == "La casa era buia. Poi"  # taken while the count is held
             assert not draft.scoring
             counts.release()

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from claim_holder import claimed_elsewhere
-from tui_helpers import make_app
+from tui_helpers import make_app, typed
 
 from scriptorium.app.sessions import DraftSession, SessionStore
 
@@ -28,7 +28,7 @@ async def test_resuming_a_session_open_in_another_scriptorium_works_on_a_copy() 
             assert isinstance(copy, DraftSession) and copy.id != first.id
             assert app.main.draft.editor.text == "Scritto nella prima finestra."
             assert any("open in another scriptorium" in n.message for n in app.notices)
-            await pilot.press(*"Seconda. ")
+            await typed(pilot, "Seconda. ")
             assert app.manuscript.save_everything()
         assert store.load(first.id).text == "Scritto nella prima finestra."
         assert store.load(copy.id).text == "Seconda. Scritto nella prima finestra."

@@ -6,14 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from tui_helpers import (
-    GREEDY,
     copy_of,
     generated,
+    GREEDY,
     loader_failing_after,
     make_app,
     notifications,
     ready,
     session_written_with,
+    typed,
     write_pinned,
 )
 
@@ -37,7 +38,8 @@ async def test_resuming_a_session_written_with_another_model_says_so(random_mode
 
 async def test_a_generation_that_fails_midway_is_recorded_as_failed(random_model: Path) -> None:
     async with ready(random_model, loader=loader_failing_after(6)) as (app, pilot):
-        await pilot.press(*"Era notte", "ctrl+g")
+        await typed(pilot, "Era notte")
+        await pilot.press("ctrl+g")
         await app.main.wait_until_idle()
         await pilot.pause()
         session = app.sessions.draft
@@ -62,7 +64,8 @@ async def test_opening_another_session_mid_stream_keeps_the_generation_as_stoppe
 
     try:
         async with ready(random_model, loader=gate.loader) as (app, pilot):
-            await pilot.press(*"Era notte", "ctrl+g")
+            await typed(pilot, "Era notte")
+            await pilot.press("ctrl+g")
             await gate.wait_reached()
             await pilot.pause(0.3)
             first = app.sessions.draft
@@ -89,7 +92,7 @@ async def test_the_version_kept_is_credited_to_the_generation_that_wrote_it(rand
     the session and the export named the wrong seed and settings."""
 
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         await generated(pilot, "ctrl+g")
         await generated(pilot, "ctrl+r")
         await pilot.press("alt+left", "tab")
@@ -108,7 +111,7 @@ async def test_redo_after_undo_gives_the_model_its_passage_back(random_model: Pa
     (the export no longer marked it) and its tokens had lost their numbers."""
 
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         done = await generated(pilot, "ctrl+g")
         await pilot.press("tab")
         await pilot.pause()
@@ -131,11 +134,11 @@ async def test_a_suggestion_an_edit_takes_away_is_recorded_as_rejected(random_mo
     does, but only Esc said so: the session (and the export) kept it 'undecided' for good."""
 
     async with ready(random_model) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         await generated(pilot, "ctrl+g")
         await pilot.press("ctrl+z")  # the typing undone, and the suggestion with it
         await pilot.pause()
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         await generated(pilot, "ctrl+g")
         await pilot.press("backspace")  # an edit that reaches where it attaches
         await pilot.pause()
@@ -151,7 +154,7 @@ async def test_a_models_crlf_line_breaks_are_the_editors_line_breaks(crlf_model:
     by one a line."""
 
     async with ready(crlf_model) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor
         assert editor.ghost is not None and editor.ghost.text == " La casa." + "\n" * 9
@@ -170,7 +173,7 @@ async def test_a_stop_string_ends_the_suggestion_on_a_crlf_model(crlf_model: Pat
     token is "\\r\\n": the suggestion ran on to its length."""
 
     async with ready(crlf_model, sampler=GREEDY.with_changes(stop=("\n\n",))) as (app, pilot):
-        await pilot.press(*"Era notte")
+        await typed(pilot, "Era notte")
         done = await generated(pilot, "ctrl+g")
         assert done.stop_reason == "stop" and app.main.draft.editor.ghost.text == " La casa."
 
@@ -202,7 +205,8 @@ async def test_a_chat_message_typed_but_not_sent_is_there_again_on_resume() -> N
     async def type_and_quit() -> None:
         app = make_app(None)
         async with app.run_test() as pilot:
-            await pilot.press("f2", *"Chi è Nero?")
+            await pilot.press("f2")
+            await typed(pilot, "Chi è Nero?")
             await pilot.press("ctrl+q")
             await pilot.pause()
 
@@ -225,7 +229,7 @@ async def test_the_suggestions_beginning_typed_leaves_the_rest_credited_to_who_w
     the break and the generation only with "a,." (partly kept)."""
 
     async with ready(comma_stop_model) as (app, pilot):
-        await pilot.press(*"Il gatto dorme")
+        await typed(pilot, "Il gatto dorme")
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
         done = await generated(pilot, "ctrl+g")
         editor = app.main.draft.editor

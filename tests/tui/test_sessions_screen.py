@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import make_app, ready, session_written_with
+from tui_helpers import make_app, ready, session_written_with, typed
 
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen, TextPromptScreen
 from scriptorium.app.tui.screens.sessions_screen import SessionsScreen
@@ -49,7 +49,7 @@ async def test_the_sessions_screen_opens_renames_and_deletes(tmp_path: Path) -> 
 async def test_deleting_the_open_session_says_at_once_that_it_cannot_be_done(tmp_path: Path) -> None:
     app = make_app(None)
     async with app.run_test() as pilot:
-        await pilot.press(*"Un testo aperto")
+        await typed(pilot, "Un testo aperto")
         app.manuscript.save_everything()
         await pilot.press("f5")
         screen = app.screen

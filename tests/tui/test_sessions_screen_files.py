@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
-from tui_helpers import autosaved, make_app
+from tui_helpers import autosaved, make_app, typed
 
 from scriptorium.app.sessions import DraftSession, SessionError, SessionStore
 from scriptorium.app.tui.screens.confirm_screen import ConfirmScreen
@@ -56,7 +56,8 @@ async def test_a_draft_opened_from_the_list_shows_what_another_program_wrote_to_
     async with app.run_test() as pilot:
         await open_from_the_list(pilot, session.id)
         assert app.main.draft.editor.text == "Scritto qui.\n\nAggiunto in un altro editor.\n"
-        await pilot.press(*"Ora. ", "ctrl+s")
+        await typed(pilot, "Ora. ")
+        await pilot.press("ctrl+s")
         await pilot.pause()
     assert draft.read_text(encoding="utf-8") == "Ora. Scritto qui.\n\nAggiunto in un altro editor.\n"
 
@@ -71,7 +72,7 @@ async def test_a_draft_file_that_cannot_be_read_opens_the_sessions_own_copy_and_
         await open_from_the_list(pilot, session.id)
         assert app.main.draft.editor.text == "Il testo della sessione."
         assert any("not UTF-8" in n.message and "own copy" in n.message for n in app.notices)
-        await pilot.press(*"X")
+        await typed(pilot, "X")
         app.manuscript.save_everything()
     assert draft.read_bytes() == b"\xff\xfe not UTF-8"  # a conflict: never written over
 
@@ -91,7 +92,7 @@ async def test_saving_an_unnamed_draft_over_an_existing_file_asks_first(tmp_path
 
     app = make_app(None)
     async with app.run_test() as pilot:
-        await pilot.press(*"Senza nome")
+        await typed(pilot, "Senza nome")
         await save_as(pilot, str(tmp_path))
         assert app.screen is app.main and app.manuscript.draft_file.path is None
         assert any("is a folder" in n.message for n in app.notices)
@@ -117,7 +118,8 @@ async def test_quitting_after_another_program_changed_the_file_says_so_and_enter
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
         draft.write_text("Prima. Scritto con vim.", encoding="utf-8")
-        await pilot.press(*"Qui. ", "ctrl+q")
+        await typed(pilot, "Qui. ")
+        await pilot.press("ctrl+q")
         await pilot.pause()
         assert isinstance(app.screen, UnsavedScreen)
         question = str(app.screen.query_one(".dialog-title", Static).render())
@@ -159,7 +161,7 @@ async def test_another_session_is_not_opened_over_text_that_could_not_be_saved(m
     app = make_app(None)
     async with app.run_test() as pilot:
         monkeypatch.setattr(SessionStore, "_write_session", disk_full)
-        await pilot.press(*"Solo qui")
+        await typed(pilot, "Solo qui")
         assert not app.manuscript.save_everything()
         await open_from_the_list(pilot, other.id)
         assert any("only on screen" in n.message for n in app.notices)
@@ -175,7 +177,8 @@ async def test_a_name_that_cannot_be_written_is_not_kept_and_ctrl_s_asks_again(t
 
     app = make_app(None)
     async with app.run_test() as pilot:
-        await pilot.press(*"Senza nome", "ctrl+s")
+        await typed(pilot, "Senza nome")
+        await pilot.press("ctrl+s")
         app.screen.query_one(Input).value = str(tmp_path / "file.md" / "bozza.md")
         await pilot.press("enter")
         await pilot.pause()
@@ -196,7 +199,9 @@ async def test_quitting_with_only_the_session_unsaved_says_the_draft_file_is_sav
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
         monkeypatch.setattr(SessionStore, "_write_session", disk_full)
-        await pilot.press("end", *" Dopo.", "ctrl+q")
+        await pilot.press("end")
+        await typed(pilot, " Dopo.")
+        await pilot.press("ctrl+q")
         await pilot.pause()
         assert isinstance(app.screen, UnsavedScreen)
         question = str(app.screen.query_one(".dialog-title", Static).render())
@@ -234,7 +239,9 @@ async def test_quitting_over_a_draft_file_that_refuses_the_text_says_why_and_off
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
         draft.chmod(0o444)
-        await pilot.press("end", *" Dopo.", "ctrl+q")
+        await pilot.press("end")
+        await typed(pilot, " Dopo.")
+        await pilot.press("ctrl+q")
         await pilot.pause()
         assert isinstance(app.screen, UnsavedScreen)
         reason = str(app.screen.query_one(".dialog-reason", Static).render())
@@ -265,7 +272,8 @@ async def test_ctrl_s_again_on_a_failure_already_said_says_it_again(
             return [n.message for n in app.notices if n.title == "Not saved"]
 
         for _ in range(2):
-            await pilot.press("end", *" Dopo.")
+            await pilot.press("end")
+            await typed(pilot, " Dopo.")
             # The typing's autosave is made first, as a slow machine may make it before the
             # key: counted with ctrl+s's, its own notice made three.
             await autosaved(pilot)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tui_helpers import GREEDY, generated, make_app, ready, saved_draft
+from tui_helpers import generated, GREEDY, make_app, ready, saved_draft, typed
 
 from scriptorium.app.tui.manuscript import session_keeper as keeper
 from scriptorium.inference.core.settings import SamplerSettings
@@ -35,7 +35,7 @@ async def quit_with_a_suggestion_on_screen(
     left: list[Left] = []
 
     async with ready(model, draft=draft, sampler=sampler) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         done = await generated(pilot, "ctrl+g")
         for key in then:
             await (generated(pilot, key) if key == "ctrl+r" else pilot.press(key))

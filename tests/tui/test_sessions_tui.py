@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from tui_helpers import (
-    Gate,
     autosaved,
+    Gate,
     generated,
     kept_whole,
     loader_calling,
@@ -19,6 +19,7 @@ from tui_helpers import (
     notifications,
     ready,
     saved_draft,
+    typed,
 )
 
 from scriptorium.inference.core.events import GenerationDone
@@ -31,7 +32,7 @@ OPENING = "C'era una volta"
 
 async def suggestion_after_opening(pilot: Pilot[Any]) -> GenerationDone:
     """With the model ready, type OPENING and let the model continue it to the end."""
-    await pilot.press(*OPENING)
+    await typed(pilot, OPENING)
     return await generated(pilot, "ctrl+g")
 
 
@@ -160,7 +161,7 @@ async def test_an_edit_waiting_for_its_save_is_saved_before_the_engine_starts(
         on_disk.append(draft.read_text(encoding="utf-8") if draft.exists() else "")
 
     async with ready(random_model, draft=draft, loader=loader_calling(engine_started)) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         await generated(pilot, "ctrl+g")
     assert on_disk == [OPENING]
 
@@ -182,7 +183,7 @@ async def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path
     async def first() -> None:
         app = make_app(None)  # an unnamed draft lives only in its session
         async with app.run_test() as pilot:
-            await pilot.press(*"Senza nome, ma salvato")
+            await typed(pilot, "Senza nome, ma salvato")
             await pilot.press("ctrl+q")
             await pilot.pause()
             assert not app.is_running
@@ -200,7 +201,8 @@ async def test_resume_reopens_the_last_session_and_quitting_saves(tmp_path: Path
 
 async def test_a_chat_is_recorded_turn_by_turn(sentence_model: Path) -> None:
     async with ready(sentence_model, mode="chat") as (app, pilot):
-        done = await generated(pilot, *"Ciao!", "enter")
+        await typed(pilot, "Ciao!")
+        done = await generated(pilot, "enter")
         app.manuscript.save_everything()
         chat = app.sessions.chat
         assert chat is not None
@@ -216,14 +218,15 @@ async def test_export_asks_before_overwriting(tmp_path: Path) -> None:
 
     app = make_app(None, draft=draft)
     async with app.run_test() as pilot:
-        await pilot.press(*"Prima versione")
+        await typed(pilot, "Prima versione")
         await pilot.press("f12")
         await pilot.pause()
         assert "Prima versione" in exported.read_text(encoding="utf-8")
         assert any(str(exported) in message for message in notifications(app))
         assert exported.read_text(encoding="utf-8").startswith("---\n")
 
-        await pilot.press(*" e seconda", "f12")
+        await typed(pilot, " e seconda")
+        await pilot.press("f12")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")  # No: the file stays as it was
         assert "seconda" not in exported.read_text(encoding="utf-8")
@@ -249,7 +252,7 @@ async def test_a_damaged_session_file_is_moved_aside_and_the_app_works(tmp_path:
     async with resumed.run_test() as pilot:
         await pilot.pause()
         assert any("damaged" in message and "moved aside" in message for message in notifications(resumed))
-        await pilot.press(*"Si scrive lo stesso")
+        await typed(pilot, "Si scrive lo stesso")
         assert resumed.manuscript.save_everything()
     assert not damaged.exists()
     assert [p for p in store.directory.iterdir() if ".corrupt-" in p.name]
@@ -263,7 +266,8 @@ async def test_quitting_while_tokens_stream_records_the_generation_as_stopped(
     gate = Gate(after_tokens=3)
 
     async with ready(random_model, draft=draft, loader=gate.loader) as (app, pilot):
-        await pilot.press(*OPENING, "ctrl+g")
+        await typed(pilot, OPENING)
+        await pilot.press("ctrl+g")
         await gate.wait_reached()
         await pilot.pause()
         await pilot.press("ctrl+q")
@@ -284,14 +288,14 @@ async def test_a_background_save_that_fails_brings_the_unsaved_mark_back(tmp_pat
 
     app = make_app(None)
     async with app.run_test() as pilot:
-        await pilot.press(*"Prima")
+        await typed(pilot, "Prima")
         await autosaved(pilot)
         draft = app.main.draft
         assert not draft.modified
         directory = app.sessions.store.directory
         shutil.rmtree(directory)
         directory.write_text("not a folder any more", encoding="utf-8")  # every write there fails
-        await pilot.press(*" e dopo")
+        await typed(pilot, " e dopo")
         await autosaved(pilot)
         assert any(n.title == "Not saved" for n in app.notices)
         assert draft.modified
@@ -306,7 +310,8 @@ async def test_resume_reopens_the_last_chat_with_its_turns(sentence_model: Path)
 
     async def first() -> None:
         async with ready(sentence_model, mode="chat") as (app, pilot):
-            await generated(pilot, *"Ciao!", "enter")
+            await typed(pilot, "Ciao!")
+            await generated(pilot, "enter")
             await pilot.press("ctrl+q")
             await pilot.pause()
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from tui_helpers import loader_wrapping, ready, until
+from tui_helpers import loader_wrapping, ready, typed, until
 
 from scriptorium.app.tui.screens import generating_screen
 from scriptorium.inference.local.engine import Engine, LoadOptions
@@ -59,7 +59,8 @@ async def test_the_status_line_says_when_the_engine_is_silent_and_clears_when_it
         loader=load,
         sampler=preset("greedy").with_changes(max_tokens=200),
     ) as (app, pilot):
-        await pilot.press(*"Ciao", "enter")
+        await typed(pilot, "Ciao")
+        await pilot.press("enter")
         status = app.main.status
         await until(pilot, lambda: "has not answered" in status.activity, "the silence shown")
         assert status.activity.startswith(f"{who} has not answered for ") and status.activity.endswith("Esc stops")

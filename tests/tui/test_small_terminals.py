@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
 from textual.widgets import Button
-from tui_helpers import GREEDY, Gate, candidates_written, drawn_lines, generated, make_app, ready
+from tui_helpers import candidates_written, drawn_lines, Gate, generated, GREEDY, make_app, ready, typed
 
 from scriptorium.app.sessions.opening import DraftFile
 from scriptorium.app.tui.screens.alternatives_screen import AlternativesScreen
@@ -38,7 +38,7 @@ async def _with_a_tall_suggestion(
     three times taller than its view)."""
 
     async with ready(model, sampler=GREEDY.with_changes(max_tokens=tokens), size=(80, height)) as (app, pilot):
-        await pilot.press(*"C'era una volta")
+        await typed(pilot, "C'era una volta")
         done = await generated(pilot, "ctrl+g")
         await pilot.pause()
         await check(pilot, done)
@@ -148,7 +148,8 @@ async def test_the_inspected_token_stays_in_view_when_moved_back_through_a_tall_
 
 async def test_the_candidates_dialog_keys_line_wraps_within_a_60_column_dialog(random_model: Path) -> None:
     async with ready(random_model, sampler=GREEDY.with_changes(max_tokens=20), size=(60, 24)) as (app, pilot):
-        await pilot.press(*"C'era una volta", "ctrl+n")
+        await typed(pilot, "C'era una volta")
+        await pilot.press("ctrl+n")
         await candidates_written(pilot)
         dialog = app.screen.query_one("#candidates-dialog")
         hints = app.screen.query_one("#candidates-hints")
@@ -187,7 +188,8 @@ async def test_the_panels_side_by_side_are_as_wide_as_stacked_and_cut_no_value(r
     values the panels are written for were cut ("context 256 (trained 2…", "seed  new each")."""
 
     async with ready(random_model, size=(100, 40)) as (app, pilot):
-        await generated(pilot, *"Era notte", "ctrl+g")
+        await typed(pilot, "Era notte")
+        await generated(pilot, "ctrl+g")
         sidebar = app.main.sidebar
         stacked = sidebar.sampler.content_size.width
         await pilot.resize_terminal(width, 40)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
+from tui_helpers import fixed_clock_loader, make_app, model_ready, saved, typed
 
 from scriptorium.app.i18n.language import Language
 
@@ -39,7 +39,8 @@ async def chat_once(pilot: Pilot[Any]) -> None:
     await model_ready(pilot)
     app = pilot.app
     app.main.chat.input.cursor_blink = False
-    await pilot.press(*"Ciao! Com'è la casa?", "enter")
+    await typed(pilot, "Ciao! Com'è la casa?")
+    await pilot.press("enter")
     await app.main.wait_until_idle()
     await saved(pilot)
 

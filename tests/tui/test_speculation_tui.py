@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tui_helpers import drawn_lines, generated, make_app, ready
+from tui_helpers import drawn_lines, generated, make_app, ready, typed
 
 from scriptorium.app.i18n.language import Language
 from scriptorium.app.tui.token_spans import GUESSED
@@ -88,7 +88,7 @@ def drafted_characters(text: str, start: int, tokens) -> set[int]:  # type: igno
 
 async def guessed_suggestion(pilot, app) -> list:  # type: ignore[no-untyped-def]
     """DRAFT typed, speculation on (F7), the suggestion written: its tokens, some of them guessed."""
-    await pilot.press(*DRAFT)
+    await typed(pilot, DRAFT)
     await pilot.press("f7")
     await pilot.pause()
     await generated(pilot, "ctrl+g")

@@ -13,7 +13,7 @@ from typing import Any
 
 from test_draft import LONG_GREEDY, OPENING, start_held_generation
 from textual.widgets import Footer
-from tui_helpers import Gate, drawn_border, generated, make_app, ready
+from tui_helpers import drawn_border, Gate, generated, make_app, ready, typed
 
 
 def said(app: Any) -> list[str]:
@@ -26,7 +26,7 @@ def footer_keys(app: Any) -> list[str]:
 
 async def test_an_esc_that_comes_as_the_model_finishes_keeps_the_suggestion(random_model: Path) -> None:
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         done = await generated(pilot, "ctrl+g")  # finished before the Esc meant to stop it
         editor, view = app.main.draft.editor, app.main.draft.suggestion
         assert "esc twice: reject" in drawn_border(view, bottom=True) and "Reject…" in footer_keys(app)
@@ -84,8 +84,8 @@ async def test_typing_while_the_model_writes_stops_it_and_keeps_what_it_wrote(ra
             # Where the model was writing (the end of the draft), a key its text does not start
             # with: one that it does is typed through (taken from the suggestion, as ever).
             written = editor.ghost.text
-            typed = ("x" if not written.startswith("x") else "y") + "e poi"
-            await pilot.press(*typed)
+            other = ("x" if not written.startswith("x") else "y") + "e poi"
+            await typed(pilot, other)
             gate.release()
             await app.main.wait_until_idle()
             await pilot.pause()
@@ -94,11 +94,11 @@ async def test_typing_while_the_model_writes_stops_it_and_keeps_what_it_wrote(ra
             assert done.stop_reason == "cancelled"
             assert ghost is not None and not ghost.streaming and ghost.text
             assert ghost.text == "".join(t.text for t in tokens) + done.tail_text  # what streamed, kept
-            assert editor.text == OPENING + typed  # the keys went into the draft
+            assert editor.text == OPENING + other  # the keys went into the draft
             assert ghost.anchor == (0, len(OPENING))  # still continuing what it continued
             assert sum("Stopped: you typed" in m for m in said(app)) == 1
             kept = ghost.text
             await pilot.press("tab")  # in where it was written, before what was typed
-            assert editor.ghost is None and editor.text == OPENING + kept + typed
+            assert editor.ghost is None and editor.text == OPENING + kept + other
     finally:
         gate.release()

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from tui_helpers import generated, model_ready, ready, until
+from tui_helpers import generated, model_ready, ready, typed, until
 
 from scriptorium.inference.process.isolated import IsolatedBackend
 
@@ -28,7 +28,7 @@ async def test_an_engine_stopped_while_idle_is_taken_back_at_the_next_request(
     async with ready(random_model, loader=IsolatedBackend.load) as (app, pilot):
         first = app.engine_state.backend
         assert isinstance(first, IsolatedBackend)
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         os.kill(first.pid, signal.SIGSTOP)
         try:
             await pilot.press("ctrl+g")

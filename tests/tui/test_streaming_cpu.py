@@ -23,7 +23,7 @@ from scriptorium.app.tui.process_tuning import YOUNG_ONLY, older_collections_def
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.settings import LogitBias
 
-from tui_helpers import GREEDY, generated, loader_calling, ready
+from tui_helpers import generated, GREEDY, loader_calling, ready, typed
 
 
 def test_only_the_young_generation_is_collected_while_tokens_stream(random_model: Path) -> None:
@@ -88,7 +88,7 @@ async def test_the_engine_starts_once_the_generations_first_frame_is_drawn(rando
 
         main._compositor_refresh = drawn  # type: ignore[method-assign]
         main.sidebar.generation_started = requested  # type: ignore[method-assign]
-        await pilot.press(*"Il gatto")
+        await typed(pilot, "Il gatto")
         done = await generated(pilot, "ctrl+g")
         assert done.completion_tokens > 0
     assert frames_at["engine started"] > frames_at["requested"]
@@ -124,7 +124,8 @@ async def test_each_candidate_starts_once_its_first_frame_is_drawn(
     monkeypatch.setattr(candidates_screen, "next_frame", next_frame)
 
     async with ready(phrases_model, loader=loader_calling(started), size=(130, 40)) as (app, pilot):
-        await pilot.press(*"C'era una volta", "ctrl+n")
+        await typed(pilot, "C'era una volta")
+        await pilot.press("ctrl+n")
         screen = app.screen
         assert isinstance(screen, CandidatesScreen)
         while not all(candidate.finished for candidate in screen.candidates):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
-from tui_helpers import GREEDY, Gate, model_ready, ready
+from tui_helpers import Gate, GREEDY, model_ready, ready, typed
 
 from scriptorium.app.tui.screens.model_picker import ModelPickerScreen
 from scriptorium.app.tui.app import ScriptoriumApp
@@ -33,7 +33,8 @@ def writing(
 
 async def model_writing(pilot: Pilot[Any], gate: Gate) -> None:
     """Type OPENING, continue it, and return while the model is writing (held at the gate)."""
-    await pilot.press(*OPENING, "ctrl+g")
+    await typed(pilot, OPENING)
+    await pilot.press("ctrl+g")
     await gate.wait_reached()
 
 
@@ -123,7 +124,7 @@ async def test_an_autosave_as_the_app_closes_leaves_the_panes_alone(
     monkeypatch.setattr(session_keeper, "AUTOSAVE_LONGEST_SECONDS", 3600.0)
 
     async with ready(random_model, draft=draft) as (app, pilot):
-        await pilot.press(*OPENING)
+        await typed(pilot, OPENING)
         assert app.main.draft.modified
     assert not app.main.draft.is_attached
     assert app.manuscript.save_everything()  # what the timer calls

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from tui_helpers import GREEDY, drawn_border, generated, ready
+from tui_helpers import drawn_border, generated, GREEDY, ready, typed
 
 PROMPT = "C'era una volta una casa sul lago."
 VARIED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, preset="custom")
@@ -16,7 +16,7 @@ VARIED = GREEDY.with_changes(temperature=1.5, top_k=0, top_p=1.0, seed=None, pre
 
 async def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
     async with ready(random_model, sampler=VARIED, size=(120, 40)) as (app, pilot):
-        await pilot.press(*PROMPT)
+        await typed(pilot, PROMPT)
         await generated(pilot, "ctrl+g")
         ghost = app.main.draft.editor.ghost
         texts = [ghost.text]
@@ -37,7 +37,7 @@ async def test_reroll_keeps_earlier_versions(random_model: Path) -> None:
 async def two_versions(pilot: Pilot[Any]) -> tuple[Any, Any, Any]:
     """The prompt typed, continued and re-rolled: the editor, the session and the suggestion of two versions."""
     app = pilot.app
-    await pilot.press(*PROMPT)
+    await typed(pilot, PROMPT)
     await generated(pilot, "ctrl+g")
     await generated(pilot, "ctrl+r")
     return app.main.draft.editor, app.sessions.draft, app.main.draft.editor.ghost
@@ -67,7 +67,7 @@ async def test_a_suggestion_thrown_away_comes_back_with_its_versions(random_mode
         # Once the draft changed, what was thrown away stays away.
         await generated(pilot, "ctrl+g")
         await pilot.press("escape", "escape")
-        await pilot.press(*" e")
+        await typed(pilot, " e")
         await pilot.press("alt+left")
         await pilot.pause()
         assert editor.ghost is None

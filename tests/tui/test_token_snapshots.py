@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import fixed_clock_loader, make_app, model_ready, saved
+from tui_helpers import fixed_clock_loader, make_app, model_ready, saved, typed
 
 # The Speed panel's "TTFT from key" on a fixed clock, as the engine's times are.
 pytestmark = pytest.mark.usefixtures("fixed_key_clock")
@@ -37,7 +37,8 @@ async def coloured_chat(pilot: Pilot[Any]) -> None:
     await model_ready(pilot)
     app = pilot.app
     app.main.chat.input.cursor_blink = False
-    await pilot.press(*"Ciao! Com'è la casa?", "enter")
+    await typed(pilot, "Ciao! Com'è la casa?")
+    await pilot.press("enter")
     await app.main.wait_until_idle()
     await pilot.press("f8")
     await saved(pilot)

@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList
 
 from scoring_helpers import scored
-from tui_helpers import candidates_written, generated, make_app, model_ready, ready, spying_loader
+from tui_helpers import candidates_written, generated, make_app, model_ready, ready, spying_loader, typed
 
 from scriptorium.app.tui.app import ScriptoriumApp
 from scriptorium.app.tui.branches import Ghost, move_version, start_version
@@ -84,7 +84,8 @@ async def test_typing_after_the_space_types_through_the_suggestion(sentence_mode
 
 async def test_a_candidate_chosen_after_a_space_takes_its_place(sentence_model: Path) -> None:
     async with ready(sentence_model, sampler=UNHEALED, size=(130, 40)) as (app, pilot):
-        await pilot.press(*"Il gatto dorme ", "ctrl+n")
+        await typed(pilot, "Il gatto dorme ")
+        await pilot.press("ctrl+n")
         await candidates_written(pilot)
         await pilot.press("enter")
         await pilot.pause()
@@ -158,7 +159,8 @@ async def test_a_word_written_after_the_authors_space_keeps_it(utf8_model: Path)
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await model_ready(pilot)
-        await pilot.press(*BYTES_ALLOWED, *"pronto. ")
+        await pilot.press(*BYTES_ALLOWED)
+        await typed(pilot, "pronto. ")
         editor = app.main.draft.editor
         await generated(pilot, "ctrl+g")
         assert editor.ghost is not None and editor.ghost.text == "èè"

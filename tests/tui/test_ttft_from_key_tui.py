@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tui_helpers import generated, loader_calling, ready
+from tui_helpers import generated, loader_calling, ready, typed
 
 from scriptorium.app.tui.widgets.formatting import format_ms
 
@@ -21,7 +21,7 @@ async def test_the_speed_panel_times_the_first_token_from_the_key(random_model: 
         loader=loader_calling(lambda: time.sleep(SLOW_START_S)),
         size=(120, 40),
     ) as (app, pilot):
-        await pilot.press(*"Era")
+        await typed(pilot, "Era")
         done = await generated(pilot, "ctrl+g")
         speed = app.main.sidebar.speed
         assert done.ttft_ms < SLOW_START_S * 1000  # the engine's clock starts after the wait

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from rich.style import Style
 from scoring_helpers import scored
-from tui_helpers import generated, ready
+from tui_helpers import generated, ready, typed
 
 from scriptorium.app.tui.token_spans import TokenRecord, TokenSource
 from scriptorium.app.tui.widgets.token_text import token_text
@@ -41,7 +41,8 @@ async def test_the_app_names_the_unknown_characters_once_per_draft(prose_spm: Pa
         ]
         await generated(pilot, "ctrl+r")  # the same characters: not said again
         assert len(warnings(app)) == 1
-        await pilot.press("escape", "escape", *" Erano le 7.")
+        await pilot.press("escape", "escape")
+        await typed(pilot, " Erano le 7.")
         await generated(pilot, "ctrl+g")  # a new one: only it is named
         assert len(warnings(app)) == 2 and "has no piece for '7':" in warnings(app)[1]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual.widgets import Input
-from tui_helpers import model_ready, ready
+from tui_helpers import model_ready, ready, typed
 
 from scriptorium.app.tui.screens.load_model_screen import LoadModelScreen
 
@@ -63,7 +63,8 @@ async def test_chat_on_a_model_that_cannot_encode_its_turns_says_why(no_bytes_gg
 
     async with ready(no_bytes_gguf, mode="chat", size=(120, 40)) as (app, pilot):
         app.notices.clear()
-        await pilot.press(*"ciao", "enter")
+        await typed(pilot, "ciao")
+        await pilot.press("enter")
         await app.workers.wait_for_complete()
         await app.main.wait_until_idle()
         await pilot.pause()

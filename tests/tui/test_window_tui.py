@@ -10,16 +10,7 @@ from typing import Callable
 
 from textual.widgets import TextArea
 
-from tui_helpers import (
-    GREEDY,
-    HeldCounts,
-    generated,
-    ready,
-    spying_loader,
-    until,
-    window_marked,
-    write_pinned,
-)
+from tui_helpers import generated, GREEDY, HeldCounts, ready, spying_loader, typed, until, window_marked, write_pinned
 
 from scriptorium.app.sessions import SessionStore
 from scriptorium.app.tui.widgets.draft_editor import OUTSIDE
@@ -40,7 +31,9 @@ def long_draft(tmp_path: Path) -> Path:
 async def test_memory_and_note_are_edited_kept_and_sent(random_model: Path) -> None:
     load, spies = spying_loader()
     async with ready(random_model, loader=load, size=(160, 50)) as (app, pilot):
-        await pilot.press(*"Una casa.", "enter", "enter", *"Un gatto.")
+        await typed(pilot, "Una casa.")
+        await pilot.press("enter", "enter")
+        await typed(pilot, "Un gatto.")
         await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.")
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="1")
         assert app.screen is app.main
@@ -87,7 +80,8 @@ async def test_the_marker_dims_what_the_model_does_not_see(short_context_model: 
         assert done.prompt_tokens <= app.engine_state.backend.n_ctx - done.completion_tokens
         # Typing at the end moves the window on once typing pauses.
         await pilot.press("tab")  # accept the suggestion
-        await pilot.press("end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
+        await pilot.press("end")
+        await typed(pilot, " Poi il gatto dorme sul tetto nella notte più lunga.")
         await window_marked(pilot)
         assert editor.window_start >= start
 
@@ -130,9 +124,9 @@ async def test_no_key_waits_for_the_window_to_be_counted(random_model: Path) -> 
     try:
         async with ready(random_model, loader=counts.loader()) as (app, pilot):
             editor = app.main.draft.editor
-            await pilot.press(*"Una casa.")
+            await typed(pilot, "Una casa.")
             await counts.wait_counting()  # the marker's count started, and is held
-            await pilot.press(*" Un gatto.")
+            await typed(pilot, " Un gatto.")
             assert editor.text == "Una casa. Un gatto."  # taken while the count is held
             counts.release()
             await app.workers.wait_for_complete()
@@ -140,7 +134,7 @@ async def test_no_key_waits_for_the_window_to_be_counted(random_model: Path) -> 
             await pilot.press("ctrl+g")
             await counts.wait_counting()
             assert app.main.is_generating
-            await pilot.press(*" Nero.")
+            await typed(pilot, " Nero.")
             assert editor.text == "Una casa. Un gatto. Nero."
             await pilot.press("escape")
             assert not app.main.is_generating and editor.ghost is None
@@ -161,7 +155,7 @@ async def test_no_key_waits_for_the_window_to_be_counted(random_model: Path) -> 
 
 async def test_memory_too_long_for_the_window_is_said_and_nothing_runs(random_model: Path) -> None:
     async with ready(random_model, size=(160, 50)) as (app, pilot):
-        await pilot.press(*"Una casa.")
+        await typed(pilot, "Una casa.")
         await write_pinned(pilot, "alt+e", "Il gatto nero dorme sul tetto. " * 200)
         await pilot.press("ctrl+g")
         await app.main.wait_until_idle()
@@ -179,7 +173,7 @@ async def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_
     measure finds at once that memory and note leave no room, and says so, once."""
 
     async with ready(short_context_model, size=(160, 50)) as (app, pilot):
-        await pilot.press(*"Una casa.")
+        await typed(pilot, "Una casa.")
         await write_pinned(pilot, "alt+e", LONG[:3000])
         await window_marked(pilot)
 
@@ -187,7 +181,7 @@ async def test_a_memory_too_long_for_the_window_is_said_when_kept(short_context_
             return [n.message for n in app.notices if "the memory alone takes" in n.message]
 
         assert len(said()) == 1
-        await pilot.press(*" Un gatto.")  # typing on: the same problem is not said again
+        await typed(pilot, " Un gatto.")  # typing on: the same problem is not said again
         await window_marked(pilot)
         assert len(said()) == 1
 
@@ -198,7 +192,9 @@ async def test_the_kv_panel_shows_the_room_left_whole_beside_memory_and_note(ran
     an author with a 256-token window watches, was never shown once memory and note were set."""
 
     async with ready(random_model, size=(140, 40)) as (app, pilot):
-        await pilot.press(*"Una casa.", "enter", "enter", *"Un gatto nero dorme sul tetto.")
+        await typed(pilot, "Una casa.")
+        await pilot.press("enter", "enter")
+        await typed(pilot, "Un gatto nero dorme sul tetto.")
         await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero. La casa è sul fiume.")
         await write_pinned(pilot, "alt+n", "[Tono cupo, frasi brevi.]")
         done = await generated(pilot, "ctrl+g")
@@ -223,7 +219,8 @@ async def test_the_kv_panel_says_the_cache_was_shifted_in_its_own_width(
 
     async with ready(short_context_model, draft=draft, size=(140, 40)) as (app, pilot):
         await generated(pilot, "ctrl+g")
-        await pilot.press("tab", "end", *" Poi il gatto dorme sul tetto nella notte più lunga.")
+        await pilot.press("tab", "end")
+        await typed(pilot, " Poi il gatto dorme sul tetto nella notte più lunga.")
         done = await generated(pilot, "ctrl+g")
         assert done.cache_reuse == "shifted"
         kv = app.main.sidebar.kv
@@ -237,7 +234,7 @@ async def test_a_note_at_depth_zero_leaves_its_paragraph_break_in_the_draft(rand
 
     load, spies = spying_loader()
     async with ready(random_model, loader=load, size=(160, 50)) as (app, pilot):
-        await pilot.press(*"Il gatto dorme")
+        await typed(pilot, "Il gatto dorme")
         await write_pinned(pilot, "alt+n", "[Tono cupo.]", depth="0")
         done = await generated(pilot, "ctrl+g")
         assert spies[-1].last["prompt"] == "Il gatto dorme\n\n[Tono cupo.]\n\n"
@@ -312,7 +309,7 @@ async def test_the_kv_split_adds_up_to_the_prompt_llama_cpp_evaluated(random_mod
     up to 107. The split is of what was evaluated."""
 
     async with ready(random_model, size=(160, 40)) as (app, pilot):
-        await pilot.press(*"Una casa. Un gatto nero dorme sul tetto.")
+        await typed(pilot, "Una casa. Un gatto nero dorme sul tetto.")
         await write_pinned(pilot, "alt+e", "Il gatto si chiama Nero.")
         done = await generated(pilot, "ctrl+g")
         window = app.main.last_generation[0].window

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tui_helpers import GREEDY, drawn_border, drawn_lines, generated, ready
+from tui_helpers import drawn_border, drawn_lines, generated, GREEDY, ready, typed
 
 from scriptorium.app.tui.widgets.suggestion_view import line_words
 
@@ -48,7 +48,7 @@ async def test_the_key_bar_keeps_tune_at_80_columns(random_model: Path) -> None:
     async with ready(random_model, size=(80, 24)) as (app, pilot):
         await pilot.pause()
         bars = [app.screen._compositor.render_strips()[23].text]
-        await pilot.press(*"Lucia scese al porto.")
+        await typed(pilot, "Lucia scese al porto.")
         await generated(pilot, "ctrl+g")
         await pilot.pause()
         bars.append(app.screen._compositor.render_strips()[23].text)
@@ -75,15 +75,15 @@ async def test_an_untitled_draft_is_titled_by_its_first_words_as_they_stand(rand
     from tui_helpers import autosaved
 
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*"C'era una volta una casa s")
+        await typed(pilot, "C'era una volta una casa s")
         await autosaved(pilot)
         assert app.sessions.draft is not None and app.sessions.draft.title == "C'era una volta una casa s"
-        await pilot.press(*"ul mare.")
+        await typed(pilot, "ul mare.")
         await autosaved(pilot)
         assert app.sessions.draft.title == "C'era una volta una casa sul"
         line = app.screen._compositor.render_strips()[app.main.status.region.y].text
         assert "casa sul" in line, line
         app.sessions.rename(app.sessions.draft.id, "Il porto di Lucia")
-        await pilot.press(*" Poi")
+        await typed(pilot, " Poi")
         await autosaved(pilot)
         assert app.sessions.draft.title == "Il porto di Lucia"
