@@ -36,9 +36,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from scriptorium.inference.local.engine import Engine, LoadOptions  # noqa: E402
 from scriptorium.inference.local.healing import plan_healing  # noqa: E402
+from scriptorium.app import paths  # noqa: E402
+from scriptorium.inference.gguf.demo_model import ensure_demo_model  # noqa: E402
 
 TEXT = ROOT / "tests" / "data" / "italiano.txt"
-GEMMA = Path.home() / ".cache" / "scriptorium" / "demo-model" / "gemma-3-270m-q4_k_m.gguf"
 CONTEXT_CHARS = 300
 
 
@@ -144,7 +145,7 @@ def main() -> int:
     text = " ".join(line.strip() for line in TEXT.read_text(encoding="utf-8").splitlines() if line.strip())
     points = cuts(text, args.cuts, args.seed)
     with tempfile.TemporaryDirectory() as folder:
-        models = args.models or [GEMMA, spm_model(Path(folder))]
+        models = args.models or [ensure_demo_model(paths.demo_model_cache_dir()), spm_model(Path(folder))]
         for model in models:
             engine = Engine.load(LoadOptions(model_path=Path(model), n_ctx=512))
             try:

@@ -55,7 +55,6 @@ FREE_PROSE = (
     "Era una sera d'autunno quando Lucia tornò al paese. Le strade erano vuote, "
     "e il vento portava l'odore delle castagne arrostite. "
 )
-DEMO_MODEL = Path.home() / ".cache" / "scriptorium" / "demo-model" / "gemma-3-270m-q4_k_m.gguf"
 
 
 IDENTITY_PROMPTS = (
@@ -217,9 +216,17 @@ def identity(engine: Engine, args: argparse.Namespace, speculation: Speculation)
     return 0
 
 
+def demo_model() -> Path:
+    """The demo model, fetched and checked as the app fetches it."""
+    from scriptorium.app import paths
+    from scriptorium.inference.gguf.demo_model import ensure_demo_model
+
+    return ensure_demo_model(paths.demo_model_cache_dir())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, default=DEMO_MODEL)
+    parser.add_argument("--model", type=Path, default=None, help="default: the demo model (Gemma 3 270M)")
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
@@ -243,7 +250,7 @@ def main() -> int:
     flash = {"on": True, "off": False, "auto": None}[args.flash]
     engine = Engine.load(
         LoadOptions(
-            model_path=args.model,
+            model_path=args.model or demo_model(),
             n_ctx=2048,
             n_threads=args.threads,
             n_threads_batch=args.threads,  # a verifying pass and a draft's batches too
