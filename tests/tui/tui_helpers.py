@@ -180,12 +180,13 @@ async def typed(pilot: Pilot[Any], text: str) -> None:
 
     Pilot.press waits twice after every key for the process to look idle: 20 ms of sleep at
     least each time, and up to a second while a model loads or writes in a thread, and the
-    screen is drawn after every key. Typing took 45 % of tests/tui's time that way; here a
-    character costs the app its handling, about a millisecond. The keys go through the app as
-    pressed keys do (its bindings, then the focused widget), in order; the first pause waits
-    until the app has handed every one on, the second until the focused widget has handled
-    them, the last for what they set off. Keys that move focus or open a screen, and enter,
-    are pressed with pilot.press."""
+    screen is drawn after every key. Pressed keys took 45 % of tests/tui's worker time, four
+    in five of them characters of text; here a character costs the app its handling, about a
+    millisecond. The keys are named as Pilot.press names them (`_character_to_key`) and go
+    through the app as pressed keys do (its bindings, then the focused widget), in order.
+    The first pause waits until the app has handed every one on, the second until the
+    focused widget has handled them, the last for what they set off. Keys that move focus
+    or open a screen, and enter, are pressed with pilot.press."""
     assert text.isprintable(), f"typed() types printable characters; press the keys of {text!r}"
     app = pilot.app
     for character in text:
