@@ -74,18 +74,21 @@ if [ "$generic" = 1 ] && "$venv/bin/python" -c 'import llama_cpp, sys; sys.exit(
     exit 1
 fi
 
-# The per-token probability helper (inference/local/_step.c) is optional to the build: without
-# this Python's C headers pip skips it and numpy does its work, a few percent slower.
-helper_built() { "$venv/bin/python" -c 'import scriptorium.inference.local._step' 2>/dev/null; }
+# The C helpers (inference/local/_step.c for per-token probabilities, inference/core/_pieces.c
+# for every token's bytes at once) are optional to the build: without this Python's C headers
+# pip skips them, numpy does the first's work, a few percent slower, and ctypes the second's.
+helper_built() {
+    "$venv/bin/python" -c 'import scriptorium.inference.local._step, scriptorium.inference.core._pieces' 2>/dev/null
+}
 if ! helper_built; then
     if [ "$with_tests" = 1 ] && command -v apt-get >/dev/null 2>&1; then
-        # The tests check the helper is there; Debian ships the headers apart.
+        # The tests check the helpers are there; Debian ships the headers apart.
         sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
         $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq python3-dev >/dev/null || true
         "$venv/bin/python" -m pip install --quiet --no-deps --editable .
     fi
-    helper_built || echo "install.sh: the C helper for token probabilities was not built (no C headers for" \
-        "this Python: install python3-dev); scriptorium works, decoding a few percent slower" >&2
+    helper_built || echo "install.sh: the C helpers were not built (no C headers for this Python:" \
+        "install python3-dev); scriptorium works, decoding a few percent slower" >&2
 fi
 
 # An editable install leaves the sources uncompiled: the first start would compile them,

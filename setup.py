@@ -1,8 +1,10 @@
-"""The one thing pyproject.toml cannot say without an experimental table: the C helper
-for per-token probabilities (inference/local/_step.c). A compiler is already required to build
-llama-cpp-python; the flags let -O3 vectorise the max over the vocabulary. Optional: a
-Python without its C headers (Debian's python3 without python3-dev) still installs, and
-scriptorium reads probabilities with numpy instead, a few percent slower."""
+"""The one thing pyproject.toml cannot say without an experimental table: the C helpers,
+for per-token probabilities (inference/local/_step.c) and for every token's bytes at once
+(inference/core/_pieces.c). A compiler is already required to build llama-cpp-python; the
+flags let -O3 vectorise the max over the vocabulary. Optional: a Python without its C
+headers (Debian's python3 without python3-dev) still installs, and scriptorium reads
+probabilities with numpy instead, a few percent slower, and the token pieces with one
+ctypes call each."""
 
 from setuptools import Extension, find_namespace_packages, setup
 
@@ -29,6 +31,12 @@ setup(
             sources=["inference/local/_step.c"],
             extra_compile_args=["-O3", "-ffinite-math-only", "-fno-signed-zeros"],
             optional=True,
-        )
+        ),
+        Extension(
+            "scriptorium.inference.core._pieces",
+            sources=["inference/core/_pieces.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        ),
     ],
 )

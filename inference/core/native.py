@@ -111,12 +111,13 @@ def token_piece(lib: ModuleType, vocab: Any, token_id: int, *, special: bool = F
         size = -written
 
 
-def all_token_pieces(lib: ModuleType, vocab: Any, n_vocab: int) -> list[bytes]:
-    """The bytes of every token (control tokens: b''), with one buffer for all and our own
-    binding: a buffer made per call, and llama-cpp-python's wrapper around each call, were
-    most of the cost over a 262k vocabulary."""
-    size = 256
-    buffer = ctypes.create_string_buffer(size)
+def all_token_pieces(lib: ModuleType, vocab: Any, n_vocab: int, *, compiled: bool = True) -> list[bytes]:
+    """The bytes of every token (control tokens: b''), as llama_token_to_piece writes them.
+
+    One call into the C helper (_pieces.c) where it was built: a ctypes call per token cost
+    3 us, 0.8 s over Gemma's 262k tokens. Without it, the same calls from Python, with one
+    buffer for all and our own binding (a buffer made per call, and llama-cpp-python's
+    wrapper around each call, were most of the cost)."""
     to_piece = own_binding(
         "llama_token_to_piece",
         ctypes.c_int32,
@@ -128,12 +129,26 @@ def all_token_pieces(lib: ModuleType, vocab: Any, n_vocab: int) -> list[bytes]:
         ctypes.c_bool,
     )
     handle = ctypes.cast(vocab, ctypes.c_void_p).value
+    token_pieces = _compiled_pieces() if compiled else None
+    if token_pieces is not None:
+        return token_pieces(ctypes.cast(to_piece, ctypes.c_void_p).value, handle, n_vocab)
+    size = 256
+    buffer = ctypes.create_string_buffer(size)
     pieces = []
     for token_id in range(n_vocab):
         written = to_piece(handle, token_id, buffer, size, 0, False)
         # string_at copies the piece alone (buffer.raw copied all 256 bytes each time).
         pieces.append(ctypes.string_at(buffer, written) if written >= 0 else token_piece(lib, vocab, token_id))
     return pieces
+
+
+def _compiled_pieces() -> Callable[[int, int, int], list[bytes]] | None:
+    """`_pieces.token_pieces`, or None where the C helper could not be built."""
+    try:
+        from ._pieces import token_pieces
+    except ImportError:
+        return None
+    return token_pieces
 
 
 _SoftmaxKernel = Callable[[int, int, int, float], float]

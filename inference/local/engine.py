@@ -97,12 +97,12 @@ class Engine:
         """Why the named `.model` is not used (it does not match), else ''."""
         self._draft: Engine | None = None
         """The draft model speculative decoding last guessed with, kept for the next generation."""
-        # Token healing's index of every token by its bytes takes about a second on a 262k
-        # vocabulary (Gemma 3): built now, beside the author's first keys, rather than in the
-        # first generation's wait for its first token. A generation that comes sooner waits
+        # Token healing's index of every token by its bytes takes about a quarter of a second
+        # on a 262k vocabulary (Gemma 3): built now, beside the author's first keys, rather than
+        # in the first generation's wait for its first token. A generation that comes sooner waits
         # for the same build (a cached property computes once, under its lock). An engine that
-        # never generates (compare's scoring) does not build it: that second is CPU taken
-        # from its decoding.
+        # never generates (compare's scoring) does not build it: that time is CPU taken from
+        # its decoding.
         if index_for_healing:
             threading.Thread(target=self._index_for_healing, name="healing-index", daemon=True).start()
 
