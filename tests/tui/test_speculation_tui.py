@@ -45,7 +45,7 @@ async def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(loop_mod
 
     async def scenario(speculate: bool) -> None:
         async with ready(loop_model, size=(160, 48)) as (app, pilot):
-            await pilot.press(*(LOOP_PROMPT * 2).strip())
+            await typed(pilot, (LOOP_PROMPT * 2).strip())
             if speculate:
                 await pilot.press("f7")
                 await pilot.pause()

@@ -16,7 +16,7 @@ async def test_a_suggestion_from_the_cursor_is_titled_by_its_lines_first_words(r
     title cut at 120 columns. The line's first words say which line; the title reads whole."""
 
     async with ready(random_model, size=(120, 40)) as (app, pilot):
-        await pilot.press(*"Lucia scese al porto quella mattina, " * 8)
+        await typed(pilot, "Lucia scese al porto quella mattina, " * 8)
         await pilot.press(*["left"] * 11)
         await generated(pilot, "ctrl+o")
         await pilot.pause()
