@@ -44,7 +44,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from reference import machine_facts, plain_decode_tokens_per_s
+from reference import demo_model, machine_facts, plain_decode_tokens_per_s
 
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import GenerationDone, ThreadsChosen
@@ -165,12 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also write each count's per-step decode seconds under each condition (JSON)",
     )
     args = parser.parse_args(argv)
-    model = args.model
-    if model is None:
-        from scriptorium.app import paths
-        from scriptorium.inference.gguf.demo_model import ensure_demo_model
-
-        model = ensure_demo_model(paths.demo_model_cache_dir())
+    model = args.model or demo_model()
     if not model.is_file():
         parser.exit(2, f"busy.py: no model file at {model}\n")
     cores = usable_cores()

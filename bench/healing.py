@@ -36,8 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from scriptorium.inference.local.engine import Engine, LoadOptions  # noqa: E402
 from scriptorium.inference.local.healing import plan_healing  # noqa: E402
-from scriptorium.app import paths  # noqa: E402
-from scriptorium.inference.gguf.demo_model import ensure_demo_model  # noqa: E402
+from reference import demo_model  # noqa: E402  (this folder is on sys.path when run as a script)
 
 TEXT = ROOT / "tests" / "data" / "italiano.txt"
 CONTEXT_CHARS = 300
@@ -145,7 +144,7 @@ def main() -> int:
     text = " ".join(line.strip() for line in TEXT.read_text(encoding="utf-8").splitlines() if line.strip())
     points = cuts(text, args.cuts, args.seed)
     with tempfile.TemporaryDirectory() as folder:
-        models = args.models or [ensure_demo_model(paths.demo_model_cache_dir()), spm_model(Path(folder))]
+        models = args.models or [demo_model(), spm_model(Path(folder))]
         for model in models:
             engine = Engine.load(LoadOptions(model_path=Path(model), n_ctx=512))
             try:

@@ -3,7 +3,8 @@ on this machine. All cores, and flash attention on and off both measured in the 
 the faster is the reference. Also the facts to print beside any figure: CPU model, cores,
 and the llama.cpp build's flags.
 
-Used by bench/decode.py and bench/tui_stream.py (run as scripts, so this folder is on sys.path).
+Used by bench/decode.py, bench/tui_stream.py and the other benchmarks (run as scripts, so this
+folder is on sys.path), which take the demo model from `demo_model` here when given none.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ def cpu_model() -> str:
         )
     except (OSError, subprocess.SubprocessError):
         return platform.processor() or platform.machine()
+
+
+def demo_model() -> Path:
+    """The Gemma 3 270M demo model, fetched and checked as the app fetches it."""
+    from scriptorium.app import paths
+    from scriptorium.inference.gguf.demo_model import ensure_demo_model
+
+    return ensure_demo_model(paths.demo_model_cache_dir())
 
 
 def machine_facts() -> str:

@@ -16,7 +16,7 @@ import contextlib
 import statistics
 from pathlib import Path
 
-from reference import machine_facts
+from reference import demo_model, machine_facts
 
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import GenerationDone
@@ -87,13 +87,6 @@ def chain_cpu_ms(engine: Engine, settings: SamplerSettings, steps: int, traced: 
         chain.close()
         context.clear()
     return spent / steps * 1000.0
-
-
-def demo_model() -> Path:
-    from scriptorium.app import paths
-    from scriptorium.inference.gguf.demo_model import ensure_demo_model
-
-    return ensure_demo_model(paths.demo_model_cache_dir())
 
 
 def main() -> int:

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from reference import demo_model, machine_facts
+
 from scriptorium.inference.local.engine import Engine, LoadOptions
 from scriptorium.inference.core.events import GenerationDone, TokenEvent
 from scriptorium.inference.core.settings import PRESETS, LogitBias, SamplerSettings
@@ -216,14 +218,6 @@ def identity(engine: Engine, args: argparse.Namespace, speculation: Speculation)
     return 0
 
 
-def demo_model() -> Path:
-    """The demo model, fetched and checked as the app fetches it."""
-    from scriptorium.app import paths
-    from scriptorium.inference.gguf.demo_model import ensure_demo_model
-
-    return ensure_demo_model(paths.demo_model_cache_dir())
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=None, help="default: the demo model (Gemma 3 270M)")
@@ -264,8 +258,6 @@ def main() -> int:
     plain = Speculation()
     print(f"model: {engine.facts.name} ({engine.facts.file_type}, vocabulary {engine.n_vocab:,})")
     if args.identity:
-        from reference import machine_facts  # this folder is on sys.path when run as a script
-
         print(machine_facts())
         print(
             f"arithmetic: {engine.arithmetic.describe()}; {guesser}, draft max {lookup.draft_max}; "

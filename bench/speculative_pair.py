@@ -92,11 +92,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.gemma:
         if not GEMMA_TARGET.exists():
-            from scriptorium.app import paths
-            from scriptorium.inference.gguf.demo_model import ensure_demo_model
+            from reference import demo_model  # this folder is on sys.path when run as a script
 
             GEMMA_TARGET.parent.mkdir(parents=True, exist_ok=True)
-            dequantized(ensure_demo_model(paths.demo_model_cache_dir()), GEMMA_TARGET, wide=True)
+            dequantized(demo_model(), GEMMA_TARGET, wide=True)
         if not GEMMA_DRAFT.exists():
             quantize(GEMMA_TARGET, "Q4_0", GEMMA_DRAFT)
         print(GEMMA_TARGET)
