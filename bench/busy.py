@@ -9,9 +9,9 @@ In one run, under each condition:
   all         as many competing CPU-bound processes as cores;
   interface   a stand-in for the app's interface drawing while the model writes (it
               wakes ten times a second and works 5 ms: 5% of a core, as measured in the
-              README's bench/tui_stream.py table), to measure whether the interface and
-              the decode are better sharing every core or splitting them (decode on one
-              core fewer).
+              bench/tui_stream.py table of docs/benchmarks.md), to measure whether the
+              interface and the decode are better sharing every core or splitting them
+              (decode on one core fewer).
 The competing processes are started here, each ending by itself after --limit seconds
 at the latest or as soon as the benchmark is gone (killed, say), and stopped here when
 their condition ends (or the run fails).

@@ -14,7 +14,7 @@ Settings:
   all, passive wait  every core, OMP_WAIT_POLICY=passive: OpenMP's idle threads sleep
                      at once instead of spinning (install.sh builds llama.cpp with
                      OpenMP, so ggml's own threadpool polling level does not apply; a
-                     build without OpenMP is measured in the README). Not the app's
+                     build without OpenMP is measured in docs/guide/speed.md). Not the app's
                      default: on the quiet 2-core machine it halves decode speed
   all, short spin    every core, GOMP_SPINCOUNT=20000: a short spin, then sleep
 """

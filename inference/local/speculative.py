@@ -11,7 +11,7 @@ the KV cache (llama.cpp's common_sampler_sample_and_accept_n + llama_memory_seq_
 
 What can differ from plain decoding is the arithmetic: a position evaluated in a batch of
 several sums its products in another order than one evaluated alone, so probabilities agree
-to float rounding only and a near-tie can fall the other way (README, "Speculative decoding").
+to float rounding only and a near-tie can fall the other way (docs/guide/speculative.md).
 
 Guessing costs a wider pass, so `DraftPacing` drafts less while guesses are rejected and
 pauses drafting, a little longer each time, while whole passes are: free prose, which

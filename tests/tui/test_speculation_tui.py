@@ -29,7 +29,7 @@ DRAFT = "Il cane aspettava sulla porta. Il cane aspettava sulla porta della casa
 def loop_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Repeats one phrase, each word winning by 0.3 logits or more (gguf_loop.py): far above what
     a verifying pass's batched arithmetic moves, so speculation must write plain decoding's tokens.
-    The random model has near-ties, where that arithmetic may flip a token (README)."""
+    The random model has near-ties, where that arithmetic may flip a token (docs/guide/speculative.md)."""
     transitions, default_next = loop_transitions()
     return write_llama_model(
         tmp_path_factory.mktemp("loop") / "loop.gguf", kind="markov", transitions=transitions, default_next=default_next

@@ -35,7 +35,7 @@ BINDINGS = [
         ),
     ),
     Binding(
-        # Esc b: what a stock Mac Terminal sends for Option+← (Option is not Meta there, see the README).
+        # Esc b: what a stock Mac Terminal sends for Option+← (Option is not Meta there, see docs/guide/writing.md).
         "alt+left,alt+b",
         "reply_version(-1)",
         N_("Older reply"),

@@ -14,7 +14,7 @@ from collections import deque
 
 COLLAPSE = 0.5
 """A rate below this share of the usual one is a collapse, not the noise between runs
-(one run's median moves by a few points from the next, README "Run to run")."""
+(one run's median moves by a few points from the next, docs/benchmarks.md "Run to run")."""
 MIN_TOKENS = 16
 """Rates over fewer decode steps are too short to judge (the first steps warm the caches)."""
 REMEMBERED = 8
