@@ -25,6 +25,7 @@ from .sampling import StepReader
 
 if TYPE_CHECKING:
     from .context import LlamaContext
+    from .speculative import PacingRecord
     from .vocabulary import Vocabulary
 
 DRAFT_P_MIN = 0.5
@@ -54,12 +55,18 @@ def check_same_vocabulary(model: "Vocabulary", draft: "Vocabulary", draft_path: 
 class DraftModelGuesser:
     """Guesses with a draft model's context (speculative.Guesser)."""
 
-    costly = True
-    """Each guess costs the draft model's own decodes: drafting pauses when it guesses nothing."""
-
     def __init__(
-        self, context: "LlamaContext", n_vocab: int, history: Sequence[int], threads: Callable[[], int]
+        self,
+        context: "LlamaContext",
+        n_vocab: int,
+        history: Sequence[int],
+        threads: Callable[[], int],
+        pacing_record: "PacingRecord",
     ) -> None:
+        self.pacing_record = pacing_record
+        """How this draft's passes went in the generations before: each guess costs the draft
+        model's own decodes, so drafting pauses where it guesses nothing, from one generation to
+        the next (speculative.PacingRecord)."""
         self._context = context
         self._n_vocab = n_vocab
         self._tokens = list(history)

@@ -97,6 +97,8 @@ class Engine:
         """Why the named `.model` is not used (it does not match), else ''."""
         self._draft: Engine | None = None
         """The draft model speculative decoding last guessed with, kept for the next generation."""
+        self._draft_record: Any = None
+        """How its passes went (speculative.PacingRecord), kept with it."""
         # Token healing's index of every token by its bytes takes about a quarter of a second
         # on a 262k vocabulary (Gemma 3): built now, beside the author's first keys, rather than
         # in the first generation's wait for its first token. A generation that comes sooner waits
@@ -387,6 +389,7 @@ class Engine:
         if speculation.guesser != "draft" or speculation.draft_model is None:
             return None
         from .draft_model import DraftModelGuesser, check_same_vocabulary
+        from .speculative import PacingRecord
 
         path = Path(speculation.draft_model).absolute()
         if self._draft is None or self._draft.options.model_path != path:
@@ -403,9 +406,11 @@ class Engine:
             except BaseException:
                 draft.close()
                 raise
-            self._draft = draft
-        draft, decoding = self._draft, self.threads.decode
-        return lambda history: DraftModelGuesser(draft.context, draft.n_vocab, history, lambda: decoding.threads)
+            self._draft, self._draft_record = draft, PacingRecord()
+        draft, decoding, record = self._draft, self.threads.decode, self._draft_record
+        return lambda history: DraftModelGuesser(
+            draft.context, draft.n_vocab, history, lambda: decoding.threads, record
+        )
 
     def _following_threads(self, events: Iterator[Event]) -> Iterator[Event]:
         """`events`, the arithmetic kept up with the thread counts they announce."""

@@ -21,6 +21,7 @@ tokens written; a draft model evaluates them when it is next asked, in one batch
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
@@ -49,8 +50,25 @@ tokens, a draft that guessed nothing cost 7-8 % of 128 tokens' decoding (four as
 guess shortens the pauses again, so a draft that mostly agrees seldom waits out even one."""
 
 
+@dataclass
+class PacingRecord:
+    """How a costly guesser's passes went, kept from one generation to the next (the engine keeps
+    one for its draft model). Without it each generation began as if the draft had never been
+    asked: a draft that guessed nothing was asked twice in every 128 tokens (after 1 and 18),
+    30 ms an ask for Gemma 3 270M's 6-layer draft against 22 ms a decoded token, and free prose
+    read 0.94x of plain decoding (2026-12-05). With it a generation still asks once at its start,
+    where a new kind of text shows itself, and a draft that missed there before pauses long at
+    once: one ask a generation."""
+
+    misses: int = 0
+    """Wholly rejected passes in a row, less the guesses kept since."""
+    length: int = 0
+    """The draft length the last pass earned (0: none yet, the longest)."""
+
+
 class Guesser(Protocol):
-    """Proposes the next tokens of a text it is told token by token."""
+    """Proposes the next tokens of a text it is told token by token. A guesser whose asking costs
+    decodes of its own (a draft model) also has a `pacing_record` (PacingRecord)."""
 
     def append(self, token: int) -> None: ...
 
@@ -63,13 +81,18 @@ class DraftPacing:
     A pass whose guesses were all kept lets the next one draft twice as many; one partly kept,
     one more than it kept. A pass with nothing kept pauses drafting for `growth`, growth², ...
     tokens (up to PAUSE_LIMIT), the pause growing with each such pass in a row and shrinking
-    with each kept guess."""
+    with each kept guess. Misses past the first that pauses PAUSE_LIMIT are not counted: they
+    would lengthen no pause, only the run of kept guesses it takes to shorten the pauses again.
 
-    def __init__(self, most: int, growth: int = PAUSE_GROWTH):
+    `carried`: the record of earlier generations to begin from, kept up to date; a generation
+    still drafts at its first token (a pause does not carry over)."""
+
+    def __init__(self, most: int, growth: int = PAUSE_GROWTH, carried: PacingRecord | None = None):
         self._most = most
         self._growth = growth
-        self._length = most
-        self._misses = 0
+        self._most_misses = next(n for n in range(1, PAUSE_LIMIT + 1) if growth**n >= PAUSE_LIMIT)
+        self._record = carried if carried is not None else PacingRecord()
+        self._record.misses = min(self._record.misses, self._most_misses)
         self._pause = 0
 
     def length(self) -> int:
@@ -77,18 +100,19 @@ class DraftPacing:
         if self._pause:
             self._pause -= 1
             return 0
-        return self._length
+        return min(self._most, self._record.length or self._most)
 
     def record(self, drafted: int, kept: int) -> None:
+        record = self._record
         if kept == drafted:
-            self._length = min(self._most, 2 * self._length)
+            record.length = min(self._most, 2 * (record.length or self._most))
         else:
-            self._length = max(1, min(self._most, kept + 1))
+            record.length = max(1, min(self._most, kept + 1))
         if kept:
-            self._misses = max(0, self._misses - kept)
+            record.misses = max(0, record.misses - kept)
         else:
-            self._misses += 1
-            self._pause = min(PAUSE_LIMIT, self._growth**self._misses)
+            record.misses = min(self._most_misses, record.misses + 1)
+            self._pause = min(PAUSE_LIMIT, self._growth**record.misses)
 
 
 class Speculator:
@@ -100,9 +124,13 @@ class Speculator:
     def __init__(self, context: "LlamaContext", guesser: Guesser, speculation: Speculation):
         self._context = context
         self._guesser = guesser
-        self._costly = bool(getattr(guesser, "costly", False))
-        """Whether asking the guesser costs decodes of its own (a draft model), even when it guesses nothing."""
-        self._pacing = DraftPacing(speculation.draft_max, COSTLY_PAUSE_GROWTH if self._costly else PAUSE_GROWTH)
+        carried: PacingRecord | None = getattr(guesser, "pacing_record", None)
+        self._costly = carried is not None
+        """Whether asking the guesser costs decodes of its own (a draft model), even when it guesses
+        nothing: its pauses grow faster, and how its passes went carries over to the next generation."""
+        self._pacing = DraftPacing(
+            speculation.draft_max, COSTLY_PAUSE_GROWTH if self._costly else PAUSE_GROWTH, carried
+        )
         self._verify = context.rows_decoder(speculation.draft_max + 1)
         self._decode_one = context.one_token_decoder()
         self._last_logits = context.last_logits()

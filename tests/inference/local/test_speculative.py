@@ -23,7 +23,7 @@ from scriptorium.inference.local.lookup import PromptLookup
 from scriptorium.inference.gguf.quantize import QuantizeError, draft_layers, make_draft, quantize
 from scriptorium.inference.core.settings import PRESETS, LogitBias, SettingsError
 from scriptorium.inference.core.speculation import Speculation
-from scriptorium.inference.local.speculative import COSTLY_PAUSE_GROWTH, PAUSE_LIMIT, DraftPacing
+from scriptorium.inference.local.speculative import COSTLY_PAUSE_GROWTH, PAUSE_LIMIT, DraftPacing, PacingRecord
 
 LOOKUP = Speculation(guesser="lookup")
 """Drafting as many tokens a pass as the app does by default: 12 on these F32 models."""
@@ -134,9 +134,24 @@ def test_pacing_pauses_longer_after_each_wholly_rejected_pass() -> None:
 
 def test_a_draft_models_pauses_grow_faster_and_shrink_with_kept_guesses() -> None:
     pacing = DraftPacing(6, COSTLY_PAUSE_GROWTH)  # a miss costs the draft model's own decodes
-    assert pauses_after_misses(pacing, 4) == [16, 256, PAUSE_LIMIT, PAUSE_LIMIT]
-    pacing.record(6, 3)  # three kept: the next miss pauses as the second in a row did
+    assert pauses_after_misses(pacing, 5) == [16, 256, PAUSE_LIMIT, PAUSE_LIMIT, PAUSE_LIMIT]
+    # Two kept: the next miss pauses as the second in a row did. Misses past the third, which
+    # already paused the longest, were not counted, or two kept guesses would not have been enough.
+    pacing.record(6, 2)
     assert pauses_after_misses(pacing, 1) == [256]
+
+
+def test_a_draft_models_record_carries_over_to_the_next_generation() -> None:
+    record = PacingRecord()
+    assert pauses_after_misses(DraftPacing(6, COSTLY_PAUSE_GROWTH, record), 2) == [16, 256]
+    following = DraftPacing(6, COSTLY_PAUSE_GROWTH, record)
+    assert following.length() == 1  # asked at its first token, as long as the last pass earned
+    following.record(1, 0)
+    assert pauses_after_misses(following, 0) == [] and following.length() == 0  # paused the longest at once
+    third = DraftPacing(6, COSTLY_PAUSE_GROWTH, record)
+    third.record(1, 1)
+    third.record(2, 2)  # kept guesses shorten the pauses and lengthen the drafts again
+    assert (record.misses, third.length()) == (0, 4)
 
 
 def test_the_draft_length_follows_the_models_weights(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -359,17 +374,24 @@ def test_a_draft_that_never_agrees_is_asked_for_far_fewer_decodes_than_tokens_wr
         settings = PRESETS["greedy"].with_changes(max_tokens=160)
         prompt = " " + " ".join(CHAIN_WORDS[:3])
         plain, _ = run(engine, prompt, settings)
-        guessed, done = run(engine, prompt, settings, Speculation(guesser="draft", draft_max=6, draft_model=draft))
+        speculation = Speculation(guesser="draft", draft_max=6, draft_model=draft)
+        guessed, done = run(engine, prompt, settings, speculation)
+        again, done_again = run(engine, prompt, settings, speculation)
         lib, drafts = engine.handles.lib, contexts[0].handle
         assert (lib.llama_n_threads(drafts), lib.llama_n_threads_batch(drafts)) == (1, 1)
     finally:
         engine.close()
-    assert [e.id for e in guessed] == [e.id for e in plain] and len(guessed) == 160
+    assert [e.id for e in guessed] == [e.id for e in again] == [e.id for e in plain] and len(guessed) == 160
     counts = done.speculation
     assert counts is not None and counts.accepted == 0 and counts.drafted > 0
     # Asked after 1 and 18 tokens (pauses of 16, then 256): a batch of what was written since each
     # time, and the first draft's tokens one by one. Paused, the draft decodes nothing.
-    assert len(contexts) == 1 and contexts[0].calls <= len(guessed) // 10
+    assert len(contexts) == 2 and contexts[0].calls <= len(guessed) // 10
+    assert counts.passes == 2
+    # The next generation remembers: asked once at its start, for one guess, then paused.
+    counts = done_again.speculation
+    assert counts is not None and (counts.passes, counts.drafted, counts.accepted) == (1, 1, 0)
+    assert contexts[1].calls < contexts[0].calls
 
 
 def test_draft_model_keeps_a_layer_count_the_model_has(tmp_path_factory: pytest.TempPathFactory) -> None:
