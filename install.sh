@@ -58,6 +58,10 @@ fi
 extras=demo
 [ "$with_tests" = 1 ] && extras=demo,test
 echo "install.sh: installing scriptorium[$extras] (the first build of llama-cpp-python takes a few minutes)"
+# setuptools boxes a warning about editable installs (folders named like the package may
+# shadow it) into every such install; --quiet does not reach the build backend. This one
+# warning is silenced by its text, nothing else: the layout it warns of is this project's own.
+export PYTHONWARNINGS="ignore:Editable installation"
 "$venv/bin/python" -m pip install --quiet --editable ".[$extras]"
 
 # pip reuses a cached llama-cpp-python wheel whatever CMAKE_ARGS says; one built
