@@ -21,6 +21,7 @@ if _TESTS not in sys.path:
 from gguf_loop import PROMPT as LOOP_PROMPT  # noqa: E402
 from gguf_loop import loop_transitions  # noqa: E402
 from gguf_models import write_llama_model  # noqa: E402
+from italian_vocab import italian_vocab  # noqa: E402
 
 DRAFT = "Il cane aspettava sulla porta. Il cane aspettava sulla porta della casa, e poi il cane aspettava"
 
@@ -66,6 +67,23 @@ async def test_f7_speculates_and_the_speed_panel_shows_what_was_guessed(loop_mod
     assert counts is not None and counts.accepted > 0
     assert f"{counts.accepted:,}/{counts.drafted:,} guessed {counts.acceptance:.0%}" in speed
     assert sum(t.drafted for t in guessed) == counts.accepted
+
+
+async def test_speculation_that_guessed_nothing_says_so_on_the_speed_panel(tmp_path: Path) -> None:
+    """A model that walks a chain of words once, never repeating two in a row: lookup finds nothing
+    to guess, and the Speed panel says speculation was on and guessed nothing, rather than look
+    like plain decoding."""
+    words = "casa notte giorno sera mattina tempo anno vita mondo uomo donna bambino".split()
+    ids = [italian_vocab().id_of("▁" + word) for word in words]
+    chain = write_llama_model(tmp_path / "chain.gguf", kind="markov", transitions=dict(zip(ids, ids[1:])))
+    async with ready(chain, size=(160, 48)) as (app, pilot):
+        await typed(pilot, words[0])
+        await pilot.press("f7")
+        await pilot.pause()
+        done = await generated(pilot, "ctrl+g")
+        speed = speed_text(app)
+    assert done.speculation is not None and done.speculation.drafted == 0
+    assert "speculating, nothing guessed" in speed
 
 
 def guessed_characters(editor) -> set[int]:  # type: ignore[no-untyped-def]

@@ -206,7 +206,7 @@ class SpeedPanel(Panel):
             # Whole in the side panel's 32 columns, for a model as fast as 9,999 tok/s.
             busy = _("  machine busy; usual {rate} tok/s").format(rate=number(usual, ".0f"))
             lines.append(Text(busy, style=self.style_of("speed--busy")))
-        elif (speculation := done.speculation if done is not None else None) is not None and speculation.drafted:
+        elif (speculation := done.speculation if done is not None else None) is not None:
             lines.append(self._detail(guesses_line(speculation, self.language)))
         elif done is None and self.guessed:
             guessed = _("{tokens} tok, {guessed} guessed")
@@ -224,8 +224,12 @@ class SpeedPanel(Panel):
 def guesses_line(speculation: SpeculationCounts, language: Language = ENGLISH) -> str:
     """'40/52 guessed 77% · 3.1/pass' (accepted of drafted, the rate, tokens per verifying
     pass), whole in the side panel's 32 columns; a llama-server's accepted tokens carry no
-    probabilities, which the line says rather than show them as certain."""
+    probabilities, which the line says rather than show them as certain. Speculation that drafted
+    nothing says so: a draft model that is never sure, or text that never echoes itself, is
+    something the author may want to switch off."""
     _, number = language.gettext, language.number
+    if not speculation.drafted:
+        return _("speculating, nothing guessed")
     text = _("{accepted}/{drafted} guessed {rate}").format(
         accepted=number(speculation.accepted, ","),
         drafted=number(speculation.drafted, ","),

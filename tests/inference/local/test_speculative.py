@@ -17,7 +17,7 @@ from italian_vocab import italian_vocab
 
 from scriptorium.inference.local.draft_model import DraftVocabularyError
 from scriptorium.inference.local.engine import Engine, LoadOptions
-from scriptorium.inference.core.events import GenerationDone, TokenEvent
+from scriptorium.inference.core.events import GenerationDone, SpeculationCounts, TokenEvent
 from scriptorium.inference.gguf.gguf_file import read_model_facts
 from scriptorium.inference.local.lookup import PromptLookup
 from scriptorium.inference.gguf.quantize import QuantizeError, draft_layers, make_draft, quantize
@@ -419,6 +419,13 @@ def test_a_servers_draft_counts_are_shown_and_its_accepted_tokens_said_to_have_n
     from scriptorium.app.tui.widgets.speed_panel import guesses_line
 
     assert guesses_line(counts) == "21/30 guessed 70% · no p"
+
+
+def test_speculation_that_drafted_nothing_says_so_on_the_speed_panel() -> None:
+    from scriptorium.app.tui.widgets.speed_panel import guesses_line
+
+    assert guesses_line(SpeculationCounts("draft", drafted=0, accepted=0, passes=0)) == "speculating, nothing guessed"
+    assert guesses_line(SpeculationCounts("lookup", drafted=4, accepted=3, passes=1)) == "3/4 guessed 75% · 4.0/pass"
 
 
 def test_without_repacked_weights_a_quantized_passs_rows_are_one_token_decodes(
