@@ -33,6 +33,7 @@ from .vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from .context import LlamaContext
+    from .speculative import PacingRecord
 
 __all__ = ["Engine", "LoadOptions"]
 
@@ -97,8 +98,8 @@ class Engine:
         """Why the named `.model` is not used (it does not match), else ''."""
         self._draft: Engine | None = None
         """The draft model speculative decoding last guessed with, kept for the next generation."""
-        self._draft_record: Any = None
-        """How its passes went (speculative.PacingRecord), kept with it."""
+        self._draft_record: PacingRecord | None = None
+        """How its passes went, kept with it and made anew with another draft model."""
         # Token healing's index of every token by its bytes takes about a quarter of a second
         # on a 262k vocabulary (Gemma 3): built now, beside the author's first keys, rather than
         # in the first generation's wait for its first token. A generation that comes sooner waits

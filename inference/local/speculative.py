@@ -91,8 +91,10 @@ class DraftPacing:
         self._most = most
         self._growth = growth
         self._most_misses = next(n for n in range(1, PAUSE_LIMIT + 1) if growth**n >= PAUSE_LIMIT)
-        self._record = carried if carried is not None else PacingRecord()
-        self._record.misses = min(self._record.misses, self._most_misses)
+        record = self._record = carried if carried is not None else PacingRecord()
+        # Settled once here, not at every token: `most` may have changed since the record was kept.
+        record.misses = min(record.misses, self._most_misses)
+        record.length = min(most, record.length or most)
         self._pause = 0
 
     def length(self) -> int:
@@ -100,12 +102,12 @@ class DraftPacing:
         if self._pause:
             self._pause -= 1
             return 0
-        return min(self._most, self._record.length or self._most)
+        return self._record.length
 
     def record(self, drafted: int, kept: int) -> None:
         record = self._record
         if kept == drafted:
-            record.length = min(self._most, 2 * (record.length or self._most))
+            record.length = min(self._most, 2 * record.length)
         else:
             record.length = max(1, min(self._most, kept + 1))
         if kept:
