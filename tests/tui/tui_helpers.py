@@ -190,7 +190,7 @@ async def typed(pilot: Pilot[Any], text: str) -> None:
     assert text.isprintable(), f"typed() types printable characters; press the keys of {text!r}"
     app = pilot.app
     for character in text:
-        event = events.Key(character if character.isalnum() else _character_to_key(character), character)
+        event = events.Key(_character_to_key(character), character)
         event.set_sender(app)
         app.post_message(event)
     await pilot.pause(0)
